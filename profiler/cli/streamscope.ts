@@ -1,0 +1,182 @@
+#!/usr/bin/env node
+// The `streamscope` command line. Each subcommand is a thin layer over the
+// profiler library: parse arguments, call, print, choose the exit code.
+import { constants as osConstants } from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { loadTrace } from '../analysis/trace.ts';
+import { devices } from '../native/addon.ts';
+import { RecordError } from '../record/record-error.ts';
+import { record, RECORDER_VERSION } from '../record/recorder.ts';
+import { ingestStreamFiles } from '../record/ingest-files.ts';
+import { SCENARIOS, WORKLOADS, workloadArgv } from '../record/workload.ts';
+import { openRecording } from '../store/database.ts';
+import { RecordingFileError } from '../store/recording-error.ts';
+import { buildReport, formatReport } from '../report/report.ts';
+import { dumpStream } from '../record/dump.ts';
+import { StreamFormatError } from '../record/decoder.ts';
+
+const HELP = `streamscope ${RECORDER_VERSION}: are my CUDA streams really running concurrently?
+
+usage:
+  streamscope record [-o FILE] [--force] -- COMMAND [ARGS...]
+  streamscope record [-o FILE] [--force] --workload NAME --scenario NAME
+                     [--size N] [--iterations N] [--streams N] [--chunks N] [--variant V]
+  streamscope report FILE [--json]
+  streamscope devices [--json]
+  streamscope ingest -o FILE [--force] STREAM_FILE_OR_DIR...
+  streamscope dump-stream STREAM_FILE [--json]
+
+workloads: ${WORKLOADS.join(', ')}
+scenarios: ${SCENARIOS.join(', ')}
+
+record runs the target with StreamScope's CUPTI collector injected, stores
+kernels, copies, memsets, synchronizations, CUDA events, API calls and NVTX
+ranges per device and stream in one SQLite file, and exits with the target's
+exit code.`;
+
+function fail(message: string, code = 1): never {
+  process.stderr.write(`streamscope: ${message}\n`);
+  process.exit(code);
+}
+
+function stamp(): string {
+  return new Date().toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
+}
+
+async function cmdRecord(args: string[]): Promise<number> {
+  const dd = args.indexOf('--');
+  const own = dd >= 0 ? args.slice(0, dd) : args;
+  const target = dd >= 0 ? args.slice(dd + 1) : [];
+  const { values } = parseArgs({
+    args: own,
+    options: {
+      output: { type: 'string', short: 'o' },
+      force: { type: 'boolean', short: 'f' },
+      workload: { type: 'string' },
+      scenario: { type: 'string' },
+      size: { type: 'string' },
+      iterations: { type: 'string' },
+      streams: { type: 'string' },
+      chunks: { type: 'string' },
+      variant: { type: 'string' },
+      quiet: { type: 'boolean', short: 'q' },
+    },
+  });
+  let argv: string[];
+  let meta: Record<string, string> = {};
+  let defaultName: string;
+  if (values.workload !== undefined) {
+    if (target.length) fail('give either --workload or a command after --, not both', 2);
+    if (!values.scenario) fail('--workload needs --scenario', 2);
+    try {
+      argv = workloadArgv({ ...values, workload: values.workload, scenario: values.scenario! });
+    } catch (err) {
+      fail((err as Error).message, 2);
+    }
+    meta = { workload: values.workload, scenario: values.scenario! };
+    defaultName = `${values.workload}-${values.scenario}`;
+  } else {
+    if (!target.length) fail('nothing to record: give --workload NAME --scenario NAME, or -- COMMAND [ARGS...]', 2);
+    argv = target;
+    defaultName = path.basename(target[0]!);
+  }
+  const output = values.output ?? `streamscope-${defaultName}-${stamp()}.sqlite`;
+  const tty = process.stderr.isTTY && !values.quiet;
+  const result = await record({
+    output,
+    overwrite: values.force,
+    argv,
+    meta,
+    onProgress: tty
+      ? (p, ms) => process.stderr.write(`\r\x1b[Kstreamscope: recording… ${p.records.toLocaleString('en-US')} records from ${p.files.size} process(es), ${(ms / 1000).toFixed(1)} s`)
+      : undefined,
+  });
+  if (tty) process.stderr.write('\r\x1b[K');
+  const state = result.complete ? 'complete' : `INCOMPLETE: ${result.incompleteReason}`;
+  process.stderr.write(`streamscope: ${result.records.toLocaleString('en-US')} records from ${result.processes} process(es) → ${result.output} (${state})\n`);
+  for (const e of result.collectorErrors) process.stderr.write(`streamscope: collector (pid ${e.pid}): ${e.message}\n`);
+  if (result.processes === 0 || result.collectorErrors.some((e) => e.code !== 3)) {
+    // Nothing (useful) was recorded: never exit 0 as if all were well.
+    return result.exitCode && result.exitCode !== 0 ? result.exitCode : 1;
+  }
+  if (result.signal) return 128 + (signalNumber(result.signal) ?? 0);
+  return result.exitCode ?? 1;
+}
+
+function signalNumber(sig: NodeJS.Signals): number | undefined {
+  return (osConstants.signals as Record<string, number>)[sig];
+}
+
+async function cmdReport(args: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { json: { type: 'boolean' } } });
+  if (positionals.length !== 1) fail('usage: streamscope report FILE [--json]', 2);
+  const file = positionals[0]!;
+  const db = openRecording(file, { readonly: true });
+  try {
+    const report = buildReport(file, loadTrace(db));
+    process.stdout.write(values.json ? JSON.stringify(report, null, 2) + '\n' : formatReport(report));
+  } finally {
+    db.close();
+  }
+  return 0;
+}
+
+function cmdDevices(args: string[]): number {
+  const { values } = parseArgs({ args, options: { json: { type: 'boolean' } } });
+  const inv = devices();
+  if (values.json) {
+    process.stdout.write(JSON.stringify(inv, null, 2) + '\n');
+    return 0;
+  }
+  if (inv.error) process.stdout.write(`no CUDA devices: ${inv.error}\n`);
+  for (const d of inv.devices) {
+    const pcie = d.pcie ? `, PCIe gen ${d.pcie.currentGeneration} x${d.pcie.currentWidth}` : '';
+    process.stdout.write(`${d.ordinal}: ${d.name} (cc ${d.ccMajor}.${d.ccMinor}, ${d.smCount} SMs, ${(d.totalMemoryBytes / 2 ** 30).toFixed(1)} GiB, `
+      + `${d.asyncEngineCount} copy engines, concurrent kernels ${d.concurrentKernels ? 'yes' : 'no'}${pcie}) ${d.uuid}\n`);
+  }
+  return 0;
+}
+
+async function cmdIngest(args: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args, allowPositionals: true,
+    options: { output: { type: 'string', short: 'o' }, force: { type: 'boolean', short: 'f' } },
+  });
+  if (!values.output || positionals.length === 0) fail('usage: streamscope ingest -o FILE STREAM_FILE_OR_DIR...', 2);
+  const r = await ingestStreamFiles(values.output, positionals, { overwrite: values.force });
+  const state = r.complete ? 'complete' : `INCOMPLETE: ${r.incompleteReason}`;
+  process.stderr.write(`streamscope: ${r.records.toLocaleString('en-US')} records from ${r.processes} stream(s) → ${values.output} (${state})\n`);
+  return 0;
+}
+
+function cmdDumpStream(args: string[]): number {
+  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { json: { type: 'boolean' } } });
+  if (positionals.length !== 1) fail('usage: streamscope dump-stream STREAM_FILE [--json]', 2);
+  process.stdout.write(dumpStream(positionals[0]!, values.json ?? false));
+  return 0;
+}
+
+async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  switch (command) {
+    case 'record': return cmdRecord(rest);
+    case 'report': return cmdReport(rest);
+    case 'devices': return cmdDevices(rest);
+    case 'ingest': return cmdIngest(rest);
+    case 'dump-stream': return cmdDumpStream(rest);
+    case '--version': case '-v': process.stdout.write(`${RECORDER_VERSION}\n`); return 0;
+    case undefined: case '--help': case '-h': case 'help': process.stdout.write(HELP + '\n'); return command ? 0 : 2;
+    default: fail(`unknown command '${command}' (see streamscope --help)`, 2);
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    if (err instanceof RecordError) fail(err.message, err.exitCode);
+    if (err instanceof RecordingFileError || err instanceof StreamFormatError) fail(err.message, 1);
+    if (err instanceof Error && (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) fail(err.message, 2);
+    fail(err instanceof Error ? (err.stack ?? err.message) : String(err), 70);
+  },
+);

@@ -1,0 +1,90 @@
+// The last step of a recording (or of `streamscope ingest`): write the
+// meta that says where times start, which versions ran, and whether the
+// recording is complete — and if not, why, in words a user can act on.
+import path from 'node:path';
+import { openRecording, writeMeta } from '../store/database.ts';
+import { CollectorErrorCode } from '../store/enums.ts';
+import type { DirectoryProgress } from './stream-ingest.ts';
+
+export interface FinalState {
+  output: string;
+  exitCode: number | null;
+  signal: NodeJS.Signals | null;
+  complete: boolean;
+  incompleteReason: string | null;
+  records: number;
+  processes: number;
+  collectorErrors: { pid: number; code: number; message: string }[];
+}
+
+/** Writes the recording's final meta: origin, versions, completeness and why. */
+export function finalizeRecording(
+  output: string,
+  progress: DirectoryProgress,
+  status: { code: number | null; signal: NodeJS.Signals | null } | null,
+  elapsedMs: number | null,
+  ingestError: Error | null,
+): FinalState {
+  const db = openRecording(output);
+  try {
+    const reasons: string[] = [];
+    if (status?.signal) reasons.push(`the target was killed by ${status.signal}; what its collector had written is kept`);
+    if (ingestError) reasons.push(`a record stream could not be read: ${ingestError.message}`);
+    if (progress.files.size === 0) {
+      reasons.push('no CUDA activity was recorded: the target never initialised CUDA, or the collector could not load');
+    }
+    for (const [file, p] of progress.files) {
+      if (p.truncated) reasons.push(`the stream of process ${p.pid} ends inside a record at byte ${p.truncated.atByte} (${path.basename(file)})`);
+      else if (!p.complete && !status?.signal) reasons.push(`process ${p.pid} ended without finishing its stream (crashed or killed?)`);
+    }
+    const collectorErrors = db.prepare('SELECT pid, code, message FROM collector_errors ORDER BY id').all() as FinalState['collectorErrors'];
+    for (const e of collectorErrors) {
+      // A failed activity kind leaves the rest usable; the others mean nothing useful was recorded.
+      if (e.code !== CollectorErrorCode.ActivityEnable) reasons.push(`collector in process ${e.pid}: ${e.message}`);
+    }
+    const dropped = (db.prepare('SELECT coalesce(sum(count), 0) AS n FROM dropped_records').get() as { n: number }).n;
+    const first = db.prepare('SELECT * FROM processes ORDER BY origin_offset_ns, pid LIMIT 1').get() as
+      { driver_version: number | null; runtime_version: number | null; cupti_version: number | null } | undefined;
+    const span = db.prepare(`SELECT min(s) AS s, max(e) AS e FROM (
+        SELECT min(start_ns) AS s, max(end_ns) AS e FROM api_calls UNION ALL
+        SELECT min(start_ns), max(end_ns) FROM kernels UNION ALL
+        SELECT min(start_ns), max(end_ns) FROM memcpys UNION ALL
+        SELECT min(start_ns), max(end_ns) FROM memsets)`).get() as { s: number | null; e: number | null };
+
+    const complete = reasons.length === 0;
+    const incompleteReason = complete ? null : reasons.join('; ');
+    writeMeta(db, {
+      origin_ns: progress.originNs,
+      origin_wall_ns: progress.originWallNs,
+      exit_code: status?.code,
+      exit_signal: status?.signal,
+      wall_time_ms: elapsedMs,
+      duration_ns: span.s !== null && span.e !== null ? span.e - span.s : null,
+      driver_version: cudaVersionString(first?.driver_version),
+      runtime_version: cudaVersionString(first?.runtime_version),
+      cupti_version: first?.cupti_version ?? null,
+      dropped_records: dropped,
+      complete,
+    });
+    if (complete) db.prepare("DELETE FROM meta WHERE key = 'incomplete_reason'").run();
+    else writeMeta(db, { incomplete_reason: incompleteReason });
+    return {
+      output,
+      exitCode: status?.code ?? null,
+      signal: status?.signal ?? null,
+      complete,
+      incompleteReason,
+      records: progress.records,
+      processes: progress.files.size,
+      collectorErrors,
+    };
+  } finally {
+    db.close();
+  }
+}
+
+/** 13000 → "13.0" (cuDriverGetVersion / cudaRuntimeGetVersion encoding). */
+export function cudaVersionString(v: number | null | undefined): string | null {
+  if (!v) return null;
+  return `${Math.floor(v / 1000)}.${Math.floor((v % 1000) / 10)}`;
+}

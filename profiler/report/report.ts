@@ -1,0 +1,109 @@
+// `streamscope report`: what a recording holds, as JSON (shape documented in
+// profiler/README.md, "report --json") and as text for a terminal.
+import { overlapByDevice, type Busy, type DeviceOverlap } from '../analysis/overlap.ts';
+import { summarizeCopies, summarizeKernels, summarizeStreams, type CopySummary, type KernelSummary, type StreamSummary } from '../analysis/summary.ts';
+import type { DeviceRow, Trace } from '../analysis/trace.ts';
+import { formatBytes, formatDuration } from '../time.ts';
+import { renderTable } from './table.ts';
+
+export const REPORT_VERSION = 1;
+
+export interface RecordingInfo {
+  command: string | null;
+  host: string | null;
+  startedAt: string | null;
+  durationNs: number | null;
+  exitCode: number | null;
+  complete: boolean;
+  incompleteReason: string | null;
+  driverVersion: string | null;
+  runtimeVersion: string | null;
+  cuptiVersion: string | null;
+  droppedRecords: number;
+}
+
+export interface Report {
+  reportVersion: number;
+  file: string;
+  recording: RecordingInfo;
+  devices: DeviceRow[];
+  overlap: DeviceOverlap[];
+  streams: StreamSummary[];
+  kernels: KernelSummary[];
+  copies: CopySummary[];
+}
+
+export function buildReport(file: string, trace: Trace): Report {
+  const m = trace.meta;
+  const num = (k: string) => (m.has(k) && m.get(k) !== '' ? Number(m.get(k)) : null);
+  const overlap = overlapByDevice(trace);
+  const deviceBusy = new Map(overlap.map((o) => [o.deviceId, o.all.union]));
+  return {
+    reportVersion: REPORT_VERSION,
+    file,
+    recording: {
+      command: m.get('command') ?? null,
+      host: m.get('host') ?? null,
+      startedAt: m.get('started_at') ?? null,
+      durationNs: num('duration_ns'),
+      exitCode: num('exit_code'),
+      complete: m.get('complete') === '1',
+      incompleteReason: m.get('incomplete_reason') ?? null,
+      driverVersion: m.get('driver_version') ?? null,
+      runtimeVersion: m.get('runtime_version') ?? null,
+      cuptiVersion: m.get('cupti_version') ?? null,
+      droppedRecords: num('dropped_records') ?? 0,
+    },
+    devices: trace.devices,
+    overlap,
+    streams: summarizeStreams(trace, deviceBusy),
+    kernels: summarizeKernels(trace),
+    copies: summarizeCopies(trace),
+  };
+}
+
+const pct = (x: number | null) => (x === null ? '-' : `${(x * 100).toFixed(1)}%`);
+const factor = (b: Busy) => (b.overlapFactor === null ? '-' : b.overlapFactor.toFixed(2));
+
+export function formatReport(r: Report): string {
+  const out: string[] = [];
+  const rec = r.recording;
+  out.push(`StreamScope report: ${r.file}`);
+  if (rec.command) out.push(`command   ${rec.command}`);
+  if (rec.host || rec.startedAt) out.push(`recorded  ${[rec.host, rec.startedAt].filter(Boolean).join(', ')}`);
+  if (rec.durationNs !== null) out.push(`duration  ${formatDuration(rec.durationNs)}${rec.exitCode !== null ? `, exit code ${rec.exitCode}` : ''}`);
+  const versions = [
+    rec.driverVersion && `driver ${rec.driverVersion}`,
+    rec.runtimeVersion && `runtime ${rec.runtimeVersion}`,
+    rec.cuptiVersion && `CUPTI ${rec.cuptiVersion}`,
+  ].filter(Boolean);
+  if (versions.length) out.push(`versions  ${versions.join(', ')}`);
+  if (!rec.complete) out.push(`INCOMPLETE: ${rec.incompleteReason ?? 'the recording was not finished'}`);
+  if (rec.droppedRecords > 0) out.push(`WARNING: ${rec.droppedRecords} records were dropped by the collector (buffers full); totals below are lower bounds`);
+
+  out.push('', 'Devices');
+  out.push(renderTable(['id', 'name', 'cc', 'SMs', 'copy engines', 'concurrent kernels', 'memory', 'uuid'],
+    r.devices.map((d) => [d.id, d.name ?? '?', d.ccMajor !== null ? `${d.ccMajor}.${d.ccMinor}` : '?', d.smCount ?? '?',
+      d.asyncEngineCount ?? '?', d.concurrentKernels ? 'yes' : 'no', d.totalMemoryBytes ? formatBytes(d.totalMemoryBytes) : '?', d.uuid ?? '?'])));
+
+  out.push('', 'Overlap per device (sum of busy time / union of busy time; 1.00 = nothing overlapped)');
+  out.push(renderTable(['device', 'compute', 'HtoD', 'DtoH', 'all', 'busy (union)', 'busy (sum)'],
+    r.overlap.map((o) => [o.deviceId, factor(o.compute), factor(o.htod), factor(o.dtoh), factor(o.all),
+      formatDuration(o.all.union), formatDuration(o.all.sum)])));
+
+  out.push('', 'Streams');
+  out.push(renderTable(['stream', 'device', 'pid', 'flags', 'priority', 'kernels', 'memcpys', 'memsets', 'busy', 'share of device busy'],
+    r.streams.map((s) => [s.cuptiStreamId, s.deviceId ?? '-', s.pid, s.flags.join(',') || 'default', s.priority ?? '-',
+      s.kernels, s.memcpys, s.memsets, formatDuration(s.busy.union), pct(s.shareOfDeviceBusy)])));
+
+  out.push('', 'Kernels');
+  out.push(renderTable(['count', 'total', 'mean', 'min', 'max', 'share', 'name'],
+    r.kernels.map((k) => [k.count, formatDuration(k.total), formatDuration(k.mean), formatDuration(k.min),
+      formatDuration(k.max), pct(k.share), k.name])));
+
+  out.push('', 'Copies and memsets');
+  out.push(renderTable(['direction', 'from', 'to', 'count', 'bytes', 'time', 'GB/s'],
+    r.copies.map((c) => [c.direction, c.srcKind, c.dstKind, c.count, formatBytes(c.bytes), formatDuration(c.total),
+      c.gigabytesPerSecond === null ? '-' : c.gigabytesPerSecond.toFixed(1)])));
+  return out.join('\n') + '\n';
+}

@@ -1,0 +1,24 @@
+// Integer enumerations stored in recordings (and, with the same values, in
+// the record stream). Values never change meaning; a retired value stays
+// reserved. CUPTI-defined enums stored as is (copy_kind, memory kinds,
+// sync_type) are named in analysis/trace.ts and SCHEMA.md.
+
+/** streams.flags bits. */
+export const StreamFlags = { LegacyDefault: 1, NonBlocking: 2, PerThreadDefault: 4, Implicit: 8 } as const;
+export const STREAM_FLAG_NAMES: readonly (readonly [number, string])[] = [
+  [StreamFlags.LegacyDefault, 'legacy-default'],
+  [StreamFlags.NonBlocking, 'non-blocking'],
+  [StreamFlags.PerThreadDefault, 'per-thread-default'],
+  [StreamFlags.Implicit, 'implicit'],
+];
+
+/** api_calls.domain. */
+export const ApiDomain = { Runtime: 1, Driver: 2 } as const;
+
+/** dropped_records.source. */
+export const DropSource = { Cupti: 1, BufferCap: 2, Writer: 3 } as const;
+
+/** collector_errors.code. */
+export const CollectorErrorCode = {
+  CuptiSubscribe: 1, CuptiVersion: 2, ActivityEnable: 3, Output: 4, CallbacksTaken: 5, Cupti: 6,
+} as const;

