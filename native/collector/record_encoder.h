@@ -90,6 +90,20 @@ class RecordEncoder {
 
   uint64_t recordsWritten() const { return records_; }
 
+  // Number of strings interned so far; ids are dense, 1..stringCount().
+  uint32_t stringCount() const { return static_cast<uint32_t>(ids_.size()); }
+
+  // Forgets the strings with ids above `count`, so that they are emitted
+  // again (with the same ids) the next time they are interned. For a writer
+  // whose bytes after some point never reached the file: the String records
+  // of those ids are not in the file, so their ids may be given out again.
+  void forgetStringsAbove(uint32_t count) {
+    for (auto it = ids_.begin(); it != ids_.end();) {
+      if (it->second > count) it = ids_.erase(it);
+      else ++it;
+    }
+  }
+
  private:
   void append(const void* p, size_t n) {
     const auto* b = static_cast<const uint8_t*>(p);

@@ -294,6 +294,8 @@ enum DropSource : uint32_t {
   kDropCupti = 1,      // CUPTI dropped records (cuptiActivityGetNumDroppedRecords)
   kDropBufferCap = 2,  // buffer pool at its cap: a buffer request was refused (count = refusals)
   kDropWriter = 3,     // records not written (output error); count = records
+  kDropIncomplete = 4,  // records CUPTI delivered without their GPU timestamps (0), e.g. still
+                        // in flight at a forced flush; count = records. Added with collector 0.1.0.
 };
 
 struct DroppedRecord {

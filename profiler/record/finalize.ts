@@ -2,7 +2,7 @@
 // meta that says where times start, which versions ran, and whether the
 // recording is complete — and if not, why, in words a user can act on.
 import path from 'node:path';
-import { openRecording, writeMeta } from '../store/database.ts';
+import { endBulkLoad, openRecording, writeMeta } from '../store/database.ts';
 import { CollectorErrorCode } from '../store/enums.ts';
 import type { DirectoryProgress } from './stream-ingest.ts';
 
@@ -25,7 +25,7 @@ export function finalizeRecording(
   elapsedMs: number | null,
   ingestError: Error | null,
 ): FinalState {
-  const db = openRecording(output);
+  const db = openRecording(output); // builds the indexes the bulk load dropped
   try {
     const reasons: string[] = [];
     if (status?.signal) reasons.push(`the target was killed by ${status.signal}; what its collector had written is kept`);

@@ -3,7 +3,7 @@
 // Node, or kept by a recorder that could not finish).
 import fs from 'node:fs';
 import path from 'node:path';
-import { createRecording, writeMeta } from '../store/database.ts';
+import { beginBulkLoad, createRecording, writeMeta } from '../store/database.ts';
 import { RecordError } from './record-error.ts';
 import { finalizeRecording, type FinalState } from './finalize.ts';
 import { STREAM_FILE_SUFFIX, StreamDirectoryIngest } from './stream-ingest.ts';
@@ -22,6 +22,7 @@ export async function ingestStreamFiles(output: string, inputs: string[], opts: 
   }
   const db = createRecording(output, { overwrite: opts.overwrite });
   writeMeta(db, { source: 'streamscope-ingest', ingested_from: JSON.stringify(files.map((f) => path.resolve(f))) });
+  const indexSql = beginBulkLoad(db);
   db.close();
   const ingest = new StreamDirectoryIngest(output, { files });
   let error: Error | null = null;
@@ -30,7 +31,7 @@ export async function ingestStreamFiles(output: string, inputs: string[], opts: 
   } catch (err) {
     error = err as Error;
   } finally {
-    await ingest.finish();
+    await ingest.finish(indexSql);
   }
   const state = finalizeRecording(output, ingest.progress(), null, null, error);
   if (error) throw error; // what was valid before the problem is stored; the caller reports the problem

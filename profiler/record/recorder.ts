@@ -5,7 +5,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createRecording, writeMeta } from '../store/database.ts';
+import { beginBulkLoad, createRecording, writeMeta } from '../store/database.ts';
 import { finalizeRecording, type FinalState } from './finalize.ts';
 import { preflight } from './preflight.ts';
 import { RecordError } from './record-error.ts';
@@ -52,6 +52,7 @@ export async function record(opts: RecordOptions): Promise<RecordResult> {
     incomplete_reason: 'recording in progress (or the recorder itself was killed)',
     ...opts.meta,
   });
+  const indexSql = beginBulkLoad(db);
   db.close();
 
   // Streams go next to the output, so they survive a recorder crash and can
@@ -118,7 +119,7 @@ export async function record(opts: RecordOptions): Promise<RecordResult> {
   } finally {
     process.off('SIGINT', forward);
     process.off('SIGTERM', forward);
-    await ingest.finish();
+    await ingest.finish(indexSql);
   }
 
   const progress = ingest.progress();

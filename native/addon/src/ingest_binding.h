@@ -1,0 +1,7 @@
+#pragma once
+#include <napi.h>
+
+namespace streamscope::addon {
+// Registers class Ingest on `exports`.
+void initIngest(Napi::Env env, Napi::Object exports);
+}

@@ -1,0 +1,114 @@
+// The native addon (native/addon), typed. Loaded lazily, so that code paths
+// that never need it (report, decoding) work even where it is not built.
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { repoRoot } from './paths.ts';
+
+export interface PcieLink {
+  currentGeneration: number;
+  currentWidth: number;
+  maxGeneration: number;
+  maxWidth: number;
+}
+
+export interface DeviceInfo {
+  ordinal: number;
+  name: string;
+  uuid: string;
+  ccMajor: number;
+  ccMinor: number;
+  smCount: number;
+  totalMemoryBytes: number;
+  /** Copy engines usable concurrently with kernels. */
+  asyncEngineCount: number;
+  concurrentKernels: boolean;
+  pciDomain: number;
+  pciBus: number;
+  pciDevice: number;
+  clockKhz: number;
+  memoryClockKhz: number;
+  memoryBusWidthBits: number;
+  l2CacheBytes: number;
+  pcie: PcieLink | null;
+}
+
+export interface DeviceInventory {
+  driverVersion: number | null;
+  devices: DeviceInfo[];
+  /** Why the list is empty (no driver, cuInit failed, ...), else null. */
+  error: string | null;
+}
+
+export interface CuptiInfo {
+  path: string;
+  version: number | null;
+  error: string | null;
+}
+
+export interface IngestProgress {
+  /** Bytes of the file stored so far (the next call resumes here). */
+  bytesConsumed: number;
+  records: number;
+  recordsByKind: Record<string, number>;
+  /** The stream's End record was seen: its process ended normally. */
+  complete: boolean;
+  pid: number;
+  lastFlush: { reason: number; signal: number; atNs: number } | null;
+  /** Error records the collector wrote. */
+  errors: { code: number; message: string }[];
+  dropped: number;
+  /** With `final`: where the stream stops inside a record. */
+  truncated: { atByte: number; missingBytes: number } | null;
+}
+
+interface IngestInstance {
+  ingestFile(path: string, options?: { final?: boolean }): Promise<IngestProgress>;
+  finish(options?: { finalSql?: string[] }): Promise<void>;
+}
+
+interface AddonModule {
+  devices(): DeviceInventory;
+  cuptiInfo(libraryPath?: string): CuptiInfo;
+  Ingest: new (dbPath: string, options: { originNs: bigint }) => IngestInstance;
+}
+
+export function addonPath(): string {
+  return process.env.STREAMSCOPE_ADDON_PATH ?? path.join(repoRoot, 'native/addon/build/Release/streamscope_addon.node');
+}
+
+let loaded: AddonModule | null = null;
+function addon(): AddonModule {
+  if (loaded) return loaded;
+  const file = addonPath();
+  if (!fs.existsSync(file)) throw new Error(`StreamScope native addon not built (run \`npm run build:native\`): ${file}`);
+  loaded = createRequire(import.meta.url)(file) as AddonModule;
+  return loaded;
+}
+
+/** GPUs through the driver (dlopen): never throws for a missing driver. */
+export function devices(): DeviceInventory {
+  return addon().devices();
+}
+
+export function cuptiInfo(libraryPath?: string): CuptiInfo {
+  return addon().cuptiInfo(libraryPath);
+}
+
+/**
+ * Native record-stream → SQLite ingest into an existing recording.
+ * `originNs` is the recording origin: stored times are relative to it.
+ */
+export class Ingest {
+  readonly #native: IngestInstance;
+  constructor(dbPath: string, options: { originNs: bigint }) {
+    this.#native = new (addon().Ingest)(dbPath, options);
+  }
+  ingestFile(file: string, options: { final?: boolean } = {}): Promise<IngestProgress> {
+    return this.#native.ingestFile(file, options);
+  }
+  /** Closes the recording; `finalSql` (index DDL) runs first, on the warm connection. */
+  finish(options: { finalSql?: string[] } = {}): Promise<void> {
+    return this.#native.finish(options);
+  }
+}

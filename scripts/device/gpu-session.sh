@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Runs on the lent GPU machine, in the repository root, with .carry/ packed
+# by scripts/device/pack.sh: the GPU tests (which also leave the fixture
+# recordings), the Python scripts, the overhead benchmark. Everything worth
+# keeping goes to $OUT; a short table is printed last.
+#   usage: bash scripts/device/gpu-session.sh [tests|bench|all]
+set -uo pipefail
+what=${1:-all}
+. scripts/device/unpack.sh
+export PYTHONUNBUFFERED=1
+OUT=${OUT:-/tmp/out}
+mkdir -p "$OUT" /tmp/fixtures
+nvidia-smi --query-gpu=name,driver_version,uuid,pci.bus_id --format=csv,noheader > "$OUT/nvidia-smi.txt" 2>&1
+nvcc --version | tail -1 >> "$OUT/nvidia-smi.txt"
+node profiler/cli/streamscope.ts devices --json > "$OUT/devices.json" 2>&1
+
+if [ "$what" = tests ] || [ "$what" = all ]; then
+  STREAMSCOPE_FIXTURE_DIR=/tmp/fixtures STREAMSCOPE_GPU_RESULTS="$OUT/gpu-results.json" \
+    node --test --test-concurrency=1 test/gpu/*.test.ts > "$OUT/test-gpu.log" 2>&1
+  echo "test:gpu exit $?" >> "$OUT/test-gpu.log"
+  tar -C /tmp/fixtures -cJf "$OUT/fixtures.tar.xz" .
+fi
+if [ "$what" = bench ] || [ "$what" = all ]; then
+  node bench/run-bench.ts --json "$OUT/bench.json" > "$OUT/bench.log" 2>&1
+  echo "bench exit $?" >> "$OUT/bench.log"
+fi
+echo "== devices"; cat "$OUT/nvidia-smi.txt"
+[ -f "$OUT/test-gpu.log" ] && { echo "== test:gpu"; grep -E "^# (tests|pass|fail|skipped)|^not ok|exit" "$OUT/test-gpu.log"; grep -E "^(workload|script)=" "$OUT/test-gpu.log" | tail -40; }
+[ -f "$OUT/bench.log" ] && { echo "== bench"; cat "$OUT/bench.log"; }
+exit 0

@@ -1,0 +1,218 @@
+// The native addon on this machine (no GPU, no driver): the device
+// inventory answers without throwing, CUPTI is found, and the native ingest
+// stores exactly what the C++ encoder wrote — incrementally, across
+// processes, and without losing anything when the input is cut or broken.
+import fs from 'node:fs';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cuptiInfo, devices, Ingest } from '../../profiler/native/addon.ts';
+import { cuptiLibraryPath } from '../../profiler/native/paths.ts';
+import { createRecording } from '../../profiler/store/database.ts';
+import { syntheticStream, tempDir } from '../helpers/native.ts';
+
+let dir: string;
+beforeAll(() => { dir = tempDir('addon'); });
+afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+interface Expectation { header: { origin_ns: string; pid: number }; records: ({ kind: string } & Record<string, number | string>)[] }
+
+function newRecording(name: string): string {
+  const file = path.join(dir, `${name}.sqlite`);
+  createRecording(file, { overwrite: true }).close();
+  return file;
+}
+function rows<T>(file: string, sql: string): T[] {
+  const db = new Database(file, { readonly: true });
+  try { return db.prepare(sql).all() as T[]; } finally { db.close(); }
+}
+
+describe('devices() and cuptiInfo()', () => {
+  it('answers with an empty list and a reason where there is no driver', () => {
+    const inv = devices();
+    if (inv.devices.length === 0) {
+      expect(inv.error).toMatch(/driver|cuInit|no CUDA devices/);
+    } else {
+      expect(inv.devices[0]!.uuid).toMatch(/^GPU-[0-9a-f]{8}-/);
+    }
+  });
+
+  it('finds the toolkit\'s CUPTI and reports its version; a wrong path is an error, not a crash', () => {
+    const lib = cuptiLibraryPath();
+    expect(lib).not.toBeNull();
+    const info = cuptiInfo(lib!);
+    expect(info.error).toBeNull();
+    expect(info.version).toBeGreaterThanOrEqual(130001);
+    const missing = cuptiInfo(path.join(dir, 'libcupti-nope.so'));
+    expect(missing.version).toBeNull();
+    expect(missing.error).toContain('CUPTI cannot be loaded');
+  });
+});
+
+describe('native ingest', () => {
+  let stream: string;
+  let expected: Expectation;
+  beforeAll(() => {
+    const s = syntheticStream(dir, 'all');
+    stream = s.stream;
+    expected = JSON.parse(fs.readFileSync(s.expect, 'utf8')) as Expectation;
+  });
+
+  const origin = () => BigInt(expected.header.origin_ns);
+  const ofKind = (k: string) => expected.records.filter((r) => r.kind === k);
+  const str = (id: number) => ofKind('String').find((s) => s.id === id)?.value;
+
+  it('stores every kernel, copy, memset and API call exactly, times relative to the origin', async () => {
+    const file = newRecording('exact');
+    const ingest = new Ingest(file, { originNs: origin() });
+    const p = await ingest.ingestFile(stream, { final: true });
+    await ingest.finish();
+    expect(p).toMatchObject({ complete: true, pid: 4242, truncated: null, dropped: 17 });
+    expect(p.records).toBe(expected.records.length);
+
+    const kernels = rows<Record<string, number | string>>(file, `SELECT k.*, s.value AS name, st.cupti_stream_id FROM kernels k
+        JOIN strings s ON s.id = k.name_id JOIN streams st ON st.id = k.stream_id ORDER BY k.id`);
+    const want = ofKind('Kernel');
+    expect(kernels.length).toBe(want.length);
+    kernels.forEach((k, i) => {
+      const w = want[i]!;
+      expect(k).toMatchObject({
+        start_ns: w.start_ns, end_ns: w.end_ns, correlation_id: w.correlation_id, grid_x: w.grid_x, block_x: w.block_x,
+        registers_per_thread: w.registers_per_thread, static_shared_bytes: w.static_shared_bytes, launch_type: w.launch_type,
+        cluster_y: w.cluster_y, channel_id: w.channel_id, cupti_stream_id: w.stream_id, name: str(w.name_sid as number),
+      });
+    });
+    const copies = rows<Record<string, number>>(file, 'SELECT * FROM memcpys ORDER BY id');
+    expect(copies.map((c) => [c.bytes, c.copy_kind, c.src_kind, c.dst_kind, c.is_async])).toEqual(
+      ofKind('Memcpy').map((m) => [m.bytes, m.copy_kind, m.src_kind, m.dst_kind, (m.flags as number) & 1]));
+    const apis = rows<{ name: string; domain: number; tid: number; correlation_id: number; return_value: number }>(file,
+      'SELECT s.value AS name, a.domain, a.tid, a.correlation_id, a.return_value FROM api_calls a JOIN strings s ON s.id = a.name_id ORDER BY a.id');
+    expect(apis).toEqual(ofKind('ApiCall').map((a) => ({ name: str(a.name_sid as number), domain: a.domain, tid: a.thread_id,
+      correlation_id: a.correlation_id, return_value: a.return_value })));
+    const [memset] = rows<Record<string, number>>(file, 'SELECT * FROM memsets');
+    expect(memset).toMatchObject({ value: 0xdeadbeef, bytes: 4096, memory_kind: 3, is_async: 1 });
+  });
+
+  it('creates devices, contexts and streams, including implicit ones, with flags and priorities', async () => {
+    const file = newRecording('tables');
+    const ingest = new Ingest(file, { originNs: origin() });
+    await ingest.ingestFile(stream, { final: true });
+    await ingest.finish();
+    const [device] = rows<Record<string, number | string>>(file, 'SELECT * FROM devices');
+    const d = ofKind('Device')[0]!;
+    const hex = d.uuid as string;
+    expect(device).toMatchObject({
+      uuid: `GPU-${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`,
+      name: 'NVIDIA H100 80GB HBM3', sm_count: 132, async_engine_count: 3, total_memory_bytes: d.total_memory_bytes,
+    });
+    const streams = rows<{ cupti_stream_id: number; flags: number; priority: number | null }>(file,
+      'SELECT cupti_stream_id, flags, priority FROM streams ORDER BY cupti_stream_id');
+    expect(streams).toEqual([
+      { cupti_stream_id: 7, flags: 1, priority: 0 },
+      { cupti_stream_id: 13, flags: 2, priority: -5 },
+      { cupti_stream_id: 99, flags: 8, priority: null },
+    ]);
+    const syncs = rows<{ stream_id: number | null; event_id: number | null; sync_type: number }>(file, 'SELECT stream_id, event_id, sync_type FROM syncs ORDER BY id');
+    expect(syncs[0]!.event_id).toBeNull();
+    expect(syncs[1]).toMatchObject({ stream_id: null, sync_type: 4 });
+    const [event] = rows<{ device_ns: number | null; event_id: number }>(file, 'SELECT device_ns, event_id FROM cuda_events');
+    expect(event).toEqual({ device_ns: null, event_id: 42 });
+    const [proc] = rows<Record<string, string | number>>(file, 'SELECT * FROM processes');
+    expect(proc).toMatchObject({ pid: 4242, host: 'gpu-node-é✓', driver_version: 13000, complete: 1, end_ns: 10000 });
+  });
+
+  it('pairs NVTX start/end markers, keeps instantaneous and never-closed ones', async () => {
+    const file = newRecording('nvtx');
+    const ingest = new Ingest(file, { originNs: origin() });
+    await ingest.ingestFile(stream, { final: true });
+    await ingest.finish();
+    const ranges = rows<{ name: string; start_ns: number; end_ns: number | null; domain: string | null }>(file,
+      `SELECT s.value AS name, start_ns, end_ns, d.value AS domain FROM nvtx_ranges r JOIN strings s ON s.id = r.name_id
+       LEFT JOIN strings d ON d.id = r.domain_id ORDER BY start_ns`);
+    expect(ranges).toEqual([
+      { name: 'issue chunk 0', start_ns: 10, end_ns: 7000, domain: null },
+      { name: '', start_ns: 8000, end_ns: null, domain: 'my-domain' },
+      { name: 'never closed', start_ns: 8500, end_ns: null, domain: null },
+    ]);
+  });
+
+  it('gives the same rows when the file is fed in growing slices (a target still writing)', async () => {
+    const full = fs.readFileSync(stream);
+    const growing = path.join(dir, 'growing.ssr');
+    const file = newRecording('slices');
+    const ingest = new Ingest(file, { originNs: origin() });
+    for (const cut of [10, 64, 65, 200, 1000, 1001, 50_000, 120_000, full.length]) {
+      fs.writeFileSync(growing, full.subarray(0, Math.min(cut, full.length)));
+      await ingest.ingestFile(growing, { final: cut >= full.length });
+    }
+    await ingest.finish();
+    const once = newRecording('once');
+    const i2 = new Ingest(once, { originNs: origin() });
+    await i2.ingestFile(stream, { final: true });
+    await i2.finish();
+    for (const table of ['kernels', 'memcpys', 'api_calls', 'nvtx_ranges', 'streams', 'strings']) {
+      expect(rows(file, `SELECT * FROM ${table} ORDER BY 1`)).toEqual(rows(once, `SELECT * FROM ${table} ORDER BY 1`));
+    }
+  });
+
+  it('rebases two processes onto one origin and shares their GPU', async () => {
+    const a = syntheticStream(dir, 'proc-a', ['--pid', '100', '--origin-ns', '1763800000000000000']);
+    const b = syntheticStream(dir, 'proc-b', ['--pid', '200', '--origin-ns', '1763800000000500000']);
+    const file = newRecording('two');
+    const ingest = new Ingest(file, { originNs: 1763800000000000000n });
+    await ingest.ingestFile(a.stream, { final: true });
+    await ingest.ingestFile(b.stream, { final: true });
+    await ingest.finish();
+    expect(rows(file, 'SELECT count(*) AS n FROM devices')).toEqual([{ n: 1 }]);
+    expect(rows(file, 'SELECT pid, count(*) AS n FROM contexts GROUP BY pid ORDER BY pid')).toEqual([{ pid: 100, n: 1 }, { pid: 200, n: 1 }]);
+    const starts = rows<{ pid: number; s: number }>(file, `SELECT c.pid, min(k.start_ns) AS s FROM kernels k JOIN contexts c ON c.id = k.context_id GROUP BY c.pid ORDER BY c.pid`);
+    expect(starts).toEqual([{ pid: 100, s: -250 }, { pid: 200, s: 500_000 - 250 }]);
+    expect(rows(file, 'SELECT pid, origin_offset_ns FROM processes ORDER BY pid')).toEqual([{ pid: 100, origin_offset_ns: 0 }, { pid: 200, origin_offset_ns: 500_000 }]);
+  });
+
+  it('reports a stream cut inside a record as truncated and keeps the records before it', async () => {
+    const full = fs.readFileSync(stream);
+    const cut = path.join(dir, 'cut.ssr');
+    fs.writeFileSync(cut, full.subarray(0, full.length - 20));
+    const file = newRecording('truncated');
+    const ingest = new Ingest(file, { originNs: origin() });
+    const p = await ingest.ingestFile(cut, { final: true });
+    await ingest.finish();
+    expect(p.complete).toBe(false);
+    expect(p.truncated).toMatchObject({ missingBytes: 20 });
+    expect(rows(file, 'SELECT count(*) AS n FROM kernels')).toEqual([{ n: ofKind('Kernel').length }]);
+  });
+
+  it('rejects bad magic and a corrupt record with the file name and byte, keeping what came before', async () => {
+    const foreign = path.join(dir, 'foreign.ssr');
+    fs.writeFileSync(foreign, Buffer.alloc(256, 7));
+    const f1 = newRecording('foreign');
+    const i1 = new Ingest(f1, { originNs: origin() });
+    await expect(i1.ingestFile(foreign, { final: true })).rejects.toThrow(`${foreign}: not a StreamScope record stream (bad magic)`);
+    await i1.finish();
+
+    const bytes = fs.readFileSync(stream);
+    let at = 64;
+    let kernelsBefore = 0;
+    for (let i = 0; i < 20; i++) {
+      if (bytes.readUInt16LE(at) === 6) kernelsBefore++;
+      at += bytes.readUInt32LE(at + 4);
+    }
+    bytes.writeUInt32LE(12, at + 4);
+    const bad = path.join(dir, 'bad.ssr');
+    fs.writeFileSync(bad, bytes);
+    const f2 = newRecording('bad');
+    const i2 = new Ingest(f2, { originNs: origin() });
+    await expect(i2.ingestFile(bad, { final: true })).rejects.toThrow(`${bad}: corrupt record at byte ${at}: size 12 is not a positive multiple of 8`);
+    await i2.finish();
+    expect(rows(f2, 'SELECT count(*) AS n FROM kernels')).toEqual([{ n: kernelsBefore }]);
+  });
+
+  it('refuses a database that is not a recording', () => {
+    const other = path.join(dir, 'other.sqlite');
+    const db = new Database(other);
+    db.exec('CREATE TABLE t (x)');
+    db.close();
+    expect(() => new Ingest(other, { originNs: 1n })).toThrow(`${other}: not a StreamScope recording`);
+  });
+});

@@ -1,0 +1,160 @@
+// The `streamscope` command line, run as a user runs it (a child process),
+// on real files: recordings built from synthetic streams by the native
+// ingest, and the error paths a user meets first.
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { repoRoot } from '../../profiler/native/paths.ts';
+import { syntheticStream, tempDir } from '../helpers/native.ts';
+
+const cli = path.join(repoRoot, 'profiler/cli/streamscope.ts');
+function run(args: string[], env: NodeJS.ProcessEnv = {}) {
+  const r = spawnSync(process.execPath, [cli, ...args], { encoding: 'utf8', env: { ...process.env, ...env } });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+let dir: string;
+beforeAll(() => { dir = tempDir('cli'); });
+afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+describe('streamscope record: refuses clearly before starting anything', () => {
+  it('names a target that does not exist, and writes no recording', () => {
+    const out = path.join(dir, 'none.sqlite');
+    const r = run(['record', '-o', out, '--', 'no-such-program-xyz', '--flag']);
+    expect(r.code).toBe(127);
+    expect(r.stderr).toContain('target not found: no-such-program-xyz');
+    expect(fs.existsSync(out)).toBe(false);
+  });
+
+  it('refuses to run inside another CUDA profiler', () => {
+    const r = run(['record', '-o', path.join(dir, 'x.sqlite'), '--', 'true'], { CUDA_INJECTION64_PATH: '/opt/nvidia/nsys/libToolsInjection64.so' });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('another CUDA profiler is already injected');
+    expect(r.stderr).toContain('libToolsInjection64.so');
+  });
+
+  it('says there is no GPU instead of writing an empty recording', () => {
+    const out = path.join(dir, 'nogpu.sqlite');
+    const r = run(['record', '-o', out, '--', 'true']);
+    if (r.stderr.includes('no GPU to record on')) {
+      expect(r.code).toBe(1);
+      expect(r.stderr).toMatch(/no GPU to record on: .+/);
+      expect(fs.existsSync(out)).toBe(false);
+    } else {
+      // On a GPU machine `true` never initialises CUDA: the recording says so.
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain('no CUDA activity was recorded');
+    }
+  });
+
+  it('rejects unknown workloads and scenarios with the list of valid ones', () => {
+    const r = run(['record', '--workload', 'fft', '--scenario', 'serial']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("unknown workload 'fft' (one of: normalise, matmul, transpose, launch-loop)");
+    const s = run(['record', '--workload', 'matmul', '--scenario', 'parallel']);
+    expect(s.stderr).toContain("unknown scenario 'parallel'");
+  });
+});
+
+describe('streamscope ingest + report on a synthetic stream', () => {
+  let recording: string;
+  beforeAll(() => {
+    const s = syntheticStream(dir, 'cli-stream');
+    recording = path.join(dir, 'ingested.sqlite');
+    const r = run(['ingest', '-o', recording, s.stream]);
+    expect(r.stderr).toMatch(/records from 1 stream\(s\)/);
+    expect(r.code).toBe(0);
+  });
+
+  it('reports devices, streams, kernels and copies in text', () => {
+    const r = run(['report', recording]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('NVIDIA H100 80GB HBM3');
+    expect(r.stdout).toContain('void normalise<double>(double const*, double*, int)');
+    expect(r.stdout).toMatch(/HtoD\s+pageable\s+device/);
+    expect(r.stdout).toContain('legacy-default');
+    expect(r.stdout).toContain('non-blocking');
+  });
+
+  it('reports JSON with the documented shape and values that match the database', () => {
+    const r = run(['report', recording, '--json']);
+    expect(r.code).toBe(0);
+    const j = JSON.parse(r.stdout);
+    expect(j.reportVersion).toBe(1);
+    const db = new Database(recording, { readonly: true });
+    const kernels = (db.prepare('SELECT count(*) AS n FROM kernels').get() as { n: number }).n;
+    db.close();
+    expect(j.kernels.reduce((a: number, k: { count: number }) => a + k.count, 0)).toBe(kernels);
+    expect(j.devices[0]).toMatchObject({ name: 'NVIDIA H100 80GB HBM3', smCount: 132, asyncEngineCount: 3 });
+    expect(j.overlap[0].all).toHaveProperty('overlapFactor');
+    const s13 = j.streams.find((s: { cuptiStreamId: number }) => s.cuptiStreamId === 13);
+    expect(s13).toMatchObject({ flags: ['non-blocking'], priority: -5, kernels: 1, memcpys: 2 });
+  });
+
+  it('marks a stream without its End record incomplete, with the reason', () => {
+    const s = syntheticStream(dir, 'cut', ['--no-end', '--pid', '777']);
+    const out = path.join(dir, 'cut.sqlite');
+    const r = run(['ingest', '-o', out, s.stream]);
+    expect(r.code).toBe(0);
+    expect(r.stderr).toContain('INCOMPLETE: process 777 ended without finishing its stream');
+    const rep = run(['report', out]);
+    expect(rep.stdout).toMatch(/^INCOMPLETE: process 777 ended without finishing its stream/m);
+  });
+
+  it('keeps what precedes a corrupt record and names the file and byte', () => {
+    const s = syntheticStream(dir, 'corrupt');
+    const bytes = fs.readFileSync(s.stream);
+    // Damage the size field of the record at the middle of the file.
+    let at = 64;
+    for (let i = 0; i < 12; i++) at += bytes.readUInt32LE(at + 4);
+    bytes.writeUInt32LE(13, at + 4);
+    fs.writeFileSync(s.stream, bytes);
+    const out = path.join(dir, 'corrupt.sqlite');
+    const r = run(['ingest', '-o', out, s.stream]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`${s.stream}: corrupt record at byte ${at}`);
+    const db = new Database(out, { readonly: true });
+    expect((db.prepare('SELECT count(*) AS n FROM devices').get() as { n: number }).n).toBe(1);
+    db.close();
+  });
+});
+
+describe('streamscope report: bad input', () => {
+  it('refuses a file that is not a recording, naming it', () => {
+    const f = path.join(dir, 'notes.txt');
+    fs.writeFileSync(f, 'just some text\n'.repeat(100));
+    const r = run(['report', f]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`${f}: not a SQLite database`);
+  });
+
+  it('refuses a recording from a newer StreamScope', () => {
+    const s = syntheticStream(dir, 'newer');
+    const out = path.join(dir, 'newer.sqlite');
+    run(['ingest', '-o', out, s.stream]);
+    const db = new Database(out);
+    db.pragma('user_version = 99');
+    db.close();
+    const r = run(['report', out]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('recorded by a newer StreamScope (schema version 99');
+  });
+
+  it('says what a missing file is', () => {
+    const r = run(['report', path.join(dir, 'missing.sqlite')]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('missing.sqlite: no such file');
+  });
+});
+
+describe('streamscope dump-stream', () => {
+  it('prints every record of a stream', () => {
+    const s = syntheticStream(dir, 'dump');
+    const r = run(['dump-stream', s.stream]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/pid 4242/);
+    expect(r.stdout).toMatch(/ Kernel start_ns=-250 /);
+  });
+});

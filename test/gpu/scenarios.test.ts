@@ -1,0 +1,226 @@
+// `npm run test:gpu`: records every workload × scenario of the bundled runner
+// and the Python scripts on a real GPU, and checks what the recording says
+// against what each scenario is known to do. Runs with Node's own test
+// runner so that the GPU machine needs nothing but Node and the native build.
+// Without a GPU every test is skipped with the reason.
+//
+// STREAMSCOPE_FIXTURE_DIR=dir keeps the recordings there (fixtures with
+// provenance); STREAMSCOPE_GPU_RESULTS=file writes the results table as JSON.
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, describe, it } from 'node:test';
+import { overlapByDevice } from '../../profiler/analysis/overlap.ts';
+import { loadTrace, OpCategory, OpKind, type Trace } from '../../profiler/analysis/trace.ts';
+import { devices } from '../../profiler/native/addon.ts';
+import { repoRoot } from '../../profiler/native/paths.ts';
+import { record } from '../../profiler/record/recorder.ts';
+import { workloadArgv } from '../../profiler/record/workload.ts';
+import { openRecording, readMeta } from '../../profiler/store/database.ts';
+import { StreamFlags } from '../../profiler/store/enums.ts';
+
+const inventory = devices();
+const skip = inventory.devices.length === 0 ? `no GPU here: ${inventory.error ?? 'no CUDA devices'}` : false;
+if (skip) console.log(`# GPU tests skipped: ${skip}`);
+
+const keepDir = process.env.STREAMSCOPE_FIXTURE_DIR;
+const workDir = keepDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'ss-gpu-'));
+fs.mkdirSync(workDir, { recursive: true });
+const table: Record<string, unknown>[] = [];
+
+after(() => {
+  if (table.length) {
+    console.log('\n' + table.map((r) => Object.entries(r).map(([k, v]) => `${k}=${typeof v === 'number' ? +v.toFixed(3) : v}`).join(' ')).join('\n'));
+  }
+  if (process.env.STREAMSCOPE_GPU_RESULTS) fs.writeFileSync(process.env.STREAMSCOPE_GPU_RESULTS, JSON.stringify(table, null, 2));
+  if (!keepDir) fs.rmSync(workDir, { recursive: true, force: true });
+});
+
+/** Small sizes: each recording stays a few hundred KB and runs in well under a second. */
+const CHUNKS = 8;
+const SIZES: Record<string, string> = { normalise: '20000', matmul: '512', transpose: '2048' };
+
+/** What the runner says it issued: its last line, e.g. `... kernels=8 h2d=8 d2h=8 ok wall_ms=1.2`. */
+interface RunnerSummary { kernels: number; h2d: number; d2h: number; streams: number; devices: number; ok: boolean }
+function runnerSummary(stdout: string): RunnerSummary {
+  const line = stdout.trim().split('\n').findLast((l) => l.startsWith('workload='));
+  assert.ok(line, `the runner printed no summary line:\n${stdout}`);
+  const field = (k: string) => Number(new RegExp(`\\b${k}=(\\d+)`).exec(line)![1]);
+  return { kernels: field('kernels'), h2d: field('h2d'), d2h: field('d2h'), streams: field('streams'), devices: field('devices'), ok: / ok /.test(line) };
+}
+
+interface Loaded { trace: Trace; file: string; stdout: string; summary: RunnerSummary }
+
+async function recordWorkload(workload: string, scenario: string): Promise<Loaded> {
+  const file = path.join(workDir, `${workload}-${scenario}.sqlite`);
+  const argv = workloadArgv({ workload, scenario, size: SIZES[workload], chunks: String(CHUNKS) });
+  const r = await record({ output: file, overwrite: true, argv, meta: { workload, scenario }, stdio: 'pipe' });
+  assert.equal(r.exitCode, 0, `runner failed (its result check or CUDA): ${r.stderr}${r.stdout}`);
+  assert.ok(r.complete, `recording incomplete: ${r.incompleteReason}`);
+  const summary = runnerSummary(r.stdout);
+  assert.ok(summary.ok, 'the runner\'s result check');
+  const db = openRecording(file, { readonly: true });
+  try {
+    return { trace: loadTrace(db), file, stdout: r.stdout, summary };
+  } finally {
+    db.close();
+  }
+}
+
+function count(t: Trace, pred: (i: number) => boolean): number {
+  let n = 0;
+  for (let i = 0; i < t.ops.length; i++) if (pred(i)) n++;
+  return n;
+}
+const streamsWith = (t: Trace, pred: (i: number) => boolean) => {
+  const s = new Set<number>();
+  for (let i = 0; i < t.ops.length; i++) if (pred(i)) s.add(t.ops.stream[i]!);
+  return s;
+};
+const isKernel = (t: Trace) => (i: number) => t.ops.kind[i] === OpKind.Kernel;
+const isCopy = (t: Trace) => (i: number) => t.ops.kind[i] === OpKind.Memcpy;
+const flagsOf = (t: Trace, streamId: number) => t.streams.find((s) => s.id === streamId)?.flags ?? 0;
+
+function queryCount(file: string, sql: string): number {
+  const db = openRecording(file, { readonly: true });
+  try {
+    return (db.prepare(sql).get() as { n: number }).n;
+  } finally {
+    db.close();
+  }
+}
+
+for (const workload of ['normalise', 'matmul', 'transpose']) {
+  describe(`${workload}`, { skip }, () => {
+    const check = async (scenario: string, expectations: (l: Loaded) => Record<string, unknown>) => {
+      const l = await recordWorkload(workload, scenario);
+      const t = l.trace;
+      // The recording holds exactly the work the runner says it issued.
+      assert.equal(count(t, isKernel(t)), l.summary.kernels, 'kernels');
+      assert.equal(count(t, (i) => t.ops.category[i] === OpCategory.HtoD), l.summary.h2d, 'HtoD copies');
+      assert.equal(count(t, (i) => t.ops.category[i] === OpCategory.DtoH), l.summary.d2h, 'DtoH copies');
+      const ov = overlapByDevice(t).find((o) => o.all.count > 0)!;
+      const extra = expectations(l);
+      table.push({ workload, scenario, kernels: count(t, isKernel(t)), copies: count(t, isCopy(t)),
+        streams: streamsWith(t, () => true).size, overlapAll: ov.all.overlapFactor, overlapCompute: ov.compute.overlapFactor,
+        busyMs: ov.all.union / 1e6, ...extra });
+    };
+
+    it('serial: one stream, nothing overlaps', () => check('serial', ({ trace: t }) => {
+      assert.equal(streamsWith(t, () => true).size, 1);
+      const ov = overlapByDevice(t).find((o) => o.all.count > 0)!;
+      assert.ok(ov.all.overlapFactor! < 1.02, `overlap ${ov.all.overlapFactor}`);
+      return {};
+    }));
+
+    it('default-stream: kernels on the legacy default stream, copies on their own streams', () => check('default-stream', ({ trace: t }) => {
+      const kernelStreams = streamsWith(t, isKernel(t));
+      assert.equal(kernelStreams.size, 1);
+      assert.ok(flagsOf(t, [...kernelStreams][0]!) & StreamFlags.LegacyDefault, 'kernel stream is the legacy default stream');
+      assert.ok(streamsWith(t, isCopy(t)).size >= 2, 'copies on several created streams');
+      const ov = overlapByDevice(t).find((o) => o.all.count > 0)!;
+      assert.ok(ov.compute.overlapFactor! < 1.02, `kernels cannot overlap: ${ov.compute.overlapFactor}`);
+      return {};
+    }));
+
+    it('pageable: copies from pageable memory', () => check('pageable', ({ file, summary }) => {
+      const pageable = queryCount(file, 'SELECT count(*) AS n FROM memcpys WHERE src_kind = 1 OR dst_kind = 1');
+      assert.equal(pageable, summary.h2d + summary.d2h);
+      return { pageableCopies: pageable };
+    }));
+
+    it('concurrent: one stream per chunk, copies overlap kernels', () => check('concurrent', ({ trace: t, file }) => {
+      assert.ok(streamsWith(t, () => true).size >= CHUNKS, 'a stream per chunk');
+      assert.equal(queryCount(file, 'SELECT count(*) AS n FROM memcpys WHERE src_kind = 1 OR dst_kind = 1'), 0, 'no pageable copies');
+      const ov = overlapByDevice(t).find((o) => o.all.count > 0)!;
+      if (workload === 'normalise') assert.ok(ov.all.overlapFactor! > 1.5, `normalise overlap ${ov.all.overlapFactor} should exceed 1.5`);
+      else assert.ok(ov.all.overlapFactor! > 1.05, `overlap ${ov.all.overlapFactor}`);
+      return {};
+    }));
+
+    it('events: cross-stream dependencies through CUDA events', () => check('events', ({ file }) => {
+      const waits = queryCount(file, 'SELECT count(*) AS n FROM syncs WHERE sync_type = 2');
+      const records = queryCount(file, 'SELECT count(*) AS n FROM cuda_events');
+      assert.ok(waits >= CHUNKS, `stream-wait-event syncs: ${waits}`);
+      assert.ok(records >= CHUNKS, `event records: ${records}`);
+      return { waits, eventRecords: records };
+    }));
+
+    it('priority: streams of different priorities', () => check('priority', ({ trace: t }) => {
+      const used = streamsWith(t, () => true);
+      const priorities = new Set(t.streams.filter((s) => used.has(s.id)).map((s) => s.priority));
+      assert.ok(priorities.size >= 2, `priorities seen: ${[...priorities].join(',')}`);
+      return { priorities: [...priorities].join('/') };
+    }));
+
+    it('sync-each: a device synchronize per chunk', () => check('sync-each', ({ file }) => {
+      const syncs = queryCount(file, 'SELECT count(*) AS n FROM syncs WHERE sync_type = 4');
+      assert.ok(syncs >= CHUNKS, `context synchronizations: ${syncs}`);
+      return { deviceSyncs: syncs };
+    }));
+
+    it('multi-gpu: work on every device', () => check('multi-gpu', ({ trace: t }) => {
+      const used = new Set<number>();
+      for (let i = 0; i < t.ops.length; i++) used.add(t.ops.device[i]!);
+      assert.equal(used.size, inventory.devices.length);
+      return { devicesUsed: used.size };
+    }));
+  });
+}
+
+describe('NVTX and API calls', { skip }, () => {
+  it('records the runner\'s NVTX ranges and the launches behind each kernel', async () => {
+    const l = await recordWorkload('normalise', 'concurrent');
+    const ranges = queryCount(l.file, 'SELECT count(*) AS n FROM nvtx_ranges WHERE end_ns IS NOT NULL');
+    const launched = queryCount(l.file, `SELECT count(*) AS n FROM kernels k JOIN contexts c ON c.id = k.context_id
+        JOIN api_calls a ON a.correlation_id = k.correlation_id AND a.pid = c.pid`);
+    assert.ok(ranges > 0, 'NVTX ranges');
+    assert.equal(launched, CHUNKS, 'every kernel joins its launch call');
+    table.push({ workload: 'normalise', scenario: 'concurrent (nvtx)', nvtxRanges: ranges, kernelsWithLaunch: launched });
+  });
+});
+
+const python = (script: string) => path.join(repoRoot, 'test/gpu/scripts', script);
+
+describe('Python scripts', { skip }, () => {
+  const recordScript = async (name: string, args: string[]) => {
+    const file = path.join(workDir, `${name}.sqlite`);
+    const r = await record({ output: file, overwrite: true, argv: ['python3', python(`${name}.py`), ...args], stdio: 'pipe' });
+    assert.equal(r.exitCode, 0, r.stderr);
+    assert.ok(r.complete, `incomplete: ${r.incompleteReason}`);
+    const db = openRecording(file, { readonly: true });
+    try {
+      return { trace: loadTrace(db), file, meta: readMeta(db) };
+    } finally {
+      db.close();
+    }
+  };
+
+  it('numba: one stream per array, overlapping', async () => {
+    const { trace: t } = await recordScript('numba_streams', ['--arrays', '8']);
+    assert.equal(count(t, isKernel(t)), 8);
+    assert.ok(streamsWith(t, isKernel(t)).size >= 8);
+    const ov = overlapByDevice(t).find((o) => o.all.count > 0)!;
+    table.push({ script: 'numba_streams', kernels: 8, streams: streamsWith(t, () => true).size, overlapAll: ov.all.overlapFactor });
+  });
+
+  it('cupy: matmuls on non-blocking streams', async () => {
+    const { trace: t } = await recordScript('cupy_streams', ['--streams', '4']);
+    const streams = streamsWith(t, isKernel(t));
+    assert.ok(streams.size >= 4, `kernel streams: ${streams.size}`);
+    for (const s of streams) assert.ok(flagsOf(t, s) & StreamFlags.NonBlocking, 'non-blocking streams');
+    table.push({ script: 'cupy_streams', kernels: count(t, isKernel(t)), streams: streams.size });
+  });
+
+  it('pytorch: the same kernel and copy counts as torch.profiler', async () => {
+    const { trace: t } = await recordScript('torch_streams', ['--streams', '4']);
+    const out = execFileSync('python3', [python('torch_streams.py'), '--streams', '4', '--torch-profiler', path.join(workDir, 'torch_streams.trace.json')], { encoding: 'utf8' });
+    const torchCounts = (JSON.parse(out.trim().split('\n').at(-1)!) as { torch_profiler_counts: { kernels: number; memcpys: number } }).torch_profiler_counts;
+    const ours = { kernels: count(t, isKernel(t)), memcpys: count(t, isCopy(t)) };
+    table.push({ script: 'torch_streams', ...Object.fromEntries(Object.entries(ours).map(([k, v]) => [`streamscope_${k}`, v])),
+      torch_kernels: torchCounts.kernels, torch_memcpys: torchCounts.memcpys });
+    assert.deepEqual(ours, { kernels: torchCounts.kernels, memcpys: torchCounts.memcpys });
+  });
+});
