@@ -1,41 +1,42 @@
-# NOTE: reconstructed from build/streamscope_addon.target.mk — the original
-# file was accidentally overwritten at 11:05:32 by a concurrently running
-# helper session (which has since stopped writing in native/addon). The
-# sources, defines, include dirs and flags are exactly those gyp generated
-# from the original; comments in the original are lost.
+# The StreamScope Node addon (Node-API, ABI-stable: one build serves Node 22
+# and Electron). SQLite is compiled from the amalgamation that ships inside
+# the better-sqlite3 npm package, so no system SQLite or download is needed;
+# its symbols stay hidden so they cannot clash with another SQLite in the
+# process. CUDA, CUPTI and NVML are opened with dlopen at run time: the addon
+# builds and loads on machines without them.
 {
-  'targets': [
+  "targets": [
     {
-      'target_name': 'streamscope_addon',
-      'sources': [
-        'src/addon.cc',
-        'src/device_inventory.cc',
-        'src/cupti_info.cc',
-        'src/ingest.cc',
-        'src/ingest_binding.cc',
-        '../../node_modules/better-sqlite3/deps/sqlite3/sqlite3.c',
+      "target_name": "streamscope_addon",
+      "sources": [
+        "src/addon.cc",
+        "src/device_inventory.cc",
+        "src/cupti_info.cc",
+        "src/ingest.cc",
+        "src/ingest_binding.cc",
+        "../../node_modules/better-sqlite3/deps/sqlite3/sqlite3.c"
       ],
-      'include_dirs': [
-        '../../node_modules/node-addon-api',
-        '../../node_modules/better-sqlite3/deps/sqlite3',
-        '../collector',
+      "include_dirs": [
+        "../../node_modules/node-addon-api",
+        "../../node_modules/better-sqlite3/deps/sqlite3",
+        "../collector"
       ],
-      'defines': [
-        'NAPI_VERSION=8',
-        'NAPI_CPP_EXCEPTIONS',
-        'SQLITE_THREADSAFE=2',
-        'SQLITE_DQS=0',
-        'SQLITE_DEFAULT_MEMSTATUS=0',
-        'SQLITE_OMIT_DEPRECATED',
-        'SQLITE_OMIT_SHARED_CACHE',
-        'SQLITE_LIKE_DOESNT_MATCH_BLOBS',
-        'SQLITE_DEFAULT_WAL_SYNCHRONOUS=1',
+      "defines": [
+        "NAPI_VERSION=8",
+        "NAPI_CPP_EXCEPTIONS",
+        "SQLITE_THREADSAFE=2",
+        "SQLITE_DQS=0",
+        "SQLITE_DEFAULT_MEMSTATUS=0",
+        "SQLITE_OMIT_DEPRECATED",
+        "SQLITE_OMIT_SHARED_CACHE",
+        "SQLITE_LIKE_DOESNT_MATCH_BLOBS",
+        "SQLITE_API=__attribute__((visibility(\"hidden\")))"
       ],
-      'cflags': ['-O2'],
-      'cflags!': ['-fno-exceptions'],
-      'cflags_cc!': ['-fno-exceptions', '-fno-rtti', '-std=gnu++17', '-std=gnu++20'],
-      'cflags_cc': ['-std=c++17', '-O2', '-Wall', '-Wextra'],
-      'libraries': ['-ldl', '-lpthread'],
-    },
-  ],
+      "cflags": ["-O2", "-fvisibility=hidden"],
+      "cflags_cc": ["-std=c++17", "-O2", "-Wall", "-Wextra", "-fvisibility=hidden"],
+      "cflags!": ["-fno-exceptions"],
+      "cflags_cc!": ["-fno-exceptions", "-fno-rtti", "-std=gnu++17"],
+      "libraries": ["-ldl", "-lpthread"]
+    }
+  ]
 }

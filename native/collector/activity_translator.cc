@@ -258,8 +258,9 @@ void ActivityTranslator::handleMarker(const CUpti_ActivityMarker2& m) {
   r.timestamp_ns = rel(m.timestamp);
   r.id = m.id;
   // MarkerFlags use CUPTI's bit values for these three.
-  static_assert(kMarkerInstantaneous == CUPTI_ACTIVITY_FLAG_MARKER_INSTANTANEOUS &&
-                kMarkerStart == CUPTI_ACTIVITY_FLAG_MARKER_START && kMarkerEnd == CUPTI_ACTIVITY_FLAG_MARKER_END);
+  static_assert(uint32_t{kMarkerInstantaneous} == uint32_t{CUPTI_ACTIVITY_FLAG_MARKER_INSTANTANEOUS} &&
+                uint32_t{kMarkerStart} == uint32_t{CUPTI_ACTIVITY_FLAG_MARKER_START} &&
+                uint32_t{kMarkerEnd} == uint32_t{CUPTI_ACTIVITY_FLAG_MARKER_END});
   r.flags = static_cast<uint32_t>(m.flags) & (kMarkerInstantaneous | kMarkerStart | kMarkerEnd);
   r.object_kind = m.objectKind;
   r.thread_id = m.objectKind == CUPTI_ACTIVITY_OBJECT_THREAD ? m.objectId.pt.threadId : 0;

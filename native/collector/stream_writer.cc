@@ -19,6 +19,9 @@ namespace {
 // whenever this much has accumulated.
 constexpr size_t kWriteChunk = 4u << 20;
 
+// flushCupti without calling cuptiActivityFlushAll.
+constexpr uint32_t kNoCuptiFlush = ~0u;
+
 // write(2) all of [p, p + n): retries on EINTR and short writes.
 // Returns 0 or the errno of the failure.
 int writeAll(int fd, const uint8_t* p, size_t n) {
@@ -194,11 +197,15 @@ void StreamWriter::run() {
       // Stopping (atexit): the caller does the final forced flush itself,
       // once this thread is gone, so that no two flushes of ours overlap.
       if (stopping) break;
-      if (!cuda_ready_.load(std::memory_order_acquire)) continue;
+      const bool ready = cuda_ready_.load(std::memory_order_acquire);
       const int sig = pending_signal_.exchange(0, std::memory_order_relaxed);
       if (sig != 0) {
-        flushCupti(rs::kFlushSignal, sig, CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+        // Before CUDA is ready there is nothing in CUPTI's buffers worth the
+        // risk of flushing from inside cuInit; the signal is still honoured.
+        flushCupti(rs::kFlushSignal, sig, ready ? static_cast<uint32_t>(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED) : kNoCuptiFlush);
         if (after_signal_flush_) after_signal_flush_(sig);
+      } else if (!ready) {
+        continue;
       } else if (flush_reason != 0) {
         flushCupti(flush_reason, 0, CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
       } else if (flush_ms_ > 0 && Clock::now() >= next_periodic) {
@@ -222,7 +229,7 @@ void StreamWriter::run() {
 void StreamWriter::flushCupti(uint32_t reason, int sig, uint32_t cupti_flag) {
   // Hazard: CUPTI calls bufferCompleted (which takes mu_) on this thread
   // while it flushes; mu_ is not held here.
-  cuptiActivityFlushAll(cupti_flag);
+  if (cupti_flag != kNoCuptiFlush) cuptiActivityFlushAll(cupti_flag);
   std::vector<Item> batch;
   takeQueue(&batch);
   process(batch);
@@ -316,3 +323,5 @@ void StreamWriter::onOutputError(int err) {
   // not a lost one.
   pending_base_ = encoder_.recordsWritten();
 }
+
+}  // namespace streamscope

@@ -1,114 +1,190 @@
 // streamscope-synthetic-stream: writes record streams with the collector's
-// own encoder, without CUDA, for the contract test and the ingest benchmark.
+// own encoder (record_encoder.h), without CUDA, for the record-stream
+// contract test and the ingest benchmark.
 //
-//   --out FILE [--expect FILE.json] [--pid N] [--origin-ns N] [--no-end]
-//       every record kind with edge values; --expect writes JSON of exactly
-//       what was written (from the same C++ values) for the TS decoder test
-//   --out FILE --bench-launches N
-//       a realistic launch-bound stream: per launch a cudaLaunchKernel API
-//       record and its kernel on one of 4 streams
+//   streamscope-synthetic-stream --out FILE [--expect FILE.json] [--pid N]
+//                                [--origin-ns N] [--no-end]
+//       A deterministic stream with at least one record of every kind and
+//       edge values (negative relative times, kNone ids, 0 and maximum small
+//       integers, non-ASCII/empty/100 KB strings, a uuid of 16 distinct
+//       bytes), then End unless --no-end. --expect also writes JSON of
+//       exactly what was written, generated from the same C++ values:
+//         {"header": {...}, "records": [{"kind": "String", "id": 1, "value": "..."},
+//                                       {"kind": "Kernel", <every field but h>}, ...]}
+//       64-bit origins are decimal strings; uuid is 32 lowercase hex digits;
+//       every other field is a JSON number (all below 2^53 in magnitude).
+//
+//   streamscope-synthetic-stream --out FILE --bench-launches N [--pid N] [--origin-ns N]
+//       A launch-bound stream as the collector writes it for a loop of N
+//       kernel launches on 4 streams: per launch a cudaLaunchKernel runtime
+//       record and its kernel (~4 us apart), a pinned copy every 64 launches,
+//       an NVTX range every 1000. Written in chunks: N = 5,000,000 is fine.
 #include <cinttypes>
-#include <climits>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
 
+#include "collector_version.h"
 #include "record_encoder.h"
 
 using namespace streamscope::rs;
 
 namespace {
 
-// ---- JSON of what was written ---------------------------------------------
+// ---- JSON of what was written ---------------------------------------------------
 
 class Json {
  public:
-  std::string out = "[";
   void begin(const char* kind) {
-    out += first_ ? "\n" : ",\n";
+    out_ += first_ ? "\n" : ",\n";
     first_ = false;
-    out += "{\"kind\":\"" + std::string(kind) + "\"";
+    out_ += "{\"kind\":";
+    out_ += quote(kind);
   }
-  void end() { out += "}"; }
+  void end() { out_ += "}"; }
   template <class T> void num(const char* name, T v) {
-    out += ",\"" + std::string(name) + "\":" + std::to_string(v);
+    static_assert(std::is_integral_v<T>);
+    key(name);
+    if constexpr (std::is_signed_v<T>) out_ += std::to_string(static_cast<long long>(v));
+    else out_ += std::to_string(static_cast<unsigned long long>(v));
   }
-  void str(const char* name, const std::string& s) { out += ",\"" + std::string(name) + "\":" + quote(s); }
+  void str(const char* name, const std::string& s) {
+    key(name);
+    out_ += quote(s);
+  }
   void uuid(const char* name, const uint8_t* u) {
     char hex[33];
     for (int i = 0; i < 16; i++) std::snprintf(hex + 2 * i, 3, "%02x", u[i]);
     str(name, hex);
   }
+  const std::string& text() const { return out_; }
+
+  // JSON string: quotes, backslash and control characters escaped; other
+  // bytes (UTF-8 included) as they are.
   static std::string quote(const std::string& s) {
     std::string q = "\"";
     for (unsigned char c : s) {
-      if (c == '"' || c == '\\') { q += '\\'; q += static_cast<char>(c); }
-      else if (c < 0x20) { char b[8]; std::snprintf(b, sizeof b, "\\u%04x", c); q += b; }
-      else q += static_cast<char>(c);
+      switch (c) {
+        case '"': q += "\\\""; break;
+        case '\\': q += "\\\\"; break;
+        case '\n': q += "\\n"; break;
+        case '\r': q += "\\r"; break;
+        case '\t': q += "\\t"; break;
+        case '\b': q += "\\b"; break;
+        case '\f': q += "\\f"; break;
+        default:
+          if (c < 0x20) {
+            char b[8];
+            std::snprintf(b, sizeof b, "\\u%04x", c);
+            q += b;
+          } else {
+            q += static_cast<char>(c);
+          }
+      }
     }
     return q + "\"";
   }
 
  private:
+  void key(const char* name) {
+    out_ += ",\"";
+    out_ += name;
+    out_ += "\":";
+  }
+  std::string out_;
   bool first_ = true;
 };
 
+// Every field by its C++ name, in struct order (the record header h excepted).
 #define F(name) j.num(#name, r.name)
-
-void fields(Json& j, const ProcessRecord& r) { F(pid); F(ppid); F(command_sid); F(executable_sid); F(hostname_sid); F(driver_version); F(runtime_version); F(cupti_version); F(cupti_api_version); F(reserved); }
+void fields(Json& j, const ProcessRecord& r) {
+  F(pid); F(ppid); F(command_sid); F(executable_sid); F(hostname_sid); F(driver_version); F(runtime_version);
+  F(cupti_version); F(cupti_api_version); F(reserved);
+}
 void fields(Json& j, const DeviceRecord& r) {
-  F(device_id); F(name_sid); j.uuid("uuid", r.uuid); F(cc_major); F(cc_minor); F(sm_count); F(async_engine_count); F(concurrent_kernels);
-  F(pci_domain); F(pci_bus); F(pci_device); F(core_clock_khz); F(memory_clock_khz); F(memory_bus_width_bits); F(l2_cache_bytes);
-  F(max_threads_per_sm); F(max_shared_memory_per_sm); F(max_registers_per_sm); F(max_blocks_per_sm); F(total_memory_bytes);
+  F(device_id); F(name_sid); j.uuid("uuid", r.uuid); F(cc_major); F(cc_minor); F(sm_count); F(async_engine_count);
+  F(concurrent_kernels); F(pci_domain); F(pci_bus); F(pci_device); F(core_clock_khz); F(memory_clock_khz);
+  F(memory_bus_width_bits); F(l2_cache_bytes); F(max_threads_per_sm); F(max_shared_memory_per_sm);
+  F(max_registers_per_sm); F(max_blocks_per_sm); F(total_memory_bytes);
 }
 void fields(Json& j, const ContextRecord& r) { F(context_id); F(device_id); F(null_stream_id); F(reserved); }
-void fields(Json& j, const StreamRecord& r) { F(context_id); F(stream_id); F(device_id); F(flags); F(priority); F(reserved); F(created_ns); }
+void fields(Json& j, const StreamRecord& r) {
+  F(context_id); F(stream_id); F(device_id); F(flags); F(priority); F(reserved); F(created_ns);
+}
 void fields(Json& j, const KernelRecord& r) {
   F(start_ns); F(end_ns); F(device_id); F(context_id); F(stream_id); F(correlation_id); F(grid_x); F(grid_y); F(grid_z);
-  F(block_x); F(block_y); F(block_z); F(static_shared_bytes); F(dynamic_shared_bytes); F(local_memory_per_thread); F(name_sid);
-  F(registers_per_thread); F(launch_type); F(is_device_launched); F(graph_id); F(cluster_x); F(cluster_y); F(cluster_z); F(channel_id); F(graph_node_id);
+  F(block_x); F(block_y); F(block_z); F(static_shared_bytes); F(dynamic_shared_bytes); F(local_memory_per_thread);
+  F(name_sid); F(registers_per_thread); F(launch_type); F(is_device_launched); F(graph_id); F(cluster_x); F(cluster_y);
+  F(cluster_z); F(channel_id); F(graph_node_id);
 }
 void fields(Json& j, const MemcpyRecord& r) {
-  F(start_ns); F(end_ns); F(bytes); F(device_id); F(context_id); F(stream_id); F(correlation_id); F(copy_kind); F(src_kind); F(dst_kind);
-  F(flags); F(src_device_id); F(dst_device_id); F(graph_id); F(channel_id); F(reserved);
+  F(start_ns); F(end_ns); F(bytes); F(device_id); F(context_id); F(stream_id); F(correlation_id); F(copy_kind);
+  F(src_kind); F(dst_kind); F(flags); F(src_device_id); F(dst_device_id); F(graph_id); F(channel_id); F(reserved);
 }
 void fields(Json& j, const MemsetRecord& r) {
-  F(start_ns); F(end_ns); F(bytes); F(device_id); F(context_id); F(stream_id); F(correlation_id); F(value); F(flags); F(memory_kind); F(graph_id); F(channel_id);
+  F(start_ns); F(end_ns); F(bytes); F(device_id); F(context_id); F(stream_id); F(correlation_id); F(value); F(flags);
+  F(memory_kind); F(graph_id); F(channel_id);
 }
-void fields(Json& j, const SynchronizationRecord& r) { F(start_ns); F(end_ns); F(type); F(context_id); F(stream_id); F(event_id); F(correlation_id); F(return_value); }
-void fields(Json& j, const CudaEventRecord& r) { F(device_ns); F(correlation_id); F(context_id); F(stream_id); F(event_id); F(device_id); F(reserved); }
-void fields(Json& j, const ApiCallRecord& r) { F(start_ns); F(end_ns); F(domain); F(cbid); F(thread_id); F(correlation_id); F(return_value); F(name_sid); }
-void fields(Json& j, const MarkerRecord& r) { F(timestamp_ns); F(id); F(flags); F(object_kind); F(thread_id); F(name_sid); F(domain_sid); }
-void fields(Json& j, const OverheadRecord& r) { F(start_ns); F(end_ns); F(overhead_kind); F(object_kind); F(object_id); F(correlation_id); }
+void fields(Json& j, const SynchronizationRecord& r) {
+  F(start_ns); F(end_ns); F(type); F(context_id); F(stream_id); F(event_id); F(correlation_id); F(return_value);
+}
+void fields(Json& j, const CudaEventRecord& r) {
+  F(device_ns); F(correlation_id); F(context_id); F(stream_id); F(event_id); F(device_id); F(reserved);
+}
+void fields(Json& j, const ApiCallRecord& r) {
+  F(start_ns); F(end_ns); F(domain); F(cbid); F(thread_id); F(correlation_id); F(return_value); F(name_sid);
+}
+void fields(Json& j, const MarkerRecord& r) {
+  F(timestamp_ns); F(id); F(flags); F(object_kind); F(thread_id); F(name_sid); F(domain_sid);
+}
+void fields(Json& j, const OverheadRecord& r) {
+  F(start_ns); F(end_ns); F(overhead_kind); F(object_kind); F(object_id); F(correlation_id);
+}
 void fields(Json& j, const DroppedRecord& r) { F(count); F(source); F(context_id); F(stream_id); F(reserved); }
 void fields(Json& j, const ErrorRecord& r) { F(code); F(message_sid); }
 void fields(Json& j, const FlushRecord& r) { F(reason); F(signal); F(at_ns); F(records_so_far); }
 void fields(Json& j, const EndRecord& r) { F(reason); F(reserved); F(end_ns); F(records_written); F(buffers_completed); }
 #undef F
 
+// The enum names of Kind.
 const char* kindName(Kind k) {
   switch (k) {
-    case Kind::String: return "String"; case Kind::Process: return "Process"; case Kind::Device: return "Device";
-    case Kind::Context: return "Context"; case Kind::Stream: return "Stream"; case Kind::Kernel: return "Kernel";
-    case Kind::Memcpy: return "Memcpy"; case Kind::Memset: return "Memset"; case Kind::Synchronization: return "Synchronization";
-    case Kind::CudaEvent: return "CudaEvent"; case Kind::ApiCall: return "ApiCall"; case Kind::Marker: return "Marker";
-    case Kind::Overhead: return "Overhead"; case Kind::Dropped: return "Dropped"; case Kind::Error: return "Error";
-    case Kind::Flush: return "Flush"; case Kind::End: return "End";
+    case Kind::String: return "String";
+    case Kind::Process: return "Process";
+    case Kind::Device: return "Device";
+    case Kind::Context: return "Context";
+    case Kind::Stream: return "Stream";
+    case Kind::Kernel: return "Kernel";
+    case Kind::Memcpy: return "Memcpy";
+    case Kind::Memset: return "Memset";
+    case Kind::Synchronization: return "Synchronization";
+    case Kind::CudaEvent: return "CudaEvent";
+    case Kind::ApiCall: return "ApiCall";
+    case Kind::Marker: return "Marker";
+    case Kind::Overhead: return "Overhead";
+    case Kind::Dropped: return "Dropped";
+    case Kind::Error: return "Error";
+    case Kind::Flush: return "Flush";
+    case Kind::End: return "End";
   }
   return "?";
 }
 
-// Encodes and, when asked, describes every record in stream order.
+// Encodes, writes in chunks, and (when asked) describes every record in
+// stream order.
 class Writer {
  public:
-  Writer(FILE* f, Json* json) : file_(f), json_(json), enc_(&bytes_) {}
+  Writer(FILE* f, const char* path, Json* json) : file_(f), path_(path), json_(json), enc_(&bytes_) {}
+
   void header(const FileHeader& h) { enc_.writeHeader(h); }
+
   uint32_t intern(const std::string& s) {
     const uint64_t before = enc_.recordsWritten();
     const uint32_t id = enc_.intern(std::string_view(s));
-    if (json_ && enc_.recordsWritten() != before) {
+    if (json_ && enc_.recordsWritten() != before) {  // a new String record
       json_->begin("String");
       json_->num("id", id);
       json_->str("value", s);
@@ -116,6 +192,7 @@ class Writer {
     }
     return id;
   }
+
   template <class R> void write(R r) {
     enc_.write(r);
     if (json_) {
@@ -123,12 +200,14 @@ class Writer {
       fields(*json_, r);
       json_->end();
     }
-    if (bytes_.size() > (4u << 20)) flush();
+    if (bytes_.size() >= (4u << 20)) flush();
   }
+
   uint64_t records() const { return enc_.recordsWritten(); }
+
   void flush() {
     if (!bytes_.empty() && std::fwrite(bytes_.data(), 1, bytes_.size(), file_) != bytes_.size()) {
-      std::perror("streamscope-synthetic-stream: write");
+      std::fprintf(stderr, "streamscope-synthetic-stream: writing %s failed: %s\n", path_, std::strerror(errno));
       std::exit(1);
     }
     bytes_.clear();
@@ -136,199 +215,488 @@ class Writer {
 
  private:
   FILE* file_;
+  const char* path_;
   Json* json_;
   std::vector<uint8_t> bytes_;
   RecordEncoder enc_;
 };
 
-void edgeCases(Writer& w, uint32_t pid, bool end) {
+// ---- Every kind, edge values ------------------------------------------------------
+
+void edgeCases(Writer& w, uint32_t pid, bool with_end) {
   ProcessRecord p{};
-  p.pid = pid; p.ppid = 1;
-  p.command_sid = w.intern("python3 train.py --epochs 1 \"quoted\" \\ back\\slash");
+  p.pid = pid;
+  p.ppid = 1;
+  p.command_sid = w.intern("python3 train.py --name \"quoted\" C:\\back\\slash\ttab\nnewline\x01\x1f end");
   p.executable_sid = w.intern("/usr/bin/python3.12");
-  p.hostname_sid = w.intern("gpu-node-\xc3\xa9\xe2\x9c\x93");  // UTF-8: é ✓
-  p.driver_version = 13000; p.runtime_version = 0; p.cupti_version = 130001; p.cupti_api_version = 130001;
+  p.hostname_sid = w.intern("gpu-n\xc3\xb8" "de-\xe2\x9c\x93-\xf0\x9f\x9a\x80");  // UTF-8: ø ✓ 🚀
+  p.driver_version = 13000;
+  p.runtime_version = 0;
+  p.cupti_version = 130001;
+  p.cupti_api_version = 130001;
+  p.reserved = 0;
   w.write(p);
 
   DeviceRecord d{};
   d.device_id = 0;
   d.name_sid = w.intern("NVIDIA H100 80GB HBM3");
-  for (int i = 0; i < 16; i++) d.uuid[i] = static_cast<uint8_t>(0x10 * i + 15 - i);
-  d.cc_major = 9; d.cc_minor = 0; d.sm_count = 132; d.async_engine_count = 3; d.concurrent_kernels = 1;
-  d.pci_domain = 0; d.pci_bus = 0x1b; d.pci_device = 0; d.core_clock_khz = 1980000; d.memory_clock_khz = 2619000;
-  d.memory_bus_width_bits = 5120; d.l2_cache_bytes = 52428800; d.max_threads_per_sm = 2048;
-  d.max_shared_memory_per_sm = 233472; d.max_registers_per_sm = 65536; d.max_blocks_per_sm = 32;
+  for (int i = 0; i < 16; i++) d.uuid[i] = static_cast<uint8_t>(15 * (i + 1));  // 0x0f, 0x1e, ... 0xf0: all distinct
+  d.cc_major = 9;
+  d.cc_minor = 0;
+  d.sm_count = 132;
+  d.async_engine_count = 3;
+  d.concurrent_kernels = 1;
+  d.pci_domain = 0;
+  d.pci_bus = 0x1b;
+  d.pci_device = 0;
+  d.core_clock_khz = 1980000;
+  d.memory_clock_khz = 2619000;
+  d.memory_bus_width_bits = 5120;
+  d.l2_cache_bytes = 52428800;
+  d.max_threads_per_sm = 2048;
+  d.max_shared_memory_per_sm = 233472;
+  d.max_registers_per_sm = 65536;
+  d.max_blocks_per_sm = 32;
   d.total_memory_bytes = 85045870592ull;
   w.write(d);
 
   ContextRecord c{};
-  c.context_id = 1; c.device_id = 0; c.null_stream_id = 7;
+  c.context_id = 1;
+  c.device_id = 0;
+  c.null_stream_id = 7;
   w.write(c);
+  ContextRecord c2{};  // a context whose null stream is unknown
+  c2.context_id = UINT32_MAX - 1;
+  c2.device_id = 0;
+  c2.null_stream_id = kNone;
+  w.write(c2);
 
   StreamRecord s0{};
-  s0.context_id = 1; s0.stream_id = 7; s0.device_id = 0; s0.flags = kStreamLegacyDefault; s0.priority = 0; s0.created_ns = -1500;
+  s0.context_id = 1;
+  s0.stream_id = 7;
+  s0.device_id = 0;
+  s0.flags = kStreamLegacyDefault;
+  s0.priority = 0;
+  s0.created_ns = -1500;  // created before the origin
   w.write(s0);
   StreamRecord s1{};
-  s1.context_id = 1; s1.stream_id = 13; s1.device_id = 0; s1.flags = kStreamNonBlocking; s1.priority = -5; s1.created_ns = 2000;
+  s1.context_id = 1;
+  s1.stream_id = 13;
+  s1.device_id = 0;
+  s1.flags = kStreamNonBlocking;
+  s1.priority = -5;  // high priority
+  s1.created_ns = 2000;
   w.write(s1);
+  StreamRecord s2 = s1;
+  s2.stream_id = 14;
+  s2.flags = kStreamNonBlocking | kStreamPerThreadDefault | kStreamImplicit;
+  s2.priority = 0;
+  s2.created_ns = 0;
+  w.write(s2);
 
-  const std::string long_name(100 * 1024, 'k');
   KernelRecord k{};
   k.name_sid = w.intern("void normalise<double>(double const*, double*, int)");
-  k.start_ns = -250; k.end_ns = 4'000'000'000'000ll; k.device_id = 0; k.context_id = 1; k.stream_id = 13;
-  k.correlation_id = UINT32_MAX; k.grid_x = 2147483647; k.grid_y = 1; k.grid_z = 1; k.block_x = 1024; k.block_y = 1; k.block_z = 1;
-  k.static_shared_bytes = 49152; k.dynamic_shared_bytes = 0; k.local_memory_per_thread = 0;
-  k.registers_per_thread = UINT16_MAX; k.launch_type = UINT8_MAX; k.is_device_launched = 0; k.graph_id = 0;
-  k.cluster_x = 1; k.cluster_y = 2; k.cluster_z = 3; k.channel_id = 4; k.graph_node_id = (1ull << 53) - 1;
+  k.start_ns = -250;
+  k.end_ns = 4'000'000'000'000ll;
+  k.device_id = 0;
+  k.context_id = 1;
+  k.stream_id = 13;
+  k.correlation_id = UINT32_MAX;
+  k.grid_x = INT32_MAX;
+  k.grid_y = 1;
+  k.grid_z = 1;
+  k.block_x = 1024;
+  k.block_y = 1;
+  k.block_z = 1;
+  k.static_shared_bytes = 49152;
+  k.dynamic_shared_bytes = 0;
+  k.local_memory_per_thread = 0;
+  k.registers_per_thread = UINT16_MAX;
+  k.launch_type = UINT8_MAX;
+  k.is_device_launched = 0;
+  k.graph_id = 0;
+  k.cluster_x = 1;
+  k.cluster_y = 2;
+  k.cluster_z = 3;
+  k.channel_id = 4;
+  k.graph_node_id = (1ull << 53) - 1;
   w.write(k);
   KernelRecord k2 = k;
-  k2.name_sid = w.intern(long_name);
-  k2.start_ns = 5000; k2.end_ns = 5001; k2.stream_id = 99;  // a stream never declared: implicit
+  k2.name_sid = w.intern(std::string(100 * 1024, 'k'));  // a 100 KB name
+  k2.start_ns = 5000;
+  k2.end_ns = 5001;
+  k2.stream_id = 99;  // a stream never declared (implicit)
   k2.correlation_id = 2;
+  k2.grid_x = INT32_MIN;
+  k2.dynamic_shared_bytes = -1;
+  k2.registers_per_thread = 0;
+  k2.launch_type = 0;
+  k2.is_device_launched = UINT8_MAX;
+  k2.graph_id = UINT32_MAX;
+  k2.local_memory_per_thread = UINT32_MAX;
+  k2.graph_node_id = 0;
   w.write(k2);
 
   MemcpyRecord m{};
-  m.start_ns = 100; m.end_ns = 2100; m.bytes = (1ull << 40) + 3; m.device_id = 0; m.context_id = 1; m.stream_id = 13;
-  m.correlation_id = 3; m.copy_kind = 1; m.src_kind = 1; m.dst_kind = 3; m.flags = 1; m.src_device_id = 0; m.dst_device_id = 0;
-  m.graph_id = 0; m.channel_id = 9;
+  m.start_ns = 100;
+  m.end_ns = 2100;
+  m.bytes = (1ull << 40) + 3;
+  m.device_id = 0;
+  m.context_id = 1;
+  m.stream_id = 13;
+  m.correlation_id = 3;
+  m.copy_kind = 1;  // HtoD
+  m.src_kind = 2;   // pinned
+  m.dst_kind = 3;   // device
+  m.flags = 1;      // async
+  m.src_device_id = 0;
+  m.dst_device_id = 0;
+  m.graph_id = 0;
+  m.channel_id = 9;
   w.write(m);
   MemcpyRecord peer = m;
-  peer.copy_kind = 10; peer.src_kind = 3; peer.dst_kind = 3; peer.flags = 0; peer.src_device_id = 0; peer.dst_device_id = 1; peer.correlation_id = 4;
+  peer.copy_kind = 10;  // PtoP
+  peer.src_kind = 3;
+  peer.dst_kind = 3;
+  peer.flags = 0;
+  peer.src_device_id = 0;
+  peer.dst_device_id = 1;
+  peer.correlation_id = 4;
   w.write(peer);
+  MemcpyRecord odd = m;
+  odd.copy_kind = UINT8_MAX;
+  odd.src_kind = 0;
+  odd.dst_kind = UINT8_MAX;
+  odd.flags = UINT8_MAX;
+  odd.bytes = 0;
+  odd.start_ns = odd.end_ns = -1;
+  odd.correlation_id = 0;
+  odd.src_device_id = kNone;
+  odd.dst_device_id = kNone;
+  w.write(odd);
 
   MemsetRecord ms{};
-  ms.start_ns = 3000; ms.end_ns = 3100; ms.bytes = 4096; ms.device_id = 0; ms.context_id = 1; ms.stream_id = 7; ms.correlation_id = 5;
-  ms.value = 0xdeadbeef; ms.flags = 1; ms.memory_kind = 3; ms.graph_id = 0; ms.channel_id = 0;
+  ms.start_ns = 3000;
+  ms.end_ns = 3100;
+  ms.bytes = 4096;
+  ms.device_id = 0;
+  ms.context_id = 1;
+  ms.stream_id = 7;
+  ms.correlation_id = 5;
+  ms.value = 0xdeadbeef;
+  ms.flags = 1;
+  ms.memory_kind = 3;
+  ms.graph_id = 0;
+  ms.channel_id = 0;
   w.write(ms);
+  MemsetRecord ms2 = ms;
+  ms2.flags = UINT16_MAX;
+  ms2.memory_kind = 0;
+  ms2.value = UINT32_MAX;
+  ms2.correlation_id = 6;
+  w.write(ms2);
 
   SynchronizationRecord sy{};
-  sy.start_ns = 6000; sy.end_ns = 9000; sy.type = 3; sy.context_id = 1; sy.stream_id = 13; sy.event_id = kNone; sy.correlation_id = 6; sy.return_value = 0;
+  sy.start_ns = 6000;
+  sy.end_ns = 9000;
+  sy.type = 3;  // stream synchronize
+  sy.context_id = 1;
+  sy.stream_id = 13;
+  sy.event_id = kNone;
+  sy.correlation_id = 7;
+  sy.return_value = 0;
   w.write(sy);
   SynchronizationRecord sy2 = sy;
-  sy2.type = 4; sy2.stream_id = kNone; sy2.correlation_id = 7;
+  sy2.type = 4;  // context synchronize
+  sy2.stream_id = kNone;
+  sy2.correlation_id = 8;
+  sy2.return_value = 999;
   w.write(sy2);
 
   CudaEventRecord ev{};
-  ev.device_ns = INT64_MIN; ev.correlation_id = 8; ev.context_id = 1; ev.stream_id = 13; ev.event_id = 42; ev.device_id = 0;
+  ev.device_ns = 7500;
+  ev.correlation_id = 9;
+  ev.context_id = 1;
+  ev.stream_id = 13;
+  ev.event_id = 42;
+  ev.device_id = 0;
   w.write(ev);
+  CudaEventRecord ev2 = ev;
+  // The collector writes INT64_MIN ("unknown") when CUPTI has no device
+  // timestamp; that value is outside +-2^53 and therefore not used here.
+  ev2.device_ns = -((1ll << 53) - 1);
+  ev2.event_id = 0;
+  ev2.correlation_id = 10;
+  w.write(ev2);
 
   ApiCallRecord a{};
   a.name_sid = w.intern("cudaLaunchKernel");
-  a.start_ns = -400; a.end_ns = -300; a.domain = kApiRuntime; a.cbid = 211; a.thread_id = 123456; a.correlation_id = UINT32_MAX; a.return_value = 0;
+  a.start_ns = -400;
+  a.end_ns = -300;
+  a.domain = kApiRuntime;
+  a.cbid = 211;
+  a.thread_id = 123456;
+  a.correlation_id = UINT32_MAX;
+  a.return_value = 0;
   w.write(a);
   ApiCallRecord a2 = a;
   a2.name_sid = w.intern("cuMemcpyHtoDAsync_v2");
-  a2.domain = kApiDriver; a2.cbid = 279; a2.correlation_id = 3; a2.return_value = 1; a2.start_ns = 50; a2.end_ns = 90;
+  a2.domain = kApiDriver;
+  a2.cbid = 279;
+  a2.correlation_id = 3;
+  a2.return_value = 1;
+  a2.start_ns = 50;
+  a2.end_ns = 90;
+  a2.thread_id = UINT32_MAX;
   w.write(a2);
 
   MarkerRecord mk{};
   mk.name_sid = w.intern("issue chunk 0");
-  mk.domain_sid = 0; mk.timestamp_ns = 10; mk.id = 1; mk.flags = kMarkerStart; mk.object_kind = 2; mk.thread_id = 123456;
+  mk.domain_sid = 0;  // default domain
+  mk.timestamp_ns = 10;
+  mk.id = 1;
+  mk.flags = kMarkerStart;
+  mk.object_kind = 2;  // thread
+  mk.thread_id = 123456;
   w.write(mk);
   MarkerRecord mk2 = mk;
-  mk2.name_sid = 0; mk2.timestamp_ns = 7000; mk2.flags = kMarkerEnd;
+  mk2.name_sid = 0;  // End records carry no name
+  mk2.timestamp_ns = 7000;
+  mk2.flags = kMarkerEnd;
   w.write(mk2);
   MarkerRecord mk3 = mk;
-  mk3.name_sid = w.intern("");  // empty string
+  mk3.name_sid = w.intern("");  // the empty string
   mk3.domain_sid = w.intern("my-domain");
-  mk3.id = 2; mk3.flags = kMarkerInstantaneous; mk3.timestamp_ns = 8000;
+  mk3.id = 2;
+  mk3.flags = kMarkerInstantaneous;
+  mk3.timestamp_ns = 8000;
+  mk3.object_kind = 1;  // process
+  mk3.thread_id = 0;
   w.write(mk3);
   MarkerRecord open_range = mk;
-  open_range.id = 3; open_range.timestamp_ns = 8500; open_range.name_sid = w.intern("never closed");
+  open_range.id = UINT32_MAX;
+  open_range.timestamp_ns = 8500;
+  open_range.name_sid = w.intern("never closed");
   w.write(open_range);
 
   OverheadRecord o{};
-  o.start_ns = 1; o.end_ns = 2; o.overhead_kind = 1u << 16; o.object_kind = 2; o.object_id = 123456; o.correlation_id = 0;
+  o.start_ns = 1;
+  o.end_ns = 2;
+  o.overhead_kind = 1u << 16;  // CUPTI buffer flush
+  o.object_kind = 2;
+  o.object_id = 123456;
+  o.correlation_id = 0;
   w.write(o);
 
   DroppedRecord dr{};
-  dr.count = 17; dr.source = kDropCupti; dr.context_id = 1; dr.stream_id = kNone;
+  dr.count = 17;
+  dr.source = kDropCupti;
+  dr.context_id = 1;
+  dr.stream_id = kNone;
   w.write(dr);
+  DroppedRecord dr2{};
+  dr2.count = (1ull << 53) - 1;
+  dr2.source = kDropBufferCap;
+  dr2.context_id = kNone;
+  dr2.stream_id = kNone;
+  w.write(dr2);
+  DroppedRecord dr3{};
+  dr3.count = 0;
+  dr3.source = kDropIncomplete;
+  dr3.context_id = kNone;
+  dr3.stream_id = kNone;
+  w.write(dr3);
 
   ErrorRecord er{};
   er.code = kErrorActivityEnable;
   er.message_sid = w.intern("activity kind OVERHEAD could not be enabled: CUPTI_ERROR_NOT_SUPPORTED");
   w.write(er);
+  ErrorRecord er2{};
+  er2.code = kErrorCuptiSubscribe;
+  er2.message_sid = w.intern("another CUPTI client is active in this process: CUPTI for Nsight Systems; nothing recorded");
+  w.write(er2);
 
   FlushRecord fl{};
-  fl.reason = kFlushSignal; fl.signal = 2; fl.at_ns = 9500; fl.records_so_far = 30;
+  fl.reason = kFlushPeriodic;
+  fl.signal = 0;
+  fl.at_ns = 9000;
+  fl.records_so_far = w.records();
   w.write(fl);
+  FlushRecord fl2{};
+  fl2.reason = kFlushSignal;
+  fl2.signal = 15;
+  fl2.at_ns = 9500;
+  fl2.records_so_far = w.records();
+  w.write(fl2);
 
-  if (end) {
+  if (with_end) {
     EndRecord e{};
-    e.reason = 1; e.end_ns = 10000; e.records_written = w.records(); e.buffers_completed = 3;
+    e.reason = 1;
+    e.end_ns = 10000;
+    e.records_written = w.records();
+    e.buffers_completed = 3;
     w.write(e);
   }
 }
 
+// ---- Launch-bound stream for the ingest benchmark -----------------------------------
+
 void benchLaunches(Writer& w, uint32_t pid, uint64_t launches) {
   ProcessRecord p{};
-  p.pid = pid; p.ppid = 1;
-  p.command_sid = w.intern("streamscope-runner --workload launch-loop --streams 4");
+  p.pid = pid;
+  p.ppid = 1;
+  p.command_sid = w.intern("streamscope-runner launch-loop --streams 4");
   p.executable_sid = w.intern("/opt/streamscope/streamscope-runner");
   p.hostname_sid = w.intern("bench-host");
-  p.driver_version = 13000; p.cupti_version = 130001; p.cupti_api_version = 130001;
+  p.driver_version = 13000;
+  p.runtime_version = 13000;
+  p.cupti_version = 130001;
+  p.cupti_api_version = 130001;
   w.write(p);
+
   DeviceRecord d{};
+  d.device_id = 0;
   d.name_sid = w.intern("NVIDIA H100 80GB HBM3");
   for (int i = 0; i < 16; i++) d.uuid[i] = static_cast<uint8_t>(i * 7 + 1);
-  d.cc_major = 9; d.sm_count = 132; d.async_engine_count = 3; d.concurrent_kernels = 1; d.total_memory_bytes = 85045870592ull;
+  d.cc_major = 9;
+  d.sm_count = 132;
+  d.async_engine_count = 3;
+  d.concurrent_kernels = 1;
+  d.total_memory_bytes = 85045870592ull;
   w.write(d);
+
   ContextRecord c{};
-  c.context_id = 1; c.null_stream_id = 7;
+  c.context_id = 1;
+  c.device_id = 0;
+  c.null_stream_id = 7;
   w.write(c);
+  StreamRecord legacy{};
+  legacy.context_id = 1;
+  legacy.stream_id = 7;
+  legacy.flags = kStreamLegacyDefault;
+  w.write(legacy);
   const uint32_t streams[4] = {13, 14, 15, 16};
-  StreamRecord s{};
-  s.context_id = 1; s.stream_id = 7; s.flags = kStreamLegacyDefault;
-  w.write(s);
   for (uint32_t id : streams) {
-    s.stream_id = id; s.flags = kStreamNonBlocking; s.created_ns = 1000;
+    StreamRecord s{};
+    s.context_id = 1;
+    s.stream_id = id;
+    s.flags = kStreamNonBlocking;
+    s.created_ns = 1000;
     w.write(s);
   }
-  const uint32_t launch = w.intern("cudaLaunchKernel");
+
+  const uint32_t launch_name = w.intern("cudaLaunchKernel");
   const uint32_t memcpy_name = w.intern("cudaMemcpyAsync");
-  const uint32_t kernel = w.intern("void empty_kernel<4>(int*)");
-  const uint32_t range = w.intern("launch batch");
+  const uint32_t kernel_name = w.intern("void empty_kernel<4>(int*)");
+  const uint32_t range_name = w.intern("launch batch");
+  const uint32_t tid = 4243;
   int64_t t = 1'000'000;
   uint32_t corr = 1;
-  for (uint64_t i = 0; i < launches; i++, t += 4000, corr++) {
+  bool range_open = false;
+  for (uint64_t i = 0; i < launches; i++, t += 4000) {
     if (i % 1000 == 0) {
       MarkerRecord m{};
-      m.name_sid = range; m.timestamp_ns = t; m.id = static_cast<uint32_t>(i / 1000 + 1); m.flags = kMarkerStart; m.object_kind = 2; m.thread_id = 4242;
+      m.name_sid = range_name;
+      m.timestamp_ns = t;
+      m.id = static_cast<uint32_t>(i / 1000 + 1);
+      m.flags = kMarkerStart;
+      m.object_kind = 2;
+      m.thread_id = tid;
       w.write(m);
+      range_open = true;
     }
     ApiCallRecord a{};
-    a.start_ns = t; a.end_ns = t + 2500; a.domain = kApiRuntime; a.cbid = 211; a.thread_id = 4242; a.correlation_id = corr; a.name_sid = launch;
+    a.start_ns = t;
+    a.end_ns = t + 2500;
+    a.domain = kApiRuntime;
+    a.cbid = 211;
+    a.thread_id = tid;
+    a.correlation_id = corr;
+    a.name_sid = launch_name;
     w.write(a);
     KernelRecord k{};
-    k.start_ns = t + 6000; k.end_ns = t + 7500; k.device_id = 0; k.context_id = 1; k.stream_id = streams[i % 4];
-    k.correlation_id = corr; k.grid_x = k.grid_y = k.grid_z = 1; k.block_x = 32; k.block_y = k.block_z = 1;
-    k.registers_per_thread = 16; k.name_sid = kernel;
+    k.start_ns = t + 6000;
+    k.end_ns = t + 7500;
+    k.device_id = 0;
+    k.context_id = 1;
+    k.stream_id = streams[i % 4];
+    k.correlation_id = corr;
+    k.grid_x = k.grid_y = k.grid_z = 1;
+    k.block_x = 32;
+    k.block_y = k.block_z = 1;
+    k.registers_per_thread = 16;
+    k.name_sid = kernel_name;
     w.write(k);
+    corr++;
     if (i % 64 == 63) {
-      corr++;
       ApiCallRecord am = a;
-      am.name_sid = memcpy_name; am.cbid = 41; am.correlation_id = corr; am.start_ns = t + 3000; am.end_ns = t + 3800;
+      am.name_sid = memcpy_name;
+      am.cbid = 41;
+      am.correlation_id = corr;
+      am.start_ns = t + 2600;
+      am.end_ns = t + 3800;
       w.write(am);
+      const bool h2d = (i / 64) % 2 == 0;  // alternating directions
       MemcpyRecord mc{};
-      mc.start_ns = t + 8000; mc.end_ns = t + 9000; mc.bytes = 1 << 20; mc.context_id = 1; mc.stream_id = streams[i % 4];
-      mc.correlation_id = corr; mc.copy_kind = (i / 64) % 2 ? 2 : 1; mc.src_kind = mc.copy_kind == 1 ? 2 : 3; mc.dst_kind = mc.copy_kind == 1 ? 3 : 2; mc.flags = 1;
+      mc.start_ns = t + 8000;
+      mc.end_ns = t + 9000;
+      mc.bytes = 1 << 20;
+      mc.device_id = 0;
+      mc.context_id = 1;
+      mc.stream_id = streams[i % 4];
+      mc.correlation_id = corr;
+      mc.copy_kind = h2d ? 1 : 2;  // HtoD / DtoH
+      mc.src_kind = h2d ? 2 : 3;   // pinned → device / device → pinned
+      mc.dst_kind = h2d ? 3 : 2;
+      mc.flags = 1;
       w.write(mc);
+      corr++;
     }
     if (i % 1000 == 999) {
       MarkerRecord m{};
-      m.timestamp_ns = t + 3000; m.id = static_cast<uint32_t>(i / 1000 + 1); m.flags = kMarkerEnd; m.object_kind = 2; m.thread_id = 4242;
+      m.timestamp_ns = t + 3000;
+      m.id = static_cast<uint32_t>(i / 1000 + 1);
+      m.flags = kMarkerEnd;
+      m.object_kind = 2;
+      m.thread_id = tid;
       w.write(m);
+      range_open = false;
     }
   }
+  if (range_open) {
+    MarkerRecord m{};
+    m.timestamp_ns = t;
+    m.id = static_cast<uint32_t>((launches - 1) / 1000 + 1);
+    m.flags = kMarkerEnd;
+    m.object_kind = 2;
+    m.thread_id = tid;
+    w.write(m);
+  }
   EndRecord e{};
-  e.reason = 1; e.end_ns = t; e.records_written = w.records();
+  e.reason = 1;
+  e.end_ns = t;
+  e.records_written = w.records();
+  e.buffers_completed = launches / 20000 + 1;
   w.write(e);
 }
 
-[[noreturn]] void usage(const char* why) {
-  std::fprintf(stderr, "streamscope-synthetic-stream: %s\nusage: streamscope-synthetic-stream --out FILE [--expect FILE.json] [--pid N] [--origin-ns N] [--no-end] [--bench-launches N]\n", why);
+[[noreturn]] void usage(const std::string& why) {
+  std::fprintf(stderr,
+               "streamscope-synthetic-stream: %s\n"
+               "usage: streamscope-synthetic-stream --out FILE [--expect FILE.json] [--pid N] [--origin-ns N] [--no-end]\n"
+               "       streamscope-synthetic-stream --out FILE --bench-launches N [--pid N] [--origin-ns N]\n",
+               why.c_str());
   std::exit(2);
+}
+
+uint64_t parseNumber(const std::string& option, const char* text, uint64_t max) {
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long v = std::strtoull(text, &end, 10);
+  if (errno != 0 || !end || *end != '\0' || *text == '\0' || *text == '-' || v > max) {
+    usage("bad value for " + option + ": " + text);
+  }
+  return v;
 }
 
 }  // namespace
@@ -339,46 +707,60 @@ int main(int argc, char** argv) {
   uint32_t pid = 4242;
   uint64_t origin = 1763800000000000000ull;
   uint64_t bench = 0;
-  bool end = true;
+  bool bench_mode = false;
+  bool with_end = true;
   for (int i = 1; i < argc; i++) {
     const std::string a = argv[i];
     auto value = [&]() -> const char* {
-      if (i + 1 >= argc) usage(("missing value for " + a).c_str());
+      if (i + 1 >= argc) usage("missing value for " + a);
       return argv[++i];
     };
     if (a == "--out") out = value();
     else if (a == "--expect") expect = value();
-    else if (a == "--pid") pid = static_cast<uint32_t>(std::strtoul(value(), nullptr, 10));
-    else if (a == "--origin-ns") origin = std::strtoull(value(), nullptr, 10);
-    else if (a == "--bench-launches") bench = std::strtoull(value(), nullptr, 10);
-    else if (a == "--no-end") end = false;
-    else usage(("unknown option " + a).c_str());
+    else if (a == "--pid") pid = static_cast<uint32_t>(parseNumber(a, value(), UINT32_MAX));
+    else if (a == "--origin-ns") origin = parseNumber(a, value(), UINT64_MAX);
+    else if (a == "--bench-launches") bench = parseNumber(a, value(), UINT32_MAX / 2), bench_mode = true;
+    else if (a == "--no-end") with_end = false;
+    else usage("unknown option " + a);
   }
   if (!out) usage("--out is required");
+  if (bench_mode && expect) usage("--expect is not available with --bench-launches");
+  if (bench_mode && !with_end) usage("--no-end is not available with --bench-launches");
+
   FILE* f = std::fopen(out, "wb");
   if (!f) {
-    std::perror(out);
+    std::fprintf(stderr, "streamscope-synthetic-stream: cannot create %s: %s\n", out, std::strerror(errno));
     return 1;
   }
   Json json;
-  const bool describe = expect && bench == 0;
-  Writer w(f, describe ? &json : nullptr);
-  const FileHeader h = makeFileHeader(origin, 1763800000123456789ull, pid, 0, 100);
+  Writer w(f, out, expect ? &json : nullptr);
+  const FileHeader h = makeFileHeader(origin, 1763800000123456789ull, pid, 0, streamscope::kCollectorVersion);
   w.header(h);
-  if (bench > 0) benchLaunches(w, pid, bench);
-  else edgeCases(w, pid, end);
+  if (bench_mode) benchLaunches(w, pid, bench);
+  else edgeCases(w, pid, with_end);
   w.flush();
-  std::fclose(f);
-  if (describe) {
+  if (std::fclose(f) != 0) {
+    std::fprintf(stderr, "streamscope-synthetic-stream: writing %s failed: %s\n", out, std::strerror(errno));
+    return 1;
+  }
+
+  if (expect) {
     FILE* j = std::fopen(expect, "wb");
     if (!j) {
-      std::perror(expect);
+      std::fprintf(stderr, "streamscope-synthetic-stream: cannot create %s: %s\n", expect, std::strerror(errno));
       return 1;
     }
-    std::fprintf(j, "{\"header\":{\"format_version\":%u,\"header_bytes\":%u,\"origin_ns\":\"%" PRIu64 "\",\"origin_wall_ns\":\"%" PRIu64
-                    "\",\"pid\":%u,\"flags\":%u,\"collector_version\":%u},\n\"records\":%s\n]}\n",
-                 h.format_version, h.header_bytes, h.origin_ns, h.origin_wall_ns, h.pid, h.flags, h.collector_version, json.out.c_str());
-    std::fclose(j);
+    std::fprintf(j,
+                 "{\"header\":{\"format_version\":%" PRIu32 ",\"header_bytes\":%" PRIu32 ",\"origin_ns\":\"%" PRIu64
+                 "\",\"origin_wall_ns\":\"%" PRIu64 "\",\"pid\":%" PRIu32 ",\"flags\":%" PRIu32
+                 ",\"collector_version\":%" PRIu32 "},\n\"records\":[",
+                 h.format_version, h.header_bytes, h.origin_ns, h.origin_wall_ns, h.pid, h.flags, h.collector_version);
+    const std::string& records = json.text();
+    const bool ok = std::fwrite(records.data(), 1, records.size(), j) == records.size() && std::fputs("\n]}\n", j) >= 0;
+    if (std::fclose(j) != 0 || !ok) {
+      std::fprintf(stderr, "streamscope-synthetic-stream: writing %s failed\n", expect);
+      return 1;
+    }
   }
   return 0;
 }

@@ -62,6 +62,11 @@ export function buildReport(file: string, trace: Trace): Report {
   };
 }
 
+/** Kernel names can be 100 KB of template arguments: shorten them for a terminal. */
+function shorten(name: string, max = 160): string {
+  return name.length <= max ? name : `${name.slice(0, max - 1)}…`;
+}
+
 const pct = (x: number | null) => (x === null ? '-' : `${(x * 100).toFixed(1)}%`);
 const factor = (b: Busy) => (b.overlapFactor === null ? '-' : b.overlapFactor.toFixed(2));
 
@@ -99,7 +104,7 @@ export function formatReport(r: Report): string {
   out.push('', 'Kernels');
   out.push(renderTable(['count', 'total', 'mean', 'min', 'max', 'share', 'name'],
     r.kernels.map((k) => [k.count, formatDuration(k.total), formatDuration(k.mean), formatDuration(k.min),
-      formatDuration(k.max), pct(k.share), k.name])));
+      formatDuration(k.max), pct(k.share), shorten(k.name)])));
 
   out.push('', 'Copies and memsets');
   out.push(renderTable(['direction', 'from', 'to', 'count', 'bytes', 'time', 'GB/s'],

@@ -15,8 +15,8 @@ export const STREAM_FLAG_NAMES: readonly (readonly [number, string])[] = [
 /** api_calls.domain. */
 export const ApiDomain = { Runtime: 1, Driver: 2 } as const;
 
-/** dropped_records.source. */
-export const DropSource = { Cupti: 1, BufferCap: 2, Writer: 3 } as const;
+/** dropped_records.source (4: records CUPTI delivered without GPU timestamps, e.g. in flight at exit). */
+export const DropSource = { Cupti: 1, BufferCap: 2, Writer: 3, Incomplete: 4 } as const;
 
 /** collector_errors.code. */
 export const CollectorErrorCode = {

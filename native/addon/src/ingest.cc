@@ -84,22 +84,35 @@ Ingest::Ingest(const std::string& db_path, uint64_t origin_ns) : db_path_(db_pat
   exec("PRAGMA synchronous = OFF");
   exec("PRAGMA cache_size = -262144");
   exec("PRAGMA temp_store = MEMORY");
-  // A missing table means this is not a StreamScope recording (or a newer one).
+  // Only a StreamScope recording of exactly the schema this code writes.
   sqlite3_stmt* probe = nullptr;
-  if (sqlite3_prepare_v2(db_, "SELECT 1 FROM kernels LIMIT 0", -1, &probe, nullptr) != SQLITE_OK) {
-    const std::string why = sqlite3_errmsg(db_);
-    sqlite3_close(db_);
-    db_ = nullptr;
-    throw IngestError(db_path + ": not a StreamScope recording (" + why + ")");
+  std::string problem;
+  if (sqlite3_prepare_v2(db_, "SELECT value FROM meta WHERE key = 'format'", -1, &probe, nullptr) != SQLITE_OK ||
+      sqlite3_step(probe) != SQLITE_ROW ||
+      std::string(reinterpret_cast<const char*>(sqlite3_column_text(probe, 0))) != "streamscope-recording") {
+    problem = "not a StreamScope recording";
   }
   sqlite3_finalize(probe);
+  if (problem.empty()) {
+    sqlite3_prepare_v2(db_, "PRAGMA user_version", -1, &probe, nullptr);
+    const int version = sqlite3_step(probe) == SQLITE_ROW ? sqlite3_column_int(probe, 0) : -1;
+    sqlite3_finalize(probe);
+    if (version != kSchemaVersion) {
+      problem = "schema version " + std::to_string(version) + ", but this ingest writes version " + std::to_string(kSchemaVersion);
+    }
+  }
+  if (!problem.empty()) {
+    sqlite3_close(db_);
+    db_ = nullptr;
+    throw IngestError(db_path + ": " + problem);
+  }
 
   ins_string_ = prepare("INSERT INTO strings (value) VALUES (?)");
   ins_kernel_ = prepare(
       "INSERT INTO kernels (start_ns, end_ns, device_id, context_id, stream_id, correlation_id, name_id, grid_x, grid_y, grid_z,"
       " block_x, block_y, block_z, registers_per_thread, static_shared_bytes, dynamic_shared_bytes, local_memory_per_thread,"
-      " launch_type, graph_id, graph_node_id, cluster_x, cluster_y, cluster_z, channel_id)"
-      " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+      " launch_type, is_device_launched, graph_id, graph_node_id, cluster_x, cluster_y, cluster_z, channel_id)"
+      " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
   ins_memcpy_ = prepare(
       "INSERT INTO memcpys (start_ns, end_ns, device_id, context_id, stream_id, correlation_id, bytes, copy_kind, src_kind,"
       " dst_kind, is_async, src_device_id, dst_device_id, graph_id, channel_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
@@ -116,7 +129,7 @@ Ingest::Ingest(const std::string& db_path, uint64_t origin_ns) : db_path_(db_pat
       " VALUES (?,?,?,?,?,?,?,?,?)");
   ins_nvtx_ = prepare("INSERT INTO nvtx_ranges (start_ns, end_ns, pid, tid, name_id, domain_id) VALUES (?,?,?,?,?,?)");
   ins_overhead_ = prepare(
-      "INSERT INTO overheads (start_ns, end_ns, pid, overhead_kind, object_kind, object_id) VALUES (?,?,?,?,?,?)");
+      "INSERT INTO overheads (start_ns, end_ns, pid, overhead_kind, object_kind, object_id, correlation_id) VALUES (?,?,?,?,?,?,?)");
   ins_dropped_ = prepare("INSERT INTO dropped_records (pid, source, count, context_id, stream_id) VALUES (?,?,?,?,?)");
   ins_error_ = prepare("INSERT INTO collector_errors (pid, code, message) VALUES (?,?,?)");
   upsert_process_ = prepare(
@@ -127,6 +140,10 @@ Ingest::Ingest(const std::string& db_path, uint64_t origin_ns) : db_path_(db_pat
       " runtime_version = coalesce(nullif(excluded.runtime_version, 0), processes.runtime_version),"
       " cupti_version = excluded.cupti_version, cupti_api_version = excluded.cupti_api_version,"
       " collector_version = excluded.collector_version, origin_offset_ns = excluded.origin_offset_ns");
+  // A stream's process gets its row from the header, before (or without) a Process record.
+  ins_process_ = prepare(
+      "INSERT INTO processes (pid, collector_version, stream_flags, origin_offset_ns, origin_wall_ns) VALUES (?,?,?,?,?)"
+      " ON CONFLICT(pid) DO UPDATE SET stream_flags = excluded.stream_flags, origin_wall_ns = excluded.origin_wall_ns");
   end_process_ = prepare("UPDATE processes SET end_ns = ?, complete = 1 WHERE pid = ?");
   upsert_device_ = prepare(
       "INSERT INTO devices (uuid, ordinal, name, cc_major, cc_minor, sm_count, async_engine_count, concurrent_kernels,"
@@ -135,9 +152,9 @@ Ingest::Ingest(const std::string& db_path, uint64_t origin_ns) : db_path_(db_pat
       " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(uuid) DO NOTHING");
   device_by_uuid_ = prepare("SELECT id FROM devices WHERE uuid = ?");
   upsert_context_ = prepare(
-      "INSERT INTO contexts (pid, cupti_context_id, device_id) VALUES (?,?,?)"
-      " ON CONFLICT(pid, cupti_context_id) DO UPDATE SET device_id = coalesce(excluded.device_id, contexts.device_id)"
-      " RETURNING id");
+      "INSERT INTO contexts (pid, cupti_context_id, device_id, null_stream_id) VALUES (?,?,?,?)"
+      " ON CONFLICT(pid, cupti_context_id) DO UPDATE SET device_id = coalesce(excluded.device_id, contexts.device_id),"
+      " null_stream_id = coalesce(excluded.null_stream_id, contexts.null_stream_id) RETURNING id");
   upsert_stream_ = prepare(
       "INSERT INTO streams (pid, context_id, device_id, cupti_stream_id, flags, priority, created_ns) VALUES (?,?,?,?,?,?,?)"
       " ON CONFLICT(context_id, cupti_stream_id) DO UPDATE SET device_id = coalesce(excluded.device_id, streams.device_id),"
@@ -161,7 +178,7 @@ void Ingest::exec(const char* sql) {
   if (sqlite3_exec(db_, sql, nullptr, nullptr, &err) != SQLITE_OK) {
     const std::string why = err ? err : "unknown error";
     sqlite3_free(err);
-    throw IngestError(db_path_ + ": " + why + " (" + sql + ")");
+    throw IngestError(db_path_ + ": " + why + " (" + sql + ")", true);
   }
 }
 
@@ -178,14 +195,14 @@ sqlite3_stmt* Ingest::prepare(const char* sql) {
 static void step(sqlite3* db, sqlite3_stmt* s, const std::string& where) {
   const int rc = sqlite3_step(s);
   sqlite3_reset(s);
-  if (rc != SQLITE_DONE && rc != SQLITE_ROW) throw IngestError(where + ": database write failed: " + sqlite3_errmsg(db));
+  if (rc != SQLITE_DONE && rc != SQLITE_ROW) throw IngestError(where + ": database write failed: " + sqlite3_errmsg(db), true);
 }
 
 static int64_t stepReturningId(sqlite3* db, sqlite3_stmt* s, const std::string& where) {
   const int rc = sqlite3_step(s);
   const int64_t id = rc == SQLITE_ROW ? sqlite3_column_int64(s, 0) : -1;
   sqlite3_reset(s);
-  if (rc != SQLITE_ROW) throw IngestError(where + ": database write failed: " + sqlite3_errmsg(db));
+  if (rc != SQLITE_ROW) throw IngestError(where + ": database write failed: " + sqlite3_errmsg(db), true);
   return id;
 }
 
@@ -200,10 +217,11 @@ void Ingest::loadExisting() {
   sqlite3_prepare_v2(db_, "SELECT id, uuid FROM devices WHERE uuid IS NOT NULL", -1, &s, nullptr);
   while (sqlite3_step(s) == SQLITE_ROW) devices_by_uuid_.emplace(reinterpret_cast<const char*>(sqlite3_column_text(s, 1)), sqlite3_column_int64(s, 0));
   sqlite3_finalize(s);
-  sqlite3_prepare_v2(db_, "SELECT id, pid, cupti_context_id, device_id FROM contexts", -1, &s, nullptr);
+  sqlite3_prepare_v2(db_, "SELECT id, pid, cupti_context_id, device_id, null_stream_id FROM contexts", -1, &s, nullptr);
   while (sqlite3_step(s) == SQLITE_ROW) {
     contexts_[{static_cast<uint32_t>(sqlite3_column_int64(s, 1)), static_cast<uint32_t>(sqlite3_column_int64(s, 2))}] =
-        KnownContext{sqlite3_column_int64(s, 0), sqlite3_column_type(s, 3) != SQLITE_NULL};
+        KnownContext{sqlite3_column_int64(s, 0), sqlite3_column_type(s, 3) != SQLITE_NULL,
+                     sqlite3_column_type(s, 4) != SQLITE_NULL ? static_cast<uint32_t>(sqlite3_column_int64(s, 4)) : kNone};
   }
   sqlite3_finalize(s);
   sqlite3_prepare_v2(db_, "SELECT id, context_id, cupti_stream_id FROM streams", -1, &s, nullptr);
@@ -222,10 +240,21 @@ FileProgress Ingest::ingestFile(const std::string& path, bool final) {
   struct stat st{};
   fstat(fd, &st);
   const uint64_t size = static_cast<uint64_t>(st.st_size);
+  if (size < f.last_size) {
+    throw IngestError(path + ": the file shrank from " + std::to_string(f.last_size) + " to " + std::to_string(size) +
+                      " bytes between reads (replaced or rewritten while recording?)");
+  }
+  f.last_size = size;
   f.progress.truncated.reset();
 
   if (!f.header_read) {
     if (size < sizeof(FileHeader)) {
+      // Too short for a header: still being written, or foreign data.
+      char head[sizeof kMagic] = {};
+      const ssize_t n = size > 0 ? pread(fd, head, std::min<uint64_t>(size, sizeof head), 0) : 0;
+      if (n > 0 && std::memcmp(head, kMagic, static_cast<size_t>(n)) != 0) {
+        throw IngestError(path + ": not a StreamScope record stream (bad magic)");
+      }
       if (final) f.progress.truncated = Truncation{0, sizeof(FileHeader) - size};
       return f.progress;
     }
@@ -245,9 +274,12 @@ FileProgress Ingest::ingestFile(const std::string& path, bool final) {
     f.progress.pid = h.pid;
     f.progress.bytes_consumed = h.header_bytes;
     f.strings.assign(1, 0);
+    Binder{ins_process_}(int64_t{h.pid})(int64_t{h.collector_version})(int64_t{h.flags})(f.shift).text(std::to_string(h.origin_wall_ns));
+    step(db_, ins_process_, path);
   }
 
   std::vector<uint8_t> block;
+  const FileState before = f;  // restored if the database refuses the call's writes
   exec("BEGIN");
   try {
     while (f.progress.bytes_consumed < size) {
@@ -273,12 +305,27 @@ FileProgress Ingest::ingestFile(const std::string& path, bool final) {
       const size_t used = storeRecords(f, path, block.data(), block.size(), offset);
       if (used == 0) break;  // a partial record at the end: wait for more (or report it below)
     }
-  } catch (...) {
-    // Keep every valid record before the problem: what was recorded is never lost.
+  } catch (const IngestError& e) {
+    if (e.database) {
+      // A failed write (disk full, I/O error): undo the whole call, and make
+      // the caches and this file's state match what is stored again.
+      sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+      f = before;
+      resetCaches();
+      throw;
+    }
+    // Malformed input: keep every valid record before it, never lose what was recorded.
     exec("COMMIT");
     throw;
   }
-  exec("COMMIT");
+  try {
+    exec("COMMIT");
+  } catch (const IngestError&) {
+    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    f = before;
+    resetCaches();
+    throw;
+  }
   if (final && f.progress.bytes_consumed < size) {
     const uint64_t at = f.progress.bytes_consumed;
     uint64_t missing = sizeof(RecordHeader) - std::min<uint64_t>(size - at, sizeof(RecordHeader));
@@ -338,7 +385,7 @@ void Ingest::store(FileState& f, const std::string& path, uint16_t kind, const u
     case Kind::Process: {
       const auto r = load<ProcessRecord>(rec);
       auto text = [&](uint32_t sid) { return sid ? textOf(stringId(f, sid)) : std::string(); };
-      Binder{upsert_process_}(int64_t{r.pid})(int64_t{r.ppid}).text(text(r.command_sid)).text(text(r.executable_sid))
+      Binder{upsert_process_}(int64_t{pid})(int64_t{r.ppid}).text(text(r.command_sid)).text(text(r.executable_sid))
           .text(text(r.hostname_sid))(int64_t{r.driver_version})(int64_t{r.runtime_version})(int64_t{r.cupti_version})
           (int64_t{r.cupti_api_version})(int64_t{f.header.collector_version})(shift);
       step(db_, upsert_process_, where);
@@ -346,7 +393,11 @@ void Ingest::store(FileState& f, const std::string& path, uint16_t kind, const u
     }
     case Kind::Device: {
       const auto r = load<DeviceRecord>(rec);
-      const std::string uuid = formatUuid(r.uuid);
+      static const uint8_t kZero[16] = {};
+      // An all-zero UUID says "unknown": never merge such devices across processes.
+      const std::string uuid = std::memcmp(r.uuid, kZero, 16) == 0
+                                   ? "unknown-pid" + std::to_string(pid) + "-device" + std::to_string(r.device_id)
+                                   : formatUuid(r.uuid);
       auto it = devices_by_uuid_.find(uuid);
       int64_t id;
       if (it != devices_by_uuid_.end()) {
@@ -369,7 +420,10 @@ void Ingest::store(FileState& f, const std::string& path, uint16_t kind, const u
     }
     case Kind::Context: {
       const auto r = load<ContextRecord>(rec);
-      contextId(f, r.context_id, deviceId(f, r.device_id));
+      const auto key = std::make_pair(pid, r.context_id);
+      const auto device = deviceId(f, r.device_id);
+      Binder{upsert_context_}(int64_t{pid})(int64_t{r.context_id})(device)(int64_t{r.null_stream_id});
+      contexts_[key] = KnownContext{stepReturningId(db_, upsert_context_, where), device.has_value(), r.null_stream_id};
       break;
     }
     case Kind::Stream: {
@@ -388,7 +442,7 @@ void Ingest::store(FileState& f, const std::string& path, uint16_t kind, const u
       Binder{ins_kernel_}(r.start_ns + shift)(r.end_ns + shift)(device)(ctx)(stream)(int64_t{r.correlation_id})
           (stringId(f, r.name_sid))(int64_t{r.grid_x})(int64_t{r.grid_y})(int64_t{r.grid_z})(int64_t{r.block_x})(int64_t{r.block_y})
           (int64_t{r.block_z})(int64_t{r.registers_per_thread})(int64_t{r.static_shared_bytes})(int64_t{r.dynamic_shared_bytes})
-          (int64_t{r.local_memory_per_thread})(int64_t{r.launch_type})(nonzero(r.graph_id))(nonzero(r.graph_node_id))
+          (int64_t{r.local_memory_per_thread})(int64_t{r.launch_type})(int64_t{r.is_device_launched})(nonzero(r.graph_id))(nonzero(r.graph_node_id))
           (int64_t{r.cluster_x})(int64_t{r.cluster_y})(int64_t{r.cluster_z})(int64_t{r.channel_id});
       step(db_, ins_kernel_, where);
       break;
@@ -400,7 +454,9 @@ void Ingest::store(FileState& f, const std::string& path, uint16_t kind, const u
       const int64_t stream = streamId(f, ctx, r.stream_id, device);
       Binder{ins_memcpy_}(r.start_ns + shift)(r.end_ns + shift)(device)(ctx)(stream)(int64_t{r.correlation_id})
           (static_cast<int64_t>(r.bytes))(int64_t{r.copy_kind})(int64_t{r.src_kind})(int64_t{r.dst_kind})(int64_t{r.flags & 1})
-          (deviceId(f, r.src_device_id))(deviceId(f, r.dst_device_id))(nonzero(r.graph_id))(int64_t{r.channel_id});
+          (r.src_device_id == kNone ? std::nullopt : std::optional<int64_t>(deviceForOp(f, r.src_device_id)))
+          (r.dst_device_id == kNone ? std::nullopt : std::optional<int64_t>(deviceForOp(f, r.dst_device_id)))
+          (nonzero(r.graph_id))(int64_t{r.channel_id});
       step(db_, ins_memcpy_, where);
       break;
     }
@@ -418,8 +474,7 @@ void Ingest::store(FileState& f, const std::string& path, uint16_t kind, const u
     case Kind::Synchronization: {
       const auto r = load<SynchronizationRecord>(rec);
       const auto ctx = contextIdOrNull(f, r.context_id);
-      std::optional<int64_t> stream;
-      if (ctx && r.stream_id != kNone) stream = streamId(f, *ctx, r.stream_id, std::nullopt);
+      const auto stream = streamIdOrNull(f, ctx, r.stream_id, std::nullopt);
       Binder{ins_sync_}(r.start_ns + shift)(r.end_ns + shift)(int64_t{pid})(ctx)(stream)(int64_t{r.type})
           (r.event_id == kNone ? std::nullopt : std::optional<int64_t>(r.event_id))(int64_t{r.correlation_id})(int64_t{r.return_value});
       step(db_, ins_sync_, where);
@@ -429,8 +484,7 @@ void Ingest::store(FileState& f, const std::string& path, uint16_t kind, const u
       const auto r = load<CudaEventRecord>(rec);
       const auto device = deviceId(f, r.device_id);
       const auto ctx = contextIdOrNull(f, r.context_id);
-      std::optional<int64_t> stream;
-      if (ctx) stream = streamId(f, *ctx, r.stream_id, device);
+      const auto stream = streamIdOrNull(f, ctx, r.stream_id, device);
       Binder{ins_event_}(r.device_ns == INT64_MIN ? std::nullopt : std::optional<int64_t>(r.device_ns + shift))(int64_t{pid})(ctx)(stream)
           (device)(int64_t{r.event_id})(int64_t{r.correlation_id});
       step(db_, ins_event_, where);
@@ -446,7 +500,7 @@ void Ingest::store(FileState& f, const std::string& path, uint16_t kind, const u
     }
     case Kind::Marker: {
       const auto r = load<MarkerRecord>(rec);
-      thread(pid, r.thread_id);
+      if (r.thread_id != 0) thread(pid, r.thread_id);  // 0: a process-scoped marker
       const uint32_t name = r.name_sid ? static_cast<uint32_t>(stringId(f, r.name_sid)) : 0;
       const uint32_t domain = r.domain_sid ? static_cast<uint32_t>(stringId(f, r.domain_sid)) : 0;
       auto insert = [&](int64_t start, std::optional<int64_t> end, uint32_t tid, uint32_t name_id, uint32_t domain_id) {
@@ -470,15 +524,14 @@ void Ingest::store(FileState& f, const std::string& path, uint16_t kind, const u
     case Kind::Overhead: {
       const auto r = load<OverheadRecord>(rec);
       Binder{ins_overhead_}(r.start_ns + shift)(r.end_ns + shift)(int64_t{pid})(int64_t{r.overhead_kind})(int64_t{r.object_kind})
-          (int64_t{r.object_id});
+          (int64_t{r.object_id})(nonzero(r.correlation_id));
       step(db_, ins_overhead_, where);
       break;
     }
     case Kind::Dropped: {
       const auto r = load<DroppedRecord>(rec);
       const auto ctx = r.context_id == kNone ? std::nullopt : contextIdOrNull(f, r.context_id);
-      std::optional<int64_t> stream;
-      if (ctx && r.stream_id != kNone) stream = streamId(f, *ctx, r.stream_id, std::nullopt);
+      const auto stream = streamIdOrNull(f, ctx, r.stream_id, std::nullopt);
       Binder{ins_dropped_}(int64_t{pid})(int64_t{r.source})(static_cast<int64_t>(r.count))(ctx)(stream);
       step(db_, ins_dropped_, where);
       p.dropped += r.count;
@@ -520,6 +573,7 @@ int64_t Ingest::internGlobal(const std::string& value) {
 }
 
 int64_t Ingest::stringId(FileState& f, uint32_t local) {
+  if (local == 0) return internGlobal("");  // "no string"
   if (local < f.strings.size() && f.strings[local] != 0) return f.strings[local];
   // A reference to a string never defined: keep the row, name it honestly.
   return internGlobal("<undefined string " + std::to_string(local) + ">");
@@ -537,9 +591,10 @@ int64_t Ingest::contextId(FileState& f, uint32_t cupti_context, std::optional<in
   // Hot path (every operation): only touch the database for a new context
   // or when its device becomes known.
   if (it != contexts_.end() && (it->second.has_device || !device)) return it->second.id;
-  Binder{upsert_context_}(int64_t{f.header.pid})(int64_t{cupti_context})(device);
+  Binder{upsert_context_}(int64_t{f.header.pid})(int64_t{cupti_context})(device)(std::optional<int64_t>());
   const int64_t id = stepReturningId(db_, upsert_context_, db_path_);
-  contexts_[key] = KnownContext{id, device.has_value()};
+  const uint32_t null_stream = it != contexts_.end() ? it->second.null_stream : kNone;
+  contexts_[key] = KnownContext{id, device.has_value(), null_stream};
   return id;
 }
 
@@ -585,13 +640,43 @@ int64_t Ingest::streamId(FileState& f, int64_t context, uint32_t cupti_stream, s
   auto it = streams_.find(key);
   if (it != streams_.end()) return it->second;
   // Seen only through its operations: created before tracing, or a
-  // per-thread default stream. Flagged implicit.
-  Binder{ins_stream_}(int64_t{f.header.pid})(context)(device)(int64_t{cupti_stream})(int64_t{kStreamImplicit});
+  // per-thread default stream. Flagged implicit — and legacy default when it
+  // is its context's NULL stream.
+  uint32_t flags = kStreamImplicit;
+  for (const auto& [key, ctx] : contexts_) {
+    if (ctx.id == context && ctx.null_stream == cupti_stream) flags |= kStreamLegacyDefault;
+  }
+  Binder{ins_stream_}(int64_t{f.header.pid})(context)(device)(int64_t{cupti_stream})(int64_t{flags});
   step(db_, ins_stream_, db_path_);
   Binder{stream_id_}(context)(int64_t{cupti_stream});
   const int64_t id = stepReturningId(db_, stream_id_, db_path_);
   streams_[key] = id;
   return id;
+}
+
+std::optional<int64_t> Ingest::streamIdOrNull(FileState& f, std::optional<int64_t> context, uint32_t cupti_stream,
+                                              std::optional<int64_t> device) {
+  if (!context || cupti_stream == kNone) return std::nullopt;
+  return streamId(f, *context, cupti_stream, device);
+}
+
+void Ingest::resetCaches() {
+  strings_.clear();
+  devices_by_uuid_.clear();
+  contexts_.clear();
+  streams_.clear();
+  threads_.clear();
+  loadExisting();
+  for (auto& [path, f] : files_) {
+    // Per-file maps point at rows that may be gone; they are rebuilt from
+    // the ids that survive in the database where possible.
+    (void)path;
+    for (auto it = f.devices.begin(); it != f.devices.end();) {
+      bool known = false;
+      for (const auto& [uuid, id] : devices_by_uuid_) known = known || id == it->second;
+      it = known ? std::next(it) : f.devices.erase(it);
+    }
+  }
 }
 
 void Ingest::thread(uint32_t pid, uint32_t tid) {
@@ -622,6 +707,13 @@ void Ingest::finish(const std::vector<std::string>& final_sql) {
   statements_.clear();
   sqlite3_close(db_);
   db_ = nullptr;
+  // The connection ran with synchronous=OFF for speed; the finished
+  // recording goes to disk before anyone is told it is complete.
+  const int fd = ::open(db_path_.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd >= 0) {
+    fsync(fd);
+    ::close(fd);
+  }
 }
 
 }  // namespace streamscope::addon

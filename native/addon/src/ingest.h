@@ -28,10 +28,16 @@ struct sqlite3_stmt;
 namespace streamscope::addon {
 
 // A problem with a file or the database; the message names the file.
+// `database` separates a failed write (disk full, lock: the call's records
+// are rolled back) from malformed input (the records before it are kept).
 class IngestError : public std::runtime_error {
  public:
-  using std::runtime_error::runtime_error;
+  explicit IngestError(const std::string& what, bool database = false) : std::runtime_error(what), database(database) {}
+  const bool database;
 };
+
+// The schema version this ingest writes (profiler/store/migrations).
+inline constexpr int kSchemaVersion = 1;
 
 struct FlushInfo {
   uint32_t reason = 0, signal = 0;
@@ -83,6 +89,7 @@ class Ingest {
   };
   struct FileState {
     bool header_read = false;
+    uint64_t last_size = 0;
     rs::FileHeader header{};
     int64_t shift = 0;  // file origin - recording origin
     std::vector<int64_t> strings;  // local string id → strings.id (0 = none)
@@ -106,6 +113,9 @@ class Ingest {
   int64_t contextId(FileState& f, uint32_t cupti_context, std::optional<int64_t> device);
   std::optional<int64_t> contextIdOrNull(FileState& f, uint32_t cupti_context);
   int64_t streamId(FileState& f, int64_t context, uint32_t cupti_stream, std::optional<int64_t> device);
+  std::optional<int64_t> streamIdOrNull(FileState& f, std::optional<int64_t> context, uint32_t cupti_stream,
+                                        std::optional<int64_t> device);
+  void resetCaches();
   void thread(uint32_t pid, uint32_t tid);
 
   sqlite3* db_ = nullptr;
@@ -117,6 +127,7 @@ class Ingest {
   struct KnownContext {
     int64_t id;
     bool has_device;
+    uint32_t null_stream = rs::kNone;  // CUPTI id of its legacy default stream, if known
   };
   std::map<std::pair<uint32_t, uint32_t>, KnownContext> contexts_;  // (pid, CUPTI context) → contexts row
   std::map<std::pair<int64_t, uint32_t>, int64_t> streams_;     // (contexts.id, CUPTI stream) → streams.id
@@ -127,7 +138,7 @@ class Ingest {
                *ins_overhead_ = nullptr, *ins_dropped_ = nullptr, *ins_error_ = nullptr, *upsert_process_ = nullptr,
                *end_process_ = nullptr, *upsert_device_ = nullptr, *device_by_uuid_ = nullptr, *upsert_context_ = nullptr,
                *ins_context_ = nullptr, *upsert_stream_ = nullptr, *ins_stream_ = nullptr, *stream_id_ = nullptr,
-               *ins_thread_ = nullptr, *text_of_ = nullptr;
+               *ins_thread_ = nullptr, *text_of_ = nullptr, *ins_process_ = nullptr;
   std::vector<sqlite3_stmt*> statements_;
 };
 

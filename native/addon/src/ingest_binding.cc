@@ -78,7 +78,9 @@ class IngestWrap : public Napi::ObjectWrap<IngestWrap> {
   class Worker : public Napi::AsyncWorker {
    public:
     Worker(Napi::Env env, IngestWrap* owner, std::string path, bool final, bool finish, std::vector<std::string> final_sql)
-        : Napi::AsyncWorker(env), deferred_(Napi::Promise::Deferred::New(env)), owner_(owner), ingest_(owner->ingest_),
+        : Napi::AsyncWorker(env), deferred_(Napi::Promise::Deferred::New(env)), owner_(owner),
+          // Holds the JS object: it cannot be collected while this call runs.
+          owner_ref_(Napi::Persistent(owner->Value())), ingest_(owner->ingest_),
           path_(std::move(path)), final_(final), finish_(finish), final_sql_(std::move(final_sql)) {}
     Napi::Promise promise() { return deferred_.Promise(); }
     void Execute() override {
@@ -101,6 +103,7 @@ class IngestWrap : public Napi::ObjectWrap<IngestWrap> {
    private:
     Napi::Promise::Deferred deferred_;
     IngestWrap* owner_;
+    Napi::ObjectReference owner_ref_;
     std::shared_ptr<Ingest> ingest_;  // keeps the session alive while the worker runs
     std::string path_;
     bool final_, finish_;

@@ -38,7 +38,9 @@ CREATE TABLE processes (
   cupti_version     INTEGER,
   cupti_api_version INTEGER,
   collector_version INTEGER,
+  stream_flags      INTEGER NOT NULL DEFAULT 0, -- record stream header flags: 1 = bench floor mode (activity discarded)
   origin_offset_ns  INTEGER NOT NULL DEFAULT 0, -- this process's stream origin minus the recording origin
+  origin_wall_ns    TEXT,                       -- wall clock at this process's stream origin (exact decimal ns since the epoch)
   end_ns            INTEGER,                    -- NULL if the process's stream has no End record
   complete          INTEGER NOT NULL DEFAULT 0  -- 1 once its End record was ingested
 );
@@ -79,6 +81,7 @@ CREATE TABLE contexts (
   pid              INTEGER NOT NULL,
   cupti_context_id INTEGER NOT NULL,
   device_id        INTEGER REFERENCES devices(id),
+  null_stream_id   INTEGER,  -- CUPTI id of this context's legacy default stream
   UNIQUE (pid, cupti_context_id)
 );
 
@@ -114,7 +117,8 @@ CREATE TABLE kernels (
   dynamic_shared_bytes    INTEGER NOT NULL,
   local_memory_per_thread INTEGER NOT NULL,
   launch_type             INTEGER NOT NULL,
-  graph_id                INTEGER,
+  is_device_launched      INTEGER NOT NULL DEFAULT 0,
+  graph_id                INTEGER,          -- NULL unless launched from a CUDA graph
   graph_node_id           INTEGER,
   cluster_x               INTEGER,
   cluster_y               INTEGER,
@@ -211,16 +215,17 @@ CREATE TABLE overheads (
   pid           INTEGER NOT NULL,
   overhead_kind INTEGER NOT NULL, -- CUpti_ActivityOverheadKind
   object_kind   INTEGER NOT NULL,
-  object_id     INTEGER NOT NULL
+  object_id     INTEGER NOT NULL,
+  correlation_id INTEGER
 );
 
 CREATE TABLE dropped_records (
   id         INTEGER PRIMARY KEY,
   pid        INTEGER NOT NULL,
-  source     INTEGER NOT NULL, -- 1 CUPTI, 2 buffer pool cap (count = refused requests), 3 writer
+  source     INTEGER NOT NULL, -- 1 CUPTI, 2 buffer pool cap (count = refused requests), 3 writer, 4 incomplete records
   count      INTEGER NOT NULL,
-  context_id INTEGER,
-  stream_id  INTEGER
+  context_id INTEGER,         -- contexts.id, NULL if not per context
+  stream_id  INTEGER          -- streams.id, NULL if not per stream
 );
 
 CREATE TABLE collector_errors (

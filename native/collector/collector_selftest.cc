@@ -1,0 +1,570 @@
+// streamscope-collector-selftest: the translator and the writer, checked
+// without a GPU. CUPTI activity records are built by hand (the CUDA 13
+// structs), laid out back to back in pool buffers as CUPTI does, and go
+// through ActivityTranslator and StreamWriter into a file that is decoded
+// again here. libcupti is needed (cuptiActivityGetNextRecord and
+// cuptiGetCallbackName work without a driver); libcuda is not.
+//
+// Real-GPU behaviour (what CUPTI actually delivers, callbacks, signals in a
+// CUDA process) is checked separately on a GPU machine.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <cupti.h>
+
+#include "activity_translator.h"
+#include "buffer_pool.h"
+#include "record_encoder.h"
+#include "stream_writer.h"
+
+using namespace streamscope;
+using namespace streamscope::rs;
+
+namespace {
+
+int failures = 0;
+
+#define CHECK(cond)                                                                  \
+  do {                                                                               \
+    if (!(cond)) {                                                                   \
+      std::fprintf(stderr, "selftest: %s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
+      ++failures;                                                                    \
+    }                                                                                \
+  } while (0)
+
+constexpr uint64_t kOrigin = 1763800000000000000ull;
+
+// ---- A minimal reader of the stream ----------------------------------------------
+
+struct Rec {
+  Kind kind;
+  std::vector<uint8_t> bytes;  // the whole record
+  template <class R> R as() const {
+    R r{};
+    std::memcpy(&r, bytes.data(), sizeof r);
+    return r;
+  }
+};
+
+struct Decoded {
+  FileHeader header{};
+  std::vector<Rec> records;
+  std::map<uint32_t, std::string> strings;
+  bool clean = false;  // ends exactly at a record boundary
+  const Rec* first(Kind k) const {
+    for (const Rec& r : records) if (r.kind == k) return &r;
+    return nullptr;
+  }
+  size_t count(Kind k) const {
+    size_t n = 0;
+    for (const Rec& r : records) n += r.kind == k;
+    return n;
+  }
+};
+
+Decoded decode(const std::vector<uint8_t>& b) {
+  Decoded d;
+  if (b.size() < sizeof(FileHeader)) return d;
+  std::memcpy(&d.header, b.data(), sizeof d.header);
+  size_t at = d.header.header_bytes;
+  while (at + sizeof(RecordHeader) <= b.size()) {
+    RecordHeader h;
+    std::memcpy(&h, b.data() + at, sizeof h);
+    if (h.size < sizeof h || h.size % 8 != 0 || at + h.size > b.size()) return d;
+    Rec r{static_cast<Kind>(h.kind), std::vector<uint8_t>(b.begin() + at, b.begin() + at + h.size)};
+    if (r.kind == Kind::String) {
+      StringRecord s;
+      std::memcpy(&s, r.bytes.data(), sizeof s);
+      d.strings[s.id] = std::string(reinterpret_cast<const char*>(r.bytes.data()) + sizeof s, s.length);
+    }
+    d.records.push_back(std::move(r));
+    at += h.size;
+  }
+  d.clean = at == b.size();
+  return d;
+}
+
+Decoded decodeBytes(const std::vector<uint8_t>& bytes) { return decode(bytes); }
+
+std::vector<uint8_t> readFile(const std::string& path) {
+  std::vector<uint8_t> out;
+  FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) return out;
+  uint8_t buf[65536];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) out.insert(out.end(), buf, buf + n);
+  std::fclose(f);
+  return out;
+}
+
+// ---- Hand-built CUPTI buffers --------------------------------------------------
+
+struct CuptiBuffer {
+  uint8_t* data;
+  size_t size = 0;
+  template <class T> void add(const T& record) {
+    std::memcpy(data + size, &record, sizeof record);
+    size += sizeof record;
+  }
+};
+
+CUpti_ActivityKernel10 kernel(uint64_t start, uint64_t end, const char* name, uint32_t corr) {
+  CUpti_ActivityKernel10 k{};
+  k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+  k.start = start;
+  k.end = end;
+  k.deviceId = 0;
+  k.contextId = 1;
+  k.streamId = 13;
+  k.correlationId = corr;
+  k.gridX = 64;
+  k.gridY = 2;
+  k.gridZ = 1;
+  k.blockX = 256;
+  k.blockY = 1;
+  k.blockZ = 1;
+  k.registersPerThread = 40;
+  k.staticSharedMemory = 1024;
+  k.dynamicSharedMemory = 2048;
+  k.localMemoryPerThread = 8;
+  k.launchType = CUPTI_ACTIVITY_LAUNCH_TYPE_REGULAR;
+  k.clusterX = k.clusterY = k.clusterZ = 1;
+  k.channelID = 5;
+  k.graphId = 0;
+  k.graphNodeId = 0;
+  k.name = name;
+  return k;
+}
+
+CUpti_ActivityAPI api(CUpti_ActivityKind kind, uint32_t cbid, uint64_t start, uint32_t corr) {
+  CUpti_ActivityAPI a{};
+  a.kind = kind;
+  a.cbid = cbid;
+  a.start = start;
+  a.end = start + 1500;
+  a.processId = 77;
+  a.threadId = 4321;
+  a.correlationId = corr;
+  a.returnValue = 0;
+  return a;
+}
+
+// ---- Translator ------------------------------------------------------------------
+
+void testTranslator() {
+  std::vector<uint8_t> out;
+  RecordEncoder enc(&out);
+  ActivityTranslator t(enc, kOrigin);
+  alignas(64) static uint8_t storage[1 << 16];
+  CuptiBuffer b{storage};
+
+  char name[] = "void k<1>(float*)";
+  b.add(kernel(kOrigin + 1000, kOrigin + 3000, name, 1));
+  b.add(kernel(kOrigin - 500, kOrigin + 10, name, 2));  // before the origin: negative
+  b.add(kernel(kOrigin + 4000, 0, name, 3));            // incomplete: no end
+  b.add(api(CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, kOrigin + 900, 1));
+  b.add(api(CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_ptsz_v7000, kOrigin + 950, 4));
+  b.add(api(CUPTI_ACTIVITY_KIND_DRIVER, CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoDAsync_v2, kOrigin + 960, 4));
+  b.add(api(CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, kOrigin + 990, 5));
+
+  CUpti_ActivityMemcpy6 m{};
+  m.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
+  m.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_HTOD;
+  m.srcKind = CUPTI_ACTIVITY_MEMORY_KIND_PINNED;
+  m.dstKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+  m.flags = CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC;
+  m.bytes = 1 << 20;
+  m.start = kOrigin + 5000;
+  m.end = kOrigin + 6000;
+  m.deviceId = 0;
+  m.contextId = 1;
+  m.streamId = 14;
+  m.correlationId = 4;
+  m.channelID = 3;
+  b.add(m);
+
+  CUpti_ActivityMemcpyPtoP4 p{};
+  p.kind = CUPTI_ACTIVITY_KIND_MEMCPY2;
+  p.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_PTOP;
+  p.srcKind = p.dstKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+  p.bytes = 4096;
+  p.start = kOrigin + 7000;
+  p.end = kOrigin + 7100;
+  p.deviceId = 0;
+  p.contextId = 1;
+  p.streamId = 15;
+  p.srcDeviceId = 0;
+  p.dstDeviceId = 1;
+  p.correlationId = 6;
+  b.add(p);
+
+  CUpti_ActivityMemset4 s{};
+  s.kind = CUPTI_ACTIVITY_KIND_MEMSET;
+  s.value = 0xab;
+  s.bytes = 512;
+  s.start = kOrigin + 8000;
+  s.end = kOrigin + 8100;
+  s.streamId = 13;
+  s.contextId = 1;
+  s.correlationId = 7;
+  s.flags = CUPTI_ACTIVITY_FLAG_MEMSET_ASYNC;
+  s.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+  b.add(s);
+
+  CUpti_ActivitySynchronization2 sy{};
+  sy.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
+  sy.type = CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE;
+  sy.start = kOrigin + 9000;
+  sy.end = kOrigin + 9500;
+  sy.contextId = 1;
+  sy.streamId = CUPTI_SYNCHRONIZATION_INVALID_VALUE;
+  sy.cudaEventId = CUPTI_SYNCHRONIZATION_INVALID_VALUE;
+  sy.correlationId = 8;
+  b.add(sy);
+
+  CUpti_ActivityCudaEvent2 ev{};
+  ev.kind = CUPTI_ACTIVITY_KIND_CUDA_EVENT;
+  ev.correlationId = 9;
+  ev.contextId = 1;
+  ev.streamId = 13;
+  ev.eventId = 3;
+  ev.deviceId = 0;
+  ev.deviceTimestamp = 0;  // not collected
+  b.add(ev);
+
+  CUpti_ActivityMarker2 mk{};
+  mk.kind = CUPTI_ACTIVITY_KIND_MARKER;
+  mk.flags = static_cast<CUpti_ActivityFlag>(CUPTI_ACTIVITY_FLAG_MARKER_START | CUPTI_ACTIVITY_FLAG_MARKER_COLOR_ARGB << 8);
+  mk.timestamp = kOrigin + 100;
+  mk.id = 11;
+  mk.objectKind = CUPTI_ACTIVITY_OBJECT_THREAD;
+  mk.objectId.pt.processId = 77;
+  mk.objectId.pt.threadId = 4321;
+  mk.name = "step 1";
+  mk.domain = nullptr;
+  b.add(mk);
+  CUpti_ActivityMarker2 mk_end = mk;
+  mk_end.flags = CUPTI_ACTIVITY_FLAG_MARKER_END;
+  mk_end.timestamp = kOrigin + 20000;
+  mk_end.name = nullptr;
+  b.add(mk_end);
+
+  CUpti_ActivityOverhead3 o{};
+  o.kind = CUPTI_ACTIVITY_KIND_OVERHEAD;
+  o.overheadKind = CUPTI_ACTIVITY_OVERHEAD_CUPTI_BUFFER_FLUSH;
+  o.objectKind = CUPTI_ACTIVITY_OBJECT_PROCESS;
+  o.objectId.pt.processId = 77;
+  o.start = kOrigin + 30000;
+  o.end = kOrigin + 31000;
+  b.add(o);
+
+  CUpti_ActivityContext3 unknown{};  // a kind the translator does not handle
+  unknown.kind = CUPTI_ACTIVITY_KIND_CONTEXT;
+  b.add(unknown);
+
+  t.translateBuffer(b.data, b.size);
+  // The same name pointer with new content (a module unloaded, memory reused).
+  std::strcpy(name, "void k<2>(float*)");
+  b.size = 0;
+  b.add(kernel(kOrigin + 40000, kOrigin + 41000, name, 12));
+  t.translateBuffer(b.data, b.size);
+
+  CHECK(t.badBuffers() == 0);
+  CHECK(t.unknownRecords() == 1);
+  CHECK(t.incompleteRecords() == 1);
+  CHECK(t.recordsTranslated() == 15);
+
+  // Decode (prepend a header for the reader).
+  std::vector<uint8_t> file(sizeof(FileHeader));
+  const FileHeader h = makeFileHeader(kOrigin, 0, 1, 0, 100);
+  std::memcpy(file.data(), &h, sizeof h);
+  file.insert(file.end(), out.begin(), out.end());
+  const Decoded d = decodeBytes(file);
+  CHECK(d.clean);
+  CHECK(d.count(Kind::Kernel) == 3);
+  CHECK(d.count(Kind::ApiCall) == 4);
+  CHECK(d.count(Kind::Memcpy) == 2);
+  std::vector<KernelRecord> kernels;
+  std::vector<ApiCallRecord> apis;
+  for (const Rec& r : d.records) {
+    if (r.kind == Kind::Kernel) kernels.push_back(r.as<KernelRecord>());
+    if (r.kind == Kind::ApiCall) apis.push_back(r.as<ApiCallRecord>());
+  }
+  if (kernels.size() == 3) {
+    CHECK(kernels[0].start_ns == 1000 && kernels[0].end_ns == 3000);
+    CHECK(kernels[1].start_ns == -500 && kernels[1].end_ns == 10);
+    CHECK(kernels[0].name_sid == kernels[1].name_sid);
+    CHECK(d.strings.at(kernels[0].name_sid) == "void k<1>(float*)");
+    CHECK(d.strings.at(kernels[2].name_sid) == "void k<2>(float*)");
+    CHECK(kernels[0].grid_x == 64 && kernels[0].grid_y == 2 && kernels[0].block_x == 256);
+    CHECK(kernels[0].registers_per_thread == 40 && kernels[0].dynamic_shared_bytes == 2048);
+    CHECK(kernels[0].static_shared_bytes == 1024 && kernels[0].channel_id == 5 && kernels[0].stream_id == 13);
+  }
+  if (apis.size() == 4) {
+    CHECK(d.strings.at(apis[0].name_sid) == "cudaLaunchKernel");
+    CHECK(d.strings.at(apis[1].name_sid) == "cudaMemcpyAsync_ptsz");
+    CHECK(d.strings.at(apis[2].name_sid) == "cuMemcpyHtoDAsync_v2");
+    CHECK(apis[0].name_sid == apis[3].name_sid);
+    CHECK(apis[0].domain == kApiRuntime && apis[2].domain == kApiDriver);
+    CHECK(apis[0].thread_id == 4321 && apis[0].correlation_id == 1 && apis[0].start_ns == 900 && apis[0].end_ns == 2400);
+  }
+  for (const Rec& r : d.records) {
+    if (r.kind == Kind::Memcpy) {
+      const auto mc = r.as<MemcpyRecord>();
+      if (mc.copy_kind == CUPTI_ACTIVITY_MEMCPY_KIND_PTOP) {
+        CHECK(mc.src_device_id == 0 && mc.dst_device_id == 1 && mc.bytes == 4096 && mc.flags == 0);
+      } else {
+        CHECK(mc.copy_kind == 1 && mc.src_kind == 2 && mc.dst_kind == 3 && mc.flags == 1 && mc.bytes == (1u << 20));
+        CHECK(mc.src_device_id == 0 && mc.dst_device_id == 0 && mc.stream_id == 14 && mc.start_ns == 5000);
+      }
+    }
+  }
+  if (const Rec* r = d.first(Kind::Memset)) {
+    const auto ms = r->as<MemsetRecord>();
+    CHECK(ms.value == 0xab && ms.bytes == 512 && ms.flags == 1 && ms.memory_kind == CUPTI_ACTIVITY_MEMORY_KIND_DEVICE);
+  } else CHECK(!"memset");
+  if (const Rec* r = d.first(Kind::Synchronization)) {
+    const auto sr = r->as<SynchronizationRecord>();
+    CHECK(sr.type == CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE && sr.stream_id == kNone && sr.event_id == kNone);
+    CHECK(sr.start_ns == 9000 && sr.end_ns == 9500 && sr.correlation_id == 8);
+  } else CHECK(!"sync");
+  if (const Rec* r = d.first(Kind::CudaEvent)) {
+    const auto er = r->as<CudaEventRecord>();
+    CHECK(er.device_ns == INT64_MIN && er.event_id == 3 && er.stream_id == 13);
+  } else CHECK(!"event");
+  std::vector<MarkerRecord> markers;
+  for (const Rec& r : d.records) if (r.kind == Kind::Marker) markers.push_back(r.as<MarkerRecord>());
+  CHECK(markers.size() == 2);
+  if (markers.size() == 2) {
+    CHECK(markers[0].flags == kMarkerStart && markers[0].thread_id == 4321 && markers[0].domain_sid == 0);
+    CHECK(d.strings.at(markers[0].name_sid) == "step 1" && markers[0].timestamp_ns == 100 && markers[0].id == 11);
+    CHECK(markers[1].flags == kMarkerEnd && markers[1].name_sid == 0 && markers[1].id == 11);
+  }
+  if (const Rec* r = d.first(Kind::Overhead)) {
+    const auto ov = r->as<OverheadRecord>();
+    CHECK(ov.object_kind == CUPTI_ACTIVITY_OBJECT_PROCESS && ov.object_id == 77 && ov.start_ns == 30000);
+  } else CHECK(!"overhead");
+  // Every String precedes its first use.
+  std::map<uint32_t, bool> seen;
+  for (const Rec& r : d.records) {
+    if (r.kind == Kind::String) seen[r.as<StringRecord>().id] = true;
+    if (r.kind == Kind::Kernel) CHECK(seen[r.as<KernelRecord>().name_sid]);
+    if (r.kind == Kind::ApiCall) CHECK(seen[r.as<ApiCallRecord>().name_sid]);
+  }
+}
+
+// ---- Writer ------------------------------------------------------------------------
+
+std::string tempPath(const char* name) {
+  const char* dir = std::getenv("TMPDIR");
+  return std::string(dir && *dir ? dir : "/tmp") + "/streamscope-selftest-" + std::to_string(getpid()) + "-" + name + ".ssr";
+}
+
+void fillBuffer(CuptiBuffer& b, uint32_t first_corr, int launches) {
+  for (int i = 0; i < launches; i++) {
+    b.add(api(CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, kOrigin + 4000ull * (first_corr + i),
+              first_corr + i));
+    b.add(kernel(kOrigin + 4000ull * (first_corr + i) + 6000, kOrigin + 4000ull * (first_corr + i) + 7000, "empty",
+                 first_corr + i));
+  }
+}
+
+void testWriter() {
+  const std::string path = tempPath("writer");
+  const int fd = ::open(path.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644);
+  CHECK(fd >= 0);
+  BufferPool pool(1 << 16, 4);
+  StreamWriter w(fd, path, kOrigin, 20, pool);
+  CHECK(w.writeHeader(makeFileHeader(kOrigin, 1, 42, 0, 100)));
+  w.writeNow([](RecordEncoder& enc) {
+    ErrorRecord e{};
+    e.code = kErrorActivityEnable;
+    e.message_sid = enc.intern("first");
+    enc.write(e);
+  });
+  std::atomic<int> after_signal{0};
+  w.start([&](int sig) { after_signal = sig; });
+
+  // 10 buffers of 100 launches each, through a pool of 4: buffers must come back.
+  for (int i = 0; i < 10; i++) {
+    uint8_t* buf = nullptr;
+    for (int tries = 0; tries < 1000 && !(buf = pool.acquire()); tries++) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    CHECK(buf != nullptr);
+    if (!buf) break;
+    CuptiBuffer b{buf};
+    fillBuffer(b, static_cast<uint32_t>(1 + i * 100), 100);
+    w.enqueueBuffer(buf, b.size);
+    w.enqueue([i](RecordEncoder& enc) {
+      DroppedRecord d{};
+      d.count = static_cast<uint64_t>(i);
+      d.source = kDropCupti;
+      d.context_id = kNone;
+      d.stream_id = kNone;
+      enc.write(d);
+    });
+  }
+  // A signal: flushed without CUPTI (CUDA never became ready here), then the callback.
+  w.signalArrived(SIGTERM);
+  for (int i = 0; i < 100 && after_signal == 0; i++) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  CHECK(after_signal == SIGTERM);
+  // Periodic flushes once CUDA is ready (cuptiActivityFlushAll fails without a driver: harmless).
+  w.markCudaReady();
+  std::this_thread::sleep_for(std::chrono::milliseconds(120));
+  w.stop();
+  w.drainNow();
+  CHECK(pool.outstanding() == 0);
+  CHECK(pool.allocated() <= 4);
+  CHECK(w.buffersCompleted() == 10);
+  const bool final_ok = w.writeFinal([&](RecordEncoder& enc) {
+    EndRecord e{};
+    e.reason = 1;
+    e.records_written = w.recordsInFile();
+    e.buffers_completed = w.buffersCompleted();
+    enc.write(e);
+  });
+  CHECK(final_ok);
+  w.close();
+  w.enqueueBuffer(pool.acquire(), 0);  // after close: straight back to the pool
+  CHECK(pool.outstanding() == 0);
+
+  const Decoded d = decode(readFile(path));
+  CHECK(d.clean);
+  CHECK(d.header.pid == 42 && d.header.origin_ns == kOrigin);
+  CHECK(d.count(Kind::Kernel) == 1000);
+  CHECK(d.count(Kind::ApiCall) == 1000);
+  CHECK(d.count(Kind::Dropped) == 10);
+  CHECK(d.count(Kind::End) == 1);
+  CHECK(d.records.back().kind == Kind::End);
+  bool signal_flush = false, periodic_flush = false;
+  for (const Rec& r : d.records) {
+    if (r.kind != Kind::Flush) continue;
+    const auto f = r.as<FlushRecord>();
+    if (f.reason == kFlushSignal && f.signal == SIGTERM) signal_flush = true;
+    if (f.reason == kFlushPeriodic) periodic_flush = true;
+  }
+  CHECK(signal_flush);
+  CHECK(periodic_flush);
+  const auto end = d.records.back().as<EndRecord>();
+  CHECK(end.records_written == d.records.size() - 1);
+  CHECK(end.buffers_completed == 10);
+  // Kernels in correlation order: the queue keeps CUPTI's delivery order.
+  uint32_t last = 0;
+  bool ordered = true;
+  for (const Rec& r : d.records) {
+    if (r.kind != Kind::Kernel) continue;
+    const uint32_t c = r.as<KernelRecord>().correlation_id;
+    ordered = ordered && c == last + 1;
+    last = c;
+  }
+  CHECK(ordered);
+  std::remove(path.c_str());
+}
+
+// The disk fills up (RLIMIT_FSIZE stands in for it, in a child process):
+// one stderr line, the file cut back to whole records, and at exit an
+// Error, a Dropped (kDropWriter) and the End if they fit.
+void testOutputError() {
+  const std::string path = tempPath("full");
+  const pid_t child = fork();
+  if (child == 0) {
+    // The writer's one stderr line about the failure is expected here.
+    const int devnull = ::open("/dev/null", O_WRONLY);
+    if (devnull >= 0) dup2(devnull, STDERR_FILENO);
+    signal(SIGXFSZ, SIG_IGN);  // write(2) then fails with EFBIG instead of killing
+    const int fd = ::open(path.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644);
+    if (fd < 0) _exit(3);
+    BufferPool pool(1 << 20, 2);
+    StreamWriter w(fd, path, kOrigin, 0, pool);
+    if (!w.writeHeader(makeFileHeader(kOrigin, 1, 43, 0, 100))) _exit(4);
+    // Room for the first buffer's records, not for the second.
+    rlimit lim{};
+    lim.rlim_cur = lim.rlim_max = 150 * 1024;
+    setrlimit(RLIMIT_FSIZE, &lim);
+    w.start(nullptr);
+    for (int i = 0; i < 3; i++) {
+      uint8_t* buf = nullptr;
+      while (!(buf = pool.acquire())) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      CuptiBuffer b{buf};
+      fillBuffer(b, static_cast<uint32_t>(1 + i * 1000), 1000);  // ~160 KB in the stream each
+      w.enqueueBuffer(buf, b.size);
+      std::this_thread::sleep_for(std::chrono::milliseconds(30));  // one batch each
+    }
+    w.stop();
+    w.drainNow();
+    // Make room again, as if the disk had been cleaned up, for the final records.
+    lim.rlim_cur = lim.rlim_max = RLIM_INFINITY;
+    setrlimit(RLIMIT_FSIZE, &lim);
+    const uint64_t lost = w.recordsLost();
+    const bool ok = w.writeFinal([&](RecordEncoder& enc) {
+      EndRecord e{};
+      e.reason = 1;
+      e.records_written = w.recordsInFile();
+      enc.write(e);
+    });
+    w.close();
+    _exit(ok && lost > 0 && w.outputFailed() == false ? 0 : 5);
+  }
+  int status = 0;
+  waitpid(child, &status, 0);
+  CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  const Decoded d = decode(readFile(path));
+  CHECK(d.clean);
+  CHECK(d.count(Kind::Error) >= 1);
+  bool writer_drop = false;
+  for (const Rec& r : d.records) {
+    if (r.kind == Kind::Dropped && r.as<DroppedRecord>().source == kDropWriter) writer_drop = r.as<DroppedRecord>().count > 0;
+    if (r.kind == Kind::Error) CHECK(r.as<ErrorRecord>().code == kErrorOutput);
+  }
+  CHECK(writer_drop);
+  CHECK(!d.records.empty() && d.records.back().kind == Kind::End);
+  if (!d.records.empty() && d.records.back().kind == Kind::End) {
+    CHECK(d.records.back().as<EndRecord>().records_written == d.records.size() - 1);
+  }
+  // Every string referenced is defined in the file.
+  for (const Rec& r : d.records) {
+    if (r.kind == Kind::ApiCall) CHECK(d.strings.count(r.as<ApiCallRecord>().name_sid) == 1);
+    if (r.kind == Kind::Error) CHECK(d.strings.count(r.as<ErrorRecord>().message_sid) == 1);
+  }
+  std::remove(path.c_str());
+}
+
+void testPool() {
+  BufferPool pool(100, 2);  // rounded up to the minimum
+  CHECK(pool.bufferBytes() == BufferPool::kMinBufferBytes);
+  uint8_t* a = pool.acquire();
+  uint8_t* b = pool.acquire();
+  CHECK(a && b && reinterpret_cast<uintptr_t>(a) % 8 == 0);
+  CHECK(pool.acquire() == nullptr);
+  CHECK(pool.refusals() == 1);
+  pool.release(a);
+  CHECK(pool.acquire() == a);
+  CHECK(pool.outstanding() == 2);
+}
+
+}  // namespace
+
+int main() {
+  testPool();
+  testTranslator();
+  testWriter();
+  testOutputError();
+  if (failures) {
+    std::fprintf(stderr, "selftest: %d check(s) failed\n", failures);
+    return 1;
+  }
+  std::printf("collector selftest: all checks passed\n");
+  return 0;
+}

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Runs the injection library against a fake CUPTI and a fake driver
+# (fake_cupti.cc, fake_cuda.cc) in scenarios that need no GPU: normal exit,
+# cuProfilerStop, SIGTERM/SIGINT with each previous disposition, fork,
+# SIGKILL, the buffer cap, discard mode, another CUPTI client, an old CUPTI.
+# What it cannot show — what the real CUPTI delivers — is checked on a GPU.
+#
+#   native/collector/test/run-fake-cupti-tests.sh [BUILD_DIR]   (default native/build)
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+build=${1:-$here/../../build}
+collector=$(cd "$build/collector" && pwd)/libstreamscope_collector.so
+[ -f "$collector" ] || { echo "missing $collector: build native/ first" >&2; exit 2; }
+cuda_include=${CUDA_HOME:-/usr/local/cuda}/include
+work=$(mktemp -d "${TMPDIR:-/tmp}/streamscope-fake-cupti.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+
+cxx=${CXX:-c++}
+flags=(-std=c++17 -O1 -Wall -Wextra -fPIC -I"$cuda_include")
+"$cxx" "${flags[@]}" -shared -Wl,-soname,libcupti.so.13 -o "$work/libcupti.so.13" "$here/fake_cupti.cc" -lpthread
+"$cxx" "${flags[@]}" -shared -Wl,-soname,libcuda.so.1 -o "$work/libcuda.so.1" "$here/fake_cuda.cc"
+"$cxx" "${flags[@]}" -o "$work/fake_target" "$here/fake_target.cc" -ldl -lpthread
+
+failed=0
+run() {  # scenario, expected status (exit code, or "signal N"), extra env...
+  local scenario=$1 expected=$2
+  shift 2
+  local out="$work/out-$scenario"
+  mkdir -p "$out"
+  local status=0
+  # The fake produces records far faster than a GPU: room for all of them
+  # (STREAMSCOPE_MAX_BUFFERS), unless the scenario says otherwise. The outer
+  # 2>/dev/null silences the shell's own "Killed"/"Terminated" notices.
+  { env LD_LIBRARY_PATH="$work" STREAMSCOPE_OUTPUT_DIR="$out" STREAMSCOPE_BUFFER_BYTES=65536 STREAMSCOPE_FLUSH_MS=100 \
+      STREAMSCOPE_MAX_BUFFERS=1000 "$@" "$work/fake_target" "$collector" "$work/libcuda.so.1" "$scenario" \
+      >"$work/$scenario.log" 2>&1; } 2>/dev/null || status=$?
+  local got=$status
+  [ "$status" -gt 128 ] && got="signal $((status - 128))"
+  if [ "$got" != "$expected" ]; then
+    echo "  FAIL $scenario: ended with '$got', expected '$expected'"; sed 's/^/       /' "$work/$scenario.log"; failed=1; return
+  fi
+  local files=("$out"/*.ssr)
+  if [ "${#files[@]}" -ne 1 ] || [ ! -f "${files[0]}" ]; then
+    echo "  FAIL $scenario: expected one stream file, found: ${files[*]}"; failed=1; return
+  fi
+  python3 "$here/check_stream.py" "${files[0]}" "$scenario" || { sed 's/^/       /' "$work/$scenario.log"; failed=1; }
+}
+
+echo "collector against fake CUPTI:"
+run exit 0
+run discard 0 STREAMSCOPE_DISCARD=1
+run sigterm-default "signal 15"
+run sigint-handler 0
+run sigint-ignored 0
+run fork 0
+run sigkill "signal 9"
+run cap 0 STREAMSCOPE_MAX_BUFFERS=1
+run other 0 FAKE_CUPTI_OTHER="CUPTI for Nsight Systems"
+run old-cupti 0 FAKE_CUPTI_VERSION=120000
+[ "$failed" = 0 ] && echo "all fake-CUPTI scenarios passed"
+exit "$failed"
