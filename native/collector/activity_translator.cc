@@ -56,6 +56,9 @@ void ActivityTranslator::translate(const CUpti_Activity* record) {
     case CUPTI_ACTIVITY_KIND_MARKER:
       handleMarker(*reinterpret_cast<const CUpti_ActivityMarker2*>(record));
       break;
+    case CUPTI_ACTIVITY_KIND_STREAM:
+      handleStream(*reinterpret_cast<const CUpti_ActivityStream*>(record));
+      break;
     case CUPTI_ACTIVITY_KIND_OVERHEAD:
       handleOverhead(*reinterpret_cast<const CUpti_ActivityOverhead3*>(record));
       break;
@@ -237,6 +240,10 @@ void ActivityTranslator::handleCudaEvent(const CUpti_ActivityCudaEvent2& e) {
 }
 
 void ActivityTranslator::handleApi(const CUpti_ActivityAPI& a, uint32_t domain) {
+  if (own_tid_ != 0 && a.threadId == own_tid_) {
+    ++own_calls_;
+    return;
+  }
   ApiCallRecord r{};
   r.name_sid = apiName(domain, a.cbid);
   r.start_ns = rel(a.start);
@@ -282,6 +289,30 @@ void ActivityTranslator::handleOverhead(const CUpti_ActivityOverhead3& o) {
     default: r.object_id = kNone; break;
   }
   r.correlation_id = o.correlationId;
+  enc_.write(r);
+}
+
+}  // namespace streamscope
+
+namespace streamscope {
+
+// Stream creation as CUPTI reports it (CUPTI_ACTIVITY_KIND_STREAM): flags and
+// priority without the collector calling the driver on the target's thread,
+// where CUPTI would record those calls as if the target had made them.
+void ActivityTranslator::handleStream(const CUpti_ActivityStream& s) {
+  using namespace rs;
+  StreamRecord r{};
+  r.context_id = s.contextId;
+  r.stream_id = s.streamId;
+  r.device_id = kNone;  // the context's device (resolved at ingest)
+  switch (s.flag & CUPTI_ACTIVITY_STREAM_CREATE_MASK) {
+    case CUPTI_ACTIVITY_STREAM_CREATE_FLAG_NON_BLOCKING: r.flags = kStreamNonBlocking; break;
+    case CUPTI_ACTIVITY_STREAM_CREATE_FLAG_NULL: r.flags = kStreamLegacyDefault; break;
+    default: r.flags = 0; break;
+  }
+  // CUDA priorities are small negative numbers; CUPTI stores them unsigned.
+  r.priority = static_cast<int32_t>(s.priority);
+  r.created_ns = INT64_MIN;  // CUPTI's stream record carries no time
   enc_.write(r);
 }
 

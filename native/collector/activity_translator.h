@@ -41,6 +41,12 @@ class ActivityTranslator {
   // Buffers whose iteration stopped on an error other than "end of buffer".
   uint64_t badBuffers() const { return bad_buffers_; }
 
+  // API calls made by this thread are the collector's own (device queries
+  // on the writer thread): CUPTI records them like the target's, they are
+  // left out of the stream. Thread ids are system ids (gettid).
+  void ignoreApiCallsFromThread(uint32_t tid) { own_tid_ = tid; }
+  uint64_t ownApiCallsSkipped() const { return own_calls_; }
+
  private:
   int64_t rel(uint64_t ts) const { return static_cast<int64_t>(ts - origin_); }
 
@@ -53,6 +59,7 @@ class ActivityTranslator {
   void handleApi(const CUpti_ActivityAPI& a, uint32_t domain);
   void handleMarker(const CUpti_ActivityMarker2& m);
   void handleOverhead(const CUpti_ActivityOverhead3& o);
+  void handleStream(const CUpti_ActivityStream& s);
 
   uint32_t apiName(uint32_t domain, uint32_t cbid);
   uint32_t kernelName(const char* name);
@@ -63,6 +70,8 @@ class ActivityTranslator {
   uint64_t unknown_ = 0;
   uint64_t incomplete_ = 0;
   uint64_t bad_buffers_ = 0;
+  uint32_t own_tid_ = 0;
+  uint64_t own_calls_ = 0;
   // (domain << 32 | cbid) → string id: cuptiGetCallbackName once per API.
   std::unordered_map<uint64_t, uint32_t> api_names_;
   // CUPTI hands the same name pointer for every launch of a function. The

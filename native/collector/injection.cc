@@ -57,6 +57,9 @@ struct Collector {
   std::unique_ptr<StreamWriter> writer;
   DriverApi driver;
   CUpti_SubscriberHandle subscriber = nullptr;
+  // CUPTI_ACTIVITY_KIND_STREAM is on: stream flags/priority come from CUPTI's
+  // records; the stream-created callback then only does bookkeeping.
+  bool stream_activity = false;
 
   // Guards the three containers below (resource callbacks come from any
   // thread). Never held across a CUPTI or driver call.
@@ -344,16 +347,18 @@ void onStreamCreated(CUcontext ctx, CUstream stream) {
     logLine("cuptiGetStreamIdEx failed on a new stream: %s", cuptiError(r).c_str());
     return;  // its operations still arrive; the ingest marks the stream implicit
   }
-  // Must be asked now, while the handle is certainly valid.
+  {
+    std::lock_guard<std::mutex> lock(g->mu);
+    g->context_streams[ctx_id].push_back(stream_id);
+  }
+  if (g->stream_activity) return;
+  // Fallback when CUPTI cannot report streams: ask the driver now, while the
+  // handle is certainly valid (these two calls then show up in the trace).
   unsigned cu_flags = 0;
   int priority = 0;
   uint32_t flags = 0;
   if (g->driver.streamFlags(stream, &cu_flags) && (cu_flags & CU_STREAM_NON_BLOCKING)) flags |= rs::kStreamNonBlocking;
   g->driver.streamPriority(stream, &priority);
-  {
-    std::lock_guard<std::mutex> lock(g->mu);
-    g->context_streams[ctx_id].push_back(stream_id);
-  }
   const int64_t created = nowRel();
   g->writer->enqueue([=](rs::RecordEncoder& enc) {
     rs::StreamRecord s{};
@@ -584,6 +589,9 @@ constexpr KindToEnable kKinds[] = {
     {CUPTI_ACTIVITY_KIND_DRIVER, "DRIVER"},
     {CUPTI_ACTIVITY_KIND_MARKER, "MARKER"},
     {CUPTI_ACTIVITY_KIND_OVERHEAD, "OVERHEAD"},
+    // Stream flags and priority, without calling the driver on the target's
+    // thread (CUPTI would record such calls as the target's own).
+    {CUPTI_ACTIVITY_KIND_STREAM, "STREAM"},
 };
 
 // <dir>/<pid>.ssr, created exclusively. If it exists (the same pid
@@ -707,6 +715,7 @@ int initialize() {
     if (r != CUPTI_SUCCESS) {
       setupError(rs::kErrorActivityEnable, std::string("activity kind ") + k.name + " could not be enabled: " + cuptiError(r));
     } else {
+      if (k.kind == CUPTI_ACTIVITY_KIND_STREAM) g->stream_activity = true;
       enabled += enabled.empty() ? "" : " ";
       enabled += k.name;
     }

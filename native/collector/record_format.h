@@ -148,11 +148,11 @@ struct StreamRecord {
   RecordHeader h;
   uint32_t context_id;
   uint32_t stream_id;  // CUPTI stream id (unique within the process)
-  uint32_t device_id;
+  uint32_t device_id;  // kNone: the device of its context
   uint32_t flags;      // StreamFlags
   int32_t priority;    // lower number = higher priority, as in CUDA
   uint32_t reserved;
-  int64_t created_ns;
+  int64_t created_ns;  // INT64_MIN: unknown
 };
 static_assert(sizeof(StreamRecord) == 40);
 

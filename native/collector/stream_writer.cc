@@ -1,5 +1,7 @@
 #include "stream_writer.h"
 
+#include <sys/syscall.h>
+
 #include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
@@ -174,6 +176,8 @@ void StreamWriter::takeQueue(std::vector<Item>* out) {
 }
 
 void StreamWriter::run() {
+  // Driver calls made here (device queries) are the collector's, not the target's.
+  translator_.ignoreApiCallsFromThread(static_cast<uint32_t>(syscall(SYS_gettid)));
   using Clock = std::chrono::steady_clock;
   const auto period = std::chrono::milliseconds(flush_ms_);
   auto next_periodic = Clock::now() + period;

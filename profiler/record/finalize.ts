@@ -2,7 +2,7 @@
 // meta that says where times start, which versions ran, and whether the
 // recording is complete — and if not, why, in words a user can act on.
 import path from 'node:path';
-import { endBulkLoad, openRecording, writeMeta } from '../store/database.ts';
+import { compact, openRecording, writeMeta } from '../store/database.ts';
 import { CollectorErrorCode } from '../store/enums.ts';
 import type { DirectoryProgress } from './stream-ingest.ts';
 
@@ -68,6 +68,7 @@ export function finalizeRecording(
     });
     if (complete) db.prepare("DELETE FROM meta WHERE key = 'incomplete_reason'").run();
     else writeMeta(db, { incomplete_reason: incompleteReason });
+    compact(db, output);
     return {
       output,
       exitCode: status?.code ?? null,

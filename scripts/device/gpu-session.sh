@@ -14,17 +14,26 @@ nvidia-smi --query-gpu=name,driver_version,uuid,pci.bus_id --format=csv,noheader
 nvcc --version | tail -1 >> "$OUT/nvidia-smi.txt"
 node profiler/cli/streamscope.ts devices --json > "$OUT/devices.json" 2>&1
 
+# Smoke: one recording with the collector's diagnostics, reported.
+if [ "$what" != bench ]; then
+  STREAMSCOPE_LOG=1 timeout 60 node profiler/cli/streamscope.ts record -f -o /tmp/smoke.sqlite \
+    --workload normalise --scenario concurrent --size 20000 > "$OUT/smoke.log" 2>&1
+  echo "record exit $?" >> "$OUT/smoke.log"
+  timeout 30 node profiler/cli/streamscope.ts report /tmp/smoke.sqlite >> "$OUT/smoke.log" 2>&1
+fi
+
 if [ "$what" = tests ] || [ "$what" = all ]; then
   STREAMSCOPE_FIXTURE_DIR=/tmp/fixtures STREAMSCOPE_GPU_RESULTS="$OUT/gpu-results.json" \
-    node --test --test-concurrency=1 test/gpu/*.test.ts > "$OUT/test-gpu.log" 2>&1
+    timeout ${GPU_TEST_TIMEOUT:-360} node --test --test-concurrency=1 test/gpu/*.test.ts > "$OUT/test-gpu.log" 2>&1
   echo "test:gpu exit $?" >> "$OUT/test-gpu.log"
   tar -C /tmp/fixtures -cJf "$OUT/fixtures.tar.xz" .
 fi
 if [ "$what" = bench ] || [ "$what" = all ]; then
-  node bench/run-bench.ts --json "$OUT/bench.json" > "$OUT/bench.log" 2>&1
+  timeout ${BENCH_TIMEOUT:-200} node bench/run-bench.ts --only overhead --json "$OUT/bench.json" > "$OUT/bench.log" 2>&1
   echo "bench exit $?" >> "$OUT/bench.log"
 fi
 echo "== devices"; cat "$OUT/nvidia-smi.txt"
+[ -f "$OUT/smoke.log" ] && { echo "== smoke"; head -c 6000 "$OUT/smoke.log"; }
 [ -f "$OUT/test-gpu.log" ] && { echo "== test:gpu"; grep -E "^# (tests|pass|fail|skipped)|^not ok|exit" "$OUT/test-gpu.log"; grep -E "^(workload|script)=" "$OUT/test-gpu.log" | tail -40; }
 [ -f "$OUT/bench.log" ] && { echo "== bench"; cat "$OUT/bench.log"; }
 exit 0

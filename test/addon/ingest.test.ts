@@ -60,7 +60,7 @@ describe('native ingest', () => {
 
   const origin = () => BigInt(expected.header.origin_ns);
   const ofKind = (k: string) => expected.records.filter((r) => r.kind === k);
-  const str = (id: number) => ofKind('String').find((s) => s.id === id)?.value;
+  const str = (id: number) => ofKind('String').find((s) => s.id === id)?.value as string | undefined;
 
   it('stores every kernel, copy, memset and API call exactly, times relative to the origin', async () => {
     const file = newRecording('exact');

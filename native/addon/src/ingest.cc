@@ -158,7 +158,8 @@ Ingest::Ingest(const std::string& db_path, uint64_t origin_ns) : db_path_(db_pat
   upsert_stream_ = prepare(
       "INSERT INTO streams (pid, context_id, device_id, cupti_stream_id, flags, priority, created_ns) VALUES (?,?,?,?,?,?,?)"
       " ON CONFLICT(context_id, cupti_stream_id) DO UPDATE SET device_id = coalesce(excluded.device_id, streams.device_id),"
-      " flags = excluded.flags, priority = excluded.priority, created_ns = excluded.created_ns RETURNING id");
+      " flags = excluded.flags, priority = excluded.priority, created_ns = coalesce(excluded.created_ns, streams.created_ns)"
+      " RETURNING id");
   ins_stream_ = prepare(
       "INSERT INTO streams (pid, context_id, device_id, cupti_stream_id, flags) VALUES (?,?,?,?,?)"
       " ON CONFLICT(context_id, cupti_stream_id) DO NOTHING");
@@ -221,7 +222,8 @@ void Ingest::loadExisting() {
   while (sqlite3_step(s) == SQLITE_ROW) {
     contexts_[{static_cast<uint32_t>(sqlite3_column_int64(s, 1)), static_cast<uint32_t>(sqlite3_column_int64(s, 2))}] =
         KnownContext{sqlite3_column_int64(s, 0), sqlite3_column_type(s, 3) != SQLITE_NULL,
-                     sqlite3_column_type(s, 4) != SQLITE_NULL ? static_cast<uint32_t>(sqlite3_column_int64(s, 4)) : kNone};
+                     sqlite3_column_type(s, 4) != SQLITE_NULL ? static_cast<uint32_t>(sqlite3_column_int64(s, 4)) : kNone,
+                     sqlite3_column_type(s, 3) != SQLITE_NULL ? std::optional<int64_t>(sqlite3_column_int64(s, 3)) : std::nullopt};
   }
   sqlite3_finalize(s);
   sqlite3_prepare_v2(db_, "SELECT id, context_id, cupti_stream_id FROM streams", -1, &s, nullptr);
@@ -423,14 +425,17 @@ void Ingest::store(FileState& f, const std::string& path, uint16_t kind, const u
       const auto key = std::make_pair(pid, r.context_id);
       const auto device = deviceId(f, r.device_id);
       Binder{upsert_context_}(int64_t{pid})(int64_t{r.context_id})(device)(int64_t{r.null_stream_id});
-      contexts_[key] = KnownContext{stepReturningId(db_, upsert_context_, where), device.has_value(), r.null_stream_id};
+      contexts_[key] = KnownContext{stepReturningId(db_, upsert_context_, where), device.has_value(), r.null_stream_id, device};
       break;
     }
     case Kind::Stream: {
       const auto r = load<StreamRecord>(rec);
-      const auto device = deviceId(f, r.device_id);
+      // kNone: the stream lives on its context's device (CUPTI's stream records).
+      std::optional<int64_t> device = r.device_id == kNone ? std::nullopt : deviceId(f, r.device_id);
       const int64_t ctx = contextId(f, r.context_id, device);
-      Binder{upsert_stream_}(int64_t{pid})(ctx)(device)(int64_t{r.stream_id})(int64_t{r.flags})(int64_t{r.priority})(r.created_ns + shift);
+      if (!device) device = contexts_[std::make_pair(pid, r.context_id)].device;
+      Binder{upsert_stream_}(int64_t{pid})(ctx)(device)(int64_t{r.stream_id})(int64_t{r.flags})(int64_t{r.priority})
+          (r.created_ns == INT64_MIN ? std::nullopt : std::optional<int64_t>(r.created_ns + shift));
       streams_[{ctx, r.stream_id}] = stepReturningId(db_, upsert_stream_, where);
       break;
     }
@@ -594,7 +599,7 @@ int64_t Ingest::contextId(FileState& f, uint32_t cupti_context, std::optional<in
   Binder{upsert_context_}(int64_t{f.header.pid})(int64_t{cupti_context})(device)(std::optional<int64_t>());
   const int64_t id = stepReturningId(db_, upsert_context_, db_path_);
   const uint32_t null_stream = it != contexts_.end() ? it->second.null_stream : kNone;
-  contexts_[key] = KnownContext{id, device.has_value(), null_stream};
+  contexts_[key] = KnownContext{id, device.has_value(), null_stream, device};
   return id;
 }
 

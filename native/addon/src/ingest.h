@@ -128,6 +128,7 @@ class Ingest {
     int64_t id;
     bool has_device;
     uint32_t null_stream = rs::kNone;  // CUPTI id of its legacy default stream, if known
+    std::optional<int64_t> device;     // devices.id, if known
   };
   std::map<std::pair<uint32_t, uint32_t>, KnownContext> contexts_;  // (pid, CUPTI context) → contexts row
   std::map<std::pair<int64_t, uint32_t>, int64_t> streams_;     // (contexts.id, CUPTI stream) → streams.id

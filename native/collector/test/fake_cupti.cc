@@ -18,6 +18,7 @@ namespace {
 std::mutex mu;
 CUpti_CallbackFunc subscriber_cb = nullptr;
 bool subscribed = false;
+bool stream_kind_enabled = false;  // CUPTI_ACTIVITY_KIND_STREAM enabled by the collector
 CUpti_BuffersCallbackRequestFunc requested = nullptr;
 CUpti_BuffersCallbackCompleteFunc completed = nullptr;
 uint8_t* current = nullptr;
@@ -125,7 +126,9 @@ CUptiResult CUPTIAPI cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequest
 }
 CUptiResult CUPTIAPI cuptiActivityEnable(CUpti_ActivityKind kind) {
   // OVERHEAD refused, to check that a failing kind is reported and the rest goes on.
-  return kind == CUPTI_ACTIVITY_KIND_OVERHEAD ? CUPTI_ERROR_NOT_SUPPORTED : CUPTI_SUCCESS;
+  if (kind == CUPTI_ACTIVITY_KIND_OVERHEAD) return CUPTI_ERROR_NOT_SUPPORTED;
+  if (kind == CUPTI_ACTIVITY_KIND_STREAM) stream_kind_enabled = true;
+  return CUPTI_SUCCESS;
 }
 CUptiResult CUPTIAPI cuptiActivityFlushPeriod(uint32_t) { return CUPTI_SUCCESS; }
 CUptiResult CUPTIAPI cuptiActivityFlushAll(uint32_t) {
@@ -143,7 +146,11 @@ CUptiResult CUPTIAPI cuptiActivityGetNextRecord(uint8_t* buffer, size_t valid, C
   size_t at = 0;
   if (*record) {
     at = size_t(reinterpret_cast<uint8_t*>(*record) - buffer);
-    at += (*record)->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL ? sizeof(CUpti_ActivityKernel10) : sizeof(CUpti_ActivityAPI);
+    switch ((*record)->kind) {
+      case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: at += sizeof(CUpti_ActivityKernel10); break;
+      case CUPTI_ACTIVITY_KIND_STREAM: at += sizeof(CUpti_ActivityStream); break;
+      default: at += sizeof(CUpti_ActivityAPI); break;
+    }
   }
   if (at >= valid) return CUPTI_ERROR_MAX_LIMIT_REACHED;
   *record = reinterpret_cast<CUpti_Activity*>(buffer + at);
@@ -174,6 +181,16 @@ void fake_resource(CUpti_CallbackId cbid, CUcontext ctx, CUstream stream) {
   d.context = ctx;
   d.resourceHandle.stream = stream;
   subscriber_cb(nullptr, CUPTI_CB_DOMAIN_RESOURCE, cbid, &d);
+  // Like CUPTI: with STREAM activity on, a created stream also yields a record.
+  if (cbid == CUPTI_CBID_RESOURCE_STREAM_CREATED && stream_kind_enabled && requested) {
+    CUpti_ActivityStream r{};
+    r.kind = CUPTI_ACTIVITY_KIND_STREAM;
+    r.contextId = uint32_t(reinterpret_cast<uintptr_t>(ctx));
+    r.streamId = uint32_t(reinterpret_cast<uintptr_t>(stream));
+    r.flag = CUPTI_ACTIVITY_STREAM_CREATE_FLAG_NON_BLOCKING;
+    r.priority = uint32_t(-1);  // as fake_cuda.cc reports for cuStreamGetPriority
+    append(r);
+  }
 }
 
 void fake_profiler_stop() {
