@@ -26,6 +26,8 @@ export interface RecordOptions {
   pollMs?: number;
   /** stdio of the target; 'inherit' for the CLI, 'pipe' to capture in tests. */
   stdio?: 'inherit' | 'pipe' | 'ignore';
+  /** Called once the target runs, with its pid (the app shows it; tests signal it). */
+  onStart?: (pid: number) => void;
 }
 
 export interface RecordResult extends FinalState {
@@ -70,6 +72,7 @@ export async function record(opts: RecordOptions): Promise<RecordResult> {
     },
     stdio: opts.stdio ?? 'inherit',
   });
+  if (child.pid !== undefined) opts.onStart?.(child.pid);
   let stdout = '';
   let stderr = '';
   child.stdout?.on('data', (d: Buffer) => { stdout += d.toString(); });

@@ -96,9 +96,12 @@ export function formatReport(r: Report): string {
     r.overlap.map((o) => [o.deviceId, factor(o.compute), factor(o.htod), factor(o.dtoh), factor(o.all),
       formatDuration(o.all.union), formatDuration(o.all.sum)])));
 
-  out.push('', 'Streams');
+  // Streams without any GPU operation (the CUDA runtime creates a few for
+  // itself; an application may create more than it uses) are counted, not listed.
+  const idle = r.streams.filter((s) => s.kernels + s.memcpys + s.memsets === 0);
+  out.push('', idle.length ? `Streams with GPU work (${idle.length} more without any: ${idle.map((s) => s.cuptiStreamId).join(', ')})` : 'Streams');
   out.push(renderTable(['stream', 'device', 'pid', 'flags', 'priority', 'kernels', 'memcpys', 'memsets', 'busy', 'share of device busy'],
-    r.streams.map((s) => [s.cuptiStreamId, s.deviceId ?? '-', s.pid, s.flags.join(',') || 'default', s.priority ?? '-',
+    r.streams.filter((s) => !idle.includes(s)).map((s) => [s.cuptiStreamId, s.deviceId ?? '-', s.pid, s.flags.join(',') || 'default', s.priority ?? '-',
       s.kernels, s.memcpys, s.memsets, formatDuration(s.busy.union), pct(s.shareOfDeviceBusy)])));
 
   out.push('', 'Kernels');

@@ -20,6 +20,20 @@ if [ "$what" != bench ]; then
     --workload normalise --scenario concurrent --size 20000 > "$OUT/smoke.log" 2>&1
   echo "record exit $?" >> "$OUT/smoke.log"
   timeout 30 node profiler/cli/streamscope.ts report /tmp/smoke.sqlite >> "$OUT/smoke.log" 2>&1
+  # The raw stream of the same run, collector alone (no recorder), for reading.
+  mkdir -p /tmp/raw && rm -f /tmp/raw/*.ssr
+  CUDA_INJECTION64_PATH=$PWD/native/build/collector/libstreamscope_collector.so STREAMSCOPE_OUTPUT_DIR=/tmp/raw \
+    native/build/workloads/streamscope-runner --workload normalise --scenario concurrent --size 20000 > /dev/null 2>&1
+  node profiler/cli/streamscope.ts dump-stream /tmp/raw/*.ssr > "$OUT/raw-stream.txt" 2>&1
+  grep -E " (Stream|Context|Device|Process) " "$OUT/raw-stream.txt" | head -30 >> "$OUT/smoke.log"
+fi
+
+# A target that runs its own CUPTI client (torch.profiler) under StreamScope.
+if [ "$what" = tests ] || [ "$what" = all ]; then
+  STREAMSCOPE_LOG=1 timeout 120 node profiler/cli/streamscope.ts record -f -o /tmp/fixtures/torch_profiler_inside.sqlite \
+    -- python3 test/gpu/scripts/torch_streams.py --torch-profiler /tmp/inside.json > "$OUT/inside.log" 2>&1
+  echo "record exit $?" >> "$OUT/inside.log"
+  timeout 30 node profiler/cli/streamscope.ts report /tmp/fixtures/torch_profiler_inside.sqlite 2>&1 | head -30 >> "$OUT/inside.log"
 fi
 
 if [ "$what" = tests ] || [ "$what" = all ]; then
@@ -34,6 +48,7 @@ if [ "$what" = bench ] || [ "$what" = all ]; then
 fi
 echo "== devices"; cat "$OUT/nvidia-smi.txt"
 [ -f "$OUT/smoke.log" ] && { echo "== smoke"; head -c 6000 "$OUT/smoke.log"; }
+[ -f "$OUT/inside.log" ] && { echo "== torch.profiler inside"; grep -v "^\s*$" "$OUT/inside.log" | head -40; }
 [ -f "$OUT/test-gpu.log" ] && { echo "== test:gpu"; grep -E "^# (tests|pass|fail|skipped)|^not ok|exit" "$OUT/test-gpu.log"; grep -E "^(workload|script)=" "$OUT/test-gpu.log" | tail -40; }
 [ -f "$OUT/bench.log" ] && { echo "== bench"; cat "$OUT/bench.log"; }
 exit 0

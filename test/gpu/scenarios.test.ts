@@ -224,3 +224,39 @@ describe('Python scripts', { skip }, () => {
     assert.deepEqual(ours, { kernels: torchCounts.kernels, memcpys: torchCounts.memcpys });
   });
 });
+
+describe('a target that ends badly keeps what was recorded', { skip }, () => {
+  const scratchDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ss-gpu-kill-'));
+  after(() => fs.rmSync(scratchDir, { recursive: true, force: true }));
+  // A launch loop long enough to be stopped in the middle.
+  const longLoop = () => workloadArgv({ workload: 'launch-loop', scenario: 'concurrent', iterations: '50000000', streams: '4' });
+
+  for (const signal of ['SIGTERM', 'SIGINT', 'SIGKILL'] as const) {
+    it(`${signal}: the recording is kept, marked incomplete, with the launches before the signal`, async () => {
+      const file = path.join(scratchDir, `killed-${signal}.sqlite`); // large: never a fixture
+      const r = await record({
+        output: file, overwrite: true, argv: longLoop(), stdio: 'pipe',
+        onStart: (pid) => setTimeout(() => process.kill(pid, signal), 3000),
+      });
+      assert.equal(r.signal, signal);
+      assert.equal(r.complete, false);
+      assert.match(r.incompleteReason ?? '', new RegExp(`killed by ${signal}`));
+      const kernels = queryCount(file, 'SELECT count(*) AS n FROM kernels');
+      // SIGTERM/SIGINT flush everything delivered; SIGKILL keeps what the periodic flushes wrote.
+      assert.ok(kernels > 10000, `kernels kept: ${kernels}`);
+      table.push({ case: `killed by ${signal}`, kernels, complete: r.complete });
+    });
+  }
+
+  it('a crashing target: what the collector flushed before the crash is kept, marked incomplete', async () => {
+    const file = path.join(workDir, 'crashed.sqlite');
+    // The collector flushes every 500 ms; a crash signal itself is not intercepted.
+    const script = "import cupy as cp, os, time\nx = cp.arange(1 << 20)\nfor _ in range(200): x += 1\ncp.cuda.Device().synchronize()\ntime.sleep(1.5)\nos.abort()\n";
+    const r = await record({ output: file, overwrite: true, argv: ['python3', '-c', script], stdio: 'pipe' });
+    assert.equal(r.signal, 'SIGABRT');
+    assert.equal(r.complete, false);
+    const kernels = queryCount(file, 'SELECT count(*) AS n FROM kernels');
+    assert.ok(kernels >= 200, `kernels kept: ${kernels}`);
+    table.push({ case: 'os.abort()', kernels, complete: r.complete });
+  });
+});
