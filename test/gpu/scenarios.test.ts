@@ -13,13 +13,14 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { overlapByDevice } from '../../profiler/analysis/overlap.ts';
-import { loadTrace, OpCategory, OpKind, type Trace } from '../../profiler/analysis/trace.ts';
+import { loadTrace, type Trace } from '../../profiler/analysis/trace.ts';
 import { devices } from '../../profiler/native/addon.ts';
 import { repoRoot } from '../../profiler/native/paths.ts';
 import { record } from '../../profiler/record/recorder.ts';
 import { workloadArgv } from '../../profiler/record/workload.ts';
 import { openRecording, readMeta } from '../../profiler/store/database.ts';
 import { StreamFlags } from '../../profiler/store/enums.ts';
+import { count, expectScenario, isCopy, isKernel, queryCount, SCENARIOS, streamsWith } from '../helpers/scenarios.ts';
 
 const inventory = devices();
 const skip = inventory.devices.length === 0 ? `no GPU here: ${inventory.error ?? 'no CUDA devices'}` : false;
@@ -44,6 +45,7 @@ const SIZES: Record<string, string> = { normalise: '20000', matmul: '512', trans
 
 /** What the runner says it issued: its last line, e.g. `... kernels=8 h2d=8 d2h=8 ok wall_ms=1.2`. */
 interface RunnerSummary { kernels: number; h2d: number; d2h: number; streams: number; devices: number; ok: boolean }
+const flagsOf = (t: Trace, streamId: number) => t.streams.find((s) => s.id === streamId)?.flags ?? 0;
 function runnerSummary(stdout: string): RunnerSummary {
   const line = stdout.trim().split('\n').findLast((l) => l.startsWith('workload='));
   assert.ok(line, `the runner printed no summary line:\n${stdout}`);
@@ -69,104 +71,16 @@ async function recordWorkload(workload: string, scenario: string): Promise<Loade
   }
 }
 
-function count(t: Trace, pred: (i: number) => boolean): number {
-  let n = 0;
-  for (let i = 0; i < t.ops.length; i++) if (pred(i)) n++;
-  return n;
-}
-const streamsWith = (t: Trace, pred: (i: number) => boolean) => {
-  const s = new Set<number>();
-  for (let i = 0; i < t.ops.length; i++) if (pred(i)) s.add(t.ops.stream[i]!);
-  return s;
-};
-const isKernel = (t: Trace) => (i: number) => t.ops.kind[i] === OpKind.Kernel;
-const isCopy = (t: Trace) => (i: number) => t.ops.kind[i] === OpKind.Memcpy;
-const flagsOf = (t: Trace, streamId: number) => t.streams.find((s) => s.id === streamId)?.flags ?? 0;
-
-function queryCount(file: string, sql: string): number {
-  const db = openRecording(file, { readonly: true });
-  try {
-    return (db.prepare(sql).get() as { n: number }).n;
-  } finally {
-    db.close();
-  }
-}
 
 for (const workload of ['normalise', 'matmul', 'transpose']) {
   describe(`${workload}`, { skip }, () => {
-    const check = async (scenario: string, expectations: (l: Loaded) => Record<string, unknown>) => {
-      const l = await recordWorkload(workload, scenario);
-      const t = l.trace;
-      // The recording holds exactly the work the runner says it issued.
-      assert.equal(count(t, isKernel(t)), l.summary.kernels, 'kernels');
-      assert.equal(count(t, (i) => t.ops.category[i] === OpCategory.HtoD), l.summary.h2d, 'HtoD copies');
-      assert.equal(count(t, (i) => t.ops.category[i] === OpCategory.DtoH), l.summary.d2h, 'DtoH copies');
-      const ov = overlapByDevice(t).find((o) => o.all.count > 0)!;
-      const extra = expectations(l);
-      table.push({ workload, scenario, kernels: count(t, isKernel(t)), copies: count(t, isCopy(t)),
-        streams: streamsWith(t, () => true).size, overlapAll: ov.all.overlapFactor, overlapCompute: ov.compute.overlapFactor,
-        busyMs: ov.all.union / 1e6, ...extra });
-    };
-
-    it('serial: one stream, nothing overlaps', () => check('serial', ({ trace: t }) => {
-      assert.equal(streamsWith(t, () => true).size, 1);
-      const ov = overlapByDevice(t).find((o) => o.all.count > 0)!;
-      assert.ok(ov.all.overlapFactor! < 1.02, `overlap ${ov.all.overlapFactor}`);
-      return {};
-    }));
-
-    it('default-stream: kernels on the legacy default stream, copies on their own streams', () => check('default-stream', ({ trace: t }) => {
-      const kernelStreams = streamsWith(t, isKernel(t));
-      assert.equal(kernelStreams.size, 1);
-      assert.ok(flagsOf(t, [...kernelStreams][0]!) & StreamFlags.LegacyDefault, 'kernel stream is the legacy default stream');
-      assert.ok(streamsWith(t, isCopy(t)).size >= 2, 'copies on several created streams');
-      const ov = overlapByDevice(t).find((o) => o.all.count > 0)!;
-      assert.ok(ov.compute.overlapFactor! < 1.02, `kernels cannot overlap: ${ov.compute.overlapFactor}`);
-      return {};
-    }));
-
-    it('pageable: copies from pageable memory', () => check('pageable', ({ file, summary }) => {
-      const pageable = queryCount(file, 'SELECT count(*) AS n FROM memcpys WHERE src_kind = 1 OR dst_kind = 1');
-      assert.equal(pageable, summary.h2d + summary.d2h);
-      return { pageableCopies: pageable };
-    }));
-
-    it('concurrent: one stream per chunk, copies overlap kernels', () => check('concurrent', ({ trace: t, file }) => {
-      assert.ok(streamsWith(t, () => true).size >= CHUNKS, 'a stream per chunk');
-      assert.equal(queryCount(file, 'SELECT count(*) AS n FROM memcpys WHERE src_kind = 1 OR dst_kind = 1'), 0, 'no pageable copies');
-      const ov = overlapByDevice(t).find((o) => o.all.count > 0)!;
-      if (workload === 'normalise') assert.ok(ov.all.overlapFactor! > 1.5, `normalise overlap ${ov.all.overlapFactor} should exceed 1.5`);
-      else assert.ok(ov.all.overlapFactor! > 1.05, `overlap ${ov.all.overlapFactor}`);
-      return {};
-    }));
-
-    it('events: cross-stream dependencies through CUDA events', () => check('events', ({ file }) => {
-      const waits = queryCount(file, 'SELECT count(*) AS n FROM syncs WHERE sync_type = 2');
-      const records = queryCount(file, 'SELECT count(*) AS n FROM cuda_events');
-      assert.ok(waits >= CHUNKS, `stream-wait-event syncs: ${waits}`);
-      assert.ok(records >= CHUNKS, `event records: ${records}`);
-      return { waits, eventRecords: records };
-    }));
-
-    it('priority: streams of different priorities', () => check('priority', ({ trace: t }) => {
-      const used = streamsWith(t, () => true);
-      const priorities = new Set(t.streams.filter((s) => used.has(s.id)).map((s) => s.priority));
-      assert.ok(priorities.size >= 2, `priorities seen: ${[...priorities].join(',')}`);
-      return { priorities: [...priorities].join('/') };
-    }));
-
-    it('sync-each: a device synchronize per chunk', () => check('sync-each', ({ file }) => {
-      const syncs = queryCount(file, 'SELECT count(*) AS n FROM syncs WHERE sync_type = 4');
-      assert.ok(syncs >= CHUNKS, `context synchronizations: ${syncs}`);
-      return { deviceSyncs: syncs };
-    }));
-
-    it('multi-gpu: work on every device', () => check('multi-gpu', ({ trace: t }) => {
-      const used = new Set<number>();
-      for (let i = 0; i < t.ops.length; i++) used.add(t.ops.device[i]!);
-      assert.equal(used.size, inventory.devices.length);
-      return { devicesUsed: used.size };
-    }));
+    for (const scenario of SCENARIOS) {
+      it(`${scenario}`, async () => {
+        const l = await recordWorkload(workload, scenario);
+        // The recording holds exactly the work the runner says it issued.
+        table.push(expectScenario(workload, scenario, l, { ...l.summary, chunks: CHUNKS }));
+      });
+    }
   });
 }
 

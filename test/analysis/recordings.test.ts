@@ -1,0 +1,66 @@
+// The committed H100 recordings (test/fixtures/recordings, provenance in
+// PROVENANCE.md) checked against what each scenario of the bundled runner
+// is known to do — the same expectations the GPU tests apply to fresh
+// recordings, here without a GPU, in CI.
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { overlapByDevice } from '../../profiler/analysis/overlap.ts';
+import { summarizeCopies, summarizeKernels } from '../../profiler/analysis/summary.ts';
+import { OpKind } from '../../profiler/analysis/trace.ts';
+import { repoRoot } from '../../profiler/native/paths.ts';
+import { count, expectScenario, isKernel, loadRecording, SCENARIOS } from '../helpers/scenarios.ts';
+
+const fixtures = path.join(repoRoot, 'test/fixtures/recordings');
+const CHUNKS = 8; // as recorded (see PROVENANCE.md)
+const H2D_PER_CHUNK: Record<string, number> = { normalise: 1, matmul: 2, transpose: 1 };
+
+describe('H100 recordings of the bundled runner', () => {
+  for (const workload of ['normalise', 'matmul', 'transpose']) {
+    for (const scenario of SCENARIOS) {
+      it(`${workload} ${scenario}`, () => {
+        const l = loadRecording(path.join(fixtures, `${workload}-${scenario}.sqlite`));
+        expect(l.trace.meta.get('complete')).toBe('1');
+        expectScenario(workload, scenario, l, {
+          kernels: CHUNKS, h2d: CHUNKS * H2D_PER_CHUNK[workload]!, d2h: CHUNKS, chunks: CHUNKS, devices: 1,
+        });
+      });
+    }
+  }
+
+  it('concurrent normalise overlaps far more than the serial run of the same work, and finishes sooner', () => {
+    const busy = (s: string) => overlapByDevice(loadRecording(path.join(fixtures, `normalise-${s}.sqlite`)).trace)[0]!.all;
+    const serial = busy('serial');
+    const concurrent = busy('concurrent');
+    expect(serial.overlapFactor!).toBeLessThan(1.02);
+    expect(concurrent.overlapFactor!).toBeGreaterThan(1.5);
+    expect(concurrent.union).toBeLessThan(serial.union * 0.75);
+  });
+
+  it('pinned copies run near PCIe Gen5 speed, pageable ones far below it', () => {
+    const gbps = (s: string) => summarizeCopies(loadRecording(path.join(fixtures, `normalise-${s}.sqlite`)).trace)
+      .filter((c) => c.direction === 'HtoD').map((c) => c.gigabytesPerSecond!)[0]!;
+    expect(gbps('concurrent')).toBeGreaterThan(40);
+    expect(gbps('pageable')).toBeLessThan(gbps('concurrent') / 2);
+  });
+});
+
+describe('H100 recordings of Python scripts', () => {
+  it('PyTorch: the same kernel and copy counts as torch.profiler\'s own trace of the same program', () => {
+    const { trace } = loadRecording(path.join(fixtures, 'torch_streams.sqlite'));
+    const kineto = JSON.parse(fs.readFileSync(path.join(repoRoot, 'test/fixtures/kineto/torch_streams_h100.json'), 'utf8')) as
+      { traceEvents: { ph?: string; cat?: string }[] };
+    const ofCat = (cat: string) => kineto.traceEvents.filter((e) => e.ph === 'X' && e.cat === cat).length;
+    expect(ofCat('kernel')).toBeGreaterThan(0);
+    expect(count(trace, isKernel(trace))).toBe(ofCat('kernel'));
+    expect(count(trace, (i) => trace.ops.kind[i] === OpKind.Memcpy)).toBe(ofCat('gpu_memcpy'));
+    expect(summarizeKernels(trace).some((k) => k.name.includes('gemm'))).toBe(true);
+  });
+
+  it('a crashed target: kept, incomplete, with the reason', () => {
+    const { trace } = loadRecording(path.join(fixtures, 'crashed.sqlite'));
+    expect(trace.meta.get('complete')).toBe('0');
+    expect(trace.meta.get('incomplete_reason')).toContain('killed by SIGABRT');
+    expect(count(trace, isKernel(trace))).toBeGreaterThanOrEqual(200);
+  });
+});
