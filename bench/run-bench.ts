@@ -25,8 +25,8 @@ import { beginBulkLoad, createRecording, endBulkLoad, openRecording } from '../p
 const { values } = parseArgs({
   options: {
     only: { type: 'string' },
-    launches: { type: 'string', default: '200000' },
-    pairs: { type: 'string', default: '5' },
+    launches: { type: 'string', default: '300000' },
+    pairs: { type: 'string', default: '8' },
     'ingest-launches': { type: 'string', default: '2000000' },
     json: { type: 'string' },
   },
@@ -109,12 +109,14 @@ function benchOverhead(): void {
   } catch (err) {
     lines.push(`overhead  torch.profiler comparison not run: ${(err as Error).message.split('\n')[0]}`);
   }
+  // Added cost per launch, taken within each interleaved round (so drifts in
+  // clocks or load between rounds cancel), then the median over rounds.
   const base = median(plain);
-  const floorAdded = median(floor) - base;
-  const ssAdded = median(streamscope) - base;
+  const floorAdded = median(floor.map((f, i) => f - plain[i]!));
+  const ssAdded = median(streamscope.map((x, i) => x - plain[i]!));
   results.overhead = { launches: Number(launches), pairs, usPerLaunch: { plain, floor, streamscope }, torch, floorAddedUs: floorAdded, streamscopeAddedUs: ssAdded, ratio: ssAdded / floorAdded, target: 1.1 };
   const fmt = (xs: number[]) => xs.map((x) => x.toFixed(2)).join(' ');
-  lines.push(`overhead  µs per launch (${launches} launches over 4 streams, ${pairs} interleaved runs each; medians)`);
+  lines.push(`overhead  µs per launch (${launches} launches over 4 streams, ${pairs} interleaved rounds; medians; added = median of per-round differences)`);
   lines.push(`            no tracing      ${base.toFixed(2)}   [${fmt(plain)}]`);
   lines.push(`            CUPTI floor     ${median(floor).toFixed(2)}   [${fmt(floor)}]  added ${floorAdded.toFixed(2)}`);
   lines.push(`            StreamScope     ${median(streamscope).toFixed(2)}   [${fmt(streamscope)}]  added ${ssAdded.toFixed(2)}`);
