@@ -88,15 +88,24 @@ function benchOverhead(): void {
   const floor: number[] = [];
   const streamscope: number[] = [];
   try {
-    // Interleaved, so drifts in clocks or load hit every mode alike.
+    // Interleaved, so drifts in clocks or load hit every mode alike; the
+    // order rotates every round so that no mode always runs first.
+    const modes = [
+      () => plain.push(runLoop({}, launches)),
+      () => {
+        const floorDir = fs.mkdtempSync(path.join(dir, 'floor-'));
+        floor.push(runLoop({ CUDA_INJECTION64_PATH: collectorLibraryPath(), STREAMSCOPE_OUTPUT_DIR: floorDir, STREAMSCOPE_DISCARD: '1' }, launches));
+      },
+      () => {
+        const rec = path.join(dir, `run${streamscope.length}.sqlite`);
+        const out = execFileSync(process.execPath, [cli, 'record', '-q', '-o', rec, '--workload', 'launch-loop', '--scenario', 'concurrent',
+          '--streams', '4', '--iterations', launches], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+        streamscope.push(Number(/us_per_launch=([\d.]+)/.exec(out)![1]));
+        fs.rmSync(rec, { force: true });
+      },
+    ];
     for (let i = 0; i < pairs; i++) {
-      plain.push(runLoop({}, launches));
-      const floorDir = fs.mkdtempSync(path.join(dir, 'floor-'));
-      floor.push(runLoop({ CUDA_INJECTION64_PATH: collectorLibraryPath(), STREAMSCOPE_OUTPUT_DIR: floorDir, STREAMSCOPE_DISCARD: '1' }, launches));
-      const rec = path.join(dir, `run${i}.sqlite`);
-      const out = execFileSync(process.execPath, [cli, 'record', '-q', '-o', rec, '--workload', 'launch-loop', '--scenario', 'concurrent',
-        '--streams', '4', '--iterations', launches], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
-      streamscope.push(Number(/us_per_launch=([\d.]+)/.exec(out)![1]));
+      for (let k = 0; k < modes.length; k++) modes[(i + k) % modes.length]!();
     }
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
