@@ -28,6 +28,16 @@ describe('H100 recordings of the bundled runner', () => {
     }
   }
 
+  for (const workload of ['normalise', 'matmul', 'transpose']) {
+    it(`${workload} multi-gpu on two H200s: chunks on both devices, each with its own streams`, () => {
+      const l = loadRecording(path.join(fixtures, `${workload}-multi-gpu-h200x2.sqlite`));
+      expect(l.trace.devices.filter((d) => d.uuid?.startsWith('GPU-')).map((d) => d.name)).toEqual(['NVIDIA H200', 'NVIDIA H200']);
+      expectScenario(workload, 'multi-gpu', l, { kernels: CHUNKS, h2d: CHUNKS * H2D_PER_CHUNK[workload]!, d2h: CHUNKS, chunks: CHUNKS, devices: 2 });
+      const perDevice = overlapByDevice(l.trace).filter((o) => o.all.count > 0);
+      expect(perDevice.map((o) => o.compute.count)).toEqual([CHUNKS / 2, CHUNKS / 2]);
+    });
+  }
+
   it('concurrent normalise overlaps far more than the serial run of the same work, and finishes sooner', () => {
     const busy = (s: string) => overlapByDevice(loadRecording(path.join(fixtures, `normalise-${s}.sqlite`)).trace)[0]!.all;
     const serial = busy('serial');

@@ -1,0 +1,11 @@
+import fs from 'node:fs';
+import { beginBulkLoad, createRecording } from '/work/main/profiler/store/database.ts';
+import { Ingest } from '/work/main/profiler/native/addon.ts';
+const out = '/tmp/ib5.sqlite';
+fs.rmSync(out, { force: true });
+const db0 = createRecording(out); beginBulkLoad(db0); db0.close();
+const ing = new Ingest(out, { originNs: 1763800000000000000n });
+const t = performance.now();
+await ing.ingestFile('/tmp/bench.ssr', { final: true });
+console.log('tables', ((performance.now() - t) / 1000).toFixed(2));
+await ing.finish();
