@@ -141,14 +141,13 @@ void ActivityTranslator::handleKernel(const CUpti_ActivityKernel10& k) {
   enc_.write(r);
 }
 
-void ActivityTranslator::handleMemcpy(const CUpti_ActivityMemcpy6& m) {
-  if (m.start == 0 || m.end == 0) {
-    ++incomplete_;
-    return;
-  }
+namespace {
+
+// The fields CUpti_ActivityMemcpy6 and CUpti_ActivityMemcpyPtoP4 share.
+template <class M> MemcpyRecord memcpyRecord(const M& m, int64_t start, int64_t end) {
   MemcpyRecord r{};
-  r.start_ns = rel(m.start);
-  r.end_ns = rel(m.end);
+  r.start_ns = start;
+  r.end_ns = end;
   r.bytes = m.bytes;
   r.device_id = m.deviceId;
   r.context_id = m.contextId;
@@ -158,10 +157,21 @@ void ActivityTranslator::handleMemcpy(const CUpti_ActivityMemcpy6& m) {
   r.src_kind = m.srcKind;
   r.dst_kind = m.dstKind;
   r.flags = (m.flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) ? 1 : 0;
-  r.src_device_id = m.deviceId;
-  r.dst_device_id = m.deviceId;
   r.graph_id = m.graphId;
   r.channel_id = m.channelID;
+  return r;
+}
+
+}  // namespace
+
+void ActivityTranslator::handleMemcpy(const CUpti_ActivityMemcpy6& m) {
+  if (m.start == 0 || m.end == 0) {
+    ++incomplete_;
+    return;
+  }
+  MemcpyRecord r = memcpyRecord(m, rel(m.start), rel(m.end));
+  r.src_device_id = m.deviceId;  // not a peer copy: one device
+  r.dst_device_id = m.deviceId;
   enc_.write(r);
 }
 
@@ -170,22 +180,9 @@ void ActivityTranslator::handlePeerMemcpy(const CUpti_ActivityMemcpyPtoP4& m) {
     ++incomplete_;
     return;
   }
-  MemcpyRecord r{};
-  r.start_ns = rel(m.start);
-  r.end_ns = rel(m.end);
-  r.bytes = m.bytes;
-  r.device_id = m.deviceId;
-  r.context_id = m.contextId;
-  r.stream_id = m.streamId;
-  r.correlation_id = m.correlationId;
-  r.copy_kind = m.copyKind;
-  r.src_kind = m.srcKind;
-  r.dst_kind = m.dstKind;
-  r.flags = (m.flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) ? 1 : 0;
+  MemcpyRecord r = memcpyRecord(m, rel(m.start), rel(m.end));
   r.src_device_id = m.srcDeviceId;
   r.dst_device_id = m.dstDeviceId;
-  r.graph_id = m.graphId;
-  r.channel_id = m.channelID;
   enc_.write(r);
 }
 

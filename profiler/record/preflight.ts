@@ -40,6 +40,8 @@ export function preflight(argv: string[], output: string, env: NodeJS.ProcessEnv
     throw new RecordError(`StreamScope's collector is not built: ${collector} is missing (run \`npm run build:native\`)`);
   }
 
+  checkWritable(output);
+
   const inventory = devices();
   if (inventory.error !== null || inventory.devices.length === 0) {
     throw new RecordError(`no GPU to record on: ${inventory.error ?? 'the NVIDIA driver reports no CUDA devices'}`);
@@ -53,7 +55,6 @@ export function preflight(argv: string[], output: string, env: NodeJS.ProcessEnv
     throw new RecordError(`CUPTI at ${cupti} is version ${info.version}, older than the ${REQUIRED_CUPTI_VERSION} StreamScope needs (CUDA 13.0 or newer)`);
   }
 
-  checkWritable(output);
   return {
     executable,
     collector,

@@ -35,6 +35,12 @@ describe('streamscope record: refuses clearly before starting anything', () => {
     expect(r.stderr).toContain('libToolsInjection64.so');
   });
 
+  it('says when the output cannot be written', () => {
+    const r = run(['record', '-o', path.join(dir, 'no-such-dir', 'x.sqlite'), '--', 'true']);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/cannot write .*x\.sqlite: directory .*no-such-dir does not exist/);
+  });
+
   it('says there is no GPU instead of writing an empty recording', () => {
     const out = path.join(dir, 'nogpu.sqlite');
     const r = run(['record', '-o', out, '--', 'true']);
