@@ -75,6 +75,9 @@ struct Collector {
   std::atomic<bool> finished{false};
   std::atomic<uint64_t> cupti_dropped{0};  // reported in Dropped records as they were seen
   struct sigaction previous[2] = {};  // SIGINT, SIGTERM as they were before us
+  struct sigaction previous_crash[5] = {};  // kCrashSignals as they were before us
+  std::atomic<bool> crashing{false};        // the first crash signal is being handled
+  std::atomic<bool> crash_flushed{false};   // the writer has put everything delivered on disk
 };
 
 // Leaked on purpose: CUPTI may still call back (bufferRequested,
@@ -83,6 +86,13 @@ Collector* g = nullptr;
 
 constexpr int kSignals[2] = {SIGINT, SIGTERM};
 int signalIndex(int sig) { return sig == SIGINT ? 0 : 1; }
+// Signals of a crashing target: before it dies, what CUPTI has delivered is
+// flushed (best effort, bounded wait), then the signal takes its course.
+constexpr int kCrashSignals[5] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
+int crashIndex(int sig) {
+  for (int i = 0; i < 5; i++) if (kCrashSignals[i] == sig) return i;
+  return -1;
+}
 
 void logLine(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 void logLine(const char* fmt, ...) {
@@ -535,8 +545,32 @@ void onSignal(int sig, siginfo_t* info, void* uctx) {
   errno = saved_errno;
 }
 
+// A crash: hand the flush to the writer thread and wait for it, at most
+// kCrashWaitMs (the crash may have happened while CUDA or CUPTI held a lock
+// the flush needs; then we give up rather than hang). Then the previous
+// disposition is restored: a fault re-executes and dies as it would have,
+// abort() and sent signals are raised again.
+constexpr int kCrashWaitMs = 3000;
+void onCrash(int sig, siginfo_t* info, void* /*uctx*/) {
+  Collector* c = g;
+  const int i = crashIndex(sig);
+  if (c->collecting.load(std::memory_order_acquire) && getpid() == c->pid && !c->crashing.exchange(true)) {
+    c->writer->signalArrived(sig);
+    const struct timespec step = {0, 5 * 1000 * 1000};
+    for (int waited = 0; waited < kCrashWaitMs && !c->crash_flushed.load(std::memory_order_acquire); waited += 5) {
+      nanosleep(&step, nullptr);
+    }
+  }
+  sigaction(sig, &c->previous_crash[i], nullptr);
+  if (info == nullptr || info->si_code <= 0) raise(sig);  // sent (kill, abort): deliver again on return
+}
+
 // On the writer thread, once the flush a signal asked for is on disk.
 void afterSignalFlush(int sig) {
+  if (crashIndex(sig) >= 0) {
+    g->crash_flushed.store(true, std::memory_order_release);  // the crashing thread is waiting for this
+    return;
+  }
   if (!isDefault(g->previous[signalIndex(sig)])) return;
   struct sigaction dfl = {};
   dfl.sa_handler = SIG_DFL;
@@ -565,6 +599,16 @@ void installSignalHandlers() {
       sa.sa_flags = SA_SIGINFO | (prev.sa_flags & (SA_RESTART | SA_ONSTACK | SA_NODEFER));
       sa.sa_mask = prev.sa_mask;
     }
+    sigaction(sig, &sa, nullptr);
+  }
+  for (int sig : kCrashSignals) {
+    struct sigaction& prev = g->previous_crash[crashIndex(sig)];
+    if (sigaction(sig, nullptr, &prev) != 0 || isIgnore(prev)) continue;
+    struct sigaction sa = {};
+    sa.sa_sigaction = onCrash;
+    // SA_ONSTACK: a stack overflow still finds a stack if the target set one up.
+    sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+    sigemptyset(&sa.sa_mask);
     sigaction(sig, &sa, nullptr);
   }
 }

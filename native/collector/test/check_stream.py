@@ -104,6 +104,11 @@ def main():
         expect(end is not None, 'ends with End (the process exited normally)')
     if scenario == 'fork':
         expect(end is not None and count('End') == 1, 'one End, the parent\'s')
+    if scenario in ('segv', 'abort'):
+        sig = 11 if scenario == 'segv' else 6
+        expect(kernels == list(range(1, 20001)), f'all 20000 kernels flushed when the target crashed (got {len(kernels)})')
+        expect(any(f['reason'] == 2 and f['signal'] == sig for f in flushes), f'Flush record kFlushSignal, signal {sig}')
+        expect(end is None, 'no End record (the process died of the signal)')
     if scenario == 'sigkill':
         expect(kernels == list(range(1, 20001)), f'all 20000 kernels delivered before SIGKILL are on disk (got {len(kernels)})')
         expect(end is None, 'no End record')

@@ -122,6 +122,14 @@ int main(int argc, char** argv) {
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) fail("the second child did not exit normally");
     return 0;
   }
+  if (scenario == "segv" || scenario == "abort") {
+    // A crash right after the launches, before any periodic flush (the test
+    // runs with a long flush period): only the crash-time flush saves them.
+    if (scenario == "abort") std::abort();
+    volatile int* null = nullptr;
+    *null = 1;
+    fail("still alive after a segmentation fault");
+  }
   if (scenario == "sigkill") {
     sleepMs(400);  // periodic flushes (STREAMSCOPE_FLUSH_MS=100) deliver the partly filled buffer
     kill(getpid(), SIGKILL);

@@ -54,6 +54,8 @@ run sigint-handler 0
 run sigint-ignored 0
 run fork 0
 run sigkill "signal 9"
+run segv "signal 11" STREAMSCOPE_FLUSH_MS=0
+run abort "signal 6" STREAMSCOPE_FLUSH_MS=0
 run cap 0 STREAMSCOPE_MAX_BUFFERS=1
 run other 0 FAKE_CUPTI_OTHER="CUPTI for Nsight Systems"
 run old-cupti 0 FAKE_CUPTI_VERSION=120000
