@@ -128,6 +128,15 @@ describe('Python scripts', { skip }, () => {
     table.push({ script: 'cupy_streams', kernels: count(t, isKernel(t)), streams: streams.size });
   });
 
+  it('a process tree: the parent and two worker processes in one recording', async () => {
+    const { trace: t, file } = await recordScript('multiprocess_cupy', ['--workers', '2']);
+    const pids = queryCount(file, 'SELECT count(DISTINCT c.pid) AS n FROM kernels k JOIN contexts c ON c.id = k.context_id');
+    assert.equal(pids, 3, 'kernels from 3 processes');
+    assert.equal(queryCount(file, 'SELECT count(*) AS n FROM processes WHERE complete = 1'), 3, 'three complete streams');
+    assert.equal(queryCount(file, "SELECT count(*) AS n FROM devices WHERE uuid LIKE 'GPU-%'"), 1, 'one GPU, shared');
+    table.push({ script: 'multiprocess_cupy', processes: pids, kernels: count(t, isKernel(t)) });
+  });
+
   it('pytorch: the same kernel and copy counts as torch.profiler', async () => {
     const { trace: t } = await recordScript('torch_streams', ['--streams', '4']);
     const out = execFileSync('python3', [python('torch_streams.py'), '--streams', '4', '--torch-profiler', path.join(workDir, 'torch_streams.trace.json')], { encoding: 'utf8' });
