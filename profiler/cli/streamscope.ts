@@ -96,6 +96,7 @@ async function cmdRecord(args: string[]): Promise<number> {
   const state = result.complete ? 'complete' : `INCOMPLETE: ${result.incompleteReason}`;
   process.stderr.write(`streamscope: ${result.records.toLocaleString('en-US')} records from ${result.processes} process(es) → ${result.output} (${state})\n`);
   for (const e of result.collectorErrors) process.stderr.write(`streamscope: collector (pid ${e.pid}): ${e.message}\n`);
+  for (const n of result.notes) process.stderr.write(`streamscope: note: ${n}\n`);
   if (result.processes === 0 || result.collectorErrors.some((e) => e.code !== 3)) {
     // Nothing (useful) was recorded: never exit 0 as if all were well.
     return result.exitCode && result.exitCode !== 0 ? result.exitCode : 1;

@@ -58,6 +58,8 @@ export interface IngestProgress {
   /** Error records the collector wrote. */
   errors: { code: number; message: string }[];
   dropped: number;
+  /** Kind of the last record stored ('Flush', 'End', ...), null before any. */
+  lastKind: string | null;
   /** With `final`: where the stream stops inside a record. */
   truncated: { atByte: number; missingBytes: number } | null;
 }

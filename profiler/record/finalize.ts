@@ -3,7 +3,9 @@
 // recording is complete — and if not, why, in words a user can act on.
 import path from 'node:path';
 import { compact, openRecording, writeMeta } from '../store/database.ts';
+import { constants as osConstants } from 'node:os';
 import { CollectorErrorCode } from '../store/enums.ts';
+import { FlushReason } from './format.ts';
 import type { DirectoryProgress } from './stream-ingest.ts';
 
 export interface FinalState {
@@ -15,13 +17,21 @@ export interface FinalState {
   records: number;
   processes: number;
   collectorErrors: { pid: number; code: number; message: string }[];
+  /** Facts about the run that cost the recording nothing (worker processes terminated after a flush, ...). */
+  notes: string[];
 }
+
+function signalName(n: number): string {
+  const entry = Object.entries(osConstants.signals).find(([, v]) => v === n);
+  return entry ? entry[0] : `signal ${n}`;
+}
+
 
 /** Writes the recording's final meta: origin, versions, completeness and why. */
 export function finalizeRecording(
   output: string,
   progress: DirectoryProgress,
-  status: { code: number | null; signal: NodeJS.Signals | null } | null,
+  status: { code: number | null; signal: NodeJS.Signals | null; pid?: number } | null,
   elapsedMs: number | null,
   ingestError: Error | null,
 ): FinalState {
@@ -33,9 +43,21 @@ export function finalizeRecording(
     if (progress.files.size === 0) {
       reasons.push('no CUDA activity was recorded: the target never initialised CUDA, or the collector could not load');
     }
+    // Facts worth knowing that cost the recording nothing.
+    const notes: string[] = [];
     for (const [file, p] of progress.files) {
-      if (p.truncated) reasons.push(`the stream of process ${p.pid} ends inside a record at byte ${p.truncated.atByte} (${path.basename(file)})`);
-      else if (!p.complete && !status?.signal) reasons.push(`process ${p.pid} ended without finishing its stream (crashed or killed?)`);
+      if (p.truncated) {
+        reasons.push(`the stream of process ${p.pid} ends inside a record at byte ${p.truncated.atByte} (${path.basename(file)})`);
+      } else if (!p.complete && p.lastKind === 'Flush' && p.lastFlush?.reason === FlushReason.Signal) {
+        // Died of a signal, after the collector flushed everything CUPTI had
+        // delivered (e.g. multiprocessing's Pool.terminate() sends SIGTERM to
+        // its workers): nothing recorded is missing.
+        const sig = signalName(p.lastFlush.signal);
+        if (p.pid === status?.pid && status.signal) continue; // the target itself: said above
+        notes.push(`process ${p.pid} was terminated by ${sig} after the collector flushed its records`);
+      } else if (!p.complete && !status?.signal) {
+        reasons.push(`process ${p.pid} ended without finishing its stream (crashed, killed or os._exit()?)`);
+      }
     }
     const collectorErrors = db.prepare('SELECT pid, code, message FROM collector_errors ORDER BY id').all() as FinalState['collectorErrors'];
     for (const e of collectorErrors) {
@@ -52,6 +74,7 @@ export function finalizeRecording(
         SELECT min(start_ns), max(end_ns) FROM memsets)`).get() as { s: number | null; e: number | null };
 
     const complete = reasons.length === 0;
+    writeMeta(db, { notes: notes.length ? JSON.stringify(notes) : undefined });
     const incompleteReason = complete ? null : reasons.join('; ');
     writeMeta(db, {
       origin_ns: progress.originNs,
@@ -78,6 +101,7 @@ export function finalizeRecording(
       records: progress.records,
       processes: progress.files.size,
       collectorErrors,
+      notes,
     };
   } finally {
     db.close();

@@ -126,7 +126,7 @@ export async function record(opts: RecordOptions): Promise<RecordResult> {
   }
 
   const progress = ingest.progress();
-  const result = finalizeRecording(opts.output, progress, status, Date.now() - t0, ingestError);
+  const result = finalizeRecording(opts.output, progress, { ...status, pid: child.pid }, Date.now() - t0, ingestError);
   if (!ingestError) fs.rmSync(streamDir, { recursive: true, force: true });
   else result.incompleteReason += ` (the raw streams are kept in ${streamDir})`;
   return { ...result, stdout, stderr };

@@ -20,6 +20,8 @@ export interface RecordingInfo {
   runtimeVersion: string | null;
   cuptiVersion: string | null;
   droppedRecords: number;
+  /** Facts about the run that cost the recording nothing. */
+  notes: string[];
 }
 
 export interface Report {
@@ -53,6 +55,7 @@ export function buildReport(file: string, trace: Trace): Report {
       runtimeVersion: m.get('runtime_version') ?? null,
       cuptiVersion: m.get('cupti_version') ?? null,
       droppedRecords: num('dropped_records') ?? 0,
+      notes: m.has('notes') ? (JSON.parse(m.get('notes')!) as string[]) : [],
     },
     devices: trace.devices,
     overlap,
@@ -84,6 +87,7 @@ export function formatReport(r: Report): string {
   ].filter(Boolean);
   if (versions.length) out.push(`versions  ${versions.join(', ')}`);
   if (!rec.complete) out.push(`INCOMPLETE: ${rec.incompleteReason ?? 'the recording was not finished'}`);
+  for (const n of rec.notes) out.push(`note: ${n}`);
   if (rec.droppedRecords > 0) out.push(`WARNING: ${rec.droppedRecords} records were dropped by the collector (buffers full); totals below are lower bounds`);
 
   out.push('', 'Devices');

@@ -6,6 +6,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { constants as osConstants } from 'node:os';
+import { decodeStream, type DecodedRecord } from '../../profiler/record/decoder.ts';
 import { repoRoot } from '../../profiler/native/paths.ts';
 import { syntheticStream, tempDir } from '../helpers/native.ts';
 
@@ -107,14 +109,40 @@ describe('streamscope ingest + report on a synthetic stream', () => {
     expect(s13).toMatchObject({ flags: ['non-blocking'], priority: -5, ...counts });
   });
 
-  it('marks a stream without its End record incomplete, with the reason', () => {
-    const s = syntheticStream(dir, 'cut', ['--no-end', '--pid', '777']);
+  // A --no-end synthetic stream cut before its first Error record: it ends
+  // like a process that vanished (os._exit, SIGKILL after the last periodic flush).
+  function streamWithoutEnd(name: string): { bytes: Buffer; flushes: DecodedRecord[] } {
+    const s = syntheticStream(dir, name, ['--no-end', '--pid', '777']);
+    const bytes = fs.readFileSync(s.stream);
+    const decoded = decodeStream(new Uint8Array(bytes), s.stream).records;
+    const firstError = decoded.find((r) => r.kind === 'Error')!;
+    const cutAt = decoded[decoded.indexOf(firstError) - 1]!.kind === 'String' ? decoded[decoded.indexOf(firstError) - 1]!.offset : firstError.offset;
+    return { bytes: bytes.subarray(0, cutAt), flushes: decoded.filter((r) => r.kind === 'Flush') };
+  }
+
+  it('marks a stream that just stops (no End, no final flush) incomplete, with the reason', () => {
+    const file = path.join(dir, 'vanished.ssr');
+    fs.writeFileSync(file, streamWithoutEnd('vanished').bytes);
     const out = path.join(dir, 'cut.sqlite');
-    const r = run(['ingest', '-o', out, s.stream]);
+    const r = run(['ingest', '-o', out, file]);
     expect(r.code).toBe(0);
     expect(r.stderr).toContain('INCOMPLETE: process 777 ended without finishing its stream');
     const rep = run(['report', out]);
     expect(rep.stdout).toMatch(/^INCOMPLETE: process 777 ended without finishing its stream/m);
+  });
+
+  it('keeps a process that died of a signal after the collector flushed complete, with a note', () => {
+    const { bytes, flushes } = streamWithoutEnd('signalled');
+    const signalFlush = flushes.find((f) => f.kind === 'Flush' && f.reason === 2) as (DecodedRecord & { signal: number; offset: number }) | undefined;
+    expect(signalFlush).toBeDefined();
+    const all = fs.readFileSync(path.join(dir, 'signalled.ssr'));
+    const file = path.join(dir, 'signalled-cut.ssr');
+    fs.writeFileSync(file, Buffer.concat([bytes, all.subarray(signalFlush!.offset, signalFlush!.offset + 32)]));
+    const out = path.join(dir, 'signalled.sqlite');
+    const r = run(['ingest', '-o', out, file]);
+    const name = Object.entries(osConstants.signals).find(([, v]) => v === signalFlush!.signal)![0];
+    expect(r.stderr).toContain('(complete)');
+    expect(run(['report', out]).stdout).toContain(`note: process 777 was terminated by ${name} after the collector flushed its records`);
   });
 
   it('keeps what precedes a corrupt record and names the file and byte', () => {

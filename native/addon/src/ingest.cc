@@ -557,6 +557,7 @@ void Ingest::store(FileState& f, const std::string& path, uint16_t kind, const u
   }
   ++p.records;
   ++p.records_by_kind[name];
+  p.last_kind = name;
 }
 
 int64_t Ingest::internGlobal(const std::string& value) {

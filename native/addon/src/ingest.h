@@ -63,6 +63,7 @@ struct FileProgress {
   std::vector<CollectorError> errors;
   uint64_t dropped = 0;
   std::optional<Truncation> truncated;
+  std::string last_kind;  // kind of the last record stored ("Flush", "End", ...)
 };
 
 class Ingest {

@@ -40,6 +40,7 @@ Napi::Object progressToJs(Napi::Env env, const FileProgress& p) {
   }
   o.Set("errors", errors);
   o.Set("dropped", Napi::Number::New(env, static_cast<double>(p.dropped)));
+  o.Set("lastKind", p.last_kind.empty() ? env.Null() : Napi::String::New(env, p.last_kind));
   if (p.truncated) {
     Napi::Object t = Napi::Object::New(env);
     t.Set("atByte", Napi::Number::New(env, static_cast<double>(p.truncated->at_byte)));
