@@ -9,7 +9,7 @@ import { overlapByDevice } from '../../profiler/analysis/overlap.ts';
 import { summarizeCopies, summarizeKernels } from '../../profiler/analysis/summary.ts';
 import { OpKind } from '../../profiler/analysis/trace.ts';
 import { repoRoot } from '../../profiler/native/paths.ts';
-import { count, expectScenario, isKernel, loadRecording, SCENARIOS } from '../helpers/scenarios.ts';
+import { count, expectScenario, isKernel, loadRecording, queryCount, SCENARIOS } from '../helpers/scenarios.ts';
 
 const fixtures = path.join(repoRoot, 'test/fixtures/recordings');
 const CHUNKS = 8; // as recorded (see PROVENANCE.md)
@@ -65,6 +65,14 @@ describe('H100 recordings of Python scripts', () => {
     expect(count(trace, isKernel(trace))).toBe(ofCat('kernel'));
     expect(count(trace, (i) => trace.ops.kind[i] === OpKind.Memcpy)).toBe(ofCat('gpu_memcpy'));
     expect(summarizeKernels(trace).some((k) => k.name.includes('gemm'))).toBe(true);
+  });
+
+  it('a process tree (multiprocessing): three processes, one GPU, workers terminated after their flush', () => {
+    const { trace, file } = loadRecording(path.join(fixtures, 'multiprocess_cupy.sqlite'));
+    expect(trace.meta.get('complete')).toBe('1');
+    expect(JSON.parse(trace.meta.get('notes')!)).toHaveLength(2);
+    expect(queryCount(file, 'SELECT count(DISTINCT c.pid) AS n FROM kernels k JOIN contexts c ON c.id = k.context_id')).toBe(3);
+    expect(trace.devices.filter((d) => d.uuid?.startsWith('GPU-'))).toHaveLength(1);
   });
 
   it('a crashed target: kept, incomplete, with the reason', () => {
