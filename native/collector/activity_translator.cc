@@ -309,6 +309,7 @@ void ActivityTranslator::handleStream(const CUpti_ActivityStream& s) {
   }
   // CUDA priorities are small negative numbers; CUPTI stores them unsigned.
   r.priority = static_cast<int32_t>(s.priority);
+  r.correlation_id = s.correlationId;  // the creating API call, when there is one
   r.created_ns = INT64_MIN;  // CUPTI's stream record carries no time
   enc_.write(r);
 }

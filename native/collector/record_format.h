@@ -151,7 +151,7 @@ struct StreamRecord {
   uint32_t device_id;  // kNone: the device of its context
   uint32_t flags;      // StreamFlags
   int32_t priority;    // lower number = higher priority, as in CUDA
-  uint32_t reserved;
+  uint32_t correlation_id;  // of the API call that created it (CUPTI STREAM records); 0 unknown
   int64_t created_ns;  // INT64_MIN: unknown
 };
 static_assert(sizeof(StreamRecord) == 40);

@@ -112,7 +112,7 @@ void fields(Json& j, const DeviceRecord& r) {
 }
 void fields(Json& j, const ContextRecord& r) { F(context_id); F(device_id); F(null_stream_id); F(reserved); }
 void fields(Json& j, const StreamRecord& r) {
-  F(context_id); F(stream_id); F(device_id); F(flags); F(priority); F(reserved); F(created_ns);
+  F(context_id); F(stream_id); F(device_id); F(flags); F(priority); F(correlation_id); F(created_ns);
 }
 void fields(Json& j, const KernelRecord& r) {
   F(start_ns); F(end_ns); F(device_id); F(context_id); F(stream_id); F(correlation_id); F(grid_x); F(grid_y); F(grid_z);

@@ -84,7 +84,7 @@ export const LAYOUTS: Readonly<Record<Exclude<KindName, 'String'>, RecordLayout>
   ]),
   Context: layout('Context', u32('context_id', 'device_id', 'null_stream_id', 'reserved')),
   Stream: layout('Stream', [...u32('context_id', 'stream_id', 'device_id', 'flags'), ['priority', 'i32'],
-    ['reserved', 'u32'], ['created_ns', 'i64']]),
+    ['correlation_id', 'u32'], ['created_ns', 'i64']]),
   Kernel: layout('Kernel', [
     ['start_ns', 'i64'], ['end_ns', 'i64'],
     ...u32('device_id', 'context_id', 'stream_id', 'correlation_id'),

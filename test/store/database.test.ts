@@ -58,7 +58,7 @@ describe('recording files', () => {
     db.pragma(`user_version = ${latestSchemaVersion + 1}`);
     db.close();
     const before = fs.readFileSync(file);
-    expect(() => openRecording(file)).toThrow(/newer StreamScope \(schema version 2/);
+    expect(() => openRecording(file)).toThrow(`newer StreamScope (schema version ${latestSchemaVersion + 1}`);
     expect(fs.readFileSync(file).equals(before)).toBe(true);
   });
 
@@ -74,6 +74,23 @@ describe('recording files', () => {
       const d = openRecording(file, { readonly: true });
       try { d.prepare('SELECT count(*) FROM strings').get(); } finally { d.close(); }
     }).toThrow(file);
+  });
+
+  it('migrates a version-1 recording to the latest schema, keeping its rows; read-only opening says so instead', () => {
+    const file = path.join(dir, 'v1.sqlite');
+    const db = new Database(file);
+    db.exec(migrations[0]!.sql);
+    db.pragma('user_version = 1');
+    db.prepare("INSERT INTO meta (key, value) VALUES ('format', 'streamscope-recording')").run();
+    db.prepare('INSERT INTO contexts (pid, cupti_context_id) VALUES (1, 1)').run();
+    db.prepare('INSERT INTO streams (pid, context_id, cupti_stream_id, flags) VALUES (1, 1, 13, 2)').run();
+    db.close();
+    expect(() => openRecording(file, { readonly: true })).toThrow(`${file}: schema version 1 needs migrating to ${latestSchemaVersion}`);
+    const migrated = openRecording(file);
+    expect(migrated.pragma('user_version', { simple: true })).toBe(latestSchemaVersion);
+    expect(migrated.prepare('SELECT cupti_stream_id, flags, created_by_correlation_id FROM streams').all())
+      .toEqual([{ cupti_stream_id: 13, flags: 2, created_by_correlation_id: null }]);
+    migrated.close();
   });
 
   it('has increasing migration versions, each applied in order', () => {

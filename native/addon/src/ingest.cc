@@ -155,10 +155,11 @@ Ingest::Ingest(const std::string& db_path, uint64_t origin_ns) : db_path_(db_pat
       " ON CONFLICT(pid, cupti_context_id) DO UPDATE SET device_id = coalesce(excluded.device_id, contexts.device_id),"
       " null_stream_id = coalesce(excluded.null_stream_id, contexts.null_stream_id) RETURNING id");
   upsert_stream_ = prepare(
-      "INSERT INTO streams (pid, context_id, device_id, cupti_stream_id, flags, priority, created_ns) VALUES (?,?,?,?,?,?,?)"
+      "INSERT INTO streams (pid, context_id, device_id, cupti_stream_id, flags, priority, created_ns, created_by_correlation_id)"
+      " VALUES (?,?,?,?,?,?,?,?)"
       " ON CONFLICT(context_id, cupti_stream_id) DO UPDATE SET device_id = coalesce(excluded.device_id, streams.device_id),"
-      " flags = excluded.flags, priority = excluded.priority, created_ns = coalesce(excluded.created_ns, streams.created_ns)"
-      " RETURNING id");
+      " flags = excluded.flags, priority = excluded.priority, created_ns = coalesce(excluded.created_ns, streams.created_ns),"
+      " created_by_correlation_id = coalesce(excluded.created_by_correlation_id, streams.created_by_correlation_id) RETURNING id");
   ins_stream_ = prepare(
       "INSERT INTO streams (pid, context_id, device_id, cupti_stream_id, flags) VALUES (?,?,?,?,?)"
       " ON CONFLICT(context_id, cupti_stream_id) DO NOTHING");
@@ -427,7 +428,7 @@ void Ingest::store(FileState& f, const std::string& path, uint16_t kind, const u
       const int64_t ctx = contextId(f, r.context_id, device);
       if (!device) device = contexts_[std::make_pair(pid, r.context_id)].device;
       Binder{upsert_stream_}(int64_t{pid})(ctx)(device)(int64_t{r.stream_id})(int64_t{r.flags})(int64_t{r.priority})
-          (r.created_ns == INT64_MIN ? std::nullopt : std::optional<int64_t>(r.created_ns + shift));
+          (r.created_ns == INT64_MIN ? std::nullopt : std::optional<int64_t>(r.created_ns + shift))(nonzero(r.correlation_id));
       streams_[{ctx, r.stream_id}] = stepReturningId(db_, upsert_stream_, where);
       break;
     }

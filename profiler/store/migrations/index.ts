@@ -2,13 +2,14 @@
 // version is applied in its own transaction and sets PRAGMA user_version.
 // Never edit a released migration: add the next one.
 import * as m0001 from './0001-initial.ts';
+import * as m0002 from './0002-stream-creator.ts';
 
 export interface Migration {
   readonly version: number;
   readonly sql: string;
 }
 
-export const migrations: readonly Migration[] = [m0001];
+export const migrations: readonly Migration[] = [m0001, m0002];
 
 for (let i = 0; i < migrations.length; i++) {
   if (migrations[i]!.version !== i + 1) {

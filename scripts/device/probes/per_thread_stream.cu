@@ -13,6 +13,9 @@ int main() {
   a.join();
   b.join();
   k<<<1, 32, 0, cudaStreamLegacy>>>(nullptr);  // the legacy stream, explicitly
+  cudaStream_t created;
+  cudaStreamCreate(&created);  // an application stream, for comparison
+  k<<<1, 32, 0, created>>>(nullptr);
   cudaDeviceSynchronize();
   std::printf("ptds probe done\n");
   return 0;
