@@ -6,6 +6,7 @@ import { compact, openRecording, writeMeta } from '../store/database.ts';
 import { constants as osConstants } from 'node:os';
 import { CollectorErrorCode } from '../store/enums.ts';
 import { FlushReason } from './format.ts';
+import { markPerThreadDefaultStreams } from './stream-kinds.ts';
 import type { DirectoryProgress } from './stream-ingest.ts';
 
 export interface FinalState {
@@ -64,6 +65,7 @@ export function finalizeRecording(
       // A failed activity kind leaves the rest usable; the others mean nothing useful was recorded.
       if (e.code !== CollectorErrorCode.ActivityEnable) reasons.push(`collector in process ${e.pid}: ${e.message}`);
     }
+    markPerThreadDefaultStreams(db);
     const dropped = (db.prepare('SELECT coalesce(sum(count), 0) AS n FROM dropped_records').get() as { n: number }).n;
     const first = db.prepare('SELECT * FROM processes ORDER BY origin_offset_ns, pid LIMIT 1').get() as
       { driver_version: number | null; runtime_version: number | null; cupti_version: number | null } | undefined;

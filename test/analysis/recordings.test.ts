@@ -3,11 +3,15 @@
 // is known to do — the same expectations the GPU tests apply to fresh
 // recordings, here without a GPU, in CI.
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { overlapByDevice } from '../../profiler/analysis/overlap.ts';
 import { summarizeCopies, summarizeKernels } from '../../profiler/analysis/summary.ts';
 import { OpKind } from '../../profiler/analysis/trace.ts';
+import { markPerThreadDefaultStreams } from '../../profiler/record/stream-kinds.ts';
+import { openRecording } from '../../profiler/store/database.ts';
+import { StreamFlags } from '../../profiler/store/enums.ts';
 import { repoRoot } from '../../profiler/native/paths.ts';
 import { count, expectScenario, isKernel, loadRecording, queryCount, SCENARIOS } from '../helpers/scenarios.ts';
 
@@ -52,6 +56,29 @@ describe('H100 recordings of the bundled runner', () => {
       .filter((c) => c.direction === 'HtoD').map((c) => c.gigabytesPerSecond!)[0]!;
     expect(gbps('concurrent')).toBeGreaterThan(40);
     expect(gbps('pageable')).toBeLessThan(gbps('concurrent') / 2);
+  });
+});
+
+describe('per-thread default streams', () => {
+  it('are told apart from application and runtime streams (probe built with --default-stream per-thread)', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ss-ptds-'));
+    const file = path.join(dir, 'ptds.sqlite');
+    fs.copyFileSync(path.join(fixtures, 'per-thread-default-stream.sqlite'), file);
+    const db = openRecording(file);
+    try {
+      // The fixture was finalized with the rule; undo it and apply it again.
+      db.prepare(`UPDATE streams SET flags = flags & ~${StreamFlags.PerThreadDefault}`).run();
+      expect(markPerThreadDefaultStreams(db)).toBe(2);
+      const flags = new Map((db.prepare('SELECT cupti_stream_id AS s, flags FROM streams').all() as { s: number; flags: number }[]).map((r) => [r.s, r.flags]));
+      // 13 and 14: each thread's per-thread stream, created by its first launch.
+      expect(flags.get(13)! & StreamFlags.PerThreadDefault).toBeTruthy();
+      expect(flags.get(14)! & StreamFlags.PerThreadDefault).toBeTruthy();
+      // 15: created with cudaStreamCreate; 7: the legacy stream; 6, 12: the runtime's own.
+      for (const s of [15, 7, 6, 12]) expect(flags.get(s)! & StreamFlags.PerThreadDefault).toBe(0);
+    } finally {
+      db.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
