@@ -45,6 +45,12 @@ class Transpose : public Workload {
   void fillInputs(int chunk, const std::vector<void*>& in) const override {
     fillUniform(static_cast<float*>(in[0]), n_ * n_, seed_ * 15485863u + chunk);
   }
+  void preload() const override {
+    cudaFuncAttributes a;
+    if (variant_ == "naive") CUDA_CHECK(cudaFuncGetAttributes(&a, transposeNaive));
+    else if (variant_ == "tiled") CUDA_CHECK(cudaFuncGetAttributes(&a, transposeTiled<0>));
+    else CUDA_CHECK(cudaFuncGetAttributes(&a, transposeTiled<1>));
+  }
   void launch(const std::vector<void*>& in, void* out, cudaStream_t s) const override {
     const dim3 block(kTile, kRowsPerBlock);
     const dim3 grid(static_cast<unsigned>((n_ + kTile - 1) / kTile), static_cast<unsigned>((n_ + kTile - 1) / kTile));
