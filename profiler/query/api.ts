@@ -1,0 +1,349 @@
+// The one typed API between the renderer and a recording.
+//
+// The renderer (renderer/) talks to recordings only through `StreamScopeApi`.
+// It has two implementations: the Electron preload (IPC to app/, which calls
+// profiler/query) and the HTTP client of browser mode (`streamscope serve`,
+// profiler/serve). Both end in the same `RecordingQuery` class, so what the
+// browser tests see is what the desktop app shows.
+//
+// This file holds types only (no Node imports): the renderer bundles it.
+// Everything crossing the boundary is plain JSON (structured-clone safe).
+// Times are integer nanoseconds relative to the recording origin (meta
+// origin_ns), as in the store; they stay far below 2^53.
+
+/** Tables of a recording that hold timeline items. */
+export type ItemTable = 'kernels' | 'memcpys' | 'memsets' | 'syncs' | 'api_calls' | 'nvtx_ranges';
+
+/** A stored row: its table and its id there. Stable for a recording file. */
+export interface ItemRef {
+  table: ItemTable;
+  id: number;
+}
+
+/** What colour an item gets and what the legend lists. */
+export type ItemKind =
+  | 'kernel'
+  | 'memcpy-h2d'
+  | 'memcpy-d2h'
+  | 'memcpy-d2d'
+  | 'memcpy-peer'
+  | 'memcpy-other'
+  | 'memset'
+  | 'sync'
+  | 'api'
+  | 'nvtx';
+
+export type StreamKind = 'legacy-default' | 'per-thread-default' | 'blocking' | 'non-blocking';
+
+/**
+ * A timeline row. Ids are strings so they can sit in URLs:
+ *   `stream:<streams.id>`          GPU operations of one stream
+ *   `api:<pid>:<tid>`              CUDA runtime/driver calls of a thread
+ *   `nvtx:<pid>:<tid>`             NVTX ranges of a thread (nested: depth)
+ */
+export type RowId = string;
+
+export interface DeviceInfo {
+  id: number;
+  name: string | null;
+  uuid: string | null;
+  ordinal: number | null;
+  ccMajor: number | null;
+  ccMinor: number | null;
+  smCount: number | null;
+  asyncEngineCount: number | null;
+  totalMemoryBytes: number | null;
+  /** GPU busy time of the device (union of all its operations). */
+  busyNs: number;
+}
+
+export interface StreamInfo {
+  rowId: RowId;
+  id: number;
+  pid: number;
+  deviceId: number | null;
+  contextId: number;
+  /** CUPTI's stream id, what the user's program would print. */
+  cuptiStreamId: number;
+  kind: StreamKind;
+  priority: number | null;
+  /** Union of this stream's operation time. */
+  busyNs: number;
+  /** busyNs / the device's busy time (0..1). */
+  shareOfDevice: number;
+  counts: { kernels: number; memcpys: number; memsets: number; syncs: number };
+}
+
+export interface ThreadInfo {
+  pid: number;
+  tid: number;
+  name: string | null;
+  apiRowId: RowId;
+  nvtxRowId: RowId;
+  apiCalls: number;
+  nvtxRanges: number;
+}
+
+export interface ProcessInfo {
+  pid: number;
+  command: string | null;
+  complete: boolean;
+  threads: ThreadInfo[];
+}
+
+export interface RecordingSummary {
+  recordingId: string;
+  /** File name for display (never a path the renderer may act on). */
+  name: string;
+  path: string;
+  schemaVersion: number;
+  complete: boolean;
+  incompleteReason: string | null;
+  meta: Record<string, string>;
+  /** Time span covered by any item. */
+  startNs: number;
+  endNs: number;
+  devices: DeviceInfo[];
+  processes: ProcessInfo[];
+  streams: StreamInfo[];
+  counts: { kernels: number; memcpys: number; memsets: number; syncs: number; apiCalls: number; nvtxRanges: number };
+  /** Notes worth showing the user (drops, collector errors, incomplete processes). */
+  warnings: string[];
+}
+
+export interface WindowRequest {
+  rows: RowId[];
+  startNs: number;
+  endNs: number;
+  /**
+   * Nanoseconds per pixel at the current zoom. Items shorter than this that
+   * touch each other merge into coverage spans instead of being sent one by
+   * one (level of detail): the answer stays bounded by the pixel width, not
+   * by the number of operations.
+   */
+  resolutionNs: number;
+}
+
+/** One drawable item. */
+export interface TimelineItem {
+  ref: ItemRef;
+  kind: ItemKind;
+  startNs: number;
+  endNs: number;
+  /** strings id of the name (kernel, API function, NVTX range); look up in `strings`. */
+  nameId: number;
+  /** Nesting level, NVTX rows only (0 = outermost). */
+  depth?: number;
+}
+
+/** Sub-pixel items merged: [startNs, endNs) is covered by `count` items of `kinds`. */
+export interface CoverageSpan {
+  startNs: number;
+  endNs: number;
+  count: number;
+  /** Most frequent kind in the span (decides the colour). */
+  kind: ItemKind;
+  depth?: number;
+}
+
+export interface WindowRow {
+  rowId: RowId;
+  items: TimelineItem[];
+  coverage: CoverageSpan[];
+}
+
+export interface WindowResponse {
+  startNs: number;
+  endNs: number;
+  rows: WindowRow[];
+  /** Names of the items returned, by strings id. */
+  strings: Record<number, string>;
+}
+
+export interface ConcurrencyRequest {
+  deviceId: number;
+  startNs: number;
+  endNs: number;
+  /** Number of equal buckets across [startNs, endNs). */
+  buckets: number;
+}
+
+/** Per bucket, the maximum number of items in flight at any instant in it. */
+export interface ConcurrencyResponse {
+  deviceId: number;
+  startNs: number;
+  endNs: number;
+  bucketNs: number;
+  kernels: number[];
+  h2d: number[];
+  d2h: number[];
+  other: number[];
+}
+
+export type FieldValue = string | number | boolean | null;
+
+export interface ItemDetails {
+  ref: ItemRef;
+  kind: ItemKind;
+  name: string;
+  startNs: number;
+  endNs: number;
+  durationNs: number;
+  /** Every stored column of the row (raw values), plus derived ones (GB/s, kind names). */
+  fields: Record<string, FieldValue>;
+  /** GPU op → the API call that launched it; API call → the GPU operations it launched. */
+  related: { ref: ItemRef; kind: ItemKind; name: string; startNs: number; endNs: number; rowId: RowId }[];
+  rowId: RowId;
+}
+
+export interface SearchRequest {
+  /** Case-insensitive substring of the name; empty matches all. */
+  text: string;
+  kinds?: ItemKind[];
+  limit?: number;
+}
+
+export interface SearchResponse {
+  /** Distinct names that match, with how often and how long in total. */
+  names: { nameId: number; name: string; count: number; totalNs: number }[];
+  /** First matching items in time order, up to `limit`. */
+  items: (TimelineItem & { rowId: RowId })[];
+  total: number;
+}
+
+export interface KernelStat {
+  name: string;
+  count: number;
+  totalNs: number;
+  meanNs: number;
+  minNs: number;
+  maxNs: number;
+  /** totalNs / all kernels' time (0..1). */
+  share: number;
+}
+
+export interface CopyStat {
+  direction: string;
+  srcKind: string;
+  dstKind: string;
+  count: number;
+  bytes: number;
+  totalNs: number;
+  gbPerS: number;
+}
+
+export interface StreamUtilization {
+  rowId: RowId;
+  streamId: number;
+  deviceId: number | null;
+  busyNs: number;
+  /** busyNs / recording GPU span of its device (0..1). */
+  utilization: number;
+  kernels: number;
+  copies: number;
+}
+
+export interface OverlapMatrix {
+  deviceId: number;
+  streamIds: number[];
+  /** overlapNs[i][j]: time both stream i and stream j had an operation running. */
+  overlapNs: number[][];
+}
+
+export interface StatsResponse {
+  kernels: KernelStat[];
+  copies: CopyStat[];
+  streams: StreamUtilization[];
+  overlap: OverlapMatrix[];
+  /** Per device and kind: sum of busy / union of busy. */
+  overlapFactors: { deviceId: number; compute: number; h2d: number; d2h: number; all: number }[];
+}
+
+export interface RecordingHandle {
+  recordingId: string;
+  name: string;
+  path: string;
+}
+
+export interface Capabilities {
+  mode: 'electron' | 'browser';
+  version: string;
+  /** Electron: file dialog, drag and drop, recent files. Browser mode is read-only. */
+  canOpenFiles: boolean;
+  canRecord: boolean;
+}
+
+export interface RecordRequest {
+  /** Either a bundled workload … */
+  workload?: { name: string; scenario: string; args?: string[] };
+  /** … or a command line (argv, no shell). */
+  command?: string[];
+}
+
+export interface RecordProgress {
+  jobId: string;
+  state: 'starting' | 'running' | 'finishing' | 'done' | 'failed';
+  records: number;
+  message: string;
+  /** Set when state is 'done'. */
+  recording?: RecordingHandle;
+}
+
+/** Error codes the renderer shows distinct messages for. */
+export type ApiErrorCode =
+  | 'not-found'
+  | 'not-a-recording'
+  | 'newer-schema'
+  | 'locked'
+  | 'corrupt'
+  | 'no-gpu'
+  | 'bad-request'
+  | 'forbidden'
+  | 'internal';
+
+/** What an implementation rejects with (serialised as JSON in both modes). */
+export interface ApiErrorShape {
+  code: ApiErrorCode;
+  message: string;
+  /** The file the error is about, when there is one. */
+  file?: string;
+}
+
+export interface StreamScopeApi {
+  capabilities(): Promise<Capabilities>;
+  /** Recordings open in this session (browser mode: the files given to `serve`). */
+  listRecordings(): Promise<RecordingHandle[]>;
+  /** Electron only (browser mode rejects with 'forbidden'). */
+  openRecording(path: string): Promise<RecordingHandle>;
+  /** Electron only: shows the file dialog; null when cancelled. */
+  showOpenDialog(): Promise<RecordingHandle[] | null>;
+  recentFiles(): Promise<string[]>;
+  summary(recordingId: string): Promise<RecordingSummary>;
+  window(recordingId: string, request: WindowRequest): Promise<WindowResponse>;
+  concurrency(recordingId: string, request: ConcurrencyRequest): Promise<ConcurrencyResponse>;
+  details(recordingId: string, ref: ItemRef): Promise<ItemDetails>;
+  search(recordingId: string, request: SearchRequest): Promise<SearchResponse>;
+  stats(recordingId: string): Promise<StatsResponse>;
+  /** Electron only: starts `streamscope record`; poll with recordStatus. */
+  record(request: RecordRequest): Promise<RecordProgress>;
+  recordStatus(jobId: string): Promise<RecordProgress>;
+}
+
+/** The method names, for validating IPC channels and HTTP routes against one list. */
+export const apiMethods = [
+  'capabilities',
+  'listRecordings',
+  'openRecording',
+  'showOpenDialog',
+  'recentFiles',
+  'summary',
+  'window',
+  'concurrency',
+  'details',
+  'search',
+  'stats',
+  'record',
+  'recordStatus',
+] as const satisfies readonly (keyof StreamScopeApi)[];
+
+export type ApiMethod = (typeof apiMethods)[number];
