@@ -1,6 +1,10 @@
 // Stream facts that only the finished recording can tell.
 import type { Db } from '../store/database.ts';
 import { StreamFlags } from '../store/enums.ts';
+import { firstRowsOnLane, rowsByCorrelation } from '../store/zones.ts';
+
+/** How many operations per table of a stream are checked for per-thread API calls. */
+const OPS_CHECKED = 64;
 
 /**
  * Flags per-thread default streams (`--default-stream per-thread`,
@@ -10,20 +14,26 @@ import { StreamFlags } from '../store/enums.ts';
  * launch or copy, not cudaStreamCreate* — and the work on them is issued
  * through the per-thread API variants (`*_ptsz`, `*_ptds`). Streams the
  * runtime creates for itself carry no work and stay unflagged.
+ * Lookups go through the zones (correlation ids have no B-tree index).
  * Returns how many streams were flagged.
  */
 export function markPerThreadDefaultStreams(db: Db): number {
-  const perThreadCall = "(n.value LIKE '%\\_ptsz' ESCAPE '\\' OR n.value LIKE '%\\_ptds' ESCAPE '\\')";
-  const issuedPerThread = (table: string) => `SELECT 1 FROM ${table} o
-      JOIN api_calls a ON a.pid = streams.pid AND a.correlation_id = o.correlation_id
-      JOIN strings n ON n.id = a.name_id
-      WHERE o.stream_id = streams.id AND ${perThreadCall}`;
-  return db.prepare(`UPDATE streams SET flags = flags | ${StreamFlags.PerThreadDefault}
-      WHERE (flags & ${StreamFlags.LegacyDefault}) = 0
-        AND created_by_correlation_id IS NOT NULL
-        AND NOT EXISTS (SELECT 1 FROM api_calls a JOIN strings n ON n.id = a.name_id
-                        WHERE a.pid = streams.pid AND a.correlation_id = streams.created_by_correlation_id
-                          AND n.value LIKE '%StreamCreate%')
-        AND (EXISTS (${issuedPerThread('kernels')}) OR EXISTS (${issuedPerThread('memcpys')})
-             OR EXISTS (${issuedPerThread('memsets')}))`).run().changes;
+  const candidates = db.prepare(`SELECT id, pid, created_by_correlation_id AS creator FROM streams
+      WHERE (flags & ${StreamFlags.LegacyDefault}) = 0 AND created_by_correlation_id IS NOT NULL`).all() as { id: number; pid: number; creator: number }[];
+  const nameOf = db.prepare('SELECT value FROM strings WHERE id = ?').pluck();
+  const apiNames = (pid: number, corr: number) =>
+    rowsByCorrelation<{ name_id: number }>(db, 'api_calls', pid, corr, 't.name_id').map((a) => nameOf.get(a.name_id) as string);
+  const perThread = /_pt(sz|ds)$/;
+  const flag = db.prepare(`UPDATE streams SET flags = flags | ${StreamFlags.PerThreadDefault} WHERE id = ?`);
+  let flagged = 0;
+  db.transaction(() => {
+    for (const s of candidates) {
+      if (apiNames(s.pid, s.creator).some((n) => n.includes('StreamCreate'))) continue;
+      const issuedPerThread = (['kernels', 'memcpys', 'memsets'] as const).some((table) =>
+        firstRowsOnLane<{ correlation_id: number }>(db, table, s.id, OPS_CHECKED, 't.correlation_id')
+          .some((op) => apiNames(s.pid, op.correlation_id).some((n) => perThread.test(n))));
+      if (issuedPerThread) flagged += flag.run(s.id).changes;
+    }
+  })();
+  return flagged;
 }

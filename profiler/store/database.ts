@@ -6,6 +6,7 @@
 import fs from 'node:fs';
 import Database from 'better-sqlite3';
 import { latestSchemaVersion, migrations } from './migrations/index.ts';
+import { ensureZones } from './zones.ts';
 import { RecordingFileError } from './recording-error.ts';
 
 export type Db = Database.Database;
@@ -152,6 +153,8 @@ export function beginBulkLoad(db: Db): string[] {
  * warm) and clears the pending mark.
  */
 export function endBulkLoad(db: Db): void {
+  // Rows a SQL writer (importer, generator) added without zones get theirs.
+  if (!db.readonly) db.transaction(() => ensureZones(db))();
   const pending = db.prepare('SELECT value FROM meta WHERE key = ?').get(PENDING_INDEXES_KEY) as { value: string } | undefined;
   if (!pending) return;
   db.pragma('threads = 2');

@@ -1,57 +1,116 @@
 // Range queries over a recording's timeline tables: the items of one lane
 // (a stream, or a thread) in a time window, and lookups by correlation id.
 //
-// Every range query of the app goes through here so that how the store
-// indexes time (see SCHEMA.md, "Zones") is one module's business.
-import type { Database } from 'better-sqlite3';
+// Every range query of the app goes through here, so how the store indexes
+// time (block-range zones, SCHEMA.md "Zones") is this module's business.
+// A zone names a lane and a rowid range of its table; the queries read the
+// zones first and the table by rowid after (CROSS JOIN keeps SQLite from
+// choosing the other order), and they filter rows by lane again, so zones
+// only have to cover a lane's rows, not to hold nothing else.
+import type { Database, Statement } from 'better-sqlite3';
+import { THREAD_LANE_FACTOR, ZONED_TABLES, zonesFromRowsSql, type ZonedTable } from './zone-tables.ts';
 
-/** Tables whose rows are laid out on lanes. */
-export type ZonedTable = 'kernels' | 'memcpys' | 'memsets' | 'syncs' | 'api_calls' | 'nvtx_ranges';
+export type { ZonedTable } from './zone-tables.ts';
 
-/** GPU tables are laned by stream, host tables by thread. */
-export const laneOf = {
-  kernels: 'stream',
-  memcpys: 'stream',
-  memsets: 'stream',
-  syncs: 'stream',
-  api_calls: 'thread',
-  nvtx_ranges: 'thread',
-} as const satisfies Record<ZonedTable, 'stream' | 'thread'>;
-
-/** Lane number of a thread: pid and tid are both below Linux's pid_max limit of 2^22. */
-export function threadLane(pid: number, tid: number): number {
-  return pid * 4194304 + tid;
-}
-
-/** A stream lane is the streams.id; a thread lane is threadLane(pid, tid). */
+/** A stream lane is the streams.id (syncs of no stream: 0); a thread lane is threadLane(pid, tid). */
 export type Lane = number;
 
+export function threadLane(pid: number, tid: number): Lane {
+  return pid * THREAD_LANE_FACTOR + tid;
+}
+
+export function laneKindOf(table: ZonedTable): 'stream' | 'thread' {
+  return ZONED_TABLES[table].laneKind;
+}
+
+// Prepared statements per connection and query text: a timeline redraw
+// issues one query per row.
+const statements = new WeakMap<Database, Map<string, Statement<unknown[]>>>();
+function prepared(db: Database, sql: string): Statement<unknown[]> {
+  let m = statements.get(db);
+  if (!m) statements.set(db, (m = new Map()));
+  let s = m.get(sql);
+  if (!s) m.set(sql, (s = db.prepare<unknown[]>(sql)));
+  return s;
+}
+
+/** The lane expression over the rows aliased `t`. */
+function rowLane(t: { lane: string }): string {
+  return t.lane.replace(/\b(stream_id|pid|tid)\b/g, 't.$1');
+}
+
 /**
- * Rows of `table` on `lane` that overlap [startNs, endNs] (an item that ends
- * exactly at startNs counts), in start order. `columns` is an SQL select list
- * over the table's columns.
+ * Qualifies the bare column names of a select list with `t.` ('*' → 't.*',
+ * 'id, start_ns AS s' → 't.id, t.start_ns AS s'): zones has columns of the
+ * same names. Anything else (expressions) is left as written.
+ */
+function qualified(columns: string): string {
+  if (columns.trim() === '*') return 't.*';
+  return columns
+    .split(',')
+    .map((c) => c.trim().replace(/^(\w+)(\s+AS\s+\w+)?$/i, (_m, name: string, as: string | undefined) => `t.${name}${as ?? ''}`))
+    .join(', ');
+}
+
+/**
+ * Rows of `table` on `lane` that overlap [startNs, endNs] (an item ending
+ * exactly at startNs counts), in start order. `columns` is a select list
+ * over the table aliased `t` ('*' for every column).
  */
 export function itemsInWindow<Row>(db: Database, table: ZonedTable, lane: Lane, startNs: number, endNs: number, columns = '*'): Row[] {
-  const where = laneWhere(table);
-  const end = table === 'nvtx_ranges' ? 'coalesce(end_ns, start_ns)' : 'end_ns';
-  return db
-    .prepare(`SELECT ${columns} FROM ${table} WHERE ${where} AND start_ns <= ? AND ${end} >= ? ORDER BY start_ns`)
-    .all(...laneArgs(table, lane), endNs, startNs) as Row[];
+  const t = ZONED_TABLES[table];
+  const rowEnd = t.end.replace(/\b(end_ns|start_ns)\b/g, 't.$1');
+  const sql = `SELECT ${qualified(columns)} FROM zones z CROSS JOIN ${table} t ON t.id BETWEEN z.first_id AND z.last_id
+    WHERE z.table_id = ${t.id} AND z.lane = @lane AND z.start_ns <= @end AND z.end_ns >= @start
+      AND ${rowLane(t)} = @lane AND t.start_ns <= @end AND ${rowEnd} >= @start
+    ORDER BY t.start_ns, t.id`;
+  return prepared(db, sql).all({ lane, start: startNs, end: endNs }) as Row[];
 }
 
-/** Rows of `table` in process `pid` with this CUPTI correlation id. */
-export function rowsByCorrelation<Row>(db: Database, table: ZonedTable | 'cuda_events', pid: number, correlationId: number, columns = '*'): Row[] {
-  if (table === 'nvtx_ranges') return [];
-  const pidWhere =
-    table === 'syncs' || table === 'api_calls' || table === 'cuda_events' ? 'pid = ?' : 'context_id IN (SELECT id FROM contexts WHERE pid = ?)';
-  return db.prepare(`SELECT ${columns} FROM ${table} WHERE correlation_id = ? AND ${pidWhere}`).all(correlationId, pid) as Row[];
+/** Number of rows of `table` on `lane` (from the zones: no row is read). */
+export function rowsOnLane(db: Database, table: ZonedTable, lane: Lane): number {
+  const r = prepared(db, 'SELECT coalesce(sum(rows), 0) AS n FROM zones WHERE table_id = ? AND lane = ?').get(ZONED_TABLES[table].id, lane) as { n: number };
+  return r.n;
 }
 
-function laneWhere(table: ZonedTable): string {
-  return laneOf[table] === 'stream' ? 'stream_id = ?' : 'pid = ? AND tid = ?';
+/** Rows of `table` in process `pid` with this CUPTI correlation id (ids are per process). */
+export function rowsByCorrelation<Row>(db: Database, table: ZonedTable, pid: number, correlationId: number, columns = '*'): Row[] {
+  const t = ZONED_TABLES[table];
+  if (t.correlation === 'NULL') return [];
+  const pidWhere = table === 'syncs' || table === 'api_calls' ? 't.pid = @pid' : 't.context_id IN (SELECT id FROM contexts WHERE pid = @pid)';
+  const sql = `SELECT ${qualified(columns)} FROM zones z CROSS JOIN ${table} t ON t.id BETWEEN z.first_id AND z.last_id
+    WHERE z.table_id = ${t.id} AND z.min_correlation <= @corr AND z.max_correlation >= @corr
+      AND t.correlation_id = @corr AND ${pidWhere}
+      AND ${rowLane(t)} = z.lane -- a row inside another lane's zone range is that zone's business
+    ORDER BY t.id`;
+  return prepared(db, sql).all({ corr: correlationId, pid }) as Row[];
 }
 
-function laneArgs(table: ZonedTable, lane: Lane): number[] {
-  if (laneOf[table] === 'stream') return [lane];
-  return [Math.floor(lane / 4194304), lane % 4194304];
+/**
+ * Zones rows that no zone covers yet (everything after the highest zoned
+ * rowid of each table). The native ingest zones what it writes; SQL writers
+ * (importers, generators, tests) call this when they are done, and
+ * endBulkLoad calls it for them.
+ */
+export function ensureZones(db: Database): number {
+  let added = 0;
+  for (const table of Object.keys(ZONED_TABLES) as ZonedTable[]) {
+    const t = ZONED_TABLES[table];
+    const covered = (prepared(db, 'SELECT coalesce(max(last_id), 0) AS id FROM zones WHERE table_id = ?').get(t.id) as { id: number }).id;
+    const last = (prepared(db, `SELECT coalesce(max(id), 0) AS id FROM ${table}`).get() as { id: number }).id;
+    if (last > covered) added += prepared(db, zonesFromRowsSql(table)).run({ after: covered }).changes;
+  }
+  return added;
+}
+
+/** Which kind of lane each table is on. */
+export const laneOf = Object.fromEntries(Object.entries(ZONED_TABLES).map(([k, v]) => [k, v.laneKind])) as Record<ZonedTable, 'stream' | 'thread'>;
+
+/** The first `limit` rows of `table` on `lane`, in zone order (about start order). */
+export function firstRowsOnLane<Row>(db: Database, table: ZonedTable, lane: Lane, limit: number, columns = '*'): Row[] {
+  const t = ZONED_TABLES[table];
+  const sql = `SELECT ${qualified(columns)} FROM zones z CROSS JOIN ${table} t ON t.id BETWEEN z.first_id AND z.last_id
+    WHERE z.table_id = ${t.id} AND z.lane = @lane AND ${rowLane(t)} = @lane
+    ORDER BY z.start_ns, t.id LIMIT @limit`;
+  return prepared(db, sql).all({ lane, limit }) as Row[];
 }

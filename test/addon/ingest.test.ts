@@ -22,6 +22,10 @@ function newRecording(name: string): string {
   createRecording(file, { overwrite: true }).close();
   return file;
 }
+function byCorrelation<T extends Record<string, unknown>>(records: T[]): T[] {
+  return [...records].sort((a, b) => (a.correlation_id as number) - (b.correlation_id as number));
+}
+
 function rows<T>(file: string, sql: string): T[] {
   const db = new Database(file, { readonly: true });
   try { return db.prepare(sql).all() as T[]; } finally { db.close(); }
@@ -73,8 +77,9 @@ describe('native ingest', () => {
       .toEqual(ofKind('Dropped').map((d) => ({ source: d.source, count: d.count })));
 
     const kernels = rows<Record<string, number | string>>(file, `SELECT k.*, s.value AS name, st.cupti_stream_id FROM kernels k
-        JOIN strings s ON s.id = k.name_id JOIN streams st ON st.id = k.stream_id ORDER BY k.id`);
-    const want = ofKind('Kernel');
+        JOIN strings s ON s.id = k.name_id JOIN streams st ON st.id = k.stream_id ORDER BY k.correlation_id`);
+    // Rows go in grouped by stream (zones), so compare in correlation order.
+    const want = byCorrelation(ofKind('Kernel'));
     expect(kernels.length).toBe(want.length);
     kernels.forEach((k, i) => {
       const w = want[i]!;
@@ -84,15 +89,15 @@ describe('native ingest', () => {
         cluster_y: w.cluster_y, channel_id: w.channel_id, cupti_stream_id: w.stream_id, name: str(w.name_sid as number),
       });
     });
-    const copies = rows<Record<string, number>>(file, 'SELECT * FROM memcpys ORDER BY id');
+    const copies = rows<Record<string, number>>(file, 'SELECT * FROM memcpys ORDER BY correlation_id');
     expect(copies.map((c) => [c.bytes, c.copy_kind, c.src_kind, c.dst_kind, c.is_async])).toEqual(
-      ofKind('Memcpy').map((m) => [m.bytes, m.copy_kind, m.src_kind, m.dst_kind, (m.flags as number) & 1]));
+      byCorrelation(ofKind('Memcpy')).map((m) => [m.bytes, m.copy_kind, m.src_kind, m.dst_kind, (m.flags as number) & 1]));
     const apis = rows<{ name: string; domain: number; tid: number; correlation_id: number; return_value: number }>(file,
-      'SELECT s.value AS name, a.domain, a.tid, a.correlation_id, a.return_value FROM api_calls a JOIN strings s ON s.id = a.name_id ORDER BY a.id');
-    expect(apis).toEqual(ofKind('ApiCall').map((a) => ({ name: str(a.name_sid as number), domain: a.domain, tid: a.thread_id,
+      'SELECT s.value AS name, a.domain, a.tid, a.correlation_id, a.return_value FROM api_calls a JOIN strings s ON s.id = a.name_id ORDER BY a.correlation_id');
+    expect(apis).toEqual(byCorrelation(ofKind('ApiCall')).map((a) => ({ name: str(a.name_sid as number), domain: a.domain, tid: a.thread_id,
       correlation_id: a.correlation_id, return_value: a.return_value })));
-    expect(rows<Record<string, number>>(file, 'SELECT value, bytes, memory_kind, is_async FROM memsets ORDER BY id')).toEqual(
-      ofKind('Memset').map((m) => ({ value: m.value, bytes: m.bytes, memory_kind: m.memory_kind, is_async: (m.flags as number) & 1 })));
+    expect(rows<Record<string, number>>(file, 'SELECT value, bytes, memory_kind, is_async FROM memsets ORDER BY correlation_id')).toEqual(
+      byCorrelation(ofKind('Memset')).map((m) => ({ value: m.value, bytes: m.bytes, memory_kind: m.memory_kind, is_async: (m.flags as number) & 1 })));
   });
 
   it('creates devices, contexts and streams, including implicit ones, with flags and priorities', async () => {
@@ -120,9 +125,9 @@ describe('native ingest', () => {
     expect(streams).toEqual([...want.values()].sort((a, b) => (a.cupti_stream_id as number) - (b.cupti_stream_id as number)));
     expect(streams.find((s) => s.cupti_stream_id === 99)).toEqual({ cupti_stream_id: 99, flags: 8, priority: null });
     // "Not applicable" ids are NULL, not a stream or event called 4294967295.
-    const syncs = rows<{ stream_id: number | null; event_id: number | null; sync_type: number }>(file, 'SELECT stream_id, event_id, sync_type FROM syncs ORDER BY id');
-    expect(syncs.map((x) => x.event_id)).toEqual(ofKind('Synchronization').map((x) => (x.event_id === 0xffffffff ? null : x.event_id)));
-    expect(syncs.map((x) => x.stream_id === null)).toEqual(ofKind('Synchronization').map((x) => x.stream_id === 0xffffffff));
+    const syncs = rows<{ stream_id: number | null; event_id: number | null; sync_type: number }>(file, 'SELECT stream_id, event_id, sync_type FROM syncs ORDER BY correlation_id');
+    expect(syncs.map((x) => x.event_id)).toEqual(byCorrelation(ofKind('Synchronization')).map((x) => (x.event_id === 0xffffffff ? null : x.event_id)));
+    expect(syncs.map((x) => x.stream_id === null)).toEqual(byCorrelation(ofKind('Synchronization')).map((x) => x.stream_id === 0xffffffff));
     const shift = 0; // this recording's origin is the stream's own
     expect(rows<{ device_ns: number | null; event_id: number }>(file, 'SELECT device_ns, event_id FROM cuda_events ORDER BY id'))
       .toEqual(ofKind('CudaEvent').map((e) => ({ device_ns: (e.device_ns as number) + shift, event_id: e.event_id })));

@@ -97,15 +97,4 @@ describe('recording files', () => {
     migrations.forEach((m, i) => expect(m.version).toBe(i + 1));
   });
 
-  it('answers range queries by stream and time through an index', () => {
-    const file = path.join(dir, 'plan.sqlite');
-    const db = createRecording(file);
-    const plan = (sql: string) => (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all() as { detail: string }[]).map((r) => r.detail).join(' | ');
-    for (const table of ['kernels', 'memcpys', 'memsets']) {
-      expect(plan(`SELECT * FROM ${table} WHERE stream_id = 1 AND start_ns BETWEEN 0 AND 1000`)).toMatch(/USING INDEX \w+_stream_start/);
-      expect(plan(`SELECT * FROM ${table} WHERE correlation_id = 7`)).toMatch(/USING INDEX \w+_correlation/);
-    }
-    expect(plan('SELECT * FROM api_calls WHERE pid = 1 AND tid = 2 AND start_ns > 5')).toMatch(/USING INDEX api_calls_thread_start/);
-    db.close();
-  });
 });

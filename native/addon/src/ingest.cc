@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstring>
@@ -65,6 +66,11 @@ struct Binder {
 };
 
 std::optional<int64_t> nonzero(uint64_t v) { return v ? std::optional<int64_t>(static_cast<int64_t>(v)) : std::nullopt; }
+
+// Lane of a host thread in `zones`: pid and tid are both below Linux's
+// pid_max limit of 2^22, so the pair fits an exact JS number
+// (profiler/store/zones.ts threadLane).
+int64_t threadLane(uint32_t pid, uint32_t tid) { return int64_t{pid} * 4194304 + tid; }
 
 }  // namespace
 
@@ -127,6 +133,17 @@ Ingest::Ingest(const std::string& db_path, uint64_t origin_ns) : db_path_(db_pat
       "INSERT INTO api_calls (start_ns, end_ns, pid, tid, domain, cbid, name_id, correlation_id, return_value)"
       " VALUES (?,?,?,?,?,?,?,?,?)");
   ins_nvtx_ = prepare("INSERT INTO nvtx_ranges (start_ns, end_ns, pid, tid, name_id, domain_id) VALUES (?,?,?,?,?,?)");
+  ins_zone_ = prepare(
+      "INSERT INTO zones (table_id, lane, start_ns, first_id, last_id, end_ns, rows, min_correlation, max_correlation)"
+      " VALUES (?,?,?,?,?,?,?,?,?)");
+  // zones.table_id values: SCHEMA.md (and profiler/store/zones.ts).
+  kernels_ = PendingTable{1, ins_kernel_, 25};
+  memcpys_ = PendingTable{2, ins_memcpy_, 15};
+  memsets_ = PendingTable{3, ins_memset_, 12};
+  syncs_ = PendingTable{4, ins_sync_, 9};
+  api_calls_ = PendingTable{5, ins_api_, 9};
+  nvtx_ = PendingTable{6, ins_nvtx_, 6};
+  pending_ = {&kernels_, &memcpys_, &memsets_, &syncs_, &api_calls_, &nvtx_};
   ins_overhead_ = prepare(
       "INSERT INTO overheads (start_ns, end_ns, pid, overhead_kind, object_kind, object_id, correlation_id) VALUES (?,?,?,?,?,?,?)");
   ins_dropped_ = prepare("INSERT INTO dropped_records (pid, source, count, context_id, stream_id) VALUES (?,?,?,?,?)");
@@ -310,10 +327,18 @@ FileProgress Ingest::ingestFile(const std::string& path, bool final) {
       throw;
     }
     // Malformed input: keep every valid record before it, never lose what was recorded.
-    exec("COMMIT");
+    try {
+      writePending(path);
+      exec("COMMIT");
+    } catch (const IngestError&) {
+      sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+      f = before;
+      resetCaches();
+    }
     throw;
   }
   try {
+    writePending(path);
     exec("COMMIT");
   } catch (const IngestError&) {
     sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
@@ -437,12 +462,12 @@ void Ingest::store(FileState& f, const std::string& path, uint16_t kind, const u
       const int64_t device = deviceForOp(f, r.device_id);
       const int64_t ctx = contextId(f, r.context_id, device);
       const int64_t stream = streamId(f, ctx, r.stream_id, device);
-      Binder{ins_kernel_}(r.start_ns + shift)(r.end_ns + shift)(device)(ctx)(stream)(int64_t{r.correlation_id})
+      pend(kernels_, stream, r.start_ns + shift, r.end_ns + shift, r.correlation_id)
+          (r.start_ns + shift)(r.end_ns + shift)(device)(ctx)(stream)(int64_t{r.correlation_id})
           (stringId(f, r.name_sid))(int64_t{r.grid_x})(int64_t{r.grid_y})(int64_t{r.grid_z})(int64_t{r.block_x})(int64_t{r.block_y})
           (int64_t{r.block_z})(int64_t{r.registers_per_thread})(int64_t{r.static_shared_bytes})(int64_t{r.dynamic_shared_bytes})
           (int64_t{r.local_memory_per_thread})(int64_t{r.launch_type})(int64_t{r.is_device_launched})(nonzero(r.graph_id))(nonzero(r.graph_node_id))
           (int64_t{r.cluster_x})(int64_t{r.cluster_y})(int64_t{r.cluster_z})(int64_t{r.channel_id});
-      step(db_, ins_kernel_, where);
       break;
     }
     case Kind::Memcpy: {
@@ -450,12 +475,12 @@ void Ingest::store(FileState& f, const std::string& path, uint16_t kind, const u
       const int64_t device = deviceForOp(f, r.device_id);
       const int64_t ctx = contextId(f, r.context_id, device);
       const int64_t stream = streamId(f, ctx, r.stream_id, device);
-      Binder{ins_memcpy_}(r.start_ns + shift)(r.end_ns + shift)(device)(ctx)(stream)(int64_t{r.correlation_id})
+      pend(memcpys_, stream, r.start_ns + shift, r.end_ns + shift, r.correlation_id)
+          (r.start_ns + shift)(r.end_ns + shift)(device)(ctx)(stream)(int64_t{r.correlation_id})
           (static_cast<int64_t>(r.bytes))(int64_t{r.copy_kind})(int64_t{r.src_kind})(int64_t{r.dst_kind})(int64_t{r.flags & 1})
           (r.src_device_id == kNone ? std::nullopt : std::optional<int64_t>(deviceForOp(f, r.src_device_id)))
           (r.dst_device_id == kNone ? std::nullopt : std::optional<int64_t>(deviceForOp(f, r.dst_device_id)))
           (nonzero(r.graph_id))(int64_t{r.channel_id});
-      step(db_, ins_memcpy_, where);
       break;
     }
     case Kind::Memset: {
@@ -463,19 +488,20 @@ void Ingest::store(FileState& f, const std::string& path, uint16_t kind, const u
       const int64_t device = deviceForOp(f, r.device_id);
       const int64_t ctx = contextId(f, r.context_id, device);
       const int64_t stream = streamId(f, ctx, r.stream_id, device);
-      Binder{ins_memset_}(r.start_ns + shift)(r.end_ns + shift)(device)(ctx)(stream)(int64_t{r.correlation_id})
+      pend(memsets_, stream, r.start_ns + shift, r.end_ns + shift, r.correlation_id)
+          (r.start_ns + shift)(r.end_ns + shift)(device)(ctx)(stream)(int64_t{r.correlation_id})
           (static_cast<int64_t>(r.bytes))(int64_t{r.value})(int64_t{r.memory_kind})(int64_t{r.flags & 1})(nonzero(r.graph_id))
           (int64_t{r.channel_id});
-      step(db_, ins_memset_, where);
       break;
     }
     case Kind::Synchronization: {
       const auto r = load<SynchronizationRecord>(rec);
       const auto ctx = contextIdOrNull(f, r.context_id);
       const auto stream = streamIdOrNull(f, ctx, r.stream_id, std::nullopt);
-      Binder{ins_sync_}(r.start_ns + shift)(r.end_ns + shift)(int64_t{pid})(ctx)(stream)(int64_t{r.type})
+      // Lane 0: synchronizations of no stream (context / event synchronize).
+      pend(syncs_, stream.value_or(0), r.start_ns + shift, r.end_ns + shift, r.correlation_id)
+          (r.start_ns + shift)(r.end_ns + shift)(int64_t{pid})(ctx)(stream)(int64_t{r.type})
           (r.event_id == kNone ? std::nullopt : std::optional<int64_t>(r.event_id))(int64_t{r.correlation_id})(int64_t{r.return_value});
-      step(db_, ins_sync_, where);
       break;
     }
     case Kind::CudaEvent: {
@@ -491,9 +517,9 @@ void Ingest::store(FileState& f, const std::string& path, uint16_t kind, const u
     case Kind::ApiCall: {
       const auto r = load<ApiCallRecord>(rec);
       thread(pid, r.thread_id);
-      Binder{ins_api_}(r.start_ns + shift)(r.end_ns + shift)(int64_t{pid})(int64_t{r.thread_id})(int64_t{r.domain})(int64_t{r.cbid})
+      pend(api_calls_, threadLane(pid, r.thread_id), r.start_ns + shift, r.end_ns + shift, r.correlation_id)
+          (r.start_ns + shift)(r.end_ns + shift)(int64_t{pid})(int64_t{r.thread_id})(int64_t{r.domain})(int64_t{r.cbid})
           (stringId(f, r.name_sid))(int64_t{r.correlation_id})(int64_t{r.return_value});
-      step(db_, ins_api_, where);
       break;
     }
     case Kind::Marker: {
@@ -502,9 +528,8 @@ void Ingest::store(FileState& f, const std::string& path, uint16_t kind, const u
       const uint32_t name = r.name_sid ? static_cast<uint32_t>(stringId(f, r.name_sid)) : 0;
       const uint32_t domain = r.domain_sid ? static_cast<uint32_t>(stringId(f, r.domain_sid)) : 0;
       auto insert = [&](int64_t start, std::optional<int64_t> end, uint32_t tid, uint32_t name_id, uint32_t domain_id) {
-        Binder{ins_nvtx_}(start)(end)(int64_t{pid})(int64_t{tid})(int64_t{name_id ? name_id : internGlobal("")})
-            (domain_id ? std::optional<int64_t>(domain_id) : std::nullopt);
-        step(db_, ins_nvtx_, where);
+        pend(nvtx_, threadLane(pid, tid), start, end.value_or(start), kNull)(start)(end)(int64_t{pid})(int64_t{tid})
+            (int64_t{name_id ? name_id : internGlobal("")})(domain_id ? std::optional<int64_t>(domain_id) : std::nullopt);
       };
       if (r.flags & kMarkerStart) {
         f.open_markers[r.id] = OpenMarker{r.timestamp_ns + shift, r.thread_id, name, domain};
@@ -660,6 +685,7 @@ std::optional<int64_t> Ingest::streamIdOrNull(FileState& f, std::optional<int64_
 }
 
 void Ingest::resetCaches() {
+  dropPending();
   strings_.clear();
   devices_by_uuid_.clear();
   contexts_.clear();
@@ -689,12 +715,13 @@ void Ingest::finish(const std::vector<std::string>& final_sql) {
   exec("BEGIN");
   for (auto& [path, f] : files_) {
     for (const auto& [id, m] : f.open_markers) {
-      Binder{ins_nvtx_}(m.start_ns)(std::nullopt)(int64_t{f.header.pid})(int64_t{m.tid})(int64_t{m.name_id ? m.name_id : internGlobal("")})
+      pend(nvtx_, threadLane(f.header.pid, m.tid), m.start_ns, m.start_ns, kNull)(m.start_ns)(std::nullopt)(int64_t{f.header.pid})
+          (int64_t{m.tid})(int64_t{m.name_id ? m.name_id : internGlobal("")})
           (m.domain_id ? std::optional<int64_t>(m.domain_id) : std::nullopt);
-      step(db_, ins_nvtx_, path);
     }
     f.open_markers.clear();
   }
+  writePending(db_path_);
   exec("COMMIT");
   if (!final_sql.empty()) {
     exec("PRAGMA threads = 2");  // CREATE INDEX sorts on a second thread
@@ -710,6 +737,82 @@ void Ingest::finish(const std::vector<std::string>& final_sql) {
   // this process (the rollback journal), not against a crash of the OS; an
   // fsync of a 300 MB recording costs seconds on slow disks, and the
   // collector's raw streams are what a lost recording can be rebuilt from.
+}
+
+Ingest::Appender Ingest::pend(PendingTable& t, int64_t lane, int64_t start, int64_t end, int64_t correlation) {
+  if (t.keys.size() >= kBatchRows) writePending(t, db_path_);
+  t.keys.push_back(PendingTable::Key{lane, start, end, correlation, static_cast<uint32_t>(t.keys.size())});
+  return Appender{t.values};
+}
+
+void Ingest::writePending(const std::string& where) {
+  for (PendingTable* t : pending_) writePending(*t, where);
+}
+
+void Ingest::dropPending() {
+  for (PendingTable* t : pending_) {
+    t->keys.clear();
+    t->values.clear();
+  }
+}
+
+void Ingest::writePending(PendingTable& t, const std::string& where) {
+  if (t.keys.empty()) return;
+  if (t.values.size() != t.keys.size() * static_cast<size_t>(t.columns)) {
+    throw std::logic_error("streamscope ingest: pending row width does not match table " + std::to_string(t.table_id));
+  }
+  using Key = PendingTable::Key;
+  // Group by lane, keeping arrival order inside a lane (stable), then sort a
+  // lane by start only where CUPTI delivered it out of order (rare: the
+  // check is linear, the sort is not).
+  std::stable_sort(t.keys.begin(), t.keys.end(), [](const Key& a, const Key& b) { return a.lane < b.lane; });
+  for (size_t i = 0; i < t.keys.size();) {
+    size_t j = i;
+    while (j < t.keys.size() && t.keys[j].lane == t.keys[i].lane) ++j;
+    auto by_start = [](const Key& a, const Key& b) { return a.start < b.start; };
+    if (!std::is_sorted(t.keys.begin() + i, t.keys.begin() + j, by_start)) {
+      std::stable_sort(t.keys.begin() + i, t.keys.begin() + j, by_start);
+    }
+    i = j;
+  }
+
+  struct Zone {
+    int64_t lane, first, last, start, end, rows, min_corr, max_corr;
+  } z{};
+  auto emit = [&] {
+    if (z.rows == 0) return;
+    Binder{ins_zone_}(int64_t{t.table_id})(z.lane)(z.start)(z.first)(z.last)(z.end)(z.rows)
+        (z.min_corr == kNull ? std::nullopt : std::optional<int64_t>(z.min_corr))
+        (z.max_corr == kNull ? std::nullopt : std::optional<int64_t>(z.max_corr));
+    step(db_, ins_zone_, where);
+    z.rows = 0;
+  };
+  for (const Key& k : t.keys) {
+    const int64_t* v = t.values.data() + static_cast<size_t>(k.row) * t.columns;
+    for (int c = 0; c < t.columns; c++) {
+      if (v[c] == kNull) sqlite3_bind_null(t.insert, c + 1);
+      else sqlite3_bind_int64(t.insert, c + 1, v[c]);
+    }
+    step(db_, t.insert, where);
+    const int64_t id = sqlite3_last_insert_rowid(db_);
+    // Rowids are consecutive within a batch (nothing else inserts into the
+    // table meanwhile), so a zone is a [first, last] range of one lane.
+    if (z.rows == kZoneRows || (z.rows > 0 && (z.lane != k.lane || id != z.last + 1))) emit();
+    if (z.rows == 0) {
+      z = Zone{k.lane, id, id, k.start, k.end, 0, k.correlation, k.correlation};
+    }
+    z.last = id;
+    z.start = std::min(z.start, k.start);
+    z.end = std::max(z.end, k.end);
+    if (k.correlation != kNull) {
+      z.min_corr = z.min_corr == kNull ? k.correlation : std::min(z.min_corr, k.correlation);
+      z.max_corr = z.max_corr == kNull ? k.correlation : std::max(z.max_corr, k.correlation);
+    }
+    ++z.rows;
+  }
+  emit();
+  t.keys.clear();
+  t.values.clear();
 }
 
 }  // namespace streamscope::addon

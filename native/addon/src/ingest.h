@@ -37,7 +37,7 @@ class IngestError : public std::runtime_error {
 };
 
 // The schema version this ingest writes (profiler/store/migrations).
-inline constexpr int kSchemaVersion = 2;
+inline constexpr int kSchemaVersion = 3;
 
 struct FlushInfo {
   uint32_t reason = 0, signal = 0;
@@ -119,6 +119,39 @@ class Ingest {
   void resetCaches();
   void thread(uint32_t pid, uint32_t tid);
 
+  // Timeline rows wait in a PendingTable until the batch is written; then
+  // they go in grouped by lane (stream or thread) and sorted by start, so
+  // that each lane's rows form contiguous rowid runs, and one `zones` row
+  // per run (<= kZoneRows rows) indexes them: lane, rowid range, time span,
+  // correlation range. This replaces B-tree indexes on (stream, start) and
+  // on correlation ids, which cost more to build than the rows themselves
+  // (SCHEMA.md, "Zones").
+  struct PendingTable {
+    int table_id = 0;  // zones.table_id
+    sqlite3_stmt* insert = nullptr;
+    int columns = 0;
+    struct Key {
+      int64_t lane, start, end, correlation;  // correlation kNull: none
+      uint32_t row;
+    };
+    std::vector<Key> keys;
+    std::vector<int64_t> values;  // `columns` per row; kNull binds NULL
+  };
+  struct Appender {
+    std::vector<int64_t>& values;
+    Appender& operator()(int64_t v) { values.push_back(v); return *this; }
+    Appender& operator()(std::optional<int64_t> v) { values.push_back(v ? *v : kNull); return *this; }
+  };
+  static constexpr int64_t kNull = INT64_MIN;
+  static constexpr size_t kBatchRows = 131072;
+  static constexpr int64_t kZoneRows = 4096;
+  Appender pend(PendingTable& t, int64_t lane, int64_t start, int64_t end, int64_t correlation);
+  void writePending(const std::string& where);
+  void writePending(PendingTable& t, const std::string& where);
+  void dropPending();
+  std::vector<PendingTable*> pending_;
+  PendingTable kernels_, memcpys_, memsets_, syncs_, api_calls_, nvtx_;
+
   sqlite3* db_ = nullptr;
   std::string db_path_;
   uint64_t origin_ns_;
@@ -140,7 +173,7 @@ class Ingest {
                *ins_overhead_ = nullptr, *ins_dropped_ = nullptr, *ins_error_ = nullptr, *upsert_process_ = nullptr,
                *end_process_ = nullptr, *upsert_device_ = nullptr, *device_by_uuid_ = nullptr, *upsert_context_ = nullptr,
                *ins_context_ = nullptr, *upsert_stream_ = nullptr, *ins_stream_ = nullptr, *stream_id_ = nullptr,
-               *ins_thread_ = nullptr, *text_of_ = nullptr, *ins_process_ = nullptr;
+               *ins_thread_ = nullptr, *text_of_ = nullptr, *ins_process_ = nullptr, *ins_zone_ = nullptr;
   std::vector<sqlite3_stmt*> statements_;
 };
 

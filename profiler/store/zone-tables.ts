@@ -1,0 +1,52 @@
+// The timeline tables that `zones` indexes, and how a row maps to its zone
+// key. Shared by the schema migration that introduced zones, the SQL zone
+// builder (rows written by SQL: importers, generators) and the range
+// queries; the native ingest writes the same table_id and lane values
+// (native/addon/src/ingest.cc).
+
+export type ZonedTable = 'kernels' | 'memcpys' | 'memsets' | 'syncs' | 'api_calls' | 'nvtx_ranges';
+
+export interface ZonedTableInfo {
+  /** zones.table_id; stored, so it never changes. */
+  id: number;
+  /** SQL for a row's lane (over the table's columns). */
+  lane: string;
+  /** SQL for a row's end time (NVTX markers have none). */
+  end: string;
+  /** SQL for a row's correlation id, or NULL. */
+  correlation: string;
+  /** GPU tables are laned by stream, host tables by thread. */
+  laneKind: 'stream' | 'thread';
+}
+
+/** pid and tid are both below Linux's pid_max limit of 2^22. */
+export const THREAD_LANE_FACTOR = 4194304;
+
+const threadLaneSql = `pid * ${THREAD_LANE_FACTOR} + tid`;
+
+export const ZONED_TABLES: Record<ZonedTable, ZonedTableInfo> = {
+  kernels: { id: 1, lane: 'stream_id', end: 'end_ns', correlation: 'correlation_id', laneKind: 'stream' },
+  memcpys: { id: 2, lane: 'stream_id', end: 'end_ns', correlation: 'correlation_id', laneKind: 'stream' },
+  memsets: { id: 3, lane: 'stream_id', end: 'end_ns', correlation: 'correlation_id', laneKind: 'stream' },
+  // Lane 0: synchronizations that involve no stream (context, event).
+  syncs: { id: 4, lane: 'coalesce(stream_id, 0)', end: 'end_ns', correlation: 'correlation_id', laneKind: 'stream' },
+  api_calls: { id: 5, lane: threadLaneSql, end: 'end_ns', correlation: 'correlation_id', laneKind: 'thread' },
+  nvtx_ranges: { id: 6, lane: threadLaneSql, end: 'coalesce(end_ns, start_ns)', correlation: 'NULL', laneKind: 'thread' },
+};
+
+/** Rows per zone (the native ingest uses the same cap). */
+export const ZONE_ROWS = 4096;
+
+/**
+ * SQL that zones every row of `table` with id > @after. Rows are grouped per
+ * lane and per block of ZONE_ROWS rowids: correct for any row order (range
+ * queries filter rows by lane too), tight when the rows of a lane are
+ * contiguous, as importers and generators that write lane by lane make them.
+ */
+export function zonesFromRowsSql(table: ZonedTable): string {
+  const t = ZONED_TABLES[table];
+  return `INSERT INTO zones (table_id, lane, start_ns, first_id, last_id, end_ns, rows, min_correlation, max_correlation)
+    SELECT ${t.id}, ${t.lane} AS zone_lane, min(start_ns), min(id), max(id), max(${t.end}), count(*),
+           min(${t.correlation}), max(${t.correlation})
+    FROM ${table} WHERE id > @after GROUP BY zone_lane, id / ${ZONE_ROWS}`;
+}
