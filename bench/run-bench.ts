@@ -44,7 +44,7 @@ async function benchIngest(): Promise<void> {
     const bytes = fs.statSync(stream).size;
     const header = decodeHeader(new Uint8Array(fs.readFileSync(stream).subarray(0, 64)), stream);
     const runs: { seconds: number; tablesSeconds: number; records: number }[] = [];
-    for (let i = 0; i < 3; i++) {
+    for (let i = 0; i < 5; i++) {
       const out = path.join(dir, `r${i}.sqlite`);
       const db = createRecording(out);
       // The recorder's path: indexes dropped for the load, built after.
@@ -61,11 +61,17 @@ async function benchIngest(): Promise<void> {
       const t2 = performance.now();
       runs.push({ seconds: (t2 - t0) / 1000, tablesSeconds: (t1 - t0) / 1000, records: p.records });
     }
-    const best = runs.reduce((a, b) => (a.seconds < b.seconds ? a : b));
-    const rate = best.records / best.seconds;
-    results.ingest = { records: best.records, streamBytes: bytes, runs, recordsPerSecond: rate, target: 1.5e6 };
-    lines.push(`ingest    ${best.records.toLocaleString('en-US')} records (${(bytes / 2 ** 20).toFixed(0)} MiB) into SQLite in ${best.seconds.toFixed(2)} s, indexes included (best of 3; tables alone ${best.tablesSeconds.toFixed(2)} s, then indexes)`);
-    lines.push(`          ${(rate / 1e6).toFixed(2)} M records/s = ${(rate / 1.5e6).toFixed(2)} × the 1.5 M/s target`);
+    // Median and slowest, not only the best: runs of the same work on this
+    // 2-core VM differ by up to 40%, and the target must hold for the slow ones.
+    const bySpeed = [...runs].sort((a, b) => a.seconds - b.seconds);
+    const mid = bySpeed[Math.floor(bySpeed.length / 2)]!;
+    const slow = bySpeed[bySpeed.length - 1]!;
+    const rate = mid.records / mid.seconds;
+    const slowRate = slow.records / slow.seconds;
+    results.ingest = { records: mid.records, streamBytes: bytes, runs, recordsPerSecond: rate, slowestRecordsPerSecond: slowRate, target: 1.5e6 };
+    lines.push(`ingest    ${mid.records.toLocaleString('en-US')} records (${(bytes / 2 ** 20).toFixed(0)} MiB) into an indexed SQLite recording (rows + zones + finish), ${runs.length} runs:`);
+    lines.push(`          ${bySpeed.map((r) => `${r.seconds.toFixed(2)} s`).join(', ')} (rows alone ${bySpeed.map((r) => r.tablesSeconds.toFixed(2)).join(', ')} s)`);
+    lines.push(`          median ${(rate / 1e6).toFixed(2)} M records/s = ${(rate / 1.5e6).toFixed(2)} × the 1.5 M/s target; slowest ${(slowRate / 1e6).toFixed(2)} M/s = ${(slowRate / 1.5e6).toFixed(2)} ×`);
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
