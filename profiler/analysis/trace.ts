@@ -66,6 +66,18 @@ export interface GpuOps {
   bytes: Float64Array;
   /** kernels.name_id; memcpy: src_kind * 16 + dst_kind; memset: memory_kind. */
   detail: Int32Array;
+  /** CUPTI correlation id: joins the op to the API call that issued it (within its process). */
+  correlation: Uint32Array;
+  /** Process that issued it. */
+  pid: Int32Array;
+  /** Copies and memsets: 1 if issued asynchronously (kernels: 1). */
+  isAsync: Uint8Array;
+  /** Kernels: blocks in the grid; 0 for other ops. */
+  blocks: Float64Array;
+  /** Kernels: threads per block, registers per thread, shared memory per block (static + dynamic). */
+  blockThreads: Int32Array;
+  registers: Int32Array;
+  sharedBytes: Int32Array;
 }
 
 export interface Trace {
@@ -76,6 +88,29 @@ export interface Trace {
   strings: Map<number, string>;
   /** First and last time covered by any GPU op or API call. */
   span: { start: Ns; end: Ns };
+}
+
+/** Zeroed arrays for `n` operations (loadTrace fills them; tests build small ones). */
+export function allocateOps(n: number): GpuOps {
+  return {
+    length: n,
+    kind: new Uint8Array(n),
+    category: new Uint8Array(n),
+    rowId: new Float64Array(n),
+    start: new Float64Array(n),
+    end: new Float64Array(n),
+    stream: new Int32Array(n),
+    device: new Int32Array(n),
+    bytes: new Float64Array(n),
+    detail: new Int32Array(n),
+    correlation: new Uint32Array(n),
+    pid: new Int32Array(n),
+    isAsync: new Uint8Array(n),
+    blocks: new Float64Array(n),
+    blockThreads: new Int32Array(n),
+    registers: new Int32Array(n),
+    sharedBytes: new Int32Array(n),
+  };
 }
 
 export function loadTrace(db: Db): Trace {
@@ -89,24 +124,18 @@ export function loadTrace(db: Db): Trace {
   const counts = db.prepare(`SELECT (SELECT count(*) FROM kernels) + (SELECT count(*) FROM memcpys)
       + (SELECT count(*) FROM memsets) AS n`).get() as { n: number };
   const n = counts.n;
-  const ops: GpuOps = {
-    length: n,
-    kind: new Uint8Array(n),
-    category: new Uint8Array(n),
-    rowId: new Float64Array(n),
-    start: new Float64Array(n),
-    end: new Float64Array(n),
-    stream: new Int32Array(n),
-    device: new Int32Array(n),
-    bytes: new Float64Array(n),
-    detail: new Int32Array(n),
-  };
+  const ops = allocateOps(n);
   const rows = db.prepare(`
-      SELECT 1, id, start_ns, end_ns, stream_id, device_id, 0, name_id, 0 FROM kernels
+      SELECT 1, k.id, start_ns, end_ns, stream_id, k.device_id, 0, name_id, 0, correlation_id, c.pid, 1,
+             grid_x * grid_y * grid_z, block_x * block_y * block_z, registers_per_thread, static_shared_bytes + dynamic_shared_bytes
+        FROM kernels k JOIN contexts c ON c.id = k.context_id
       UNION ALL
-      SELECT 2, id, start_ns, end_ns, stream_id, device_id, bytes, src_kind * 16 + dst_kind, copy_kind FROM memcpys
+      SELECT 2, m.id, start_ns, end_ns, stream_id, m.device_id, bytes, src_kind * 16 + dst_kind, copy_kind, correlation_id, c.pid, is_async,
+             0, 0, 0, 0
+        FROM memcpys m JOIN contexts c ON c.id = m.context_id
       UNION ALL
-      SELECT 3, id, start_ns, end_ns, stream_id, device_id, bytes, memory_kind, 0 FROM memsets
+      SELECT 3, m.id, start_ns, end_ns, stream_id, m.device_id, bytes, memory_kind, 0, correlation_id, c.pid, is_async, 0, 0, 0, 0
+        FROM memsets m JOIN contexts c ON c.id = m.context_id
       ORDER BY 3, 1, 2`).raw();
   let i = 0;
   for (const r of rows.iterate() as Iterable<number[]>) {
@@ -121,6 +150,13 @@ export function loadTrace(db: Db): Trace {
     ops.detail[i] = r[7]!;
     ops.category[i] = kind === OpKind.Kernel ? OpCategory.Compute
       : kind === OpKind.Memset ? OpCategory.Memset : categoryOfCopyKind(r[8]!);
+    ops.correlation[i] = r[9]!;
+    ops.pid[i] = r[10]!;
+    ops.isAsync[i] = r[11]!;
+    ops.blocks[i] = r[12]!;
+    ops.blockThreads[i] = r[13]!;
+    ops.registers[i] = r[14]!;
+    ops.sharedBytes[i] = r[15]!;
     i++;
   }
   ops.length = i;

@@ -3,23 +3,19 @@
 // test/analysis/recordings.test.ts.
 import { describe, expect, it } from 'vitest';
 import { busyOf } from '../../profiler/analysis/overlap.ts';
-import type { GpuOps } from '../../profiler/analysis/trace.ts';
+import { allocateOps, type GpuOps } from '../../profiler/analysis/trace.ts';
 
 function ops(intervals: [number, number][]): GpuOps {
   const sorted = [...intervals].sort((a, b) => a[0] - b[0]);
   const n = sorted.length;
-  return {
-    length: n,
-    kind: new Uint8Array(n).fill(1),
-    category: new Uint8Array(n),
-    rowId: Float64Array.from(sorted.map((_, i) => i + 1)),
-    start: Float64Array.from(sorted.map((x) => x[0])),
-    end: Float64Array.from(sorted.map((x) => x[1])),
-    stream: new Int32Array(n),
-    device: new Int32Array(n),
-    bytes: new Float64Array(n),
-    detail: new Int32Array(n),
-  };
+  const o = allocateOps(n);
+  o.kind.fill(1);
+  sorted.forEach(([s, e], i) => {
+    o.rowId[i] = i + 1;
+    o.start[i] = s;
+    o.end[i] = e;
+  });
+  return o;
 }
 
 const all = () => true;

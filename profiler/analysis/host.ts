@@ -1,0 +1,142 @@
+// The host side of a recording, loaded for analysis: CUDA API calls per
+// thread, the calls behind each GPU operation (by correlation id), CUDA
+// event records and stream waits. Pure data like trace.ts: the diagnosis
+// and the what-if replay read these arrays, never SQLite.
+import type { Db } from '../store/database.ts';
+import type { GpuOps } from './trace.ts';
+
+export interface HostCalls {
+  length: number;
+  /** api_calls.id */
+  rowId: Float64Array;
+  start: Float64Array;
+  end: Float64Array;
+  pid: Int32Array;
+  tid: Int32Array;
+  nameId: Int32Array;
+  correlation: Uint32Array;
+  /** 1 runtime, 2 driver */
+  domain: Uint8Array;
+}
+
+/** A cudaEventRecord: the event completes when the work issued before it on `stream` has. */
+export interface EventRecord {
+  pid: number;
+  eventId: number;
+  stream: number | null;
+  /** Index of the API call that recorded it, or -1. */
+  call: number;
+  correlation: number;
+}
+
+/** A cudaStreamWaitEvent: work issued later on `stream` waits for the event's last record before the call. */
+export interface StreamWait {
+  pid: number;
+  eventId: number | null;
+  stream: number | null;
+  call: number;
+  correlation: number;
+  start: number;
+}
+
+/** CUPTI synchronization types (syncs.sync_type). */
+export const SyncType = { EventSynchronize: 1, StreamWaitEvent: 2, StreamSynchronize: 3, ContextSynchronize: 4 } as const;
+
+export interface Host {
+  calls: HostCalls;
+  names: Map<number, string>;
+  events: EventRecord[];
+  waits: StreamWait[];
+  /** For each GPU op (index into GpuOps), the index of the API call that issued it, or -1. */
+  opCall: Int32Array;
+  /** Index of the API call with this correlation id in this process, or -1. */
+  callOf(pid: number, correlation: number): number;
+  /** Calls of each thread in start order: key `${pid}:${tid}` → call indexes. */
+  threads: Map<string, Int32Array>;
+}
+
+export function loadHost(db: Db, ops: GpuOps): Host {
+  const n = (db.prepare('SELECT count(*) AS n FROM api_calls').get() as { n: number }).n;
+  const calls: HostCalls = {
+    length: n,
+    rowId: new Float64Array(n),
+    start: new Float64Array(n),
+    end: new Float64Array(n),
+    pid: new Int32Array(n),
+    tid: new Int32Array(n),
+    nameId: new Int32Array(n),
+    correlation: new Uint32Array(n),
+    domain: new Uint8Array(n),
+  };
+  let i = 0;
+  const rows = db.prepare('SELECT id, start_ns, end_ns, pid, tid, name_id, correlation_id, domain FROM api_calls ORDER BY start_ns, id').raw();
+  for (const r of rows.iterate() as Iterable<number[]>) {
+    calls.rowId[i] = r[0]!;
+    calls.start[i] = r[1]!;
+    calls.end[i] = r[2]!;
+    calls.pid[i] = r[3]!;
+    calls.tid[i] = r[4]!;
+    calls.nameId[i] = r[5]!;
+    calls.correlation[i] = r[6]!;
+    calls.domain[i] = r[7]!;
+    i++;
+  }
+  calls.length = i;
+
+  // Correlation ids are handed out in sequence within a process, so a dense
+  // array per process finds a call in O(1) without a 10-million-entry Map.
+  const byPid = new Map<number, { min: number; index: Int32Array }>();
+  {
+    const range = new Map<number, [number, number]>();
+    for (let k = 0; k < calls.length; k++) {
+      const p = calls.pid[k]!;
+      const c = calls.correlation[k]!;
+      const r = range.get(p);
+      if (!r) range.set(p, [c, c]);
+      else { if (c < r[0]) r[0] = c; if (c > r[1]) r[1] = c; }
+    }
+    for (const [p, [min, max]] of range) byPid.set(p, { min, index: new Int32Array(max - min + 1).fill(-1) });
+    for (let k = 0; k < calls.length; k++) {
+      const e = byPid.get(calls.pid[k]!)!;
+      const slot = calls.correlation[k]! - e.min;
+      // Runtime calls win over the driver calls inside them: the runtime
+      // call is the one the user wrote.
+      if (e.index[slot] === -1 || calls.domain[k] === 1) e.index[slot] = k;
+    }
+  }
+  const callOf = (pid: number, correlation: number): number => {
+    const e = byPid.get(pid);
+    if (!e) return -1;
+    const slot = correlation - e.min;
+    return slot >= 0 && slot < e.index.length ? e.index[slot]! : -1;
+  };
+
+  const opCall = new Int32Array(ops.length);
+  for (let k = 0; k < ops.length; k++) opCall[k] = callOf(ops.pid[k]!, ops.correlation[k]!);
+
+  const names = new Map<number, string>();
+  for (const s of db.prepare('SELECT DISTINCT s.id, s.value FROM strings s JOIN api_calls a ON a.name_id = s.id').raw().iterate() as Iterable<[number, string]>) {
+    names.set(s[0], s[1]);
+  }
+
+  const events: EventRecord[] = (db.prepare('SELECT pid, event_id AS eventId, stream_id AS stream, correlation_id AS correlation FROM cuda_events ORDER BY id').all() as Omit<EventRecord, 'call'>[])
+    .map((e) => ({ ...e, call: callOf(e.pid, e.correlation) }));
+  const waits: StreamWait[] = (db.prepare(`SELECT pid, event_id AS eventId, stream_id AS stream, correlation_id AS correlation, start_ns AS start
+      FROM syncs WHERE sync_type = ${SyncType.StreamWaitEvent} ORDER BY start_ns`).all() as Omit<StreamWait, 'call'>[])
+    .map((w) => ({ ...w, call: callOf(w.pid, w.correlation) }));
+
+  const perThread = new Map<string, number[]>();
+  for (let k = 0; k < calls.length; k++) {
+    const key = `${calls.pid[k]}:${calls.tid[k]}`;
+    let list = perThread.get(key);
+    if (!list) perThread.set(key, (list = []));
+    list.push(k);
+  }
+  const threads = new Map<string, Int32Array>([...perThread].map(([k, v]) => [k, Int32Array.from(v)]));
+  return { calls, names, events, waits, opCall, callOf, threads };
+}
+
+/** The name of call `k` ('' if unknown). */
+export function callName(host: Host, k: number): string {
+  return k < 0 ? '' : host.names.get(host.calls.nameId[k]!) ?? '';
+}
