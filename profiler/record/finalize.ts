@@ -6,6 +6,8 @@ import { compact, openRecording, writeMeta } from '../store/database.ts';
 import { constants as osConstants } from 'node:os';
 import { CollectorErrorCode } from '../store/enums.ts';
 import { FlushReason } from './format.ts';
+import { devices } from '../native/addon.ts';
+import type { Db } from '../store/database.ts';
 import { markPerThreadDefaultStreams } from './stream-kinds.ts';
 import type { DirectoryProgress } from './stream-ingest.ts';
 
@@ -27,6 +29,19 @@ function signalName(n: number): string {
   return entry ? entry[0] : `signal ${n}`;
 }
 
+
+/**
+ * Stores each recorded device's PCIe link (NVML, on this machine: the
+ * recorder runs where the target ran). The what-if replay takes pinned-copy
+ * bandwidth from it when the recording has no pinned copies to measure.
+ */
+function recordPcieLinks(db: Db): void {
+  const inventory = devices();
+  const update = db.prepare('UPDATE devices SET pcie_generation = ?, pcie_width = ? WHERE uuid = ?');
+  for (const d of inventory.devices) {
+    if (d.pcie) update.run(d.pcie.maxGeneration, d.pcie.maxWidth, d.uuid);
+  }
+}
 
 /** Writes the recording's final meta: origin, versions, completeness and why. */
 export function finalizeRecording(
@@ -66,6 +81,7 @@ export function finalizeRecording(
       if (e.code !== CollectorErrorCode.ActivityEnable) reasons.push(`collector in process ${e.pid}: ${e.message}`);
     }
     markPerThreadDefaultStreams(db);
+    recordPcieLinks(db);
     const dropped = (db.prepare('SELECT coalesce(sum(count), 0) AS n FROM dropped_records').get() as { n: number }).n;
     const first = db.prepare('SELECT * FROM processes ORDER BY origin_offset_ns, pid LIMIT 1').get() as
       { driver_version: number | null; runtime_version: number | null; cupti_version: number | null } | undefined;
