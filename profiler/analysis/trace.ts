@@ -41,6 +41,12 @@ export interface DeviceRow {
   asyncEngineCount: number | null;
   concurrentKernels: number | null;
   totalMemoryBytes: number | null;
+  maxThreadsPerSm: number | null;
+  maxSharedMemoryPerSm: number | null;
+  maxRegistersPerSm: number | null;
+  maxBlocksPerSm: number | null;
+  pcieGeneration: number | null;
+  pcieWidth: number | null;
 }
 
 export interface StreamRow {
@@ -117,7 +123,9 @@ export function loadTrace(db: Db): Trace {
   const meta = readMeta(db);
   const devices = db.prepare(`SELECT id, uuid, ordinal, name, cc_major AS ccMajor, cc_minor AS ccMinor,
       sm_count AS smCount, async_engine_count AS asyncEngineCount, concurrent_kernels AS concurrentKernels,
-      total_memory_bytes AS totalMemoryBytes FROM devices ORDER BY id`).all() as DeviceRow[];
+      total_memory_bytes AS totalMemoryBytes, max_threads_per_sm AS maxThreadsPerSm,
+      max_shared_memory_per_sm AS maxSharedMemoryPerSm, max_registers_per_sm AS maxRegistersPerSm,
+      max_blocks_per_sm AS maxBlocksPerSm, pcie_generation AS pcieGeneration, pcie_width AS pcieWidth FROM devices ORDER BY id`).all() as DeviceRow[];
   const streams = db.prepare(`SELECT id, pid, context_id AS contextId, device_id AS deviceId,
       cupti_stream_id AS cuptiStreamId, flags, priority FROM streams ORDER BY id`).all() as StreamRow[];
 

@@ -1,0 +1,44 @@
+// The diagnosis: every rule over one loaded recording, findings sorted by
+// what they cost. Pure: a Trace and its Host in, findings out (the CLI, the
+// report and the app's findings panel all call this).
+import { buildContext, type Context } from './findings/context.ts';
+import { blockingCopies } from './findings/blocking-copies.ts';
+import { copyEngineQueue } from './findings/copy-engine.ts';
+import { legacyDefaultStream } from './findings/default-stream.ts';
+import { deviceFull } from './findings/device-full.ts';
+import { eventOrdering } from './findings/event-ordering.ts';
+import { hostBlocking } from './findings/host-blocking.ts';
+import { idleGaps, lowUtilization } from './findings/idle.ts';
+import { launchBound } from './findings/launch-bound.ts';
+import { singleStream } from './findings/single-stream.ts';
+import { SEVERITY_RANK, type Finding } from './findings/types.ts';
+import type { Host } from './host.ts';
+import type { Trace } from './trace.ts';
+
+export type Rule = (ctx: Context) => Finding[];
+
+/** Every rule, causes first, then limits and intended behaviour. */
+export const RULES: readonly Rule[] = [
+  legacyDefaultStream,
+  blockingCopies,
+  hostBlocking,
+  singleStream,
+  launchBound,
+  idleGaps,
+  lowUtilization,
+  copyEngineQueue,
+  deviceFull,
+  eventOrdering,
+];
+
+export interface Diagnosis {
+  findings: Finding[];
+  context: Context;
+}
+
+export function diagnose(trace: Trace, host: Host): Diagnosis {
+  const context = buildContext(trace, host);
+  const findings = RULES.flatMap((rule) => rule(context));
+  findings.sort((a, b) => SEVERITY_RANK[b.severity] - SEVERITY_RANK[a.severity] || b.costNs - a.costNs);
+  return { findings, context };
+}

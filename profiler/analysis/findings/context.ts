@@ -1,0 +1,112 @@
+// What every diagnosis rule reads: the loaded trace and host calls, plus
+// the derived facts several rules share (issue times, per-device busy
+// unions, stream pairs), computed once.
+import type { Ns } from '../../time.ts';
+import { callName, type Host } from '../host.ts';
+import { unionOf, type IntervalList } from '../intervals.ts';
+import { streamPairs, type StreamPairs } from '../stream-pairs.ts';
+import { OpKind, type DeviceRow, type StreamRow, type Trace } from '../trace.ts';
+import { emptyEvidence, type Evidence, type Severity } from './types.ts';
+
+export interface Context {
+  trace: Trace;
+  host: Host;
+  /** Per op: when the host issued it (its API call's start; its own start if unknown). */
+  issue: Float64Array;
+  devices: Map<number, DeviceRow>;
+  streams: Map<number, StreamRow>;
+  /** Busy union of all ops per device. */
+  busy: Map<number, IntervalList>;
+  /** First op start to last op end, per device and over all. */
+  deviceSpan: Map<number, { start: Ns; end: Ns }>;
+  gpuSpan: { start: Ns; end: Ns };
+  pairs: StreamPairs[];
+}
+
+export function buildContext(trace: Trace, host: Host): Context {
+  const { ops } = trace;
+  const issue = new Float64Array(ops.length);
+  for (let i = 0; i < ops.length; i++) {
+    const k = host.opCall[i]!;
+    issue[i] = k >= 0 ? Math.min(host.calls.start[k]!, ops.start[i]!) : ops.start[i]!;
+  }
+  const busy = new Map<number, IntervalList>();
+  const deviceSpan = new Map<number, { start: Ns; end: Ns }>();
+  const deviceIds = new Set<number>();
+  for (let i = 0; i < ops.length; i++) deviceIds.add(ops.device[i]!);
+  let gs = Infinity;
+  let ge = -Infinity;
+  for (const d of deviceIds) {
+    const u = unionOf(ops, (i) => ops.device[i] === d);
+    busy.set(d, u);
+    if (u.length) {
+      deviceSpan.set(d, { start: u[0]!, end: u[u.length - 1]! });
+      gs = Math.min(gs, u[0]!);
+      ge = Math.max(ge, u[u.length - 1]!);
+    }
+  }
+  return {
+    trace,
+    host,
+    issue,
+    devices: new Map(trace.devices.map((d) => [d.id, d])),
+    streams: new Map(trace.streams.map((s) => [s.id, s])),
+    busy,
+    deviceSpan,
+    gpuSpan: Number.isFinite(gs) ? { start: gs, end: ge } : { start: 0, end: 0 },
+    pairs: streamPairs(trace, issue),
+  };
+}
+
+/** Evidence lists stop here: enough to highlight and to zoom to, bounded for huge recordings. */
+const EVIDENCE_CAP = 1000;
+
+/** Adds op i to the evidence (and widens the window). */
+export function addOp(ctx: Context, ev: Evidence, i: number): void {
+  const { ops } = ctx.trace;
+  const list = ops.kind[i] === OpKind.Kernel ? ev.kernels : ops.kind[i] === OpKind.Memcpy ? ev.memcpys : ev.memsets;
+  if (list.length < EVIDENCE_CAP) list.push(ops.rowId[i]!);
+  widen(ev, ops.start[i]!, ops.end[i]!);
+}
+
+export function addCall(ctx: Context, ev: Evidence, k: number): void {
+  if (ev.apiCalls.length < EVIDENCE_CAP) ev.apiCalls.push(ctx.host.calls.rowId[k]!);
+  widen(ev, ctx.host.calls.start[k]!, ctx.host.calls.end[k]!);
+}
+
+function widen(ev: Evidence, start: Ns, end: Ns): void {
+  if (ev.window.start === 0 && ev.window.end === 0) {
+    ev.window = { start, end };
+  } else {
+    ev.window.start = Math.min(ev.window.start, start);
+    ev.window.end = Math.max(ev.window.end, end);
+  }
+}
+
+export function newEvidence(): Evidence {
+  return emptyEvidence();
+}
+
+/**
+ * Severity of a fixable cause by what it cost relative to the GPU span:
+ * under 2% is not worth failing a pipeline for (info), 25% or more is the
+ * main thing wrong with the run (error).
+ */
+export function severityByCost(ctx: Context, costNs: Ns): Severity {
+  const span = ctx.gpuSpan.end - ctx.gpuSpan.start;
+  if (span <= 0) return 'info';
+  const share = costNs / span;
+  return share >= 0.25 ? 'error' : share >= 0.02 ? 'warning' : 'info';
+}
+
+export function nameOfCall(ctx: Context, k: number): string {
+  return callName(ctx.host, k);
+}
+
+/** Human label of a stream: CUPTI id and kind. */
+export function streamLabel(ctx: Context, streamId: number): string {
+  const s = ctx.streams.get(streamId);
+  if (!s) return `stream ${streamId}`;
+  const kind = s.flags & 1 ? 'legacy default' : s.flags & 4 ? 'per-thread default' : s.flags & 2 ? 'non-blocking' : 'blocking';
+  return `stream ${s.cuptiStreamId} (${kind})`;
+}

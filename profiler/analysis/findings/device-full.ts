@@ -1,0 +1,58 @@
+// Kernels that fill the device: a kernel whose grid needs more blocks than
+// all SMs can hold at once leaves no room for a kernel of another stream,
+// so they run one after the other however many streams there are. A limit:
+// reported as info, with how long the other streams' kernels waited.
+import { formatDuration } from '../../time.ts';
+import { OpKind, type DeviceRow } from '../trace.ts';
+import { addOp, newEvidence, type Context } from './context.ts';
+import type { Finding } from './types.ts';
+
+/** Resident blocks per SM for a kernel shape (the occupancy calculator's limits, without allocation granularity). */
+export function blocksPerSm(dev: DeviceRow, threads: number, registers: number, shared: number): number {
+  const limits = [dev.maxBlocksPerSm ?? 32];
+  if (dev.maxThreadsPerSm && threads > 0) limits.push(Math.floor(dev.maxThreadsPerSm / threads));
+  if (dev.maxRegistersPerSm && registers > 0 && threads > 0) limits.push(Math.floor(dev.maxRegistersPerSm / (registers * threads)));
+  if (dev.maxSharedMemoryPerSm && shared > 0) limits.push(Math.floor(dev.maxSharedMemoryPerSm / shared));
+  return Math.max(1, Math.min(...limits));
+}
+
+export function deviceFull(ctx: Context): Finding[] {
+  const { ops } = ctx.trace;
+  const findings: Finding[] = [];
+  for (const [deviceId, dev] of ctx.devices) {
+    if (!dev.smCount) continue;
+    let waited = 0;
+    let count = 0;
+    const ev = newEvidence();
+    let prev = -1; // the latest-ending kernel so far
+    for (let i = 0; i < ops.length; i++) {
+      if (ops.device[i] !== deviceId || ops.kind[i] !== OpKind.Kernel) continue;
+      if (prev >= 0 && ops.stream[i] !== ops.stream[prev] && ctx.issue[i]! < ops.start[prev]! && ops.start[i]! >= ops.end[prev]! - 1) {
+        const capacity = dev.smCount * blocksPerSm(dev, ops.blockThreads[prev]!, ops.registers[prev]!, ops.sharedBytes[prev]!);
+        if (ops.blocks[prev]! >= capacity) {
+          waited += ops.start[i]! - Math.max(ctx.issue[i]!, ops.start[prev]!);
+          count++;
+          addOp(ctx, ev, prev);
+          addOp(ctx, ev, i);
+        }
+      }
+      if (prev < 0 || ops.end[i]! > ops.end[prev]!) prev = i;
+    }
+    const span = ctx.gpuSpan.end - ctx.gpuSpan.start;
+    if (count === 0 || waited < 0.01 * span) continue;
+    findings.push({
+      kind: 'device-full',
+      severity: 'info',
+      title: `${count} kernels waited ${formatDuration(waited)} behind kernels that filled all ${dev.smCount} SMs (a limit)`,
+      explanation:
+        'A kernel whose grid has at least as many blocks as the SMs can hold at once occupies the whole device until its last wave; ' +
+        'kernels of other streams start when it drains. More streams cannot make such kernels overlap.',
+      fix: '',
+      costNs: waited,
+      deviceId,
+      pid: null,
+      evidence: ev,
+    });
+  }
+  return findings;
+}

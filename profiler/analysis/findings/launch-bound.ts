@@ -1,0 +1,64 @@
+// Launch-bound stretches: kernels shorter than the host needs to launch
+// them. The GPU finishes each kernel before the next one arrives and idles
+// in between, whatever the streams. Batch the work into fewer, larger
+// kernels, or capture the sequence in a CUDA graph (one launch for many).
+import { formatDuration } from '../../time.ts';
+import { OpKind } from '../trace.ts';
+import { addOp, newEvidence, severityByCost, type Context } from './context.ts';
+import type { Finding } from './types.ts';
+
+/** Below this many short kernels, launch overhead does not add up to anything. */
+const MIN_KERNELS = 50;
+
+export function launchBound(ctx: Context): Finding[] {
+  const { ops } = ctx.trace;
+  const { calls } = ctx.host;
+  const findings: Finding[] = [];
+  for (const [deviceId] of ctx.busy) {
+    // Launch cost: the median time the host spent in the launching call.
+    const launchCost: number[] = [];
+    const kernels: number[] = [];
+    for (let i = 0; i < ops.length; i++) {
+      if (ops.device[i] !== deviceId || ops.kind[i] !== OpKind.Kernel) continue;
+      kernels.push(i);
+      const k = ctx.host.opCall[i]!;
+      if (k >= 0) launchCost.push(calls.end[k]! - calls.start[k]!);
+    }
+    if (kernels.length < MIN_KERNELS || launchCost.length < MIN_KERNELS) continue;
+    launchCost.sort((a, b) => a - b);
+    const launch = launchCost[Math.floor(launchCost.length / 2)]!;
+    // Idle time right before a short kernel: the GPU was waiting for it to be launched.
+    let idle = 0;
+    let short = 0;
+    let last = -Infinity; // end of the latest op on the device so far
+    const ev = newEvidence();
+    for (let i = 0; i < ops.length; i++) {
+      if (ops.device[i] !== deviceId) continue;
+      if (ops.kind[i] === OpKind.Kernel) {
+        const d = ops.end[i]! - ops.start[i]!;
+        const gap = ops.start[i]! - last;
+        if (d < launch && gap > 0 && gap < 10 * launch) {
+          short++;
+          idle += gap;
+          if (short <= 200) addOp(ctx, ev, i);
+        }
+      }
+      last = Math.max(last, ops.end[i]!);
+    }
+    if (short < MIN_KERNELS || short < kernels.length / 2) continue;
+    findings.push({
+      kind: 'launch-bound',
+      severity: severityByCost(ctx, idle),
+      title: `${short} kernels were shorter than their launch (${formatDuration(launch)}): the GPU idled ${formatDuration(idle)} between them`,
+      explanation:
+        `Each launch call took the host about ${formatDuration(launch)}, longer than the kernels it launched ran, so the GPU finished each kernel ` +
+        'before the next was issued. More streams do not help: the host is the bottleneck.',
+      fix: 'Fuse small kernels or give each more work; capture repeated sequences in a CUDA graph (torch.cuda.graphs / cudaGraphLaunch) so one launch issues many kernels.',
+      costNs: idle,
+      deviceId,
+      pid: null,
+      evidence: ev,
+    });
+  }
+  return findings;
+}

@@ -1,0 +1,56 @@
+// All independent work on one stream: a process that puts copies and
+// kernels of a device on a single stream gets no overlap at all, because a
+// stream runs its work in issue order. The cost is an upper bound: with
+// perfect pipelining over enough streams the device would be limited by
+// its busiest engine (compute, the HtoD engine or the DtoH engine) alone.
+import { formatDuration } from '../../time.ts';
+import { OpCategory } from '../trace.ts';
+import { addOp, newEvidence, severityByCost, streamLabel, type Context } from './context.ts';
+import type { Finding } from './types.ts';
+
+/** Fewer operations than this are not worth pipelining. */
+const MIN_OPS = 4;
+
+export function singleStream(ctx: Context): Finding[] {
+  const { ops } = ctx.trace;
+  type Use = { streams: Set<number>; ops: number[]; perCategory: Map<number, number>; sum: number };
+  const uses = new Map<string, Use>();
+  for (let i = 0; i < ops.length; i++) {
+    const key = `${ops.pid[i]}:${ops.device[i]}`;
+    let u = uses.get(key);
+    if (!u) uses.set(key, (u = { streams: new Set(), ops: [], perCategory: new Map(), sum: 0 }));
+    u.streams.add(ops.stream[i]!);
+    u.ops.push(i);
+    const d = ops.end[i]! - ops.start[i]!;
+    u.perCategory.set(ops.category[i]!, (u.perCategory.get(ops.category[i]!) ?? 0) + d);
+    u.sum += d;
+  }
+  const findings: Finding[] = [];
+  for (const [key, u] of uses) {
+    if (u.streams.size !== 1 || u.ops.length < MIN_OPS) continue;
+    const hasCompute = u.perCategory.has(OpCategory.Compute);
+    const hasCopies = u.perCategory.has(OpCategory.HtoD) || u.perCategory.has(OpCategory.DtoH);
+    if (!hasCompute || !hasCopies) continue; // nothing that could run side by side
+    const bound = Math.max(...u.perCategory.values());
+    const cost = u.sum - bound;
+    if (cost <= 0) continue;
+    const [pid, device] = key.split(':').map(Number) as [number, number];
+    const stream = [...u.streams][0]!;
+    const ev = newEvidence();
+    for (const i of u.ops) addOp(ctx, ev, i);
+    findings.push({
+      kind: 'single-stream',
+      severity: severityByCost(ctx, cost),
+      title: `All ${u.ops.length} operations of process ${pid} on device ${device} ran on one stream: copies never overlapped kernels (up to ${formatDuration(cost)} to gain)`,
+      explanation:
+        `Every copy and kernel went to ${streamLabel(ctx, stream)}, and a stream runs its work strictly in order, so the copy engines and the SMs took turns. ` +
+        `The busiest engine alone needs ${formatDuration(bound)} of the ${formatDuration(u.sum)} of work: that is the floor with perfect pipelining.`,
+      fix: 'Split the work into independent chunks and give each chunk its own stream (its copy in, kernel and copy out on that stream), from pinned host memory.',
+      costNs: cost,
+      deviceId: device,
+      pid,
+      evidence: ev,
+    });
+  }
+  return findings;
+}

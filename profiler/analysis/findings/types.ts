@@ -1,0 +1,67 @@
+// What the diagnosis says about a recording: findings, each with the time
+// it cost, the events that prove it, and a concrete fix. The JSON shape is
+// documented in profiler/README.md ("findings"); the app highlights the
+// evidence by these ids.
+import type { Ns } from '../../time.ts';
+
+export type Severity = 'info' | 'warning' | 'error';
+
+export const SEVERITY_RANK: Record<Severity, number> = { info: 0, warning: 1, error: 2 };
+
+export type FindingKind =
+  | 'legacy-default-stream'
+  | 'pageable-async-copy'
+  | 'sync-copy'
+  | 'sync-memset'
+  | 'host-blocking-call'
+  | 'single-stream'
+  | 'copy-engine-queue'
+  | 'device-full'
+  | 'launch-bound'
+  | 'gpu-idle-gap'
+  | 'low-utilization'
+  | 'event-ordering';
+
+/** Rows of the recording that prove a finding (ids in their tables). */
+export interface Evidence {
+  kernels: number[];
+  memcpys: number[];
+  memsets: number[];
+  apiCalls: number[];
+  syncs: number[];
+  /** The time range worth looking at. */
+  window: { start: Ns; end: Ns };
+}
+
+export interface WhatIf {
+  /** What the replay changed. */
+  fix: string;
+  /** GPU span as recorded and as predicted with the fix (ns). */
+  measuredNs: Ns;
+  predictedNs: Ns;
+  savedNs: Ns;
+}
+
+export interface Finding {
+  kind: FindingKind;
+  severity: Severity;
+  /** One line: what happened. */
+  title: string;
+  /** Why it serialized (or why it is a limit, or intended), in a few sentences. */
+  explanation: string;
+  /** What to change. Empty for limits and intended behaviour. */
+  fix: string;
+  /** Time it cost: GPU time lost or work delayed (ns); 0 for intended behaviour. */
+  costNs: Ns;
+  deviceId: number | null;
+  pid: number | null;
+  evidence: Evidence;
+  /** The what-if replay's estimate with this cause removed, where one exists. */
+  whatIf?: WhatIf;
+  /** The Nsight Systems expert-system rule this corresponds to, if any. */
+  nsightRule?: string;
+}
+
+export function emptyEvidence(start: Ns = 0, end: Ns = 0): Evidence {
+  return { kernels: [], memcpys: [], memsets: [], apiCalls: [], syncs: [], window: { start, end } };
+}

@@ -1,0 +1,128 @@
+// Interval arithmetic over GPU operations: the busy union of a device,
+// its idle gaps, and how much of a time range was busy. Intervals are
+// [start, end) in ns, kept as flat sorted arrays (start0, end0, start1, ...)
+// so that millions of operations cost two numbers each.
+import type { Ns } from '../time.ts';
+import type { GpuOps } from './trace.ts';
+
+/** Disjoint, sorted intervals as [s0, e0, s1, e1, ...]. */
+export type IntervalList = Float64Array;
+
+/** Union of the ops accepted by `accept` (GpuOps is sorted by start, so one pass). */
+export function unionOf(ops: GpuOps, accept: (i: number) => boolean): IntervalList {
+  const out: number[] = [];
+  let s = 0;
+  let e = -Infinity;
+  for (let i = 0; i < ops.length; i++) {
+    if (!accept(i)) continue;
+    const a = ops.start[i]!;
+    const b = ops.end[i]!;
+    if (b < a) continue;
+    if (a > e) {
+      if (e > s) out.push(s, e);
+      s = a;
+      e = b;
+    } else if (b > e) e = b;
+  }
+  if (e > s) out.push(s, e);
+  return Float64Array.from(out);
+}
+
+/** Total length of a list. */
+export function lengthOf(list: IntervalList): Ns {
+  let t = 0;
+  for (let k = 0; k < list.length; k += 2) t += list[k + 1]! - list[k]!;
+  return t;
+}
+
+/** Busy time of `list` inside [from, to) (binary search to the first interval, then a walk). */
+export function busyWithin(list: IntervalList, from: Ns, to: Ns): Ns {
+  if (to <= from || list.length === 0) return 0;
+  let lo = 0;
+  let hi = list.length / 2;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (list[2 * mid + 1]! <= from) lo = mid + 1;
+    else hi = mid;
+  }
+  let t = 0;
+  for (let k = 2 * lo; k < list.length && list[k]! < to; k += 2) {
+    t += Math.min(list[k + 1]!, to) - Math.max(list[k]!, from);
+  }
+  return t;
+}
+
+/** Idle time of `list` inside [from, to). */
+export function idleWithin(list: IntervalList, from: Ns, to: Ns): Ns {
+  return to > from ? to - from - busyWithin(list, from, to) : 0;
+}
+
+export interface Gap {
+  start: Ns;
+  end: Ns;
+}
+
+/** The idle gaps between the first and the last busy interval, longest first if `minLength` filters. */
+export function gapsOf(list: IntervalList, minLength: Ns = 0): Gap[] {
+  const gaps: Gap[] = [];
+  for (let k = 2; k < list.length; k += 2) {
+    const start = list[k - 1]!;
+    const end = list[k]!;
+    if (end - start >= minLength) gaps.push({ start, end });
+  }
+  return gaps;
+}
+
+/** Length of the intersection of two lists (merge walk). */
+export function intersectionLength(a: IntervalList, b: IntervalList): Ns {
+  let i = 0;
+  let j = 0;
+  let t = 0;
+  while (i < a.length && j < b.length) {
+    const s = Math.max(a[i]!, b[j]!);
+    const e = Math.min(a[i + 1]!, b[j + 1]!);
+    if (e > s) t += e - s;
+    if (a[i + 1]! < b[j + 1]!) i += 2;
+    else j += 2;
+  }
+  return t;
+}
+
+/** Union of arbitrary (unsorted, overlapping) intervals given as pairs. */
+export function unionOfPairs(starts: ArrayLike<number>, ends: ArrayLike<number>): IntervalList {
+  const idx = Array.from({ length: starts.length }, (_, k) => k).sort((x, y) => starts[x]! - starts[y]!);
+  const out: number[] = [];
+  let s = 0;
+  let e = -Infinity;
+  for (const k of idx) {
+    const a = starts[k]!;
+    const b = ends[k]!;
+    if (b <= a) continue;
+    if (a > e) {
+      if (e > s) out.push(s, e);
+      s = a;
+      e = b;
+    } else if (b > e) e = b;
+  }
+  if (e > s) out.push(s, e);
+  return Float64Array.from(out);
+}
+
+/** a minus b. */
+export function subtract(a: IntervalList, b: IntervalList): IntervalList {
+  const out: number[] = [];
+  let j = 0;
+  for (let i = 0; i < a.length; i += 2) {
+    let s = a[i]!;
+    const e = a[i + 1]!;
+    while (j < b.length && b[j + 1]! <= s) j += 2;
+    let k = j;
+    while (k < b.length && b[k]! < e) {
+      if (b[k]! > s) out.push(s, b[k]!);
+      s = Math.max(s, b[k + 1]!);
+      k += 2;
+    }
+    if (s < e) out.push(s, e);
+  }
+  return Float64Array.from(out);
+}

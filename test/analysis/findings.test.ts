@@ -1,0 +1,100 @@
+// The diagnosis on the real H100 recordings of every runner scenario: the
+// expected causes are found, with evidence that exists in the file, and
+// nothing claims serialization where the streams overlapped (concurrent,
+// priority, multi-gpu) or where events order them on purpose.
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { diagnose } from '../../profiler/analysis/diagnose.ts';
+import type { Finding, FindingKind } from '../../profiler/analysis/findings/types.ts';
+import { loadHost } from '../../profiler/analysis/host.ts';
+import { loadTrace } from '../../profiler/analysis/trace.ts';
+import { openRecording } from '../../profiler/store/database.ts';
+
+const dir = path.resolve(import.meta.dirname, '../fixtures/recordings');
+
+/** Kinds that say "this serialized your streams". */
+const SERIALIZATION: FindingKind[] = ['legacy-default-stream', 'pageable-async-copy', 'sync-copy', 'sync-memset', 'host-blocking-call', 'single-stream'];
+
+interface Expectation {
+  /** Must be present, at warning or above. */
+  causes: FindingKind[];
+  /** Must be present at info (limits, intended behaviour). */
+  notes?: FindingKind[];
+}
+
+const EXPECTED: Record<string, Expectation> = {
+  serial: { causes: ['single-stream'] },
+  'default-stream': { causes: ['legacy-default-stream'] },
+  pageable: { causes: ['pageable-async-copy'] },
+  concurrent: { causes: [] },
+  events: { causes: [], notes: ['event-ordering'] },
+  priority: { causes: [] },
+  'sync-each': { causes: ['host-blocking-call'] },
+  'multi-gpu': { causes: [] },
+};
+
+function findingsOf(file: string): { findings: Finding[]; check: (f: Finding) => void } {
+  const db = openRecording(path.join(dir, file), { readonly: true });
+  const trace = loadTrace(db);
+  const { findings } = diagnose(trace, loadHost(db, trace.ops));
+  // Evidence must name rows that exist: the app highlights them by id.
+  const exists = (table: string, ids: number[]) => {
+    for (const id of ids.slice(0, 50)) expect(db.prepare(`SELECT 1 FROM ${table} WHERE id = ?`).get(id), `${file}: ${table} ${id}`).toBeTruthy();
+  };
+  for (const f of findings) {
+    exists('kernels', f.evidence.kernels);
+    exists('memcpys', f.evidence.memcpys);
+    exists('memsets', f.evidence.memsets);
+    exists('api_calls', f.evidence.apiCalls);
+  }
+  db.close();
+  return {
+    findings,
+    check: (f) => {
+      expect(f.title.length).toBeGreaterThan(10);
+      expect(f.explanation.length).toBeGreaterThan(20);
+      expect(f.costNs).toBeGreaterThanOrEqual(0);
+      expect(f.evidence.window.end).toBeGreaterThanOrEqual(f.evidence.window.start);
+    },
+  };
+}
+
+describe('diagnosis of the H100 runner recordings', () => {
+  for (const workload of ['normalise', 'matmul', 'transpose']) {
+    for (const [scenario, want] of Object.entries(EXPECTED)) {
+      it(`${workload} ${scenario}: ${want.causes.join(', ') || 'no serialization'}`, () => {
+        const { findings, check } = findingsOf(`${workload}-${scenario}.sqlite`);
+        findings.forEach(check);
+        for (const kind of want.causes) {
+          const f = findings.find((x) => x.kind === kind);
+          expect(f, `${kind} in ${findings.map((x) => x.kind)}`).toBeDefined();
+          expect(f!.severity).not.toBe('info');
+          expect(f!.fix.length).toBeGreaterThan(20);
+          expect(f!.evidence.kernels.length + f!.evidence.memcpys.length + f!.evidence.apiCalls.length).toBeGreaterThan(0);
+        }
+        for (const kind of want.notes ?? []) expect(findings.find((x) => x.kind === kind)?.severity).toBe('info');
+        const claimed = findings.filter((x) => SERIALIZATION.includes(x.kind) && !want.causes.includes(x.kind));
+        expect(claimed.map((x) => x.title)).toEqual([]);
+      });
+    }
+  }
+
+  it('sync-each: one cudaDeviceSynchronize between each pair of chunks, the last one not flagged', () => {
+    const { findings } = findingsOf('normalise-sync-each.sqlite');
+    const f = findings.find((x) => x.kind === 'host-blocking-call')!;
+    expect(f.title).toMatch(/^cudaDeviceSynchronize .* 7 times between launches/);
+    expect(f.evidence.apiCalls).toHaveLength(7);
+  });
+
+  it('default-stream: the evidence is the 8 kernels launched on the legacy default stream', () => {
+    const { findings } = findingsOf('normalise-default-stream.sqlite');
+    const f = findings.find((x) => x.kind === 'legacy-default-stream')!;
+    expect(f.evidence.kernels).toHaveLength(8);
+    expect(f.evidence.memcpys).toHaveLength(0);
+  });
+
+  it('transpose: kernels that fill all SMs are reported as a limit, not a cause', () => {
+    const { findings } = findingsOf('transpose-concurrent.sqlite');
+    expect(findings.find((x) => x.kind === 'device-full')?.severity).toBe('info');
+  });
+});
