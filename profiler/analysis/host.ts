@@ -85,28 +85,37 @@ export function loadHost(db: Db, ops: GpuOps): Host {
 
   // Correlation ids are handed out in sequence within a process, so a dense
   // array per process finds a call in O(1) without a 10-million-entry Map.
-  const byPid = new Map<number, { min: number; index: Int32Array }>();
+  // Ids that are far from dense (imported or synthetic traces) use a Map.
+  const byPid = new Map<number, { min: number; index: Int32Array } | Map<number, number>>();
   {
-    const range = new Map<number, [number, number]>();
+    const range = new Map<number, [number, number, number]>(); // min, max, count
     for (let k = 0; k < calls.length; k++) {
       const p = calls.pid[k]!;
       const c = calls.correlation[k]!;
       const r = range.get(p);
-      if (!r) range.set(p, [c, c]);
-      else { if (c < r[0]) r[0] = c; if (c > r[1]) r[1] = c; }
+      if (!r) range.set(p, [c, c, 1]);
+      else { if (c < r[0]) r[0] = c; if (c > r[1]) r[1] = c; r[2]++; }
     }
-    for (const [p, [min, max]] of range) byPid.set(p, { min, index: new Int32Array(max - min + 1).fill(-1) });
+    for (const [p, [min, max, count]] of range) {
+      byPid.set(p, max - min + 1 <= Math.max(1 << 16, 4 * count) ? { min, index: new Int32Array(max - min + 1).fill(-1) } : new Map());
+    }
     for (let k = 0; k < calls.length; k++) {
       const e = byPid.get(calls.pid[k]!)!;
-      const slot = calls.correlation[k]! - e.min;
+      const c = calls.correlation[k]!;
       // Runtime calls win over the driver calls inside them: the runtime
       // call is the one the user wrote.
-      if (e.index[slot] === -1 || calls.domain[k] === 1) e.index[slot] = k;
+      if (e instanceof Map) {
+        if (!e.has(c) || calls.domain[k] === 1) e.set(c, k);
+      } else {
+        const slot = c - e.min;
+        if (e.index[slot] === -1 || calls.domain[k] === 1) e.index[slot] = k;
+      }
     }
   }
   const callOf = (pid: number, correlation: number): number => {
     const e = byPid.get(pid);
     if (!e) return -1;
+    if (e instanceof Map) return e.get(correlation) ?? -1;
     const slot = correlation - e.min;
     return slot >= 0 && slot < e.index.length ? e.index[slot]! : -1;
   };

@@ -4,7 +4,8 @@
 import { constants as osConstants } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { loadTrace } from '../analysis/trace.ts';
+import { analyze } from '../analysis/load.ts';
+import { checkLine, CheckUsageError, parseCheckArgs, runCheck } from './check.ts';
 import { devices } from '../native/addon.ts';
 import { RecordError } from '../record/record-error.ts';
 import { record, RECORDER_VERSION } from '../record/recorder.ts';
@@ -23,6 +24,7 @@ usage:
   streamscope record [-o FILE] [--force] --workload NAME --scenario NAME
                      [--size N] [--iterations N] [--streams N] [--chunks N] [--variant V]
   streamscope report FILE [--json]
+  streamscope check FILE [--min-overlap X] [--fail-on info|warning|error] [--json]
   streamscope devices [--json]
   streamscope ingest -o FILE [--force] STREAM_FILE_OR_DIR...
   streamscope dump-stream STREAM_FILE [--json]
@@ -115,12 +117,34 @@ async function cmdReport(args: string[]): Promise<number> {
   const file = positionals[0]!;
   const db = openRecording(file, { readonly: true });
   try {
-    const report = buildReport(file, loadTrace(db));
+    const { trace, diagnosis } = analyze(db);
+    const report = buildReport(file, trace, diagnosis.findings);
     process.stdout.write(values.json ? JSON.stringify(report, null, 2) + '\n' : formatReport(report));
   } finally {
     db.close();
   }
   return 0;
+}
+
+function cmdCheck(args: string[]): number {
+  let parsed;
+  try {
+    parsed = parseCheckArgs(args);
+  } catch (err) {
+    if (err instanceof CheckUsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) fail((err as Error).message, 2);
+    throw err;
+  }
+  let result;
+  try {
+    result = runCheck(parsed.file, parsed.minOverlap, parsed.failOn);
+  } catch (err) {
+    // A gate that cannot read its input must not look like a failed check.
+    if (err instanceof RecordingFileError) fail(err.message, 2);
+    throw err;
+  }
+  if (parsed.json) process.stdout.write(JSON.stringify(result, null, 2) + '\n');
+  (result.pass ? process.stdout : process.stderr).write(checkLine(result) + '\n');
+  return result.pass ? 0 : 1;
 }
 
 function cmdDevices(args: string[]): number {
@@ -163,6 +187,7 @@ async function main(argv: string[]): Promise<number> {
   switch (command) {
     case 'record': return cmdRecord(rest);
     case 'report': return cmdReport(rest);
+    case 'check': return cmdCheck(rest);
     case 'devices': return cmdDevices(rest);
     case 'ingest': return cmdIngest(rest);
     case 'dump-stream': return cmdDumpStream(rest);

@@ -2,11 +2,13 @@
 // profiler/README.md, "report --json") and as text for a terminal.
 import { overlapByDevice, type Busy, type DeviceOverlap } from '../analysis/overlap.ts';
 import { summarizeCopies, summarizeKernels, summarizeStreams, type CopySummary, type KernelSummary, type StreamSummary } from '../analysis/summary.ts';
+import type { Finding } from '../analysis/findings/types.ts';
 import type { DeviceRow, Trace } from '../analysis/trace.ts';
 import { formatBytes, formatDuration } from '../time.ts';
 import { renderTable } from './table.ts';
 
-export const REPORT_VERSION = 1;
+// 2: findings (the diagnosis) added.
+export const REPORT_VERSION = 2;
 
 export interface RecordingInfo {
   command: string | null;
@@ -33,9 +35,11 @@ export interface Report {
   streams: StreamSummary[];
   kernels: KernelSummary[];
   copies: CopySummary[];
+  /** The diagnosis, worst first (profiler/analysis/findings/types.ts). */
+  findings: Finding[];
 }
 
-export function buildReport(file: string, trace: Trace): Report {
+export function buildReport(file: string, trace: Trace, findings: Finding[] = []): Report {
   const m = trace.meta;
   const num = (k: string) => (m.has(k) && m.get(k) !== '' ? Number(m.get(k)) : null);
   const overlap = overlapByDevice(trace);
@@ -62,6 +66,7 @@ export function buildReport(file: string, trace: Trace): Report {
     streams: summarizeStreams(trace, deviceBusy),
     kernels: summarizeKernels(trace),
     copies: summarizeCopies(trace),
+    findings,
   };
 }
 
@@ -100,6 +105,8 @@ export function formatReport(r: Report): string {
     r.overlap.map((o) => [o.deviceId, factor(o.compute), factor(o.htod), factor(o.dtoh), factor(o.all),
       formatDuration(o.all.union), formatDuration(o.all.sum)])));
 
+  out.push('', ...formatFindings(r.findings));
+
   // Streams without any GPU operation (the CUDA runtime creates a few for
   // itself; an application may create more than it uses) are counted, not listed.
   const idle = r.streams.filter((s) => s.kernels + s.memcpys + s.memsets === 0);
@@ -118,4 +125,21 @@ export function formatReport(r: Report): string {
     r.copies.map((c) => [c.direction, c.srcKind, c.dstKind, c.count, formatBytes(c.bytes), formatDuration(c.total),
       c.gigabytesPerSecond === null ? '-' : c.gigabytesPerSecond.toFixed(1)])));
   return out.join('\n') + '\n';
+}
+
+const SEVERITY_LABEL = { error: 'ERROR', warning: 'WARN ', info: 'info ' } as const;
+
+/** The findings as a terminal reads them: one line each, then why and what to do for the ones that matter. */
+export function formatFindings(findings: Finding[]): string[] {
+  if (findings.length === 0) return ['Findings: none (nothing serialized the streams)'];
+  const out = ['Findings (worst first; cost = time lost, or waited for a limit)'];
+  for (const f of findings) {
+    out.push(`  ${SEVERITY_LABEL[f.severity]} ${formatDuration(f.costNs).padStart(9)}  ${f.title}`);
+    if (f.whatIf) out.push(`                   what if fixed: ${formatDuration(f.whatIf.measuredNs)} → ${formatDuration(f.whatIf.predictedNs)} (${f.whatIf.fix})`);
+    if (f.severity !== 'info') {
+      out.push(`                   why: ${f.explanation}`);
+      if (f.fix) out.push(`                   fix: ${f.fix}`);
+    }
+  }
+  return out;
 }

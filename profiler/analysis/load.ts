@@ -1,0 +1,18 @@
+// One call for what the report, the check and the app need from a recording:
+// the trace, its host calls and the diagnosis.
+import type { Db } from '../store/database.ts';
+import { diagnose, type Diagnosis } from './diagnose.ts';
+import { loadHost, type Host } from './host.ts';
+import { loadTrace, type Trace } from './trace.ts';
+
+export interface Analysis {
+  trace: Trace;
+  host: Host;
+  diagnosis: Diagnosis;
+}
+
+export function analyze(db: Db): Analysis {
+  const trace = loadTrace(db);
+  const host = loadHost(db, trace.ops);
+  return { trace, host, diagnosis: diagnose(trace, host) };
+}

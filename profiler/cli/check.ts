@@ -1,0 +1,90 @@
+// `streamscope check FILE [--min-overlap X] [--fail-on info|warning|error] [--json]`:
+// a concurrency gate for CI. Exit 0 when the recording passes, 1 when it
+// does not (with a one-line reason on stderr), 2 for bad usage or a file
+// that cannot be read. JSON shape: profiler/README.md, "check --json".
+import { parseArgs } from 'node:util';
+import { analyze } from '../analysis/load.ts';
+import { SEVERITY_RANK, type Finding, type Severity } from '../analysis/findings/types.ts';
+import { overlapByDevice } from '../analysis/overlap.ts';
+import { openRecording } from '../store/database.ts';
+import { formatDuration } from '../time.ts';
+
+export const CHECK_VERSION = 1;
+
+export interface CheckResult {
+  checkVersion: number;
+  file: string;
+  pass: boolean;
+  /** Why it failed, one entry per broken rule; empty when it passed. */
+  reasons: string[];
+  minOverlap: number | null;
+  failOn: Severity | null;
+  overlap: { deviceId: number; all: number | null; compute: number | null; htod: number | null; dtoh: number | null }[];
+  findings: Finding[];
+}
+
+export class CheckUsageError extends Error {}
+
+export function parseCheckArgs(args: string[]): { file: string; minOverlap: number | null; failOn: Severity | null; json: boolean } {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: { 'min-overlap': { type: 'string' }, 'fail-on': { type: 'string' }, json: { type: 'boolean' } },
+  });
+  if (positionals.length !== 1) throw new CheckUsageError('usage: streamscope check FILE [--min-overlap X] [--fail-on info|warning|error] [--json]');
+  let minOverlap: number | null = null;
+  if (values['min-overlap'] !== undefined) {
+    minOverlap = Number(values['min-overlap']);
+    if (!Number.isFinite(minOverlap) || minOverlap < 1) throw new CheckUsageError(`--min-overlap: expected a number ≥ 1 (1.0 = no overlap), got '${values['min-overlap']}'`);
+  }
+  const failOn = values['fail-on'] ?? null;
+  if (failOn !== null && !(failOn in SEVERITY_RANK)) throw new CheckUsageError(`--fail-on: expected info, warning or error, got '${failOn}'`);
+  return { file: positionals[0]!, minOverlap, failOn: failOn as Severity | null, json: values.json ?? false };
+}
+
+export function runCheck(file: string, minOverlap: number | null, failOn: Severity | null): CheckResult {
+  const db = openRecording(file, { readonly: true });
+  try {
+    const { trace, diagnosis } = analyze(db);
+    const overlap = overlapByDevice(trace).filter((o) => o.all.count > 0);
+    const reasons: string[] = [];
+    if (minOverlap !== null) {
+      if (overlap.length === 0) reasons.push('no GPU operations recorded');
+      for (const o of overlap) {
+        const f = o.all.overlapFactor ?? 1;
+        if (f < minOverlap) reasons.push(`device ${o.deviceId} overlap ${f.toFixed(2)} < ${minOverlap}`);
+      }
+    }
+    if (failOn !== null) {
+      const bad = diagnosis.findings.filter((f) => SEVERITY_RANK[f.severity] >= SEVERITY_RANK[failOn]);
+      if (bad.length) {
+        const worst = bad[0]!;
+        reasons.push(`${bad.length} finding${bad.length > 1 ? 's' : ''} at ${failOn} or worse, worst: ${worst.kind} (${formatDuration(worst.costNs)}): ${worst.title}`);
+      }
+    }
+    return {
+      checkVersion: CHECK_VERSION,
+      file,
+      pass: reasons.length === 0,
+      reasons,
+      minOverlap,
+      failOn,
+      overlap: overlap.map((o) => ({
+        deviceId: o.deviceId,
+        all: o.all.overlapFactor,
+        compute: o.compute.overlapFactor,
+        htod: o.htod.overlapFactor,
+        dtoh: o.dtoh.overlapFactor,
+      })),
+      findings: diagnosis.findings,
+    };
+  } finally {
+    db.close();
+  }
+}
+
+/** The one line CI shows. */
+export function checkLine(r: CheckResult): string {
+  const overlap = r.overlap.map((o) => `device ${o.deviceId} ${(o.all ?? 1).toFixed(2)}`).join(', ');
+  return r.pass ? `PASS ${r.file}: overlap ${overlap || '-'}; ${r.findings.length} findings` : `FAIL ${r.file}: ${r.reasons.join('; ')}`;
+}
