@@ -114,3 +114,32 @@ export function firstRowsOnLane<Row>(db: Database, table: ZonedTable, lane: Lane
     ORDER BY z.start_ns, t.id LIMIT @limit`;
   return prepared(db, sql).all({ lane, limit }) as Row[];
 }
+
+export interface ZoneSpan {
+  firstId: number;
+  lastId: number;
+  startNs: number;
+  endNs: number;
+  rows: number;
+}
+
+/**
+ * The zones of `lane` overlapping [startNs, endNs], in start order. At a
+ * coarse zoom a zone narrower than a pixel or two is drawn as coverage
+ * straight from here, without reading its rows: that is what keeps a
+ * whole-recording view of millions of operations cheap.
+ */
+export function zonesInWindow(db: Database, table: ZonedTable, lane: Lane, startNs: number, endNs: number): ZoneSpan[] {
+  const sql = `SELECT first_id AS firstId, last_id AS lastId, start_ns AS startNs, end_ns AS endNs, rows FROM zones
+    WHERE table_id = ${ZONED_TABLES[table].id} AND lane = @lane AND start_ns <= @end AND end_ns >= @start ORDER BY start_ns, first_id`;
+  return prepared(db, sql).all({ lane, start: startNs, end: endNs }) as ZoneSpan[];
+}
+
+/** Rows of `table` on `lane` in the rowid range of one zone that overlap [startNs, endNs], in start order. */
+export function itemsInZone<Row>(db: Database, table: ZonedTable, lane: Lane, zone: ZoneSpan, startNs: number, endNs: number, columns = '*'): Row[] {
+  const t = ZONED_TABLES[table];
+  const rowEnd = t.end.replace(/\b(end_ns|start_ns)\b/g, 't.$1');
+  const sql = `SELECT ${qualified(columns)} FROM ${table} t WHERE t.id BETWEEN @first AND @last
+    AND ${rowLane(t)} = @lane AND t.start_ns <= @end AND ${rowEnd} >= @start ORDER BY t.start_ns, t.id`;
+  return prepared(db, sql).all({ first: zone.firstId, last: zone.lastId, lane, start: startNs, end: endNs }) as Row[];
+}

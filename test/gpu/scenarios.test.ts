@@ -12,6 +12,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
+import { analyze } from '../../profiler/analysis/load.ts';
 import { overlapByDevice } from '../../profiler/analysis/overlap.ts';
 import { loadTrace, type Trace } from '../../profiler/analysis/trace.ts';
 import { devices } from '../../profiler/native/addon.ts';
@@ -118,6 +119,23 @@ describe('Python scripts', { skip }, () => {
     assert.ok(streamsWith(t, isKernel(t)).size >= 8);
     const ov = overlapByDevice(t).find((o) => o.all.count > 0)!;
     table.push({ script: 'numba_streams', kernels: 8, streams: streamsWith(t, () => true).size, overlapAll: ov.all.overlapFactor });
+  });
+
+  it('numba as users first write it: the diagnosis names pageable copies and the syncs between chunks', async () => {
+    const { file } = await recordScript('numba_user_streams', ['--arrays', '8']);
+    const db = openRecording(file, { readonly: true });
+    try {
+      const { trace: t, diagnosis } = analyze(db);
+      assert.equal(count(t, isKernel(t)), 8);
+      const kinds = diagnosis.findings.map((f) => f.kind);
+      assert.ok(kinds.includes('pageable-async-copy'), `findings: ${kinds}`);
+      assert.ok(diagnosis.findings.some((f) => f.kind === 'host-blocking-call' && /Synchronize/.test(f.title)), `findings: ${kinds}`);
+      const ov = overlapByDevice(t).find((o) => o.all.count > 0)!;
+      table.push({ script: 'numba_user_streams', kernels: 8, overlapAll: ov.all.overlapFactor,
+        findings: diagnosis.findings.map((f) => `${f.severity}:${f.kind}`).join(' ') });
+    } finally {
+      db.close();
+    }
   });
 
   it('cupy: matmuls on non-blocking streams', async () => {
