@@ -14,6 +14,7 @@
         "src/cupti_info.cc",
         "src/ingest.cc",
         "src/ingest_binding.cc",
+        "src/table_loader.cc",
         "../../node_modules/better-sqlite3/deps/sqlite3/sqlite3.c"
       ],
       "include_dirs": [

@@ -2,6 +2,7 @@
 // thread, the calls behind each GPU operation (by correlation id), CUDA
 // event records and stream waits. Pure data like trace.ts: the diagnosis
 // and the what-if replay read these arrays, never SQLite.
+import { loadCallColumns } from '../native/addon.ts';
 import type { Db } from '../store/database.ts';
 import type { GpuOps } from './trace.ts';
 
@@ -56,32 +57,8 @@ export interface Host {
 }
 
 export function loadHost(db: Db, ops: GpuOps): Host {
-  const n = (db.prepare('SELECT count(*) AS n FROM api_calls').get() as { n: number }).n;
-  const calls: HostCalls = {
-    length: n,
-    rowId: new Float64Array(n),
-    start: new Float64Array(n),
-    end: new Float64Array(n),
-    pid: new Int32Array(n),
-    tid: new Int32Array(n),
-    nameId: new Int32Array(n),
-    correlation: new Uint32Array(n),
-    domain: new Uint8Array(n),
-  };
-  let i = 0;
-  const rows = db.prepare('SELECT id, start_ns, end_ns, pid, tid, name_id, correlation_id, domain FROM api_calls ORDER BY start_ns, id').raw();
-  for (const r of rows.iterate() as Iterable<number[]>) {
-    calls.rowId[i] = r[0]!;
-    calls.start[i] = r[1]!;
-    calls.end[i] = r[2]!;
-    calls.pid[i] = r[3]!;
-    calls.tid[i] = r[4]!;
-    calls.nameId[i] = r[5]!;
-    calls.correlation[i] = r[6]!;
-    calls.domain[i] = r[7]!;
-    i++;
-  }
-  calls.length = i;
+  // Read natively, like the operations (trace.ts): millions of calls.
+  const calls: HostCalls = loadCallColumns(db.name);
 
   // Correlation ids are handed out in sequence within a process, so a dense
   // array per process finds a call in O(1) without a 10-million-entry Map.
@@ -134,14 +111,27 @@ export function loadHost(db: Db, ops: GpuOps): Host {
       FROM syncs WHERE sync_type = ${SyncType.StreamWaitEvent} ORDER BY start_ns`).all() as Omit<StreamWait, 'call'>[])
     .map((w) => ({ ...w, call: callOf(w.pid, w.correlation) }));
 
-  const perThread = new Map<string, number[]>();
+  // Calls per thread, by counting then filling (no per-call array growth).
+  const threadIndex = new Map<string, number>();
+  const threadOfCall = new Int32Array(calls.length);
+  const sizes: number[] = [];
   for (let k = 0; k < calls.length; k++) {
     const key = `${calls.pid[k]}:${calls.tid[k]}`;
-    let list = perThread.get(key);
-    if (!list) perThread.set(key, (list = []));
-    list.push(k);
+    let t = threadIndex.get(key);
+    if (t === undefined) {
+      threadIndex.set(key, (t = sizes.length));
+      sizes.push(0);
+    }
+    threadOfCall[k] = t;
+    sizes[t]!++;
   }
-  const threads = new Map<string, Int32Array>([...perThread].map(([k, v]) => [k, Int32Array.from(v)]));
+  const lists = sizes.map((n) => new Int32Array(n));
+  const fill = new Int32Array(sizes.length);
+  for (let k = 0; k < calls.length; k++) {
+    const t = threadOfCall[k]!;
+    lists[t]![fill[t]!++] = k;
+  }
+  const threads = new Map<string, Int32Array>([...threadIndex].map(([key, t]) => [key, lists[t]!]));
   return { calls, names, events, waits, opCall, callOf, threads };
 }
 

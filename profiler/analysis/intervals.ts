@@ -90,7 +90,17 @@ export function intersectionLength(a: IntervalList, b: IntervalList): Ns {
 
 /** Union of arbitrary (unsorted, overlapping) intervals given as pairs. */
 export function unionOfPairs(starts: ArrayLike<number>, ends: ArrayLike<number>): IntervalList {
-  const idx = Array.from({ length: starts.length }, (_, k) => k).sort((x, y) => starts[x]! - starts[y]!);
+  // Mostly called with intervals already in start order: sort only when not.
+  const n = starts.length;
+  let sorted = true;
+  for (let k = 1; k < n && sorted; k++) sorted = starts[k - 1]! <= starts[k]!;
+  const idx = new Uint32Array(n);
+  for (let k = 0; k < n; k++) idx[k] = k;
+  if (!sorted) {
+    const keys = Float64Array.from({ length: n }, (_, k) => starts[k]!);
+    const order = Array.from(idx).sort((x, y) => keys[x]! - keys[y]!);
+    idx.set(order);
+  }
   const out: number[] = [];
   let s = 0;
   let e = -Infinity;

@@ -46,9 +46,10 @@ export function streamPairs(trace: Trace, issue: IssueTimes): StreamPairs[] {
     const waiting: IntervalList[] = [];
     for (const s of streamIds) {
       const idx = streams.get(s)!;
-      const run = unionOfPairs(idx.map((i) => ops.start[i]!), idx.map((i) => ops.end[i]!));
-      const qs = idx.map((i) => Math.min(issue[i]!, ops.start[i]!));
-      const qe = idx.map((i) => ops.start[i]!);
+      const starts = Float64Array.from(idx, (i) => ops.start[i]!);
+      const run = unionOfPairs(starts, Float64Array.from(idx, (i) => ops.end[i]!));
+      const qs = Float64Array.from(idx, (i) => Math.min(issue[i]!, ops.start[i]!));
+      const qe = starts;
       running.push(run);
       waiting.push(subtract(unionOfPairs(qs, qe), run));
     }

@@ -3,6 +3,7 @@
 // start time. Pure data: the analysis functions never touch SQLite.
 import type { Db } from '../store/database.ts';
 import { readMeta } from '../store/database.ts';
+import { loadOpColumns } from '../native/addon.ts';
 import type { Ns } from '../time.ts';
 
 export const OpKind = { Kernel: 1, Memcpy: 2, Memset: 3 } as const;
@@ -129,45 +130,32 @@ export function loadTrace(db: Db): Trace {
   const streams = db.prepare(`SELECT id, pid, context_id AS contextId, device_id AS deviceId,
       cupti_stream_id AS cuptiStreamId, flags, priority FROM streams ORDER BY id`).all() as StreamRow[];
 
-  const counts = db.prepare(`SELECT (SELECT count(*) FROM kernels) + (SELECT count(*) FROM memcpys)
-      + (SELECT count(*) FROM memsets) AS n`).get() as { n: number };
-  const n = counts.n;
-  const ops = allocateOps(n);
-  const rows = db.prepare(`
-      SELECT 1, k.id, start_ns, end_ns, stream_id, k.device_id, 0, name_id, 0, correlation_id, c.pid, 1,
-             grid_x * grid_y * grid_z, block_x * block_y * block_z, registers_per_thread, static_shared_bytes + dynamic_shared_bytes
-        FROM kernels k JOIN contexts c ON c.id = k.context_id
-      UNION ALL
-      SELECT 2, m.id, start_ns, end_ns, stream_id, m.device_id, bytes, src_kind * 16 + dst_kind, copy_kind, correlation_id, c.pid, is_async,
-             0, 0, 0, 0
-        FROM memcpys m JOIN contexts c ON c.id = m.context_id
-      UNION ALL
-      SELECT 3, m.id, start_ns, end_ns, stream_id, m.device_id, bytes, memory_kind, 0, correlation_id, c.pid, is_async, 0, 0, 0, 0
-        FROM memsets m JOIN contexts c ON c.id = m.context_id
-      ORDER BY 3, 1, 2`).raw();
-  let i = 0;
-  for (const r of rows.iterate() as Iterable<number[]>) {
-    const kind = r[0]!;
-    ops.kind[i] = kind;
-    ops.rowId[i] = r[1]!;
-    ops.start[i] = r[2]!;
-    ops.end[i] = r[3]!;
-    ops.stream[i] = r[4]!;
-    ops.device[i] = r[5]!;
-    ops.bytes[i] = r[6]!;
-    ops.detail[i] = r[7]!;
-    ops.category[i] = kind === OpKind.Kernel ? OpCategory.Compute
-      : kind === OpKind.Memset ? OpCategory.Memset : categoryOfCopyKind(r[8]!);
-    ops.correlation[i] = r[9]!;
-    ops.pid[i] = r[10]!;
-    ops.isAsync[i] = r[11]!;
-    ops.blocks[i] = r[12]!;
-    ops.blockThreads[i] = r[13]!;
-    ops.registers[i] = r[14]!;
-    ops.sharedBytes[i] = r[15]!;
-    i++;
+  // Columns come from the native loader: one JS object per row would cost
+  // ~0.8 µs each, seconds for millions of operations.
+  const c = loadOpColumns(db.name);
+  const ops: GpuOps = {
+    length: c.length,
+    kind: c.kind,
+    category: new Uint8Array(c.length),
+    rowId: c.rowId,
+    start: c.start,
+    end: c.end,
+    stream: c.stream,
+    device: c.device,
+    bytes: c.bytes,
+    detail: c.detail,
+    correlation: c.correlation,
+    pid: c.pid,
+    isAsync: c.isAsync,
+    blocks: c.blocks,
+    blockThreads: c.blockThreads,
+    registers: c.registers,
+    sharedBytes: c.sharedBytes,
+  };
+  for (let i = 0; i < ops.length; i++) {
+    const kind = ops.kind[i]!;
+    ops.category[i] = kind === OpKind.Kernel ? OpCategory.Compute : kind === OpKind.Memset ? OpCategory.Memset : categoryOfCopyKind(c.copyKind[i]!);
   }
-  ops.length = i;
 
   const strings = new Map<number, string>();
   for (const s of db.prepare('SELECT id, value FROM strings').raw().iterate() as Iterable<[number, string]>) strings.set(s[0], s[1]);

@@ -69,9 +69,44 @@ interface IngestInstance {
   finish(options?: { finalSql?: string[] }): Promise<void>;
 }
 
+/** Timeline columns read natively (native/addon/src/table_loader.h), sorted by start. */
+export interface OpColumns {
+  length: number;
+  kind: Uint8Array;
+  rowId: Float64Array;
+  start: Float64Array;
+  end: Float64Array;
+  stream: Int32Array;
+  device: Int32Array;
+  bytes: Float64Array;
+  detail: Int32Array;
+  copyKind: Uint8Array;
+  correlation: Uint32Array;
+  pid: Int32Array;
+  isAsync: Uint8Array;
+  blocks: Float64Array;
+  blockThreads: Int32Array;
+  registers: Int32Array;
+  sharedBytes: Int32Array;
+}
+
+export interface CallColumns {
+  length: number;
+  rowId: Float64Array;
+  start: Float64Array;
+  end: Float64Array;
+  pid: Int32Array;
+  tid: Int32Array;
+  nameId: Int32Array;
+  correlation: Uint32Array;
+  domain: Uint8Array;
+}
+
 interface AddonModule {
   devices(): DeviceInventory;
   cuptiInfo(libraryPath?: string): CuptiInfo;
+  loadOps(dbPath: string): OpColumns;
+  loadCalls(dbPath: string): CallColumns;
   Ingest: new (dbPath: string, options: { originNs: bigint }) => IngestInstance;
 }
 
@@ -95,6 +130,16 @@ export function devices(): DeviceInventory {
 
 export function cuptiInfo(libraryPath?: string): CuptiInfo {
   return addon().cuptiInfo(libraryPath);
+}
+
+/** Kernels, memcpys and memsets of a recording as columns, in (start, kind, id) order. */
+export function loadOpColumns(dbPath: string): OpColumns {
+  return addon().loadOps(dbPath);
+}
+
+/** API calls of a recording as columns, in (start, id) order. */
+export function loadCallColumns(dbPath: string): CallColumns {
+  return addon().loadCalls(dbPath);
 }
 
 /**

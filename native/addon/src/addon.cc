@@ -1,9 +1,12 @@
-// Module entry: devices(), cuptiInfo(path?), class Ingest.
+// Module entry: devices(), cuptiInfo(path?), class Ingest, loadOps(path), loadCalls(path).
 #include <napi.h>
+
+#include <cstring>
 
 #include "cupti_info.h"
 #include "device_inventory.h"
 #include "ingest_binding.h"
+#include "table_loader.h"
 
 namespace streamscope::addon {
 namespace {
@@ -61,6 +64,67 @@ Napi::Value cuptiInfo(const Napi::CallbackInfo& info) {
   return out;
 }
 
+// A JS typed array holding a copy of `v` (one memcpy per column).
+template <class TA, class T>
+TA typed(Napi::Env env, const std::vector<T>& v) {
+  TA a = TA::New(env, v.size());
+  if (!v.empty()) std::memcpy(a.Data(), v.data(), v.size() * sizeof(T));
+  return a;
+}
+
+template <class F>
+Napi::Value guarded(const Napi::CallbackInfo& info, F&& body) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 1 || !info[0].IsString()) throw Napi::TypeError::New(env, "expected the recording's path");
+  try {
+    return body(env, info[0].As<Napi::String>().Utf8Value());
+  } catch (const LoadError& e) {
+    throw Napi::Error::New(env, e.what());
+  }
+}
+
+Napi::Value loadOpsBinding(const Napi::CallbackInfo& info) {
+  return guarded(info, [](Napi::Env env, const std::string& path) -> Napi::Value {
+    const OpColumns o = loadOps(path);
+    Napi::Object out = Napi::Object::New(env);
+    out.Set("length", Napi::Number::New(env, static_cast<double>(o.size())));
+    out.Set("kind", typed<Napi::Uint8Array>(env, o.kind));
+    out.Set("rowId", typed<Napi::Float64Array>(env, o.row_id));
+    out.Set("start", typed<Napi::Float64Array>(env, o.start));
+    out.Set("end", typed<Napi::Float64Array>(env, o.end));
+    out.Set("stream", typed<Napi::Int32Array>(env, o.stream));
+    out.Set("device", typed<Napi::Int32Array>(env, o.device));
+    out.Set("bytes", typed<Napi::Float64Array>(env, o.bytes));
+    out.Set("detail", typed<Napi::Int32Array>(env, o.detail));
+    out.Set("copyKind", typed<Napi::Uint8Array>(env, o.copy_kind));
+    out.Set("correlation", typed<Napi::Uint32Array>(env, o.correlation));
+    out.Set("pid", typed<Napi::Int32Array>(env, o.pid));
+    out.Set("isAsync", typed<Napi::Uint8Array>(env, o.is_async));
+    out.Set("blocks", typed<Napi::Float64Array>(env, o.blocks));
+    out.Set("blockThreads", typed<Napi::Int32Array>(env, o.block_threads));
+    out.Set("registers", typed<Napi::Int32Array>(env, o.registers));
+    out.Set("sharedBytes", typed<Napi::Int32Array>(env, o.shared_bytes));
+    return out;
+  });
+}
+
+Napi::Value loadCallsBinding(const Napi::CallbackInfo& info) {
+  return guarded(info, [](Napi::Env env, const std::string& path) -> Napi::Value {
+    const CallColumns c = loadCalls(path);
+    Napi::Object out = Napi::Object::New(env);
+    out.Set("length", Napi::Number::New(env, static_cast<double>(c.size())));
+    out.Set("rowId", typed<Napi::Float64Array>(env, c.row_id));
+    out.Set("start", typed<Napi::Float64Array>(env, c.start));
+    out.Set("end", typed<Napi::Float64Array>(env, c.end));
+    out.Set("pid", typed<Napi::Int32Array>(env, c.pid));
+    out.Set("tid", typed<Napi::Int32Array>(env, c.tid));
+    out.Set("nameId", typed<Napi::Int32Array>(env, c.name_id));
+    out.Set("correlation", typed<Napi::Uint32Array>(env, c.correlation));
+    out.Set("domain", typed<Napi::Uint8Array>(env, c.domain));
+    return out;
+  });
+}
+
 }  // namespace
 }  // namespace streamscope::addon
 
@@ -69,6 +133,8 @@ static Napi::Object InitStreamScopeAddon(Napi::Env env, Napi::Object exports) {
   exports.Set("devices", Napi::Function::New(env, devices, "devices"));
   exports.Set("cuptiInfo", Napi::Function::New(env, cuptiInfo, "cuptiInfo"));
   initIngest(env, exports);
+  exports.Set("loadOps", Napi::Function::New(env, loadOpsBinding, "loadOps"));
+  exports.Set("loadCalls", Napi::Function::New(env, loadCallsBinding, "loadCalls"));
   return exports;
 }
 

@@ -20,7 +20,8 @@ export interface Context {
   /** First op start to last op end, per device and over all. */
   deviceSpan: Map<number, { start: Ns; end: Ns }>;
   gpuSpan: { start: Ns; end: Ns };
-  pairs: StreamPairs[];
+  /** Stream-pair waits per device: computed on first use (a sweep over every op). */
+  readonly pairs: StreamPairs[];
 }
 
 export function buildContext(trace: Trace, host: Host): Context {
@@ -45,6 +46,7 @@ export function buildContext(trace: Trace, host: Host): Context {
       ge = Math.max(ge, u[u.length - 1]!);
     }
   }
+  let pairs: StreamPairs[] | null = null;
   return {
     trace,
     host,
@@ -54,7 +56,9 @@ export function buildContext(trace: Trace, host: Host): Context {
     busy,
     deviceSpan,
     gpuSpan: Number.isFinite(gs) ? { start: gs, end: ge } : { start: 0, end: 0 },
-    pairs: streamPairs(trace, issue),
+    get pairs() {
+      return (pairs ??= streamPairs(trace, issue));
+    },
   };
 }
 

@@ -13,6 +13,10 @@ import type { Finding } from './types.ts';
 export function legacyDefaultStream(ctx: Context): Finding[] {
   const { ops } = ctx.trace;
   const findings: Finding[] = [];
+  // The pair sweep costs a pass over every op: only when legacy-stream work exists.
+  let legacyWork = false;
+  for (let i = 0; i < ops.length && !legacyWork; i++) legacyWork = ((ctx.streams.get(ops.stream[i]!)?.flags ?? 0) & 1) !== 0;
+  if (!legacyWork) return findings;
   for (const pairs of ctx.pairs) {
     const legacy = pairs.streamIds.findIndex((s) => (ctx.streams.get(s)?.flags ?? 0) & 1);
     if (legacy < 0) continue;

@@ -19,11 +19,21 @@ export function hostBlocking(ctx: Context): Finding[] {
   const { ops } = ctx.trace;
   const { calls } = ctx.host;
   // For each call that issued GPU work: its first op (in start order).
-  const firstOpOfCall = new Map<number, number>();
+  const firstOpOfCall = new Int32Array(calls.length).fill(-1);
   for (let i = 0; i < ops.length; i++) {
     const k = ctx.host.opCall[i]!;
-    if (k >= 0 && !firstOpOfCall.has(k)) firstOpOfCall.set(k, i);
+    if (k >= 0 && firstOpOfCall[k] === -1) firstOpOfCall[k] = i;
   }
+  // Names are few, calls are millions: decide per name once.
+  const verdict = new Map<number, boolean>();
+  const isCandidate = (nameId: number): boolean => {
+    let v = verdict.get(nameId);
+    if (v === undefined) {
+      const name = ctx.host.names.get(nameId) ?? '';
+      verdict.set(nameId, (v = SYNC.test(name) || ALLOC.test(name)));
+    }
+    return v;
+  };
   type Group = { name: string; calls: number[]; nextOps: number[]; idle: number; blocked: number; pid: number; tid: number; device: number };
   const groups = new Map<string, Group>();
   for (const [thread, list] of ctx.host.threads) {
@@ -35,10 +45,10 @@ export function hostBlocking(ctx: Context): Finding[] {
       const k = list[x]!;
       const nested = calls.domain[k] === 2 && calls.start[k]! < runtimeEnd;
       if (calls.domain[k] === 1) runtimeEnd = Math.max(runtimeEnd, calls.end[k]!);
-      if (firstOpOfCall.has(k)) {
+      if (firstOpOfCall[k] !== -1) {
         // The candidates since the last issuing call sit between two launches.
         if (issuedBefore) {
-          const next = firstOpOfCall.get(k)!;
+          const next = firstOpOfCall[k]!;
           candidates.forEach((c, x) => charge(c, next, thread, x + 1 < candidates.length ? calls.start[candidates[x + 1]!]! : Infinity));
         }
         candidates.length = 0;
@@ -46,8 +56,7 @@ export function hostBlocking(ctx: Context): Finding[] {
         continue;
       }
       if (nested || !issuedBefore) continue;
-      const name = nameOfCall(ctx, k);
-      if (SYNC.test(name) || ALLOC.test(name)) candidates.push(k);
+      if (isCandidate(calls.nameId[k]!)) candidates.push(k);
     }
   }
   // A call is charged the GPU idle time while the host sat in it; a

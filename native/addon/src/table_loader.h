@@ -1,0 +1,41 @@
+// Reads a recording's timeline tables into column arrays sorted by start
+// time, for the analysis (profiler/analysis/trace.ts, host.ts). Native
+// because better-sqlite3 hands JS one object per row: ~0.8 µs a row, 8 s
+// for 10 million operations, against ~0.1 µs here.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace streamscope::addon {
+
+class LoadError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// GPU operations of kernels, memcpys and memsets, in (start, kind, id) order.
+struct OpColumns {
+  std::vector<uint8_t> kind;  // 1 kernel, 2 memcpy, 3 memset
+  std::vector<double> row_id, start, end, bytes, blocks;
+  std::vector<int32_t> stream, device, detail, pid, block_threads, registers, shared_bytes;
+  std::vector<uint8_t> copy_kind, is_async;
+  std::vector<uint32_t> correlation;
+  size_t size() const { return kind.size(); }
+};
+
+// CUDA API calls in (start, id) order.
+struct CallColumns {
+  std::vector<double> row_id, start, end;
+  std::vector<int32_t> pid, tid, name_id;
+  std::vector<uint32_t> correlation;
+  std::vector<uint8_t> domain;
+  size_t size() const { return start.size(); }
+};
+
+OpColumns loadOps(const std::string& db_path);
+CallColumns loadCalls(const std::string& db_path);
+
+}  // namespace streamscope::addon
