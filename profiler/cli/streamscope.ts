@@ -5,6 +5,7 @@ import { constants as osConstants } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { analyze } from '../analysis/load.ts';
+import { exportChromeTrace } from '../export/chrome-trace.ts';
 import { checkLine, CheckUsageError, parseCheckArgs, runCheck } from './check.ts';
 import { devices } from '../native/addon.ts';
 import { RecordError } from '../record/record-error.ts';
@@ -24,6 +25,7 @@ usage:
   streamscope record [-o FILE] [--force] --workload NAME --scenario NAME
                      [--size N] [--iterations N] [--streams N] [--chunks N] [--variant V]
   streamscope report FILE [--json]
+  streamscope export FILE -o OUT.json        (Chrome trace JSON: Perfetto UI, chrome://tracing)
   streamscope check FILE [--min-overlap X] [--fail-on info|warning|error] [--json]
   streamscope devices [--json]
   streamscope ingest -o FILE [--force] STREAM_FILE_OR_DIR...
@@ -147,6 +149,29 @@ function cmdCheck(args: string[]): number {
   return result.pass ? 0 : 1;
 }
 
+async function cmdExport(args: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { output: { type: 'string', short: 'o' }, format: { type: 'string' } } });
+  if (positionals.length !== 1 || !values.output) fail('usage: streamscope export FILE -o OUT.json [--format chrome]', 2);
+  if (values.format && values.format !== 'chrome') fail(`--format: only 'chrome' (Chrome trace JSON, opened by Perfetto UI and chrome://tracing) is supported, got '${values.format}'`, 2);
+  const file = positionals[0]!;
+  let db;
+  try {
+    db = openRecording(file, { readonly: true });
+  } catch (err) {
+    if (err instanceof RecordingFileError) fail(err.message, 2);
+    throw err;
+  }
+  try {
+    const r = await exportChromeTrace(db, values.output!);
+    process.stderr.write(`streamscope: ${r.events.toLocaleString('en-US')} trace events (${r.flows.toLocaleString('en-US')} launch flows) → ${values.output}\n`);
+  } catch (err) {
+    fail(`${values.output}: cannot write: ${(err as Error).message}`);
+  } finally {
+    db.close();
+  }
+  return 0;
+}
+
 function cmdDevices(args: string[]): number {
   const { values } = parseArgs({ args, options: { json: { type: 'boolean' } } });
   const inv = devices();
@@ -188,6 +213,7 @@ async function main(argv: string[]): Promise<number> {
     case 'record': return cmdRecord(rest);
     case 'report': return cmdReport(rest);
     case 'check': return cmdCheck(rest);
+    case 'export': return cmdExport(rest);
     case 'devices': return cmdDevices(rest);
     case 'ingest': return cmdIngest(rest);
     case 'dump-stream': return cmdDumpStream(rest);
