@@ -6,6 +6,8 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { analyze } from '../analysis/load.ts';
 import { exportChromeTrace } from '../export/chrome-trace.ts';
+import { importTrace } from '../import/index.ts';
+import { TraceFormatError } from '../import/json-events.ts';
 import { checkLine, CheckUsageError, parseCheckArgs, runCheck } from './check.ts';
 import { devices } from '../native/addon.ts';
 import { RecordError } from '../record/record-error.ts';
@@ -25,6 +27,7 @@ usage:
   streamscope record [-o FILE] [--force] --workload NAME --scenario NAME
                      [--size N] [--iterations N] [--streams N] [--chunks N] [--variant V]
   streamscope report FILE [--json]
+  streamscope import TRACE -o OUT.sqlite     (PyTorch profiler / Kineto or any Chrome trace JSON)
   streamscope export FILE -o OUT.json        (Chrome trace JSON: Perfetto UI, chrome://tracing)
   streamscope check FILE [--min-overlap X] [--fail-on info|warning|error] [--json]
   streamscope devices [--json]
@@ -172,6 +175,22 @@ async function cmdExport(args: string[]): Promise<number> {
   return 0;
 }
 
+async function cmdImport(args: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({ args, allowPositionals: true,
+    options: { output: { type: 'string', short: 'o' }, format: { type: 'string' }, force: { type: 'boolean', short: 'f' } } });
+  if (positionals.length !== 1 || !values.output) fail('usage: streamscope import TRACE -o OUT.sqlite [--format kineto] [--force]', 2);
+  try {
+    const r = await importTrace(positionals[0]!, values.output!, { format: values.format, overwrite: values.force });
+    const c = r.counts;
+    process.stderr.write(`streamscope: ${r.format}: ${c.kernels} kernels, ${c.memcpys} copies, ${c.memsets} memsets, ${c.apiCalls} API calls, ` +
+      `${c.ranges} host ranges (${r.skipped} other events skipped) → ${values.output}\n`);
+    return 0;
+  } catch (err) {
+    if (err instanceof TraceFormatError || err instanceof RecordingFileError) fail(err.message, 2);
+    throw err;
+  }
+}
+
 function cmdDevices(args: string[]): number {
   const { values } = parseArgs({ args, options: { json: { type: 'boolean' } } });
   const inv = devices();
@@ -214,6 +233,7 @@ async function main(argv: string[]): Promise<number> {
     case 'report': return cmdReport(rest);
     case 'check': return cmdCheck(rest);
     case 'export': return cmdExport(rest);
+    case 'import': return cmdImport(rest);
     case 'devices': return cmdDevices(rest);
     case 'ingest': return cmdIngest(rest);
     case 'dump-stream': return cmdDumpStream(rest);

@@ -5,13 +5,26 @@
 // launched. Written row by row to a stream, so a recording of millions of
 // operations never sits in memory as one JSON document.
 //
+// The event shapes follow Kineto's (PyTorch profiler) conventions — cat
+// kernel / gpu_memcpy / gpu_memset / cuda_runtime / cuda_driver, args
+// {device, context, stream, correlation}, "Memcpy HtoD (Pinned -> Device)"
+// — so that tools reading PyTorch traces read ours, and StreamScope's own
+// Kineto importer reads an export back.
+//
 // Times: trace events count microseconds (floats keep the ns), relative to
 // the recording origin.
 import fs from 'node:fs';
 import type { Db } from '../store/database.ts';
 import { readMeta } from '../store/database.ts';
-import { categoryOfCopyKind, OP_CATEGORY_NAMES } from '../analysis/trace.ts';
 import { MEMORY_KIND_NAMES } from '../analysis/trace.ts';
+
+/** CUPTI memcpy kinds, named as Kineto names them. */
+export const COPY_KIND_NAMES: Record<number, string> = { 1: 'HtoD', 2: 'DtoH', 3: 'HtoA', 4: 'AtoH', 5: 'AtoA', 6: 'AtoD', 7: 'DtoA', 8: 'DtoD', 9: 'HtoH', 10: 'PtoP' };
+
+/** 'pinned' → 'Pinned', 'device static' → 'Device Static' (Kineto's spelling). */
+function memoryKindName(kind: number): string {
+  return (MEMORY_KIND_NAMES[kind] ?? 'unknown').replace(/\b\w/g, (c) => c.toUpperCase());
+}
 
 /** GPU processes get pids above any host pid so the two never collide. */
 const GPU_PID_BASE = 1 << 30;
@@ -78,10 +91,11 @@ export async function exportChromeTrace(db: Db, out: string): Promise<ExportSumm
       launched.add(`${r[0]}:${r[1]}`);
     }
     const flowId = (pid: number, corr: number) => `${pid}:${corr}`;
-    for (const a of db.prepare('SELECT start_ns, end_ns, pid, tid, name_id, correlation_id, return_value FROM api_calls ORDER BY start_ns').raw().iterate() as
-      Iterable<[number, number, number, number, number, number, number]>) {
-      const [start, end, pid, tid, nameId, corr, ret] = a;
-      await event({ ph: 'X', cat: 'cuda_api', name: name(nameId), pid, tid, ts: us(start), dur: us(end - start), args: { correlation: corr, return: ret } });
+    for (const a of db.prepare('SELECT start_ns, end_ns, pid, tid, name_id, correlation_id, return_value, domain, cbid FROM api_calls ORDER BY start_ns').raw().iterate() as
+      Iterable<[number, number, number, number, number, number, number, number, number]>) {
+      const [start, end, pid, tid, nameId, corr, ret, domain, cbid] = a;
+      await event({ ph: 'X', cat: domain === 2 ? 'cuda_driver' : 'cuda_runtime', name: name(nameId), pid, tid, ts: us(start), dur: us(end - start),
+        args: { cbid, correlation: corr, return: ret } });
       if (launched.has(flowId(pid, corr))) {
         flows++;
         await event({ ph: 's', cat: 'launch', name: 'launch', id: flowId(pid, corr), pid, tid, ts: us(start) });
@@ -95,8 +109,11 @@ export async function exportChromeTrace(db: Db, out: string): Promise<ExportSumm
     }
 
     // GPU operations on their stream threads, each ending the flow of its launch.
+    const streamInfo = new Map(streams.map((s) => [s.id, s]));
+    const contextOf = new Map((db.prepare('SELECT s.id, c.cupti_context_id AS ctx FROM streams s JOIN contexts c ON c.id = s.context_id').all() as { id: number; ctx: number }[]).map((r) => [r.id, r.ctx]));
     const gpu = async (cat: string, label: string, start: number, end: number, device: number, stream: number, pid: number, corr: number, args: Record<string, unknown>) => {
-      await event({ ph: 'X', cat, name: label, pid: GPU_PID_BASE + device, tid: stream, ts: us(start), dur: us(end - start), args: { correlation: corr, ...args } });
+      await event({ ph: 'X', cat, name: label, pid: GPU_PID_BASE + device, tid: stream, ts: us(start), dur: us(end - start),
+        args: { device, context: contextOf.get(stream) ?? 0, stream: streamInfo.get(stream)?.cupti ?? stream, correlation: corr, ...args } });
       if (launched.has(flowId(pid, corr))) {
         await event({ ph: 'f', bp: 'e', cat: 'launch', name: 'launch', id: flowId(pid, corr), pid: GPU_PID_BASE + device, tid: stream, ts: us(start) });
       }
@@ -105,18 +122,17 @@ export async function exportChromeTrace(db: Db, out: string): Promise<ExportSumm
           k.grid_x, k.grid_y, k.grid_z, k.block_x, k.block_y, k.block_z, k.registers_per_thread, k.static_shared_bytes + k.dynamic_shared_bytes
         FROM kernels k JOIN contexts c ON c.id = k.context_id ORDER BY k.start_ns`).raw().iterate() as Iterable<number[]>) {
       const [start, end, device, stream, pid, corr, nameId, gx, gy, gz, bx, by, bz, regs, shared] = k as number[] as [number, number, number, number, number, number, number, number, number, number, number, number, number, number, number];
-      await gpu('kernel', name(nameId), start, end, device, stream, pid, corr, { grid: `${gx}x${gy}x${gz}`, block: `${bx}x${by}x${bz}`, registers: regs, sharedBytes: shared });
+      await gpu('kernel', name(nameId), start, end, device, stream, pid, corr, { grid: [gx, gy, gz], block: [bx, by, bz], 'registers per thread': regs, 'shared memory': shared });
     }
     for (const m of db.prepare(`SELECT m.start_ns, m.end_ns, m.device_id, m.stream_id, c.pid, m.correlation_id, m.bytes, m.copy_kind, m.src_kind, m.dst_kind
         FROM memcpys m JOIN contexts c ON c.id = m.context_id ORDER BY m.start_ns`).raw().iterate() as Iterable<number[]>) {
       const [start, end, device, stream, pid, corr, nbytes, copyKind, src, dst] = m as [number, number, number, number, number, number, number, number, number, number];
-      const dir = OP_CATEGORY_NAMES[categoryOfCopyKind(copyKind)];
-      await gpu('gpu_memcpy', `Memcpy ${dir} (${MEMORY_KIND_NAMES[src] ?? src} → ${MEMORY_KIND_NAMES[dst] ?? dst})`, start, end, device, stream, pid, corr, { bytes: nbytes });
+      await gpu('gpu_memcpy', `Memcpy ${COPY_KIND_NAMES[copyKind] ?? 'Unknown'} (${memoryKindName(src)} -> ${memoryKindName(dst)})`, start, end, device, stream, pid, corr, { bytes: nbytes });
     }
-    for (const m of db.prepare(`SELECT m.start_ns, m.end_ns, m.device_id, m.stream_id, c.pid, m.correlation_id, m.bytes
+    for (const m of db.prepare(`SELECT m.start_ns, m.end_ns, m.device_id, m.stream_id, c.pid, m.correlation_id, m.bytes, m.memory_kind
         FROM memsets m JOIN contexts c ON c.id = m.context_id ORDER BY m.start_ns`).raw().iterate() as Iterable<number[]>) {
-      const [start, end, device, stream, pid, corr, nbytes] = m as [number, number, number, number, number, number, number];
-      await gpu('gpu_memset', 'Memset', start, end, device, stream, pid, corr, { bytes: nbytes });
+      const [start, end, device, stream, pid, corr, nbytes, kind] = m as [number, number, number, number, number, number, number, number];
+      await gpu('gpu_memset', `Memset (${memoryKindName(kind)})`, start, end, device, stream, pid, corr, { bytes: nbytes });
     }
     await write('\n]}\n');
     await new Promise<void>((resolve, reject) => file.end((err?: Error | null) => (err ? reject(err) : resolve())));

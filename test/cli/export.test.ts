@@ -25,7 +25,7 @@ describe('streamscope export', () => {
     const of = (ph: string, cat: string) => events.filter((e) => e.ph === ph && e.cat === cat);
     expect(of('X', 'kernel')).toHaveLength(n('SELECT count(*) AS n FROM kernels'));
     expect(of('X', 'gpu_memcpy')).toHaveLength(n('SELECT count(*) AS n FROM memcpys'));
-    expect(of('X', 'cuda_api')).toHaveLength(n('SELECT count(*) AS n FROM api_calls'));
+    expect(of('X', 'cuda_runtime').length + of('X', 'cuda_driver').length).toBe(n('SELECT count(*) AS n FROM api_calls'));
     expect(of('X', 'nvtx').length + events.filter((e) => e.ph === 'i' && e.cat === 'nvtx').length).toBe(n('SELECT count(*) AS n FROM nvtx_ranges'));
     // Each stream is a named thread of its device's process, and every op sits on one.
     const threads = new Set(events.filter((e) => e.ph === 'M' && e.name === 'thread_name').map((e) => `${e.pid}/${e.tid}`));

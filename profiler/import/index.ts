@@ -1,0 +1,48 @@
+// `streamscope import`: one importer per format, chosen by the file name,
+// then by its first bytes. Each importer writes through RecordingWriter.
+import fs from 'node:fs';
+import { importKineto, type ImportResult } from './kineto.ts';
+import { TraceFormatError } from './json-events.ts';
+
+export type ImportFormat = 'kineto';
+
+export const IMPORT_FORMATS: readonly ImportFormat[] = ['kineto'];
+
+/** Picks the importer: an explicit format, else the name (`*.pt.trace.json`, `*.json`), else the content. */
+export function detectFormat(file: string, explicit?: string): ImportFormat {
+  if (explicit) {
+    if (!(IMPORT_FORMATS as readonly string[]).includes(explicit)) {
+      throw new TraceFormatError(file, `unknown format '${explicit}' (known: ${IMPORT_FORMATS.join(', ')})`);
+    }
+    return explicit as ImportFormat;
+  }
+  let head: Buffer;
+  try {
+    const fd = fs.openSync(file, 'r');
+    try {
+      head = Buffer.alloc(64 * 1024);
+      head = head.subarray(0, fs.readSync(fd, head, 0, head.length, 0));
+    } finally {
+      fs.closeSync(fd);
+    }
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    throw new TraceFormatError(file, e.code === 'ENOENT' ? 'no such file' : e.code === 'EISDIR' ? 'is a directory' : `cannot read: ${e.message}`);
+  }
+  if (head.subarray(0, 16).toString('latin1') === 'SQLite format 3\0') {
+    throw new TraceFormatError(file, 'a SQLite file: open StreamScope recordings directly; Nsight Systems exports are not supported yet');
+  }
+  const text = head.toString('utf8');
+  // Chrome-trace JSON: Kineto's (and StreamScope's own export, which uses Kineto's conventions).
+  if (/^\s*[[{]/.test(text) && /"traceEvents"|"ph"\s*:/.test(text)) return 'kineto';
+  if (/\.json$/i.test(file)) return 'kineto';
+  throw new TraceFormatError(file, `not a trace StreamScope can import (expected Chrome trace JSON such as PyTorch profiler's export_chrome_trace)`);
+}
+
+export async function importTrace(file: string, out: string, opts: { format?: string; overwrite?: boolean } = {}): Promise<ImportResult> {
+  const format = detectFormat(file, opts.format);
+  switch (format) {
+    case 'kineto':
+      return importKineto(file, out, { overwrite: opts.overwrite });
+  }
+}

@@ -1,0 +1,236 @@
+// Builds a StreamScope recording from another tool's trace, through SQL:
+// interned strings, devices, contexts and streams created on first use,
+// rows in big transactions, zones and meta at the end. Every importer
+// writes through this one class, so imported recordings look like
+// recorded ones to the timeline, report, diagnosis and compare.
+import fs from 'node:fs';
+import path from 'node:path';
+import { RecordingFileError } from '../store/recording-error.ts';
+import { beginBulkLoad, compact, createRecording, endBulkLoad, openRecording, writeMeta, type Db } from '../store/database.ts';
+
+/** Rows per transaction: big enough to amortise the commit, small enough to keep memory flat. */
+const BATCH = 50_000;
+
+export interface DeviceFacts {
+  name?: string | null;
+  uuid?: string | null;
+  ccMajor?: number | null;
+  ccMinor?: number | null;
+  smCount?: number | null;
+  totalMemoryBytes?: number | null;
+  maxThreadsPerSm?: number | null;
+  maxRegistersPerSm?: number | null;
+  maxSharedMemoryPerSm?: number | null;
+}
+
+export interface KernelRow {
+  start: number; end: number; device: number; context: number; stream: number; pid: number; correlation: number; name: string;
+  grid?: [number, number, number]; block?: [number, number, number]; registers?: number; staticShared?: number; dynamicShared?: number;
+}
+export interface CopyRow {
+  start: number; end: number; device: number; context: number; stream: number; pid: number; correlation: number;
+  bytes: number; copyKind: number; srcKind: number; dstKind: number; async: boolean;
+}
+export interface MemsetRow {
+  start: number; end: number; device: number; context: number; stream: number; pid: number; correlation: number;
+  bytes: number; value: number; memoryKind: number; async: boolean;
+}
+export interface ApiRow { start: number; end: number; pid: number; tid: number; name: string; domain: 1 | 2; cbid: number; correlation: number; returnValue: number }
+export interface RangeRow { start: number; end: number | null; pid: number; tid: number; name: string; domain?: string }
+
+export class RecordingWriter {
+  readonly file: string;
+  /** Written here, renamed to `file` by finish(): a failed import leaves `file` as it was. */
+  readonly #partial: string;
+  readonly #db: Db;
+  readonly #strings = new Map<string, number>();
+  readonly #devices = new Map<number, number>(); // source device → devices.id
+  readonly #contexts = new Map<string, number>(); // pid:ctx → contexts.id
+  readonly #streams = new Map<string, number>(); // contexts.id:stream → streams.id
+  readonly #processes = new Set<number>();
+  readonly #threads = new Set<string>();
+  #pending = 0;
+  #origin: number;
+  readonly #stmts;
+  counts = { kernels: 0, memcpys: 0, memsets: 0, apiCalls: 0, ranges: 0 };
+
+  /** `originNs`: the source's time zero, in its own clock; every stored time is relative to it. */
+  constructor(file: string, opts: { overwrite?: boolean; originNs: number }) {
+    this.file = file;
+    if (fs.existsSync(file) && !opts.overwrite) throw new RecordingFileError(file, 'already exists (use --force to overwrite)');
+    this.#partial = path.join(path.dirname(file), `.${path.basename(file)}.importing-${process.pid}`);
+    this.#db = createRecording(this.#partial, { overwrite: true });
+    beginBulkLoad(this.#db); // its index DDL waits in meta until endBulkLoad
+    this.#origin = opts.originNs;
+    const db = this.#db;
+    this.#stmts = {
+      string: db.prepare('INSERT INTO strings (value) VALUES (?)'),
+      device: db.prepare('INSERT INTO devices (ordinal, name) VALUES (?, ?)'),
+      context: db.prepare('INSERT INTO contexts (pid, cupti_context_id, device_id) VALUES (?, ?, ?)'),
+      stream: db.prepare('INSERT INTO streams (pid, context_id, device_id, cupti_stream_id, flags) VALUES (?, ?, ?, ?, 8)'),
+      process: db.prepare('INSERT OR IGNORE INTO processes (pid, complete) VALUES (?, 1)'),
+      thread: db.prepare('INSERT OR IGNORE INTO threads (pid, tid) VALUES (?, ?)'),
+      kernel: db.prepare(`INSERT INTO kernels (start_ns, end_ns, device_id, context_id, stream_id, correlation_id, name_id, grid_x, grid_y, grid_z,
+          block_x, block_y, block_z, registers_per_thread, static_shared_bytes, dynamic_shared_bytes, local_memory_per_thread, launch_type)
+          VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,0,0)`),
+      memcpy: db.prepare(`INSERT INTO memcpys (start_ns, end_ns, device_id, context_id, stream_id, correlation_id, bytes, copy_kind, src_kind, dst_kind, is_async)
+          VALUES (?,?,?,?,?,?,?,?,?,?,?)`),
+      memset: db.prepare(`INSERT INTO memsets (start_ns, end_ns, device_id, context_id, stream_id, correlation_id, bytes, value, memory_kind, is_async)
+          VALUES (?,?,?,?,?,?,?,?,?,?)`),
+      api: db.prepare(`INSERT INTO api_calls (start_ns, end_ns, pid, tid, domain, cbid, name_id, correlation_id, return_value) VALUES (?,?,?,?,?,?,?,?,?)`),
+      range: db.prepare('INSERT INTO nvtx_ranges (start_ns, end_ns, pid, tid, name_id, domain_id) VALUES (?,?,?,?,?,?)'),
+    };
+    db.exec('BEGIN');
+  }
+
+  #t(ns: number): number {
+    return Math.round(ns - this.#origin);
+  }
+
+  #string(value: string): number {
+    let id = this.#strings.get(value);
+    if (id === undefined) this.#strings.set(value, (id = Number(this.#stmts.string.run(value).lastInsertRowid)));
+    return id;
+  }
+
+  #tick(): void {
+    if (++this.#pending >= BATCH) {
+      this.#db.exec('COMMIT');
+      this.#db.exec('BEGIN');
+      this.#pending = 0;
+    }
+  }
+
+  process(pid: number): void {
+    if (!this.#processes.has(pid)) {
+      this.#processes.add(pid);
+      this.#stmts.process.run(pid);
+    }
+  }
+
+  #thread(pid: number, tid: number): void {
+    this.process(pid);
+    const key = `${pid}:${tid}`;
+    if (!this.#threads.has(key)) {
+      this.#threads.add(key);
+      this.#stmts.thread.run(pid, tid);
+    }
+  }
+
+  /** devices.id of the source's device `source` (created on first use). */
+  device(source: number, facts: DeviceFacts = {}): number {
+    let id = this.#devices.get(source);
+    if (id === undefined) {
+      id = Number(this.#stmts.device.run(source, facts.name ?? null).lastInsertRowid);
+      this.#devices.set(source, id);
+    }
+    if (Object.keys(facts).length) {
+      this.#db.prepare(`UPDATE devices SET name = coalesce(?, name), uuid = coalesce(?, uuid), cc_major = coalesce(?, cc_major), cc_minor = coalesce(?, cc_minor),
+          sm_count = coalesce(?, sm_count), total_memory_bytes = coalesce(?, total_memory_bytes), max_threads_per_sm = coalesce(?, max_threads_per_sm),
+          max_registers_per_sm = coalesce(?, max_registers_per_sm), max_shared_memory_per_sm = coalesce(?, max_shared_memory_per_sm) WHERE id = ?`)
+        .run(facts.name ?? null, facts.uuid ?? null, facts.ccMajor ?? null, facts.ccMinor ?? null, facts.smCount ?? null, facts.totalMemoryBytes ?? null,
+          facts.maxThreadsPerSm ?? null, facts.maxRegistersPerSm ?? null, facts.maxSharedMemoryPerSm ?? null, id);
+    }
+    return id;
+  }
+
+  #lane(device: number, context: number, stream: number, pid: number): { device: number; context: number; stream: number } {
+    const dev = this.device(device);
+    this.process(pid);
+    const ck = `${pid}:${context}`;
+    let ctx = this.#contexts.get(ck);
+    if (ctx === undefined) this.#contexts.set(ck, (ctx = Number(this.#stmts.context.run(pid, context, dev).lastInsertRowid)));
+    const sk = `${ctx}:${stream}`;
+    let st = this.#streams.get(sk);
+    if (st === undefined) this.#streams.set(sk, (st = Number(this.#stmts.stream.run(pid, ctx, dev, stream).lastInsertRowid)));
+    return { device: dev, context: ctx, stream: st };
+  }
+
+  kernel(k: KernelRow): void {
+    const l = this.#lane(k.device, k.context, k.stream, k.pid);
+    const g = k.grid ?? [0, 0, 0];
+    const b = k.block ?? [0, 0, 0];
+    this.#stmts.kernel.run(this.#t(k.start), this.#t(k.end), l.device, l.context, l.stream, k.correlation, this.#string(k.name),
+      g[0], g[1], g[2], b[0], b[1], b[2], k.registers ?? 0, k.staticShared ?? 0, k.dynamicShared ?? 0);
+    this.counts.kernels++;
+    this.#tick();
+  }
+
+  memcpy(m: CopyRow): void {
+    const l = this.#lane(m.device, m.context, m.stream, m.pid);
+    this.#stmts.memcpy.run(this.#t(m.start), this.#t(m.end), l.device, l.context, l.stream, m.correlation, m.bytes, m.copyKind, m.srcKind, m.dstKind, m.async ? 1 : 0);
+    this.counts.memcpys++;
+    this.#tick();
+  }
+
+  memset(m: MemsetRow): void {
+    const l = this.#lane(m.device, m.context, m.stream, m.pid);
+    this.#stmts.memset.run(this.#t(m.start), this.#t(m.end), l.device, l.context, l.stream, m.correlation, m.bytes, m.value, m.memoryKind, m.async ? 1 : 0);
+    this.counts.memsets++;
+    this.#tick();
+  }
+
+  apiCall(a: ApiRow): void {
+    this.#thread(a.pid, a.tid);
+    this.#stmts.api.run(this.#t(a.start), this.#t(a.end), a.pid, a.tid, a.domain, a.cbid, this.#string(a.name), a.correlation, a.returnValue);
+    this.counts.apiCalls++;
+    this.#tick();
+  }
+
+  range(r: RangeRow): void {
+    this.#thread(r.pid, r.tid);
+    this.#stmts.range.run(this.#t(r.start), r.end === null ? null : this.#t(r.end), r.pid, r.tid, this.#string(r.name), r.domain ? this.#string(r.domain) : null);
+    this.counts.ranges++;
+    this.#tick();
+  }
+
+  /** Moves everything written for process `from` to process `to` (an importer that learned the pid late). */
+  reassignPid(from: number, to: number): void {
+    if (!this.#processes.has(from)) return;
+    this.process(to);
+    for (const table of ['contexts', 'streams', 'threads', 'api_calls', 'nvtx_ranges']) {
+      this.#db.prepare(`UPDATE ${table} SET pid = ? WHERE pid = ?`).run(to, from);
+    }
+    this.#db.prepare('DELETE FROM processes WHERE pid = ?').run(from);
+    this.#processes.delete(from);
+  }
+
+  setCommand(pid: number, command: string): void {
+    this.process(pid);
+    this.#db.prepare('UPDATE processes SET command = ? WHERE pid = ?').run(command, pid);
+  }
+
+  /** Commits, builds zones and indexes, writes meta; `meta` adds the source's facts. */
+  finish(meta: Record<string, string | number | null | undefined>): void {
+    const db = this.#db;
+    db.exec('COMMIT');
+    const span = db.prepare(`SELECT min(s) AS s, max(e) AS e FROM (
+        SELECT min(start_ns) AS s, max(end_ns) AS e FROM api_calls UNION ALL SELECT min(start_ns), max(end_ns) FROM kernels UNION ALL
+        SELECT min(start_ns), max(end_ns) FROM memcpys UNION ALL SELECT min(start_ns), max(end_ns) FROM memsets)`).get() as { s: number | null; e: number | null };
+    writeMeta(db, {
+      origin_ns: BigInt(Math.round(this.#origin)),
+      duration_ns: span.s !== null && span.e !== null ? span.e - span.s : null,
+      complete: true,
+      ...meta,
+    });
+    db.close();
+    const again = openRecording(this.#partial);
+    try {
+      endBulkLoad(again); // zones for every row, then the indexes beginBulkLoad dropped
+      compact(again, this.#partial);
+    } finally {
+      again.close();
+    }
+    fs.renameSync(this.#partial, this.file);
+  }
+
+  /** Removes the half-written recording after a failed import (the source and any existing output are untouched). */
+  abandon(): void {
+    try {
+      this.#db.close();
+    } catch {
+      // already closed
+    }
+    for (const f of [this.#partial, `${this.#partial}-journal`]) fs.rmSync(f, { force: true });
+  }
+}
