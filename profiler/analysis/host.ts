@@ -111,12 +111,13 @@ export function loadHost(db: Db, ops: GpuOps): Host {
       FROM syncs WHERE sync_type = ${SyncType.StreamWaitEvent} ORDER BY start_ns`).all() as Omit<StreamWait, 'call'>[])
     .map((w) => ({ ...w, call: callOf(w.pid, w.correlation) }));
 
-  // Calls per thread, by counting then filling (no per-call array growth).
-  const threadIndex = new Map<string, number>();
+  // Calls per thread, by counting then filling (no per-call array growth,
+  // no per-call string keys: pid and tid both fit below 2^22).
+  const threadIndex = new Map<number, number>();
   const threadOfCall = new Int32Array(calls.length);
   const sizes: number[] = [];
   for (let k = 0; k < calls.length; k++) {
-    const key = `${calls.pid[k]}:${calls.tid[k]}`;
+    const key = calls.pid[k]! * 4194304 + calls.tid[k]!;
     let t = threadIndex.get(key);
     if (t === undefined) {
       threadIndex.set(key, (t = sizes.length));
@@ -131,7 +132,7 @@ export function loadHost(db: Db, ops: GpuOps): Host {
     const t = threadOfCall[k]!;
     lists[t]![fill[t]!++] = k;
   }
-  const threads = new Map<string, Int32Array>([...threadIndex].map(([key, t]) => [key, lists[t]!]));
+  const threads = new Map<string, Int32Array>([...threadIndex].map(([key, t]) => [`${Math.floor(key / 4194304)}:${key % 4194304}`, lists[t]!]));
   return { calls, names, events, waits, opCall, callOf, threads };
 }
 

@@ -1,7 +1,6 @@
 // Module entry: devices(), cuptiInfo(path?), class Ingest, loadOps(path), loadCalls(path).
 #include <napi.h>
 
-#include <cstring>
 
 #include "cupti_info.h"
 #include "device_inventory.h"
@@ -64,11 +63,12 @@ Napi::Value cuptiInfo(const Napi::CallbackInfo& info) {
   return out;
 }
 
-// A JS typed array holding a copy of `v` (one memcpy per column).
+// A JS typed array holding `v` in the order `order` (written in place).
 template <class TA, class T>
-TA typed(Napi::Env env, const std::vector<T>& v) {
-  TA a = TA::New(env, v.size());
-  if (!v.empty()) std::memcpy(a.Data(), v.data(), v.size() * sizeof(T));
+TA typed(Napi::Env env, const std::vector<T>& v, const std::vector<uint32_t>& order) {
+  TA a = TA::New(env, order.size());
+  T* out = a.Data();
+  for (size_t i = 0; i < order.size(); i++) out[i] = v[order[i]];
   return a;
 }
 
@@ -88,22 +88,22 @@ Napi::Value loadOpsBinding(const Napi::CallbackInfo& info) {
     const OpColumns o = loadOps(path);
     Napi::Object out = Napi::Object::New(env);
     out.Set("length", Napi::Number::New(env, static_cast<double>(o.size())));
-    out.Set("kind", typed<Napi::Uint8Array>(env, o.kind));
-    out.Set("rowId", typed<Napi::Float64Array>(env, o.row_id));
-    out.Set("start", typed<Napi::Float64Array>(env, o.start));
-    out.Set("end", typed<Napi::Float64Array>(env, o.end));
-    out.Set("stream", typed<Napi::Int32Array>(env, o.stream));
-    out.Set("device", typed<Napi::Int32Array>(env, o.device));
-    out.Set("bytes", typed<Napi::Float64Array>(env, o.bytes));
-    out.Set("detail", typed<Napi::Int32Array>(env, o.detail));
-    out.Set("copyKind", typed<Napi::Uint8Array>(env, o.copy_kind));
-    out.Set("correlation", typed<Napi::Uint32Array>(env, o.correlation));
-    out.Set("pid", typed<Napi::Int32Array>(env, o.pid));
-    out.Set("isAsync", typed<Napi::Uint8Array>(env, o.is_async));
-    out.Set("blocks", typed<Napi::Float64Array>(env, o.blocks));
-    out.Set("blockThreads", typed<Napi::Int32Array>(env, o.block_threads));
-    out.Set("registers", typed<Napi::Int32Array>(env, o.registers));
-    out.Set("sharedBytes", typed<Napi::Int32Array>(env, o.shared_bytes));
+    out.Set("kind", typed<Napi::Uint8Array>(env, o.kind, o.order));
+    out.Set("rowId", typed<Napi::Float64Array>(env, o.row_id, o.order));
+    out.Set("start", typed<Napi::Float64Array>(env, o.start, o.order));
+    out.Set("end", typed<Napi::Float64Array>(env, o.end, o.order));
+    out.Set("stream", typed<Napi::Int32Array>(env, o.stream, o.order));
+    out.Set("device", typed<Napi::Int32Array>(env, o.device, o.order));
+    out.Set("bytes", typed<Napi::Float64Array>(env, o.bytes, o.order));
+    out.Set("detail", typed<Napi::Int32Array>(env, o.detail, o.order));
+    out.Set("copyKind", typed<Napi::Uint8Array>(env, o.copy_kind, o.order));
+    out.Set("correlation", typed<Napi::Uint32Array>(env, o.correlation, o.order));
+    out.Set("pid", typed<Napi::Int32Array>(env, o.pid, o.order));
+    out.Set("isAsync", typed<Napi::Uint8Array>(env, o.is_async, o.order));
+    out.Set("blocks", typed<Napi::Float64Array>(env, o.blocks, o.order));
+    out.Set("blockThreads", typed<Napi::Int32Array>(env, o.block_threads, o.order));
+    out.Set("registers", typed<Napi::Int32Array>(env, o.registers, o.order));
+    out.Set("sharedBytes", typed<Napi::Int32Array>(env, o.shared_bytes, o.order));
     return out;
   });
 }
@@ -113,14 +113,14 @@ Napi::Value loadCallsBinding(const Napi::CallbackInfo& info) {
     const CallColumns c = loadCalls(path);
     Napi::Object out = Napi::Object::New(env);
     out.Set("length", Napi::Number::New(env, static_cast<double>(c.size())));
-    out.Set("rowId", typed<Napi::Float64Array>(env, c.row_id));
-    out.Set("start", typed<Napi::Float64Array>(env, c.start));
-    out.Set("end", typed<Napi::Float64Array>(env, c.end));
-    out.Set("pid", typed<Napi::Int32Array>(env, c.pid));
-    out.Set("tid", typed<Napi::Int32Array>(env, c.tid));
-    out.Set("nameId", typed<Napi::Int32Array>(env, c.name_id));
-    out.Set("correlation", typed<Napi::Uint32Array>(env, c.correlation));
-    out.Set("domain", typed<Napi::Uint8Array>(env, c.domain));
+    out.Set("rowId", typed<Napi::Float64Array>(env, c.row_id, c.order));
+    out.Set("start", typed<Napi::Float64Array>(env, c.start, c.order));
+    out.Set("end", typed<Napi::Float64Array>(env, c.end, c.order));
+    out.Set("pid", typed<Napi::Int32Array>(env, c.pid, c.order));
+    out.Set("tid", typed<Napi::Int32Array>(env, c.tid, c.order));
+    out.Set("nameId", typed<Napi::Int32Array>(env, c.name_id, c.order));
+    out.Set("correlation", typed<Napi::Uint32Array>(env, c.correlation, c.order));
+    out.Set("domain", typed<Napi::Uint8Array>(env, c.domain, c.order));
     return out;
   });
 }

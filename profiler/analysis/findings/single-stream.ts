@@ -14,9 +14,9 @@ const MIN_OPS = 4;
 export function singleStream(ctx: Context): Finding[] {
   const { ops } = ctx.trace;
   type Use = { streams: Set<number>; ops: number[]; perCategory: Map<number, number>; sum: number };
-  const uses = new Map<string, Use>();
+  const uses = new Map<number, Use>();
   for (let i = 0; i < ops.length; i++) {
-    const key = `${ops.pid[i]}:${ops.device[i]}`;
+    const key = ops.pid[i]! * 4096 + ops.device[i]!; // numeric: no string per op
     let u = uses.get(key);
     if (!u) uses.set(key, (u = { streams: new Set(), ops: [], perCategory: new Map(), sum: 0 }));
     u.streams.add(ops.stream[i]!);
@@ -27,6 +27,8 @@ export function singleStream(ctx: Context): Finding[] {
   }
   const findings: Finding[] = [];
   for (const [key, u] of uses) {
+    const pid = Math.floor(key / 4096);
+    const device = key % 4096;
     if (u.streams.size !== 1 || u.ops.length < MIN_OPS) continue;
     const hasCompute = u.perCategory.has(OpCategory.Compute);
     const hasCopies = u.perCategory.has(OpCategory.HtoD) || u.perCategory.has(OpCategory.DtoH);
@@ -34,7 +36,6 @@ export function singleStream(ctx: Context): Finding[] {
     const bound = Math.max(...u.perCategory.values());
     const cost = u.sum - bound;
     if (cost <= 0) continue;
-    const [pid, device] = key.split(':').map(Number) as [number, number];
     const stream = [...u.streams][0]!;
     const ev = newEvidence();
     for (const i of u.ops) addOp(ctx, ev, i);
