@@ -7,6 +7,9 @@ import { parseArgs } from 'node:util';
 import { analyze } from '../analysis/load.ts';
 import { exportChromeTrace } from '../export/chrome-trace.ts';
 import { importTrace } from '../import/index.ts';
+import { diffRecordings } from '../compare/diff.ts';
+import { formatDiff } from '../compare/format.ts';
+import { formatDuration } from '../time.ts';
 import { TraceFormatError } from '../import/json-events.ts';
 import { checkLine, CheckUsageError, parseCheckArgs, runCheck } from './check.ts';
 import { devices } from '../native/addon.ts';
@@ -27,6 +30,7 @@ usage:
   streamscope record [-o FILE] [--force] --workload NAME --scenario NAME
                      [--size N] [--iterations N] [--streams N] [--chunks N] [--variant V]
   streamscope report FILE [--json]
+  streamscope diff A.sqlite B.sqlite [--json] [--fail-if-slower 5%]
   streamscope import TRACE -o OUT.sqlite     (PyTorch profiler / Kineto or any Chrome trace JSON)
   streamscope export FILE -o OUT.json        (Chrome trace JSON: Perfetto UI, chrome://tracing)
   streamscope check FILE [--min-overlap X] [--fail-on info|warning|error] [--json]
@@ -191,6 +195,40 @@ async function cmdImport(args: string[]): Promise<number> {
   }
 }
 
+function cmdDiff(args: string[]): number {
+  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { json: { type: 'boolean' }, 'fail-if-slower': { type: 'string' } } });
+  if (positionals.length !== 2) fail('usage: streamscope diff A.sqlite B.sqlite [--json] [--fail-if-slower 5%]', 2);
+  let limit: number | null = null;
+  if (values['fail-if-slower'] !== undefined) {
+    const m = /^(\d+(?:\.\d+)?)%?$/.exec(values['fail-if-slower']);
+    if (!m) fail(`--fail-if-slower: expected a percentage such as 5%, got '${values['fail-if-slower']}'`, 2);
+    limit = Number(m[1]) / 100;
+  }
+  const load = (file: string) => {
+    let db;
+    try {
+      db = openRecording(file, { readonly: true });
+    } catch (err) {
+      if (err instanceof RecordingFileError) fail(err.message, 2);
+      throw err;
+    }
+    try {
+      return analyze(db);
+    } finally {
+      db.close();
+    }
+  };
+  const [fa, fb] = positionals as [string, string];
+  const summary = diffRecordings(fa, load(fa), fb, load(fb));
+  process.stdout.write(values.json ? JSON.stringify(summary, null, 2) + '\n' : formatDiff(summary));
+  const slower = summary.gpuSpanNs.relative;
+  if (limit !== null && slower !== null && slower > limit) {
+    process.stderr.write(`FAIL ${fb} is ${(slower * 100).toFixed(1)}% slower than ${fa} (GPU span ${formatDuration(summary.gpuSpanNs.a!)} → ${formatDuration(summary.gpuSpanNs.b!)}; limit ${(limit * 100).toFixed(1)}%)\n`);
+    return 1;
+  }
+  return 0;
+}
+
 function cmdDevices(args: string[]): number {
   const { values } = parseArgs({ args, options: { json: { type: 'boolean' } } });
   const inv = devices();
@@ -234,6 +272,7 @@ async function main(argv: string[]): Promise<number> {
     case 'check': return cmdCheck(rest);
     case 'export': return cmdExport(rest);
     case 'import': return cmdImport(rest);
+    case 'diff': return cmdDiff(rest);
     case 'devices': return cmdDevices(rest);
     case 'ingest': return cmdIngest(rest);
     case 'dump-stream': return cmdDumpStream(rest);

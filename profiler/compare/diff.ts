@@ -1,0 +1,166 @@
+// The difference between two recordings of the same program, as the
+// compare view and `streamscope diff` show it: run time, GPU busy time and
+// overlap per device and kind, kernels matched by name, copy throughput by
+// direction and memory kind, and which findings were fixed, are new, or
+// stayed. Pure: two analyses in, one summary out (shape: profiler/README.md,
+// "diff --json").
+import type { Analysis } from '../analysis/load.ts';
+import type { Finding, FindingKind } from '../analysis/findings/types.ts';
+import { overlapByDevice } from '../analysis/overlap.ts';
+import { summarizeCopies, summarizeKernels } from '../analysis/summary.ts';
+import type { Ns } from '../time.ts';
+
+export const DIFF_VERSION = 1;
+
+export interface Delta {
+  a: number | null;
+  b: number | null;
+  /** b − a (null when either is missing). */
+  delta: number | null;
+  /** (b − a) / a (null when a is 0 or missing). */
+  relative: number | null;
+}
+
+export function delta(a: number | null, b: number | null): Delta {
+  const d = a !== null && b !== null ? b - a : null;
+  return { a, b, delta: d, relative: d !== null && a ? d / a : null };
+}
+
+export interface DeviceDiff {
+  /** Devices are matched by position (first device of A with first of B, ...): ids differ between files. */
+  index: number;
+  name: string | null;
+  busyNs: Delta;
+  overlap: { compute: Delta; htod: Delta; dtoh: Delta; all: Delta };
+}
+
+export interface KernelDiff {
+  name: string;
+  count: Delta;
+  totalNs: Delta;
+  meanNs: Delta;
+}
+
+export interface CopyDiff {
+  direction: string;
+  srcKind: string;
+  dstKind: string;
+  bytes: Delta;
+  gbPerS: Delta;
+}
+
+export interface FindingDiff {
+  kind: FindingKind;
+  status: 'fixed' | 'new' | 'unchanged';
+  costNs: Delta;
+  titleA: string | null;
+  titleB: string | null;
+}
+
+export interface DiffSummary {
+  diffVersion: number;
+  a: string;
+  b: string;
+  /** First GPU operation start to last GPU operation end. */
+  gpuSpanNs: Delta;
+  /** The recorded process's wall time (meta duration_ns). */
+  durationNs: Delta;
+  devices: DeviceDiff[];
+  kernels: KernelDiff[];
+  copies: CopyDiff[];
+  findings: FindingDiff[];
+}
+
+function gpuSpan(x: Analysis): Ns | null {
+  const { ops } = x.trace;
+  if (ops.length === 0) return null;
+  let s = Infinity;
+  let e = -Infinity;
+  for (let i = 0; i < ops.length; i++) {
+    if (ops.start[i]! < s) s = ops.start[i]!;
+    if (ops.end[i]! > e) e = ops.end[i]!;
+  }
+  return e - s;
+}
+
+export function diffRecordings(aFile: string, a: Analysis, bFile: string, b: Analysis): DiffSummary {
+  const oa = overlapByDevice(a.trace).filter((o) => o.all.count > 0);
+  const ob = overlapByDevice(b.trace).filter((o) => o.all.count > 0);
+  const devices: DeviceDiff[] = [];
+  for (let i = 0; i < Math.max(oa.length, ob.length); i++) {
+    const x = oa[i];
+    const y = ob[i];
+    const f = (o: typeof x, k: 'compute' | 'htod' | 'dtoh' | 'all') => o?.[k].overlapFactor ?? null;
+    devices.push({
+      index: i,
+      name: a.trace.devices.find((d) => d.id === x?.deviceId)?.name ?? b.trace.devices.find((d) => d.id === y?.deviceId)?.name ?? null,
+      busyNs: delta(x?.all.union ?? null, y?.all.union ?? null),
+      overlap: { compute: delta(f(x, 'compute'), f(y, 'compute')), htod: delta(f(x, 'htod'), f(y, 'htod')), dtoh: delta(f(x, 'dtoh'), f(y, 'dtoh')), all: delta(f(x, 'all'), f(y, 'all')) },
+    });
+  }
+
+  const ka = new Map(summarizeKernels(a.trace).map((k) => [k.name, k]));
+  const kb = new Map(summarizeKernels(b.trace).map((k) => [k.name, k]));
+  const kernels = [...new Set([...ka.keys(), ...kb.keys()])].map((name) => {
+    const x = ka.get(name);
+    const y = kb.get(name);
+    return { name, count: delta(x?.count ?? 0, y?.count ?? 0), totalNs: delta(x?.total ?? 0, y?.total ?? 0), meanNs: delta(x?.mean ?? null, y?.mean ?? null) };
+  }).sort((p, q) => Math.abs(q.totalNs.delta ?? 0) - Math.abs(p.totalNs.delta ?? 0));
+
+  const key = (c: { direction: string; srcKind: string; dstKind: string }) => `${c.direction}|${c.srcKind}|${c.dstKind}`;
+  const ca = new Map(summarizeCopies(a.trace).map((c) => [key(c), c]));
+  const cb = new Map(summarizeCopies(b.trace).map((c) => [key(c), c]));
+  const copies = [...new Set([...ca.keys(), ...cb.keys()])].map((k) => {
+    const x = ca.get(k);
+    const y = cb.get(k);
+    const [direction, srcKind, dstKind] = k.split('|') as [string, string, string];
+    return { direction, srcKind, dstKind, bytes: delta(x?.bytes ?? 0, y?.bytes ?? 0), gbPerS: delta(x?.gigabytesPerSecond ?? null, y?.gigabytesPerSecond ?? null) };
+  });
+
+  return {
+    diffVersion: DIFF_VERSION,
+    a: aFile,
+    b: bFile,
+    gpuSpanNs: delta(gpuSpan(a), gpuSpan(b)),
+    durationNs: delta(num(a.trace.meta.get('duration_ns')), num(b.trace.meta.get('duration_ns'))),
+    devices,
+    kernels,
+    copies,
+    findings: diffFindings(a.diagnosis.findings, b.diagnosis.findings),
+  };
+}
+
+function num(v: string | undefined): number | null {
+  return v === undefined || v === '' ? null : Number(v);
+}
+
+/** Findings matched by kind (costs summed per kind): fixed in B, new in B, or in both. */
+export function diffFindings(a: Finding[], b: Finding[]): FindingDiff[] {
+  const group = (fs: Finding[]) => {
+    const m = new Map<FindingKind, { cost: number; title: string; worst: number }>();
+    for (const f of fs) {
+      if (f.severity === 'info' && f.costNs === 0) continue; // intended behaviour: nothing to compare
+      const g = m.get(f.kind);
+      if (!g) m.set(f.kind, { cost: f.costNs, title: f.title, worst: f.costNs });
+      else {
+        g.cost += f.costNs;
+        if (f.costNs > g.worst) { g.worst = f.costNs; g.title = f.title; }
+      }
+    }
+    return m;
+  };
+  const ga = group(a);
+  const gb = group(b);
+  const kinds = [...new Set([...ga.keys(), ...gb.keys()])];
+  return kinds.map((kind) => {
+    const x = ga.get(kind);
+    const y = gb.get(kind);
+    return {
+      kind,
+      status: (x && !y ? 'fixed' : !x && y ? 'new' : 'unchanged') as FindingDiff['status'],
+      costNs: delta(x?.cost ?? 0, y?.cost ?? 0),
+      titleA: x?.title ?? null,
+      titleB: y?.title ?? null,
+    };
+  }).sort((p, q) => Math.max(q.costNs.a ?? 0, q.costNs.b ?? 0) - Math.max(p.costNs.a ?? 0, p.costNs.b ?? 0));
+}
