@@ -2,13 +2,14 @@
 // then by its first bytes. Each importer writes through RecordingWriter.
 import fs from 'node:fs';
 import { importKineto, type ImportResult } from './kineto.ts';
+import { importNsys } from './nsys.ts';
 import { TraceFormatError } from './json-events.ts';
 
-export type ImportFormat = 'kineto';
+export type ImportFormat = 'kineto' | 'nsys';
 
-export const IMPORT_FORMATS: readonly ImportFormat[] = ['kineto'];
+export const IMPORT_FORMATS: readonly ImportFormat[] = ['kineto', 'nsys'];
 
-/** Picks the importer: an explicit format, else the name (`*.pt.trace.json`, `*.json`), else the content. */
+/** Picks the importer: an explicit format, else the content (SQLite → Nsight export, JSON → Chrome trace), else the name. */
 export function detectFormat(file: string, explicit?: string): ImportFormat {
   if (explicit) {
     if (!(IMPORT_FORMATS as readonly string[]).includes(explicit)) {
@@ -30,7 +31,8 @@ export function detectFormat(file: string, explicit?: string): ImportFormat {
     throw new TraceFormatError(file, e.code === 'ENOENT' ? 'no such file' : e.code === 'EISDIR' ? 'is a directory' : `cannot read: ${e.message}`);
   }
   if (head.subarray(0, 16).toString('latin1') === 'SQLite format 3\0') {
-    throw new TraceFormatError(file, 'a SQLite file: open StreamScope recordings directly; Nsight Systems exports are not supported yet');
+    // Nsight's export; a StreamScope recording needs no import (importNsys says so if it is neither).
+    return 'nsys';
   }
   const text = head.toString('utf8');
   // Chrome-trace JSON: Kineto's (and StreamScope's own export, which uses Kineto's conventions).
@@ -44,5 +46,7 @@ export async function importTrace(file: string, out: string, opts: { format?: st
   switch (format) {
     case 'kineto':
       return importKineto(file, out, { overwrite: opts.overwrite });
+    case 'nsys':
+      return importNsys(file, out, { overwrite: opts.overwrite });
   }
 }

@@ -195,6 +195,35 @@ export class RecordingWriter {
     this.#processes.delete(from);
   }
 
+  readonly #commands = new Map<number, string>();
+
+  /** A process name the source lists (applied at finish to the processes that have data). */
+  knownCommand(pid: number, command: string): void {
+    this.#commands.set(pid, command);
+  }
+
+  /** The command of the process with the most API calls (for the recording's meta). */
+  mainCommand(): string | null {
+    const top = this.#db.prepare('SELECT pid FROM api_calls GROUP BY pid ORDER BY count(*) DESC LIMIT 1').get() as { pid: number } | undefined;
+    return top ? this.#commands.get(top.pid) ?? null : null;
+  }
+
+  /** Flags (1 legacy default, 2 non-blocking, 4 per-thread default) and priority of a stream; `device` null: unknown here. */
+  streamFacts(device: number | null, context: number, stream: number, pid: number, facts: { flags?: number; priority?: number }): void {
+    const dev = device ?? [...this.#devices.keys()][0] ?? 0;
+    const l = this.#lane(dev, context, stream, pid);
+    if (facts.flags !== undefined) this.#db.prepare('UPDATE streams SET flags = ? WHERE id = ?').run(facts.flags, l.stream);
+    if (facts.priority !== undefined) this.#db.prepare('UPDATE streams SET priority = ? WHERE id = ?').run(facts.priority, l.stream);
+  }
+
+  /** Sets memcpys/memsets.is_async from the name of the API call that issued them (…Async… = 1). */
+  markAsyncByApiName(): void {
+    for (const t of ['memcpys', 'memsets']) {
+      this.#db.prepare(`UPDATE ${t} SET is_async = 1 WHERE EXISTS (SELECT 1 FROM api_calls a JOIN strings s ON s.id = a.name_id
+          JOIN contexts c ON c.id = ${t}.context_id WHERE a.pid = c.pid AND a.correlation_id = ${t}.correlation_id AND s.value LIKE '%Async%')`).run();
+    }
+  }
+
   setCommand(pid: number, command: string): void {
     this.process(pid);
     this.#db.prepare('UPDATE processes SET command = ? WHERE pid = ?').run(command, pid);
@@ -203,6 +232,7 @@ export class RecordingWriter {
   /** Commits, builds zones and indexes, writes meta; `meta` adds the source's facts. */
   finish(meta: Record<string, string | number | null | undefined>): void {
     const db = this.#db;
+    for (const [pid, command] of this.#commands) if (this.#processes.has(pid)) this.setCommand(pid, command);
     db.exec('COMMIT');
     const span = db.prepare(`SELECT min(s) AS s, max(e) AS e FROM (
         SELECT min(start_ns) AS s, max(end_ns) AS e FROM api_calls UNION ALL SELECT min(start_ns), max(end_ns) FROM kernels UNION ALL

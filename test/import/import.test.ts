@@ -115,3 +115,39 @@ describe('bad input', () => {
     expect(n.stderr).toContain(`${notTrace}: not a trace StreamScope can import`);
   });
 });
+
+describe('Nsight Systems SQLite export (real file: A100, Nsight Systems 2022.2)', () => {
+  const nsys = path.join(root, 'test/fixtures/nsys/saxpy-mpi-cuda_nsys_perlmutter0.sqlite');
+
+  it('imports every kernel, copy, runtime call and NVTX range, with devices and the legacy default stream', async () => {
+    const out = path.join(dir, 'nsys.sqlite');
+    const r = await importTrace(nsys, out);
+    expect(r.format).toBe('nsys');
+    const src = new Database(nsys, { readonly: true });
+    const n = (sql: string) => (src.prepare(sql).get() as { n: number }).n;
+    expect(count(out, 'kernels')).toBe(n('SELECT count(*) AS n FROM CUPTI_ACTIVITY_KIND_KERNEL'));
+    expect(count(out, 'memcpys')).toBe(n('SELECT count(*) AS n FROM CUPTI_ACTIVITY_KIND_MEMCPY'));
+    expect(count(out, 'api_calls')).toBe(n('SELECT count(*) AS n FROM CUPTI_ACTIVITY_KIND_RUNTIME'));
+    expect(count(out, 'nvtx_ranges')).toBe(n('SELECT count(*) AS n FROM NVTX_EVENTS WHERE eventType IN (34, 59, 60)'));
+    const firstKernel = src.prepare('SELECT start, end FROM CUPTI_ACTIVITY_KIND_KERNEL ORDER BY start LIMIT 1').get() as { start: number; end: number };
+    src.close();
+    const db = new Database(out, { readonly: true });
+    expect(db.prepare('SELECT start_ns, end_ns FROM kernels ORDER BY start_ns LIMIT 1').get()).toEqual({ start_ns: firstKernel.start, end_ns: firstKernel.end });
+    expect(db.prepare('SELECT name, sm_count AS sms FROM devices').all()).toEqual([{ name: 'NVIDIA A100-SXM4-40GB', sms: 108 }]);
+    expect(db.prepare("SELECT copy_kind, src_kind, dst_kind, count(*) AS n FROM memcpys GROUP BY 1, 2, 3 ORDER BY 1").all())
+      .toEqual([{ copy_kind: 1, src_kind: 1, dst_kind: 3, n: 10 }, { copy_kind: 2, src_kind: 3, dst_kind: 1, n: 5 }]); // pageable ↔ device
+    expect((db.prepare('SELECT flags FROM streams s JOIN kernels k ON k.stream_id = s.id LIMIT 1').get() as { flags: number }).flags & 1).toBe(1);
+    db.close();
+    // The diagnosis reads it like a recording: everything on one stream, synchronous pageable copies.
+    const rec = openRecording(out, { readonly: true });
+    const trace = loadTrace(rec);
+    const host = loadHost(rec, trace.ops);
+    rec.close();
+    expect(Array.from(host.opCall).every((k) => k >= 0)).toBe(true);
+  });
+
+  it('refuses a SQLite file that is not an Nsight export, naming it', async () => {
+    await expect(importTrace(path.join(recordings, 'normalise-serial.sqlite'), path.join(dir, 'x.sqlite')))
+      .rejects.toThrow(/normalise-serial\.sqlite: not an Nsight Systems SQLite export/);
+  });
+});
