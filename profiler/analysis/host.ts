@@ -2,7 +2,7 @@
 // thread, the calls behind each GPU operation (by correlation id), CUDA
 // event records and stream waits. Pure data like trace.ts: the diagnosis
 // and the what-if replay read these arrays, never SQLite.
-import { loadCallColumns } from '../native/addon.ts';
+import { loadCallColumns, type CallColumns } from '../native/addon.ts';
 import type { Db } from '../store/database.ts';
 import type { GpuOps } from './trace.ts';
 
@@ -56,9 +56,9 @@ export interface Host {
   threads: Map<string, Int32Array>;
 }
 
-export function loadHost(db: Db, ops: GpuOps): Host {
+export function loadHost(db: Db, ops: GpuOps, columns?: CallColumns): Host {
   // Read natively, like the operations (trace.ts): millions of calls.
-  const calls: HostCalls = loadCallColumns(db.name);
+  const calls: HostCalls = columns ?? loadCallColumns(db.name);
 
   // Correlation ids are handed out in sequence within a process, so a dense
   // array per process finds a call in O(1) without a 10-million-entry Map.

@@ -1,5 +1,6 @@
 // One call for what the report, the check and the app need from a recording:
 // the trace, its host calls and the diagnosis.
+import { loadTimelineColumns } from '../native/addon.ts';
 import type { Db } from '../store/database.ts';
 import { diagnose, type Diagnosis } from './diagnose.ts';
 import { loadHost, type Host } from './host.ts';
@@ -12,7 +13,8 @@ export interface Analysis {
 }
 
 export function analyze(db: Db): Analysis {
-  const trace = loadTrace(db);
-  const host = loadHost(db, trace.ops);
+  const columns = loadTimelineColumns(db.name);
+  const trace = loadTrace(db, columns.ops);
+  const host = loadHost(db, trace.ops, columns.calls);
   return { trace, host, diagnosis: diagnose(trace, host) };
 }

@@ -3,7 +3,7 @@
 // start time. Pure data: the analysis functions never touch SQLite.
 import type { Db } from '../store/database.ts';
 import { readMeta } from '../store/database.ts';
-import { loadOpColumns } from '../native/addon.ts';
+import { loadOpColumns, type OpColumns } from '../native/addon.ts';
 import type { Ns } from '../time.ts';
 
 export const OpKind = { Kernel: 1, Memcpy: 2, Memset: 3 } as const;
@@ -120,7 +120,8 @@ export function allocateOps(n: number): GpuOps {
   };
 }
 
-export function loadTrace(db: Db): Trace {
+/** `columns`: already loaded (analysis/load.ts reads ops and calls together); read here otherwise. */
+export function loadTrace(db: Db, columns?: OpColumns): Trace {
   const meta = readMeta(db);
   const devices = db.prepare(`SELECT id, uuid, ordinal, name, cc_major AS ccMajor, cc_minor AS ccMinor,
       sm_count AS smCount, async_engine_count AS asyncEngineCount, concurrent_kernels AS concurrentKernels,
@@ -132,7 +133,7 @@ export function loadTrace(db: Db): Trace {
 
   // Columns come from the native loader: one JS object per row would cost
   // ~0.8 µs each, seconds for millions of operations.
-  const c = loadOpColumns(db.name);
+  const c = columns ?? loadOpColumns(db.name);
   const ops: GpuOps = {
     length: c.length,
     kind: c.kind,

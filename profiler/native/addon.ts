@@ -107,6 +107,7 @@ interface AddonModule {
   cuptiInfo(libraryPath?: string): CuptiInfo;
   loadOps(dbPath: string): OpColumns;
   loadCalls(dbPath: string): CallColumns;
+  loadTimeline(dbPath: string): { ops: OpColumns; calls: CallColumns };
   Ingest: new (dbPath: string, options: { originNs: bigint }) => IngestInstance;
 }
 
@@ -135,6 +136,11 @@ export function cuptiInfo(libraryPath?: string): CuptiInfo {
 /** Kernels, memcpys and memsets of a recording as columns, in (start, kind, id) order. */
 export function loadOpColumns(dbPath: string): OpColumns {
   return addon().loadOps(dbPath);
+}
+
+/** Both, read on two threads at once. */
+export function loadTimelineColumns(dbPath: string): { ops: OpColumns; calls: CallColumns } {
+  return addon().loadTimeline(dbPath);
 }
 
 /** API calls of a recording as columns, in (start, id) order. */
