@@ -10,9 +10,12 @@
 //            StreamScope / torch.profiler on an equivalent PyTorch loop.
 //            Target: StreamScope's added time per launch ≤ 1.1 × the floor's.
 //
-// Options: --only ingest|overhead, --launches N (overhead loop), --pairs N,
+//  analysis  the diagnosis of a 10-million-operation recording. Target: < 5 s.
+//  import    a 1 GB Chrome trace imported as a stream: time and peak memory.
+//
+// Options: --only ingest|analysis|import|overhead, --analysis-launches N, --import-mb N, --launches N (overhead loop), --pairs N,
 // --ingest-launches N, --json FILE (write the results).
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -21,6 +24,7 @@ import { devices, Ingest } from '../profiler/native/addon.ts';
 import { collectorLibraryPath, repoRoot, runnerPath, syntheticStreamToolPath } from '../profiler/native/paths.ts';
 import { decodeHeader } from '../profiler/record/decoder.ts';
 import { beginBulkLoad, createRecording, endBulkLoad, openRecording } from '../profiler/store/database.ts';
+import { analyze } from '../profiler/analysis/load.ts';
 
 const { values } = parseArgs({
   options: {
@@ -28,6 +32,8 @@ const { values } = parseArgs({
     launches: { type: 'string', default: '300000' },
     pairs: { type: 'string', default: '8' },
     'ingest-launches': { type: 'string', default: '2000000' },
+    'analysis-launches': { type: 'string', default: '10000000' },
+    'import-mb': { type: 'string', default: '1024' },
     json: { type: 'string' },
   },
 });
@@ -149,8 +155,90 @@ function benchOverhead(): void {
   lines.push(`          StreamScope added / floor added = ${(ssAdded / floorAdded).toFixed(2)} (target ≤ 1.10)`);
 }
 
-if (values.only !== 'overhead') await benchIngest();
-if (values.only !== 'ingest') {
+/**
+ * analysis: the diagnosis of a 10-million-operation recording (10 M kernel
+ * launches: 10 M kernels and 10 M API calls, from the C++ encoder's
+ * launch-bound stream, ingested natively). Target: < 5 s.
+ */
+async function benchAnalysis(): Promise<void> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ss-bench-'));
+  try {
+    const stream = path.join(dir, 'big.ssr');
+    const launches = values['analysis-launches']!;
+    execFileSync(syntheticStreamToolPath(), ['--out', stream, '--bench-launches', launches]);
+    const out = path.join(dir, 'big.sqlite');
+    execFileSync(process.execPath, [path.join(repoRoot, 'profiler/cli/streamscope.ts'), 'ingest', '-o', out, stream], { stdio: 'ignore' });
+    fs.rmSync(stream);
+    const runs: number[] = [];
+    let ops = 0;
+    let findings = 0;
+    for (let i = 0; i < 3; i++) {
+      const db = openRecording(out, { readonly: true });
+      const t0 = performance.now();
+      const a = analyze(db);
+      runs.push((performance.now() - t0) / 1000);
+      ops = a.trace.ops.length;
+      findings = a.diagnosis.findings.length;
+      db.close();
+    }
+    const mid = median(runs);
+    results.analysis = { operations: ops, runs, medianSeconds: mid, target: 5 };
+    lines.push(`analysis  ${ops.toLocaleString('en-US')} GPU operations (+ as many API calls) diagnosed in ${runs.map((r) => r.toFixed(2)).join(', ')} s (${findings} findings)`);
+    lines.push(`          median ${mid.toFixed(2)} s = ${(mid / 5).toFixed(2)} × the 5 s budget`);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * import: a ~1 GB Chrome trace (Kineto conventions, generated) imported as a
+ * stream; peak memory of the importing process against the file size.
+ */
+async function benchImport(): Promise<void> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ss-bench-'));
+  try {
+    const json = path.join(dir, 'big.json');
+    const target = Number(values['import-mb']) * 2 ** 20;
+    const fd = fs.openSync(json, 'w');
+    fs.writeSync(fd, '{"schemaVersion": 1, "traceEvents": [\n');
+    let written = 0;
+    let n = 0;
+    const chunk: string[] = [];
+    while (written < target) {
+      const ts = 1000 + n * 2;
+      const ev = n % 2 === 0
+        ? { ph: 'X', cat: 'cuda_runtime', name: 'cudaLaunchKernel', pid: 1, tid: 1, ts, dur: 1.5, args: { cbid: 211, correlation: n } }
+        : { ph: 'X', cat: 'kernel', name: 'void kernel_with_a_realistically_long_templated_name<float, 128>(float*, int)', pid: 0, tid: 7 + (n % 8), ts: ts + 3, dur: 1.2,
+            args: { device: 0, context: 1, stream: 7 + (n % 8), correlation: n - 1, grid: [128, 1, 1], block: [256, 1, 1], 'registers per thread': 32, 'shared memory': 0 } };
+      const line = (n ? ',\n' : '') + JSON.stringify(ev);
+      chunk.push(line);
+      written += line.length;
+      n++;
+      if (chunk.length === 10000) fs.writeSync(fd, chunk.splice(0).join(''));
+    }
+    fs.writeSync(fd, chunk.join('') + '\n]}\n');
+    fs.closeSync(fd);
+    const bytes = fs.statSync(json).size;
+    const out = path.join(dir, 'big.sqlite');
+    const t0 = performance.now();
+    // A child process, so its peak resident memory is the importer's alone.
+    const r = spawnSync('/usr/bin/time', ['-f', '%M', process.execPath, path.join(repoRoot, 'profiler/cli/streamscope.ts'), 'import', json, '-o', out],
+      { encoding: 'utf8' });
+    if (r.status !== 0) throw new Error(`import failed: ${r.stderr}`);
+    const seconds = (performance.now() - t0) / 1000;
+    const peakKb = Number(/(\d+)\s*$/.exec(r.stderr)?.[1] ?? NaN);
+    results.import = { bytes, events: n, seconds, peakRssBytes: peakKb * 1024 };
+    lines.push(`import    ${(bytes / 2 ** 20).toFixed(0)} MiB Chrome trace (${n.toLocaleString('en-US')} events) imported in ${seconds.toFixed(1)} s, ` +
+      `peak memory ${(peakKb / 1024).toFixed(0)} MiB = ${((peakKb * 1024) / bytes).toFixed(2)} × the file`);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+if (values.only === undefined || values.only === 'ingest') await benchIngest();
+if (values.only === undefined || values.only === 'analysis') await benchAnalysis();
+if (values.only === undefined || values.only === 'import') await benchImport();
+if (values.only === undefined || values.only === 'overhead') {
   const inv = devices();
   if (inv.devices.length === 0) lines.push(`overhead  skipped: no GPU here (${inv.error})`);
   else benchOverhead();
