@@ -136,3 +136,26 @@ export function subtract(a: IntervalList, b: IntervalList): IntervalList {
   }
   return Float64Array.from(out);
 }
+
+/** a ∩ b as a list (merge walk). */
+export function intersect(a: IntervalList, b: IntervalList): IntervalList {
+  const out: number[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < a.length && j < b.length) {
+    const s = Math.max(a[i]!, b[j]!);
+    const e = Math.min(a[i + 1]!, b[j + 1]!);
+    if (e > s) out.push(s, e);
+    if (a[i + 1]! < b[j + 1]!) i += 2;
+    else j += 2;
+  }
+  return Float64Array.from(out);
+}
+
+/** Union of several lists. */
+export function unionOfLists(lists: IntervalList[]): IntervalList {
+  const starts: number[] = [];
+  const ends: number[] = [];
+  for (const l of lists) for (let k = 0; k < l.length; k += 2) { starts.push(l[k]!); ends.push(l[k + 1]!); }
+  return unionOfPairs(starts, ends);
+}

@@ -98,3 +98,25 @@ describe('diagnosis of the H100 runner recordings', () => {
     expect(findings.find((x) => x.kind === 'device-full')?.severity).toBe('info');
   });
 });
+
+describe('what the legacy default stream cost, against the measured difference', () => {
+  // The cost counts only time when held-back work had its engine free: it
+  // should be about what the concurrent run of the same work saved.
+  for (const workload of ['normalise', 'matmul', 'transpose']) {
+    it(`${workload}: cost within 30% of (default-stream span − concurrent span)`, () => {
+      const span = (file: string) => {
+        const db = openRecording(path.join(dir, file), { readonly: true });
+        const t = loadTrace(db);
+        db.close();
+        let s = Infinity;
+        let e = -Infinity;
+        for (let i = 0; i < t.ops.length; i++) { s = Math.min(s, t.ops.start[i]!); e = Math.max(e, t.ops.end[i]!); }
+        return e - s;
+      };
+      const measured = span(`${workload}-default-stream.sqlite`) - span(`${workload}-concurrent.sqlite`);
+      const { findings } = findingsOf(`${workload}-default-stream.sqlite`);
+      const cost = findings.find((f) => f.kind === 'legacy-default-stream')!.costNs;
+      expect(Math.abs(cost - measured) / measured).toBeLessThan(0.3);
+    });
+  }
+});

@@ -137,12 +137,12 @@ Ingest::Ingest(const std::string& db_path, uint64_t origin_ns) : db_path_(db_pat
       "INSERT INTO zones (table_id, lane, start_ns, first_id, last_id, end_ns, rows, min_correlation, max_correlation)"
       " VALUES (?,?,?,?,?,?,?,?,?)");
   // zones.table_id values: SCHEMA.md (and profiler/store/zones.ts).
-  kernels_ = PendingTable{1, ins_kernel_, 25};
-  memcpys_ = PendingTable{2, ins_memcpy_, 15};
-  memsets_ = PendingTable{3, ins_memset_, 12};
-  syncs_ = PendingTable{4, ins_sync_, 9};
-  api_calls_ = PendingTable{5, ins_api_, 9};
-  nvtx_ = PendingTable{6, ins_nvtx_, 6};
+  kernels_.table_id = 1, kernels_.insert = ins_kernel_, kernels_.columns = 25;
+  memcpys_.table_id = 2, memcpys_.insert = ins_memcpy_, memcpys_.columns = 15;
+  memsets_.table_id = 3, memsets_.insert = ins_memset_, memsets_.columns = 12;
+  syncs_.table_id = 4, syncs_.insert = ins_sync_, syncs_.columns = 9;
+  api_calls_.table_id = 5, api_calls_.insert = ins_api_, api_calls_.columns = 9;
+  nvtx_.table_id = 6, nvtx_.insert = ins_nvtx_, nvtx_.columns = 6;
   pending_ = {&kernels_, &memcpys_, &memsets_, &syncs_, &api_calls_, &nvtx_};
   ins_overhead_ = prepare(
       "INSERT INTO overheads (start_ns, end_ns, pid, overhead_kind, object_kind, object_id, correlation_id) VALUES (?,?,?,?,?,?,?)");

@@ -6,7 +6,7 @@
 // program meant. Per-thread default streams and non-blocking streams are
 // exempt, so they are not flagged.
 import { formatDuration } from '../../time.ts';
-import { intersectionLength, unionOfPairs, type IntervalList } from '../intervals.ts';
+import { intersect, lengthOf, subtract, unionOf, unionOfLists, unionOfPairs, type IntervalList } from '../intervals.ts';
 import { addOp, newEvidence, severityByCost, streamLabel, type Context } from './context.ts';
 import type { Finding } from './types.ts';
 
@@ -24,12 +24,27 @@ export function legacyDefaultStream(ctx: Context): Finding[] {
       .map((s, k) => ({ s, k }))
       .filter(({ s, k }) => k !== legacy && ((ctx.streams.get(s)?.flags ?? 0) & 6) === 0);
     if (blocking.length === 0) continue; // alone on the device: nothing to serialize with
-    // Cost: while legacy work ran, other streams had queued work and could
-    // not run; while they ran, legacy work waited. Unions, so that time
-    // is counted once however many streams waited at once.
-    const othersWaiting = merge(blocking.map(({ k }) => pairs.waiting[k]!));
-    const othersRunning = merge(blocking.map(({ k }) => pairs.running[k]!));
-    const cost = intersectionLength(othersWaiting, pairs.running[legacy]!) + intersectionLength(pairs.waiting[legacy]!, othersRunning);
+    // Cost: time a legacy operation ran while another stream had work
+    // queued whose engine (SMs, or the copy engine of its direction) sat
+    // idle: that work was held back by the barrier alone. Work waiting for a
+    // busy engine would have waited anyway, and is not counted.
+    const legacyRunning = pairs.running[legacy]!;
+    const blockedIds = new Set(blocking.map(({ s }) => s));
+    const held: IntervalList[] = [];
+    for (const category of new Set(Array.from(ops.category))) {
+      const starts: number[] = [];
+      const ends: number[] = [];
+      for (let i = 0; i < ops.length; i++) {
+        if (ops.device[i] !== pairs.deviceId || ops.category[i] !== category || !blockedIds.has(ops.stream[i]!)) continue;
+        if (ctx.issue[i]! < ops.start[i]!) { starts.push(ctx.issue[i]!); ends.push(ops.start[i]!); }
+      }
+      if (starts.length === 0) continue;
+      const engineBusy = unionOf(ops, (i) => ops.device[i] === pairs.deviceId && ops.category[i] === category);
+      const engineIdle = subtract(Float64Array.of(ctx.gpuSpan.start, ctx.gpuSpan.end), engineBusy);
+      held.push(intersect(intersect(unionOfPairs(starts, ends), engineIdle), legacyRunning));
+    }
+    const cost = lengthOf(unionOfLists(held));
+    if (cost <= 0) continue; // nothing was held back: the legacy stream's work cost no concurrency
     const ev = newEvidence();
     let count = 0;
     const legacyId = pairs.streamIds[legacy]!;
@@ -42,12 +57,12 @@ export function legacyDefaultStream(ctx: Context): Finding[] {
     const label = streamLabel(ctx, legacyId);
     findings.push({
       kind: 'legacy-default-stream',
-      severity: cost > 0 ? severityByCost(ctx, cost) : 'info',
-      title: `${count} operations on the legacy default stream serialized ${blocking.length} other stream${blocking.length > 1 ? 's' : ''} (${formatDuration(cost)} waiting)`,
+      severity: severityByCost(ctx, cost),
+      title: `${count} operations on the legacy default stream held back work on ${blocking.length} other stream${blocking.length > 1 ? 's' : ''} (${formatDuration(cost)} with its engine idle)`,
       explanation:
         `${label} is the legacy default stream: each operation on it waits until all earlier work on the device's blocking streams has finished, ` +
-        `and work issued to those streams afterwards waits for it. Here the other streams had work queued but not running for ${formatDuration(cost)} ` +
-        `while default-stream work ran, or the default-stream work waited for them.`,
+        `and work issued to those streams afterwards waits for it. Here, while default-stream work ran, other streams had work queued for ` +
+        `${formatDuration(cost)} whose engine was free: it waited for the barrier alone.`,
       fix:
         'Issue this work on the stream of the data it belongs to (pass the stream to the kernel launch / cudaMemcpyAsync), ' +
         'or create the other streams with cudaStreamNonBlocking, or compile with --default-stream per-thread.',
@@ -60,9 +75,3 @@ export function legacyDefaultStream(ctx: Context): Finding[] {
   return findings;
 }
 
-function merge(lists: IntervalList[]): IntervalList {
-  const starts: number[] = [];
-  const ends: number[] = [];
-  for (const l of lists) for (let k = 0; k < l.length; k += 2) { starts.push(l[k]!); ends.push(l[k + 1]!); }
-  return unionOfPairs(starts, ends);
-}
