@@ -14,7 +14,8 @@ import { tempDir } from '../helpers/native.ts';
 const root = path.resolve(import.meta.dirname, '../..');
 const recordings = path.join(root, 'test/fixtures/recordings');
 const ownKineto = path.join(root, 'test/fixtures/kineto/torch_streams_h100.json');
-const sharedKineto = path.resolve(root, '../shared/fixtures/kineto/torch_add_loop_h100.json');
+// Copied unchanged from ../shared/fixtures/kineto/ (see test/fixtures/kineto/PROVENANCE.md).
+const sharedKineto = path.join(root, 'test/fixtures/kineto/torch_add_loop_h100.json');
 const cli = path.join(root, 'profiler/cli/streamscope.ts');
 const dir = tempDir('import');
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
