@@ -152,7 +152,8 @@ function cmdCheck(args: string[]): number {
     throw err;
   }
   if (parsed.json) process.stdout.write(JSON.stringify(result, null, 2) + '\n');
-  (result.pass ? process.stdout : process.stderr).write(checkLine(result) + '\n');
+  // With --json, stdout is the JSON alone; the one line goes to stderr.
+  (result.pass && !parsed.json ? process.stdout : process.stderr).write(checkLine(result) + '\n');
   return result.pass ? 0 : 1;
 }
 

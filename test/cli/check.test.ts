@@ -47,3 +47,12 @@ describe('streamscope check', () => {
     expect(run(['check', fixture('normalise-serial'), '--min-overlap', 'x']).code).toBe(2);
   });
 });
+
+describe('streamscope check --json on a passing run', () => {
+  it('keeps stdout to the JSON document alone', () => {
+    const r = run(['check', fixture('normalise-concurrent'), '--json']);
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout).pass).toBe(true);
+    expect(r.stderr).toMatch(/^PASS /);
+  });
+});
