@@ -120,3 +120,15 @@ describe('what the legacy default stream cost, against the measured difference',
     });
   }
 });
+
+describe('a Numba program as users first write it (numba_user_streams.py on the H100)', () => {
+  it('names pageable copies with their what-if, the syncs and allocations between chunks, and the JIT compile before the first launch', () => {
+    const { findings } = findingsOf('numba_user_streams.sqlite');
+    const pageable = findings.find((f) => f.kind === 'pageable-async-copy')!;
+    expect(pageable.severity).not.toBe('info');
+    expect(pageable.whatIf!.predictedNs).toBeLessThan(pageable.whatIf!.measuredNs);
+    expect(findings.some((f) => f.kind === 'host-blocking-call' && f.title.startsWith('cuStreamSynchronize'))).toBe(true);
+    expect(findings.some((f) => f.kind === 'host-blocking-call' && f.title.startsWith('cuMemAlloc'))).toBe(true);
+    expect(findings.find((f) => f.kind === 'gpu-idle-gap')!.explanation).toMatch(/compiling\/loading kernels \(cuLibraryLoadData/);
+  });
+});

@@ -28,7 +28,11 @@ export function idleGaps(ctx: Context): Finding[] {
     const during = new Map<string, number>();
     for (const g of gaps) {
       const k = callDuring(ctx, (g.start + g.end) / 2);
-      const what = k >= 0 ? nameOfCall(ctx, k) : 'host code between CUDA calls';
+      // A module load inside the gap: the host was compiling or loading
+      // kernels (JIT: Numba, Triton, torch.compile compile at first launch).
+      const load = moduleLoadIn(ctx, g.start, g.end);
+      const what = load >= 0 ? `compiling/loading kernels (${nameOfCall(ctx, load)} before the next launch)`
+        : k >= 0 ? nameOfCall(ctx, k) : 'host code between CUDA calls';
       during.set(what, (during.get(what) ?? 0) + g.end - g.start);
       if (k >= 0) addCall(ctx, ev, k);
       ev.window.start = ev.window.end === 0 ? g.start : Math.min(ev.window.start, g.start);
@@ -87,6 +91,22 @@ export function lowUtilization(ctx: Context): Finding[] {
     });
   }
   return findings;
+}
+
+const MODULE_LOAD = /^(cuModuleLoad\w*|cuLibraryLoad\w*|cudaLibraryLoad\w*|cuLinkComplete)$/;
+
+/** A module/library load call that starts inside [from, to], or -1. */
+function moduleLoadIn(ctx: Context, from: number, to: number): number {
+  const { calls } = ctx.host;
+  let lo = 0;
+  let hi = calls.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (calls.start[mid]! < from) lo = mid + 1;
+    else hi = mid;
+  }
+  for (let k = lo; k < calls.length && calls.start[k]! <= to; k++) if (MODULE_LOAD.test(nameOfCall(ctx, k))) return k;
+  return -1;
 }
 
 /** The outermost API call in progress at time t on any thread, or -1 (binary search over start-sorted calls). */
