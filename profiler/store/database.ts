@@ -73,7 +73,17 @@ export function openRecording(file: string, opts: OpenOptions = {}): Db {
     const version = db.pragma('user_version', { simple: true }) as number;
     if (version < latestSchemaVersion) {
       if (opts.readonly) {
-        throw new RecordingFileError(file, `schema version ${version} needs migrating to ${latestSchemaVersion}; open it writable once`);
+        // Reading an older recording: migrate it in place once (each step
+        // only adds what the newer code reads; nothing recorded is dropped),
+        // then read it. A file we may not write is refused with the reason.
+        db.close();
+        try {
+          fs.accessSync(file, fs.constants.W_OK);
+        } catch {
+          throw new RecordingFileError(file, `schema version ${version} needs migrating to ${latestSchemaVersion}, and the file is not writable: copy it somewhere writable and open the copy`);
+        }
+        openRecording(file).close();
+        return openRecording(file, opts);
       }
       migrate(db, file);
     }

@@ -76,7 +76,7 @@ describe('recording files', () => {
     }).toThrow(file);
   });
 
-  it('migrates a version-1 recording to the latest schema, keeping its rows; read-only opening says so instead', () => {
+  it('migrates a version-1 recording to the latest schema, keeping its rows (also when opened to read); a read-only file is refused with the reason', () => {
     const file = path.join(dir, 'v1.sqlite');
     const db = new Database(file);
     db.exec(migrations[0]!.sql);
@@ -85,7 +85,16 @@ describe('recording files', () => {
     db.prepare('INSERT INTO contexts (pid, cupti_context_id) VALUES (1, 1)').run();
     db.prepare('INSERT INTO streams (pid, context_id, cupti_stream_id, flags) VALUES (1, 1, 13, 2)').run();
     db.close();
-    expect(() => openRecording(file, { readonly: true })).toThrow(`${file}: schema version 1 needs migrating to ${latestSchemaVersion}`);
+    const readOnlyCopy = path.join(dir, 'v1-readonly.sqlite');
+    fs.copyFileSync(file, readOnlyCopy);
+    fs.chmodSync(readOnlyCopy, 0o444);
+    if (process.getuid?.() !== 0) {
+      // (root may write anyway, so the refusal is only checked for other users)
+      expect(() => openRecording(readOnlyCopy, { readonly: true })).toThrow(`${readOnlyCopy}: schema version 1 needs migrating to ${latestSchemaVersion}, and the file is not writable`);
+    }
+    const reading = openRecording(file, { readonly: true });
+    expect(reading.pragma('user_version', { simple: true })).toBe(latestSchemaVersion);
+    reading.close();
     const migrated = openRecording(file);
     expect(migrated.pragma('user_version', { simple: true })).toBe(latestSchemaVersion);
     expect(migrated.prepare('SELECT cupti_stream_id, flags, created_by_correlation_id FROM streams').all())
