@@ -10,6 +10,8 @@ import { importTrace } from '../import/index.ts';
 import { diffRecordings } from '../compare/diff.ts';
 import { formatDiff } from '../compare/format.ts';
 import { formatDuration } from '../time.ts';
+import { startServer } from '../serve/server.ts';
+import { repoRoot } from '../native/paths.ts';
 import { TraceFormatError } from '../import/json-events.ts';
 import { checkLine, CheckUsageError, parseCheckArgs, runCheck } from './check.ts';
 import { devices } from '../native/addon.ts';
@@ -30,6 +32,7 @@ usage:
   streamscope record [-o FILE] [--force] --workload NAME --scenario NAME
                      [--size N] [--iterations N] [--streams N] [--chunks N] [--variant V]
   streamscope report FILE [--json]
+  streamscope serve FILE... [--port N]       (the timeline in a browser, read-only)
   streamscope diff A.sqlite B.sqlite [--json] [--fail-if-slower 5%]
   streamscope import TRACE -o OUT.sqlite     (PyTorch profiler / Kineto or any Chrome trace JSON)
   streamscope export FILE -o OUT.json        (Chrome trace JSON: Perfetto UI, chrome://tracing)
@@ -230,6 +233,30 @@ function cmdDiff(args: string[]): number {
   return 0;
 }
 
+async function cmdServe(args: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { port: { type: 'string' }, host: { type: 'string' } } });
+  if (positionals.length === 0) fail('usage: streamscope serve FILE... [--port N] [--host 127.0.0.1]', 2);
+  const host = values.host ?? '127.0.0.1';
+  if (!['127.0.0.1', 'localhost', '::1'].includes(host)) {
+    process.stderr.write(`streamscope: serving on ${host}: anyone who can reach it and has the URL's token can read these recordings\n`);
+  }
+  const server = await startServer({
+    files: positionals, port: values.port ? Number(values.port) : 0, host, staticDir: path.join(repoRoot, 'renderer/dist'),
+    onOpenError: (_file, message) => process.stderr.write(`streamscope: ${message}\n`),
+  });
+  if (server.failed.length === positionals.length) {
+    await server.close();
+    fail('none of the files could be opened', 2);
+  }
+  process.stdout.write(`StreamScope (read-only browser mode): ${server.url}\n`);
+  await new Promise<void>((resolve) => {
+    const stop = () => { void server.close().then(resolve); };
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  });
+  return 0;
+}
+
 function cmdDevices(args: string[]): number {
   const { values } = parseArgs({ args, options: { json: { type: 'boolean' } } });
   const inv = devices();
@@ -274,6 +301,7 @@ async function main(argv: string[]): Promise<number> {
     case 'export': return cmdExport(rest);
     case 'import': return cmdImport(rest);
     case 'diff': return cmdDiff(rest);
+    case 'serve': return cmdServe(rest);
     case 'devices': return cmdDevices(rest);
     case 'ingest': return cmdIngest(rest);
     case 'dump-stream': return cmdDumpStream(rest);

@@ -309,6 +309,10 @@ export interface ApiErrorShape {
   file?: string;
 }
 
+/** A finding of the diagnosis (profiler/analysis/findings/types.ts; documented in profiler/README.md). */
+export type { Finding } from '../analysis/findings/types.ts';
+import type { Finding } from '../analysis/findings/types.ts';
+
 export interface StreamScopeApi {
   capabilities(): Promise<Capabilities>;
   /** Recordings open in this session (browser mode: the files given to `serve`). */
@@ -324,6 +328,8 @@ export interface StreamScopeApi {
   details(recordingId: string, ref: ItemRef): Promise<ItemDetails>;
   search(recordingId: string, request: SearchRequest): Promise<SearchResponse>;
   stats(recordingId: string): Promise<StatsResponse>;
+  /** The diagnosis: why streams did not overlap, worst first, with evidence ids and what-if estimates. */
+  findings(recordingId: string): Promise<Finding[]>;
   /** Electron only: starts `streamscope record`; poll with recordStatus. */
   record(request: RecordRequest): Promise<RecordProgress>;
   recordStatus(jobId: string): Promise<RecordProgress>;
@@ -342,6 +348,7 @@ export const apiMethods = [
   'details',
   'search',
   'stats',
+  'findings',
   'record',
   'recordStatus',
 ] as const satisfies readonly (keyof StreamScopeApi)[];

@@ -1,0 +1,66 @@
+// StreamScopeApi as the desktop app answers it: recordings through the query
+// worker, files through the dialog and the recent list, recordings through
+// record jobs. Plain module: Electron's pieces (the dialog) come in as
+// functions, so tests run the real worker, list and jobs under Node.
+import type { Capabilities, RecordingHandle, StreamScopeApi } from '../profiler/query/api.ts';
+import { toApiError } from './ipc.ts';
+import type { QueryBackend } from './query-backend.ts';
+import type { RecentFiles } from './recent-files.ts';
+import type { RecordJobs } from './record-jobs.ts';
+
+export interface MainApiDeps {
+  query: QueryBackend;
+  recent: RecentFiles;
+  jobs: RecordJobs;
+  version: string;
+  /** Electron's open dialog: chosen paths, or null when cancelled. */
+  showOpenDialog: () => Promise<string[] | null>;
+  /** Whether this machine can record (a GPU the driver reports); asked once. */
+  canRecord: () => Promise<boolean>;
+  /** Told after every successful open (menu, dialog, drop, argv, record). */
+  onOpened?: (recording: RecordingHandle) => void;
+}
+
+export function createMainApi(deps: MainApiDeps): StreamScopeApi & { openFile(path: string): Promise<RecordingHandle> } {
+  let canRecord: Promise<boolean> | null = null;
+
+  /** Opens a file and keeps the recent list in step (a file that is gone leaves it). */
+  const openFile = async (file: string): Promise<RecordingHandle> => {
+    try {
+      const handle = await deps.query.openRecording(file);
+      deps.recent.add(file);
+      deps.onOpened?.(handle);
+      return handle;
+    } catch (err) {
+      if (toApiError(err).code === 'not-found') deps.recent.remove(file);
+      throw err;
+    }
+  };
+
+  return {
+    openFile,
+    async capabilities(): Promise<Capabilities> {
+      canRecord ??= deps.canRecord().catch(() => false);
+      return { mode: 'electron', version: deps.version, canOpenFiles: true, canRecord: await canRecord };
+    },
+    listRecordings: () => deps.query.listRecordings(),
+    openRecording: (file) => openFile(file),
+    async showOpenDialog() {
+      const files = await deps.showOpenDialog();
+      if (!files || files.length === 0) return null;
+      const handles: RecordingHandle[] = [];
+      for (const f of files) handles.push(await openFile(f));
+      return handles;
+    },
+    recentFiles: async () => deps.recent.list(),
+    summary: (id) => deps.query.summary(id),
+    window: (id, r) => deps.query.window(id, r),
+    concurrency: (id, r) => deps.query.concurrency(id, r),
+    details: (id, ref) => deps.query.details(id, ref),
+    search: (id, r) => deps.query.search(id, r),
+    stats: (id) => deps.query.stats(id),
+    findings: (id) => deps.query.findings(id),
+    record: async (request) => deps.jobs.start(request),
+    recordStatus: async (jobId) => deps.jobs.status(jobId),
+  };
+}

@@ -1,0 +1,223 @@
+// Electron main process: the window, its security, menus, dialogs and the IPC
+// handlers. Everything with logic lives in plain modules beside this file
+// (ipc.ts, record-jobs.ts, recent-files.ts, window-options.ts, protocol.ts,
+// argv.ts, main-api.ts) and is tested under Node; this file is the glue that
+// needs Electron itself. Built to app/dist/main.cjs (app/vite.config.ts).
+import fs from 'node:fs';
+import path from 'node:path';
+import { app, BrowserWindow, dialog, ipcMain, Menu, protocol, session, type MenuItemConstructorOptions, type WebContents } from 'electron';
+import { apiMethods, type RecordingHandle } from '../profiler/query/api.ts';
+import { filesFromArgs, userArgs } from './argv.ts';
+import { EVENT_CHANNEL, type AppEvent } from './channels.ts';
+import { channelFor, dispatch, toApiError } from './ipc.ts';
+import { createMainApi } from './main-api.ts';
+import { appProtocolResponse } from './protocol.ts';
+import { QueryClient } from './query-client.ts';
+import { RecentFiles } from './recent-files.ts';
+import { probeGpu, RecordJobs, type CliInvocation } from './record-jobs.ts';
+import { APP_ENTRY_URL, APP_SCHEME, browserWindowOptions, isAppUrl } from './window-options.ts';
+
+// app/dist/main.cjs → the app root (the repository, or resources/app.asar).
+const distDir = __dirname;
+const appRoot = path.resolve(distDir, '..', '..');
+const rendererDir = path.join(appRoot, 'renderer', 'dist');
+
+// A packaged app carries the native parts as extraResources
+// (electron-builder.yml); profiler/native/paths.ts finds them through these.
+if (app.isPackaged) {
+  const native = path.join(process.resourcesPath, 'native');
+  process.env.STREAMSCOPE_COLLECTOR ??= path.join(native, 'libstreamscope_collector.so');
+  process.env.STREAMSCOPE_RUNNER ??= path.join(native, 'streamscope-runner');
+  process.env.STREAMSCOPE_ADDON_PATH ??= path.join(native, 'streamscope_addon.node');
+}
+
+// `streamscope record` and `devices` run as Node processes: Electron's own
+// binary in Node mode, on the bundled CLI (Electron may not strip TypeScript).
+const cli: CliInvocation = {
+  command: process.execPath,
+  args: [path.join(distDir, 'streamscope-cli.cjs')],
+  env: { ELECTRON_RUN_AS_NODE: '1' },
+};
+
+protocol.registerSchemesAsPrivileged([
+  { scheme: APP_SCHEME, privileges: { standard: true, secure: true, supportFetchAPI: true, codeCache: true } },
+]);
+
+// One instance: `streamscope open FILE` while the app runs opens FILE there.
+if (!app.requestSingleInstanceLock()) {
+  app.quit();
+} else {
+  main();
+}
+
+function main(): void {
+  const userData = app.getPath('userData');
+  const recent = new RecentFiles(userData);
+  const query = new QueryClient({ workerPath: path.join(distDir, 'query-worker.cjs') });
+  let win: BrowserWindow | null = null;
+  let pageReady = false;
+  const queued: AppEvent[] = [];
+
+  const send = (event: AppEvent) => {
+    if (win && pageReady) win.webContents.send(EVENT_CHANNEL, event);
+    else queued.push(event);
+  };
+
+  const jobs = new RecordJobs({
+    outputDir: path.join(userData, 'recordings'),
+    cli,
+    cwd: app.getPath('home'),
+    open: (file) => api.openFile(file),
+  });
+
+  const api = createMainApi({
+    query,
+    recent,
+    jobs,
+    version: app.getVersion(),
+    canRecord: () => probeGpu(cli),
+    showOpenDialog: async () => {
+      const options: Electron.OpenDialogOptions = {
+        title: 'Open recording',
+        properties: ['openFile', 'multiSelections'],
+        filters: [
+          { name: 'StreamScope recordings', extensions: ['sqlite', 'db'] },
+          { name: 'All files', extensions: ['*'] },
+        ],
+      };
+      const r = win ? await dialog.showOpenDialog(win, options) : await dialog.showOpenDialog(options);
+      return r.canceled ? null : r.filePaths;
+    },
+    onOpened: (recording: RecordingHandle) => {
+      send({ type: 'recording-opened', recording });
+      buildMenu();
+    },
+  });
+
+  const openFiles = async (files: string[]) => {
+    for (const f of files) {
+      try {
+        await api.openFile(f);
+      } catch (err) {
+        send({ type: 'open-failed', error: toApiError(err) });
+        buildMenu();
+      }
+    }
+  };
+
+  // IPC: one handler per API method; only the app's own page may call.
+  for (const method of apiMethods) {
+    const channel = channelFor(method);
+    ipcMain.handle(channel, (event, ...args: unknown[]) => {
+      const url = event.senderFrame?.url ?? '';
+      if (!isAppUrl(url)) {
+        return { ok: false, error: { code: 'forbidden', message: `IPC from ${url || 'an unknown frame'} refused` } };
+      }
+      return dispatch(api, channel, args);
+    });
+  }
+
+  function buildMenu(): void {
+    const recentFiles = recent.list();
+    const file: MenuItemConstructorOptions = {
+      label: '&File',
+      submenu: [
+        {
+          label: 'Open…',
+          accelerator: 'CmdOrCtrl+O',
+          click: () => void api.showOpenDialog().catch((err) => send({ type: 'open-failed', error: toApiError(err) })),
+        },
+        {
+          label: 'Open Recent',
+          enabled: recentFiles.length > 0,
+          submenu: [
+            ...recentFiles.map((f): MenuItemConstructorOptions => ({ label: f, click: () => void openFiles([f]) })),
+            { type: 'separator' },
+            { label: 'Clear Recent', click: () => { recent.clear(); buildMenu(); } },
+          ],
+        },
+        { label: 'Record…', accelerator: 'CmdOrCtrl+Shift+R', click: () => send({ type: 'menu', action: 'record' }) },
+        // Export is its own issue; the item is here so the menu does not move later.
+        { label: 'Export…', accelerator: 'CmdOrCtrl+E', enabled: false },
+        { type: 'separator' },
+        { role: 'quit' },
+      ],
+    };
+    const template: MenuItemConstructorOptions[] = [
+      file,
+      { role: 'editMenu' },
+      {
+        label: '&View',
+        submenu: [
+          { role: 'resetZoom' }, { role: 'zoomIn' }, { role: 'zoomOut' }, { type: 'separator' }, { role: 'togglefullscreen' },
+          ...(app.isPackaged ? [] : [{ type: 'separator' } as const, { role: 'reload' } as const, { role: 'toggleDevTools' } as const]),
+        ],
+      },
+      {
+        role: 'help',
+        submenu: [{
+          label: 'About StreamScope',
+          click: () => void dialog.showMessageBox({ title: 'StreamScope', message: `StreamScope ${app.getVersion()}`, detail: 'Are my CUDA streams really running concurrently, and if not, why not?' }),
+        }],
+      },
+    ];
+    Menu.setApplicationMenu(Menu.buildFromTemplate(template));
+  }
+
+  // Every web contents (the window, and anything it might try to create).
+  app.on('web-contents-created', (_e, contents: WebContents) => {
+    contents.setWindowOpenHandler(() => ({ action: 'deny' }));
+    contents.on('will-navigate', (event, url) => {
+      if (!isAppUrl(url)) event.preventDefault();
+    });
+    contents.on('will-redirect', (event, url) => {
+      if (!isAppUrl(url)) event.preventDefault();
+    });
+    contents.on('will-attach-webview', (event) => event.preventDefault());
+  });
+
+  app.on('second-instance', (_e, argv, cwd) => {
+    void openFiles(filesFromArgs(userArgs(argv, app.isPackaged), cwd));
+    if (win) {
+      if (win.isMinimized()) win.restore();
+      win.focus();
+    }
+  });
+
+  app.on('window-all-closed', () => app.quit());
+  let quitting = false;
+  app.on('before-quit', (event) => {
+    if (quitting) return;
+    quitting = true;
+    event.preventDefault();
+    void jobs.stopAll().finally(() => {
+      query.close();
+      app.quit();
+    });
+  });
+
+  void app.whenReady().then(() => {
+    // Nothing from outside: no permissions (camera, notifications, ...), and
+    // only app:// is ever loaded (the window cannot navigate elsewhere).
+    session.defaultSession.setPermissionRequestHandler((_wc, _perm, callback) => callback(false));
+    session.defaultSession.setPermissionCheckHandler(() => false);
+    protocol.handle(APP_SCHEME, (request) => appProtocolResponse(request.url, rendererDir));
+
+    buildMenu();
+    win = new BrowserWindow(browserWindowOptions(path.join(distDir, 'preload.cjs')));
+    win.once('ready-to-show', () => win?.show());
+    win.webContents.on('did-finish-load', () => {
+      pageReady = true;
+      for (const e of queued.splice(0)) win?.webContents.send(EVENT_CHANNEL, e);
+    });
+    win.on('closed', () => {
+      win = null;
+      pageReady = false;
+    });
+    if (!fs.existsSync(path.join(rendererDir, 'index.html'))) {
+      dialog.showErrorBox('StreamScope', `The user interface is not built: ${rendererDir}/index.html is missing (run \`npm run build:renderer\`).`);
+    }
+    void win.loadURL(APP_ENTRY_URL);
+    void openFiles(filesFromArgs(userArgs(process.argv, app.isPackaged), process.cwd()));
+  });
+}

@@ -1,0 +1,104 @@
+// Main-process side of the query worker: the data methods of the API as
+// promises, each a message to the worker thread (query-worker.ts). A worker
+// that dies (native crash in a reader, out of memory) rejects what was in
+// flight with 'internal' and is started again on the next call (recordings
+// must then be opened again: the ids of the old worker are gone).
+import { Worker } from 'node:worker_threads';
+import type { RecordingHandle } from '../profiler/query/api.ts';
+import { ApiError, type IpcResult } from './ipc.ts';
+import type { QueryBackend, QueryMethod } from './query-backend.ts';
+import type { QueryRequestMessage, QueryResponseMessage } from './query-worker.ts';
+
+export interface QueryClientOptions {
+  /** The worker's entry: app/query-worker.ts under Node 22, app/dist/query-worker.cjs in Electron. */
+  workerPath: string | URL;
+  /** A query answering later than this is reported as failed (the worker keeps running). */
+  timeoutMs?: number;
+}
+
+interface Pending {
+  resolve: (v: unknown) => void;
+  reject: (e: unknown) => void;
+  timer: NodeJS.Timeout;
+}
+
+export class QueryClient implements QueryBackend {
+  readonly #opts: Required<QueryClientOptions>;
+  #worker: Worker | null = null;
+  #nextId = 1;
+  readonly #pending = new Map<number, Pending>();
+
+  constructor(opts: QueryClientOptions) {
+    this.#opts = { timeoutMs: 120_000, ...opts };
+  }
+
+  #ensureWorker(): Worker {
+    if (this.#worker) return this.#worker;
+    const worker = new Worker(this.#opts.workerPath);
+    worker.on('message', (msg: QueryResponseMessage) => {
+      const p = this.#pending.get(msg.id);
+      if (!p) return;
+      this.#pending.delete(msg.id);
+      clearTimeout(p.timer);
+      if (msg.result.ok) p.resolve(msg.result.value);
+      else p.reject(msg.result.error);
+    });
+    const died = (why: string) => {
+      if (this.#worker !== worker) return;
+      this.#worker = null;
+      for (const [id, p] of this.#pending) {
+        clearTimeout(p.timer);
+        p.reject({ code: 'internal', message: `the query worker stopped (${why}); try again` });
+        this.#pending.delete(id);
+      }
+    };
+    worker.on('error', (err) => died(err.message));
+    worker.on('exit', (code) => died(`exit code ${code}`));
+    // Idle worker must not keep a CLI or a test process alive.
+    worker.unref();
+    this.#worker = worker;
+    return worker;
+  }
+
+  #call<T>(method: QueryMethod, args: unknown[]): Promise<T> {
+    const worker = this.#ensureWorker();
+    const id = this.#nextId++;
+    return new Promise<T>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.#pending.delete(id);
+        reject(new ApiError('internal', `${method} took longer than ${Math.round(this.#opts.timeoutMs / 1000)} s`));
+      }, this.#opts.timeoutMs);
+      this.#pending.set(id, { resolve: resolve as (v: unknown) => void, reject, timer });
+      if (this.#pending.size === 1) worker.ref();
+      worker.postMessage({ id, method, args } satisfies QueryRequestMessage);
+    }).finally(() => {
+      if (this.#pending.size === 0) this.#worker?.unref();
+    });
+  }
+
+  listRecordings(): Promise<RecordingHandle[]> { return this.#call('listRecordings', []); }
+  openRecording(path: string): Promise<RecordingHandle> { return this.#call('openRecording', [path]); }
+  summary(id: string) { return this.#call<Awaited<ReturnType<QueryBackend['summary']>>>('summary', [id]); }
+  window(id: string, r: Parameters<QueryBackend['window']>[1]) { return this.#call<Awaited<ReturnType<QueryBackend['window']>>>('window', [id, r]); }
+  concurrency(id: string, r: Parameters<QueryBackend['concurrency']>[1]) { return this.#call<Awaited<ReturnType<QueryBackend['concurrency']>>>('concurrency', [id, r]); }
+  details(id: string, ref: Parameters<QueryBackend['details']>[1]) { return this.#call<Awaited<ReturnType<QueryBackend['details']>>>('details', [id, ref]); }
+  search(id: string, r: Parameters<QueryBackend['search']>[1]) { return this.#call<Awaited<ReturnType<QueryBackend['search']>>>('search', [id, r]); }
+  stats(id: string) { return this.#call<Awaited<ReturnType<QueryBackend['stats']>>>('stats', [id]); }
+  findings(id: string) { return this.#call<Awaited<ReturnType<QueryBackend['findings']>>>('findings', [id]); }
+
+  /** Closes every recording and ends the worker. */
+  close(): void {
+    const w = this.#worker;
+    this.#worker = null;
+    if (!w) return;
+    w.postMessage({ close: true });
+    const t = setTimeout(() => void w.terminate(), 2_000);
+    t.unref();
+  }
+
+  async terminate(): Promise<void> {
+    const w = this.#worker;
+    this.#worker = null;
+    if (w) await w.terminate();
+  }
+}

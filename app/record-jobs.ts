@@ -1,0 +1,399 @@
+// Recordings started from the app (File ▸ Record…, the renderer's record
+// dialog): each job runs `streamscope record` as a child process, so a
+// recording never shares the main process's event loop or its crash fate,
+// and the app records exactly what the CLI records.
+//
+// States: starting (preflight: driver, CUPTI, collector) → running (the
+// target runs; its record streams appear next to the output) → finishing
+// (target gone, ingest and indexes) → done | failed. The CLI writes its
+// result on stderr (`streamscope: N records from P process(es) → FILE
+// (complete)`) or, when it cannot record, one `streamscope: <why>` line, e.g.
+// `streamscope: no GPU to record on: NVIDIA driver not found (...)` from
+// profiler/record/preflight.ts. Nothing waits forever: a job that does not
+// reach 'running' within startTimeoutMs, or runs past maxDurationMs, is
+// stopped (SIGINT, then SIGKILL) and fails saying so.
+//
+// Plain module (no Electron): the app passes how to start the CLI.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { RecordingHandle, RecordProgress, RecordRequest } from '../profiler/query/api.ts';
+import { ApiError } from './ipc.ts';
+
+export interface CliInvocation {
+  /** Executable: Node 22 (dev), or Electron's own binary with ELECTRON_RUN_AS_NODE=1. */
+  command: string;
+  /** Arguments before the subcommand, e.g. [profiler/cli/streamscope.ts]. */
+  args: string[];
+  env?: NodeJS.ProcessEnv;
+}
+
+export interface RecordJobsOptions {
+  /** Where recordings go (the app: userData/recordings). Created when missing. */
+  outputDir: string;
+  cli: CliInvocation;
+  /** Turns a finished recording file into a handle (opens it in the session registry). */
+  open: (file: string) => Promise<RecordingHandle>;
+  /** Max time in 'starting' (preflight) before the job is stopped. */
+  startTimeoutMs?: number;
+  /** Max time of a whole job. */
+  maxDurationMs?: number;
+  /** Grace between SIGINT and SIGKILL when stopping. */
+  killGraceMs?: number;
+  /** How often the output folder is looked at for the target's record streams. */
+  pollMs?: number;
+  cwd?: string;
+  now?: () => Date;
+}
+
+type State = RecordProgress['state'];
+
+interface Job {
+  id: string;
+  state: State;
+  records: number;
+  message: string;
+  recording?: RecordingHandle;
+  output: string;
+  child: ChildProcess | null;
+  startedAt: number;
+  stderrTail: string[];
+  stdoutTail: string;
+  timers: NodeJS.Timeout[];
+  stopReason: string | null;
+  /** The CLI prints its own progress lines (on a terminal): prefer them to the folder watch. */
+  cliProgress: boolean;
+  settled: Promise<void>;
+}
+
+/** The CLI's end-of-recording line. */
+const RESULT_LINE = /^streamscope: ([\d,]+) records from (\d+) process\(es\) → (.+) \((complete|INCOMPLETE: .*)\)$/;
+/** The CLI's live progress line (printed on a terminal). */
+const PROGRESS_LINE = /^streamscope: recording… ([\d,]+) records from (\d+) process\(es\), ([\d.]+) s$/;
+
+export interface CliResult {
+  records: number;
+  processes: number;
+  output: string;
+  complete: boolean;
+  incompleteReason: string | null;
+}
+
+export function parseResultLine(line: string): CliResult | null {
+  const m = RESULT_LINE.exec(line.trim());
+  if (!m) return null;
+  return {
+    records: Number(m[1]!.replace(/,/g, '')),
+    processes: Number(m[2]),
+    output: m[3]!,
+    complete: m[4] === 'complete',
+    incompleteReason: m[4] === 'complete' ? null : m[4]!.slice('INCOMPLETE: '.length),
+  };
+}
+
+export function parseProgressLine(line: string): { records: number; processes: number; seconds: number } | null {
+  // eslint-disable-next-line no-control-regex
+  const m = PROGRESS_LINE.exec(line.replace(/\x1b\[K/g, '').trim());
+  if (!m) return null;
+  return { records: Number(m[1]!.replace(/,/g, '')), processes: Number(m[2]), seconds: Number(m[3]) };
+}
+
+/** The CLI arguments of a request (after the subcommand). Requests are checked by ipc.ts first. */
+export function recordArguments(request: RecordRequest, output: string): string[] {
+  const args = ['record', '--force', '-o', output];
+  if (request.workload) {
+    args.push('--workload', request.workload.name, '--scenario', request.workload.scenario, ...(request.workload.args ?? []));
+  } else if (request.command && request.command.length > 0) {
+    args.push('--', ...request.command);
+  } else {
+    throw new ApiError('bad-request', 'record: give a workload or a command');
+  }
+  return args;
+}
+
+function stamp(d: Date): string {
+  return d.toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
+}
+
+function safeName(s: string): string {
+  return s.replace(/[^A-Za-z0-9._-]+/g, '_').slice(0, 60) || 'recording';
+}
+
+export class RecordJobs {
+  readonly #opts: Required<Omit<RecordJobsOptions, 'cwd'>> & { cwd: string | undefined };
+  readonly #jobs = new Map<string, Job>();
+
+  constructor(opts: RecordJobsOptions) {
+    this.#opts = {
+      startTimeoutMs: 60_000,
+      maxDurationMs: 2 * 60 * 60_000,
+      killGraceMs: 5_000,
+      pollMs: 250,
+      now: () => new Date(),
+      ...opts,
+      cwd: opts.cwd,
+    };
+  }
+
+  /** Starts a job; answers at once with its first progress ('starting', or 'failed'). */
+  start(request: RecordRequest): RecordProgress {
+    const id = `rec-${randomUUID()}`;
+    const base = request.workload
+      ? `${request.workload.name}-${request.workload.scenario}`
+      : path.basename(request.command?.[0] ?? 'recording');
+    fs.mkdirSync(this.#opts.outputDir, { recursive: true });
+    let output = path.join(this.#opts.outputDir, `${safeName(base)}-${stamp(this.#opts.now())}.sqlite`);
+    for (let n = 2; fs.existsSync(output) || this.#outputTaken(output); n++) {
+      output = path.join(this.#opts.outputDir, `${safeName(base)}-${stamp(this.#opts.now())}-${n}.sqlite`);
+    }
+    const args = [...this.#opts.cli.args, ...recordArguments(request, output)];
+    let resolveSettled!: () => void;
+    const job: Job = {
+      id, state: 'starting', records: 0, message: 'checking the GPU, driver and CUPTI…', output,
+      child: null, startedAt: Date.now(), stderrTail: [], stdoutTail: '', timers: [], stopReason: null, cliProgress: false,
+      settled: new Promise((r) => { resolveSettled = r; }),
+    };
+    this.#jobs.set(id, job);
+
+    let child: ChildProcess;
+    try {
+      child = spawn(this.#opts.cli.command, args, {
+        cwd: this.#opts.cwd,
+        env: { ...process.env, ...this.#opts.cli.env },
+        stdio: ['ignore', 'pipe', 'pipe'],
+        // Own process group: stopping the job reaches the target too.
+        detached: process.platform !== 'win32',
+      });
+    } catch (err) {
+      this.#fail(job, `cannot start the recorder: ${(err as Error).message}`);
+      resolveSettled();
+      return this.status(id);
+    }
+    job.child = child;
+
+    let stderrBuf = '';
+    child.stderr!.setEncoding('utf8');
+    child.stderr!.on('data', (chunk: string) => {
+      stderrBuf += chunk;
+      const parts = stderrBuf.split(/[\r\n]/);
+      stderrBuf = parts.pop()!;
+      for (const line of parts) this.#onStderrLine(job, line);
+    });
+    child.stdout!.setEncoding('utf8');
+    child.stdout!.on('data', (chunk: string) => {
+      // The target's own output: the last line is a useful "what is it doing".
+      job.stdoutTail = (job.stdoutTail + chunk).slice(-4096);
+    });
+
+    const poll = setInterval(() => this.#poll(job), this.#opts.pollMs);
+    job.timers.push(poll);
+    job.timers.push(setTimeout(() => {
+      if (job.state === 'starting') this.#stop(job, `the recorder did not start the target within ${Math.round(this.#opts.startTimeoutMs / 1000)} s`);
+    }, this.#opts.startTimeoutMs));
+    job.timers.push(setTimeout(() => {
+      if (job.state !== 'done' && job.state !== 'failed') this.#stop(job, `stopped after the longest recording time (${Math.round(this.#opts.maxDurationMs / 60_000)} min)`);
+    }, this.#opts.maxDurationMs));
+    for (const t of job.timers) t.unref();
+
+    child.on('error', (err) => {
+      this.#clearTimers(job);
+      this.#fail(job, `cannot start the recorder (${this.#opts.cli.command}): ${err.message}`);
+      resolveSettled();
+    });
+    child.on('close', (code, signal) => {
+      if (stderrBuf) this.#onStderrLine(job, stderrBuf);
+      this.#clearTimers(job);
+      this.#finish(job, code, signal).finally(resolveSettled);
+    });
+    return this.status(id);
+  }
+
+  status(jobId: string): RecordProgress {
+    const job = this.#jobs.get(jobId);
+    if (!job) throw new ApiError('not-found', `no recording job ${jobId}`);
+    const p: RecordProgress = { jobId: job.id, state: job.state, records: job.records, message: job.message };
+    if (job.recording) p.recording = job.recording;
+    return p;
+  }
+
+  /** Resolves when the job has ended (done or failed). */
+  async settled(jobId: string): Promise<RecordProgress> {
+    const job = this.#jobs.get(jobId);
+    if (!job) throw new ApiError('not-found', `no recording job ${jobId}`);
+    await job.settled;
+    return this.status(jobId);
+  }
+
+  /** Stops every running job (the app is quitting). */
+  async stopAll(reason = 'the app was closed'): Promise<void> {
+    const running = [...this.#jobs.values()].filter((j) => j.state !== 'done' && j.state !== 'failed');
+    for (const job of running) this.#stop(job, reason);
+    await Promise.all(running.map((j) => j.settled));
+  }
+
+  #outputTaken(output: string): boolean {
+    for (const j of this.#jobs.values()) if (j.output === output) return true;
+    return false;
+  }
+
+  #onStderrLine(job: Job, raw: string): void {
+    const line = raw.trim();
+    if (!line) return;
+    const progress = parseProgressLine(line);
+    if (progress) {
+      if (job.state === 'starting') job.state = 'running';
+      job.cliProgress = true;
+      job.records = progress.records;
+      job.message = `recording… ${progress.records.toLocaleString('en-US')} records from ${progress.processes} process(es), ${progress.seconds.toFixed(1)} s`;
+      return;
+    }
+    job.stderrTail.push(line);
+    if (job.stderrTail.length > 50) job.stderrTail.shift();
+    const result = parseResultLine(line);
+    if (result) {
+      job.records = result.records;
+      if (job.state !== 'failed') job.state = 'finishing';
+    }
+  }
+
+  /** Watches the output folder: the recorder writes the target's streams to `.NAME.streams-*` there. */
+  #poll(job: Job): void {
+    if (job.state === 'done' || job.state === 'failed') return;
+    const dir = path.dirname(job.output);
+    const prefix = `.${path.basename(job.output)}.streams-`;
+    let streams: string | undefined;
+    try {
+      streams = fs.readdirSync(dir).find((f) => f.startsWith(prefix));
+    } catch {
+      streams = undefined;
+    }
+    const seconds = ((Date.now() - job.startedAt) / 1000).toFixed(1);
+    if (streams) {
+      if (job.state === 'starting') job.state = 'running';
+      if (job.state === 'running' && !job.cliProgress) {
+        let bytes = 0;
+        let files = 0;
+        try {
+          for (const f of fs.readdirSync(path.join(dir, streams))) {
+            files++;
+            bytes += fs.statSync(path.join(dir, streams, f)).size;
+          }
+        } catch {
+          // The recorder removes the folder when it is done: fine.
+        }
+        const target = job.stdoutTail.trim().split('\n').pop()?.slice(0, 200);
+        job.message = `recording… ${(bytes / 1e6).toFixed(1)} MB of record streams from ${files} process(es), ${seconds} s${target ? ` — ${target}` : ''}`;
+      }
+    } else if (job.state === 'running') {
+      // Streams folder gone while the recorder still runs: it is finalizing.
+      job.state = 'finishing';
+      job.message = 'finishing the recording (indexes)…';
+    }
+  }
+
+  async #finish(job: Job, code: number | null, signal: NodeJS.Signals | null): Promise<void> {
+    if (job.state === 'failed') return;
+    const result = job.stderrTail.map(parseResultLine).find((r) => r !== null) ?? null;
+    const errors = job.stderrTail.filter((l) => !parseResultLine(l) && l.startsWith('streamscope: ') && !l.startsWith('streamscope: note: '));
+    const notes = job.stderrTail.filter((l) => l.startsWith('streamscope: note: ')).map((l) => l.slice('streamscope: note: '.length));
+    if (job.stopReason && !(result && result.records > 0)) {
+      this.#fail(job, job.stopReason);
+      return;
+    }
+    if (!result || result.records === 0 || !fs.existsSync(job.output)) {
+      const why = errors.at(-1)?.slice('streamscope: '.length)
+        ?? job.stderrTail.at(-1)
+        ?? (signal ? `the recorder was killed (${signal})` : `the recorder exited with code ${code}`);
+      this.#fail(job, result && result.records === 0 ? `nothing was recorded: ${why}` : why);
+      return;
+    }
+    job.state = 'finishing';
+    job.message = 'opening the recording…';
+    try {
+      job.recording = await this.#opts.open(job.output);
+    } catch (err) {
+      this.#fail(job, `recorded ${job.output}, but it cannot be opened: ${(err as Error).message}`);
+      return;
+    }
+    const parts = [`${result.records.toLocaleString('en-US')} records from ${result.processes} process(es)`];
+    if (!result.complete) parts.push(`incomplete: ${result.incompleteReason}`);
+    if (code !== 0 && code !== null) parts.push(`the target exited with code ${code}`);
+    if (job.stopReason) parts.push(job.stopReason);
+    parts.push(...notes);
+    job.state = 'done';
+    job.message = parts.join('; ');
+  }
+
+  #fail(job: Job, message: string): void {
+    job.state = 'failed';
+    job.message = message;
+    this.#clearTimers(job);
+  }
+
+  #clearTimers(job: Job): void {
+    for (const t of job.timers) clearTimeout(t);
+    job.timers = [];
+  }
+
+  #stop(job: Job, reason: string): void {
+    job.stopReason ??= reason;
+    const child = job.child;
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
+    const kill = (sig: NodeJS.Signals) => {
+      try {
+        // The recorder is a group leader (detached): signal the group, target included.
+        if (child.pid !== undefined && process.platform !== 'win32') process.kill(-child.pid, sig);
+        else child.kill(sig);
+      } catch {
+        // Already gone.
+      }
+    };
+    // SIGINT first: the recorder keeps what the target's collector flushed.
+    kill('SIGINT');
+    const t = setTimeout(() => kill('SIGKILL'), this.#opts.killGraceMs);
+    t.unref();
+    child.once('close', () => clearTimeout(t));
+  }
+}
+
+/**
+ * Whether this machine can record: `streamscope devices --json` in a child
+ * process (the driver is loaded there, not in the app), answering false on
+ * any failure or after `timeoutMs`.
+ */
+export function probeGpu(cli: CliInvocation, timeoutMs = 15_000): Promise<boolean> {
+  return new Promise((resolve) => {
+    let out = '';
+    let child: ChildProcess;
+    try {
+      child = spawn(cli.command, [...cli.args, 'devices', '--json'], {
+        env: { ...process.env, ...cli.env },
+        stdio: ['ignore', 'pipe', 'ignore'],
+      });
+    } catch {
+      resolve(false);
+      return;
+    }
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      resolve(false);
+    }, timeoutMs);
+    timer.unref();
+    child.stdout!.setEncoding('utf8');
+    child.stdout!.on('data', (d: string) => { out += d; });
+    child.on('error', () => {
+      clearTimeout(timer);
+      resolve(false);
+    });
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      try {
+        const inv = JSON.parse(out) as { devices?: unknown[] };
+        resolve(code === 0 && Array.isArray(inv.devices) && inv.devices.length > 0);
+      } catch {
+        resolve(false);
+      }
+    });
+  });
+}

@@ -1,0 +1,101 @@
+// Security settings of the desktop window, as plain data so a test can check
+// them without Electron. The page is untrusted in the sense that matters: it
+// renders strings taken from recordings (kernel names, NVTX ranges, commands)
+// that any profiled program chose. So it runs with no Node, in Chromium's
+// sandbox, isolated from the preload, and may load nothing but the app's own
+// files (see ARCHITECTURE.md and ../shared/STYLE.md: VS Code and Signal).
+import type { BrowserWindowConstructorOptions } from 'electron';
+
+/** The custom scheme that serves renderer/dist (a standard, secure origin: 'self' means it). */
+export const APP_SCHEME = 'app';
+export const APP_HOST = 'streamscope';
+export const APP_ORIGIN = `${APP_SCHEME}://${APP_HOST}`;
+export const APP_ENTRY_URL = `${APP_ORIGIN}/index.html`;
+
+/**
+ * Content-Security-Policy sent with every file of the UI. Nothing remote,
+ * no inline script or style, no eval, no plugins, no framing, no forms.
+ * Styles set from script through the CSSOM (React's `style` prop, d3's
+ * `.style()`) are not inline styles in CSP's sense and keep working.
+ */
+export const CONTENT_SECURITY_POLICY = [
+  "default-src 'self'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' data: blob:",
+  "font-src 'self'",
+  "connect-src 'self'",
+  "worker-src 'self' blob:",
+  "object-src 'none'",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-src 'none'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+/**
+ * The subset of Electron's BrowserWindowConstructorOptions that we set.
+ * Kept structurally compatible so main.ts passes it straight through.
+ */
+export interface WindowOptions {
+  width: number;
+  height: number;
+  minWidth: number;
+  minHeight: number;
+  title: string;
+  show: boolean;
+  backgroundColor: string;
+  webPreferences: {
+    preload: string;
+    contextIsolation: true;
+    sandbox: true;
+    nodeIntegration: false;
+    nodeIntegrationInWorker: false;
+    nodeIntegrationInSubFrames: false;
+    webSecurity: true;
+    allowRunningInsecureContent: false;
+    webviewTag: false;
+    experimentalFeatures: false;
+    navigateOnDragDrop: false;
+    spellcheck: false;
+  };
+}
+
+export function browserWindowOptions(preloadPath: string): WindowOptions {
+  return {
+    width: 1400,
+    height: 900,
+    minWidth: 800,
+    minHeight: 500,
+    title: 'StreamScope',
+    // Shown on 'ready-to-show' so the user never sees an empty white frame.
+    show: false,
+    backgroundColor: '#1e1e1e',
+    webPreferences: {
+      preload: preloadPath,
+      contextIsolation: true,
+      sandbox: true,
+      nodeIntegration: false,
+      nodeIntegrationInWorker: false,
+      nodeIntegrationInSubFrames: false,
+      webSecurity: true,
+      allowRunningInsecureContent: false,
+      webviewTag: false,
+      experimentalFeatures: false,
+      // A file dropped outside the renderer's drop zone must not replace the
+      // app with a file:// page; the renderer handles drops itself.
+      navigateOnDragDrop: false,
+      spellcheck: false,
+    },
+  } satisfies BrowserWindowConstructorOptions;
+}
+
+/** Whether the page may navigate to `url`: only within the app's own origin. */
+export function isAppUrl(url: string): boolean {
+  try {
+    const u = new URL(url);
+    return u.protocol === `${APP_SCHEME}:` && u.host === APP_HOST;
+  } catch {
+    return false;
+  }
+}

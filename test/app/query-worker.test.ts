@@ -1,0 +1,128 @@
+// The query worker: the main process's data calls answered on another thread
+// by profiler/query's session registry, on real H100 recordings.
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { RecordingHandle } from '../../profiler/query/api.ts';
+import { channelFor, dispatch } from '../../app/ipc.ts';
+import { createMainApi } from '../../app/main-api.ts';
+import { QueryClient } from '../../app/query-client.ts';
+import { RecentFiles } from '../../app/recent-files.ts';
+import { RecordJobs } from '../../app/record-jobs.ts';
+import { tempDir } from '../helpers/native.ts';
+
+const workerPath = new URL('../../app/query-worker.ts', import.meta.url);
+const fixture = (name: string) => path.resolve(import.meta.dirname, `../fixtures/recordings/${name}.sqlite`);
+// TODO(query): profiler/query/session.ts is written concurrently by the query
+// issue; these tests run as soon as it exists.
+const hasSession = fs.existsSync(path.resolve(import.meta.dirname, '../../profiler/query/session.ts'));
+
+const clients: QueryClient[] = [];
+function client(): QueryClient {
+  const c = new QueryClient({ workerPath });
+  clients.push(c);
+  return c;
+}
+afterAll(async () => {
+  for (const c of clients) await c.terminate();
+});
+
+function desktopApi(query: QueryClient) {
+  const userData = tempDir('userdata');
+  const recent = new RecentFiles(userData);
+  const opened: RecordingHandle[] = [];
+  const api = createMainApi({
+    query,
+    recent,
+    jobs: new RecordJobs({ outputDir: path.join(userData, 'recordings'), cli: { command: process.execPath, args: [] }, open: (f) => api.openFile(f) }),
+    version: '0.0.0-test',
+    showOpenDialog: async () => [fixture('normalise-concurrent')],
+    canRecord: async () => false,
+    onOpened: (h) => opened.push(h),
+  });
+  return { api, recent, opened };
+}
+
+describe('query worker', () => {
+  it('answers errors as ApiErrorShape, and the main thread stays free', async () => {
+    const q = client();
+    const r = await q.summary('no-such-recording').then(() => null, (e: unknown) => e);
+    expect(r).toMatchObject({ code: expect.any(String), message: expect.any(String) });
+  });
+
+  it.skipIf(!hasSession)('opens a real recording and answers summary, window, details, search, stats through IPC dispatch', async () => {
+    const { api, recent, opened } = desktopApi(client());
+    const file = fixture('normalise-concurrent');
+    const open = await dispatch(api, channelFor('openRecording'), [file]);
+    expect(open).toMatchObject({ ok: true, value: { recordingId: expect.any(String), name: 'normalise-concurrent.sqlite', path: file } });
+    const id = (open as { value: RecordingHandle }).value.recordingId;
+    expect(recent.list()).toEqual([file]);
+    expect(opened.map((h) => h.recordingId)).toEqual([id]);
+
+    const summary = await dispatch(api, channelFor('summary'), [id]);
+    expect(summary.ok).toBe(true);
+    const s = (summary as { value: import('../../profiler/query/api.ts').RecordingSummary }).value;
+    expect(s.counts.kernels).toBeGreaterThan(0);
+    expect(s.streams.length).toBeGreaterThan(1);
+
+    const rows = s.streams.map((st) => st.rowId);
+    const win = await dispatch(api, channelFor('window'), [id, { rows, startNs: s.startNs, endNs: s.endNs, resolutionNs: 1 }]);
+    expect(win.ok).toBe(true);
+    const w = (win as { value: import('../../profiler/query/api.ts').WindowResponse }).value;
+    const item = w.rows.flatMap((r) => r.items)[0]!;
+    expect(item).toBeDefined();
+
+    const details = await dispatch(api, channelFor('details'), [id, item.ref]);
+    expect(details).toMatchObject({ ok: true, value: { ref: item.ref } });
+    expect((await dispatch(api, channelFor('search'), [id, { text: '', limit: 5 }])).ok).toBe(true);
+    expect((await dispatch(api, channelFor('stats'), [id])).ok).toBe(true);
+    const list = await dispatch(api, channelFor('listRecordings'), []);
+    expect(list).toMatchObject({ ok: true, value: [expect.objectContaining({ recordingId: id })] });
+  });
+
+  it.skipIf(!hasSession)('the main thread keeps running while the worker answers', async () => {
+    const q = client();
+    const h = await q.openRecording(fixture('torch_streams'));
+    const s = await q.summary(h.recordingId);
+    const rows = [...s.streams.map((st) => st.rowId), ...s.processes.flatMap((p) => p.threads.flatMap((t) => [t.apiRowId, t.nvtxRowId]))];
+    let ticks = 0;
+    let worstGapMs = 0;
+    let last = performance.now();
+    const timer = setInterval(() => {
+      const now = performance.now();
+      worstGapMs = Math.max(worstGapMs, now - last);
+      last = now;
+      ticks++;
+    }, 5);
+    await Promise.all(Array.from({ length: 40 }, () => q.window(h.recordingId, { rows, startNs: s.startNs, endNs: s.endNs, resolutionNs: 1 })));
+    clearInterval(timer);
+    // The queries ran on the worker: the main loop's timers kept firing.
+    expect(worstGapMs).toBeLessThan(250);
+    expect(ticks).toBeGreaterThan(0);
+  });
+
+  it.skipIf(!hasSession)('bad files come back with their codes; a vanished recent file leaves the list', async () => {
+    const { api, recent } = desktopApi(client());
+    const gone = path.join(tempDir('gone'), 'gone.sqlite');
+    recent.add(gone);
+    expect(await dispatch(api, channelFor('openRecording'), [gone])).toMatchObject({ ok: false, error: { code: 'not-found', file: gone } });
+    expect(recent.list()).toEqual([]);
+    const notRecording = path.join(tempDir('bad'), 'x.sqlite');
+    fs.writeFileSync(notRecording, 'not sqlite at all, just text that is long enough to not be empty');
+    expect(await dispatch(api, channelFor('openRecording'), [notRecording])).toMatchObject({ ok: false, error: { code: 'not-a-recording' } });
+  });
+
+  it.skipIf(!hasSession)('showOpenDialog opens what the dialog chose', async () => {
+    const { api } = desktopApi(client());
+    const r = await dispatch(api, channelFor('showOpenDialog'), []);
+    expect(r).toMatchObject({ ok: true, value: [expect.objectContaining({ path: fixture('normalise-concurrent') })] });
+  });
+});
+
+describe('desktop capabilities', () => {
+  it('electron mode, can open files; canRecord as probed', async () => {
+    const { api } = desktopApi(client());
+    expect(await api.capabilities()).toEqual({ mode: 'electron', version: '0.0.0-test', canOpenFiles: true, canRecord: false });
+    expect(await dispatch(api, channelFor('recentFiles'), [])).toEqual({ ok: true, value: [] });
+  });
+});
