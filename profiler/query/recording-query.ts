@@ -251,10 +251,19 @@ export class RecordingQuery {
     }
     events.sort((x, y) => x[0] - y[0] || x[1] - y[1]);
     const now = { kernels: 0, h2d: 0, d2h: 0, other: 0 };
+    const bucketOf = (t: number) => Math.min(buckets - 1, Math.max(0, Math.floor((t - req.startNs) / width)));
+    let last = req.startNs;
+    // Each level holds from one event to the next: every bucket it spans sees it.
+    const hold = (until: number) => {
+      if (until <= req.startNs || last >= req.endNs) return;
+      for (let b = bucketOf(last); b <= bucketOf(Math.min(until, req.endNs) - 1e-9); b++) {
+        for (const k of ['kernels', 'h2d', 'd2h', 'other'] as const) if (now[k] > out[k][b]) out[k][b] = now[k];
+      }
+    };
     for (const [t, d, key] of events) {
+      if (t > last) hold(t);
+      last = Math.max(last, t);
       now[key] += d;
-      const b = Math.min(buckets - 1, Math.max(0, Math.floor((t - req.startNs) / width)));
-      if (now[key] > out[key][b]) out[key][b] = now[key];
     }
     return { deviceId: req.deviceId, startNs: req.startNs, endNs: req.endNs, bucketNs: width, ...out };
   }

@@ -9,7 +9,7 @@ import { axisTop } from 'd3-axis';
 import { scaleLinear } from 'd3-scale';
 import { select } from 'd3-selection';
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
-import type { ItemDetails, ItemRef, RecordingSummary, WindowResponse } from '../../profiler/query/api.ts';
+import type { ConcurrencyResponse, ItemDetails, ItemRef, RecordingSummary, WindowResponse } from '../../profiler/query/api.ts';
 import { api } from './api.ts';
 import { formatNs, tickFormatter } from './format.ts';
 import { KIND_COLORS } from './colors.ts';
@@ -30,6 +30,9 @@ function rowsOf(s: RecordingSummary): Row[] {
     }
   }
   for (const d of s.devices) {
+    if (s.streams.some((x) => x.deviceId === d.id)) {
+      rows.push({ id: `conc:${d.id}`, label: 'in flight: kernels · HtoD · DtoH', group: `GPU ${d.ordinal ?? d.id}: ${d.name ?? ''}` });
+    }
     for (const st of s.streams.filter((x) => x.deviceId === d.id)) {
       rows.push({
         id: st.rowId,
@@ -65,6 +68,18 @@ export function Timeline(props: {
   const [width, setWidth] = useState(800);
   const [data, setData] = useState<{ res: WindowResponse; resolution: number } | null>(null);
   const [hover, setHover] = useState<{ x: number; y: number; text: string } | null>(null);
+  // Concurrency track: per device, how many kernels and copies per direction
+  // were in flight, per pixel-wide bucket of the visible range.
+  const [conc, setConc] = useState<Map<number, ConcurrencyResponse>>(new Map());
+  useEffect(() => {
+    let live = true;
+    const t = setTimeout(() => {
+      Promise.all(summary.devices.map((d) => api.concurrency(summary.recordingId, { deviceId: d.id, startNs: view.start, endNs: view.end, buckets: Math.floor(width / 2) })))
+        .then((list) => { if (live) setConc(new Map(list.map((c) => [c.deviceId, c]))); })
+        .catch(() => {});
+    }, 60);
+    return () => { live = false; clearTimeout(t); };
+  }, [view, width, summary]);
   const frames = useRef<number[]>([]);
 
   useEffect(() => {
@@ -81,7 +96,7 @@ export function Timeline(props: {
     const span = view.end - view.start;
     const resolution = 2 ** Math.floor(Math.log2(Math.max(1, span / width)));
     if (data && data.resolution === resolution && data.res.startNs <= view.start && data.res.endNs >= view.end) return;
-    const req = { rows: rows.map((r) => r.id), startNs: view.start - span, endNs: view.end + span, resolutionNs: resolution };
+    const req = { rows: rows.filter((r) => !r.id.startsWith('conc:')).map((r) => r.id), startNs: view.start - span, endNs: view.end + span, resolutionNs: resolution };
     let live = true;
     api.window(summary.recordingId, req).then((res) => { if (live) setData({ res, resolution }); });
     return () => { live = false; };
@@ -106,6 +121,23 @@ export function Timeline(props: {
     g.clearRect(0, 0, width, h);
     visibleRows.forEach((_, i) => { g.fillStyle = i % 2 ? '#fafafa' : '#f2f2f2'; g.fillRect(0, i * ROW_H, width, ROW_H); });
     rects.current = [];
+    for (const [deviceId, c] of conc) {
+      const ri = rowIndex.get(`conc:${deviceId}`);
+      if (ri === undefined || c.startNs !== view.start || c.endNs !== view.end) continue;
+      const y0 = ri * ROW_H;
+      const peak = Math.max(1, ...c.kernels, ...c.h2d, ...c.d2h);
+      const bw = width / c.kernels.length;
+      const series: [number[], string, number][] = [[c.kernels, KIND_COLORS.kernel!, 0], [c.h2d, KIND_COLORS['memcpy-h2d']!, 1], [c.d2h, KIND_COLORS['memcpy-d2h']!, 2]];
+      for (const [values, color, lane] of series) {
+        g.fillStyle = color;
+        const laneH = (ROW_H - 4) / 3;
+        for (let b = 0; b < values.length; b++) {
+          if (!values[b]) continue;
+          const h = Math.max(1, (values[b]! / peak) * laneH);
+          g.fillRect(b * bw, y0 + 2 + lane * laneH + (laneH - h), Math.max(1, bw), h);
+        }
+      }
+    }
     if (data) {
       for (const row of data.res.rows) {
         const ri = rowIndex.get(row.rowId);
@@ -173,7 +205,7 @@ export function Timeline(props: {
     select(axisRef.current!).call(axisTop(x).ticks(tickCount).tickFormat((v) => label(Number(v) - summary.startNs)));
     frames.current.push(performance.now() - t0);
     if (frames.current.length > 500) frames.current.shift();
-  }, [data, x, width, visibleRows, rowIndex, selected, related, matches, summary, view]);
+  }, [data, x, width, visibleRows, rowIndex, selected, related, matches, summary, view, conc]);
 
   // Test and benchmark hooks for what the canvas hides.
   useEffect(() => {
