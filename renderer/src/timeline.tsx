@@ -251,6 +251,10 @@ export function Timeline(props: {
         </div>
         <svg width={width} height={24} data-testid="ruler"><g ref={axisRef} transform="translate(0,22)" /></svg>
       </div>
+      <div className="ruler-row">
+        <div className="corner" style={{ width: LABEL_W }}>overview</div>
+        <Overview summary={summary} view={view} onView={onView} width={width} />
+      </div>
       <div className="rows">
         <div className="labels" style={{ width: LABEL_W }}>
           {visibleRows.map((r, i) => (
@@ -295,5 +299,61 @@ export function Timeline(props: {
       </div>
       {hover && <div className="tooltip" data-testid="tooltip" style={{ left: hover.x, top: hover.y }}>{hover.text}</div>}
     </div>
+  );
+}
+
+/**
+ * Overview of the whole recording (one strip per device: where any stream
+ * was busy) with the visible range marked; click or drag on it to move there.
+ */
+export function Overview(props: { summary: RecordingSummary; view: View; onView: (v: View) => void; width: number }) {
+  const { summary, view, onView, width } = props;
+  const ref = useRef<HTMLCanvasElement>(null);
+  const [cover, setCover] = useState<WindowResponse | null>(null);
+  const devices = summary.devices.filter((d) => summary.streams.some((s) => s.deviceId === d.id));
+  const H = 8 * Math.max(1, devices.length) + 6;
+  useEffect(() => {
+    const span = summary.endNs - summary.startNs;
+    api.window(summary.recordingId, { rows: summary.streams.map((s) => s.rowId), startNs: summary.startNs, endNs: summary.endNs, resolutionNs: Math.max(1, span / width) })
+      .then(setCover).catch(() => {});
+  }, [summary, width]);
+  useEffect(() => {
+    const c = ref.current!;
+    const dpr = window.devicePixelRatio || 1;
+    c.width = width * dpr;
+    c.height = H * dpr;
+    c.style.width = `${width}px`;
+    c.style.height = `${H}px`;
+    const g = c.getContext('2d')!;
+    g.setTransform(dpr, 0, 0, dpr, 0, 0);
+    g.fillStyle = '#eee';
+    g.fillRect(0, 0, width, H);
+    const x = scaleLinear().domain([summary.startNs, summary.endNs]).range([0, width]);
+    if (cover) {
+      for (const row of cover.rows) {
+        const st = summary.streams.find((s) => s.rowId === row.rowId);
+        const di = devices.findIndex((d) => d.id === st?.deviceId);
+        if (di < 0) continue;
+        g.fillStyle = '#4e79a7';
+        for (const c2 of [...row.coverage, ...row.items]) {
+          const a = x(c2.startNs);
+          g.fillRect(a, 3 + di * 8, Math.max(1, x(c2.endNs) - a), 6);
+        }
+      }
+    }
+    g.strokeStyle = '#d00';
+    g.lineWidth = 1.5;
+    const a = x(view.start);
+    g.strokeRect(a, 1, Math.max(2, x(view.end) - a), H - 2);
+  }, [cover, view, width, summary, devices, H]);
+  const move = (px: number) => {
+    const x = scaleLinear().domain([0, width]).range([summary.startNs, summary.endNs]);
+    const half = (view.end - view.start) / 2;
+    const t = x(px);
+    onView({ start: t - half, end: t + half });
+  };
+  return (
+    <canvas ref={ref} data-testid="overview" className="overview" onMouseDown={(e) => move(e.nativeEvent.offsetX)}
+      onMouseMove={(e) => { if (e.buttons & 1) move(e.nativeEvent.offsetX); }} />
   );
 }
