@@ -6,6 +6,7 @@ import { createRoot } from 'react-dom/client';
 import type { Finding, ItemDetails, ItemRef, RecordingHandle, RecordingSummary } from '../../profiler/query/api.ts';
 import { api, ApiCallError } from './api.ts';
 import { Timeline, type View } from './timeline.tsx';
+import { Stats } from './stats.tsx';
 import { formatNs } from './format.ts';
 import { KIND_COLORS } from './colors.ts';
 
@@ -42,6 +43,7 @@ function App() {
   const [findings, setFindings] = useState<Finding[]>([]);
   const [search, setSearch] = useState('');
   const [matches, setMatches] = useState<Set<string>>(new Set());
+  const [tab, setTab] = useState<'timeline' | 'stats'>('timeline');
 
   useEffect(() => {
     api.listRecordings().then((list) => {
@@ -115,13 +117,18 @@ function App() {
         <select data-testid="recording-select" value={summary?.recordingId ?? ''} onChange={(e) => openRecording(e.target.value)}>
           {recordings.map((r) => <option key={r.recordingId} value={r.recordingId}>{r.name}</option>)}
         </select>
+ <span className="tabs">
+          <button className={tab === 'timeline' ? 'on' : ''} data-testid="tab-timeline" onClick={() => setTab('timeline')}>Timeline</button>
+          <button className={tab === 'stats' ? 'on' : ''} data-testid="tab-stats" onClick={() => setTab('stats')}>Stats</button>
+        </span>
         <input data-testid="search" placeholder="search kernels" value={search} onChange={(e) => setSearch(e.target.value)} />
         {summary && <span className="meta">{summary.meta.command ?? ''}</span>}
         <Legend />
       </header>
       {error && <div className="error" data-testid="error-banner" role="alert">{error}</div>}
       <main>
-        {summary && view && (
+        {summary && tab === 'stats' && <Stats summary={summary} />}
+        {summary && view && tab === 'timeline' && (
           <Timeline summary={summary} view={view} onView={setView} selected={selected} onSelect={setSelected} related={related} matches={matches} />
         )}
         <aside>

@@ -96,6 +96,25 @@ describe('timeline in Chromium', () => {
   });
 });
 
+describe('stats in Chromium', () => {
+  it('kernel, copy and stream tables with the stored numbers, sortable, and the overlap matrix', async () => {
+    const page = await openApp(browser, server.url);
+    await page.click('[data-testid="tab-stats"]');
+    await page.waitForSelector('[data-testid="stats-kernels"] tbody tr');
+    const kernelRow = await page.locator('[data-testid="stats-kernels"] tbody tr').first().locator('td').allTextContents();
+    const k = rows<{ name: string; n: number }>(concurrent, 'SELECT s.value AS name, count(*) AS n FROM kernels k JOIN strings s ON s.id = k.name_id GROUP BY 1')[0]!;
+    expect(kernelRow[0]).toBe(k.name);
+    expect(kernelRow[1]).toBe(String(k.n));
+    const streamsBefore = await page.locator('[data-testid="stats-streams"] tbody tr td:first-child').allTextContents();
+    await page.click('[data-testid="stats-streams"] th:has-text("stream")');
+    const streamsAfter = await page.locator('[data-testid="stats-streams"] tbody tr td:first-child').allTextContents();
+    expect([...streamsAfter].sort()).toEqual([...streamsBefore].sort());
+    expect(streamsAfter).toEqual([...streamsAfter].sort((a, b) => Number(b) - Number(a)));
+    expect(await page.locator('[data-testid="stats-matrix"] tbody tr').count()).toBe(streamsAfter.length);
+    await page.close();
+  });
+});
+
 describe('bad files', () => {
   it('a file that is not a recording shows a clear message naming it; the good one still opens', async () => {
     const dir = tempDir('e2e');
