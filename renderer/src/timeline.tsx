@@ -240,7 +240,9 @@ export function Timeline(props: {
     return () => window.removeEventListener('keydown', onKey);
   }, [view, width, zoom, onView]);
 
-  const drag = useRef<{ x: number; view: View; moved: boolean } | null>(null);
+  // Drag pans; shift-drag selects a time range and zooms to it.
+  const drag = useRef<{ x: number; view: View; moved: boolean; range: boolean } | null>(null);
+  const [band, setBand] = useState<[number, number] | null>(null);
   const hit = (px: number, py: number) => rects.current.find((r) => px >= r.x - 1 && px <= r.x + r.w + 1 && py >= r.y && py < r.y + ROW_H);
 
   return (
@@ -274,12 +276,17 @@ export function Timeline(props: {
           ref={canvasRef}
           data-testid="timeline-canvas"
           onWheel={(e) => { e.preventDefault(); zoom(e.deltaY > 0 ? 1.25 : 0.8, e.nativeEvent.offsetX); }}
-          onMouseDown={(e) => { drag.current = { x: e.clientX, view, moved: false }; }}
+          onMouseDown={(e) => { drag.current = { x: e.clientX, view, moved: false, range: e.shiftKey }; }}
           onMouseMove={(e) => {
             const d = drag.current;
             if (d && (e.buttons & 1)) {
               const dx = e.clientX - d.x;
               if (Math.abs(dx) > 2) d.moved = true;
+              if (d.range) {
+                const x0 = d.x - (e.clientX - e.nativeEvent.offsetX);
+                setBand([Math.min(x0, e.nativeEvent.offsetX), Math.max(x0, e.nativeEvent.offsetX)]);
+                return;
+              }
               const dt = (dx / width) * (d.view.end - d.view.start);
               onView({ start: d.view.start - dt, end: d.view.end - dt });
               return;
@@ -290,6 +297,12 @@ export function Timeline(props: {
           onMouseUp={(e) => {
             const d = drag.current;
             drag.current = null;
+            if (d?.range && band && band[1] - band[0] > 3) {
+              onView({ start: x.invert(band[0]), end: x.invert(band[1]) });
+              setBand(null);
+              return;
+            }
+            setBand(null);
             if (d?.moved) return;
             const r = hit(e.nativeEvent.offsetX, e.nativeEvent.offsetY);
             onSelect(r ? r.ref : null);
@@ -297,6 +310,7 @@ export function Timeline(props: {
           onMouseLeave={() => setHover(null)}
         />
       </div>
+      {band && <div className="band" data-testid="selection-band" style={{ left: LABEL_W + band[0], width: band[1] - band[0] }} />}
       {hover && <div className="tooltip" data-testid="tooltip" style={{ left: hover.x, top: hover.y }}>{hover.text}</div>}
     </div>
   );

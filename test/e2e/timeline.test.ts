@@ -74,6 +74,15 @@ describe('timeline in Chromium', () => {
     await page.waitForFunction((b) => JSON.stringify(Array.from(document.querySelectorAll('[data-testid="ruler"] .tick text')).map((t) => t.textContent)) !== b, JSON.stringify(before));
     const after = await ticks();
     expect(after).not.toEqual(before);
+    // Shift-drag a range: the view becomes that range.
+    const v0 = await page.evaluate(() => window.__streamscope!.view());
+    await page.keyboard.down('Shift');
+    await page.mouse.move(box.x + box.width * 0.25, box.y + 30);
+    await page.mouse.down();
+    await page.mouse.move(box.x + box.width * 0.5, box.y + 30, { steps: 5 });
+    await page.mouse.up();
+    await page.keyboard.up('Shift');
+    await page.waitForFunction((w) => { const v = window.__streamscope!.view(); return v.end - v.start < (w.end - w.start) * 0.3; }, v0);
     await page.keyboard.press('s');
     await page.close();
   });
