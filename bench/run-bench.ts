@@ -12,8 +12,9 @@
 //
 //  analysis  the diagnosis of a 10-million-operation recording. Target: < 5 s.
 //  import    a 1 GB Chrome trace imported as a stream: time and peak memory.
+//  renderer  10 M operations over 64 streams in Chromium: open, frame times, memory.
 //
-// Options: --only ingest|analysis|import|overhead, --analysis-launches N, --import-mb N, --launches N (overhead loop), --pairs N,
+// Options: --only ingest|analysis|import|renderer|overhead, --renderer-ops N, --analysis-launches N, --import-mb N, --launches N (overhead loop), --pairs N,
 // --ingest-launches N, --json FILE (write the results).
 import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -25,6 +26,8 @@ import { collectorLibraryPath, repoRoot, runnerPath, syntheticStreamToolPath } f
 import { decodeHeader } from '../profiler/record/decoder.ts';
 import { beginBulkLoad, createRecording, endBulkLoad, openRecording } from '../profiler/store/database.ts';
 import { analyze } from '../profiler/analysis/load.ts';
+import { launch, serve } from '../test/e2e/browser.ts';
+import { generate } from './generate-recording.ts';
 
 const { values } = parseArgs({
   options: {
@@ -34,6 +37,7 @@ const { values } = parseArgs({
     'ingest-launches': { type: 'string', default: '2000000' },
     'analysis-launches': { type: 'string', default: '10000000' },
     'import-mb': { type: 'string', default: '1024' },
+    'renderer-ops': { type: 'string', default: '10000000' },
     json: { type: 'string' },
   },
 });
@@ -235,7 +239,60 @@ async function benchImport(): Promise<void> {
   }
 }
 
+/**
+ * renderer: a generated recording of 10 M operations over 64 streams, served
+ * in browser mode and opened in Debian's Chromium (playwright-core): time to
+ * the first complete frame, frame times while panning and zooming (one view
+ * change per animation frame, as a held key or a wheel does), JS heap.
+ * Targets: open < 2 s, p95 frame ≤ 16 ms, memory < 1 GB.
+ */
+async function benchRenderer(): Promise<void> {
+  const ops = Number(values['renderer-ops']);
+  const file = path.join(os.tmpdir(), `streamscope-bench-${ops}-64.sqlite`);
+  if (!fs.existsSync(file)) {
+    const t = performance.now();
+    generate(file, ops, 64);
+    lines.push(`renderer  generated ${ops.toLocaleString('en-US')} operations over 64 streams in ${((performance.now() - t) / 1000).toFixed(0)} s (${file}, kept for the next run)`);
+  }
+  const server = await serve([file]);
+  const browser = await launch();
+  try {
+    const page = await browser.newPage({ viewport: { width: 1600, height: 1000 } });
+    const cdp = await page.context().newCDPSession(page);
+    await cdp.send('Performance.enable');
+    const t0 = performance.now();
+    await page.goto(server.url);
+    await page.waitForFunction(() => (window.__streamscope?.dataFrames ?? 0) > 0, undefined, { timeout: 120_000 });
+    const openS = (performance.now() - t0) / 1000;
+    // Pan and zoom, one change per frame, measuring frame-to-frame time.
+    const frameMs = await page.evaluate(async () => {
+      const keys = ['w', 'w', 'w', 'd', 'd', 'a', 's', 'd', 'w', 'a'];
+      const times: number[] = [];
+      let last = performance.now();
+      for (let i = 0; i < 120; i++) {
+        window.dispatchEvent(new KeyboardEvent('keydown', { key: keys[i % keys.length] }));
+        await new Promise((r) => requestAnimationFrame(() => r(null)));
+        const now = performance.now();
+        times.push(now - last);
+        last = now;
+      }
+      return times;
+    });
+    const sorted = [...frameMs].sort((a, b) => a - b);
+    const p95 = sorted[Math.floor(sorted.length * 0.95)]!;
+    const metrics = (await cdp.send('Performance.getMetrics')).metrics as { name: string; value: number }[];
+    const heap = metrics.find((m) => m.name === 'JSHeapUsedSize')?.value ?? NaN;
+    results.renderer = { operations: ops, streams: 64, openSeconds: openS, frameMs, p95FrameMs: p95, jsHeapBytes: heap, targets: { openSeconds: 2, p95FrameMs: 16, memoryBytes: 2 ** 30 } };
+    lines.push(`renderer  ${ops.toLocaleString('en-US')} operations over 64 streams in Chromium: open to first complete frame ${openS.toFixed(2)} s (target < 2 s)`);
+    lines.push(`          pan/zoom frame time p50 ${sorted[Math.floor(sorted.length / 2)]!.toFixed(1)} ms, p95 ${p95.toFixed(1)} ms (target ≤ 16 ms); JS heap ${(heap / 2 ** 20).toFixed(0)} MiB (target < 1 GiB)`);
+  } finally {
+    await browser.close();
+    await server.close();
+  }
+}
+
 if (values.only === undefined || values.only === 'ingest') await benchIngest();
+if (values.only === undefined || values.only === 'renderer') await benchRenderer();
 if (values.only === undefined || values.only === 'analysis') await benchAnalysis();
 if (values.only === undefined || values.only === 'import') await benchImport();
 if (values.only === undefined || values.only === 'overhead') {

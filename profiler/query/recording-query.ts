@@ -10,7 +10,7 @@ import { summarizeCopies, summarizeKernels } from '../analysis/summary.ts';
 import { categoryOfCopyKind, MEMORY_KIND_NAMES, OpCategory } from '../analysis/trace.ts';
 import { openRecording, readMeta } from '../store/database.ts';
 import { RecordingFileError } from '../store/recording-error.ts';
-import { itemsInZone, rowsByCorrelation, threadLane, zonesInWindow, type ZonedTable } from '../store/zones.ts';
+import { coverageInZone, itemsInZone, rowsByCorrelation, threadLane, zonesInWindow, type ZonedTable } from '../store/zones.ts';
 import type {
   ApiErrorCode, ConcurrencyRequest, ConcurrencyResponse, CoverageSpan, FieldValue, ItemDetails, ItemKind, ItemRef, RecordingSummary,
   RowId, SearchRequest, SearchResponse, StatsResponse, StreamKind, TimelineItem, WindowRequest, WindowResponse,
@@ -91,42 +91,44 @@ export class RecordingQuery {
     return (this.#db.prepare('SELECT value FROM strings WHERE id = ?').pluck().get(id) as string | undefined) ?? `#${id}`;
   }
 
+  /**
+   * What the timeline needs first, from the zones and SQL aggregates only:
+   * opening a recording must not wait for a pass over all its rows in JS.
+   */
   summary(): RecordingSummary {
     if (this.#summary) return this.#summary;
     const db = this.#db;
     const meta = Object.fromEntries(readMeta(db));
-    const a = this.#analyzed();
-    const overlap = overlapByDevice(a.trace);
-    const deviceBusy = new Map(overlap.map((o) => [o.deviceId, o.all.union]));
     const counts = (sql: string) => (db.prepare(sql).get() as { n: number }).n;
-    const perStream = new Map<number, { kernels: number; memcpys: number; memsets: number; syncs: number }>();
-    for (const t of ['kernels', 'memcpys', 'memsets', 'syncs'] as const) {
-      for (const r of db.prepare(`SELECT stream_id AS s, count(*) AS n FROM ${t} WHERE stream_id IS NOT NULL GROUP BY 1`).all() as { s: number; n: number }[]) {
-        const c = perStream.get(r.s) ?? { kernels: 0, memcpys: 0, memsets: 0, syncs: 0 };
-        c[t] = r.n;
-        perStream.set(r.s, c);
+    // Rows per lane and table, from the zones.
+    const zoneRows = db.prepare('SELECT table_id AS t, lane, sum(rows) AS n FROM zones GROUP BY 1, 2').all() as { t: number; lane: number; n: number }[];
+    const rowsOf = (table: number, lane: number) => zoneRows.find((z) => z.t === table && z.lane === lane)?.n ?? 0;
+    // Busy time per stream: operations of one stream never overlap, so a sum.
+    const busy = new Map<number, number>();
+    for (const t of ['kernels', 'memcpys', 'memsets']) {
+      for (const r of db.prepare(`SELECT stream_id AS s, sum(end_ns - start_ns) AS b FROM ${t} GROUP BY 1`).all() as { s: number; b: number }[]) {
+        busy.set(r.s, (busy.get(r.s) ?? 0) + r.b);
       }
     }
-    const ops = a.trace.ops;
-    const busyOfStream = new Map<number, number>();
-    {
-      // Union per stream (ops of one stream never overlap, so a sum).
-      for (let i = 0; i < ops.length; i++) busyOfStream.set(ops.stream[i]!, (busyOfStream.get(ops.stream[i]!) ?? 0) + ops.end[i]! - ops.start[i]!);
-    }
-    const streams = a.trace.streams
-      .filter((s) => perStream.has(s.id))
-      .map((s) => {
-        const busy = busyOfStream.get(s.id) ?? 0;
-        const dev = s.deviceId !== null ? deviceBusy.get(s.deviceId) ?? 0 : 0;
+    const deviceRows = db.prepare(`SELECT id, name, uuid, ordinal, cc_major AS ccMajor, cc_minor AS ccMinor, sm_count AS smCount,
+        async_engine_count AS asyncEngineCount, total_memory_bytes AS totalMemoryBytes FROM devices ORDER BY id`).all() as Omit<RecordingSummary['devices'][number], 'busyNs'>[];
+    const streamRows = db.prepare(`SELECT id, pid, device_id AS deviceId, context_id AS contextId, cupti_stream_id AS cuptiStreamId, flags, priority
+        FROM streams ORDER BY device_id, cupti_stream_id`).all() as { id: number; pid: number; deviceId: number | null; contextId: number; cuptiStreamId: number; flags: number; priority: number | null }[];
+    const deviceBusy = new Map<number, number>();
+    for (const st of streamRows) if (st.deviceId !== null) deviceBusy.set(st.deviceId, (deviceBusy.get(st.deviceId) ?? 0) + (busy.get(st.id) ?? 0));
+    const streams = streamRows
+      .map((st) => ({ st, c: { kernels: rowsOf(1, st.id), memcpys: rowsOf(2, st.id), memsets: rowsOf(3, st.id), syncs: rowsOf(4, st.id) } }))
+      .filter(({ c }) => c.kernels + c.memcpys + c.memsets + c.syncs > 0)
+      .map(({ st, c }) => {
+        const b = busy.get(st.id) ?? 0;
+        const dev = st.deviceId !== null ? deviceBusy.get(st.deviceId) ?? 0 : 0;
         return {
-          rowId: `stream:${s.id}`, id: s.id, pid: s.pid, deviceId: s.deviceId, contextId: s.contextId, cuptiStreamId: s.cuptiStreamId,
-          kind: streamKind(s.flags), priority: s.priority, busyNs: busy, shareOfDevice: dev > 0 ? busy / dev : 0, counts: perStream.get(s.id)!,
+          rowId: `stream:${st.id}`, id: st.id, pid: st.pid, deviceId: st.deviceId, contextId: st.contextId, cuptiStreamId: st.cuptiStreamId,
+          kind: streamKind(st.flags), priority: st.priority, busyNs: b, shareOfDevice: dev > 0 ? b / dev : 0, counts: c,
         };
       });
-    const threads = db.prepare(`SELECT t.pid, t.tid, t.name,
-        (SELECT count(*) FROM api_calls a WHERE a.pid = t.pid AND a.tid = t.tid) AS apiCalls,
-        (SELECT count(*) FROM nvtx_ranges n WHERE n.pid = t.pid AND n.tid = t.tid) AS nvtxRanges FROM threads t ORDER BY t.pid, t.tid`).all() as
-      { pid: number; tid: number; name: string | null; apiCalls: number; nvtxRanges: number }[];
+    const threads = (db.prepare('SELECT pid, tid, name FROM threads ORDER BY pid, tid').all() as { pid: number; tid: number; name: string | null }[])
+      .map((t) => ({ ...t, apiCalls: rowsOf(5, threadLane(t.pid, t.tid)), nvtxRanges: rowsOf(6, threadLane(t.pid, t.tid)) }));
     const processes = (db.prepare('SELECT pid, command, complete FROM processes ORDER BY pid').all() as { pid: number; command: string | null; complete: number }[])
       .map((p) => ({
         pid: p.pid, command: p.command, complete: p.complete === 1,
@@ -138,7 +140,8 @@ export class RecordingQuery {
     if (dropped) warnings.push(`${dropped} records were dropped by the collector (buffers full): totals are lower bounds`);
     for (const e of db.prepare('SELECT message FROM collector_errors').pluck().all() as string[]) warnings.push(`collector: ${e}`);
     if (meta.complete !== '1') warnings.push(`incomplete recording: ${meta.incomplete_reason ?? 'not finished'}`);
-    const span = a.trace.span;
+    const span = db.prepare('SELECT min(start_ns) AS s, max(end_ns) AS e FROM zones').get() as { s: number | null; e: number | null };
+    const total = (table: number) => zoneRows.filter((z) => z.t === table).reduce((n, z) => n + z.n, 0);
     this.#summary = {
       recordingId: this.recordingId,
       name: path.basename(this.path),
@@ -147,19 +150,12 @@ export class RecordingQuery {
       complete: meta.complete === '1',
       incompleteReason: meta.incomplete_reason ?? null,
       meta,
-      startNs: span.start,
-      endNs: span.end,
-      devices: a.trace.devices.map((d) => ({
-        id: d.id, name: d.name, uuid: d.uuid, ordinal: d.ordinal, ccMajor: d.ccMajor, ccMinor: d.ccMinor, smCount: d.smCount,
-        asyncEngineCount: d.asyncEngineCount, totalMemoryBytes: d.totalMemoryBytes, busyNs: deviceBusy.get(d.id) ?? 0,
-      })),
+      startNs: span.s ?? 0,
+      endNs: span.e ?? 0,
+      devices: deviceRows.map((d) => ({ ...d, busyNs: deviceBusy.get(d.id) ?? 0 })),
       processes,
       streams,
-      counts: {
-        kernels: counts('SELECT count(*) AS n FROM kernels'), memcpys: counts('SELECT count(*) AS n FROM memcpys'),
-        memsets: counts('SELECT count(*) AS n FROM memsets'), syncs: counts('SELECT count(*) AS n FROM syncs'),
-        apiCalls: counts('SELECT count(*) AS n FROM api_calls'), nvtxRanges: counts('SELECT count(*) AS n FROM nvtx_ranges'),
-      },
+      counts: { kernels: total(1), memcpys: total(2), memsets: total(3), syncs: total(4), apiCalls: total(5), nvtxRanges: total(6) },
       warnings,
     };
     return this.#summary;
@@ -176,19 +172,29 @@ export class RecordingQuery {
     const rows = req.rows.map((rowId) => {
       const items: TimelineItem[] = [];
       const coverage: CoverageSpan[] = [];
+      // Sub-pixel work merges into coverage spans: consecutive work closer
+      // than a pixel joins the span whatever its kind, and the span takes the
+      // colour of the kind that contributed most.
+      const kindCounts: Map<ItemKind, number>[] = [];
+      const cover = (kind: ItemKind, start: number, end: number, count: number, depth?: number) => {
+        const last = coverage[coverage.length - 1];
+        if (last && last.depth === depth && start - last.endNs < res) {
+          last.endNs = Math.max(last.endNs, end);
+          last.count += count;
+          const k = kindCounts[kindCounts.length - 1]!;
+          k.set(kind, (k.get(kind) ?? 0) + count);
+        } else {
+          coverage.push({ startNs: start, endNs: Math.max(end, start + 1), count, kind, ...(depth !== undefined ? { depth } : {}) });
+          kindCounts.push(new Map([[kind, count]]));
+        }
+      };
       const add = (ref: ItemRef, kind: ItemKind, start: number, end: number, nameId: number, depth?: number) => {
         if (end - start >= res) {
           items.push({ ref, kind, startNs: start, endNs: end, nameId, ...(depth !== undefined ? { depth } : {}) });
           if (nameId) nameIds.add(nameId);
           return;
         }
-        const last = coverage[coverage.length - 1];
-        if (last && last.kind === kind && last.depth === depth && start - last.endNs < res) {
-          last.endNs = Math.max(last.endNs, end);
-          last.count++;
-        } else {
-          coverage.push({ startNs: start, endNs: Math.max(end, start + 1), count: 1, kind, ...(depth !== undefined ? { depth } : {}) });
-        }
+        cover(kind, start, end, 1, depth);
       };
       const [type, a, b] = rowId.split(':');
       const lanes: { table: ZonedTable; lane: number; columns: string; kind: (r: Row) => ItemKind }[] = [];
@@ -202,14 +208,22 @@ export class RecordingQuery {
       } else {
         throw new ApiError('bad-request', `unknown row '${rowId}'`);
       }
-      const collected: { ref: ItemRef; kind: ItemKind; start: number; end: number; nameId: number }[] = [];
+      const collected: { ref: ItemRef; kind: ItemKind; start: number; end: number; nameId: number; count?: number }[] = [];
       for (const l of lanes) {
         for (const z of zonesInWindow(this.#db, l.table, l.lane, req.startNs, req.endNs)) {
           if (z.endNs - z.startNs < res && l.table !== 'nvtx_ranges') {
-            collected.push({ ref: { table: l.table, id: -1 }, kind: l.kind({ copy_kind: 0 }), start: z.startNs, end: z.endNs, nameId: 0 });
+            collected.push({ ref: { table: l.table, id: -1 }, kind: l.kind({ copy_kind: 0 }), start: z.startNs, end: z.endNs, nameId: 0, count: z.rows });
             continue;
           }
-          for (const r of itemsInZone<Row>(this.#db, l.table, l.lane, z, req.startNs, req.endNs, l.columns)) {
+          // A dense zone (more rows than pixels it spans): sub-pixel rows are
+          // bucketed per pixel inside SQLite, only the longer ones come as items.
+          const dense = l.table !== 'nvtx_ranges' && z.rows > 2 * ((Math.min(z.endNs, req.endNs) - Math.max(z.startNs, req.startNs)) / res);
+          if (dense) {
+            for (const c of coverageInZone(this.#db, l.table, l.lane, z, req.startNs, req.endNs, req.startNs, res)) {
+              collected.push({ ref: { table: l.table, id: -1 }, kind: l.kind({ copy_kind: c.copyKind ?? 0 }), start: c.startNs, end: c.endNs, nameId: 0, count: c.count });
+            }
+          }
+          for (const r of itemsInZone<Row>(this.#db, l.table, l.lane, z, req.startNs, req.endNs, l.columns, dense ? res : 0)) {
             collected.push({ ref: { table: l.table, id: r.id! }, kind: l.kind(r), start: r.start_ns!, end: r.end_ns!, nameId: r.name_id ?? 0 });
           }
         }
@@ -225,10 +239,16 @@ export class RecordingQuery {
         }
       } else {
         for (const c of collected) {
-          if (c.ref.id === -1) coverage.push({ startNs: c.start, endNs: Math.max(c.end, c.start + 1), count: 1, kind: c.kind });
+          if (c.ref.id === -1) cover(c.kind, c.start, c.end, c.count ?? 1);
           else add(c.ref, c.kind, c.start, c.end, c.nameId);
         }
       }
+      coverage.forEach((span, i) => {
+        let best: ItemKind = span.kind;
+        let n = 0;
+        for (const [k, c] of kindCounts[i]!) if (c > n) { n = c; best = k; }
+        span.kind = best;
+      });
       return { rowId, items, coverage };
     });
     const strings: Record<number, string> = {};

@@ -135,11 +135,39 @@ export function zonesInWindow(db: Database, table: ZonedTable, lane: Lane, start
   return prepared(db, sql).all({ lane, start: startNs, end: endNs }) as ZoneSpan[];
 }
 
-/** Rows of `table` on `lane` in the rowid range of one zone that overlap [startNs, endNs], in start order. */
-export function itemsInZone<Row>(db: Database, table: ZonedTable, lane: Lane, zone: ZoneSpan, startNs: number, endNs: number, columns = '*'): Row[] {
+/**
+ * Rows of `table` on `lane` in the rowid range of one zone that overlap
+ * [startNs, endNs], in start order; with `minDurationNs`, only those at
+ * least that long (the rest go to coverageInZone).
+ */
+export function itemsInZone<Row>(db: Database, table: ZonedTable, lane: Lane, zone: ZoneSpan, startNs: number, endNs: number, columns = '*', minDurationNs = 0): Row[] {
   const t = ZONED_TABLES[table];
   const rowEnd = t.end.replace(/\b(end_ns|start_ns)\b/g, 't.$1');
   const sql = `SELECT ${qualified(columns)} FROM ${table} t WHERE t.id BETWEEN @first AND @last
-    AND ${rowLane(t)} = @lane AND t.start_ns <= @end AND ${rowEnd} >= @start ORDER BY t.start_ns, t.id`;
-  return prepared(db, sql).all({ first: zone.firstId, last: zone.lastId, lane, start: startNs, end: endNs }) as Row[];
+    AND ${rowLane(t)} = @lane AND t.start_ns <= @end AND ${rowEnd} >= @start AND ${rowEnd} - t.start_ns >= @min ORDER BY t.start_ns, t.id`;
+  return prepared(db, sql).all({ first: zone.firstId, last: zone.lastId, lane, start: startNs, end: endNs, min: minDurationNs }) as Row[];
+}
+
+export interface CoverageBucket {
+  startNs: number;
+  endNs: number;
+  count: number;
+  /** memcpys: the copy kind of the bucket's copies (one bucket per kind). */
+  copyKind: number | null;
+}
+
+/**
+ * The rows of one zone shorter than `resolutionNs`, summed per pixel
+ * (`resolutionNs`-wide bucket from `originNs`) inside SQLite: a dense zone
+ * costs one row per pixel, not one JS object per operation.
+ */
+export function coverageInZone(db: Database, table: ZonedTable, lane: Lane, zone: ZoneSpan, startNs: number, endNs: number, originNs: number, resolutionNs: number): CoverageBucket[] {
+  const t = ZONED_TABLES[table];
+  const rowEnd = t.end.replace(/\b(end_ns|start_ns)\b/g, 't.$1');
+  const kind = table === 'memcpys' ? 't.copy_kind' : 'NULL';
+  const sql = `SELECT min(t.start_ns) AS startNs, max(${rowEnd}) AS endNs, count(*) AS count, ${kind} AS copyKind
+    FROM ${table} t WHERE t.id BETWEEN @first AND @last AND ${rowLane(t)} = @lane AND t.start_ns <= @end AND ${rowEnd} >= @start
+      AND ${rowEnd} - t.start_ns < @res
+    GROUP BY CAST((t.start_ns - @origin) / @res AS INTEGER), ${kind} ORDER BY 1`;
+  return prepared(db, sql).all({ first: zone.firstId, last: zone.lastId, lane, start: startNs, end: endNs, res: resolutionNs, origin: originNs }) as CoverageBucket[];
 }

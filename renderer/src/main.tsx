@@ -68,7 +68,7 @@ function App() {
       const end = fromHash && h.end !== undefined ? h.end : s.endNs;
       setView({ start, end });
       if (fromHash && h.sel) setSelected(parseRef(h.sel));
-      api.findings(id).then(setFindings).catch(() => setFindings([]));
+      setFindings([]);
     }).catch((e: Error) => setError(e instanceof ApiCallError ? e.message : String(e)));
   }, []);
 
@@ -129,7 +129,7 @@ function App() {
       <main>
         {summary && tab === 'stats' && <Stats summary={summary} />}
         {summary && view && tab === 'timeline' && (
-          <Timeline summary={summary} view={view} onView={setView} selected={selected} onSelect={setSelected} related={related} matches={matches} />
+          <Timeline onFirstData={() => api.findings(summary.recordingId).then(setFindings).catch(() => setFindings([]))} summary={summary} view={view} onView={setView} selected={selected} onSelect={setSelected} related={related} matches={matches} />
         )}
         <aside>
           <section data-testid="details">

@@ -50,6 +50,8 @@ declare global {
       view: () => View;
       itemRect: (table: string, id: number) => { x: number; y: number; w: number; h: number } | null;
       frames: number[];
+      /** Frames drawn with window data (the first one is the first complete frame). */
+      dataFrames: number;
     };
   }
 }
@@ -57,8 +59,17 @@ declare global {
 export function Timeline(props: {
   summary: RecordingSummary; view: View; onView: (v: View) => void; selected: ItemRef | null; onSelect: (r: ItemRef | null) => void;
   related: ItemDetails['related']; matches: Set<string>;
+  /** Called once the first window of data has arrived (the diagnosis is fetched after it: it must not delay the first frame). */
+  onFirstData?: () => void;
 }) {
-  const { summary, view, onView, selected, onSelect, related, matches } = props;
+  const { summary, view, onView, selected, onSelect, related, matches, onFirstData } = props;
+  const firstData = useRef(false);
+  // Another recording: its own first window, its own diagnosis.
+  const [shownRecording, setShownRecording] = useState(summary.recordingId);
+  if (shownRecording !== summary.recordingId) {
+    setShownRecording(summary.recordingId);
+    firstData.current = false;
+  }
   const rows = useMemo(() => rowsOf(summary), [summary]);
   const [hidden, setHidden] = useState<Set<string>>(new Set());
   const visibleRows = rows.filter((r) => !hidden.has(r.id));
@@ -66,7 +77,7 @@ export function Timeline(props: {
   const axisRef = useRef<SVGGElement>(null);
   const wrapRef = useRef<HTMLDivElement>(null);
   const [width, setWidth] = useState(800);
-  const [data, setData] = useState<{ res: WindowResponse; resolution: number } | null>(null);
+  const [data, setData] = useState<{ res: WindowResponse; resolution: number; recordingId: string } | null>(null);
   const [hover, setHover] = useState<{ x: number; y: number; text: string } | null>(null);
   // Concurrency track: per device, how many kernels and copies per direction
   // were in flight, per pixel-wide bucket of the visible range.
@@ -95,12 +106,19 @@ export function Timeline(props: {
   useEffect(() => {
     const span = view.end - view.start;
     const resolution = 2 ** Math.floor(Math.log2(Math.max(1, span / width)));
-    if (data && data.resolution === resolution && data.res.startNs <= view.start && data.res.endNs >= view.end) return;
+    if (data && data.recordingId === summary.recordingId && data.resolution === resolution && data.res.startNs <= view.start && data.res.endNs >= view.end) return;
     const req = { rows: rows.filter((r) => !r.id.startsWith('conc:')).map((r) => r.id), startNs: view.start - span, endNs: view.end + span, resolutionNs: resolution };
     let live = true;
-    api.window(summary.recordingId, req).then((res) => { if (live) setData({ res, resolution }); });
+    api.window(summary.recordingId, req).then((res) => {
+      if (!live) return;
+      setData({ res, resolution, recordingId: summary.recordingId });
+      if (!firstData.current) {
+        firstData.current = true;
+        onFirstData?.();
+      }
+    });
     return () => { live = false; };
-  }, [view, width, rows, summary, data]);
+  }, [view, width, rows, summary, data, onFirstData]);
 
   const rowIndex = useMemo(() => new Map(visibleRows.map((r, i) => [r.id, i])), [visibleRows]);
 
@@ -204,6 +222,7 @@ export function Timeline(props: {
     const label = tickFormatter(ticks.length > 1 ? ticks[1]! - ticks[0]! : view.end - view.start);
     select(axisRef.current!).call(axisTop(x).ticks(tickCount).tickFormat((v) => label(Number(v) - summary.startNs)));
     frames.current.push(performance.now() - t0);
+    if (data && window.__streamscope) window.__streamscope.dataFrames++;
     if (frames.current.length > 500) frames.current.shift();
   }, [data, x, width, visibleRows, rowIndex, selected, related, matches, summary, view, conc]);
 
@@ -217,6 +236,7 @@ export function Timeline(props: {
         return r && c ? { x: c.left + r.x, y: c.top + r.y, w: r.w, h: ROW_H } : null;
       },
       frames: frames.current,
+      dataFrames: window.__streamscope?.dataFrames ?? 0,
     };
   }, [view]);
 

@@ -15,6 +15,7 @@ declare global {
       view(): { start: number; end: number };
       itemRect(table: string, id: number): { x: number; y: number; w: number; h: number } | null;
       frames: number[];
+      dataFrames: number;
     };
   }
 }
