@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // The `streamscope` command line. Each subcommand is a thin layer over the
 // profiler library: parse arguments, call, print, choose the exit code.
+import fs from 'node:fs';
 import { constants as osConstants } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -10,7 +11,7 @@ import { importTrace } from '../import/index.ts';
 import { diffRecordings } from '../compare/diff.ts';
 import { formatDiff } from '../compare/format.ts';
 import { formatDuration } from '../time.ts';
-import { startServer } from '../serve/server.ts';
+import { isLoopback, startServer } from '../serve/server.ts';
 import { repoRoot } from '../native/paths.ts';
 import { TraceFormatError } from '../import/json-events.ts';
 import { checkLine, CheckUsageError, parseCheckArgs, runCheck } from './check.ts';
@@ -32,7 +33,8 @@ usage:
   streamscope record [-o FILE] [--force] --workload NAME --scenario NAME
                      [--size N] [--iterations N] [--streams N] [--chunks N] [--variant V]
   streamscope report FILE [--json]
-  streamscope serve FILE... [--port N]       (the timeline in a browser, read-only)
+  streamscope open FILE...                   (the timeline in the desktop app; browser mode where it cannot start)
+  streamscope serve FILE... [--port N] [--host H]   (the timeline in a browser, read-only, token URL)
   streamscope diff A.sqlite B.sqlite [--json] [--fail-if-slower 5%]
   streamscope import TRACE -o OUT.sqlite     (PyTorch profiler / Kineto or any Chrome trace JSON)
   streamscope export FILE -o OUT.json        (Chrome trace JSON: Perfetto UI, chrome://tracing)
@@ -233,18 +235,35 @@ function cmdDiff(args: string[]): number {
   return 0;
 }
 
-async function cmdServe(args: string[]): Promise<number> {
+/** Options of `serve` and `open` (open falls back to serving). */
+function parseServeArgs(command: string, args: string[]): { files: string[]; port: number; host: string; allowRemote: boolean } {
   const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { port: { type: 'string' }, host: { type: 'string' } } });
-  if (positionals.length === 0) fail('usage: streamscope serve FILE... [--port N] [--host 127.0.0.1]', 2);
-  const host = values.host ?? '127.0.0.1';
-  if (!['127.0.0.1', 'localhost', '::1'].includes(host)) {
-    process.stderr.write(`streamscope: serving on ${host}: anyone who can reach it and has the URL's token can read these recordings\n`);
+  if (positionals.length === 0) fail(`usage: streamscope ${command} FILE... [--port N] [--host 127.0.0.1]`, 2);
+  const port = values.port === undefined ? 0 : Number(values.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) fail(`--port: expected a port number (0–65535), got '${values.port}'`, 2);
+  // A non-loopback --host is the explicit request startServer wants for serving beyond this machine.
+  return { files: positionals, port, host: values.host ?? '127.0.0.1', allowRemote: values.host !== undefined };
+}
+
+/**
+ * Serves `files` read-only in browser mode and prints the URL (with its
+ * access token) on stdout, until SIGINT/SIGTERM. Files that cannot be
+ * opened are reported on stderr and left out; if none can, exit 2.
+ */
+async function serveUntilStopped(opts: ReturnType<typeof parseServeArgs>): Promise<number> {
+  if (!isLoopback(opts.host)) {
+    process.stderr.write(`streamscope: serving on ${opts.host}: anyone who can reach it and has the URL's token can read these recordings\n`);
   }
-  const server = await startServer({
-    files: positionals, port: values.port ? Number(values.port) : 0, host, staticDir: path.join(repoRoot, 'renderer/dist'),
-    onOpenError: (_file, message) => process.stderr.write(`streamscope: ${message}\n`),
-  });
-  if (server.failed.length === positionals.length) {
+  let server;
+  try {
+    server = await startServer({
+      files: opts.files, port: opts.port, host: opts.host, allowRemote: opts.allowRemote, staticDir: path.join(repoRoot, 'renderer/dist'),
+      onOpenError: (_file, message) => process.stderr.write(`streamscope: ${message}\n`),
+    });
+  } catch (err) {
+    fail(`cannot serve on ${opts.host}:${opts.port}: ${(err as Error).message}`, 2);
+  }
+  if (server.failed.length === opts.files.length) {
     await server.close();
     fail('none of the files could be opened', 2);
   }
@@ -255,6 +274,36 @@ async function cmdServe(args: string[]): Promise<number> {
     process.once('SIGTERM', stop);
   });
   return 0;
+}
+
+async function cmdServe(args: string[]): Promise<number> {
+  return serveUntilStopped(parseServeArgs('serve', args));
+}
+
+/**
+ * `open`: the desktop app where it can start; otherwise (no Electron binary,
+ * no display, app not built) browser mode, saying why.
+ */
+async function cmdOpen(args: string[]): Promise<number> {
+  const opts = parseServeArgs('open', args);
+  for (const f of opts.files) {
+    // The app shows bad files itself, but a typo is quicker to fix from here.
+    if (!fs.existsSync(f)) fail(`${f}: no such file`, 2);
+  }
+  let launched = false;
+  try {
+    // Imported only here: app/ is the Electron side, and `serve` must work without it.
+    const { launchElectron } = (await import('../../app/launch.ts')) as { launchElectron: (files: string[]) => Promise<boolean> };
+    launched = await launchElectron(opts.files);
+  } catch (err) {
+    process.stderr.write(`streamscope: the desktop app cannot start here: ${(err as Error).message}\n`);
+  }
+  if (launched) {
+    process.stdout.write(`StreamScope opened ${opts.files.map((f) => path.basename(f)).join(', ')} in the desktop app.\n`);
+    return 0;
+  }
+  process.stderr.write('streamscope: opening in browser mode instead (read-only)\n');
+  return serveUntilStopped(opts);
 }
 
 function cmdDevices(args: string[]): number {
@@ -302,6 +351,7 @@ async function main(argv: string[]): Promise<number> {
     case 'import': return cmdImport(rest);
     case 'diff': return cmdDiff(rest);
     case 'serve': return cmdServe(rest);
+    case 'open': return cmdOpen(rest);
     case 'devices': return cmdDevices(rest);
     case 'ingest': return cmdIngest(rest);
     case 'dump-stream': return cmdDumpStream(rest);

@@ -1,31 +1,53 @@
 // Browser mode: `streamscope serve FILE...` serves the renderer and the
 // typed API (profiler/query/api.ts) over HTTP, for headless GPU servers and
-// for the end-to-end tests. Loopback only unless asked otherwise, a random
-// token on every API request, read-only (no opening other files, no
-// recording), static files confined to the renderer's build folder.
+// for the end-to-end tests.
+//
+// Security model: the server listens on loopback unless the caller asks
+// for another address; every /api request must carry the random token of
+// the printed URL in the `x-streamscope-token` header (a header, so a page
+// of another origin cannot make the browser send it, and a DNS-rebound
+// host name does not get it either); it is read-only (no opening other
+// files, no recording); static files come only from the renderer's build
+// folder, under a Content-Security-Policy without inline scripts.
+//
+// Protocol: POST /api/<method> with JSON {args: [...]} → 200 with the
+// result as JSON, or an ApiErrorShape with a 4xx/5xx status.
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
-import { apiMethods, type ApiMethod } from '../query/api.ts';
-import { ApiError, apiErrorOf } from '../query/recording-query.ts';
+import { ApiError, apiErrorOf } from '../query/api-error.ts';
+import { apiMethods, type ApiErrorCode, type ApiMethod, type Capabilities } from '../query/api.ts';
 import { SessionRegistry } from '../query/session.ts';
+import { staticFile } from './static-files.ts';
+import { ARGUMENT_CHECKS } from './validate-args.ts';
 
 export const CONTENT_SECURITY_POLICY =
-  "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'";
+  "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'none'";
 
-const TYPES: Record<string, string> = {
-  '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8',
-  '.svg': 'image/svg+xml', '.png': 'image/png', '.json': 'application/json', '.ico': 'image/x-icon', '.woff2': 'font/woff2',
-};
+/** The biggest request body accepted: API arguments are small. */
+const MAX_BODY_BYTES = 1 << 20;
+
+const VERSION = (JSON.parse(fs.readFileSync(path.join(import.meta.dirname, '../../package.json'), 'utf8')) as { version: string }).version;
 
 export interface ServerOptions {
   files: string[];
+  /** 0 (default): any free port. */
   port?: number;
+  /** Default 127.0.0.1. Any non-loopback address needs allowRemote. */
   host?: string;
+  /** Listening where others can connect is a decision the user makes explicitly. */
+  allowRemote?: boolean;
+  /** The renderer's build folder (renderer/dist). */
   staticDir: string;
-  /** Called with a file that could not be opened (the server keeps going). */
+  /** Called with each file that could not be opened (the server keeps going without it). */
   onOpenError?: (file: string, message: string) => void;
+}
+
+export interface OpenFailure {
+  file: string;
+  message: string;
+  code: ApiErrorCode;
 }
 
 export interface RunningServer {
@@ -33,131 +55,152 @@ export interface RunningServer {
   port: number;
   token: string;
   /** Files given that could not be opened, with why. */
-  failed: { file: string; message: string; code: string }[];
+  failed: OpenFailure[];
   close(): Promise<void>;
 }
 
-/** Argument checks per method: anything else is a bad request before it reaches a query. */
-const isId = (v: unknown) => typeof v === 'string' && /^[0-9a-f]{1,32}$/.test(v);
-const isObj = (v: unknown) => typeof v === 'object' && v !== null && !Array.isArray(v);
-const VALID: Record<ApiMethod, (args: unknown[]) => boolean> = {
-  capabilities: (a) => a.length === 0,
-  listRecordings: (a) => a.length === 0,
-  openRecording: () => true,
-  showOpenDialog: () => true,
-  recentFiles: (a) => a.length === 0,
-  summary: (a) => a.length === 1 && isId(a[0]),
-  window: (a) => a.length === 2 && isId(a[0]) && isObj(a[1]) && Array.isArray((a[1] as { rows: unknown }).rows) && (a[1] as { rows: unknown[] }).rows.length <= 512
-    && ['startNs', 'endNs', 'resolutionNs'].every((k) => Number.isFinite((a[1] as Record<string, unknown>)[k])),
-  concurrency: (a) => a.length === 2 && isId(a[0]) && isObj(a[1]),
-  details: (a) => a.length === 2 && isId(a[0]) && isObj(a[1]) && typeof (a[1] as { table: unknown }).table === 'string' && Number.isInteger((a[1] as { id: unknown }).id),
-  search: (a) => a.length === 2 && isId(a[0]) && isObj(a[1]) && typeof (a[1] as { text: unknown }).text === 'string',
-  stats: (a) => a.length === 1 && isId(a[0]),
-  findings: (a) => a.length === 1 && isId(a[0]),
-  record: () => true,
-  recordStatus: () => true,
-};
+export function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || host === '[::1]' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
+}
+
+const STATUS: Partial<Record<ApiErrorCode, number>> = { 'bad-request': 400, forbidden: 403, 'not-found': 404, locked: 423 };
+
+/** What browser mode can do: read the recordings it was given, nothing else. */
+const CAPABILITIES: Capabilities = { mode: 'browser', version: VERSION, canOpenFiles: false, canRecord: false };
 
 export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const host = opts.host ?? '127.0.0.1';
+  if (!isLoopback(host) && !opts.allowRemote) {
+    throw new ApiError('forbidden', `refusing to serve on ${host}: not a loopback address (pass --host explicitly to serve there; anyone who can reach it with the URL's token can read these recordings)`);
+  }
   const token = crypto.randomBytes(32).toString('hex');
+  const tokenBytes = Buffer.from(token);
   const registry = new SessionRegistry();
-  const failed: RunningServer['failed'] = [];
+  const failed: OpenFailure[] = [];
   for (const f of opts.files) {
     try {
       registry.open(f);
     } catch (err) {
-      const e = apiErrorOf(err);
+      const e = apiErrorOf(err, f);
       failed.push({ file: f, message: e.message, code: e.code });
       opts.onOpenError?.(f, e.message);
     }
   }
-  const staticRoot = path.resolve(opts.staticDir);
 
   const call = (method: ApiMethod, args: unknown[]): unknown => {
+    const q = () => registry.get(args[0] as string);
     switch (method) {
-      case 'capabilities': return { mode: 'browser', version: '0.2.0', canOpenFiles: false, canRecord: false };
+      case 'capabilities': return CAPABILITIES;
       case 'listRecordings': return registry.list();
-      case 'recentFiles': return [];
-      case 'summary': return { ...registry.get(args[0] as string).summary(), openErrors: failed };
-      case 'window': return registry.get(args[0] as string).window(args[1] as never);
-      case 'concurrency': return registry.get(args[0] as string).concurrency(args[1] as never);
-      case 'details': return registry.get(args[0] as string).details(args[1] as never);
-      case 'search': return registry.get(args[0] as string).search(args[1] as never);
-      case 'stats': return registry.get(args[0] as string).stats();
-      case 'findings': return registry.get(args[0] as string).findings();
-      default: throw new ApiError('forbidden', `${method} is not available in browser mode (read-only): use the desktop app`);
+      case 'recentFiles': return []; // browser mode lists no local paths
+      // openErrors: not in RecordingSummary (api.ts); the page shows the
+      // files of `serve FILE...` that could not be opened from it.
+      case 'summary': return { ...q().summary(), openErrors: failed };
+      case 'window': return q().window(args[1] as never);
+      case 'concurrency': return q().concurrency(args[1] as never);
+      case 'details': return q().details(args[1] as never);
+      case 'search': return q().search(args[1] as never);
+      case 'stats': return q().stats();
+      case 'findings': return q().findings();
+      case 'openRecording': case 'showOpenDialog': case 'record': case 'recordStatus':
+        throw new ApiError('forbidden', `${method} is not available in browser mode (read-only): use the desktop app (streamscope open)`);
     }
   };
 
+  const hasToken = (req: http.IncomingMessage) => {
+    const given = req.headers['x-streamscope-token'];
+    if (typeof given !== 'string') return false;
+    const bytes = Buffer.from(given);
+    return bytes.length === tokenBytes.length && crypto.timingSafeEqual(bytes, tokenBytes);
+  };
+
   const server = http.createServer((req, res) => {
-    const url = new URL(req.url ?? '/', 'http://localhost');
     const send = (status: number, body: string | Buffer, type: string) => {
       res.writeHead(status, {
         'content-type': type, 'content-security-policy': CONTENT_SECURITY_POLICY, 'x-content-type-options': 'nosniff',
-        'referrer-policy': 'no-referrer', 'cache-control': 'no-store',
+        'referrer-policy': 'no-referrer', 'cache-control': 'no-store', 'cross-origin-resource-policy': 'same-origin',
       });
       res.end(body);
     };
-    const sendError = (status: number, e: ApiError) => send(status, JSON.stringify(e.toJSON()), 'application/json');
+    const sendError = (e: ApiError) => send(STATUS[e.code] ?? 500, JSON.stringify(e.toJSON()), 'application/json');
+    const url = new URL(req.url ?? '/', 'http://localhost');
+
     if (url.pathname.startsWith('/api/')) {
-      // The token travels in a header, so a page elsewhere cannot make the browser send it.
-      if (req.headers['x-streamscope-token'] !== token) return sendError(403, new ApiError('forbidden', 'missing or wrong access token'));
-      const method = url.pathname.slice(5) as ApiMethod;
-      if (req.method !== 'POST' || !(apiMethods as readonly string[]).includes(method)) return sendError(400, new ApiError('bad-request', `unknown API method '${url.pathname.slice(5)}'`));
-      const chunks: Buffer[] = [];
-      let size = 0;
-      req.on('data', (c: Buffer) => {
-        size += c.length;
-        if (size > 1 << 20) req.destroy();
-        else chunks.push(c);
-      });
-      req.on('end', () => {
-        let args: unknown[];
+      if (!hasToken(req)) return sendError(new ApiError('forbidden', 'missing or wrong access token (open the URL that `streamscope serve` printed)'));
+      const name = url.pathname.slice('/api/'.length);
+      if (req.method !== 'POST') return sendError(new ApiError('bad-request', 'API requests are POST with a JSON body {args: [...]}'));
+      if (!(apiMethods as readonly string[]).includes(name)) return sendError(new ApiError('bad-request', `unknown API method '${name.slice(0, 64)}'`));
+      const method = name as ApiMethod;
+      readBody(req, (err, body) => {
+        if (err) return sendError(err);
+        let args: unknown;
         try {
-          const body = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as { args?: unknown };
-          args = Array.isArray(body.args) ? body.args : [];
+          args = body.length ? (JSON.parse(body) as { args?: unknown }).args ?? [] : [];
         } catch {
-          return sendError(400, new ApiError('bad-request', 'body is not JSON'));
+          return sendError(new ApiError('bad-request', 'the body is not JSON'));
         }
-        if (!VALID[method](args)) return sendError(400, new ApiError('bad-request', `bad arguments for ${method}`));
+        if (!Array.isArray(args)) return sendError(new ApiError('bad-request', 'args must be an array'));
+        const problem = ARGUMENT_CHECKS[method](args);
+        if (problem) return sendError(new ApiError('bad-request', `${method}: ${problem}`));
+        let result: string;
         try {
-          send(200, JSON.stringify(call(method, args)), 'application/json');
-        } catch (err) {
-          const e = apiErrorOf(err);
-          sendError(e.code === 'not-found' ? 404 : e.code === 'bad-request' ? 400 : e.code === 'forbidden' ? 403 : 500, e);
+          result = JSON.stringify(call(method, args));
+        } catch (e) {
+          return sendError(apiErrorOf(e));
         }
+        send(200, result, 'application/json');
       });
       return;
     }
-    if (req.method !== 'GET') return send(405, 'method not allowed', 'text/plain');
+    if (req.method !== 'GET' && req.method !== 'HEAD') return send(405, 'method not allowed', 'text/plain; charset=utf-8');
     if (url.pathname === '/favicon.ico') return send(204, '', 'image/x-icon');
-    // Static files, never outside the renderer's build folder.
-    const rel = decodeURIComponent(url.pathname === '/' ? '/index.html' : url.pathname);
-    const file = path.resolve(staticRoot, `.${rel}`);
-    if (!file.startsWith(staticRoot + path.sep)) return send(403, 'forbidden', 'text/plain');
-    if (!fs.existsSync(staticRoot)) {
-      return send(503, '<!doctype html><title>StreamScope</title><p>The renderer is not built: run <code>npm run build:renderer</code>.</p>', 'text/html; charset=utf-8');
-    }
-    fs.readFile(file, (err, data) => {
-      if (err) return send(404, 'not found', 'text/plain');
-      send(200, data, TYPES[path.extname(file)] ?? 'application/octet-stream');
-    });
+    const file = staticFile(opts.staticDir, url.pathname);
+    send(file.status, req.method === 'HEAD' ? '' : file.body, file.type);
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(opts.port ?? 0, host, () => resolve());
   });
   const port = (server.address() as { port: number }).port;
+  const urlHost = host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
   return {
-    url: `http://${host}:${port}/?token=${token}`,
+    url: `http://${urlHost}:${port}/?token=${token}`,
     port,
     token,
     failed,
     close: () => new Promise<void>((resolve) => {
-      registry.closeAll();
-      server.close(() => resolve());
+      server.close(() => {
+        registry.closeAll();
+        resolve();
+      });
       server.closeAllConnections();
     }),
   };
+}
+
+/** The request body as text, or 'bad-request' past MAX_BODY_BYTES (the rest is not read). */
+function readBody(req: http.IncomingMessage, done: (err: ApiError | null, body: string) => void): void {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let over = false;
+  req.on('data', (c: Buffer) => {
+    if (over) return;
+    size += c.length;
+    if (size > MAX_BODY_BYTES) {
+      over = true;
+      done(new ApiError('bad-request', `request body over ${MAX_BODY_BYTES} bytes`), '');
+      req.resume();
+      return;
+    }
+    chunks.push(c);
+  });
+  req.on('end', () => {
+    if (!over) done(null, Buffer.concat(chunks).toString('utf8'));
+  });
+  req.on('error', () => {
+    if (!over) {
+      over = true;
+      done(new ApiError('bad-request', 'the request body could not be read'), '');
+    }
+  });
 }

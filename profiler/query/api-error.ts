@@ -1,0 +1,80 @@
+// The errors the API rejects with (api.ts ApiErrorShape), and how problems
+// with a recording file become one of its codes. The renderer shows a
+// distinct message per code, so the mapping must be by cause, not by
+// wording: store errors carry their cause in `problem`, SQLite errors in
+// their `code` (SQLITE_BUSY, SQLITE_CORRUPT, ...).
+import { RecordingFileError } from '../store/recording-error.ts';
+import type { ApiErrorCode, ApiErrorShape } from './api.ts';
+
+/** An error the renderer shows by code. Serialises to ApiErrorShape. */
+export class ApiError extends Error {
+  readonly code: ApiErrorCode;
+  readonly file?: string;
+  constructor(code: ApiErrorCode, message: string, file?: string) {
+    super(message);
+    this.name = 'ApiError';
+    this.code = code;
+    this.file = file;
+  }
+  toJSON(): ApiErrorShape {
+    return { code: this.code, message: this.message, ...(this.file !== undefined ? { file: this.file } : {}) };
+  }
+}
+
+/** SQLite result codes (better-sqlite3's SqliteError.code) → API codes. */
+const SQLITE_CODES: Record<string, ApiErrorCode> = {
+  SQLITE_BUSY: 'locked',
+  SQLITE_LOCKED: 'locked',
+  SQLITE_CORRUPT: 'corrupt',
+  SQLITE_NOTADB: 'not-a-recording',
+  SQLITE_IOERR_SHORT_READ: 'corrupt', // the file ends before a page it says it has
+};
+
+/**
+ * SQLite messages (sqlite3_errstr) of the causes the renderer tells apart,
+ * for errors that come without a code: the native addon reads recordings
+ * through its own connection and reports SQLite's message only.
+ */
+const SQLITE_MESSAGES: [RegExp, string][] = [
+  [/database disk image is malformed/, 'SQLITE_CORRUPT'],
+  [/database is locked/, 'SQLITE_BUSY'],
+  [/file is not a database/, 'SQLITE_NOTADB'],
+];
+
+function sqliteCodeOf(err: unknown): string | null {
+  const code = (err as { code?: unknown } | null)?.code;
+  if (typeof code === 'string' && code.startsWith('SQLITE_')) return code;
+  const message = err instanceof Error ? err.message : '';
+  return SQLITE_MESSAGES.find(([re]) => re.test(message))?.[1] ?? null;
+}
+
+/** Which API code a store problem is (openRecording's messages, database.ts). */
+function codeOfProblem(problem: string): ApiErrorCode {
+  if (/^no such file/.test(problem)) return 'not-found';
+  if (/newer StreamScope/.test(problem)) return 'newer-schema';
+  if (/locked/.test(problem)) return 'locked';
+  if (/corrupt|truncated|malformed/.test(problem)) return 'corrupt';
+  return 'not-a-recording';
+}
+
+/**
+ * Any thrown value → ApiError. `file` names the recording a query was about
+ * when the error itself does not (a SQLite error met mid-query).
+ */
+export function apiErrorOf(err: unknown, file?: string): ApiError {
+  if (err instanceof ApiError) return err;
+  if (err instanceof RecordingFileError) return new ApiError(codeOfProblem(err.problem), err.message, err.file);
+  const sqlite = sqliteCodeOf(err);
+  if (sqlite) {
+    const code = SQLITE_CODES[sqlite] ?? (sqlite.startsWith('SQLITE_IOERR') ? 'corrupt' : 'internal');
+    const what = code === 'locked' ? 'the recording is locked by another process (is it still being written?)'
+      : code === 'corrupt' ? 'the recording is corrupt or truncated'
+      : 'cannot read the recording';
+    // The native addon's messages already start with the file.
+    const raw = err instanceof Error ? err.message : String(err);
+    const detail = file && raw.startsWith(`${file}: `) ? raw.slice(file.length + 2) : raw;
+    const message = `${what}: ${detail}`;
+    return new ApiError(code, file ? `${file}: ${message}` : message, file);
+  }
+  return new ApiError('internal', err instanceof Error ? err.message : String(err), file);
+}

@@ -1,0 +1,147 @@
+// The details panel of one item: every stored column as is, the values
+// derived from them that a reader wants spelled out (GB/s, enum names,
+// grid and block shapes), and the launch in both directions through the
+// correlation id: a GPU operation → the API call(s) that issued it, an API
+// call → the GPU operations and synchronizations it caused.
+import type { Database } from 'better-sqlite3';
+import { rowsByCorrelation, type ZonedTable } from '../store/zones.ts';
+import { ApiError } from './api-error.ts';
+import type { FieldValue, ItemDetails, ItemKind, ItemRef, ItemTable, RowId } from './api.ts';
+import {
+  apiRowId, COPY_KIND_NAMES, copyItemName, isItemTable, itemKindOf, MEMSET_ITEM_NAME, memoryKindName, nvtxRowId, streamKind, streamRowId,
+  syncItemName, SYNC_TYPE_NAMES,
+} from './item-kinds.ts';
+
+type StoredRow = Record<string, FieldValue>;
+type Related = ItemDetails['related'][number];
+
+/** Looks up a strings id ('' for none). */
+export type NameOf = (id: number | null | undefined) => string;
+
+const GPU_TABLES: readonly ZonedTable[] = ['kernels', 'memcpys', 'memsets'];
+
+export class ItemDetailsReader {
+  readonly #db: Database;
+  readonly #nameOf: NameOf;
+
+  constructor(db: Database, nameOf: NameOf) {
+    this.#db = db;
+    this.#nameOf = nameOf;
+  }
+
+  details(ref: ItemRef): ItemDetails {
+    const row = this.#row(ref);
+    const fields: Record<string, FieldValue> = { ...row, ...this.#derived(ref.table, row) };
+    const { startNs, endNs } = extent(row);
+    const related = this.#related(ref.table, row);
+    return {
+      ref, kind: itemKindOf(ref.table, row as { copy_kind?: number }), name: this.#name(ref.table, row), startNs, endNs, durationNs: endNs - startNs,
+      fields, related, rowId: this.#rowId(ref.table, row, related),
+    };
+  }
+
+  #row(ref: ItemRef): StoredRow {
+    if (!isItemTable(ref?.table) || !Number.isSafeInteger(ref.id)) {
+      throw new ApiError('bad-request', `not an item reference: ${JSON.stringify(ref)} (table must be one of the timeline tables, id an integer)`);
+    }
+    // The table name is one of ITEM_TABLES (checked above), never user text.
+    const row = this.#db.prepare(`SELECT * FROM ${ref.table} WHERE id = ?`).get(ref.id) as StoredRow | undefined;
+    if (!row) throw new ApiError('not-found', `${ref.table} ${ref.id}: no such item in this recording`);
+    return row;
+  }
+
+  #name(table: ItemTable, row: StoredRow): string {
+    switch (table) {
+      case 'kernels': case 'api_calls': case 'nvtx_ranges': return this.#nameOf(row.name_id as number);
+      case 'memcpys': return copyItemName(row.copy_kind as number);
+      case 'memsets': return MEMSET_ITEM_NAME;
+      case 'syncs': return syncItemName(row.sync_type as number);
+    }
+  }
+
+  /**
+   * Values spelled out for the reader, added beside the stored columns.
+   * Their names are what the details panel (renderer/src/panels) and the
+   * end-to-end tests read: name, duration_ns, grid, block, GB/s, src, dst,
+   * stream; the other enum names end in _name.
+   */
+  #derived(table: ItemTable, row: StoredRow): Record<string, FieldValue> {
+    const out: Record<string, FieldValue> = {};
+    const { startNs, endNs } = extent(row);
+    out.duration_ns = endNs - startNs;
+    if ('name_id' in row) out.name = this.#nameOf(row.name_id as number);
+    if (row.stream_id !== undefined && row.stream_id !== null) Object.assign(out, this.#streamFields(row.stream_id as number));
+    if (table === 'kernels') {
+      out.grid = `${row.grid_x}×${row.grid_y}×${row.grid_z}`;
+      out.block = `${row.block_x}×${row.block_y}×${row.block_z}`;
+    } else if (table === 'memcpys') {
+      out.copy_kind_name = COPY_KIND_NAMES[row.copy_kind as number] ?? null;
+      out.src = memoryKindName(row.src_kind as number);
+      out.dst = memoryKindName(row.dst_kind as number);
+    } else if (table === 'memsets') {
+      out.memory_kind_name = memoryKindName(row.memory_kind as number);
+    } else if (table === 'syncs') {
+      out.sync_type_name = SYNC_TYPE_NAMES[row.sync_type as number] ?? null;
+    } else if (table === 'api_calls') {
+      out.domain_name = row.domain === 1 ? 'runtime' : row.domain === 2 ? 'driver' : null;
+    } else if (table === 'nvtx_ranges') {
+      out.domain_name = row.domain_id === null || row.domain_id === undefined ? null : this.#nameOf(row.domain_id as number);
+    }
+    if (table === 'memcpys' || table === 'memsets') {
+      // bytes per ns is GB/s (1e9 bytes per second), as the report prints it.
+      const d = endNs - startNs;
+      out['GB/s'] = d > 0 ? Number(((row.bytes as number) / d).toFixed(2)) : null;
+    }
+    return out;
+  }
+
+  /** The stream as the user's program knows it: CUPTI id, kind, priority. */
+  #streamFields(streamId: number): Record<string, FieldValue> {
+    const s = this.#db.prepare('SELECT cupti_stream_id AS c, flags, priority FROM streams WHERE id = ?').get(streamId) as
+      { c: number; flags: number; priority: number | null } | undefined;
+    if (!s) return {};
+    const kind = streamKind(s.flags);
+    return { stream: `${s.c} (${kind}${s.priority ? `, priority ${s.priority}` : ''})`, stream_kind: kind };
+  }
+
+  /** The process whose correlation ids the row's belongs to (GPU rows: through their context). */
+  #pidOf(row: StoredRow): number | null {
+    if (typeof row.pid === 'number') return row.pid;
+    if (row.context_id === null || row.context_id === undefined) return null;
+    return (this.#db.prepare('SELECT pid FROM contexts WHERE id = ?').pluck().get(row.context_id) as number | undefined) ?? null;
+  }
+
+  #related(table: ItemTable, row: StoredRow): Related[] {
+    if (table === 'nvtx_ranges') return []; // NVTX ranges have no correlation id
+    const pid = this.#pidOf(row);
+    if (pid === null) return [];
+    const targets: readonly ZonedTable[] = table === 'api_calls' ? [...GPU_TABLES, 'syncs'] : ['api_calls'];
+    return targets.flatMap((t) => rowsByCorrelation<StoredRow>(this.#db, t, pid, row.correlation_id as number).map((r) => this.#brief(t, r)));
+  }
+
+  #brief(table: ItemTable, row: StoredRow): Related {
+    const { startNs, endNs } = extent(row);
+    return {
+      ref: { table, id: row.id as number }, kind: itemKindOf(table, row as { copy_kind?: number }) as ItemKind, name: this.#name(table, row),
+      startNs, endNs, rowId: this.#rowId(table, row, []),
+    };
+  }
+
+  /**
+   * The timeline row that draws the item. A synchronization of no stream
+   * (context or event synchronize) is drawn on no stream row: it points at
+   * the row of the API call that waited, when there is one.
+   */
+  #rowId(table: ItemTable, row: StoredRow, related: Related[]): RowId {
+    if (table === 'api_calls') return apiRowId(row.pid as number, row.tid as number);
+    if (table === 'nvtx_ranges') return nvtxRowId(row.pid as number, row.tid as number);
+    if (row.stream_id === null || row.stream_id === undefined) return related.find((r) => r.ref.table === 'api_calls')?.rowId ?? streamRowId(0);
+    return streamRowId(row.stream_id as number);
+  }
+}
+
+/** An item's time span; an NVTX marker (no end) is a point. */
+function extent(row: StoredRow): { startNs: number; endNs: number } {
+  const startNs = row.start_ns as number;
+  return { startNs, endNs: row.end_ns === null || row.end_ns === undefined ? startNs : (row.end_ns as number) };
+}

@@ -1,0 +1,87 @@
+// Level of detail for one timeline row: what a window answer sends for the
+// items of a row at a given resolution (ns per pixel).
+//
+//   - an item at least one pixel long goes as a TimelineItem;
+//   - shorter ones, and pre-aggregated runs of them (zone or per-pixel
+//     buckets from the store), merge into CoverageSpans: consecutive work
+//     closer than a pixel joins one span, whatever its kind, and the span
+//     takes the colour of the kind that contributed most.
+//
+// Why the answer stays bounded: spans at one depth are separated by gaps of
+// at least a pixel, so there are at most (width / resolution + 1) of them per
+// depth; items are at least a pixel long and a stream runs one at a time.
+// Items must be fed in start order.
+import type { CoverageSpan, ItemKind, ItemRef, TimelineItem } from './api.ts';
+
+interface OpenSpan {
+  span: CoverageSpan;
+  /** Items per kind merged into the span (for its colour). */
+  kinds: Map<ItemKind, number>;
+}
+
+export class RowBuilder {
+  readonly items: TimelineItem[] = [];
+  readonly resolutionNs: number;
+  readonly #spans: OpenSpan[] = [];
+  /** The span still growing at each depth (NVTX rows nest; other rows have only depth undefined). */
+  readonly #last = new Map<number | undefined, OpenSpan>();
+
+  constructor(resolutionNs: number) {
+    // A zero or negative resolution would send every item; one ns per pixel is the finest there is.
+    this.resolutionNs = Math.max(1, resolutionNs);
+  }
+
+  /** Adds one stored item; returns whether it went as an item (its name is then needed). */
+  item(ref: ItemRef, kind: ItemKind, startNs: number, endNs: number, nameId: number, depth?: number): boolean {
+    if (endNs - startNs >= this.resolutionNs) {
+      this.items.push({ ref, kind, startNs, endNs, nameId, ...(depth !== undefined ? { depth } : {}) });
+      return true;
+    }
+    this.cover(kind, startNs, endNs, 1, depth);
+    return false;
+  }
+
+  /** Adds `count` sub-pixel items of `kind` known only by their extent [startNs, endNs]. */
+  cover(kind: ItemKind, startNs: number, endNs: number, count: number, depth?: number): void {
+    const open = this.#last.get(depth);
+    if (open && startNs - open.span.endNs < this.resolutionNs) {
+      open.span.endNs = Math.max(open.span.endNs, endNs);
+      open.span.count += count;
+      open.kinds.set(kind, (open.kinds.get(kind) ?? 0) + count);
+      return;
+    }
+    // A zero-length item (an NVTX marker) still covers one ns, so it is drawn.
+    const span: CoverageSpan = { startNs, endNs: Math.max(endNs, startNs + 1), count, kind, ...(depth !== undefined ? { depth } : {}) };
+    const next = { span, kinds: new Map([[kind, count]]) };
+    this.#spans.push(next);
+    this.#last.set(depth, next);
+  }
+
+  /** The spans in start order, each coloured by its most frequent kind. */
+  coverage(): CoverageSpan[] {
+    return this.#spans
+      .map(({ span, kinds }) => {
+        let best = span.kind;
+        let n = 0;
+        for (const [k, c] of kinds) if (c > n) { n = c; best = k; }
+        return { ...span, kind: best };
+      })
+      .sort((a, b) => a.startNs - b.startNs);
+  }
+}
+
+/**
+ * NVTX nesting depth of ranges given in start order (longer first on equal
+ * starts): the number of ranges of the same thread still open when each one
+ * starts. Push/pop ranges nest properly; a start/end range that crosses
+ * another gets the depth of whatever is open at its start.
+ */
+export function nestingDepths(ranges: readonly { start: number; end: number }[]): number[] {
+  const open: number[] = []; // end times of the enclosing ranges, innermost last
+  return ranges.map((r) => {
+    while (open.length && open[open.length - 1]! <= r.start) open.pop();
+    const depth = open.length;
+    open.push(r.end);
+    return depth;
+  });
+}

@@ -1,0 +1,48 @@
+// The Stats tab (StatsResponse) from a loaded and diagnosed recording:
+// kernel and copy summaries, per-stream utilization, the stream-pair
+// overlap matrix and the overlap factors. Everything here is already
+// computed by profiler/analysis (the report prints the same numbers); this
+// module only reshapes it, so the app and `streamscope report` agree.
+import type { Analysis } from '../analysis/load.ts';
+import { overlapByDevice } from '../analysis/overlap.ts';
+import { streamOverlapByDevice } from '../analysis/stream-overlap.ts';
+import { summarizeCopies, summarizeKernels } from '../analysis/summary.ts';
+import type { RecordingSummary, StatsResponse, StreamUtilization } from './api.ts';
+import { streamRowId } from './item-kinds.ts';
+
+export function buildStats(analysis: Analysis, summary: RecordingSummary): StatsResponse {
+  const { trace, diagnosis } = analysis;
+  const ctx = diagnosis.context;
+  const kernels = summarizeKernels(trace).map((k) => ({
+    name: k.name, count: k.count, totalNs: k.total, meanNs: k.mean, minNs: k.min, maxNs: k.max, share: k.share,
+  }));
+  const copies = summarizeCopies(trace).map((c) => ({
+    direction: c.direction, srcKind: c.srcKind, dstKind: c.dstKind, count: c.count, bytes: c.bytes, totalNs: c.total, gbPerS: c.gigabytesPerSecond ?? 0,
+  }));
+  // Per stream: busy time (union of its ops) and pairwise overlap, per device.
+  // Not the diagnosis's stream pairs: those also compute waits, at a cost
+  // that grows with the square of the streams running at once.
+  const perDevice = streamOverlapByDevice(trace);
+  const counts = new Map(summary.streams.map((s) => [s.id, s.counts]));
+  const streams: StreamUtilization[] = perDevice.flatMap((d) => {
+    const span = ctx.deviceSpan.get(d.deviceId);
+    const spanNs = span ? span.end - span.start : 0;
+    return d.streamIds.map((streamId, k) => {
+      const busyNs = d.busyNs[k]!;
+      const c = counts.get(streamId);
+      return {
+        rowId: streamRowId(streamId), streamId, deviceId: d.deviceId, busyNs, utilization: spanNs > 0 ? busyNs / spanNs : 0,
+        kernels: c?.kernels ?? 0, copies: c?.memcpys ?? 0,
+      };
+    });
+  });
+  const overlap = perDevice.map((d) => ({ deviceId: d.deviceId, streamIds: d.streamIds, overlapNs: d.overlapNs }));
+  // A device with no ops of a kind has no factor; the contract wants a
+  // number, and 1 (nothing ran at the same time) is the honest one.
+  const overlapFactors = overlapByDevice(trace)
+    .filter((o) => o.all.count > 0)
+    .map((o) => ({
+      deviceId: o.deviceId, compute: o.compute.overlapFactor ?? 1, h2d: o.htod.overlapFactor ?? 1, d2h: o.dtoh.overlapFactor ?? 1, all: o.all.overlapFactor ?? 1,
+    }));
+  return { kernels, copies, streams, overlap, overlapFactors };
+}
