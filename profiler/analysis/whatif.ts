@@ -1,144 +1,247 @@
-// What-if estimates: remove one cause, replay (replay.ts), compare. Each fix
-// is a transformation of the replay input, as a user would make it:
-//  * pin-pageable: pageable copies become pinned async copies — they run at
-//    the pinned bandwidth (bandwidth-ref.ts) and the call returns at once;
-//  * move-default-stream: work on the legacy default stream goes to the
-//    stream its thread issued work to just before (the stream of the data
-//    it belongs to) and loses the implicit barrier;
-//  * remove-host-blocking: the synchronize calls between launches no longer
-//    wait (the last one of each thread, which a program needs, is not one
-//    of them).
-// The prediction scales the replayed time by how well the replay reproduced
-// the recording itself (replay of the unchanged input against the measured
-// span), so model error does not count as a gain.
+// What-if estimates: remove one cause of serialization, replay the recording
+// (replay.ts), and compare. Each fix is a transformation of the replay's
+// input, made the way a user would make it in the program:
+//  * pinPageableCopies: pageable copies become async copies from pinned
+//    memory — they run at the pinned bandwidth (bandwidth.ts; slower where
+//    they overlap the other direction, like any pinned copy), their call
+//    returns after an ordinary async call's CPU time instead of blocking,
+//    and the pageable staging delay before the copy starts is gone;
+//  * moveDefaultStreamWork: work on the legacy default stream goes to the
+//    stream its thread last issued work to before it (the stream the user
+//    would have passed), or a fresh non-blocking stream, and with that
+//    loses the legacy stream's implicit synchronization;
+//  * removeHostBlocking: the explicit synchronize calls between launches
+//    no longer wait (they keep their own CPU time); the syncs after a
+//    thread's last launch stay, since a program needs them before it
+//    reads its results.
+// The prediction is the replay of the changed input, as it comes out: no
+// scaling by the replay's error on the unchanged recording (the tests hold
+// that error to a few percent instead); `replayedNs` reports it.
+import type { Db } from '../store/database.ts';
 import type { Ns } from '../time.ts';
-import { pinnedGbps } from './findings/bandwidth-ref.ts';
-import type { Context } from './findings/context.ts';
-import { callName } from './host.ts';
-import { recordedInput, replay, type ReplayInput } from './replay.ts';
-import { OpCategory, OpKind } from './trace.ts';
+import { bandwidthFor, pinnedBandwidth, type BandwidthReference, type PinnedBandwidth } from './bandwidth.ts';
+import { callName, type Host } from './host.ts';
+import { hostModel, isExplicitSync, isPageableCopy, replay, WaitKind, type ReplayOptions } from './replay.ts';
+import { OpCategory, type Trace } from './trace.ts';
 
-export type Fix = 'pin-pageable' | 'move-default-stream' | 'remove-host-blocking';
+export type FixName = 'pinPageableCopies' | 'moveDefaultStreamWork' | 'removeHostBlocking';
+/** A fix by name; the kebab-case ids are the ones the diagnosis (diagnose.ts) uses. */
+export type Fix = FixName | 'pin-pageable' | 'move-default-stream' | 'remove-host-blocking';
 
-export const FIX_LABEL: Record<Fix, string> = {
-  'pin-pageable': 'pageable copies pinned (at the measured pinned bandwidth)',
-  'move-default-stream': 'default-stream work moved to its chunk\'s stream',
-  'remove-host-blocking': 'host synchronization between launches removed',
+const CANONICAL: Record<Fix, FixName> = {
+  pinPageableCopies: 'pinPageableCopies', 'pin-pageable': 'pinPageableCopies',
+  moveDefaultStreamWork: 'moveDefaultStreamWork', 'move-default-stream': 'moveDefaultStreamWork',
+  removeHostBlocking: 'removeHostBlocking', 'remove-host-blocking': 'removeHostBlocking',
 };
 
+const LABEL: Record<FixName, string> = {
+  pinPageableCopies: 'pageable copies pinned (at the measured pinned bandwidth)',
+  moveDefaultStreamWork: 'default-stream work moved to its chunk\'s stream',
+  removeHostBlocking: 'host synchronization between launches removed',
+};
+export const FIX_LABEL: Record<Fix, string> = Object.fromEntries(Object.entries(CANONICAL).map(([k, v]) => [k, LABEL[v]])) as Record<Fix, string>;
+
+export interface EstimateOptions {
+  /** Measured pinned bandwidth from another recording, used where this one has no pinned copies of its own. */
+  reference?: BandwidthReference;
+  /** The recording's file: lets pinnedBandwidth read the PCIe link where the loaded devices lack it. */
+  db?: Db;
+}
+
 export interface Estimate {
-  fix: Fix;
+  fix: FixName;
   /** GPU span as recorded: first op start → last op end. */
   measuredNs: Ns;
-  /** The replay of the unchanged recording (how faithful the model is). */
+  /** The replay of the unchanged recording (how faithful the model is for this recording). */
   replayedNs: Ns;
+  /** GPU span of the replay with the fix applied. */
   predictedNs: Ns;
+  /** measuredNs − predictedNs, never below 0. */
   savedNs: Ns;
+  /** First op issue → last op end: recorded, and replayed with the fix. */
+  makespan: { measuredNs: Ns; predictedNs: Ns };
+  notes: string[];
 }
 
-/** What a freed call still costs the host: the call itself, not the wait. */
-const FREED_CALL_NS = 5_000;
-const PAGEABLE = 1;
-const SYNC = /^(cudaDeviceSynchronize|cudaStreamSynchronize|cudaEventSynchronize|cudaThreadSynchronize|cuCtxSynchronize|cuStreamSynchronize|cuEventSynchronize)$/;
+/** A fix applied: the replay options, or why it does not apply. */
+export type Applied = { options: ReplayOptions; notes: string[] } | { unavailable: string };
 
-/** Returns null when the fix does not apply to this recording (or its inputs are unknown). */
-export function estimate(ctx: Context, fix: Fix): Estimate | null {
-  const base = recordedInput(ctx);
-  const input = apply(ctx, fix, recordedInput(ctx));
-  if (!input) return null;
-  const measured = ctx.gpuSpan.end - ctx.gpuSpan.start;
-  const replayed = replay(ctx, base).spanNs;
-  const fixed = replay(ctx, input).spanNs;
-  const predicted = replayed > 0 ? fixed * (measured / replayed) : fixed;
-  return { fix, measuredNs: measured, replayedNs: replayed, predictedNs: predicted, savedNs: Math.max(0, measured - predicted) };
-}
+/** What a freed call still costs when the recording has no async copy call to measure: 3–10 µs in the concurrent fixtures. */
+const ASYNC_CALL_NS = 5_000;
 
-function apply(ctx: Context, fix: Fix, input: ReplayInput): ReplayInput | null {
-  const { ops } = ctx.trace;
-  const { calls } = ctx.host;
-  const freed = new Map<number, number>(); // call → its new duration
-  if (fix === 'pin-pageable') {
-    let any = false;
-    for (let i = 0; i < ops.length; i++) {
-      const cat = ops.category[i]!;
-      if (ops.kind[i] !== OpKind.Memcpy || (cat !== OpCategory.HtoD && cat !== OpCategory.DtoH)) continue;
-      if (ops.detail[i]! >> 4 !== PAGEABLE && (ops.detail[i]! & 15) !== PAGEABLE) continue;
-      const bw = pinnedGbps(ctx, ops.device[i]!, cat);
-      if (bw === null) return null; // no reference bandwidth: no estimate rather than a guess
-      input.duration[i] = ops.bytes[i]! / bw;
-      const k = ctx.host.opCall[i]!;
-      if (k >= 0) freed.set(k, FREED_CALL_NS);
-      any = true;
+export function pinPageableCopies(trace: Trace, host: Host, bandwidth: PinnedBandwidth[]): Applied {
+  const { ops } = trace;
+  const duration = new Float64Array(ops.length).fill(NaN); // NaN: as recorded
+  const pinned = new Uint8Array(ops.length);
+  const lagUnknown = new Uint8Array(ops.length);
+  const freed = new Uint8Array(host.calls.length);
+  const callDuration = new Float64Array(host.calls.length).fill(NaN);
+  const callNs = asyncCallNs(trace, host);
+  const used = new Map<string, PinnedBandwidth>();
+  let count = 0;
+  let syncCopies = 0;
+  for (let i = 0; i < ops.length; i++) {
+    if (!isPageableCopy(trace, i)) continue;
+    const direction = ops.category[i] === OpCategory.HtoD ? 'HtoD' : 'DtoH';
+    const bw = bandwidthFor(bandwidth, ops.device[i]!, direction);
+    if (!bw || bw.gbPerS === null) {
+      return { unavailable: `no pinned ${direction} bandwidth for device ${ops.device[i]}: the recording has no large pinned copies, its devices no PCIe link, and no reference was given` };
     }
-    if (!any) return null;
-  } else if (fix === 'move-default-stream') {
-    if (input.legacy.size === 0) return null;
-    let moved = false;
-    const lastStreamOfThread = new Map<string, number>();
-    const order = Array.from({ length: ops.length }, (_, i) => i).sort((a, b) => ctx.issue[a]! - ctx.issue[b]! || a - b);
-    for (const i of order) {
-      const k = ctx.host.opCall[i]!;
-      const thread = k >= 0 ? `${calls.pid[k]}:${calls.tid[k]}` : `op:${ops.pid[i]}`;
-      if (input.legacy.has(ops.stream[i]!)) {
-        const target = lastStreamOfThread.get(thread);
-        if (target !== undefined) {
-          input.stream[i] = target;
-          moved = true;
-        }
-      } else {
-        lastStreamOfThread.set(thread, ops.stream[i]!);
-      }
-    }
-    if (!moved) return null;
-    input.legacy = new Set();
-  } else {
-    // The synchronize calls between launches, as the host-blocking rule finds them.
-    const issuing = new Uint8Array(calls.length);
-    for (let i = 0; i < ops.length; i++) if (ctx.host.opCall[i]! >= 0) issuing[ctx.host.opCall[i]!] = 1;
-    for (const list of ctx.host.threads.values()) {
-      let issuedBefore = false;
-      let pending: number[] = [];
-      for (const k of list) {
-        if (issuing[k]) {
-          if (issuedBefore) for (const c of pending) freed.set(c, FREED_CALL_NS);
-          pending = [];
-          issuedBefore = true;
-        } else if (issuedBefore && SYNC.test(callName(ctx.host, k))) {
-          // A driver call inside a freed runtime call is freed with it.
-          const outer = pending.length ? pending[pending.length - 1]! : -1;
-          if (outer < 0 || calls.start[k]! >= calls.end[outer]!) pending.push(k);
-        }
-      }
-    }
-    if (freed.size === 0) return null;
+    used.set(`${bw.deviceId}:${direction}`, bw);
+    // Uncontended: the replay slows it down where it overlaps the other direction.
+    duration[i] = ops.bytes[i]! / bw.gbPerS;
+    pinned[i] = 1;
+    lagUnknown[i] = 1;
+    const k = host.opCall[i]!;
+    if (k >= 0 && ops.isAsync[i]) { freed[k] = 1; callDuration[k] = callNs; }
+    else if (k >= 0) syncCopies++;
+    count++;
   }
-  if (freed.size) input.issue = shiftIssue(ctx, input.issue, freed);
-  return input;
+  if (count === 0) return { unavailable: 'no copies from or to pageable memory' };
+  const notes = [`${count} pageable copies pinned; async copy calls return after ${(callNs / 1000).toFixed(1)} µs`];
+  for (const b of used.values()) notes.push(`device ${b.deviceId} ${b.direction}: ${b.gbPerS!.toFixed(1)} GB/s (${b.source === 'recording' ? `median of ${b.copies} pinned copies in this recording` : b.source === 'reference' ? 'measured pinned bandwidth from another recording' : 'PCIe link × 0.806'})`);
+  if (syncCopies) notes.push(`${syncCopies} synchronous copies stay synchronous (cudaMemcpy blocks with pinned memory too), only faster`);
+  return { options: { duration, pinned, lagUnknown, freed, callDuration }, notes };
+}
+
+export function moveDefaultStreamWork(trace: Trace, host: Host): Applied {
+  const { ops } = trace;
+  const m = hostModel(trace, host);
+  const rows = new Map(trace.streams.map((s) => [s.id, s]));
+  const isLegacy = (id: number) => ((rows.get(id)?.flags ?? 0) & 1) !== 0;
+  const stream = ops.stream.slice();
+  const streamFlags = new Map<number, number>();
+  const streamContext = new Map<number, number>();
+  let nextId = 1;
+  for (const s of trace.streams) nextId = Math.max(nextId, s.id + 1);
+  for (let i = 0; i < ops.length; i++) nextId = Math.max(nextId, ops.stream[i]! + 1);
+  const lastStream = new Map<number, number>(); // thread key → stream it last issued to
+  const fresh = new Map<number, number>(); // thread key → fresh stream
+  let moved = 0;
+  let toFresh = 0;
+  for (let p = 0; p < m.order.length; p++) {
+    const i = m.order[p]!;
+    const k = host.opCall[i]!;
+    // pid and tid both fit below 2^22 (host.ts); ops without a call: their process.
+    const thread = k >= 0 ? host.calls.pid[k]! * 4194304 + host.calls.tid[k]! : -1 - ops.pid[i]!;
+    if (!isLegacy(ops.stream[i]!)) { lastStream.set(thread, ops.stream[i]!); continue; }
+    let target = lastStream.get(thread);
+    if (target === undefined) {
+      target = fresh.get(thread);
+      if (target === undefined) {
+        fresh.set(thread, (target = nextId++));
+        streamFlags.set(target, 2); // cudaStreamNonBlocking
+        const ctx = rows.get(ops.stream[i]!)?.contextId;
+        if (ctx !== undefined) streamContext.set(target, ctx);
+      }
+      toFresh++;
+    }
+    stream[i] = target;
+    moved++;
+  }
+  if (moved === 0) return { unavailable: 'no work on the legacy default stream' };
+  const notes = [`${moved} operations moved off the legacy default stream${toFresh ? ` (${toFresh} to a fresh non-blocking stream: their thread had issued nothing to another stream before)` : ''}`];
+  return { options: { stream, streamFlags, streamContext }, notes };
+}
+
+export function removeHostBlocking(trace: Trace, host: Host): Applied {
+  const m = hostModel(trace, host);
+  const issuing = new Uint8Array(host.calls.length);
+  for (let i = 0; i < host.opCall.length; i++) if (host.opCall[i]! >= 0) issuing[m.outer[host.opCall[i]!]!] = 1;
+  const freed = new Uint8Array(host.calls.length);
+  let count = 0;
+  let waitedNs = 0;
+  for (const list of host.threads.values()) {
+    // Syncs after the thread's last launch stay.
+    let last = -1;
+    for (let j = 0; j < list.length; j++) if (issuing[list[j]!]) last = j;
+    for (let j = 0; j < last; j++) {
+      const k = list[j]!;
+      if (m.outer[k] !== k || m.waitKind[k] === WaitKind.None || !isExplicitSync(callName(host, k))) continue;
+      freed[k] = 1;
+      count++;
+      waitedNs += host.calls.end[k]! - host.calls.start[k]! - m.cost[k]!;
+    }
+  }
+  if (count === 0) return { unavailable: 'no synchronize calls between launches' };
+  return { options: { freed }, notes: [`${count} synchronize calls between launches no longer wait (they waited ${(waitedNs / 1e6).toFixed(3)} ms in the recording)`] };
+}
+
+/** GPU span of the unchanged replay, once per recording (the diagnosis asks for up to three estimates). */
+const baseSpans = new WeakMap<Host, number>();
+function baseReplay(trace: Trace, host: Host): number {
+  let span = baseSpans.get(host);
+  if (span === undefined) baseSpans.set(host, (span = replay(trace, host).gpuSpanNs));
+  return span;
+}
+
+/** Median CPU time of this recording's async copy calls that did not block, else ASYNC_CALL_NS. */
+function asyncCallNs(trace: Trace, host: Host): number {
+  const m = hostModel(trace, host);
+  const d: number[] = [];
+  for (let i = 0; i < trace.ops.length; i++) {
+    const k = host.opCall[i]!;
+    if (k < 0 || !trace.ops.isAsync[i] || trace.ops.kind[i] !== 2 || isPageableCopy(trace, i) || m.waitKind[k] !== WaitKind.None) continue;
+    d.push(host.calls.end[k]! - host.calls.start[k]!);
+  }
+  if (d.length < 3) return ASYNC_CALL_NS;
+  d.sort((a, b) => a - b);
+  return d[Math.floor(d.length / 2)]!;
+}
+
+export function applyFix(trace: Trace, host: Host, fix: Fix, options: EstimateOptions = {}): Applied {
+  switch (CANONICAL[fix]) {
+    case 'pinPageableCopies': return pinPageableCopies(trace, host, pinnedBandwidth(trace, options.db, options.reference));
+    case 'moveDefaultStreamWork': return moveDefaultStreamWork(trace, host);
+    case 'removeHostBlocking': return removeHostBlocking(trace, host);
+  }
+}
+
+/** The estimate, or why there is none. */
+export function tryEstimate(trace: Trace, host: Host, fix: Fix, options: EstimateOptions = {}): { estimate: Estimate } | { unavailable: string } {
+  const applied = applyFix(trace, host, fix, options);
+  if ('unavailable' in applied) return applied;
+  const { ops } = trace;
+  let s = Infinity;
+  let e = -Infinity;
+  let firstIssue = Infinity;
+  for (let i = 0; i < ops.length; i++) {
+    if (ops.start[i]! < s) s = ops.start[i]!;
+    if (ops.end[i]! > e) e = ops.end[i]!;
+    const k = host.opCall[i]!;
+    const issue = k >= 0 ? host.calls.start[k]! : ops.start[i]!;
+    if (issue < firstIssue) firstIssue = issue;
+  }
+  const measured = e - s;
+  const base = baseReplay(trace, host);
+  const fixed = replay(trace, host, applied.options);
+  const notes = [...applied.notes];
+  const error = measured > 0 ? base / measured - 1 : 0;
+  if (Math.abs(error) > 0.05) notes.push(`the replay of the unchanged recording is ${(error * 100).toFixed(1)}% off its measured GPU span: treat the prediction with that much doubt`);
+  return {
+    estimate: {
+      fix: CANONICAL[fix],
+      measuredNs: measured,
+      replayedNs: base,
+      predictedNs: fixed.gpuSpanNs,
+      savedNs: Math.max(0, measured - fixed.gpuSpanNs),
+      makespan: { measuredNs: e - Math.min(firstIssue, s), predictedNs: fixed.makespanNs },
+      notes,
+    },
+  };
 }
 
 /**
- * New issue times when some calls return sooner: every later call of the
- * same thread moves earlier by the time freed before it.
+ * Estimated GPU span with one cause removed; null where the fix does not
+ * apply or its inputs are unknown (tryEstimate says why). Also callable as
+ * estimate(context, fix) with anything holding the trace and host (the
+ * diagnosis' Context).
  */
-function shiftIssue(ctx: Context, issue: Float64Array, freed: Map<number, number>): Float64Array {
-  const { ops } = ctx.trace;
-  const { calls } = ctx.host;
-  const callShift = new Float64Array(calls.length);
-  for (const list of ctx.host.threads.values()) {
-    // (end time, freed amount) of the freed calls of this thread, by end.
-    const gains = Array.from(list).filter((k) => freed.has(k)).map((k) => [calls.end[k]!, Math.max(0, calls.end[k]! - calls.start[k]! - freed.get(k)!)] as const);
-    gains.sort((a, b) => a[0] - b[0]);
-    let g = 0;
-    let total = 0;
-    for (const k of list) {
-      while (g < gains.length && gains[g]![0] <= calls.start[k]!) total += gains[g++]![1];
-      callShift[k] = total;
-    }
-  }
-  const out = issue.slice();
-  for (let i = 0; i < ops.length; i++) {
-    const k = ctx.host.opCall[i]!;
-    if (k >= 0) out[i] = issue[i]! - callShift[k]!;
-  }
-  return out;
+export function estimate(trace: Trace, host: Host, fix: Fix, options?: EstimateOptions): Estimate | null;
+export function estimate(ctx: { trace: Trace; host: Host }, fix: Fix, options?: EstimateOptions): Estimate | null;
+export function estimate(a: Trace | { trace: Trace; host: Host }, b: Host | Fix, c?: Fix | EstimateOptions, d?: EstimateOptions): Estimate | null {
+  const r = typeof b === 'string'
+    ? tryEstimate((a as { trace: Trace }).trace, (a as { host: Host }).host, b, (c as EstimateOptions | undefined) ?? {})
+    : tryEstimate(a as Trace, b, c as Fix, d ?? {});
+  return 'estimate' in r ? r.estimate : null;
 }
