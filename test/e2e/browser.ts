@@ -8,7 +8,7 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { repoRoot } from '../../profiler/native/paths.ts';
 import { startServer, type RunningServer } from '../../profiler/serve/server.ts';
 
-// The renderer's test hooks (renderer/src/timeline.tsx), as the page sees them.
+// The renderer's test hooks (renderer/src/timeline/Timeline.tsx, TestHooks), as the page sees them.
 declare global {
   interface Window {
     __streamscope?: {
@@ -16,6 +16,7 @@ declare global {
       itemRect(table: string, id: number): { x: number; y: number; w: number; h: number } | null;
       frames: number[];
       dataFrames: number;
+      idle(): boolean;
     };
   }
 }
@@ -23,12 +24,47 @@ declare global {
 export const rendererDist = path.join(repoRoot, 'renderer/dist');
 export const CHROMIUM = process.env.STREAMSCOPE_CHROMIUM ?? '/usr/bin/chromium';
 
+/** Newest modification time of the renderer's sources (src/, index.html, configs). */
+function newestSource(): number {
+  const dir = path.join(repoRoot, 'renderer');
+  let newest = 0;
+  for (const f of ['index.html', 'vite.config.ts', 'tsconfig.json']) if (fs.existsSync(path.join(dir, f))) newest = Math.max(newest, fs.statSync(path.join(dir, f)).mtimeMs);
+  for (const e of fs.readdirSync(path.join(dir, 'src'), { recursive: true, withFileTypes: true })) {
+    if (e.isFile()) newest = Math.max(newest, fs.statSync(path.join(e.parentPath, e.name)).mtimeMs);
+  }
+  return newest;
+}
+
+/**
+ * Builds renderer/dist when it is missing or older than its sources. Test
+ * files run in parallel workers: one builds (holding a lock directory), the
+ * others wait for it.
+ */
 export function buildRenderer(): void {
   const stamp = path.join(rendererDist, 'index.html');
-  const sources = fs.readdirSync(path.join(repoRoot, 'renderer/src')).map((f) => fs.statSync(path.join(repoRoot, 'renderer/src', f)).mtimeMs);
-  if (fs.existsSync(stamp) && fs.statSync(stamp).mtimeMs > Math.max(...sources)) return;
-  execFileSync(process.execPath, [path.join(repoRoot, 'node_modules/vite/bin/vite.js'), 'build', '--config', path.join(repoRoot, 'renderer/vite.config.ts')],
-    { stdio: 'ignore', cwd: repoRoot });
+  const fresh = () => fs.existsSync(stamp) && fs.statSync(stamp).mtimeMs > newestSource();
+  if (fresh()) return;
+  const lock = path.join(repoRoot, 'renderer/.build-lock');
+  const sleep = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+  for (let waited = 0; ; waited += 100) {
+    try {
+      fs.mkdirSync(lock);
+      break;
+    } catch {
+      // Another worker builds; a lock older than a minute was left by a killed run.
+      if (waited > 60_000 || Date.now() - (fs.statSync(lock, { throwIfNoEntry: false })?.mtimeMs ?? Date.now()) > 60_000) fs.rmSync(lock, { recursive: true, force: true });
+      sleep(100);
+      if (fresh()) return;
+    }
+  }
+  try {
+    if (fresh()) return;
+    execFileSync(process.execPath, [path.join(repoRoot, 'node_modules/vite/bin/vite.js'), 'build', '--config', path.join(repoRoot, 'renderer/vite.config.ts')],
+      // NODE_ENV as the test runner set it ('test') would give React's development build.
+      { stdio: 'ignore', cwd: repoRoot, env: { ...process.env, NODE_ENV: 'production' } });
+  } finally {
+    fs.rmSync(lock, { recursive: true, force: true });
+  }
 }
 
 export async function launch(): Promise<Browser> {
@@ -45,6 +81,13 @@ export async function openApp(browser: Browser, url: string, viewport = { width:
   const page = await browser.newPage({ viewport });
   await page.goto(url);
   await page.waitForSelector('[data-testid="timeline-canvas"]');
-  await page.waitForFunction(() => (window.__streamscope?.frames.length ?? 0) > 1);
+  await page.waitForFunction(() => (window.__streamscope?.dataFrames ?? 0) > 0);
   return page;
+}
+
+/** Waits until the timeline has fetched what the view needs and drawn it. */
+export async function settled(page: Page): Promise<void> {
+  await page.waitForFunction(() => window.__streamscope?.idle() === true);
+  await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+  await page.waitForFunction(() => window.__streamscope?.idle() === true);
 }

@@ -1,31 +1,63 @@
-// Screenshot of a recording in the renderer (for docs/ and for looking at
-// a timeline without a display):
-//   node test/e2e/screenshot.ts RECORDING.sqlite OUT.png [--gpu]
-// --gpu zooms to the GPU work (first operation to last, 5% margin).
+// Screenshots of a recording in the renderer (for docs/ and for looking at
+// a timeline without a display), against the real server in Chromium:
+//   node test/e2e/screenshot.ts RECORDING.sqlite OUT.png [options]
+//     --gpu              zoom to the GPU work (first operation to last, 5% margin)
+//     --range START:END  zoom to [START, END) ns since the recording origin
+//     --select TABLE:ID  select an item (details panel, launch arrow), e.g. kernels:1
+//     --search TEXT      search and highlight (e.g. a kernel name)
+//     --stats            the Stats tab instead of the timeline
+//     --size WxH         viewport in CSS pixels (default 1600x560)
 import path from 'node:path';
+import { parseArgs } from 'node:util';
 import Database from 'better-sqlite3';
-import { launch, openApp, serve } from './browser.ts';
+import { launch, serve, settled } from './browser.ts';
 
-const [file, out] = process.argv.slice(2).filter((a) => !a.startsWith('--'));
+const { values, positionals } = parseArgs({
+  allowPositionals: true,
+  options: {
+    gpu: { type: 'boolean' }, range: { type: 'string' }, select: { type: 'string' }, search: { type: 'string' },
+    stats: { type: 'boolean' }, size: { type: 'string', default: '1600x560' },
+  },
+});
+const [file, out] = positionals;
 if (!file || !out) {
-  process.stderr.write('usage: node test/e2e/screenshot.ts RECORDING.sqlite OUT.png [--gpu]\n');
+  process.stderr.write('usage: node test/e2e/screenshot.ts RECORDING.sqlite OUT.png [--gpu | --range START:END] [--select TABLE:ID] [--search TEXT] [--stats] [--size WxH]\n');
   process.exit(2);
 }
+const [width, height] = values.size!.split('x').map(Number) as [number, number];
 const server = await serve([path.resolve(file)]);
 const browser = await launch();
 try {
-  let url = server.url;
-  if (process.argv.includes('--gpu')) {
+  const base = server.url.split('?')[0]!;
+  const list = await (await fetch(`${base}api/listRecordings`, { method: 'POST', headers: { 'x-streamscope-token': server.token }, body: '{}' })).json() as { recordingId: string }[];
+  if (!list[0]) throw new Error(`${file} could not be opened: ${server.failed.map((f) => f.message).join('; ')}`);
+  const hash = new URLSearchParams({ rec: list[0].recordingId });
+  if (values.gpu) {
     const db = new Database(file, { readonly: true });
-    const s = db.prepare('SELECT min(s) AS s, max(e) AS e FROM (SELECT min(start_ns) s, max(end_ns) e FROM kernels UNION ALL SELECT min(start_ns), max(end_ns) FROM memcpys)').get() as { s: number; e: number };
+    const s = db.prepare('SELECT min(s) AS s, max(e) AS e FROM (SELECT min(start_ns) s, max(end_ns) e FROM kernels UNION ALL SELECT min(start_ns), max(end_ns) FROM memcpys UNION ALL SELECT min(start_ns), max(end_ns) FROM memsets)').get() as { s: number; e: number };
     db.close();
     const pad = (s.e - s.s) * 0.05;
-    const base = server.url.split('?')[0]!;
-    const list = await (await fetch(`${base}api/listRecordings`, { method: 'POST', headers: { 'x-streamscope-token': server.token }, body: '{}' })).json() as { recordingId: string }[];
-    url = `${server.url}#rec=${list[0]!.recordingId}&start=${Math.round(s.s - pad)}&end=${Math.round(s.e + pad)}`;
+    hash.set('start', String(Math.round(s.s - pad)));
+    hash.set('end', String(Math.round(s.e + pad)));
+  } else if (values.range) {
+    const [a, b] = values.range.split(':');
+    hash.set('start', a!);
+    hash.set('end', b!);
   }
-  const page = await openApp(browser, url, { width: 1600, height: 560 });
-  await page.waitForTimeout(800);
+  if (values.select) hash.set('sel', values.select);
+  if (values.stats) hash.set('tab', 'stats');
+  const page = await browser.newPage({ viewport: { width, height } });
+  await page.goto(`${server.url}#${hash}`);
+  if (values.stats) await page.waitForSelector('[data-testid="stats-view"]');
+  else {
+    await page.waitForFunction(() => (window.__streamscope?.dataFrames ?? 0) > 0);
+    if (values.search) {
+      await page.fill('[data-testid="search"]', values.search);
+      await page.waitForFunction(() => /match/.test(document.querySelector('[data-testid="search-count"]')?.textContent ?? ''));
+    }
+    if (values.select) await page.waitForSelector('[data-testid="details"] [data-field="id"]');
+    await settled(page);
+  }
   await page.screenshot({ path: out });
   process.stdout.write(`${out}\n`);
 } finally {

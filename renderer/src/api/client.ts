@@ -1,0 +1,85 @@
+// The renderer's only way to data: the typed API of profiler/query/api.ts.
+// In the desktop app the preload exposes it as `window.streamscope` (IPC to
+// the main process); in browser mode (`streamscope serve`) the same methods
+// are POSTed to /api/<method> with the access token taken from the page URL.
+// Both reject with the same ApiErrorShape, turned here into ApiCallError.
+import { apiMethods, type ApiErrorCode, type ApiErrorShape, type RecordingHandle, type StreamScopeApi } from '../../../profiler/query/api.ts';
+
+export class ApiCallError extends Error {
+  readonly code: ApiErrorCode;
+  readonly file?: string;
+  constructor(shape: ApiErrorShape) {
+    super(shape.message);
+    this.name = 'ApiCallError';
+    this.code = shape.code;
+    this.file = shape.file;
+  }
+}
+
+/** Anything an API call rejected with → ApiCallError (IPC rejects with a plain shape object). */
+export function toApiError(err: unknown): ApiCallError {
+  if (err instanceof ApiCallError) return err;
+  const e = err as Partial<ApiErrorShape> | null;
+  if (e && typeof e === 'object' && typeof e.message === 'string') {
+    return new ApiCallError({ code: (e.code as ApiErrorCode) ?? 'internal', message: e.message, file: e.file });
+  }
+  return new ApiCallError({ code: 'internal', message: String(err) });
+}
+
+/** Main-process events (app/channels.ts AppEvent), mirrored here: the renderer imports only the API contract. */
+export type DesktopEvent =
+  | { type: 'recording-opened'; recording: RecordingHandle }
+  | { type: 'open-failed'; error: ApiErrorShape }
+  | { type: 'menu'; action: 'record' | 'export' };
+
+/** The two desktop-only helpers the preload adds next to the API (app/preload.ts). */
+export interface DesktopExtras {
+  pathForFile?(file: File): string;
+  onEvent?(listener: (event: DesktopEvent) => void): () => void;
+}
+
+declare global {
+  interface Window {
+    streamscope?: StreamScopeApi & DesktopExtras;
+  }
+}
+
+/** The access token of browser mode: `?token=` of the page URL (kept there across reloads). */
+export function pageToken(): string {
+  return new URLSearchParams(location.search).get('token') ?? '';
+}
+
+function httpApi(): StreamScopeApi {
+  const token = pageToken();
+  const call = async (method: string, args: unknown[]): Promise<unknown> => {
+    let response: Response;
+    try {
+      response = await fetch(`api/${method}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-streamscope-token': token },
+        body: JSON.stringify({ args }),
+      });
+    } catch (err) {
+      throw new ApiCallError({ code: 'internal', message: `the StreamScope server did not answer (${(err as Error).message}); is \`streamscope serve\` still running?` });
+    }
+    const text = await response.text();
+    let body: unknown;
+    try {
+      body = text ? JSON.parse(text) : null;
+    } catch {
+      throw new ApiCallError({ code: 'internal', message: `${method}: the server answered ${response.status} with something that is not JSON` });
+    }
+    if (!response.ok) throw toApiError(body ?? { code: 'internal', message: `${method}: HTTP ${response.status}` });
+    return body;
+  };
+  // Exactly the methods of the contract: desktop-only helpers (onEvent, pathForFile) stay undefined here.
+  return Object.fromEntries(apiMethods.map((m) => [m, (...args: unknown[]) => call(m, args)])) as unknown as StreamScopeApi;
+}
+
+let instance: (StreamScopeApi & DesktopExtras) | null = null;
+
+/** The API: the Electron preload's object when present, else the HTTP client of browser mode. */
+export function getApi(): StreamScopeApi & DesktopExtras {
+  instance ??= window.streamscope ?? httpApi();
+  return instance;
+}

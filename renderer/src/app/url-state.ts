@@ -1,0 +1,56 @@
+// What survives a reload lives in the URL hash (the search part keeps the
+// access token of browser mode untouched): the recording, the visible range,
+// the selected item, hidden rows, folded groups and the open tab.
+import type { ItemRef, ItemTable } from '../../../profiler/query/api.ts';
+
+export interface UrlState {
+  rec?: string;
+  start?: number;
+  end?: number;
+  sel?: ItemRef;
+  hide: string[];
+  fold: string[];
+  tab: 'timeline' | 'stats';
+}
+
+const TABLES: ItemTable[] = ['kernels', 'memcpys', 'memsets', 'syncs', 'api_calls', 'nvtx_ranges'];
+
+export const refKey = (r: ItemRef): string => `${r.table}:${r.id}`;
+
+export function parseRef(s: string | null | undefined): ItemRef | undefined {
+  const m = /^([a-z_]+):(\d+)$/.exec(s ?? '');
+  return m && TABLES.includes(m[1] as ItemTable) ? { table: m[1] as ItemTable, id: Number(m[2]) } : undefined;
+}
+
+export function readUrl(): UrlState {
+  const p = new URLSearchParams(location.hash.slice(1));
+  const num = (k: string) => {
+    const v = Number(p.get(k));
+    return p.has(k) && Number.isFinite(v) ? v : undefined;
+  };
+  const list = (k: string) => (p.get(k) ?? '').split(',').filter(Boolean);
+  return {
+    rec: p.get('rec') ?? undefined,
+    start: num('start'),
+    end: num('end'),
+    sel: parseRef(p.get('sel')),
+    hide: list('hide'),
+    fold: list('fold'),
+    tab: p.get('tab') === 'stats' ? 'stats' : 'timeline',
+  };
+}
+
+export function writeUrl(s: UrlState): void {
+  const p = new URLSearchParams();
+  if (s.rec) p.set('rec', s.rec);
+  if (s.start !== undefined && s.end !== undefined) {
+    p.set('start', String(Math.round(s.start)));
+    p.set('end', String(Math.round(s.end)));
+  }
+  if (s.sel) p.set('sel', refKey(s.sel));
+  if (s.hide.length) p.set('hide', s.hide.join(','));
+  if (s.fold.length) p.set('fold', s.fold.join(','));
+  if (s.tab !== 'timeline') p.set('tab', s.tab);
+  const next = `${location.pathname}${location.search}#${p}`;
+  if (next !== `${location.pathname}${location.search}${location.hash}`) history.replaceState(null, '', next);
+}

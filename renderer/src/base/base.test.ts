@@ -1,0 +1,40 @@
+// Pure helpers of the renderer (no DOM): kernel short names, time labels.
+import { describe, expect, it } from 'vitest';
+import { shortName } from './names.ts';
+import { formatDuration, formatTimestamp, rulerLabels } from './time.ts';
+
+describe('shortName', () => {
+  it('reads the function name out of mangled kernel names', () => {
+    expect(shortName('_ZN6runner45_GLOBAL__N__b676d823_12_normalise_cu_d6a3819516normaliseColumnsEPKdPdi')).toBe('normaliseColumns');
+    expect(shortName('_Z6matmulPKfS0_Pfi')).toBe('matmul');
+    expect(shortName('_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIfEESt5arrayIPcLm1EEEEviT0_T1_')).toBe('vectorized_elementwise_kernel');
+  });
+  it('leaves other names alone', () => {
+    expect(shortName('cudaLaunchKernel')).toBe('cudaLaunchKernel');
+    expect(shortName('Memcpy HtoD')).toBe('Memcpy HtoD');
+    expect(shortName('_Zgarbage')).toBe('_Zgarbage');
+  });
+});
+
+describe('time labels', () => {
+  it('durations', () => {
+    expect(formatDuration(850)).toBe('850 ns');
+    expect(formatDuration(12_400)).toBe('12.4 µs');
+    expect(formatDuration(3_210_000)).toBe('3.21 ms');
+    expect(formatDuration(1_500_000_000)).toBe('1.500 s');
+  });
+  it('timestamps to a precision', () => {
+    expect(formatTimestamp(331_622_266)).toBe('331.622266 ms');
+    expect(formatTimestamp(331_622_266, 1000)).toBe('331.622 ms');
+  });
+  it('ruler ticks: distinct labels, offsets from a base when deeply zoomed', () => {
+    const coarse = rulerLabels(331_400_000, 200_000);
+    expect(coarse.base).toBeNull();
+    expect([331_400_000, 331_600_000].map(coarse.format)).toEqual(['331.4 ms', '331.6 ms']);
+    const deep = rulerLabels(331_622_260, 20);
+    expect(deep.base).not.toBeNull();
+    const labels = [331_622_260, 331_622_280, 331_622_300].map(deep.format);
+    expect(new Set(labels).size).toBe(3);
+    expect(labels.every((l) => l.startsWith('+') && l.endsWith(' ns'))).toBe(true);
+  });
+});

@@ -1,0 +1,97 @@
+// The selected operation: a readable summary on top (launch configuration,
+// bytes and bandwidth, memory kinds, stream, device, timing), then every
+// field of details() as stored (data-field cells hold the raw value), then
+// the related API call or GPU operations (click to go there).
+import type { FieldValue, ItemDetails, ItemRef, RecordingSummary } from '../../../profiler/query/api.ts';
+import { KIND_COLORS, KIND_LABELS } from '../base/colors.ts';
+import { shortName } from '../base/names.ts';
+import { formatBytes, formatDuration, formatTimestamp } from '../base/time.ts';
+import { refKey } from '../app/url-state.ts';
+
+const num = (v: FieldValue | undefined) => (typeof v === 'number' ? v : null);
+
+function summaryRows(d: ItemDetails, s: RecordingSummary): [string, string][] {
+  const f = d.fields;
+  const rows: [string, string][] = [];
+  const dim = (p: string) => {
+    const [x, y, z] = [num(f[`${p}_x`]), num(f[`${p}_y`]), num(f[`${p}_z`])];
+    return x === null ? null : `(${x}, ${y ?? 1}, ${z ?? 1})`;
+  };
+  rows.push(['Duration', formatDuration(d.durationNs)]);
+  rows.push(['Start', formatTimestamp(d.startNs)]);
+  rows.push(['End', formatTimestamp(d.endNs)]);
+  const grid = dim('grid');
+  const block = dim('block');
+  if (grid) rows.push(['Grid', grid]);
+  if (block) rows.push(['Block', block]);
+  if (grid && block) {
+    const threads = ['x', 'y', 'z'].reduce((p, a) => p * (num(f[`grid_${a}`]) ?? 1) * (num(f[`block_${a}`]) ?? 1), 1);
+    rows.push(['Threads', threads.toLocaleString('en-US')]);
+  }
+  const regs = num(f.registers_per_thread);
+  if (regs !== null) rows.push(['Registers / thread', String(regs)]);
+  const shStatic = num(f.static_shared_bytes) ?? num(f.static_shared_memory);
+  const shDyn = num(f.dynamic_shared_bytes) ?? num(f.dynamic_shared_memory);
+  if (shStatic !== null || shDyn !== null) rows.push(['Shared memory', `${formatBytes(shStatic ?? 0)} static + ${formatBytes(shDyn ?? 0)} dynamic`]);
+  const bytes = num(f.bytes);
+  if (bytes !== null) rows.push(['Bytes', `${formatBytes(bytes)} (${bytes.toLocaleString('en-US')})`]);
+  if (f['GB/s'] !== undefined && f['GB/s'] !== null) rows.push(['Throughput', `${f['GB/s']} GB/s`]);
+  if (typeof f.src === 'string' || typeof f.dst === 'string') rows.push(['Memory', `${f.src ?? '?'} → ${f.dst ?? '?'}`]);
+  if (typeof f.stream === 'string') rows.push(['Stream', f.stream]);
+  const dev = num(f.device_id);
+  if (dev !== null) {
+    const info = s.devices.find((x) => x.id === dev);
+    rows.push(['Device', info ? `GPU ${info.ordinal ?? info.id} · ${info.name ?? ''}` : String(dev)]);
+  }
+  const corr = num(f.correlation_id);
+  if (corr !== null) rows.push(['Correlation id', String(corr)]);
+  return rows;
+}
+
+export function DetailsPanel(props: {
+  details: ItemDetails | null;
+  summary: RecordingSummary;
+  loading: boolean;
+  onGo: (ref: ItemRef, startNs: number, endNs: number) => void;
+}) {
+  const { details: d, summary } = props;
+  return (
+    <section className="panel" data-testid="details">
+      <h2>Details</h2>
+      {!d && <p className="hint">{props.loading ? 'Loading…' : 'Click an operation on the timeline to see every stored field, its launch and the work it launched.'}</p>}
+      {d && (
+        <>
+          <div className="d-head">
+            <i className="swatch" style={{ background: KIND_COLORS[d.kind] }} />
+            <span className="d-kind">{KIND_LABELS[d.kind]}</span>
+            <span className="d-dur">{formatDuration(d.durationNs)}</span>
+          </div>
+          <div className="d-name" data-testid="details-name" title={d.name}>{d.kind === 'kernel' ? shortName(d.name) : d.name}</div>
+          {d.kind === 'kernel' && shortName(d.name) !== d.name && <div className="d-mangled" title="Name as stored">{d.name}</div>}
+          <table className="kv d-summary"><tbody>
+            {summaryRows(d, summary).map(([k, v]) => <tr key={k}><th>{k}</th><td>{v}</td></tr>)}
+          </tbody></table>
+          {d.related.length > 0 && (
+            <>
+              <h3>{d.ref.table === 'api_calls' ? `GPU work it launched (${d.related.length})` : 'Launched by'}</h3>
+              {d.related.map((r) => (
+                <button key={refKey(r.ref)} className="related" data-testid="related" title={`${r.name} · ${r.rowId}`}
+                  onClick={() => props.onGo(r.ref, Math.min(r.startNs, d.startNs), Math.max(r.endNs, d.endNs))}>
+                  <i className="swatch" style={{ background: KIND_COLORS[r.kind] }} />
+                  <span className="r-name">{r.kind === 'kernel' ? shortName(r.name) : r.name}</span>
+                  <span className="r-dur">{formatDuration(r.endNs - r.startNs)}</span>
+                </button>
+              ))}
+            </>
+          )}
+          <h3>All fields</h3>
+          <table className="kv d-fields" data-testid="details-fields"><tbody>
+            {Object.entries({ name: d.name, ...d.fields }).map(([k, v]) => (
+              <tr key={k}><th>{k}</th><td data-field={k}>{v === null ? '—' : String(v)}</td></tr>
+            ))}
+          </tbody></table>
+        </>
+      )}
+    </section>
+  );
+}

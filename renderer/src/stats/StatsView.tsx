@@ -1,0 +1,161 @@
+// Statistics of a recording (stats()): overlap factors, kernels, copies,
+// per-stream utilization and the stream-pair overlap matrix. Sortable
+// tables (click a header; again to reverse), with small bars where a bar
+// reads faster than a number.
+import { interpolateBlues } from 'd3-scale-chromatic';
+import { useEffect, useMemo, useState, type ReactNode } from 'react';
+import type { RecordingSummary, StatsResponse } from '../../../profiler/query/api.ts';
+import { getApi } from '../api/client.ts';
+import { KIND_COLORS } from '../base/colors.ts';
+import { shortName } from '../base/names.ts';
+import { formatBytes, formatDuration, formatPercent } from '../base/time.ts';
+import { deviceTitle } from '../timeline/rows.ts';
+
+interface Col<T> {
+  key: string;
+  label: string;
+  value: (r: T) => number | string;
+  show?: (r: T) => ReactNode;
+  title?: (r: T) => string;
+  numeric?: boolean;
+}
+
+function SortTable<T>(props: { rows: T[]; cols: Col<T>[]; testId: string; initial: string; empty?: string }) {
+  const [sort, setSort] = useState<{ key: string; desc: boolean }>({ key: props.initial, desc: true });
+  const sorted = useMemo(() => {
+    const col = props.cols.find((c) => c.key === sort.key) ?? props.cols[0]!;
+    return [...props.rows].sort((a, b) => {
+      const x = col.value(a);
+      const y = col.value(b);
+      const d = typeof x === 'number' && typeof y === 'number' ? x - y : String(x).localeCompare(String(y));
+      return sort.desc ? -d : d;
+    });
+  }, [props.rows, props.cols, sort]);
+  if (props.rows.length === 0) return <p className="hint">{props.empty ?? 'None in this recording.'}</p>;
+  return (
+    <table className="stats" data-testid={props.testId}>
+      <thead><tr>{props.cols.map((c) => (
+        <th key={c.key} className={c.numeric ? 'num' : ''} aria-sort={sort.key === c.key ? (sort.desc ? 'descending' : 'ascending') : 'none'}
+          onClick={() => setSort((s) => ({ key: c.key, desc: s.key === c.key ? !s.desc : true }))}>
+          {c.label}<span className="sort">{sort.key === c.key ? (sort.desc ? '▾' : '▴') : ''}</span>
+        </th>
+      ))}</tr></thead>
+      <tbody>{sorted.map((r, i) => (
+        <tr key={i}>{props.cols.map((c) => <td key={c.key} className={c.numeric ? 'num' : ''} title={c.title?.(r)}>{c.show ? c.show(r) : String(c.value(r))}</td>)}</tr>
+      ))}</tbody>
+    </table>
+  );
+}
+
+function Bar(props: { share: number; color?: string; text?: string }) {
+  const share = Math.min(1, Math.max(0, props.share));
+  return (
+    <span className="bar">
+      <span className="fill" style={{ width: `${(share * 100).toFixed(1)}%`, background: props.color }} />
+      <span className="num">{props.text ?? formatPercent(props.share)}</span>
+    </span>
+  );
+}
+
+/** Overlap factor: 1 = nothing ran concurrently; shown against the number of streams that could overlap. */
+function Factor(props: { value: number; max: number }) {
+  if (!Number.isFinite(props.value) || props.value === 0) return <span className="hint">—</span>;
+  return <Bar share={(props.value - 1) / Math.max(1, props.max - 1)} text={`${props.value.toFixed(2)}×`} color="#6a9fd0" />;
+}
+
+export function StatsView(props: { summary: RecordingSummary; onError: (e: unknown) => void; onShowStream: (rowId: string) => void }) {
+  const { summary } = props;
+  const [stats, setStats] = useState<StatsResponse | null>(null);
+  useEffect(() => {
+    let live = true;
+    setStats(null);
+    getApi().stats(summary.recordingId).then((s) => { if (live) setStats(s); }).catch((e) => { if (live) props.onError(e); });
+    return () => { live = false; };
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [summary.recordingId]);
+  if (!stats) return <div className="stats-view"><p className="hint">Loading statistics…</p></div>;
+  const streamOf = (streamId: number) => summary.streams.find((s) => s.id === streamId);
+  const label = (streamId: number) => String(streamOf(streamId)?.cuptiStreamId ?? streamId);
+  const devName = (id: number | null) => {
+    const d = summary.devices.find((x) => x.id === id);
+    return d ? `GPU ${d.ordinal ?? d.id}` : id === null ? '—' : String(id);
+  };
+  const maxStreams = (deviceId: number) => Math.max(2, summary.streams.filter((s) => s.deviceId === deviceId).length);
+  const maxKernelNs = Math.max(1, ...stats.kernels.map((k) => k.totalNs));
+  const maxCopyNs = Math.max(1, ...stats.copies.map((c) => c.totalNs));
+  return (
+    <div className="stats-view" data-testid="stats-view">
+      <section>
+        <h2>Overlap factors <span className="h-note">sum of busy time ÷ union of busy time, per device: 1.00× = nothing ran concurrently</span></h2>
+        <SortTable testId="stats-overlap" initial="all" rows={stats.overlapFactors} cols={[
+          { key: 'device', label: 'device', value: (r) => r.deviceId, show: (r) => devName(r.deviceId) },
+          { key: 'compute', label: 'compute', numeric: true, value: (r) => r.compute, show: (r) => <Factor value={r.compute} max={maxStreams(r.deviceId)} /> },
+          { key: 'h2d', label: 'HtoD', numeric: true, value: (r) => r.h2d, show: (r) => <Factor value={r.h2d} max={maxStreams(r.deviceId)} /> },
+          { key: 'd2h', label: 'DtoH', numeric: true, value: (r) => r.d2h, show: (r) => <Factor value={r.d2h} max={maxStreams(r.deviceId)} /> },
+          { key: 'all', label: 'all work', numeric: true, value: (r) => r.all, show: (r) => <Factor value={r.all} max={maxStreams(r.deviceId)} /> },
+        ]} />
+      </section>
+      <section>
+        <h2>Kernels <span className="h-note">{stats.kernels.length} distinct, {summary.counts.kernels.toLocaleString('en-US')} launches</span></h2>
+        <SortTable testId="stats-kernels" initial="total" rows={stats.kernels} cols={[
+          { key: 'name', label: 'name', value: (r) => r.name, title: (r) => r.name, show: (r) => <span className="kname">{shortName(r.name)}</span> },
+          { key: 'count', label: 'count', numeric: true, value: (r) => r.count },
+          { key: 'total', label: 'total', numeric: true, value: (r) => r.totalNs, show: (r) => <Bar share={r.totalNs / maxKernelNs} text={formatDuration(r.totalNs)} color={KIND_COLORS.kernel} /> },
+          { key: 'mean', label: 'mean', numeric: true, value: (r) => r.meanNs, show: (r) => formatDuration(r.meanNs) },
+          { key: 'min', label: 'min', numeric: true, value: (r) => r.minNs, show: (r) => formatDuration(r.minNs) },
+          { key: 'max', label: 'max', numeric: true, value: (r) => r.maxNs, show: (r) => formatDuration(r.maxNs) },
+          { key: 'share', label: 'share of kernel time', numeric: true, value: (r) => r.share, show: (r) => <Bar share={r.share} /> },
+        ]} />
+      </section>
+      <section>
+        <h2>Copies and memsets</h2>
+        <SortTable testId="stats-copies" initial="time" rows={stats.copies} cols={[
+          { key: 'dir', label: 'direction', value: (r) => r.direction },
+          { key: 'src', label: 'from', value: (r) => r.srcKind },
+          { key: 'dst', label: 'to', value: (r) => r.dstKind },
+          { key: 'count', label: 'count', numeric: true, value: (r) => r.count },
+          { key: 'bytes', label: 'bytes', numeric: true, value: (r) => r.bytes, show: (r) => formatBytes(r.bytes), title: (r) => `${r.bytes.toLocaleString('en-US')} bytes` },
+          { key: 'time', label: 'time', numeric: true, value: (r) => r.totalNs, show: (r) => <Bar share={r.totalNs / maxCopyNs} text={formatDuration(r.totalNs)} color={KIND_COLORS['memcpy-h2d']} /> },
+          { key: 'gbps', label: 'GB/s', numeric: true, value: (r) => r.gbPerS, show: (r) => r.gbPerS.toFixed(1) },
+        ]} />
+      </section>
+      <section>
+        <h2>Streams <span className="h-note">click a stream to show it on the timeline</span></h2>
+        <SortTable testId="stats-streams" initial="busy" rows={stats.streams} cols={[
+          { key: 'stream', label: 'stream', numeric: true, value: (r) => Number(label(r.streamId)), show: (r) => <button className="linkish" onClick={() => props.onShowStream(r.rowId)}>{label(r.streamId)}</button> },
+          { key: 'kind', label: 'kind', value: (r) => streamOf(r.streamId)?.kind ?? '' },
+          { key: 'prio', label: 'priority', numeric: true, value: (r) => streamOf(r.streamId)?.priority ?? 0 },
+          { key: 'device', label: 'device', value: (r) => r.deviceId ?? -1, show: (r) => devName(r.deviceId) },
+          { key: 'kernels', label: 'kernels', numeric: true, value: (r) => r.kernels },
+          { key: 'copies', label: 'copies', numeric: true, value: (r) => r.copies },
+          { key: 'busy', label: 'busy', numeric: true, value: (r) => r.busyNs, show: (r) => formatDuration(r.busyNs) },
+          { key: 'util', label: 'utilization of the device span', numeric: true, value: (r) => r.utilization, show: (r) => <Bar share={r.utilization} /> },
+        ]} />
+      </section>
+      {stats.overlap.map((m) => {
+        const max = Math.max(1, ...m.overlapNs.flatMap((row, i) => row.filter((_, j) => i !== j)));
+        const dev = summary.devices.find((d) => d.id === m.deviceId);
+        return (
+          <section key={m.deviceId}>
+            <h2>Stream-pair overlap · {dev ? deviceTitle(dev) : `device ${m.deviceId}`} <span className="h-note">time both streams had an operation running; diagonal: the stream's busy time</span></h2>
+            <table className="matrix" data-testid="stats-matrix">
+              <thead><tr><th className="corner">stream</th>{m.streamIds.map((s) => <th key={s}>{label(s)}</th>)}</tr></thead>
+              <tbody>{m.streamIds.map((a, i) => (
+                <tr key={a}><th>{label(a)}</th>{m.streamIds.map((b, j) => {
+                  const v = m.overlapNs[i]![j]!;
+                  const t = i === j ? 0 : v / max;
+                  return (
+                    <td key={b} className={i === j ? 'diag' : ''} title={`streams ${label(a)} × ${label(b)}: ${formatDuration(v)}`}
+                      style={i === j ? undefined : { background: v ? interpolateBlues(0.08 + 0.8 * t) : '#fff', color: t > 0.55 ? '#fff' : '#223' }}>
+                      {v ? formatDuration(v) : '·'}
+                    </td>
+                  );
+                })}</tr>
+              ))}</tbody>
+            </table>
+          </section>
+        );
+      })}
+    </div>
+  );
+}

@@ -1,0 +1,94 @@
+// Overview of the whole recording (the minimap): per GPU, how many kernels
+// and copies were in flight over time, from concurrency() at one bucket per
+// pixel, with the visible range framed. Click or drag to move the view;
+// shift-drag to choose a new range.
+import { useEffect, useRef, useState } from 'react';
+import type { ConcurrencyResponse, RecordingSummary } from '../../../profiler/query/api.ts';
+import { getApi } from '../api/client.ts';
+import { KIND_COLORS } from '../base/colors.ts';
+import type { View } from './window-loader.ts';
+
+const LANE_H = 14;
+
+export function Overview(props: { summary: RecordingSummary; view: View; onView: (v: View) => void; width: number }) {
+  const { summary, view, onView, width } = props;
+  const ref = useRef<HTMLCanvasElement>(null);
+  const [conc, setConc] = useState<ConcurrencyResponse[]>([]);
+  const devices = summary.devices.filter((d) => summary.streams.some((s) => s.deviceId === d.id));
+  const H = Math.max(1, devices.length) * LANE_H + 4;
+  const span = Math.max(1, summary.endNs - summary.startNs);
+  useEffect(() => {
+    let live = true;
+    if (width < 10) return;
+    Promise.all(devices.map((d) => getApi().concurrency(summary.recordingId, { deviceId: d.id, startNs: summary.startNs, endNs: summary.endNs, buckets: Math.min(4096, Math.round(width)) })))
+      .then((list) => { if (live) setConc(list); })
+      .catch(() => {});
+    return () => { live = false; };
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [summary.recordingId, width]);
+  useEffect(() => {
+    const c = ref.current!;
+    const dpr = window.devicePixelRatio || 1;
+    c.width = Math.round(width * dpr);
+    c.height = Math.round(H * dpr);
+    c.style.width = `${width}px`;
+    c.style.height = `${H}px`;
+    const g = c.getContext('2d')!;
+    g.setTransform(dpr, 0, 0, dpr, 0, 0);
+    g.fillStyle = '#f4f6f9';
+    g.fillRect(0, 0, width, H);
+    const xOf = (t: number) => ((t - summary.startNs) / span) * width;
+    conc.forEach((cr, i) => {
+      const y0 = 2 + i * LANE_H;
+      const bw = (cr.bucketNs / span) * width;
+      const peak = Math.max(1, ...cr.kernels.map((k, b) => k + cr.h2d[b]! + cr.d2h[b]! + cr.other[b]!));
+      for (let b = 0; b < cr.kernels.length; b++) {
+        // Stacked: kernels, then HtoD, then DtoH, scaled to the device's peak.
+        let y = y0 + LANE_H - 1;
+        const x = xOf(cr.startNs + b * cr.bucketNs);
+        for (const [v, kind] of [[cr.kernels[b]!, 'kernel'], [cr.h2d[b]!, 'memcpy-h2d'], [cr.d2h[b]!, 'memcpy-d2h'], [cr.other[b]!, 'memcpy-other']] as const) {
+          if (!v) continue;
+          const h = (v / peak) * (LANE_H - 2);
+          g.fillStyle = KIND_COLORS[kind];
+          g.fillRect(x, y - h, Math.max(1, bw), h);
+          y -= h;
+        }
+      }
+    });
+    // Outside the view: dimmed; the view: framed.
+    const a = Math.max(0, xOf(view.start));
+    const b = Math.min(width, xOf(view.end));
+    g.fillStyle = 'rgba(30, 40, 60, 0.18)';
+    g.fillRect(0, 0, a, H);
+    g.fillRect(b, 0, width - b, H);
+    g.strokeStyle = '#1f4e80';
+    g.lineWidth = 1.5;
+    g.strokeRect(Math.min(a, width - 3) + 0.75, 0.75, Math.max(3, b - a) - 1.5, H - 1.5);
+  }, [conc, view, width, summary, span, H]);
+  const drag = useRef<{ x: number; shift: boolean; view: View } | null>(null);
+  const toNs = (px: number) => summary.startNs + (px / width) * span;
+  const center = (px: number) => {
+    const half = (view.end - view.start) / 2;
+    onView({ start: toNs(px) - half, end: toNs(px) + half });
+  };
+  return (
+    <canvas ref={ref} data-testid="overview" className="overview" title="Overview of the whole recording: click or drag to move, shift-drag to choose a range"
+      onMouseDown={(e) => {
+        drag.current = { x: e.nativeEvent.offsetX, shift: e.shiftKey, view };
+        if (!e.shiftKey) center(e.nativeEvent.offsetX);
+      }}
+      onMouseMove={(e) => {
+        const d = drag.current;
+        if (!d || !(e.buttons & 1)) return;
+        if (!d.shift) center(e.nativeEvent.offsetX);
+      }}
+      onMouseUp={(e) => {
+        const d = drag.current;
+        drag.current = null;
+        if (d?.shift && Math.abs(e.nativeEvent.offsetX - d.x) > 3) {
+          const [p, q] = [d.x, e.nativeEvent.offsetX].sort((m, n) => m - n);
+          onView({ start: toNs(p!), end: toNs(q!) });
+        }
+      }} />
+  );
+}

@@ -1,0 +1,427 @@
+// The timeline: a DOM label column (row names, fold and hide buttons, test
+// hooks) next to one canvas that draws every visible row. Drawing happens in
+// requestAnimationFrame, only when something changed (view, data, selection,
+// hover, size, scroll), from data the WindowLoader already holds.
+//
+// Interaction (Perfetto / Nsight Systems conventions):
+//   wheel            zoom around the cursor (shift+wheel or a horizontal swipe pans)
+//   drag             pan (horizontally; vertically it scrolls the rows)
+//   W / S, A / D     zoom in / out around the cursor, pan left / right
+//   shift-drag, or drag on the ruler: select a time range; Z zooms to it, Esc clears
+//   click            select an operation (its launch arrow is drawn); F zooms to it
+import { memo, useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
+import type { ItemDetails, ItemRef, RecordingSummary } from '../../../profiler/query/api.ts';
+import { getApi } from '../api/client.ts';
+import { formatDuration, formatPercent } from '../base/time.ts';
+import { describeHit, drawTimeline, type Hit, type SearchHighlight } from './draw.ts';
+import { Overview } from './Overview.tsx';
+import { Ruler } from './Ruler.tsx';
+import { buildGroups, layout as layOut, type Layout, type TrackGroup } from './rows.ts';
+import { WindowLoader, type Loaded, type View } from './window-loader.ts';
+
+export type { View };
+
+export const LABEL_W = 310;
+const FRAME_HISTORY = 240;
+
+/** Test and benchmark hooks, only for what the canvas hides from the DOM. */
+export interface TestHooks {
+  /** The visible range (ns since the recording origin). */
+  view(): View;
+  /** Where an item is drawn now, in page (client) coordinates; null if not drawn. */
+  itemRect(table: string, id: number): { x: number; y: number; w: number; h: number } | null;
+  /** Durations (ms) of the last frames drawn, oldest first. */
+  frames: number[];
+  /** Frames drawn with window data (the first one is the first complete frame). */
+  dataFrames: number;
+  /** True when no fetch is pending and no frame is scheduled. */
+  idle(): boolean;
+}
+
+declare global {
+  interface Window {
+    __streamscope?: TestHooks;
+  }
+}
+
+export function clampView(v: View, summary: RecordingSummary): View {
+  const full = Math.max(1000, summary.endNs - summary.startNs);
+  let span = v.end - v.start;
+  if (!(span > 0)) span = full;
+  span = Math.min(Math.max(span, 20), full * 4);
+  const mid = (v.start + v.end) / 2;
+  const c = Math.min(Math.max(mid, summary.startNs - full), summary.endNs + full);
+  return { start: c - span / 2, end: c + span / 2 };
+}
+
+export function Timeline(props: {
+  summary: RecordingSummary;
+  view: View;
+  onView: (v: View) => void;
+  selected: ItemRef | null;
+  onSelect: (r: ItemRef | null) => void;
+  details: ItemDetails | null;
+  search: SearchHighlight | null;
+  hidden: Set<string>;
+  onHidden: (h: Set<string>) => void;
+  folded: Set<string>;
+  onFolded: (f: Set<string>) => void;
+  onFirstData?: () => void;
+  onError: (err: unknown) => void;
+  onStatus?: (s: { items: number; coverage: number; resolutionNs: number; loading: boolean }) => void;
+  /** Scroll this row into view (a new object each time it is asked). */
+  reveal?: { rowId: string } | null;
+}) {
+  const { summary, view, selected, details, search, hidden, folded } = props;
+  const latest = useRef(props);
+  latest.current = props;
+
+  const groups = useMemo(() => buildGroups(summary), [summary]);
+  const [loaded, setLoaded] = useState<Loaded | null>(null);
+  const [nvtxDepth, setNvtxDepth] = useState<Map<string, number>>(new Map());
+  const lay = useMemo(() => layOut(groups, folded, hidden, nvtxDepth), [groups, folded, hidden, nvtxDepth]);
+  const fetchRows = useMemo(() => lay.rows.filter((r) => r.type === 'row' && r.row!.kind !== 'conc').map((r) => r.id), [lay]);
+  const devices = useMemo(() => lay.rows.filter((r) => r.row?.kind === 'conc').map((r) => r.row!.deviceId!), [lay]);
+
+  const canvasRef = useRef<HTMLCanvasElement>(null);
+  const bodyRef = useRef<HTMLDivElement>(null);
+  const colRef = useRef<HTMLDivElement>(null);
+  const [size, setSize] = useState({ width: 800, height: 400 });
+  const [scrollTop, setScrollTop] = useState(0);
+  const [hover, setHover] = useState<{ hit: Hit; clientX: number; clientY: number } | null>(null);
+  const [cursorX, setCursorX] = useState<number | null>(null);
+  const [range, setRange] = useState<[number, number] | null>(null);
+  const hits = useRef<Hit[]>([]);
+  const frames = useRef<number[]>([]);
+  const dataFrames = useRef(0);
+  const firstData = useRef(false);
+  const frameRequest = useRef<number | null>(null);
+  const dpr = window.devicePixelRatio || 1;
+
+  // One loader per recording.
+  const loaderRef = useRef<WindowLoader | null>(null);
+  useEffect(() => {
+    const loader = new WindowLoader(getApi(), summary.recordingId, (l) => {
+      setLoaded(l);
+      setNvtxDepth((prev) => {
+        let changed = false;
+        const next = new Map(prev);
+        for (const [row, d] of l.nvtxDepth) if ((prev.get(row) ?? -1) < d) { next.set(row, d); changed = true; }
+        return changed ? next : prev;
+      });
+      if (!firstData.current) {
+        firstData.current = true;
+        latest.current.onFirstData?.();
+      }
+    }, (err) => latest.current.onError(err));
+    loaderRef.current = loader;
+    setLoaded(null);
+    firstData.current = false;
+    return () => loader.dispose();
+  }, [summary.recordingId]);
+
+  useEffect(() => {
+    loaderRef.current?.update(view, size.width, dpr, fetchRows, devices);
+  }, [view, size.width, dpr, fetchRows, devices, loaded]);
+
+  useEffect(() => {
+    props.onStatus?.({ items: loaded?.itemCount ?? 0, coverage: loaded?.coverageCount ?? 0, resolutionNs: loaded?.resolutionNs ?? 0, loading: !loaded });
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [loaded]);
+
+  // Size of the canvas column and of the scrolling body.
+  useLayoutEffect(() => {
+    const body = bodyRef.current!;
+    const col = colRef.current!;
+    const measure = () => setSize({ width: Math.max(100, col.clientWidth), height: Math.max(50, body.clientHeight) });
+    measure();
+    const ro = new ResizeObserver(measure);
+    ro.observe(body);
+    ro.observe(col);
+    return () => ro.disconnect();
+  }, []);
+
+  useEffect(() => {
+    const r = props.reveal && lay.byId.get(props.reveal.rowId);
+    const body = bodyRef.current;
+    if (!r || !body) return;
+    if (r.y < body.scrollTop || r.y + r.h > body.scrollTop + body.clientHeight) body.scrollTop = Math.max(0, r.y - body.clientHeight / 3);
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [props.reveal]);
+
+  const canvasH = Math.min(size.height, Math.max(lay.height, 1));
+
+  // Draw in the next animation frame, once, whatever changed in between.
+  const drawState = useRef({ view, lay, loaded, selected, details, search, hover: hover?.hit ?? null, range, cursorX, scrollTop, size, canvasH });
+  drawState.current = { view, lay, loaded, selected, details, search, hover: hover?.hit ?? null, range, cursorX, scrollTop, size, canvasH };
+  const draw = useCallback(() => {
+    frameRequest.current = null;
+    const canvas = canvasRef.current;
+    if (!canvas) return;
+    const s = drawState.current;
+    const t0 = performance.now();
+    const w = Math.round(s.size.width * dpr);
+    const h = Math.round(s.canvasH * dpr);
+    if (canvas.width !== w || canvas.height !== h) {
+      canvas.width = w;
+      canvas.height = h;
+      canvas.style.width = `${s.size.width}px`;
+      canvas.style.height = `${s.canvasH}px`;
+    }
+    const g = canvas.getContext('2d');
+    if (!g) return;
+    hits.current = drawTimeline(g, {
+      width: s.size.width, height: s.canvasH, dpr, scrollTop: s.scrollTop, view: s.view, layout: s.lay, loaded: s.loaded,
+      selected: s.selected, details: s.details, search: s.search, hover: s.hover, range: s.range, cursorX: s.cursorX,
+    });
+    frames.current.push(performance.now() - t0);
+    if (frames.current.length > FRAME_HISTORY) frames.current.splice(0, frames.current.length - FRAME_HISTORY);
+    if (s.loaded) dataFrames.current++;
+  }, [dpr]);
+  useLayoutEffect(() => {
+    if (frameRequest.current === null) frameRequest.current = requestAnimationFrame(draw);
+  }, [draw, view, lay, loaded, selected, details, search, hover, range, cursorX, scrollTop, size, canvasH]);
+  useEffect(() => () => {
+    if (frameRequest.current !== null) cancelAnimationFrame(frameRequest.current);
+    frameRequest.current = null;
+  }, []);
+
+  useEffect(() => {
+    const hooks: TestHooks = {
+      view: () => ({ ...latest.current.view }),
+      itemRect: (table, id) => {
+        const h = hits.current.find((q) => q.ref && q.ref.table === table && q.ref.id === id);
+        const c = canvasRef.current?.getBoundingClientRect();
+        if (!h || !c) return null;
+        const x0 = Math.max(0, h.x);
+        const x1 = Math.min(drawState.current.size.width, h.x + h.w);
+        return { x: c.left + x0, y: c.top + h.y - drawState.current.scrollTop, w: Math.max(1, x1 - x0), h: h.h };
+      },
+      frames: frames.current,
+      get dataFrames() { return dataFrames.current; },
+      idle: () => frameRequest.current === null && (loaderRef.current?.idle() ?? true),
+    };
+    window.__streamscope = hooks;
+  }, []);
+
+  // View changes.
+  const setView = useCallback((v: View) => latest.current.onView(clampView(v, latest.current.summary)), []);
+  const zoomAt = useCallback((factor: number, px: number) => {
+    const { view: v } = latest.current;
+    const w = drawState.current.size.width;
+    const t = v.start + (px / w) * (v.end - v.start);
+    const span = (v.end - v.start) * factor;
+    const frac = px / w;
+    setView({ start: t - span * frac, end: t + span * (1 - frac) });
+  }, [setView]);
+  const panBy = useCallback((fraction: number) => {
+    const { view: v } = latest.current;
+    const d = (v.end - v.start) * fraction;
+    setView({ start: v.start + d, end: v.end + d });
+  }, [setView]);
+  const zoomToRange = useCallback((r: [number, number]) => {
+    const [a, b] = [Math.min(...r), Math.max(...r)];
+    setView({ start: a, end: b });
+    setRange(null);
+  }, [setView]);
+
+  const mouseX = useRef<number | null>(null);
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      const t = e.target as HTMLElement | null;
+      if (t && (t.tagName === 'INPUT' || t.tagName === 'SELECT' || t.tagName === 'TEXTAREA')) return;
+      if (e.ctrlKey || e.metaKey || e.altKey) return;
+      const at = mouseX.current ?? drawState.current.size.width / 2;
+      const key = e.key.toLowerCase();
+      if (key === 'w') zoomAt(0.8, at);
+      else if (key === 's') zoomAt(1.25, at);
+      else if (key === 'a') panBy(-0.15);
+      else if (key === 'd') panBy(0.15);
+      else if (key === 'z' && drawState.current.range) zoomToRange(drawState.current.range);
+      else if (key === 'f' && latest.current.details) {
+        const d = latest.current.details;
+        const pad = Math.max(d.endNs - d.startNs, 100) * 0.5;
+        setView({ start: d.startNs - pad, end: d.endNs + pad });
+      } else if (key === 'escape') {
+        if (drawState.current.range) setRange(null);
+        else latest.current.onSelect(null);
+      } else return;
+      e.preventDefault();
+    };
+    window.addEventListener('keydown', onKey);
+    return () => window.removeEventListener('keydown', onKey);
+  }, [zoomAt, panBy, zoomToRange, setView]);
+
+  // Wheel: a non-passive listener, so the page does not scroll while zooming.
+  useEffect(() => {
+    const c = canvasRef.current!;
+    const onWheel = (e: WheelEvent) => {
+      e.preventDefault();
+      const w = drawState.current.size.width;
+      if (e.shiftKey || Math.abs(e.deltaX) > Math.abs(e.deltaY)) {
+        panBy(((e.shiftKey ? e.deltaY : e.deltaX) / w) * 1.0);
+        return;
+      }
+      const unit = e.deltaMode === 1 ? 33 : e.deltaMode === 2 ? 400 : 1;
+      zoomAt(Math.exp(Math.max(-1, Math.min(1, (e.deltaY * unit) / 500))), e.offsetX);
+    };
+    c.addEventListener('wheel', onWheel, { passive: false });
+    return () => c.removeEventListener('wheel', onWheel);
+  }, [zoomAt, panBy]);
+
+  const hitAt = (x: number, yContent: number): Hit | undefined => {
+    let best: Hit | undefined;
+    for (const h of hits.current) {
+      if (yContent < h.y || yContent >= h.y + h.h || x < h.x - 2 || x > h.x + h.w + 2) continue;
+      // Prefer an item over coverage, and the narrowest one (nested NVTX, slivers).
+      if (!best || (h.ref && !best.ref) || (!!h.ref === !!best.ref && h.w < best.w)) best = h;
+    }
+    return best;
+  };
+
+  const drag = useRef<{ x: number; y: number; view: View; scroll: number; moved: boolean; range: boolean; t0: number } | null>(null);
+  const toNs = (px: number) => view.start + (px / size.width) * (view.end - view.start);
+
+  const onMouseDown = (e: React.MouseEvent<HTMLCanvasElement>) => {
+    if (e.button !== 0) return;
+    drag.current = { x: e.clientX, y: e.clientY, view, scroll: bodyRef.current!.scrollTop, moved: false, range: e.shiftKey, t0: toNs(e.nativeEvent.offsetX) };
+  };
+  useEffect(() => {
+    const onMove = (e: MouseEvent) => {
+      const d = drag.current;
+      if (!d) return;
+      if (!(e.buttons & 1)) return;
+      const dx = e.clientX - d.x;
+      const dy = e.clientY - d.y;
+      if (Math.abs(dx) + Math.abs(dy) > 3) d.moved = true;
+      if (!d.moved) return;
+      const c = canvasRef.current!.getBoundingClientRect();
+      const v = latest.current.view;
+      if (d.range) {
+        const px = Math.max(0, Math.min(c.width, e.clientX - c.left));
+        setRange([d.t0, v.start + (px / c.width) * (v.end - v.start)]);
+        return;
+      }
+      const dt = (dx / c.width) * (d.view.end - d.view.start);
+      setView({ start: d.view.start - dt, end: d.view.end - dt });
+      bodyRef.current!.scrollTop = d.scroll - dy;
+    };
+    const onUp = (e: MouseEvent) => {
+      const d = drag.current;
+      drag.current = null;
+      if (!d || d.moved) return;
+      const c = canvasRef.current!.getBoundingClientRect();
+      const h = hitAt(e.clientX - c.left, e.clientY - c.top + drawState.current.scrollTop);
+      if (h?.ref) latest.current.onSelect(h.ref);
+      else if (h && h.count) {
+        // A merged span: zoom into it so its operations come apart.
+        const pad = (h.endNs - h.startNs) * 0.1;
+        setView({ start: h.startNs - pad, end: h.endNs + pad });
+      } else latest.current.onSelect(null);
+    };
+    window.addEventListener('mousemove', onMove);
+    window.addEventListener('mouseup', onUp);
+    return () => { window.removeEventListener('mousemove', onMove); window.removeEventListener('mouseup', onUp); };
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [setView]);
+
+  const onHoverMove = (e: React.MouseEvent<HTMLCanvasElement>) => {
+    mouseX.current = e.nativeEvent.offsetX;
+    setCursorX(e.nativeEvent.offsetX);
+    if (drag.current?.moved) { setHover(null); return; }
+    const h = hitAt(e.nativeEvent.offsetX, e.nativeEvent.offsetY + scrollTop);
+    setHover(h ? { hit: h, clientX: e.clientX, clientY: e.clientY } : null);
+  };
+
+  const onRulerRange = useCallback((r: [number, number] | null, _done: boolean) => setRange(r), []);
+
+  const toggleFold = (id: string) => {
+    const f = new Set(folded);
+    if (f.has(id)) f.delete(id);
+    else f.add(id);
+    props.onFolded(f);
+  };
+
+  const tip = hover ? describeHit(hover.hit, loaded?.strings ?? {}) : null;
+  const rangeBox = range ? [((Math.min(...range) - view.start) / (view.end - view.start)) * size.width, ((Math.max(...range) - view.start) / (view.end - view.start)) * size.width] : null;
+  const concPeaks = useMemo(() => {
+    const m = new Map<number, string>();
+    for (const [dev, c] of loaded?.concurrency ?? []) {
+      const peak = (a: number[]) => a.reduce((x, y) => Math.max(x, y), 0);
+      m.set(dev, `≤${peak(c.kernels)} kernels · ≤${peak(c.h2d)} HtoD · ≤${peak(c.d2h)} DtoH`);
+    }
+    return m;
+  }, [loaded]);
+
+  return (
+    <div className="timeline">
+      <div className="tl-top">
+        <div className="tl-corner" style={{ width: LABEL_W }}>
+          <button data-testid="zoom-all" title="Show the whole recording" onClick={() => setView({ start: summary.startNs, end: summary.endNs })}>Fit</button>
+          <button data-testid="zoom-in" title="Zoom in (W)" onClick={() => zoomAt(0.5, size.width / 2)}>+</button>
+          <button data-testid="zoom-out" title="Zoom out (S)" onClick={() => zoomAt(2, size.width / 2)}>−</button>
+          <span className="tl-span" data-testid="view-span" title="Visible time span">{formatDuration(view.end - view.start)}</span>
+        </div>
+        <div className="tl-ruler-col">
+          <Ruler view={view} width={size.width} range={range} onRange={onRulerRange} />
+        </div>
+      </div>
+      <div className="tl-top tl-overview-row">
+        <div className="tl-corner tl-corner-label" style={{ width: LABEL_W }}>Overview · whole recording</div>
+        <div className="tl-ruler-col"><Overview summary={summary} view={view} onView={setView} width={size.width} /></div>
+      </div>
+      <div className="tl-body" ref={bodyRef} onScroll={(e) => setScrollTop(e.currentTarget.scrollTop)}>
+        <Labels layout={lay} groups={groups} folded={folded} onFold={toggleFold} onHide={(id) => props.onHidden(new Set(hidden).add(id))} concPeaks={concPeaks} />
+        <div className="tl-canvas-col" ref={colRef} style={{ height: lay.height }}>
+          <canvas ref={canvasRef} data-testid="timeline-canvas" className="tl-canvas"
+            onMouseDown={onMouseDown} onMouseMove={onHoverMove}
+            onMouseLeave={() => { setHover(null); setCursorX(null); mouseX.current = null; }}
+            onDoubleClick={() => { if (range) zoomToRange(range); }} />
+        </div>
+      </div>
+      {range && rangeBox && (
+        <div className="range-actions" style={{ left: LABEL_W + Math.max(0, Math.min(size.width - 200, rangeBox[1] + 6)) }}>
+          <button data-testid="zoom-to-range" onClick={() => zoomToRange(range)} title="Zoom to the selected range (Z, or double-click)">Zoom to range · {formatDuration(Math.abs(range[1] - range[0]))}</button>
+          <button onClick={() => setRange(null)} title="Clear the range (Esc)">×</button>
+        </div>
+      )}
+      {hover && tip && (
+        <div className="tooltip" data-testid="tooltip" style={{ left: Math.min(hover.clientX + 14, window.innerWidth - 320), top: hover.clientY + 16 }}>
+          <div className="tt-title">{tip.title}</div>
+          {tip.lines.map((l) => <div key={l}>{l}</div>)}
+        </div>
+      )}
+    </div>
+  );
+}
+
+/** The label column: one DOM row per canvas row, at the same y. */
+const Labels = memo(function Labels(props: {
+  layout: Layout; groups: TrackGroup[]; folded: Set<string>; onFold: (id: string) => void; onHide: (id: string) => void; concPeaks: Map<number, string>;
+}) {
+  const { layout, folded, onFold, onHide, concPeaks } = props;
+  return (
+    <div className="tl-labels" style={{ width: LABEL_W, height: layout.height }}>
+      {layout.rows.map((r) => r.type === 'group' ? (
+        <div key={r.id} className="tl-group" data-testid={`group-${r.id}`} style={{ top: r.y, height: r.h }} title={`${r.group.title}${r.group.subtitle ? ` · ${r.group.subtitle}` : ''}`}>
+          <button className="fold" data-testid={`fold-${r.id}`} aria-expanded={!folded.has(r.id)} onClick={() => onFold(r.id)}>{folded.has(r.id) ? '▸' : '▾'}</button>
+          <span className="g-title">{r.group.title}</span>
+          <span className="g-sub">{r.group.subtitle}{folded.has(r.id) ? ` · ${r.group.rows.length} rows folded` : ''}</span>
+        </div>
+      ) : (
+        <div key={r.id} className={`tl-label tl-${r.row!.kind}`} data-testid={`row-${r.id}`} style={{ top: r.y, height: r.h }}
+          title={`${r.row!.label} · ${r.row!.kind === 'conc' ? concPeaks.get(r.row!.deviceId!) ?? r.row!.detail : r.row!.detail}`}>
+          <span className="l-name">{r.row!.label}</span>
+          <span className="l-detail">{r.row!.kind === 'conc' ? concPeaks.get(r.row!.deviceId!) ?? r.row!.detail : r.row!.detail}</span>
+          {r.row!.share !== undefined && (
+            <span className="l-share" title="Share of the device's busy time">
+              <span className="l-share-fill" style={{ width: `${Math.round(Math.min(1, r.row!.share) * 100)}%` }} />
+              <span className="l-share-num">{formatPercent(r.row!.share)}</span>
+            </span>
+          )}
+          <button className="hide" data-testid={`hide-${r.id}`} title="Hide this row" onClick={() => onHide(r.id)}>×</button>
+        </div>
+      ))}
+    </div>
+  );
+});

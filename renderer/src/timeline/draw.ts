@@ -1,0 +1,306 @@
+// Drawing the timeline canvas: synchronous, from loaded data only (the
+// loader fetches). Coordinate spaces: *time* (ns since the recording origin),
+// *content* (CSS pixels; y from the top of the first row, as the label
+// column lays rows out) and *canvas* (content y minus the vertical scroll;
+// the backing store is scaled by devicePixelRatio once, in setTransform).
+import type { ItemDetails, ItemKind, ItemRef } from '../../../profiler/query/api.ts';
+import { KIND_COLORS, KIND_LABELS } from '../base/colors.ts';
+import { shortName } from '../base/names.ts';
+import { formatDuration } from '../base/time.ts';
+import { NVTX_LANE_H, type Layout } from './rows.ts';
+import type { Loaded, View } from './window-loader.ts';
+
+/** What is under a pixel: an item (selectable) or merged coverage. */
+export interface Hit {
+  ref?: ItemRef;
+  kind: ItemKind;
+  rowId: string;
+  nameId?: number;
+  count?: number;
+  startNs: number;
+  endNs: number;
+  /** Content coordinates. */
+  x: number;
+  y: number;
+  w: number;
+  h: number;
+}
+
+export interface SearchHighlight {
+  /** Names that match the search text (and kinds). */
+  nameIds: Set<number>;
+  /** Items highlighted one by one (a finding's evidence), as `table:id`. */
+  refs?: Set<string>;
+  kinds?: Set<ItemKind>;
+  current?: ItemRef;
+}
+
+export interface DrawInput {
+  width: number;
+  height: number;
+  dpr: number;
+  scrollTop: number;
+  view: View;
+  layout: Layout;
+  loaded: Loaded | null;
+  selected: ItemRef | null;
+  details: ItemDetails | null;
+  search: SearchHighlight | null;
+  hover: Hit | null;
+  range: [number, number] | null;
+  cursorX: number | null;
+}
+
+const ITEM_PAD = 3;
+const FONT = '11px system-ui, -apple-system, "Segoe UI", sans-serif';
+let charWidth = 0;
+
+export function drawTimeline(g: CanvasRenderingContext2D, d: DrawInput): Hit[] {
+  const { width, height, dpr, scrollTop, view, layout } = d;
+  g.setTransform(dpr, 0, 0, dpr, 0, 0);
+  g.clearRect(0, 0, width, height);
+  g.font = FONT;
+  g.textBaseline = 'middle';
+  if (!charWidth) charWidth = g.measureText('abcdefghijklmnopqrstuvwxyz_0123456789').width / 37;
+  const k = width / Math.max(1e-9, view.end - view.start);
+  const xOf = (t: number) => (t - view.start) * k;
+  const top = scrollTop;
+  const bottom = scrollTop + height;
+  const hits: Hit[] = [];
+
+  // Row backgrounds and group bands.
+  for (const r of layout.rows) {
+    if (r.y + r.h < top || r.y > bottom) continue;
+    const y = r.y - top;
+    if (r.type === 'group') {
+      g.fillStyle = '#e9edf2';
+      g.fillRect(0, y, width, r.h);
+      g.fillStyle = '#cfd6df';
+      g.fillRect(0, y + r.h - 1, width, 1);
+    } else {
+      g.fillStyle = r.row?.kind === 'conc' ? '#fbfbfd' : '#ffffff';
+      g.fillRect(0, y, width, r.h);
+      g.fillStyle = '#eef0f3';
+      g.fillRect(0, y + r.h - 1, width, 1);
+    }
+  }
+
+  const loaded = d.loaded;
+  // Areas of the view that are not loaded yet: hatched, never drawn as empty.
+  if (!loaded || loaded.startNs > view.start || loaded.endNs < view.end) {
+    const a = loaded ? Math.max(0, xOf(loaded.startNs)) : width;
+    const b = loaded ? Math.min(width, xOf(loaded.endNs)) : 0;
+    g.fillStyle = hatch(g);
+    if (!loaded) g.fillRect(0, 0, width, height);
+    else {
+      if (a > 0) g.fillRect(0, 0, a, height);
+      if (b < width) g.fillRect(b, 0, width - b, height);
+    }
+  }
+
+  if (loaded) {
+    const search = d.search;
+    const isMatch = (kind: ItemKind, nameId: number, ref: ItemRef) => !!search
+      && ((search.nameIds.has(nameId) && (!search.kinds || search.kinds.has(kind))) || (!!search.refs && search.refs.has(`${ref.table}:${ref.id}`)));
+    for (const r of layout.rows) {
+      if (r.type !== 'row' || r.y + r.h < top || r.y > bottom) continue;
+      const row = r.row!;
+      const y0 = r.y - top;
+      if (row.kind === 'conc') {
+        drawConcurrency(g, loaded, row.deviceId!, y0, r.h, width, xOf, k);
+        continue;
+      }
+      const data = loaded.byRow.get(row.id);
+      if (!data) continue;
+      const lane = (depth: number | undefined) =>
+        row.kind === 'nvtx' ? { y: y0 + 3 + (depth ?? 0) * NVTX_LANE_H, h: NVTX_LANE_H - 2 } : { y: y0 + ITEM_PAD, h: r.h - 2 * ITEM_PAD };
+      // Merged coverage: lighter, so one can tell "many small things" from one long one.
+      for (const c of data.coverage) {
+        const x0 = xOf(c.startNs);
+        const x1 = xOf(c.endNs);
+        if (x1 < 0 || x0 > width) continue;
+        const l = lane(c.depth);
+        const w = Math.max(1, x1 - x0);
+        g.globalAlpha = search ? 0.2 : 0.7;
+        g.fillStyle = KIND_COLORS[c.kind];
+        g.fillRect(x0, l.y, w, l.h);
+        g.globalAlpha = 1;
+        hits.push({ kind: c.kind, rowId: row.id, count: c.count, startNs: c.startNs, endNs: c.endNs, x: x0, y: l.y + top, w, h: l.h });
+      }
+      for (const it of data.items) {
+        const x0 = xOf(it.startNs);
+        const x1 = xOf(it.endNs);
+        if (x1 < -1 || x0 > width + 1) continue;
+        const l = lane(it.depth);
+        const w = Math.max(1, x1 - x0);
+        const match = isMatch(it.kind, it.nameId, it.ref);
+        g.globalAlpha = search && !match ? 0.22 : 1;
+        g.fillStyle = KIND_COLORS[it.kind];
+        g.fillRect(x0, l.y, w, l.h);
+        if (w > 28) {
+          const name = loaded.strings[it.nameId];
+          if (name) drawLabel(g, it.kind === 'kernel' ? shortName(name) : name, Math.max(x0, 0), Math.min(x1, width), l.y + l.h / 2);
+        }
+        g.globalAlpha = 1;
+        if (match) {
+          const current = search?.current && search.current.table === it.ref.table && search.current.id === it.ref.id;
+          g.strokeStyle = current ? '#ff2d95' : '#ffb000';
+          g.lineWidth = current ? 2.5 : 1.5;
+          g.strokeRect(x0 - 0.5, l.y - 0.5, w + 1, l.h + 1);
+        }
+        hits.push({ ref: it.ref, kind: it.kind, rowId: row.id, nameId: it.nameId, startNs: it.startNs, endNs: it.endNs, x: x0, y: l.y + top, w, h: l.h });
+      }
+    }
+  }
+
+  // The selection, the items related to it, and the launch arrows.
+  const det = d.details && d.selected && d.details.ref.table === d.selected.table && d.details.ref.id === d.selected.id ? d.details : null;
+  const box = (rowId: string, startNs: number, endNs: number) => {
+    const r = layout.byId.get(rowId);
+    if (!r || r.type !== 'row') return null;
+    const x0 = xOf(startNs);
+    const w = Math.max(2, xOf(endNs) - x0);
+    return { x: x0, y: r.y - top + ITEM_PAD, w, h: r.h - 2 * ITEM_PAD };
+  };
+  if (d.selected) {
+    const selHit = hits.find((h) => h.ref && h.ref.table === d.selected!.table && h.ref.id === d.selected!.id);
+    const sel = selHit ? { x: selHit.x, y: selHit.y - top, w: selHit.w, h: selHit.h } : det ? box(det.rowId, det.startNs, det.endNs) : null;
+    if (det) {
+      for (const rel of det.related) {
+        const other = box(rel.rowId, rel.startNs, rel.endNs);
+        if (!other || !sel) continue;
+        g.setLineDash([3, 2]);
+        g.strokeStyle = '#222';
+        g.lineWidth = 1;
+        g.strokeRect(other.x - 0.5, other.y - 0.5, other.w + 1, other.h + 1);
+        g.setLineDash([]);
+        // Arrow from the API call to the GPU operation it launched.
+        const [from, to] = det.ref.table === 'api_calls' ? [sel, other] : [other, sel];
+        drawArrow(g, from, to);
+      }
+    }
+    if (sel) {
+      g.strokeStyle = '#111';
+      g.lineWidth = 2;
+      g.strokeRect(sel.x - 1, sel.y - 1, sel.w + 2, sel.h + 2);
+    }
+  }
+
+  if (d.hover && d.hover.ref) {
+    g.strokeStyle = 'rgba(0,0,0,0.55)';
+    g.lineWidth = 1;
+    g.strokeRect(d.hover.x - 0.5, d.hover.y - top - 0.5, d.hover.w + 1, d.hover.h + 1);
+  }
+
+  if (d.range) {
+    const a = xOf(Math.min(...d.range));
+    const b = xOf(Math.max(...d.range));
+    g.fillStyle = 'rgba(59, 117, 175, 0.12)';
+    g.fillRect(a, 0, b - a, height);
+    g.fillStyle = '#3b75af';
+    g.fillRect(a, 0, 1, height);
+    g.fillRect(b - 1, 0, 1, height);
+  }
+
+  if (d.cursorX !== null) {
+    g.fillStyle = 'rgba(0,0,0,0.35)';
+    g.fillRect(Math.round(d.cursorX), 0, 1, height);
+  }
+  return hits;
+}
+
+function drawLabel(g: CanvasRenderingContext2D, text: string, x0: number, x1: number, yMid: number): void {
+  const room = x1 - x0 - 6;
+  if (room < 14) return;
+  const fits = Math.floor(room / charWidth);
+  const s = text.length <= fits ? text : `${text.slice(0, Math.max(1, fits - 1))}…`;
+  g.fillStyle = '#fff';
+  g.fillText(s, x0 + 3, yMid + 0.5);
+}
+
+function drawArrow(g: CanvasRenderingContext2D, from: { x: number; y: number; w: number; h: number }, to: { x: number; y: number; w: number; h: number }): void {
+  const down = to.y > from.y;
+  const sx = from.x + Math.min(from.w, 8) / 2;
+  const sy = down ? from.y + from.h : from.y;
+  const ex = to.x;
+  const ey = down ? to.y : to.y + to.h;
+  const bend = Math.max(12, Math.abs(ey - sy) / 2);
+  g.strokeStyle = '#111';
+  g.lineWidth = 1.5;
+  g.beginPath();
+  g.moveTo(sx, sy);
+  g.bezierCurveTo(sx, sy + (down ? bend : -bend), ex, ey - (down ? bend : -bend), ex, ey);
+  g.stroke();
+  // Head pointing along the last tangent (vertical).
+  const dir = down ? 1 : -1;
+  g.fillStyle = '#111';
+  g.beginPath();
+  g.moveTo(ex, ey);
+  g.lineTo(ex - 4, ey - 7 * dir);
+  g.lineTo(ex + 4, ey - 7 * dir);
+  g.closePath();
+  g.fill();
+  g.beginPath();
+  g.arc(sx, sy, 2.5, 0, Math.PI * 2);
+  g.fill();
+}
+
+const LANES: [keyof Pick<import('../../../profiler/query/api.ts').ConcurrencyResponse, 'kernels' | 'h2d' | 'd2h'>, ItemKind][] = [
+  ['kernels', 'kernel'], ['h2d', 'memcpy-h2d'], ['d2h', 'memcpy-d2h'],
+];
+
+/** Stepped bars per lane (kernels, HtoD, DtoH), each scaled to its own peak in the loaded window. */
+function drawConcurrency(g: CanvasRenderingContext2D, loaded: Loaded, deviceId: number, y0: number, h: number, width: number, xOf: (t: number) => number, k: number): void {
+  const c = loaded.concurrency.get(deviceId);
+  if (!c) return;
+  const laneH = (h - 4) / LANES.length;
+  const bw = c.bucketNs * k;
+  LANES.forEach(([key, kind], lane) => {
+    const values = c[key];
+    let peak = 0;
+    for (const v of values) peak = Math.max(peak, v);
+    const ly = y0 + 2 + lane * laneH;
+    g.fillStyle = '#f1f3f6';
+    g.fillRect(0, ly + laneH - 1, width, 1);
+    if (peak === 0) return;
+    g.fillStyle = KIND_COLORS[kind];
+    const first = Math.max(0, Math.floor((0 - xOf(c.startNs)) / bw));
+    const last = Math.min(values.length - 1, Math.ceil((width - xOf(c.startNs)) / bw));
+    for (let b = first; b <= last; b++) {
+      const v = values[b]!;
+      if (!v) continue;
+      const bh = Math.max(1.5, (v / peak) * (laneH - 2));
+      const x = xOf(c.startNs + b * c.bucketNs);
+      g.fillRect(x, ly + laneH - 1 - bh, Math.max(1, bw + 0.5), bh);
+    }
+  });
+}
+
+let hatchPattern: CanvasPattern | null = null;
+function hatch(g: CanvasRenderingContext2D): CanvasPattern | string {
+  if (hatchPattern) return hatchPattern;
+  const c = document.createElement('canvas');
+  c.width = 8;
+  c.height = 8;
+  const p = c.getContext('2d');
+  if (!p) return 'rgba(0,0,0,0.04)';
+  p.strokeStyle = 'rgba(0,0,0,0.08)';
+  p.beginPath();
+  p.moveTo(0, 8);
+  p.lineTo(8, 0);
+  p.stroke();
+  hatchPattern = g.createPattern(c, 'repeat');
+  return hatchPattern ?? 'rgba(0,0,0,0.04)';
+}
+
+/** Tooltip text of a hit. */
+export function describeHit(h: Hit, names: Record<number, string>): { title: string; lines: string[] } {
+  if (!h.ref) return { title: `${(h.count ?? 0).toLocaleString('en-US')} operations merged`, lines: [`mostly ${KIND_LABELS[h.kind]}`, `span ${formatDuration(h.endNs - h.startNs)}`, 'zoom in to see them one by one'] };
+  const name = h.nameId !== undefined ? names[h.nameId] ?? '' : '';
+  const title = h.kind === 'kernel' ? shortName(name) : name || KIND_LABELS[h.kind];
+  return { title, lines: [...(title === KIND_LABELS[h.kind] ? [] : [KIND_LABELS[h.kind]]), `duration ${formatDuration(h.endNs - h.startNs)}`, `start ${formatStart(h.startNs)}`] };
+}
+
+function formatStart(ns: number): string {
+  return `${(ns / 1e6).toFixed(6)} ms`;
+}

@@ -1,0 +1,126 @@
+// Fetching for the timeline, separate from drawing (draw.ts only reads what
+// is loaded). The loader asks for the visible window padded by one viewport
+// on each side, at a resolution rounded down to a power of two of the
+// nanoseconds per device pixel, and asks again only when the view leaves the
+// loaded window, the resolution bucket changes, or the rows change. The
+// query side merges items shorter than the resolution into coverage spans,
+// so an answer holds a few rectangles per pixel column at most, whatever the
+// recording's size.
+import type { ConcurrencyResponse, StreamScopeApi, WindowResponse, WindowRow } from '../../../profiler/query/api.ts';
+
+export interface View {
+  start: number;
+  end: number;
+}
+
+export interface Loaded {
+  seq: number;
+  startNs: number;
+  endNs: number;
+  resolutionNs: number;
+  rowsKey: string;
+  byRow: Map<string, WindowRow>;
+  strings: Record<number, string>;
+  /** Per device: kernels and copies per direction in flight, bucketed over [startNs, endNs). */
+  concurrency: Map<number, ConcurrencyResponse>;
+  /** Deepest NVTX nesting seen per row. */
+  nvtxDepth: Map<string, number>;
+  /** Items and coverage spans held (for the status line). */
+  itemCount: number;
+  coverageCount: number;
+}
+
+/** ns per device pixel, rounded down to a power of two (at least 1 ns). */
+export function resolutionBucket(view: View, widthCssPx: number, dpr: number): number {
+  const perPx = (view.end - view.start) / Math.max(1, widthCssPx * dpr);
+  return 2 ** Math.max(0, Math.floor(Math.log2(Math.max(1, perPx))));
+}
+
+export class WindowLoader {
+  loaded: Loaded | null = null;
+  /** Requests sent and not answered. */
+  inFlight = 0;
+  private seq = 0;
+  private wanted: { startNs: number; endNs: number; resolutionNs: number; rowsKey: string } | null = null;
+  private timer: ReturnType<typeof setTimeout> | null = null;
+  private disposed = false;
+
+  constructor(
+    private readonly api: StreamScopeApi,
+    private readonly recordingId: string,
+    private readonly onLoaded: (loaded: Loaded) => void,
+    private readonly onError: (err: unknown) => void,
+  ) {}
+
+  dispose(): void {
+    this.disposed = true;
+    if (this.timer) clearTimeout(this.timer);
+  }
+
+  /** True when nothing is pending: what is drawn is what will stay drawn. */
+  idle(): boolean {
+    return this.inFlight === 0 && this.timer === null;
+  }
+
+  /** Called on every view change; cheap when the loaded window still serves. */
+  update(view: View, widthCssPx: number, dpr: number, rows: string[], devices: number[]): void {
+    const resolutionNs = resolutionBucket(view, widthCssPx, dpr);
+    const rowsKey = rows.join(',');
+    const serves = (w: { startNs: number; endNs: number; resolutionNs: number; rowsKey: string } | null) =>
+      w !== null && w.resolutionNs === resolutionNs && w.rowsKey === rowsKey && w.startNs <= view.start && w.endNs >= view.end;
+    if (serves(this.loaded) || serves(this.wanted)) return;
+    const span = view.end - view.start;
+    const want = { startNs: Math.floor(view.start - span), endNs: Math.ceil(view.end + span), resolutionNs, rowsKey };
+    this.wanted = want;
+    if (this.timer) clearTimeout(this.timer);
+    // The first window goes at once; while zooming or panning, at most one
+    // request per 30 ms (the trailing one always goes).
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      void this.fetch(want, rows, devices, widthCssPx * dpr * 3);
+    }, this.loaded ? 30 : 0);
+  }
+
+  private async fetch(want: { startNs: number; endNs: number; resolutionNs: number; rowsKey: string }, rows: string[], devices: number[], devicePx: number): Promise<void> {
+    const seq = ++this.seq;
+    this.inFlight++;
+    try {
+      const buckets = Math.max(16, Math.min(4096, Math.round(devicePx / 2)));
+      const [res, ...conc] = await Promise.all([
+        rows.length
+          ? this.api.window(this.recordingId, { rows, startNs: want.startNs, endNs: want.endNs, resolutionNs: want.resolutionNs })
+          : Promise.resolve<WindowResponse>({ startNs: want.startNs, endNs: want.endNs, rows: [], strings: {} }),
+        // The concurrency track is an extra: its failure is reported, the rows are still drawn.
+        ...devices.map((deviceId) => this.api.concurrency(this.recordingId, { deviceId, startNs: want.startNs, endNs: want.endNs, buckets })
+          .catch((err: unknown) => { this.onError(err); return null; })),
+      ]);
+      // An answer older than the one drawn is dropped; a newer one is taken
+      // even if an even newer request is on its way (no starving while panning).
+      if (this.disposed || (this.loaded && this.loaded.seq > seq)) return;
+      const nvtxDepth = new Map<string, number>();
+      let itemCount = 0;
+      let coverageCount = 0;
+      for (const row of res.rows) {
+        itemCount += row.items.length;
+        coverageCount += row.coverage.length;
+        if (!row.rowId.startsWith('nvtx:')) continue;
+        let d = 0;
+        for (const it of row.items) d = Math.max(d, it.depth ?? 0);
+        for (const c of row.coverage) d = Math.max(d, c.depth ?? 0);
+        nvtxDepth.set(row.rowId, d);
+      }
+      this.loaded = {
+        seq, startNs: want.startNs, endNs: want.endNs, resolutionNs: want.resolutionNs, rowsKey: want.rowsKey,
+        byRow: new Map(res.rows.map((r) => [r.rowId, r])), strings: res.strings,
+        concurrency: new Map(conc.filter((c) => c !== null).map((c) => [c.deviceId, c])), nvtxDepth, itemCount, coverageCount,
+      };
+      if (this.wanted === want) this.wanted = null;
+      this.onLoaded(this.loaded);
+    } catch (err) {
+      if (this.wanted === want) this.wanted = null;
+      if (!this.disposed) this.onError(err);
+    } finally {
+      this.inFlight--;
+    }
+  }
+}

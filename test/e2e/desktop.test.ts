@@ -1,0 +1,117 @@
+/// <reference lib="dom" />
+// What only the desktop app offers (open dialog, recent files, drag and
+// drop, the record dialog), in Chromium: Electron cannot start here, so the
+// page gets a stand-in for the preload's `window.streamscope` that answers
+// data calls through the real server and plays the desktop-only ones.
+import path from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RunningServer } from '../../profiler/serve/server.ts';
+import { launch, serve } from './browser.ts';
+
+const fixtures = path.resolve(import.meta.dirname, '../fixtures/recordings');
+let browser: Browser;
+let server: RunningServer;
+beforeAll(async () => {
+  [browser, server] = await Promise.all([launch(), serve([path.join(fixtures, 'normalise-concurrent.sqlite'), path.join(fixtures, 'normalise-default-stream.sqlite')])]);
+}, 120_000);
+afterAll(async () => {
+  await server?.close();
+  await browser?.close();
+});
+
+/** The preload stand-in: runs in the page before the app. */
+function desktopStandIn(): void {
+  const token = new URLSearchParams(location.search).get('token') ?? '';
+  const http = async (method: string, args: unknown[]) => {
+    const r = await fetch(`api/${method}`, { method: 'POST', headers: { 'x-streamscope-token': token }, body: JSON.stringify({ args }) });
+    const body = await r.json();
+    if (!r.ok) throw body;
+    return body;
+  };
+  const calls: string[] = [];
+  let polls = 0;
+  let all: { recordingId: string; name: string; path: string }[] = [];
+  const api: Record<string, unknown> = {};
+  for (const m of ['listRecordings', 'summary', 'window', 'concurrency', 'details', 'search', 'stats', 'findings']) api[m] = (...a: unknown[]) => http(m, a);
+  api.listRecordings = async () => {
+    all = await http('listRecordings', []);
+    return all.slice(0, 1);
+  };
+  api.capabilities = async () => ({ mode: 'electron', version: '0.2.0', canOpenFiles: true, canRecord: true });
+  api.recentFiles = async () => ['/home/me/old-run.sqlite'];
+  api.showOpenDialog = async () => { calls.push('showOpenDialog'); return null; };
+  api.openRecording = async (p: string) => {
+    calls.push(`open ${p}`);
+    throw { code: 'not-a-recording', message: `${p}: file is not a SQLite database`, file: p };
+  };
+  api.record = async (req: { workload?: { scenario: string } }) => {
+    calls.push(`record ${JSON.stringify(req)}`);
+    if (req.workload?.scenario === 'multi-gpu') return { jobId: 'j0', state: 'failed', records: 0, message: 'no CUDA device: cuInit failed (CUDA_ERROR_NO_DEVICE)' };
+    polls = 0;
+    return { jobId: 'j1', state: 'starting', records: 0, message: 'starting the runner' };
+  };
+  api.recordStatus = async (jobId: string) => {
+    polls++;
+    return polls < 2 ? { jobId, state: 'running', records: 1234, message: 'recording' } : { jobId, state: 'done', records: 5678, message: 'done', recording: all[1] };
+  };
+  api.pathForFile = (f: File) => `/dropped/${f.name}`;
+  api.onEvent = () => () => {};
+  (window as unknown as { streamscope: unknown; __calls: string[] }).streamscope = api;
+  (window as unknown as { __calls: string[] }).__calls = calls;
+}
+
+async function openDesktop(): Promise<Page> {
+  const page = await browser.newPage({ viewport: { width: 1400, height: 800 } });
+  await page.addInitScript(desktopStandIn);
+  await page.goto(server.url);
+  await page.waitForFunction(() => (window.__streamscope?.dataFrames ?? 0) > 0);
+  return page;
+}
+
+describe('desktop-only features (preload stand-in)', () => {
+  it('browser mode hides them', async () => {
+    const page = await browser.newPage();
+    await page.goto(server.url);
+    await page.waitForSelector('[data-testid="recording-tab"]');
+    expect(await page.locator('[data-testid="open-file"]').count()).toBe(0);
+    expect(await page.locator('[data-testid="record-open"]').count()).toBe(0);
+    await page.close();
+  });
+
+  it('open dialog, recent files and a dropped file that is not a recording: a banner names it, the app stays usable', async () => {
+    const page = await openDesktop();
+    await page.click('[data-testid="open-file"]');
+    await page.selectOption('[data-testid="recent-files"]', '/home/me/old-run.sqlite');
+    await page.waitForSelector('[data-testid="error-banner"]:has-text("/home/me/old-run.sqlite")');
+    await page.evaluate(() => {
+      const dt = new DataTransfer();
+      dt.items.add(new File(['not a database'], 'notes.sqlite'));
+      window.dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }));
+    });
+    const banner = page.locator('[data-testid="error-banner"]:has-text("/dropped/notes.sqlite")');
+    await banner.waitFor();
+    expect(await banner.textContent()).toContain('Not a StreamScope recording');
+    expect(await page.evaluate(() => (window as unknown as { __calls: string[] }).__calls)).toEqual(['showOpenDialog', 'open /home/me/old-run.sqlite', 'open /dropped/notes.sqlite']);
+    expect(await page.locator('[data-testid^="row-stream:"]').count()).toBeGreaterThan(0);
+    await page.close();
+  });
+
+  it('the record dialog shows a failure (no GPU), then records a run and opens it in a new tab', async () => {
+    const page = await openDesktop();
+    expect(await page.locator('[data-testid="recording-tab"]').count()).toBe(1);
+    await page.click('[data-testid="record-open"]');
+    await page.selectOption('[data-testid="record-workload"]', 'matmul');
+    await page.selectOption('[data-testid="record-scenario"]', 'multi-gpu');
+    await page.click('[data-testid="record-start"]');
+    await page.waitForSelector('[data-testid="record-error"]:has-text("CUDA_ERROR_NO_DEVICE")');
+    await page.selectOption('[data-testid="record-scenario"]', 'default-stream');
+    await page.click('[data-testid="record-start"]');
+    await page.waitForSelector('[data-testid="record-dialog"]', { state: 'detached' });
+    await page.waitForFunction(() => document.querySelectorAll('[data-testid="recording-tab"]').length === 2);
+    await page.waitForFunction(() => document.querySelector('.rec-tab.on')?.textContent?.includes('default-stream'));
+    const calls = await page.evaluate(() => (window as unknown as { __calls: string[] }).__calls);
+    expect(calls).toEqual(['record {"workload":{"name":"matmul","scenario":"multi-gpu"}}', 'record {"workload":{"name":"matmul","scenario":"default-stream"}}']);
+    await page.close();
+  });
+});
