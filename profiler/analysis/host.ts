@@ -6,19 +6,8 @@ import { loadCallColumns, type CallColumns } from '../native/addon.ts';
 import type { Db } from '../store/database.ts';
 import type { GpuOps } from './trace.ts';
 
-export interface HostCalls {
-  length: number;
-  /** api_calls.id */
-  rowId: Float64Array;
-  start: Float64Array;
-  end: Float64Array;
-  pid: Int32Array;
-  tid: Int32Array;
-  nameId: Int32Array;
-  correlation: Uint32Array;
-  /** 1 runtime, 2 driver */
-  domain: Uint8Array;
-}
+/** API calls in (start, id) order, as the native loader reads them. */
+export type HostCalls = CallColumns;
 
 /** A cudaEventRecord: the event completes when the work issued before it on `stream` has. */
 export interface EventRecord {

@@ -16,10 +16,8 @@
 import fs from 'node:fs';
 import type { Db } from '../store/database.ts';
 import { readMeta } from '../store/database.ts';
-import { MEMORY_KIND_NAMES } from '../analysis/trace.ts';
+import { COPY_KIND_NAMES, MEMORY_KIND_NAMES } from '../analysis/trace.ts';
 
-/** CUPTI memcpy kinds, named as Kineto names them. */
-export const COPY_KIND_NAMES: Record<number, string> = { 1: 'HtoD', 2: 'DtoH', 3: 'HtoA', 4: 'AtoH', 5: 'AtoA', 6: 'AtoD', 7: 'DtoA', 8: 'DtoD', 9: 'HtoH', 10: 'PtoP' };
 
 /** 'pinned' → 'Pinned', 'device static' → 'Device Static' (Kineto's spelling). */
 function memoryKindName(kind: number): string {

@@ -7,8 +7,9 @@ import type { Database } from 'better-sqlite3';
 import { rowsByCorrelation, type ZonedTable } from '../store/zones.ts';
 import { ApiError } from './api-error.ts';
 import type { FieldValue, ItemDetails, ItemKind, ItemRef, ItemTable, RowId } from './api.ts';
+import { COPY_KIND_NAMES } from '../analysis/trace.ts';
 import {
-  apiRowId, COPY_KIND_NAMES, copyItemName, isItemTable, itemKindOf, MEMSET_ITEM_NAME, memoryKindName, nvtxRowId, streamKind, streamRowId,
+  apiRowId, copyItemName, isItemTable, itemKindOf, MEMSET_ITEM_NAME, memoryKindName, nvtxRowId, streamKind, streamRowId,
   syncItemName, SYNC_TYPE_NAMES,
 } from './item-kinds.ts';
 

@@ -1,6 +1,7 @@
 // How stored rows appear in the API: their ItemKind (colour and legend),
 // the names of the CUPTI enums they store, their timeline row ids. One
 // place, so the timeline, the details panel and search always agree.
+import { COPY_KIND_NAMES } from '../analysis/trace.ts';
 import { categoryOfCopyKind, MEMORY_KIND_NAMES, OpCategory } from '../analysis/trace.ts';
 import { StreamFlags } from '../store/enums.ts';
 import { threadLane, type Lane, type ZonedTable } from '../store/zones.ts';
@@ -16,14 +17,6 @@ export function itemKindOfCopy(copyKind: number): ItemKind {
   return COPY_ITEM_KIND[categoryOfCopyKind(copyKind)] ?? 'memcpy-other';
 }
 
-/**
- * CUPTI_ActivityMemcpyKind names (memcpys.copy_kind).
- * TODO(analysis): profiler/export/chrome-trace.ts holds the same table;
- * it belongs next to MEMORY_KIND_NAMES in analysis/trace.ts.
- */
-export const COPY_KIND_NAMES: Record<number, string> = {
-  1: 'HtoD', 2: 'DtoH', 3: 'HtoA', 4: 'AtoH', 5: 'AtoA', 6: 'AtoD', 7: 'DtoA', 8: 'DtoD', 9: 'HtoH', 10: 'PtoP',
-};
 
 /** CUpti_ActivitySynchronizationType names (syncs.sync_type). */
 export const SYNC_TYPE_NAMES: Record<number, string> = {
