@@ -24,19 +24,18 @@ export interface QueryResponseMessage {
 if (!parentPort) throw new Error('app/query-worker.ts runs as a worker thread (see query-client.ts)');
 const port = parentPort;
 
-let backend: Promise<QueryBackend> | null = null;
+let backend: QueryBackend | null = null;
 
 port.on('message', async (msg: QueryRequestMessage | { close: true }) => {
   if ('close' in msg) {
-    if (backend) (await backend.catch(() => null))?.close();
+    backend?.close();
     port.close();
     return;
   }
   let result: IpcResult;
   try {
     if (!isQueryMethod(msg.method)) throw new Error(`the query worker does not answer ${msg.method}`);
-    backend ??= createQueryBackend();
-    const b = await backend;
+    const b = (backend ??= createQueryBackend());
     const fn = b[msg.method] as (...a: unknown[]) => Promise<unknown>;
     result = { ok: true, value: await fn.apply(b, msg.args) };
   } catch (err) {

@@ -49,11 +49,12 @@ function sqliteCodeOf(err: unknown): string | null {
 }
 
 /** Which API code a store problem is (openRecording's messages, database.ts). */
-function codeOfProblem(problem: string): ApiErrorCode {
-  if (/^no such file/.test(problem)) return 'not-found';
-  if (/newer StreamScope/.test(problem)) return 'newer-schema';
-  if (/locked/.test(problem)) return 'locked';
-  if (/corrupt|truncated|malformed/.test(problem)) return 'corrupt';
+export function codeOfProblem(problem: string): ApiErrorCode {
+  const p = problem.toLowerCase();
+  if (p.startsWith('no such file') || p.includes('enoent')) return 'not-found';
+  if (p.includes('newer streamscope')) return 'newer-schema';
+  if (p.includes('locked')) return 'locked';
+  if (/corrupt|truncated|malformed/.test(p)) return 'corrupt';
   return 'not-a-recording';
 }
 
@@ -77,4 +78,29 @@ export function apiErrorOf(err: unknown, file?: string): ApiError {
     return new ApiError(code, file ? `${file}: ${message}` : message, file);
   }
   return new ApiError('internal', err instanceof Error ? err.message : String(err), file);
+}
+
+export const API_ERROR_CODES = [
+  'not-found', 'not-a-recording', 'newer-schema', 'locked', 'corrupt', 'no-gpu', 'bad-request', 'forbidden', 'internal',
+] as const satisfies readonly ApiErrorCode[];
+
+function isApiErrorCode(v: unknown): v is ApiErrorCode {
+  return typeof v === 'string' && (API_ERROR_CODES as readonly string[]).includes(v);
+}
+
+/**
+ * Any thrown value → the plain shape that crosses IPC or HTTP. A value that
+ * already carries an API code keeps it: besides ApiError, that is a shape
+ * that came back from a query worker, where the class did not survive the
+ * structured clone.
+ */
+export function toApiErrorShape(err: unknown, file?: string): ApiErrorShape {
+  if (err && typeof err === 'object' && !(err instanceof ApiError)) {
+    const e = err as { code?: unknown; message?: unknown; file?: unknown };
+    if (isApiErrorCode(e.code)) {
+      const f = typeof e.file === 'string' ? e.file : file;
+      return { code: e.code, message: typeof e.message === 'string' ? e.message : String(err), ...(f !== undefined ? { file: f } : {}) };
+    }
+  }
+  return apiErrorOf(err, file).toJSON();
 }

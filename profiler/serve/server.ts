@@ -16,11 +16,11 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
+import { checkArguments } from '../query/api-args.ts';
 import { ApiError, apiErrorOf } from '../query/api-error.ts';
 import { apiMethods, type ApiErrorCode, type ApiMethod, type Capabilities } from '../query/api.ts';
 import { SessionRegistry } from '../query/session.ts';
 import { staticFile } from './static-files.ts';
-import { ARGUMENT_CHECKS } from './validate-args.ts';
 
 export const CONTENT_SECURITY_POLICY =
   "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'none'";
@@ -139,12 +139,10 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
         } catch {
           return sendError(new ApiError('bad-request', 'the body is not JSON'));
         }
-        if (!Array.isArray(args)) return sendError(new ApiError('bad-request', 'args must be an array'));
-        const problem = ARGUMENT_CHECKS[method](args);
-        if (problem) return sendError(new ApiError('bad-request', `${method}: ${problem}`));
         let result: string;
         try {
-          result = JSON.stringify(call(method, args));
+          // The same argument contract as the Electron side (api-args.ts).
+          result = JSON.stringify(call(method, checkArguments(method, args)));
         } catch (e) {
           return sendError(apiErrorOf(e));
         }

@@ -43,21 +43,21 @@ describe('argument checks', () => {
     ['openRecording', ['relative/file.sqlite'], /path must be absolute/],
     ['openRecording', ['/tmp/a\0b'], /NUL/],
     ['openRecording', [{ path: '/tmp/x' }], /path must be a string/],
-    ['window', ['r1', { ...goodWindow, rows: ['stream:1; DROP TABLE kernels'] }], /not a row id/],
-    ['window', ['r1', { ...goodWindow, startNs: 10, endNs: 5 }], /endNs must not be before startNs/],
-    ['window', ['r1', { ...goodWindow, resolutionNs: 0 }], /resolutionNs must be positive/],
-    ['window', ['r1', { ...goodWindow, startNs: Number.NaN }], /startNs must be a finite number/],
-    ['window', ['r1', { ...goodWindow, startNs: 2 ** 60 }], /out of range/],
-    ['window', ['r1', { ...goodWindow, extra: 1 }], /unknown field 'extra'/],
-    ['window', ['r1', { rows: [], startNs: 0, endNs: 1 }], /resolutionNs is missing/],
-    ['window', ['r1', []], /must be an object/],
-    ['concurrency', ['r1', { deviceId: 0, startNs: 0, endNs: 10, buckets: 0 }], /buckets must be in/],
-    ['concurrency', ['r1', { deviceId: 1.5, startNs: 0, endNs: 10, buckets: 10 }], /deviceId must be an integer/],
-    ['details', ['r1', { table: 'sqlite_schema', id: 1 }], /ref.table must be one of/],
-    ['details', ['r1', { table: 'kernels', id: -1 }], /ref.id must be in/],
-    ['details', ['r1', { table: 'kernels', id: '1' }], /ref.id must be an integer/],
-    ['search', ['r1', { text: 'k', kinds: ['bogus'] }], /unknown kind 'bogus'/],
-    ['search', ['r1', { text: 'k', limit: 0 }], /limit must be in/],
+    ['window', ['a1', { ...goodWindow, rows: ['stream:1; DROP TABLE kernels'] }], /not a row id/],
+    ['window', ['a1', { ...goodWindow, startNs: 10, endNs: 5 }], /endNs must not be before startNs/],
+    ['window', ['a1', { ...goodWindow, resolutionNs: 0 }], /resolutionNs must be positive/],
+    ['window', ['a1', { ...goodWindow, startNs: Number.NaN }], /startNs must be a finite number/],
+    ['window', ['a1', { ...goodWindow, startNs: 2 ** 60 }], /out of range/],
+    ['window', ['a1', { ...goodWindow, extra: 1 }], /unknown field 'extra'/],
+    ['window', ['a1', { rows: [], startNs: 0, endNs: 1 }], /resolutionNs is missing/],
+    ['window', ['a1', []], /must be an object/],
+    ['concurrency', ['a1', { deviceId: 0, startNs: 0, endNs: 10, buckets: 0 }], /buckets must be in/],
+    ['concurrency', ['a1', { deviceId: 1.5, startNs: 0, endNs: 10, buckets: 10 }], /deviceId must be an integer/],
+    ['details', ['a1', { table: 'sqlite_schema', id: 1 }], /ref.table must be one of/],
+    ['details', ['a1', { table: 'kernels', id: -1 }], /ref.id must be in/],
+    ['details', ['a1', { table: 'kernels', id: '1' }], /ref.id must be an integer/],
+    ['search', ['a1', { text: 'k', kinds: ['bogus'] }], /unknown kind 'bogus'/],
+    ['search', ['a1', { text: 'k', limit: 0 }], /limit must be in/],
     ['record', [{}], /exactly one of workload or command/],
     ['record', [{ workload: { name: 'normalise', scenario: 'concurrent' }, command: ['ls'] }], /exactly one/],
     ['record', [{ workload: { name: 'bitcoin', scenario: 'concurrent' } }], /unknown workload 'bitcoin'/],
@@ -81,7 +81,7 @@ describe('argument checks', () => {
   });
 
   it('arguments that are not a list are refused', () => {
-    expect(() => checkArguments('summary', 'r1')).toThrow(/arguments must be a list/);
+    expect(() => checkArguments('summary', 'a1')).toThrow(/arguments must be a list/);
   });
 
   it('good arguments reach the handler, checked and normalised', async () => {
@@ -89,10 +89,10 @@ describe('argument checks', () => {
     const good: [string, unknown[]][] = [
       ['capabilities', []],
       ['openRecording', ['/data/../data/run.sqlite']],
-      ['window', ['r1', goodWindow]],
-      ['concurrency', ['r1', { deviceId: 0, startNs: 0, endNs: 10, buckets: 100 }]],
-      ['details', ['r1', { table: 'api_calls', id: 12 }]],
-      ['search', ['r1', { text: '', kinds: ['kernel', 'memcpy-h2d'], limit: 50 }]],
+      ['window', ['a1', goodWindow]],
+      ['concurrency', ['a1', { deviceId: 0, startNs: 0, endNs: 10, buckets: 100 }]],
+      ['details', ['a1', { table: 'api_calls', id: 12 }]],
+      ['search', ['a1', { text: '', kinds: ['kernel', 'memcpy-h2d'], limit: 50 }]],
       ['record', [{ workload: { name: 'matmul', scenario: 'events', args: ['--size', '1024', '--variant', 'tiled'] } }]],
       ['record', [{ command: ['python3', 'train.py', '--epochs', '1'] }]],
       ['recordStatus', ['rec-1']],
@@ -124,7 +124,7 @@ describe('errors', () => {
   it('a handler that throws comes back as an error envelope, never a rejection', async () => {
     const { api } = echoHandler();
     api.summary = async () => { throw new RecordingFileError('/x.sqlite', 'no such file'); };
-    await expect(dispatch(api, 'streamscope:summary', ['r1'])).resolves.toEqual({
+    await expect(dispatch(api, 'streamscope:summary', ['a1'])).resolves.toEqual({
       ok: false, error: { code: 'not-found', message: '/x.sqlite: no such file', file: '/x.sqlite' },
     });
   });
