@@ -20,7 +20,7 @@ import { RecordError } from '../record/record-error.ts';
 import { record, RECORDER_VERSION } from '../record/recorder.ts';
 import { ingestStreamFiles } from '../record/ingest-files.ts';
 import { SCENARIOS, WORKLOADS, workloadArgv } from '../record/workload.ts';
-import { openRecording } from '../store/database.ts';
+import { openRecording, type Db } from '../store/database.ts';
 import { RecordingFileError } from '../store/recording-error.ts';
 import { buildReport, formatReport } from '../report/report.ts';
 import { dumpStream } from '../record/dump.ts';
@@ -54,6 +54,20 @@ exit code.`;
 function fail(message: string, code = 1): never {
   process.stderr.write(`streamscope: ${message}\n`);
   process.exit(code);
+}
+
+/**
+ * A recording opened read-only for a command that reads it; a file that is
+ * not one (missing, truncated, newer schema, ...) ends the command with its
+ * message and exit code 2, the code for "could not run", not "failed".
+ */
+function openForReading(file: string): Db {
+  try {
+    return openRecording(file, { readonly: true });
+  } catch (err) {
+    if (err instanceof RecordingFileError) fail(err.message, 2);
+    throw err;
+  }
 }
 
 function stamp(): string {
@@ -129,7 +143,7 @@ async function cmdReport(args: string[]): Promise<number> {
   const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { json: { type: 'boolean' } } });
   if (positionals.length !== 1) fail('usage: streamscope report FILE [--json]', 2);
   const file = positionals[0]!;
-  const db = openRecording(file, { readonly: true });
+  const db = openForReading(file);
   try {
     const { trace, diagnosis } = analyze(db);
     const report = buildReport(file, trace, diagnosis.findings);
@@ -166,14 +180,7 @@ async function cmdExport(args: string[]): Promise<number> {
   const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { output: { type: 'string', short: 'o' }, format: { type: 'string' } } });
   if (positionals.length !== 1 || !values.output) fail('usage: streamscope export FILE -o OUT.json [--format chrome]', 2);
   if (values.format && values.format !== 'chrome') fail(`--format: only 'chrome' (Chrome trace JSON, opened by Perfetto UI and chrome://tracing) is supported, got '${values.format}'`, 2);
-  const file = positionals[0]!;
-  let db;
-  try {
-    db = openRecording(file, { readonly: true });
-  } catch (err) {
-    if (err instanceof RecordingFileError) fail(err.message, 2);
-    throw err;
-  }
+  const db = openForReading(positionals[0]!);
   try {
     const r = await exportChromeTrace(db, values.output!);
     process.stderr.write(`streamscope: ${r.events.toLocaleString('en-US')} trace events (${r.flows.toLocaleString('en-US')} launch flows) → ${values.output}\n`);
@@ -211,13 +218,7 @@ function cmdDiff(args: string[]): number {
     limit = Number(m[1]) / 100;
   }
   const load = (file: string) => {
-    let db;
-    try {
-      db = openRecording(file, { readonly: true });
-    } catch (err) {
-      if (err instanceof RecordingFileError) fail(err.message, 2);
-      throw err;
-    }
+    const db = openForReading(file);
     try {
       return analyze(db);
     } finally {

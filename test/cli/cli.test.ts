@@ -169,7 +169,7 @@ describe('streamscope report: bad input', () => {
     const f = path.join(dir, 'notes.txt');
     fs.writeFileSync(f, 'just some text\n'.repeat(100));
     const r = run(['report', f]);
-    expect(r.code).toBe(1);
+    expect(r.code).toBe(2); // could not run, not a failed check
     expect(r.stderr).toContain(`${f}: not a SQLite database`);
   });
 
@@ -181,13 +181,13 @@ describe('streamscope report: bad input', () => {
     db.pragma('user_version = 99');
     db.close();
     const r = run(['report', out]);
-    expect(r.code).toBe(1);
+    expect(r.code).toBe(2); // could not run, not a failed check
     expect(r.stderr).toContain('recorded by a newer StreamScope (schema version 99');
   });
 
   it('says what a missing file is', () => {
     const r = run(['report', path.join(dir, 'missing.sqlite')]);
-    expect(r.code).toBe(1);
+    expect(r.code).toBe(2); // could not run, not a failed check
     expect(r.stderr).toContain('missing.sqlite: no such file');
   });
 });
