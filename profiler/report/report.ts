@@ -95,14 +95,18 @@ export function formatReport(r: Report): string {
   for (const n of rec.notes) out.push(`note: ${n}`);
   if (rec.droppedRecords > 0) out.push(`WARNING: ${rec.droppedRecords} records were dropped by the collector (buffers full); totals below are lower bounds`);
 
+  // Devices are shown by their CUDA ordinal (what nvidia-smi, CUDA_VISIBLE_DEVICES
+  // and the timeline call them), not by the recording-wide row id.
+  const gpu = new Map(r.devices.map((d) => [d.id, d.ordinal ?? d.id]));
+  const gpuOf = (id: number | null) => (id === null ? '-' : gpu.get(id) ?? id);
   out.push('', 'Devices');
-  out.push(renderTable(['id', 'name', 'cc', 'SMs', 'copy engines', 'concurrent kernels', 'memory', 'uuid'],
-    r.devices.map((d) => [d.id, d.name ?? '?', d.ccMajor !== null ? `${d.ccMajor}.${d.ccMinor}` : '?', d.smCount ?? '?',
+  out.push(renderTable(['GPU', 'name', 'cc', 'SMs', 'copy engines', 'concurrent kernels', 'memory', 'uuid'],
+    r.devices.map((d) => [gpuOf(d.id), d.name ?? '?', d.ccMajor !== null ? `${d.ccMajor}.${d.ccMinor}` : '?', d.smCount ?? '?',
       d.asyncEngineCount ?? '?', d.concurrentKernels ? 'yes' : 'no', d.totalMemoryBytes ? formatBytes(d.totalMemoryBytes) : '?', d.uuid ?? '?'])));
 
   out.push('', 'Overlap per device (sum of busy time / union of busy time; 1.00 = nothing overlapped)');
-  out.push(renderTable(['device', 'compute', 'HtoD', 'DtoH', 'all', 'busy (union)', 'busy (sum)'],
-    r.overlap.map((o) => [o.deviceId, factor(o.compute), factor(o.htod), factor(o.dtoh), factor(o.all),
+  out.push(renderTable(['GPU', 'compute', 'HtoD', 'DtoH', 'all', 'busy (union)', 'busy (sum)'],
+    r.overlap.map((o) => [gpuOf(o.deviceId), factor(o.compute), factor(o.htod), factor(o.dtoh), factor(o.all),
       formatDuration(o.all.union), formatDuration(o.all.sum)])));
 
   out.push('', ...formatFindings(r.findings));
@@ -111,8 +115,8 @@ export function formatReport(r: Report): string {
   // itself; an application may create more than it uses) are counted, not listed.
   const idle = r.streams.filter((s) => s.kernels + s.memcpys + s.memsets === 0);
   out.push('', idle.length ? `Streams with GPU work (${idle.length} more without any: ${idle.map((s) => s.cuptiStreamId).join(', ')})` : 'Streams');
-  out.push(renderTable(['stream', 'device', 'pid', 'flags', 'priority', 'kernels', 'memcpys', 'memsets', 'busy', 'share of device busy'],
-    r.streams.filter((s) => !idle.includes(s)).map((s) => [s.cuptiStreamId, s.deviceId ?? '-', s.pid, s.flags.join(',') || 'default', s.priority ?? '-',
+  out.push(renderTable(['stream', 'GPU', 'pid', 'flags', 'priority', 'kernels', 'memcpys', 'memsets', 'busy', 'share of device busy'],
+    r.streams.filter((s) => !idle.includes(s)).map((s) => [s.cuptiStreamId, gpuOf(s.deviceId), s.pid, s.flags.join(',') || 'blocking', s.priority ?? '-',
       s.kernels, s.memcpys, s.memsets, formatDuration(s.busy.union), pct(s.shareOfDeviceBusy)])));
 
   out.push('', 'Kernels');
