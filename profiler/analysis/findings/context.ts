@@ -66,6 +66,15 @@ export function buildContext(trace: Trace, host: Host): Context {
 const EVIDENCE_CAP = 1000;
 
 /** Adds op i to the evidence (and widens the window). */
+/**
+ * How findings name a device: "GPU <CUDA ordinal>", as nvidia-smi, the
+ * report and the timeline do (the recording-wide row id means nothing to a
+ * user; the ordinal is that of the first process that used the device).
+ */
+export function gpuName(ctx: Context, deviceId: number): string {
+  return `GPU ${ctx.devices.get(deviceId)?.ordinal ?? deviceId}`;
+}
+
 export function addOp(ctx: Context, ev: Evidence, i: number): void {
   const { ops } = ctx.trace;
   const list = ops.kind[i] === OpKind.Kernel ? ev.kernels : ops.kind[i] === OpKind.Memcpy ? ev.memcpys : ev.memsets;

@@ -6,7 +6,7 @@
 // the device's span (at least 20 µs), and the span is cut into 20 windows.
 import { formatDuration } from '../../time.ts';
 import { busyWithin, gapsOf } from '../intervals.ts';
-import { addCall, nameOfCall, newEvidence, type Context } from './context.ts';
+import { addCall, gpuName, nameOfCall, newEvidence, type Context } from './context.ts';
 import type { Finding, Severity } from './types.ts';
 
 const GAP_SHARE = 0.02;
@@ -44,7 +44,7 @@ export function idleGaps(ctx: Context): Finding[] {
     findings.push({
       kind: 'gpu-idle-gap',
       severity,
-      title: `Device ${deviceId} idle in ${gaps.length} gap${gaps.length > 1 ? 's' : ''} totalling ${formatDuration(total)} (${(share * 100).toFixed(0)}% of its span)`,
+      title: `${gpuName(ctx, deviceId)} idle in ${gaps.length} gap${gaps.length > 1 ? 's' : ''} totalling ${formatDuration(total)} (${(share * 100).toFixed(0)}% of its span)`,
       explanation: `Between its first and last operation the GPU did nothing for ${formatDuration(total)}. Meanwhile the host was in: ${causes}.`,
       fix: 'See the findings about those calls; otherwise keep work queued ahead (issue the next chunk before waiting for the previous one).',
       costNs: total,
@@ -80,7 +80,7 @@ export function lowUtilization(ctx: Context): Finding[] {
     findings.push({
       kind: 'low-utilization',
       severity: low >= WINDOWS / 2 ? 'warning' : 'info',
-      title: `Device ${deviceId} under ${LOW_UTILIZATION * 100}% busy in ${low} of ${WINDOWS} windows of ${formatDuration(w)}`,
+      title: `${gpuName(ctx, deviceId)} under ${LOW_UTILIZATION * 100}% busy in ${low} of ${WINDOWS} windows of ${formatDuration(w)}`,
       explanation: `In those windows the GPU ran something less than half of the time (${formatDuration(idle)} idle in total).`,
       fix: 'Look at what the host did in those windows (the API rows of the timeline): host-side work between launches, synchronization, or too little work per launch.',
       costNs: idle,

@@ -5,7 +5,7 @@
 // its busiest engine (compute, the HtoD engine or the DtoH engine) alone.
 import { formatDuration } from '../../time.ts';
 import { OpCategory } from '../trace.ts';
-import { addOp, newEvidence, severityByCost, streamLabel, type Context } from './context.ts';
+import { addOp, gpuName, newEvidence, severityByCost, streamLabel, type Context } from './context.ts';
 import type { Finding } from './types.ts';
 
 /** Fewer operations than this are not worth pipelining. */
@@ -42,7 +42,7 @@ export function singleStream(ctx: Context): Finding[] {
     findings.push({
       kind: 'single-stream',
       severity: severityByCost(ctx, cost),
-      title: `All ${u.ops.length} operations of process ${pid} on device ${device} ran on one stream: copies never overlapped kernels (up to ${formatDuration(cost)} to gain)`,
+      title: `All ${u.ops.length} operations of process ${pid} on ${gpuName(ctx, device)} ran on one stream: copies never overlapped kernels (up to ${formatDuration(cost)} to gain)`,
       explanation:
         `Every copy and kernel went to ${streamLabel(ctx, stream)}, and a stream runs its work strictly in order, so the copy engines and the SMs took turns. ` +
         `The busiest engine alone needs ${formatDuration(bound)} of the ${formatDuration(u.sum)} of work: that is the floor with perfect pipelining.`,
