@@ -60,6 +60,7 @@ export function createMainApi(deps: MainApiDeps): StreamScopeApi & { openFile(pa
     search: (id, r) => deps.query.search(id, r),
     stats: (id) => deps.query.stats(id),
     findings: (id) => deps.query.findings(id),
+    compare: (base, other) => deps.query.compare(base, other),
     record: async (request) => deps.jobs.start(request),
     recordStatus: async (jobId) => deps.jobs.status(jobId),
   };

@@ -3,10 +3,11 @@
 // one RecordingQuery per open file. Runs inside the query worker
 // (query-worker.ts), never on the main process's event loop.
 import type { StreamScopeApi } from '../profiler/query/api.ts';
+import { compareRecordings } from '../profiler/query/compare.ts';
 import { SessionRegistry } from '../profiler/query/session.ts';
 
 /** The API methods answered by the query worker. */
-export const queryMethods = ['listRecordings', 'openRecording', 'summary', 'window', 'concurrency', 'details', 'search', 'stats', 'findings'] as const;
+export const queryMethods = ['listRecordings', 'openRecording', 'summary', 'window', 'concurrency', 'details', 'search', 'stats', 'findings', 'compare'] as const;
 export type QueryMethod = (typeof queryMethods)[number];
 export type QueryBackend = Pick<StreamScopeApi, QueryMethod> & { close(): void };
 
@@ -27,6 +28,7 @@ export function createQueryBackend(): QueryBackend {
     search: async (id, r) => q(id).search(r),
     stats: async (id) => q(id).stats(),
     findings: async (id) => q(id).findings(),
+    compare: async (base, other) => compareRecordings(q(base), q(other)),
     close: () => registry.closeAll(),
   };
 }

@@ -311,7 +311,9 @@ export interface ApiErrorShape {
 
 /** A finding of the diagnosis (profiler/analysis/findings/types.ts; documented in profiler/README.md). */
 export type { Finding } from '../analysis/findings/types.ts';
+export type { DiffSummary } from '../compare/diff.ts';
 import type { Finding } from '../analysis/findings/types.ts';
+import type { DiffSummary } from '../compare/diff.ts';
 
 export interface StreamScopeApi {
   capabilities(): Promise<Capabilities>;
@@ -330,6 +332,12 @@ export interface StreamScopeApi {
   stats(recordingId: string): Promise<StatsResponse>;
   /** The diagnosis: why streams did not overlap, worst first, with evidence ids and what-if estimates. */
   findings(recordingId: string): Promise<Finding[]>;
+  /**
+   * What changed from `baseId` to `otherId` (both open): the summary
+   * `streamscope diff BASE OTHER --json` prints (profiler/README.md), for the
+   * compare view.
+   */
+  compare(baseId: string, otherId: string): Promise<DiffSummary>;
   /** Electron only: starts `streamscope record`; poll with recordStatus. */
   record(request: RecordRequest): Promise<RecordProgress>;
   recordStatus(jobId: string): Promise<RecordProgress>;
@@ -349,6 +357,7 @@ export const apiMethods = [
   'search',
   'stats',
   'findings',
+  'compare',
   'record',
   'recordStatus',
 ] as const satisfies readonly (keyof StreamScopeApi)[];

@@ -277,6 +277,11 @@ export class RecordingQuery {
     return (this.#stats ??= this.#guard(() => buildStats(this.#analyzed(), this.summary())));
   }
 
+  /** The loaded recording and its diagnosis (computed once, kept while open). */
+  analysis(): Analysis {
+    return this.#guard(() => this.#analyzed());
+  }
+
   findings(): Finding[] {
     return this.#guard(() => this.#analyzed().diagnosis.findings);
   }

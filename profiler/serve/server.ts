@@ -17,6 +17,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { checkArguments } from '../query/api-args.ts';
+import { compareRecordings } from '../query/compare.ts';
 import { ApiError, apiErrorOf } from '../query/api-error.ts';
 import { apiMethods, type ApiErrorCode, type ApiMethod, type Capabilities } from '../query/api.ts';
 import { SessionRegistry } from '../query/session.ts';
@@ -102,6 +103,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       case 'search': return q().search(args[1] as never);
       case 'stats': return q().stats();
       case 'findings': return q().findings();
+      case 'compare': return compareRecordings(q(), registry.get(args[1] as string));
       case 'openRecording': case 'showOpenDialog': case 'record': case 'recordStatus':
         throw new ApiError('forbidden', `${method} is not available in browser mode (read-only): use the desktop app (streamscope open)`);
     }

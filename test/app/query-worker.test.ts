@@ -13,9 +13,6 @@ import { tempDir } from '../helpers/native.ts';
 
 const workerPath = new URL('../../app/query-worker.ts', import.meta.url);
 const fixture = (name: string) => path.resolve(import.meta.dirname, `../fixtures/recordings/${name}.sqlite`);
-// TODO(query): profiler/query/session.ts is written concurrently by the query
-// issue; these tests run as soon as it exists.
-const hasSession = fs.existsSync(path.resolve(import.meta.dirname, '../../profiler/query/session.ts'));
 
 const clients: QueryClient[] = [];
 function client(): QueryClient {
@@ -50,7 +47,7 @@ describe('query worker', () => {
     expect(r).toMatchObject({ code: expect.any(String), message: expect.any(String) });
   });
 
-  it.skipIf(!hasSession)('opens a real recording and answers summary, window, details, search, stats through IPC dispatch', async () => {
+  it('opens a real recording and answers summary, window, details, search, stats through IPC dispatch', async () => {
     const { api, recent, opened } = desktopApi(client());
     const file = fixture('normalise-concurrent');
     const open = await dispatch(api, channelFor('openRecording'), [file]);
@@ -78,9 +75,17 @@ describe('query worker', () => {
     expect((await dispatch(api, channelFor('stats'), [id])).ok).toBe(true);
     const list = await dispatch(api, channelFor('listRecordings'), []);
     expect(list).toMatchObject({ ok: true, value: [expect.objectContaining({ recordingId: id })] });
+
+    // compare: the diff of two open recordings, computed on the worker.
+    const other = (await dispatch(api, channelFor('openRecording'), [fixture('normalise-default-stream')])) as { value: RecordingHandle };
+    const cmp = await dispatch(api, channelFor('compare'), [other.value.recordingId, id]);
+    expect(cmp).toMatchObject({ ok: true, value: { a: fixture('normalise-default-stream'), b: file } });
+    const d = (cmp as { value: import('../../profiler/query/api.ts').DiffSummary }).value;
+    expect(d.gpuSpanNs.delta).toBeLessThan(0); // the concurrent run is the faster one
+    expect(d.findings).toContainEqual(expect.objectContaining({ kind: 'legacy-default-stream', status: 'fixed' }));
   });
 
-  it.skipIf(!hasSession)('the main thread keeps running while the worker answers', async () => {
+  it('the main thread keeps running while the worker answers', async () => {
     const q = client();
     const h = await q.openRecording(fixture('torch_streams'));
     const s = await q.summary(h.recordingId);
@@ -101,7 +106,7 @@ describe('query worker', () => {
     expect(ticks).toBeGreaterThan(0);
   });
 
-  it.skipIf(!hasSession)('bad files come back with their codes; a vanished recent file leaves the list', async () => {
+  it('bad files come back with their codes; a vanished recent file leaves the list', async () => {
     const { api, recent } = desktopApi(client());
     const gone = path.join(tempDir('gone'), 'gone.sqlite');
     recent.add(gone);
@@ -112,7 +117,7 @@ describe('query worker', () => {
     expect(await dispatch(api, channelFor('openRecording'), [notRecording])).toMatchObject({ ok: false, error: { code: 'not-a-recording' } });
   });
 
-  it.skipIf(!hasSession)('showOpenDialog opens what the dialog chose', async () => {
+  it('showOpenDialog opens what the dialog chose', async () => {
     const { api } = desktopApi(client());
     const r = await dispatch(api, channelFor('showOpenDialog'), []);
     expect(r).toMatchObject({ ok: true, value: [expect.objectContaining({ path: fixture('normalise-concurrent') })] });

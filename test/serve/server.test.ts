@@ -4,7 +4,10 @@ import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { analyze } from '../../profiler/analysis/load.ts';
+import { diffRecordings, type DiffSummary } from '../../profiler/compare/diff.ts';
 import { startServer, type RunningServer } from '../../profiler/serve/server.ts';
+import { openRecording } from '../../profiler/store/database.ts';
 import { tempDir } from '../helpers/native.ts';
 
 const fixtures = path.resolve(import.meta.dirname, '../fixtures/recordings');
@@ -129,6 +132,28 @@ describe('the API', () => {
     await bad('summary', [], JSON.stringify({ args: ['a'.repeat(2 << 20)] }));
     const get = await fetch(`${base}/api/summary`, { headers: { 'x-streamscope-token': server.token } });
     expect(get.status).toBe(400);
+  });
+
+  it('compare: the same summary as `streamscope diff` over the two files', async () => {
+    const list = (await api('listRecordings')).body as unknown as { recordingId: string; path: string }[];
+    const idOf = (f: string) => list.find((h) => h.path === f)!.recordingId;
+    const r = await api('compare', [idOf(serial), idOf(concurrent)]);
+    expect(r.status).toBe(200);
+    const expected = (() => {
+      const a = openRecording(serial, { readonly: true });
+      const b = openRecording(concurrent, { readonly: true });
+      try {
+        return diffRecordings(serial, analyze(a), concurrent, analyze(b));
+      } finally {
+        a.close();
+        b.close();
+      }
+    })();
+    expect(r.body).toEqual(JSON.parse(JSON.stringify(expected)));
+    expect((r.body as unknown as DiffSummary).gpuSpanNs.delta).toBeLessThan(0);
+    const bad = await api('compare', [idOf(serial)]);
+    expect(bad.status).toBe(400);
+    expect(bad.body.message).toMatch(/compare takes 2 argument/);
   });
 
   it('an id that is not open: not-found', async () => {
