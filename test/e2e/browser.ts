@@ -13,6 +13,7 @@ declare global {
   interface Window {
     __streamscope?: {
       view(): { start: number; end: number };
+      views(): { start: number; end: number }[];
       itemRect(table: string, id: number): { x: number; y: number; w: number; h: number } | null;
       frames: number[];
       dataFrames: number;

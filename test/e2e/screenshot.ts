@@ -6,6 +6,7 @@
 //     --select TABLE:ID  select an item (details panel, launch arrow), e.g. kernels:1
 //     --search TEXT      search and highlight (e.g. a kernel name)
 //     --stats            the Stats tab instead of the timeline
+//     --compare OTHER    the compare view: RECORDING (base) against OTHER.sqlite
 //     --size WxH         viewport in CSS pixels (default 1600x560)
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -16,7 +17,7 @@ const { values, positionals } = parseArgs({
   allowPositionals: true,
   options: {
     gpu: { type: 'boolean' }, range: { type: 'string' }, select: { type: 'string' }, search: { type: 'string' },
-    stats: { type: 'boolean' }, size: { type: 'string', default: '1600x560' },
+    stats: { type: 'boolean' }, compare: { type: 'string' }, size: { type: 'string', default: '1600x560' },
   },
 });
 const [file, out] = positionals;
@@ -25,7 +26,7 @@ if (!file || !out) {
   process.exit(2);
 }
 const [width, height] = values.size!.split('x').map(Number) as [number, number];
-const server = await serve([path.resolve(file)]);
+const server = await serve([path.resolve(file), ...(values.compare ? [path.resolve(values.compare)] : [])]);
 const browser = await launch();
 try {
   const base = server.url.split('?')[0]!;
@@ -46,9 +47,18 @@ try {
   }
   if (values.select) hash.set('sel', values.select);
   if (values.stats) hash.set('tab', 'stats');
+  if (values.compare) {
+    hash.set('tab', 'compare');
+    hash.set('cmp', list.map((r) => r.recordingId).join(','));
+  }
   const page = await browser.newPage({ viewport: { width, height } });
   await page.goto(`${server.url}#${hash}`);
   if (values.stats) await page.waitForSelector('[data-testid="stats-view"]');
+  else if (values.compare) {
+    await page.waitForSelector('[data-testid="diff-gpu-span"]');
+    await page.waitForFunction(() => document.querySelectorAll('[data-testid="compare-lane"]').length >= 2 && (window.__streamscope?.dataFrames ?? 0) > 0);
+    await settled(page);
+  }
   else {
     await page.waitForFunction(() => (window.__streamscope?.dataFrames ?? 0) > 0);
     if (values.search) {

@@ -9,6 +9,8 @@ import type { Capabilities, Finding, ItemDetails, ItemRef, RecordingHandle, Reco
 import { getApi, toApiError, type ApiCallError } from '../api/client.ts';
 import { ALL_KINDS, KIND_COLORS, KIND_FILTERS, KIND_LABELS } from '../base/colors.ts';
 import { formatDuration, formatTimestamp } from '../base/time.ts';
+import { CompareView, initialCompareState, type CompareState } from '../compare/CompareView.tsx';
+import { formatAlignment } from '../compare/align.ts';
 import { DetailsPanel } from '../panels/DetailsPanel.tsx';
 import { FindingsPanel } from '../panels/FindingsPanel.tsx';
 import { RecordDialog } from '../record/RecordDialog.tsx';
@@ -58,7 +60,8 @@ export function App() {
   const uiState = useRef(new Map<string, RecordingUi>());
   const [banners, setBanners] = useState<Banner[]>([]);
   const bannerSeq = useRef(0);
-  const [tab, setTab] = useState<'timeline' | 'stats'>(() => readUrl().tab);
+  const [tab, setTab] = useState<'timeline' | 'stats' | 'compare'>(() => readUrl().tab);
+  const [compare, setCompare] = useState<CompareState>(() => initialCompareState(readUrl()));
   const [view, setView] = useState<View | null>(null);
   const [selected, setSelected] = useState<ItemRef | null>(null);
   const [details, setDetails] = useState<ItemDetails | null>(null);
@@ -178,9 +181,22 @@ export function App() {
   useEffect(() => {
     if (!summary) return;
     uiState.current.set(summary.recordingId, { view: view ?? undefined, selected, hidden, folded });
-    const t = setTimeout(() => writeUrl({ rec: summary.recordingId, start: view?.start, end: view?.end, sel: selected ?? undefined, hide: [...hidden], fold: [...folded], tab }), 120);
+    // The compare view keeps its own (aligned) range in start/end.
+    const range = tab === 'compare' ? compare.view : view;
+    const t = setTimeout(() => writeUrl({
+      rec: summary.recordingId, start: range?.start, end: range?.end, sel: selected ?? undefined, hide: [...hidden], fold: [...folded], tab,
+      cmp: compare.ids, align: formatAlignment(compare.align), offs: compare.offsets, linked: compare.linked,
+    }), 120);
     return () => clearTimeout(t);
-  }, [summary, view, selected, hidden, folded, tab]);
+  }, [summary, view, selected, hidden, folded, tab, compare]);
+
+  const openCompare = () => {
+    // Default: every open recording, in tab order (the first is the base).
+    if (compare.ids.filter((id) => recordings.some((r) => r.recordingId === id)).length < 2) {
+      setCompare((c) => ({ ...c, ids: recordings.slice(0, 4).map((r) => r.recordingId), offsets: [], view: null }));
+    }
+    setTab('compare');
+  };
 
   useEffect(() => {
     if (!summary || !selected) { setDetails(null); return; }
@@ -336,8 +352,9 @@ export function App() {
           <span className="view-tabs">
             <button className={tab === 'timeline' ? 'on' : ''} data-testid="tab-timeline" onClick={() => setTab('timeline')}>Timeline</button>
             <button className={tab === 'stats' ? 'on' : ''} data-testid="tab-stats" onClick={() => setTab('stats')}>Stats</button>
+            {recordings.length > 1 && <button className={tab === 'compare' ? 'on' : ''} data-testid="tab-compare" onClick={openCompare} title="The open recordings stacked on one time axis, with what changed">Compare</button>}
           </span>
-          <span className="search">
+          {tab !== 'compare' && <span className="search">
             <input data-testid="search" type="search" placeholder="Search kernels, calls, ranges…  (Enter: next)" value={searchText}
               onChange={(e) => { setSearchText(e.target.value); setEvidence(null); }}
               onKeyDown={(e) => {
@@ -350,8 +367,8 @@ export function App() {
             <button data-testid="search-prev" title="Previous match (Shift+Enter)" disabled={!searchRes?.items.length} onClick={() => step(-1)}>‹</button>
             <button data-testid="search-next" title="Next match (Enter)" disabled={!searchRes?.items.length} onClick={() => step(1)}>›</button>
             <span className="match-count" data-testid="search-count" title={searchRes?.names.slice(0, 20).map((n) => `${n.name} × ${n.count}`).join('\n')}>{matchText}</span>
-          </span>
-          {hidden.size > 0 && (
+          </span>}
+          {tab !== 'compare' && hidden.size > 0 && (
             <select className="hidden-rows" data-testid="hidden-rows" value="" onChange={(e) => {
               const v = e.target.value;
               if (v === '*') setHidden(new Set());
@@ -385,6 +402,7 @@ export function App() {
               : <p>Browser mode shows the recordings given on the command line: <code>streamscope serve run.sqlite</code>.</p>}
           </div>
         )}
+        {tab === 'compare' && <CompareView recordings={recordings} state={compare} onState={setCompare} onError={report} />}
         {summary && tab === 'stats' && <StatsView summary={summary} onError={report} onShowStream={(rowId) => { setTab('timeline'); setHidden((h) => { const n = new Set(h); n.delete(rowId); return n; }); setReveal({ rowId }); }} />}
         {summary && view && tab === 'timeline' && (
           <>

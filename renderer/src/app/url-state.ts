@@ -1,6 +1,8 @@
 // What survives a reload lives in the URL hash (the search part keeps the
 // access token of browser mode untouched): the recording, the visible range,
-// the selected item, hidden rows, folded groups and the open tab.
+// the selected item, hidden rows, folded groups and the open tab; in the
+// compare view, the recordings compared, their alignment and offsets, and
+// whether zoom and pan are linked.
 import type { ItemRef, ItemTable } from '../../../profiler/query/api.ts';
 
 export interface UrlState {
@@ -10,7 +12,15 @@ export interface UrlState {
   sel?: ItemRef;
   hide: string[];
   fold: string[];
-  tab: 'timeline' | 'stats';
+  tab: 'timeline' | 'stats' | 'compare';
+  /** Compare view: recording ids, the base first. */
+  cmp: string[];
+  /** Compare view: alignment (compare/align.ts formatAlignment). */
+  align?: string;
+  /** Compare view: extra offset (ns) per compared recording, in `cmp` order. */
+  offs: number[];
+  /** Compare view: zoom and pan linked (the default) or independent. */
+  linked: boolean;
 }
 
 const TABLES: ItemTable[] = ['kernels', 'memcpys', 'memsets', 'syncs', 'api_calls', 'nvtx_ranges'];
@@ -36,7 +46,11 @@ export function readUrl(): UrlState {
     sel: parseRef(p.get('sel')),
     hide: list('hide'),
     fold: list('fold'),
-    tab: p.get('tab') === 'stats' ? 'stats' : 'timeline',
+    tab: p.get('tab') === 'stats' ? 'stats' : p.get('tab') === 'compare' ? 'compare' : 'timeline',
+    cmp: list('cmp'),
+    align: p.get('align') ?? undefined,
+    offs: list('offs').map(Number).map((v) => (Number.isFinite(v) ? v : 0)),
+    linked: p.get('linked') !== '0',
   };
 }
 
@@ -51,6 +65,12 @@ export function writeUrl(s: UrlState): void {
   if (s.hide.length) p.set('hide', s.hide.join(','));
   if (s.fold.length) p.set('fold', s.fold.join(','));
   if (s.tab !== 'timeline') p.set('tab', s.tab);
+  if (s.tab === 'compare') {
+    if (s.cmp.length) p.set('cmp', s.cmp.join(','));
+    if (s.align && s.align !== 'first-gpu') p.set('align', s.align);
+    if (s.offs.some((o) => o !== 0)) p.set('offs', s.offs.map((o) => Math.round(o)).join(','));
+    if (!s.linked) p.set('linked', '0');
+  }
   const next = `${location.pathname}${location.search}#${p}`;
   if (next !== `${location.pathname}${location.search}${location.hash}`) history.replaceState(null, '', next);
 }

@@ -15,22 +15,25 @@ export function Ruler(props: {
   width: number;
   range: [number, number] | null;
   onRange: (r: [number, number] | null, done: boolean) => void;
+  /** Labels show time since this point (the compare view's alignment anchor); default 0, the recording origin. */
+  origin?: number;
 }) {
   const { view, width, range, onRange } = props;
+  const origin = props.origin ?? 0;
   const axisRef = useRef<SVGGElement>(null);
   const baseRef = useRef<HTMLSpanElement>(null);
   useLayoutEffect(() => {
-    const x = scaleLinear().domain([view.start, view.end]).range([0, width]);
+    const x = scaleLinear().domain([view.start - origin, view.end - origin]).range([0, width]);
     const count = Math.max(2, Math.floor(width / 120));
     const ticks = x.ticks(count);
     const step = ticks.length > 1 ? ticks[1]! - ticks[0]! : view.end - view.start;
-    const { base, format } = rulerLabels(ticks[0] ?? view.start, step);
+    const { base, format } = rulerLabels(ticks[0] ?? view.start - origin, step);
     const axis = select(axisRef.current!);
     axis.call(axisTop(x).ticks(count).tickSizeOuter(0).tickSize(6).tickFormat((v) => format(Number(v))));
     // Labels that would be cut by the edges stay in the DOM but are not shown.
     axis.selectAll<SVGGElement, number>('.tick').select('text').attr('visibility', (d) => (x(d) < 28 || x(d) > width - 28 ? 'hidden' : null));
     if (baseRef.current) baseRef.current.textContent = base === null ? '' : `${formatTimestamp(base, step)} +`;
-  }, [view, width]);
+  }, [view, width, origin]);
   const drag = useRef<number | null>(null);
   const toNs = (px: number) => view.start + (px / width) * (view.end - view.start);
   const a = range ? ((Math.min(...range) - view.start) / (view.end - view.start)) * width : 0;

@@ -26,9 +26,11 @@ const FRAME_HISTORY = 240;
 
 /** Test and benchmark hooks, only for what the canvas hides from the DOM. */
 export interface TestHooks {
-  /** The visible range (ns since the recording origin). */
+  /** The visible range (ns since the recording origin) of the first timeline on the page. */
   view(): View;
-  /** Where an item is drawn now, in page (client) coordinates; null if not drawn. */
+  /** The visible range of every timeline on the page (the compare view stacks several), top first. */
+  views(): View[];
+  /** Where an item is drawn now, in page (client) coordinates; null if not drawn (the first timeline that draws it). */
   itemRect(table: string, id: number): { x: number; y: number; w: number; h: number } | null;
   /** Durations (ms) of the last frames drawn, oldest first. */
   frames: number[];
@@ -42,6 +44,41 @@ declare global {
   interface Window {
     __streamscope?: TestHooks;
   }
+}
+
+/** One mounted timeline, as the page-wide hooks see it. */
+interface TimelineHooks {
+  view(): View;
+  itemRect(table: string, id: number): { x: number; y: number; w: number; h: number } | null;
+  dataFrames(): number;
+  idle(): boolean;
+}
+
+/**
+ * The page-wide hooks over every mounted timeline (the compare view stacks
+ * several): view() is the first one's, views() all, idle() all of them.
+ */
+const mounted: TimelineHooks[] = [];
+const allFrames: number[] = [];
+function registerHooks(t: TimelineHooks): () => void {
+  mounted.push(t);
+  window.__streamscope ??= {
+    view: () => mounted[0]?.view() ?? { start: 0, end: 0 },
+    views: () => mounted.map((m) => m.view()),
+    itemRect: (table, id) => {
+      for (const m of mounted) {
+        const r = m.itemRect(table, id);
+        if (r) return r;
+      }
+      return null;
+    },
+    frames: allFrames,
+    get dataFrames() { return mounted.reduce((n, m) => n + m.dataFrames(), 0); },
+    idle: () => mounted.every((m) => m.idle()),
+  };
+  return () => {
+    mounted.splice(mounted.indexOf(t), 1);
+  };
 }
 
 export function clampView(v: View, summary: RecordingSummary): View {
@@ -71,6 +108,10 @@ export function Timeline(props: {
   onStatus?: (s: { items: number; coverage: number; resolutionNs: number; loading: boolean }) => void;
   /** Scroll this row into view (a new object each time it is asked). */
   reveal?: { rowId: string } | null;
+  /** The ruler shows time since this point (compare view: the alignment anchor); default the recording origin. */
+  timeOrigin?: number;
+  /** Whether W/A/S/D, Z, F and Esc act on this timeline (false for all but the focused one of a compare view). */
+  keyboard?: boolean;
 }) {
   const { summary, view, selected, details, search, hidden, folded } = props;
   const latest = useRef(props);
@@ -92,7 +133,6 @@ export function Timeline(props: {
   const [cursorX, setCursorX] = useState<number | null>(null);
   const [range, setRange] = useState<[number, number] | null>(null);
   const hits = useRef<Hit[]>([]);
-  const frames = useRef<number[]>([]);
   const dataFrames = useRef(0);
   const firstData = useRef(false);
   const frameRequest = useRef<number | null>(null);
@@ -174,8 +214,8 @@ export function Timeline(props: {
       width: s.size.width, height: s.canvasH, dpr, scrollTop: s.scrollTop, view: s.view, layout: s.lay, loaded: s.loaded,
       selected: s.selected, details: s.details, search: s.search, hover: s.hover, range: s.range, cursorX: s.cursorX,
     });
-    frames.current.push(performance.now() - t0);
-    if (frames.current.length > FRAME_HISTORY) frames.current.splice(0, frames.current.length - FRAME_HISTORY);
+    allFrames.push(performance.now() - t0);
+    if (allFrames.length > FRAME_HISTORY) allFrames.splice(0, allFrames.length - FRAME_HISTORY);
     if (s.loaded) dataFrames.current++;
   }, [dpr]);
   useLayoutEffect(() => {
@@ -187,7 +227,7 @@ export function Timeline(props: {
   }, []);
 
   useEffect(() => {
-    const hooks: TestHooks = {
+    const self: TimelineHooks = {
       view: () => ({ ...latest.current.view }),
       itemRect: (table, id) => {
         const h = hits.current.find((q) => q.ref && q.ref.table === table && q.ref.id === id);
@@ -197,11 +237,10 @@ export function Timeline(props: {
         const x1 = Math.min(drawState.current.size.width, h.x + h.w);
         return { x: c.left + x0, y: c.top + h.y - drawState.current.scrollTop, w: Math.max(1, x1 - x0), h: h.h };
       },
-      frames: frames.current,
-      get dataFrames() { return dataFrames.current; },
+      dataFrames: () => dataFrames.current,
       idle: () => frameRequest.current === null && (loaderRef.current?.idle() ?? true),
     };
-    window.__streamscope = hooks;
+    return registerHooks(self);
   }, []);
 
   // View changes.
@@ -228,6 +267,7 @@ export function Timeline(props: {
   const mouseX = useRef<number | null>(null);
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {
+      if (latest.current.keyboard === false) return;
       const t = e.target as HTMLElement | null;
       if (t && (t.tagName === 'INPUT' || t.tagName === 'SELECT' || t.tagName === 'TEXTAREA')) return;
       if (e.ctrlKey || e.metaKey || e.altKey) return;
@@ -363,7 +403,7 @@ export function Timeline(props: {
           <span className="tl-span" data-testid="view-span" title="Visible time span">{formatDuration(view.end - view.start)}</span>
         </div>
         <div className="tl-ruler-col">
-          <Ruler view={view} width={size.width} range={range} onRange={onRulerRange} />
+          <Ruler view={view} width={size.width} range={range} onRange={onRulerRange} origin={props.timeOrigin} />
         </div>
       </div>
       <div className="tl-top tl-overview-row">
