@@ -3,7 +3,7 @@
 // record jobs. Plain module: Electron's pieces (the dialog) come in as
 // functions, so tests run the real worker, list and jobs under Node.
 import type { Capabilities, RecordingHandle, StreamScopeApi } from '../profiler/query/api.ts';
-import { toApiError } from './ipc.ts';
+import { ApiError, toApiError } from './ipc.ts';
 import type { QueryBackend } from './query-backend.ts';
 import type { RecentFiles } from './recent-files.ts';
 import type { RecordJobs } from './record-jobs.ts';
@@ -15,6 +15,8 @@ export interface MainApiDeps {
   version: string;
   /** Electron's open dialog: chosen paths, or null when cancelled. */
   showOpenDialog: () => Promise<string[] | null>;
+  /** Electron's save dialog, starting at `defaultName`: the chosen path, or null when cancelled. */
+  showSaveDialog: (defaultName: string) => Promise<string | null>;
   /** Whether this machine can record (a GPU the driver reports); asked once. */
   canRecord: () => Promise<boolean>;
   /** Told after every successful open (menu, dialog, drop, argv, record). */
@@ -61,6 +63,18 @@ export function createMainApi(deps: MainApiDeps): StreamScopeApi & { openFile(pa
     stats: (id) => deps.query.stats(id),
     findings: (id) => deps.query.findings(id),
     compare: (base, other) => deps.query.compare(base, other),
+    async exportTrace(id) {
+      const handle = (await deps.query.listRecordings()).find((h) => h.recordingId === id);
+      if (!handle) throw new ApiError('not-found', `no open recording with id '${id}'`);
+      const out = await deps.showSaveDialog(handle.name.replace(/\.(sqlite|db)$/i, '') + '.json');
+      if (!out) return null;
+      try {
+        const r = await deps.query.exportTraceTo(id, out);
+        return { path: out, events: r.events, flows: r.flows };
+      } catch (err) {
+        throw new ApiError('internal', `${out}: cannot write the trace: ${(err as Error).message}`, out);
+      }
+    },
     record: async (request) => deps.jobs.start(request),
     recordStatus: async (jobId) => deps.jobs.status(jobId),
   };

@@ -2,14 +2,19 @@
 // session registry of profiler/query (profiler/query/session.ts), which holds
 // one RecordingQuery per open file. Runs inside the query worker
 // (query-worker.ts), never on the main process's event loop.
+import type { ExportSummary } from '../profiler/export/chrome-trace.ts';
 import type { StreamScopeApi } from '../profiler/query/api.ts';
 import { compareRecordings } from '../profiler/query/compare.ts';
 import { SessionRegistry } from '../profiler/query/session.ts';
 
 /** The API methods answered by the query worker. */
-export const queryMethods = ['listRecordings', 'openRecording', 'summary', 'window', 'concurrency', 'details', 'search', 'stats', 'findings', 'compare'] as const;
+export const queryMethods = ['listRecordings', 'openRecording', 'summary', 'window', 'concurrency', 'details', 'search', 'stats', 'findings', 'compare', 'exportTraceTo'] as const;
 export type QueryMethod = (typeof queryMethods)[number];
-export type QueryBackend = Pick<StreamScopeApi, QueryMethod> & { close(): void };
+export type QueryBackend = Pick<StreamScopeApi, Exclude<QueryMethod, 'exportTraceTo'>> & {
+  /** exportTrace's work, once main has the path from the save dialog: the worker holds the open file. */
+  exportTraceTo(recordingId: string, out: string): Promise<ExportSummary>;
+  close(): void;
+};
 
 export function isQueryMethod(m: string): m is QueryMethod {
   return (queryMethods as readonly string[]).includes(m);
@@ -29,6 +34,7 @@ export function createQueryBackend(): QueryBackend {
     stats: async (id) => q(id).stats(),
     findings: async (id) => q(id).findings(),
     compare: async (base, other) => compareRecordings(q(base), q(other)),
+    exportTraceTo: (id, out) => q(id).exportTrace(out),
     close: () => registry.closeAll(),
   };
 }

@@ -85,6 +85,7 @@ export class QueryClient implements QueryBackend {
   search(id: string, r: Parameters<QueryBackend['search']>[1]) { return this.#call<Awaited<ReturnType<QueryBackend['search']>>>('search', [id, r]); }
   stats(id: string) { return this.#call<Awaited<ReturnType<QueryBackend['stats']>>>('stats', [id]); }
   findings(id: string) { return this.#call<Awaited<ReturnType<QueryBackend['findings']>>>('findings', [id]); }
+  exportTraceTo(id: string, out: string) { return this.#call<Awaited<ReturnType<QueryBackend['exportTraceTo']>>>('exportTraceTo', [id, out]); }
   compare(base: string, other: string) { return this.#call<Awaited<ReturnType<QueryBackend['compare']>>>('compare', [base, other]); }
 
   /** Closes every recording and ends the worker. */

@@ -191,13 +191,14 @@ const argumentCheckers: { [M in ApiMethod]: (args: unknown[]) => Parameters<Stre
   stats: (a) => [recordingId(a[0])],
   findings: (a) => [recordingId(a[0])],
   compare: (a) => [recordingId(a[0]), recordingId(a[1])],
+  exportTrace: (a) => [recordingId(a[0])],
   record: (a) => [checkRecordRequest(a[0])],
   recordStatus: (a) => [string(a[0], 'jobId', MAX_ID_LENGTH)],
 };
 
 const arity: Record<ApiMethod, number> = {
   capabilities: 0, listRecordings: 0, openRecording: 1, showOpenDialog: 0, recentFiles: 0, summary: 1,
-  window: 2, concurrency: 2, details: 2, search: 2, stats: 1, findings: 1, compare: 2, record: 1, recordStatus: 1,
+  window: 2, concurrency: 2, details: 2, search: 2, stats: 1, findings: 1, compare: 2, exportTrace: 1, record: 1, recordStatus: 1,
 };
 
 /** Checks `args` for `method`; throws ApiError('bad-request') naming what is wrong. */

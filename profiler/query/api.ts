@@ -280,6 +280,13 @@ export interface RecordRequest {
   command?: string[];
 }
 
+export interface ExportResult {
+  path: string;
+  /** Trace events written, and of those the launch → GPU work flows. */
+  events: number;
+  flows: number;
+}
+
 export interface RecordProgress {
   jobId: string;
   state: 'starting' | 'running' | 'finishing' | 'done' | 'failed';
@@ -338,6 +345,13 @@ export interface StreamScopeApi {
    * compare view.
    */
   compare(baseId: string, otherId: string): Promise<DiffSummary>;
+  /**
+   * File ▸ Export…: the recording as Chrome trace JSON (what `streamscope
+   * export` writes), to a file the user picks in a save dialog. Null when
+   * the dialog was cancelled. Desktop app only: browser mode answers
+   * 'forbidden' (it writes nothing; use `streamscope export`).
+   */
+  exportTrace(recordingId: string): Promise<ExportResult | null>;
   /** Electron only: starts `streamscope record`; poll with recordStatus. */
   record(request: RecordRequest): Promise<RecordProgress>;
   recordStatus(jobId: string): Promise<RecordProgress>;
@@ -358,6 +372,7 @@ export const apiMethods = [
   'stats',
   'findings',
   'compare',
+  'exportTrace',
   'record',
   'recordStatus',
 ] as const satisfies readonly (keyof StreamScopeApi)[];

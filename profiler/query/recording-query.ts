@@ -10,6 +10,7 @@
 import path from 'node:path';
 import type { Database } from 'better-sqlite3';
 import { analyze, type Analysis } from '../analysis/load.ts';
+import { exportChromeTrace, type ExportSummary } from '../export/chrome-trace.ts';
 import type { Finding } from '../analysis/findings/types.ts';
 import { readMeta } from '../store/database.ts';
 import { DropSource } from '../store/enums.ts';
@@ -275,6 +276,11 @@ export class RecordingQuery {
 
   stats(): StatsResponse {
     return (this.#stats ??= this.#guard(() => buildStats(this.#analyzed(), this.summary())));
+  }
+
+  /** Writes the recording as Chrome trace JSON to `out` (File ▸ Export…). */
+  exportTrace(out: string): Promise<ExportSummary> {
+    return exportChromeTrace(this.#db, out);
   }
 
   /** The loaded recording and its diagnosis (computed once, kept while open). */

@@ -104,7 +104,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       case 'stats': return q().stats();
       case 'findings': return q().findings();
       case 'compare': return compareRecordings(q(), registry.get(args[1] as string));
-      case 'openRecording': case 'showOpenDialog': case 'record': case 'recordStatus':
+      case 'openRecording': case 'showOpenDialog': case 'record': case 'recordStatus': case 'exportTrace':
         throw new ApiError('forbidden', `${method} is not available in browser mode (read-only): use the desktop app (streamscope open)`);
     }
   };

@@ -24,7 +24,7 @@ afterAll(async () => {
   for (const c of clients) await c.terminate();
 });
 
-function desktopApi(query: QueryClient) {
+function desktopApi(query: QueryClient, saveAs: string | null = null) {
   const userData = tempDir('userdata');
   const recent = new RecentFiles(userData);
   const opened: RecordingHandle[] = [];
@@ -34,6 +34,7 @@ function desktopApi(query: QueryClient) {
     jobs: new RecordJobs({ outputDir: path.join(userData, 'recordings'), cli: { command: process.execPath, args: [] }, open: (f) => api.openFile(f) }),
     version: '0.0.0-test',
     showOpenDialog: async () => [fixture('normalise-concurrent')],
+    showSaveDialog: async () => saveAs,
     canRecord: async () => false,
     onOpened: (h) => opened.push(h),
   });
@@ -121,6 +122,27 @@ describe('query worker', () => {
     const { api } = desktopApi(client());
     const r = await dispatch(api, channelFor('showOpenDialog'), []);
     expect(r).toMatchObject({ ok: true, value: [expect.objectContaining({ path: fixture('normalise-concurrent') })] });
+  });
+});
+
+describe('File ▸ Export…', () => {
+  it('writes the recording as Chrome trace JSON where the save dialog says; cancelled: null, nothing written', async () => {
+    const out = path.join(tempDir('export'), 'run.json');
+    const { api } = desktopApi(client(), out);
+    const h = await api.openRecording(fixture('normalise-concurrent'));
+    const r = await dispatch(api, channelFor('exportTrace'), [h.recordingId]);
+    expect(r).toMatchObject({ ok: true, value: { path: out, events: expect.any(Number), flows: expect.any(Number) } });
+    const { events, flows } = (r as { value: { events: number; flows: number } }).value;
+    const trace = JSON.parse(fs.readFileSync(out, 'utf8')) as { traceEvents: { ph: string; cat?: string }[] };
+    expect(trace.traceEvents.length).toBe(events);
+    // Every kernel and copy of the recording, and a flow start per launch → GPU op.
+    const kernels = trace.traceEvents.filter((e) => e.ph === 'X' && e.cat === 'kernel').length;
+    expect(kernels).toBe(8);
+    expect(trace.traceEvents.filter((e) => e.ph === 's').length).toBe(flows);
+
+    const cancelled = desktopApi(client(), null).api;
+    const h2 = await cancelled.openRecording(fixture('normalise-concurrent'));
+    expect(await dispatch(cancelled, channelFor('exportTrace'), [h2.recordingId])).toEqual({ ok: true, value: null });
   });
 });
 

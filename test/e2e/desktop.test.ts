@@ -55,8 +55,16 @@ function desktopStandIn(): void {
     polls++;
     return polls < 2 ? { jobId, state: 'running', records: 1234, message: 'recording' } : { jobId, state: 'done', records: 5678, message: 'done', recording: all[1] };
   };
+  api.exportTrace = async (id: string) => {
+    calls.push(`export ${id === all[0]?.recordingId ? 'shown' : id}`);
+    return { path: '/home/me/run.json', events: 1234, flows: 56 };
+  };
   api.pathForFile = (f: File) => `/dropped/${f.name}`;
-  api.onEvent = () => () => {};
+  // The main process's menu events (File ▸ Export… and others), played by the test.
+  api.onEvent = (listener: (e: unknown) => void) => {
+    (window as unknown as { __emit: (e: unknown) => void }).__emit = listener;
+    return () => {};
+  };
   (window as unknown as { streamscope: unknown; __calls: string[] }).streamscope = api;
   (window as unknown as { __calls: string[] }).__calls = calls;
 }
@@ -76,6 +84,7 @@ describe('desktop-only features (preload stand-in)', () => {
     await page.waitForSelector('[data-testid="recording-tab"]');
     expect(await page.locator('[data-testid="open-file"]').count()).toBe(0);
     expect(await page.locator('[data-testid="record-open"]').count()).toBe(0);
+    expect(await page.locator('[data-testid="export-trace"]').count()).toBe(0);
     await page.close();
   });
 
@@ -94,6 +103,19 @@ describe('desktop-only features (preload stand-in)', () => {
     expect(await banner.textContent()).toContain('Not a StreamScope recording');
     expect(await page.evaluate(() => (window as unknown as { __calls: string[] }).__calls)).toEqual(['showOpenDialog', 'open /home/me/old-run.sqlite', 'open /dropped/notes.sqlite']);
     expect(await page.locator('[data-testid^="row-stream:"]').count()).toBeGreaterThan(0);
+    await page.close();
+  });
+
+  it('File ▸ Export… and the Export button export the shown recording and say where it went', async () => {
+    const page = await openDesktop();
+    await page.evaluate(() => (window as unknown as { __emit: (e: unknown) => void }).__emit({ type: 'menu', action: 'export' }));
+    const banner = page.locator('[data-testid="info-banner"]');
+    await banner.waitFor();
+    expect(await banner.textContent()).toContain('/home/me/run.json');
+    expect(await banner.textContent()).toContain('1,234 trace events');
+    await page.click('[data-testid="export-trace"]');
+    await page.waitForFunction(() => (window as unknown as { __calls: string[] }).__calls.length === 2);
+    expect(await page.evaluate(() => (window as unknown as { __calls: string[] }).__calls)).toEqual(['export shown', 'export shown']);
     await page.close();
   });
 

@@ -99,7 +99,8 @@ describe('the API', () => {
   });
 
   it('refuses what browser mode cannot do: forbidden', async () => {
-    for (const [method, args] of [['openRecording', ['/etc/passwd']], ['showOpenDialog', []], ['record', [{ command: ['rm', '-rf', '/'] }]], ['recordStatus', ['1']]] as const) {
+    const [h] = (await api('listRecordings')).body as unknown as { recordingId: string }[];
+    for (const [method, args] of [['openRecording', ['/etc/passwd']], ['showOpenDialog', []], ['record', [{ command: ['rm', '-rf', '/'] }]], ['recordStatus', ['1']], ['exportTrace', [h!.recordingId]]] as const) {
       const r = await api(method, [...args]);
       expect(r.status, method).toBe(403);
       expect(r.body.code).toBe('forbidden');

@@ -22,7 +22,7 @@ import { readUrl, refKey, writeUrl } from './url-state.ts';
 
 interface Banner {
   id: number;
-  level: 'error' | 'warning';
+  level: 'error' | 'warning' | 'info';
   title: string;
   message: string;
   file?: string;
@@ -92,6 +92,19 @@ export function App() {
     setBanners((b) => (b.some((x) => x.message === message) ? b : [...b, { id: ++bannerSeq.current, level: 'warning', title, message }]));
   }, []);
 
+  const activeRef = useRef<string | null>(null);
+  activeRef.current = activeId;
+  /** File ▸ Export… (desktop): the shown recording as Chrome trace JSON, where the save dialog says. */
+  const exportActive = useCallback(() => {
+    const id = activeRef.current;
+    if (!id) return;
+    api.exportTrace(id).then((r) => {
+      if (!r) return;
+      const message = `${r.events.toLocaleString('en-US')} trace events (${r.flows.toLocaleString('en-US')} launch flows) written: open it in Perfetto UI or chrome://tracing.`;
+      setBanners((b) => [...b, { id: ++bannerSeq.current, level: 'info', title: 'Exported', message, file: r.path }]);
+    }).catch((e) => report(e));
+  }, [api, report]);
+
   const addRecordings = useCallback((handles: RecordingHandle[], activate: boolean) => {
     if (handles.length === 0) return;
     setRecordings((list) => {
@@ -127,6 +140,7 @@ export function App() {
       if (ev.type === 'recording-opened') { addRecordings([ev.recording], true); refreshRecent(); }
       else if (ev.type === 'open-failed') report(ev.error);
       else if (ev.type === 'menu' && ev.action === 'record') setRecordOpen(true);
+      else if (ev.type === 'menu' && ev.action === 'export') exportActive();
     });
     return () => off?.();
     // eslint-disable-next-line react-hooks/exhaustive-deps
@@ -344,6 +358,7 @@ export function App() {
             {recent.map((p) => <option key={p} value={p}>{p}</option>)}
           </select>
         )}
+        {caps?.canOpenFiles && activeId && <button data-testid="export-trace" title="Export the shown recording as Chrome trace JSON (Perfetto UI, chrome://tracing)" onClick={exportActive}>Export…</button>}
         {caps?.canRecord && <button className="primary" data-testid="record-open" onClick={() => setRecordOpen(true)}>Record…</button>}
         {caps && <span className="mode" title={`StreamScope ${caps.version}`}>{caps.mode === 'browser' ? 'browser mode · read-only' : `v${caps.version}`}</span>}
       </header>
@@ -387,7 +402,7 @@ export function App() {
       )}
       <div className="banners">
         {banners.map((b) => (
-          <div key={b.id} className={`banner banner-${b.level}`} role="alert" data-testid={b.level === 'error' ? 'error-banner' : 'warning-banner'}>
+          <div key={b.id} className={`banner banner-${b.level}`} role="alert" data-testid={`${b.level}-banner`}>
             <span className="b-text"><strong>{b.title}</strong>{b.file && <> · <code className="b-file">{b.file}</code></>}<br />{b.message}</span>
             <button className="b-close" title="Dismiss" onClick={() => setBanners((list) => list.filter((x) => x.id !== b.id))}>×</button>
           </div>
