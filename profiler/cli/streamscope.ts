@@ -195,7 +195,7 @@ async function cmdExport(args: string[]): Promise<number> {
 async function cmdImport(args: string[]): Promise<number> {
   const { values, positionals } = parseArgs({ args, allowPositionals: true,
     options: { output: { type: 'string', short: 'o' }, format: { type: 'string' }, force: { type: 'boolean', short: 'f' } } });
-  if (positionals.length !== 1 || !values.output) fail('usage: streamscope import TRACE -o OUT.sqlite [--format kineto] [--force]', 2);
+  if (positionals.length !== 1 || !values.output) fail('usage: streamscope import TRACE -o OUT.sqlite [--format kineto|chrome|nsys] [--force]', 2);
   try {
     const r = await importTrace(positionals[0]!, values.output!, { format: values.format, overwrite: values.force });
     const c = r.counts;

@@ -1,13 +1,18 @@
-// `streamscope import`: one importer per format, chosen by the file name,
-// then by its first bytes. Each importer writes through RecordingWriter.
+// `streamscope import`: one importer per format (Kineto, generic Chrome trace
+// events, Nsight Systems SQLite), chosen by the content's first bytes, then
+// by the file name. Each importer writes through RecordingWriter.
 import fs from 'node:fs';
+import { importChrome } from './chrome.ts';
 import { importKineto, type ImportResult } from './kineto.ts';
 import { importNsys } from './nsys.ts';
 import { TraceFormatError } from './json-events.ts';
 
-export type ImportFormat = 'kineto' | 'nsys';
+export type ImportFormat = 'kineto' | 'chrome' | 'nsys';
 
-export const IMPORT_FORMATS: readonly ImportFormat[] = ['kineto', 'nsys'];
+export const IMPORT_FORMATS: readonly ImportFormat[] = ['kineto', 'chrome', 'nsys'];
+
+/** What only Kineto-convention traces carry in their first 64 KiB. */
+const KINETO_MARKS = /"schemaVersion"|"deviceProperties"|"cat"\s*:\s*"(kernel|gpu_memcpy|gpu_memset|cuda_runtime|cuda_driver|cpu_op|ac2g)"/;
 
 /** Picks the importer: an explicit format, else the content (SQLite → Nsight export, JSON → Chrome trace), else the name. */
 export function detectFormat(file: string, explicit?: string): ImportFormat {
@@ -35,10 +40,14 @@ export function detectFormat(file: string, explicit?: string): ImportFormat {
     return 'nsys';
   }
   const text = head.toString('utf8');
-  // Chrome-trace JSON: Kineto's (and StreamScope's own export, which uses Kineto's conventions).
-  if (/^\s*[[{]/.test(text) && /"traceEvents"|"ph"\s*:/.test(text)) return 'kineto';
-  if (/\.json$/i.test(file)) return 'kineto';
-  throw new TraceFormatError(file, `not a trace StreamScope can import (expected Chrome trace JSON such as PyTorch profiler's export_chrome_trace)`);
+  if (/^\s*[[{]/.test(text) && /"traceEvents"|"ph"\s*:/.test(text)) {
+    // Chrome-trace JSON. Kineto's (and StreamScope's own export, which uses
+    // its conventions) opens with its schema and device facts, and names
+    // CUDA work by category; anything else is generic trace events.
+    return KINETO_MARKS.test(text) ? 'kineto' : 'chrome';
+  }
+  if (/\.json$/i.test(file)) return 'chrome';
+  throw new TraceFormatError(file, `not a trace StreamScope can import (expected Chrome trace JSON — PyTorch profiler's export_chrome_trace, or any trace events — or an Nsight Systems SQLite export)`);
 }
 
 export async function importTrace(file: string, out: string, opts: { format?: string; overwrite?: boolean } = {}): Promise<ImportResult> {
@@ -46,6 +55,8 @@ export async function importTrace(file: string, out: string, opts: { format?: st
   switch (format) {
     case 'kineto':
       return importKineto(file, out, { overwrite: opts.overwrite });
+    case 'chrome':
+      return importChrome(file, out, { overwrite: opts.overwrite });
     case 'nsys':
       return importNsys(file, out, { overwrite: opts.overwrite });
   }

@@ -49,6 +49,7 @@ export class RecordingWriter {
   readonly #streams = new Map<string, number>(); // contexts.id:stream → streams.id
   readonly #processes = new Set<number>();
   readonly #threads = new Set<string>();
+  readonly #threadNames = new Map<string, string>();
   #pending = 0;
   #origin: number;
   readonly #stmts;
@@ -224,6 +225,11 @@ export class RecordingWriter {
     }
   }
 
+  /** A thread's name from the source (applied at finish to threads that have data). */
+  threadName(pid: number, tid: number, name: string): void {
+    this.#threadNames.set(`${pid}:${tid}`, name);
+  }
+
   setCommand(pid: number, command: string): void {
     this.process(pid);
     this.#db.prepare('UPDATE processes SET command = ? WHERE pid = ?').run(command, pid);
@@ -233,6 +239,12 @@ export class RecordingWriter {
   finish(meta: Record<string, string | number | null | undefined>): void {
     const db = this.#db;
     for (const [pid, command] of this.#commands) if (this.#processes.has(pid)) this.setCommand(pid, command);
+    const nameThread = db.prepare('UPDATE threads SET name = ? WHERE pid = ? AND tid = ?');
+    for (const [key, name] of this.#threadNames) {
+      if (!this.#threads.has(key)) continue;
+      const [pid, tid] = key.split(':').map(Number) as [number, number];
+      nameThread.run(name, pid, tid);
+    }
     db.exec('COMMIT');
     const span = db.prepare(`SELECT min(s) AS s, max(e) AS e FROM (
         SELECT min(start_ns) AS s, max(end_ns) AS e FROM api_calls UNION ALL SELECT min(start_ns), max(end_ns) FROM kernels UNION ALL
