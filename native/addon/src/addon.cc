@@ -2,6 +2,7 @@
 #include <napi.h>
 
 #include <exception>
+#include <functional>
 #include <thread>
 
 
@@ -66,14 +67,28 @@ Napi::Value cuptiInfo(const Napi::CallbackInfo& info) {
   return out;
 }
 
-// A JS typed array holding `v` in the order `order` (written in place).
-template <class TA, class T>
-TA typed(Napi::Env env, const std::vector<T>& v, const std::vector<uint32_t>& order) {
-  TA a = TA::New(env, order.size());
-  T* out = a.Data();
-  for (size_t i = 0; i < order.size(); i++) out[i] = v[order[i]];
-  return a;
-}
+// Typed arrays are created on this (the JS) thread and filled on all cores:
+// each column is one gather v[order[i]] of millions of rows, memory-bound.
+class Gather {
+ public:
+  explicit Gather(const std::vector<uint32_t>& order) : order_(order) {}
+  template <class TA, class T>
+  TA add(Napi::Env env, const std::vector<T>& v) {
+    TA a = TA::New(env, order_.size());
+    T* out = a.Data();
+    const std::vector<uint32_t>* order = &order_;
+    jobs_.push_back([out, &v, order] {
+      const uint32_t* o = order->data();
+      for (size_t i = 0, n = order->size(); i < n; i++) out[i] = v[o[i]];
+    });
+    return a;
+  }
+  void run() { runParallel(jobs_.size(), [&](size_t i) { jobs_[i](); }); }
+
+ private:
+  const std::vector<uint32_t>& order_;
+  std::vector<std::function<void()>> jobs_;
+};
 
 template <class F>
 Napi::Value guarded(const Napi::CallbackInfo& info, F&& body) {
@@ -88,23 +103,25 @@ Napi::Value guarded(const Napi::CallbackInfo& info, F&& body) {
 
 Napi::Object opsObject(Napi::Env env, const OpColumns& o) {
     Napi::Object out = Napi::Object::New(env);
+    Gather g(o.order);
     out.Set("length", Napi::Number::New(env, static_cast<double>(o.size())));
-    out.Set("kind", typed<Napi::Uint8Array>(env, o.kind, o.order));
-    out.Set("rowId", typed<Napi::Float64Array>(env, o.row_id, o.order));
-    out.Set("start", typed<Napi::Float64Array>(env, o.start, o.order));
-    out.Set("end", typed<Napi::Float64Array>(env, o.end, o.order));
-    out.Set("stream", typed<Napi::Int32Array>(env, o.stream, o.order));
-    out.Set("device", typed<Napi::Int32Array>(env, o.device, o.order));
-    out.Set("bytes", typed<Napi::Float64Array>(env, o.bytes, o.order));
-    out.Set("detail", typed<Napi::Int32Array>(env, o.detail, o.order));
-    out.Set("copyKind", typed<Napi::Uint8Array>(env, o.copy_kind, o.order));
-    out.Set("correlation", typed<Napi::Uint32Array>(env, o.correlation, o.order));
-    out.Set("pid", typed<Napi::Int32Array>(env, o.pid, o.order));
-    out.Set("isAsync", typed<Napi::Uint8Array>(env, o.is_async, o.order));
-    out.Set("blocks", typed<Napi::Float64Array>(env, o.blocks, o.order));
-    out.Set("blockThreads", typed<Napi::Int32Array>(env, o.block_threads, o.order));
-    out.Set("registers", typed<Napi::Int32Array>(env, o.registers, o.order));
-    out.Set("sharedBytes", typed<Napi::Int32Array>(env, o.shared_bytes, o.order));
+    out.Set("kind", g.add<Napi::Uint8Array>(env, o.kind));
+    out.Set("rowId", g.add<Napi::Float64Array>(env, o.row_id));
+    out.Set("start", g.add<Napi::Float64Array>(env, o.start));
+    out.Set("end", g.add<Napi::Float64Array>(env, o.end));
+    out.Set("stream", g.add<Napi::Int32Array>(env, o.stream));
+    out.Set("device", g.add<Napi::Int32Array>(env, o.device));
+    out.Set("bytes", g.add<Napi::Float64Array>(env, o.bytes));
+    out.Set("detail", g.add<Napi::Int32Array>(env, o.detail));
+    out.Set("copyKind", g.add<Napi::Uint8Array>(env, o.copy_kind));
+    out.Set("correlation", g.add<Napi::Uint32Array>(env, o.correlation));
+    out.Set("pid", g.add<Napi::Int32Array>(env, o.pid));
+    out.Set("isAsync", g.add<Napi::Uint8Array>(env, o.is_async));
+    out.Set("blocks", g.add<Napi::Float64Array>(env, o.blocks));
+    out.Set("blockThreads", g.add<Napi::Int32Array>(env, o.block_threads));
+    out.Set("registers", g.add<Napi::Int32Array>(env, o.registers));
+    out.Set("sharedBytes", g.add<Napi::Int32Array>(env, o.shared_bytes));
+    g.run();
     return out;
 }
 
@@ -114,15 +131,17 @@ Napi::Value loadOpsBinding(const Napi::CallbackInfo& info) {
 
 Napi::Object callsObject(Napi::Env env, const CallColumns& c) {
     Napi::Object out = Napi::Object::New(env);
+    Gather g(c.order);
     out.Set("length", Napi::Number::New(env, static_cast<double>(c.size())));
-    out.Set("rowId", typed<Napi::Float64Array>(env, c.row_id, c.order));
-    out.Set("start", typed<Napi::Float64Array>(env, c.start, c.order));
-    out.Set("end", typed<Napi::Float64Array>(env, c.end, c.order));
-    out.Set("pid", typed<Napi::Int32Array>(env, c.pid, c.order));
-    out.Set("tid", typed<Napi::Int32Array>(env, c.tid, c.order));
-    out.Set("nameId", typed<Napi::Int32Array>(env, c.name_id, c.order));
-    out.Set("correlation", typed<Napi::Uint32Array>(env, c.correlation, c.order));
-    out.Set("domain", typed<Napi::Uint8Array>(env, c.domain, c.order));
+    out.Set("rowId", g.add<Napi::Float64Array>(env, c.row_id));
+    out.Set("start", g.add<Napi::Float64Array>(env, c.start));
+    out.Set("end", g.add<Napi::Float64Array>(env, c.end));
+    out.Set("pid", g.add<Napi::Int32Array>(env, c.pid));
+    out.Set("tid", g.add<Napi::Int32Array>(env, c.tid));
+    out.Set("nameId", g.add<Napi::Int32Array>(env, c.name_id));
+    out.Set("correlation", g.add<Napi::Uint32Array>(env, c.correlation));
+    out.Set("domain", g.add<Napi::Uint8Array>(env, c.domain));
+    g.run();
     return out;
 }
 
@@ -130,31 +149,13 @@ Napi::Value loadCallsBinding(const Napi::CallbackInfo& info) {
   return guarded(info, [](Napi::Env env, const std::string& path) -> Napi::Value { return callsObject(env, loadCalls(path)); });
 }
 
-// Both at once: the API calls are read on a second thread (its own SQLite
-// connection) while this one reads the operations — two cores, half the wait.
+// Both at once (table_loader.cc reads every table on all cores).
 Napi::Value loadTimelineBinding(const Napi::CallbackInfo& info) {
   return guarded(info, [](Napi::Env env, const std::string& path) -> Napi::Value {
-    CallColumns calls;
-    std::exception_ptr failed;
-    std::thread reader([&] {
-      try {
-        calls = loadCalls(path);
-      } catch (...) {
-        failed = std::current_exception();
-      }
-    });
-    OpColumns ops;
-    try {
-      ops = loadOps(path);
-    } catch (...) {
-      reader.join();
-      throw;
-    }
-    reader.join();
-    if (failed) std::rethrow_exception(failed);
+    Timeline t = loadTimeline(path, true, true);
     Napi::Object out = Napi::Object::New(env);
-    out.Set("ops", opsObject(env, ops));
-    out.Set("calls", callsObject(env, calls));
+    out.Set("ops", opsObject(env, t.ops));
+    out.Set("calls", callsObject(env, t.calls));
     return out;
   });
 }

@@ -1,6 +1,12 @@
 #include "table_loader.h"
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <atomic>
+#include <functional>
+#include <thread>
 #include <numeric>
 #include <unordered_map>
 
@@ -34,10 +40,15 @@ struct Db {
   Db& operator=(const Db&) = delete;
 
   // Runs `sql`, calling row(stmt) for each result row.
+  // `lo`/`hi`, when given, bind the statement's two parameters (a rowid range).
   template <class F>
-  void each(const char* sql, F&& row) {
+  void each(const char* sql, F&& row, int64_t lo = 0, int64_t hi = -1) {
     sqlite3_stmt* s = nullptr;
     if (sqlite3_prepare_v2(db, sql, -1, &s, nullptr) != SQLITE_OK) throw LoadError(path + ": " + sqlite3_errmsg(db));
+    if (sqlite3_bind_parameter_count(s) == 2) {
+      sqlite3_bind_int64(s, 1, lo);
+      sqlite3_bind_int64(s, 2, hi);
+    }
     int rc;
     while ((rc = sqlite3_step(s)) == SQLITE_ROW) row(s);
     sqlite3_finalize(s);
@@ -49,119 +60,275 @@ inline int64_t i64(sqlite3_stmt* s, int c) { return sqlite3_column_int64(s, c); 
 
 // Stable LSD radix sort of row indexes by an integer key (16 bits a pass,
 // only as many passes as the key range needs): millions of rows in tens of
-// milliseconds, and rows with equal keys keep their read order.
+// milliseconds, and rows with equal keys keep their read order. Keys move
+// with their indexes, so every pass reads sequentially.
 std::vector<uint32_t> orderBy(const std::vector<double>& key) {
   const size_t n = key.size();
-  std::vector<uint32_t> idx(n), tmp(n);
+  std::vector<uint32_t> idx(n), idx2(n);
   std::iota(idx.begin(), idx.end(), 0u);
   if (n < 2) return idx;
   const double lo = *std::min_element(key.begin(), key.end());
   const double hi = *std::max_element(key.begin(), key.end());
   const uint64_t range = static_cast<uint64_t>(hi - lo);
-  std::vector<uint64_t> k(n);
+  std::vector<uint64_t> k(n), k2(n);
   for (size_t i = 0; i < n; i++) k[i] = static_cast<uint64_t>(key[i] - lo);
   std::vector<size_t> count(65537);
   for (int shift = 0; shift < 64 && (range >> shift) != 0; shift += 16) {
     std::fill(count.begin(), count.end(), 0);
-    for (size_t i = 0; i < n; i++) count[((k[idx[i]] >> shift) & 0xffff) + 1]++;
+    for (size_t i = 0; i < n; i++) count[((k[i] >> shift) & 0xffff) + 1]++;
     for (size_t b = 1; b < count.size(); b++) count[b] += count[b - 1];
-    for (size_t i = 0; i < n; i++) tmp[count[(k[idx[i]] >> shift) & 0xffff]++] = idx[i];
-    idx.swap(tmp);
+    for (size_t i = 0; i < n; i++) {
+      const size_t at = count[(k[i] >> shift) & 0xffff]++;
+      k2[at] = k[i];
+      idx2[at] = idx[i];
+    }
+    k.swap(k2);
+    idx.swap(idx2);
   }
   return idx;
 }
 
+// A table's rows [lo, hi] by rowid: a piece one thread reads on its own
+// connection. Rowids are dense (rows are only ever appended), so equal
+// rowid spans are about equal work.
+struct Part {
+  int table;  // 0 kernels, 1 memcpys, 2 memsets, 3 api_calls
+  int64_t lo, hi;
+  size_t slots;  // rows it may hold: its span, or its count where rowids are sparse
+};
+
+constexpr const char* kTables[] = {"kernels", "memcpys", "memsets", "api_calls"};
+// Rows per part: large enough that opening a connection is noise, small
+// enough that every core gets several parts to balance.
+constexpr int64_t kRowsPerPart = 1 << 20;
+
+std::vector<Part> partsOf(Db& db) {
+  std::vector<Part> parts;
+  for (int t = 0; t < 4; t++) {
+    int64_t lo = 0, hi = -1, rows = 0;
+    db.each((std::string("SELECT min(id), max(id), count(*) FROM ") + kTables[t]).c_str(), [&](sqlite3_stmt* s) {
+      lo = i64(s, 0);
+      hi = i64(s, 1);
+      rows = i64(s, 2);
+    });
+    if (rows == 0) continue;
+    // Sparse rowids (rows deleted by hand): size each part by its count, not
+    // its span, so a few rows with far-apart ids never ask for gigabytes.
+    const bool sparse = hi - lo + 1 > 2 * rows;
+    for (int64_t a = lo; a <= hi; a += kRowsPerPart) {
+      Part p{t, a, std::min(hi, a + kRowsPerPart - 1), 0};
+      if (!sparse) p.slots = static_cast<size_t>(p.hi - p.lo + 1);
+      else {
+        db.each((std::string("SELECT count(*) FROM ") + kTables[t] + " WHERE id BETWEEN ? AND ?").c_str(),
+                [&](sqlite3_stmt* s) { p.slots = static_cast<size_t>(i64(s, 0)); }, p.lo, p.hi);
+        if (p.slots == 0) continue;
+      }
+      parts.push_back(p);
+    }
+  }
+  return parts;
+}
+
+// Moves `n` rows from `from` to `to` (to <= from) in a column: closes the
+// hole a part leaves when its rowid span had gaps.
+template <class T>
+void shift(std::vector<T>& v, size_t from, size_t to, size_t n) {
+  if (from != to) std::move(v.begin() + from, v.begin() + from + n, v.begin() + to);
+}
+
+template <class F>
+void eachOpColumn(OpColumns& o, F&& f) {
+  f(o.row_id); f(o.start); f(o.end); f(o.bytes); f(o.blocks);
+  f(o.stream); f(o.device); f(o.detail); f(o.pid); f(o.block_threads); f(o.registers); f(o.shared_bytes);
+  f(o.kind); f(o.copy_kind); f(o.is_async); f(o.correlation);
+}
+
+template <class F>
+void eachCallColumn(CallColumns& c, F&& f) {
+  f(c.row_id); f(c.start); f(c.end); f(c.pid); f(c.tid); f(c.name_id); f(c.correlation); f(c.domain);
+}
+
+// One part of kernels, memcpys or memsets, written straight to its place
+// in the final columns from slot `at` on. Returns how many rows it held.
+size_t readOps(Db& db, const Part& part, const std::unordered_map<int64_t, int32_t>& pid_of_context, OpColumns& o, size_t at) {
+  size_t i = at;
+  auto common = [&](sqlite3_stmt* s, uint8_t kind) {
+    // Columns shared by the three queries: id, start, end, stream, device, correlation, context.
+    o.kind[i] = kind;
+    o.row_id[i] = static_cast<double>(i64(s, 0));
+    o.start[i] = static_cast<double>(i64(s, 1));
+    o.end[i] = static_cast<double>(i64(s, 2));
+    o.stream[i] = static_cast<int32_t>(i64(s, 3));
+    o.device[i] = static_cast<int32_t>(i64(s, 4));
+    o.correlation[i] = static_cast<uint32_t>(i64(s, 5));
+    auto it = pid_of_context.find(i64(s, 6));
+    o.pid[i] = it == pid_of_context.end() ? 0 : it->second;
+  };
+  auto noShape = [&] {
+    o.blocks[i] = 0;
+    o.block_threads[i] = 0;
+    o.registers[i] = 0;
+    o.shared_bytes[i] = 0;
+  };
+  if (part.table == 0) {
+    // Raw shape columns, multiplied here: SQLite's arithmetic opcodes cost
+    // more per row than the column reads themselves.
+    db.each(
+        "SELECT id, start_ns, end_ns, stream_id, device_id, correlation_id, context_id, name_id,"
+        " grid_x, grid_y, grid_z, block_x, block_y, block_z, registers_per_thread, static_shared_bytes, dynamic_shared_bytes"
+        " FROM kernels WHERE id BETWEEN ? AND ? ORDER BY id",
+        [&](sqlite3_stmt* s) {
+          common(s, 1);
+          o.bytes[i] = 0;
+          o.detail[i] = static_cast<int32_t>(i64(s, 7));
+          o.copy_kind[i] = 0;
+          o.is_async[i] = 1;
+          o.blocks[i] = static_cast<double>(i64(s, 8)) * static_cast<double>(i64(s, 9)) * static_cast<double>(i64(s, 10));
+          o.block_threads[i] = static_cast<int32_t>(i64(s, 11) * i64(s, 12) * i64(s, 13));
+          o.registers[i] = static_cast<int32_t>(i64(s, 14));
+          o.shared_bytes[i] = static_cast<int32_t>(i64(s, 15) + i64(s, 16));
+          i++;
+        },
+        part.lo, part.hi);
+  } else if (part.table == 1) {
+    db.each(
+        "SELECT id, start_ns, end_ns, stream_id, device_id, correlation_id, context_id, bytes, src_kind, dst_kind, copy_kind, is_async"
+        " FROM memcpys WHERE id BETWEEN ? AND ? ORDER BY id",
+        [&](sqlite3_stmt* s) {
+          common(s, 2);
+          o.bytes[i] = static_cast<double>(i64(s, 7));
+          o.detail[i] = static_cast<int32_t>(i64(s, 8) * 16 + i64(s, 9));
+          o.copy_kind[i] = static_cast<uint8_t>(i64(s, 10));
+          o.is_async[i] = static_cast<uint8_t>(i64(s, 11));
+          noShape();
+          i++;
+        },
+        part.lo, part.hi);
+  } else {
+    db.each(
+        "SELECT id, start_ns, end_ns, stream_id, device_id, correlation_id, context_id, bytes, memory_kind, is_async"
+        " FROM memsets WHERE id BETWEEN ? AND ? ORDER BY id",
+        [&](sqlite3_stmt* s) {
+          common(s, 3);
+          o.bytes[i] = static_cast<double>(i64(s, 7));
+          o.detail[i] = static_cast<int32_t>(i64(s, 8));
+          o.copy_kind[i] = 0;
+          o.is_async[i] = static_cast<uint8_t>(i64(s, 9));
+          noShape();
+          i++;
+        },
+        part.lo, part.hi);
+  }
+  return i - at;
+}
+
+size_t readCalls(Db& db, const Part& part, CallColumns& c, size_t at) {
+  size_t i = at;
+  db.each(
+      "SELECT id, start_ns, end_ns, pid, tid, name_id, correlation_id, domain FROM api_calls WHERE id BETWEEN ? AND ? ORDER BY id",
+      [&](sqlite3_stmt* s) {
+        c.row_id[i] = static_cast<double>(i64(s, 0));
+        c.start[i] = static_cast<double>(i64(s, 1));
+        c.end[i] = static_cast<double>(i64(s, 2));
+        c.pid[i] = static_cast<int32_t>(i64(s, 3));
+        c.tid[i] = static_cast<int32_t>(i64(s, 4));
+        c.name_id[i] = static_cast<int32_t>(i64(s, 5));
+        c.correlation[i] = static_cast<uint32_t>(i64(s, 6));
+        c.domain[i] = static_cast<uint8_t>(i64(s, 7));
+        i++;
+      },
+      part.lo, part.hi);
+  return i - at;
+}
+
 }  // namespace
 
-OpColumns loadOps(const std::string& db_path) {
+// Runs task(0..n-1) on up to hardware_concurrency threads; the first
+// exception (in task order) is rethrown after all have finished.
+void runParallel(size_t n, const std::function<void(size_t)>& task) {
+  std::vector<std::exception_ptr> failed(n);
+  std::atomic<size_t> next{0};
+  const size_t workers = std::min<size_t>(n, std::max(1u, std::thread::hardware_concurrency()));
+  auto work = [&] {
+    for (size_t i; (i = next++) < n;) {
+      try {
+        task(i);
+      } catch (...) {
+        failed[i] = std::current_exception();
+      }
+    }
+  };
+  std::vector<std::thread> threads;
+  for (size_t w = 1; w < workers; w++) threads.emplace_back(work);
+  work();
+  for (auto& t : threads) t.join();
+  for (auto& e : failed)
+    if (e) std::rethrow_exception(e);
+}
+
+// Every table is cut into rowid parts read in parallel, each on its own
+// read-only connection (SQLite connections are not shared across threads),
+// then the parts are joined in rowid order and both results sorted by start
+// at once: the wait is the slowest core's share, not the sum.
+Timeline loadTimeline(const std::string& db_path, bool want_ops, bool want_calls) {
+  const bool timing = std::getenv("STREAMSCOPE_LOAD_TIMING") != nullptr;
+  auto t0 = std::chrono::steady_clock::now();
+  auto lap = [&](const char* what) {
+    if (!timing) return;
+    auto t1 = std::chrono::steady_clock::now();
+    std::fprintf(stderr, "load %-8s %7.0f ms\n", what, std::chrono::duration<double, std::milli>(t1 - t0).count());
+    t0 = t1;
+  };
   Db db(db_path);
   std::unordered_map<int64_t, int32_t> pid_of_context;
   db.each("SELECT id, pid FROM contexts", [&](sqlite3_stmt* s) { pid_of_context[i64(s, 0)] = static_cast<int32_t>(i64(s, 1)); });
-  OpColumns o;
-  const size_t total = static_cast<size_t>(db.count("SELECT (SELECT count(*) FROM kernels) + (SELECT count(*) FROM memcpys) + (SELECT count(*) FROM memsets)"));
-  for (auto* v : {&o.row_id, &o.start, &o.end, &o.bytes, &o.blocks}) v->reserve(total);
-  for (auto* v : {&o.stream, &o.device, &o.detail, &o.pid, &o.block_threads, &o.registers, &o.shared_bytes}) v->reserve(total);
-  for (auto* v : {&o.kind, &o.copy_kind, &o.is_async}) v->reserve(total);
-  o.correlation.reserve(total);
-  auto push = [&](sqlite3_stmt* s, uint8_t kind) {
-    // Columns shared by the three queries: id, start, end, stream, device, correlation, context.
-    o.kind.push_back(kind);
-    o.row_id.push_back(static_cast<double>(i64(s, 0)));
-    o.start.push_back(static_cast<double>(i64(s, 1)));
-    o.end.push_back(static_cast<double>(i64(s, 2)));
-    o.stream.push_back(static_cast<int32_t>(i64(s, 3)));
-    o.device.push_back(static_cast<int32_t>(i64(s, 4)));
-    o.correlation.push_back(static_cast<uint32_t>(i64(s, 5)));
-    auto it = pid_of_context.find(i64(s, 6));
-    o.pid.push_back(it == pid_of_context.end() ? 0 : it->second);
-  };
-  auto noShape = [&] {
-    o.blocks.push_back(0);
-    o.block_threads.push_back(0);
-    o.registers.push_back(0);
-    o.shared_bytes.push_back(0);
-  };
-  db.each(
-      "SELECT id, start_ns, end_ns, stream_id, device_id, correlation_id, context_id, name_id,"
-      " grid_x * grid_y * grid_z, block_x * block_y * block_z, registers_per_thread, static_shared_bytes + dynamic_shared_bytes"
-      " FROM kernels ORDER BY id",
-      [&](sqlite3_stmt* s) {
-        push(s, 1);
-        o.bytes.push_back(0);
-        o.detail.push_back(static_cast<int32_t>(i64(s, 7)));
-        o.copy_kind.push_back(0);
-        o.is_async.push_back(1);
-        o.blocks.push_back(static_cast<double>(i64(s, 8)));
-        o.block_threads.push_back(static_cast<int32_t>(i64(s, 9)));
-        o.registers.push_back(static_cast<int32_t>(i64(s, 10)));
-        o.shared_bytes.push_back(static_cast<int32_t>(i64(s, 11)));
-      });
-  db.each(
-      "SELECT id, start_ns, end_ns, stream_id, device_id, correlation_id, context_id, bytes, src_kind * 16 + dst_kind, copy_kind, is_async"
-      " FROM memcpys ORDER BY id",
-      [&](sqlite3_stmt* s) {
-        push(s, 2);
-        o.bytes.push_back(static_cast<double>(i64(s, 7)));
-        o.detail.push_back(static_cast<int32_t>(i64(s, 8)));
-        o.copy_kind.push_back(static_cast<uint8_t>(i64(s, 9)));
-        o.is_async.push_back(static_cast<uint8_t>(i64(s, 10)));
-        noShape();
-      });
-  db.each(
-      "SELECT id, start_ns, end_ns, stream_id, device_id, correlation_id, context_id, bytes, memory_kind, is_async"
-      " FROM memsets ORDER BY id",
-      [&](sqlite3_stmt* s) {
-        push(s, 3);
-        o.bytes.push_back(static_cast<double>(i64(s, 7)));
-        o.detail.push_back(static_cast<int32_t>(i64(s, 8)));
-        o.copy_kind.push_back(0);
-        o.is_async.push_back(static_cast<uint8_t>(i64(s, 9)));
-        noShape();
-      });
-  o.order = orderBy(o.start);
-  return o;
+  std::vector<Part> parts;
+  for (const Part& p : partsOf(db))
+    if ((p.table == 3 && want_calls) || (p.table != 3 && want_ops)) parts.push_back(p);
+  // Each part's slots in the final columns: its rowid span, after the spans before it.
+  std::vector<size_t> base(parts.size()), got(parts.size());
+  size_t op_slots = 0, call_slots = 0;
+  for (size_t i = 0; i < parts.size(); i++) {
+    size_t& slots = parts[i].table == 3 ? call_slots : op_slots;
+    base[i] = slots;
+    slots += parts[i].slots;
+  }
+  Timeline t;
+  eachOpColumn(t.ops, [&](auto& v) { v.resize(op_slots); });
+  eachCallColumn(t.calls, [&](auto& v) { v.resize(call_slots); });
+  runParallel(parts.size(), [&](size_t i) {
+    Db own(db_path);
+    got[i] = parts[i].table == 3 ? readCalls(own, parts[i], t.calls, base[i]) : readOps(own, parts[i], pid_of_context, t.ops, base[i]);
+  });
+  lap("read");
+  // Rowids with gaps (rows deleted by hand, say) leave unused slots: close them.
+  size_t ops = 0, calls = 0;
+  for (size_t i = 0; i < parts.size(); i++) {
+    if (parts[i].table == 3) {
+      eachCallColumn(t.calls, [&](auto& v) { shift(v, base[i], calls, got[i]); });
+      calls += got[i];
+    } else {
+      eachOpColumn(t.ops, [&](auto& v) { shift(v, base[i], ops, got[i]); });
+      ops += got[i];
+    }
+  }
+  eachOpColumn(t.ops, [&](auto& v) { v.resize(ops); });
+  eachCallColumn(t.calls, [&](auto& v) { v.resize(calls); });
+  lap("compact");
+  runParallel(2, [&](size_t i) {
+    if (i == 0) t.ops.order = orderBy(t.ops.start);
+    else t.calls.order = orderBy(t.calls.start);
+  });
+  lap("sort");
+  return t;
+}
+
+OpColumns loadOps(const std::string& db_path) {
+  return std::move(loadTimeline(db_path, true, false).ops);
 }
 
 CallColumns loadCalls(const std::string& db_path) {
-  Db db(db_path);
-  CallColumns c;
-  const size_t total = static_cast<size_t>(db.count("SELECT count(*) FROM api_calls"));
-  for (auto* v : {&c.row_id, &c.start, &c.end}) v->reserve(total);
-  for (auto* v : {&c.pid, &c.tid, &c.name_id}) v->reserve(total);
-  c.correlation.reserve(total);
-  c.domain.reserve(total);
-  db.each("SELECT id, start_ns, end_ns, pid, tid, name_id, correlation_id, domain FROM api_calls ORDER BY id", [&](sqlite3_stmt* s) {
-    c.row_id.push_back(static_cast<double>(i64(s, 0)));
-    c.start.push_back(static_cast<double>(i64(s, 1)));
-    c.end.push_back(static_cast<double>(i64(s, 2)));
-    c.pid.push_back(static_cast<int32_t>(i64(s, 3)));
-    c.tid.push_back(static_cast<int32_t>(i64(s, 4)));
-    c.name_id.push_back(static_cast<int32_t>(i64(s, 5)));
-    c.correlation.push_back(static_cast<uint32_t>(i64(s, 6)));
-    c.domain.push_back(static_cast<uint8_t>(i64(s, 7)));
-  });
-  c.order = orderBy(c.start);
-  return c;
+  return std::move(loadTimeline(db_path, false, true).calls);
 }
 
 }  // namespace streamscope::addon

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -40,7 +41,18 @@ struct CallColumns {
   size_t size() const { return start.size(); }
 };
 
+struct Timeline {
+  OpColumns ops;
+  CallColumns calls;
+};
+
+// Reads what is asked for, every table split into rowid parts read on all
+// cores (each part on its own connection).
+Timeline loadTimeline(const std::string& db_path, bool want_ops, bool want_calls);
 OpColumns loadOps(const std::string& db_path);
 CallColumns loadCalls(const std::string& db_path);
+
+// Runs task(0..n-1) on up to hardware_concurrency threads; rethrows the first failure.
+void runParallel(size_t n, const std::function<void(size_t)>& task);
 
 }  // namespace streamscope::addon
