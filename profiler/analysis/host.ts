@@ -55,18 +55,28 @@ export function loadHost(db: Db, ops: GpuOps, columns?: CallColumns): Host {
   const byPid = new Map<number, { min: number; index: Int32Array } | Map<number, number>>();
   {
     const range = new Map<number, [number, number, number]>(); // min, max, count
+    // Calls of one process come in long runs: look the entry up only when the pid changes.
+    let lastPid = NaN;
+    let r: [number, number, number] | undefined;
     for (let k = 0; k < calls.length; k++) {
       const p = calls.pid[k]!;
       const c = calls.correlation[k]!;
-      const r = range.get(p);
-      if (!r) range.set(p, [c, c, 1]);
-      else { if (c < r[0]) r[0] = c; if (c > r[1]) r[1] = c; r[2]++; }
+      if (p !== lastPid) {
+        lastPid = p;
+        r = range.get(p);
+        if (!r) range.set(p, (r = [c, c, 0]));
+      }
+      if (c < r![0]) r![0] = c;
+      if (c > r![1]) r![1] = c;
+      r![2]++;
     }
     for (const [p, [min, max, count]] of range) {
       byPid.set(p, max - min + 1 <= Math.max(1 << 16, 4 * count) ? { min, index: new Int32Array(max - min + 1).fill(-1) } : new Map());
     }
+    let fillPid = NaN;
+    let e: { min: number; index: Int32Array } | Map<number, number> = new Map();
     for (let k = 0; k < calls.length; k++) {
-      const e = byPid.get(calls.pid[k]!)!;
+      if (calls.pid[k] !== fillPid) e = byPid.get((fillPid = calls.pid[k]!))!;
       const c = calls.correlation[k]!;
       // Runtime calls win over the driver calls inside them: the runtime
       // call is the one the user wrote.
@@ -89,8 +99,15 @@ export function loadHost(db: Db, ops: GpuOps, columns?: CallColumns): Host {
   const opCall = new Int32Array(ops.length);
   for (let k = 0; k < ops.length; k++) opCall[k] = callOf(ops.pid[k]!, ops.correlation[k]!);
 
+  // The names of the calls: the distinct ids from the loaded column (a join
+  // of strings with ten million calls in SQL costs a second), then one lookup.
+  const nameIds = new Set<number>();
+  for (let k = 0, last = NaN; k < calls.length; k++) {
+    const id = calls.nameId[k]!;
+    if (id !== last) nameIds.add((last = id));
+  }
   const names = new Map<number, string>();
-  for (const s of db.prepare('SELECT DISTINCT s.id, s.value FROM strings s JOIN api_calls a ON a.name_id = s.id').raw().iterate() as Iterable<[number, string]>) {
+  for (const s of db.prepare('SELECT id, value FROM strings WHERE id IN (SELECT value FROM json_each(?))').raw().iterate(JSON.stringify([...nameIds])) as Iterable<[number, string]>) {
     names.set(s[0], s[1]);
   }
 
@@ -105,12 +122,17 @@ export function loadHost(db: Db, ops: GpuOps, columns?: CallColumns): Host {
   const threadIndex = new Map<number, number>();
   const threadOfCall = new Int32Array(calls.length);
   const sizes: number[] = [];
+  let lastKey = NaN;
+  let t = -1;
   for (let k = 0; k < calls.length; k++) {
     const key = calls.pid[k]! * 4194304 + calls.tid[k]!;
-    let t = threadIndex.get(key);
-    if (t === undefined) {
-      threadIndex.set(key, (t = sizes.length));
-      sizes.push(0);
+    if (key !== lastKey) {
+      lastKey = key;
+      const known = threadIndex.get(key);
+      if (known === undefined) {
+        threadIndex.set(key, (t = sizes.length));
+        sizes.push(0);
+      } else t = known;
     }
     threadOfCall[k] = t;
     sizes[t]!++;

@@ -14,7 +14,7 @@ export interface Analysis {
 
 export function analyze(db: Db): Analysis {
   const columns = loadTimelineColumns(db.name);
-  const trace = loadTrace(db, columns.ops);
+  const trace = loadTrace(db, columns.ops, columns.calls);
   const host = loadHost(db, trace.ops, columns.calls);
   return { trace, host, diagnosis: diagnose(trace, host) };
 }

@@ -13,36 +13,46 @@ const MIN_OPS = 4;
 
 export function singleStream(ctx: Context): Finding[] {
   const { ops } = ctx.trace;
-  type Use = { streams: Set<number>; ops: number[]; perCategory: Map<number, number>; sum: number };
+  type Use = { streams: Set<number>; count: number; perCategory: Float64Array; present: number; sum: number };
   const uses = new Map<number, Use>();
+  // Runs of one process and device are long: look the entry up when the key changes.
+  let lastKey = NaN;
+  let lastStream = NaN;
+  let u: Use | undefined;
   for (let i = 0; i < ops.length; i++) {
     const key = ops.pid[i]! * 4096 + ops.device[i]!; // numeric: no string per op
-    let u = uses.get(key);
-    if (!u) uses.set(key, (u = { streams: new Set(), ops: [], perCategory: new Map(), sum: 0 }));
-    u.streams.add(ops.stream[i]!);
-    u.ops.push(i);
+    if (key !== lastKey) {
+      lastKey = key;
+      lastStream = NaN;
+      u = uses.get(key);
+      if (!u) uses.set(key, (u = { streams: new Set(), count: 0, perCategory: new Float64Array(8), present: 0, sum: 0 }));
+    }
+    if (ops.stream[i] !== lastStream) u!.streams.add((lastStream = ops.stream[i]!));
+    u!.count++;
     const d = ops.end[i]! - ops.start[i]!;
-    u.perCategory.set(ops.category[i]!, (u.perCategory.get(ops.category[i]!) ?? 0) + d);
-    u.sum += d;
+    u!.perCategory[ops.category[i]!]! += d;
+    u!.present |= 1 << ops.category[i]!;
+    u!.sum += d;
   }
   const findings: Finding[] = [];
   for (const [key, u] of uses) {
     const pid = Math.floor(key / 4096);
     const device = key % 4096;
-    if (u.streams.size !== 1 || u.ops.length < MIN_OPS) continue;
-    const hasCompute = u.perCategory.has(OpCategory.Compute);
-    const hasCopies = u.perCategory.has(OpCategory.HtoD) || u.perCategory.has(OpCategory.DtoH);
+    if (u.streams.size !== 1 || u.count < MIN_OPS) continue;
+    const has = (c: number) => (u.present & (1 << c)) !== 0;
+    const hasCompute = has(OpCategory.Compute);
+    const hasCopies = has(OpCategory.HtoD) || has(OpCategory.DtoH);
     if (!hasCompute || !hasCopies) continue; // nothing that could run side by side
-    const bound = Math.max(...u.perCategory.values());
+    const bound = Math.max(...u.perCategory);
     const cost = u.sum - bound;
     if (cost <= 0) continue;
     const stream = [...u.streams][0]!;
     const ev = newEvidence();
-    for (const i of u.ops) addOp(ctx, ev, i);
+    for (let i = 0; i < ops.length; i++) if (ops.pid[i]! * 4096 + ops.device[i]! === key) addOp(ctx, ev, i);
     findings.push({
       kind: 'single-stream',
       severity: severityByCost(ctx, cost),
-      title: `All ${u.ops.length} operations of process ${pid} on ${gpuName(ctx, device)} ran on one stream: copies never overlapped kernels (up to ${formatDuration(cost)} to gain)`,
+      title: `All ${u.count} operations of process ${pid} on ${gpuName(ctx, device)} ran on one stream: copies never overlapped kernels (up to ${formatDuration(cost)} to gain)`,
       explanation:
         `Every copy and kernel went to ${streamLabel(ctx, stream)}, and a stream runs its work strictly in order, so the copy engines and the SMs took turns. ` +
         `The busiest engine alone needs ${formatDuration(bound)} of the ${formatDuration(u.sum)} of work: that is the floor with perfect pipelining.`,
