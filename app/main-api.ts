@@ -58,6 +58,7 @@ export function createMainApi(deps: MainApiDeps): StreamScopeApi & { openFile(pa
     summary: (id) => deps.query.summary(id),
     window: (id, r) => deps.query.window(id, r),
     concurrency: (id, r) => deps.query.concurrency(id, r),
+    overview: (id, buckets) => deps.query.overview(id, buckets),
     details: (id, ref) => deps.query.details(id, ref),
     search: (id, r) => deps.query.search(id, r),
     stats: (id) => deps.query.stats(id),

@@ -8,7 +8,7 @@ import { compareRecordings } from '../profiler/query/compare.ts';
 import { SessionRegistry } from '../profiler/query/session.ts';
 
 /** The API methods answered by the query worker. */
-export const queryMethods = ['listRecordings', 'openRecording', 'summary', 'window', 'concurrency', 'details', 'search', 'stats', 'findings', 'compare', 'exportTraceTo'] as const;
+export const queryMethods = ['listRecordings', 'openRecording', 'summary', 'window', 'concurrency', 'overview', 'details', 'search', 'stats', 'findings', 'compare', 'exportTraceTo'] as const;
 export type QueryMethod = (typeof queryMethods)[number];
 export type QueryBackend = Pick<StreamScopeApi, Exclude<QueryMethod, 'exportTraceTo'>> & {
   /** exportTrace's work, once main has the path from the save dialog: the worker holds the open file. */
@@ -29,6 +29,7 @@ export function createQueryBackend(): QueryBackend {
     summary: async (id) => q(id).summary(),
     window: async (id, r) => q(id).window(r),
     concurrency: async (id, r) => q(id).concurrency(r),
+    overview: async (id, buckets) => q(id).overview(buckets),
     details: async (id, ref) => q(id).details(ref),
     search: async (id, r) => q(id).search(r),
     stats: async (id) => q(id).stats(),

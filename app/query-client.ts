@@ -86,6 +86,7 @@ export class QueryClient implements QueryBackend {
   stats(id: string) { return this.#call<Awaited<ReturnType<QueryBackend['stats']>>>('stats', [id]); }
   findings(id: string) { return this.#call<Awaited<ReturnType<QueryBackend['findings']>>>('findings', [id]); }
   exportTraceTo(id: string, out: string) { return this.#call<Awaited<ReturnType<QueryBackend['exportTraceTo']>>>('exportTraceTo', [id, out]); }
+  overview(id: string, buckets: number) { return this.#call<Awaited<ReturnType<QueryBackend['overview']>>>('overview', [id, buckets]); }
   compare(base: string, other: string) { return this.#call<Awaited<ReturnType<QueryBackend['compare']>>>('compare', [base, other]); }
 
   /** Closes every recording and ends the worker. */

@@ -186,6 +186,7 @@ const argumentCheckers: { [M in ApiMethod]: (args: unknown[]) => Parameters<Stre
   summary: (a) => [recordingId(a[0])],
   window: (a) => [recordingId(a[0]), checkWindowRequest(a[1])],
   concurrency: (a) => [recordingId(a[0]), checkConcurrencyRequest(a[1])],
+  overview: (a) => [recordingId(a[0]), integer(a[1], 'buckets', 1, MAX_BUCKETS)],
   details: (a) => [recordingId(a[0]), checkItemRef(a[1])],
   search: (a) => [recordingId(a[0]), checkSearchRequest(a[1])],
   stats: (a) => [recordingId(a[0])],
@@ -198,7 +199,7 @@ const argumentCheckers: { [M in ApiMethod]: (args: unknown[]) => Parameters<Stre
 
 const arity: Record<ApiMethod, number> = {
   capabilities: 0, listRecordings: 0, openRecording: 1, showOpenDialog: 0, recentFiles: 0, summary: 1,
-  window: 2, concurrency: 2, details: 2, search: 2, stats: 1, findings: 1, compare: 2, exportTrace: 1, record: 1, recordStatus: 1,
+  window: 2, concurrency: 2, overview: 2, details: 2, search: 2, stats: 1, findings: 1, compare: 2, exportTrace: 1, record: 1, recordStatus: 1,
 };
 
 /** Checks `args` for `method`; throws ApiError('bad-request') naming what is wrong. */

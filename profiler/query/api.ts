@@ -53,7 +53,11 @@ export interface DeviceInfo {
   smCount: number | null;
   asyncEngineCount: number | null;
   totalMemoryBytes: number | null;
-  /** GPU busy time of the device (union of all its operations). */
+  /**
+   * Work time of the device: the sum of its streams' busy time (time when
+   * several streams ran at once counts once per stream). Read from the
+   * zones when a recording opens; the union is stats()'s overlap table.
+   */
   busyNs: number;
 }
 
@@ -67,9 +71,9 @@ export interface StreamInfo {
   cuptiStreamId: number;
   kind: StreamKind;
   priority: number | null;
-  /** Union of this stream's operation time. */
+  /** This stream's operation time (its operations run one at a time: a sum). */
   busyNs: number;
-  /** busyNs / the device's busy time (0..1). */
+  /** busyNs / the device's busyNs: the stream's share of the device's work (the shares add up to 1). */
   shareOfDevice: number;
   counts: { kernels: number; memcpys: number; memsets: number; syncs: number };
 }
@@ -166,6 +170,21 @@ export interface ConcurrencyRequest {
   endNs: number;
   /** Number of equal buckets across [startNs, endNs). */
   buckets: number;
+}
+
+/**
+ * The overview (minimap) of a whole recording, per device: the average
+ * number of kernels / copies / other operations in flight per bucket
+ * (their busy time in the bucket ÷ its width). From the zones alone: each
+ * block of a stream's rows spreads its busy time evenly over its span, so a
+ * ten-million-operation recording answers in milliseconds, at the cost of
+ * detail finer than a block (≤ 4096 operations of one stream).
+ */
+export interface OverviewResponse {
+  startNs: number;
+  endNs: number;
+  bucketNs: number;
+  devices: { deviceId: number; kernels: number[]; copies: number[]; other: number[] }[];
 }
 
 /** Per bucket, the maximum number of items in flight at any instant in it. */
@@ -334,6 +353,8 @@ export interface StreamScopeApi {
   summary(recordingId: string): Promise<RecordingSummary>;
   window(recordingId: string, request: WindowRequest): Promise<WindowResponse>;
   concurrency(recordingId: string, request: ConcurrencyRequest): Promise<ConcurrencyResponse>;
+  /** The whole recording at `buckets` columns per device, for the minimap (OverviewResponse). */
+  overview(recordingId: string, buckets: number): Promise<OverviewResponse>;
   details(recordingId: string, ref: ItemRef): Promise<ItemDetails>;
   search(recordingId: string, request: SearchRequest): Promise<SearchResponse>;
   stats(recordingId: string): Promise<StatsResponse>;
@@ -367,6 +388,7 @@ export const apiMethods = [
   'summary',
   'window',
   'concurrency',
+  'overview',
   'details',
   'search',
   'stats',

@@ -18,7 +18,7 @@ import { ZONED_TABLES } from '../store/zone-tables.ts';
 import { coverageInZone, itemsInZone, threadLane, zonesInWindow, type ZonedTable } from '../store/zones.ts';
 import { ApiError, apiErrorOf } from './api-error.ts';
 import type {
-  ConcurrencyRequest, ConcurrencyResponse, ItemDetails, ItemKind, ItemRef, RecordingSummary, RowId, SearchRequest, SearchResponse,
+  ConcurrencyRequest, ConcurrencyResponse, ItemDetails, ItemKind, ItemRef, OverviewResponse, RecordingSummary, RowId, SearchRequest, SearchResponse,
   StatsResponse, StreamInfo, WindowRequest, WindowResponse, WindowRow,
 } from './api.ts';
 import { concurrencyOf } from './concurrency.ts';
@@ -26,6 +26,7 @@ import { ItemDetailsReader } from './item-details.ts';
 import { apiRowId, itemKindOf, nvtxRowId, parseRowId, streamKind, streamRowId } from './item-kinds.ts';
 import { nestingDepths, RowBuilder } from './level-of-detail.ts';
 import { openReadOnly } from './open-read-only.ts';
+import { overviewOf } from './overview.ts';
 import { NameSearch } from './search.ts';
 import { buildStats } from './stats.ts';
 
@@ -128,21 +129,18 @@ export class RecordingQuery {
     }
     const rowsOf = (table: ZonedTable, lane: number) => laneRows.get(`${ZONED_TABLES[table].id}:${lane}`) ?? 0;
     const total = (table: ZonedTable) => tableRows.get(ZONED_TABLES[table].id) ?? 0;
-    // Busy time per stream: operations of one stream run one at a time, so a sum.
+    // Busy time per stream: operations of one stream run one at a time, so a
+    // sum, which the zones hold per block of rows (schema 5): a few thousand
+    // zone rows instead of every operation.
     const busy = new Map<number, number>();
-    for (const t of ['kernels', 'memcpys', 'memsets']) {
-      for (const r of db.prepare(`SELECT stream_id AS s, sum(end_ns - start_ns) AS b FROM ${t} GROUP BY 1`).all() as { s: number; b: number }[]) {
-        busy.set(r.s, (busy.get(r.s) ?? 0) + r.b);
-      }
+    for (const r of db.prepare(`SELECT lane AS s, sum(busy_ns) AS b FROM zones WHERE table_id IN (${['kernels', 'memcpys', 'memsets'].map((t) => ZONED_TABLES[t as ZonedTable].id).join(',')}) GROUP BY lane`).all() as { s: number; b: number }[]) {
+      busy.set(r.s, r.b);
     }
     const deviceRows = db.prepare(`SELECT id, name, uuid, ordinal, cc_major AS ccMajor, cc_minor AS ccMinor, sm_count AS smCount,
         async_engine_count AS asyncEngineCount, total_memory_bytes AS totalMemoryBytes FROM devices ORDER BY id`).all() as Omit<RecordingSummary['devices'][number], 'busyNs'>[];
     const streamRows = db.prepare(`SELECT id, pid, device_id AS deviceId, context_id AS contextId, cupti_stream_id AS cuptiStreamId, flags, priority
         FROM streams ORDER BY device_id, cupti_stream_id`).all() as { id: number; pid: number; deviceId: number | null; contextId: number; cuptiStreamId: number; flags: number; priority: number | null }[];
-    // NOTE(contract): api.ts calls DeviceInfo.busyNs the union of the device's
-    // operations; this is the sum of its streams' busy time, which SQL
-    // aggregates give at once (the union needs every op in time order, which
-    // stats() has). They differ exactly where streams overlapped.
+    // A device's work time: the sum over its streams (api.ts DeviceInfo.busyNs).
     const deviceBusy = new Map<number, number>();
     for (const st of streamRows) if (st.deviceId !== null) deviceBusy.set(st.deviceId, (deviceBusy.get(st.deviceId) ?? 0) + (busy.get(st.id) ?? 0));
     const streams: StreamInfo[] = [];
@@ -264,6 +262,14 @@ export class RecordingQuery {
       throw new ApiError('bad-request', 'concurrency needs finite deviceId, startNs, endNs and buckets');
     }
     return this.#guard(() => concurrencyOf(this.#analyzed().trace, req));
+  }
+
+  /** The minimap of the whole recording (overview.ts): zones only. */
+  overview(buckets: number): OverviewResponse {
+    return this.#guard(() => {
+      const s = this.summary();
+      return overviewOf(this.#db, s.startNs, s.endNs, buckets);
+    });
   }
 
   details(ref: ItemRef): ItemDetails {

@@ -99,6 +99,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       case 'summary': return { ...q().summary(), openErrors: failed };
       case 'window': return q().window(args[1] as never);
       case 'concurrency': return q().concurrency(args[1] as never);
+      case 'overview': return q().overview(args[1] as number);
       case 'details': return q().details(args[1] as never);
       case 'search': return q().search(args[1] as never);
       case 'stats': return q().stats();

@@ -43,10 +43,22 @@ export const ZONE_ROWS = 4096;
  * queries filter rows by lane too), tight when the rows of a lane are
  * contiguous, as importers and generators that write lane by lane make them.
  */
-export function zonesFromRowsSql(table: ZonedTable): string {
+export function zonesFromRowsSql(table: ZonedTable, schemaVersion = 5): string {
   const t = ZONED_TABLES[table];
-  return `INSERT INTO zones (table_id, lane, start_ns, first_id, last_id, end_ns, rows, min_correlation, max_correlation)
+  // Schema 3's migration builds its zones before schema 5 added busy_ns.
+  const busy = schemaVersion >= 5;
+  return `INSERT INTO zones (table_id, lane, start_ns, first_id, last_id, end_ns, rows, min_correlation, max_correlation${busy ? ', busy_ns' : ''})
     SELECT ${t.id}, ${t.lane} AS zone_lane, min(start_ns), min(id), max(id), max(${t.end}), count(*),
-           min(${t.correlation}), max(${t.correlation})
+           min(${t.correlation}), max(${t.correlation})${busy ? `, sum(${t.end} - start_ns)` : ''}
     FROM ${table} WHERE id > @after GROUP BY zone_lane, id / ${ZONE_ROWS}`;
+}
+
+/** SQL that fills busy_ns of the zones of `table` that have none (schema 5's migration). */
+export function zoneBusySql(table: ZonedTable): string {
+  const t = ZONED_TABLES[table];
+  // The row's columns qualified: zones has start_ns and end_ns too.
+  const r = (sql: string) => sql.replace(/\b(stream_id|pid|tid|start_ns|end_ns)\b/g, 'r.$1');
+  return `UPDATE zones SET busy_ns = (SELECT coalesce(sum(${r(t.end)} - r.start_ns), 0) FROM ${table} r
+      WHERE r.id BETWEEN zones.first_id AND zones.last_id AND ${r(t.lane)} = zones.lane)
+    WHERE table_id = ${t.id} AND busy_ns IS NULL`;
 }

@@ -96,6 +96,13 @@ describe('native ingest', () => {
       'SELECT s.value AS name, a.domain, a.tid, a.correlation_id, a.return_value FROM api_calls a JOIN strings s ON s.id = a.name_id ORDER BY a.correlation_id');
     expect(apis).toEqual(byCorrelation(ofKind('ApiCall')).map((a) => ({ name: str(a.name_sid as number), domain: a.domain, tid: a.thread_id,
       correlation_id: a.correlation_id, return_value: a.return_value })));
+    // Each zone's busy time (schema 5) is its rows' durations, as the ingest wrote them.
+    for (const [table, id, end] of [['kernels', 1, 'end_ns'], ['memcpys', 2, 'end_ns'], ['api_calls', 5, 'end_ns'], ['nvtx_ranges', 6, 'coalesce(end_ns, start_ns)']] as const) {
+      const lane = table === 'api_calls' || table === 'nvtx_ranges' ? 'pid * 4194304 + tid' : 'stream_id';
+      const bad = rows<{ n: number }>(file, `SELECT count(*) AS n FROM zones z WHERE z.table_id = ${id} AND z.busy_ns IS NOT
+          (SELECT sum(${end} - start_ns) FROM ${table} t WHERE t.id BETWEEN z.first_id AND z.last_id AND ${lane} = z.lane)`);
+      expect(bad[0]!.n, table).toBe(0);
+    }
     expect(rows<Record<string, number>>(file, 'SELECT value, bytes, memory_kind, is_async FROM memsets ORDER BY correlation_id')).toEqual(
       byCorrelation(ofKind('Memset')).map((m) => ({ value: m.value, bytes: m.bytes, memory_kind: m.memory_kind, is_async: (m.flags as number) & 1 })));
   });

@@ -134,8 +134,8 @@ Ingest::Ingest(const std::string& db_path, uint64_t origin_ns) : db_path_(db_pat
       " VALUES (?,?,?,?,?,?,?,?,?)");
   ins_nvtx_ = prepare("INSERT INTO nvtx_ranges (start_ns, end_ns, pid, tid, name_id, domain_id) VALUES (?,?,?,?,?,?)");
   ins_zone_ = prepare(
-      "INSERT INTO zones (table_id, lane, start_ns, first_id, last_id, end_ns, rows, min_correlation, max_correlation)"
-      " VALUES (?,?,?,?,?,?,?,?,?)");
+      "INSERT INTO zones (table_id, lane, start_ns, first_id, last_id, end_ns, rows, min_correlation, max_correlation, busy_ns)"
+      " VALUES (?,?,?,?,?,?,?,?,?,?)");
   // zones.table_id values: SCHEMA.md (and profiler/store/zones.ts).
   kernels_.table_id = 1, kernels_.insert = ins_kernel_, kernels_.columns = 25;
   memcpys_.table_id = 2, memcpys_.insert = ins_memcpy_, memcpys_.columns = 15;
@@ -777,13 +777,13 @@ void Ingest::writePending(PendingTable& t, const std::string& where) {
   }
 
   struct Zone {
-    int64_t lane, first, last, start, end, rows, min_corr, max_corr;
+    int64_t lane, first, last, start, end, rows, min_corr, max_corr, busy;
   } z{};
   auto emit = [&] {
     if (z.rows == 0) return;
     Binder{ins_zone_}(int64_t{t.table_id})(z.lane)(z.start)(z.first)(z.last)(z.end)(z.rows)
         (z.min_corr == kNull ? std::nullopt : std::optional<int64_t>(z.min_corr))
-        (z.max_corr == kNull ? std::nullopt : std::optional<int64_t>(z.max_corr));
+        (z.max_corr == kNull ? std::nullopt : std::optional<int64_t>(z.max_corr))(z.busy);
     step(db_, ins_zone_, where);
     z.rows = 0;
   };
@@ -799,11 +799,12 @@ void Ingest::writePending(PendingTable& t, const std::string& where) {
     // table meanwhile), so a zone is a [first, last] range of one lane.
     if (z.rows == kZoneRows || (z.rows > 0 && (z.lane != k.lane || id != z.last + 1))) emit();
     if (z.rows == 0) {
-      z = Zone{k.lane, id, id, k.start, k.end, 0, k.correlation, k.correlation};
+      z = Zone{k.lane, id, id, k.start, k.end, 0, k.correlation, k.correlation, 0};
     }
     z.last = id;
     z.start = std::min(z.start, k.start);
     z.end = std::max(z.end, k.end);
+    z.busy += k.end - k.start;
     if (k.correlation != kNull) {
       z.min_corr = z.min_corr == kNull ? k.correlation : std::min(z.min_corr, k.correlation);
       z.max_corr = z.max_corr == kNull ? k.correlation : std::max(z.max_corr, k.correlation);

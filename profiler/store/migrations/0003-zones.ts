@@ -14,7 +14,7 @@ import { ZONED_TABLES, zonesFromRowsSql, type ZonedTable } from '../zone-tables.
 
 export const version = 3;
 
-const zoneRows = (Object.keys(ZONED_TABLES) as ZonedTable[]).map((t) => zonesFromRowsSql(t).replace('@after', '0') + ';').join('\n');
+const zoneRows = (Object.keys(ZONED_TABLES) as ZonedTable[]).map((t) => zonesFromRowsSql(t, 3).replace('@after', '0') + ';').join('\n');
 
 export const sql = /* sql */ `
 CREATE TABLE zones (

@@ -1,9 +1,10 @@
 // Overview of the whole recording (the minimap): per GPU, how many kernels
-// and copies were in flight over time, from concurrency() at one bucket per
-// pixel, with the visible range framed. Click or drag to move the view;
+// and copies were in flight on average over time, from overview() at one
+// bucket per pixel (answered from the zones: instant even for ten million
+// operations), with the visible range framed. Click or drag to move the view;
 // shift-drag to choose a new range.
 import { useEffect, useRef, useState } from 'react';
-import type { ConcurrencyResponse, RecordingSummary } from '../../../profiler/query/api.ts';
+import type { OverviewResponse, RecordingSummary } from '../../../profiler/query/api.ts';
 import { getApi } from '../api/client.ts';
 import { KIND_COLORS } from '../base/colors.ts';
 import type { View } from './window-loader.ts';
@@ -13,15 +14,15 @@ const LANE_H = 14;
 export function Overview(props: { summary: RecordingSummary; view: View; onView: (v: View) => void; width: number }) {
   const { summary, view, onView, width } = props;
   const ref = useRef<HTMLCanvasElement>(null);
-  const [conc, setConc] = useState<ConcurrencyResponse[]>([]);
+  const [conc, setConc] = useState<OverviewResponse | null>(null);
   const devices = summary.devices.filter((d) => summary.streams.some((s) => s.deviceId === d.id));
   const H = Math.max(1, devices.length) * LANE_H + 4;
   const span = Math.max(1, summary.endNs - summary.startNs);
   useEffect(() => {
     let live = true;
     if (width < 10) return;
-    Promise.all(devices.map((d) => getApi().concurrency(summary.recordingId, { deviceId: d.id, startNs: summary.startNs, endNs: summary.endNs, buckets: Math.min(4096, Math.round(width)) })))
-      .then((list) => { if (live) setConc(list); })
+    getApi().overview(summary.recordingId, Math.min(4096, Math.round(width)))
+      .then((o) => { if (live) setConc(o); })
       .catch(() => {});
     return () => { live = false; };
     // eslint-disable-next-line react-hooks/exhaustive-deps
@@ -38,15 +39,17 @@ export function Overview(props: { summary: RecordingSummary; view: View; onView:
     g.fillStyle = '#f4f6f9';
     g.fillRect(0, 0, width, H);
     const xOf = (t: number) => ((t - summary.startNs) / span) * width;
-    conc.forEach((cr, i) => {
+    devices.forEach((dev, i) => {
+      const cr = conc?.devices.find((d) => d.deviceId === dev.id);
+      if (!cr || !conc) return;
       const y0 = 2 + i * LANE_H;
-      const bw = (cr.bucketNs / span) * width;
-      const peak = Math.max(1, ...cr.kernels.map((k, b) => k + cr.h2d[b]! + cr.d2h[b]! + cr.other[b]!));
+      const bw = (conc.bucketNs / span) * width;
+      const peak = Math.max(1e-9, ...cr.kernels.map((k, b) => k + cr.copies[b]! + cr.other[b]!));
       for (let b = 0; b < cr.kernels.length; b++) {
-        // Stacked: kernels, then HtoD, then DtoH, scaled to the device's peak.
+        // Stacked: kernels, then copies, then the rest, scaled to the device's peak.
         let y = y0 + LANE_H - 1;
-        const x = xOf(cr.startNs + b * cr.bucketNs);
-        for (const [v, kind] of [[cr.kernels[b]!, 'kernel'], [cr.h2d[b]!, 'memcpy-h2d'], [cr.d2h[b]!, 'memcpy-d2h'], [cr.other[b]!, 'memcpy-other']] as const) {
+        const x = xOf(conc.startNs + b * conc.bucketNs);
+        for (const [v, kind] of [[cr.kernels[b]!, 'kernel'], [cr.copies[b]!, 'memcpy-h2d'], [cr.other[b]!, 'memcpy-other']] as const) {
           if (!v) continue;
           const h = (v / peak) * (LANE_H - 2);
           g.fillStyle = KIND_COLORS[kind];

@@ -122,7 +122,13 @@ export function Timeline(props: {
   const [nvtxDepth, setNvtxDepth] = useState<Map<string, number>>(new Map());
   const lay = useMemo(() => layOut(groups, folded, hidden, nvtxDepth), [groups, folded, hidden, nvtxDepth]);
   const fetchRows = useMemo(() => lay.rows.filter((r) => r.type === 'row' && r.row!.kind !== 'conc').map((r) => r.id), [lay]);
-  const devices = useMemo(() => lay.rows.filter((r) => r.row?.kind === 'conc').map((r) => r.row!.deviceId!), [lay]);
+  // Devices whose concurrency track shows, with all their stream rows (hidden ones too).
+  const devices = useMemo(() => {
+    const m = new Map<number, string[]>();
+    for (const r of lay.rows) if (r.row?.kind === 'conc') m.set(r.row.deviceId!, []);
+    for (const g of groups) for (const r of g.rows) if (r.kind === 'stream' && r.stream?.deviceId != null && m.has(r.stream.deviceId)) m.get(r.stream.deviceId)!.push(r.id);
+    return m;
+  }, [lay, groups]);
 
   const canvasRef = useRef<HTMLCanvasElement>(null);
   const bodyRef = useRef<HTMLDivElement>(null);

@@ -7,6 +7,7 @@
 // so an answer holds a few rectangles per pixel column at most, whatever the
 // recording's size.
 import type { ConcurrencyResponse, StreamScopeApi, WindowResponse, WindowRow } from '../../../profiler/query/api.ts';
+import { concurrencyFromRows } from './concurrency.ts';
 
 export interface View {
   start: number;
@@ -62,10 +63,14 @@ export class WindowLoader {
     return this.inFlight === 0 && this.timer === null;
   }
 
-  /** Called on every view change; cheap when the loaded window still serves. */
-  update(view: View, widthCssPx: number, dpr: number, rows: string[], devices: number[]): void {
+  /**
+   * Called on every view change; cheap when the loaded window still serves.
+   * `devices`: per device with a concurrency track, its stream rows (fetched
+   * even when hidden: the track counts every stream of the device).
+   */
+  update(view: View, widthCssPx: number, dpr: number, rows: string[], devices: Map<number, string[]>): void {
     const resolutionNs = resolutionBucket(view, widthCssPx, dpr);
-    const rowsKey = rows.join(',');
+    const rowsKey = `${rows.join(',')}|${[...devices.keys()].join(',')}`;
     const serves = (w: { startNs: number; endNs: number; resolutionNs: number; rowsKey: string } | null) =>
       w !== null && w.resolutionNs === resolutionNs && w.rowsKey === rowsKey && w.startNs <= view.start && w.endNs >= view.end;
     if (serves(this.loaded) || serves(this.wanted)) return;
@@ -81,19 +86,20 @@ export class WindowLoader {
     }, this.loaded ? 30 : 0);
   }
 
-  private async fetch(want: { startNs: number; endNs: number; resolutionNs: number; rowsKey: string }, rows: string[], devices: number[], devicePx: number): Promise<void> {
+  private async fetch(want: { startNs: number; endNs: number; resolutionNs: number; rowsKey: string }, rows: string[], devices: Map<number, string[]>, devicePx: number): Promise<void> {
     const seq = ++this.seq;
     this.inFlight++;
     try {
       const buckets = Math.max(16, Math.min(4096, Math.round(devicePx / 2)));
-      const [res, ...conc] = await Promise.all([
-        rows.length
-          ? this.api.window(this.recordingId, { rows, startNs: want.startNs, endNs: want.endNs, resolutionNs: want.resolutionNs })
-          : Promise.resolve<WindowResponse>({ startNs: want.startNs, endNs: want.endNs, rows: [], strings: {} }),
-        // The concurrency track is an extra: its failure is reported, the rows are still drawn.
-        ...devices.map((deviceId) => this.api.concurrency(this.recordingId, { deviceId, startNs: want.startNs, endNs: want.endNs, buckets })
-          .catch((err: unknown) => { this.onError(err); return null; })),
-      ]);
+      const shown = new Set(rows);
+      const all = [...rows, ...[...devices.values()].flat().filter((r) => !shown.has(r))];
+      const res = all.length
+        ? await this.api.window(this.recordingId, { rows: all, startNs: want.startNs, endNs: want.endNs, resolutionNs: want.resolutionNs })
+        : { startNs: want.startNs, endNs: want.endNs, rows: [], strings: {} } satisfies WindowResponse;
+      // The concurrency track from the same answer: no second pass over the recording.
+      const byId = new Map(res.rows.map((r) => [r.rowId, r]));
+      const conc = [...devices].map(([deviceId, streamRows]) =>
+        concurrencyFromRows(deviceId, streamRows.map((r) => byId.get(r)).filter((r) => r !== undefined), want.startNs, want.endNs, buckets));
       // An answer older than the one drawn is dropped; a newer one is taken
       // even if an even newer request is on its way (no starving while panning).
       if (this.disposed || (this.loaded && this.loaded.seq > seq)) return;
@@ -111,8 +117,8 @@ export class WindowLoader {
       }
       this.loaded = {
         seq, startNs: want.startNs, endNs: want.endNs, resolutionNs: want.resolutionNs, rowsKey: want.rowsKey,
-        byRow: new Map(res.rows.map((r) => [r.rowId, r])), strings: res.strings,
-        concurrency: new Map(conc.filter((c) => c !== null).map((c) => [c.deviceId, c])), nvtxDepth, itemCount, coverageCount,
+        byRow: byId, strings: res.strings,
+        concurrency: new Map(conc.map((c) => [c.deviceId, c])), nvtxDepth, itemCount, coverageCount,
       };
       if (this.wanted === want) this.wanted = null;
       this.onLoaded(this.loaded);

@@ -1,0 +1,40 @@
+// The minimap of a whole recording from its zones (OverviewResponse in
+// api.ts): per device and bucket, the average number of kernels, copies and
+// other operations in flight. A zone is a block of one stream's rows with
+// its span and busy time (schema 5); spreading the busy time evenly over the
+// span is exact for a block that was busy throughout and smooths one with
+// gaps — fine for a strip a few pixels high that says where the work is.
+import type { Database } from 'better-sqlite3';
+import { ZONED_TABLES } from '../store/zone-tables.ts';
+import type { OverviewResponse } from './api.ts';
+
+const MAX_BUCKETS = 8192;
+
+export function overviewOf(db: Database, startNs: number, endNs: number, bucketCount: number): OverviewResponse {
+  const buckets = Math.max(1, Math.min(MAX_BUCKETS, Math.floor(bucketCount)));
+  const width = Math.max(endNs - startNs, 1) / buckets;
+  const track = new Map<number, 'kernels' | 'copies' | 'other'>([
+    [ZONED_TABLES.kernels.id, 'kernels'], [ZONED_TABLES.memcpys.id, 'copies'], [ZONED_TABLES.memsets.id, 'other'],
+  ]);
+  const devices = new Map<number, OverviewResponse['devices'][number]>();
+  const zones = db.prepare(`SELECT z.table_id AS t, s.device_id AS device, z.start_ns AS s, z.end_ns AS e, z.busy_ns AS busy
+      FROM zones z JOIN streams s ON s.id = z.lane WHERE z.table_id IN (${[...track.keys()].join(',')}) AND s.device_id IS NOT NULL`).all() as
+    { t: number; device: number; s: number; e: number; busy: number | null }[];
+  for (const z of zones) {
+    let d = devices.get(z.device);
+    if (!d) devices.set(z.device, (d = { deviceId: z.device, kernels: new Array(buckets).fill(0), copies: new Array(buckets).fill(0), other: new Array(buckets).fill(0) }));
+    const out = d[track.get(z.t)!];
+    const busy = z.busy ?? 0;
+    const span = Math.max(1, z.e - z.s);
+    // The zone's busy time, spread over its span, added to each bucket it overlaps by the overlap's share.
+    const first = Math.max(0, Math.floor((z.s - startNs) / width));
+    const last = Math.min(buckets - 1, Math.floor((z.e - startNs) / width));
+    for (let b = first; b <= last; b++) {
+      const a = Math.max(z.s, startNs + b * width);
+      const e = Math.min(z.e, startNs + (b + 1) * width);
+      if (e > a) out[b]! += (busy * (e - a)) / span / width;
+      else if (z.e === z.s) out[b]! += busy / width; // an instant zone
+    }
+  }
+  return { startNs, endNs, bucketNs: width, devices: [...devices.values()].sort((a, b) => a.deviceId - b.deviceId) };
+}

@@ -1,0 +1,47 @@
+// The timeline's concurrency track, computed in the renderer from the window
+// it already holds (renderer/src/timeline/concurrency.ts), against the exact
+// sweep over every operation (profiler/query/concurrency.ts) on real H100
+// recordings: equal where the window holds items; where sub-pixel operations
+// were merged into coverage, every busy stream is still counted.
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { concurrencyOf } from '../../profiler/query/concurrency.ts';
+import { RecordingQuery } from '../../profiler/query/recording-query.ts';
+import { concurrencyFromRows } from '../../renderer/src/timeline/concurrency.ts';
+
+const fixture = (name: string) => path.resolve(import.meta.dirname, `../fixtures/recordings/${name}.sqlite`);
+
+describe('concurrency track from the window', () => {
+  for (const name of ['normalise-concurrent', 'matmul-concurrent', 'transpose-default-stream', 'torch_streams']) {
+    it(`${name}: equal to the exact sweep at full detail, an upper bound when merged`, () => {
+      const q = new RecordingQuery('t', fixture(name));
+      try {
+        const s = q.summary();
+        const trace = q.analysis().trace;
+        for (const d of s.devices) {
+          const rows = s.streams.filter((st) => st.deviceId === d.id).map((st) => st.rowId);
+          if (rows.length === 0) continue;
+          const { start, end } = trace.span;
+          const buckets = 800;
+          const exact = concurrencyOf(trace, { deviceId: d.id, startNs: start, endNs: end, buckets });
+          const fine = q.window({ rows, startNs: start, endNs: end, resolutionNs: 1 });
+          const got = concurrencyFromRows(d.id, fine.rows, start, end, buckets);
+          expect(got.kernels).toEqual(exact.kernels);
+          expect(got.h2d).toEqual(exact.h2d);
+          expect(got.d2h).toEqual(exact.d2h);
+          expect(Math.max(...got.kernels, ...got.h2d, ...got.d2h)).toBeGreaterThan(0);
+          const coarse = q.window({ rows, startNs: start, endNs: end, resolutionNs: (end - start) / 200 });
+          const merged = concurrencyFromRows(d.id, coarse.rows, start, end, buckets);
+          // A merged span has one kind (its most frequent), so a track may lose an operation to
+          // another; but every stream busy at an instant is counted by one track then.
+          for (let b = 0; b < buckets; b++) {
+            const busy = merged.kernels[b]! + merged.h2d[b]! + merged.d2h[b]! + merged.other[b]!;
+            expect(busy).toBeGreaterThanOrEqual(Math.max(exact.kernels[b]!, exact.h2d[b]!, exact.d2h[b]!, exact.other[b]!));
+          }
+        }
+      } finally {
+        q.close();
+      }
+    });
+  }
+});
