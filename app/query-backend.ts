@@ -4,7 +4,6 @@
 // (query-worker.ts), never on the main process's event loop.
 import type { ExportSummary } from '../profiler/export/chrome-trace.ts';
 import type { StreamScopeApi } from '../profiler/query/api.ts';
-import { compareRecordings } from '../profiler/query/compare.ts';
 import { SessionRegistry } from '../profiler/query/session.ts';
 
 /** The API methods answered by the query worker. */
@@ -21,20 +20,20 @@ export function isQueryMethod(m: string): m is QueryMethod {
 }
 
 export function createQueryBackend(): QueryBackend {
-  const registry = new SessionRegistry();
+  const registry = new SessionRegistry({ analysisThread: true });
   const q = (id: string) => registry.get(id);
   return {
     listRecordings: async () => registry.list(),
     openRecording: async (file) => registry.open(file),
     summary: async (id) => q(id).summary(),
     window: async (id, r) => q(id).window(r),
-    concurrency: async (id, r) => q(id).concurrency(r),
+    concurrency: (id, r) => registry.concurrency(id, r),
     overview: async (id, buckets) => q(id).overview(buckets),
     details: async (id, ref) => q(id).details(ref),
     search: async (id, r) => q(id).search(r),
-    stats: async (id) => q(id).stats(),
-    findings: async (id) => q(id).findings(),
-    compare: async (base, other) => compareRecordings(q(base), q(other)),
+    stats: (id) => registry.stats(id),
+    findings: (id) => registry.findings(id),
+    compare: (base, other) => registry.compare(base, other),
     exportTraceTo: (id, out) => q(id).exportTrace(out),
     close: () => registry.closeAll(),
   };

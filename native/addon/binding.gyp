@@ -22,9 +22,14 @@
         "../../node_modules/better-sqlite3/deps/sqlite3",
         "../collector"
       ],
+      # NODE_API_SWALLOW_UNTHROWABLE_EXCEPTIONS: a worker thread stopped
+      # while the addon loads a recording for it (the analysis thread closed
+      # mid-analysis) makes every Node-API call fail; the error must then be
+      # dropped, not escape as a C++ exception that aborts the whole process.
       "defines": [
         "NAPI_VERSION=8",
         "NAPI_CPP_EXCEPTIONS",
+        "NODE_API_SWALLOW_UNTHROWABLE_EXCEPTIONS",
         "SQLITE_THREADSAFE=2",
         "SQLITE_DQS=0",
         "SQLITE_DEFAULT_MEMSTATUS=0",

@@ -11,6 +11,7 @@
 // at least a pixel, so there are at most (width / resolution + 1) of them per
 // depth; items are at least a pixel long and a stream runs one at a time.
 // Items must be fed in start order.
+import type { ZonedTable, ZoneSpan } from '../store/zones.ts';
 import type { CoverageSpan, ItemKind, ItemRef, TimelineItem } from './api.ts';
 
 interface OpenSpan {
@@ -84,4 +85,28 @@ export function nestingDepths(ranges: readonly { start: number; end: number }[])
     open.push(r.end);
     return depth;
   });
+}
+
+/**
+ * Whether a zone lying wholly inside the window becomes exactly one
+ * coverage span at resolution `res` without reading its rows: when it is
+ * narrower than a pixel, or when none of its rows is a pixel long and no
+ * gap between them is as wide as one (RowBuilder would merge them all into
+ * one span from the zone's start to its end). A zone that crosses the
+ * window's edge goes row by row, so only the rows inside are counted.
+ */
+export function zoneIsOneSpan(z: ZoneSpan, window: { startNs: number; endNs: number }, res: number): boolean {
+  if (z.startNs < window.startNs || z.endNs > window.endNs) return false;
+  if (z.endNs - z.startNs < res) return true;
+  return z.maxDurNs !== null && z.maxGapNs !== null && z.maxDurNs < res && z.maxGapNs < res;
+}
+
+/**
+ * The rows of a zone per copy kind ([[kind, rows]]; one entry of kind null
+ * for tables other than memcpys), so that a zone drawn as one span counts
+ * each kind as its rows would have.
+ */
+export function zoneKinds(table: ZonedTable, z: ZoneSpan): [number | null, number][] {
+  if (table !== 'memcpys' || !z.copyKindRows) return [[null, z.rows]];
+  return Object.entries(JSON.parse(z.copyKindRows) as Record<string, number>).map(([k, n]) => [Number(k), n]);
 }

@@ -24,7 +24,7 @@ import type {
 import { concurrencyOf } from './concurrency.ts';
 import { ItemDetailsReader } from './item-details.ts';
 import { apiRowId, itemKindOf, nvtxRowId, parseRowId, streamKind, streamRowId } from './item-kinds.ts';
-import { nestingDepths, RowBuilder } from './level-of-detail.ts';
+import { nestingDepths, RowBuilder, zoneIsOneSpan, zoneKinds } from './level-of-detail.ts';
 import { openReadOnly } from './open-read-only.ts';
 import { overviewOf } from './overview.ts';
 import { NameSearch } from './search.ts';
@@ -229,9 +229,8 @@ export class RecordingQuery {
     for (const table of row.tables) {
       for (const z of zonesInWindow(this.#db, table, row.lane, req.startNs, req.endNs)) {
         // NVTX rows need every range for their nesting depth: never summed.
-        if (!nested && z.endNs - z.startNs < res) {
-          // The zone's copies may be of several kinds; which, only its rows say.
-          pieces.push({ ref: null, kind: itemKindOf(table, {}), start: z.startNs, end: z.endNs, count: z.rows });
+        if (!nested && zoneIsOneSpan(z, req, res)) {
+          for (const [copyKind, count] of zoneKinds(table, z)) pieces.push({ ref: null, kind: itemKindOf(table, { copy_kind: copyKind }), start: z.startNs, end: z.endNs, count });
           continue;
         }
         const visible = Math.min(z.endNs, req.endNs) - Math.max(z.startNs, req.startNs);
@@ -240,6 +239,8 @@ export class RecordingQuery {
           for (const c of coverageInZone(this.#db, table, row.lane, z, req.startNs, req.endNs, req.startNs, res)) {
             pieces.push({ ref: null, kind: itemKindOf(table, { copy_kind: c.copyKind }), start: c.startNs, end: c.endNs, count: c.count });
           }
+          // No row of the zone is a pixel long: the coverage was all of it.
+          if (z.maxDurNs !== null && z.maxDurNs < res) continue;
         }
         for (const r of itemsInZone<ItemRow>(this.#db, table, row.lane, z, req.startNs, req.endNs, ITEM_COLUMNS[table], dense ? res : 0)) {
           pieces.push({ ref: { table, id: r.id }, kind: itemKindOf(table, r), start: r.start_ns, end: r.end_ns, nameId: r.name_id ?? 0 });

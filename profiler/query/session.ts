@@ -6,12 +6,27 @@
 // the desktop app has one; browser mode never lists local paths.
 import crypto from 'node:crypto';
 import path from 'node:path';
+import type { Finding } from '../analysis/findings/types.ts';
+import type { DiffSummary } from '../compare/diff.ts';
+import { AnalysisThread, type AnalysisTarget } from './analysis-thread.ts';
 import { ApiError } from './api-error.ts';
-import type { RecordingHandle } from './api.ts';
+import type { ConcurrencyRequest, ConcurrencyResponse, RecordingHandle, StatsResponse } from './api.ts';
+import { compareRecordings } from './compare.ts';
 import { RecordingQuery } from './recording-query.ts';
 
 export class SessionRegistry {
   readonly #open = new Map<string, RecordingQuery>();
+  readonly #analysis: AnalysisThread | null;
+
+  /**
+   * With `analysisThread` (the server, the app's query worker), findings,
+   * stats, concurrency and compare are computed on a thread of their own
+   * (analysis-thread.ts), so windows keep being answered meanwhile; without
+   * (tests, scripts), here.
+   */
+  constructor(opts: { analysisThread?: boolean } = {}) {
+    this.#analysis = opts.analysisThread ? new AnalysisThread() : null;
+  }
 
   /**
    * Opens `file` read-only (or returns the handle it already has: opening
@@ -46,7 +61,33 @@ export class SessionRegistry {
   closeAll(): void {
     for (const q of this.#open.values()) q.close();
     this.#open.clear();
+    void this.#analysis?.close();
   }
+
+  async findings(id: string): Promise<Finding[]> {
+    const q = this.get(id);
+    return this.#analysis ? this.#analysis.findings(targetOf(q)) : q.findings();
+  }
+
+  async stats(id: string): Promise<StatsResponse> {
+    const q = this.get(id);
+    return this.#analysis ? this.#analysis.stats(targetOf(q)) : q.stats();
+  }
+
+  async concurrency(id: string, req: ConcurrencyRequest): Promise<ConcurrencyResponse> {
+    const q = this.get(id);
+    return this.#analysis ? this.#analysis.concurrency(targetOf(q), req) : q.concurrency(req);
+  }
+
+  async compare(baseId: string, otherId: string): Promise<DiffSummary> {
+    const base = this.get(baseId);
+    const other = this.get(otherId);
+    return this.#analysis ? this.#analysis.compare(targetOf(base), targetOf(other)) : compareRecordings(base, other);
+  }
+}
+
+function targetOf(q: RecordingQuery): AnalysisTarget {
+  return { id: q.recordingId, file: q.path };
 }
 
 function handleOf(q: RecordingQuery): RecordingHandle {

@@ -17,7 +17,6 @@ import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { checkArguments } from '../query/api-args.ts';
-import { compareRecordings } from '../query/compare.ts';
 import { ApiError, apiErrorOf } from '../query/api-error.ts';
 import { apiMethods, type ApiErrorCode, type ApiMethod, type Capabilities } from '../query/api.ts';
 import { SessionRegistry } from '../query/session.ts';
@@ -76,7 +75,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   }
   const token = crypto.randomBytes(32).toString('hex');
   const tokenBytes = Buffer.from(token);
-  const registry = new SessionRegistry();
+  const registry = new SessionRegistry({ analysisThread: true });
   const failed: OpenFailure[] = [];
   for (const f of opts.files) {
     try {
@@ -98,13 +97,13 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       // files of `serve FILE...` that could not be opened from it.
       case 'summary': return { ...q().summary(), openErrors: failed };
       case 'window': return q().window(args[1] as never);
-      case 'concurrency': return q().concurrency(args[1] as never);
+      case 'concurrency': return registry.concurrency(args[0] as string, args[1] as never);
       case 'overview': return q().overview(args[1] as number);
       case 'details': return q().details(args[1] as never);
       case 'search': return q().search(args[1] as never);
-      case 'stats': return q().stats();
-      case 'findings': return q().findings();
-      case 'compare': return compareRecordings(q(), registry.get(args[1] as string));
+      case 'stats': return registry.stats(args[0] as string);
+      case 'findings': return registry.findings(args[0] as string);
+      case 'compare': return registry.compare(args[0] as string, args[1] as string);
       case 'openRecording': case 'showOpenDialog': case 'record': case 'recordStatus': case 'exportTrace':
         throw new ApiError('forbidden', `${method} is not available in browser mode (read-only): use the desktop app (streamscope open)`);
     }
@@ -142,14 +141,12 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
         } catch {
           return sendError(new ApiError('bad-request', 'the body is not JSON'));
         }
-        let result: string;
-        try {
-          // The same argument contract as the Electron side (api-args.ts).
-          result = JSON.stringify(call(method, checkArguments(method, args)));
-        } catch (e) {
-          return sendError(apiErrorOf(e));
-        }
-        send(200, result, 'application/json');
+        // The same argument contract as the Electron side (api-args.ts).
+        // Analysis methods answer later, from the analysis thread; the rest at once.
+        const checked = args;
+        Promise.resolve()
+          .then(() => call(method, checkArguments(method, checked)))
+          .then((value) => send(200, JSON.stringify(value), 'application/json'), (e: unknown) => sendError(apiErrorOf(e)));
       });
       return;
     }

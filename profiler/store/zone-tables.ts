@@ -62,3 +62,28 @@ export function zoneBusySql(table: ZonedTable): string {
       WHERE r.id BETWEEN zones.first_id AND zones.last_id AND ${r(t.lane)} = zones.lane)
     WHERE table_id = ${t.id} AND busy_ns IS NULL`;
 }
+
+/**
+ * SQL that fills the shape of the zones of `table` that have none (schema
+ * 6): the longest row, the largest gap between consecutive rows in start
+ * order (a row's start minus the latest end before it; 0 when they touch
+ * or overlap) and, for copies, the rows per copy kind as a JSON object
+ * ({"1": 2048, "2": 2048}). A window of the timeline at a resolution
+ * coarser than both draws such a zone as one coverage span without reading
+ * its rows. Run after zonesFromRowsSql and by schema 6's migration; the
+ * native ingest computes the same values as it writes.
+ */
+export function zoneShapeSql(table: ZonedTable): string {
+  const t = ZONED_TABLES[table];
+  const r = (sql: string) => sql.replace(/\b(stream_id|pid|tid|start_ns|end_ns|copy_kind)\b/g, 'r.$1');
+  const rows = `FROM ${table} r WHERE r.id BETWEEN zones.first_id AND zones.last_id AND ${r(t.lane)} = zones.lane`;
+  const copyKinds = table === 'memcpys'
+    ? `, copy_kind_rows = (SELECT json_group_object(k, n) FROM (SELECT r.copy_kind AS k, count(*) AS n ${rows} GROUP BY r.copy_kind ORDER BY r.copy_kind))`
+    : '';
+  return `UPDATE zones SET (max_dur_ns, max_gap_ns) = (
+      SELECT coalesce(max(e - s), 0), max(0, coalesce(max(s - prev_end), 0)) FROM (
+        SELECT r.start_ns AS s, ${r(t.end)} AS e,
+               max(${r(t.end)}) OVER (ORDER BY r.start_ns, r.id ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_end
+        ${rows}))${copyKinds}
+    WHERE table_id = ${t.id} AND max_dur_ns IS NULL`;
+}

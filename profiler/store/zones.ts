@@ -8,7 +8,7 @@
 // choosing the other order), and they filter rows by lane again, so zones
 // only have to cover a lane's rows, not to hold nothing else.
 import type { Database, Statement } from 'better-sqlite3';
-import { THREAD_LANE_FACTOR, ZONED_TABLES, zonesFromRowsSql, type ZonedTable } from './zone-tables.ts';
+import { THREAD_LANE_FACTOR, ZONED_TABLES, zoneShapeSql, zonesFromRowsSql, type ZonedTable } from './zone-tables.ts';
 
 export type { ZonedTable } from './zone-tables.ts';
 
@@ -98,7 +98,10 @@ export function ensureZones(db: Database): number {
     const t = ZONED_TABLES[table];
     const covered = (prepared(db, 'SELECT coalesce(max(last_id), 0) AS id FROM zones WHERE table_id = ?').get(t.id) as { id: number }).id;
     const last = (prepared(db, `SELECT coalesce(max(id), 0) AS id FROM ${table}`).get() as { id: number }).id;
-    if (last > covered) added += prepared(db, zonesFromRowsSql(table)).run({ after: covered }).changes;
+    if (last > covered) {
+      added += prepared(db, zonesFromRowsSql(table)).run({ after: covered }).changes;
+      prepared(db, zoneShapeSql(table)).run();
+    }
   }
   return added;
 }
@@ -121,6 +124,11 @@ export interface ZoneSpan {
   startNs: number;
   endNs: number;
   rows: number;
+  /** Its longest row, and the widest gap between its rows (schema 6; null in a zone written without them). */
+  maxDurNs: number | null;
+  maxGapNs: number | null;
+  /** memcpys: rows per copy kind, as JSON ({"1": 2048}); null otherwise. */
+  copyKindRows: string | null;
 }
 
 /**
@@ -130,7 +138,8 @@ export interface ZoneSpan {
  * whole-recording view of millions of operations cheap.
  */
 export function zonesInWindow(db: Database, table: ZonedTable, lane: Lane, startNs: number, endNs: number): ZoneSpan[] {
-  const sql = `SELECT first_id AS firstId, last_id AS lastId, start_ns AS startNs, end_ns AS endNs, rows FROM zones
+  const sql = `SELECT first_id AS firstId, last_id AS lastId, start_ns AS startNs, end_ns AS endNs, rows,
+      max_dur_ns AS maxDurNs, max_gap_ns AS maxGapNs, copy_kind_rows AS copyKindRows FROM zones
     WHERE table_id = ${ZONED_TABLES[table].id} AND lane = @lane AND start_ns <= @end AND end_ns >= @start ORDER BY start_ns, first_id`;
   return prepared(db, sql).all({ lane, start: startNs, end: endNs }) as ZoneSpan[];
 }

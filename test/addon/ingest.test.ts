@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cuptiInfo, devices, Ingest } from '../../profiler/native/addon.ts';
 import { cuptiLibraryPath } from '../../profiler/native/paths.ts';
 import { createRecording } from '../../profiler/store/database.ts';
+import { ZONED_TABLES, zoneShapeSql, type ZonedTable } from '../../profiler/store/zone-tables.ts';
 import { syntheticStream, tempDir } from '../helpers/native.ts';
 
 let dir: string;
@@ -103,6 +104,18 @@ describe('native ingest', () => {
           (SELECT sum(${end} - start_ns) FROM ${table} t WHERE t.id BETWEEN z.first_id AND z.last_id AND ${lane} = z.lane)`);
       expect(bad[0]!.n, table).toBe(0);
     }
+    // Each zone's shape (schema 6) is what the SQL zoner computes from its rows.
+    const shape = 'SELECT table_id, first_id, max_dur_ns, max_gap_ns, copy_kind_rows FROM zones ORDER BY table_id, first_id';
+    const written = rows<Record<string, number | string | null>>(file, shape);
+    expect(written.filter((z) => z.table_id === 2).every((z) => typeof z.copy_kind_rows === 'string')).toBe(true);
+    expect(written.some((z) => (z.max_gap_ns as number) > 0)).toBe(true);
+    const copy = path.join(path.dirname(file), 'shape-recomputed.sqlite');
+    fs.copyFileSync(file, copy);
+    const db = new Database(copy);
+    db.exec('UPDATE zones SET max_dur_ns = NULL, max_gap_ns = NULL, copy_kind_rows = NULL');
+    for (const t of Object.keys(ZONED_TABLES) as ZonedTable[]) db.exec(zoneShapeSql(t));
+    db.close();
+    expect(rows(copy, shape)).toEqual(written);
     expect(rows<Record<string, number>>(file, 'SELECT value, bytes, memory_kind, is_async FROM memsets ORDER BY correlation_id')).toEqual(
       byCorrelation(ofKind('Memset')).map((m) => ({ value: m.value, bytes: m.bytes, memory_kind: m.memory_kind, is_async: (m.flags as number) & 1 })));
   });

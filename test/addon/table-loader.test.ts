@@ -2,10 +2,13 @@
 // SQLite itself: the same rows, in (start, kind, id) order, on a real H100
 // recording — as written, with holes in its rowids, and with rowids so
 // sparse that sizing parts by their span would ask for gigabytes.
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
+import { generate } from '../../bench/generate-recording.ts';
 import { loadTimelineColumns } from '../../profiler/native/addon.ts';
 import { tempDir } from '../helpers/native.ts';
 
@@ -64,4 +67,26 @@ describe('native column loader', () => {
     expect(got).toEqual(want);
     expect(got.ops.some((o) => o.id === 4_000_000_000)).toBe(true);
   });
+
+  it('a worker thread stopped while the addon loads a recording for it does not take the process down', () => {
+    // A child process, so that an abort (an uncaught C++ exception) fails this test, not the run.
+    const file = path.join(dir, 'big.sqlite');
+    generate(file, 300_000, 16);
+    // The worker loads the columns over and over: stopped at any moment, it is almost surely inside the addon.
+    const loader = path.resolve(import.meta.dirname, '../../profiler/native/addon.ts'); // what the analysis thread loads with
+    const script = `
+      import { Worker } from 'node:worker_threads';
+      const body = 'import { loadTimelineColumns } from ' + ${JSON.stringify(JSON.stringify(pathToFileURL(loader).href))} + '; for (;;) loadTimelineColumns(' + ${JSON.stringify(JSON.stringify(file))} + ');';
+      for (const ms of [300, 450, 600]) {
+        const w = new Worker(new URL('data:text/javascript,' + encodeURIComponent(body)));
+        w.on('error', (e) => { console.error('worker failed:', e.message); process.exit(3); });
+        await new Promise((r) => setTimeout(r, ms));
+        await w.terminate();
+      }
+      console.log('alive');`;
+    const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', timeout: 60_000 });
+    expect(r.stderr).not.toContain('terminate called');
+    expect(r.stdout.trim()).toBe('alive');
+    expect(r.status).toBe(0);
+  }, 90_000);
 });

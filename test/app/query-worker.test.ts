@@ -1,5 +1,6 @@
 // The query worker: the main process's data calls answered on another thread
 // by profiler/query's session registry, on real H100 recordings.
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -123,6 +124,19 @@ describe('query worker', () => {
     const r = await dispatch(api, channelFor('showOpenDialog'), []);
     expect(r).toMatchObject({ ok: true, value: [expect.objectContaining({ path: fixture('normalise-concurrent') })] });
   });
+});
+
+describe('the Electron build', () => {
+  it('its query worker answers findings through the bundled analysis worker', async () => {
+    // What electron-builder packs: app/dist from `npm run build:app` (the analysis worker must be an entry of its own).
+    const root = path.resolve(import.meta.dirname, '../..');
+    execFileSync(process.execPath, [path.join(root, 'node_modules/vite/bin/vite.js'), 'build', '-c', 'app/vite.config.ts'], { cwd: root, stdio: 'pipe' });
+    expect(fs.existsSync(path.join(root, 'app/dist/analysis-worker.cjs'))).toBe(true);
+    const c = new QueryClient({ workerPath: path.join(root, 'app/dist/query-worker.cjs') });
+    clients.push(c);
+    const h = await c.openRecording(fixture('normalise-default-stream'));
+    expect((await c.findings(h.recordingId)).map((f) => f.kind)).toContain('legacy-default-stream');
+  }, 120_000);
 });
 
 describe('File ▸ Export…', () => {

@@ -8,6 +8,7 @@ import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { RecordingQuery } from '../../profiler/query/recording-query.ts';
 import { openRecording } from '../../profiler/store/database.ts';
+import { latestSchemaVersion } from '../../profiler/store/migrations/index.ts';
 import { tempDir } from '../helpers/native.ts';
 
 const fixture = (name: string) => path.resolve(import.meta.dirname, `../fixtures/recordings/${name}.sqlite`);
@@ -58,16 +59,20 @@ describe('overview from zones', () => {
     });
   }
 
-  it('a recording of schema 4 gets its zones\' busy time when opened, equal to its rows\'', () => {
+  it('a recording of schema 4 gets its zones\' busy time (and shape) when opened, equal to its rows\'', () => {
     const file = path.join(dir, 'v4.sqlite');
     fs.copyFileSync(fixture('cupy_streams'), file);
     const old = new Database(file);
-    old.exec('ALTER TABLE zones DROP COLUMN busy_ns');
+    const shape = 'SELECT table_id, first_id, max_dur_ns, max_gap_ns, copy_kind_rows FROM zones ORDER BY table_id, first_id';
+    const shapes = old.prepare(shape).all();
+    old.exec('ALTER TABLE zones DROP COLUMN busy_ns; ALTER TABLE zones DROP COLUMN max_dur_ns; ALTER TABLE zones DROP COLUMN max_gap_ns; ALTER TABLE zones DROP COLUMN copy_kind_rows');
     old.pragma('user_version = 4');
     old.close();
     const db = openRecording(file, { readonly: true });
     try {
-      expect(db.pragma('user_version', { simple: true })).toBe(5);
+      expect(db.pragma('user_version', { simple: true })).toBe(latestSchemaVersion);
+      // Schema 6's zone shapes come back as they were.
+      expect(db.prepare(shape).all()).toEqual(shapes);
       const zones = db.prepare('SELECT table_id AS t, lane, first_id AS a, last_id AS b, busy_ns AS busy FROM zones WHERE table_id = 1').all() as { lane: number; a: number; b: number; busy: number }[];
       expect(zones.length).toBeGreaterThan(0);
       for (const z of zones) {

@@ -6,7 +6,9 @@ import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generate } from '../../bench/generate-recording.ts';
 import type { CoverageSpan, TimelineItem } from '../../profiler/query/api.ts';
+import { RecordingWriter } from '../../profiler/import/recording-writer.ts';
 import { RecordingQuery } from '../../profiler/query/recording-query.ts';
+import { ZONE_ROWS } from '../../profiler/store/zone-tables.ts';
 import { tempDir } from '../helpers/native.ts';
 
 const fixture = (name: string) => path.resolve(import.meta.dirname, '../fixtures/recordings', name);
@@ -183,6 +185,92 @@ describe('window on 200k generated operations over 64 streams', () => {
     expect(d.related[0]!.ref.table).toBe('api_calls');
     const api = bigDb.prepare('SELECT correlation_id AS c FROM api_calls WHERE id = ?').get(d.related[0]!.ref.id) as { c: number };
     expect(api.c).toBe(k.c);
+  });
+});
+
+describe('window: zones drawn whole from their shape (schema 6)', () => {
+  // 100k ops over 4 streams: several zones per stream and table, so a
+  // window holds zones wholly inside it (drawn from the zone) and zones
+  // crossing its edges (read row by row).
+  let dir: string;
+  let shaped: RecordingQuery;
+  let rowsOnly: RecordingQuery;
+  let zones: { lane: number; s: number; e: number; dur: number; gap: number }[];
+  beforeAll(() => {
+    dir = tempDir('zone-shape');
+    const f = path.join(dir, 'shaped.sqlite');
+    generate(f, 100_000, 4);
+    // The same recording without zone shapes: every window goes row by row.
+    const g = path.join(dir, 'rows-only.sqlite');
+    fs.copyFileSync(f, g);
+    const db = new Database(g);
+    db.exec('UPDATE zones SET max_dur_ns = NULL, max_gap_ns = NULL, copy_kind_rows = NULL');
+    zones = new Database(f, { readonly: true }).prepare("SELECT lane, start_ns AS s, end_ns AS e, max_dur_ns AS dur, max_gap_ns AS gap FROM zones WHERE table_id IN (1, 2)").all() as typeof zones;
+    db.close();
+    shaped = new RecordingQuery('shaped', f);
+    rowsOnly = new RecordingQuery('rows-only', g);
+  });
+  afterAll(() => {
+    shaped.close();
+    rowsOnly.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** A recording and its copy without zone shapes. */
+  function withAndWithoutShapes(name: string, write: (w: RecordingWriter) => void): [RecordingQuery, RecordingQuery] {
+    const f = path.join(dir, `${name}.sqlite`);
+    const w = new RecordingWriter(f, { overwrite: true, originNs: 0 });
+    w.device(0, { name: 'GPU', smCount: 132, ccMajor: 9, ccMinor: 0, totalMemoryBytes: 2 ** 30 });
+    w.streamFacts(0, 1, 7, 1, { flags: 2 });
+    write(w);
+    w.finish({ command: name });
+    const g = path.join(dir, `${name}-rows-only.sqlite`);
+    fs.copyFileSync(f, g);
+    const db = new Database(g);
+    db.exec('UPDATE zones SET max_dur_ns = NULL, max_gap_ns = NULL, copy_kind_rows = NULL');
+    db.close();
+    return [new RecordingQuery(name, f), new RecordingQuery(`${name}-rows-only`, g)];
+  }
+
+  it('a zone with one gap wider than a pixel, or one row longer than a pixel, is read row by row', () => {
+    // One stream, 3 zones of 1 µs kernels 1 µs apart; the second zone has one 10 ms gap, the third one 10 ms kernel.
+    const [a, b] = withAndWithoutShapes('gappy', (w) => {
+      let t = 0;
+      for (let i = 0; i < 3 * ZONE_ROWS; i++) {
+        if (i === ZONE_ROWS + 100) t += 10_000_000;
+        const dur = i === 2 * ZONE_ROWS + 100 ? 10_000_000 : 1000;
+        w.kernel({ start: t, end: t + dur, device: 0, context: 1, stream: 7, pid: 1, correlation: i + 1, name: 'k', grid: [1, 1, 1], block: [32, 1, 1], registers: 8 });
+        t += dur + 1000;
+      }
+    });
+    const s = a.summary();
+    const req = { rows: [s.streams[0]!.rowId], startNs: s.startNs, endNs: s.endNs, resolutionNs: 1_000_000 };
+    const got = a.window(req);
+    expect(got).toEqual(b.window(req));
+    // The gap splits the coverage; the long kernel is an item.
+    expect(got.rows[0]!.coverage.length).toBe(3);
+    expect(got.rows[0]!.items).toHaveLength(1);
+    a.close();
+    b.close();
+  });
+
+  it('gives exactly the answer of reading every row, at any zoom', () => {
+    const s = shaped.summary();
+    const span = s.endNs - s.startNs;
+    const rows = [...s.streams.map((x) => x.rowId), ...s.processes.flatMap((p) => p.threads.map((t) => t.apiRowId))];
+    const windows = [
+      [s.startNs, s.endNs, 1600], // whole recording
+      [s.startNs + span * 0.3, s.startNs + span * 0.7, 1000], // zones inside and across the edges
+      [s.startNs + span * 0.5, s.startNs + span * 0.5 + 20_000_000, 1000], // 20 ms: items
+    ] as const;
+    let drawnWhole = 0;
+    for (const [from, to, px] of windows) {
+      const req = { rows, startNs: Math.round(from), endNs: Math.round(to), resolutionNs: (to - from) / px };
+      drawnWhole += zones.filter((z) => z.s >= req.startNs && z.e <= req.endNs && z.dur < req.resolutionNs && z.gap < req.resolutionNs).length;
+      expect(shaped.window(req)).toEqual(rowsOnly.window(req));
+    }
+    // The shortcut was taken (the zones' shape allowed it), not just skipped.
+    expect(drawnWhole).toBeGreaterThan(10);
   });
 });
 

@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <climits>
 #include <cstring>
+#include <map>
 
 #include "device_inventory.h"
 #include "sqlite3.h"
@@ -134,11 +135,11 @@ Ingest::Ingest(const std::string& db_path, uint64_t origin_ns) : db_path_(db_pat
       " VALUES (?,?,?,?,?,?,?,?,?)");
   ins_nvtx_ = prepare("INSERT INTO nvtx_ranges (start_ns, end_ns, pid, tid, name_id, domain_id) VALUES (?,?,?,?,?,?)");
   ins_zone_ = prepare(
-      "INSERT INTO zones (table_id, lane, start_ns, first_id, last_id, end_ns, rows, min_correlation, max_correlation, busy_ns)"
-      " VALUES (?,?,?,?,?,?,?,?,?,?)");
+      "INSERT INTO zones (table_id, lane, start_ns, first_id, last_id, end_ns, rows, min_correlation, max_correlation, busy_ns,"
+      " max_dur_ns, max_gap_ns, copy_kind_rows) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)");
   // zones.table_id values: SCHEMA.md (and profiler/store/zones.ts).
   kernels_.table_id = 1, kernels_.insert = ins_kernel_, kernels_.columns = 25;
-  memcpys_.table_id = 2, memcpys_.insert = ins_memcpy_, memcpys_.columns = 15;
+  memcpys_.table_id = 2, memcpys_.insert = ins_memcpy_, memcpys_.columns = 15, memcpys_.copy_kind_column = 7;
   memsets_.table_id = 3, memsets_.insert = ins_memset_, memsets_.columns = 12;
   syncs_.table_id = 4, syncs_.insert = ins_sync_, syncs_.columns = 9;
   api_calls_.table_id = 5, api_calls_.insert = ins_api_, api_calls_.columns = 9;
@@ -776,16 +777,32 @@ void Ingest::writePending(PendingTable& t, const std::string& where) {
     i = j;
   }
 
+  // A zone's shape (SCHEMA.md "Zones"): its rows come in start order here,
+  // so the widest gap is each start minus the latest end before it.
   struct Zone {
-    int64_t lane, first, last, start, end, rows, min_corr, max_corr, busy;
+    int64_t lane, first, last, start, end, rows, min_corr, max_corr, busy, max_dur, max_gap;
   } z{};
+  std::map<int64_t, int64_t> copy_kinds;  // memcpys: rows per copy kind (a handful of kinds)
   auto emit = [&] {
     if (z.rows == 0) return;
-    Binder{ins_zone_}(int64_t{t.table_id})(z.lane)(z.start)(z.first)(z.last)(z.end)(z.rows)
+    Binder b{ins_zone_};
+    b(int64_t{t.table_id})(z.lane)(z.start)(z.first)(z.last)(z.end)(z.rows)
         (z.min_corr == kNull ? std::nullopt : std::optional<int64_t>(z.min_corr))
-        (z.max_corr == kNull ? std::nullopt : std::optional<int64_t>(z.max_corr))(z.busy);
+        (z.max_corr == kNull ? std::nullopt : std::optional<int64_t>(z.max_corr))(z.busy)(z.max_dur)(z.max_gap);
+    if (t.copy_kind_column >= 0) {
+      // The JSON SQLite's json_group_object writes: {"1":2048,"2":2048}.
+      std::string json = "{";
+      for (const auto& [kind, n] : copy_kinds) {
+        if (json.size() > 1) json += ',';
+        json += '"' + std::to_string(kind) + "\":" + std::to_string(n);
+      }
+      b.text(json + "}");
+    } else {
+      b(std::optional<int64_t>{});
+    }
     step(db_, ins_zone_, where);
     z.rows = 0;
+    copy_kinds.clear();
   };
   for (const Key& k : t.keys) {
     const int64_t* v = t.values.data() + static_cast<size_t>(k.row) * t.columns;
@@ -799,8 +816,12 @@ void Ingest::writePending(PendingTable& t, const std::string& where) {
     // table meanwhile), so a zone is a [first, last] range of one lane.
     if (z.rows == kZoneRows || (z.rows > 0 && (z.lane != k.lane || id != z.last + 1))) emit();
     if (z.rows == 0) {
-      z = Zone{k.lane, id, id, k.start, k.end, 0, k.correlation, k.correlation, 0};
+      z = Zone{k.lane, id, id, k.start, k.end, 0, k.correlation, k.correlation, 0, 0, 0};
+    } else {
+      z.max_gap = std::max(z.max_gap, k.start - z.end);
     }
+    z.max_dur = std::max(z.max_dur, k.end - k.start);
+    if (t.copy_kind_column >= 0) ++copy_kinds[v[t.copy_kind_column]];
     z.last = id;
     z.start = std::min(z.start, k.start);
     z.end = std::max(z.end, k.end);

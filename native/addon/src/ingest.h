@@ -37,7 +37,7 @@ class IngestError : public std::runtime_error {
 };
 
 // The schema version this ingest writes (profiler/store/migrations).
-inline constexpr int kSchemaVersion = 5;
+inline constexpr int kSchemaVersion = 6;
 
 struct FlushInfo {
   uint32_t reason = 0, signal = 0;
@@ -130,6 +130,7 @@ class Ingest {
     int table_id = 0;  // zones.table_id
     sqlite3_stmt* insert = nullptr;
     int columns = 0;
+    int copy_kind_column = -1;  // memcpys: where copy_kind is in a row, for the zones' rows per copy kind
     struct Key {
       int64_t lane, start, end, correlation;  // correlation kNull: none
       uint32_t row;

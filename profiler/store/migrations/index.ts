@@ -6,13 +6,14 @@ import * as m0002 from './0002-stream-creator.ts';
 import * as m0003 from './0003-zones.ts';
 import * as m0004 from './0004-pcie-link.ts';
 import * as m0005 from './0005-zone-busy.ts';
+import * as m0006 from './0006-zone-shape.ts';
 
 export interface Migration {
   readonly version: number;
   readonly sql: string;
 }
 
-export const migrations: readonly Migration[] = [m0001, m0002, m0003, m0004, m0005];
+export const migrations: readonly Migration[] = [m0001, m0002, m0003, m0004, m0005, m0006];
 
 for (let i = 0; i < migrations.length; i++) {
   if (migrations[i]!.version !== i + 1) {

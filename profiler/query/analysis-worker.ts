@@ -1,0 +1,55 @@
+// Entry of the analysis thread (analysis-thread.ts): the API methods that
+// need the whole recording analysed — findings, stats, concurrency, compare —
+// answered by RecordingQuery objects of this thread's own. Analysing ten
+// million operations takes seconds; here it holds up nothing but other
+// analyses, while the thread that draws the timeline keeps answering
+// windows.
+//
+// Messages in:  { n, method, targets: [{ id, file }], args }
+// Messages out: { n, ok: true, value } | { n, ok: false, error: ApiErrorShape }
+import { parentPort } from 'node:worker_threads';
+import { toApiErrorShape } from './api-error.ts';
+import { compareRecordings } from './compare.ts';
+import { RecordingQuery } from './recording-query.ts';
+import type { AnalysisRequest, AnalysisResponse } from './analysis-thread.ts';
+
+if (!parentPort) throw new Error('profiler/query/analysis-worker.ts runs as a worker thread (see analysis-thread.ts)');
+const port = parentPort;
+
+/** Open recordings by file, least recently used first (an analysis of 10 M operations holds about a GB). */
+const open = new Map<string, RecordingQuery>();
+const KEEP = 3;
+
+function query(id: string, file: string): RecordingQuery {
+  let q = open.get(file);
+  if (q) open.delete(file);
+  else q = new RecordingQuery(id, file);
+  open.set(file, q);
+  while (open.size > KEEP) {
+    const [oldest, old] = open.entries().next().value!;
+    old.close();
+    open.delete(oldest);
+  }
+  return q;
+}
+
+port.on('message', (msg: AnalysisRequest | { close: true }) => {
+  if ('close' in msg) {
+    for (const q of open.values()) q.close();
+    port.close();
+    return;
+  }
+  let out: AnalysisResponse;
+  try {
+    // Both recordings of a comparison are held while it runs.
+    const [a, b] = msg.targets.map((t) => query(t.id, t.file));
+    const value = msg.method === 'findings' ? a!.findings()
+      : msg.method === 'stats' ? a!.stats()
+      : msg.method === 'concurrency' ? a!.concurrency(msg.args[0] as never)
+      : compareRecordings(a!, b!);
+    out = { n: msg.n, ok: true, value };
+  } catch (err) {
+    out = { n: msg.n, ok: false, error: toApiErrorShape(err, msg.targets[0]?.file) };
+  }
+  port.postMessage(out);
+});

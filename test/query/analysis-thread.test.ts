@@ -1,0 +1,90 @@
+// The analysis thread: findings, stats, concurrency and compare answered on
+// a thread of their own (what the server and the app's query worker use),
+// equal to the same methods run in place, on real H100 recordings; errors
+// come back as the API's errors, naming the file.
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { AnalysisThread } from '../../profiler/query/analysis-thread.ts';
+import { ApiError } from '../../profiler/query/api-error.ts';
+import { compareRecordings } from '../../profiler/query/compare.ts';
+import { RecordingQuery } from '../../profiler/query/recording-query.ts';
+import { SessionRegistry } from '../../profiler/query/session.ts';
+import { tempDir } from '../helpers/native.ts';
+
+const fixture = (name: string) => path.resolve(import.meta.dirname, `../fixtures/recordings/${name}.sqlite`);
+const dir = tempDir('analysis-thread');
+const threads: AnalysisThread[] = [];
+function thread(): AnalysisThread {
+  const t = new AnalysisThread();
+  threads.push(t);
+  return t;
+}
+afterAll(async () => {
+  for (const t of threads) await t.close();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+describe('analysis thread', () => {
+  it('answers exactly what the recording answers in place', async () => {
+    const base = new RecordingQuery('a', fixture('normalise-default-stream'));
+    const other = new RecordingQuery('b', fixture('normalise-concurrent'));
+    try {
+      const t = thread();
+      const a = { id: 'a', file: base.path };
+      const b = { id: 'b', file: other.path };
+      const s = base.summary();
+      const req = { deviceId: s.devices[0]!.id, startNs: s.startNs, endNs: s.endNs, buckets: 200 };
+      const [findings, stats, conc, diff] = await Promise.all([t.findings(a), t.stats(a), t.concurrency(a, req), t.compare(a, b)]);
+      expect(findings.map((f) => f.kind)).toContain('legacy-default-stream');
+      expect(findings).toEqual(base.findings());
+      expect(stats).toEqual(base.stats());
+      expect(conc).toEqual(base.concurrency(req));
+      expect(diff).toEqual(compareRecordings(base, other));
+    } finally {
+      base.close();
+      other.close();
+    }
+  });
+
+  it('returns at once and answers later: the calling thread is free meanwhile', async () => {
+    const t = thread();
+    let answered = false;
+    const p = t.findings({ id: 'x', file: fixture('transpose-pageable') }).then((f) => { answered = true; return f; });
+    await new Promise((r) => setTimeout(r, 0));
+    expect(answered).toBe(false);
+    expect((await p).map((f) => f.kind)).toContain('pageable-async-copy');
+  });
+
+  it('a file it cannot read fails with the API error naming it; the thread goes on', async () => {
+    const t = thread();
+    const bad = path.join(dir, 'not-a-recording.sqlite');
+    fs.writeFileSync(bad, 'hello, not SQLite');
+    const err = await t.findings({ id: 'x', file: bad }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ApiError);
+    expect(err).toMatchObject({ code: 'not-a-recording', file: bad });
+    expect((err as Error).message).toContain(bad);
+    expect(await t.stats({ id: 'y', file: fixture('matmul-serial') })).toHaveProperty('kernels');
+  });
+
+  it('closing it fails what is in flight with internal', async () => {
+    const t = new AnalysisThread();
+    const p = t.findings({ id: 'x', file: fixture('matmul-pageable') }).catch((e: unknown) => e);
+    await t.close();
+    expect(await p).toMatchObject({ code: 'internal' });
+  });
+
+  it('the session registry sends analysis there when asked, and answers in place otherwise', async () => {
+    const threaded = new SessionRegistry({ analysisThread: true });
+    const inPlace = new SessionRegistry();
+    try {
+      const a = threaded.open(fixture('matmul-sync-each'));
+      const b = inPlace.open(fixture('matmul-sync-each'));
+      expect(await threaded.findings(a.recordingId)).toEqual(await inPlace.findings(b.recordingId));
+      await expect(threaded.findings('nope')).rejects.toMatchObject({ code: 'not-found' });
+    } finally {
+      threaded.closeAll();
+      inPlace.closeAll();
+    }
+  });
+});
