@@ -26,7 +26,6 @@ import { collectorLibraryPath, repoRoot, runnerPath, syntheticStreamToolPath } f
 import { decodeHeader } from '../profiler/record/decoder.ts';
 import { beginBulkLoad, createRecording, endBulkLoad, openRecording } from '../profiler/store/database.ts';
 import { analyze } from '../profiler/analysis/load.ts';
-import { launch, serve } from '../test/e2e/browser.ts';
 import { generate } from './generate-recording.ts';
 
 const { values } = parseArgs({
@@ -254,6 +253,8 @@ async function benchRenderer(): Promise<void> {
     generate(file, ops, 64);
     lines.push(`renderer  generated ${ops.toLocaleString('en-US')} operations over 64 streams in ${((performance.now() - t) / 1000).toFixed(0)} s (${file}, kept for the next run)`);
   }
+  // Loaded here: the GPU machine runs the other benchmarks without Playwright.
+  const { launch, serve } = await import('../test/e2e/browser.ts');
   const server = await serve([file]);
   const browser = await launch();
   try {

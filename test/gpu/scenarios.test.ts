@@ -21,6 +21,7 @@ import { record } from '../../profiler/record/recorder.ts';
 import { workloadArgv } from '../../profiler/record/workload.ts';
 import { openRecording, readMeta } from '../../profiler/store/database.ts';
 import { StreamFlags } from '../../profiler/store/enums.ts';
+import { zonesWrittenAndRecomputed } from '../helpers/zones.ts';
 import { count, expectScenario, isCopy, isKernel, queryCount, SCENARIOS, streamsWith } from '../helpers/scenarios.ts';
 
 const inventory = devices();
@@ -64,6 +65,10 @@ async function recordWorkload(workload: string, scenario: string): Promise<Loade
   assert.ok(r.complete, `recording incomplete: ${r.incompleteReason}`);
   const summary = runnerSummary(r.stdout);
   assert.ok(summary.ok, 'the runner\'s result check');
+  // The zones the native ingest wrote (busy time, shape) are what SQL computes from the rows.
+  const zones = zonesWrittenAndRecomputed(file, workDir);
+  assert.ok(zones.written.length > 0);
+  assert.deepEqual(zones.recomputed, zones.written);
   const db = openRecording(file, { readonly: true });
   try {
     return { trace: loadTrace(db), file, stdout: r.stdout, summary };
