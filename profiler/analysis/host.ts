@@ -96,8 +96,20 @@ export function loadHost(db: Db, ops: GpuOps, columns?: CallColumns): Host {
     return slot >= 0 && slot < e.index.length ? e.index[slot]! : -1;
   };
 
+  // Ops of one process come in long runs: find its table when the pid changes.
   const opCall = new Int32Array(ops.length);
-  for (let k = 0; k < ops.length; k++) opCall[k] = callOf(ops.pid[k]!, ops.correlation[k]!);
+  let opPid = NaN;
+  let table: { min: number; index: Int32Array } | Map<number, number> | undefined;
+  for (let k = 0; k < ops.length; k++) {
+    if (ops.pid[k] !== opPid) table = byPid.get((opPid = ops.pid[k]!));
+    const c = ops.correlation[k]!;
+    if (!table) opCall[k] = -1;
+    else if (table instanceof Map) opCall[k] = table.get(c) ?? -1;
+    else {
+      const slot = c - table.min;
+      opCall[k] = slot >= 0 && slot < table.index.length ? table.index[slot]! : -1;
+    }
+  }
 
   // The names of the calls: the distinct ids from the loaded column (a join
   // of strings with ten million calls in SQL costs a second), then one lookup.

@@ -8,24 +8,41 @@ import type { GpuOps } from './trace.ts';
 /** Disjoint, sorted intervals as [s0, e0, s1, e1, ...]. */
 export type IntervalList = Float64Array;
 
-/** Union of the ops accepted by `accept` (GpuOps is sorted by start, so one pass). */
-export function unionOf(ops: GpuOps, accept: (i: number) => boolean): IntervalList {
-  const out: number[] = [];
+/**
+ * Union of the ops of `device` (of one category if given). GpuOps is sorted
+ * by start, so one pass; the filter is plain arguments rather than a
+ * callback, and the output is one typed array, because this runs over every op
+ * of a recording (a per-op closure call and a JS array of millions of
+ * numbers cost half a second at 10 M ops).
+ */
+export function unionOf(ops: GpuOps, device: number, category = -1): IntervalList {
+  // Room for the worst case (every op its own interval): the pages are
+  // only touched as intervals are written.
+  const out = new Float64Array(2 * ops.length + 2);
+  let n = 0;
   let s = 0;
   let e = -Infinity;
+  const { start, end } = ops;
   for (let i = 0; i < ops.length; i++) {
-    if (!accept(i)) continue;
-    const a = ops.start[i]!;
-    const b = ops.end[i]!;
+    if (ops.device[i] !== device || (category >= 0 && ops.category[i] !== category)) continue;
+    const a = start[i]!;
+    const b = end[i]!;
     if (b < a) continue;
     if (a > e) {
-      if (e > s) out.push(s, e);
+      if (e > s) {
+        out[n++] = s;
+        out[n++] = e;
+      }
       s = a;
       e = b;
     } else if (b > e) e = b;
   }
-  if (e > s) out.push(s, e);
-  return Float64Array.from(out);
+  if (e > s) {
+    out[n++] = s;
+    out[n++] = e;
+  }
+  // Mostly used (ops that rarely overlap): keep it rather than copy 100s of MB.
+  return n >= out.length / 2 ? out.subarray(0, n) : out.slice(0, n);
 }
 
 /** Total length of a list. */

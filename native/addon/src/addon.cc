@@ -1,6 +1,10 @@
 // Module entry: devices(), cuptiInfo(path?), class Ingest, loadOps(path), loadCalls(path).
 #include <napi.h>
 
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+
 #include <exception>
 #include <functional>
 #include <thread>
@@ -71,22 +75,23 @@ Napi::Value cuptiInfo(const Napi::CallbackInfo& info) {
 // each column is one gather v[order[i]] of millions of rows, memory-bound.
 class Gather {
  public:
-  explicit Gather(const std::vector<uint32_t>& order) : order_(order) {}
+  explicit Gather(const Column<uint32_t>& order) : order_(order) {}
   template <class TA, class T>
-  TA add(Napi::Env env, const std::vector<T>& v) {
+  TA add(Napi::Env env, const Column<T>& v) {
     TA a = TA::New(env, order_.size());
     T* out = a.Data();
-    const std::vector<uint32_t>* order = &order_;
+    const Column<uint32_t>* order = &order_;
     jobs_.push_back([out, &v, order] {
       const uint32_t* o = order->data();
-      for (size_t i = 0, n = order->size(); i < n; i++) out[i] = v[o[i]];
+      const T* in = v.data();
+      for (size_t i = 0, n = order->size(); i < n; i++) out[i] = in[o[i]];
     });
     return a;
   }
   void run() { runParallel(jobs_.size(), [&](size_t i) { jobs_[i](); }); }
 
  private:
-  const std::vector<uint32_t>& order_;
+  const Column<uint32_t>& order_;
   std::vector<std::function<void()>> jobs_;
 };
 
@@ -153,9 +158,12 @@ Napi::Value loadCallsBinding(const Napi::CallbackInfo& info) {
 Napi::Value loadTimelineBinding(const Napi::CallbackInfo& info) {
   return guarded(info, [](Napi::Env env, const std::string& path) -> Napi::Value {
     Timeline t = loadTimeline(path, true, true);
+    const auto t0 = std::chrono::steady_clock::now();
     Napi::Object out = Napi::Object::New(env);
     out.Set("ops", opsObject(env, t.ops));
     out.Set("calls", callsObject(env, t.calls));
+    if (std::getenv("STREAMSCOPE_LOAD_TIMING"))
+      std::fprintf(stderr, "load gather   %7.0f ms\n", std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
     return out;
   });
 }

@@ -34,11 +34,11 @@ export function buildContext(trace: Trace, host: Host): Context {
   const busy = new Map<number, IntervalList>();
   const deviceSpan = new Map<number, { start: Ns; end: Ns }>();
   const deviceIds = new Set<number>();
-  for (let i = 0; i < ops.length; i++) deviceIds.add(ops.device[i]!);
+  for (let i = 0, last = NaN; i < ops.length; i++) if (ops.device[i] !== last) deviceIds.add((last = ops.device[i]!));
   let gs = Infinity;
   let ge = -Infinity;
   for (const d of deviceIds) {
-    const u = unionOf(ops, (i) => ops.device[i] === d);
+    const u = unionOf(ops, d);
     busy.set(d, u);
     if (u.length) {
       deviceSpan.set(d, { start: u[0]!, end: u[u.length - 1]! });

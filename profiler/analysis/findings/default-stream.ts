@@ -14,8 +14,12 @@ export function legacyDefaultStream(ctx: Context): Finding[] {
   const { ops } = ctx.trace;
   const findings: Finding[] = [];
   // The pair sweep costs a pass over every op: only when legacy-stream work exists.
+  const legacyIds = [...ctx.streams.values()].filter((s) => s.flags & 1).map((s) => s.id);
+  if (legacyIds.length === 0) return findings;
+  const isLegacy = new Uint8Array(Math.max(...legacyIds) + 1);
+  for (const id of legacyIds) isLegacy[id] = 1;
   let legacyWork = false;
-  for (let i = 0; i < ops.length && !legacyWork; i++) legacyWork = ((ctx.streams.get(ops.stream[i]!)?.flags ?? 0) & 1) !== 0;
+  for (let i = 0; i < ops.length && !legacyWork; i++) legacyWork = isLegacy[ops.stream[i]!] === 1;
   if (!legacyWork) return findings;
   for (const pairs of ctx.pairs) {
     const legacy = pairs.streamIds.findIndex((s) => (ctx.streams.get(s)?.flags ?? 0) & 1);
@@ -39,7 +43,7 @@ export function legacyDefaultStream(ctx: Context): Finding[] {
         if (ctx.issue[i]! < ops.start[i]!) { starts.push(ctx.issue[i]!); ends.push(ops.start[i]!); }
       }
       if (starts.length === 0) continue;
-      const engineBusy = unionOf(ops, (i) => ops.device[i] === pairs.deviceId && ops.category[i] === category);
+      const engineBusy = unionOf(ops, pairs.deviceId, category);
       const engineIdle = subtract(Float64Array.of(ctx.gpuSpan.start, ctx.gpuSpan.end), engineBusy);
       held.push(intersect(intersect(unionOfPairs(starts, ends), engineIdle), legacyRunning));
     }

@@ -24,16 +24,12 @@ export function hostBlocking(ctx: Context): Finding[] {
     const k = ctx.host.opCall[i]!;
     if (k >= 0 && firstOpOfCall[k] === -1) firstOpOfCall[k] = i;
   }
-  // Names are few, calls are millions: decide per name once.
-  const verdict = new Map<number, boolean>();
-  const isCandidate = (nameId: number): boolean => {
-    let v = verdict.get(nameId);
-    if (v === undefined) {
-      const name = ctx.host.names.get(nameId) ?? '';
-      verdict.set(nameId, (v = SYNC.test(name) || ALLOC.test(name)));
-    }
-    return v;
-  };
+  // Names are few, calls are millions: decide per name once, into a table
+  // indexed by name id (a Map lookup per call cost ~0.2 s at 10 M calls).
+  let maxNameId = 0;
+  for (const id of ctx.host.names.keys()) maxNameId = Math.max(maxNameId, id);
+  const candidateName = new Uint8Array(maxNameId + 1);
+  for (const [id, name] of ctx.host.names) if (SYNC.test(name) || ALLOC.test(name)) candidateName[id] = 1;
   type Group = { name: string; calls: number[]; nextOps: number[]; idle: number; blocked: number; pid: number; tid: number; device: number };
   const groups = new Map<string, Group>();
   for (const [thread, list] of ctx.host.threads) {
@@ -47,16 +43,20 @@ export function hostBlocking(ctx: Context): Finding[] {
       if (calls.domain[k] === 1) runtimeEnd = Math.max(runtimeEnd, calls.end[k]!);
       if (firstOpOfCall[k] !== -1) {
         // The candidates since the last issuing call sit between two launches.
-        if (issuedBefore) {
-          const next = firstOpOfCall[k]!;
-          candidates.forEach((c, x) => charge(c, next, thread, x + 1 < candidates.length ? calls.start[candidates[x + 1]!]! : Infinity));
+        // (Tested for emptiness first: setting an array's length is a slow
+        // path in V8, 0.3 s over 10 M launches.)
+        if (candidates.length > 0) {
+          if (issuedBefore) {
+            const next = firstOpOfCall[k]!;
+            candidates.forEach((c, x) => charge(c, next, thread, x + 1 < candidates.length ? calls.start[candidates[x + 1]!]! : Infinity));
+          }
+          candidates.length = 0;
         }
-        candidates.length = 0;
         issuedBefore = true;
         continue;
       }
       if (nested || !issuedBefore) continue;
-      if (isCandidate(calls.nameId[k]!)) candidates.push(k);
+      if (candidateName[calls.nameId[k]!] === 1) candidates.push(k);
     }
   }
   // A call is charged the GPU idle time while the host sat in it; a

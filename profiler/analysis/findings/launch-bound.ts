@@ -3,6 +3,7 @@
 // in between, whatever the streams. Batch the work into fewer, larger
 // kernels, or capture the sequence in a CUDA graph (one launch for many).
 import { formatDuration } from '../../time.ts';
+import { medianInPlace } from '../select.ts';
 import { OpKind } from '../trace.ts';
 import { addOp, newEvidence, severityByCost, type Context } from './context.ts';
 import type { Finding } from './types.ts';
@@ -15,8 +16,7 @@ export function launchBound(ctx: Context): Finding[] {
   const { calls } = ctx.host;
   const findings: Finding[] = [];
   for (const [deviceId] of ctx.busy) {
-    // Launch cost: the median time the host spent in the launching call
-    // (typed arrays: a plain array of 10 M numbers sorts ten times slower).
+    // Launch cost: the median time the host spent in the launching call.
     let kernels = 0;
     for (let i = 0; i < ops.length; i++) if (ops.device[i] === deviceId && ops.kind[i] === OpKind.Kernel) kernels++;
     if (kernels < MIN_KERNELS) continue;
@@ -28,8 +28,7 @@ export function launchBound(ctx: Context): Finding[] {
       if (k >= 0) launchCost[n++] = calls.end[k]! - calls.start[k]!;
     }
     if (n < MIN_KERNELS) continue;
-    const costs = launchCost.subarray(0, n).sort();
-    const launch = costs[Math.floor(n / 2)]!;
+    const launch = medianInPlace(launchCost.subarray(0, n));
     // Idle time right before a short kernel: the GPU was waiting for it to be launched.
     let idle = 0;
     let short = 0;
