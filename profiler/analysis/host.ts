@@ -55,36 +55,49 @@ export function loadHost(db: Db, ops: GpuOps, columns?: CallColumns): Host {
   const byPid = new Map<number, { min: number; index: Int32Array } | Map<number, number>>();
   {
     const range = new Map<number, [number, number, number]>(); // min, max, count
-    // Calls of one process come in long runs: look the entry up only when the pid changes.
+    // Calls of one process come in long runs: keep the run's range in
+    // locals and merge it into the map when the pid changes.
+    const { pid, correlation } = calls;
     let lastPid = NaN;
-    let r: [number, number, number] | undefined;
+    let lo = 0;
+    let hi = 0;
+    let count = 0;
+    const flush = () => {
+      if (count === 0) return;
+      const r = range.get(lastPid);
+      if (!r) range.set(lastPid, [lo, hi, count]);
+      else range.set(lastPid, [Math.min(r[0], lo), Math.max(r[1], hi), r[2] + count]);
+    };
     for (let k = 0; k < calls.length; k++) {
-      const p = calls.pid[k]!;
-      const c = calls.correlation[k]!;
+      const p = pid[k]!;
+      const c = correlation[k]!;
       if (p !== lastPid) {
+        flush();
         lastPid = p;
-        r = range.get(p);
-        if (!r) range.set(p, (r = [c, c, 0]));
+        lo = hi = c;
+        count = 0;
       }
-      if (c < r![0]) r![0] = c;
-      if (c > r![1]) r![1] = c;
-      r![2]++;
+      if (c < lo) lo = c;
+      if (c > hi) hi = c;
+      count++;
     }
+    flush();
     for (const [p, [min, max, count]] of range) {
       byPid.set(p, max - min + 1 <= Math.max(1 << 16, 4 * count) ? { min, index: new Int32Array(max - min + 1).fill(-1) } : new Map());
     }
     let fillPid = NaN;
     let e: { min: number; index: Int32Array } | Map<number, number> = new Map();
+    const domain = calls.domain;
     for (let k = 0; k < calls.length; k++) {
-      if (calls.pid[k] !== fillPid) e = byPid.get((fillPid = calls.pid[k]!))!;
-      const c = calls.correlation[k]!;
+      if (pid[k] !== fillPid) e = byPid.get((fillPid = pid[k]!))!;
+      const c = correlation[k]!;
       // Runtime calls win over the driver calls inside them: the runtime
       // call is the one the user wrote.
       if (e instanceof Map) {
-        if (!e.has(c) || calls.domain[k] === 1) e.set(c, k);
+        if (!e.has(c) || domain[k] === 1) e.set(c, k);
       } else {
         const slot = c - e.min;
-        if (e.index[slot] === -1 || calls.domain[k] === 1) e.index[slot] = k;
+        if (e.index[slot] === -1 || domain[k] === 1) e.index[slot] = k;
       }
     }
   }
@@ -100,9 +113,10 @@ export function loadHost(db: Db, ops: GpuOps, columns?: CallColumns): Host {
   const opCall = new Int32Array(ops.length);
   let opPid = NaN;
   let table: { min: number; index: Int32Array } | Map<number, number> | undefined;
+  const { pid: opPids, correlation: opCorrelations } = ops;
   for (let k = 0; k < ops.length; k++) {
-    if (ops.pid[k] !== opPid) table = byPid.get((opPid = ops.pid[k]!));
-    const c = ops.correlation[k]!;
+    if (opPids[k] !== opPid) table = byPid.get((opPid = opPids[k]!));
+    const c = opCorrelations[k]!;
     if (!table) opCall[k] = -1;
     else if (table instanceof Map) opCall[k] = table.get(c) ?? -1;
     else {
@@ -136,8 +150,9 @@ export function loadHost(db: Db, ops: GpuOps, columns?: CallColumns): Host {
   const sizes: number[] = [];
   let lastKey = NaN;
   let t = -1;
+  const { pid: callPids, tid: callTids } = calls;
   for (let k = 0; k < calls.length; k++) {
-    const key = calls.pid[k]! * 4194304 + calls.tid[k]!;
+    const key = callPids[k]! * 4194304 + callTids[k]!;
     if (key !== lastKey) {
       lastKey = key;
       const known = threadIndex.get(key);

@@ -12,9 +12,32 @@ export interface Analysis {
   diagnosis: Diagnosis;
 }
 
-export function analyze(db: Db): Analysis {
+/** Milliseconds per phase of one analyze() call (the benchmark prints them). */
+export interface AnalysisTimings {
+  /** Reading the GPU operations and API calls (native, all cores). */
+  load: number;
+  /** Devices, streams, strings and derived op columns. */
+  trace: number;
+  /** Calls per thread, call of each op, events and waits. */
+  host: number;
+  /** Every rule, and the what-if replay of the findings it can fix. */
+  diagnose: number;
+}
+
+export function analyze(db: Db, timings?: AnalysisTimings): Analysis {
+  let t = performance.now();
+  const lap = (phase: keyof AnalysisTimings) => {
+    const now = performance.now();
+    if (timings) timings[phase] = now - t;
+    t = now;
+  };
   const columns = loadTimelineColumns(db.name);
+  lap('load');
   const trace = loadTrace(db, columns.ops, columns.calls);
+  lap('trace');
   const host = loadHost(db, trace.ops, columns.calls);
-  return { trace, host, diagnosis: diagnose(trace, host) };
+  lap('host');
+  const diagnosis = diagnose(trace, host);
+  lap('diagnose');
+  return { trace, host, diagnosis };
 }

@@ -123,7 +123,7 @@ export function allocateOps(n: number): GpuOps {
   };
 }
 
-/** `columns` (and `calls`): already loaded (analysis/load.ts reads ops and calls together); read here otherwise. */
+/** `columns` (and `calls`, in start order): already loaded (analysis/load.ts reads ops and calls together); read here otherwise. */
 export function loadTrace(db: Db, columns?: OpColumns, calls?: { length: number; start: Float64Array; end: Float64Array }): Trace {
   const meta = readMeta(db);
   const devices = db.prepare(`SELECT id, uuid, ordinal, name, cc_major AS ccMajor, cc_minor AS ccMinor,
@@ -156,9 +156,17 @@ export function loadTrace(db: Db, columns?: OpColumns, calls?: { length: number;
     registers: c.registers,
     sharedBytes: c.sharedBytes,
   };
-  for (let i = 0; i < ops.length; i++) {
-    const kind = ops.kind[i]!;
-    ops.category[i] = kind === OpKind.Kernel ? OpCategory.Compute : kind === OpKind.Memset ? OpCategory.Memset : categoryOfCopyKind(c.copyKind[i]!);
+  // Category by table lookup, and the ops' latest end in the same pass.
+  const copyCategory = new Uint8Array(256).map((_, k) => categoryOfCopyKind(k));
+  let opsEnd = -Infinity;
+  {
+    const { kind, category, end } = ops;
+    const copyKind = c.copyKind;
+    for (let i = 0; i < ops.length; i++) {
+      const k = kind[i]!;
+      category[i] = k === OpKind.Kernel ? OpCategory.Compute : k === OpKind.Memset ? OpCategory.Memset : copyCategory[copyKind[i]!]!;
+      if (end[i]! > opsEnd) opsEnd = end[i]!;
+    }
   }
 
   const strings = new Map<number, string>();
@@ -169,19 +177,17 @@ export function loadTrace(db: Db, columns?: OpColumns, calls?: { length: number;
   let start = Infinity;
   let end = -Infinity;
   if (calls) {
-    for (let k = 0; k < calls.length; k++) {
-      if (calls.start[k]! < start) start = calls.start[k]!;
-      if (calls.end[k]! > end) end = calls.end[k]!;
-    }
+    // Sorted by start (the loader's order): the first starts first.
+    if (calls.length > 0) start = calls.start[0]!;
+    for (let k = 0; k < calls.length; k++) if (calls.end[k]! > end) end = calls.end[k]!;
   } else {
     const apiSpan = db.prepare('SELECT min(start_ns) AS s, max(end_ns) AS e FROM api_calls').get() as { s: number | null; e: number | null };
     start = apiSpan.s ?? Infinity;
     end = apiSpan.e ?? -Infinity;
   }
-  for (let k = 0; k < ops.length; k++) {
-    if (ops.start[k]! < start) start = ops.start[k]!;
-    if (ops.end[k]! > end) end = ops.end[k]!;
-  }
+  // Ops are sorted by start too.
+  if (ops.length > 0) start = Math.min(start, ops.start[0]!);
+  end = Math.max(end, opsEnd);
   if (!Number.isFinite(start)) { start = 0; end = 0; }
   return { meta, devices, streams, ops, strings, span: { start, end } };
 }

@@ -25,18 +25,22 @@ export function deviceFull(ctx: Context): Finding[] {
     let count = 0;
     const ev = newEvidence();
     let prev = -1; // the latest-ending kernel so far
+    // Columns in locals: the loop calls out (addOp), after which the
+    // compiler would reload each one from `ops` on every op.
+    const { device, kind, stream, start, end } = ops;
+    const issue = ctx.issue;
     for (let i = 0; i < ops.length; i++) {
-      if (ops.device[i] !== deviceId || ops.kind[i] !== OpKind.Kernel) continue;
-      if (prev >= 0 && ops.stream[i] !== ops.stream[prev] && ctx.issue[i]! < ops.start[prev]! && ops.start[i]! >= ops.end[prev]! - 1) {
+      if (device[i] !== deviceId || kind[i] !== OpKind.Kernel) continue;
+      if (prev >= 0 && stream[i] !== stream[prev] && issue[i]! < start[prev]! && start[i]! >= end[prev]! - 1) {
         const capacity = dev.smCount * blocksPerSm(dev, ops.blockThreads[prev]!, ops.registers[prev]!, ops.sharedBytes[prev]!);
         if (ops.blocks[prev]! >= capacity) {
-          waited += ops.start[i]! - Math.max(ctx.issue[i]!, ops.start[prev]!);
+          waited += start[i]! - Math.max(issue[i]!, start[prev]!);
           count++;
           addOp(ctx, ev, prev);
           addOp(ctx, ev, i);
         }
       }
-      if (prev < 0 || ops.end[i]! > ops.end[prev]!) prev = i;
+      if (prev < 0 || end[i]! > end[prev]!) prev = i;
     }
     const span = ctx.gpuSpan.end - ctx.gpuSpan.start;
     if (count === 0 || waited < 0.01 * span) continue;

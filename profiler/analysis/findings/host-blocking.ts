@@ -20,8 +20,9 @@ export function hostBlocking(ctx: Context): Finding[] {
   const { calls } = ctx.host;
   // For each call that issued GPU work: its first op (in start order).
   const firstOpOfCall = new Int32Array(calls.length).fill(-1);
+  const opCall = ctx.host.opCall;
   for (let i = 0; i < ops.length; i++) {
-    const k = ctx.host.opCall[i]!;
+    const k = opCall[i]!;
     if (k >= 0 && firstOpOfCall[k] === -1) firstOpOfCall[k] = i;
   }
   // Names are few, calls are millions: decide per name once, into a table

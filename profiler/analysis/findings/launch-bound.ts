@@ -15,19 +15,23 @@ export function launchBound(ctx: Context): Finding[] {
   const { ops } = ctx.trace;
   const { calls } = ctx.host;
   const findings: Finding[] = [];
+  // Columns in locals: the loops call out (addOp), after which the compiler
+  // would reload each one from `ops` on every op.
+  const { device, kind, start, end } = ops;
+  const opCall = ctx.host.opCall;
   for (const [deviceId] of ctx.busy) {
     // Launch cost: the median time the host spent in the launching call.
+    // Room for every op: only the pages written are ever touched.
+    const launchCost = new Float64Array(ops.length);
     let kernels = 0;
-    for (let i = 0; i < ops.length; i++) if (ops.device[i] === deviceId && ops.kind[i] === OpKind.Kernel) kernels++;
-    if (kernels < MIN_KERNELS) continue;
-    const launchCost = new Float64Array(kernels);
     let n = 0;
     for (let i = 0; i < ops.length; i++) {
-      if (ops.device[i] !== deviceId || ops.kind[i] !== OpKind.Kernel) continue;
-      const k = ctx.host.opCall[i]!;
+      if (device[i] !== deviceId || kind[i] !== OpKind.Kernel) continue;
+      kernels++;
+      const k = opCall[i]!;
       if (k >= 0) launchCost[n++] = calls.end[k]! - calls.start[k]!;
     }
-    if (n < MIN_KERNELS) continue;
+    if (kernels < MIN_KERNELS || n < MIN_KERNELS) continue;
     const launch = medianInPlace(launchCost.subarray(0, n));
     // Idle time right before a short kernel: the GPU was waiting for it to be launched.
     let idle = 0;
@@ -35,17 +39,17 @@ export function launchBound(ctx: Context): Finding[] {
     let last = -Infinity; // end of the latest op on the device so far
     const ev = newEvidence();
     for (let i = 0; i < ops.length; i++) {
-      if (ops.device[i] !== deviceId) continue;
-      if (ops.kind[i] === OpKind.Kernel) {
-        const d = ops.end[i]! - ops.start[i]!;
-        const gap = ops.start[i]! - last;
+      if (device[i] !== deviceId) continue;
+      if (kind[i] === OpKind.Kernel) {
+        const d = end[i]! - start[i]!;
+        const gap = start[i]! - last;
         if (d < launch && gap > 0 && gap < 10 * launch) {
           short++;
           idle += gap;
           if (short <= 200) addOp(ctx, ev, i);
         }
       }
-      last = Math.max(last, ops.end[i]!);
+      last = Math.max(last, end[i]!);
     }
     if (short < MIN_KERNELS || short < kernels / 2) continue;
     findings.push({
