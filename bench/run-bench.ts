@@ -27,6 +27,7 @@ import { decodeHeader } from '../profiler/record/decoder.ts';
 import { beginBulkLoad, createRecording, endBulkLoad, openRecording } from '../profiler/store/database.ts';
 import { analyze, type AnalysisTimings } from '../profiler/analysis/load.ts';
 import { generate } from './generate-recording.ts';
+import { mainThreadWorkPerFrame } from './frame-trace.ts';
 
 const { values } = parseArgs({
   options: {
@@ -245,8 +246,8 @@ async function benchImport(): Promise<void> {
 /**
  * renderer: a generated recording of 10 M operations over 64 streams, served
  * in browser mode and opened in Debian's Chromium (playwright-core): time to
- * the first complete frame, frame times while panning and zooming (one view
- * change per animation frame, as a held key or a wheel does), JS heap.
+ * the first complete frame, then per frame while panning and zooming the
+ * main thread's work and the frame-to-frame time, JS heap.
  * Targets: open < 2 s, p95 frame ≤ 16 ms, memory < 1 GB.
  */
 async function benchRenderer(): Promise<void> {
@@ -269,8 +270,12 @@ async function benchRenderer(): Promise<void> {
     await page.goto(server.url);
     await page.waitForFunction(() => (window.__streamscope?.dataFrames ?? 0) > 0, undefined, { timeout: 120_000 });
     const openS = (performance.now() - t0) / 1000;
-    // Pan and zoom, one change per frame, measuring frame-to-frame time.
-    const frameMs = await page.evaluate(async () => {
+    // Pan and zoom, one change per animation frame (as a held key or a
+    // wheel does), twice: untraced for the frame-to-frame times (what the
+    // user sees; vsync puts their floor at 16.7 ms), then under a Chromium
+    // trace for the main thread's work per frame (what must fit in the
+    // 16 ms budget; the trace's own cost would distort the first measure).
+    const panZoom = () => page.evaluate(async () => {
       const keys = ['w', 'w', 'w', 'd', 'd', 'a', 's', 'd', 'w', 'a'];
       const times: number[] = [];
       let last = performance.now();
@@ -281,15 +286,32 @@ async function benchRenderer(): Promise<void> {
         times.push(now - last);
         last = now;
       }
+      // Until the last answers are in and drawn: their cost belongs to the run.
+      while (!window.__streamscope!.idle()) await new Promise((r) => setTimeout(r, 20));
+      await new Promise((r) => requestAnimationFrame(() => r(null)));
       return times;
     });
-    const sorted = [...frameMs].sort((a, b) => a - b);
-    const p95 = sorted[Math.floor(sorted.length * 0.95)]!;
+    const home = () => page.evaluate(() => { for (let i = 0; i < 6; i++) window.dispatchEvent(new KeyboardEvent('keydown', { key: 's' })); });
+    const frameMs = await panZoom();
+    await home();
+    await page.waitForFunction(() => window.__streamscope!.idle());
+    const tracePath = path.join(os.tmpdir(), `streamscope-bench-trace-${process.pid}.json`);
+    await browser.startTracing(page, { path: tracePath, categories: ['toplevel', 'cc', 'benchmark'] });
+    await panZoom();
+    await browser.stopTracing();
+    const workMs = mainThreadWorkPerFrame(JSON.parse(fs.readFileSync(tracePath, 'utf8')));
+    fs.rmSync(tracePath, { force: true });
+    const q = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))]!;
+    const p95 = q(frameMs, 0.95);
     const metrics = (await cdp.send('Performance.getMetrics')).metrics as { name: string; value: number }[];
     const heap = metrics.find((m) => m.name === 'JSHeapUsedSize')?.value ?? NaN;
-    results.renderer = { operations: ops, streams: 64, openSeconds: openS, frameMs, p95FrameMs: p95, jsHeapBytes: heap, targets: { openSeconds: 2, p95FrameMs: 16, memoryBytes: 2 ** 30 } };
+    results.renderer = {
+      operations: ops, streams: 64, openSeconds: openS, frameMs, p95FrameMs: p95, workMs, p95WorkMs: q(workMs, 0.95), jsHeapBytes: heap,
+      targets: { openSeconds: 2, p95FrameMs: 16, memoryBytes: 2 ** 30 },
+    };
     lines.push(`renderer  ${ops.toLocaleString('en-US')} operations over 64 streams in Chromium: open to first complete frame ${openS.toFixed(2)} s (target < 2 s)`);
-    lines.push(`          pan/zoom frame time p50 ${sorted[Math.floor(sorted.length / 2)]!.toFixed(1)} ms, p95 ${p95.toFixed(1)} ms (target ≤ 16 ms); JS heap ${(heap / 2 ** 20).toFixed(0)} MiB (target < 1 GiB)`);
+    lines.push(`          pan/zoom, ${frameMs.length} view changes: main-thread work per frame p50 ${q(workMs, 0.5).toFixed(1)} ms, p95 ${q(workMs, 0.95).toFixed(1)} ms, max ${Math.max(...workMs).toFixed(0)} ms (target p95 ≤ 16 ms)`);
+    lines.push(`          frame-to-frame p50 ${q(frameMs, 0.5).toFixed(1)} ms, p95 ${p95.toFixed(1)} ms (60 Hz vsync: 16.7 ms at best); JS heap ${(heap / 2 ** 20).toFixed(0)} MiB (target < 1 GiB)`);
   } finally {
     await browser.close();
     await server.close();

@@ -18,8 +18,9 @@ import http from 'node:http';
 import path from 'node:path';
 import { checkArguments } from '../query/api-args.ts';
 import { ApiError, apiErrorOf } from '../query/api-error.ts';
-import { apiMethods, type ApiErrorCode, type ApiMethod, type Capabilities } from '../query/api.ts';
+import { apiMethods, type ApiErrorCode, type ApiMethod, type Capabilities, type WindowResponse } from '../query/api.ts';
 import { SessionRegistry } from '../query/session.ts';
+import { encodeWindow, WINDOW_MEDIA_TYPE } from '../query/window-codec.ts';
 import { staticFile } from './static-files.ts';
 
 export const CONTENT_SECURITY_POLICY =
@@ -146,7 +147,14 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
         const checked = args;
         Promise.resolve()
           .then(() => call(method, checkArguments(method, checked)))
-          .then((value) => send(200, JSON.stringify(value), 'application/json'), (e: unknown) => sendError(apiErrorOf(e)));
+          .then((value) => {
+            // Window answers in binary to a client that asks (window-codec.ts says why); JSON otherwise.
+            if (method === 'window' && (req.headers.accept ?? '').includes(WINDOW_MEDIA_TYPE)) {
+              const bytes = encodeWindow(value as WindowResponse);
+              return send(200, Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), WINDOW_MEDIA_TYPE);
+            }
+            send(200, JSON.stringify(value), 'application/json');
+          }, (e: unknown) => sendError(apiErrorOf(e)));
       });
       return;
     }

@@ -6,6 +6,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { analyze } from '../../profiler/analysis/load.ts';
 import { diffRecordings, type DiffSummary } from '../../profiler/compare/diff.ts';
+import { decodeWindow, WINDOW_MEDIA_TYPE } from '../../profiler/query/window-codec.ts';
 import { startServer, type RunningServer } from '../../profiler/serve/server.ts';
 import { openRecording } from '../../profiler/store/database.ts';
 import { tempDir } from '../helpers/native.ts';
@@ -96,6 +97,29 @@ describe('the API', () => {
     expect((w.body.rows as { items: unknown[] }[])[0]!.items.length).toBeGreaterThan(0);
     const st = await api('stats', [h!.recordingId]);
     expect((st.body.kernels as { count: number }[])[0]!.count).toBe(8);
+  });
+
+  it('sends a window in binary to a client that asks, decoding to the same answer as the JSON', async () => {
+    const [h] = (await api('listRecordings')).body as unknown as { recordingId: string }[];
+    const s = await api('summary', [h!.recordingId]);
+    const rows = (s.body.streams as { rowId: string }[]).map((x) => x.rowId);
+    const args = [h!.recordingId, { rows, startNs: -1e12, endNs: 1e12, resolutionNs: 1 }];
+    const json = await api('window', args);
+    const r = await fetch(`${base}/api/window`, {
+      method: 'POST', body: JSON.stringify({ args }),
+      headers: { 'content-type': 'application/json', 'x-streamscope-token': server.token, accept: `${WINDOW_MEDIA_TYPE}, application/json` },
+    });
+    expect(r.status).toBe(200);
+    expect(r.headers.get('content-type')).toBe(WINDOW_MEDIA_TYPE);
+    expect(decodeWindow(new Uint8Array(await r.arrayBuffer()))).toEqual(json.body);
+    // Errors stay JSON whatever was asked for.
+    const bad = await fetch(`${base}/api/window`, {
+      method: 'POST', body: JSON.stringify({ args: ['nope', args[1]] }),
+      headers: { 'content-type': 'application/json', 'x-streamscope-token': server.token, accept: WINDOW_MEDIA_TYPE },
+    });
+    expect(bad.headers.get('content-type')).toBe('application/json');
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as { code: string }).code).toBe('bad-request');
   });
 
   it('refuses what browser mode cannot do: forbidden', async () => {

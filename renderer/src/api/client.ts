@@ -4,6 +4,7 @@
 // are POSTed to /api/<method> with the access token taken from the page URL.
 // Both reject with the same ApiErrorShape, turned here into ApiCallError.
 import { apiMethods, type ApiErrorCode, type ApiErrorShape, type RecordingHandle, type StreamScopeApi } from '../../../profiler/query/api.ts';
+import { decodeWindow, WINDOW_MEDIA_TYPE } from '../../../profiler/query/window-codec.ts';
 
 export class ApiCallError extends Error {
   readonly code: ApiErrorCode;
@@ -56,11 +57,20 @@ function httpApi(): StreamScopeApi {
     try {
       response = await fetch(`api/${method}`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', 'x-streamscope-token': token },
+        // Window answers come binary when asked for (window-codec.ts): a
+        // big one parsed as JSON held the page for 100+ ms.
+        headers: { 'content-type': 'application/json', 'x-streamscope-token': token, ...(method === 'window' ? { accept: `${WINDOW_MEDIA_TYPE}, application/json` } : {}) },
         body: JSON.stringify({ args }),
       });
     } catch (err) {
       throw new ApiCallError({ code: 'internal', message: `the StreamScope server did not answer (${(err as Error).message}); is \`streamscope serve\` still running?` });
+    }
+    if (response.ok && response.headers.get('content-type') === WINDOW_MEDIA_TYPE) {
+      try {
+        return decodeWindow(new Uint8Array(await response.arrayBuffer()));
+      } catch (err) {
+        throw new ApiCallError({ code: 'internal', message: `${method}: ${(err as Error).message}` });
+      }
     }
     const text = await response.text();
     let body: unknown;

@@ -300,6 +300,10 @@ export function App() {
   }, [api, caps, openPath, report]);
 
   const onSelect = useCallback((r: ItemRef | null) => setSelected(r), []);
+  const onGoRelated = useCallback((ref: ItemRef, s: number, e: number) => {
+    const r = details?.related.find((x) => x.ref.table === ref.table && x.ref.id === ref.id);
+    goTo(ref, r?.rowId, s, e);
+  }, [details, goTo]);
   const onFirstData = useCallback(() => {
     const id = summary?.recordingId;
     if (!id) return;
@@ -426,7 +430,7 @@ export function App() {
               onFirstData={onFirstData} onError={report} onStatus={setStatus} reveal={reveal} />
             <aside className="side">
               <DetailsPanel details={details} summary={summary} loading={!!selected && !details}
-                onGo={(ref, s, e) => { const r = details?.related.find((x) => x.ref.table === ref.table && x.ref.id === ref.id); goTo(ref, r?.rowId, s, e); }} />
+                onGo={onGoRelated} />
               <FindingsPanel findings={findings} onShow={showFinding} />
             </aside>
           </>

@@ -2,6 +2,7 @@
 // bytes and bandwidth, memory kinds, stream, device, timing), then every
 // field of details() as stored (data-field cells hold the raw value), then
 // the related API call or GPU operations (click to go there).
+import { memo } from 'react';
 import type { FieldValue, ItemDetails, ItemRef, RecordingSummary } from '../../../profiler/query/api.ts';
 import { KIND_COLORS, KIND_LABELS } from '../base/colors.ts';
 import { shortName } from '../base/names.ts';
@@ -48,7 +49,9 @@ function summaryRows(d: ItemDetails, s: RecordingSummary): [string, string][] {
   return rows;
 }
 
-export function DetailsPanel(props: {
+// Memoised: the app re-renders on every view change while panning, and
+// this panel does not depend on the view.
+export const DetailsPanel = memo(function DetailsPanel(props: {
   details: ItemDetails | null;
   summary: RecordingSummary;
   loading: boolean;
@@ -94,4 +97,4 @@ export function DetailsPanel(props: {
       )}
     </section>
   );
-}
+});

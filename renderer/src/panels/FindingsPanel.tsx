@@ -1,10 +1,12 @@
 // The diagnosis (findings()): why streams did not overlap, worst first,
 // each with its cost and what-if estimate. Clicking one shows its evidence.
-import { useState } from 'react';
+import { useState, memo } from 'react';
 import type { Finding } from '../../../profiler/query/api.ts';
 import { formatDuration } from '../base/time.ts';
 
-export function FindingsPanel(props: { findings: Finding[] | null; onShow: (f: Finding) => void }) {
+// Memoised: the app re-renders on every view change while panning, and
+// this panel does not depend on the view.
+export const FindingsPanel = memo(function FindingsPanel(props: { findings: Finding[] | null; onShow: (f: Finding) => void }) {
   const [open, setOpen] = useState<number | null>(null);
   const { findings } = props;
   return (
@@ -30,4 +32,4 @@ export function FindingsPanel(props: { findings: Finding[] | null; onShow: (f: F
       ))}
     </section>
   );
-}
+});
