@@ -47,6 +47,7 @@ export function createMainApi(deps: MainApiDeps): StreamScopeApi & { openFile(pa
     },
     listRecordings: () => deps.query.listRecordings(),
     openRecording: (file) => openFile(file),
+    closeRecording: (id) => deps.query.closeRecording(id),
     async showOpenDialog() {
       const files = await deps.showOpenDialog();
       if (!files || files.length === 0) return null;

@@ -7,7 +7,7 @@ import type { StreamScopeApi } from '../profiler/query/api.ts';
 import { SessionRegistry } from '../profiler/query/session.ts';
 
 /** The API methods answered by the query worker. */
-export const queryMethods = ['listRecordings', 'openRecording', 'summary', 'window', 'concurrency', 'overview', 'details', 'search', 'stats', 'findings', 'compare', 'exportTraceTo'] as const;
+export const queryMethods = ['listRecordings', 'openRecording', 'closeRecording', 'summary', 'window', 'concurrency', 'overview', 'details', 'search', 'stats', 'findings', 'compare', 'exportTraceTo'] as const;
 export type QueryMethod = (typeof queryMethods)[number];
 export type QueryBackend = Pick<StreamScopeApi, Exclude<QueryMethod, 'exportTraceTo'>> & {
   /** exportTrace's work, once main has the path from the save dialog: the worker holds the open file. */
@@ -25,6 +25,11 @@ export function createQueryBackend(): QueryBackend {
   return {
     listRecordings: async () => registry.list(),
     openRecording: async (file) => registry.open(file),
+    closeRecording: async (id) => {
+      registry.get(id); // 'not-found' for an id that is not open
+      registry.close(id);
+      return null;
+    },
     summary: async (id) => q(id).summary(),
     window: async (id, r) => q(id).window(r),
     concurrency: (id, r) => registry.concurrency(id, r),

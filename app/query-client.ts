@@ -78,6 +78,7 @@ export class QueryClient implements QueryBackend {
 
   listRecordings(): Promise<RecordingHandle[]> { return this.#call('listRecordings', []); }
   openRecording(path: string): Promise<RecordingHandle> { return this.#call('openRecording', [path]); }
+  closeRecording(recordingId: string): Promise<null> { return this.#call('closeRecording', [recordingId]); }
   summary(id: string) { return this.#call<Awaited<ReturnType<QueryBackend['summary']>>>('summary', [id]); }
   window(id: string, r: Parameters<QueryBackend['window']>[1]) { return this.#call<Awaited<ReturnType<QueryBackend['window']>>>('window', [id, r]); }
   concurrency(id: string, r: Parameters<QueryBackend['concurrency']>[1]) { return this.#call<Awaited<ReturnType<QueryBackend['concurrency']>>>('concurrency', [id, r]); }

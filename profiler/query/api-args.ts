@@ -181,6 +181,7 @@ const argumentCheckers: { [M in ApiMethod]: (args: unknown[]) => Parameters<Stre
   capabilities: () => [],
   listRecordings: () => [],
   openRecording: (a) => [checkPath(a[0])],
+  closeRecording: (a) => [recordingId(a[0])],
   showOpenDialog: () => [],
   recentFiles: () => [],
   summary: (a) => [recordingId(a[0])],
@@ -198,7 +199,7 @@ const argumentCheckers: { [M in ApiMethod]: (args: unknown[]) => Parameters<Stre
 };
 
 const arity: Record<ApiMethod, number> = {
-  capabilities: 0, listRecordings: 0, openRecording: 1, showOpenDialog: 0, recentFiles: 0, summary: 1,
+  capabilities: 0, listRecordings: 0, openRecording: 1, closeRecording: 1, showOpenDialog: 0, recentFiles: 0, summary: 1,
   window: 2, concurrency: 2, overview: 2, details: 2, search: 2, stats: 1, findings: 1, compare: 2, exportTrace: 1, record: 1, recordStatus: 1,
 };
 

@@ -113,6 +113,18 @@ export interface RecordingSummary {
   counts: { kernels: number; memcpys: number; memsets: number; syncs: number; apiCalls: number; nvtxRanges: number };
   /** Notes worth showing the user (drops, collector errors, incomplete processes). */
   warnings: string[];
+  /**
+   * Browser mode only: the files given to `streamscope serve` that could not
+   * be opened, with why (the page shows them; there is no other way to tell).
+   */
+  openErrors?: OpenFailure[];
+}
+
+/** A file that could not be opened: which, why, and the error code. */
+export interface OpenFailure {
+  file: string;
+  message: string;
+  code: ApiErrorCode;
 }
 
 export interface WindowRequest {
@@ -347,6 +359,13 @@ export interface StreamScopeApi {
   listRecordings(): Promise<RecordingHandle[]>;
   /** Electron only (browser mode rejects with 'forbidden'). */
   openRecording(path: string): Promise<RecordingHandle>;
+  /**
+   * Closes a recording of this session (a tab the user closed): its file
+   * and what was loaded from it are released; its id answers 'not-found'
+   * from then on. Browser mode serves the files `serve` was given for as
+   * long as it runs, to every page, so there it releases nothing.
+   */
+  closeRecording(recordingId: string): Promise<null>;
   /** Electron only: shows the file dialog; null when cancelled. */
   showOpenDialog(): Promise<RecordingHandle[] | null>;
   recentFiles(): Promise<string[]>;
@@ -383,6 +402,7 @@ export const apiMethods = [
   'capabilities',
   'listRecordings',
   'openRecording',
+  'closeRecording',
   'showOpenDialog',
   'recentFiles',
   'summary',

@@ -18,7 +18,7 @@ import http from 'node:http';
 import path from 'node:path';
 import { checkArguments } from '../query/api-args.ts';
 import { ApiError, apiErrorOf } from '../query/api-error.ts';
-import { apiMethods, type ApiErrorCode, type ApiMethod, type Capabilities, type WindowResponse } from '../query/api.ts';
+import { apiMethods, type ApiErrorCode, type ApiMethod, type Capabilities, type OpenFailure, type WindowResponse } from '../query/api.ts';
 import { SessionRegistry } from '../query/session.ts';
 import { encodeWindow, WINDOW_MEDIA_TYPE } from '../query/window-codec.ts';
 import { staticFile } from './static-files.ts';
@@ -43,12 +43,6 @@ export interface ServerOptions {
   staticDir: string;
   /** Called with each file that could not be opened (the server keeps going without it). */
   onOpenError?: (file: string, message: string) => void;
-}
-
-export interface OpenFailure {
-  file: string;
-  message: string;
-  code: ApiErrorCode;
 }
 
 export interface RunningServer {
@@ -94,8 +88,9 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       case 'capabilities': return CAPABILITIES;
       case 'listRecordings': return registry.list();
       case 'recentFiles': return []; // browser mode lists no local paths
-      // openErrors: not in RecordingSummary (api.ts); the page shows the
-      // files of `serve FILE...` that could not be opened from it.
+      // The files stay served (other pages may show them): check the id, release nothing.
+      case 'closeRecording': q(); return null;
+      // With the files of `serve FILE...` that could not be opened: the page shows them.
       case 'summary': return { ...q().summary(), openErrors: failed };
       case 'window': return q().window(args[1] as never);
       case 'concurrency': return registry.concurrency(args[0] as string, args[1] as never);

@@ -85,6 +85,15 @@ describe('query worker', () => {
     const d = (cmp as { value: import('../../profiler/query/api.ts').DiffSummary }).value;
     expect(d.gpuSpanNs.delta).toBeLessThan(0); // the concurrent run is the faster one
     expect(d.findings).toContainEqual(expect.objectContaining({ kind: 'legacy-default-stream', status: 'fixed' }));
+
+    // closeRecording: the tab's recording is gone from the worker, the other stays.
+    const otherId = other.value.recordingId;
+    expect(await dispatch(api, channelFor('closeRecording'), [otherId])).toEqual({ ok: true, value: null });
+    expect(await dispatch(api, channelFor('summary'), [otherId])).toMatchObject({ ok: false, error: { code: 'not-found' } });
+    expect(await dispatch(api, channelFor('closeRecording'), [otherId])).toMatchObject({ ok: false, error: { code: 'not-found' } });
+    const after = (await dispatch(api, channelFor('listRecordings'), [])) as { value: RecordingHandle[] };
+    expect(after.value.map((h) => h.recordingId)).toEqual([id]);
+    expect((await dispatch(api, channelFor('summary'), [id])).ok).toBe(true);
   });
 
   it('the main thread keeps running while the worker answers', async () => {

@@ -122,6 +122,14 @@ describe('the API', () => {
     expect(((await bad.json()) as { code: string }).code).toBe('bad-request');
   });
 
+  it('closeRecording releases nothing in browser mode: the file stays served to every page', async () => {
+    const [h] = (await api('listRecordings')).body as unknown as { recordingId: string }[];
+    const r = await api('closeRecording', [h!.recordingId]);
+    expect(r).toEqual({ status: 200, body: null });
+    expect((await api('summary', [h!.recordingId])).status).toBe(200);
+    expect((await api('closeRecording', ['0123456789abcdef'])).body.code).toBe('not-found');
+  });
+
   it('refuses what browser mode cannot do: forbidden', async () => {
     const [h] = (await api('listRecordings')).body as unknown as { recordingId: string }[];
     for (const [method, args] of [['openRecording', ['/etc/passwd']], ['showOpenDialog', []], ['record', [{ command: ['rm', '-rf', '/'] }]], ['recordStatus', ['1']], ['exportTrace', [h!.recordingId]]] as const) {

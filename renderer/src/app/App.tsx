@@ -183,7 +183,7 @@ export function App() {
       api.summary(activeId).then((s) => {
         summaries.current.set(activeId, s);
         // Browser mode names the files given to `serve` that could not be opened.
-        for (const e of (s as RecordingSummary & { openErrors?: { file: string; message: string; code: string }[] }).openErrors ?? []) report(e, e.file);
+        for (const e of s.openErrors ?? []) report(e, e.file);
         show(s);
       }).catch((e) => report(e, recordings.find((r) => r.recordingId === activeId)?.path));
     }
@@ -329,6 +329,11 @@ export function App() {
       if (id === activeId) setActiveId(next[0]?.recordingId ?? null);
       if (next.length === 0) setSummary(null);
       return next;
+    });
+    // Release the file and what was loaded from it (the desktop app; browser
+    // mode keeps serving it). Already gone is fine: the tab is closed either way.
+    getApi().closeRecording(id).catch((err: unknown) => {
+      if (toApiError(err).code !== 'not-found') report(err);
     });
   };
 
