@@ -13,7 +13,7 @@ import { memo, useCallback, useEffect, useLayoutEffect, useMemo, useRef, useStat
 import type { ItemDetails, ItemRef, RecordingSummary } from '../../../profiler/query/api.ts';
 import { getApi } from '../api/client.ts';
 import { formatDuration, formatPercent } from '../base/time.ts';
-import { describeHit, drawTimeline, type Hit, type SearchHighlight } from './draw.ts';
+import { describeHit, drawTimeline, hitAt as hitAtGeometry, itemHit, type Hit, type SearchHighlight } from './draw.ts';
 import { Overview } from './Overview.tsx';
 import { Ruler } from './Ruler.tsx';
 import { buildGroups, layout as layOut, type Layout, type TrackGroup } from './rows.ts';
@@ -138,7 +138,6 @@ export function Timeline(props: {
   const [hover, setHover] = useState<{ hit: Hit; clientX: number; clientY: number } | null>(null);
   const [cursorX, setCursorX] = useState<number | null>(null);
   const [range, setRange] = useState<[number, number] | null>(null);
-  const hits = useRef<Hit[]>([]);
   const dataFrames = useRef(0);
   const firstData = useRef(false);
   const frameRequest = useRef<number | null>(null);
@@ -216,7 +215,7 @@ export function Timeline(props: {
     }
     const g = canvas.getContext('2d');
     if (!g) return;
-    hits.current = drawTimeline(g, {
+    drawTimeline(g, {
       width: s.size.width, height: s.canvasH, dpr, scrollTop: s.scrollTop, view: s.view, layout: s.lay, loaded: s.loaded,
       selected: s.selected, details: s.details, search: s.search, hover: s.hover, range: s.range, cursorX: s.cursorX,
     });
@@ -236,12 +235,14 @@ export function Timeline(props: {
     const self: TimelineHooks = {
       view: () => ({ ...latest.current.view }),
       itemRect: (table, id) => {
-        const h = hits.current.find((q) => q.ref && q.ref.table === table && q.ref.id === id);
+        const s = drawState.current;
+        const h = itemHit({ width: s.size.width, view: s.view, layout: s.lay, loaded: s.loaded }, { table: table as ItemRef['table'], id });
         const c = canvasRef.current?.getBoundingClientRect();
-        if (!h || !c) return null;
+        // Only where it is drawn now: inside the canvas, horizontally and vertically.
+        if (!h || !c || h.x + h.w < -1 || h.x > s.size.width + 1 || h.y + h.h <= s.scrollTop || h.y >= s.scrollTop + s.canvasH) return null;
         const x0 = Math.max(0, h.x);
-        const x1 = Math.min(drawState.current.size.width, h.x + h.w);
-        return { x: c.left + x0, y: c.top + h.y - drawState.current.scrollTop, w: Math.max(1, x1 - x0), h: h.h };
+        const x1 = Math.min(s.size.width, h.x + h.w);
+        return { x: c.left + x0, y: c.top + h.y - s.scrollTop, w: Math.max(1, x1 - x0), h: h.h };
       },
       dataFrames: () => dataFrames.current,
       idle: () => frameRequest.current === null && (loaderRef.current?.idle() ?? true),
@@ -316,13 +317,8 @@ export function Timeline(props: {
   }, [zoomAt, panBy]);
 
   const hitAt = (x: number, yContent: number): Hit | undefined => {
-    let best: Hit | undefined;
-    for (const h of hits.current) {
-      if (yContent < h.y || yContent >= h.y + h.h || x < h.x - 2 || x > h.x + h.w + 2) continue;
-      // Prefer an item over coverage, and the narrowest one (nested NVTX, slivers).
-      if (!best || (h.ref && !best.ref) || (!!h.ref === !!best.ref && h.w < best.w)) best = h;
-    }
-    return best;
+    const s = drawState.current;
+    return hitAtGeometry({ width: s.size.width, view: s.view, layout: s.lay, loaded: s.loaded }, x, yContent);
   };
 
   const drag = useRef<{ x: number; y: number; view: View; scroll: number; moved: boolean; range: boolean; t0: number } | null>(null);

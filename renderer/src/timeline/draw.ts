@@ -7,7 +7,7 @@ import type { ItemDetails, ItemKind, ItemRef } from '../../../profiler/query/api
 import { KIND_COLORS, KIND_LABELS } from '../base/colors.ts';
 import { shortName } from '../base/names.ts';
 import { formatDuration } from '../base/time.ts';
-import { NVTX_LANE_H, type Layout } from './rows.ts';
+import { NVTX_LANE_H, type LaidRow, type Layout } from './rows.ts';
 import type { Loaded, View } from './window-loader.ts';
 
 /** What is under a pixel: an item (selectable) or merged coverage. */
@@ -55,7 +55,22 @@ const ITEM_PAD = 3;
 const FONT = '11px system-ui, -apple-system, "Segoe UI", sans-serif';
 let charWidth = 0;
 
-export function drawTimeline(g: CanvasRenderingContext2D, d: DrawInput): Hit[] {
+/** Top of an item's lane in its row, in content coordinates (NVTX rows stack nested ranges). */
+function laneY(r: LaidRow, depth: number | undefined): number {
+  return r.row?.kind === 'nvtx' ? r.y + 3 + (depth ?? 0) * NVTX_LANE_H : r.y + ITEM_PAD;
+}
+
+function laneH(r: LaidRow): number {
+  return r.row?.kind === 'nvtx' ? NVTX_LANE_H - 2 : r.h - 2 * ITEM_PAD;
+}
+
+/**
+ * Draws one frame. Nothing is allocated per item drawn: hit testing asks
+ * the geometry again (hitAt, itemHit) instead of keeping a rectangle per
+ * item, which at 100 k items a frame fed the garbage collector 9 ms
+ * pauses while panning.
+ */
+export function drawTimeline(g: CanvasRenderingContext2D, d: DrawInput): void {
   const { width, height, dpr, scrollTop, view, layout } = d;
   g.setTransform(dpr, 0, 0, dpr, 0, 0);
   g.clearRect(0, 0, width, height);
@@ -66,7 +81,6 @@ export function drawTimeline(g: CanvasRenderingContext2D, d: DrawInput): Hit[] {
   const xOf = (t: number) => (t - view.start) * k;
   const top = scrollTop;
   const bottom = scrollTop + height;
-  const hits: Hit[] = [];
 
   // Row backgrounds and group bands.
   for (const r of layout.rows) {
@@ -112,44 +126,48 @@ export function drawTimeline(g: CanvasRenderingContext2D, d: DrawInput): Hit[] {
       }
       const data = loaded.byRow.get(row.id);
       if (!data) continue;
-      const lane = (depth: number | undefined) =>
-        row.kind === 'nvtx' ? { y: y0 + 3 + (depth ?? 0) * NVTX_LANE_H, h: NVTX_LANE_H - 2 } : { y: y0 + ITEM_PAD, h: r.h - 2 * ITEM_PAD };
+      const lh = laneH(r);
+      // Canvas state is set only when it changes: a frame can draw 100 k
+      // items, and each fillStyle or globalAlpha assignment costs a parse
+      // or a state save in the canvas.
+      let style = '';
+      let alpha = -1;
+      const paint = (s: string, a: number) => {
+        if (s !== style) g.fillStyle = style = s;
+        if (a !== alpha) g.globalAlpha = alpha = a;
+      };
       // Merged coverage: lighter, so one can tell "many small things" from one long one.
       for (const c of data.coverage) {
         const x0 = xOf(c.startNs);
         const x1 = xOf(c.endNs);
         if (x1 < 0 || x0 > width) continue;
-        const l = lane(c.depth);
-        const w = Math.max(1, x1 - x0);
-        g.globalAlpha = search ? 0.2 : 0.7;
-        g.fillStyle = KIND_COLORS[c.kind];
-        g.fillRect(x0, l.y, w, l.h);
-        g.globalAlpha = 1;
-        hits.push({ kind: c.kind, rowId: row.id, count: c.count, startNs: c.startNs, endNs: c.endNs, x: x0, y: l.y + top, w, h: l.h });
+        paint(KIND_COLORS[c.kind], search ? 0.2 : 0.7);
+        g.fillRect(x0, laneY(r, c.depth) - top, Math.max(1, x1 - x0), lh);
       }
       for (const it of data.items) {
         const x0 = xOf(it.startNs);
         const x1 = xOf(it.endNs);
         if (x1 < -1 || x0 > width + 1) continue;
-        const l = lane(it.depth);
+        const ly = laneY(r, it.depth) - top;
         const w = Math.max(1, x1 - x0);
-        const match = isMatch(it.kind, it.nameId, it.ref);
-        g.globalAlpha = search && !match ? 0.22 : 1;
-        g.fillStyle = KIND_COLORS[it.kind];
-        g.fillRect(x0, l.y, w, l.h);
+        const match = search !== null && isMatch(it.kind, it.nameId, it.ref);
+        paint(KIND_COLORS[it.kind], search && !match ? 0.22 : 1);
+        g.fillRect(x0, ly, w, lh);
         if (w > 28) {
           const name = loaded.strings[it.nameId];
-          if (name) drawLabel(g, it.kind === 'kernel' ? shortName(name) : name, Math.max(x0, 0), Math.min(x1, width), l.y + l.h / 2);
+          if (name) {
+            drawLabel(g, it.kind === 'kernel' ? shortName(name) : name, Math.max(x0, 0), Math.min(x1, width), ly + lh / 2);
+            style = ''; // drawLabel set its own fill
+          }
         }
-        g.globalAlpha = 1;
         if (match) {
           const current = search?.current && search.current.table === it.ref.table && search.current.id === it.ref.id;
           g.strokeStyle = current ? '#ff2d95' : '#ffb000';
           g.lineWidth = current ? 2.5 : 1.5;
-          g.strokeRect(x0 - 0.5, l.y - 0.5, w + 1, l.h + 1);
+          g.strokeRect(x0 - 0.5, ly - 0.5, w + 1, lh + 1);
         }
-        hits.push({ ref: it.ref, kind: it.kind, rowId: row.id, nameId: it.nameId, startNs: it.startNs, endNs: it.endNs, x: x0, y: l.y + top, w, h: l.h });
       }
+      g.globalAlpha = 1;
     }
   }
 
@@ -163,7 +181,7 @@ export function drawTimeline(g: CanvasRenderingContext2D, d: DrawInput): Hit[] {
     return { x: x0, y: r.y - top + ITEM_PAD, w, h: r.h - 2 * ITEM_PAD };
   };
   if (d.selected) {
-    const selHit = hits.find((h) => h.ref && h.ref.table === d.selected!.table && h.ref.id === d.selected!.id);
+    const selHit = itemHit(d, d.selected);
     const sel = selHit ? { x: selHit.x, y: selHit.y - top, w: selHit.w, h: selHit.h } : det ? box(det.rowId, det.startNs, det.endNs) : null;
     if (det) {
       for (const rel of det.related) {
@@ -206,7 +224,49 @@ export function drawTimeline(g: CanvasRenderingContext2D, d: DrawInput): Hit[] {
     g.fillStyle = 'rgba(0,0,0,0.35)';
     g.fillRect(Math.round(d.cursorX), 0, 1, height);
   }
-  return hits;
+}
+
+/** What drawTimeline drew where: the inputs hit testing needs. */
+export type Geometry = Pick<DrawInput, 'width' | 'view' | 'layout' | 'loaded'>;
+
+/** Items and coverage of layout row `r` drawn across x (content coordinates), as hits. */
+function rowHits(geo: Geometry, r: LaidRow, accept: (h: Hit) => boolean): Hit | undefined {
+  const data = r.type === 'row' && r.row?.kind !== 'conc' ? geo.loaded?.byRow.get(r.id) : undefined;
+  if (!data) return undefined;
+  const k = geo.width / Math.max(1e-9, geo.view.end - geo.view.start);
+  const xOf = (t: number) => (t - geo.view.start) * k;
+  const h = laneH(r);
+  let best: Hit | undefined;
+  const consider = (hit: Hit) => {
+    if (!accept(hit)) return;
+    // Prefer an item over coverage, and the narrowest one (nested NVTX, slivers).
+    if (!best || (hit.ref && !best.ref) || (!!hit.ref === !!best.ref && hit.w < best.w)) best = hit;
+  };
+  for (const c of data.coverage) {
+    const x0 = xOf(c.startNs);
+    consider({ kind: c.kind, rowId: r.id, count: c.count, startNs: c.startNs, endNs: c.endNs, x: x0, y: laneY(r, c.depth), w: Math.max(1, xOf(c.endNs) - x0), h });
+  }
+  for (const it of data.items) {
+    const x0 = xOf(it.startNs);
+    consider({ ref: it.ref, kind: it.kind, rowId: r.id, nameId: it.nameId, startNs: it.startNs, endNs: it.endNs, x: x0, y: laneY(r, it.depth), w: Math.max(1, xOf(it.endNs) - x0), h });
+  }
+  return best;
+}
+
+/** What is drawn at (x, content y), within 2 px: an item rather than coverage, the narrowest first. */
+export function hitAt(geo: Geometry, x: number, yContent: number): Hit | undefined {
+  const r = geo.layout.rows.find((row) => yContent >= row.y && yContent < row.y + row.h);
+  if (!r) return undefined;
+  return rowHits(geo, r, (h) => yContent >= h.y && yContent < h.y + h.h && x >= h.x - 2 && x <= h.x + h.w + 2 && h.x + h.w >= -1 && h.x <= geo.width + 1);
+}
+
+/** Where an item of the loaded window is drawn (content coordinates), or undefined. */
+export function itemHit(geo: Geometry, ref: ItemRef): Hit | undefined {
+  for (const r of geo.layout.rows) {
+    const h = rowHits(geo, r, (hit) => !!hit.ref && hit.ref.table === ref.table && hit.ref.id === ref.id);
+    if (h) return h;
+  }
+  return undefined;
 }
 
 function drawLabel(g: CanvasRenderingContext2D, text: string, x0: number, x1: number, yMid: number): void {
