@@ -36,6 +36,7 @@ const ROW_ID = /^(stream:\d{1,15}|api:\d{1,10}:\d{1,20}|nvtx:\d{1,10}:\d{1,20})$
 const MAX_ID_LENGTH = 256;
 const MAX_PATH_LENGTH = 4096;
 const MAX_BUCKETS = 100_000;
+const MAX_CONCURRENCY_TRACKS = 64;
 const MAX_SEARCH_TEXT = 1024;
 const MAX_SEARCH_LIMIT = 100_000;
 const MAX_ARGV = 1024;
@@ -111,13 +112,29 @@ export function checkPath(v: unknown): string {
 }
 
 export function checkWindowRequest(v: unknown): WindowRequest {
-  const r = object(v, 'request', ['rows', 'startNs', 'endNs', 'resolutionNs']);
-  const rows = stringArray(r.rows, 'request.rows', MAX_WINDOW_ROWS, 64);
-  for (const row of rows) if (!ROW_ID.test(row)) bad(`request.rows: '${row}' is not a row id (stream:N, api:PID:TID or nvtx:PID:TID)`);
+  const r = object(v, 'request', ['rows', 'startNs', 'endNs', 'resolutionNs'], ['concurrency']);
+  const rowIds = (value: unknown, what: string) => {
+    const rows = stringArray(value, what, MAX_WINDOW_ROWS, 64);
+    for (const row of rows) if (!ROW_ID.test(row)) bad(`${what}: '${row}' is not a row id (stream:N, api:PID:TID or nvtx:PID:TID)`);
+    return rows;
+  };
+  const rows = rowIds(r.rows, 'request.rows');
   timeRange(r, 'request');
   const resolution = time(r.resolutionNs, 'request.resolutionNs');
   if (resolution <= 0) bad('request.resolutionNs must be positive');
-  return { rows, startNs: r.startNs as number, endNs: r.endNs as number, resolutionNs: resolution };
+  const out: WindowRequest = { rows, startNs: r.startNs as number, endNs: r.endNs as number, resolutionNs: resolution };
+  if (r.concurrency !== undefined) {
+    if (!Array.isArray(r.concurrency) || r.concurrency.length > MAX_CONCURRENCY_TRACKS) bad(`request.concurrency must be a list of at most ${MAX_CONCURRENCY_TRACKS} tracks`);
+    out.concurrency = (r.concurrency as unknown[]).map((c, i) => {
+      const t = object(c, `request.concurrency[${i}]`, ['deviceId', 'rows', 'buckets']);
+      return {
+        deviceId: integer(t.deviceId, `request.concurrency[${i}].deviceId`, 0, 2 ** 31 - 1),
+        rows: rowIds(t.rows, `request.concurrency[${i}].rows`),
+        buckets: integer(t.buckets, `request.concurrency[${i}].buckets`, 1, MAX_BUCKETS),
+      };
+    });
+  }
+  return out;
 }
 
 export function checkConcurrencyRequest(v: unknown): ConcurrencyRequest {

@@ -138,6 +138,20 @@ export interface WindowRequest {
    * by the number of operations.
    */
   resolutionNs: number;
+  /**
+   * Concurrency tracks to compute from the same rows (one per device): the
+   * kernels and copies in flight per bucket across [startNs, endNs), from
+   * `rows` of that device (they need not be among the rows sent back: a
+   * hidden stream still counts). Answered in WindowResponse.concurrency.
+   */
+  concurrency?: WindowConcurrencyRequest[];
+}
+
+export interface WindowConcurrencyRequest {
+  deviceId: number;
+  /** The device's stream rows. */
+  rows: RowId[];
+  buckets: number;
 }
 
 /** One drawable item. */
@@ -174,6 +188,8 @@ export interface WindowResponse {
   rows: WindowRow[];
   /** Names of the items returned, by strings id. */
   strings: Record<number, string>;
+  /** The tracks asked for in WindowRequest.concurrency, in that order. */
+  concurrency?: ConcurrencyResponse[];
 }
 
 export interface ConcurrencyRequest {

@@ -25,6 +25,7 @@ import { concurrencyOf } from './concurrency.ts';
 import { ItemDetailsReader } from './item-details.ts';
 import { apiRowId, itemKindOf, nvtxRowId, parseRowId, streamKind, streamRowId } from './item-kinds.ts';
 import { nestingDepths, RowBuilder, zoneIsOneSpan, zoneKinds } from './level-of-detail.ts';
+import { concurrencyFromRows } from './window-concurrency.ts';
 import { openReadOnly } from './open-read-only.ts';
 import { overviewOf } from './overview.ts';
 import { NameSearch } from './search.ts';
@@ -216,7 +217,18 @@ export class RecordingQuery {
       const rows = req.rows.map((rowId) => this.#windowRow(rowId, req, nameIds));
       const strings: Record<number, string> = {};
       for (const id of nameIds) strings[id] = this.#name(id);
-      return { startNs: req.startNs, endNs: req.endNs, rows, strings };
+      if (!req.concurrency) return { startNs: req.startNs, endNs: req.endNs, rows, strings };
+      // The tracks from the same rows, here rather than in the page: for a
+      // window of ~250 k items the sweep takes tens of ms, which the page's
+      // main thread cannot spare while panning. Rows asked only for a track
+      // (hidden streams) are built but not sent.
+      const built = new Map(rows.map((r) => [r.rowId, r]));
+      const concurrency = req.concurrency.map((c) => {
+        const deviceRows = c.rows.map((rowId) => built.get(rowId) ?? this.#windowRow(rowId, req, new Set()));
+        for (const r of deviceRows) built.set(r.rowId, r);
+        return concurrencyFromRows(c.deviceId, deviceRows, req.startNs, req.endNs, c.buckets);
+      });
+      return { startNs: req.startNs, endNs: req.endNs, rows, strings, concurrency };
     });
   }
 

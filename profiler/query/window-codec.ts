@@ -8,12 +8,13 @@
 // the few distinct kinds and tables) as JSON.
 //
 // Layout (little-endian):
-//   'SSW1' | u32 header length | header JSON (UTF-8) | zero padding to 8
+//   'SSW1' | u32 header length | header JSON (UTF-8; with the concurrency
+//   tracks, a few thousand small numbers) | zero padding to 8
 //   f64 block: per row, items' id, start, end, then coverage start, end, count
 //   i32 block: per row, items' nameId, depth (-1: none), then coverage depth (-1: none)
 //   u8 block:  per row, items' table, kind (indexes into the header's lists), then coverage kind
 // Rows follow each other inside each block in header order.
-import type { CoverageSpan, ItemKind, ItemTable, TimelineItem, WindowResponse, WindowRow } from './api.ts';
+import type { ConcurrencyResponse, CoverageSpan, ItemKind, ItemTable, TimelineItem, WindowResponse, WindowRow } from './api.ts';
 
 const MAGIC = 0x31575353; // 'SSW1' read as a little-endian u32
 
@@ -24,6 +25,7 @@ interface Header {
   startNs: number;
   endNs: number;
   strings: Record<number, string>;
+  concurrency?: ConcurrencyResponse[];
   tables: ItemTable[];
   kinds: ItemKind[];
   rows: { rowId: string; items: number; coverage: number }[];
@@ -84,7 +86,7 @@ export function encodeWindow(w: WindowResponse): Uint8Array {
   }
   if (tables.length > 256 || kinds.length > 256) throw new Error('encodeWindow: more than 256 distinct tables or kinds');
   const header: Header = {
-    startNs: w.startNs, endNs: w.endNs, strings: w.strings, tables, kinds,
+    startNs: w.startNs, endNs: w.endNs, strings: w.strings, ...(w.concurrency ? { concurrency: w.concurrency } : {}), tables, kinds,
     rows: w.rows.map((r) => ({ rowId: r.rowId, items: r.items.length, coverage: r.coverage.length })),
   };
   const json = new TextEncoder().encode(JSON.stringify(header));
@@ -156,7 +158,7 @@ export function decodeWindow(bytes: Uint8Array): WindowResponse {
     b += m;
     return { rowId: rowId as WindowRow['rowId'], items: its, coverage: cov };
   });
-  return { startNs: header.startNs, endNs: header.endNs, rows, strings: header.strings };
+  return { startNs: header.startNs, endNs: header.endNs, rows, strings: header.strings, ...(header.concurrency ? { concurrency: header.concurrency } : {}) };
 }
 
 function align8(n: number): number {

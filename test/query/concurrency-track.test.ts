@@ -1,5 +1,5 @@
-// The timeline's concurrency track, computed in the renderer from the window
-// it already holds (renderer/src/timeline/concurrency.ts), against the exact
+// The timeline's concurrency track, computed from the rows of a window answer
+// (profiler/query/window-concurrency.ts), against the exact
 // sweep over every operation (profiler/query/concurrency.ts) on real H100
 // recordings: equal where the window holds items; where sub-pixel operations
 // were merged into coverage, every busy stream is still counted.
@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { concurrencyOf } from '../../profiler/query/concurrency.ts';
 import { RecordingQuery } from '../../profiler/query/recording-query.ts';
 import type { WindowRow } from '../../profiler/query/api.ts';
-import { concurrencyFromRows } from '../../renderer/src/timeline/concurrency.ts';
+import { concurrencyFromRows } from '../../profiler/query/window-concurrency.ts';
 
 const fixture = (name: string) => path.resolve(import.meta.dirname, `../fixtures/recordings/${name}.sqlite`);
 
@@ -70,6 +70,27 @@ describe('concurrency track from the window', () => {
         return Math.max(...instants.map((t) => ops.filter((o) => o.startNs <= t && t < o.endNs).length));
       });
       expect(got[track], track).toEqual(want);
+    }
+  });
+
+  it('window() answers the tracks asked for with the rows it sends, counting rows it does not send', () => {
+    const q = new RecordingQuery('t', fixture('normalise-concurrent'));
+    try {
+      const s = q.summary();
+      const d = s.devices[0]!;
+      const streamRows = s.streams.filter((st) => st.deviceId === d.id).map((st) => st.rowId);
+      const { startNs, endNs } = s;
+      const full = q.window({ rows: streamRows, startNs, endNs, resolutionNs: 1 });
+      const want = concurrencyFromRows(d.id, full.rows, startNs, endNs, 300);
+      // Only one row shown; the track still counts every stream of the device.
+      const w = q.window({ rows: [streamRows[0]!], startNs, endNs, resolutionNs: 1, concurrency: [{ deviceId: d.id, rows: streamRows, buckets: 300 }] });
+      expect(w.rows.map((r) => r.rowId)).toEqual([streamRows[0]]);
+      expect(w.concurrency).toEqual([want]);
+      // ...which differs from what the shown row alone would give.
+      expect(concurrencyFromRows(d.id, w.rows, startNs, endNs, 300)).not.toEqual(want);
+      expect(q.window({ rows: [streamRows[0]!], startNs, endNs, resolutionNs: 1 }).concurrency).toBeUndefined();
+    } finally {
+      q.close();
     }
   });
 });

@@ -57,6 +57,19 @@ describe('window codec', () => {
     }
   });
 
+  it('carries the concurrency tracks asked for', () => {
+    const q = new RecordingQuery('n', fixture('normalise-concurrent.sqlite'));
+    try {
+      const s = q.summary();
+      const rows = s.streams.map((x) => x.rowId);
+      const w = q.window({ rows, startNs: s.startNs, endNs: s.endNs, resolutionNs: 1, concurrency: [{ deviceId: s.devices[0]!.id, rows, buckets: 200 }] });
+      expect(w.concurrency).toHaveLength(1);
+      expect(decodeWindow(encodeWindow(w))).toEqual(w);
+    } finally {
+      q.close();
+    }
+  });
+
   it('decodes from any offset of a buffer (an HTTP body is not aligned)', () => {
     const q = new RecordingQuery('n', fixture('normalise-concurrent.sqlite'));
     const w = windows(q)[0]!;

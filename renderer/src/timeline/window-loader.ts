@@ -7,7 +7,6 @@
 // so an answer holds a few rectangles per pixel column at most, whatever the
 // recording's size.
 import type { ConcurrencyResponse, StreamScopeApi, WindowResponse, WindowRow } from '../../../profiler/query/api.ts';
-import { concurrencyFromRows } from './concurrency.ts';
 
 export interface View {
   start: number;
@@ -91,15 +90,16 @@ export class WindowLoader {
     this.inFlight++;
     try {
       const buckets = Math.max(16, Math.min(4096, Math.round(devicePx / 2)));
-      const shown = new Set(rows);
-      const all = [...rows, ...[...devices.values()].flat().filter((r) => !shown.has(r))];
-      const res = all.length
-        ? await this.api.window(this.recordingId, { rows: all, startNs: want.startNs, endNs: want.endNs, resolutionNs: want.resolutionNs })
-        : { startNs: want.startNs, endNs: want.endNs, rows: [], strings: {} } satisfies WindowResponse;
-      // The concurrency track from the same answer: no second pass over the recording.
+      // The concurrency tracks come with the same answer, computed by the
+      // query side from the rows it builds (the device's hidden streams
+      // too, without sending them): no second pass over the recording, and
+      // none on this thread.
+      const concurrency = [...devices].map(([deviceId, streamRows]) => ({ deviceId, rows: streamRows, buckets }));
+      const res: WindowResponse = rows.length || concurrency.length
+        ? await this.api.window(this.recordingId, { rows, startNs: want.startNs, endNs: want.endNs, resolutionNs: want.resolutionNs, concurrency })
+        : { startNs: want.startNs, endNs: want.endNs, rows: [], strings: {} };
       const byId = new Map(res.rows.map((r) => [r.rowId, r]));
-      const conc = [...devices].map(([deviceId, streamRows]) =>
-        concurrencyFromRows(deviceId, streamRows.map((r) => byId.get(r)).filter((r) => r !== undefined), want.startNs, want.endNs, buckets));
+      const conc: ConcurrencyResponse[] = res.concurrency ?? [];
       // An answer older than the one drawn is dropped; a newer one is taken
       // even if an even newer request is on its way (no starving while panning).
       if (this.disposed || (this.loaded && this.loaded.seq > seq)) return;

@@ -1,5 +1,7 @@
-// The concurrency track ("In flight") from the window the timeline already
-// holds, instead of a query of its own: work on one stream runs one
+// The concurrency track ("In flight") from the rows of a window answer
+// (RecordingQuery.window computes it with the rows it sends; the page's
+// main thread never does, see window-loader.ts), instead of a sweep over the
+// whole recording: work on one stream runs one
 // operation at a time, so the kernels (or copies of a direction) in flight
 // at an instant are the device's streams busy with one then. A sweep over
 // the device's rows gives, per bucket, the most in flight at any instant in
@@ -7,7 +9,7 @@
 // merged into coverage spans, a span counts as busy throughout, under its
 // most frequent kind: every busy stream is counted, though within a pixel
 // a copy may be counted as the kernel it was merged with.
-import type { ConcurrencyResponse, ItemKind, WindowRow } from '../../../profiler/query/api.ts';
+import type { ConcurrencyResponse, ItemKind, WindowRow } from './api.ts';
 
 type Track = 'kernels' | 'h2d' | 'd2h' | 'other';
 const TRACKS: readonly Track[] = ['kernels', 'h2d', 'd2h', 'other'];
