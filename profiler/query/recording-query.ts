@@ -35,16 +35,17 @@ import { buildStats } from './stats.ts';
 export const MAX_WINDOW_ROWS = 1024;
 
 /** What a row's items are read as (select lists over the table aliased `t`, zones.ts). */
+// Always four: id, start, end, then the name id, or the copy kind for memcpys (else NULL).
 const ITEM_COLUMNS: Record<ZonedTable, string> = {
   kernels: 'id, start_ns, end_ns, name_id',
   memcpys: 'id, start_ns, end_ns, copy_kind',
-  memsets: 'id, start_ns, end_ns',
-  syncs: 'id, start_ns, end_ns',
+  memsets: 'id, start_ns, end_ns, NULL',
+  syncs: 'id, start_ns, end_ns, NULL',
   api_calls: 'id, start_ns, end_ns, name_id',
   nvtx_ranges: 'id, start_ns, coalesce(t.end_ns, t.start_ns) AS end_ns, name_id',
 };
 
-interface ItemRow { id: number; start_ns: number; end_ns: number; name_id?: number; copy_kind?: number }
+type ItemRow = [id: number, start: number, end: number, nameOrCopyKind: number | null];
 
 /** A row's work in the window before level of detail: a stored item, or a run of sub-pixel ones already summed by the store. */
 type Piece =
@@ -254,8 +255,12 @@ export class RecordingQuery {
           // No row of the zone is a pixel long: the coverage was all of it.
           if (z.maxDurNs !== null && z.maxDurNs < res) continue;
         }
-        for (const r of itemsInZone<ItemRow>(this.#db, table, row.lane, z, req.startNs, req.endNs, ITEM_COLUMNS[table], dense ? res : 0)) {
-          pieces.push({ ref: { table, id: r.id }, kind: itemKindOf(table, r), start: r.start_ns, end: r.end_ns, nameId: r.name_id ?? 0 });
+        const copies = table === 'memcpys';
+        const fixedKind = copies ? null : itemKindOf(table, {});
+        for (const r of itemsInZone(this.#db, table, row.lane, z, req.startNs, req.endNs, ITEM_COLUMNS[table], dense ? res : 0) as ItemRow[]) {
+          pieces.push({
+            ref: { table, id: r[0] }, kind: fixedKind ?? itemKindOf(table, { copy_kind: r[3] }), start: r[1], end: r[2], nameId: copies ? 0 : r[3] ?? 0,
+          });
         }
       }
     }
