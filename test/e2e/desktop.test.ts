@@ -6,6 +6,7 @@
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { apiMethods } from '../../profiler/query/api.ts';
 import type { RunningServer } from '../../profiler/serve/server.ts';
 import { launch, serve } from './browser.ts';
 
@@ -21,7 +22,7 @@ afterAll(async () => {
 });
 
 /** The preload stand-in: runs in the page before the app. */
-function desktopStandIn(): void {
+function desktopStandIn(methods: readonly string[]): void {
   const token = new URLSearchParams(location.search).get('token') ?? '';
   const http = async (method: string, args: unknown[]) => {
     const r = await fetch(`api/${method}`, { method: 'POST', headers: { 'x-streamscope-token': token }, body: JSON.stringify({ args }) });
@@ -32,10 +33,11 @@ function desktopStandIn(): void {
   const calls: string[] = [];
   let polls = 0;
   let all: { recordingId: string; name: string; path: string }[] = [];
-  // Every data call the stand-in does not play goes to the real server, so a
-  // method added to the API later needs no change here.
+  // Every API method the stand-in does not play goes to the real server, so a
+  // method added to the API later needs no change here; like the real
+  // preload, it has nothing else (browser mode's windowColumns, say).
   const api: Record<string, unknown> = new Proxy({} as Record<string, unknown>, {
-    get: (target, m: string) => (m in target || m === 'then' ? target[m] : (...a: unknown[]) => http(m, a)),
+    get: (target, m: string) => (m in target ? target[m] : methods.includes(m) ? (...a: unknown[]) => http(m, a) : undefined),
   });
   api.listRecordings = async () => {
     all = await http('listRecordings', []);
@@ -74,7 +76,7 @@ function desktopStandIn(): void {
 
 async function openDesktop(): Promise<Page> {
   const page = await browser.newPage({ viewport: { width: 1400, height: 800 } });
-  await page.addInitScript(desktopStandIn);
+  await page.addInitScript(desktopStandIn, apiMethods);
   await page.goto(server.url);
   await page.waitForFunction(() => (window.__streamscope?.dataFrames ?? 0) > 0);
   return page;

@@ -9,7 +9,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { generate } from '../../bench/generate-recording.ts';
 import type { WindowResponse } from '../../profiler/query/api.ts';
 import { RecordingQuery } from '../../profiler/query/recording-query.ts';
-import { decodeWindow, encodeWindow } from '../../profiler/query/window-codec.ts';
+import { decodeWindow, decodeWindowColumns, encodeWindow, windowColumnsOf, windowOfColumns } from '../../profiler/query/window-codec.ts';
 import { tempDir } from '../helpers/native.ts';
 
 const fixture = (f: string) => path.resolve(import.meta.dirname, '../fixtures/recordings', f);
@@ -31,6 +31,10 @@ describe('window codec', () => {
         for (const w of windows(q)) {
           const bytes = encodeWindow(w);
           expect(decodeWindow(bytes), f).toEqual(w);
+          // The columns the timeline reads: the same from the bytes (views) as from the objects.
+          const cols = decodeWindowColumns(bytes);
+          expect(cols, f).toEqual(windowColumnsOf(w));
+          expect(windowOfColumns(cols), f).toEqual(w);
         }
       } finally {
         q.close();

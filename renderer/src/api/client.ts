@@ -3,8 +3,8 @@
 // the main process); in browser mode (`streamscope serve`) the same methods
 // are POSTed to /api/<method> with the access token taken from the page URL.
 // Both reject with the same ApiErrorShape, turned here into ApiCallError.
-import { apiMethods, type ApiErrorCode, type ApiErrorShape, type RecordingHandle, type StreamScopeApi } from '../../../profiler/query/api.ts';
-import { decodeWindow, WINDOW_MEDIA_TYPE } from '../../../profiler/query/window-codec.ts';
+import { apiMethods, type ApiErrorCode, type ApiErrorShape, type RecordingHandle, type StreamScopeApi, type WindowRequest } from '../../../profiler/query/api.ts';
+import { decodeWindow, decodeWindowColumns, WINDOW_MEDIA_TYPE, type WindowColumns } from '../../../profiler/query/window-codec.ts';
 
 export class ApiCallError extends Error {
   readonly code: ApiErrorCode;
@@ -39,6 +39,14 @@ export interface DesktopExtras {
   onEvent?(listener: (event: DesktopEvent) => void): () => void;
 }
 
+/**
+ * What browser mode adds: window() as the columns themselves, views into
+ * the binary answer, for the timeline (window-codec.ts says why).
+ */
+export interface TransportExtras {
+  windowColumns?(recordingId: string, request: WindowRequest): Promise<WindowColumns>;
+}
+
 declare global {
   interface Window {
     streamscope?: StreamScopeApi & DesktopExtras;
@@ -52,7 +60,7 @@ export function pageToken(): string {
 
 function httpApi(): StreamScopeApi {
   const token = pageToken();
-  const call = async (method: string, args: unknown[]): Promise<unknown> => {
+  const call = async (method: string, args: unknown[], columns = false): Promise<unknown> => {
     let response: Response;
     try {
       response = await fetch(`api/${method}`, {
@@ -67,7 +75,8 @@ function httpApi(): StreamScopeApi {
     }
     if (response.ok && response.headers.get('content-type') === WINDOW_MEDIA_TYPE) {
       try {
-        return decodeWindow(new Uint8Array(await response.arrayBuffer()));
+        const bytes = new Uint8Array(await response.arrayBuffer());
+        return columns ? decodeWindowColumns(bytes) : decodeWindow(bytes);
       } catch (err) {
         throw new ApiCallError({ code: 'internal', message: `${method}: ${(err as Error).message}` });
       }
@@ -82,14 +91,16 @@ function httpApi(): StreamScopeApi {
     if (!response.ok) throw toApiError(body ?? { code: 'internal', message: `${method}: HTTP ${response.status}` });
     return body;
   };
-  // Exactly the methods of the contract: desktop-only helpers (onEvent, pathForFile) stay undefined here.
-  return Object.fromEntries(apiMethods.map((m) => [m, (...args: unknown[]) => call(m, args)])) as unknown as StreamScopeApi;
+  // The methods of the contract, and windowColumns; desktop-only helpers (onEvent, pathForFile) stay undefined here.
+  const api = Object.fromEntries(apiMethods.map((m) => [m, (...args: unknown[]) => call(m, args)])) as unknown as StreamScopeApi & TransportExtras;
+  api.windowColumns = async (id, request) => (await call('window', [id, request], true)) as WindowColumns;
+  return api;
 }
 
-let instance: (StreamScopeApi & DesktopExtras) | null = null;
+let instance: (StreamScopeApi & DesktopExtras & TransportExtras) | null = null;
 
 /** The API: the Electron preload's object when present, else the HTTP client of browser mode. */
-export function getApi(): StreamScopeApi & DesktopExtras {
+export function getApi(): StreamScopeApi & DesktopExtras & TransportExtras {
   instance ??= window.streamscope ?? httpApi();
   return instance;
 }

@@ -3,7 +3,7 @@
 // *content* (CSS pixels; y from the top of the first row, as the label
 // column lays rows out) and *canvas* (content y minus the vertical scroll;
 // the backing store is scaled by devicePixelRatio once, in setTransform).
-import type { ItemDetails, ItemKind, ItemRef } from '../../../profiler/query/api.ts';
+import type { ItemDetails, ItemKind, ItemRef, ItemTable } from '../../../profiler/query/api.ts';
 import { KIND_COLORS, KIND_LABELS } from '../base/colors.ts';
 import { shortName } from '../base/names.ts';
 import { formatDuration } from '../base/time.ts';
@@ -55,9 +55,9 @@ const ITEM_PAD = 3;
 const FONT = '11px system-ui, -apple-system, "Segoe UI", sans-serif';
 let charWidth = 0;
 
-/** Top of an item's lane in its row, in content coordinates (NVTX rows stack nested ranges). */
-function laneY(r: LaidRow, depth: number | undefined): number {
-  return r.row?.kind === 'nvtx' ? r.y + 3 + (depth ?? 0) * NVTX_LANE_H : r.y + ITEM_PAD;
+/** Top of an item's lane in its row, in content coordinates (NVTX rows stack nested ranges; depth -1: none). */
+function laneY(r: LaidRow, depth: number): number {
+  return r.row?.kind === 'nvtx' ? r.y + 3 + Math.max(0, depth) * NVTX_LANE_H : r.y + ITEM_PAD;
 }
 
 function laneH(r: LaidRow): number {
@@ -114,8 +114,8 @@ export function drawTimeline(g: CanvasRenderingContext2D, d: DrawInput): void {
 
   if (loaded) {
     const search = d.search;
-    const isMatch = (kind: ItemKind, nameId: number, ref: ItemRef) => !!search
-      && ((search.nameIds.has(nameId) && (!search.kinds || search.kinds.has(kind))) || (!!search.refs && search.refs.has(`${ref.table}:${ref.id}`)));
+    const isMatch = (kind: ItemKind, nameId: number, table: string, id: number) => !!search
+      && ((search.nameIds.has(nameId) && (!search.kinds || search.kinds.has(kind))) || (!!search.refs && search.refs.has(`${table}:${id}`)));
     for (const r of layout.rows) {
       if (r.type !== 'row' || r.y + r.h < top || r.y > bottom) continue;
       const row = r.row!;
@@ -136,32 +136,36 @@ export function drawTimeline(g: CanvasRenderingContext2D, d: DrawInput): void {
         if (s !== style) g.fillStyle = style = s;
         if (a !== alpha) g.globalAlpha = alpha = a;
       };
+      const { kinds, tables } = loaded;
       // Merged coverage: lighter, so one can tell "many small things" from one long one.
-      for (const c of data.coverage) {
-        const x0 = xOf(c.startNs);
-        const x1 = xOf(c.endNs);
+      const cv = data.coverage;
+      for (let n = 0; n < cv.length; n++) {
+        const x0 = xOf(cv.startNs[n]!);
+        const x1 = xOf(cv.endNs[n]!);
         if (x1 < 0 || x0 > width) continue;
-        paint(KIND_COLORS[c.kind], search ? 0.2 : 0.7);
-        g.fillRect(x0, laneY(r, c.depth) - top, Math.max(1, x1 - x0), lh);
+        paint(KIND_COLORS[kinds[cv.kind[n]!]!], search ? 0.2 : 0.7);
+        g.fillRect(x0, laneY(r, cv.depth[n]!) - top, Math.max(1, x1 - x0), lh);
       }
-      for (const it of data.items) {
-        const x0 = xOf(it.startNs);
-        const x1 = xOf(it.endNs);
+      const it = data.items;
+      for (let n = 0; n < it.length; n++) {
+        const x0 = xOf(it.startNs[n]!);
+        const x1 = xOf(it.endNs[n]!);
         if (x1 < -1 || x0 > width + 1) continue;
-        const ly = laneY(r, it.depth) - top;
+        const ly = laneY(r, it.depth[n]!) - top;
         const w = Math.max(1, x1 - x0);
-        const match = search !== null && isMatch(it.kind, it.nameId, it.ref);
-        paint(KIND_COLORS[it.kind], search && !match ? 0.22 : 1);
+        const kind = kinds[it.kind[n]!]!;
+        const match = search !== null && isMatch(kind, it.nameId[n]!, tables[it.table[n]!]!, it.id[n]!);
+        paint(KIND_COLORS[kind], search && !match ? 0.22 : 1);
         g.fillRect(x0, ly, w, lh);
         if (w > 28) {
-          const name = loaded.strings[it.nameId];
+          const name = loaded.strings[it.nameId[n]!];
           if (name) {
-            drawLabel(g, it.kind === 'kernel' ? shortName(name) : name, Math.max(x0, 0), Math.min(x1, width), ly + lh / 2);
+            drawLabel(g, kind === 'kernel' ? shortName(name) : name, Math.max(x0, 0), Math.min(x1, width), ly + lh / 2);
             style = ''; // drawLabel set its own fill
           }
         }
         if (match) {
-          const current = search?.current && search.current.table === it.ref.table && search.current.id === it.ref.id;
+          const current = search?.current && search.current.table === tables[it.table[n]!] && search.current.id === it.id[n];
           g.strokeStyle = current ? '#ff2d95' : '#ffb000';
           g.lineWidth = current ? 2.5 : 1.5;
           g.strokeRect(x0 - 0.5, ly - 0.5, w + 1, lh + 1);
@@ -230,7 +234,12 @@ export function drawTimeline(g: CanvasRenderingContext2D, d: DrawInput): void {
 export type Geometry = Pick<DrawInput, 'width' | 'view' | 'layout' | 'loaded'>;
 
 /** Items and coverage of layout row `r` drawn across x (content coordinates), as hits. */
-function rowHits(geo: Geometry, r: LaidRow, accept: (h: Hit) => boolean): Hit | undefined {
+/**
+ * The best of the items and coverage of layout row `r` that `accept` takes
+ * (by geometry, content coordinates, and for items their table and id):
+ * a Hit is built only for those.
+ */
+function rowHits(geo: Geometry, r: LaidRow, accept: (x: number, y: number, w: number, h: number, table: ItemTable | null, id: number) => boolean): Hit | undefined {
   const data = r.type === 'row' && r.row?.kind !== 'conc' ? geo.loaded?.byRow.get(r.id) : undefined;
   if (!data) return undefined;
   const k = geo.width / Math.max(1e-9, geo.view.end - geo.view.start);
@@ -238,17 +247,26 @@ function rowHits(geo: Geometry, r: LaidRow, accept: (h: Hit) => boolean): Hit | 
   const h = laneH(r);
   let best: Hit | undefined;
   const consider = (hit: Hit) => {
-    if (!accept(hit)) return;
     // Prefer an item over coverage, and the narrowest one (nested NVTX, slivers).
     if (!best || (hit.ref && !best.ref) || (!!hit.ref === !!best.ref && hit.w < best.w)) best = hit;
   };
-  for (const c of data.coverage) {
-    const x0 = xOf(c.startNs);
-    consider({ kind: c.kind, rowId: r.id, count: c.count, startNs: c.startNs, endNs: c.endNs, x: x0, y: laneY(r, c.depth), w: Math.max(1, xOf(c.endNs) - x0), h });
+  const { kinds, tables } = geo.loaded!;
+  const cv = data.coverage;
+  for (let n = 0; n < cv.length; n++) {
+    const x0 = xOf(cv.startNs[n]!);
+    const w = Math.max(1, xOf(cv.endNs[n]!) - x0);
+    const y = laneY(r, cv.depth[n]!);
+    if (!accept(x0, y, w, h, null, 0)) continue;
+    consider({ kind: kinds[cv.kind[n]!]!, rowId: r.id, count: cv.count[n]!, startNs: cv.startNs[n]!, endNs: cv.endNs[n]!, x: x0, y, w, h });
   }
-  for (const it of data.items) {
-    const x0 = xOf(it.startNs);
-    consider({ ref: it.ref, kind: it.kind, rowId: r.id, nameId: it.nameId, startNs: it.startNs, endNs: it.endNs, x: x0, y: laneY(r, it.depth), w: Math.max(1, xOf(it.endNs) - x0), h });
+  const it = data.items;
+  for (let n = 0; n < it.length; n++) {
+    const x0 = xOf(it.startNs[n]!);
+    const w = Math.max(1, xOf(it.endNs[n]!) - x0);
+    const y = laneY(r, it.depth[n]!);
+    const table = tables[it.table[n]!]!;
+    if (!accept(x0, y, w, h, table, it.id[n]!)) continue;
+    consider({ ref: { table, id: it.id[n]! }, kind: kinds[it.kind[n]!]!, rowId: r.id, nameId: it.nameId[n]!, startNs: it.startNs[n]!, endNs: it.endNs[n]!, x: x0, y, w, h });
   }
   return best;
 }
@@ -257,13 +275,13 @@ function rowHits(geo: Geometry, r: LaidRow, accept: (h: Hit) => boolean): Hit | 
 export function hitAt(geo: Geometry, x: number, yContent: number): Hit | undefined {
   const r = geo.layout.rows.find((row) => yContent >= row.y && yContent < row.y + row.h);
   if (!r) return undefined;
-  return rowHits(geo, r, (h) => yContent >= h.y && yContent < h.y + h.h && x >= h.x - 2 && x <= h.x + h.w + 2 && h.x + h.w >= -1 && h.x <= geo.width + 1);
+  return rowHits(geo, r, (hx, hy, hw, hh) => yContent >= hy && yContent < hy + hh && x >= hx - 2 && x <= hx + hw + 2 && hx + hw >= -1 && hx <= geo.width + 1);
 }
 
 /** Where an item of the loaded window is drawn (content coordinates), or undefined. */
 export function itemHit(geo: Geometry, ref: ItemRef): Hit | undefined {
   for (const r of geo.layout.rows) {
-    const h = rowHits(geo, r, (hit) => !!hit.ref && hit.ref.table === ref.table && hit.ref.id === ref.id);
+    const h = rowHits(geo, r, (_x, _y, _w, _h, table, id) => table === ref.table && id === ref.id);
     if (h) return h;
   }
   return undefined;

@@ -6,7 +6,9 @@
 // query side merges items shorter than the resolution into coverage spans,
 // so an answer holds a few rectangles per pixel column at most, whatever the
 // recording's size.
-import type { ConcurrencyResponse, StreamScopeApi, WindowResponse, WindowRow } from '../../../profiler/query/api.ts';
+import type { ConcurrencyResponse, ItemKind, ItemTable, StreamScopeApi } from '../../../profiler/query/api.ts';
+import { windowColumnsOf, type RowColumns, type WindowColumns } from '../../../profiler/query/window-codec.ts';
+import type { TransportExtras } from '../api/client.ts';
 
 export interface View {
   start: number;
@@ -19,7 +21,11 @@ export interface Loaded {
   endNs: number;
   resolutionNs: number;
   rowsKey: string;
-  byRow: Map<string, WindowRow>;
+  /** Each row's items and coverage as columns (window-codec.ts): nothing per item on this thread. */
+  byRow: Map<string, RowColumns>;
+  /** What the rows' table and kind indexes stand for. */
+  tables: ItemTable[];
+  kinds: ItemKind[];
   strings: Record<number, string>;
   /** Per device: kernels and copies per direction in flight, bucketed over [startNs, endNs). */
   concurrency: Map<number, ConcurrencyResponse>;
@@ -46,7 +52,7 @@ export class WindowLoader {
   private disposed = false;
 
   constructor(
-    private readonly api: StreamScopeApi,
+    private readonly api: StreamScopeApi & TransportExtras,
     private readonly recordingId: string,
     private readonly onLoaded: (loaded: Loaded) => void,
     private readonly onError: (err: unknown) => void,
@@ -95,9 +101,14 @@ export class WindowLoader {
       // too, without sending them): no second pass over the recording, and
       // none on this thread.
       const concurrency = [...devices].map(([deviceId, streamRows]) => ({ deviceId, rows: streamRows, buckets }));
-      const res: WindowResponse = rows.length || concurrency.length
-        ? await this.api.window(this.recordingId, { rows, startNs: want.startNs, endNs: want.endNs, resolutionNs: want.resolutionNs, concurrency })
-        : { startNs: want.startNs, endNs: want.endNs, rows: [], strings: {} };
+      const request = { rows, startNs: want.startNs, endNs: want.endNs, resolutionNs: want.resolutionNs, concurrency };
+      // Columns straight from the binary answer in browser mode; from the
+      // objects where the transport gives objects (the desktop app's IPC).
+      const res: WindowColumns = !rows.length && !concurrency.length
+        ? { startNs: want.startNs, endNs: want.endNs, rows: [], strings: {}, tables: [], kinds: [] }
+        : this.api.windowColumns
+          ? await this.api.windowColumns(this.recordingId, request)
+          : windowColumnsOf(await this.api.window(this.recordingId, request));
       const byId = new Map(res.rows.map((r) => [r.rowId, r]));
       const conc: ConcurrencyResponse[] = res.concurrency ?? [];
       // An answer older than the one drawn is dropped; a newer one is taken
@@ -111,13 +122,13 @@ export class WindowLoader {
         coverageCount += row.coverage.length;
         if (!row.rowId.startsWith('nvtx:')) continue;
         let d = 0;
-        for (const it of row.items) d = Math.max(d, it.depth ?? 0);
-        for (const c of row.coverage) d = Math.max(d, c.depth ?? 0);
+        for (let k = 0; k < row.items.length; k++) d = Math.max(d, row.items.depth[k]!);
+        for (let k = 0; k < row.coverage.length; k++) d = Math.max(d, row.coverage.depth[k]!);
         nvtxDepth.set(row.rowId, d);
       }
       this.loaded = {
         seq, startNs: want.startNs, endNs: want.endNs, resolutionNs: want.resolutionNs, rowsKey: want.rowsKey,
-        byRow: byId, strings: res.strings,
+        byRow: byId, tables: res.tables, kinds: res.kinds, strings: res.strings,
         concurrency: new Map(conc.map((c) => [c.deviceId, c])), nvtxDepth, itemCount, coverageCount,
       };
       if (this.wanted === want) this.wanted = null;
