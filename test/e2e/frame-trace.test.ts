@@ -31,16 +31,32 @@ describe('main-thread work per frame from a Chromium trace', () => {
       for (let i = 0; i < 5; i++) await frame();
     });
     await browser.stopTracing();
-    const work = mainThreadWorkPerFrame(JSON.parse(fs.readFileSync(trace, 'utf8')));
+    const { wallMs, cpuMs } = mainThreadWorkPerFrame(JSON.parse(fs.readFileSync(trace, 'utf8')));
     fs.rmSync(trace, { force: true });
-    const busy = work.filter((w) => w >= 30);
+    expect(cpuMs).toHaveLength(wallMs.length);
+    const busy = wallMs.filter((w) => w >= 30);
     expect(busy.length).toBeGreaterThanOrEqual(9);
     expect(busy.length).toBeLessThanOrEqual(11);
     expect(Math.max(...busy)).toBeLessThan(60);
-    expect(work.filter((w) => w < 10).length).toBeGreaterThanOrEqual(8);
+    expect(wallMs.filter((w) => w < 10).length).toBeGreaterThanOrEqual(8);
+    // A busy loop runs on the CPU (the thread clock counts it; a waiting thread's would not):
+    // CPU time is at most the wall time, and most of it in the busy frames.
+    wallMs.forEach((w, i) => expect(cpuMs[i]!).toBeLessThanOrEqual(w + 0.01));
+    expect(cpuMs.filter((c) => c >= 20).length).toBeGreaterThanOrEqual(8);
   }, 60_000);
 
   it('says so when the trace has no renderer main thread', () => {
     expect(() => mainThreadWorkPerFrame([])).toThrow(/no renderer main thread/);
+  });
+
+  it('a task crossing a frame boundary counts in each frame for its overlap, CPU time pro rata', () => {
+    const meta = { ph: 'M', name: 'thread_name', pid: 1, tid: 1, ts: 0, args: { name: 'CrRendererMain' } };
+    const frame = (ts: number) => ({ ph: 'X', name: 'ProxyMain::BeginMainFrame', pid: 1, tid: 1, ts, dur: 100 });
+    const task = (ts: number, dur: number, tdur: number) => ({ ph: 'X', name: 'ThreadControllerImpl::RunTask', pid: 1, tid: 1, ts, dur, tdur });
+    // Frames at 0, 16 ms, 32 ms; a 20 ms task from 10 ms (8 ms on a CPU), another task on another thread.
+    const r = mainThreadWorkPerFrame([meta, frame(0), frame(16_000), frame(32_000), task(10_000, 20_000, 8_000), { ...task(0, 5_000, 5_000), tid: 2 }]);
+    expect(r.wallMs).toEqual([6, 14]);
+    expect(r.cpuMs[0]).toBeCloseTo(2.4, 6);
+    expect(r.cpuMs[1]).toBeCloseTo(5.6, 6);
   });
 });
