@@ -34,15 +34,18 @@ describe('main-thread work per frame from a Chromium trace', () => {
     const { wallMs, cpuMs } = mainThreadWorkPerFrame(JSON.parse(fs.readFileSync(trace, 'utf8')));
     fs.rmSync(trace, { force: true });
     expect(cpuMs).toHaveLength(wallMs.length);
+    // Each busy frame holds its 30 ms loop (wall time can only add to it:
+    // on a loaded machine the thread also waits for a core, which is why no
+    // upper bound is put on it here); the idle ones little.
     const busy = wallMs.filter((w) => w >= 30);
     expect(busy.length).toBeGreaterThanOrEqual(9);
     expect(busy.length).toBeLessThanOrEqual(11);
-    expect(Math.max(...busy)).toBeLessThan(60);
     expect(wallMs.filter((w) => w < 10).length).toBeGreaterThanOrEqual(8);
-    // A busy loop runs on the CPU (the thread clock counts it; a waiting thread's would not):
-    // CPU time is at most the wall time, and most of it in the busy frames.
+    // The thread clock: never more than the wall time, never more than the
+    // loop and the frame's own work, and clearly there in the busy frames.
     wallMs.forEach((w, i) => expect(cpuMs[i]!).toBeLessThanOrEqual(w + 0.01));
-    expect(cpuMs.filter((c) => c >= 20).length).toBeGreaterThanOrEqual(8);
+    expect(Math.max(...cpuMs)).toBeLessThan(45);
+    expect(cpuMs.filter((c) => c >= 10).length).toBeGreaterThanOrEqual(8);
   }, 60_000);
 
   it('says so when the trace has no renderer main thread', () => {
