@@ -39,12 +39,12 @@ describe('main-thread work per frame from a Chromium trace', () => {
     // upper bound is put on it here); the idle ones little.
     const busy = wallMs.filter((w) => w >= 30);
     expect(busy.length).toBeGreaterThanOrEqual(9);
-    expect(busy.length).toBeLessThanOrEqual(11);
+    expect(busy.length).toBeLessThanOrEqual(12);
     expect(wallMs.filter((w) => w < 10).length).toBeGreaterThanOrEqual(8);
     // The thread clock: never more than the wall time, never more than the
     // loop and the frame's own work, and clearly there in the busy frames.
     wallMs.forEach((w, i) => expect(cpuMs[i]!).toBeLessThanOrEqual(w + 0.01));
-    expect(Math.max(...cpuMs)).toBeLessThan(45);
+    expect(Math.max(...cpuMs)).toBeLessThan(50);
     expect(cpuMs.filter((c) => c >= 10).length).toBeGreaterThanOrEqual(8);
   }, 60_000);
 
