@@ -1,4 +1,5 @@
 // `streamscope diff` as text: what changed, biggest first, signed.
+import { readableNames } from '../names.ts';
 import { formatBytes, formatDuration } from '../time.ts';
 import { renderTable } from '../report/table.ts';
 import type { Delta, DiffSummary } from './diff.ts';
@@ -23,9 +24,13 @@ export function formatDiff(d: DiffSummary): string {
   out.push(d.findings.length === 0 ? '  none in either' : renderTable(['status', 'kind', 'cost A', 'cost B', 'B'],
     d.findings.map((f) => [f.status.toUpperCase(), f.kind, dur(f.costNs.a), dur(f.costNs.b), f.titleB ?? f.titleA ?? ''])));
   out.push('', 'Kernels (matched by name; biggest change in total time first)');
+  const kernelName = readableNames(d.kernels.map((k) => k.name));
   out.push(renderTable(['count A → B', 'total A', 'total B', 'change', 'mean A → B', 'name'],
-    d.kernels.slice(0, 20).map((k) => [`${k.count.a} → ${k.count.b}`, dur(k.totalNs.a), dur(k.totalNs.b), `${signedDur(k.totalNs)} ${pct(k.totalNs)}`,
-      `${dur(k.meanNs.a)} → ${dur(k.meanNs.b)}`, k.name.length > 100 ? `${k.name.slice(0, 99)}…` : k.name])));
+    d.kernels.slice(0, 20).map((k) => {
+      const name = kernelName.get(k.name)!;
+      return [`${k.count.a} → ${k.count.b}`, dur(k.totalNs.a), dur(k.totalNs.b), `${signedDur(k.totalNs)} ${pct(k.totalNs)}`,
+        `${dur(k.meanNs.a)} → ${dur(k.meanNs.b)}`, name.length > 100 ? `${name.slice(0, 99)}…` : name];
+    })));
   out.push('', 'Copies and memsets');
   out.push(renderTable(['direction', 'from', 'to', 'bytes A → B', 'GB/s A → B'],
     d.copies.map((c) => [c.direction, c.srcKind, c.dstKind, `${formatBytes(c.bytes.a ?? 0)} → ${formatBytes(c.bytes.b ?? 0)}`, `${fx(c.gbPerS.a)} → ${fx(c.gbPerS.b)}`])));

@@ -4,6 +4,7 @@ import { overlapByDevice, type Busy, type DeviceOverlap } from '../analysis/over
 import { summarizeCopies, summarizeKernels, summarizeStreams, type CopySummary, type KernelSummary, type StreamSummary } from '../analysis/summary.ts';
 import type { Finding } from '../analysis/findings/types.ts';
 import type { DeviceRow, Trace } from '../analysis/trace.ts';
+import { readableNames } from '../names.ts';
 import { formatBytes, formatDuration } from '../time.ts';
 import { renderTable } from './table.ts';
 
@@ -120,9 +121,10 @@ export function formatReport(r: Report): string {
       s.kernels, s.memcpys, s.memsets, formatDuration(s.busy.union), pct(s.shareOfDeviceBusy)])));
 
   out.push('', 'Kernels');
+  const kernelName = readableNames(r.kernels.map((k) => k.name));
   out.push(renderTable(['count', 'total', 'mean', 'min', 'max', 'share', 'name'],
     r.kernels.map((k) => [k.count, formatDuration(k.total), formatDuration(k.mean), formatDuration(k.min),
-      formatDuration(k.max), pct(k.share), shorten(k.name)])));
+      formatDuration(k.max), pct(k.share), shorten(kernelName.get(k.name)!)])));
 
   out.push('', 'Copies and memsets');
   out.push(renderTable(['direction', 'from', 'to', 'count', 'bytes', 'time', 'GB/s'],

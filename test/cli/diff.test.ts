@@ -27,6 +27,9 @@ describe('streamscope diff', () => {
     const r = run(['diff', fixture('normalise-default-stream'), fixture('normalise-concurrent')]);
     expect(r.stdout).toMatch(/GPU span \(first op → last op\)\s+\S+ ms\s+\S+ ms\s+−/);
     expect(r.stdout).toMatch(/FIXED\s+legacy-default-stream/);
+    // Kernels by their own name, as the timeline shows them, not mangled.
+    expect(r.stdout).toMatch(/8 → 8 .* normaliseColumns\s*$/m);
+    expect(r.stdout).not.toContain('_ZN6runner');
   });
 
   it('--fail-if-slower gates a regression with a one-line reason', () => {
@@ -38,5 +41,16 @@ describe('streamscope diff', () => {
     const missing = run(['diff', '/nonexistent/a.sqlite', fixture('normalise-concurrent')]);
     expect(missing.status).toBe(2);
     expect(missing.stderr).toContain('/nonexistent/a.sqlite: no such file');
+  });
+});
+
+describe('streamscope report', () => {
+  it('names kernels as the timeline does (the full name stays in --json)', () => {
+    const text = run(['report', fixture('normalise-concurrent')]);
+    expect(text.status, text.stderr).toBe(0);
+    expect(text.stdout).toMatch(/^\s+8 .* normaliseColumns\s*$/m);
+    expect(text.stdout).not.toContain('_ZN6runner');
+    const json = JSON.parse(run(['report', fixture('normalise-concurrent'), '--json']).stdout);
+    expect(json.kernels[0].name).toMatch(/^_ZN6runner.*normaliseColumns/);
   });
 });

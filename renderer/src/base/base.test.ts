@@ -1,20 +1,6 @@
-// Pure helpers of the renderer (no DOM): kernel short names, time labels.
+// Pure helpers of the renderer (no DOM): time labels. (Kernel short names: test/report/names.test.ts.)
 import { describe, expect, it } from 'vitest';
-import { shortName } from './names.ts';
 import { formatDuration, formatTimestamp, rulerLabels } from './time.ts';
-
-describe('shortName', () => {
-  it('reads the function name out of mangled kernel names', () => {
-    expect(shortName('_ZN6runner45_GLOBAL__N__b676d823_12_normalise_cu_d6a3819516normaliseColumnsEPKdPdi')).toBe('normaliseColumns');
-    expect(shortName('_Z6matmulPKfS0_Pfi')).toBe('matmul');
-    expect(shortName('_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIfEESt5arrayIPcLm1EEEEviT0_T1_')).toBe('vectorized_elementwise_kernel');
-  });
-  it('leaves other names alone', () => {
-    expect(shortName('cudaLaunchKernel')).toBe('cudaLaunchKernel');
-    expect(shortName('Memcpy HtoD')).toBe('Memcpy HtoD');
-    expect(shortName('_Zgarbage')).toBe('_Zgarbage');
-  });
-});
 
 describe('time labels', () => {
   it('durations', () => {

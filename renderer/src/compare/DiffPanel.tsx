@@ -6,7 +6,7 @@
 // shows at a glance which kernels the change made faster or slower.
 import type { DiffSummary } from '../../../profiler/query/api.ts';
 import type { Delta } from '../../../profiler/compare/diff.ts';
-import { shortName } from '../base/names.ts';
+import { shortName } from '../../../profiler/names.ts';
 import { SortTable, type Col } from '../base/tables.tsx';
 import { formatBytes, formatDuration } from '../base/time.ts';
 

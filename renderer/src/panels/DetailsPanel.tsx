@@ -5,7 +5,7 @@
 import { memo } from 'react';
 import type { FieldValue, ItemDetails, ItemRef, RecordingSummary } from '../../../profiler/query/api.ts';
 import { KIND_COLORS, KIND_LABELS } from '../base/colors.ts';
-import { shortName } from '../base/names.ts';
+import { shortName } from '../../../profiler/names.ts';
 import { formatBytes, formatDuration, formatTimestamp } from '../base/time.ts';
 import { refKey } from '../app/url-state.ts';
 

@@ -8,7 +8,7 @@ import { Bar, SortTable, type Col } from '../base/tables.tsx';
 import type { RecordingSummary, StatsResponse } from '../../../profiler/query/api.ts';
 import { getApi } from '../api/client.ts';
 import { KIND_COLORS } from '../base/colors.ts';
-import { shortName } from '../base/names.ts';
+import { shortName } from '../../../profiler/names.ts';
 import { formatBytes, formatDuration, formatPercent } from '../base/time.ts';
 import { deviceTitle } from '../timeline/rows.ts';
 

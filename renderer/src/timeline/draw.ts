@@ -5,7 +5,7 @@
 // the backing store is scaled by devicePixelRatio once, in setTransform).
 import type { ItemDetails, ItemKind, ItemRef, ItemTable } from '../../../profiler/query/api.ts';
 import { KIND_COLORS, KIND_LABELS } from '../base/colors.ts';
-import { shortName } from '../base/names.ts';
+import { shortName } from '../../../profiler/names.ts';
 import { formatDuration } from '../base/time.ts';
 import { NVTX_LANE_H, type LaidRow, type Layout } from './rows.ts';
 import type { Loaded, View } from './window-loader.ts';

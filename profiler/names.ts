@@ -1,6 +1,7 @@
 // Kernel names arrive mangled (Itanium C++ ABI), as CUPTI reports them.
-// The timeline and the tables show the function's own name, as Nsight
-// Systems does by default; the details panel keeps the full stored name.
+// The timeline, the tables and the CLI's text reports show the function's
+// own name, as Nsight Systems does by default; the details panel and every
+// JSON output keep the full stored name.
 // This is not a demangler: it reads the nested-name components of
 // `_Z[N]<len><id>...E<params>` and returns the last one that is not an
 // anonymous namespace, and leaves anything it does not recognise alone.
@@ -14,6 +15,17 @@ export function shortName(name: string): string {
     cache.set(name, s);
   }
   return s;
+}
+
+/**
+ * For a table listing `names`: each one's short name where no other name of
+ * the list has the same one, else its full name (two template instances of
+ * one kernel must not read as the same row).
+ */
+export function readableNames(names: readonly string[]): Map<string, string> {
+  const count = new Map<string, number>();
+  for (const n of new Set(names)) count.set(shortName(n), (count.get(shortName(n)) ?? 0) + 1);
+  return new Map(names.map((n) => [n, count.get(shortName(n))! > 1 ? n : shortName(n)]));
 }
 
 function parse(name: string): string | null {
