@@ -154,7 +154,7 @@ export function checkItemRef(v: unknown): ItemRef {
 }
 
 export function checkSearchRequest(v: unknown): SearchRequest {
-  const r = object(v, 'request', ['text'], ['kinds', 'limit']);
+  const r = object(v, 'request', ['text'], ['kinds', 'limit', 'after']);
   const out: SearchRequest = { text: string(r.text, 'request.text', MAX_SEARCH_TEXT, 0) };
   if (r.kinds !== undefined) {
     const kinds = stringArray(r.kinds, 'request.kinds', ITEM_KINDS.length * 2, 32);
@@ -162,6 +162,11 @@ export function checkSearchRequest(v: unknown): SearchRequest {
     out.kinds = kinds as ItemKind[];
   }
   if (r.limit !== undefined) out.limit = integer(r.limit, 'request.limit', 1, MAX_SEARCH_LIMIT);
+  if (r.after !== undefined) {
+    const a = object(r.after, 'request.after', ['startNs', 'table', 'id']);
+    if (typeof a.table !== 'string' || !(ITEM_TABLES as readonly string[]).includes(a.table)) bad(`request.after.table must be one of ${ITEM_TABLES.join(', ')}`);
+    out.after = { startNs: time(a.startNs, 'request.after.startNs'), table: a.table as ItemTable, id: integer(a.id, 'request.after.id', 0, Number.MAX_SAFE_INTEGER) };
+  }
   return out;
 }
 

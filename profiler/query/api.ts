@@ -248,6 +248,19 @@ export interface SearchRequest {
   text: string;
   kinds?: ItemKind[];
   limit?: number;
+  /**
+   * Only matches after this one, in the order `items` come in (start, then
+   * table, then id): the next page of a search with more matches than
+   * `limit` (pass the last item of the previous page).
+   */
+  after?: SearchCursor;
+}
+
+/** A position in the order of search matches. */
+export interface SearchCursor {
+  startNs: number;
+  table: ItemTable;
+  id: number;
 }
 
 export interface SearchResponse {

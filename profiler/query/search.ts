@@ -109,15 +109,20 @@ export class NameSearch {
       }
       if (limit === 0) continue;
       // One scan per table; the first `limit` of each table hold the first `limit` overall.
-      // json_each: one bound parameter for any number of keys.
+      // json_each: one bound parameter for any number of keys. After a
+      // cursor: later starts, or the same start in a later table or with a
+      // larger id (the order of `items`; table names compare as in SQL).
+      const a = req.after;
+      const afterSql = a ? `AND (t.start_ns > ? OR (t.start_ns = ? AND (? < '${src.table}' OR (? = '${src.table}' AND t.id > ?))))` : '';
+      const afterArgs = a ? [a.startNs, a.startNs, a.table, a.table, a.id] : [];
       const rows = db.prepare(`SELECT t.id, t.start_ns AS s, ${src.end} AS e, ${src.key} AS k, ${src.rowId} AS rowId FROM ${src.table} t
-          WHERE ${src.key} IN (SELECT value FROM json_each(?)) ORDER BY t.start_ns, t.id LIMIT ?`)
-        .all(JSON.stringify(groups.map((g) => g.k)), limit) as { id: number; s: number; e: number; k: number; rowId: string }[];
+          WHERE ${src.key} IN (SELECT value FROM json_each(?)) ${afterSql} ORDER BY t.start_ns, t.id LIMIT ?`)
+        .all(JSON.stringify(groups.map((g) => g.k)), ...afterArgs, limit) as { id: number; s: number; e: number; k: number; rowId: string }[];
       for (const r of rows) {
         items.push({ ref: { table: src.table, id: r.id }, kind: src.kindOf(r.k), startNs: r.s, endNs: r.e, nameId: src.nameOf ? 0 : r.k, rowId: r.rowId });
       }
     }
-    items.sort((x, y) => x.startNs - y.startNs || x.ref.table.localeCompare(y.ref.table) || x.ref.id - y.ref.id);
+    items.sort((x, y) => x.startNs - y.startNs || (x.ref.table < y.ref.table ? -1 : x.ref.table > y.ref.table ? 1 : 0) || x.ref.id - y.ref.id);
     names.sort((a, b) => b.totalNs - a.totalNs || a.name.localeCompare(b.name));
     return { names, items: items.slice(0, limit), total: names.reduce((t, n) => t + n.count, 0) };
   }

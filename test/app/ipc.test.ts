@@ -61,6 +61,8 @@ describe('argument checks', () => {
     ['details', ['a1', { table: 'kernels', id: '1' }], /ref.id must be an integer/],
     ['search', ['a1', { text: 'k', kinds: ['bogus'] }], /unknown kind 'bogus'/],
     ['search', ['a1', { text: 'k', limit: 0 }], /limit must be in/],
+    ['search', ['a1', { text: 'k', after: { startNs: 1, table: 'strings', id: 1 } }], /after.table must be one of/],
+    ['search', ['a1', { text: 'k', after: { startNs: 1, table: 'kernels' } }], /after.id is missing/],
     ['record', [{}], /exactly one of workload or command/],
     ['record', [{ workload: { name: 'normalise', scenario: 'concurrent' }, command: ['ls'] }], /exactly one/],
     ['record', [{ workload: { name: 'bitcoin', scenario: 'concurrent' } }], /unknown workload 'bitcoin'/],

@@ -316,6 +316,28 @@ describe('details', () => {
 });
 
 describe('search', () => {
+  it('pages: each page after the last item of the one before, together exactly the matches in order', () => {
+    const all = q.search({ text: '', limit: 10_000 });
+    expect(all.total).toBe(all.items.length); // everything fits: the oracle
+    expect(all.total).toBeGreaterThan(50);
+    const paged: typeof all.items = [];
+    let after: { startNs: number; table: typeof all.items[number]['ref']['table']; id: number } | undefined;
+    for (let page = 0; page < 1000; page++) {
+      const r = q.search({ text: '', limit: 7, ...(after ? { after } : {}) });
+      expect(r.total).toBe(all.total); // the count is of every match, whatever the page
+      paged.push(...r.items);
+      if (r.items.length < 7) break;
+      const last = r.items[r.items.length - 1]!;
+      after = { startNs: last.startNs, table: last.ref.table, id: last.ref.id };
+    }
+    expect(paged).toEqual(all.items);
+    // Ties in start across tables are ordered by table, then id.
+    for (let i = 1; i < paged.length; i++) {
+      const [a, b] = [paged[i - 1]!, paged[i]!];
+      if (a.startNs === b.startNs) expect(a.ref.table < b.ref.table || (a.ref.table === b.ref.table && a.ref.id < b.ref.id)).toBe(true);
+    }
+  });
+
   it('kernel names, case-insensitive, with counts and items in time order', () => {
     const r = q.search({ text: 'NORMALISEcolumns' });
     expect(r.total).toBe(8);

@@ -5,7 +5,7 @@
 // (recording, view, selection, hidden rows, folded groups, tab) is mirrored
 // into the URL hash (url-state.ts).
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
-import type { Capabilities, Finding, ItemDetails, ItemRef, RecordingHandle, RecordingSummary, SearchResponse } from '../../../profiler/query/api.ts';
+import type { Capabilities, Finding, ItemDetails, ItemRef, RecordingHandle, RecordingSummary, SearchCursor, SearchResponse } from '../../../profiler/query/api.ts';
 import { getApi, toApiError, type ApiCallError } from '../api/client.ts';
 import { ALL_KINDS, KIND_COLORS, KIND_FILTERS, KIND_LABELS } from '../base/colors.ts';
 import { formatDuration, formatTimestamp } from '../base/time.ts';
@@ -19,6 +19,7 @@ import type { SearchHighlight } from '../timeline/draw.ts';
 import { buildGroups } from '../timeline/rows.ts';
 import { clampView, Timeline, type View } from '../timeline/Timeline.tsx';
 import { readUrl, refKey, writeUrl } from './url-state.ts';
+import { matchNumber, planStep } from './search-pages.ts';
 
 interface Banner {
   id: number;
@@ -73,6 +74,8 @@ export function App() {
   const [searchKind, setSearchKind] = useState('all');
   const [searchRes, setSearchRes] = useState<SearchResponse | null>(null);
   const [matchIndex, setMatchIndex] = useState(-1);
+  // Which page of matches is shown, and the `after` that fetched each page seen (search-pages.ts).
+  const [searchPage, setSearchPage] = useState<{ page: number; cursors: (SearchCursor | undefined)[] }>({ page: 0, cursors: [undefined] });
   const [recent, setRecent] = useState<string[]>([]);
   const [recordOpen, setRecordOpen] = useState(false);
   const [dragging, setDragging] = useState(false);
@@ -227,7 +230,7 @@ export function App() {
     let live = true;
     const t = setTimeout(() => {
       api.search(summary.recordingId, { text: searchText.trim(), kinds, limit: SEARCH_LIMIT })
-        .then((r) => { if (live) { setSearchRes(r); setMatchIndex(-1); } })
+        .then((r) => { if (live) { setSearchRes(r); setMatchIndex(-1); setSearchPage({ page: 0, cursors: [undefined] }); } })
         .catch((e) => { if (live) report(e); });
     }, 180);
     return () => { live = false; clearTimeout(t); };
@@ -265,12 +268,29 @@ export function App() {
   }, [summary, folded, hidden]);
 
   const step = (dir: 1 | -1) => {
-    if (!searchRes || searchRes.items.length === 0) return;
-    const n = searchRes.items.length;
-    const i = matchIndex < 0 ? (dir === 1 ? 0 : n - 1) : (matchIndex + dir + n) % n;
-    setMatchIndex(i);
-    const it = searchRes.items[i]!;
-    goTo(it.ref, it.rowId, it.startNs, it.endNs);
+    if (!summary || !searchRes || searchRes.items.length === 0) return;
+    const last = searchRes.items[searchRes.items.length - 1]!;
+    const plan = planStep({ ...searchPage, pageSize: SEARCH_LIMIT, length: searchRes.items.length, index: matchIndex, total: searchRes.total }, dir,
+      { startNs: last.startNs, table: last.ref.table, id: last.ref.id });
+    if (plan.kind === 'within') {
+      setMatchIndex(plan.index);
+      const it = searchRes.items[plan.index]!;
+      goTo(it.ref, it.rowId, it.startNs, it.endNs);
+      return;
+    }
+    // Another page of matches: asked for after the cursor that starts it.
+    api.search(summary.recordingId, { text: searchText.trim(), kinds, limit: SEARCH_LIMIT, ...(plan.after ? { after: plan.after } : {}) })
+      .then((r) => {
+        if (r.items.length === 0) return;
+        const i = plan.index === 'first' ? 0 : r.items.length - 1;
+        const cursors = [...searchPage.cursors.slice(0, plan.page), plan.after];
+        setSearchRes(r);
+        setSearchPage({ page: plan.page, cursors });
+        setMatchIndex(i);
+        const it = r.items[i]!;
+        goTo(it.ref, it.rowId, it.startNs, it.endNs);
+      })
+      .catch(report);
   };
 
   // Drag and drop: the desktop app opens dropped recordings.
@@ -344,7 +364,7 @@ export function App() {
   }, [summary]);
 
   const matchText = searchRes
-    ? searchRes.total === 0 ? 'no match' : `${matchIndex >= 0 ? `${matchIndex + 1} / ` : ''}${searchRes.total.toLocaleString('en-US')} match${searchRes.total === 1 ? '' : 'es'}${searchRes.total > searchRes.items.length ? ` (first ${searchRes.items.length.toLocaleString('en-US')} to step through)` : ''}`
+    ? searchRes.total === 0 ? 'no match' : `${matchIndex >= 0 ? `${matchNumber({ ...searchPage, pageSize: SEARCH_LIMIT, length: searchRes.items.length, index: matchIndex, total: searchRes.total }).toLocaleString('en-US')} / ` : ''}${searchRes.total.toLocaleString('en-US')} match${searchRes.total === 1 ? '' : 'es'}`
     : '';
 
   return (
