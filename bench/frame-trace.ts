@@ -42,8 +42,10 @@ export function mainThreadWorkPerFrame(trace: { traceEvents: TraceEvent[] } | Tr
       const task = tasks[k]!;
       const overlap = Math.max(0, Math.min(task.ts + task.dur!, b) - Math.max(task.ts, a));
       wall += overlap;
-      // Without a thread clock (some platforms), CPU time is taken as wall time.
-      cpu += task.dur! > 0 ? (overlap / task.dur!) * (task.tdur ?? task.dur!) : 0;
+      // Without a thread clock (some platforms), CPU time is taken as wall
+      // time; the two clocks differ in resolution, so a busy task can read a
+      // little more thread time than wall time: never counted past its wall.
+      cpu += task.dur! > 0 ? (overlap / task.dur!) * Math.min(task.tdur ?? task.dur!, task.dur!) : 0;
     }
     wallMs.push(wall / 1000);
     cpuMs.push(cpu / 1000);
