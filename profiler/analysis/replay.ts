@@ -52,6 +52,7 @@
 import type { Ns } from '../time.ts';
 import { DEFAULT_DUPLEX, duplexFactors, isPinnedTransfer, oppositeOverlap, uncontendedDurations } from './bandwidth.ts';
 import type { Host } from './host.ts';
+import { blocksPerSm } from './occupancy.ts';
 import { OpCategory, OpKind, type DeviceRow, type Trace } from './trace.ts';
 
 // Enum values as module constants: the hot loops read them per op, and a test
@@ -570,16 +571,6 @@ function measureLatencies(trace: Trace, host: Host, devIndex: Map<number, number
 
 // ---------------------------------------------------------------------------
 // Resources
-
-/** Resident blocks per SM for a kernel's shape (the devices table's per-SM limits). */
-export function blocksPerSm(dev: DeviceRow, threads: number, registers: number, shared: number): number {
-  let b = dev.maxBlocksPerSm ?? 32;
-  if (dev.maxThreadsPerSm && threads > 0) b = Math.min(b, Math.floor(dev.maxThreadsPerSm / threads));
-  // Registers are allocated per warp in units of 256: ignored (approximate).
-  if (dev.maxRegistersPerSm && registers > 0 && threads > 0) b = Math.min(b, Math.floor(dev.maxRegistersPerSm / (registers * threads)));
-  if (dev.maxSharedMemoryPerSm && shared > 0) b = Math.min(b, Math.floor(dev.maxSharedMemoryPerSm / shared));
-  return Math.max(1, b);
-}
 
 function anyLegacyOp(opStream: Int32Array, isLegacyStream: Uint8Array): boolean {
   for (let i = 0; i < opStream.length; i++) if (isLegacyStream[opStream[i]!]) return true;

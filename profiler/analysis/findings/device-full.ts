@@ -3,18 +3,10 @@
 // so they run one after the other however many streams there are. A limit:
 // reported as info, with how long the other streams' kernels waited.
 import { formatDuration } from '../../time.ts';
-import { OpKind, type DeviceRow } from '../trace.ts';
+import { blocksPerSm } from '../occupancy.ts';
+import { OpKind } from '../trace.ts';
 import { addOp, newEvidence, type Context } from './context.ts';
 import type { Finding } from './types.ts';
-
-/** Resident blocks per SM for a kernel shape (the occupancy calculator's limits, without allocation granularity). */
-export function blocksPerSm(dev: DeviceRow, threads: number, registers: number, shared: number): number {
-  const limits = [dev.maxBlocksPerSm ?? 32];
-  if (dev.maxThreadsPerSm && threads > 0) limits.push(Math.floor(dev.maxThreadsPerSm / threads));
-  if (dev.maxRegistersPerSm && registers > 0 && threads > 0) limits.push(Math.floor(dev.maxRegistersPerSm / (registers * threads)));
-  if (dev.maxSharedMemoryPerSm && shared > 0) limits.push(Math.floor(dev.maxSharedMemoryPerSm / shared));
-  return Math.max(1, Math.min(...limits));
-}
 
 export function deviceFull(ctx: Context): Finding[] {
   const { ops } = ctx.trace;
