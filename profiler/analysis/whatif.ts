@@ -21,7 +21,8 @@ import type { Db } from '../store/database.ts';
 import type { Ns } from '../time.ts';
 import { bandwidthFor, pinnedBandwidth, type BandwidthReference, type PinnedBandwidth } from './bandwidth.ts';
 import { callName, type Host } from './host.ts';
-import { hostModel, isExplicitSync, isPageableCopy, replay, WaitKind, type ReplayOptions } from './replay.ts';
+import { replay, type ReplayOptions } from './replay.ts';
+import { hostModel, isExplicitSync, isPageableCopy, WaitKind } from './replay-host.ts';
 import { OpCategory, type Trace } from './trace.ts';
 
 export type FixName = 'pinPageableCopies' | 'moveDefaultStreamWork' | 'removeHostBlocking';
