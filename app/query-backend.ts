@@ -26,7 +26,6 @@ export function createQueryBackend(): QueryBackend {
     listRecordings: async () => registry.list(),
     openRecording: async (file) => registry.open(file),
     closeRecording: async (id) => {
-      registry.get(id); // 'not-found' for an id that is not open
       registry.close(id);
       return null;
     },

@@ -45,6 +45,16 @@ export interface Host {
   threads: Map<string, Int32Array>;
 }
 
+/** One process's calls by correlation id: a dense array from the smallest id, or a Map where ids are far from dense. */
+type CallTable = { min: number; index: Int32Array } | Map<number, number>;
+
+/** The call with this correlation id in `table`, or -1. */
+function callIn(table: CallTable, correlation: number): number {
+  if (table instanceof Map) return table.get(correlation) ?? -1;
+  const slot = correlation - table.min;
+  return slot >= 0 && slot < table.index.length ? table.index[slot]! : -1;
+}
+
 export function loadHost(db: Db, ops: GpuOps, columns?: CallColumns): Host {
   // Read natively, like the operations (trace.ts): millions of calls.
   const calls: HostCalls = columns ?? loadCallColumns(db.name);
@@ -52,7 +62,7 @@ export function loadHost(db: Db, ops: GpuOps, columns?: CallColumns): Host {
   // Correlation ids are handed out in sequence within a process, so a dense
   // array per process finds a call in O(1) without a 10-million-entry Map.
   // Ids that are far from dense (imported or synthetic traces) use a Map.
-  const byPid = new Map<number, { min: number; index: Int32Array } | Map<number, number>>();
+  const byPid = new Map<number, CallTable>();
   {
     const range = new Map<number, [number, number, number]>(); // min, max, count
     // Calls of one process come in long runs: keep the run's range in
@@ -86,7 +96,7 @@ export function loadHost(db: Db, ops: GpuOps, columns?: CallColumns): Host {
       byPid.set(p, max - min + 1 <= Math.max(1 << 16, 4 * count) ? { min, index: new Int32Array(max - min + 1).fill(-1) } : new Map());
     }
     let fillPid = NaN;
-    let e: { min: number; index: Int32Array } | Map<number, number> = new Map();
+    let e: CallTable = new Map();
     const domain = calls.domain;
     for (let k = 0; k < calls.length; k++) {
       if (pid[k] !== fillPid) e = byPid.get((fillPid = pid[k]!))!;
@@ -103,26 +113,17 @@ export function loadHost(db: Db, ops: GpuOps, columns?: CallColumns): Host {
   }
   const callOf = (pid: number, correlation: number): number => {
     const e = byPid.get(pid);
-    if (!e) return -1;
-    if (e instanceof Map) return e.get(correlation) ?? -1;
-    const slot = correlation - e.min;
-    return slot >= 0 && slot < e.index.length ? e.index[slot]! : -1;
+    return e ? callIn(e, correlation) : -1;
   };
 
   // Ops of one process come in long runs: find its table when the pid changes.
   const opCall = new Int32Array(ops.length);
   let opPid = NaN;
-  let table: { min: number; index: Int32Array } | Map<number, number> | undefined;
+  let table: CallTable | undefined;
   const { pid: opPids, correlation: opCorrelations } = ops;
   for (let k = 0; k < ops.length; k++) {
     if (opPids[k] !== opPid) table = byPid.get((opPid = opPids[k]!));
-    const c = opCorrelations[k]!;
-    if (!table) opCall[k] = -1;
-    else if (table instanceof Map) opCall[k] = table.get(c) ?? -1;
-    else {
-      const slot = c - table.min;
-      opCall[k] = slot >= 0 && slot < table.index.length ? table.index[slot]! : -1;
-    }
+    opCall[k] = table ? callIn(table, opCorrelations[k]!) : -1;
   }
 
   // The names of the calls: the distinct ids from the loaded column (a join

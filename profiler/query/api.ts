@@ -389,9 +389,10 @@ export interface StreamScopeApi {
   /** Electron only (browser mode rejects with 'forbidden'). */
   openRecording(path: string): Promise<RecordingHandle>;
   /**
-   * Closes a recording of this session (a tab the user closed): its file
-   * and what was loaded from it are released; its id answers 'not-found'
-   * from then on. Browser mode serves the files `serve` was given for as
+   * Closes a recording of this session (a tab the user closed): the query
+   * side closes its file; its id answers 'not-found' from then on. (The
+   * analysis thread keeps its own copy among its three most recently used
+   * recordings until others push it out.) Browser mode serves the files `serve` was given for as
    * long as it runs, to every page, so there it releases nothing.
    */
   closeRecording(recordingId: string): Promise<null>;

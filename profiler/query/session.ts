@@ -53,8 +53,9 @@ export class SessionRegistry {
     return q;
   }
 
+  /** Closes the open recording with this id; 'not-found' for any other. */
   close(id: string): void {
-    this.#open.get(id)?.close();
+    this.get(id).close();
     this.#open.delete(id);
   }
 

@@ -56,14 +56,21 @@ export interface WindowColumns {
   rows: RowColumns[];
 }
 
-interface Header {
-  startNs: number;
-  endNs: number;
-  strings: Record<number, string>;
-  concurrency?: ConcurrencyResponse[];
-  tables: ItemTable[];
-  kinds: ItemKind[];
-  rows: { rowId: string; items: number; coverage: number }[];
+/** The JSON part: everything but the columns, and how many items and spans each row has. */
+type Header = Omit<WindowColumns, 'rows'> & { rows: { rowId: string; items: number; coverage: number }[] };
+
+/** Where each block starts, and how long each is (in elements), for rows of these sizes after a header of `jsonLength` bytes. */
+function blocks(jsonLength: number, rows: readonly { items: number; coverage: number }[]) {
+  let items = 0;
+  let spans = 0;
+  for (const r of rows) {
+    items += r.items;
+    spans += r.coverage;
+  }
+  const f64 = { at: align8(8 + jsonLength), length: 3 * items + 3 * spans };
+  const i32 = { at: f64.at + 8 * f64.length, length: 2 * items + spans };
+  const u8 = { at: i32.at + 4 * i32.length, length: 2 * items + spans };
+  return { f64, i32, u8, end: u8.at + u8.length };
 }
 
 /** Columns of an answer given as objects (the desktop app's IPC, JSON). */
@@ -118,28 +125,17 @@ function emptyRow(rowId: string, n: number, m: number): RowColumns {
 
 export function encodeWindow(w: WindowResponse): Uint8Array {
   const c = windowColumnsOf(w);
-  let items = 0;
-  let spans = 0;
-  for (const r of c.rows) {
-    items += r.items.length;
-    spans += r.coverage.length;
-  }
-  const header: Header = {
-    startNs: c.startNs, endNs: c.endNs, strings: c.strings, ...(c.concurrency ? { concurrency: c.concurrency } : {}), tables: c.tables, kinds: c.kinds,
-    rows: c.rows.map((r) => ({ rowId: r.rowId, items: r.items.length, coverage: r.coverage.length })),
-  };
+  const header: Header = { ...c, rows: c.rows.map((r) => ({ rowId: r.rowId, items: r.items.length, coverage: r.coverage.length })) };
   const json = new TextEncoder().encode(JSON.stringify(header));
-  const f64At = align8(8 + json.length);
-  const i32At = f64At + 8 * (3 * items + 3 * spans);
-  const u8At = i32At + 4 * (2 * items + spans);
-  const out = new Uint8Array(u8At + 2 * items + spans);
+  const at = blocks(json.length, header.rows);
+  const out = new Uint8Array(at.end);
   const view = new DataView(out.buffer);
   view.setUint32(0, MAGIC, true);
   view.setUint32(4, json.length, true);
   out.set(json, 8);
-  const f64 = new Float64Array(out.buffer, f64At, 3 * items + 3 * spans);
-  const i32 = new Int32Array(out.buffer, i32At, 2 * items + spans);
-  const u8 = out.subarray(u8At);
+  const f64 = new Float64Array(out.buffer, at.f64.at, at.f64.length);
+  const i32 = new Int32Array(out.buffer, at.i32.at, at.i32.length);
+  const u8 = out.subarray(at.u8.at);
   let f = 0;
   let i = 0;
   let b = 0;
@@ -180,21 +176,13 @@ export function decodeWindowColumns(bytes: Uint8Array): WindowColumns {
   const jsonLength = view.getUint32(4, true);
   if (8 + jsonLength > bytes.byteLength) fail('header runs past the end');
   const header = JSON.parse(new TextDecoder().decode(bytes.subarray(8, 8 + jsonLength))) as Header;
-  let items = 0;
-  let spans = 0;
-  for (const r of header.rows) {
-    items += r.items;
-    spans += r.coverage;
-  }
-  const f64At = align8(8 + jsonLength);
-  const i32At = f64At + 8 * (3 * items + 3 * spans);
-  const u8At = i32At + 4 * (2 * items + spans);
-  if (u8At + 2 * items + spans !== bytes.byteLength) fail(`${bytes.byteLength} bytes where the header promises ${u8At + 2 * items + spans}`);
+  const at = blocks(jsonLength, header.rows);
+  if (at.end !== bytes.byteLength) fail(`${bytes.byteLength} bytes where the header promises ${at.end}`);
   // One aligned copy of the blocks (the input may sit at any offset); the rows are views into it.
-  const block = bytes.slice(f64At);
-  const f64 = new Float64Array(block.buffer, 0, 3 * items + 3 * spans);
-  const i32 = new Int32Array(block.buffer, f64.byteLength, 2 * items + spans);
-  const u8 = new Uint8Array(block.buffer, f64.byteLength + i32.byteLength, 2 * items + spans);
+  const block = bytes.slice(at.f64.at);
+  const f64 = new Float64Array(block.buffer, 0, at.f64.length);
+  const i32 = new Int32Array(block.buffer, at.i32.at - at.f64.at, at.i32.length);
+  const u8 = new Uint8Array(block.buffer, at.u8.at - at.f64.at, at.u8.length);
   let f = 0;
   let i = 0;
   let b = 0;
@@ -215,7 +203,7 @@ export function decodeWindowColumns(bytes: Uint8Array): WindowColumns {
     b += 2 * n + m;
     return r;
   });
-  return { startNs: header.startNs, endNs: header.endNs, strings: header.strings, ...(header.concurrency ? { concurrency: header.concurrency } : {}), tables: header.tables, kinds: header.kinds, rows };
+  return { ...header, rows };
 }
 
 /** The answer as objects (what the API's window() returns), from its columns. */

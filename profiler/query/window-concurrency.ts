@@ -53,11 +53,14 @@ export function concurrencyFromRows(deviceId: number, rows: readonly WindowRow[]
   // runs of a track only need merging. (A run found out of order — clocks
   // of imported traces can overlap — is sorted first.)
   const T = TRACKS.length;
+  // The track an item or span counts in: -1 when none, or when it lies outside the window.
+  const trackIn = (x: { kind: ItemKind; startNs: number; endNs: number }, isMerged: boolean) =>
+    x.endNs < startNs || x.startNs > endNs || x.endNs < x.startNs ? -1 : trackOf(x.kind, isMerged);
   const counts = new Int32Array(spans.length * T);
   for (let l = 0; l < spans.length; l++) {
     for (const x of spans[l]!) {
-      const t = trackOf(x.kind, merged[l]!);
-      if (t >= 0 && !(x.endNs < startNs || x.startNs > endNs || x.endNs < x.startNs)) counts[l * T + t]! += 2;
+      const t = trackIn(x, merged[l]!);
+      if (t >= 0) counts[l * T + t]! += 2;
     }
   }
   const runs: Float64Array[][] = TRACKS.map(() => []);
@@ -66,8 +69,8 @@ export function concurrencyFromRows(deviceId: number, rows: readonly WindowRow[]
     const at = new Int32Array(T);
     for (let t = 0; t < T; t++) own.push(counts[l * T + t]! > 0 ? new Float64Array(counts[l * T + t]!) : null);
     for (const x of spans[l]!) {
-      const t = trackOf(x.kind, merged[l]!);
-      if (t < 0 || x.endNs < startNs || x.startNs > endNs || x.endNs < x.startNs) continue;
+      const t = trackIn(x, merged[l]!);
+      if (t < 0) continue;
       // Whole ns (stored times are; an imported sub-ns fraction would break the parity).
       own[t]![at[t]!++] = Math.round(x.startNs) * 2 + 1;
       own[t]![at[t]!++] = Math.round(x.endNs) * 2;

@@ -139,9 +139,8 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
         }
         // The same argument contract as the Electron side (api-args.ts).
         // Analysis methods answer later, from the analysis thread; the rest at once.
-        const checked = args;
         Promise.resolve()
-          .then(() => call(method, checkArguments(method, checked)))
+          .then(() => call(method, checkArguments(method, args)))
           .then((value) => {
             // Window answers in binary to a client that asks (window-codec.ts says why); JSON otherwise.
             if (method === 'window' && (req.headers.accept ?? '').includes(WINDOW_MEDIA_TYPE)) {

@@ -13,6 +13,7 @@
 
 #include "device_inventory.h"
 #include "sqlite3.h"
+#include "zone_tables.h"
 
 namespace streamscope::addon {
 
@@ -137,13 +138,13 @@ Ingest::Ingest(const std::string& db_path, uint64_t origin_ns) : db_path_(db_pat
   ins_zone_ = prepare(
       "INSERT INTO zones (table_id, lane, start_ns, first_id, last_id, end_ns, rows, min_correlation, max_correlation, busy_ns,"
       " max_dur_ns, max_gap_ns, copy_kind_rows) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)");
-  // zones.table_id values: SCHEMA.md (and profiler/store/zones.ts).
-  kernels_.table_id = 1, kernels_.insert = ins_kernel_, kernels_.columns = 25;
-  memcpys_.table_id = 2, memcpys_.insert = ins_memcpy_, memcpys_.columns = 15, memcpys_.copy_kind_column = 7;
-  memsets_.table_id = 3, memsets_.insert = ins_memset_, memsets_.columns = 12;
-  syncs_.table_id = 4, syncs_.insert = ins_sync_, syncs_.columns = 9;
-  api_calls_.table_id = 5, api_calls_.insert = ins_api_, api_calls_.columns = 9;
-  nvtx_.table_id = 6, nvtx_.insert = ins_nvtx_, nvtx_.columns = 6;
+  // zones.table_id values: zone_tables.h (as SCHEMA.md and profiler/store/zone-tables.ts).
+  kernels_.table_id = zone_table::kKernels, kernels_.insert = ins_kernel_, kernels_.columns = 25;
+  memcpys_.table_id = zone_table::kMemcpys, memcpys_.insert = ins_memcpy_, memcpys_.columns = 15, memcpys_.copy_kind_column = 7;
+  memsets_.table_id = zone_table::kMemsets, memsets_.insert = ins_memset_, memsets_.columns = 12;
+  syncs_.table_id = zone_table::kSyncs, syncs_.insert = ins_sync_, syncs_.columns = 9;
+  api_calls_.table_id = zone_table::kApiCalls, api_calls_.insert = ins_api_, api_calls_.columns = 9;
+  nvtx_.table_id = zone_table::kNvtxRanges, nvtx_.insert = ins_nvtx_, nvtx_.columns = 6;
   pending_ = {&kernels_, &memcpys_, &memsets_, &syncs_, &api_calls_, &nvtx_};
   ins_overhead_ = prepare(
       "INSERT INTO overheads (start_ns, end_ns, pid, overhead_kind, object_kind, object_id, correlation_id) VALUES (?,?,?,?,?,?,?)");

@@ -8,12 +8,12 @@
 #include <memory>
 #include <functional>
 #include <thread>
-#include <numeric>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "sqlite3.h"
+#include "zone_tables.h"
 
 namespace streamscope::addon {
 namespace {
@@ -166,7 +166,7 @@ constexpr const char* kTables[] = {"kernels", "memcpys", "memsets", "api_calls"}
 constexpr int64_t kRowsPerPart = 1 << 18;
 
 // zones.table_id of each table in kTables.
-constexpr int kZoneTableIds[] = {1, 2, 3, 5};
+constexpr int kZoneTableIds[] = {zone_table::kKernels, zone_table::kMemcpys, zone_table::kMemsets, zone_table::kApiCalls};
 
 std::vector<Part> partsOf(Db& db) {
   std::vector<Part> parts;

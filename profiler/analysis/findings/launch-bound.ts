@@ -19,10 +19,11 @@ export function launchBound(ctx: Context): Finding[] {
   // would reload each one from `ops` on every op.
   const { device, kind, start, end } = ops;
   const opCall = ctx.host.opCall;
+  // Launch costs of one device's kernels at a time. Room for every op: only
+  // the pages written are ever touched.
+  const launchCost = new Float64Array(ops.length);
   for (const [deviceId] of ctx.busy) {
     // Launch cost: the median time the host spent in the launching call.
-    // Room for every op: only the pages written are ever touched.
-    const launchCost = new Float64Array(ops.length);
     let kernels = 0;
     let n = 0;
     for (let i = 0; i < ops.length; i++) {

@@ -267,11 +267,12 @@ export function App() {
     });
   }, [summary, folded, hidden]);
 
+  // Where stepping through the matches stands (search-pages.ts).
+  const position = searchRes && { ...searchPage, pageSize: SEARCH_LIMIT, length: searchRes.items.length, index: matchIndex, total: searchRes.total };
   const step = (dir: 1 | -1) => {
-    if (!summary || !searchRes || searchRes.items.length === 0) return;
+    if (!summary || !searchRes || !position || searchRes.items.length === 0) return;
     const last = searchRes.items[searchRes.items.length - 1]!;
-    const plan = planStep({ ...searchPage, pageSize: SEARCH_LIMIT, length: searchRes.items.length, index: matchIndex, total: searchRes.total }, dir,
-      { startNs: last.startNs, table: last.ref.table, id: last.ref.id });
+    const plan = planStep(position, dir, { startNs: last.startNs, table: last.ref.table, id: last.ref.id });
     if (plan.kind === 'within') {
       setMatchIndex(plan.index);
       const it = searchRes.items[plan.index]!;
@@ -350,9 +351,9 @@ export function App() {
       if (next.length === 0) setSummary(null);
       return next;
     });
-    // Release the file and what was loaded from it (the desktop app; browser
-    // mode keeps serving it). Already gone is fine: the tab is closed either way.
-    getApi().closeRecording(id).catch((err: unknown) => {
+    // Close the file in the query worker (the desktop app; browser mode
+    // keeps serving it). Already gone is fine: the tab is closed either way.
+    api.closeRecording(id).catch((err: unknown) => {
       if (toApiError(err).code !== 'not-found') report(err);
     });
   };
@@ -364,7 +365,7 @@ export function App() {
   }, [summary]);
 
   const matchText = searchRes
-    ? searchRes.total === 0 ? 'no match' : `${matchIndex >= 0 ? `${matchNumber({ ...searchPage, pageSize: SEARCH_LIMIT, length: searchRes.items.length, index: matchIndex, total: searchRes.total }).toLocaleString('en-US')} / ` : ''}${searchRes.total.toLocaleString('en-US')} match${searchRes.total === 1 ? '' : 'es'}`
+    ? searchRes.total === 0 ? 'no match' : `${position && matchIndex >= 0 ? `${matchNumber(position).toLocaleString('en-US')} / ` : ''}${searchRes.total.toLocaleString('en-US')} match${searchRes.total === 1 ? '' : 'es'}`
     : '';
 
   return (

@@ -13,7 +13,7 @@ import { memo, useCallback, useEffect, useLayoutEffect, useMemo, useRef, useStat
 import type { ItemDetails, ItemRef, RecordingSummary } from '../../../profiler/query/api.ts';
 import { getApi } from '../api/client.ts';
 import { formatDuration, formatPercent } from '../base/time.ts';
-import { describeHit, drawTimeline, hitAt as hitAtGeometry, itemHit, type Hit, type SearchHighlight } from './draw.ts';
+import { describeHit, drawTimeline, hitAt as hitAtGeometry, itemHit, type Geometry, type Hit, type SearchHighlight } from './draw.ts';
 import { Overview } from './Overview.tsx';
 import { Ruler } from './Ruler.tsx';
 import { buildGroups, layout as layOut, type Layout, type TrackGroup } from './rows.ts';
@@ -199,6 +199,11 @@ export function Timeline(props: {
   // Draw in the next animation frame, once, whatever changed in between.
   const drawState = useRef({ view, lay, loaded, selected, details, search, hover: hover?.hit ?? null, range, cursorX, scrollTop, size, canvasH });
   drawState.current = { view, lay, loaded, selected, details, search, hover: hover?.hit ?? null, range, cursorX, scrollTop, size, canvasH };
+  /** What the last frame drew from, for hit testing (draw.ts). */
+  const geometry = (): Geometry => {
+    const s = drawState.current;
+    return { width: s.size.width, view: s.view, layout: s.lay, loaded: s.loaded };
+  };
   const draw = useCallback(() => {
     frameRequest.current = null;
     const canvas = canvasRef.current;
@@ -236,7 +241,7 @@ export function Timeline(props: {
       view: () => ({ ...latest.current.view }),
       itemRect: (table, id) => {
         const s = drawState.current;
-        const h = itemHit({ width: s.size.width, view: s.view, layout: s.lay, loaded: s.loaded }, { table: table as ItemRef['table'], id });
+        const h = itemHit(geometry(), { table: table as ItemRef['table'], id });
         const c = canvasRef.current?.getBoundingClientRect();
         // Only where it is drawn now: inside the canvas, horizontally and vertically.
         if (!h || !c || h.x + h.w < -1 || h.x > s.size.width + 1 || h.y + h.h <= s.scrollTop || h.y >= s.scrollTop + s.canvasH) return null;
@@ -316,10 +321,7 @@ export function Timeline(props: {
     return () => c.removeEventListener('wheel', onWheel);
   }, [zoomAt, panBy]);
 
-  const hitAt = (x: number, yContent: number): Hit | undefined => {
-    const s = drawState.current;
-    return hitAtGeometry({ width: s.size.width, view: s.view, layout: s.lay, loaded: s.loaded }, x, yContent);
-  };
+  const hitAt = (x: number, yContent: number): Hit | undefined => hitAtGeometry(geometry(), x, yContent);
 
   const drag = useRef<{ x: number; y: number; view: View; scroll: number; moved: boolean; range: boolean; t0: number } | null>(null);
   const toNs = (px: number) => view.start + (px / size.width) * (view.end - view.start);

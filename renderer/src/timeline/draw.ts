@@ -116,6 +116,7 @@ export function drawTimeline(g: CanvasRenderingContext2D, d: DrawInput): void {
     const search = d.search;
     const isMatch = (kind: ItemKind, nameId: number, table: string, id: number) => !!search
       && ((search.nameIds.has(nameId) && (!search.kinds || search.kinds.has(kind))) || (!!search.refs && search.refs.has(`${table}:${id}`)));
+    const { kinds, tables } = loaded;
     for (const r of layout.rows) {
       if (r.type !== 'row' || r.y + r.h < top || r.y > bottom) continue;
       const row = r.row!;
@@ -136,7 +137,6 @@ export function drawTimeline(g: CanvasRenderingContext2D, d: DrawInput): void {
         if (s !== style) g.fillStyle = style = s;
         if (a !== alpha) g.globalAlpha = alpha = a;
       };
-      const { kinds, tables } = loaded;
       // Merged coverage: lighter, so one can tell "many small things" from one long one.
       const cv = data.coverage;
       for (let n = 0; n < cv.length; n++) {
@@ -185,7 +185,7 @@ export function drawTimeline(g: CanvasRenderingContext2D, d: DrawInput): void {
     return { x: x0, y: r.y - top + ITEM_PAD, w, h: r.h - 2 * ITEM_PAD };
   };
   if (d.selected) {
-    const selHit = itemHit(d, d.selected);
+    const selHit = itemHit(d, d.selected, det?.rowId);
     const sel = selHit ? { x: selHit.x, y: selHit.y - top, w: selHit.w, h: selHit.h } : det ? box(det.rowId, det.startNs, det.endNs) : null;
     if (det) {
       for (const rel of det.related) {
@@ -233,7 +233,6 @@ export function drawTimeline(g: CanvasRenderingContext2D, d: DrawInput): void {
 /** What drawTimeline drew where: the inputs hit testing needs. */
 export type Geometry = Pick<DrawInput, 'width' | 'view' | 'layout' | 'loaded'>;
 
-/** Items and coverage of layout row `r` drawn across x (content coordinates), as hits. */
 /**
  * The best of the items and coverage of layout row `r` that `accept` takes
  * (by geometry, content coordinates, and for items their table and id):
@@ -278,10 +277,19 @@ export function hitAt(geo: Geometry, x: number, yContent: number): Hit | undefin
   return rowHits(geo, r, (hx, hy, hw, hh) => yContent >= hy && yContent < hy + hh && x >= hx - 2 && x <= hx + hw + 2 && hx + hw >= -1 && hx <= geo.width + 1);
 }
 
-/** Where an item of the loaded window is drawn (content coordinates), or undefined. */
-export function itemHit(geo: Geometry, ref: ItemRef): Hit | undefined {
+/**
+ * Where an item of the loaded window is drawn (content coordinates), or
+ * undefined. With its row id (the selection's details say it), only that
+ * row is searched: the selection is looked up every frame.
+ */
+export function itemHit(geo: Geometry, ref: ItemRef, rowId?: string): Hit | undefined {
+  const accept = (_x: number, _y: number, _w: number, _h: number, table: ItemTable | null, id: number) => table === ref.table && id === ref.id;
+  if (rowId !== undefined) {
+    const r = geo.layout.byId.get(rowId);
+    return r ? rowHits(geo, r, accept) : undefined;
+  }
   for (const r of geo.layout.rows) {
-    const h = rowHits(geo, r, (_x, _y, _w, _h, table, id) => table === ref.table && id === ref.id);
+    const h = rowHits(geo, r, accept);
     if (h) return h;
   }
   return undefined;
