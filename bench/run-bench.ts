@@ -180,8 +180,8 @@ async function benchAnalysis(): Promise<void> {
     for (let i = 0; i < 3; i++) {
       const db = openRecording(out, { readonly: true });
       const t0 = performance.now();
-      const timings = { load: 0, trace: 0, host: 0, diagnose: 0 };
-      const a = analyze(db, timings);
+      const timings = { load: 0, scope: 0, trace: 0, host: 0, diagnose: 0 };
+      const a = analyze(db, { timings });
       runs.push((performance.now() - t0) / 1000);
       phases.push(timings);
       ops = a.trace.ops.length;

@@ -24,9 +24,11 @@
 #include <vector>
 
 #include <cupti.h>
+#include <generated_nvtx_meta.h>
 
 #include "activity_translator.h"
 #include "buffer_pool.h"
+#include "nvtx_default_domain.h"
 #include "record_encoder.h"
 #include "stream_writer.h"
 
@@ -541,6 +543,69 @@ void testOutputError() {
   std::remove(path.c_str());
 }
 
+// NVTX's domain API on the default domain becomes our own Marker records;
+// named domains are left to CUPTI.
+void testNvtxDefaultDomain() {
+  NvtxDefaultDomain nvtx;
+  NvtxDefaultDomain::Marker m;
+  nvtxEventAttributes_t a{};
+  a.version = NVTX_VERSION;
+  a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+  a.messageType = NVTX_MESSAGE_TYPE_ASCII;
+  a.message.ascii = "step";
+  auto call = [&](CUpti_CallbackId cbid, const void* params, const void* ret, int64_t t, uint32_t tid) {
+    CUpti_NvtxData data{"", params, ret};
+    return nvtx.onCallback(cbid, data, t, tid, &m);
+  };
+  // Push on a named domain: CUPTI's business.
+  nvtxDomainRangePushEx_params named{reinterpret_cast<nvtxDomainHandle_t>(0x10), {&a}};
+  CHECK(!call(CUPTI_CBID_NVTX_nvtxDomainRangePushEx, &named, nullptr, 1, 7));
+  // Nested pushes on two threads, popped in order.
+  nvtxDomainRangePushEx_params push{nullptr, {&a}};
+  CHECK(call(CUPTI_CBID_NVTX_nvtxDomainRangePushEx, &push, nullptr, 10, 7));
+  const uint32_t outer = m.id;
+  CHECK(m.flags == kMarkerStart && m.name == "step" && m.timestamp_ns == 10 && m.thread_id == 7);
+  CHECK(outer >= NvtxDefaultDomain::kOwnIdBase);
+  a.messageType = NVTX_MESSAGE_TYPE_UNICODE;
+  a.message.unicode = L"f\u00fcr";
+  CHECK(call(CUPTI_CBID_NVTX_nvtxDomainRangePushEx, &push, nullptr, 11, 7));
+  const uint32_t inner = m.id;
+  CHECK(m.name == "f\xc3\xbcr" && inner != outer);
+  CHECK(call(CUPTI_CBID_NVTX_nvtxDomainRangePushEx, &push, nullptr, 12, 8));
+  const uint32_t other = m.id;
+  nvtxDomainRangePop_params pop{nullptr};
+  CHECK(call(CUPTI_CBID_NVTX_nvtxDomainRangePop, &pop, nullptr, 20, 7));
+  CHECK(m.id == inner && m.flags == kMarkerEnd && m.name.empty());
+  CHECK(call(CUPTI_CBID_NVTX_nvtxDomainRangePop, &pop, nullptr, 21, 8));
+  CHECK(m.id == other);
+  CHECK(call(CUPTI_CBID_NVTX_nvtxDomainRangePop, &pop, nullptr, 22, 7));
+  CHECK(m.id == outer);
+  CHECK(!call(CUPTI_CBID_NVTX_nvtxDomainRangePop, &pop, nullptr, 23, 7));  // nothing of ours open
+  nvtxDomainRangePop_params named_pop{reinterpret_cast<nvtxDomainHandle_t>(0x10)};
+  CHECK(!call(CUPTI_CBID_NVTX_nvtxDomainRangePop, &named_pop, nullptr, 24, 7));
+  // Start/end, paired through the id NVTX returned, on another thread.
+  nvtxStringHandle_t handle = reinterpret_cast<nvtxStringHandle_t>(0x99);
+  nvtxDomainRegisterStringA_params reg{nullptr, "registered"};
+  CHECK(!call(CUPTI_CBID_NVTX_nvtxDomainRegisterStringA, &reg, &handle, 29, 7));
+  a.messageType = NVTX_MESSAGE_TYPE_REGISTERED;
+  a.message.registered = handle;
+  nvtxDomainRangeStartEx_params start{nullptr, {&a}};
+  const nvtxRangeId_t nvtx_id = 4242;
+  CHECK(call(CUPTI_CBID_NVTX_nvtxDomainRangeStartEx, &start, &nvtx_id, 30, 7));
+  const uint32_t started = m.id;
+  CHECK(m.name == "registered" && m.flags == kMarkerStart);
+  nvtxDomainRangeEnd_params end{nullptr, {4242}};
+  CHECK(call(CUPTI_CBID_NVTX_nvtxDomainRangeEnd, &end, nullptr, 40, 8));
+  CHECK(m.id == started && m.flags == kMarkerEnd && m.thread_id == 8);
+  CHECK(!call(CUPTI_CBID_NVTX_nvtxDomainRangeEnd, &end, nullptr, 41, 8));  // ended already
+  // A mark.
+  a.messageType = NVTX_MESSAGE_TYPE_ASCII;
+  a.message.ascii = "here";
+  nvtxDomainMarkEx_params mark{nullptr, {&a}};
+  CHECK(call(CUPTI_CBID_NVTX_nvtxDomainMarkEx, &mark, nullptr, 50, 7));
+  CHECK(m.flags == kMarkerInstantaneous && m.name == "here");
+}
+
 void testPool() {
   BufferPool pool(100, 2);  // rounded up to the minimum
   CHECK(pool.bufferBytes() == BufferPool::kMinBufferBytes);
@@ -558,6 +623,7 @@ void testPool() {
 
 int main() {
   testPool();
+  testNvtxDefaultDomain();
   testTranslator();
   testWriter();
   testOutputError();

@@ -40,6 +40,7 @@
 #include "buffer_pool.h"
 #include "collector_version.h"
 #include "driver_api.h"
+#include "nvtx_default_domain.h"
 #include "record_encoder.h"
 #include "stream_writer.h"
 
@@ -60,6 +61,8 @@ struct Collector {
   // CUPTI_ACTIVITY_KIND_STREAM is on: stream flags/priority come from CUPTI's
   // records; the stream-created callback then only does bookkeeping.
   bool stream_activity = false;
+  // NVTX calls on the default domain that CUPTI's MARKER activity misses.
+  NvtxDefaultDomain nvtx_default_domain;
 
   // Guards the three containers below (resource callbacks come from any
   // thread). Never held across a CUPTI or driver call.
@@ -394,6 +397,23 @@ void CUPTIAPI onCallback(void* /*userdata*/, CUpti_CallbackDomain domain, CUpti_
         case CUPTI_CBID_RESOURCE_STREAM_CREATED: onStreamCreated(r->context, r->resourceHandle.stream); break;
         default: break;
       }
+    } else if (domain == CUPTI_CB_DOMAIN_NVTX) {
+      NvtxDefaultDomain::Marker m;
+      if (!g->nvtx_default_domain.onCallback(cbid, *static_cast<const CUpti_NvtxData*>(data), nowRel(),
+                                             static_cast<uint32_t>(gettid()), &m)) {
+        return;
+      }
+      g->writer->enqueue([m = std::move(m)](rs::RecordEncoder& enc) {
+        rs::MarkerRecord r{};
+        r.timestamp_ns = m.timestamp_ns;
+        r.id = m.id;
+        r.flags = m.flags;
+        r.object_kind = CUPTI_ACTIVITY_OBJECT_THREAD;
+        r.thread_id = m.thread_id;
+        r.name_sid = m.name.empty() ? 0 : enc.intern(m.name);
+        r.domain_sid = 0;
+        enc.write(r);
+      });
     } else if (domain == CUPTI_CB_DOMAIN_DRIVER_API && cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStop) {
       // cudaProfilerStop ends in cuProfilerStop too. Flushing inside a CUPTI
       // callback is not allowed: the writer thread does it.
@@ -745,6 +765,15 @@ int initialize() {
     const CUptiResult r = cuptiEnableCallback(1, g->subscriber, cb.domain, cb.cbid);
     if (r != CUPTI_SUCCESS) {
       setupError(rs::kErrorCupti, std::string("the CUPTI callback ") + cb.name + " could not be enabled: " + cuptiError(r));
+    }
+  }
+  // NVTX's domain API on the default domain (nvtx_default_domain.h). These
+  // callbacks only fire once NVTX has loaded its injection (the first NVTX
+  // call of the process, see nvtx_forward.cc).
+  for (const CUpti_CallbackId cbid : NvtxDefaultDomain::callbackIds()) {
+    const CUptiResult r = cuptiEnableCallback(1, g->subscriber, CUPTI_CB_DOMAIN_NVTX, cbid);
+    if (r != CUPTI_SUCCESS) {
+      setupError(rs::kErrorCupti, "the CUPTI NVTX callback " + std::to_string(cbid) + " could not be enabled: " + cuptiError(r));
     }
   }
 

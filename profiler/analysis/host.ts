@@ -55,7 +55,17 @@ function callIn(table: CallTable, correlation: number): number {
   return slot >= 0 && slot < table.index.length ? table.index[slot]! : -1;
 }
 
-export function loadHost(db: Db, ops: GpuOps, columns?: CallColumns): Host {
+export interface LoadHostOptions {
+  /** Call names by strings id, when already read (callNames). */
+  names?: Map<number, string>;
+  /**
+   * The calls are a scope's selection (analysis/scope.ts): CUDA event records
+   * and stream waits whose call is not among them are left out.
+   */
+  scoped?: boolean;
+}
+
+export function loadHost(db: Db, ops: GpuOps, columns?: CallColumns, options: LoadHostOptions = {}): Host {
   // Read natively, like the operations (trace.ts): millions of calls.
   const calls: HostCalls = columns ?? loadCallColumns(db.name);
 
@@ -126,23 +136,17 @@ export function loadHost(db: Db, ops: GpuOps, columns?: CallColumns): Host {
     opCall[k] = table ? callIn(table, opCorrelations[k]!) : -1;
   }
 
-  // The names of the calls: the distinct ids from the loaded column (a join
-  // of strings with ten million calls in SQL costs a second), then one lookup.
-  const nameIds = new Set<number>();
-  for (let k = 0, last = NaN; k < calls.length; k++) {
-    const id = calls.nameId[k]!;
-    if (id !== last) nameIds.add((last = id));
-  }
-  const names = new Map<number, string>();
-  for (const s of db.prepare('SELECT id, value FROM strings WHERE id IN (SELECT value FROM json_each(?))').raw().iterate(JSON.stringify([...nameIds])) as Iterable<[number, string]>) {
-    names.set(s[0], s[1]);
-  }
+  const names = options.names ?? callNames(db, calls);
 
-  const events: EventRecord[] = (db.prepare('SELECT pid, event_id AS eventId, stream_id AS stream, correlation_id AS correlation FROM cuda_events ORDER BY id').all() as Omit<EventRecord, 'call'>[])
+  let events: EventRecord[] = (db.prepare('SELECT pid, event_id AS eventId, stream_id AS stream, correlation_id AS correlation FROM cuda_events ORDER BY id').all() as Omit<EventRecord, 'call'>[])
     .map((e) => ({ ...e, call: callOf(e.pid, e.correlation) }));
-  const waits: StreamWait[] = (db.prepare(`SELECT pid, event_id AS eventId, stream_id AS stream, correlation_id AS correlation, start_ns AS start
+  let waits: StreamWait[] = (db.prepare(`SELECT pid, event_id AS eventId, stream_id AS stream, correlation_id AS correlation, start_ns AS start
       FROM syncs WHERE sync_type = ${SyncType.StreamWaitEvent} ORDER BY start_ns`).all() as Omit<StreamWait, 'call'>[])
     .map((w) => ({ ...w, call: callOf(w.pid, w.correlation) }));
+  if (options.scoped) {
+    events = events.filter((e) => e.call >= 0);
+    waits = waits.filter((w) => w.call >= 0);
+  }
 
   // Calls per thread, by counting then filling (no per-call array growth,
   // no per-call string keys: pid and tid both fit below 2^22).
@@ -173,6 +177,23 @@ export function loadHost(db: Db, ops: GpuOps, columns?: CallColumns): Host {
   }
   const threads = new Map<string, Int32Array>([...threadIndex].map(([key, t]) => [`${Math.floor(key / 4194304)}:${key % 4194304}`, lists[t]!]));
   return { calls, names, events, waits, opCall, callOf, threads };
+}
+
+/**
+ * The names of the calls: the distinct ids from the loaded column (a join
+ * of strings with ten million calls in SQL costs a second), then one lookup.
+ */
+export function callNames(db: Db, calls: CallColumns): Map<number, string> {
+  const nameIds = new Set<number>();
+  for (let k = 0, last = NaN; k < calls.length; k++) {
+    const id = calls.nameId[k]!;
+    if (id !== last) nameIds.add((last = id));
+  }
+  const names = new Map<number, string>();
+  for (const s of db.prepare('SELECT id, value FROM strings WHERE id IN (SELECT value FROM json_each(?))').raw().iterate(JSON.stringify([...nameIds])) as Iterable<[number, string]>) {
+    names.set(s[0], s[1]);
+  }
+  return names;
 }
 
 /** The name of call `k` ('' if unknown). */

@@ -1,21 +1,30 @@
 // One call for what the report, the check and the app need from a recording:
-// the trace, its host calls and the diagnosis.
+// the trace, its host calls and the diagnosis, on one scope (scope.ts; the
+// steady state unless told otherwise).
 import { loadTimelineColumns } from '../native/addon.ts';
-import type { Db } from '../store/database.ts';
+import { readMeta, type Db } from '../store/database.ts';
 import { diagnose, type Diagnosis } from './diagnose.ts';
-import { loadHost, type Host } from './host.ts';
+import { callNames, loadHost, type Host } from './host.ts';
+import { selectScope, STEADY_STATE, type Scope, type ScopeInfo, type TimelineColumns } from './scope.ts';
+import { detectStartup } from './startup.ts';
 import { loadTrace, type Trace } from './trace.ts';
 
 export interface Analysis {
   trace: Trace;
   host: Host;
   diagnosis: Diagnosis;
+  /** What was analysed: the scope, its time windows, and start-up as detected. */
+  scope: ScopeInfo;
+  /** The whole recording's columns (the trace holds the scope's views or copies of them): analyse another scope without reading the file again. */
+  columns: TimelineColumns;
 }
 
 /** Milliseconds per phase of one analyze() call (the benchmark prints them). */
 export interface AnalysisTimings {
   /** Reading the GPU operations and API calls (native, all cores). */
   load: number;
+  /** Start-up detection and the scope's selection of operations and calls. */
+  scope: number;
   /** Devices, streams, strings and derived op columns. */
   trace: number;
   /** Calls per thread, call of each op, events and waits. */
@@ -24,20 +33,36 @@ export interface AnalysisTimings {
   diagnose: number;
 }
 
-export function analyze(db: Db, timings?: AnalysisTimings): Analysis {
+export interface AnalyzeOptions {
+  /** Default: the steady state. */
+  scope?: Scope;
+  /** Columns already loaded (Analysis.columns of an earlier call on the same file). */
+  columns?: TimelineColumns;
+  timings?: AnalysisTimings;
+  /** The file's name for messages (default: the database's). */
+  file?: string;
+}
+
+/** Throws ScopeError when the scope does not exist in this recording. */
+export function analyze(db: Db, options: AnalyzeOptions = {}): Analysis {
   let t = performance.now();
+  const { timings } = options;
   const lap = (phase: keyof AnalysisTimings) => {
     const now = performance.now();
     if (timings) timings[phase] = now - t;
     t = now;
   };
-  const columns = loadTimelineColumns(db.name);
+  const columns = options.columns ?? loadTimelineColumns(db.name);
   lap('load');
-  const trace = loadTrace(db, columns.ops, columns.calls);
+  const names = callNames(db, columns.calls);
+  const startup = detectStartup(columns.ops, columns.calls, names, readMeta(db));
+  const selection = selectScope(db, options.file ?? db.name, options.scope ?? STEADY_STATE, columns, startup);
+  lap('scope');
+  const trace = loadTrace(db, selection.columns.ops, selection.columns.calls);
   lap('trace');
-  const host = loadHost(db, trace.ops, columns.calls);
+  const host = loadHost(db, trace.ops, selection.columns.calls, { names, scoped: selection.columns !== columns });
   lap('host');
   const diagnosis = diagnose(trace, host);
   lap('diagnose');
-  return { trace, host, diagnosis };
+  return { trace, host, diagnosis, scope: selection.info, columns };
 }

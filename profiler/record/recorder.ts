@@ -67,7 +67,8 @@ export async function record(opts: RecordOptions): Promise<RecordResult> {
     env: {
       ...env,
       CUDA_INJECTION64_PATH: checked.collector,
-      NVTX_INJECTION64_PATH: checked.cupti,
+      // The collector forwards NVTX to the CUPTI it is bound to (native/collector/nvtx_forward.cc).
+      NVTX_INJECTION64_PATH: checked.collector,
       STREAMSCOPE_OUTPUT_DIR: streamDir,
     },
     stdio: opts.stdio ?? 'inherit',

@@ -1,0 +1,185 @@
+// Start-up: the part of a run before the program does its real work —
+// CUDA initialisation and context creation, loading modules and compiling
+// kernels (JIT: Numba, CuPy, Triton and PyTorch compile or load at first
+// use), the first allocations — which in a Python program easily outlasts
+// the work itself and would otherwise lead every report ("GPU idle 600 ms",
+// "under 50% busy") with a cost nobody can remove from their loop.
+//
+// The rule (documented in profiler/README.md, "Scopes"):
+//   A start-up call is one that initialises CUDA or creates a context
+//   (cuInit, cuDevicePrimaryCtxRetain, cuCtxCreate, ... and the first call
+//   of a process that lasts 1 ms or more: the CUDA runtime creates its
+//   context lazily, inside whichever call first needs one — cudaSetDevice,
+//   cudaMalloc, cudaStreamCreate), or loads or links GPU code
+//   (cuModuleLoad*, cuLibraryLoad*, cuLink*), or looks up a kernel for
+//   1 ms or more (cudaFuncGetAttributes, cuModuleGetFunction, ...: a lookup
+//   that long loaded a lazily loaded module).
+//   Start-up ends where the last start-up call ends among those that begin
+//   before the GPU has done a tenth of its compute work (the kernels'
+//   summed durations; all operations' in a recording without kernels).
+//   Copies do not count: a program typically moves its data in before its
+//   first kernel is even loaded. A module loaded later, once the program is
+//   well under way (a new kernel halfway through a run), is part of the
+//   steady state.
+// No start-up call before that point (imported traces carry no API calls
+// of this kind): no start-up, and the steady state is the whole recording.
+import type { CallColumns, OpColumns } from '../native/addon.ts';
+import type { Ns } from '../time.ts';
+import { familiesByNameId, type CallFamily } from './call-families.ts';
+
+/** Start-up ends before this share of the GPU's compute work is done. */
+export const STARTUP_WORK_SHARE = 0.1;
+/** OpColumns.kind of a kernel (trace.ts OpKind). */
+const KERNEL = 1;
+/** A lookup or first runtime call this long did more than look something up. */
+const SLOW_CALL_NS = 1_000_000;
+
+export interface StartupPart {
+  what: 'context' | 'modules' | 'memory' | 'other-calls' | 'host';
+  /** How a person reads it. */
+  label: string;
+  ns: Ns;
+}
+
+export interface Startup {
+  /** From the first recorded call or operation … */
+  startNs: Ns;
+  /** … to the end of the last start-up call: where the steady state begins. */
+  endNs: Ns;
+  /** The call that ended it. */
+  lastCall: string;
+  /** What the time went to, longest first (parts add up to endNs − startNs). */
+  spentOn: StartupPart[];
+  /** Operations that ran during start-up (left out of the steady state). */
+  ops: number;
+  /**
+   * Time from the recorder starting the process to CUDA initialising
+   * (interpreter start, imports), which precedes the recording's origin;
+   * null when the recording does not say.
+   */
+  beforeCudaNs: Ns | null;
+}
+
+const PART_LABEL: Record<StartupPart['what'], string> = {
+  context: 'CUDA initialisation and context creation',
+  modules: 'loading modules and compiling kernels (JIT)',
+  memory: 'allocating and pinning memory',
+  'other-calls': 'other CUDA calls',
+  host: 'host code between CUDA calls (interpreter, imports, compilation)',
+};
+
+/** Priority when calls nest (a driver call inside a runtime call): the more specific wins. */
+const PART_OF_FAMILY: Partial<Record<CallFamily, StartupPart['what']>> = {
+  'module-load': 'modules',
+  'function-lookup': 'modules',
+  context: 'context',
+  alloc: 'memory',
+  'pinned-alloc': 'memory',
+  register: 'memory',
+};
+const PRIORITY: StartupPart['what'][] = ['modules', 'context', 'memory', 'other-calls'];
+
+/**
+ * Detects start-up in a recording's loaded columns (both in start order).
+ * `names`: call name by strings id (at least the calls' names).
+ */
+export function detectStartup(ops: OpColumns, calls: CallColumns, names: Map<number, string>, meta: Map<string, string>): Startup | null {
+  const families = familiesByNameId(names);
+  let kernelWork = 0;
+  let allWork = 0;
+  for (let i = 0; i < ops.length; i++) {
+    const d = ops.end[i]! - ops.start[i]!;
+    allWork += d;
+    if (ops.kind[i] === KERNEL) kernelWork += d;
+  }
+  const onlyKernels = kernelWork > 0;
+  const totalWork = onlyKernels ? kernelWork : allWork;
+  const limit = totalWork * STARTUP_WORK_SHARE;
+
+  // A process's first slow call is where its context was created.
+  const seenSlow = new Set<number>();
+  let cut = -Infinity;
+  let lastCall = -1;
+  let done = 0;
+  let j = 0;
+  for (let k = 0; k < calls.length; k++) {
+    const start = calls.start[k]!;
+    while (j < ops.length && ops.start[j]! < start) {
+      if (!onlyKernels || ops.kind[j] === KERNEL) done += ops.end[j]! - ops.start[j]!;
+      j++;
+    }
+    if (totalWork > 0 && done > limit) break;
+    const duration = calls.end[k]! - start;
+    const family = families.family(calls.nameId[k]!);
+    let startupCall = family === 'module-load' || family === 'context' || (family === 'function-lookup' && duration >= SLOW_CALL_NS);
+    if (duration >= SLOW_CALL_NS && !seenSlow.has(calls.pid[k]!)) {
+      seenSlow.add(calls.pid[k]!);
+      startupCall = true;
+    }
+    if (startupCall && calls.end[k]! > cut) {
+      cut = calls.end[k]!;
+      lastCall = k;
+    }
+  }
+  if (lastCall < 0) return null;
+
+  const first = Math.min(calls.length ? calls.start[0]! : Infinity, ops.length ? ops.start[0]! : Infinity);
+  const startNs = Math.min(first, cut);
+  let opsBefore = 0;
+  while (opsBefore < ops.length && ops.start[opsBefore]! < cut) opsBefore++;
+  return {
+    startNs,
+    endNs: cut,
+    lastCall: names.get(calls.nameId[lastCall]!) ?? '?',
+    spentOn: breakdown(calls, families, startNs, cut),
+    ops: opsBefore,
+    beforeCudaNs: beforeCuda(meta),
+  };
+}
+
+/** Each instant of [from, to) to the most specific kind of call running then (any thread), or to host code. */
+function breakdown(calls: CallColumns, families: ReturnType<typeof familiesByNameId>, from: Ns, to: Ns): StartupPart[] {
+  type Edge = { t: number; part: number; delta: 1 | -1 };
+  const edges: Edge[] = [];
+  const seenSlow = new Set<number>();
+  for (let k = 0; k < calls.length && calls.start[k]! < to; k++) {
+    const s = Math.max(calls.start[k]!, from);
+    const e = Math.min(calls.end[k]!, to);
+    let what = PART_OF_FAMILY[families.family(calls.nameId[k]!)] ?? 'other-calls';
+    if (calls.end[k]! - calls.start[k]! >= SLOW_CALL_NS && !seenSlow.has(calls.pid[k]!)) {
+      seenSlow.add(calls.pid[k]!);
+      if (what === 'other-calls') what = 'context';
+    }
+    if (e <= s) continue;
+    const part = PRIORITY.indexOf(what);
+    edges.push({ t: s, part, delta: 1 }, { t: e, part, delta: -1 });
+  }
+  edges.sort((a, b) => a.t - b.t);
+  const active = new Int32Array(PRIORITY.length);
+  const ns = new Float64Array(PRIORITY.length + 1); // last slot: host code
+  let t = from;
+  for (const edge of edges) {
+    if (edge.t > t) {
+      const top = active.findIndex((n) => n > 0);
+      ns[top < 0 ? PRIORITY.length : top] += edge.t - t;
+      t = edge.t;
+    }
+    active[edge.part] += edge.delta;
+  }
+  if (to > t) ns[PRIORITY.length] += to - t;
+  const whats: StartupPart['what'][] = [...PRIORITY, 'host'];
+  return whats
+    .map((what, x) => ({ what, label: PART_LABEL[what], ns: ns[x]! }))
+    .filter((p) => p.ns > 0)
+    .sort((a, b) => b.ns - a.ns);
+}
+
+/** The recorder's start of the process (started_at, ms) to the collector's start (origin_wall_ns). */
+function beforeCuda(meta: Map<string, string>): Ns | null {
+  const started = Date.parse(meta.get('started_at') ?? '');
+  const origin = Number(meta.get('origin_wall_ns'));
+  if (!Number.isFinite(started) || !Number.isFinite(origin) || origin <= 0) return null;
+  const ns = origin - started * 1e6;
+  // Clocks of one machine: a negative or absurd value means the fields are not what we think.
+  return ns >= 0 && ns < 3600e9 ? ns : null;
+}
