@@ -62,9 +62,12 @@ export function createMainApi(deps: MainApiDeps): StreamScopeApi & { openFile(pa
     overview: (id, buckets) => deps.query.overview(id, buckets),
     details: (id, ref) => deps.query.details(id, ref),
     search: (id, r) => deps.query.search(id, r),
-    stats: (id) => deps.query.stats(id),
-    findings: (id) => deps.query.findings(id),
-    compare: (base, other) => deps.query.compare(base, other),
+    stats: (id, scope) => deps.query.stats(id, scope),
+    findings: (id, scope) => deps.query.findings(id, scope),
+    scopeInfo: (id, scope) => deps.query.scopeInfo(id, scope),
+    ranges: (id) => deps.query.ranges(id),
+    iterations: (id, name) => deps.query.iterations(id, name),
+    compare: (base, other, scope) => deps.query.compare(base, other, scope),
     async exportTrace(id) {
       const handle = (await deps.query.listRecordings()).find((h) => h.recordingId === id);
       if (!handle) throw new ApiError('not-found', `no open recording with id '${id}'`);

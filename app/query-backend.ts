@@ -7,7 +7,7 @@ import type { StreamScopeApi } from '../profiler/query/api.ts';
 import { SessionRegistry } from '../profiler/query/session.ts';
 
 /** The API methods answered by the query worker. */
-export const queryMethods = ['listRecordings', 'openRecording', 'closeRecording', 'summary', 'window', 'concurrency', 'overview', 'details', 'search', 'stats', 'findings', 'compare', 'exportTraceTo'] as const;
+export const queryMethods = ['listRecordings', 'openRecording', 'closeRecording', 'summary', 'window', 'concurrency', 'overview', 'details', 'search', 'stats', 'findings', 'scopeInfo', 'ranges', 'iterations', 'compare', 'exportTraceTo'] as const;
 export type QueryMethod = (typeof queryMethods)[number];
 export type QueryBackend = Pick<StreamScopeApi, Exclude<QueryMethod, 'exportTraceTo'>> & {
   /** exportTrace's work, once main has the path from the save dialog: the worker holds the open file. */
@@ -35,9 +35,12 @@ export function createQueryBackend(): QueryBackend {
     overview: async (id, buckets) => q(id).overview(buckets),
     details: async (id, ref) => q(id).details(ref),
     search: async (id, r) => q(id).search(r),
-    stats: (id) => registry.stats(id),
-    findings: (id) => registry.findings(id),
-    compare: (base, other) => registry.compare(base, other),
+    stats: (id, scope) => registry.stats(id, scope),
+    findings: (id, scope) => registry.findings(id, scope),
+    scopeInfo: (id, scope) => registry.scopeInfo(id, scope),
+    ranges: (id) => registry.ranges(id),
+    iterations: (id, name) => registry.iterations(id, name),
+    compare: (base, other, scope) => registry.compare(base, other, scope),
     exportTraceTo: (id, out) => q(id).exportTrace(out),
     close: () => registry.closeAll(),
   };

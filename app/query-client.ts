@@ -84,11 +84,14 @@ export class QueryClient implements QueryBackend {
   concurrency(id: string, r: Parameters<QueryBackend['concurrency']>[1]) { return this.#call<Awaited<ReturnType<QueryBackend['concurrency']>>>('concurrency', [id, r]); }
   details(id: string, ref: Parameters<QueryBackend['details']>[1]) { return this.#call<Awaited<ReturnType<QueryBackend['details']>>>('details', [id, ref]); }
   search(id: string, r: Parameters<QueryBackend['search']>[1]) { return this.#call<Awaited<ReturnType<QueryBackend['search']>>>('search', [id, r]); }
-  stats(id: string) { return this.#call<Awaited<ReturnType<QueryBackend['stats']>>>('stats', [id]); }
-  findings(id: string) { return this.#call<Awaited<ReturnType<QueryBackend['findings']>>>('findings', [id]); }
+  stats(id: string, scope: Parameters<QueryBackend['stats']>[1]) { return this.#call<Awaited<ReturnType<QueryBackend['stats']>>>('stats', [id, scope]); }
+  findings(id: string, scope: Parameters<QueryBackend['findings']>[1]) { return this.#call<Awaited<ReturnType<QueryBackend['findings']>>>('findings', [id, scope]); }
+  scopeInfo(id: string, scope: Parameters<QueryBackend['scopeInfo']>[1]) { return this.#call<Awaited<ReturnType<QueryBackend['scopeInfo']>>>('scopeInfo', [id, scope]); }
+  ranges(id: string) { return this.#call<Awaited<ReturnType<QueryBackend['ranges']>>>('ranges', [id]); }
+  iterations(id: string, name: string | null) { return this.#call<Awaited<ReturnType<QueryBackend['iterations']>>>('iterations', [id, name]); }
   exportTraceTo(id: string, out: string) { return this.#call<Awaited<ReturnType<QueryBackend['exportTraceTo']>>>('exportTraceTo', [id, out]); }
   overview(id: string, buckets: number) { return this.#call<Awaited<ReturnType<QueryBackend['overview']>>>('overview', [id, buckets]); }
-  compare(base: string, other: string) { return this.#call<Awaited<ReturnType<QueryBackend['compare']>>>('compare', [base, other]); }
+  compare(base: string, other: string, scope: Parameters<QueryBackend['compare']>[2]) { return this.#call<Awaited<ReturnType<QueryBackend['compare']>>>('compare', [base, other, scope]); }
 
   /** Closes every recording and ends the worker. */
   close(): void {

@@ -110,7 +110,7 @@ export function selectScope(db: Db, file: string, scope: Scope, columns: Timelin
       }
       return {
         columns: sliceByStart(columns, startNs, endNs),
-        info: { kind: 'window', label: `${formatDuration(startNs)} to ${formatDuration(endNs)}`, windows: [{ startNs, endNs }], startup },
+        info: { kind: 'window', label: windowLabel(startNs, endNs), windows: [{ startNs, endNs }], startup },
       };
     }
     case 'range': {
@@ -133,7 +133,16 @@ export function selectScope(db: Db, file: string, scope: Scope, columns: Timelin
   }
 }
 
-function knownRanges(db: Db): string {
+/** Open ends (--from or --to alone) are ±MAX_SAFE_INTEGER. */
+function windowLabel(startNs: Ns, endNs: Ns): string {
+  const open = Number.MAX_SAFE_INTEGER;
+  if (startNs <= -open) return `up to ${formatDuration(endNs)}`;
+  if (endNs >= open) return `from ${formatDuration(startNs)} on`;
+  return `${formatDuration(startNs)} to ${formatDuration(endNs)}`;
+}
+
+/** For a message about a range name that is not there: "; its ranges: 'step', 'compute'" (closed ranges, most frequent first), or that there are none. */
+export function knownRanges(db: Db): string {
   const names = db.prepare(`SELECT s.value FROM nvtx_ranges r JOIN strings s ON s.id = r.name_id
       WHERE r.end_ns IS NOT NULL GROUP BY s.value ORDER BY count(*) DESC, s.value LIMIT 8`).pluck().all() as string[];
   return names.length ? `; its ranges: ${names.map((n) => `'${n}'`).join(', ')}` : '; it has no NVTX ranges';
@@ -202,10 +211,7 @@ export function sliceByStart(c: TimelineColumns, from: number, to: number): Time
  */
 export function selectRange(c: TimelineColumns, instances: RangeInstance[]): TimelineColumns {
   const windows = mergeWindows(instances);
-  const inWindow = (t: number) => {
-    const x = upperBoundWindow(windows, t);
-    return x >= 0 && t < windows[x]!.end;
-  };
+  const inWindow = insideWindows(windows);
   const callIndex: number[] = [];
   for (const w of windows) {
     for (let k = lowerBound(c.calls.start, c.calls.length, w.start); k < c.calls.length && c.calls.start[k]! < w.end; k++) callIndex.push(k);
@@ -261,7 +267,7 @@ function idSet(ids: number[]): (id: number) => boolean {
 }
 
 /** Instances as disjoint windows in time order (nested or overlapping instances merge). */
-function mergeWindows(instances: RangeInstance[]): { start: number; end: number }[] {
+export function mergeWindows(instances: RangeInstance[]): { start: number; end: number }[] {
   const sorted = instances.map((r) => ({ start: r.startNs, end: r.endNs })).sort((a, b) => a.start - b.start);
   const out: { start: number; end: number }[] = [];
   for (const w of sorted) {
@@ -270,6 +276,27 @@ function mergeWindows(instances: RangeInstance[]): { start: number; end: number 
     else out.push({ ...w });
   }
   return out;
+}
+
+/** Whether a time lies inside one of `windows` (mergeWindows' output; a window holds its start, not its end). */
+export function insideWindows(windows: { start: number; end: number }[]): (t: number) => boolean {
+  return (t) => {
+    const x = upperBoundWindow(windows, t);
+    return x >= 0 && t < windows[x]!.end;
+  };
+}
+
+/**
+ * Whether an interval [start, end] shares time with one of `windows`
+ * (mergeWindows' output). The last window starting at or before `end` is
+ * the only candidate: the windows are disjoint and in order, so every
+ * earlier one ends before it starts.
+ */
+export function overlapsWindows(windows: { start: number; end: number }[]): (start: number, end: number) => boolean {
+  return (start, end) => {
+    const x = upperBoundWindow(windows, end);
+    return x >= 0 && windows[x]!.end > start;
+  };
 }
 
 /** Index of the last window starting at or before t, or -1. */

@@ -96,6 +96,8 @@ export interface Trace {
   streams: StreamRow[];
   ops: GpuOps;
   strings: Map<number, string>;
+  /** Demangled forms of the mangled C++ names among strings (strings.demangled), by strings id. */
+  demangled: Map<number, string>;
   /** First and last time covered by any GPU op or API call. */
   span: { start: Ns; end: Ns };
 }
@@ -123,8 +125,16 @@ export function allocateOps(n: number): GpuOps {
   };
 }
 
-/** `columns` (and `calls`, in start order): already loaded (analysis/load.ts reads ops and calls together); read here otherwise. */
-export function loadTrace(db: Db, columns?: OpColumns, calls?: { length: number; start: Float64Array; end: Float64Array }): Trace {
+/** What a trace holds besides its operations: small tables, read once per file and shared by every scope of it. */
+export interface TraceTables {
+  meta: Map<string, string>;
+  devices: DeviceRow[];
+  streams: StreamRow[];
+  strings: Map<number, string>;
+  demangled: Map<number, string>;
+}
+
+export function readTraceTables(db: Db): TraceTables {
   const meta = readMeta(db);
   const devices = db.prepare(`SELECT id, uuid, ordinal, name, cc_major AS ccMajor, cc_minor AS ccMinor,
       sm_count AS smCount, async_engine_count AS asyncEngineCount, concurrent_kernels AS concurrentKernels,
@@ -133,6 +143,22 @@ export function loadTrace(db: Db, columns?: OpColumns, calls?: { length: number;
       max_blocks_per_sm AS maxBlocksPerSm, pcie_generation AS pcieGeneration, pcie_width AS pcieWidth FROM devices ORDER BY id`).all() as DeviceRow[];
   const streams = db.prepare(`SELECT id, pid, context_id AS contextId, device_id AS deviceId,
       cupti_stream_id AS cuptiStreamId, flags, priority FROM streams ORDER BY id`).all() as StreamRow[];
+  const strings = new Map<number, string>();
+  const demangled = new Map<number, string>();
+  for (const s of db.prepare('SELECT id, value, demangled FROM strings').raw().iterate() as Iterable<[number, string, string | null]>) {
+    strings.set(s[0], s[1]);
+    if (s[2] !== null) demangled.set(s[0], s[2]);
+  }
+  return { meta, devices, streams, strings, demangled };
+}
+
+/**
+ * `columns` (and `calls`, in start order): already loaded (analysis/load.ts
+ * reads ops and calls together); read here otherwise. `tables`: already
+ * read (readTraceTables), else read here.
+ */
+export function loadTrace(db: Db, columns?: OpColumns, calls?: { length: number; start: Float64Array; end: Float64Array }, tables?: TraceTables): Trace {
+  const { meta, devices, streams, strings, demangled } = tables ?? readTraceTables(db);
 
   // Columns come from the native loader: one JS object per row would cost
   // ~0.8 µs each, seconds for millions of operations.
@@ -169,9 +195,6 @@ export function loadTrace(db: Db, columns?: OpColumns, calls?: { length: number;
     }
   }
 
-  const strings = new Map<number, string>();
-  for (const s of db.prepare('SELECT id, value FROM strings').raw().iterate() as Iterable<[number, string]>) strings.set(s[0], s[1]);
-
   // The calls' span from their loaded columns when given (a scan of ten
   // million unindexed rows in SQL costs half a second), else from SQL.
   let start = Infinity;
@@ -189,6 +212,6 @@ export function loadTrace(db: Db, columns?: OpColumns, calls?: { length: number;
   if (ops.length > 0) start = Math.min(start, ops.start[0]!);
   end = Math.max(end, opsEnd);
   if (!Number.isFinite(start)) { start = 0; end = 0; }
-  return { meta, devices, streams, ops, strings, span: { start, end } };
+  return { meta, devices, streams, ops, strings, demangled, span: { start, end } };
 }
 

@@ -4,12 +4,16 @@
 // that cannot be read. JSON shape: profiler/README.md, "check --json".
 import { parseArgs } from 'node:util';
 import { analyze } from '../analysis/load.ts';
+import type { Scope, ScopeInfo } from '../analysis/scope.ts';
+import { gpuOrdinals } from '../report/report.ts';
+import { SCOPE_OPTIONS, SCOPE_USAGE, scopeFromArgs } from './scope-args.ts';
 import { SEVERITY_RANK, type Finding, type Severity } from '../analysis/findings/types.ts';
 import { overlapByDevice } from '../analysis/overlap.ts';
 import { openRecording } from '../store/database.ts';
 import { formatDuration } from '../time.ts';
 
-export const CHECK_VERSION = 1;
+// 2: scope (what was checked: the steady state unless asked otherwise); gpu (CUDA ordinal) per overlap entry.
+export const CHECK_VERSION = 2;
 
 export interface CheckResult {
   checkVersion: number;
@@ -19,19 +23,20 @@ export interface CheckResult {
   reasons: string[];
   minOverlap: number | null;
   failOn: Severity | null;
-  overlap: { deviceId: number; all: number | null; compute: number | null; htod: number | null; dtoh: number | null }[];
+  scope: ScopeInfo;
+  overlap: { deviceId: number; gpu: number; all: number | null; compute: number | null; htod: number | null; dtoh: number | null }[];
   findings: Finding[];
 }
 
 export class CheckUsageError extends Error {}
 
-export function parseCheckArgs(args: string[]): { file: string; minOverlap: number | null; failOn: Severity | null; json: boolean } {
+export function parseCheckArgs(args: string[]): { file: string; minOverlap: number | null; failOn: Severity | null; json: boolean; scope: Scope } {
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,
-    options: { 'min-overlap': { type: 'string' }, 'fail-on': { type: 'string' }, json: { type: 'boolean' } },
+    options: { 'min-overlap': { type: 'string' }, 'fail-on': { type: 'string' }, json: { type: 'boolean' }, ...SCOPE_OPTIONS },
   });
-  if (positionals.length !== 1) throw new CheckUsageError('usage: streamscope check FILE [--min-overlap X] [--fail-on info|warning|error] [--json]');
+  if (positionals.length !== 1) throw new CheckUsageError(`usage: streamscope check FILE [--min-overlap X] [--fail-on info|warning|error] [--json] ${SCOPE_USAGE}`);
   let minOverlap: number | null = null;
   if (values['min-overlap'] !== undefined) {
     minOverlap = Number(values['min-overlap']);
@@ -39,20 +44,22 @@ export function parseCheckArgs(args: string[]): { file: string; minOverlap: numb
   }
   const failOn = values['fail-on'] ?? null;
   if (failOn !== null && !(failOn in SEVERITY_RANK)) throw new CheckUsageError(`--fail-on: expected info, warning or error, got '${failOn}'`);
-  return { file: positionals[0]!, minOverlap, failOn: failOn as Severity | null, json: values.json ?? false };
+  return { file: positionals[0]!, minOverlap, failOn: failOn as Severity | null, json: values.json ?? false, scope: scopeFromArgs(values) };
 }
 
-export function runCheck(file: string, minOverlap: number | null, failOn: Severity | null): CheckResult {
+/** Throws RecordingFileError (unreadable file) or ScopeError (no such range in it). */
+export function runCheck(file: string, minOverlap: number | null, failOn: Severity | null, scope?: Scope): CheckResult {
   const db = openRecording(file, { readonly: true });
   try {
-    const { trace, diagnosis } = analyze(db);
+    const { trace, diagnosis, scope: info } = analyze(db, { scope, file });
+    const gpu = gpuOrdinals(trace.devices);
     const overlap = overlapByDevice(trace).filter((o) => o.all.count > 0);
     const reasons: string[] = [];
     if (minOverlap !== null) {
       if (overlap.length === 0) reasons.push('no GPU operations recorded');
       for (const o of overlap) {
         const f = o.all.overlapFactor ?? 1;
-        if (f < minOverlap) reasons.push(`device ${o.deviceId} overlap ${f.toFixed(2)} < ${minOverlap}`);
+        if (f < minOverlap) reasons.push(`GPU ${gpu(o.deviceId)} overlap ${f.toFixed(2)} < ${minOverlap}`);
       }
     }
     if (failOn !== null) {
@@ -69,8 +76,10 @@ export function runCheck(file: string, minOverlap: number | null, failOn: Severi
       reasons,
       minOverlap,
       failOn,
+      scope: info,
       overlap: overlap.map((o) => ({
         deviceId: o.deviceId,
+        gpu: gpu(o.deviceId),
         all: o.all.overlapFactor,
         compute: o.compute.overlapFactor,
         htod: o.htod.overlapFactor,
@@ -85,6 +94,7 @@ export function runCheck(file: string, minOverlap: number | null, failOn: Severi
 
 /** The one line CI shows. */
 export function checkLine(r: CheckResult): string {
-  const overlap = r.overlap.map((o) => `device ${o.deviceId} ${(o.all ?? 1).toFixed(2)}`).join(', ');
-  return r.pass ? `PASS ${r.file}: overlap ${overlap || '-'}; ${r.findings.length} findings` : `FAIL ${r.file}: ${r.reasons.join('; ')}`;
+  const overlap = r.overlap.map((o) => `GPU ${o.gpu} ${(o.all ?? 1).toFixed(2)}`).join(', ');
+  const scope = r.scope.kind === 'steady-state' ? '' : ` (${r.scope.label})`;
+  return r.pass ? `PASS ${r.file}${scope}: overlap ${overlap || '-'}; ${r.findings.length} findings` : `FAIL ${r.file}${scope}: ${r.reasons.join('; ')}`;
 }

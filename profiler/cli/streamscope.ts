@@ -5,7 +5,9 @@ import fs from 'node:fs';
 import { constants as osConstants } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { analyze } from '../analysis/load.ts';
+import { iterationsOf, pickIterationRange, type Iterations } from '../analysis/iterations.ts';
+import { analyze, type Analysis } from '../analysis/load.ts';
+import { ScopeError, type Scope } from '../analysis/scope.ts';
 import { exportChromeTrace } from '../export/chrome-trace.ts';
 import { importTrace } from '../import/index.ts';
 import { diffRecordings } from '../compare/diff.ts';
@@ -18,27 +20,29 @@ import { checkLine, CheckUsageError, parseCheckArgs, runCheck } from './check.ts
 import { devices } from '../native/addon.ts';
 import { RecordError } from '../record/record-error.ts';
 import { record, RECORDER_VERSION } from '../record/recorder.ts';
+import { CaptureRangeError, formatCaptureResult, parseCaptureRange, type CaptureRange } from '../record/capture-range.ts';
 import { ingestStreamFiles } from '../record/ingest-files.ts';
 import { SCENARIOS, WORKLOADS, workloadArgv } from '../record/workload.ts';
 import { openRecording, type Db } from '../store/database.ts';
 import { RecordingFileError } from '../store/recording-error.ts';
-import { buildReport, formatReport } from '../report/report.ts';
+import { buildReport, formatIterations, formatReport } from '../report/report.ts';
+import { SCOPE_OPTIONS, SCOPE_USAGE, scopeFromArgs, type ScopeValues } from './scope-args.ts';
 import { dumpStream } from '../record/dump.ts';
 import { StreamFormatError } from '../record/decoder.ts';
 
 const HELP = `streamscope ${RECORDER_VERSION}: are my CUDA streams really running concurrently?
 
 usage:
-  streamscope record [-o FILE] [--force] -- COMMAND [ARGS...]
-  streamscope record [-o FILE] [--force] --workload NAME --scenario NAME
+  streamscope record [-o FILE] [--force] [--capture-range nvtx:NAME|cuda-profiler-api] -- COMMAND [ARGS...]
+  streamscope record [-o FILE] [--force] [--capture-range ...] --workload NAME --scenario NAME
                      [--size N] [--iterations N] [--streams N] [--chunks N] [--variant V]
-  streamscope report FILE [--json]
+  streamscope report FILE [--json] [--iterations] [--whole | --range NAME[#k] | --from T --to T]
   streamscope open FILE...                   (the timeline in the desktop app; browser mode where it cannot start)
   streamscope serve FILE... [--port N] [--host H]   (the timeline in a browser, read-only, token URL)
-  streamscope diff A.sqlite B.sqlite [--json] [--fail-if-slower 5%]
+  streamscope diff A.sqlite B.sqlite [--json] [--fail-if-slower 5%] [--whole | --range NAME[#k] | --from T --to T]
   streamscope import TRACE -o OUT.sqlite     (PyTorch profiler / Kineto or any Chrome trace JSON)
   streamscope export FILE -o OUT.json        (Chrome trace JSON: Perfetto UI, chrome://tracing)
-  streamscope check FILE [--min-overlap X] [--fail-on info|warning|error] [--json]
+  streamscope check FILE [--min-overlap X] [--fail-on info|warning|error] [--json] [scope flags]
   streamscope devices [--json]
   streamscope ingest -o FILE [--force] STREAM_FILE_OR_DIR...
   streamscope dump-stream STREAM_FILE [--json]
@@ -49,7 +53,18 @@ scenarios: ${SCENARIOS.join(', ')}
 record runs the target with StreamScope's CUPTI collector injected, stores
 kernels, copies, memsets, synchronizations, CUDA events, API calls and NVTX
 ranges per device and stream in one SQLite file, and exits with the target's
-exit code.`;
+exit code. --capture-range keeps only the activity inside the instances of an
+NVTX range (nvtx:NAME), or per process from cudaProfilerStart to
+cudaProfilerStop (cuda-profiler-api), as nsys --capture-range does.
+
+report, check and diff analyse the steady state: start-up (CUDA
+initialisation, module loading and JIT, up to where the program's real work
+begins) is detected, summarised on one line and left out. --whole includes
+it; --range NAME (or NAME#k, the k-th instance from 1) analyses the GPU work
+launched inside an NVTX range; --from/--to a time range (1.5s, 350ms, 20us;
+a bare number is seconds). report --iterations adds one row per instance of
+the repeating NVTX range (the one given with --range, or the one covering
+most time).`;
 
 function fail(message: string, code = 1): never {
   process.stderr.write(`streamscope: ${message}\n`);
@@ -91,8 +106,19 @@ async function cmdRecord(args: string[]): Promise<number> {
       chunks: { type: 'string' },
       variant: { type: 'string' },
       quiet: { type: 'boolean', short: 'q' },
+      'capture-range': { type: 'string' },
     },
   });
+  // A malformed range is refused before anything runs.
+  let captureRange: CaptureRange | undefined;
+  if (values['capture-range'] !== undefined) {
+    try {
+      captureRange = parseCaptureRange(values['capture-range']);
+    } catch (err) {
+      if (err instanceof CaptureRangeError) fail(err.message, 2);
+      throw err;
+    }
+  }
   let argv: string[];
   let meta: Record<string, string> = {};
   let defaultName: string;
@@ -118,6 +144,7 @@ async function cmdRecord(args: string[]): Promise<number> {
     overwrite: values.force,
     argv,
     meta,
+    captureRange,
     onProgress: tty
       ? (p, ms) => process.stderr.write(`\r\x1b[Kstreamscope: recording… ${p.records.toLocaleString('en-US')} records from ${p.files.size} process(es), ${(ms / 1000).toFixed(1)} s`)
       : undefined,
@@ -127,11 +154,17 @@ async function cmdRecord(args: string[]): Promise<number> {
   process.stderr.write(`streamscope: ${result.records.toLocaleString('en-US')} records from ${result.processes} process(es) → ${result.output} (${state})\n`);
   for (const e of result.collectorErrors) process.stderr.write(`streamscope: collector (pid ${e.pid}): ${e.message}\n`);
   for (const n of result.notes) process.stderr.write(`streamscope: note: ${n}\n`);
+  const capture = result.capture;
+  if (capture?.error) process.stderr.write(`streamscope: error: --capture-range ${capture.spec} could not be applied (${capture.error}): the recording holds everything recorded\n`);
+  else if (capture?.result?.neverOccurred) process.stderr.write(`streamscope: warning: ${capture.result.neverOccurred}\n`);
+  else if (capture?.result) process.stderr.write(`streamscope: ${formatCaptureResult(capture.result)}\n`);
   if (result.processes === 0 || result.collectorErrors.some((e) => e.code !== 3)) {
     // Nothing (useful) was recorded: never exit 0 as if all were well.
     return result.exitCode && result.exitCode !== 0 ? result.exitCode : 1;
   }
   if (result.signal) return 128 + (signalNumber(result.signal) ?? 0);
+  // Not what was asked for, though nothing is lost: never exit 0 for it.
+  if (capture?.error && result.exitCode === 0) return 1;
   return result.exitCode ?? 1;
 }
 
@@ -140,18 +173,50 @@ function signalNumber(sig: NodeJS.Signals): number | undefined {
 }
 
 async function cmdReport(args: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { json: { type: 'boolean' } } });
-  if (positionals.length !== 1) fail('usage: streamscope report FILE [--json]', 2);
+  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { json: { type: 'boolean' }, iterations: { type: 'boolean' }, ...SCOPE_OPTIONS } });
+  if (positionals.length !== 1) fail(`usage: streamscope report FILE [--json] [--iterations] ${SCOPE_USAGE}`, 2);
   const file = positionals[0]!;
+  const scope = scopeOrFail(values);
   const db = openForReading(file);
   try {
-    const { trace, diagnosis } = analyze(db);
-    const report = buildReport(file, trace, diagnosis.findings);
-    process.stdout.write(values.json ? JSON.stringify(report, null, 2) + '\n' : formatReport(report));
+    const analysis = analyzeOrFail(db, file, scope);
+    const report = buildReport(file, analysis);
+    let iterations: Iterations | null = null;
+    if (values.iterations) {
+      const named = scope.kind === 'range' ? scope.name : null;
+      const name = named ?? pickIterationRange(db);
+      iterations = name ? iterationsOf(db, analysis.columns, name, named ? 'named' : 'picked') : null;
+    }
+    if (values.json) {
+      process.stdout.write(JSON.stringify(values.iterations ? { ...report, iterations } : report, null, 2) + '\n');
+    } else {
+      process.stdout.write(formatReport(report));
+      if (values.iterations) process.stdout.write('\n' + formatIterations(iterations) + '\n');
+    }
   } finally {
     db.close();
   }
   return 0;
+}
+
+/** The scope flags, or exit 2 with what is wrong with them. */
+function scopeOrFail(values: ScopeValues): Scope {
+  try {
+    return scopeFromArgs(values);
+  } catch (err) {
+    if (err instanceof ScopeError) fail(err.message, 2);
+    throw err;
+  }
+}
+
+/** The analysis of `scope`, or exit 2 when the recording has no such scope (an unknown NVTX range). */
+function analyzeOrFail(db: Db, file: string, scope: Scope): Analysis {
+  try {
+    return analyze(db, { scope, file });
+  } catch (err) {
+    if (err instanceof ScopeError) fail(err.message, 2);
+    throw err;
+  }
 }
 
 function cmdCheck(args: string[]): number {
@@ -159,15 +224,15 @@ function cmdCheck(args: string[]): number {
   try {
     parsed = parseCheckArgs(args);
   } catch (err) {
-    if (err instanceof CheckUsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) fail((err as Error).message, 2);
+    if (err instanceof CheckUsageError || err instanceof ScopeError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) fail((err as Error).message, 2);
     throw err;
   }
   let result;
   try {
-    result = runCheck(parsed.file, parsed.minOverlap, parsed.failOn);
+    result = runCheck(parsed.file, parsed.minOverlap, parsed.failOn, parsed.scope);
   } catch (err) {
     // A gate that cannot read its input must not look like a failed check.
-    if (err instanceof RecordingFileError) fail(err.message, 2);
+    if (err instanceof RecordingFileError || err instanceof ScopeError) fail(err.message, 2);
     throw err;
   }
   if (parsed.json) process.stdout.write(JSON.stringify(result, null, 2) + '\n');
@@ -209,18 +274,20 @@ async function cmdImport(args: string[]): Promise<number> {
 }
 
 function cmdDiff(args: string[]): number {
-  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { json: { type: 'boolean' }, 'fail-if-slower': { type: 'string' } } });
-  if (positionals.length !== 2) fail('usage: streamscope diff A.sqlite B.sqlite [--json] [--fail-if-slower 5%]', 2);
+  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { json: { type: 'boolean' }, 'fail-if-slower': { type: 'string' }, ...SCOPE_OPTIONS } });
+  if (positionals.length !== 2) fail(`usage: streamscope diff A.sqlite B.sqlite [--json] [--fail-if-slower 5%] ${SCOPE_USAGE}`, 2);
+  const scope = scopeOrFail(values);
   let limit: number | null = null;
   if (values['fail-if-slower'] !== undefined) {
     const m = /^(\d+(?:\.\d+)?)%?$/.exec(values['fail-if-slower']);
     if (!m) fail(`--fail-if-slower: expected a percentage such as 5%, got '${values['fail-if-slower']}'`, 2);
     limit = Number(m[1]) / 100;
   }
+  // Both sides on the same scope: the steady state of each, or the same range or times.
   const load = (file: string) => {
     const db = openForReading(file);
     try {
-      return analyze(db);
+      return analyzeOrFail(db, file, scope);
     } finally {
       db.close();
     }

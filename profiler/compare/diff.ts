@@ -10,7 +10,8 @@ import { overlapByDevice } from '../analysis/overlap.ts';
 import { summarizeCopies, summarizeKernels } from '../analysis/summary.ts';
 import type { Ns } from '../time.ts';
 
-export const DIFF_VERSION = 1;
+// 2: scopeA/scopeB (what each side's analysis covered); gpu (CUDA ordinal) per device.
+export const DIFF_VERSION = 2;
 
 export interface Delta {
   a: number | null;
@@ -29,13 +30,18 @@ export function delta(a: number | null, b: number | null): Delta {
 export interface DeviceDiff {
   /** Devices are matched by position (first device of A with first of B, ...): ids differ between files. */
   index: number;
+  /** The CUDA ordinal (A's, else B's), as nvidia-smi names the GPU. */
+  gpu: number;
   name: string | null;
   busyNs: Delta;
   overlap: { compute: Delta; htod: Delta; dtoh: Delta; all: Delta };
 }
 
 export interface KernelDiff {
+  /** As stored (mangled for C++ kernels): what the two runs are matched by. */
   name: string;
+  /** The demangled declaration, null when the name is not a mangled C++ one. */
+  demangledName: string | null;
   count: Delta;
   totalNs: Delta;
   meanNs: Delta;
@@ -61,6 +67,9 @@ export interface DiffSummary {
   diffVersion: number;
   a: string;
   b: string;
+  /** What each side's analysis covered (both get the same kind of scope: steady state unless asked otherwise). */
+  scopeA: string;
+  scopeB: string;
   /** First GPU operation start to last GPU operation end. */
   gpuSpanNs: Delta;
   /** The recorded process's wall time (meta duration_ns). */
@@ -91,8 +100,10 @@ export function diffRecordings(aFile: string, a: Analysis, bFile: string, b: Ana
     const x = oa[i];
     const y = ob[i];
     const f = (o: typeof x, k: 'compute' | 'htod' | 'dtoh' | 'all') => o?.[k].overlapFactor ?? null;
+    const ordinal = (t: Analysis, id: number | undefined) => t.trace.devices.find((d) => d.id === id)?.ordinal ?? id;
     devices.push({
       index: i,
+      gpu: ordinal(a, x?.deviceId) ?? ordinal(b, y?.deviceId) ?? i,
       name: a.trace.devices.find((d) => d.id === x?.deviceId)?.name ?? b.trace.devices.find((d) => d.id === y?.deviceId)?.name ?? null,
       busyNs: delta(x?.all.union ?? null, y?.all.union ?? null),
       overlap: { compute: delta(f(x, 'compute'), f(y, 'compute')), htod: delta(f(x, 'htod'), f(y, 'htod')), dtoh: delta(f(x, 'dtoh'), f(y, 'dtoh')), all: delta(f(x, 'all'), f(y, 'all')) },
@@ -104,7 +115,7 @@ export function diffRecordings(aFile: string, a: Analysis, bFile: string, b: Ana
   const kernels = [...new Set([...ka.keys(), ...kb.keys()])].map((name) => {
     const x = ka.get(name);
     const y = kb.get(name);
-    return { name, count: delta(x?.count ?? 0, y?.count ?? 0), totalNs: delta(x?.total ?? 0, y?.total ?? 0), meanNs: delta(x?.mean ?? null, y?.mean ?? null) };
+    return { name, demangledName: (x ?? y)!.demangledName, count: delta(x?.count ?? 0, y?.count ?? 0), totalNs: delta(x?.total ?? 0, y?.total ?? 0), meanNs: delta(x?.mean ?? null, y?.mean ?? null) };
   }).sort((p, q) => Math.abs(q.totalNs.delta ?? 0) - Math.abs(p.totalNs.delta ?? 0));
 
   const key = (c: { direction: string; srcKind: string; dstKind: string }) => `${c.direction}|${c.srcKind}|${c.dstKind}`;
@@ -121,6 +132,8 @@ export function diffRecordings(aFile: string, a: Analysis, bFile: string, b: Ana
     diffVersion: DIFF_VERSION,
     a: aFile,
     b: bFile,
+    scopeA: a.scope.label,
+    scopeB: b.scope.label,
     gpuSpanNs: delta(gpuSpan(a), gpuSpan(b)),
     durationNs: delta(num(a.trace.meta.get('duration_ns')), num(b.trace.meta.get('duration_ns'))),
     devices,

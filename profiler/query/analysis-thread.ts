@@ -1,5 +1,5 @@
 // The analysis methods of the API off the thread that answers the timeline.
-// findings, stats, concurrency and compare need the whole recording loaded
+// findings, stats, scopes, ranges, iterations, concurrency and compare need the whole recording loaded
 // and diagnosed: seconds for ten million operations (better-sqlite3 and
 // the analysis are synchronous). Run where the windows are answered, they
 // would hold up every pan and zoom until done; so the server and the
@@ -13,9 +13,11 @@ import { Worker } from 'node:worker_threads';
 import type { DiffSummary } from '../compare/diff.ts';
 import type { Finding } from '../analysis/findings/types.ts';
 import { ApiError } from './api-error.ts';
+import type { Iterations, RangeName } from '../analysis/iterations.ts';
+import type { Scope, ScopeInfo } from '../analysis/scope.ts';
 import type { ApiErrorShape, ConcurrencyRequest, ConcurrencyResponse, StatsResponse } from './api.ts';
 
-export type AnalysisMethod = 'findings' | 'stats' | 'concurrency' | 'compare';
+export type AnalysisMethod = 'findings' | 'stats' | 'scopeInfo' | 'ranges' | 'iterations' | 'concurrency' | 'compare';
 
 export interface AnalysisTarget {
   id: string;
@@ -51,20 +53,32 @@ export class AnalysisThread {
     this.#entry = entry;
   }
 
-  findings(target: AnalysisTarget): Promise<Finding[]> {
-    return this.#call('findings', [target]) as Promise<Finding[]>;
+  findings(target: AnalysisTarget, scope: Scope): Promise<Finding[]> {
+    return this.#call('findings', [target], [scope]) as Promise<Finding[]>;
   }
 
-  stats(target: AnalysisTarget): Promise<StatsResponse> {
-    return this.#call('stats', [target]) as Promise<StatsResponse>;
+  stats(target: AnalysisTarget, scope: Scope): Promise<StatsResponse> {
+    return this.#call('stats', [target], [scope]) as Promise<StatsResponse>;
+  }
+
+  scopeInfo(target: AnalysisTarget, scope: Scope): Promise<ScopeInfo> {
+    return this.#call('scopeInfo', [target], [scope]) as Promise<ScopeInfo>;
+  }
+
+  ranges(target: AnalysisTarget): Promise<RangeName[]> {
+    return this.#call('ranges', [target]) as Promise<RangeName[]>;
+  }
+
+  iterations(target: AnalysisTarget, name: string | null): Promise<Iterations | null> {
+    return this.#call('iterations', [target], [name]) as Promise<Iterations | null>;
   }
 
   concurrency(target: AnalysisTarget, req: ConcurrencyRequest): Promise<ConcurrencyResponse> {
     return this.#call('concurrency', [target], [req]) as Promise<ConcurrencyResponse>;
   }
 
-  compare(base: AnalysisTarget, other: AnalysisTarget): Promise<DiffSummary> {
-    return this.#call('compare', [base, other]) as Promise<DiffSummary>;
+  compare(base: AnalysisTarget, other: AnalysisTarget, scope: Scope): Promise<DiffSummary> {
+    return this.#call('compare', [base, other], [scope]) as Promise<DiffSummary>;
   }
 
   /** Stops the thread; calls still waiting fail. */

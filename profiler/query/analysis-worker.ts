@@ -1,6 +1,6 @@
 // Entry of the analysis thread (analysis-thread.ts): the API methods that
 // need the whole recording analysed — findings, stats, concurrency, compare —
-// answered by RecordingQuery objects of this thread's own. Analysing ten
+// (and scopes, ranges, iterations) answered by RecordingQuery objects of this thread's own. Analysing ten
 // million operations takes seconds; here it holds up nothing but other
 // analyses, while the thread that draws the timeline keeps answering
 // windows.
@@ -43,10 +43,14 @@ port.on('message', (msg: AnalysisRequest | { close: true }) => {
   try {
     // Both recordings of a comparison are held while it runs.
     const [a, b] = msg.targets.map((t) => query(t.id, t.file));
-    const value = msg.method === 'findings' ? a!.findings()
-      : msg.method === 'stats' ? a!.stats()
-      : msg.method === 'concurrency' ? a!.concurrency(msg.args[0] as never)
-      : compareRecordings(a!, b!);
+    const arg = msg.args[0] as never;
+    const value = msg.method === 'findings' ? a!.findings(arg)
+      : msg.method === 'stats' ? a!.stats(arg)
+      : msg.method === 'scopeInfo' ? a!.scopeInfo(arg)
+      : msg.method === 'ranges' ? a!.ranges()
+      : msg.method === 'iterations' ? a!.iterations(arg)
+      : msg.method === 'concurrency' ? a!.concurrency(arg)
+      : compareRecordings(a!, b!, arg);
     out = { n: msg.n, ok: true, value };
   } catch (err) {
     out = { n: msg.n, ok: false, error: toApiErrorShape(err, msg.targets[0]?.file) };

@@ -7,6 +7,7 @@
 // a wrong type (a string where SQL expects a number, a 10^9-row request).
 import path from 'node:path';
 import { SCENARIOS, WORKLOADS } from '../record/workload.ts';
+import type { Scope } from '../analysis/scope.ts';
 import type {
   ApiMethod,
   ConcurrencyRequest,
@@ -198,6 +199,33 @@ export function checkRecordRequest(v: unknown): RecordRequest {
   return { command };
 }
 
+const MAX_RANGE_NAME = 4096;
+
+/** A Scope (profiler/analysis/scope.ts), field by field. */
+export function checkScope(v: unknown): Scope {
+  if (!isPlainObject(v)) bad('scope must be an object');
+  switch (v.kind) {
+    case 'steady-state':
+    case 'whole':
+      object(v, 'scope', ['kind']);
+      return { kind: v.kind };
+    case 'range': {
+      const r = object(v, 'scope', ['kind', 'name'], ['instance']);
+      const name = string(r.name, 'scope.name', MAX_RANGE_NAME);
+      return r.instance === undefined ? { kind: 'range', name } : { kind: 'range', name, instance: integer(r.instance, 'scope.instance', 1, 2 ** 31) };
+    }
+    case 'window': {
+      const w = object(v, 'scope', ['kind', 'startNs', 'endNs']);
+      const startNs = time(w.startNs, 'scope.startNs');
+      const endNs = time(w.endNs, 'scope.endNs');
+      if (endNs <= startNs) bad('scope.endNs must be after scope.startNs');
+      return { kind: 'window', startNs, endNs };
+    }
+    default:
+      return bad(`scope.kind must be 'steady-state', 'whole', 'range' or 'window'`);
+  }
+}
+
 /** Per method: the checked argument list (the arity is exact). */
 const argumentCheckers: { [M in ApiMethod]: (args: unknown[]) => Parameters<StreamScopeApi[M]> } = {
   capabilities: () => [],
@@ -212,9 +240,12 @@ const argumentCheckers: { [M in ApiMethod]: (args: unknown[]) => Parameters<Stre
   overview: (a) => [recordingId(a[0]), integer(a[1], 'buckets', 1, MAX_BUCKETS)],
   details: (a) => [recordingId(a[0]), checkItemRef(a[1])],
   search: (a) => [recordingId(a[0]), checkSearchRequest(a[1])],
-  stats: (a) => [recordingId(a[0])],
-  findings: (a) => [recordingId(a[0])],
-  compare: (a) => [recordingId(a[0]), recordingId(a[1])],
+  stats: (a) => [recordingId(a[0]), checkScope(a[1])],
+  findings: (a) => [recordingId(a[0]), checkScope(a[1])],
+  scopeInfo: (a) => [recordingId(a[0]), checkScope(a[1])],
+  ranges: (a) => [recordingId(a[0])],
+  iterations: (a) => [recordingId(a[0]), a[1] === null ? null : string(a[1], 'name', MAX_RANGE_NAME)],
+  compare: (a) => [recordingId(a[0]), recordingId(a[1]), checkScope(a[2])],
   exportTrace: (a) => [recordingId(a[0])],
   record: (a) => [checkRecordRequest(a[0])],
   recordStatus: (a) => [string(a[0], 'jobId', MAX_ID_LENGTH)],
@@ -222,7 +253,8 @@ const argumentCheckers: { [M in ApiMethod]: (args: unknown[]) => Parameters<Stre
 
 const arity: Record<ApiMethod, number> = {
   capabilities: 0, listRecordings: 0, openRecording: 1, closeRecording: 1, showOpenDialog: 0, recentFiles: 0, summary: 1,
-  window: 2, concurrency: 2, overview: 2, details: 2, search: 2, stats: 1, findings: 1, compare: 2, exportTrace: 1, record: 1, recordStatus: 1,
+  window: 2, concurrency: 2, overview: 2, details: 2, search: 2, stats: 2, findings: 2, scopeInfo: 2, ranges: 1, iterations: 2, compare: 3,
+  exportTrace: 1, record: 1, recordStatus: 1,
 };
 
 /** Checks `args` for `method`; throws ApiError('bad-request') naming what is wrong. */

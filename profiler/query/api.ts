@@ -379,8 +379,20 @@ export interface ApiErrorShape {
 /** A finding of the diagnosis (profiler/analysis/findings/types.ts; documented in profiler/README.md). */
 export type { Finding } from '../analysis/findings/types.ts';
 export type { DiffSummary } from '../compare/diff.ts';
+/**
+ * What an analysis looks at (profiler/analysis/scope.ts): the steady state
+ * (start-up left out; what the app shows first), the whole recording, an
+ * NVTX range (all instances or the k-th from 1), or a time window (the
+ * user's selection on the ruler). ScopeInfo says what was resolved,
+ * including start-up as detected (the timeline's start-up band).
+ */
+export type { Scope, ScopeInfo } from '../analysis/scope.ts';
+export type { Startup } from '../analysis/startup.ts';
+export type { Iterations, IterationRow, RangeName } from '../analysis/iterations.ts';
 import type { Finding } from '../analysis/findings/types.ts';
 import type { DiffSummary } from '../compare/diff.ts';
+import type { Scope, ScopeInfo } from '../analysis/scope.ts';
+import type { Iterations, RangeName } from '../analysis/iterations.ts';
 
 export interface StreamScopeApi {
   capabilities(): Promise<Capabilities>;
@@ -406,15 +418,30 @@ export interface StreamScopeApi {
   overview(recordingId: string, buckets: number): Promise<OverviewResponse>;
   details(recordingId: string, ref: ItemRef): Promise<ItemDetails>;
   search(recordingId: string, request: SearchRequest): Promise<SearchResponse>;
-  stats(recordingId: string): Promise<StatsResponse>;
-  /** The diagnosis: why streams did not overlap, worst first, with evidence ids and what-if estimates. */
-  findings(recordingId: string): Promise<Finding[]>;
+  /** Kernel, copy, stream and overlap statistics of `scope`. */
+  stats(recordingId: string, scope: Scope): Promise<StatsResponse>;
+  /** The diagnosis of `scope`: why streams did not overlap, worst first, with evidence ids and what-if estimates. */
+  findings(recordingId: string, scope: Scope): Promise<Finding[]>;
   /**
-   * What changed from `baseId` to `otherId` (both open): the summary
-   * `streamscope diff BASE OTHER --json` prints (profiler/README.md), for the
-   * compare view.
+   * What `scope` resolves to in this recording: its label, time windows
+   * and start-up as detected. 'bad-request' for a range the recording does
+   * not have.
    */
-  compare(baseId: string, otherId: string): Promise<DiffSummary>;
+  scopeInfo(recordingId: string, scope: Scope): Promise<ScopeInfo>;
+  /** NVTX range names with their instance counts and total time, most time first (the range picker). */
+  ranges(recordingId: string): Promise<RangeName[]>;
+  /**
+   * One row per instance of the NVTX range `name` (null: the repeating
+   * range covering most time; null answer when nothing repeats), warm-up
+   * and outliers flagged: `streamscope report --iterations`.
+   */
+  iterations(recordingId: string, name: string | null): Promise<Iterations | null>;
+  /**
+   * What changed from `baseId` to `otherId` (both open), each on `scope`:
+   * the summary `streamscope diff BASE OTHER --json` prints
+   * (profiler/README.md), for the compare view.
+   */
+  compare(baseId: string, otherId: string, scope: Scope): Promise<DiffSummary>;
   /**
    * File ▸ Export…: the recording as Chrome trace JSON (what `streamscope
    * export` writes), to a file the user picks in a save dialog. Null when
@@ -443,6 +470,9 @@ export const apiMethods = [
   'search',
   'stats',
   'findings',
+  'scopeInfo',
+  'ranges',
+  'iterations',
   'compare',
   'exportTrace',
   'record',

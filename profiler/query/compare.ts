@@ -3,8 +3,10 @@
 // each RecordingQuery already holds, so a comparison after the findings
 // were shown costs no second load.
 import { diffRecordings, type DiffSummary } from '../compare/diff.ts';
+import { STEADY_STATE, type Scope } from '../analysis/scope.ts';
 import type { RecordingQuery } from './recording-query.ts';
 
-export function compareRecordings(base: RecordingQuery, other: RecordingQuery): DiffSummary {
-  return diffRecordings(base.path, base.analysis(), other.path, other.analysis());
+/** Both on the same scope (the steady state of each, by default). */
+export function compareRecordings(base: RecordingQuery, other: RecordingQuery, scope: Scope = STEADY_STATE): DiffSummary {
+  return diffRecordings(base.path, base.analysis(scope), other.path, other.analysis(scope));
 }

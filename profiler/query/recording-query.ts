@@ -9,7 +9,11 @@
 // per instance; a recording file does not change while it is open.
 import path from 'node:path';
 import type { Database } from 'better-sqlite3';
+import { iterationsOf, pickIterationRange, rangeNames, type Iterations, type RangeName } from '../analysis/iterations.ts';
 import { analyze, type Analysis } from '../analysis/load.ts';
+import { ScopeError, STEADY_STATE, type Scope, type ScopeInfo, type TimelineColumns } from '../analysis/scope.ts';
+import { loadTrace, type Trace } from '../analysis/trace.ts';
+import { loadTimelineColumns } from '../native/addon.ts';
 import { exportChromeTrace, type ExportSummary } from '../export/chrome-trace.ts';
 import type { Finding } from '../analysis/findings/types.ts';
 import { readMeta } from '../store/database.ts';
@@ -30,6 +34,9 @@ import { openReadOnly } from './open-read-only.ts';
 import { overviewOf } from './overview.ts';
 import { NameSearch } from './search.ts';
 import { buildStats } from './stats.ts';
+
+/** Analyses kept per recording: the steady state, the whole, and a few selections. */
+const KEEP_ANALYSES = 4;
 
 /** Rows one window request may ask for: more than any screen shows, few enough to bound the work. */
 export const MAX_WINDOW_ROWS = 1024;
@@ -65,9 +72,11 @@ export class RecordingQuery {
   readonly #db: Database;
   readonly #details: ItemDetailsReader;
   readonly #search: NameSearch;
-  #analysis: Analysis | null = null;
+  /** Analyses by scope (JSON of the Scope), least recently used first; each with its stats once asked. */
+  readonly #analyses = new Map<string, { analysis: Analysis; stats?: StatsResponse }>();
+  #columns: TimelineColumns | null = null;
+  #wholeTrace: Trace | null = null;
   #summary: RecordingSummary | null = null;
-  #stats: StatsResponse | null = null;
   readonly #names = new Map<number, string>();
 
   /** Opens `file` read-only; throws ApiError (not-found, not-a-recording, corrupt, locked, newer-schema) naming it. */
@@ -96,9 +105,42 @@ export class RecordingQuery {
     }
   }
 
-  /** The loaded columns and the diagnosis, computed once. */
-  #analyzed(): Analysis {
-    return (this.#analysis ??= analyze(this.#db));
+  /**
+   * The analysis of `scope`, computed once and kept among the last few (a
+   * selection dragged on the ruler is a new scope each time; the columns
+   * are read from the file once and shared by all of them). A scope the
+   * recording does not have is a 'bad-request' naming it.
+   */
+  #entry(scope: Scope): { analysis: Analysis; stats?: StatsResponse } {
+    const key = JSON.stringify(scope);
+    let e = this.#analyses.get(key);
+    if (e) {
+      this.#analyses.delete(key);
+    } else {
+      try {
+        e = { analysis: analyze(this.#db, { scope, columns: this.#columns ?? undefined, file: this.path }) };
+      } catch (err) {
+        if (err instanceof ScopeError) throw new ApiError('bad-request', err.message, this.path);
+        throw err;
+      }
+      this.#columns = e.analysis.columns;
+    }
+    this.#analyses.set(key, e);
+    while (this.#analyses.size > KEEP_ANALYSES) this.#analyses.delete(this.#analyses.keys().next().value!);
+    return e;
+  }
+
+  #analyzed(scope: Scope = STEADY_STATE): Analysis {
+    return this.#entry(scope).analysis;
+  }
+
+  /** Every operation (concurrency tracks are drawn for the whole timeline, whatever the findings' scope). */
+  #trace(): Trace {
+    if (!this.#wholeTrace) {
+      const columns = (this.#columns ??= loadTimelineColumns(this.#db.name));
+      this.#wholeTrace = loadTrace(this.#db, columns.ops, columns.calls);
+    }
+    return this.#wholeTrace;
   }
 
   #name(id: number | null | undefined): string {
@@ -279,7 +321,7 @@ export class RecordingQuery {
     if (![req?.deviceId, req?.startNs, req?.endNs, req?.buckets].every(Number.isFinite)) {
       throw new ApiError('bad-request', 'concurrency needs finite deviceId, startNs, endNs and buckets');
     }
-    return this.#guard(() => concurrencyOf(this.#analyzed().trace, req));
+    return this.#guard(() => concurrencyOf(this.#trace(), req));
   }
 
   /** The minimap of the whole recording (overview.ts): zones only. */
@@ -298,8 +340,11 @@ export class RecordingQuery {
     return this.#guard(() => this.#search.search(req));
   }
 
-  stats(): StatsResponse {
-    return (this.#stats ??= this.#guard(() => buildStats(this.#analyzed(), this.summary())));
+  stats(scope: Scope = STEADY_STATE): StatsResponse {
+    return this.#guard(() => {
+      const e = this.#entry(scope);
+      return (e.stats ??= buildStats(e.analysis));
+    });
   }
 
   /** Writes the recording as Chrome trace JSON to `out` (File ▸ Export…). */
@@ -307,13 +352,31 @@ export class RecordingQuery {
     return exportChromeTrace(this.#db, out);
   }
 
-  /** The loaded recording and its diagnosis (computed once, kept while open). */
-  analysis(): Analysis {
-    return this.#guard(() => this.#analyzed());
+  /** The loaded recording and its diagnosis on `scope` (kept among the last few). */
+  analysis(scope: Scope = STEADY_STATE): Analysis {
+    return this.#guard(() => this.#analyzed(scope));
   }
 
-  findings(): Finding[] {
-    return this.#guard(() => this.#analyzed().diagnosis.findings);
+  findings(scope: Scope = STEADY_STATE): Finding[] {
+    return this.#guard(() => this.#analyzed(scope).diagnosis.findings);
+  }
+
+  scopeInfo(scope: Scope = STEADY_STATE): ScopeInfo {
+    return this.#guard(() => this.#analyzed(scope).scope);
+  }
+
+  ranges(): RangeName[] {
+    return this.#guard(() => rangeNames(this.#db));
+  }
+
+  /** Per instance of `name` (null: the repeating range covering most time); null when nothing repeats. */
+  iterations(name: string | null): Iterations | null {
+    return this.#guard(() => {
+      const picked = name ?? pickIterationRange(this.#db);
+      if (picked === null) return null;
+      const columns = (this.#columns ??= loadTimelineColumns(this.#db.name));
+      return iterationsOf(this.#db, columns, picked, name === null ? 'picked' : 'named');
+    });
   }
 }
 

@@ -10,6 +10,8 @@ import type { Finding } from '../analysis/findings/types.ts';
 import type { DiffSummary } from '../compare/diff.ts';
 import { AnalysisThread, type AnalysisTarget } from './analysis-thread.ts';
 import { ApiError } from './api-error.ts';
+import type { Iterations, RangeName } from '../analysis/iterations.ts';
+import type { Scope, ScopeInfo } from '../analysis/scope.ts';
 import type { ConcurrencyRequest, ConcurrencyResponse, RecordingHandle, StatsResponse } from './api.ts';
 import { compareRecordings } from './compare.ts';
 import { RecordingQuery } from './recording-query.ts';
@@ -65,14 +67,29 @@ export class SessionRegistry {
     void this.#analysis?.close();
   }
 
-  async findings(id: string): Promise<Finding[]> {
+  async findings(id: string, scope: Scope): Promise<Finding[]> {
     const q = this.get(id);
-    return this.#analysis ? this.#analysis.findings(targetOf(q)) : q.findings();
+    return this.#analysis ? this.#analysis.findings(targetOf(q), scope) : q.findings(scope);
   }
 
-  async stats(id: string): Promise<StatsResponse> {
+  async stats(id: string, scope: Scope): Promise<StatsResponse> {
     const q = this.get(id);
-    return this.#analysis ? this.#analysis.stats(targetOf(q)) : q.stats();
+    return this.#analysis ? this.#analysis.stats(targetOf(q), scope) : q.stats(scope);
+  }
+
+  async scopeInfo(id: string, scope: Scope): Promise<ScopeInfo> {
+    const q = this.get(id);
+    return this.#analysis ? this.#analysis.scopeInfo(targetOf(q), scope) : q.scopeInfo(scope);
+  }
+
+  async ranges(id: string): Promise<RangeName[]> {
+    const q = this.get(id);
+    return this.#analysis ? this.#analysis.ranges(targetOf(q)) : q.ranges();
+  }
+
+  async iterations(id: string, name: string | null): Promise<Iterations | null> {
+    const q = this.get(id);
+    return this.#analysis ? this.#analysis.iterations(targetOf(q), name) : q.iterations(name);
   }
 
   async concurrency(id: string, req: ConcurrencyRequest): Promise<ConcurrencyResponse> {
@@ -80,10 +97,10 @@ export class SessionRegistry {
     return this.#analysis ? this.#analysis.concurrency(targetOf(q), req) : q.concurrency(req);
   }
 
-  async compare(baseId: string, otherId: string): Promise<DiffSummary> {
+  async compare(baseId: string, otherId: string, scope: Scope): Promise<DiffSummary> {
     const base = this.get(baseId);
     const other = this.get(otherId);
-    return this.#analysis ? this.#analysis.compare(targetOf(base), targetOf(other)) : compareRecordings(base, other);
+    return this.#analysis ? this.#analysis.compare(targetOf(base), targetOf(other), scope) : compareRecordings(base, other, scope);
   }
 }
 

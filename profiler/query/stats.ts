@@ -7,10 +7,12 @@ import type { Analysis } from '../analysis/load.ts';
 import { overlapByDevice } from '../analysis/overlap.ts';
 import { streamOverlapByDevice } from '../analysis/stream-overlap.ts';
 import { summarizeCopies, summarizeKernels } from '../analysis/summary.ts';
-import type { RecordingSummary, StatsResponse, StreamUtilization } from './api.ts';
+import { OpKind } from '../analysis/trace.ts';
+import type { StatsResponse, StreamUtilization } from './api.ts';
 import { streamRowId } from './item-kinds.ts';
 
-export function buildStats(analysis: Analysis, summary: RecordingSummary): StatsResponse {
+/** The stats of the analysis's scope: every number here counts only the operations in it. */
+export function buildStats(analysis: Analysis): StatsResponse {
   const { trace, diagnosis } = analysis;
   const ctx = diagnosis.context;
   const kernels = summarizeKernels(trace).map((k) => ({
@@ -23,7 +25,14 @@ export function buildStats(analysis: Analysis, summary: RecordingSummary): Stats
   // Not the diagnosis's stream pairs: those also compute waits, at a cost
   // that grows with the square of the streams running at once.
   const perDevice = streamOverlapByDevice(trace);
-  const counts = new Map(summary.streams.map((s) => [s.id, s.counts]));
+  const counts = new Map<number, { kernels: number; memcpys: number }>();
+  for (let i = 0; i < trace.ops.length; i++) {
+    const id = trace.ops.stream[i]!;
+    let c = counts.get(id);
+    if (!c) counts.set(id, (c = { kernels: 0, memcpys: 0 }));
+    if (trace.ops.kind[i] === OpKind.Kernel) c.kernels++;
+    else if (trace.ops.kind[i] === OpKind.Memcpy) c.memcpys++;
+  }
   const streams: StreamUtilization[] = perDevice.flatMap((d) => {
     const span = ctx.deviceSpan.get(d.deviceId);
     const spanNs = span ? span.end - span.start : 0;

@@ -1,15 +1,20 @@
 // `streamscope report`: what a recording holds, as JSON (shape documented in
 // profiler/README.md, "report --json") and as text for a terminal.
+import { MIN_ITERATIONS, type Iterations } from '../analysis/iterations.ts';
+import type { Analysis } from '../analysis/load.ts';
 import { overlapByDevice, type Busy, type DeviceOverlap } from '../analysis/overlap.ts';
+import type { ScopeInfo } from '../analysis/scope.ts';
+import type { Startup } from '../analysis/startup.ts';
 import { summarizeCopies, summarizeKernels, summarizeStreams, type CopySummary, type KernelSummary, type StreamSummary } from '../analysis/summary.ts';
 import type { Finding } from '../analysis/findings/types.ts';
-import type { DeviceRow, Trace } from '../analysis/trace.ts';
+import type { DeviceRow } from '../analysis/trace.ts';
 import { readableNames } from '../names.ts';
 import { formatBytes, formatDuration } from '../time.ts';
 import { renderTable } from './table.ts';
 
-// 2: findings (the diagnosis) added.
-export const REPORT_VERSION = 2;
+// 2: findings (the diagnosis) added. 3: scope (what was analysed, start-up);
+// gpu (the CUDA ordinal) beside every deviceId.
+export const REPORT_VERSION = 3;
 
 export interface RecordingInfo {
   command: string | null;
@@ -31,19 +36,23 @@ export interface Report {
   reportVersion: number;
   file: string;
   recording: RecordingInfo;
+  /** What the rest of the report covers (steady state unless asked otherwise), and start-up as detected. */
+  scope: ScopeInfo;
   devices: DeviceRow[];
-  overlap: DeviceOverlap[];
-  streams: StreamSummary[];
+  overlap: (DeviceOverlap & { gpu: number })[];
+  streams: (StreamSummary & { gpu: number | null })[];
   kernels: KernelSummary[];
   copies: CopySummary[];
   /** The diagnosis, worst first (profiler/analysis/findings/types.ts). */
   findings: Finding[];
 }
 
-export function buildReport(file: string, trace: Trace, findings: Finding[] = []): Report {
+export function buildReport(file: string, analysis: Analysis): Report {
+  const { trace } = analysis;
   const m = trace.meta;
   const num = (k: string) => (m.has(k) && m.get(k) !== '' ? Number(m.get(k)) : null);
-  const overlap = overlapByDevice(trace);
+  const gpu = gpuOrdinals(trace.devices);
+  const overlap = overlapByDevice(trace).map((o) => ({ ...o, gpu: gpu(o.deviceId) }));
   const deviceBusy = new Map(overlap.map((o) => [o.deviceId, o.all.union]));
   return {
     reportVersion: REPORT_VERSION,
@@ -62,13 +71,31 @@ export function buildReport(file: string, trace: Trace, findings: Finding[] = []
       droppedRecords: num('dropped_records') ?? 0,
       notes: m.has('notes') ? (JSON.parse(m.get('notes')!) as string[]) : [],
     },
+    scope: analysis.scope,
     devices: trace.devices,
     overlap,
-    streams: summarizeStreams(trace, deviceBusy),
+    streams: summarizeStreams(trace, deviceBusy).map((st) => ({ ...st, gpu: st.deviceId === null ? null : gpu(st.deviceId) })),
     kernels: summarizeKernels(trace),
     copies: summarizeCopies(trace),
-    findings,
+    findings: analysis.diagnosis.findings,
   };
+}
+
+/**
+ * How every output names a GPU: its CUDA ordinal (what nvidia-smi,
+ * CUDA_VISIBLE_DEVICES and the timeline call it), not the recording-wide
+ * devices.id.
+ */
+export function gpuOrdinals(devices: DeviceRow[]): (deviceId: number) => number {
+  const ordinal = new Map(devices.map((d) => [d.id, d.ordinal ?? d.id]));
+  return (id) => ordinal.get(id) ?? id;
+}
+
+/** Start-up in one line: how long, on what, and what came before CUDA. */
+export function formatStartup(s: Startup): string {
+  const parts = s.spentOn.filter((p) => p.ns >= (s.endNs - s.startNs) * 0.01).map((p) => `${p.label} ${formatDuration(p.ns)}`);
+  const before = s.beforeCudaNs !== null ? `; before that, ${formatDuration(s.beforeCudaNs)} from process start to CUDA initialisation (interpreter, imports)` : '';
+  return `${formatDuration(s.endNs - s.startNs)} to ${formatDuration(s.endNs)} (ended by ${s.lastCall}${s.ops ? `; ${s.ops} GPU operation${s.ops > 1 ? 's' : ''} left out` : ''}): ${parts.join(', ')}${before}`;
 }
 
 /** Kernel names can be 100 KB of template arguments: shorten them for a terminal. */
@@ -95,11 +122,11 @@ export function formatReport(r: Report): string {
   if (!rec.complete) out.push(`INCOMPLETE: ${rec.incompleteReason ?? 'the recording was not finished'}`);
   for (const n of rec.notes) out.push(`note: ${n}`);
   if (rec.droppedRecords > 0) out.push(`WARNING: ${rec.droppedRecords} records were dropped by the collector (buffers full); totals below are lower bounds`);
+  out.push(`scope     ${r.scope.label}${r.scope.kind === 'steady-state' && r.scope.startup ? ' (--whole includes it)' : ''}`);
+  if (r.scope.startup) out.push(`start-up  ${formatStartup(r.scope.startup)}`);
 
-  // Devices are shown by their CUDA ordinal (what nvidia-smi, CUDA_VISIBLE_DEVICES
-  // and the timeline call them), not by the recording-wide row id.
-  const gpu = new Map(r.devices.map((d) => [d.id, d.ordinal ?? d.id]));
-  const gpuOf = (id: number | null) => (id === null ? '-' : gpu.get(id) ?? id);
+  const gpu = gpuOrdinals(r.devices);
+  const gpuOf = (id: number | null) => (id === null ? '-' : gpu(id));
   out.push('', 'Devices');
   out.push(renderTable(['GPU', 'name', 'cc', 'SMs', 'copy engines', 'concurrent kernels', 'memory', 'uuid'],
     r.devices.map((d) => [gpuOf(d.id), d.name ?? '?', d.ccMajor !== null ? `${d.ccMajor}.${d.ccMinor}` : '?', d.smCount ?? '?',
@@ -115,13 +142,13 @@ export function formatReport(r: Report): string {
   // Streams without any GPU operation (the CUDA runtime creates a few for
   // itself; an application may create more than it uses) are counted, not listed.
   const idle = r.streams.filter((s) => s.kernels + s.memcpys + s.memsets === 0);
-  out.push('', idle.length ? `Streams with GPU work (${idle.length} more without any: ${idle.map((s) => s.cuptiStreamId).join(', ')})` : 'Streams');
+  out.push('', idle.length ? `Streams with GPU work (${idle.length} more without any in this scope)` : 'Streams');
   out.push(renderTable(['stream', 'GPU', 'pid', 'flags', 'priority', 'kernels', 'memcpys', 'memsets', 'busy', 'share of device busy'],
     r.streams.filter((s) => !idle.includes(s)).map((s) => [s.cuptiStreamId, gpuOf(s.deviceId), s.pid, s.flags.join(',') || 'blocking', s.priority ?? '-',
       s.kernels, s.memcpys, s.memsets, formatDuration(s.busy.union), pct(s.shareOfDeviceBusy)])));
 
   out.push('', 'Kernels');
-  const kernelName = readableNames(r.kernels.map((k) => k.name));
+  const kernelName = readableNames(r.kernels);
   out.push(renderTable(['count', 'total', 'mean', 'min', 'max', 'share', 'name'],
     r.kernels.map((k) => [k.count, formatDuration(k.total), formatDuration(k.mean), formatDuration(k.min),
       formatDuration(k.max), pct(k.share), shorten(kernelName.get(k.name)!)])));
@@ -148,4 +175,26 @@ export function formatFindings(findings: Finding[]): string[] {
     }
   }
   return out;
+}
+
+/** `report --iterations`: one row per instance of the repeating range, warm-up and outliers marked. */
+export function formatIterations(it: Iterations | null): string {
+  if (!it) return `Iterations: no NVTX range repeats ${MIN_ITERATIONS} or more times (name one with --range NAME)`;
+  if (it.rows.length === 0) return `Iterations: no closed instance of NVTX range '${it.name}'`;
+  const warm = it.rows.filter((r) => r.warmUp).length;
+  const outliers = it.rows.filter((r) => r.outlier).length;
+  const head = `Iterations of NVTX range '${it.name}'${it.chosen === 'picked' ? ' (the repeating range covering most time)' : ''}: ${it.rows.length}, median ${formatDuration(it.medianNs)}` +
+    `${warm ? `; ${warm} warm-up` : ''}${outliers ? `; ${outliers} outlier${outliers > 1 ? 's' : ''}` : ''}`;
+  const gpus = [...new Set(it.rows.flatMap((r) => r.devices.map((d) => d.gpu)))].sort((a, b) => a - b);
+  const rows = it.rows.map((r) => {
+    const perGpu = gpus.flatMap((g) => {
+      const d = r.devices.find((x) => x.gpu === g);
+      return [d ? formatDuration(d.busyNs) : '-', d?.overlap != null ? d.overlap.toFixed(2) : '-'];
+    });
+    const note = r.warmUp ? 'warm-up' : r.outlier ? 'OUTLIER' : '';
+    const top = r.topFinding ? `${r.topFinding.kind} ${formatDuration(r.topFinding.costNs)}` : '-';
+    return [`#${r.instance}`, formatDuration(r.startNs), formatDuration(r.lengthNs), r.operations, ...perGpu, note, top];
+  });
+  const perGpuHeads = gpus.flatMap((g) => [`GPU ${g} busy`, `overlap`]);
+  return [head, renderTable(['instance', 'starts', 'GPU span', 'ops', ...perGpuHeads, '', 'top finding'], rows)].join('\n');
 }

@@ -97,9 +97,12 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       case 'overview': return q().overview(args[1] as number);
       case 'details': return q().details(args[1] as never);
       case 'search': return q().search(args[1] as never);
-      case 'stats': return registry.stats(args[0] as string);
-      case 'findings': return registry.findings(args[0] as string);
-      case 'compare': return registry.compare(args[0] as string, args[1] as string);
+      case 'stats': return registry.stats(args[0] as string, args[1] as never);
+      case 'findings': return registry.findings(args[0] as string, args[1] as never);
+      case 'scopeInfo': return registry.scopeInfo(args[0] as string, args[1] as never);
+      case 'ranges': return registry.ranges(args[0] as string);
+      case 'iterations': return registry.iterations(args[0] as string, args[1] as string | null);
+      case 'compare': return registry.compare(args[0] as string, args[1] as string, args[2] as never);
       case 'openRecording': case 'showOpenDialog': case 'record': case 'recordStatus': case 'exportTrace':
         throw new ApiError('forbidden', `${method} is not available in browser mode (read-only): use the desktop app (streamscope open)`);
     }

@@ -74,13 +74,13 @@ describe('query worker', () => {
     const details = await dispatch(api, channelFor('details'), [id, item.ref]);
     expect(details).toMatchObject({ ok: true, value: { ref: item.ref } });
     expect((await dispatch(api, channelFor('search'), [id, { text: '', limit: 5 }])).ok).toBe(true);
-    expect((await dispatch(api, channelFor('stats'), [id])).ok).toBe(true);
+    expect((await dispatch(api, channelFor('stats'), [id, { kind: 'steady-state' }])).ok).toBe(true);
     const list = await dispatch(api, channelFor('listRecordings'), []);
     expect(list).toMatchObject({ ok: true, value: [expect.objectContaining({ recordingId: id })] });
 
     // compare: the diff of two open recordings, computed on the worker.
     const other = (await dispatch(api, channelFor('openRecording'), [fixture('normalise-default-stream')])) as { value: RecordingHandle };
-    const cmp = await dispatch(api, channelFor('compare'), [other.value.recordingId, id]);
+    const cmp = await dispatch(api, channelFor('compare'), [other.value.recordingId, id, { kind: 'steady-state' }]);
     expect(cmp).toMatchObject({ ok: true, value: { a: fixture('normalise-default-stream'), b: file } });
     const d = (cmp as { value: import('../../profiler/query/api.ts').DiffSummary }).value;
     expect(d.gpuSpanNs.delta).toBeLessThan(0); // the concurrent run is the faster one
@@ -144,7 +144,7 @@ describe('the Electron build', () => {
     const c = new QueryClient({ workerPath: path.join(root, 'app/dist/query-worker.cjs') });
     clients.push(c);
     const h = await c.openRecording(fixture('normalise-default-stream'));
-    expect((await c.findings(h.recordingId)).map((f) => f.kind)).toContain('legacy-default-stream');
+    expect((await c.findings(h.recordingId, { kind: 'steady-state' })).map((f) => f.kind)).toContain('legacy-default-stream');
   }, 120_000);
 });
 

@@ -18,20 +18,20 @@ describe('streamscope check', () => {
     expect(r.code).toBe(1);
     const lines = r.stderr.trim().split('\n');
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(/^FAIL .*normalise-serial\.sqlite: device \d+ overlap 1\.00 < 1\.5; 1 finding at warning or worse, worst: single-stream/);
+    expect(lines[0]).toMatch(/^FAIL .*normalise-serial\.sqlite: GPU \d+ overlap 1\.00 < 1\.5; 1 finding at warning or worse, worst: single-stream/);
   });
 
   it('passes the concurrent run of the same work', () => {
     const r = run(['check', fixture('normalise-concurrent'), '--min-overlap', '1.5', '--fail-on', 'warning']);
     expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/^PASS .*overlap device \d+ 1\.[5-9]\d/);
+    expect(r.stdout).toMatch(/^PASS .*overlap GPU \d+ 1\.[5-9]\d/);
   });
 
   it('--json: the documented shape, with the findings', () => {
     const r = run(['check', fixture('normalise-default-stream'), '--fail-on', 'warning', '--json']);
     expect(r.code).toBe(1);
     const j = JSON.parse(r.stdout);
-    expect(j).toMatchObject({ checkVersion: 1, pass: false, failOn: 'warning', minOverlap: null });
+    expect(j).toMatchObject({ checkVersion: 2, pass: false, failOn: 'warning', minOverlap: null });
     expect(j.overlap[0]).toEqual(expect.objectContaining({ deviceId: expect.any(Number), all: expect.any(Number) }));
     expect(j.findings.map((f: { kind: string }) => f.kind)).toContain('legacy-default-stream');
     expect(j.reasons[0]).toMatch(/legacy-default-stream/);

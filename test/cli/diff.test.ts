@@ -14,7 +14,7 @@ describe('streamscope diff', () => {
     const r = run(['diff', fixture('normalise-default-stream'), fixture('normalise-concurrent'), '--json']);
     expect(r.status, r.stderr).toBe(0);
     const d = JSON.parse(r.stdout);
-    expect(d.diffVersion).toBe(1);
+    expect(d.diffVersion).toBe(2);
     expect(d.gpuSpanNs.delta).toBeLessThan(0);
     expect(d.gpuSpanNs.b).toBeLessThan(d.gpuSpanNs.a);
     expect(d.devices[0].overlap.all.b).toBeGreaterThan(d.devices[0].overlap.all.a);

@@ -6,6 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { AnalysisThread } from '../../profiler/query/analysis-thread.ts';
+import { STEADY_STATE } from '../../profiler/analysis/scope.ts';
 import { ApiError } from '../../profiler/query/api-error.ts';
 import { compareRecordings } from '../../profiler/query/compare.ts';
 import { RecordingQuery } from '../../profiler/query/recording-query.ts';
@@ -35,7 +36,7 @@ describe('analysis thread', () => {
       const b = { id: 'b', file: other.path };
       const s = base.summary();
       const req = { deviceId: s.devices[0]!.id, startNs: s.startNs, endNs: s.endNs, buckets: 200 };
-      const [findings, stats, conc, diff] = await Promise.all([t.findings(a), t.stats(a), t.concurrency(a, req), t.compare(a, b)]);
+      const [findings, stats, conc, diff] = await Promise.all([t.findings(a, STEADY_STATE), t.stats(a, STEADY_STATE), t.concurrency(a, req), t.compare(a, b, STEADY_STATE)]);
       expect(findings.map((f) => f.kind)).toContain('legacy-default-stream');
       expect(findings).toEqual(base.findings());
       expect(stats).toEqual(base.stats());
@@ -50,7 +51,7 @@ describe('analysis thread', () => {
   it('returns at once and answers later: the calling thread is free meanwhile', async () => {
     const t = thread();
     let answered = false;
-    const p = t.findings({ id: 'x', file: fixture('transpose-pageable') }).then((f) => { answered = true; return f; });
+    const p = t.findings({ id: 'x', file: fixture('transpose-pageable') }, STEADY_STATE).then((f) => { answered = true; return f; });
     await new Promise((r) => setTimeout(r, 0));
     expect(answered).toBe(false);
     expect((await p).map((f) => f.kind)).toContain('pageable-async-copy');
@@ -60,16 +61,16 @@ describe('analysis thread', () => {
     const t = thread();
     const bad = path.join(dir, 'not-a-recording.sqlite');
     fs.writeFileSync(bad, 'hello, not SQLite');
-    const err = await t.findings({ id: 'x', file: bad }).catch((e: unknown) => e);
+    const err = await t.findings({ id: 'x', file: bad }, STEADY_STATE).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ApiError);
     expect(err).toMatchObject({ code: 'not-a-recording', file: bad });
     expect((err as Error).message).toContain(bad);
-    expect(await t.stats({ id: 'y', file: fixture('matmul-serial') })).toHaveProperty('kernels');
+    expect(await t.stats({ id: 'y', file: fixture('matmul-serial') }, STEADY_STATE)).toHaveProperty('kernels');
   });
 
   it('closing it fails what is in flight with internal', async () => {
     const t = new AnalysisThread();
-    const p = t.findings({ id: 'x', file: fixture('matmul-pageable') }).catch((e: unknown) => e);
+    const p = t.findings({ id: 'x', file: fixture('matmul-pageable') }, STEADY_STATE).catch((e: unknown) => e);
     await t.close();
     expect(await p).toMatchObject({ code: 'internal' });
   });
@@ -80,8 +81,8 @@ describe('analysis thread', () => {
     try {
       const a = threaded.open(fixture('matmul-sync-each'));
       const b = inPlace.open(fixture('matmul-sync-each'));
-      expect(await threaded.findings(a.recordingId)).toEqual(await inPlace.findings(b.recordingId));
-      await expect(threaded.findings('nope')).rejects.toMatchObject({ code: 'not-found' });
+      expect(await threaded.findings(a.recordingId, STEADY_STATE)).toEqual(await inPlace.findings(b.recordingId, STEADY_STATE));
+      await expect(threaded.findings('nope', STEADY_STATE)).rejects.toMatchObject({ code: 'not-found' });
     } finally {
       threaded.closeAll();
       inPlace.closeAll();

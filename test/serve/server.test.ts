@@ -95,7 +95,7 @@ describe('the API', () => {
     const w = await api('window', [h!.recordingId, { rows: [rowId], startNs: -1e12, endNs: 1e12, resolutionNs: 1 }]);
     expect(w.status).toBe(200);
     expect((w.body.rows as { items: unknown[] }[])[0]!.items.length).toBeGreaterThan(0);
-    const st = await api('stats', [h!.recordingId]);
+    const st = await api('stats', [h!.recordingId, { kind: 'steady-state' }]);
     expect((st.body.kernels as { count: number }[])[0]!.count).toBe(8);
   });
 
@@ -170,7 +170,7 @@ describe('the API', () => {
   it('compare: the same summary as `streamscope diff` over the two files', async () => {
     const list = (await api('listRecordings')).body as unknown as { recordingId: string; path: string }[];
     const idOf = (f: string) => list.find((h) => h.path === f)!.recordingId;
-    const r = await api('compare', [idOf(serial), idOf(concurrent)]);
+    const r = await api('compare', [idOf(serial), idOf(concurrent), { kind: 'steady-state' }]);
     expect(r.status).toBe(200);
     const expected = (() => {
       const a = openRecording(serial, { readonly: true });
@@ -186,7 +186,7 @@ describe('the API', () => {
     expect((r.body as unknown as DiffSummary).gpuSpanNs.delta).toBeLessThan(0);
     const bad = await api('compare', [idOf(serial)]);
     expect(bad.status).toBe(400);
-    expect(bad.body.message).toMatch(/compare takes 2 argument/);
+    expect(bad.body.message).toMatch(/compare takes 3 argument/);
   });
 
   it('an id that is not open: not-found', async () => {

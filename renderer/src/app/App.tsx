@@ -329,7 +329,7 @@ export function App() {
     const id = summary?.recordingId;
     if (!id) return;
     // The diagnosis after the first frame: it must not delay it.
-    api.findings(id).then((f) => setFindings(f)).catch(() => setFindings([]));
+    api.findings(id, { kind: 'steady-state' }).then((f) => setFindings(f)).catch(() => setFindings([]));
   }, [api, summary]);
   const showFinding = useCallback((f: Finding) => {
     if (!summary) return;

@@ -109,7 +109,7 @@ export function CompareView(props: {
     if (ids.length < 2 || !other || other === ids[0]) return;
     let live = true;
     setDiff({ key: diffKey, value: null, error: null });
-    api.compare(ids[0]!, other).then((d) => { if (live) setDiff({ key: diffKey, value: d, error: null }); })
+    api.compare(ids[0]!, other, { kind: 'steady-state' }).then((d) => { if (live) setDiff({ key: diffKey, value: d, error: null }); })
       .catch((e) => { if (live) setDiff({ key: diffKey, value: null, error: toApiError(e).message }); });
     return () => { live = false; };
     // eslint-disable-next-line react-hooks/exhaustive-deps

@@ -24,7 +24,7 @@ export function StatsView(props: { summary: RecordingSummary; onError: (e: unkno
   useEffect(() => {
     let live = true;
     setStats(null);
-    getApi().stats(summary.recordingId).then((s) => { if (live) setStats(s); }).catch((e) => { if (live) props.onError(e); });
+    getApi().stats(summary.recordingId, { kind: 'steady-state' }).then((s) => { if (live) setStats(s); }).catch((e) => { if (live) props.onError(e); });
     return () => { live = false; };
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [summary.recordingId]);

@@ -1,0 +1,156 @@
+// Iterations: when an NVTX range repeats (a training step, a loop
+// iteration), one row per instance — the GPU work it launched (span, busy
+// time, overlap per device) and its worst finding — with the instances that
+// stand out flagged: warm-up (the first instances, slower than the rest:
+// JIT, cuBLAS/cuDNN initialisation, allocator growth) and outliers.
+//
+// Each instance is analysed as its own range scope (scope.ts: the operations
+// launched inside it on its thread), so a row says what `report --range
+// NAME#k` would say.
+import type { Db } from '../store/database.ts';
+import type { Ns } from '../time.ts';
+import { diagnose } from './diagnose.ts';
+import { loadHost } from './host.ts';
+import { overlapByDevice } from './overlap.ts';
+import { rangeInstances, selectRange, type RangeInstance, type TimelineColumns } from './scope.ts';
+import { kthSmallest } from './select.ts';
+import { loadTrace, readTraceTables } from './trace.ts';
+
+/** A range repeats when it has at least this many instances. */
+export const MIN_ITERATIONS = 3;
+/** Leading instances this much slower than the median are warm-up. */
+const WARM_UP_FACTOR = 1.5;
+/** An instance further than this from the median (relative), and beyond 3 MADs, is an outlier. */
+const OUTLIER_SHARE = 0.2;
+
+export interface IterationRow {
+  /** 1 = the first instance: what `--range NAME#k` takes. */
+  instance: number;
+  pid: number;
+  tid: number;
+  /** The range on the host. */
+  startNs: Ns;
+  endNs: Ns;
+  /** The GPU work it launched: first start to last end (null when it launched none). */
+  gpuStartNs: Ns | null;
+  gpuEndNs: Ns | null;
+  /** What the instance took: its GPU span, or its host duration when it launched no GPU work. */
+  lengthNs: Ns;
+  operations: number;
+  devices: { deviceId: number; gpu: number; busyNs: Ns; overlap: number | null }[];
+  topFinding: { kind: string; severity: string; title: string; costNs: Ns } | null;
+  warmUp: boolean;
+  outlier: boolean;
+}
+
+export interface Iterations {
+  name: string;
+  rows: IterationRow[];
+  /** Median length of the instances that are not warm-up. */
+  medianNs: Ns;
+  /** How the range was chosen: named by the user, or picked as the repeating range covering most time. */
+  chosen: 'named' | 'picked';
+}
+
+/** NVTX range names with their closed instances and total time, most time first. */
+export interface RangeName {
+  name: string;
+  instances: number;
+  totalNs: Ns;
+}
+
+export function rangeNames(db: Db): RangeName[] {
+  return db.prepare(`SELECT s.value AS name, count(*) AS instances, sum(r.end_ns - r.start_ns) AS totalNs
+      FROM nvtx_ranges r JOIN strings s ON s.id = r.name_id WHERE r.end_ns IS NOT NULL
+      GROUP BY s.value ORDER BY totalNs DESC, s.value`).all() as RangeName[];
+}
+
+/**
+ * The range to tabulate when none is named: among ranges with at least
+ * MIN_ITERATIONS instances, the one covering most time (the outermost loop:
+ * a step covers the ranges nested in it). Null when nothing repeats.
+ */
+export function pickIterationRange(db: Db): string | null {
+  return rangeNames(db).find((r) => r.instances >= MIN_ITERATIONS)?.name ?? null;
+}
+
+/**
+ * One row per instance of `name` (throws nothing: an unknown name gives no
+ * rows; the caller says so).
+ */
+export function iterationsOf(db: Db, columns: TimelineColumns, name: string, chosen: Iterations['chosen'] = 'named'): Iterations {
+  const instances = rangeInstances(db, name);
+  const tables = readTraceTables(db);
+  const ordinal = new Map(tables.devices.map((d) => [d.id, d.ordinal ?? d.id]));
+  const rows = instances.map((inst, x) => analyseInstance(db, columns, tables, ordinal, inst, x + 1));
+  flag(rows);
+  const steady = rows.filter((r) => !r.warmUp).map((r) => r.lengthNs);
+  return { name, rows, medianNs: steady.length ? median(steady) : 0, chosen };
+}
+
+function analyseInstance(
+  db: Db, columns: TimelineColumns, tables: ReturnType<typeof readTraceTables>, ordinal: Map<number, number>, inst: RangeInstance, instance: number,
+): IterationRow {
+  const sel = selectRange(columns, [inst]);
+  const trace = loadTrace(db, sel.ops, sel.calls, tables);
+  const { ops } = trace;
+  let gpuStart = Infinity;
+  let gpuEnd = -Infinity;
+  for (let i = 0; i < ops.length; i++) {
+    if (ops.start[i]! < gpuStart) gpuStart = ops.start[i]!;
+    if (ops.end[i]! > gpuEnd) gpuEnd = ops.end[i]!;
+  }
+  const host = loadHost(db, ops, sel.calls, { scoped: true });
+  const top = ops.length ? diagnose(trace, host).findings[0] : undefined;
+  const hasGpu = Number.isFinite(gpuStart);
+  return {
+    instance,
+    pid: inst.pid,
+    tid: inst.tid,
+    startNs: inst.startNs,
+    endNs: inst.endNs,
+    gpuStartNs: hasGpu ? gpuStart : null,
+    gpuEndNs: hasGpu ? gpuEnd : null,
+    lengthNs: hasGpu ? gpuEnd - gpuStart : inst.endNs - inst.startNs,
+    operations: ops.length,
+    devices: overlapByDevice(trace).filter((o) => o.all.count > 0).map((o) => ({
+      deviceId: o.deviceId, gpu: ordinal.get(o.deviceId) ?? o.deviceId, busyNs: o.all.union, overlap: o.all.overlapFactor,
+    })),
+    topFinding: top ? { kind: top.kind, severity: top.severity, title: top.title, costNs: top.costNs } : null,
+    warmUp: false,
+    outlier: false,
+  };
+}
+
+/**
+ * Warm-up: the leading instances (from the first, without a gap) longer
+ * than WARM_UP_FACTOR × the median of the others. Outliers: the others
+ * whose length is further from that median than both OUTLIER_SHARE of it
+ * and three median absolute deviations.
+ */
+function flag(rows: IterationRow[]): void {
+  if (rows.length < 2) return;
+  const lengths = rows.map((r) => r.lengthNs);
+  let warm = 0;
+  while (warm < rows.length - 1) {
+    const rest = median(lengths.slice(warm + 1));
+    if (lengths[warm]! > WARM_UP_FACTOR * rest) warm++;
+    else break;
+  }
+  for (let x = 0; x < warm; x++) rows[x]!.warmUp = true;
+  const steady = lengths.slice(warm);
+  const mid = median(steady);
+  const mad = median(steady.map((v) => Math.abs(v - mid)));
+  for (let x = warm; x < rows.length; x++) {
+    const off = Math.abs(lengths[x]! - mid);
+    rows[x]!.outlier = off > OUTLIER_SHARE * mid && off > 3 * mad;
+  }
+}
+
+function median(values: number[]): number {
+  if (values.length === 0) return 0;
+  const v = Float64Array.from(values);
+  const k = (v.length - 1) >> 1;
+  const lo = kthSmallest(v, k);
+  return v.length % 2 ? lo : (lo + kthSmallest(v, k + 1)) / 2;
+}
