@@ -72,8 +72,11 @@ export function syncScope(name: string): SyncScope | null {
   return SYNC_SCOPE[baseCallName(name)] ?? null;
 }
 
+/** The families whose calls block the host until the device has finished its work. */
+export type BlockingFamily = 'sync' | 'alloc' | 'pinned-alloc' | 'register';
+
 /** Families whose calls make the device finish its work before they return (explicitly or not). */
-export function blocksOnDevice(family: CallFamily): boolean {
+export function blocksOnDevice(family: CallFamily): family is BlockingFamily {
   return family === 'sync' || family === 'alloc' || family === 'pinned-alloc' || family === 'register';
 }
 

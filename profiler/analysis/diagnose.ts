@@ -2,7 +2,7 @@
 // what they cost. Pure: a Trace and its Host in, findings out (the CLI, the
 // report and the app's findings panel all call this).
 import { buildContext, severityByCost, type Context } from './findings/context.ts';
-import { estimate, FIX_LABEL, type Estimate, type Fix } from './whatif.ts';
+import { estimate, fixForFamily, FIX_LABEL, type Estimate, type Fix } from './whatif.ts';
 import { blockingCopies } from './findings/blocking-copies.ts';
 import { copyEngineQueue } from './findings/copy-engine.ts';
 import { legacyDefaultStream } from './findings/default-stream.ts';
@@ -37,11 +37,11 @@ export interface Diagnosis {
   context: Context;
 }
 
-/** Which what-if fix removes the cause a finding names. */
+/** Which what-if fix removes the cause a finding names (a host-blocking call: by the family of its calls). */
 function fixFor(f: Finding): Fix | null {
   if (f.kind === 'legacy-default-stream') return 'move-default-stream';
   if (f.kind === 'pageable-async-copy') return 'pin-pageable';
-  if (f.kind === 'host-blocking-call' && /Synchronize/.test(f.title)) return 'remove-host-blocking';
+  if (f.kind === 'host-blocking-call' && f.callFamily) return fixForFamily(f.callFamily);
   return null;
 }
 

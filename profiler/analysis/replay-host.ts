@@ -6,6 +6,7 @@
 // dependency, copy engine, chained copies), all measured from the
 // recording once and kept per recording (replay.ts says what the model
 // covers and what it does not).
+import { blocksOnDevice, callFamily, syncScope } from './call-families.ts';
 import type { Host } from './host.ts';
 import { OpCategory, OpKind, type Trace } from './trace.ts';
 import { DEFAULT_DUPLEX, duplexFactors, oppositeOverlap, uncontendedDurations } from './bandwidth.ts';
@@ -63,29 +64,19 @@ const MIN_CALL_COST_NS = 1_000;
 /** CPU and GPU clocks agree to a few µs: a wait target may end this much after the call. */
 const CLOCK_SLACK_NS = 5_000;
 
-const DEVICE_SYNC = new Set(['cudaDeviceSynchronize', 'cudaThreadSynchronize', 'cuCtxSynchronize']);
-const STREAM_SYNC = new Set(['cudaStreamSynchronize', 'cuStreamSynchronize']);
-const EVENT_SYNC = new Set(['cudaEventSynchronize', 'cuEventSynchronize']);
-/** Calls that synchronize the device implicitly (only counted where the recording shows a wait). */
-const IMPLICIT_SYNC = new Set([
-  'cudaFree', 'cudaFreeHost', 'cudaMallocHost', 'cudaHostAlloc', 'cudaHostRegister', 'cudaHostUnregister', 'cudaFreeArray',
-  'cuMemFree', 'cuMemFreeHost', 'cuMemAllocHost', 'cuMemHostAlloc', 'cuMemHostRegister', 'cuMemHostUnregister',
-]);
 const NameClass = { Other: 0, Device: 1, Stream: 2, Event: 3, Implicit: 4 } as const;
+const CLASS_OF_SCOPE = { device: NameClass.Device, stream: NameClass.Stream, event: NameClass.Event } as const;
 
-function baseName(name: string): string {
-  return name.replace(/_ptsz$|_ptds$/, '').replace(/_v\d+$/, '');
-}
-
+/**
+ * What a call may wait for, by name (call-families.ts): a synchronize call
+ * for its scope; an allocation or registration call for the device, as an
+ * implicit synchronization, only counted where the recording shows a wait
+ * (buildHostModel).
+ */
 function nameClass(name: string): number {
-  const b = baseName(name);
-  return DEVICE_SYNC.has(b) ? NameClass.Device : STREAM_SYNC.has(b) ? NameClass.Stream : EVENT_SYNC.has(b) ? NameClass.Event : IMPLICIT_SYNC.has(b) ? NameClass.Implicit : NameClass.Other;
-}
-
-/** cudaDeviceSynchronize, cudaStreamSynchronize, cudaEventSynchronize and their driver forms (any _v2/_ptsz suffix). */
-export function isExplicitSync(name: string): boolean {
-  const c = nameClass(name);
-  return c === NameClass.Device || c === NameClass.Stream || c === NameClass.Event;
+  const scope = syncScope(name);
+  if (scope) return CLASS_OF_SCOPE[scope];
+  return blocksOnDevice(callFamily(name)) ? NameClass.Implicit : NameClass.Other;
 }
 
 const PAGEABLE = 1;

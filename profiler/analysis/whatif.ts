@@ -13,32 +13,46 @@
 //  * removeHostBlocking: the explicit synchronize calls between launches
 //    no longer wait (they keep their own CPU time); the syncs after a
 //    thread's last launch stay, since a program needs them before it
-//    reads its results.
+//    reads its results;
+//  * hoistAllocations, hoistPinnedAllocations, hoistRegistrations: the
+//    device allocations, pinned host allocations or host registrations a
+//    thread makes between its first and last launch move out of the loop
+//    (allocated or pinned once, before it): in the loop they take no host
+//    time and no longer wait for the device. Which calls each fix takes is
+//    their family in call-families.ts; the diagnosis picks the fix by the
+//    family a finding is about (fixForFamily).
 // The prediction is the replay of the changed input, as it comes out: no
 // scaling by the replay's error on the unchanged recording (the tests hold
 // that error to a few percent instead); `replayedNs` reports it.
 import type { Db } from '../store/database.ts';
 import type { Ns } from '../time.ts';
 import { bandwidthFor, pinnedBandwidth, type BandwidthReference, type PinnedBandwidth } from './bandwidth.ts';
-import { callName, type Host } from './host.ts';
+import { blocksOnDevice, familiesByNameId, type BlockingFamily, type CallFamily } from './call-families.ts';
+import type { Host } from './host.ts';
 import { replay, type ReplayOptions } from './replay.ts';
-import { hostModel, isExplicitSync, isPageableCopy, WaitKind } from './replay-host.ts';
+import { hostModel, isPageableCopy, WaitKind } from './replay-host.ts';
 import { OpCategory, type Trace } from './trace.ts';
 
-export type FixName = 'pinPageableCopies' | 'moveDefaultStreamWork' | 'removeHostBlocking';
+export type FixName = 'pinPageableCopies' | 'moveDefaultStreamWork' | 'removeHostBlocking' | 'hoistAllocations' | 'hoistPinnedAllocations' | 'hoistRegistrations';
 /** A fix by name; the kebab-case ids are the ones the diagnosis (diagnose.ts) uses. */
-export type Fix = FixName | 'pin-pageable' | 'move-default-stream' | 'remove-host-blocking';
+export type Fix = FixName | 'pin-pageable' | 'move-default-stream' | 'remove-host-blocking' | 'hoist-alloc' | 'hoist-pinned-alloc' | 'hoist-register';
 
 const CANONICAL: Record<Fix, FixName> = {
   pinPageableCopies: 'pinPageableCopies', 'pin-pageable': 'pinPageableCopies',
   moveDefaultStreamWork: 'moveDefaultStreamWork', 'move-default-stream': 'moveDefaultStreamWork',
   removeHostBlocking: 'removeHostBlocking', 'remove-host-blocking': 'removeHostBlocking',
+  hoistAllocations: 'hoistAllocations', 'hoist-alloc': 'hoistAllocations',
+  hoistPinnedAllocations: 'hoistPinnedAllocations', 'hoist-pinned-alloc': 'hoistPinnedAllocations',
+  hoistRegistrations: 'hoistRegistrations', 'hoist-register': 'hoistRegistrations',
 };
 
 const LABEL: Record<FixName, string> = {
   pinPageableCopies: 'pageable copies pinned (at the measured pinned bandwidth)',
   moveDefaultStreamWork: 'default-stream work moved to its chunk\'s stream',
   removeHostBlocking: 'host synchronization between launches removed',
+  hoistAllocations: 'device allocations between launches moved before the loop',
+  hoistPinnedAllocations: 'pinned host allocations between launches moved before the loop',
+  hoistRegistrations: 'host memory pinned once before the loop instead of registered between launches',
 };
 export const FIX_LABEL: Record<Fix, string> = Object.fromEntries(Object.entries(CANONICAL).map(([k, v]) => [k, LABEL[v]])) as Record<Fix, string>;
 
@@ -145,30 +159,71 @@ export function moveDefaultStreamWork(trace: Trace, host: Host): Applied {
   return { options: { stream, streamFlags, streamContext }, notes };
 }
 
-export function removeHostBlocking(trace: Trace, host: Host): Applied {
-  const m = hostModel(trace, host);
-  const issuing = new Uint8Array(host.calls.length);
-  for (let i = 0; i < host.opCall.length; i++) if (host.opCall[i]! >= 0) issuing[m.outer[host.opCall[i]!]!] = 1;
-  const freed = new Uint8Array(host.calls.length);
-  let count = 0;
-  let waitedNs = 0;
-  for (const list of host.threads.values()) {
-    // Syncs after the thread's last launch stay.
-    let last = -1;
-    for (let j = 0; j < list.length; j++) if (issuing[list[j]!]) last = j;
-    for (let j = 0; j < last; j++) {
-      const k = list[j]!;
-      if (m.outer[k] !== k || m.waitKind[k] === WaitKind.None || !isExplicitSync(callName(host, k))) continue;
-      freed[k] = 1;
-      count++;
-      waitedNs += host.calls.end[k]! - host.calls.start[k]! - m.cost[k]!;
-    }
-  }
-  if (count === 0) return { unavailable: 'no synchronize calls between launches' };
-  return { options: { freed }, notes: [`${count} synchronize calls between launches no longer wait (they waited ${(waitedNs / 1e6).toFixed(3)} ms in the recording)`] };
+/** Each family of calls that block the host between launches, with the fix that takes them away. */
+const BLOCKING: Record<BlockingFamily, { fix: Fix; calls: string }> = {
+  sync: { fix: 'remove-host-blocking', calls: 'synchronize' },
+  alloc: { fix: 'hoist-alloc', calls: 'device allocation' },
+  'pinned-alloc': { fix: 'hoist-pinned-alloc', calls: 'pinned host allocation' },
+  register: { fix: 'hoist-register', calls: 'host registration' },
+};
+
+/** The what-if fix that takes away a host-blocking call of this family; null for families no fix removes. */
+export function fixForFamily(family: CallFamily): Fix | null {
+  return blocksOnDevice(family) ? BLOCKING[family].fix : null;
 }
 
-/** GPU span of the unchanged replay, once per recording (the diagnosis asks for up to three estimates). */
+/**
+ * Takes the calls of one blocking family out from between a thread's
+ * launches. A synchronize call stays where it is but no longer waits (the
+ * program still makes it, or waits on an event instead: its CPU time
+ * stays); it is freed only where the recording shows it waited, from the
+ * thread's first call on. An allocation or registration call moves out of
+ * the loop altogether: from between the thread's first and last launch it
+ * is gone, its host time with its implicit wait (before the first launch
+ * it already is outside the loop).
+ */
+export function removeBlockingCalls(trace: Trace, host: Host, family: BlockingFamily): Applied {
+  const m = hostModel(trace, host);
+  const families = familiesByNameId(host.names);
+  const issuing = new Uint8Array(host.calls.length);
+  for (let i = 0; i < host.opCall.length; i++) if (host.opCall[i]! >= 0) issuing[m.outer[host.opCall[i]!]!] = 1;
+  const hoist = family !== 'sync';
+  const freed = new Uint8Array(host.calls.length);
+  const callDuration = hoist ? new Float64Array(host.calls.length).fill(NaN) : undefined;
+  let count = 0;
+  let waitedNs = 0;
+  let hostNs = 0;
+  for (const list of host.threads.values()) {
+    // Calls after the thread's last launch stay: a program needs its last
+    // sync before it reads its results, and frees after its loop.
+    let first = -1;
+    let last = -1;
+    for (let j = 0; j < list.length; j++) if (issuing[list[j]!]) { if (first < 0) first = j; last = j; }
+    for (let j = hoist ? first + 1 : 0; j < last; j++) {
+      const k = list[j]!;
+      if (m.outer[k] !== k || families.family(host.calls.nameId[k]!) !== family) continue;
+      const waited = m.waitKind[k] !== WaitKind.None;
+      if (!hoist && !waited) continue;
+      freed[k] = 1;
+      if (callDuration) callDuration[k] = 0;
+      count++;
+      const duration = host.calls.end[k]! - host.calls.start[k]!;
+      if (waited) waitedNs += duration - m.cost[k]!;
+      hostNs += duration;
+    }
+  }
+  const { calls } = BLOCKING[family];
+  if (count === 0) return { unavailable: `no ${calls} calls between launches` };
+  const ms = (ns: number) => (ns / 1e6).toFixed(3);
+  return {
+    options: callDuration ? { freed, callDuration } : { freed },
+    notes: [hoist
+      ? `${count} ${calls} calls between launches moved before the loop (they took ${ms(hostNs)} ms of host time in the recording, ${ms(waitedNs)} ms of it waiting for the device)`
+      : `${count} ${calls} calls between launches no longer wait (they waited ${ms(waitedNs)} ms in the recording)`],
+  };
+}
+
+/** GPU span of the unchanged replay, once per recording (the diagnosis asks for one estimate per fix). */
 const baseSpans = new WeakMap<Host, number>();
 function baseReplay(trace: Trace, host: Host): number {
   let span = baseSpans.get(host);
@@ -194,7 +249,10 @@ export function applyFix(trace: Trace, host: Host, fix: Fix, options: EstimateOp
   switch (CANONICAL[fix]) {
     case 'pinPageableCopies': return pinPageableCopies(trace, host, pinnedBandwidth(trace, options.db, options.reference));
     case 'moveDefaultStreamWork': return moveDefaultStreamWork(trace, host);
-    case 'removeHostBlocking': return removeHostBlocking(trace, host);
+    case 'removeHostBlocking': return removeBlockingCalls(trace, host, 'sync');
+    case 'hoistAllocations': return removeBlockingCalls(trace, host, 'alloc');
+    case 'hoistPinnedAllocations': return removeBlockingCalls(trace, host, 'pinned-alloc');
+    case 'hoistRegistrations': return removeBlockingCalls(trace, host, 'register');
   }
 }
 

@@ -2,6 +2,7 @@
 // the derived facts several rules share (issue times, per-device busy
 // unions, stream pairs), computed once.
 import type { Ns } from '../../time.ts';
+import { familiesByNameId } from '../call-families.ts';
 import { callName, type Host } from '../host.ts';
 import { unionOf, type IntervalList } from '../intervals.ts';
 import { streamPairs, type StreamPairs } from '../stream-pairs.ts';
@@ -114,6 +115,21 @@ export function severityByCost(ctx: Context, costNs: Ns): Severity {
 
 export function nameOfCall(ctx: Context, k: number): string {
   return callName(ctx.host, k);
+}
+
+type CallFamilies = ReturnType<typeof familiesByNameId>;
+const familyTables = new WeakMap<Host, CallFamilies>();
+
+/**
+ * The family of each call name (call-families.ts) as a table by name id,
+ * built once per recording. Rules look it up once and index it per call
+ * (calls.nameId[k]): a Map or WeakMap lookup per call costs tenths of a
+ * second at 10 M calls.
+ */
+export function callFamilies(ctx: Context): CallFamilies {
+  let table = familyTables.get(ctx.host);
+  if (!table) familyTables.set(ctx.host, (table = familiesByNameId(ctx.host.names)));
+  return table;
 }
 
 /** Human label of a stream: CUPTI id and kind. */

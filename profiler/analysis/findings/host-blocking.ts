@@ -7,13 +7,40 @@
 // calls; here each is charged the GPU idle time from the call's start to
 // the start of the next operation the thread issued, and the last sync of a
 // thread (the one a program needs before reading results) is not flagged.
+//
+// Which calls these are, and which kind of blocking call each is, comes
+// from call-families.ts. One finding per thread, device and family: the
+// calls of a family share one fix (cuMemHostRegister and
+// cuMemHostUnregister both go when the buffers are pinned once), and the
+// what-if replay estimates that fix by the finding's family (diagnose.ts).
 import { formatDuration } from '../../time.ts';
+import { blocksOnDevice, type BlockingFamily } from '../call-families.ts';
 import { idleWithin } from '../intervals.ts';
-import { addCall, addOp, nameOfCall, newEvidence, severityByCost, type Context } from './context.ts';
+import { addCall, addOp, callFamilies, nameOfCall, newEvidence, severityByCost, type Context } from './context.ts';
 import type { Finding } from './types.ts';
 
-const SYNC = /^(cudaDeviceSynchronize|cudaStreamSynchronize|cudaEventSynchronize|cudaThreadSynchronize|cuCtxSynchronize|cuStreamSynchronize|cuEventSynchronize)$/;
-const ALLOC = /^(cudaMalloc|cudaFree|cudaMallocHost|cudaFreeHost|cudaHostAlloc|cudaHostRegister|cudaHostUnregister|cudaMallocPitch|cudaMalloc3D|cudaMallocManaged|cuMemAlloc(_v2)?|cuMemFree(_v2)?|cuMemAllocHost(_v2)?|cuMemFreeHost|cuMemHostAlloc|cuMemHostRegister(_v2)?|cuMemHostUnregister|cuMemAllocManaged|cuMemAllocPitch(_v2)?)$/;
+/** What the calls of a family do to the device (the finding's explanation starts with it), and what to change. */
+const ABOUT: Record<BlockingFamily, { does: (names: string, one: boolean) => string; fix: string }> = {
+  sync: {
+    does: (names, one) => `${names} ${one ? 'waits' : 'wait'} for the GPU to finish the work queued before ${one ? 'it' : 'them'}.`,
+    fix: 'Synchronize once, after all work is issued, or wait on an event for just the result you need (cudaStreamWaitEvent between streams keeps the host free).',
+  },
+  alloc: {
+    does: (names) =>
+      `Device memory allocation and free (${names}) are not stream-ordered: the driver may make the whole device finish its queued work before the call returns (cudaFree does), and the call takes host time of its own.`,
+    fix: 'Allocate in stream order with cudaMallocAsync / cudaFreeAsync or a memory pool (cudaMemPool), or let the framework\'s caching allocator reuse memory (PyTorch\'s CUDA caching allocator, CuPy\'s memory pool) instead of raw cudaMalloc/cudaFree; or allocate the buffers once before the loop and reuse them.',
+  },
+  'pinned-alloc': {
+    does: (names) =>
+      `Allocating or freeing page-locked host memory (${names}) pins or releases the pages, maps them for the GPU or unmaps them, and synchronizes the device; it takes longer the larger the buffer.`,
+    fix: 'Allocate the pinned buffers once before the loop and reuse them in every iteration (cudaHostAlloc / cudaMallocHost once; numba.cuda.pinned_array, torch.Tensor.pin_memory(), cupyx.empty_pinned once), and free them after it.',
+  },
+  register: {
+    does: (names) =>
+      `Registering host memory (${names}; Numba's \`cuda.pinned(...)\` registers its arrays on entering the with-block and unregisters them on leaving it) pins the pages and maps them for the GPU, or unmaps and unpins them, and synchronizes the device; it takes longer the larger the buffer.`,
+    fix: 'Pin the buffers once, outside the loop (Numba: one `with cuda.pinned(...)` around the whole loop; CUDA: cudaHostRegister before the loop, cudaHostUnregister after it), or allocate pinned buffers once (cudaHostAlloc, numba.cuda.pinned_array, torch.Tensor.pin_memory(), cupyx.empty_pinned) and reuse them.',
+  },
+};
 
 export function hostBlocking(ctx: Context): Finding[] {
   const { ops } = ctx.trace;
@@ -25,13 +52,12 @@ export function hostBlocking(ctx: Context): Finding[] {
     const k = opCall[i]!;
     if (k >= 0 && firstOpOfCall[k] === -1) firstOpOfCall[k] = i;
   }
-  // Names are few, calls are millions: decide per name once, into a table
-  // indexed by name id (a Map lookup per call cost ~0.2 s at 10 M calls).
-  let maxNameId = 0;
-  for (const id of ctx.host.names.keys()) maxNameId = Math.max(maxNameId, id);
-  const candidateName = new Uint8Array(maxNameId + 1);
-  for (const [id, name] of ctx.host.names) if (SYNC.test(name) || ALLOC.test(name)) candidateName[id] = 1;
-  type Group = { name: string; calls: number[]; nextOps: number[]; idle: number; blocked: number; pid: number; tid: number; device: number };
+  const families = callFamilies(ctx);
+  type Group = {
+    family: BlockingFamily; calls: number[]; nextOps: number[]; idle: number; blocked: number; pid: number; tid: number; device: number;
+    /** Per call name: calls and GPU idle charged. */
+    byName: Map<string, { calls: number; idle: number }>;
+  };
   const groups = new Map<string, Group>();
   for (const [thread, list] of ctx.host.threads) {
     // Driver calls made inside a runtime call are that call's business.
@@ -57,7 +83,7 @@ export function hostBlocking(ctx: Context): Finding[] {
         continue;
       }
       if (nested || !issuedBefore) continue;
-      if (candidateName[calls.nameId[k]!] === 1) candidates.push(k);
+      if (blocksOnDevice(families.family(calls.nameId[k]!))) candidates.push(k);
     }
   }
   // A call is charged the GPU idle time while the host sat in it; a
@@ -67,16 +93,22 @@ export function hostBlocking(ctx: Context): Finding[] {
   // intervals never overlap, so costs add up.
   function charge(k: number, nextOp: number, thread: string, until: number): void {
     const device = ops.device[nextOp]!;
+    const family = families.family(calls.nameId[k]!);
+    if (!blocksOnDevice(family)) return; // candidates are all of blocking families
     const name = nameOfCall(ctx, k);
-    const end = SYNC.test(name) ? Math.min(until, ops.start[nextOp]!) : Math.min(calls.end[k]!, ops.start[nextOp]!);
+    const end = family === 'sync' ? Math.min(until, ops.start[nextOp]!) : Math.min(calls.end[k]!, ops.start[nextOp]!);
     const idle = idleWithin(ctx.busy.get(device)!, calls.start[k]!, end);
-    const key = `${thread}:${name}:${device}`;
+    const key = `${thread}:${family}:${device}`;
     let g = groups.get(key);
-    if (!g) groups.set(key, (g = { name, calls: [], nextOps: [], idle: 0, blocked: 0, pid: calls.pid[k]!, tid: calls.tid[k]!, device }));
+    if (!g) groups.set(key, (g = { family, calls: [], nextOps: [], idle: 0, blocked: 0, pid: calls.pid[k]!, tid: calls.tid[k]!, device, byName: new Map() }));
     g.calls.push(k);
     g.nextOps.push(nextOp);
     g.idle += idle;
     g.blocked += calls.end[k]! - calls.start[k]!;
+    const n = g.byName.get(name) ?? { calls: 0, idle: 0 };
+    n.calls++;
+    n.idle += idle;
+    g.byName.set(name, n);
   }
   const findings: Finding[] = [];
   for (const g of groups.values()) {
@@ -84,21 +116,26 @@ export function hostBlocking(ctx: Context): Finding[] {
     const ev = newEvidence();
     for (const k of g.calls) addCall(ctx, ev, k);
     for (const i of g.nextOps) addOp(ctx, ev, i);
-    const isSync = SYNC.test(g.name);
+    // The calls that cost most first: the title names them all.
+    const byName = [...g.byName].sort((a, b) => b[1].idle - a[1].idle || b[1].calls - a[1].calls);
+    const names = byName.map(([name]) => name);
+    const list = names.length === 1 ? names[0]! : `${names.slice(0, -1).join(', ')} and ${names[names.length - 1]}`;
+    const breakdown = names.length === 1 ? ''
+      : ` (${byName.map(([name, n]) => `${name}: ${n.calls} call${n.calls > 1 ? 's' : ''}, GPU idle ${formatDuration(n.idle)}`).join('; ')})`;
+    const about = ABOUT[g.family];
     findings.push({
       kind: 'host-blocking-call',
       severity: severityByCost(ctx, g.idle),
-      title: `${g.name} blocked thread ${g.tid} ${g.calls.length} time${g.calls.length > 1 ? 's' : ''} between launches; GPU idle ${formatDuration(g.idle)}`,
+      title: `${list} blocked thread ${g.tid} ${g.calls.length} time${g.calls.length > 1 ? 's' : ''} between launches; GPU idle ${formatDuration(g.idle)}`,
       explanation:
-        `${g.name} ${isSync ? 'waits for the GPU to finish' : 'synchronizes the device implicitly'}, so thread ${g.tid} of process ${g.pid} ` +
-        `spent ${formatDuration(g.blocked)} in it instead of issuing the next work, and the GPU then idled ${formatDuration(g.idle)} until that work arrived.`,
-      fix: isSync
-        ? 'Synchronize once, after all work is issued, or wait on an event for just the result you need (cudaStreamWaitEvent between streams keeps the host free).'
-        : 'Allocate once before the loop and reuse the buffers (or use the stream-ordered cudaMallocAsync / cudaFreeAsync, or a memory pool).',
+        `${about.does(list, names.length === 1)} Thread ${g.tid} of process ${g.pid} spent ${formatDuration(g.blocked)} in ${g.calls.length > 1 ? 'these calls' : 'the call'} ` +
+        `instead of issuing the next work, and the GPU then idled ${formatDuration(g.idle)} until that work arrived${breakdown}.`,
+      fix: about.fix,
       costNs: g.idle,
       deviceId: g.device,
       pid: g.pid,
       evidence: ev,
+      callFamily: g.family,
       nsightRule: 'cuda_api_sync',
     });
   }

@@ -6,7 +6,7 @@
 // the device's span (at least 20 µs), and the span is cut into 20 windows.
 import { formatDuration } from '../../time.ts';
 import { busyWithin, gapsOf } from '../intervals.ts';
-import { addCall, gpuName, nameOfCall, newEvidence, type Context } from './context.ts';
+import { addCall, callFamilies, gpuName, nameOfCall, newEvidence, type Context } from './context.ts';
 import type { Finding, Severity } from './types.ts';
 
 const GAP_SHARE = 0.02;
@@ -93,8 +93,6 @@ export function lowUtilization(ctx: Context): Finding[] {
   return findings;
 }
 
-const MODULE_LOAD = /^(cuModuleLoad\w*|cuLibraryLoad\w*|cudaLibraryLoad\w*|cuLinkComplete)$/;
-
 /** A module/library load call that starts inside [from, to], or -1. */
 function moduleLoadIn(ctx: Context, from: number, to: number): number {
   const { calls } = ctx.host;
@@ -105,7 +103,8 @@ function moduleLoadIn(ctx: Context, from: number, to: number): number {
     if (calls.start[mid]! < from) lo = mid + 1;
     else hi = mid;
   }
-  for (let k = lo; k < calls.length && calls.start[k]! <= to; k++) if (MODULE_LOAD.test(nameOfCall(ctx, k))) return k;
+  const families = callFamilies(ctx);
+  for (let k = lo; k < calls.length && calls.start[k]! <= to; k++) if (families.family(calls.nameId[k]!) === 'module-load') return k;
   return -1;
 }
 

@@ -3,6 +3,7 @@
 // documented in profiler/README.md ("findings"); the app highlights the
 // evidence by these ids.
 import type { Ns } from '../../time.ts';
+import type { CallFamily } from '../call-families.ts';
 
 export type Severity = 'info' | 'warning' | 'error';
 
@@ -56,6 +57,12 @@ export interface Finding {
   deviceId: number | null;
   pid: number | null;
   evidence: Evidence;
+  /**
+   * The family of CUDA calls the finding is about (call-families.ts), for
+   * findings about calls (host-blocking-call): what the fix and the what-if
+   * are chosen by, whatever the title says.
+   */
+  callFamily?: CallFamily;
   /** The what-if replay's estimate with this cause removed, where one exists. */
   whatIf?: WhatIf;
   /** The Nsight Systems expert-system rule this corresponds to, if any. */
