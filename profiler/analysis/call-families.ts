@@ -72,6 +72,19 @@ export function syncScope(name: string): SyncScope | null {
   return SYNC_SCOPE[baseCallName(name)] ?? null;
 }
 
+/**
+ * cudaProfilerStart / cuProfilerStart and their Stop calls: how a program
+ * marks the part of its run it wants profiled (nsys --capture-range
+ * cudaProfilerApi, `record --capture-range cuda-profiler-api`). Not a family:
+ * the analysis treats them as the cheap calls they are.
+ */
+export function profilerControl(name: string): 'start' | 'stop' | null {
+  const base = baseCallName(name);
+  if (base === 'cudaProfilerStart' || base === 'cuProfilerStart') return 'start';
+  if (base === 'cudaProfilerStop' || base === 'cuProfilerStop') return 'stop';
+  return null;
+}
+
 /** The families whose calls block the host until the device has finished its work. */
 export type BlockingFamily = 'sync' | 'alloc' | 'pinned-alloc' | 'register';
 

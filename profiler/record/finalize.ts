@@ -2,13 +2,14 @@
 // meta that says where times start, which versions ran, and whether the
 // recording is complete — and if not, why, in words a user can act on.
 import path from 'node:path';
-import { compact, openRecording, writeMeta } from '../store/database.ts';
+import { compact, openRecording, recordedDurationNs, writeMeta } from '../store/database.ts';
 import { constants as osConstants } from 'node:os';
 import { CollectorErrorCode } from '../store/enums.ts';
 import { FlushReason } from './format.ts';
 import { devices } from '../native/addon.ts';
 import type { Db } from '../store/database.ts';
 import { markPerThreadDefaultStreams } from './stream-kinds.ts';
+import { addNote, applyCaptureRange, captureRangeSpec, type CaptureRange, type CaptureResult } from './capture-range.ts';
 import type { DirectoryProgress } from './stream-ingest.ts';
 
 export interface FinalState {
@@ -22,6 +23,30 @@ export interface FinalState {
   collectorErrors: { pid: number; code: number; message: string }[];
   /** Facts about the run that cost the recording nothing (worker processes terminated after a flush, ...). */
   notes: string[];
+  /** With a capture range: what it kept, or why it could not be applied (then the recording holds everything). */
+  capture?: CaptureOutcome;
+}
+
+export interface CaptureOutcome {
+  spec: string;
+  result: CaptureResult | null;
+  error: string | null;
+}
+
+/**
+ * The capture filter, or the whole recording with a note saying why not:
+ * what was recorded is never lost to a failure of the filter (it changes
+ * the file in one transaction, rolled back on failure).
+ */
+function capture(db: Db, range: CaptureRange): CaptureOutcome {
+  const spec = captureRangeSpec(range);
+  try {
+    return { spec, result: applyCaptureRange(db, range), error: null };
+  } catch (err) {
+    const error = (err as Error).message;
+    addNote(db, `--capture-range ${spec} could not be applied (${error}): the recording holds everything recorded`);
+    return { spec, result: null, error };
+  }
 }
 
 function signalName(n: number): string {
@@ -50,6 +75,7 @@ export function finalizeRecording(
   status: { code: number | null; signal: NodeJS.Signals | null; pid?: number } | null,
   elapsedMs: number | null,
   ingestError: Error | null,
+  captureRange?: CaptureRange,
 ): FinalState {
   const db = openRecording(output); // builds the indexes the bulk load dropped
   try {
@@ -80,19 +106,16 @@ export function finalizeRecording(
       // A failed activity kind leaves the rest usable; the others mean nothing useful was recorded.
       if (e.code !== CollectorErrorCode.ActivityEnable) reasons.push(`collector in process ${e.pid}: ${e.message}`);
     }
+    // Stream kinds are told from the calls that created and used the streams: before a capture range removes those.
     markPerThreadDefaultStreams(db);
     recordPcieLinks(db);
+    writeMeta(db, { notes: notes.length ? JSON.stringify(notes) : undefined });
+    const captured = captureRange ? capture(db, captureRange) : undefined;
     const dropped = (db.prepare('SELECT coalesce(sum(count), 0) AS n FROM dropped_records').get() as { n: number }).n;
     const first = db.prepare('SELECT * FROM processes ORDER BY origin_offset_ns, pid LIMIT 1').get() as
       { driver_version: number | null; runtime_version: number | null; cupti_version: number | null } | undefined;
-    const span = db.prepare(`SELECT min(s) AS s, max(e) AS e FROM (
-        SELECT min(start_ns) AS s, max(end_ns) AS e FROM api_calls UNION ALL
-        SELECT min(start_ns), max(end_ns) FROM kernels UNION ALL
-        SELECT min(start_ns), max(end_ns) FROM memcpys UNION ALL
-        SELECT min(start_ns), max(end_ns) FROM memsets)`).get() as { s: number | null; e: number | null };
 
     const complete = reasons.length === 0;
-    writeMeta(db, { notes: notes.length ? JSON.stringify(notes) : undefined });
     const incompleteReason = complete ? null : reasons.join('; ');
     writeMeta(db, {
       origin_ns: progress.originNs,
@@ -100,7 +123,7 @@ export function finalizeRecording(
       exit_code: status?.code,
       exit_signal: status?.signal,
       wall_time_ms: elapsedMs,
-      duration_ns: span.s !== null && span.e !== null ? span.e - span.s : null,
+      duration_ns: recordedDurationNs(db),
       driver_version: cudaVersionString(first?.driver_version),
       runtime_version: cudaVersionString(first?.runtime_version),
       cupti_version: first?.cupti_version ?? null,
@@ -120,6 +143,7 @@ export function finalizeRecording(
       processes: progress.files.size,
       collectorErrors,
       notes,
+      ...(captured ? { capture: captured } : {}),
     };
   } finally {
     db.close();

@@ -6,6 +6,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { beginBulkLoad, createRecording, writeMeta } from '../store/database.ts';
+import type { CaptureRange } from './capture-range.ts';
 import { finalizeRecording, type FinalState } from './finalize.ts';
 import { preflight } from './preflight.ts';
 import { RecordError } from './record-error.ts';
@@ -28,6 +29,8 @@ export interface RecordOptions {
   stdio?: 'inherit' | 'pipe' | 'ignore';
   /** Called once the target runs, with its pid (the app shows it; tests signal it). */
   onStart?: (pid: number) => void;
+  /** Keep only the activity inside this range (capture-range.ts), once the target has ended. */
+  captureRange?: CaptureRange;
 }
 
 export interface RecordResult extends FinalState {
@@ -127,7 +130,7 @@ export async function record(opts: RecordOptions): Promise<RecordResult> {
   }
 
   const progress = ingest.progress();
-  const result = finalizeRecording(opts.output, progress, { ...status, pid: child.pid }, Date.now() - t0, ingestError);
+  const result = finalizeRecording(opts.output, progress, { ...status, pid: child.pid }, Date.now() - t0, ingestError, opts.captureRange);
   if (!ingestError) fs.rmSync(streamDir, { recursive: true, force: true });
   else result.incompleteReason += ` (the raw streams are kept in ${streamDir})`;
   return { ...result, stdout, stderr };

@@ -187,6 +187,16 @@ export function compact(db: Db, file: string, threshold = 64 * 2 ** 20): void {
   db.exec('VACUUM');
 }
 
+/** meta `duration_ns`: from the first to the last recorded API call or GPU operation (null: none). */
+export function recordedDurationNs(db: Db): number | null {
+  const span = db.prepare(`SELECT min(s) AS s, max(e) AS e FROM (
+      SELECT min(start_ns) AS s, max(end_ns) AS e FROM api_calls UNION ALL
+      SELECT min(start_ns), max(end_ns) FROM kernels UNION ALL
+      SELECT min(start_ns), max(end_ns) FROM memcpys UNION ALL
+      SELECT min(start_ns), max(end_ns) FROM memsets)`).get() as { s: number | null; e: number | null };
+  return span.s !== null && span.e !== null ? span.e - span.s : null;
+}
+
 export function readMeta(db: Db): Map<string, string> {
   const rows = db.prepare('SELECT key, value FROM meta').all() as { key: string; value: string }[];
   return new Map(rows.map((r) => [r.key, r.value]));

@@ -1,0 +1,286 @@
+// `record --capture-range`: keep only the activity inside the capture
+// ranges, as `nsys --capture-range` does, so that a recording of a whole
+// training run holds just the loop the user asked about.
+//
+//   nvtx:NAME          the instances of the NVTX range NAME (all of them,
+//                      every thread)
+//   cuda-profiler-api  per process, from each cudaProfilerStart /
+//                      cuProfilerStart call to the next Stop call of that
+//                      process (to the process's end when none follows)
+//
+// The collector records everything; the filter runs on the finished
+// recording. Recording everything and cutting afterwards costs the run
+// nothing a real capture would save, but it decides with every fact in
+// hand (which call launched what), and it is the one rule the analysis
+// already applies to `report --range NAME` (analysis/scope.ts): GPU work is
+// kept when its launching API call started inside a window on that window's
+// thread, so `report` on a capture equals `report --range NAME` on the whole.
+import type { CallColumns } from '../native/addon.ts';
+import { loadTimelineColumns } from '../native/addon.ts';
+import { profilerControl } from '../analysis/call-families.ts';
+import { insideWindows, knownRanges, mergeWindows, overlapsWindows, rangeInstances, selectRange, type RangeInstance } from '../analysis/scope.ts';
+import { readMeta, recordedDurationNs, writeMeta, type Db } from '../store/database.ts';
+import { ensureZones } from '../store/zones.ts';
+import { ZONED_TABLES, type ZonedTable } from '../store/zone-tables.ts';
+
+export type CaptureRange = { kind: 'nvtx'; name: string } | { kind: 'cuda-profiler-api' };
+
+/** A --capture-range value that is not one of the accepted forms. */
+export class CaptureRangeError extends Error {}
+
+export const CAPTURE_RANGE_FORMS = "nvtx:NAME (the instances of the NVTX range NAME) or cuda-profiler-api (from cudaProfilerStart to cudaProfilerStop)";
+
+/** `nvtx:NAME` or `cuda-profiler-api`, as given to --capture-range. */
+export function parseCaptureRange(text: string): CaptureRange {
+  if (text === 'cuda-profiler-api') return { kind: 'cuda-profiler-api' };
+  if (text.startsWith('nvtx:')) {
+    const name = text.slice('nvtx:'.length);
+    if (name.trim() === '') throw new CaptureRangeError(`--capture-range ${text}: give the NVTX range's name after 'nvtx:' (${CAPTURE_RANGE_FORMS})`);
+    return { kind: 'nvtx', name };
+  }
+  throw new CaptureRangeError(`--capture-range '${text}': expected ${CAPTURE_RANGE_FORMS}`);
+}
+
+/** The spec as the user writes it (meta capture_range). */
+export function captureRangeSpec(range: CaptureRange): string {
+  return range.kind === 'nvtx' ? `nvtx:${range.name}` : 'cuda-profiler-api';
+}
+
+/** The tables the filter removes rows from, in the order meta capture_dropped lists them. */
+export const CAPTURE_TABLES = ['kernels', 'memcpys', 'memsets', 'syncs', 'cuda_events', 'api_calls', 'nvtx_ranges', 'overheads'] as const;
+export type CaptureTable = (typeof CAPTURE_TABLES)[number];
+
+export interface CaptureResult {
+  spec: string;
+  /** Capture windows found: NVTX range instances, or profiler start → stop intervals (merged per process). */
+  windows: number;
+  /** Rows left out, per table (also meta capture_dropped). */
+  dropped: Record<CaptureTable, number>;
+  /** Rows kept, per table. */
+  kept: Record<CaptureTable, number>;
+  /** When the range never occurred: the note (also added to meta notes). Nothing was kept. */
+  neverOccurred: string | null;
+}
+
+/** Where to keep rows: the windows on threads (GPU work, by its launch) and the rule for host rows. */
+interface CaptureWindows {
+  /** For GPU work: a launch counts when it started inside one of these on its own thread. */
+  instances: RangeInstance[];
+  /** Host rows (calls, syncs, NVTX, overheads): only a window of their own process counts. */
+  perProcess: boolean;
+  windows: number;
+  /** Why there is no window, when there is none. */
+  absent: string;
+}
+
+/**
+ * Removes every row outside the capture range from an open, writable
+ * recording, rebuilds the zones of the tables it changed, and records in
+ * meta what it did (capture_range, capture_dropped; a note when the range
+ * never occurred). All of it in one transaction: a failure leaves the
+ * recording exactly as it was, and throws.
+ */
+export function applyCaptureRange(db: Db, range: CaptureRange): CaptureResult {
+  const spec = captureRangeSpec(range);
+  // Read before the transaction: the native loader opens its own connections.
+  const columns = loadTimelineColumns(db.name);
+  const capture = range.kind === 'nvtx' ? nvtxWindows(db, range.name) : profilerWindows(db, columns.calls);
+  const host = hostRule(capture);
+  const selected = selectRange(columns, capture.instances);
+
+  const kept = {} as Record<CaptureTable, number[]>;
+  const dropped = {} as Record<CaptureTable, number[]>;
+  for (const t of CAPTURE_TABLES) {
+    kept[t] = [];
+    dropped[t] = [];
+  }
+
+  // GPU work: scope.ts's range selection, as report --range makes it.
+  const OP_TABLES = [null, 'kernels', 'memcpys', 'memsets'] as const;
+  const keptOps = [new Set<number>(), new Set<number>(), new Set<number>(), new Set<number>()];
+  for (let i = 0; i < selected.ops.length; i++) keptOps[selected.ops.kind[i]!]!.add(selected.ops.rowId[i]!);
+  for (let i = 0; i < columns.ops.length; i++) {
+    const kind = columns.ops.kind[i]!;
+    const id = columns.ops.rowId[i]!;
+    (keptOps[kind]!.has(id) ? kept : dropped)[OP_TABLES[kind]!].push(id);
+  }
+
+  // API calls: the range selection's (any thread), narrowed to the call's
+  // own process where the windows are per process.
+  const keptCalls = new Set<number>();
+  for (let k = 0; k < selected.calls.length; k++) {
+    if (host.inside(selected.calls.pid[k]!, selected.calls.start[k]!)) keptCalls.add(selected.calls.rowId[k]!);
+  }
+  // CUDA events go with their cudaEventRecord call (pid and correlation id).
+  const eventKey = (pid: number, corr: number) => pid * 2 ** 32 + corr;
+  const events = new Map<number, { ids: number[]; hasCall: boolean; callKept: boolean }>();
+  for (const e of db.prepare('SELECT id, pid, correlation_id AS corr FROM cuda_events').all() as { id: number; pid: number; corr: number }[]) {
+    const key = eventKey(e.pid, e.corr);
+    const entry = events.get(key) ?? { ids: [], hasCall: false, callKept: false };
+    entry.ids.push(e.id);
+    events.set(key, entry);
+  }
+  const calls = columns.calls;
+  for (let k = 0; k < calls.length; k++) {
+    const id = calls.rowId[k]!;
+    const isKept = keptCalls.has(id);
+    (isKept ? kept : dropped).api_calls.push(id);
+    const event = events.size ? events.get(eventKey(calls.pid[k]!, calls.correlation[k]!)) : undefined;
+    if (event) {
+      event.hasCall = true;
+      event.callKept ||= isKept;
+    }
+  }
+  // An event whose call was never recorded (an imported trace) is not the filter's to judge: kept.
+  for (const e of events.values()) (e.hasCall && !e.callKept ? dropped : kept).cuda_events.push(...e.ids);
+
+  // Host rows with a start: kept when they start inside a window.
+  for (const table of ['syncs', 'overheads'] as const) {
+    for (const [id, pid, start] of db.prepare(`SELECT id, pid, start_ns FROM ${table}`).raw().iterate() as Iterable<[number, number, number]>) {
+      (host.inside(pid, start) ? kept : dropped)[table].push(id);
+    }
+  }
+  // NVTX ranges: kept when they share time with a window (a marker: its instant), so
+  // the ranges around and inside the capture stay.
+  for (const [id, pid, start, end] of db.prepare('SELECT id, pid, start_ns, coalesce(end_ns, start_ns) FROM nvtx_ranges').raw().iterate() as Iterable<[number, number, number, number]>) {
+    (host.overlaps(pid, start, end) ? kept : dropped).nvtx_ranges.push(id);
+  }
+
+  const neverOccurred = capture.windows === 0 ? `capture range ${spec} never occurred (${capture.absent}): nothing was kept` : null;
+  db.transaction(() => {
+    for (const t of CAPTURE_TABLES) deleteAllBut(db, t, dropped[t], kept[t]);
+    // Zones of the changed tables are built again from the rows that are
+    // left: every row in exactly one zone of its lane (SCHEMA.md).
+    const rezone = CAPTURE_TABLES.filter((t) => dropped[t].length > 0 && t in ZONED_TABLES) as ZonedTable[];
+    if (rezone.length) {
+      db.prepare(`DELETE FROM zones WHERE table_id IN (${rezone.map((t) => ZONED_TABLES[t].id).join(', ')})`).run();
+      ensureZones(db);
+    }
+    const counts = Object.fromEntries(CAPTURE_TABLES.map((t) => [t, dropped[t].length]));
+    writeMeta(db, { capture_range: spec, capture_dropped: JSON.stringify(counts) });
+    const duration = recordedDurationNs(db);
+    if (duration === null) db.prepare("DELETE FROM meta WHERE key = 'duration_ns'").run();
+    else writeMeta(db, { duration_ns: duration });
+    if (neverOccurred) addNote(db, neverOccurred);
+  })();
+
+  const count = (lists: Record<CaptureTable, number[]>) => Object.fromEntries(CAPTURE_TABLES.map((t) => [t, lists[t].length])) as Record<CaptureTable, number>;
+  return { spec, windows: capture.windows, dropped: count(dropped), kept: count(kept), neverOccurred };
+}
+
+const TABLE_WORDS: Record<CaptureTable, string> = {
+  kernels: 'kernels', memcpys: 'copies', memsets: 'memsets', syncs: 'synchronizations', cuda_events: 'CUDA events',
+  api_calls: 'API calls', nvtx_ranges: 'NVTX ranges', overheads: 'overheads',
+};
+
+/** One line for the record command: "capture range nvtx:step (12 instances): kept 60 kernels, …; left out 4 copies, …". */
+export function formatCaptureResult(r: CaptureResult): string {
+  if (r.neverOccurred) return r.neverOccurred;
+  const list = (counts: Record<CaptureTable, number>) =>
+    CAPTURE_TABLES.filter((t) => counts[t] > 0).map((t) => `${counts[t].toLocaleString('en-US')} ${TABLE_WORDS[t]}`).join(', ') || 'nothing';
+  const windows = `${r.windows} ${r.spec.startsWith('nvtx:') ? 'instance' : 'start-to-stop interval'}${r.windows === 1 ? '' : 's'}`;
+  return `capture range ${r.spec} (${windows}): kept ${list(r.kept)}; left out ${list(r.dropped)}`;
+}
+
+/** Appends to meta `notes` (a JSON list). */
+export function addNote(db: Db, note: string): void {
+  const existing = readMeta(db).get('notes');
+  const notes = existing ? (JSON.parse(existing) as string[]) : [];
+  notes.push(note);
+  writeMeta(db, { notes: JSON.stringify(notes) });
+}
+
+function nvtxWindows(db: Db, name: string): CaptureWindows {
+  const instances = rangeInstances(db, name);
+  // Every instance's window holds the host rows of any thread and process, as in report --range.
+  return { instances, perProcess: false, windows: instances.length, absent: `no closed NVTX range named '${name}' was recorded${knownRanges(db)}` };
+}
+
+/**
+ * Per process, [start of a Start call, end of the next Stop call): both
+ * calls belong to the capture, as the marks the program placed. Nested
+ * runtime and driver calls (cudaProfilerStart calls cuProfilerStart) give
+ * overlapping intervals that merge. A Stop before any Start ends nothing.
+ */
+function profilerWindows(db: Db, calls: CallColumns): CaptureWindows {
+  const control = new Map<number, 'start' | 'stop'>();
+  for (const s of db.prepare("SELECT id, value FROM strings WHERE value LIKE 'cu%Profiler%'").all() as { id: number; value: string }[]) {
+    const c = profilerControl(s.value);
+    if (c) control.set(s.id, c);
+  }
+  const starts = new Map<number, number[]>(); // pid → start times of Start calls
+  const stops = new Map<number, { start: number; end: number }[]>(); // pid → Stop calls, in start order
+  const threads = new Map<number, Set<number>>(); // pid → threads with calls: the ones that can launch
+  for (let k = 0; k < calls.length; k++) {
+    const pid = calls.pid[k]!;
+    let tids = threads.get(pid);
+    if (!tids) threads.set(pid, (tids = new Set()));
+    tids.add(calls.tid[k]!);
+    const c = control.size ? control.get(calls.nameId[k]!) : undefined;
+    if (!c) continue;
+    const list = c === 'start' ? starts : stops;
+    if (!list.has(pid)) list.set(pid, []);
+    if (c === 'start') starts.get(pid)!.push(calls.start[k]!);
+    else stops.get(pid)!.push({ start: calls.start[k]!, end: calls.end[k]! });
+  }
+  const instances: RangeInstance[] = [];
+  let windows = 0;
+  for (const [pid, times] of starts) {
+    const pidStops = stops.get(pid) ?? [];
+    const intervals: RangeInstance[] = times.map((t) => {
+      const stop = pidStops.find((s) => s.start >= t);
+      // No Stop: to the process's end. Nothing of the process comes after its
+      // end, so an open end keeps exactly that.
+      return { pid, tid: 0, startNs: t, endNs: stop ? stop.end : Number.MAX_SAFE_INTEGER };
+    });
+    windows += mergeWindows(intervals).length;
+    // Any thread of the process: the window on each thread that made a call.
+    for (const w of intervals) for (const tid of threads.get(pid)!) instances.push({ ...w, tid });
+  }
+  return { instances, perProcess: true, windows, absent: 'no cudaProfilerStart or cuProfilerStart call was recorded' };
+}
+
+/** Whether a host row (its process, its start or its span) lies in the capture. */
+function hostRule(capture: CaptureWindows): { inside: (pid: number, t: number) => boolean; overlaps: (pid: number, start: number, end: number) => boolean } {
+  if (!capture.perProcess) {
+    const windows = mergeWindows(capture.instances);
+    const inside = insideWindows(windows);
+    const overlaps = overlapsWindows(windows);
+    return { inside: (_pid, t) => inside(t), overlaps: (_pid, s, e) => overlaps(s, e) };
+  }
+  const byPid = new Map<number, RangeInstance[]>();
+  for (const r of capture.instances) {
+    if (!byPid.has(r.pid)) byPid.set(r.pid, []);
+    byPid.get(r.pid)!.push(r);
+  }
+  const rules = new Map([...byPid].map(([pid, list]) => {
+    const windows = mergeWindows(list);
+    return [pid, { inside: insideWindows(windows), overlaps: overlapsWindows(windows) }];
+  }));
+  return {
+    inside: (pid, t) => rules.get(pid)?.inside(t) ?? false,
+    overlaps: (pid, s, e) => rules.get(pid)?.overlaps(s, e) ?? false,
+  };
+}
+
+/**
+ * Deletes the `dropped` rows of `table`, as rowid ranges that hold no kept
+ * row: rows outside a capture come in long runs (before, between and after
+ * its windows), so this is a few statements, not one per row.
+ */
+function deleteAllBut(db: Db, table: CaptureTable, dropped: number[], kept: number[]): void {
+  if (dropped.length === 0) return;
+  const gone = Float64Array.from(dropped).sort();
+  const stay = Float64Array.from(kept).sort();
+  const del = db.prepare(`DELETE FROM ${table} WHERE id BETWEEN ? AND ?`);
+  let k = 0;
+  for (let i = 0; i < gone.length;) {
+    const first = gone[i]!;
+    while (k < stay.length && stay[k]! < first) k++;
+    const nextKept = k < stay.length ? stay[k]! : Infinity;
+    let j = i;
+    while (j + 1 < gone.length && gone[j + 1]! < nextKept) j++;
+    del.run(first, gone[j]!);
+    i = j + 1;
+  }
+}
