@@ -36,9 +36,17 @@ if [ "$what" = tests ] || [ "$what" = all ]; then
   timeout 30 node profiler/cli/streamscope.ts report /tmp/fixtures/torch_profiler_inside.sqlite 2>&1 | head -30 >> "$OUT/inside.log"
 fi
 
+# The `nvtx` Python package (what Numba users annotate with), built from its
+# source (NVIDIA/NVTX, python/) when the machine lacks it and pack.sh was
+# given NVTX_PYTHON_SRC: the NVTX GPU test of that library needs it.
+if ! python3 -c 'import nvtx' 2>/dev/null && [ -d .carry/nvtx-python ]; then
+  (cd .carry/nvtx-python && CFLAGS=-I/usr/local/cuda/include python3 -m pip install -q --no-build-isolation --no-deps --target /tmp/site . > "$OUT/nvtx-build.log" 2>&1)
+  export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
+fi
+
 if [ "$what" = tests ] || [ "$what" = all ]; then
   STREAMSCOPE_FIXTURE_DIR=/tmp/fixtures STREAMSCOPE_GPU_RESULTS="$OUT/gpu-results.json" \
-    timeout ${GPU_TEST_TIMEOUT:-360} node --test --test-concurrency=1 test/gpu/*.test.ts > "$OUT/test-gpu.log" 2>&1
+    timeout ${GPU_TEST_TIMEOUT:-480} node --test --test-concurrency=1 test/gpu/*.test.ts > "$OUT/test-gpu.log" 2>&1
   echo "test:gpu exit $?" >> "$OUT/test-gpu.log"
   tar -C /tmp/fixtures -cJf "$OUT/fixtures.tar.xz" .
 fi
@@ -49,6 +57,6 @@ fi
 echo "== devices"; cat "$OUT/nvidia-smi.txt"
 [ -f "$OUT/smoke.log" ] && { echo "== smoke"; head -c 6000 "$OUT/smoke.log"; }
 [ -f "$OUT/inside.log" ] && { echo "== torch.profiler inside"; grep -v "^\s*$" "$OUT/inside.log" | head -40; }
-[ -f "$OUT/test-gpu.log" ] && { echo "== test:gpu"; grep -E "^# (tests|pass|fail|skipped)|^not ok|exit" "$OUT/test-gpu.log"; grep -E "^(workload|script)=" "$OUT/test-gpu.log" | tail -40; }
+[ -f "$OUT/test-gpu.log" ] && { echo "== test:gpu"; grep -E "^# (tests|pass|fail|skipped)|^not ok|exit" "$OUT/test-gpu.log"; grep -E "^(workload|script|nvtx|program)=" "$OUT/test-gpu.log" | tail -50; }
 [ -f "$OUT/bench.log" ] && { echo "== bench"; cat "$OUT/bench.log"; }
 exit 0

