@@ -25,8 +25,10 @@ export function syntheticStreamToolPath(): string {
 }
 
 /**
- * libcupti for NVTX_INJECTION64_PATH (NVTX reaches CUPTI only through it).
- * The collector itself finds libcupti through its RUNPATH.
+ * The toolkit's libcupti, whose version the recorder checks before it
+ * starts a target. The collector itself finds libcupti through its RUNPATH
+ * (or binds to the copy the target already loaded), and is NVTX's injection
+ * library too (native/collector/nvtx_forward.cc).
  */
 export function cuptiLibraryPath(): string | null {
   const cudaHome = process.env.CUDA_HOME ?? '/usr/local/cuda';
