@@ -102,6 +102,7 @@ export function parseProgressLine(line: string): { records: number; processes: n
 /** The CLI arguments of a request (after the subcommand). Requests are checked by ipc.ts first. */
 export function recordArguments(request: RecordRequest, output: string): string[] {
   const args = ['record', '--force', '-o', output];
+  if (request.captureRange !== undefined) args.push('--capture-range', request.captureRange);
   if (request.workload) {
     args.push('--workload', request.workload.name, '--scenario', request.workload.scenario, ...(request.workload.args ?? []));
   } else if (request.command && request.command.length > 0) {
@@ -297,6 +298,8 @@ export class RecordJobs {
     const result = job.stderrTail.map(parseResultLine).find((r) => r !== null) ?? null;
     const errors = job.stderrTail.filter((l) => !parseResultLine(l) && l.startsWith('streamscope: ') && !l.startsWith('streamscope: note: '));
     const notes = job.stderrTail.filter((l) => l.startsWith('streamscope: note: ')).map((l) => l.slice('streamscope: note: '.length));
+    // What a capture range kept, or that it never occurred or failed: the CLI's line after the result.
+    const capture = job.stderrTail.filter((l) => /^streamscope: (capture range |warning: capture range |error: --capture-range )/.test(l)).map((l) => l.slice('streamscope: '.length));
     if (job.stopReason && !(result && result.records > 0)) {
       this.#fail(job, job.stopReason);
       return;
@@ -320,7 +323,7 @@ export class RecordJobs {
     if (!result.complete) parts.push(`incomplete: ${result.incompleteReason}`);
     if (code !== 0 && code !== null) parts.push(`the target exited with code ${code}`);
     if (job.stopReason) parts.push(job.stopReason);
-    parts.push(...notes);
+    parts.push(...capture, ...notes);
     job.state = 'done';
     job.message = parts.join('; ');
   }

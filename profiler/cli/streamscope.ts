@@ -163,8 +163,6 @@ async function cmdRecord(args: string[]): Promise<number> {
     return result.exitCode && result.exitCode !== 0 ? result.exitCode : 1;
   }
   if (result.signal) return 128 + (signalNumber(result.signal) ?? 0);
-  // Not what was asked for, though nothing is lost: never exit 0 for it.
-  if (capture?.error && result.exitCode === 0) return 1;
   return result.exitCode ?? 1;
 }
 

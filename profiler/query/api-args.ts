@@ -7,6 +7,7 @@
 // a wrong type (a string where SQL expects a number, a 10^9-row request).
 import path from 'node:path';
 import { SCENARIOS, WORKLOADS } from '../record/workload.ts';
+import { CaptureRangeError, parseCaptureRange } from '../record/capture-range.ts';
 import type { Scope } from '../analysis/scope.ts';
 import type {
   ApiMethod,
@@ -171,9 +172,22 @@ export function checkSearchRequest(v: unknown): SearchRequest {
   return out;
 }
 
+/** A capture range the CLI will accept (it becomes an argument of our own CLI). */
+function captureRange(v: unknown): string {
+  const spec = string(v, 'request.captureRange', MAX_ARG_LENGTH);
+  try {
+    parseCaptureRange(spec);
+  } catch (err) {
+    if (err instanceof CaptureRangeError) bad(`request.captureRange: ${err.message}`);
+    throw err;
+  }
+  return spec;
+}
+
 export function checkRecordRequest(v: unknown): RecordRequest {
-  const r = object(v, 'request', [], ['workload', 'command']);
+  const r = object(v, 'request', [], ['workload', 'command', 'captureRange']);
   if ((r.workload === undefined) === (r.command === undefined)) bad('request needs exactly one of workload or command');
+  const capture = r.captureRange === undefined ? {} : { captureRange: captureRange(r.captureRange) };
   if (r.workload !== undefined) {
     const w = object(r.workload, 'request.workload', ['name', 'scenario'], ['args']);
     const name = string(w.name, 'request.workload.name', 64);
@@ -192,11 +206,11 @@ export function checkRecordRequest(v: unknown): RecordRequest {
       }
       workload.args = args;
     }
-    return { workload };
+    return { workload, ...capture };
   }
   const command = stringArray(r.command, 'request.command', MAX_ARGV, MAX_ARG_LENGTH, 1);
   if (command[0] === '') bad('request.command[0] must name a program');
-  return { command };
+  return { command, ...capture };
 }
 
 const MAX_RANGE_NAME = 4096;

@@ -338,6 +338,8 @@ export interface RecordRequest {
   workload?: { name: string; scenario: string; args?: string[] };
   /** … or a command line (argv, no shell). */
   command?: string[];
+  /** Keep only the activity inside this range, as `record --capture-range` does: 'nvtx:NAME' or 'cuda-profiler-api'. */
+  captureRange?: string;
 }
 
 export interface ExportResult {

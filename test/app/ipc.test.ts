@@ -71,6 +71,9 @@ describe('argument checks', () => {
     ['record', [{ workload: { name: 'normalise', scenario: 'serial', args: ['--size', '1; rm -rf ~'] } }], /bad value for --size/],
     ['record', [{ command: [] }], /at least 1/],
     ['record', [{ command: ['', 'x'] }], /must name a program/],
+    ['record', [{ command: ['python3'], captureRange: 'foo' }], /request.captureRange: --capture-range 'foo': expected nvtx:NAME/],
+    ['record', [{ command: ['python3'], captureRange: 'nvtx:' }], /request.captureRange: .*name after 'nvtx:'/],
+    ['record', [{ command: ['python3'], captureRange: 7 }], /captureRange must be a string/],
     ['recordStatus', [7], /jobId must be a string/],
     ['capabilities', [1], /takes 0 argument/],
   ];
@@ -100,6 +103,7 @@ describe('argument checks', () => {
       ['search', ['a1', { text: '', kinds: ['kernel', 'memcpy-h2d'], limit: 50 }]],
       ['record', [{ workload: { name: 'matmul', scenario: 'events', args: ['--size', '1024', '--variant', 'tiled'] } }]],
       ['record', [{ command: ['python3', 'train.py', '--epochs', '1'] }]],
+      ['record', [{ command: ['python3', 'train.py'], captureRange: 'nvtx:step' }]],
       ['recordStatus', ['rec-1']],
     ];
     for (const [method, args] of good) {

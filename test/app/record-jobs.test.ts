@@ -48,6 +48,20 @@ describe('record jobs', () => {
     expect(end.message).toMatch(/cannot start the recorder/);
   });
 
+  it('a finished job says what its capture range did (the CLI line after the result)', async () => {
+    // A stand-in CLI that "records" at once: the result line, then the capture range's warning.
+    const script = `const a = process.argv, out = a[a.indexOf('-o') + 1];
+      require('fs').writeFileSync(out, '');
+      process.stderr.write('streamscope: 10 records from 1 process(es) → ' + out + ' (complete)\\n');
+      process.stderr.write("streamscope: warning: capture range nvtx:stepp never occurred (no closed NVTX range named 'stepp' was recorded): nothing was kept\\n");`;
+    const fake: CliInvocation = { command: process.execPath, args: ['-e', script, '--'] };
+    const jobs = new RecordJobs({ outputDir: tempDir('jobs'), cli: fake, open: async (file) => ({ recordingId: 'r1', name: path.basename(file), path: file }) });
+    const started = jobs.start({ command: ['python3', 'train.py'], captureRange: 'nvtx:stepp' });
+    const end = await jobs.settled(started.jobId);
+    expect(end.state, end.message).toBe('done');
+    expect(end.message).toBe("10 records from 1 process(es); warning: capture range nvtx:stepp never occurred (no closed NVTX range named 'stepp' was recorded): nothing was kept");
+  });
+
   it('unknown job ids are not-found', () => {
     const jobs = new RecordJobs({ outputDir: tempDir('jobs'), cli, open: noOpen });
     expect(() => jobs.status('rec-nope')).toThrow(expect.objectContaining({ code: 'not-found' }));
@@ -77,5 +91,9 @@ describe('CLI lines and arguments', () => {
       .toEqual(['record', '--force', '-o', '/o.sqlite', '--workload', 'matmul', '--scenario', 'events', '--size', '512']);
     expect(recordArguments({ command: ['python3', '-c', 'pass'] }, '/o.sqlite'))
       .toEqual(['record', '--force', '-o', '/o.sqlite', '--', 'python3', '-c', 'pass']);
+    expect(recordArguments({ command: ['python3', 'train.py'], captureRange: 'nvtx:step' }, '/o.sqlite'))
+      .toEqual(['record', '--force', '-o', '/o.sqlite', '--capture-range', 'nvtx:step', '--', 'python3', 'train.py']);
+    expect(recordArguments({ workload: { name: 'matmul', scenario: 'events' }, captureRange: 'cuda-profiler-api' }, '/o.sqlite'))
+      .toEqual(['record', '--force', '-o', '/o.sqlite', '--capture-range', 'cuda-profiler-api', '--workload', 'matmul', '--scenario', 'events']);
   });
 });

@@ -32,6 +32,7 @@ export function RecordDialog(props: { onClose: () => void; onDone: (r: Recording
   const [workload, setWorkload] = useState('normalise');
   const [scenario, setScenario] = useState('concurrent');
   const [command, setCommand] = useState('');
+  const [captureRange, setCaptureRange] = useState('');
   const [progress, setProgress] = useState<RecordProgress | null>(null);
   const [error, setError] = useState<string | null>(null);
   const timer = useRef<ReturnType<typeof setTimeout> | null>(null);
@@ -50,7 +51,9 @@ export function RecordDialog(props: { onClose: () => void; onDone: (r: Recording
   };
   const start = () => {
     setError(null);
-    const req: RecordRequest = mode === 'workload' ? { workload: { name: workload, scenario } } : { command: splitCommand(command) };
+    const target: RecordRequest = mode === 'workload' ? { workload: { name: workload, scenario } } : { command: splitCommand(command) };
+    // Checked by the API: a malformed range comes back as the error shown below.
+    const req: RecordRequest = captureRange.trim() ? { ...target, captureRange: captureRange.trim() } : target;
     if (mode === 'command' && req.command!.length === 0) {
       setError('Enter a command line, e.g. python3 train.py --epochs 1');
       return;
@@ -92,6 +95,11 @@ export function RecordDialog(props: { onClose: () => void; onDone: (r: Recording
             </label>
           </div>
         )}
+        <div className="form">
+          <label>Capture range (optional: keep only nvtx:NAME's instances, or cuda-profiler-api's start to stop)
+            <input data-testid="record-capture-range" value={captureRange} placeholder="nvtx:step" onChange={(e) => setCaptureRange(e.target.value)} disabled={busy} />
+          </label>
+        </div>
         {progress && (
           <div className="progress" data-testid="record-progress">
             <span className={`state state-${progress.state}`}>{progress.state}</span>
