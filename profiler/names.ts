@@ -1,82 +1,147 @@
-// Kernel names arrive mangled (Itanium C++ ABI), as CUPTI reports them.
-// The timeline, the tables and the CLI's text reports show the function's
-// own name, as Nsight Systems does by default; the details panel and every
-// JSON output keep the full stored name.
-// This is not a demangler: it reads the nested-name components of
-// `_Z[N]<len><id>...E<params>` and returns the last one that is not an
-// anonymous namespace, and leaves anything it does not recognise alone.
-const cache = new Map<string, string>();
+// Kernel names as people read them.
+//
+// CUPTI reports C++ kernels by their mangled names (`_ZN2at6native29…`).
+// The store keeps that name and, beside it, its demangled form
+// (strings.demangled, SCHEMA.md), made by the C++ runtime's demangler in
+// native code when the name was stored. Whatever is shown to people starts
+// from the demangled form, or from the stored name where there is none (C
+// names such as cuBLAS's `sm80_xmma_gemm_…`, names an importer received
+// already demangled). The timeline, the tables and the CLI's text reports
+// show the function's own name, as Nsight Systems does by default; the
+// details panel shows both full forms; JSON outputs keep the stored name
+// and add the demangled one.
+//
+// This module never demangles: it reads the C++ declaration the demangler
+// wrote (`void at::native::vectorized_elementwise_kernel<4, …>(int, …)`),
+// separating the return type, the scopes, the template arguments and the
+// parameters by their brackets.
 
-export function shortName(name: string): string {
-  let s = cache.get(name);
-  if (s === undefined) {
-    s = parse(name) ?? name;
+/** A name as stored, and its demangled form (null: not a mangled C++ name). */
+export interface StoredName {
+  name: string;
+  demangledName: string | null;
+}
+
+/** The full readable form: the demangled name where there is one, else the stored name. */
+export function fullName(n: StoredName): string {
+  return n.demangledName ?? n.name;
+}
+
+interface Parts {
+  /** The function's own name: `vectorized_elementwise_kernel`. */
+  short: string;
+  /** With its template arguments (and ABI tags): `vectorized_elementwise_kernel<4, …>`. */
+  withArgs: string;
+}
+
+const cache = new Map<string, Parts>();
+
+function partsOf(text: string): Parts {
+  let p = cache.get(text);
+  if (p === undefined) {
+    p = parse(text) ?? { short: text, withArgs: text };
     if (cache.size > 50_000) cache.clear();
-    cache.set(name, s);
+    cache.set(text, p);
   }
-  return s;
+  return p;
 }
 
 /**
- * For a table listing `names`: each one's short name where no other name of
- * the list has the same one, else its full name (two template instances of
- * one kernel must not read as the same row).
+ * The function's own name out of a readable (demangled) one: return type,
+ * scopes, template arguments and parameters dropped —
+ * `void at::native::vectorized_elementwise_kernel<4, …>(int, …)` →
+ * `vectorized_elementwise_kernel`. Text that is not a function declaration
+ * (a C name, `Memcpy HtoD`) comes back as it is.
  */
-export function readableNames(names: readonly string[]): Map<string, string> {
-  const count = new Map<string, number>();
-  for (const n of new Set(names)) count.set(shortName(n), (count.get(shortName(n)) ?? 0) + 1);
-  return new Map(names.map((n) => [n, count.get(shortName(n))! > 1 ? n : shortName(n)]));
+export function shortName(readable: string): string {
+  return partsOf(readable).short;
 }
 
-function parse(name: string): string | null {
-  if (!name.startsWith('_Z')) return null;
-  let i = 2;
-  if (name[i] === 'L') i++;
-  const nested = name[i] === 'N';
-  if (nested) i++;
-  // CV-qualifiers and ref-qualifiers of member functions.
-  while (nested && 'rVKRO'.includes(name[i] ?? '')) i++;
-  let last: string | null = null;
-  for (;;) {
-    if (name.startsWith('St', i)) {
-      i += 2;
-      continue;
+/** The function's own name with its template arguments: `vectorized_elementwise_kernel<4, …>`. */
+export function templateName(readable: string): string {
+  return partsOf(readable).withArgs;
+}
+
+/**
+ * For a table listing `names` (stored name → its label): each one's short
+ * name where no other name of the list reads the same; else its name with
+ * template arguments (two instances of one kernel template); else the full
+ * demangled declaration (same name in two namespaces, or overloads); else
+ * the stored name, which is unique.
+ */
+export function readableNames(names: readonly StoredName[]): Map<string, string> {
+  const unique = [...new Map(names.map((n) => [n.name, n])).values()];
+  const forms = unique.map((n) => {
+    const full = fullName(n);
+    return [shortName(full), templateName(full), full, n.name];
+  });
+  const counts = [0, 1, 2, 3].map((tier) => {
+    const c = new Map<string, number>();
+    for (const f of forms) c.set(f[tier]!, (c.get(f[tier]!) ?? 0) + 1);
+    return c;
+  });
+  const labels = forms.map((f) => f.find((text, tier) => counts[tier]!.get(text) === 1) ?? f[3]!);
+  // A label of one tier could still equal another name's label of another
+  // tier (a plain name spelled like a template instance): those get their
+  // stored names.
+  const taken = new Map<string, number>();
+  for (const l of labels) taken.set(l, (taken.get(l) ?? 0) + 1);
+  return new Map(unique.map((n, i) => [n.name, taken.get(labels[i]!) === 1 ? labels[i]! : n.name]));
+}
+
+const OPEN: Record<string, string> = { '(': ')', '[': ']', '{': '}' };
+
+/**
+ * The last scope component of the declared name, found by brackets: the
+ * parameter list is the first top-level `(…)` not followed by `::` (those
+ * are scopes: `(anonymous namespace)::`); the name starts after the last
+ * top-level space (the return type ends there) or `::` before it. Angle
+ * brackets count only outside parentheses, so `(a>b)` in a template
+ * argument does not close it. Null when the text is no function
+ * declaration or its brackets do not balance.
+ */
+function parse(text: string): Parts | null {
+  const stack: string[] = [];
+  let nameStart = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]!;
+    const top = stack.length === 0;
+    if (c in OPEN) {
+      if (top && c === '(') {
+        const close = closing(text, i);
+        if (close < 0) return null;
+        if (text.startsWith('::', close + 1)) {
+          i = close; // a scope such as (anonymous namespace)
+          continue;
+        }
+        const last = text.slice(nameStart, i);
+        if (last === '') return null;
+        return { short: /^[^<[]*/.exec(last)![0] || last, withArgs: last };
+      }
+      stack.push(OPEN[c]!);
+    } else if (c === '<' && (top || stack.at(-1) === '>')) {
+      stack.push('>');
+    } else if (!top && c === stack.at(-1)) {
+      stack.pop();
+    } else if (top && c === ' ') {
+      nameStart = i + 1;
+    } else if (top && c === ':' && text[i + 1] === ':') {
+      nameStart = i + 2;
+      i++;
     }
-    const m = /^(\d+)/.exec(name.slice(i));
-    if (!m) break;
-    const len = Number(m[1]);
-    const id = name.slice(i + m[1]!.length, i + m[1]!.length + len);
-    if (id.length < len) return null;
-    i += m[1]!.length + len;
-    if (!id.startsWith('_GLOBAL__N')) last = id;
-    // Template arguments of a component: keep the name, skip the arguments.
-    if (name[i] === 'I') {
-      const end = skipTemplateArgs(name, i);
-      if (end < 0) return last;
-      i = end;
-    }
-    if (!nested) break;
   }
-  return last;
+  return null;
 }
 
-/** Index after the `I ... E` template-argument list starting at `i` (nesting-aware, -1 if unbalanced). */
-function skipTemplateArgs(name: string, i: number): number {
-  let depth = 0;
-  for (let j = i; j < name.length; j++) {
-    const c = name[j]!;
-    if (/\d/.test(c) && depth > 0) {
-      const m = /^(\d+)/.exec(name.slice(j))!;
-      j += m[1]!.length + Number(m[1]) - 1;
-      continue;
-    }
-    if (c === 'I' || c === 'N' || c === 'X' || c === 'J') depth++;
-    else if (c === 'E') {
-      depth--;
-      if (depth === 0) return j + 1;
-    } else if (c === 'L') {
-      // literal: L <type> <value> E — counted as an opening of an E-terminated group
-      depth++;
+/** Index of the bracket closing the one at `open` (every kind nested, angles ignored inside it), -1 if none. */
+function closing(text: string, open: number): number {
+  const stack: string[] = [];
+  for (let i = open; i < text.length; i++) {
+    const c = text[i]!;
+    if (c in OPEN) stack.push(OPEN[c]!);
+    else if (c === stack.at(-1)) {
+      stack.pop();
+      if (stack.length === 0) return i;
     }
   }
   return -1;

@@ -295,7 +295,7 @@ void edgeCases(Writer& w, uint32_t pid, bool with_end) {
   w.write(s2);
 
   KernelRecord k{};
-  k.name_sid = w.intern("void normalise<double>(double const*, double*, int)");
+  k.name_sid = w.intern("_Z9normaliseIdEvPKT_PS0_i");  // mangled, as CUPTI names C++ kernels: void normalise<double>(double const*, double*, int)
   k.start_ns = -250;
   k.end_ns = 4'000'000'000'000ll;
   k.device_id = 0;

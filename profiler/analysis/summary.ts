@@ -52,7 +52,10 @@ export function summarizeStreams(trace: Trace, deviceBusy: Map<number, Ns>): Str
 }
 
 export interface KernelSummary {
+  /** As stored: mangled for C++ kernels. */
   name: string;
+  /** The demangled C++ declaration (strings.demangled), null when the name is not a mangled one. */
+  demangledName: string | null;
   count: number;
   total: Ns;
   mean: Ns;
@@ -83,6 +86,7 @@ export function summarizeKernels(trace: Trace): KernelSummary[] {
   return [...byName.entries()]
     .map(([nameId, k]) => ({
       name: trace.strings.get(nameId) ?? `<string ${nameId}>`,
+      demangledName: trace.demangled.get(nameId) ?? null,
       count: k.count,
       total: k.total,
       mean: k.total / k.count,

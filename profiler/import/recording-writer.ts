@@ -5,6 +5,7 @@
 // recorded ones to the timeline, report, diagnosis and compare.
 import fs from 'node:fs';
 import path from 'node:path';
+import { demangle } from '../native/addon.ts';
 import { RecordingFileError } from '../store/recording-error.ts';
 import { beginBulkLoad, compact, createRecording, endBulkLoad, openRecording, writeMeta, type Db } from '../store/database.ts';
 
@@ -65,7 +66,7 @@ export class RecordingWriter {
     this.#origin = opts.originNs;
     const db = this.#db;
     this.#stmts = {
-      string: db.prepare('INSERT INTO strings (value) VALUES (?)'),
+      string: db.prepare('INSERT INTO strings (value, demangled) VALUES (?, ?)'),
       device: db.prepare('INSERT INTO devices (ordinal, name) VALUES (?, ?)'),
       context: db.prepare('INSERT INTO contexts (pid, cupti_context_id, device_id) VALUES (?, ?, ?)'),
       stream: db.prepare('INSERT INTO streams (pid, context_id, device_id, cupti_stream_id, flags) VALUES (?, ?, ?, ?, 8)'),
@@ -90,7 +91,13 @@ export class RecordingWriter {
 
   #string(value: string): number {
     let id = this.#strings.get(value);
-    if (id === undefined) this.#strings.set(value, (id = Number(this.#stmts.string.run(value).lastInsertRowid)));
+    if (id === undefined) {
+      // Mangled C++ names (nsys exports keep CUPTI's) get their demangled
+      // form, as the native ingest stores it (SCHEMA.md, strings.demangled);
+      // only they need the native addon.
+      const demangled = value.startsWith('_Z') ? demangle([value])[0]! : null;
+      this.#strings.set(value, (id = Number(this.#stmts.string.run(value, demangled).lastInsertRowid)));
+    }
     return id;
   }
 

@@ -109,6 +109,7 @@ interface AddonModule {
   loadCalls(dbPath: string): CallColumns;
   loadTimeline(dbPath: string): { ops: OpColumns; calls: CallColumns };
   Ingest: new (dbPath: string, options: { originNs: bigint }) => IngestInstance;
+  demangle(names: string[]): (string | null)[];
 }
 
 export function addonPath(): string {
@@ -146,6 +147,14 @@ export function loadTimelineColumns(dbPath: string): { ops: OpColumns; calls: Ca
 /** API calls of a recording as columns, in (start, id) order. */
 export function loadCallColumns(dbPath: string): CallColumns {
   return addon().loadCalls(dbPath);
+}
+
+/**
+ * Each name's demangled form (the C++ runtime's abi::__cxa_demangle), or
+ * null when it is not a mangled C++ name (`_Z…`) or does not demangle.
+ */
+export function demangle(names: string[]): (string | null)[] {
+  return addon().demangle(names);
 }
 
 /**

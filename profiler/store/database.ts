@@ -129,10 +129,19 @@ export function migrate(db: Db, file: string): void {
   }
   for (const m of migrations) {
     if (m.version <= current) continue;
-    db.transaction(() => {
-      db.exec(m.sql);
-      db.pragma(`user_version = ${m.version}`);
-    })();
+    try {
+      db.transaction(() => {
+        db.exec(m.sql);
+        m.run?.(db);
+        db.pragma(`user_version = ${m.version}`);
+      })();
+    } catch (err) {
+      // SQLite's own errors keep their codes (locked, corrupt: callers tell
+      // those apart); anything else (the native addon missing for 0007) is
+      // said about the file. Either way the step rolled back.
+      if (typeof (err as { code?: unknown }).code === 'string') throw err;
+      throw new RecordingFileError(file, `cannot migrate to schema version ${m.version}: ${(err as Error).message}`, { cause: err });
+    }
   }
 }
 

@@ -107,6 +107,19 @@ describe('native ingest', () => {
       byCorrelation(ofKind('Memset')).map((m) => ({ value: m.value, bytes: m.bytes, memory_kind: m.memory_kind, is_async: (m.flags as number) & 1 })));
   });
 
+  it('stores the demangled form of mangled C++ names beside them (schema 7), NULL for every other string', async () => {
+    const file = newRecording('demangled');
+    const ingest = new Ingest(file, { originNs: origin() });
+    await ingest.ingestFile(stream, { final: true });
+    await ingest.finish();
+    const strings = rows<{ value: string; demangled: string | null }>(file, 'SELECT value, demangled FROM strings');
+    const mangled = strings.filter((s) => s.value.startsWith('_Z'));
+    // The encoder's first kernel is named as CUPTI names C++ kernels.
+    expect(mangled).toEqual([{ value: '_Z9normaliseIdEvPKT_PS0_i', demangled: 'void normalise<double>(double const*, double*, int)' }]);
+    expect(strings.filter((s) => !s.value.startsWith('_Z')).map((s) => s.demangled)).toEqual(strings.filter((s) => !s.value.startsWith('_Z')).map(() => null));
+    expect(strings.some((s) => s.value === 'cudaLaunchKernel')).toBe(true);
+  });
+
   it('creates devices, contexts and streams, including implicit ones, with flags and priorities', async () => {
     const file = newRecording('tables');
     const ingest = new Ingest(file, { originNs: origin() });

@@ -143,7 +143,7 @@ function build(spec: Spec): { trace: Trace; host: Host } {
     waits: (spec.waits ?? []).map((w) => ({ pid: 1, eventId: w.eventId, stream: w.stream, call: w.call, correlation: w.call + 1, start: calls.start[w.call]! })),
     callOf: (_pid, c) => c - 1,
   };
-  const trace: Trace = { meta: new Map(), devices: [{ ...H100 }], streams, ops, strings: new Map(), span: { start: 0, end: 0 } };
+  const trace: Trace = { meta: new Map(), devices: [{ ...H100 }], streams, ops, strings: new Map(), demangled: new Map(), span: { start: 0, end: 0 } };
   return { trace, host };
 }
 
@@ -488,7 +488,7 @@ function synthetic(n: number, streams: number, syncEvery: number): { trace: Trac
     }
   }
   const trace: Trace = {
-    meta: new Map(), devices: [{ ...H100 }], ops, strings: new Map(), span: { start: 0, end: t },
+    meta: new Map(), devices: [{ ...H100 }], ops, strings: new Map(), demangled: new Map(), span: { start: 0, end: t },
     streams: Array.from({ length: streams }, (_, s) => ({ id: s + 1, pid: 1, contextId: 1, deviceId: 1, cuptiStreamId: s + 10, flags: 0, priority: 0 })),
   };
   const host: Host = {

@@ -87,6 +87,17 @@ describe('round trip: export → import', () => {
       }
     };
     expect(rows(out)).toEqual(rows(src));
+    // Kernel names travel as stored (mangled); the importers' writer demangles them as the ingest did.
+    const names = (file: string) => {
+      const db = new Database(file, { readonly: true });
+      try {
+        return db.prepare('SELECT DISTINCT s.value, s.demangled FROM kernels k JOIN strings s ON s.id = k.name_id ORDER BY 1').all();
+      } finally {
+        db.close();
+      }
+    };
+    expect(names(out)).toEqual(names(src));
+    expect(names(out)).toEqual([{ value: expect.stringMatching(/^_ZN6runner/), demangled: 'runner::(anonymous namespace)::normaliseColumns(double const*, double*, int)' }]);
   });
 });
 

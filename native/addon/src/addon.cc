@@ -1,4 +1,4 @@
-// Module entry: devices(), cuptiInfo(path?), class Ingest, loadOps(path), loadCalls(path).
+// Module entry: devices(), cuptiInfo(path?), class Ingest, loadOps(path), loadCalls(path), demangle(names).
 #include <napi.h>
 
 #include <chrono>
@@ -11,6 +11,7 @@
 
 
 #include "cupti_info.h"
+#include "demangle.h"
 #include "device_inventory.h"
 #include "ingest_binding.h"
 #include "table_loader.h"
@@ -168,6 +169,23 @@ Napi::Value loadTimelineBinding(const Napi::CallbackInfo& info) {
   });
 }
 
+// One call for a whole list: the schema migration demangles every stored
+// name of a recording at once, and a call across Node-API costs more than
+// demangling a short name.
+Napi::Value demangleBinding(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 1 || !info[0].IsArray()) throw Napi::TypeError::New(env, "demangle expects an array of strings");
+  const Napi::Array names = info[0].As<Napi::Array>();
+  Napi::Array out = Napi::Array::New(env, names.Length());
+  for (uint32_t i = 0; i < names.Length(); i++) {
+    const Napi::Value v = names.Get(i);
+    if (!v.IsString()) throw Napi::TypeError::New(env, "demangle expects an array of strings (entry " + std::to_string(i) + " is not a string)");
+    const std::optional<std::string> d = demangle(v.As<Napi::String>().Utf8Value());
+    out.Set(i, d ? Napi::String::New(env, *d) : env.Null());
+  }
+  return out;
+}
+
 }  // namespace
 }  // namespace streamscope::addon
 
@@ -179,6 +197,7 @@ static Napi::Object InitStreamScopeAddon(Napi::Env env, Napi::Object exports) {
   exports.Set("loadOps", Napi::Function::New(env, loadOpsBinding, "loadOps"));
   exports.Set("loadCalls", Napi::Function::New(env, loadCallsBinding, "loadCalls"));
   exports.Set("loadTimeline", Napi::Function::New(env, loadTimelineBinding, "loadTimeline"));
+  exports.Set("demangle", Napi::Function::New(env, demangleBinding, "demangle"));
   return exports;
 }
 

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <map>
 
+#include "demangle.h"
 #include "device_inventory.h"
 #include "sqlite3.h"
 #include "zone_tables.h"
@@ -114,7 +115,7 @@ Ingest::Ingest(const std::string& db_path, uint64_t origin_ns) : db_path_(db_pat
     throw IngestError(db_path + ": " + problem);
   }
 
-  ins_string_ = prepare("INSERT INTO strings (value) VALUES (?)");
+  ins_string_ = prepare("INSERT INTO strings (value, demangled) VALUES (?, ?)");
   ins_kernel_ = prepare(
       "INSERT INTO kernels (start_ns, end_ns, device_id, context_id, stream_id, correlation_id, name_id, grid_x, grid_y, grid_z,"
       " block_x, block_y, block_z, registers_per_thread, static_shared_bytes, dynamic_shared_bytes, local_memory_per_thread,"
@@ -592,6 +593,12 @@ int64_t Ingest::internGlobal(const std::string& value) {
   auto it = strings_.find(value);
   if (it != strings_.end()) return it->second;
   sqlite3_bind_text(ins_string_, 1, value.data(), static_cast<int>(value.size()), SQLITE_TRANSIENT);
+  // Kernel names arrive mangled; the readable form is stored beside them
+  // (schema 7) so that every reader, the renderer included, has it without
+  // a demangler of its own. Once per distinct string.
+  const std::optional<std::string> demangled = demangle(value);
+  if (demangled) sqlite3_bind_text(ins_string_, 2, demangled->data(), static_cast<int>(demangled->size()), SQLITE_TRANSIENT);
+  else sqlite3_bind_null(ins_string_, 2);
   step(db_, ins_string_, db_path_);
   const int64_t id = sqlite3_last_insert_rowid(db_);
   strings_.emplace(value, id);

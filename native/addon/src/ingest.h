@@ -37,7 +37,7 @@ class IngestError : public std::runtime_error {
 };
 
 // The schema version this ingest writes (profiler/store/migrations).
-inline constexpr int kSchemaVersion = 6;
+inline constexpr int kSchemaVersion = 7;
 
 struct FlushInfo {
   uint32_t reason = 0, signal = 0;
