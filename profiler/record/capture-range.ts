@@ -198,9 +198,11 @@ function nvtxWindows(db: Db, name: string): CaptureWindows {
 
 /**
  * Per process, [start of a Start call, end of the next Stop call): both
- * calls belong to the capture, as the marks the program placed. Nested
- * runtime and driver calls (cudaProfilerStart calls cuProfilerStart) give
- * overlapping intervals that merge. A Stop before any Start ends nothing.
+ * calls belong to the capture, as the marks the program placed. A program
+ * that calls both APIs, or Start twice, gets overlapping intervals, which
+ * merge (the H100 recording of cudaProfilerStart holds no cuProfilerStart
+ * under it, but a driver-API program calls that one). A Stop before any
+ * Start ends nothing.
  */
 function profilerWindows(db: Db, calls: CallColumns): CaptureWindows {
   const control = new Map<number, 'start' | 'stop'>();

@@ -94,6 +94,10 @@ function expectedIds(file: string, windows: string): Record<string, number[]> {
   };
 }
 
+/** The windows of an NVTX capture, as expectedIds takes them: the closed instances of `name`; host rows of any process. */
+const nvtxWindowsSql = (name: string) => `w(pid, tid, hostpid, s, e) AS (SELECT r.pid, r.tid, NULL, r.start_ns, r.end_ns FROM nvtx_ranges r
+    JOIN strings n ON n.id = r.name_id WHERE n.value = '${name}' AND r.end_ns IS NOT NULL)`;
+
 function expectZonesValid(file: string): void {
   expect(zoneRuleProblems(file)).toEqual([]);
   const { written, recomputed } = zonesWrittenAndRecomputed(file, dir);
@@ -102,8 +106,7 @@ function expectZonesValid(file: string): void {
 
 describe('--capture-range nvtx:step on a PyTorch recording (torch_prefetch: 12 steps, prefetch and compute inside)', () => {
   const original = path.join(fixtures, 'torch_prefetch.sqlite');
-  const steps = `w(pid, tid, hostpid, s, e) AS (SELECT r.pid, r.tid, NULL, r.start_ns, r.end_ns FROM nvtx_ranges r
-      JOIN strings n ON n.id = r.name_id WHERE n.value = 'step' AND r.end_ns IS NOT NULL)`;
+  const steps = nvtxWindowsSql('step');
   let file: string;
   let result: CaptureResult;
   beforeAll(() => {
@@ -203,11 +206,42 @@ describe('a capture range that never occurred', () => {
   });
 });
 
-// No fixture program calls cudaProfilerStart/Stop (the recordings are real
-// and none of the recorded programs marks a profiled region), so these
-// tests insert the calls, as the collector stores them, into the API calls
-// of real multi-process and multi-thread recordings, and check the
-// intervals they make against SQL.
+describe('a real recording of cudaProfilerStart/Stop and NVTX ranges (profiler-range: scripts/device/probes/profiler_range.cu)', () => {
+  const original = path.join(fixtures, 'profiler-range.sqlite');
+
+  it('cuda-profiler-api keeps the work between Start and Stop, a second thread\'s launches included', () => {
+    // From the start of each Start call to the end of the next Stop call of its process; any thread.
+    const windows = `w(pid, tid, hostpid, s, e) AS (SELECT a.pid, NULL, a.pid, a.start_ns,
+        (SELECT b.end_ns FROM api_calls b JOIN strings t ON t.id = b.name_id
+          WHERE t.value = 'cudaProfilerStop' AND b.pid = a.pid AND b.start_ns >= a.start_ns ORDER BY b.start_ns LIMIT 1)
+      FROM api_calls a JOIN strings n ON n.id = a.name_id WHERE n.value = 'cudaProfilerStart')`;
+    const file = copyOf(original, 'profiler-range-api.sqlite');
+    const result = capture(file, { kind: 'cuda-profiler-api' });
+    const expected = expectedIds(original, windows);
+    for (const table of CAPTURE_TABLES) expect(allIds(file, table), table).toEqual(expected[table]);
+    // The probe: 12 kernels in the loops and 2 from the second thread inside; 5 before and 7 after left out.
+    expect(result).toMatchObject({ windows: 1, kept: { kernels: 14, memsets: 3 }, dropped: { kernels: 12 } });
+    expect(ids(file, `SELECT count(DISTINCT a.tid) FROM kernels k JOIN contexts c ON c.id = k.context_id
+        JOIN api_calls a ON a.pid = c.pid AND a.correlation_id = k.correlation_id`)).toEqual([2]);
+    expectZonesValid(file);
+  });
+
+  it('nvtx:loop keeps the three loops\' kernels and memsets', () => {
+    const file = copyOf(original, 'profiler-range-loop.sqlite');
+    const result = capture(file, { kind: 'nvtx', name: 'loop' });
+    const expected = expectedIds(original, nvtxWindowsSql('loop'));
+    for (const table of CAPTURE_TABLES) expect(allIds(file, table), table).toEqual(expected[table]);
+    expect(result).toMatchObject({ windows: 3, kept: { kernels: 12, memsets: 3 } });
+    expectZonesValid(file);
+  });
+});
+
+// The real recording above has one process and one Start/Stop interval.
+// For what it lacks — several intervals in a process, a Start with no Stop,
+// a Stop before any Start, runtime and driver calls nested, processes whose
+// intervals overlap in time — these tests insert the calls, as the collector
+// stores them, into the API calls of real multi-process and multi-thread
+// recordings, and check the intervals they make against SQL.
 describe('--capture-range cuda-profiler-api (profiler calls inserted into real recordings)', () => {
   let nextCorrelation = 4_000_000_000;
   /** Inserts one API call named `name` (stored names: runtime without version suffix, driver as exported). */
@@ -229,7 +263,7 @@ describe('--capture-range cuda-profiler-api (profiler calls inserted into real r
     const db = new Database(original);
     const tidOf = (pid: number) => db.prepare('SELECT tid FROM api_calls WHERE pid = ? LIMIT 1').pluck().get(pid) as number;
     const windows: [number, number, number][] = [];
-    // 841: two Start/Stop pairs, each cudaProfilerStart wrapping cuProfilerStart as the runtime does.
+    // 841: two Start/Stop pairs, each with a driver call inside the runtime one (a program using both APIs): one window each.
     for (const [from, to] of [[0, 30], [60, 80]] as const) {
       const s = launchStart(original, 841, from) - 1000;
       const t = launchStart(original, 841, to) - 1000;
