@@ -186,7 +186,12 @@ export interface WindowResponse {
   startNs: number;
   endNs: number;
   rows: WindowRow[];
-  /** Names of the items returned, by strings id. */
+  /**
+   * Names of the items returned, by strings id, as people read them: the
+   * demangled form of a mangled C++ name (SCHEMA.md, strings.demangled),
+   * else the stored name. The timeline shortens kernel names further
+   * (profiler/names.ts); details() has both full forms.
+   */
   strings: Record<number, string>;
   /** The tracks asked for in WindowRequest.concurrency, in that order. */
   concurrency?: ConcurrencyResponse[];
@@ -232,19 +237,22 @@ export type FieldValue = string | number | boolean | null;
 export interface ItemDetails {
   ref: ItemRef;
   kind: ItemKind;
+  /** As stored (a C++ kernel's mangled name). */
   name: string;
+  /** The demangled form of `name` (strings.demangled); null when it is not a mangled C++ name. */
+  demangledName: string | null;
   startNs: number;
   endNs: number;
   durationNs: number;
   /** Every stored column of the row (raw values), plus derived ones (GB/s, kind names). */
   fields: Record<string, FieldValue>;
   /** GPU op → the API call that launched it; API call → the GPU operations it launched. */
-  related: { ref: ItemRef; kind: ItemKind; name: string; startNs: number; endNs: number; rowId: RowId }[];
+  related: { ref: ItemRef; kind: ItemKind; name: string; demangledName: string | null; startNs: number; endNs: number; rowId: RowId }[];
   rowId: RowId;
 }
 
 export interface SearchRequest {
-  /** Case-insensitive substring of the name; empty matches all. */
+  /** Case-insensitive substring of the name, as stored or demangled (`CUDAFunctor_add<float>`); empty matches all. */
   text: string;
   kinds?: ItemKind[];
   limit?: number;
@@ -264,15 +272,18 @@ export interface SearchCursor {
 }
 
 export interface SearchResponse {
-  /** Distinct names that match, with how often and how long in total. */
-  names: { nameId: number; name: string; count: number; totalNs: number }[];
+  /** Distinct names that match, with how often and how long in total; demangledName as in ItemDetails. */
+  names: { nameId: number; name: string; demangledName: string | null; count: number; totalNs: number }[];
   /** First matching items in time order, up to `limit`. */
   items: (TimelineItem & { rowId: RowId })[];
   total: number;
 }
 
 export interface KernelStat {
+  /** As stored (mangled for C++ kernels). */
   name: string;
+  /** Its demangled form, null when it is not a mangled C++ name. */
+  demangledName: string | null;
   count: number;
   totalNs: number;
   meanNs: number;

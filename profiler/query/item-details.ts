@@ -7,6 +7,7 @@ import type { Database } from 'better-sqlite3';
 import { rowsByCorrelation, type ZonedTable } from '../store/zones.ts';
 import { ApiError } from './api-error.ts';
 import type { FieldValue, ItemDetails, ItemKind, ItemRef, ItemTable, RowId } from './api.ts';
+import type { StoredName } from '../names.ts';
 import { COPY_KIND_NAMES } from '../analysis/trace.ts';
 import {
   apiRowId, copyItemName, isItemTable, itemKindOf, MEMSET_ITEM_NAME, memoryKindName, nvtxRowId, streamKind, streamRowId,
@@ -16,8 +17,8 @@ import {
 type StoredRow = Record<string, FieldValue>;
 type Related = ItemDetails['related'][number];
 
-/** Looks up a strings id ('' for none). */
-export type NameOf = (id: number | null | undefined) => string;
+/** Looks up a strings id: its value and demangled form (name '' for none). */
+export type NameOf = (id: number | null | undefined) => StoredName;
 
 const GPU_TABLES: readonly ZonedTable[] = ['kernels', 'memcpys', 'memsets'];
 
@@ -36,7 +37,7 @@ export class ItemDetailsReader {
     const { startNs, endNs } = extent(row);
     const related = this.#related(ref.table, row);
     return {
-      ref, kind: itemKindOf(ref.table, row as { copy_kind?: number }), name: this.#name(ref.table, row), startNs, endNs, durationNs: endNs - startNs,
+      ref, kind: itemKindOf(ref.table, row as { copy_kind?: number }), ...this.#name(ref.table, row), startNs, endNs, durationNs: endNs - startNs,
       fields, related, rowId: this.#rowId(ref.table, row, related),
     };
   }
@@ -51,12 +52,12 @@ export class ItemDetailsReader {
     return row;
   }
 
-  #name(table: ItemTable, row: StoredRow): string {
+  #name(table: ItemTable, row: StoredRow): StoredName {
     switch (table) {
       case 'kernels': case 'api_calls': case 'nvtx_ranges': return this.#nameOf(row.name_id as number);
-      case 'memcpys': return copyItemName(row.copy_kind as number);
-      case 'memsets': return MEMSET_ITEM_NAME;
-      case 'syncs': return syncItemName(row.sync_type as number);
+      case 'memcpys': return { name: copyItemName(row.copy_kind as number), demangledName: null };
+      case 'memsets': return { name: MEMSET_ITEM_NAME, demangledName: null };
+      case 'syncs': return { name: syncItemName(row.sync_type as number), demangledName: null };
     }
   }
 
@@ -70,7 +71,7 @@ export class ItemDetailsReader {
     const out: Record<string, FieldValue> = {};
     const { startNs, endNs } = extent(row);
     out.duration_ns = endNs - startNs;
-    if ('name_id' in row) out.name = this.#nameOf(row.name_id as number);
+    if ('name_id' in row) out.name = this.#nameOf(row.name_id as number).name;
     if (row.stream_id !== undefined && row.stream_id !== null) Object.assign(out, this.#streamFields(row.stream_id as number));
     if (table === 'kernels') {
       out.grid = `${row.grid_x}×${row.grid_y}×${row.grid_z}`;
@@ -86,7 +87,7 @@ export class ItemDetailsReader {
     } else if (table === 'api_calls') {
       out.domain_name = row.domain === 1 ? 'runtime' : row.domain === 2 ? 'driver' : null;
     } else if (table === 'nvtx_ranges') {
-      out.domain_name = row.domain_id === null || row.domain_id === undefined ? null : this.#nameOf(row.domain_id as number);
+      out.domain_name = row.domain_id === null || row.domain_id === undefined ? null : this.#nameOf(row.domain_id as number).name;
     }
     if (table === 'memcpys' || table === 'memsets') {
       // bytes per ns is GB/s (1e9 bytes per second), as the report prints it.
@@ -123,7 +124,7 @@ export class ItemDetailsReader {
   #brief(table: ItemTable, row: StoredRow): Related {
     const { startNs, endNs } = extent(row);
     return {
-      ref: { table, id: row.id as number }, kind: itemKindOf(table, row as { copy_kind?: number }) as ItemKind, name: this.#name(table, row),
+      ref: { table, id: row.id as number }, kind: itemKindOf(table, row as { copy_kind?: number }) as ItemKind, ...this.#name(table, row),
       startNs, endNs, rowId: this.#rowId(table, row, []),
     };
   }

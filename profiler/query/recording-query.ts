@@ -15,6 +15,7 @@ import { ScopeError, STEADY_STATE, type Scope, type ScopeInfo, type TimelineColu
 import { loadTrace, type Trace } from '../analysis/trace.ts';
 import { loadTimelineColumns } from '../native/addon.ts';
 import { exportChromeTrace, type ExportSummary } from '../export/chrome-trace.ts';
+import { fullName, type StoredName } from '../names.ts';
 import type { Finding } from '../analysis/findings/types.ts';
 import { readMeta } from '../store/database.ts';
 import { DropSource } from '../store/enums.ts';
@@ -77,7 +78,7 @@ export class RecordingQuery {
   #columns: TimelineColumns | null = null;
   #wholeTrace: Trace | null = null;
   #summary: RecordingSummary | null = null;
-  readonly #names = new Map<number, string>();
+  readonly #names = new Map<number, StoredName>();
 
   /** Opens `file` read-only; throws ApiError (not-found, not-a-recording, corrupt, locked, newer-schema) naming it. */
   constructor(recordingId: string, file: string) {
@@ -143,11 +144,13 @@ export class RecordingQuery {
     return this.#wholeTrace;
   }
 
-  #name(id: number | null | undefined): string {
-    if (id === null || id === undefined) return '';
+  /** A strings row: its value and demangled form, read once. */
+  #name(id: number | null | undefined): StoredName {
+    if (id === null || id === undefined) return { name: '', demangledName: null };
     let s = this.#names.get(id);
     if (s === undefined) {
-      s = (this.#db.prepare('SELECT value FROM strings WHERE id = ?').pluck().get(id) as string | undefined) ?? `#${id}`;
+      const row = this.#db.prepare('SELECT value, demangled FROM strings WHERE id = ?').raw().get(id) as [string, string | null] | undefined;
+      s = { name: row?.[0] ?? `#${id}`, demangledName: row?.[1] ?? null };
       this.#names.set(id, s);
     }
     return s;
@@ -259,7 +262,7 @@ export class RecordingQuery {
       const nameIds = new Set<number>();
       const rows = req.rows.map((rowId) => this.#windowRow(rowId, req, nameIds));
       const strings: Record<number, string> = {};
-      for (const id of nameIds) strings[id] = this.#name(id);
+      for (const id of nameIds) strings[id] = fullName(this.#name(id));
       if (!req.concurrency) return { startNs: req.startNs, endNs: req.endNs, rows, strings };
       // The tracks from the same rows, here rather than in the page: for a
       // window of ~250 k items the sweep takes tens of ms, which the page's

@@ -1,11 +1,14 @@
 // Search: items whose name contains the text (case-insensitive), optionally
-// of some kinds only. Kernels, API calls and NVTX ranges are named by the
+// of some kinds only. A C++ kernel matches by its stored (mangled) name and
+// by its demangled one (strings.demangled), which is what people type:
+// `CUDAFunctor_add`, `at::native::`. Kernels, API calls and NVTX ranges are named by the
 // strings table (small: distinct names), so matching happens there and the
 // item tables are read by name_id. Copies, memsets and synchronizations
 // have no stored name: they match by the name details() gives them
 // ("Memcpy HtoD", "Memset", "Synchronize (stream synchronize)"), one group
 // per copy kind / sync type, and carry nameId 0, as in window().
 import type { Database } from 'better-sqlite3';
+import type { StoredName } from '../names.ts';
 import { ApiError } from './api-error.ts';
 import type { ItemKind, ItemTable, SearchRequest, SearchResponse } from './api.ts';
 import { copyItemName, itemKindOfCopy, MEMSET_ITEM_NAME, syncItemName } from './item-kinds.ts';
@@ -96,7 +99,8 @@ export class NameSearch {
     const text = req.text.toLowerCase();
     // instr(lower()) rather than LIKE: no escaping of % and _; SQLite's lower()
     // folds ASCII, which kernel and API names are written in.
-    const matchingNames = new Map(db.prepare('SELECT id, value FROM strings WHERE instr(lower(value), ?) > 0').raw().all(text) as [number, string][]);
+    const matchingNames = new Map<number, StoredName>((db.prepare('SELECT id, value, demangled FROM strings WHERE instr(lower(value), ?) > 0 OR instr(lower(demangled), ?) > 0')
+      .raw().all(text, text) as [number, string, string | null][]).map(([id, name, demangledName]) => [id, { name, demangledName }]));
     const names: SearchResponse['names'] = [];
     const items: FoundItem[] = [];
     for (const src of SOURCES) {
@@ -105,7 +109,8 @@ export class NameSearch {
         .filter((g) => wanted(src.kindOf(g.k)));
       if (groups.length === 0) continue;
       for (const g of groups) {
-        names.push({ nameId: src.nameOf ? 0 : g.k, name: src.nameOf ? src.nameOf(g.k) : matchingNames.get(g.k)!, count: g.count, totalNs: g.totalNs });
+        const name: StoredName = src.nameOf ? { name: src.nameOf(g.k), demangledName: null } : matchingNames.get(g.k)!;
+        names.push({ nameId: src.nameOf ? 0 : g.k, ...name, count: g.count, totalNs: g.totalNs });
       }
       if (limit === 0) continue;
       // One scan per table; the first `limit` of each table hold the first `limit` overall.

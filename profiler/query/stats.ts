@@ -16,7 +16,7 @@ export function buildStats(analysis: Analysis): StatsResponse {
   const { trace, diagnosis } = analysis;
   const ctx = diagnosis.context;
   const kernels = summarizeKernels(trace).map((k) => ({
-    name: k.name, count: k.count, totalNs: k.total, meanNs: k.mean, minNs: k.min, maxNs: k.max, share: k.share,
+    name: k.name, demangledName: k.demangledName, count: k.count, totalNs: k.total, meanNs: k.mean, minNs: k.min, maxNs: k.max, share: k.share,
   }));
   const copies = summarizeCopies(trace).map((c) => ({
     direction: c.direction, srcKind: c.srcKind, dstKind: c.dstKind, count: c.count, bytes: c.bytes, totalNs: c.total, gbPerS: c.gigabytesPerSecond ?? 0,

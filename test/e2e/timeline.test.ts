@@ -98,6 +98,11 @@ describe('timeline in Chromium', () => {
     await page.waitForSelector('[data-testid="details"] [data-field="start_ns"]');
     for (const [col, value] of Object.entries(k)) expect(await field(page, col), col).toBe(value === null ? '—' : String(value));
     expect(await field(page, 'name')).toBe(name);
+    // The kernel's own name, then both full forms: demangled and as stored (mangled).
+    const demangled = sql<{ demangled: string }>(concurrent, 'SELECT demangled FROM strings WHERE id = ?', k.name_id)[0]!.demangled;
+    expect(await page.locator('[data-testid="details-name"]').textContent()).toBe('normaliseColumns');
+    expect(await page.locator('[data-testid="details-demangled"]').textContent()).toBe(demangled);
+    expect(await page.locator('[data-testid="details-stored-name"]').textContent()).toBe(name);
     expect(await field(page, 'duration_ns')).toBe(String(k.end_ns! - k.start_ns!));
     expect(await page.locator('[data-testid="details"]').textContent()).toContain(`(${k.grid_x}, ${k.grid_y}, ${k.grid_z})`);
     const launch = sql<{ id: number; name: string }>(concurrent, 'SELECT a.id, s.value AS name FROM api_calls a JOIN strings s ON s.id = a.name_id WHERE a.correlation_id = ?', k.correlation_id)[0]!;
@@ -242,8 +247,9 @@ describe('stats in Chromium', () => {
     await page.click('[data-testid="tab-stats"]');
     await page.waitForSelector('[data-testid="stats-kernels"] tbody tr');
     const cell = page.locator('[data-testid="stats-kernels"] tbody tr').first().locator('td');
-    const k = sql<{ name: string; n: number }>(concurrent, 'SELECT s.value AS name, count(*) AS n FROM kernels k JOIN strings s ON s.id = k.name_id GROUP BY 1')[0]!;
-    expect(await cell.nth(0).getAttribute('title')).toBe(k.name);
+    const k = sql<{ demangled: string; n: number }>(concurrent, 'SELECT s.demangled, count(*) AS n FROM kernels k JOIN strings s ON s.id = k.name_id GROUP BY 1')[0]!;
+    // The short name, the full demangled one on hover.
+    expect(await cell.nth(0).getAttribute('title')).toBe(k.demangled);
     expect(await cell.nth(0).textContent()).toBe('normaliseColumns');
     expect(await cell.nth(1).textContent()).toBe(String(k.n));
     const copies = sql<{ n: number; bytes: number }>(concurrent, 'SELECT count(*) AS n, sum(bytes) AS bytes FROM memcpys WHERE copy_kind = 1')[0]!;

@@ -65,7 +65,7 @@ describe('overview from zones', () => {
     const old = new Database(file);
     const shape = 'SELECT table_id, first_id, max_dur_ns, max_gap_ns, copy_kind_rows FROM zones ORDER BY table_id, first_id';
     const shapes = old.prepare(shape).all();
-    old.exec('ALTER TABLE zones DROP COLUMN busy_ns; ALTER TABLE zones DROP COLUMN max_dur_ns; ALTER TABLE zones DROP COLUMN max_gap_ns; ALTER TABLE zones DROP COLUMN copy_kind_rows');
+    old.exec('ALTER TABLE zones DROP COLUMN busy_ns; ALTER TABLE zones DROP COLUMN max_dur_ns; ALTER TABLE zones DROP COLUMN max_gap_ns; ALTER TABLE zones DROP COLUMN copy_kind_rows; ALTER TABLE strings DROP COLUMN demangled');
     old.pragma('user_version = 4');
     old.close();
     const db = openRecording(file, { readonly: true });

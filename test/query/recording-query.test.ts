@@ -21,6 +21,8 @@ const one = <T>(sql: string, ...a: unknown[]) => db.prepare(sql).get(...a) as T;
 const count = (sql: string, ...a: unknown[]) => (db.prepare(sql).pluck().get(...a) as number);
 /** The runner's one kernel, as CUPTI names it (mangled). */
 const kernelName = db.prepare('SELECT s.value FROM kernels k JOIN strings s ON s.id = k.name_id LIMIT 1').pluck().get() as string;
+/** … and as people read it: `runner::(anonymous namespace)::normaliseColumns(double const*, double*, int)`. */
+const kernelDemangled = db.prepare('SELECT s.demangled FROM kernels k JOIN strings s ON s.id = k.name_id LIMIT 1').pluck().get() as string;
 
 describe('summary', () => {
   it('counts, streams, threads and devices as stored', () => {
@@ -74,7 +76,7 @@ describe('window', () => {
         .sort();
       expect(got).toEqual(want);
       expect(w.rows[0]!.coverage).toEqual([]);
-      for (const it of w.rows[0]!.items) if (it.ref.table === 'kernels') expect(w.strings[it.nameId]).toBe(kernelName);
+      for (const it of w.rows[0]!.items) if (it.ref.table === 'kernels') expect(w.strings[it.nameId]).toBe(kernelDemangled);
     }
   });
 
@@ -282,6 +284,7 @@ describe('details', () => {
     expect(d.fields.grid).toBe(`${k.grid_x}×${k.grid_y}×${k.grid_z}`);
     expect(d.fields.block).toBe(`${k.block_x}×${k.block_y}×${k.block_z}`);
     expect(d.name).toBe(kernelName);
+    expect(d.demangledName).toBe(kernelDemangled);
     expect(d.rowId).toBe(`stream:${k.stream_id}`);
     expect(d.durationNs).toBe(k.end_ns! - k.start_ns!);
     expect(d.related).toHaveLength(1);
@@ -341,7 +344,7 @@ describe('search', () => {
   it('kernel names, case-insensitive, with counts and items in time order', () => {
     const r = q.search({ text: 'NORMALISEcolumns' });
     expect(r.total).toBe(8);
-    expect(r.names).toEqual([{ nameId: expect.any(Number), name: kernelName, count: 8, totalNs: count('SELECT sum(end_ns - start_ns) FROM kernels') }]);
+    expect(r.names).toEqual([{ nameId: expect.any(Number), name: kernelName, demangledName: kernelDemangled, count: 8, totalNs: count('SELECT sum(end_ns - start_ns) FROM kernels') }]);
     expect(r.items).toHaveLength(8);
     expect(r.items.map((i) => i.startNs)).toEqual([...r.items.map((i) => i.startNs)].sort((a, b) => a - b));
     expect(r.items.every((i) => i.rowId.startsWith('stream:') && i.kind === 'kernel')).toBe(true);
@@ -365,7 +368,7 @@ describe('search', () => {
   it('copies and synchronizations by kind and by the names details() gives them', () => {
     const h2d = q.search({ text: '', kinds: ['memcpy-h2d'], limit: 1000 });
     expect(h2d.total).toBe(count('SELECT count(*) FROM memcpys WHERE copy_kind = 1'));
-    expect(h2d.names).toEqual([{ nameId: 0, name: 'Memcpy HtoD', count: h2d.total, totalNs: count('SELECT sum(end_ns - start_ns) FROM memcpys WHERE copy_kind = 1') }]);
+    expect(h2d.names).toEqual([{ nameId: 0, name: 'Memcpy HtoD', demangledName: null, count: h2d.total, totalNs: count('SELECT sum(end_ns - start_ns) FROM memcpys WHERE copy_kind = 1') }]);
     expect(h2d.items.every((i) => i.kind === 'memcpy-h2d' && i.nameId === 0)).toBe(true);
     const first = h2d.items[0]!;
     expect(q.details(first.ref).name).toBe('Memcpy HtoD');
@@ -380,7 +383,7 @@ describe('stats and concurrency', () => {
   it('kernel and copy totals match SQL; one row per used stream; a symmetric overlap matrix', () => {
     const s = q.stats();
     const k = one<{ n: number; t: number; mn: number; mx: number }>('SELECT count(*) AS n, sum(end_ns - start_ns) AS t, min(end_ns - start_ns) AS mn, max(end_ns - start_ns) AS mx FROM kernels');
-    expect(s.kernels).toEqual([{ name: kernelName, count: k.n, totalNs: k.t, meanNs: k.t / k.n, minNs: k.mn, maxNs: k.mx, share: 1 }]);
+    expect(s.kernels).toEqual([{ name: kernelName, demangledName: kernelDemangled, count: k.n, totalNs: k.t, meanNs: k.t / k.n, minNs: k.mn, maxNs: k.mx, share: 1 }]);
     for (const c of s.copies) {
       const kind = c.direction === 'HtoD' ? 1 : 2;
       const m = one<{ n: number; b: number; t: number }>('SELECT count(*) AS n, sum(bytes) AS b, sum(end_ns - start_ns) AS t FROM memcpys WHERE copy_kind = ?', kind);

@@ -5,6 +5,7 @@
 // (recording, view, selection, hidden rows, folded groups, tab) is mirrored
 // into the URL hash (url-state.ts).
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import { fullName } from '../../../profiler/names.ts';
 import type { Capabilities, Finding, ItemDetails, ItemRef, RecordingHandle, RecordingSummary, SearchCursor, SearchResponse } from '../../../profiler/query/api.ts';
 import { getApi, toApiError, type ApiCallError } from '../api/client.ts';
 import { ALL_KINDS, KIND_COLORS, KIND_FILTERS, KIND_LABELS } from '../base/colors.ts';
@@ -411,7 +412,7 @@ export function App() {
             </select>
             <button data-testid="search-prev" title="Previous match (Shift+Enter)" disabled={!searchRes?.items.length} onClick={() => step(-1)}>‹</button>
             <button data-testid="search-next" title="Next match (Enter)" disabled={!searchRes?.items.length} onClick={() => step(1)}>›</button>
-            <span className="match-count" data-testid="search-count" title={searchRes?.names.slice(0, 20).map((n) => `${n.name} × ${n.count}`).join('\n')}>{matchText}</span>
+            <span className="match-count" data-testid="search-count" title={searchRes?.names.slice(0, 20).map((n) => `${fullName(n)} × ${n.count}`).join('\n')}>{matchText}</span>
           </span>}
           {tab !== 'compare' && hidden.size > 0 && (
             <select className="hidden-rows" data-testid="hidden-rows" value="" onChange={(e) => {

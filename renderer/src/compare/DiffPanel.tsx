@@ -6,7 +6,7 @@
 // shows at a glance which kernels the change made faster or slower.
 import type { DiffSummary } from '../../../profiler/query/api.ts';
 import type { Delta } from '../../../profiler/compare/diff.ts';
-import { shortName } from '../../../profiler/names.ts';
+import { fullName, shortName } from '../../../profiler/names.ts';
 import { SortTable, type Col } from '../base/tables.tsx';
 import { formatBytes, formatDuration } from '../base/time.ts';
 
@@ -75,7 +75,7 @@ export function DiffPanel(props: { diff: DiffSummary | null; error: string | nul
   const maxKernelDelta = Math.max(0, ...diff.kernels.map((k) => Math.abs(k.totalNs.delta ?? 0)));
 
   const kernelCols: Col<DiffSummary['kernels'][number]>[] = [
-    { key: 'name', label: 'kernel', value: (k) => shortName(k.name), show: (k) => <span className="kname" title={k.name}>{shortName(k.name)}</span> },
+    { key: 'name', label: 'kernel', value: (k) => shortName(fullName(k)), show: (k) => <span className="kname" title={fullName(k)}>{shortName(fullName(k))}</span> },
     { key: 'count', label: 'count', numeric: true, value: (k) => k.count.b ?? k.count.a ?? 0, show: (k) => <Change d={k.count} better="lower" format={count} /> },
     { key: 'total', label: 'total', numeric: true, value: (k) => k.totalNs.b ?? 0, show: (k) => <Change d={k.totalNs} better="lower" format={dur} /> },
     { key: 'delta', label: 'Δ total', numeric: true, value: (k) => k.totalNs.delta ?? 0,

@@ -28,7 +28,7 @@ export function anchorRequest(a: Alignment): SearchRequest | null {
 /**
  * The anchor (ns since the recording's origin) in a search answer: the
  * first GPU operation, or the occurrence-th (1-based, in time order) item
- * whose name is exactly `name` — or, when no name matches exactly, that
+ * whose name (stored or demangled) is exactly `name` — or, when no name matches exactly, that
  * occurrence among the names that contain it. Null when there is none
  * (the view says so and keeps the recording unshifted).
  */
@@ -36,7 +36,7 @@ export function anchorOf(a: Alignment, res: SearchResponse | null): number | nul
   if (a.by === 'origin') return 0;
   if (!res || res.items.length === 0) return null;
   if (a.by === 'first-gpu') return res.items[0]!.startNs;
-  const exact = new Set(res.names.filter((n) => n.name === a.name).map((n) => n.nameId));
+  const exact = new Set(res.names.filter((n) => n.name === a.name || n.demangledName === a.name).map((n) => n.nameId));
   const items = exact.size > 0 ? res.items.filter((i) => exact.has(i.nameId)) : res.items;
   return items[Math.max(1, a.occurrence) - 1]?.startNs ?? null;
 }

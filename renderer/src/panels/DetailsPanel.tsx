@@ -5,7 +5,7 @@
 import { memo } from 'react';
 import type { FieldValue, ItemDetails, ItemRef, RecordingSummary } from '../../../profiler/query/api.ts';
 import { KIND_COLORS, KIND_LABELS } from '../base/colors.ts';
-import { shortName } from '../../../profiler/names.ts';
+import { fullName, shortName } from '../../../profiler/names.ts';
 import { formatBytes, formatDuration, formatTimestamp } from '../base/time.ts';
 import { refKey } from '../app/url-state.ts';
 
@@ -69,8 +69,10 @@ export const DetailsPanel = memo(function DetailsPanel(props: {
             <span className="d-kind">{KIND_LABELS[d.kind]}</span>
             <span className="d-dur">{formatDuration(d.durationNs)}</span>
           </div>
-          <div className="d-name" data-testid="details-name" title={d.name}>{d.kind === 'kernel' ? shortName(d.name) : d.name}</div>
-          {d.kind === 'kernel' && shortName(d.name) !== d.name && <div className="d-mangled" title="Name as stored">{d.name}</div>}
+          {/* A kernel: its own name, then both full forms (demangled, as stored) where they say more. */}
+          <div className="d-name" data-testid="details-name" title={fullName(d)}>{d.kind === 'kernel' ? shortName(fullName(d)) : d.name}</div>
+          {d.kind === 'kernel' && d.demangledName !== null && <div className="d-demangled" data-testid="details-demangled" title="Demangled name">{d.demangledName}</div>}
+          {d.kind === 'kernel' && shortName(fullName(d)) !== d.name && <div className="d-mangled" data-testid="details-stored-name" title="Name as stored">{d.name}</div>}
           <table className="kv d-summary"><tbody>
             {summaryRows(d, summary).map(([k, v]) => <tr key={k}><th>{k}</th><td>{v}</td></tr>)}
           </tbody></table>
@@ -78,10 +80,10 @@ export const DetailsPanel = memo(function DetailsPanel(props: {
             <>
               <h3>{d.ref.table === 'api_calls' ? `GPU work it launched (${d.related.length})` : 'Launched by'}</h3>
               {d.related.map((r) => (
-                <button key={refKey(r.ref)} className="related" data-testid="related" title={`${r.name} · ${r.rowId}`}
+                <button key={refKey(r.ref)} className="related" data-testid="related" title={`${fullName(r)} · ${r.rowId}`}
                   onClick={() => props.onGo(r.ref, Math.min(r.startNs, d.startNs), Math.max(r.endNs, d.endNs))}>
                   <i className="swatch" style={{ background: KIND_COLORS[r.kind] }} />
-                  <span className="r-name">{r.kind === 'kernel' ? shortName(r.name) : r.name}</span>
+                  <span className="r-name">{r.kind === 'kernel' ? shortName(fullName(r)) : r.name}</span>
                   <span className="r-dur">{formatDuration(r.endNs - r.startNs)}</span>
                 </button>
               ))}

@@ -8,7 +8,7 @@ import { Bar, SortTable, type Col } from '../base/tables.tsx';
 import type { RecordingSummary, StatsResponse } from '../../../profiler/query/api.ts';
 import { getApi } from '../api/client.ts';
 import { KIND_COLORS } from '../base/colors.ts';
-import { shortName } from '../../../profiler/names.ts';
+import { fullName, shortName } from '../../../profiler/names.ts';
 import { formatBytes, formatDuration, formatPercent } from '../base/time.ts';
 import { deviceTitle } from '../timeline/rows.ts';
 
@@ -53,7 +53,7 @@ export function StatsView(props: { summary: RecordingSummary; onError: (e: unkno
       <section>
         <h2>Kernels <span className="h-note">{stats.kernels.length} distinct, {summary.counts.kernels.toLocaleString('en-US')} launches</span></h2>
         <SortTable testId="stats-kernels" initial="total" rows={stats.kernels} cols={[
-          { key: 'name', label: 'name', value: (r) => r.name, title: (r) => r.name, show: (r) => <span className="kname">{shortName(r.name)}</span> },
+          { key: 'name', label: 'name', value: (r) => r.name, title: (r) => fullName(r), show: (r) => <span className="kname">{shortName(fullName(r))}</span> },
           { key: 'count', label: 'count', numeric: true, value: (r) => r.count },
           { key: 'total', label: 'total', numeric: true, value: (r) => r.totalNs, show: (r) => <Bar share={r.totalNs / maxKernelNs} text={formatDuration(r.totalNs)} color={KIND_COLORS.kernel} /> },
           { key: 'mean', label: 'mean', numeric: true, value: (r) => r.meanNs, show: (r) => formatDuration(r.meanNs) },
