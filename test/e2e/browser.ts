@@ -18,6 +18,7 @@ declare global {
       frames: number[];
       dataFrames: number;
       idle(): boolean;
+      iterationBoxes(): { instance: number; warmUp: boolean; outlier: boolean; rect: { x: number; y: number; w: number; h: number } | null }[] | null;
     };
   }
 }
@@ -75,6 +76,14 @@ export async function launch(): Promise<Browser> {
 export async function serve(files: string[]): Promise<RunningServer> {
   buildRenderer();
   return startServer({ files, port: 0, staticDir: rendererDist });
+}
+
+/** One API call over HTTP, as the page makes it (the token in its header); rejects with the error the server answered. */
+export async function callApi<T>(server: RunningServer, method: string, ...args: unknown[]): Promise<T> {
+  const r = await fetch(`${server.url.split('?')[0]}api/${method}`, { method: 'POST', headers: { 'x-streamscope-token': server.token }, body: JSON.stringify({ args }) });
+  const body = await r.json() as T;
+  if (!r.ok) throw new Error(`${method}: ${JSON.stringify(body)}`);
+  return body;
 }
 
 /** Opens the app and waits until the timeline has drawn a frame with data. */

@@ -6,6 +6,8 @@
 //     --select TABLE:ID  select an item (details panel, launch arrow), e.g. kernels:1
 //     --search TEXT      search and highlight (e.g. a kernel name)
 //     --stats            the Stats tab instead of the timeline
+//     --scope KEY        the findings' and stats' scope: whole, range:NAME, range:NAME#k, window:START..END
+//                        (default: the steady state; the shot waits for their answer)
 //     --compare OTHER    the compare view: RECORDING (base) against OTHER.sqlite
 //     --size WxH         viewport in CSS pixels (default 1600x560)
 import path from 'node:path';
@@ -17,12 +19,12 @@ const { values, positionals } = parseArgs({
   allowPositionals: true,
   options: {
     gpu: { type: 'boolean' }, range: { type: 'string' }, select: { type: 'string' }, search: { type: 'string' },
-    stats: { type: 'boolean' }, compare: { type: 'string' }, size: { type: 'string', default: '1600x560' },
+    stats: { type: 'boolean' }, compare: { type: 'string' }, size: { type: 'string', default: '1600x560' }, scope: { type: 'string' },
   },
 });
 const [file, out] = positionals;
 if (!file || !out) {
-  process.stderr.write('usage: node test/e2e/screenshot.ts RECORDING.sqlite OUT.png [--gpu | --range START:END] [--select TABLE:ID] [--search TEXT] [--stats] [--size WxH]\n');
+  process.stderr.write('usage: node test/e2e/screenshot.ts RECORDING.sqlite OUT.png [--gpu | --range START:END] [--select TABLE:ID] [--search TEXT] [--stats] [--scope KEY] [--size WxH]\n');
   process.exit(2);
 }
 const [width, height] = values.size!.split('x').map(Number) as [number, number];
@@ -47,13 +49,14 @@ try {
   }
   if (values.select) hash.set('sel', values.select);
   if (values.stats) hash.set('tab', 'stats');
+  if (values.scope) hash.set('scope', values.scope);
   if (values.compare) {
     hash.set('tab', 'compare');
     hash.set('cmp', list.map((r) => r.recordingId).join(','));
   }
   const page = await browser.newPage({ viewport: { width, height } });
   await page.goto(`${server.url}#${hash}`);
-  if (values.stats) await page.waitForSelector('[data-testid="stats-view"]');
+  if (values.stats) await page.waitForSelector('[data-testid="stats-view"] [data-testid="stats-scope"][data-pending="false"]');
   else if (values.compare) {
     await page.waitForSelector('[data-testid="diff-gpu-span"]');
     await page.waitForFunction(() => document.querySelectorAll('[data-testid="compare-lane"]').length >= 2 && (window.__streamscope?.dataFrames ?? 0) > 0);
@@ -66,6 +69,8 @@ try {
       await page.waitForFunction(() => /match/.test(document.querySelector('[data-testid="search-count"]')?.textContent ?? ''));
     }
     if (values.select) await page.waitForSelector('[data-testid="details"] [data-field="id"]');
+    // The findings of the scope (and with them start-up and the iterations, asked at the same time).
+    await page.waitForSelector('[data-testid="findings"][data-pending="false"]');
     await settled(page);
   }
   await page.screenshot({ path: out });

@@ -2,11 +2,17 @@
 // drop, recent files in the desktop app; the files given to `serve` in
 // browser mode), the timeline and stats views, search, the details and
 // findings panels, error banners, the record dialog. State worth a reload
-// (recording, view, selection, hidden rows, folded groups, tab) is mirrored
-// into the URL hash (url-state.ts).
+// (recording, view, selection, hidden rows, folded groups, scope, tab) is
+// mirrored into the URL hash (url-state.ts).
+//
+// The scope: what the findings panel and the stats analyse (scope/). The
+// steady state by default; the menu picks the whole recording or an NVTX
+// range; a range selected on the timeline becomes the scope (a window) while
+// it lasts, and clearing it goes back to the scope picked before; a click on
+// a box of the iterations row picks that instance.
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { fullName } from '../../../profiler/names.ts';
-import type { Capabilities, Finding, ItemDetails, ItemRef, RecordingHandle, RecordingSummary, SearchCursor, SearchResponse } from '../../../profiler/query/api.ts';
+import type { Capabilities, Finding, ItemDetails, ItemRef, RecordingHandle, RecordingSummary, Scope, SearchCursor, SearchResponse } from '../../../profiler/query/api.ts';
 import { getApi, toApiError, type ApiCallError } from '../api/client.ts';
 import { ALL_KINDS, KIND_COLORS, KIND_FILTERS, KIND_LABELS } from '../base/colors.ts';
 import { formatDuration, formatTimestamp } from '../base/time.ts';
@@ -15,6 +21,9 @@ import { formatAlignment } from '../compare/align.ts';
 import { DetailsPanel } from '../panels/DetailsPanel.tsx';
 import { FindingsPanel } from '../panels/FindingsPanel.tsx';
 import { RecordDialog } from '../record/RecordDialog.tsx';
+import { useOverlays } from '../scope/overlays.ts';
+import { parseScope, scopeKey, STEADY_STATE, windowScope } from '../scope/scope.ts';
+import { useScopedAnswer } from '../scope/scoped-answer.ts';
 import { StatsView } from '../stats/StatsView.tsx';
 import type { SearchHighlight } from '../timeline/draw.ts';
 import { buildGroups } from '../timeline/rows.ts';
@@ -48,6 +57,9 @@ interface RecordingUi {
   selected: ItemRef | null;
   hidden: Set<string>;
   folded: Set<string>;
+  scope: Scope;
+  /** The range selected on the timeline. */
+  range: [number, number] | null;
 }
 
 const SEARCH_LIMIT = 10_000;
@@ -69,7 +81,13 @@ export function App() {
   const [details, setDetails] = useState<ItemDetails | null>(null);
   const [hidden, setHidden] = useState<Set<string>>(new Set());
   const [folded, setFolded] = useState<Set<string>>(new Set());
-  const [findings, setFindings] = useState<Finding[] | null>(null);
+  const [scope, setScope] = useState<Scope>(STEADY_STATE);
+  const [range, setRange] = useState<[number, number] | null>(null);
+  // The last scope picked that is not a selection: what clearing the selection goes back to.
+  const picked = useRef<Scope>(STEADY_STATE);
+  if (scope.kind !== 'window') picked.current = scope;
+  // The active recording's timeline has drawn its first frame: the analyses may start.
+  const [ready, setReady] = useState(false);
   const [evidence, setEvidence] = useState<Set<string> | null>(null);
   const [searchText, setSearchText] = useState('');
   const [searchKind, setSearchKind] = useState('all');
@@ -160,11 +178,14 @@ export function App() {
       let ui = uiState.current.get(activeId);
       if (!ui) {
         const fromUrl = firstOpen.current && url.rec === s.recordingId;
+        const scopeFromUrl = fromUrl ? parseScope(url.scope) : STEADY_STATE;
         ui = {
           view: fromUrl && url.start !== undefined && url.end !== undefined ? { start: url.start, end: url.end } : undefined,
           selected: fromUrl ? url.sel ?? null : null,
           hidden: new Set(fromUrl ? url.hide : []),
           folded: new Set(fromUrl ? url.fold : []),
+          scope: scopeFromUrl,
+          range: scopeFromUrl.kind === 'window' ? [scopeFromUrl.startNs, scopeFromUrl.endNs] : null,
         };
       }
       firstOpen.current = false;
@@ -173,8 +194,11 @@ export function App() {
       setSelected(ui.selected);
       setHidden(ui.hidden);
       setFolded(ui.folded);
+      picked.current = STEADY_STATE;
+      setScope(ui.scope);
+      setRange(ui.range);
+      setReady(false);
       setDetails(null);
-      setFindings(null);
       setEvidence(null);
       setSearchRes(null);
       setMatchIndex(-1);
@@ -198,15 +222,15 @@ export function App() {
   // Remember the UI of the active recording, and mirror it into the URL.
   useEffect(() => {
     if (!summary) return;
-    uiState.current.set(summary.recordingId, { view: view ?? undefined, selected, hidden, folded });
+    uiState.current.set(summary.recordingId, { view: view ?? undefined, selected, hidden, folded, scope, range });
     // The compare view keeps its own (aligned) range in start/end.
-    const range = tab === 'compare' ? compare.view : view;
+    const shown = tab === 'compare' ? compare.view : view;
     const t = setTimeout(() => writeUrl({
-      rec: summary.recordingId, start: range?.start, end: range?.end, sel: selected ?? undefined, hide: [...hidden], fold: [...folded], tab,
-      cmp: compare.ids, align: formatAlignment(compare.align), offs: compare.offsets, linked: compare.linked,
+      rec: summary.recordingId, start: shown?.start, end: shown?.end, sel: selected ?? undefined, hide: [...hidden], fold: [...folded], tab, scope: scopeKey(scope),
+      cmp: compare.ids, align: formatAlignment(compare.align), offs: compare.offsets, linked: compare.linked, cscope: scopeKey(compare.scope),
     }), 120);
     return () => clearTimeout(t);
-  }, [summary, view, selected, hidden, folded, tab, compare]);
+  }, [summary, view, selected, hidden, folded, tab, compare, scope, range]);
 
   const openCompare = () => {
     // Default: every open recording, in tab order (the first is the base).
@@ -222,6 +246,26 @@ export function App() {
     api.details(summary.recordingId, selected).then((d) => { if (live) setDetails(d); }).catch((e) => { if (live) report(e); });
     return () => { live = false; };
   }, [api, summary, selected, report]);
+
+  // The diagnosis, start-up, ranges and iterations after the first frame: they must not delay it.
+  // (Another tab draws no timeline: nothing to wait for there.)
+  const onFirstData = useCallback(() => setReady(true), []);
+  const analyse = ready || tab !== 'timeline';
+  const findings = useScopedAnswer('findings', summary?.recordingId ?? null, scope, analyse);
+  const overlays = useOverlays(summary?.recordingId ?? null, analyse);
+  const iterations = overlays.iterations ?? null;
+  // A selection in progress on the ruler (mouse down, not dragged yet) keeps
+  // the scope: it becomes the new window as soon as it has a width.
+  const onRange = useCallback((r: [number, number] | null, done: boolean) => {
+    setRange(r);
+    const w = r && windowScope(r[0], r[1]);
+    if (w) setScope(w);
+    else if (!r && done) setScope((s) => (s.kind === 'window' ? picked.current : s));
+  }, []);
+  const onScope = useCallback((s: Scope) => setScope(s), []);
+  const onIteration = useCallback((name: string, instance: number) => setScope({ kind: 'range', name, instance }), []);
+  const selection = useMemo(() => (range ? windowScope(range[0], range[1]) : null), [range]);
+  const chosenInstance = scope.kind === 'range' && iterations && scope.name === iterations.name ? scope.instance ?? null : null;
 
   // Search: names (and kinds) to highlight, and the first matches to step through.
   const kinds = KIND_FILTERS.find((f) => f.id === searchKind)?.kinds;
@@ -251,7 +295,7 @@ export function App() {
     if (!summary) return;
     if (select) setSelected(ref);
     if (rowId) {
-      const group = buildGroups(summary).find((g) => g.rows.some((r) => r.id === rowId));
+      const group = buildGroups(summary, iterations).find((g) => g.rows.some((r) => r.id === rowId));
       if (group && folded.has(group.id)) setFolded((f) => { const n = new Set(f); n.delete(group.id); return n; });
       if (hidden.has(rowId)) setHidden((h) => { const n = new Set(h); n.delete(rowId); return n; });
       setReveal({ rowId });
@@ -266,7 +310,7 @@ export function App() {
       const mid = (startNs + endNs) / 2;
       return clampView({ start: mid - span / 2, end: mid + span / 2 }, summary);
     });
-  }, [summary, folded, hidden]);
+  }, [summary, folded, hidden, iterations]);
 
   // Where stepping through the matches stands (search-pages.ts).
   const position = searchRes && { ...searchPage, pageSize: SEARCH_LIMIT, length: searchRes.items.length, index: matchIndex, total: searchRes.total };
@@ -326,12 +370,6 @@ export function App() {
     const r = details?.related.find((x) => x.ref.table === ref.table && x.ref.id === ref.id);
     goTo(ref, r?.rowId, s, e);
   }, [details, goTo]);
-  const onFirstData = useCallback(() => {
-    const id = summary?.recordingId;
-    if (!id) return;
-    // The diagnosis after the first frame: it must not delay it.
-    api.findings(id, { kind: 'steady-state' }).then((f) => setFindings(f)).catch(() => setFindings([]));
-  }, [api, summary]);
   const showFinding = useCallback((f: Finding) => {
     if (!summary) return;
     setEvidence(new Set([
@@ -361,9 +399,9 @@ export function App() {
 
   const rowName = useMemo(() => {
     const m = new Map<string, string>();
-    if (summary) for (const g of buildGroups(summary)) for (const r of g.rows) m.set(r.id, `${r.label} (${g.title})`);
+    if (summary) for (const g of buildGroups(summary, iterations)) for (const r of g.rows) m.set(r.id, `${r.label} (${g.title})`);
     return m;
-  }, [summary]);
+  }, [summary, iterations]);
 
   const matchText = searchRes
     ? searchRes.total === 0 ? 'no match' : `${position && matchIndex >= 0 ? `${matchNumber(position).toLocaleString('en-US')} / ` : ''}${searchRes.total.toLocaleString('en-US')} match${searchRes.total === 1 ? '' : 'es'}`
@@ -449,16 +487,17 @@ export function App() {
           </div>
         )}
         {tab === 'compare' && <CompareView recordings={recordings} state={compare} onState={setCompare} onError={report} />}
-        {summary && tab === 'stats' && <StatsView summary={summary} onError={report} onShowStream={(rowId) => { setTab('timeline'); setHidden((h) => { const n = new Set(h); n.delete(rowId); return n; }); setReveal({ rowId }); }} />}
+        {summary && tab === 'stats' && <StatsView summary={summary} scope={scope} onScope={onScope} ranges={overlays.ranges} selection={selection} iterations={iterations} onShowStream={(rowId) => { setTab('timeline'); setHidden((h) => { const n = new Set(h); n.delete(rowId); return n; }); setReveal({ rowId }); }} />}
         {summary && view && tab === 'timeline' && (
           <>
             <Timeline summary={summary} view={view} onView={setView} selected={selected} onSelect={onSelect} details={details}
               search={highlight} hidden={hidden} onHidden={setHidden} folded={folded} onFolded={setFolded}
-              onFirstData={onFirstData} onError={report} onStatus={setStatus} reveal={reveal} />
+              onFirstData={onFirstData} onError={report} onStatus={setStatus} reveal={reveal}
+              range={range} onRange={onRange} startup={overlays.startup} iterations={iterations} chosenInstance={chosenInstance} onIteration={onIteration} />
             <aside className="side">
               <DetailsPanel details={details} summary={summary} loading={!!selected && !details}
                 onGo={onGoRelated} />
-              <FindingsPanel findings={findings} onShow={showFinding} />
+              <FindingsPanel answer={findings} onShow={showFinding} scope={scope} onScope={onScope} ranges={overlays.ranges} selection={selection} />
             </aside>
           </>
         )}

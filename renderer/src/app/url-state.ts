@@ -1,8 +1,9 @@
 // What survives a reload lives in the URL hash (the search part keeps the
 // access token of browser mode untouched): the recording, the visible range,
-// the selected item, hidden rows, folded groups and the open tab; in the
-// compare view, the recordings compared, their alignment and offsets, and
-// whether zoom and pan are linked.
+// the selected item, hidden rows, folded groups, the analysis scope and the
+// open tab; in the compare view, the recordings compared, their alignment
+// and offsets, whether zoom and pan are linked, and the scope both sides
+// are analysed on.
 import type { ItemRef, ItemTable } from '../../../profiler/query/api.ts';
 
 export interface UrlState {
@@ -13,6 +14,8 @@ export interface UrlState {
   hide: string[];
   fold: string[];
   tab: 'timeline' | 'stats' | 'compare';
+  /** The findings' and stats' scope (scope/scope.ts scopeKey); absent: the steady state. */
+  scope?: string;
   /** Compare view: recording ids, the base first. */
   cmp: string[];
   /** Compare view: alignment (compare/align.ts formatAlignment). */
@@ -21,6 +24,8 @@ export interface UrlState {
   offs: number[];
   /** Compare view: zoom and pan linked (the default) or independent. */
   linked: boolean;
+  /** Compare view: the scope of both sides' analyses (scopeKey); absent: the steady state. */
+  cscope?: string;
 }
 
 const TABLES: ItemTable[] = ['kernels', 'memcpys', 'memsets', 'syncs', 'api_calls', 'nvtx_ranges'];
@@ -51,6 +56,8 @@ export function readUrl(): UrlState {
     align: p.get('align') ?? undefined,
     offs: list('offs').map(Number).map((v) => (Number.isFinite(v) ? v : 0)),
     linked: p.get('linked') !== '0',
+    scope: p.get('scope') ?? undefined,
+    cscope: p.get('cscope') ?? undefined,
   };
 }
 
@@ -65,11 +72,13 @@ export function writeUrl(s: UrlState): void {
   if (s.hide.length) p.set('hide', s.hide.join(','));
   if (s.fold.length) p.set('fold', s.fold.join(','));
   if (s.tab !== 'timeline') p.set('tab', s.tab);
+  if (s.scope && s.scope !== 'steady') p.set('scope', s.scope);
   if (s.tab === 'compare') {
     if (s.cmp.length) p.set('cmp', s.cmp.join(','));
     if (s.align && s.align !== 'first-gpu') p.set('align', s.align);
     if (s.offs.some((o) => o !== 0)) p.set('offs', s.offs.map((o) => Math.round(o)).join(','));
     if (!s.linked) p.set('linked', '0');
+    if (s.cscope && s.cscope !== 'steady') p.set('cscope', s.cscope);
   }
   const next = `${location.pathname}${location.search}#${p}`;
   if (next !== `${location.pathname}${location.search}${location.hash}`) history.replaceState(null, '', next);

@@ -3,11 +3,18 @@
 // (align.ts) is t = 0 in all of them, plus an offset the user may add; the
 // rulers show that aligned time. Zoom and pan are linked (one aligned view
 // for all) or independent (one per recording). Beside them: the diff
-// summary of the base (first) recording against the one picked.
+// summary of the base (first) recording against the one picked, both
+// analysed on one scope (the steady state unless picked otherwise: the
+// whole recordings, an NVTX range, or the k-th instance of one in each).
+// Each lane draws its recording's start-up band and iterations row; a
+// click on an iteration picks that instance as the scope.
 import { useEffect, useMemo, useRef, useState } from 'react';
-import type { DiffSummary, ItemRef, RecordingHandle, RecordingSummary } from '../../../profiler/query/api.ts';
+import type { DiffSummary, ItemRef, RecordingHandle, RecordingSummary, Scope } from '../../../profiler/query/api.ts';
 import { getApi, toApiError } from '../api/client.ts';
 import { formatDuration } from '../base/time.ts';
+import { useOverlays } from '../scope/overlays.ts';
+import { parseScope, scopeKey } from '../scope/scope.ts';
+import { ScopePicker } from '../scope/ScopePicker.tsx';
 import { Timeline, type View } from '../timeline/Timeline.tsx';
 import { anchorOf, anchorRequest, formatAlignment, parseAlignment, shiftOf, type Alignment } from './align.ts';
 import { DiffPanel } from './DiffPanel.tsx';
@@ -21,6 +28,8 @@ export interface CompareState {
   linked: boolean;
   /** Linked: the aligned view shared by all. */
   view: View | null;
+  /** What the diff analyses, in every recording alike. */
+  scope: Scope;
 }
 
 /** One compared recording's lane: its own rows and selection, a shared or own view. */
@@ -34,9 +43,15 @@ function Lane(props: {
   onFocus: () => void;
   role: string;
   onError: (err: unknown) => void;
+  scope: Scope;
+  onScope: (s: Scope) => void;
 }) {
-  const { summary, shift } = props;
+  const { summary, shift, scope } = props;
   const [selected, setSelected] = useState<ItemRef | null>(null);
+  const [ready, setReady] = useState(false);
+  const overlays = useOverlays(summary.recordingId, ready);
+  const iterations = overlays.iterations ?? null;
+  const chosenInstance = scope.kind === 'range' && iterations && scope.name === iterations.name ? scope.instance ?? null : null;
   const [hidden, setHidden] = useState<Set<string>>(new Set());
   const [folded, setFolded] = useState<Set<string>>(new Set());
   const own = useMemo(() => ({ start: props.view.start + shift, end: props.view.end + shift }), [props.view, shift]);
@@ -53,7 +68,9 @@ function Lane(props: {
       <Timeline summary={summary} view={own} onView={(v) => props.onView({ start: v.start - shift, end: v.end - shift })}
         selected={selected} onSelect={setSelected} details={null} search={null}
         hidden={hidden} onHidden={setHidden} folded={folded} onFolded={setFolded}
-        onError={props.onError} timeOrigin={shift} keyboard={props.focused} />
+        onError={props.onError} timeOrigin={shift} keyboard={props.focused} onFirstData={() => setReady(true)}
+        startup={overlays.startup} iterations={iterations} chosenInstance={chosenInstance}
+        onIteration={(name, instance) => props.onScope({ kind: 'range', name, instance })} />
     </section>
   );
 }
@@ -104,12 +121,12 @@ export function CompareView(props: {
 
   // The diff of the base against the picked recording.
   const other = ids[Math.min(otherIndex, ids.length - 1)];
-  const diffKey = `${ids[0]}→${other}`;
+  const diffKey = `${ids[0]}→${other}@${scopeKey(state.scope)}`;
   useEffect(() => {
     if (ids.length < 2 || !other || other === ids[0]) return;
     let live = true;
     setDiff({ key: diffKey, value: null, error: null });
-    api.compare(ids[0]!, other, { kind: 'steady-state' }).then((d) => { if (live) setDiff({ key: diffKey, value: d, error: null }); })
+    api.compare(ids[0]!, other, state.scope).then((d) => { if (live) setDiff({ key: diffKey, value: d, error: null }); })
       .catch((e) => { if (live) setDiff({ key: diffKey, value: null, error: toApiError(e).message }); });
     return () => { live = false; };
     // eslint-disable-next-line react-hooks/exhaustive-deps
@@ -135,6 +152,9 @@ export function CompareView(props: {
   }, [ready, diffDone]);
 
   const setAlign = (a: Alignment) => onState({ ...state, align: a, view: null });
+  const setScope = (scope: Scope) => onState({ ...latest.current, scope });
+  // The scope menu lists the base's NVTX ranges (asked once the lanes can be drawn).
+  const baseRanges = useOverlays(ids[0] ?? null, ready).ranges;
   const setOffset = (i: number, ns: number) => {
     const offsets = ids.map((_, j) => (j === i ? ns : state.offsets[j] ?? 0));
     onState({ ...state, offsets });
@@ -189,6 +209,9 @@ export function CompareView(props: {
             </>
           )}
         </span>
+        <span className="cmp-scope" data-testid="compare-scope">
+          Analyse <ScopePicker scope={state.scope} onScope={setScope} ranges={baseRanges} selection={null} />
+        </span>
         <label className="cmp-linked" title="Zoom and pan all recordings together">
           <input type="checkbox" data-testid="compare-linked" checked={state.linked} onChange={(e) => setLinked(e.target.checked)} /> linked zoom
         </label>
@@ -208,7 +231,8 @@ export function CompareView(props: {
               <Lane summary={summaries.get(id)!} shift={shifts[i]!} anchorMissing={anchors.get(id) === null}
                 view={state.linked ? state.view! : views.get(id) ?? state.view!}
                 onView={(v) => (state.linked ? onState({ ...latest.current, view: v }) : setViews((m) => new Map(m).set(id, v)))}
-                focused={focused === i} onFocus={() => setFocused(i)} role={i === 0 ? 'A · base' : ids.length > 2 ? `B${i}` : 'B'} onError={props.onError} />
+                focused={focused === i} onFocus={() => setFocused(i)} role={i === 0 ? 'A · base' : ids.length > 2 ? `B${i}` : 'B'} onError={props.onError}
+                scope={state.scope} onScope={setScope} />
               {i > 0 && (
                 <label className="cmp-offset" title="Shift this recording against the base (positive: its events move left)">
                   offset <input data-testid="compare-offset" type="number" step="any" className="num-input" value={((state.offsets[i] ?? 0) / 1000).toString()}
@@ -227,8 +251,11 @@ export function CompareView(props: {
   );
 }
 
-export function initialCompareState(url: { cmp: string[]; align?: string; offs: number[]; linked: boolean; start?: number; end?: number; tab: string }): CompareState {
+export function initialCompareState(url: { cmp: string[]; align?: string; offs: number[]; linked: boolean; start?: number; end?: number; tab: string; cscope?: string }): CompareState {
+  // A window means nothing across recordings (their times differ): only the other scopes are kept.
+  const scope = parseScope(url.cscope);
   return {
+    scope: scope.kind === 'window' ? { kind: 'steady-state' } : scope,
     ids: url.cmp,
     align: parseAlignment(url.align),
     offsets: url.offs,

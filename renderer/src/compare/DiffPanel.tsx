@@ -104,7 +104,7 @@ export function DiffPanel(props: { diff: DiffSummary | null; error: string | nul
         <h2>Per device</h2>
         <p className="hint">Overlap = busy time summed over streams ÷ busy union: higher means more ran at once.</p>
         <table className="stats diff-devices" data-testid="diff-devices">
-          <thead><tr><th />{diff.devices.map((d) => <th key={d.index} className="num" title={d.name ?? ''}>GPU {d.index}</th>)}</tr></thead>
+          <thead><tr><th />{diff.devices.map((d) => <th key={d.index} className="num" title={d.name ?? ''}>GPU {d.gpu}</th>)}</tr></thead>
           <tbody>
             {DEVICE_ROWS.map(([label, pick, better, format]) => (
               <tr key={label}>

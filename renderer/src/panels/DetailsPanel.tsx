@@ -5,6 +5,7 @@
 import { memo } from 'react';
 import type { FieldValue, ItemDetails, ItemRef, RecordingSummary } from '../../../profiler/query/api.ts';
 import { KIND_COLORS, KIND_LABELS } from '../base/colors.ts';
+import { deviceTitle } from '../base/gpus.ts';
 import { fullName, shortName } from '../../../profiler/names.ts';
 import { formatBytes, formatDuration, formatTimestamp } from '../base/time.ts';
 import { refKey } from '../app/url-state.ts';
@@ -42,7 +43,7 @@ function summaryRows(d: ItemDetails, s: RecordingSummary): [string, string][] {
   const dev = num(f.device_id);
   if (dev !== null) {
     const info = s.devices.find((x) => x.id === dev);
-    rows.push(['Device', info ? `GPU ${info.ordinal ?? info.id} · ${info.name ?? ''}` : String(dev)]);
+    rows.push(['Device', info ? deviceTitle(info) : String(dev)]);
   }
   const corr = num(f.correlation_id);
   if (corr !== null) rows.push(['Correlation id', String(corr)]);

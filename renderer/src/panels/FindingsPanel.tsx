@@ -1,35 +1,59 @@
-// The diagnosis (findings()): why streams did not overlap, worst first,
-// each with its cost and what-if estimate. Clicking one shows its evidence.
+// The diagnosis (findings()) of the scope picked above it: why streams did
+// not overlap, worst first, each with its cost and what-if estimate.
+// Clicking one shows its evidence. The panel says which scope the list is
+// for (ScopeInfo.label of the answer shown), and that a newer one is on its
+// way while the selection moves.
 import { useState, memo } from 'react';
-import type { Finding } from '../../../profiler/query/api.ts';
+import type { Finding, RangeName, Scope } from '../../../profiler/query/api.ts';
 import { formatDuration } from '../base/time.ts';
+import { scopeKey } from '../scope/scope.ts';
+import { ScopePicker } from '../scope/ScopePicker.tsx';
+import type { ScopedState } from '../scope/scoped-answer.ts';
 
 // Memoised: the app re-renders on every view change while panning, and
 // this panel does not depend on the view.
-export const FindingsPanel = memo(function FindingsPanel(props: { findings: Finding[] | null; onShow: (f: Finding) => void }) {
-  const [open, setOpen] = useState<number | null>(null);
-  const { findings } = props;
+export const FindingsPanel = memo(function FindingsPanel(props: {
+  answer: ScopedState<Finding[]>;
+  onShow: (f: Finding) => void;
+  scope: Scope;
+  onScope: (s: Scope) => void;
+  ranges: RangeName[] | undefined;
+  selection: Scope | null;
+}) {
+  const { shown, pending, error } = props.answer;
+  const findings = shown?.value ?? null;
+  const shownKey = shown ? scopeKey(shown.scope) : '';
+  // Which finding is open, for the list it belongs to.
+  const [open, setOpen] = useState<string | null>(null);
   return (
-    <section className="panel" data-testid="findings">
+    <section className={`panel${pending && shown ? ' stale' : ''}`} data-testid="findings" data-scope={shownKey} data-pending={pending ? 'true' : 'false'}>
       <h2>Findings {findings && findings.length > 0 && <span className="count">{findings.length}</span>}</h2>
-      {findings === null && <p className="hint">Diagnosing…</p>}
+      <div className="scope-row">
+        <ScopePicker scope={props.scope} onScope={props.onScope} ranges={props.ranges} selection={props.selection} />
+      </div>
+      {shown && <p className="scope-label" data-testid="scope-label" title="What these findings looked at">{shown.info.label}{pending ? ' · updating…' : ''}</p>}
+      {error && <p className="hint scope-error" data-testid="scope-error">{error}</p>}
+      {findings === null && !error && <p className="hint">Diagnosing…</p>}
       {findings && findings.length === 0 && <p className="hint">Nothing serialized the streams.</p>}
-      {findings?.map((f, i) => (
-        <div key={i} className={`finding sev-${f.severity}`}>
-          <button className="f-head" data-testid="finding" onClick={() => { setOpen(open === i ? null : i); props.onShow(f); }}>
-            <span className="sev">{f.severity}</span>
-            <span className="cost" title="Time it cost">{formatDuration(f.costNs)}</span>
-            <span className="title">{f.title}</span>
-            {f.whatIf && <span className="whatif">what if fixed: {formatDuration(f.whatIf.measuredNs)} → {formatDuration(f.whatIf.predictedNs)}</span>}
-          </button>
-          {open === i && (
-            <div className="f-body">
-              <p>{f.explanation}</p>
-              {f.fix && <p><b>Fix:</b> {f.fix}</p>}
-            </div>
-          )}
-        </div>
-      ))}
+      {findings?.map((f, i) => {
+        const id = `${shownKey}:${i}`;
+        return (
+          <div key={id} className={`finding sev-${f.severity}`} data-kind={f.kind}>
+            <button className="f-head" data-testid="finding" onClick={() => { setOpen(open === id ? null : id); props.onShow(f); }}>
+              <span className="sev">{f.severity}</span>
+              <span className="cost" title="Time it cost">{formatDuration(f.costNs)}</span>
+              <span className="title">{f.title}</span>
+              {f.whatIf && <span className="whatif">what if fixed: {formatDuration(f.whatIf.measuredNs)} → {formatDuration(f.whatIf.predictedNs)}</span>}
+            </button>
+            {open === id && (
+              <div className="f-body">
+                <p>{f.explanation}</p>
+                {f.fix && <p><b>Fix:</b> {f.fix}</p>}
+              </div>
+            )}
+          </div>
+        );
+      })}
     </section>
   );
 });

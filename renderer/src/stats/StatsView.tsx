@@ -1,16 +1,20 @@
-// Statistics of a recording (stats()): overlap factors, kernels, copies,
-// per-stream utilization and the stream-pair overlap matrix. Sortable
-// tables (click a header; again to reverse), with small bars where a bar
-// reads faster than a number.
+// Statistics of a recording on the scope picked at the top (stats(id,
+// scope): the same scope as the findings panel's): overlap factors,
+// kernels, copies, per-stream utilization and the stream-pair overlap
+// matrix; and, when an NVTX range repeats, one row per instance (click one
+// to analyse it alone). Sortable tables (click a header; again to reverse),
+// with small bars where a bar reads faster than a number.
 import { interpolateBlues } from 'd3-scale-chromatic';
-import { useEffect, useMemo, useState } from 'react';
-import { Bar, SortTable, type Col } from '../base/tables.tsx';
-import type { RecordingSummary, StatsResponse } from '../../../profiler/query/api.ts';
-import { getApi } from '../api/client.ts';
+import { Bar, SortTable } from '../base/tables.tsx';
+import type { IterationRow, RangeName, RecordingSummary, Scope } from '../../../profiler/query/api.ts';
 import { KIND_COLORS } from '../base/colors.ts';
+import { deviceTitle, gpuName } from '../base/gpus.ts';
 import { fullName, shortName } from '../../../profiler/names.ts';
-import { formatBytes, formatDuration, formatPercent } from '../base/time.ts';
-import { deviceTitle } from '../timeline/rows.ts';
+import { formatBytes, formatDuration, formatTimestamp } from '../base/time.ts';
+import { scopeKey } from '../scope/scope.ts';
+import { ScopePicker } from '../scope/ScopePicker.tsx';
+import { useScopedAnswer } from '../scope/scoped-answer.ts';
+import type { IterationTrack } from '../timeline/iterations.ts';
 
 /** Overlap factor: 1 = nothing ran concurrently; shown against the number of streams that could overlap. */
 function Factor(props: { value: number; max: number }) {
@@ -18,28 +22,37 @@ function Factor(props: { value: number; max: number }) {
   return <Bar share={(props.value - 1) / Math.max(1, props.max - 1)} text={`${props.value.toFixed(2)}×`} color="#6a9fd0" />;
 }
 
-export function StatsView(props: { summary: RecordingSummary; onError: (e: unknown) => void; onShowStream: (rowId: string) => void }) {
-  const { summary } = props;
-  const [stats, setStats] = useState<StatsResponse | null>(null);
-  useEffect(() => {
-    let live = true;
-    setStats(null);
-    getApi().stats(summary.recordingId, { kind: 'steady-state' }).then((s) => { if (live) setStats(s); }).catch((e) => { if (live) props.onError(e); });
-    return () => { live = false; };
-    // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, [summary.recordingId]);
-  if (!stats) return <div className="stats-view"><p className="hint">Loading statistics…</p></div>;
+export function StatsView(props: {
+  summary: RecordingSummary;
+  scope: Scope;
+  onScope: (s: Scope) => void;
+  ranges: RangeName[] | undefined;
+  selection: Scope | null;
+  iterations: IterationTrack | null | undefined;
+  onShowStream: (rowId: string) => void;
+}) {
+  const { summary, scope } = props;
+  const { shown, pending, error } = useScopedAnswer('stats', summary.recordingId, scope);
+  const head = (
+    <div className="stats-scope" data-testid="stats-scope" data-scope={shown ? scopeKey(shown.scope) : ''} data-pending={pending ? 'true' : 'false'}>
+      <ScopePicker scope={scope} onScope={props.onScope} ranges={props.ranges} selection={props.selection} />
+      {shown && <span className="scope-label" data-testid="stats-scope-label">{shown.info.label}{pending ? ' · updating…' : ''}</span>}
+      {error && <span className="hint scope-error">{error}</span>}
+    </div>
+  );
+  const iterations = props.iterations && <Iterations track={props.iterations} scope={scope} onScope={props.onScope} />;
+  if (!shown) return <div className="stats-view">{head}{!error && <p className="hint">Loading statistics…</p>}{iterations}</div>;
+  const stats = shown.value;
   const streamOf = (streamId: number) => summary.streams.find((s) => s.id === streamId);
   const label = (streamId: number) => String(streamOf(streamId)?.cuptiStreamId ?? streamId);
-  const devName = (id: number | null) => {
-    const d = summary.devices.find((x) => x.id === id);
-    return d ? `GPU ${d.ordinal ?? d.id}` : id === null ? '—' : String(id);
-  };
+  const devName = (id: number | null) => gpuName(summary.devices, id);
+  const launches = stats.kernels.reduce((n, k) => n + k.count, 0);
   const maxStreams = (deviceId: number) => Math.max(2, summary.streams.filter((s) => s.deviceId === deviceId).length);
   const maxKernelNs = Math.max(1, ...stats.kernels.map((k) => k.totalNs));
   const maxCopyNs = Math.max(1, ...stats.copies.map((c) => c.totalNs));
   return (
-    <div className="stats-view" data-testid="stats-view">
+    <div className={`stats-view${pending ? ' stale' : ''}`} data-testid="stats-view">
+      {head}
       <section>
         <h2>Overlap factors <span className="h-note">sum of busy time ÷ union of busy time, per device: 1.00× = nothing ran concurrently</span></h2>
         <SortTable testId="stats-overlap" initial="all" rows={stats.overlapFactors} cols={[
@@ -51,7 +64,7 @@ export function StatsView(props: { summary: RecordingSummary; onError: (e: unkno
         ]} />
       </section>
       <section>
-        <h2>Kernels <span className="h-note">{stats.kernels.length} distinct, {summary.counts.kernels.toLocaleString('en-US')} launches</span></h2>
+        <h2>Kernels <span className="h-note">{stats.kernels.length} distinct, {launches.toLocaleString('en-US')} launches</span></h2>
         <SortTable testId="stats-kernels" initial="total" rows={stats.kernels} cols={[
           { key: 'name', label: 'name', value: (r) => r.name, title: (r) => fullName(r), show: (r) => <span className="kname">{shortName(fullName(r))}</span> },
           { key: 'count', label: 'count', numeric: true, value: (r) => r.count },
@@ -92,7 +105,7 @@ export function StatsView(props: { summary: RecordingSummary; onError: (e: unkno
         const dev = summary.devices.find((d) => d.id === m.deviceId);
         return (
           <section key={m.deviceId}>
-            <h2>Stream-pair overlap · {dev ? deviceTitle(dev) : `device ${m.deviceId}`} <span className="h-note">time both streams had an operation running; diagonal: the stream's busy time</span></h2>
+            <h2>Stream-pair overlap · {dev ? deviceTitle(dev) : devName(m.deviceId)} <span className="h-note">time both streams had an operation running; diagonal: the stream's busy time</span></h2>
             <table className="matrix" data-testid="stats-matrix">
               <thead><tr><th className="corner">stream</th>{m.streamIds.map((s) => <th key={s}>{label(s)}</th>)}</tr></thead>
               <tbody>{m.streamIds.map((a, i) => (
@@ -111,6 +124,39 @@ export function StatsView(props: { summary: RecordingSummary; onError: (e: unkno
           </section>
         );
       })}
+      {iterations}
     </div>
+  );
+}
+
+/**
+ * The instances of the repeating NVTX range (api.iterations): GPU span,
+ * work per GPU, worst finding, flags. Clicking an instance makes it the
+ * scope of these statistics and of the findings.
+ */
+function Iterations(props: { track: IterationTrack; scope: Scope; onScope: (s: Scope) => void }) {
+  const { track: t, scope } = props;
+  const chosen = scope.kind === 'range' && scope.name === t.name ? scope.instance ?? null : null;
+  const span = (r: IterationRow) => (r.gpuStartNs !== null && r.gpuEndNs !== null ? r.gpuEndNs - r.gpuStartNs : null);
+  const maxSpan = Math.max(1, ...t.rows.map((r) => span(r) ?? 0));
+  return (
+    <section>
+      <h2>Iterations · '{t.name}' <span className="h-note">{t.rows.length} instances, median {formatDuration(t.medianNs)}; click an instance to analyse it alone</span></h2>
+      <SortTable testId="stats-iterations" initial="instance" rows={t.rows} cols={[
+        // Sorted by −instance: the table's first (descending) order lists #1 first.
+        { key: 'instance', label: 'instance', numeric: true, value: (r) => -r.instance,
+          show: (r) => <button className={`linkish${r.instance === chosen ? ' chosen' : ''}`} data-testid="iteration-pick" onClick={() => props.onScope({ kind: 'range', name: t.name, instance: r.instance })}>#{r.instance}</button> },
+        { key: 'start', label: 'GPU start', numeric: true, value: (r) => r.gpuStartNs ?? r.startNs, show: (r) => (r.gpuStartNs === null ? '—' : formatTimestamp(r.gpuStartNs, 1000)) },
+        { key: 'span', label: 'GPU span', numeric: true, value: (r) => span(r) ?? 0,
+          show: (r) => { const v = span(r); return v === null ? <span className="hint">no GPU work</span> : <Bar share={v / maxSpan} text={formatDuration(v)} color={r.outlier ? '#e69500' : '#8fb3da'} />; } },
+        { key: 'ops', label: 'operations', numeric: true, value: (r) => r.operations },
+        { key: 'gpus', label: 'busy · overlap per GPU', value: (r) => r.devices.reduce((n, d) => n + d.busyNs, 0),
+          show: (r) => r.devices.map((d) => `GPU ${d.gpu}: ${formatDuration(d.busyNs)}${d.overlap !== null ? ` · ${d.overlap.toFixed(2)}×` : ''}`).join('; ') || '—' },
+        { key: 'finding', label: 'top finding', value: (r) => r.topFinding?.costNs ?? 0, title: (r) => r.topFinding?.title ?? '',
+          show: (r) => (r.topFinding ? <span className="it-finding">{r.topFinding.title} <span className="hint">({formatDuration(r.topFinding.costNs)})</span></span> : '—') },
+        { key: 'flags', label: 'flags', value: (r) => (r.warmUp ? 2 : 0) + (r.outlier ? 1 : 0),
+          show: (r) => [r.warmUp ? 'warm-up' : '', r.outlier ? 'outlier' : ''].filter(Boolean).join(', ') },
+      ]} />
+    </section>
   );
 }

@@ -8,15 +8,18 @@
 //   drag             pan (horizontally; vertically it scrolls the rows)
 //   W / S, A / D     zoom in / out around the cursor, pan left / right
 //   shift-drag, or drag on the ruler: select a time range; Z zooms to it, Esc clears
-//   click            select an operation (its launch arrow is drawn); F zooms to it
+//                    (the app analyses the selection: findings and stats of that window)
+//   click            select an operation (its launch arrow is drawn); F zooms to it;
+//                    on the iterations row, zoom to that instance and make it the scope
 import { memo, useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
-import type { ItemDetails, ItemRef, RecordingSummary } from '../../../profiler/query/api.ts';
+import type { ItemDetails, ItemRef, RecordingSummary, Startup } from '../../../profiler/query/api.ts';
 import { getApi } from '../api/client.ts';
 import { formatDuration, formatPercent } from '../base/time.ts';
-import { describeHit, drawTimeline, hitAt as hitAtGeometry, itemHit, type Geometry, type Hit, type SearchHighlight } from './draw.ts';
+import { describeHit, drawTimeline, hitAt as hitAtGeometry, itemHit, iterationX, type Geometry, type Hit, type SearchHighlight } from './draw.ts';
+import { describeIteration, ITERATIONS_ROW, type IterationTrack } from './iterations.ts';
 import { Overview } from './Overview.tsx';
 import { Ruler } from './Ruler.tsx';
-import { buildGroups, layout as layOut, type Layout, type TrackGroup } from './rows.ts';
+import { buildGroups, layout as layOut, windowed, type Layout, type TrackGroup } from './rows.ts';
 import { WindowLoader, type Loaded, type View } from './window-loader.ts';
 
 export type { View };
@@ -38,6 +41,19 @@ export interface TestHooks {
   dataFrames: number;
   /** True when no fetch is pending and no frame is scheduled. */
   idle(): boolean;
+  /**
+   * The iterations row's boxes of the first timeline that has one, in
+   * instance order: page coordinates where drawn now (null: off screen or
+   * row not shown); null when no timeline has the row.
+   */
+  iterationBoxes(): IterationBox[] | null;
+}
+
+export interface IterationBox {
+  instance: number;
+  warmUp: boolean;
+  outlier: boolean;
+  rect: { x: number; y: number; w: number; h: number } | null;
 }
 
 declare global {
@@ -52,6 +68,7 @@ interface TimelineHooks {
   itemRect(table: string, id: number): { x: number; y: number; w: number; h: number } | null;
   dataFrames(): number;
   idle(): boolean;
+  iterationBoxes(): IterationBox[] | null;
 }
 
 /**
@@ -75,6 +92,13 @@ function registerHooks(t: TimelineHooks): () => void {
     frames: allFrames,
     get dataFrames() { return mounted.reduce((n, m) => n + m.dataFrames(), 0); },
     idle: () => mounted.every((m) => m.idle()),
+    iterationBoxes: () => {
+      for (const m of mounted) {
+        const b = m.iterationBoxes();
+        if (b) return b;
+      }
+      return null;
+    },
   };
   return () => {
     mounted.splice(mounted.indexOf(t), 1);
@@ -112,16 +136,32 @@ export function Timeline(props: {
   timeOrigin?: number;
   /** Whether W/A/S/D, Z, F and Esc act on this timeline (false for all but the focused one of a compare view). */
   keyboard?: boolean;
+  /**
+   * The selected time range, when the parent holds it (the app: it is the
+   * analysis scope); without onRange the timeline keeps its own.
+   */
+  range?: [number, number] | null;
+  /** done: false while the pointer is still down (a drag on the ruler starts by clearing the range). */
+  onRange?: (r: [number, number] | null, done: boolean) => void;
+  /** Start-up as detected: a band across the ruler and the rows. */
+  startup?: Startup | null;
+  /** The iterations row (iterations.ts), the instance that is the scope, and what a click on one does besides zooming to it. */
+  iterations?: IterationTrack | null;
+  chosenInstance?: number | null;
+  onIteration?: (name: string, instance: number) => void;
 }) {
   const { summary, view, selected, details, search, hidden, folded } = props;
   const latest = useRef(props);
   latest.current = props;
 
-  const groups = useMemo(() => buildGroups(summary), [summary]);
+  const iterations = props.iterations ?? null;
+  const startup = props.startup ?? null;
+  const chosenInstance = props.chosenInstance ?? null;
+  const groups = useMemo(() => buildGroups(summary, iterations), [summary, iterations]);
   const [loaded, setLoaded] = useState<Loaded | null>(null);
   const [nvtxDepth, setNvtxDepth] = useState<Map<string, number>>(new Map());
   const lay = useMemo(() => layOut(groups, folded, hidden, nvtxDepth), [groups, folded, hidden, nvtxDepth]);
-  const fetchRows = useMemo(() => lay.rows.filter((r) => r.type === 'row' && r.row!.kind !== 'conc').map((r) => r.id), [lay]);
+  const fetchRows = useMemo(() => lay.rows.filter((r) => r.type === 'row' && windowed(r.row!.kind)).map((r) => r.id), [lay]);
   // Devices whose concurrency track shows, with all their stream rows (hidden ones too).
   const devices = useMemo(() => {
     const m = new Map<number, string[]>();
@@ -137,7 +177,13 @@ export function Timeline(props: {
   const [scrollTop, setScrollTop] = useState(0);
   const [hover, setHover] = useState<{ hit: Hit; clientX: number; clientY: number } | null>(null);
   const [cursorX, setCursorX] = useState<number | null>(null);
-  const [range, setRange] = useState<[number, number] | null>(null);
+  const [ownRange, setOwnRange] = useState<[number, number] | null>(null);
+  const range = props.onRange ? props.range ?? null : ownRange;
+  const setRange = useCallback((r: [number, number] | null, done = true) => {
+    const on = latest.current.onRange;
+    if (on) on(r, done);
+    else setOwnRange(r);
+  }, []);
   const dataFrames = useRef(0);
   const firstData = useRef(false);
   const frameRequest = useRef<number | null>(null);
@@ -197,12 +243,12 @@ export function Timeline(props: {
   const canvasH = Math.min(size.height, Math.max(lay.height, 1));
 
   // Draw in the next animation frame, once, whatever changed in between.
-  const drawState = useRef({ view, lay, loaded, selected, details, search, hover: hover?.hit ?? null, range, cursorX, scrollTop, size, canvasH });
-  drawState.current = { view, lay, loaded, selected, details, search, hover: hover?.hit ?? null, range, cursorX, scrollTop, size, canvasH };
+  const drawState = useRef({ view, lay, loaded, selected, details, search, hover: hover?.hit ?? null, range, cursorX, scrollTop, size, canvasH, startup, iterations, chosenInstance });
+  drawState.current = { view, lay, loaded, selected, details, search, hover: hover?.hit ?? null, range, cursorX, scrollTop, size, canvasH, startup, iterations, chosenInstance };
   /** What the last frame drew from, for hit testing (draw.ts). */
   const geometry = (): Geometry => {
     const s = drawState.current;
-    return { width: s.size.width, view: s.view, layout: s.lay, loaded: s.loaded };
+    return { width: s.size.width, view: s.view, layout: s.lay, loaded: s.loaded, iterations: s.iterations };
   };
   const draw = useCallback(() => {
     frameRequest.current = null;
@@ -223,6 +269,7 @@ export function Timeline(props: {
     drawTimeline(g, {
       width: s.size.width, height: s.canvasH, dpr, scrollTop: s.scrollTop, view: s.view, layout: s.lay, loaded: s.loaded,
       selected: s.selected, details: s.details, search: s.search, hover: s.hover, range: s.range, cursorX: s.cursorX,
+      startup: s.startup, iterations: s.iterations, chosenInstance: s.chosenInstance,
     });
     allFrames.push(performance.now() - t0);
     if (allFrames.length > FRAME_HISTORY) allFrames.splice(0, allFrames.length - FRAME_HISTORY);
@@ -230,7 +277,7 @@ export function Timeline(props: {
   }, [dpr]);
   useLayoutEffect(() => {
     if (frameRequest.current === null) frameRequest.current = requestAnimationFrame(draw);
-  }, [draw, view, lay, loaded, selected, details, search, hover, range, cursorX, scrollTop, size, canvasH]);
+  }, [draw, view, lay, loaded, selected, details, search, hover, range, cursorX, scrollTop, size, canvasH, startup, iterations, chosenInstance]);
   useEffect(() => () => {
     if (frameRequest.current !== null) cancelAnimationFrame(frameRequest.current);
     frameRequest.current = null;
@@ -251,6 +298,22 @@ export function Timeline(props: {
       },
       dataFrames: () => dataFrames.current,
       idle: () => frameRequest.current === null && (loaderRef.current?.idle() ?? true),
+      iterationBoxes: () => {
+        const s = drawState.current;
+        const t = s.iterations;
+        if (!t) return null;
+        const r = s.lay.byId.get(ITERATIONS_ROW);
+        const c = canvasRef.current?.getBoundingClientRect();
+        return t.rows.map((row, i) => {
+          const { x, w } = iterationX(geometry(), t, i);
+          const shown = r && c && x + w >= 0 && x <= s.size.width && r.y + r.h > s.scrollTop && r.y < s.scrollTop + s.canvasH;
+          const x0 = Math.max(0, x);
+          return {
+            instance: row.instance, warmUp: row.warmUp, outlier: row.outlier,
+            rect: shown ? { x: c.left + x0, y: c.top + r.y + 3 - s.scrollTop, w: Math.max(1, Math.min(s.size.width, x + w) - x0), h: r.h - 6 } : null,
+          };
+        });
+      },
     };
     return registerHooks(self);
   }, []);
@@ -270,10 +333,9 @@ export function Timeline(props: {
     const d = (v.end - v.start) * fraction;
     setView({ start: v.start + d, end: v.end + d });
   }, [setView]);
+  // The range stays selected: in the app it is what the findings and stats analyse.
   const zoomToRange = useCallback((r: [number, number]) => {
-    const [a, b] = [Math.min(...r), Math.max(...r)];
-    setView({ start: a, end: b });
-    setRange(null);
+    setView({ start: Math.min(...r), end: Math.max(...r) });
   }, [setView]);
 
   const mouseX = useRef<number | null>(null);
@@ -343,7 +405,7 @@ export function Timeline(props: {
       const v = latest.current.view;
       if (d.range) {
         const px = Math.max(0, Math.min(c.width, e.clientX - c.left));
-        setRange([d.t0, v.start + (px / c.width) * (v.end - v.start)]);
+        setRange([d.t0, v.start + (px / c.width) * (v.end - v.start)], false);
         return;
       }
       const dt = (dx / c.width) * (d.view.end - d.view.start);
@@ -356,7 +418,13 @@ export function Timeline(props: {
       if (!d || d.moved) return;
       const c = canvasRef.current!.getBoundingClientRect();
       const h = hitAt(e.clientX - c.left, e.clientY - c.top + drawState.current.scrollTop);
-      if (h?.ref) latest.current.onSelect(h.ref);
+      const t = drawState.current.iterations;
+      if (h?.instance !== undefined && t) {
+        // An iteration: shown whole with a margin, and made the scope.
+        const pad = (h.endNs - h.startNs) * 0.05;
+        setView({ start: h.startNs - pad, end: h.endNs + pad });
+        latest.current.onIteration?.(t.name, t.rows[h.instance]!.instance);
+      } else if (h?.ref) latest.current.onSelect(h.ref);
       else if (h && h.count) {
         // A merged span: zoom into it so its operations come apart.
         const pad = (h.endNs - h.startNs) * 0.1;
@@ -377,7 +445,7 @@ export function Timeline(props: {
     setHover(h ? { hit: h, clientX: e.clientX, clientY: e.clientY } : null);
   };
 
-  const onRulerRange = useCallback((r: [number, number] | null, _done: boolean) => setRange(r), []);
+  const onRulerRange = useCallback((r: [number, number] | null, done: boolean) => setRange(r, done), [setRange]);
 
   const toggleFold = (id: string) => {
     const f = new Set(folded);
@@ -386,7 +454,9 @@ export function Timeline(props: {
     props.onFolded(f);
   };
 
-  const tip = hover ? describeHit(hover.hit, loaded?.strings ?? {}) : null;
+  const tip = !hover ? null
+    : hover.hit.instance !== undefined && iterations ? describeIteration(iterations, hover.hit.instance)
+    : describeHit(hover.hit, loaded?.strings ?? {});
   const rangeBox = range ? [((Math.min(...range) - view.start) / (view.end - view.start)) * size.width, ((Math.max(...range) - view.start) / (view.end - view.start)) * size.width] : null;
   const concPeaks = useMemo(() => {
     const m = new Map<number, string>();
@@ -407,7 +477,7 @@ export function Timeline(props: {
           <span className="tl-span" data-testid="view-span" title="Visible time span">{formatDuration(view.end - view.start)}</span>
         </div>
         <div className="tl-ruler-col">
-          <Ruler view={view} width={size.width} range={range} onRange={onRulerRange} origin={props.timeOrigin} />
+          <Ruler view={view} width={size.width} range={range} onRange={onRulerRange} origin={props.timeOrigin} startup={startup} />
         </div>
       </div>
       <div className="tl-top tl-overview-row">

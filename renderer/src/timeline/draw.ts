@@ -7,6 +7,7 @@ import type { ItemDetails, ItemKind, ItemRef, ItemTable } from '../../../profile
 import { KIND_COLORS, KIND_LABELS } from '../base/colors.ts';
 import { shortName } from '../../../profiler/names.ts';
 import { formatDuration } from '../base/time.ts';
+import { ITERATIONS_ROW, OUTLIER, WARM_UP, type IterationTrack } from './iterations.ts';
 import { NVTX_LANE_H, type LaidRow, type Layout } from './rows.ts';
 import type { Loaded, View } from './window-loader.ts';
 
@@ -19,6 +20,8 @@ export interface Hit {
   count?: number;
   startNs: number;
   endNs: number;
+  /** An instance of the iterations row (its index in the track), instead of an item. */
+  instance?: number;
   /** Content coordinates. */
   x: number;
   y: number;
@@ -49,7 +52,18 @@ export interface DrawInput {
   hover: Hit | null;
   range: [number, number] | null;
   cursorX: number | null;
+  /** Start-up as detected (scopeInfo().startup): shaded behind the rows. */
+  startup: { startNs: number; endNs: number } | null;
+  /** The iterations row's boxes, and the instance that is the analysis scope (1-based; null: none). */
+  iterations: IterationTrack | null;
+  chosenInstance: number | null;
 }
+
+/** Start-up's shade over the rows and its end line; the ruler's band (styles.css .startup-*) has the same hue. */
+const STARTUP_FILL = 'rgba(124, 108, 170, 0.08)';
+const STARTUP_EDGE = 'rgba(124, 108, 170, 0.55)';
+/** Iteration boxes: an instance, a warm-up one (also hatched), an outlier (the findings' warning colour). */
+const ITERATION_COLORS = { normal: '#5f7fa8', warmUp: '#9d8fd0', outlier: '#e69500' };
 
 const ITEM_PAD = 3;
 const FONT = '11px system-ui, -apple-system, "Segoe UI", sans-serif';
@@ -99,12 +113,24 @@ export function drawTimeline(g: CanvasRenderingContext2D, d: DrawInput): void {
     }
   }
 
+  // Start-up, behind everything drawn on the rows: what the steady state leaves out.
+  if (d.startup) {
+    const a = Math.max(0, xOf(d.startup.startNs));
+    const b = Math.min(width, xOf(d.startup.endNs));
+    if (b > a) {
+      g.fillStyle = STARTUP_FILL;
+      g.fillRect(a, 0, b - a, height);
+      g.fillStyle = STARTUP_EDGE;
+      if (b < width) g.fillRect(b - 1, 0, 1, height);
+    }
+  }
+
   const loaded = d.loaded;
   // Areas of the view that are not loaded yet: hatched, never drawn as empty.
   if (!loaded || loaded.startNs > view.start || loaded.endNs < view.end) {
     const a = loaded ? Math.max(0, xOf(loaded.startNs)) : width;
     const b = loaded ? Math.min(width, xOf(loaded.endNs)) : 0;
-    g.fillStyle = hatch(g);
+    g.fillStyle = hatch(g, UNLOADED_HATCH);
     if (!loaded) g.fillRect(0, 0, width, height);
     else {
       if (a > 0) g.fillRect(0, 0, a, height);
@@ -175,6 +201,11 @@ export function drawTimeline(g: CanvasRenderingContext2D, d: DrawInput): void {
     }
   }
 
+  if (d.iterations) {
+    const r = layout.byId.get(ITERATIONS_ROW);
+    if (r && r.type === 'row' && r.y + r.h >= top && r.y <= bottom) drawIterations(g, d.iterations, d.chosenInstance, r.y - top, r.h, width, xOf);
+  }
+
   // The selection, the items related to it, and the launch arrows.
   const det = d.details && d.selected && d.details.ref.table === d.selected.table && d.details.ref.id === d.selected.id ? d.details : null;
   const box = (rowId: string, startNs: number, endNs: number) => {
@@ -208,7 +239,7 @@ export function drawTimeline(g: CanvasRenderingContext2D, d: DrawInput): void {
     }
   }
 
-  if (d.hover && d.hover.ref) {
+  if (d.hover && (d.hover.ref || d.hover.instance !== undefined)) {
     g.strokeStyle = 'rgba(0,0,0,0.55)';
     g.lineWidth = 1;
     g.strokeRect(d.hover.x - 0.5, d.hover.y - top - 0.5, d.hover.w + 1, d.hover.h + 1);
@@ -231,7 +262,59 @@ export function drawTimeline(g: CanvasRenderingContext2D, d: DrawInput): void {
 }
 
 /** What drawTimeline drew where: the inputs hit testing needs. */
-export type Geometry = Pick<DrawInput, 'width' | 'view' | 'layout' | 'loaded'>;
+export type Geometry = Pick<DrawInput, 'width' | 'view' | 'layout' | 'loaded' | 'iterations'>;
+
+/** Where instance `i` of the iterations row is drawn: x and width in CSS pixels (at least 1 px wide). */
+export function iterationX(geo: Pick<Geometry, 'width' | 'view'>, t: IterationTrack, i: number): { x: number; w: number } {
+  const k = geo.width / Math.max(1e-9, geo.view.end - geo.view.start);
+  const x = (t.startNs[i]! - geo.view.start) * k;
+  return { x, w: Math.max(1, (t.endNs[i]! - geo.view.start) * k - x) };
+}
+
+/**
+ * One box per instance; warm-up ones hatched, outliers in the warning
+ * colour, the instance that is the scope outlined. Labels were made with
+ * the track: nothing is allocated per box.
+ */
+function drawIterations(g: CanvasRenderingContext2D, t: IterationTrack, chosen: number | null, y0: number, h: number, width: number, xOf: (ns: number) => number): void {
+  const y = y0 + ITEM_PAD;
+  const bh = h - 2 * ITEM_PAD;
+  for (let i = 0; i < t.rows.length; i++) {
+    const x0 = xOf(t.startNs[i]!);
+    const x1 = xOf(t.endNs[i]!);
+    if (x1 < -1 || x0 > width + 1) continue;
+    const w = Math.max(1, x1 - x0);
+    const f = t.flags[i]!;
+    g.fillStyle = f & OUTLIER ? ITERATION_COLORS.outlier : f & WARM_UP ? ITERATION_COLORS.warmUp : ITERATION_COLORS.normal;
+    g.fillRect(x0, y, w, bh);
+    if (f & WARM_UP) {
+      g.fillStyle = hatch(g, WARM_UP_HATCH);
+      g.fillRect(x0, y, w, bh);
+    }
+    // The label whole or not at all ("#…" would name no instance).
+    const room = (Math.min(x1, width) - Math.max(x0, 0) - 6) / charWidth;
+    const label = room >= t.long[i]!.length ? t.long[i]! : room >= t.short[i]!.length ? t.short[i]! : null;
+    if (label) drawLabel(g, label, Math.max(x0, 0), Math.min(x1, width), y + bh / 2);
+    if (t.rows[i]!.instance === chosen) {
+      g.strokeStyle = '#111';
+      g.lineWidth = 2;
+      g.strokeRect(x0 - 1, y - 1, w + 2, bh + 2);
+    }
+  }
+}
+
+/** The instance of the iterations row under x (within 2 px; the narrowest where boxes overlap). */
+function iterationHit(geo: Geometry, r: LaidRow, x: number): Hit | undefined {
+  const t = geo.iterations;
+  if (!t) return undefined;
+  let best: Hit | undefined;
+  for (let i = 0; i < t.rows.length; i++) {
+    const { x: x0, w } = iterationX(geo, t, i);
+    if (x < x0 - 2 || x > x0 + w + 2 || (best && w >= best.w)) continue;
+    best = { kind: 'nvtx', rowId: r.id, instance: i, startNs: t.startNs[i]!, endNs: t.endNs[i]!, x: x0, y: r.y + ITEM_PAD, w, h: r.h - 2 * ITEM_PAD };
+  }
+  return best;
+}
 
 /**
  * The best of the items and coverage of layout row `r` that `accept` takes
@@ -274,6 +357,7 @@ function rowHits(geo: Geometry, r: LaidRow, accept: (x: number, y: number, w: nu
 export function hitAt(geo: Geometry, x: number, yContent: number): Hit | undefined {
   const r = geo.layout.rows.find((row) => yContent >= row.y && yContent < row.y + row.h);
   if (!r) return undefined;
+  if (r.row?.kind === 'iter') return iterationHit(geo, r, x);
   return rowHits(geo, r, (hx, hy, hw, hh) => yContent >= hy && yContent < hy + hh && x >= hx - 2 && x <= hx + hw + 2 && hx + hw >= -1 && hx <= geo.width + 1);
 }
 
@@ -362,21 +446,27 @@ function drawConcurrency(g: CanvasRenderingContext2D, loaded: Loaded, deviceId: 
   });
 }
 
-let hatchPattern: CanvasPattern | null = null;
-function hatch(g: CanvasRenderingContext2D): CanvasPattern | string {
-  if (hatchPattern) return hatchPattern;
+/** Stroke colours of the hatches: parts of the view not loaded yet, warm-up iterations. */
+const UNLOADED_HATCH = 'rgba(0,0,0,0.08)';
+const WARM_UP_HATCH = 'rgba(255,255,255,0.55)';
+const hatches = new Map<string, CanvasPattern | string>();
+/** A diagonal hatch in `stroke`, made once per colour. */
+function hatch(g: CanvasRenderingContext2D, stroke: string): CanvasPattern | string {
+  const made = hatches.get(stroke);
+  if (made) return made;
   const c = document.createElement('canvas');
   c.width = 8;
   c.height = 8;
   const p = c.getContext('2d');
   if (!p) return 'rgba(0,0,0,0.04)';
-  p.strokeStyle = 'rgba(0,0,0,0.08)';
+  p.strokeStyle = stroke;
   p.beginPath();
   p.moveTo(0, 8);
   p.lineTo(8, 0);
   p.stroke();
-  hatchPattern = g.createPattern(c, 'repeat');
-  return hatchPattern ?? 'rgba(0,0,0,0.04)';
+  const pattern = g.createPattern(c, 'repeat') ?? 'rgba(0,0,0,0.04)';
+  hatches.set(stroke, pattern);
+  return pattern;
 }
 
 /** Tooltip text of a hit. */

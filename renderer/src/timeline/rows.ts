@@ -1,11 +1,19 @@
 // The row model of the timeline, grouped as Nsight Systems groups it: per
-// process, each thread's CUDA API row and NVTX row; per GPU, a concurrency
-// track and one row per stream. Pure functions of the summary: layout()
-// turns it into y positions, given folded groups, hidden rows and the NVTX
-// nesting depth seen so far.
-import type { DeviceInfo, RecordingSummary, StreamInfo } from '../../../profiler/query/api.ts';
+// process, each thread's CUDA API row and NVTX row (and, first, the
+// iterations row of the repeating NVTX range, when there is one); per GPU, a
+// concurrency track and one row per stream. Pure functions of the summary
+// (and the iterations track): layout() turns it into y positions, given
+// folded groups, hidden rows and the NVTX nesting depth seen so far.
+import type { RecordingSummary, StreamInfo } from '../../../profiler/query/api.ts';
+import { deviceTitle } from '../base/gpus.ts';
+import { ITERATIONS_ROW, iterationsDetail, type IterationTrack } from './iterations.ts';
 
-export type RowKind = 'api' | 'nvtx' | 'stream' | 'conc';
+export type RowKind = 'api' | 'nvtx' | 'stream' | 'conc' | 'iter';
+
+/** Rows whose items come from api.window (the others are drawn from answers of their own). */
+export function windowed(kind: RowKind): boolean {
+  return kind === 'api' || kind === 'nvtx' || kind === 'stream';
+}
 
 export interface TrackRow {
   id: string;
@@ -33,14 +41,12 @@ export const CONC_H = 40;
 /** Height of one NVTX nesting level. */
 export const NVTX_LANE_H = 16;
 
-export function deviceTitle(d: DeviceInfo): string {
-  return `GPU ${d.ordinal ?? d.id}${d.name ? ` · ${d.name}` : ''}`;
-}
-
-export function buildGroups(s: RecordingSummary): TrackGroup[] {
+export function buildGroups(s: RecordingSummary, iterations: IterationTrack | null = null): TrackGroup[] {
   const groups: TrackGroup[] = [];
+  const iterationsRow = (t: IterationTrack, groupId: string): TrackRow => ({ id: ITERATIONS_ROW, kind: 'iter', groupId, label: 'Iterations', detail: iterationsDetail(t) });
   for (const p of s.processes) {
     const rows: TrackRow[] = [];
+    if (iterations?.pid === p.pid) rows.push(iterationsRow(iterations, `proc:${p.pid}`));
     for (const t of p.threads) {
       const thread = `thread ${t.tid}${t.name ? ` (${t.name})` : ''}`;
       if (t.apiCalls) rows.push({ id: t.apiRowId, kind: 'api', groupId: `proc:${p.pid}`, label: 'CUDA API', detail: `${thread} · ${t.apiCalls.toLocaleString('en-US')} calls` });
@@ -49,6 +55,10 @@ export function buildGroups(s: RecordingSummary): TrackGroup[] {
     if (rows.length === 0) continue;
     const cmd = p.command ?? '';
     groups.push({ id: `proc:${p.pid}`, title: `Process ${p.pid}`, subtitle: `${cmd.split('/').pop() ?? ''}${p.complete ? '' : ' · incomplete'}`, rows });
+  }
+  // A process without rows of its own (nothing the summary lists): a group for the iterations alone, on top.
+  if (iterations && !groups.some((g) => g.rows.some((r) => r.kind === 'iter'))) {
+    groups.unshift({ id: `proc:${iterations.pid}`, title: `Process ${iterations.pid}`, subtitle: '', rows: [iterationsRow(iterations, `proc:${iterations.pid}`)] });
   }
   const streamsOf = (deviceId: number | null) => s.streams.filter((st) => st.deviceId === deviceId)
     .sort((a, b) => a.cuptiStreamId - b.cuptiStreamId);

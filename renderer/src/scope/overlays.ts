@@ -1,0 +1,59 @@
+// What the timeline and the scope picker show of a recording's analysis,
+// whatever the scope: start-up as detected (scopeInfo(id, steady state)
+// .startup: the start-up band), the repeating NVTX range's instances
+// (iterations(id, null): the iterations row) and the NVTX range names (the
+// picker). Asked once per recording and page, after the timeline's first
+// frame (the analysis must not delay it), each part shown as it lands.
+import { useEffect, useState } from 'react';
+import type { RangeName, Startup } from '../../../profiler/query/api.ts';
+import { getApi } from '../api/client.ts';
+import { iterationTrack, type IterationTrack } from '../timeline/iterations.ts';
+import { STEADY_STATE } from './scope.ts';
+
+export interface Overlays {
+  /** undefined: not answered yet; null: none detected. */
+  startup?: Startup | null;
+  iterations?: IterationTrack | null;
+  ranges?: RangeName[];
+}
+
+interface Asked {
+  startup: Promise<Startup | null>;
+  iterations: Promise<IterationTrack | null>;
+  ranges: Promise<RangeName[]>;
+}
+
+/** Per recording id (stable for the page's life): the requests made, so a tab shown again asks nothing. */
+const asked = new Map<string, Asked>();
+
+function ask(id: string): Asked {
+  let a = asked.get(id);
+  if (!a) {
+    const api = getApi();
+    a = { startup: api.scopeInfo(id, STEADY_STATE).then((i) => i.startup), ranges: api.ranges(id), iterations: api.iterations(id, null).then((it) => (it ? iterationTrack(it) : null)) };
+    // A failure is asked again next time (a recording the analysis thread could not load now).
+    const forget = () => { if (asked.get(id) === a) asked.delete(id); };
+    a.startup.catch(forget);
+    a.ranges.catch(forget);
+    a.iterations.catch(forget);
+    asked.set(id, a);
+  }
+  return a;
+}
+
+/** The overlays of `recordingId`, asked once `ready` (after its first frame); {} until then. */
+export function useOverlays(recordingId: string | null, ready: boolean): Overlays {
+  const [got, setGot] = useState<{ id: string | null; overlays: Overlays }>({ id: null, overlays: {} });
+  useEffect(() => {
+    if (!recordingId || !ready) return;
+    let live = true;
+    const a = ask(recordingId);
+    const put = (part: Overlays) => { if (live) setGot((g) => ({ id: recordingId, overlays: { ...(g.id === recordingId ? g.overlays : {}), ...part } })); };
+    // Nothing to show for a part that failed: the timeline draws without it.
+    a.startup.then((startup) => put({ startup }), () => put({ startup: null }));
+    a.ranges.then((ranges) => put({ ranges }), () => put({ ranges: [] }));
+    a.iterations.then((iterations) => put({ iterations }), () => put({ iterations: null }));
+    return () => { live = false; };
+  }, [recordingId, ready]);
+  return got.id === recordingId ? got.overlays : {};
+}

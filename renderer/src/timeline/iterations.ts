@@ -1,0 +1,71 @@
+// The iterations row: one box per instance of the repeating NVTX range
+// (api.iterations(id, null): a training step, a loop iteration) over the GPU
+// work it launched, warm-up instances hatched and outliers in the warning
+// colour; a click makes that instance the analysis scope. Here: the track
+// the row is drawn from — built once when the answer arrives, so drawing
+// allocates nothing per box — and its tooltip text. Drawing and hit testing
+// are draw.ts's, from the same spans.
+import type { IterationRow, Iterations } from '../../../profiler/query/api.ts';
+import { formatDuration, formatTimestamp } from '../base/time.ts';
+
+/** The row's id (one iterations row per recording). */
+export const ITERATIONS_ROW = 'iterations';
+
+/** IterationTrack.flags bits. */
+export const WARM_UP = 1;
+export const OUTLIER = 2;
+
+export interface IterationTrack {
+  /** The range's name ('step'): the scope a click picks is `{ kind: 'range', name, instance }`. */
+  name: string;
+  rows: IterationRow[];
+  medianNs: number;
+  /** Drawn span per instance: its GPU work, or the range on the host where it launched none. */
+  startNs: Float64Array;
+  endNs: Float64Array;
+  flags: Uint8Array;
+  /** Box labels, made once: `#3` and, where it fits, `#1 warm-up`. */
+  short: string[];
+  long: string[];
+  /** The process whose group holds the row. */
+  pid: number;
+}
+
+export function iterationTrack(it: Iterations): IterationTrack | null {
+  const n = it.rows.length;
+  if (n === 0) return null;
+  const t: IterationTrack = {
+    name: it.name, rows: it.rows, medianNs: it.medianNs, pid: it.rows[0]!.pid,
+    startNs: new Float64Array(n), endNs: new Float64Array(n), flags: new Uint8Array(n), short: [], long: [],
+  };
+  it.rows.forEach((r, i) => {
+    t.startNs[i] = r.gpuStartNs ?? r.startNs;
+    t.endNs[i] = r.gpuEndNs ?? r.endNs;
+    t.flags[i] = (r.warmUp ? WARM_UP : 0) | (r.outlier ? OUTLIER : 0);
+    t.short.push(`#${r.instance}`);
+    t.long.push(`#${r.instance}${r.warmUp ? ' warm-up' : ''}${r.outlier ? ' outlier' : ''}`);
+  });
+  return t;
+}
+
+/** The row label's second part: "'step' × 12 · median 13.6 ms". */
+export function iterationsDetail(t: IterationTrack): string {
+  return `'${t.name}' × ${t.rows.length} · median ${formatDuration(t.medianNs)}`;
+}
+
+/** Tooltip of instance `i`: its spans, work per GPU, worst finding and flags. */
+export function describeIteration(t: IterationTrack, i: number): { title: string; lines: string[] } {
+  const r = t.rows[i]!;
+  const lines: string[] = [];
+  if (r.warmUp) lines.push('warm-up: slower than the instances after it (JIT, library initialisation, allocator growth)');
+  if (r.outlier) lines.push(`outlier: ${(r.lengthNs / Math.max(1, t.medianNs)).toFixed(2)}× the median ${formatDuration(t.medianNs)}`);
+  lines.push(r.gpuStartNs !== null && r.gpuEndNs !== null
+    ? `GPU span ${formatDuration(r.gpuEndNs - r.gpuStartNs)} (${formatTimestamp(r.gpuStartNs, 1000)} – ${formatTimestamp(r.gpuEndNs, 1000)})`
+    : 'no GPU work launched');
+  lines.push(`range on the host ${formatDuration(r.endNs - r.startNs)} · ${r.operations.toLocaleString('en-US')} GPU operations`);
+  // d.gpu: the CUDA ordinal (base/gpus.ts).
+  for (const d of r.devices) lines.push(`GPU ${d.gpu}: busy ${formatDuration(d.busyNs)}${d.overlap !== null ? `, overlap ${d.overlap.toFixed(2)}×` : ''}`);
+  if (r.topFinding) lines.push(`top finding: ${r.topFinding.title} (${formatDuration(r.topFinding.costNs)})`);
+  lines.push('click: analyse this instance alone');
+  return { title: `${t.name} #${r.instance} of ${t.rows.length}`, lines };
+}
