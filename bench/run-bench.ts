@@ -13,8 +13,12 @@
 //  analysis  the diagnosis of a 10-million-operation recording. Target: < 5 s.
 //  import    a 1 GB Chrome trace imported as a stream: time and peak memory.
 //  renderer  10 M operations over 64 streams in Chromium: open, frame times, memory.
+//  selection the findings of a range selected on the timeline (a window scope),
+//            recomputed on a 1 M-operation recording: over HTTP, and in the page
+//            from releasing the mouse on the ruler; beside the whole-recording
+//            analysis. Target: < 300 ms.
 //
-// Options: --only ingest|analysis|import|renderer|overhead, --renderer-ops N, --analysis-launches N, --import-mb N, --launches N (overhead loop), --pairs N,
+// Options: --only ingest|analysis|import|renderer|selection|overhead, --renderer-ops N, --selection-ops N, --analysis-launches N, --import-mb N, --launches N (overhead loop), --pairs N,
 // --ingest-launches N, --json FILE (write the results).
 import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -39,6 +43,7 @@ const { values } = parseArgs({
     'analysis-launches': { type: 'string', default: '10000000' },
     'import-mb': { type: 'string', default: '1024' },
     'renderer-ops': { type: 'string', default: '10000000' },
+    'selection-ops': { type: 'string', default: '1000000' },
     json: { type: 'string' },
   },
 });
@@ -339,8 +344,84 @@ async function benchRenderer(): Promise<void> {
   }
 }
 
+/**
+ * selection: a generated recording of 1 M operations over 64 streams, served
+ * in browser mode. The whole recording's findings first (the first call
+ * loads the columns the later ones share), then the steady state's; then
+ * selections of 1 %, 10 %, 25 % and 50 % of the GPU span, three windows of
+ * each size at different places (each a new scope: nothing cached), timed
+ * as the page asks for them (findings and scopeInfo together) over HTTP;
+ * then in Chromium, from releasing the mouse after a drag on the ruler to
+ * the findings panel showing that window's answer, the 150 ms the page
+ * waits for the selection to rest included. Target: < 300 ms.
+ */
+async function benchSelection(): Promise<void> {
+  const ops = Number(values['selection-ops']);
+  const file = path.join(os.tmpdir(), `streamscope-bench-${ops}-64.sqlite`);
+  if (!fs.existsSync(file)) {
+    const t = performance.now();
+    generate(file, ops, 64);
+    lines.push(`selection generated ${ops.toLocaleString('en-US')} operations over 64 streams in ${((performance.now() - t) / 1000).toFixed(0)} s (${file}, kept for the next run)`);
+  }
+  const { callApi, launch, openApp, serve } = await import('../test/e2e/browser.ts');
+  const server = await serve([file]);
+  const browser = await launch();
+  try {
+    const id = (await callApi<{ recordingId: string }[]>(server, 'listRecordings'))[0]!.recordingId;
+    const timed = async (scope: unknown) => {
+      const t = performance.now();
+      await Promise.all([callApi(server, 'findings', id, scope), callApi(server, 'scopeInfo', id, scope)]);
+      return performance.now() - t;
+    };
+    const wholeMs = await timed({ kind: 'whole' });
+    const steadyMs = await timed({ kind: 'steady-state' });
+    const { startNs, endNs } = await callApi<{ startNs: number; endNs: number }>(server, 'summary', id);
+    const span = endNs - startNs;
+    const sizes = [0.01, 0.1, 0.25, 0.5];
+    const http: Record<string, number[]> = {};
+    for (const size of sizes) {
+      http[size] = [];
+      for (const at of [0.1, 0.3, 0.45]) {
+        const a = Math.round(startNs + span * at);
+        http[size].push(await timed({ kind: 'window', startNs: a, endNs: Math.round(a + span * size) }));
+      }
+    }
+    // In the page: drags on the ruler over a tenth and a quarter of the view, three of each.
+    const page = await openApp(browser, `${server.url}#rec=${id}`, { width: 1600, height: 1000 });
+    await page.waitForSelector('[data-testid="findings"][data-pending="false"]', { timeout: 120_000 });
+    const ruler = (await page.locator('[data-testid="ruler"]').boundingBox())!;
+    const inPage: Record<string, number[]> = {};
+    for (const size of [0.1, 0.25]) {
+      inPage[size] = [];
+      for (const at of [0.12, 0.33, 0.5]) {
+        const before = await page.locator('[data-testid="findings"]').getAttribute('data-scope');
+        await page.mouse.move(ruler.x + ruler.width * at, ruler.y + 12);
+        await page.mouse.down();
+        await page.mouse.move(ruler.x + ruler.width * (at + size), ruler.y + 12, { steps: 4 });
+        await page.mouse.up();
+        const t = performance.now();
+        await page.waitForFunction((b) => {
+          const el = document.querySelector('[data-testid="findings"]');
+          const s = el?.getAttribute('data-scope') ?? '';
+          return s.startsWith('window:') && s !== b && el?.getAttribute('data-pending') === 'false';
+        }, before, { timeout: 60_000, polling: 'raf' });
+        inPage[size].push(performance.now() - t);
+      }
+    }
+    const fmt = (xs: number[]) => `${median(xs).toFixed(0)} ms`;
+    results.selection = { operations: ops, streams: 64, wholeMs, steadyMs, httpMs: http, inPageMs: inPage, debounceMs: 150, target: 300 };
+    lines.push(`selection ${ops.toLocaleString('en-US')} operations over 64 streams: whole-recording findings ${(wholeMs / 1000).toFixed(2)} s (first call, loads the columns), steady state ${(steadyMs / 1000).toFixed(2)} s`);
+    lines.push(`          a selection's findings over HTTP (median of 3 windows [each]; target < 300 ms): ${sizes.map((z) => `${z * 100}% of the span ${fmt(http[z]!)} [${http[z]!.map((x) => x.toFixed(0)).join(' ')}]`).join(', ')}`);
+    lines.push(`          in Chromium, mouse up on the ruler → findings shown (150 ms debounce included): ${Object.entries(inPage).map(([z, xs]) => `${Number(z) * 100}% of the view ${fmt(xs)} [${xs.map((x) => x.toFixed(0)).join(' ')}]`).join(', ')}`);
+  } finally {
+    await browser.close();
+    await server.close();
+  }
+}
+
 if (values.only === undefined || values.only === 'ingest') await benchIngest();
 if (values.only === undefined || values.only === 'renderer') await benchRenderer();
+if (values.only === undefined || values.only === 'selection') await benchSelection();
 if (values.only === undefined || values.only === 'analysis') await benchAnalysis();
 if (values.only === undefined || values.only === 'import') await benchImport();
 if (values.only === undefined || values.only === 'overhead') {
