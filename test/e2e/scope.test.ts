@@ -6,24 +6,31 @@
 // default and of the whole recording when picked, a range dragged on the
 // ruler analysed as exactly that window (findings and stats as the API
 // answers them for it, another range another answer, a late answer never
-// shown over a newer one), the iterations row and a click on an instance.
+// shown over a newer one), the iterations row and a click on an instance;
+// and the compare view against the same program with pinned buffers, both
+// sides on one scope.
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Finding, Iterations, Scope, ScopeInfo, StatsResponse } from '../../profiler/query/api.ts';
+import type { DiffSummary, Finding, Iterations, Scope, ScopeInfo, StatsResponse } from '../../profiler/query/api.ts';
 import type { RunningServer } from '../../profiler/serve/server.ts';
 import { formatDuration } from '../../renderer/src/base/time.ts';
 import { parseScope, scopeKey } from '../../renderer/src/scope/scope.ts';
 import { callApi, launch, openApp, serve, settled } from './browser.ts';
 
-const torch = path.resolve(import.meta.dirname, '../fixtures/recordings/torch_prefetch.sqlite');
+const fixtures = path.resolve(import.meta.dirname, '../fixtures/recordings');
+const torch = path.join(fixtures, 'torch_prefetch.sqlite');
+/** The same program with its host buffers pinned. */
+const pinned = path.join(fixtures, 'torch_prefetch-pinned.sqlite');
 
 let browser: Browser;
 let server: RunningServer;
 let id: string;
+let pinnedId: string;
 beforeAll(async () => {
-  [browser, server] = await Promise.all([launch(), serve([torch])]);
-  id = (await callApi<{ recordingId: string }[]>(server, 'listRecordings'))[0]!.recordingId;
+  [browser, server] = await Promise.all([launch(), serve([torch, pinned])]);
+  const list = await callApi<{ recordingId: string; path: string }[]>(server, 'listRecordings');
+  [id, pinnedId] = [torch, pinned].map((f) => list.find((r) => r.path === f)!.recordingId) as [string, string];
 }, 120_000);
 afterAll(async () => {
   await server?.close();
@@ -221,6 +228,33 @@ describe('scope in Chromium (torch_prefetch)', () => {
     await page.waitForFunction(() => location.hash.includes('scope=range%3Astep%233'));
     await page.reload();
     expect(await panelFindings(page, 'range:step#3')).toEqual(want);
+    await page.close();
+  });
+
+  it('the compare view diffs both recordings on one scope: step #3 of each, where pinning fixed the pageable copy', async () => {
+    const page = await browser.newPage({ viewport: { width: 1600, height: 900 } });
+    await page.goto(`${server.url}#rec=${id}&tab=compare&cmp=${id},${pinnedId}`);
+    const statuses = () => page.locator('[data-testid="diff-findings"] [data-kind]').evaluateAll((els) => els.map((e) => `${e.getAttribute('data-kind')}:${e.getAttribute('data-testid')!.replace('finding-', '')}`));
+    const expected = async (scope: Scope) => {
+      const d = await api<DiffSummary>('compare', id, pinnedId, scope);
+      return ['fixed', 'new', 'unchanged'].flatMap((st) => d.findings.filter((f) => f.status === st).map((f) => `${f.kind}:${f.status}`));
+    };
+    // The steady state by default: over the whole run, pageable copies remain in both.
+    await page.waitForSelector('[data-testid="compare-side"][data-scope="steady"]');
+    const steady = await expected({ kind: 'steady-state' });
+    expect(steady).toContain('pageable-async-copy:unchanged');
+    expect(await statuses()).toEqual(steady);
+
+    await page.selectOption('[data-testid="compare-scope"] [data-testid="scope-picker"]', 'range:step');
+    await page.locator('[data-testid="compare-scope"] [data-testid="scope-instance"]').fill('3');
+    await page.waitForSelector('[data-testid="compare-side"][data-scope="range:step#3"]');
+    const third = await expected({ kind: 'range', name: 'step', instance: 3 });
+    expect(third).toContain('pageable-async-copy:fixed');
+    expect(await statuses()).toEqual(third);
+    await page.waitForFunction(() => new URLSearchParams(location.hash.slice(1)).get('cscope') === 'range:step#3');
+    // Each lane has its start-up band and its iterations row.
+    await page.waitForFunction(() => document.querySelectorAll('[data-testid="compare-lane"] [data-testid="startup-band"]').length === 2);
+    expect(await page.locator('[data-testid="compare-lane"] [data-testid="row-iterations"]').count()).toBe(2);
     await page.close();
   });
 });

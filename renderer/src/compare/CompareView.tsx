@@ -243,7 +243,7 @@ export function CompareView(props: {
           ))}
           {!ready && ids.length >= 2 && <div className="empty"><p>Aligning…</p></div>}
         </div>
-        <aside className="side cmp-side">
+        <aside className="side cmp-side" data-testid="compare-side" data-scope={diff?.key === diffKey && diff.value ? scopeKey(state.scope) : ''}>
           <DiffPanel diff={diff?.key === diffKey ? diff.value : null} error={diff?.key === diffKey ? diff.error : null} />
         </aside>
       </div>

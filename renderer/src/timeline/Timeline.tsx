@@ -15,8 +15,8 @@ import { memo, useCallback, useEffect, useLayoutEffect, useMemo, useRef, useStat
 import type { ItemDetails, ItemRef, RecordingSummary, Startup } from '../../../profiler/query/api.ts';
 import { getApi } from '../api/client.ts';
 import { formatDuration, formatPercent } from '../base/time.ts';
-import { describeHit, drawTimeline, hitAt as hitAtGeometry, itemHit, iterationX, type Geometry, type Hit, type SearchHighlight } from './draw.ts';
-import { describeIteration, ITERATIONS_ROW, type IterationTrack } from './iterations.ts';
+import { describeHit, drawTimeline, hitAt as hitAtGeometry, itemHit, iterationRect, type Geometry, type Hit, type SearchHighlight } from './draw.ts';
+import { describeIteration, type IterationTrack } from './iterations.ts';
 import { Overview } from './Overview.tsx';
 import { Ruler } from './Ruler.tsx';
 import { buildGroups, layout as layOut, windowed, type Layout, type TrackGroup } from './rows.ts';
@@ -300,17 +300,16 @@ export function Timeline(props: {
       idle: () => frameRequest.current === null && (loaderRef.current?.idle() ?? true),
       iterationBoxes: () => {
         const s = drawState.current;
-        const t = s.iterations;
-        if (!t) return null;
-        const r = s.lay.byId.get(ITERATIONS_ROW);
+        if (!s.iterations) return null;
         const c = canvasRef.current?.getBoundingClientRect();
-        return t.rows.map((row, i) => {
-          const { x, w } = iterationX(geometry(), t, i);
-          const shown = r && c && x + w >= 0 && x <= s.size.width && r.y + r.h > s.scrollTop && r.y < s.scrollTop + s.canvasH;
-          const x0 = Math.max(0, x);
+        return s.iterations.rows.map((row, i) => {
+          const b = iterationRect(geometry(), i);
+          // Only where it is drawn now (as itemRect), clipped to the canvas.
+          const shown = b && c && b.x + b.w >= 0 && b.x <= s.size.width && b.y + b.h > s.scrollTop && b.y < s.scrollTop + s.canvasH;
+          const x0 = shown ? Math.max(0, b.x) : 0;
           return {
             instance: row.instance, warmUp: row.warmUp, outlier: row.outlier,
-            rect: shown ? { x: c.left + x0, y: c.top + r.y + 3 - s.scrollTop, w: Math.max(1, Math.min(s.size.width, x + w) - x0), h: r.h - 6 } : null,
+            rect: shown ? { x: c.left + x0, y: c.top + b.y - s.scrollTop, w: Math.max(1, Math.min(s.size.width, b.x + b.w) - x0), h: b.h } : null,
           };
         });
       },

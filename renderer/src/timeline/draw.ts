@@ -264,11 +264,14 @@ export function drawTimeline(g: CanvasRenderingContext2D, d: DrawInput): void {
 /** What drawTimeline drew where: the inputs hit testing needs. */
 export type Geometry = Pick<DrawInput, 'width' | 'view' | 'layout' | 'loaded' | 'iterations'>;
 
-/** Where instance `i` of the iterations row is drawn: x and width in CSS pixels (at least 1 px wide). */
-export function iterationX(geo: Pick<Geometry, 'width' | 'view'>, t: IterationTrack, i: number): { x: number; w: number } {
+/** Where instance `i` of the iterations row is drawn (content coordinates; at least 1 px wide), or undefined when the row is not laid out. */
+export function iterationRect(geo: Geometry, i: number): { x: number; y: number; w: number; h: number } | undefined {
+  const t = geo.iterations;
+  const r = geo.layout.byId.get(ITERATIONS_ROW);
+  if (!t || !r || r.type !== 'row') return undefined;
   const k = geo.width / Math.max(1e-9, geo.view.end - geo.view.start);
   const x = (t.startNs[i]! - geo.view.start) * k;
-  return { x, w: Math.max(1, (t.endNs[i]! - geo.view.start) * k - x) };
+  return { x, y: r.y + ITEM_PAD, w: Math.max(1, (t.endNs[i]! - geo.view.start) * k - x), h: r.h - 2 * ITEM_PAD };
 }
 
 /**
@@ -304,14 +307,14 @@ function drawIterations(g: CanvasRenderingContext2D, t: IterationTrack, chosen: 
 }
 
 /** The instance of the iterations row under x (within 2 px; the narrowest where boxes overlap). */
-function iterationHit(geo: Geometry, r: LaidRow, x: number): Hit | undefined {
+function iterationHit(geo: Geometry, x: number): Hit | undefined {
   const t = geo.iterations;
   if (!t) return undefined;
   let best: Hit | undefined;
   for (let i = 0; i < t.rows.length; i++) {
-    const { x: x0, w } = iterationX(geo, t, i);
-    if (x < x0 - 2 || x > x0 + w + 2 || (best && w >= best.w)) continue;
-    best = { kind: 'nvtx', rowId: r.id, instance: i, startNs: t.startNs[i]!, endNs: t.endNs[i]!, x: x0, y: r.y + ITEM_PAD, w, h: r.h - 2 * ITEM_PAD };
+    const b = iterationRect(geo, i);
+    if (!b || x < b.x - 2 || x > b.x + b.w + 2 || (best && b.w >= best.w)) continue;
+    best = { kind: 'nvtx', rowId: ITERATIONS_ROW, instance: i, startNs: t.startNs[i]!, endNs: t.endNs[i]!, ...b };
   }
   return best;
 }
@@ -357,7 +360,7 @@ function rowHits(geo: Geometry, r: LaidRow, accept: (x: number, y: number, w: nu
 export function hitAt(geo: Geometry, x: number, yContent: number): Hit | undefined {
   const r = geo.layout.rows.find((row) => yContent >= row.y && yContent < row.y + row.h);
   if (!r) return undefined;
-  if (r.row?.kind === 'iter') return iterationHit(geo, r, x);
+  if (r.row?.kind === 'iter') return iterationHit(geo, x);
   return rowHits(geo, r, (hx, hy, hw, hh) => yContent >= hy && yContent < hy + hh && x >= hx - 2 && x <= hx + hw + 2 && hx + hw >= -1 && hx <= geo.width + 1);
 }
 
