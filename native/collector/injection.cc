@@ -397,23 +397,6 @@ void CUPTIAPI onCallback(void* /*userdata*/, CUpti_CallbackDomain domain, CUpti_
         case CUPTI_CBID_RESOURCE_STREAM_CREATED: onStreamCreated(r->context, r->resourceHandle.stream); break;
         default: break;
       }
-    } else if (domain == CUPTI_CB_DOMAIN_NVTX) {
-      NvtxDefaultDomain::Marker m;
-      if (!g->nvtx_default_domain.onCallback(cbid, *static_cast<const CUpti_NvtxData*>(data), nowRel(),
-                                             static_cast<uint32_t>(gettid()), &m)) {
-        return;
-      }
-      g->writer->enqueue([m = std::move(m)](rs::RecordEncoder& enc) {
-        rs::MarkerRecord r{};
-        r.timestamp_ns = m.timestamp_ns;
-        r.id = m.id;
-        r.flags = m.flags;
-        r.object_kind = CUPTI_ACTIVITY_OBJECT_THREAD;
-        r.thread_id = m.thread_id;
-        r.name_sid = m.name.empty() ? 0 : enc.intern(m.name);
-        r.domain_sid = 0;
-        enc.write(r);
-      });
     } else if (domain == CUPTI_CB_DOMAIN_DRIVER_API && cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStop) {
       // cudaProfilerStop ends in cuProfilerStop too. Flushing inside a CUPTI
       // callback is not allowed: the writer thread does it.
@@ -424,6 +407,39 @@ void CUPTIAPI onCallback(void* /*userdata*/, CUpti_CallbackDomain domain, CUpti_
     // Out of memory in a callback: the record is lost, the target is not.
   }
 }
+
+}  // namespace
+}  // namespace streamscope
+
+// Called by nvtx_forward.cc's wrappers of NVTX's domain API for calls on the
+// default domain, which CUPTI drops (nvtx_default_domain.h). Any thread, at
+// any time: before the collector is set up (NVTX used before cuInit) and
+// after it finished, the call is not recorded.
+void streamscope::recordDefaultDomainNvtx(CUpti_CallbackId cbid, const void* params, const void* return_value) {
+  Collector* c = g;
+  if (!c || !c->collecting.load(std::memory_order_acquire) || c->finished.load(std::memory_order_acquire)) return;
+  try {
+    const CUpti_NvtxData data{"", params, return_value};
+    NvtxDefaultDomain::Marker m;
+    if (!c->nvtx_default_domain.onCallback(cbid, data, nowRel(), static_cast<uint32_t>(gettid()), &m)) return;
+    c->writer->enqueue([m = std::move(m)](rs::RecordEncoder& enc) {
+      rs::MarkerRecord r{};
+      r.timestamp_ns = m.timestamp_ns;
+      r.id = m.id;
+      r.flags = m.flags;
+      r.object_kind = CUPTI_ACTIVITY_OBJECT_THREAD;
+      r.thread_id = m.thread_id;
+      r.name_sid = m.name.empty() ? 0 : enc.intern(m.name);
+      r.domain_sid = 0;
+      enc.write(r);
+    });
+  } catch (...) {
+    // Out of memory: the range is lost, the target is not.
+  }
+}
+
+namespace streamscope {
+namespace {
 
 // ---- Exit -----------------------------------------------------------------------
 
@@ -767,16 +783,6 @@ int initialize() {
       setupError(rs::kErrorCupti, std::string("the CUPTI callback ") + cb.name + " could not be enabled: " + cuptiError(r));
     }
   }
-  // NVTX's domain API on the default domain (nvtx_default_domain.h). These
-  // callbacks only fire once NVTX has loaded its injection (the first NVTX
-  // call of the process, see nvtx_forward.cc).
-  for (const CUpti_CallbackId cbid : NvtxDefaultDomain::callbackIds()) {
-    const CUptiResult r = cuptiEnableCallback(1, g->subscriber, CUPTI_CB_DOMAIN_NVTX, cbid);
-    if (r != CUPTI_SUCCESS) {
-      setupError(rs::kErrorCupti, "the CUPTI NVTX callback " + std::to_string(cbid) + " could not be enabled: " + cuptiError(r));
-    }
-  }
-
   const CUptiResult reg = cuptiActivityRegisterCallbacks(bufferRequested, bufferCompleted);
   if (reg != CUPTI_SUCCESS) {
     setupError(rs::kErrorCupti, "cuptiActivityRegisterCallbacks failed: " + cuptiError(reg) + "; nothing recorded");

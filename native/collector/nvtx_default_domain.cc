@@ -33,15 +33,6 @@ std::string utf8(const wchar_t* w) {
 
 }  // namespace
 
-const std::vector<CUpti_CallbackId>& NvtxDefaultDomain::callbackIds() {
-  static const std::vector<CUpti_CallbackId> ids = {
-      CUPTI_CBID_NVTX_nvtxDomainRangePushEx, CUPTI_CBID_NVTX_nvtxDomainRangePop,
-      CUPTI_CBID_NVTX_nvtxDomainRangeStartEx, CUPTI_CBID_NVTX_nvtxDomainRangeEnd,
-      CUPTI_CBID_NVTX_nvtxDomainMarkEx,       CUPTI_CBID_NVTX_nvtxDomainRegisterStringA,
-  };
-  return ids;
-}
-
 uint32_t NvtxDefaultDomain::nextId() {
   const uint32_t id = next_id_++;
   if (next_id_ == 0) next_id_ = kOwnIdBase;  // 2^31 ranges later: wrap within our half

@@ -9,14 +9,19 @@
 // H100 with CUPTI 13.0 (ids 4 and 10 of test/gpu/scripts/nvtx_ranges.py
 // missing from the stream).
 //
-// The collector subscribes to CUPTI's NVTX callbacks for these five calls
-// (and string registration, for registered messages) and turns the ones on
-// the default domain into Marker records of its own, with ids from a range
-// CUPTI never reaches (kOwnIdBase and up). Calls on a named domain are left
-// to CUPTI's activity records, which are complete for them.
+// CUPTI's NVTX callbacks do not fire for them either (seen on the same
+// machine), so nvtx_forward.cc wraps these five entries of NVTX's function
+// table (and string registration, for registered messages) after CUPTI has
+// filled it: each call goes to CUPTI as before, and the ones on the default
+// domain also come here (through recordDefaultDomainNvtx, injection.cc) and
+// become Marker records of our own, with ids from a range CUPTI never
+// reaches (kOwnIdBase and up). Calls on a named domain are left to CUPTI's
+// activity records, which are complete for them.
 //
 // Pure bookkeeping: no CUPTI or CUDA call, so it is tested with hand-built
-// callback data (collector_selftest.cc).
+// call data (collector_selftest.cc). The call data has CUPTI's NVTX
+// callback layout (CUpti_NvtxData, generated_nvtx_meta.h parameters), the
+// documented description of these calls.
 #pragma once
 
 #include <cstdint>
@@ -46,10 +51,7 @@ class NvtxDefaultDomain {
     std::string name;
   };
 
-  // The callbacks to enable (CUPTI_CB_DOMAIN_NVTX).
-  static const std::vector<CUpti_CallbackId>& callbackIds();
-
-  // One NVTX callback: true and *out filled when it makes a record.
+  // One NVTX call (cbid: CUPTI_CBID_NVTX_nvtxDomain*): true and *out filled when it makes a record.
   // timestamp_ns: relative to the file's origin; thread_id: gettid().
   bool onCallback(CUpti_CallbackId cbid, const CUpti_NvtxData& data, int64_t timestamp_ns, uint32_t thread_id, Marker* out);
 
@@ -63,5 +65,10 @@ class NvtxDefaultDomain {
   std::map<const void*, std::string> registered_;  // registered string handle → text
   std::map<uint32_t, std::vector<uint32_t>> push_stacks_;  // thread → our ids of open pushes
 };
+
+// Records one default-domain NVTX call as a Marker (injection.cc; a no-op
+// while the collector is not recording). params/return_value: the call's
+// arguments and result in generated_nvtx_meta.h's layout.
+void recordDefaultDomainNvtx(CUpti_CallbackId cbid, const void* params, const void* return_value);
 
 }  // namespace streamscope

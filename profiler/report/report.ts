@@ -95,7 +95,7 @@ export function gpuOrdinals(devices: DeviceRow[]): (deviceId: number) => number 
 export function formatStartup(s: Startup): string {
   const parts = s.spentOn.filter((p) => p.ns >= (s.endNs - s.startNs) * 0.01).map((p) => `${p.label} ${formatDuration(p.ns)}`);
   const before = s.beforeCudaNs !== null ? `; before that, ${formatDuration(s.beforeCudaNs)} from process start to CUDA initialisation (interpreter, imports)` : '';
-  return `${formatDuration(s.endNs - s.startNs)} to ${formatDuration(s.endNs)} (ended by ${s.lastCall}${s.ops ? `; ${s.ops} GPU operation${s.ops > 1 ? 's' : ''} left out` : ''}): ${parts.join(', ')}${before}`;
+  return `${formatDuration(s.endNs - s.startNs)}, until ${formatDuration(s.endNs)} (ended by ${s.lastCall}${s.ops ? `; ${s.ops} GPU operation${s.ops > 1 ? 's' : ''} left out` : ''}): ${parts.join(', ')}${before}`;
 }
 
 /** Kernel names can be 100 KB of template arguments: shorten them for a terminal. */
