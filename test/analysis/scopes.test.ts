@@ -78,6 +78,8 @@ describe('the Python programs, in their steady state', () => {
     ['numba_pinned_loop.sqlite', 'host-blocking-call', /cuMemHostRegister|cuMemHostUnregister/],
     // pageable batches copied "non_blocking" on a side stream.
     ['torch_prefetch.sqlite', 'pageable-async-copy', /pageable/],
+    // the kernels launched outside `with stream:`, on CuPy's (legacy) default stream.
+    ['cupy_streams_events.sqlite', 'legacy-default-stream', /legacy default stream/],
   ];
   for (const [file, kind, about] of cases) {
     it(`${file}: the first finding is the cause the program was written with (${kind}), start-up is summarised, not blamed`, () => {
@@ -94,12 +96,13 @@ describe('the Python programs, in their steady state', () => {
   }
 
   it('report: start-up is one line, the scope is named, no stream ids are listed', () => {
-    for (const file of ['numba_pinned_loop.sqlite', 'torch_prefetch.sqlite']) {
+    for (const file of ['numba_pinned_loop.sqlite', 'torch_prefetch.sqlite', 'cupy_streams_events.sqlite']) {
       const text = execFileSync(process.execPath, [path.join(repoRoot, 'profiler/cli/streamscope.ts'), 'report', path.join(fixtures, file)], { encoding: 'utf8' });
       const lines = text.split('\n');
       expect(lines.filter((l) => l.startsWith('start-up ')), file).toHaveLength(1);
       expect(lines.filter((l) => /start-up/.test(l) && !l.startsWith('start-up ') && !l.startsWith('scope ')), file).toEqual([]);
       expect(lines.find((l) => l.startsWith('scope ')), file).toMatch(/steady state, after .* of start-up/);
+      expect(text, file).not.toMatch(/\b_Z[A-Z0-9]/);
       expect(text).toMatch(/Streams with GPU work \(\d+ more without any in this scope\)/);
     }
   });
