@@ -103,7 +103,8 @@ describe('query worker', () => {
     const rows = [...s.streams.map((st) => st.rowId), ...s.processes.flatMap((p) => p.threads.flatMap((t) => [t.apiRowId, t.nvtxRowId]))];
     let ticks = 0;
     let worstGapMs = 0;
-    let last = performance.now();
+    const t0 = performance.now();
+    let last = t0;
     const timer = setInterval(() => {
       const now = performance.now();
       worstGapMs = Math.max(worstGapMs, now - last);
@@ -112,9 +113,13 @@ describe('query worker', () => {
     }, 5);
     await Promise.all(Array.from({ length: 40 }, () => q.window(h.recordingId, { rows, startNs: s.startNs, endNs: s.endNs, resolutionNs: 1 })));
     clearInterval(timer);
-    // The queries ran on the worker: the main loop's timers kept firing.
-    expect(worstGapMs).toBeLessThan(250);
-    expect(ticks).toBeGreaterThan(0);
+    const totalMs = performance.now() - t0;
+    // The queries ran on the worker: the main loop's timers kept firing. Had
+    // they run on this thread, one gap would span nearly all of their time;
+    // compared with that rather than with a fixed bound, which a loaded
+    // 2-core machine (CI) misses now and then.
+    expect(worstGapMs).toBeLessThan(totalMs / 2);
+    expect(ticks).toBeGreaterThan(4);
   });
 
   it('bad files come back with their codes; a vanished recent file leaves the list', async () => {
