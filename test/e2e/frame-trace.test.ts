@@ -44,7 +44,10 @@ describe('main-thread work per frame from a Chromium trace', () => {
     // The thread clock: never more than the wall time, never more than the
     // loop and the frame's own work, and clearly there in the busy frames.
     wallMs.forEach((w, i) => expect(cpuMs[i]!).toBeLessThanOrEqual(w + 0.01));
-    expect(Math.max(...cpuMs)).toBeLessThan(50);
+    // All frames together: the ten 30 ms loops and a few ms per frame, not
+    // more (a frame may hold two loops when a requestAnimationFrame slips on
+    // a loaded machine, so the bound is on the sum, not on each frame).
+    expect(cpuMs.reduce((a, b) => a + b, 0)).toBeLessThan(10 * 30 + 4 * wallMs.length);
     expect(cpuMs.filter((c) => c >= 10).length).toBeGreaterThanOrEqual(8);
   }, 60_000);
 
