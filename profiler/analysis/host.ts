@@ -63,6 +63,21 @@ export interface LoadHostOptions {
    * and stream waits whose call is not among them are left out.
    */
   scoped?: boolean;
+  /** CUDA event records and stream waits, when already read (readHostTables): one read for many scopes of a file. */
+  tables?: HostTables;
+}
+
+export interface HostTables {
+  events: Omit<EventRecord, 'call'>[];
+  waits: Omit<StreamWait, 'call'>[];
+}
+
+export function readHostTables(db: Db): HostTables {
+  return {
+    events: db.prepare('SELECT pid, event_id AS eventId, stream_id AS stream, correlation_id AS correlation FROM cuda_events ORDER BY id').all() as HostTables['events'],
+    waits: db.prepare(`SELECT pid, event_id AS eventId, stream_id AS stream, correlation_id AS correlation, start_ns AS start
+      FROM syncs WHERE sync_type = ${SyncType.StreamWaitEvent} ORDER BY start_ns`).all() as HostTables['waits'],
+  };
 }
 
 export function loadHost(db: Db, ops: GpuOps, columns?: CallColumns, options: LoadHostOptions = {}): Host {
@@ -138,11 +153,9 @@ export function loadHost(db: Db, ops: GpuOps, columns?: CallColumns, options: Lo
 
   const names = options.names ?? callNames(db, calls);
 
-  let events: EventRecord[] = (db.prepare('SELECT pid, event_id AS eventId, stream_id AS stream, correlation_id AS correlation FROM cuda_events ORDER BY id').all() as Omit<EventRecord, 'call'>[])
-    .map((e) => ({ ...e, call: callOf(e.pid, e.correlation) }));
-  let waits: StreamWait[] = (db.prepare(`SELECT pid, event_id AS eventId, stream_id AS stream, correlation_id AS correlation, start_ns AS start
-      FROM syncs WHERE sync_type = ${SyncType.StreamWaitEvent} ORDER BY start_ns`).all() as Omit<StreamWait, 'call'>[])
-    .map((w) => ({ ...w, call: callOf(w.pid, w.correlation) }));
+  const tables = options.tables ?? readHostTables(db);
+  let events: EventRecord[] = tables.events.map((e) => ({ ...e, call: callOf(e.pid, e.correlation) }));
+  let waits: StreamWait[] = tables.waits.map((w) => ({ ...w, call: callOf(w.pid, w.correlation) }));
   if (options.scoped) {
     events = events.filter((e) => e.call >= 0);
     waits = waits.filter((w) => w.call >= 0);

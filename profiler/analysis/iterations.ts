@@ -10,7 +10,7 @@
 import type { Db } from '../store/database.ts';
 import type { Ns } from '../time.ts';
 import { diagnose } from './diagnose.ts';
-import { loadHost } from './host.ts';
+import { callNames, loadHost, readHostTables, type HostTables } from './host.ts';
 import { overlapByDevice } from './overlap.ts';
 import { rangeInstances, selectRange, type RangeInstance, type TimelineColumns } from './scope.ts';
 import { kthSmallest } from './select.ts';
@@ -80,16 +80,19 @@ export function pickIterationRange(db: Db): string | null {
  */
 export function iterationsOf(db: Db, columns: TimelineColumns, name: string, chosen: Iterations['chosen'] = 'named'): Iterations {
   const instances = rangeInstances(db, name);
+  // The small tables and the call names read once for all instances.
   const tables = readTraceTables(db);
+  const host = { tables: readHostTables(db), names: callNames(db, columns.calls) };
   const ordinal = new Map(tables.devices.map((d) => [d.id, d.ordinal ?? d.id]));
-  const rows = instances.map((inst, x) => analyseInstance(db, columns, tables, ordinal, inst, x + 1));
+  const rows = instances.map((inst, x) => analyseInstance(db, columns, tables, host, ordinal, inst, x + 1));
   flag(rows);
   const steady = rows.filter((r) => !r.warmUp).map((r) => r.lengthNs);
   return { name, rows, medianNs: steady.length ? median(steady) : 0, chosen };
 }
 
 function analyseInstance(
-  db: Db, columns: TimelineColumns, tables: ReturnType<typeof readTraceTables>, ordinal: Map<number, number>, inst: RangeInstance, instance: number,
+  db: Db, columns: TimelineColumns, tables: ReturnType<typeof readTraceTables>, hostTables: { tables: HostTables; names: Map<number, string> },
+  ordinal: Map<number, number>, inst: RangeInstance, instance: number,
 ): IterationRow {
   const sel = selectRange(columns, [inst]);
   const trace = loadTrace(db, sel.ops, sel.calls, tables);
@@ -100,7 +103,7 @@ function analyseInstance(
     if (ops.start[i]! < gpuStart) gpuStart = ops.start[i]!;
     if (ops.end[i]! > gpuEnd) gpuEnd = ops.end[i]!;
   }
-  const host = loadHost(db, ops, sel.calls, { scoped: true });
+  const host = loadHost(db, ops, sel.calls, { scoped: true, ...hostTables });
   const top = ops.length ? diagnose(trace, host).findings[0] : undefined;
   const hasGpu = Number.isFinite(gpuStart);
   return {
