@@ -1,0 +1,106 @@
+// The layering of the source folders, written down once and checked (as
+// Perfetto's tools/check_imports does): which folder may import which. Each
+// README says the same in words; this is what holds them to it. Known
+// breaks are listed openly under TECHNICAL_DEBT, each with why; a new break
+// fails, and so does a listed one that no longer occurs (the list must
+// shrink as they are fixed, never go stale).
+//
+//   node scripts/check-imports.ts        prints the breaks, exit 1 if any is not listed
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+
+/**
+ * Folders (or files) and what they may import from the others, by path
+ * prefix relative to the repository root. The most specific unit that
+ * contains a file governs it; a file may always import within its own unit.
+ */
+export const RULES: { unit: string; mayImport: string[] }[] = [
+  { unit: 'profiler/time.ts', mayImport: [] },
+  { unit: 'profiler/names.ts', mayImport: [] },
+  { unit: 'profiler/native/', mayImport: [] },
+  { unit: 'profiler/store/', mayImport: ['profiler/native/'] },
+  { unit: 'profiler/record/', mayImport: ['profiler/store/', 'profiler/native/', 'profiler/time.ts', 'profiler/analysis/scope.ts', 'profiler/analysis/call-families.ts'] },
+  { unit: 'profiler/analysis/', mayImport: ['profiler/store/', 'profiler/native/', 'profiler/time.ts', 'profiler/names.ts'] },
+  { unit: 'profiler/report/', mayImport: ['profiler/analysis/', 'profiler/names.ts', 'profiler/time.ts'] },
+  { unit: 'profiler/compare/', mayImport: ['profiler/analysis/', 'profiler/names.ts', 'profiler/time.ts', 'profiler/report/table.ts'] },
+  { unit: 'profiler/import/', mayImport: ['profiler/store/', 'profiler/native/', 'profiler/time.ts'] },
+  { unit: 'profiler/export/', mayImport: ['profiler/store/', 'profiler/analysis/', 'profiler/names.ts', 'profiler/time.ts'] },
+  { unit: 'profiler/query/', mayImport: ['profiler/store/', 'profiler/analysis/', 'profiler/native/', 'profiler/names.ts', 'profiler/time.ts', 'profiler/export/'] },
+  { unit: 'profiler/serve/', mayImport: ['profiler/query/', 'profiler/native/', 'profiler/time.ts'] },
+  { unit: 'profiler/cli/', mayImport: ['profiler/'] },
+  { unit: 'app/', mayImport: ['profiler/'] },
+  // The page: the API contract only (its types and the method list).
+  { unit: 'renderer/', mayImport: ['profiler/query/api.ts'] },
+];
+
+/** Known breaks: `importer -> imported`, with why they are still there. */
+export const TECHNICAL_DEBT: Record<string, string> = {
+  'profiler/cli/start.ts -> app/launch.ts': 'npm start opens the desktop app (app/README.md says so); one launcher module outside app/ would end this and the next',
+  'profiler/cli/streamscope.ts -> app/launch.ts': '`streamscope open` starts the app the same way',
+  'profiler/import/kineto.ts -> profiler/analysis/trace.ts': 'the importer shares the copy-kind vocabulary with the analysis; it belongs in a vocabulary module both may import',
+  'profiler/query/analysis-thread.ts -> profiler/compare/diff.ts': 'the diff types are part of the API contract but live in compare/',
+  'profiler/query/api.ts -> profiler/compare/diff.ts': 'the diff types are part of the API contract but live in compare/',
+  'profiler/query/compare.ts -> profiler/compare/diff.ts': 'the compare view runs the same diff as the CLI: compare/ should sit below query/ in the layering',
+  'profiler/query/session.ts -> profiler/compare/diff.ts': 'the diff types are part of the API contract but live in compare/',
+  'profiler/query/api-args.ts -> profiler/record/workload.ts': 'the record request is checked against the workload list; the list belongs in a vocabulary module',
+  'profiler/query/api-args.ts -> profiler/record/capture-range.ts': "the record request is checked with the CLI's capture-range parser",
+  'renderer/src/api/client.ts -> profiler/query/window-codec.ts': 'the binary window answer is part of the contract but lives in query/; it belongs with api.ts in a contract folder of its own',
+  'renderer/src/timeline/window-loader.ts -> profiler/query/window-codec.ts': 'the binary window answer is part of the contract but lives in query/; it belongs with api.ts in a contract folder of its own',
+  'renderer/src/compare/DiffPanel.tsx -> profiler/compare/diff.ts': 'the diff types are part of the API contract but live in compare/',
+  'renderer/src/app/App.tsx -> profiler/names.ts': 'kernel short names are shared with the CLI (profiler/names.ts); they belong in a contract folder the renderer may import',
+  'renderer/src/compare/DiffPanel.tsx -> profiler/names.ts': 'kernel short names are shared with the CLI (profiler/names.ts); they belong in a contract folder the renderer may import',
+  'renderer/src/panels/DetailsPanel.tsx -> profiler/names.ts': 'kernel short names are shared with the CLI (profiler/names.ts); they belong in a contract folder the renderer may import',
+  'renderer/src/stats/StatsView.tsx -> profiler/names.ts': 'kernel short names are shared with the CLI (profiler/names.ts); they belong in a contract folder the renderer may import',
+  'renderer/src/timeline/draw.ts -> profiler/names.ts': 'kernel short names are shared with the CLI (profiler/names.ts); they belong in a contract folder the renderer may import',
+};
+
+const IMPORT = /(?:^|\n)\s*(?:import|export)\s[^;]*?from\s+'([^']+)'|(?:^|\n)\s*import\s+'([^']+)'|import\(\s*'([^']+)'\s*\)/g;
+
+function walk(dir: string, out: string[]): void {
+  for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+    if (e.name === 'node_modules' || e.name === 'dist' || e.name === 'build') continue;
+    const p = path.join(dir, e.name);
+    if (e.isDirectory()) walk(p, out);
+    else if (/\.(ts|tsx)$/.test(e.name) && !/\.test\.tsx?$/.test(e.name)) out.push(p);
+  }
+}
+
+function unitOf(rel: string): { unit: string; mayImport: string[] } | undefined {
+  let best: { unit: string; mayImport: string[] } | undefined;
+  for (const r of RULES) if (rel.startsWith(r.unit) && (!best || r.unit.length > best.unit.length)) best = r;
+  return best;
+}
+
+/** Every import of the checked folders that its unit's rule does not allow: `importer -> imported`. */
+export function importBreaks(root = repoRoot): string[] {
+  const files: string[] = [];
+  for (const top of ['profiler', 'app', 'renderer/src']) walk(path.join(root, top), files);
+  const breaks = new Set<string>();
+  for (const file of files) {
+    const rel = path.relative(root, file).split(path.sep).join('/');
+    const rule = unitOf(rel);
+    if (!rule) continue;
+    const text = fs.readFileSync(file, 'utf8');
+    for (const m of text.matchAll(IMPORT)) {
+      const spec = m[1] ?? m[2] ?? m[3]!;
+      if (!spec.startsWith('.')) continue; // packages and node: modules
+      const target = path.relative(root, path.resolve(path.dirname(file), spec)).split(path.sep).join('/');
+      if (target.startsWith(rule.unit) || rel === target) continue;
+      if (rule.mayImport.some((allowed) => target.startsWith(allowed))) continue;
+      breaks.add(`${rel} -> ${target}`);
+    }
+  }
+  return [...breaks].sort();
+}
+
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const found = importBreaks();
+  const unlisted = found.filter((b) => !(b in TECHNICAL_DEBT));
+  const stale = Object.keys(TECHNICAL_DEBT).filter((b) => !found.includes(b));
+  for (const b of found) console.log(`${b in TECHNICAL_DEBT ? 'debt ' : 'BREAK'} ${b}`);
+  for (const b of stale) console.log(`STALE ${b} (listed as technical debt, no longer imported: take it off the list)`);
+  process.exit(unlisted.length || stale.length ? 1 : 0);
+}
