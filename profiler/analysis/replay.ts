@@ -236,10 +236,23 @@ function scratch(m: HostModel, n: number): Scratch {
 }
 
 export function replay(trace: Trace, host: Host, options: ReplayOptions = {}): ReplayResult {
+  const m = hostModel(trace, host);
+  const sc = scratch(m, trace.ops.length);
+  // Released whatever happens: a replay that threw must not leave the
+  // scratch arrays marked busy, or every later replay of this recording
+  // would allocate ~300 MB of its own.
+  sc.inUse = true;
+  try {
+    return simulate(trace, host, options, m, sc);
+  } finally {
+    sc.inUse = false;
+  }
+}
+
+function simulate(trace: Trace, host: Host, options: ReplayOptions, m: HostModel, sc: Scratch): ReplayResult {
   const { ops } = trace;
   const { calls } = host;
   const n = ops.length;
-  const m = hostModel(trace, host);
   const duration = options.duration ?? null;
   const streamOf = options.stream ?? ops.stream;
   const freed = options.freed ?? null;
@@ -265,8 +278,6 @@ export function replay(trace: Trace, host: Host, options: ReplayOptions = {}): R
   const denseOf = new Int32Array(maxId + 1).fill(-1);
   const sFlags: number[] = [];
   const sCtx: number[] = [];
-  const sc = scratch(m, n);
-  sc.inUse = true;
   const st = statics(trace, host, m);
   const opStream = sc.opStream;
   for (let i = 0; i < n; i++) {
@@ -669,7 +680,6 @@ export function replay(trace: Trace, host: Host, options: ReplayOptions = {}): R
   }
   const busy = new Map<number, Ns>();
   for (const [id, d] of m.devIndex) busy.set(id, busySum[d]!);
-  sc.inUse = false;
   if (n === 0) return { start, end, makespanNs: 0, gpuSpanNs: 0, gpuStart: 0, gpuEnd: 0, firstIssue: 0, busy };
   return { start, end, makespanNs: ge - Math.min(firstIssue, gs), gpuSpanNs: ge - gs, gpuStart: gs, gpuEnd: ge, firstIssue, busy };
 }
