@@ -237,7 +237,14 @@ function buildHostModel(trace: Trace, host: Host): HostModel {
   const ctxMaxEnd = new Float64Array(contexts).fill(-Infinity);
   const threadStream = new Int32Array(threadCalls.length).fill(-1);
   const threadCtx = new Int32Array(threadCalls.length).fill(-1);
-  const captured = new Map<string, number>(); // `${pid}:${eventId}` → op
+  // What each CUDA event captured, by process (an event synchronize looks at
+  // its own process's events only: no copy of all of them per call).
+  const captured = new Map<number, Map<number, number>>(); // pid → eventId → op
+  const capturedOf = (pid: number) => {
+    let m = captured.get(pid);
+    if (!m) captured.set(pid, (m = new Map()));
+    return m;
+  };
   const eventOps: HostModel['eventOps'] = [];
   // Per op: when what it depended on ended in the recording (its stream's
   // previous op, an awaited event, the legacy barrier): for measuring the
@@ -283,14 +290,14 @@ function buildHostModel(trace: Trace, host: Host): HostModel {
       const key = `${e.pid}:${e.eventId}`;
       eventOps.push({ pos, wait: false, stream: e.stream, key });
       const s = streamLookup.get(e.stream);
-      captured.set(key, s < 0 ? -1 : lastOfStream[s]!);
+      capturedOf(e.pid).set(e.eventId, s < 0 ? -1 : lastOfStream[s]!);
     }
     if (hasEvent[k]) for (const w of waitsAt.get(k) ?? []) {
       if (w.stream === null || w.eventId === null) continue;
       const key = `${w.pid}:${w.eventId}`;
       eventOps.push({ pos, wait: true, stream: w.stream, key });
       const s = streamLookup.get(w.stream);
-      const c = captured.get(key);
+      const c = captured.get(w.pid)?.get(w.eventId);
       if (s >= 0 && c !== undefined && c >= 0) waitEnd[s] = Math.max(waitEnd[s]!, ops.end[c]!);
     }
     // Its own ops.
@@ -334,7 +341,7 @@ function buildHostModel(trace: Trace, host: Host): HostModel {
         let best = -1;
         const candidates = cls === NameClass.Stream
           ? (streamsOfPid.get(pid) ?? []).map((st) => lastOfStream[st]!)
-          : [...captured].filter(([key]) => key.startsWith(`${pid}:`)).map(([, i]) => i);
+          : (captured.get(pid)?.values() ?? []);
         for (const i of candidates) if (i >= 0 && inWindow(ops.end[i]!, calls.start[k]!, calls.end[k]!) && (best < 0 || ops.end[i]! > ops.end[best]!)) best = i;
         if (best < 0 && threadStream[t]! >= 0) best = lastOfStream[threadStream[t]!]!;
         if (best >= 0) {
