@@ -14,7 +14,7 @@ import { callNames, loadHost, readHostTables, type HostTables } from './host.ts'
 import { overlapByDevice } from './overlap.ts';
 import { rangeInstances, selectRange, type RangeInstance, type TimelineColumns } from './scope.ts';
 import { kthSmallest } from './select.ts';
-import { loadTrace, readTraceTables } from './trace.ts';
+import { gpuOrdinals, loadTrace, readTraceTables } from './trace.ts';
 
 /** A range repeats when it has at least this many instances. */
 export const MIN_ITERATIONS = 3;
@@ -83,8 +83,8 @@ export function iterationsOf(db: Db, columns: TimelineColumns, name: string, cho
   // The small tables and the call names read once for all instances.
   const tables = readTraceTables(db);
   const host = { tables: readHostTables(db), names: callNames(db, columns.calls) };
-  const ordinal = new Map(tables.devices.map((d) => [d.id, d.ordinal ?? d.id]));
-  const rows = instances.map((inst, x) => analyseInstance(db, columns, tables, host, ordinal, inst, x + 1));
+  const gpu = gpuOrdinals(tables.devices);
+  const rows = instances.map((inst, x) => analyseInstance(db, columns, tables, host, gpu, inst, x + 1));
   flag(rows);
   const steady = rows.filter((r) => !r.warmUp).map((r) => r.lengthNs);
   return { name, rows, medianNs: steady.length ? median(steady) : 0, chosen };
@@ -92,7 +92,7 @@ export function iterationsOf(db: Db, columns: TimelineColumns, name: string, cho
 
 function analyseInstance(
   db: Db, columns: TimelineColumns, tables: ReturnType<typeof readTraceTables>, hostTables: { tables: HostTables; names: Map<number, string> },
-  ordinal: Map<number, number>, inst: RangeInstance, instance: number,
+  gpu: (deviceId: number) => number, inst: RangeInstance, instance: number,
 ): IterationRow {
   const sel = selectRange(columns, [inst]);
   const trace = loadTrace(db, sel.ops, sel.calls, tables);
@@ -117,7 +117,7 @@ function analyseInstance(
     lengthNs: hasGpu ? gpuEnd - gpuStart : inst.endNs - inst.startNs,
     operations: ops.length,
     devices: overlapByDevice(trace).filter((o) => o.all.count > 0).map((o) => ({
-      deviceId: o.deviceId, gpu: ordinal.get(o.deviceId) ?? o.deviceId, busyNs: o.all.union, overlap: o.all.overlapFactor,
+      deviceId: o.deviceId, gpu: gpu(o.deviceId), busyNs: o.all.union, overlap: o.all.overlapFactor,
     })),
     topFinding: top ? { kind: top.kind, severity: top.severity, title: top.title, costNs: top.costNs } : null,
     warmUp: false,

@@ -2,12 +2,12 @@
 // the trace, its host calls and the diagnosis, on one scope (scope.ts; the
 // steady state unless told otherwise).
 import { loadTimelineColumns } from '../native/addon.ts';
-import { readMeta, type Db } from '../store/database.ts';
+import type { Db } from '../store/database.ts';
 import { diagnose, type Diagnosis } from './diagnose.ts';
 import { callNames, loadHost, type Host } from './host.ts';
-import { selectScope, STEADY_STATE, type Scope, type ScopeInfo, type TimelineColumns } from './scope.ts';
+import { closeWindows, selectScope, STEADY_STATE, type Scope, type ScopeInfo, type TimelineColumns } from './scope.ts';
 import { detectStartup } from './startup.ts';
-import { loadTrace, type Trace } from './trace.ts';
+import { loadTrace, readTraceTables, type Trace } from './trace.ts';
 
 export interface Analysis {
   trace: Trace;
@@ -54,11 +54,15 @@ export function analyze(db: Db, options: AnalyzeOptions = {}): Analysis {
   };
   const columns = options.columns ?? loadTimelineColumns(db.name);
   lap('load');
+  // Read once, for start-up detection and the trace (meta), and for
+  // start-up detection and the host model (call names).
+  const tables = readTraceTables(db);
   const names = callNames(db, columns.calls);
-  const startup = detectStartup(columns.ops, columns.calls, names, readMeta(db));
+  const startup = detectStartup(columns.ops, columns.calls, names, tables.meta);
   const selection = selectScope(db, options.file ?? db.name, options.scope ?? STEADY_STATE, columns, startup);
   lap('scope');
-  const trace = loadTrace(db, selection.columns.ops, selection.columns.calls);
+  const trace = loadTrace(db, selection.columns.ops, selection.columns.calls, tables);
+  closeWindows(selection.info, trace.span);
   lap('trace');
   const host = loadHost(db, trace.ops, selection.columns.calls, { names, scoped: selection.columns !== columns });
   lap('host');

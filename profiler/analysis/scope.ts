@@ -91,16 +91,17 @@ export interface Selection {
  */
 export function selectScope(db: Db, file: string, scope: Scope, columns: TimelineColumns, startup: Startup | null): Selection {
   switch (scope.kind) {
+    // Whole and steady-state windows run to the recording's end, which the
+    // trace knows once loaded (a pass over every end): closeWindows fills them.
     case 'whole':
-      return { columns, info: { kind: 'whole', label: 'whole recording, start-up included', windows: [spanOf(columns)], startup } };
+      return { columns, info: { kind: 'whole', label: 'whole recording, start-up included', windows: [], startup } };
     case 'steady-state': {
       if (!startup) {
-        return { columns, info: { kind: 'steady-state', label: 'steady state (no start-up detected: the whole recording)', windows: [spanOf(columns)], startup } };
+        return { columns, info: { kind: 'steady-state', label: 'steady state (no start-up detected: the whole recording)', windows: [], startup } };
       }
-      const end = spanOf(columns).endNs;
       return {
         columns: sliceByStart(columns, startup.endNs, Infinity),
-        info: { kind: 'steady-state', label: `steady state, after ${formatDuration(startup.endNs - startup.startNs)} of start-up`, windows: [{ startNs: startup.endNs, endNs: Math.max(end, startup.endNs) }], startup },
+        info: { kind: 'steady-state', label: `steady state, after ${formatDuration(startup.endNs - startup.startNs)} of start-up`, windows: [], startup },
       };
     }
     case 'window': {
@@ -148,14 +149,14 @@ export function knownRanges(db: Db): string {
   return names.length ? `; its ranges: ${names.map((n) => `'${n}'`).join(', ')}` : '; it has no NVTX ranges';
 }
 
-function spanOf(c: TimelineColumns): { startNs: Ns; endNs: Ns } {
-  let s = Infinity;
-  let e = -Infinity;
-  if (c.ops.length) s = c.ops.start[0]!;
-  if (c.calls.length) s = Math.min(s, c.calls.start[0]!);
-  for (let i = 0; i < c.ops.length; i++) if (c.ops.end[i]! > e) e = c.ops.end[i]!;
-  for (let k = 0; k < c.calls.length; k++) if (c.calls.end[k]! > e) e = c.calls.end[k]!;
-  return Number.isFinite(s) ? { startNs: s, endNs: e } : { startNs: 0, endNs: 0 };
+/**
+ * The windows of a whole or steady-state scope, from the span of the
+ * trace loaded for it (the recording's end is the trace's end); other
+ * scopes' windows are set by selectScope.
+ */
+export function closeWindows(info: ScopeInfo, span: { start: Ns; end: Ns }): void {
+  if (info.kind === 'whole' || (info.kind === 'steady-state' && !info.startup)) info.windows = [{ startNs: span.start, endNs: span.end }];
+  else if (info.kind === 'steady-state') info.windows = [{ startNs: info.startup!.endNs, endNs: Math.max(span.end, info.startup!.endNs) }];
 }
 
 /** First index whose start is ≥ t (columns in start order). */

@@ -96,8 +96,7 @@ export function detectStartup(ops: OpColumns, calls: CallColumns, names: Map<num
   const totalWork = onlyKernels ? kernelWork : allWork;
   const limit = totalWork * STARTUP_WORK_SHARE;
 
-  // A process's first slow call is where its context was created.
-  const seenSlow = new Set<number>();
+  const contextCreated = firstSlowCall(calls);
   let cut = -Infinity;
   let lastCall = -1;
   let done = 0;
@@ -112,10 +111,7 @@ export function detectStartup(ops: OpColumns, calls: CallColumns, names: Map<num
     const duration = calls.end[k]! - start;
     const family = families.family(calls.nameId[k]!);
     let startupCall = family === 'module-load' || family === 'context' || (family === 'function-lookup' && duration >= SLOW_CALL_NS);
-    if (duration >= SLOW_CALL_NS && !seenSlow.has(calls.pid[k]!)) {
-      seenSlow.add(calls.pid[k]!);
-      startupCall = true;
-    }
+    if (contextCreated(k)) startupCall = true;
     if (startupCall && calls.end[k]! > cut) {
       cut = calls.end[k]!;
       lastCall = k;
@@ -141,15 +137,12 @@ export function detectStartup(ops: OpColumns, calls: CallColumns, names: Map<num
 function breakdown(calls: CallColumns, families: ReturnType<typeof familiesByNameId>, from: Ns, to: Ns): StartupPart[] {
   type Edge = { t: number; part: number; delta: 1 | -1 };
   const edges: Edge[] = [];
-  const seenSlow = new Set<number>();
+  const contextCreated = firstSlowCall(calls);
   for (let k = 0; k < calls.length && calls.start[k]! < to; k++) {
     const s = Math.max(calls.start[k]!, from);
     const e = Math.min(calls.end[k]!, to);
     let what = PART_OF_FAMILY[families.family(calls.nameId[k]!)] ?? 'other-calls';
-    if (calls.end[k]! - calls.start[k]! >= SLOW_CALL_NS && !seenSlow.has(calls.pid[k]!)) {
-      seenSlow.add(calls.pid[k]!);
-      if (what === 'other-calls') what = 'context';
-    }
+    if (contextCreated(k) && what === 'other-calls') what = 'context';
     if (e <= s) continue;
     const part = PRIORITY.indexOf(what);
     edges.push({ t: s, part, delta: 1 }, { t: e, part, delta: -1 });
@@ -172,6 +165,20 @@ function breakdown(calls: CallColumns, families: ReturnType<typeof familiesByNam
     .map((what, x) => ({ what, label: PART_LABEL[what], ns: ns[x]! }))
     .filter((p) => p.ns > 0)
     .sort((a, b) => b.ns - a.ns);
+}
+
+/**
+ * For calls visited in start order from the first: whether call k is its
+ * process's first call of SLOW_CALL_NS or more, the one inside which the
+ * CUDA runtime created the process's context.
+ */
+function firstSlowCall(calls: CallColumns): (k: number) => boolean {
+  const seen = new Set<number>();
+  return (k) => {
+    if (calls.end[k]! - calls.start[k]! < SLOW_CALL_NS || seen.has(calls.pid[k]!)) return false;
+    seen.add(calls.pid[k]!);
+    return true;
+  };
 }
 
 /** The recorder's start of the process (started_at, ms) to the collector's start (origin_wall_ns). */

@@ -125,6 +125,16 @@ export function allocateOps(n: number): GpuOps {
   };
 }
 
+/**
+ * How every output names a GPU: its CUDA ordinal (what nvidia-smi,
+ * CUDA_VISIBLE_DEVICES and the timeline call it), not the recording-wide
+ * devices.id; the id where the ordinal is unknown.
+ */
+export function gpuOrdinals(devices: DeviceRow[]): (deviceId: number) => number {
+  const ordinal = new Map(devices.map((d) => [d.id, d.ordinal ?? d.id]));
+  return (id) => ordinal.get(id) ?? id;
+}
+
 /** What a trace holds besides its operations: small tables, read once per file and shared by every scope of it. */
 export interface TraceTables {
   meta: Map<string, string>;

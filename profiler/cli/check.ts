@@ -5,7 +5,7 @@
 import { parseArgs } from 'node:util';
 import { analyze } from '../analysis/load.ts';
 import type { Scope, ScopeInfo } from '../analysis/scope.ts';
-import { gpuOrdinals } from '../report/report.ts';
+import { gpuOrdinals } from '../analysis/trace.ts';
 import { SCOPE_OPTIONS, SCOPE_USAGE, scopeFromArgs } from './scope-args.ts';
 import { SEVERITY_RANK, type Finding, type Severity } from '../analysis/findings/types.ts';
 import { overlapByDevice } from '../analysis/overlap.ts';

@@ -7,6 +7,7 @@
 import type { Analysis } from '../analysis/load.ts';
 import type { Finding, FindingKind } from '../analysis/findings/types.ts';
 import { overlapByDevice } from '../analysis/overlap.ts';
+import { gpuOrdinals } from '../analysis/trace.ts';
 import { summarizeCopies, summarizeKernels } from '../analysis/summary.ts';
 import type { Ns } from '../time.ts';
 
@@ -96,14 +97,15 @@ export function diffRecordings(aFile: string, a: Analysis, bFile: string, b: Ana
   const oa = overlapByDevice(a.trace).filter((o) => o.all.count > 0);
   const ob = overlapByDevice(b.trace).filter((o) => o.all.count > 0);
   const devices: DeviceDiff[] = [];
+  const gpuA = gpuOrdinals(a.trace.devices);
+  const gpuB = gpuOrdinals(b.trace.devices);
   for (let i = 0; i < Math.max(oa.length, ob.length); i++) {
     const x = oa[i];
     const y = ob[i];
     const f = (o: typeof x, k: 'compute' | 'htod' | 'dtoh' | 'all') => o?.[k].overlapFactor ?? null;
-    const ordinal = (t: Analysis, id: number | undefined) => t.trace.devices.find((d) => d.id === id)?.ordinal ?? id;
     devices.push({
       index: i,
-      gpu: ordinal(a, x?.deviceId) ?? ordinal(b, y?.deviceId) ?? i,
+      gpu: x ? gpuA(x.deviceId) : y ? gpuB(y.deviceId) : i,
       name: a.trace.devices.find((d) => d.id === x?.deviceId)?.name ?? b.trace.devices.find((d) => d.id === y?.deviceId)?.name ?? null,
       busyNs: delta(x?.all.union ?? null, y?.all.union ?? null),
       overlap: { compute: delta(f(x, 'compute'), f(y, 'compute')), htod: delta(f(x, 'htod'), f(y, 'htod')), dtoh: delta(f(x, 'dtoh'), f(y, 'dtoh')), all: delta(f(x, 'all'), f(y, 'all')) },

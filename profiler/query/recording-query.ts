@@ -138,8 +138,10 @@ export class RecordingQuery {
   /** Every operation (concurrency tracks are drawn for the whole timeline, whatever the findings' scope). */
   #trace(): Trace {
     if (!this.#wholeTrace) {
-      const columns = (this.#columns ??= loadTimelineColumns(this.#db.name));
-      this.#wholeTrace = loadTrace(this.#db, columns.ops, columns.calls);
+      // The whole-recording analysis's trace when there is one; else the trace alone (no diagnosis).
+      const whole = this.#analyses.get(JSON.stringify({ kind: 'whole' } satisfies Scope))?.analysis.trace;
+      const columns = whole ? null : (this.#columns ??= loadTimelineColumns(this.#db.name));
+      this.#wholeTrace = whole ?? loadTrace(this.#db, columns!.ops, columns!.calls);
     }
     return this.#wholeTrace;
   }

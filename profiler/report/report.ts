@@ -7,7 +7,7 @@ import type { ScopeInfo } from '../analysis/scope.ts';
 import type { Startup } from '../analysis/startup.ts';
 import { summarizeCopies, summarizeKernels, summarizeStreams, type CopySummary, type KernelSummary, type StreamSummary } from '../analysis/summary.ts';
 import type { Finding } from '../analysis/findings/types.ts';
-import type { DeviceRow } from '../analysis/trace.ts';
+import { gpuOrdinals, type DeviceRow } from '../analysis/trace.ts';
 import { readableNames } from '../names.ts';
 import { formatBytes, formatDuration } from '../time.ts';
 import { renderTable } from './table.ts';
@@ -79,16 +79,6 @@ export function buildReport(file: string, analysis: Analysis): Report {
     copies: summarizeCopies(trace),
     findings: analysis.diagnosis.findings,
   };
-}
-
-/**
- * How every output names a GPU: its CUDA ordinal (what nvidia-smi,
- * CUDA_VISIBLE_DEVICES and the timeline call it), not the recording-wide
- * devices.id.
- */
-export function gpuOrdinals(devices: DeviceRow[]): (deviceId: number) => number {
-  const ordinal = new Map(devices.map((d) => [d.id, d.ordinal ?? d.id]));
-  return (id) => ordinal.get(id) ?? id;
 }
 
 /** Start-up in one line: how long, on what, and what came before CUDA. */
