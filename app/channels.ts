@@ -1,6 +1,6 @@
 // IPC names shared by the main process and the preload. No Node imports: the
 // sandboxed preload bundles this file.
-import type { ApiErrorShape, RecordingHandle } from '../profiler/query/api.ts';
+import type { ApiErrorShape, RecordingHandle } from '../profiler/contract/api.ts';
 
 /** Renderer → main: one channel per API method, `streamscope:<method>`. */
 export const CHANNEL_PREFIX = 'streamscope:';

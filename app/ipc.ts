@@ -1,4 +1,4 @@
-// The main-process side of the typed API (profiler/query/api.ts): one IPC
+// The main-process side of the typed API (profiler/contract/api.ts): one IPC
 // channel per method, `streamscope:<method>`, nothing else. Every call is
 // checked here before it reaches anything that touches a file or spawns a
 // process: the channel must name a method of `apiMethods`, and the arguments
@@ -8,8 +8,8 @@
 // `code` and `file`; the preload unwraps it and rejects with ApiErrorShape.
 //
 // Plain module (no Electron import): tests drive `dispatch` directly.
-import type { ApiErrorShape, ApiMethod, StreamScopeApi } from '../profiler/query/api.ts';
-import { apiMethods } from '../profiler/query/api.ts';
+import type { ApiErrorShape, ApiMethod, StreamScopeApi } from '../profiler/contract/api.ts';
+import { apiMethods } from '../profiler/contract/api.ts';
 import { checkArguments } from '../profiler/query/api-args.ts';
 import { ApiError, toApiErrorShape } from '../profiler/query/api-error.ts';
 

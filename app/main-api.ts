@@ -2,7 +2,7 @@
 // worker, files through the dialog and the recent list, recordings through
 // record jobs. Plain module: Electron's pieces (the dialog) come in as
 // functions, so tests run the real worker, list and jobs under Node.
-import type { Capabilities, RecordingHandle, StreamScopeApi } from '../profiler/query/api.ts';
+import type { Capabilities, RecordingHandle, StreamScopeApi } from '../profiler/contract/api.ts';
 import { ApiError, toApiError } from './ipc.ts';
 import type { QueryBackend } from './query-backend.ts';
 import type { RecentFiles } from './recent-files.ts';

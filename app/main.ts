@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { app, BrowserWindow, dialog, ipcMain, Menu, protocol, session, type MenuItemConstructorOptions, type WebContents } from 'electron';
-import { apiMethods, type RecordingHandle } from '../profiler/query/api.ts';
+import { apiMethods, type RecordingHandle } from '../profiler/contract/api.ts';
 import { filesFromArgs, userArgs } from './argv.ts';
 import { EVENT_CHANNEL, type AppEvent } from './channels.ts';
 import { channelFor, dispatch, toApiError } from './ipc.ts';

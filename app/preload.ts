@@ -1,5 +1,5 @@
 // Preload of the StreamScope window: exposes `window.streamscope`, the typed
-// API of profiler/query/api.ts, and nothing else. Each method is one
+// API of profiler/contract/api.ts, and nothing else. Each method is one
 // ipcRenderer.invoke on `streamscope:<method>` for the names in apiMethods;
 // the page never sees ipcRenderer, an IPC event object or a channel name.
 //
@@ -7,7 +7,7 @@
 // app/vite.config.ts bundles this file (with the apiMethods list) into one
 // CommonJS file, app/dist/preload.cjs.
 import { contextBridge, ipcRenderer, webUtils } from 'electron';
-import { apiMethods, type StreamScopeApi } from '../profiler/query/api.ts';
+import { apiMethods, type StreamScopeApi } from '../profiler/contract/api.ts';
 import { CHANNEL_PREFIX, EVENT_CHANNEL, type AppEvent } from './channels.ts';
 import type { IpcResult } from './ipc.ts';
 

@@ -3,7 +3,7 @@
 // one RecordingQuery per open file. Runs inside the query worker
 // (query-worker.ts), never on the main process's event loop.
 import type { ExportSummary } from '../profiler/export/chrome-trace.ts';
-import type { StreamScopeApi } from '../profiler/query/api.ts';
+import type { StreamScopeApi } from '../profiler/contract/api.ts';
 import { SessionRegistry } from '../profiler/query/session.ts';
 
 /** The API methods answered by the query worker. */

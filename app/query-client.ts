@@ -4,7 +4,7 @@
 // flight with 'internal' and is started again on the next call (recordings
 // must then be opened again: the ids of the old worker are gone).
 import { Worker } from 'node:worker_threads';
-import type { RecordingHandle } from '../profiler/query/api.ts';
+import type { RecordingHandle } from '../profiler/contract/api.ts';
 import { ApiError, type IpcResult } from './ipc.ts';
 import type { QueryBackend, QueryMethod } from './query-backend.ts';
 import type { QueryRequestMessage, QueryResponseMessage } from './query-worker.ts';

@@ -18,7 +18,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { RecordingHandle, RecordProgress, RecordRequest } from '../profiler/query/api.ts';
+import type { RecordingHandle, RecordProgress, RecordRequest } from '../profiler/contract/api.ts';
 import { ApiError } from './ipc.ts';
 
 export interface CliInvocation {

@@ -30,7 +30,7 @@ import { collectorLibraryPath, repoRoot, runnerPath, syntheticStreamToolPath } f
 import { decodeHeader } from '../profiler/record/decoder.ts';
 import { beginBulkLoad, createRecording, endBulkLoad, openRecording } from '../profiler/store/database.ts';
 import { analyze, type AnalysisTimings } from '../profiler/analysis/load.ts';
-import type { Scope } from '../profiler/analysis/scope.ts';
+import type { Scope } from '../profiler/contract/scope.ts';
 import { generate } from './generate-recording.ts';
 import { mainThreadWorkPerFrame } from './frame-trace.ts';
 

@@ -7,23 +7,7 @@
 //
 // A name is reduced to its base first: the per-thread-default-stream forms
 // (_ptsz, _ptds) and driver ABI versions (_v2, _v3) are the same call.
-
-export type CallFamily =
-  /** Waits for GPU work: device, stream, event or context synchronize. */
-  | 'sync'
-  /** Device memory allocate/free (cudaMalloc, cudaFree): synchronizes the device implicitly. */
-  | 'alloc'
-  /** Page-locked host allocate/free (cudaMallocHost, cudaHostAlloc, cudaFreeHost): synchronizes implicitly. */
-  | 'pinned-alloc'
-  /** Pinning existing host memory (cudaHostRegister / cudaHostUnregister): synchronizes implicitly. */
-  | 'register'
-  /** Loading or linking GPU code: modules, libraries, JIT linking. */
-  | 'module-load'
-  /** Looking up a kernel or its attributes; the first lookup of a lazily loaded module loads it. */
-  | 'function-lookup'
-  /** Driver initialisation and context creation or teardown. */
-  | 'context'
-  | 'other';
+import type { CallFamily } from '../contract/findings.ts';
 
 /** Which work a synchronize call waits for. */
 export type SyncScope = 'device' | 'stream' | 'event';

@@ -12,7 +12,7 @@ import { hostBlocking } from './findings/host-blocking.ts';
 import { idleGaps, lowUtilization } from './findings/idle.ts';
 import { launchBound } from './findings/launch-bound.ts';
 import { singleStream } from './findings/single-stream.ts';
-import { SEVERITY_RANK, type Finding } from './findings/types.ts';
+import { SEVERITY_RANK, type Finding } from '../contract/findings.ts';
 import type { Host } from './host.ts';
 import type { Trace } from './trace.ts';
 

@@ -2,7 +2,7 @@
 // its idle gaps, and how much of a time range was busy. Intervals are
 // [start, end) in ns, kept as flat sorted arrays (start0, end0, start1, ...)
 // so that millions of operations cost two numbers each.
-import type { Ns } from '../time.ts';
+import type { Ns } from '../contract/time.ts';
 import type { GpuOps } from './trace.ts';
 
 /** Disjoint, sorted intervals as [s0, e0, s1, e1, ...]. */

@@ -8,11 +8,12 @@
 // launched inside it on its thread), so a row says what `report --range
 // NAME#k` would say.
 import type { Db } from '../store/database.ts';
-import type { Ns } from '../time.ts';
+import type { Ns } from '../contract/time.ts';
 import { diagnose } from './diagnose.ts';
 import { callNames, loadHost, readHostTables, type HostTables } from './host.ts';
 import { overlapByDevice } from './overlap.ts';
 import { rangeInstances, selectRange, type RangeInstance, type TimelineColumns } from './scope.ts';
+import type { IterationRow, Iterations, RangeName } from '../contract/iterations.ts';
 import { kthSmallest } from './select.ts';
 import { gpuOrdinals, loadTrace, readTraceTables } from './trace.ts';
 
@@ -22,42 +23,6 @@ export const MIN_ITERATIONS = 3;
 const WARM_UP_FACTOR = 1.5;
 /** An instance further than this from the median (relative), and beyond 3 MADs, is an outlier. */
 const OUTLIER_SHARE = 0.2;
-
-export interface IterationRow {
-  /** 1 = the first instance: what `--range NAME#k` takes. */
-  instance: number;
-  pid: number;
-  tid: number;
-  /** The range on the host. */
-  startNs: Ns;
-  endNs: Ns;
-  /** The GPU work it launched: first start to last end (null when it launched none). */
-  gpuStartNs: Ns | null;
-  gpuEndNs: Ns | null;
-  /** What the instance took: its GPU span, or its host duration when it launched no GPU work. */
-  lengthNs: Ns;
-  operations: number;
-  devices: { deviceId: number; gpu: number; busyNs: Ns; overlap: number | null }[];
-  topFinding: { kind: string; severity: string; title: string; costNs: Ns } | null;
-  warmUp: boolean;
-  outlier: boolean;
-}
-
-export interface Iterations {
-  name: string;
-  rows: IterationRow[];
-  /** Median length of the instances that are not warm-up. */
-  medianNs: Ns;
-  /** How the range was chosen: named by the user, or picked as the repeating range covering most time. */
-  chosen: 'named' | 'picked';
-}
-
-/** NVTX range names with their closed instances and total time, most time first. */
-export interface RangeName {
-  name: string;
-  instances: number;
-  totalNs: Ns;
-}
 
 export function rangeNames(db: Db): RangeName[] {
   return db.prepare(`SELECT s.value AS name, count(*) AS instances, sum(r.end_ns - r.start_ns) AS totalNs

@@ -5,7 +5,8 @@ import { loadTimelineColumns } from '../native/addon.ts';
 import type { Db } from '../store/database.ts';
 import { diagnose, type Diagnosis } from './diagnose.ts';
 import { callNames, loadHost, type Host } from './host.ts';
-import { closeWindows, selectScope, STEADY_STATE, type Scope, type ScopeInfo, type TimelineColumns } from './scope.ts';
+import { closeWindows, selectScope, type TimelineColumns } from './scope.ts';
+import { STEADY_STATE, type Scope, type ScopeInfo } from '../contract/scope.ts';
 import { detectStartup } from './startup.ts';
 import { loadTrace, readTraceTables, type Trace } from './trace.ts';
 

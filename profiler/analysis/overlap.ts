@@ -5,7 +5,7 @@
 // same time; 2.0 means on average two ran at once while any ran. It is
 // computed per device for compute (kernels), each copy direction, and all
 // operations together.
-import type { Ns } from '../time.ts';
+import type { Ns } from '../contract/time.ts';
 import { OpCategory, type GpuOps, type Trace } from './trace.ts';
 
 export interface Busy {

@@ -49,7 +49,7 @@
 // Events run in time order on a 4-ary heap; everything per operation lives
 // in typed arrays, and nothing is allocated per operation (10 M operations:
 // ~2.5 s, see the performance test).
-import type { Ns } from '../time.ts';
+import type { Ns } from '../contract/time.ts';
 import { isPinnedTransfer } from './bandwidth.ts';
 import type { Host } from './host.ts';
 import { blocksPerSm } from './occupancy.ts';

@@ -21,32 +21,11 @@
 // each start-ordered column, taken as views).
 import type { CallColumns, OpColumns } from '../native/addon.ts';
 import type { Db } from '../store/database.ts';
-import { formatDuration, type Ns } from '../time.ts';
-import type { Startup } from './startup.ts';
-
-export type Scope =
-  | { kind: 'steady-state' }
-  | { kind: 'whole' }
-  | { kind: 'range'; name: string; /** 1 = the first instance; absent: all instances. */ instance?: number }
-  | { kind: 'window'; startNs: Ns; endNs: Ns };
-
-export const STEADY_STATE: Scope = { kind: 'steady-state' };
+import { formatDuration, type Ns } from '../contract/time.ts';
+import type { Scope, ScopeInfo, Startup } from '../contract/scope.ts';
 
 /** A scope as the user wrote it is wrong for this recording (no such range, instance out of bounds, empty window). */
 export class ScopeError extends Error {}
-
-/** What an analysis looked at, for reports, JSON and the app. */
-export interface ScopeInfo {
-  kind: Scope['kind'];
-  /** One line: "steady state, after 957 ms of start-up", "NVTX range 'step' (12 instances)", … */
-  label: string;
-  /** The time covered: start-up's end to the end (steady state), the instances of a range, a window. */
-  windows: { startNs: Ns; endNs: Ns }[];
-  /** Start-up as detected, whatever the scope (null: none detected). */
-  startup: Startup | null;
-  /** For a range scope: its name, how many instances it has, which one was taken (absent: all). */
-  range?: { name: string; instances: number; instance?: number };
-}
 
 export interface TimelineColumns {
   ops: OpColumns;

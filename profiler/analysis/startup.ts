@@ -24,8 +24,10 @@
 // No start-up call before that point (imported traces carry no API calls
 // of this kind): no start-up, and the steady state is the whole recording.
 import type { CallColumns, OpColumns } from '../native/addon.ts';
-import type { Ns } from '../time.ts';
-import { familiesByNameId, type CallFamily } from './call-families.ts';
+import type { Ns } from '../contract/time.ts';
+import type { Startup, StartupPart } from '../contract/scope.ts';
+import { familiesByNameId } from './call-families.ts';
+import { type CallFamily } from '../contract/findings.ts';
 
 /** Start-up ends before this share of the GPU's compute work is done. */
 export const STARTUP_WORK_SHARE = 0.1;
@@ -33,32 +35,6 @@ export const STARTUP_WORK_SHARE = 0.1;
 const KERNEL = 1;
 /** A lookup or first runtime call this long did more than look something up. */
 const SLOW_CALL_NS = 1_000_000;
-
-export interface StartupPart {
-  what: 'context' | 'modules' | 'memory' | 'other-calls' | 'host';
-  /** How a person reads it. */
-  label: string;
-  ns: Ns;
-}
-
-export interface Startup {
-  /** From the first recorded call or operation … */
-  startNs: Ns;
-  /** … to the end of the last start-up call: where the steady state begins. */
-  endNs: Ns;
-  /** The call that ended it. */
-  lastCall: string;
-  /** What the time went to, longest first (parts add up to endNs − startNs). */
-  spentOn: StartupPart[];
-  /** Operations that ran during start-up (left out of the steady state). */
-  ops: number;
-  /**
-   * Time from the recorder starting the process to CUDA initialising
-   * (interpreter start, imports), which precedes the recording's origin;
-   * null when the recording does not say.
-   */
-  beforeCudaNs: Ns | null;
-}
 
 const PART_LABEL: Record<StartupPart['what'], string> = {
   context: 'CUDA initialisation and context creation',

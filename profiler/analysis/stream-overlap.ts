@@ -8,7 +8,7 @@
 // at a time, so its busy time is a sorted list of disjoint intervals, and a
 // pair's overlap is the length of the intersection of two such lists, one
 // merge walk each: O(streams × operations) per device, about a second.
-import type { Ns } from '../time.ts';
+import type { Ns } from '../contract/time.ts';
 import { intersectionLength, lengthOf, unionOfPairs, type IntervalList } from './intervals.ts';
 import type { Trace } from './trace.ts';
 

@@ -8,7 +8,7 @@
 // Both lists are sorted, so a k-way merge over the streams' boundaries
 // visits every change once: O(N log S) plus, per elementary segment, the
 // (waiting × running) pairs it credits.
-import type { Ns } from '../time.ts';
+import type { Ns } from '../contract/time.ts';
 import { subtract, unionOfPairs, type IntervalList } from './intervals.ts';
 import type { Trace } from './trace.ts';
 

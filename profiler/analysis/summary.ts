@@ -1,8 +1,9 @@
 // Per-stream, per-kernel and per-copy-kind summaries of a loaded trace.
-import type { Ns } from '../time.ts';
+import type { Ns } from '../contract/time.ts';
 import { busyOf, type Busy } from './overlap.ts';
 import { STREAM_FLAG_NAMES } from '../store/enums.ts';
-import { MEMORY_KIND_NAMES, OP_CATEGORY_NAMES, OpKind, type Trace } from './trace.ts';
+import { OP_CATEGORY_NAMES, OpKind, type Trace } from './trace.ts';
+import { MEMORY_KIND_NAMES } from '../store/enums.ts';
 
 export interface StreamSummary {
   streamId: number;

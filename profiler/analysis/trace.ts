@@ -4,7 +4,7 @@
 import type { Db } from '../store/database.ts';
 import { readMeta } from '../store/database.ts';
 import { loadOpColumns, type OpColumns } from '../native/addon.ts';
-import type { Ns } from '../time.ts';
+import type { Ns } from '../contract/time.ts';
 
 export const OpKind = { Kernel: 1, Memcpy: 2, Memset: 3 } as const;
 export type OpKindValue = (typeof OpKind)[keyof typeof OpKind];
@@ -25,14 +25,6 @@ export function categoryOfCopyKind(copyKind: number): OpCategoryValue {
     default: return OpCategory.Other;
   }
 }
-
-/** CUPTI memcpy kinds (memcpys.copy_kind), named as CUPTI and Kineto name them. */
-export const COPY_KIND_NAMES: Record<number, string> = { 1: 'HtoD', 2: 'DtoH', 3: 'HtoA', 4: 'AtoH', 5: 'AtoA', 6: 'AtoD', 7: 'DtoA', 8: 'DtoD', 9: 'HtoH', 10: 'PtoP' };
-
-/** CUPTI memory kinds (memcpys.src_kind/dst_kind, memsets.memory_kind). */
-export const MEMORY_KIND_NAMES: Record<number, string> = {
-  0: 'unknown', 1: 'pageable', 2: 'pinned', 3: 'device', 4: 'array', 5: 'managed', 6: 'device static', 7: 'managed static',
-};
 
 export interface DeviceRow {
   id: number;

@@ -25,9 +25,10 @@
 // scaling by the replay's error on the unchanged recording (the tests hold
 // that error to a few percent instead); `replayedNs` reports it.
 import type { Db } from '../store/database.ts';
-import type { Ns } from '../time.ts';
+import type { Ns } from '../contract/time.ts';
 import { bandwidthFor, pinnedBandwidth, type BandwidthReference, type PinnedBandwidth } from './bandwidth.ts';
-import { blocksOnDevice, familiesByNameId, type BlockingFamily, type CallFamily } from './call-families.ts';
+import { blocksOnDevice, familiesByNameId, type BlockingFamily } from './call-families.ts';
+import { type CallFamily } from '../contract/findings.ts';
 import type { Host } from './host.ts';
 import { replay, type ReplayOptions } from './replay.ts';
 import { hostModel, isPageableCopy, WaitKind } from './replay-host.ts';

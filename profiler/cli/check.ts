@@ -4,13 +4,13 @@
 // that cannot be read. JSON shape: profiler/README.md, "check --json".
 import { parseArgs } from 'node:util';
 import { analyze } from '../analysis/load.ts';
-import type { Scope, ScopeInfo } from '../analysis/scope.ts';
+import type { Scope, ScopeInfo } from '../contract/scope.ts';
 import { gpuOrdinals } from '../analysis/trace.ts';
 import { SCOPE_OPTIONS, SCOPE_USAGE, scopeFromArgs } from './scope-args.ts';
-import { SEVERITY_RANK, type Finding, type Severity } from '../analysis/findings/types.ts';
+import { SEVERITY_RANK, type Finding, type Severity } from '../contract/findings.ts';
 import { overlapByDevice } from '../analysis/overlap.ts';
 import { openRecording } from '../store/database.ts';
-import { formatDuration } from '../time.ts';
+import { formatDuration } from '../contract/time.ts';
 
 // 2: scope (what was checked: the steady state unless asked otherwise); gpu (CUDA ordinal) per overlap entry.
 export const CHECK_VERSION = 2;

@@ -4,7 +4,8 @@
 //   --range NAME[#k]   the GPU work launched inside an NVTX range (all its instances, or the k-th from 1)
 //   --from T --to T    a time range from the recording's origin (either may be left out)
 // Times take a unit: 1.5s, 350ms, 20us (or µs), 1000ns; a bare number is seconds.
-import { parseRangeScope, ScopeError, STEADY_STATE, type Scope } from '../analysis/scope.ts';
+import { parseRangeScope, ScopeError } from '../analysis/scope.ts';
+import { STEADY_STATE, type Scope } from '../contract/scope.ts';
 
 export const SCOPE_OPTIONS = {
   whole: { type: 'boolean' },

@@ -5,80 +5,16 @@
 // stayed. Pure: two analyses in, one summary out (shape: profiler/README.md,
 // "diff --json").
 import type { Analysis } from '../analysis/load.ts';
-import type { Finding, FindingKind } from '../analysis/findings/types.ts';
+import type { Finding, FindingKind } from '../contract/findings.ts';
+import { DIFF_VERSION, type CopyDiff, type Delta, type DeviceDiff, type DiffSummary, type FindingDiff, type KernelDiff } from '../contract/diff.ts';
 import { overlapByDevice } from '../analysis/overlap.ts';
 import { gpuOrdinals } from '../analysis/trace.ts';
 import { summarizeCopies, summarizeKernels } from '../analysis/summary.ts';
-import type { Ns } from '../time.ts';
-
-// 2: scopeA/scopeB (what each side's analysis covered); gpu (CUDA ordinal) per device.
-export const DIFF_VERSION = 2;
-
-export interface Delta {
-  a: number | null;
-  b: number | null;
-  /** b − a (null when either is missing). */
-  delta: number | null;
-  /** (b − a) / a (null when a is 0 or missing). */
-  relative: number | null;
-}
+import type { Ns } from '../contract/time.ts';
 
 export function delta(a: number | null, b: number | null): Delta {
   const d = a !== null && b !== null ? b - a : null;
   return { a, b, delta: d, relative: d !== null && a ? d / a : null };
-}
-
-export interface DeviceDiff {
-  /** Devices are matched by position (first device of A with first of B, ...): ids differ between files. */
-  index: number;
-  /** The CUDA ordinal (A's, else B's), as nvidia-smi names the GPU. */
-  gpu: number;
-  name: string | null;
-  busyNs: Delta;
-  overlap: { compute: Delta; htod: Delta; dtoh: Delta; all: Delta };
-}
-
-export interface KernelDiff {
-  /** As stored (mangled for C++ kernels): what the two runs are matched by. */
-  name: string;
-  /** The demangled declaration, null when the name is not a mangled C++ one. */
-  demangledName: string | null;
-  count: Delta;
-  totalNs: Delta;
-  meanNs: Delta;
-}
-
-export interface CopyDiff {
-  direction: string;
-  srcKind: string;
-  dstKind: string;
-  bytes: Delta;
-  gbPerS: Delta;
-}
-
-export interface FindingDiff {
-  kind: FindingKind;
-  status: 'fixed' | 'new' | 'unchanged';
-  costNs: Delta;
-  titleA: string | null;
-  titleB: string | null;
-}
-
-export interface DiffSummary {
-  diffVersion: number;
-  a: string;
-  b: string;
-  /** What each side's analysis covered (both get the same kind of scope: steady state unless asked otherwise). */
-  scopeA: string;
-  scopeB: string;
-  /** First GPU operation start to last GPU operation end. */
-  gpuSpanNs: Delta;
-  /** The recorded process's wall time (meta duration_ns). */
-  durationNs: Delta;
-  devices: DeviceDiff[];
-  kernels: KernelDiff[];
-  copies: CopyDiff[];
-  findings: FindingDiff[];
 }
 
 function gpuSpan(x: Analysis): Ns | null {

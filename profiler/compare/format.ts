@@ -1,8 +1,8 @@
 // `streamscope diff` as text: what changed, biggest first, signed.
-import { readableNames } from '../names.ts';
-import { formatBytes, formatDuration } from '../time.ts';
+import { readableNames } from '../contract/names.ts';
+import { formatBytes, formatDuration } from '../contract/time.ts';
 import { renderTable } from '../report/table.ts';
-import type { Delta, DiffSummary } from './diff.ts';
+import type { Delta, DiffSummary } from '../contract/diff.ts';
 
 const pct = (d: Delta) => (d.relative === null ? '' : `${d.relative >= 0 ? '+' : ''}${(d.relative * 100).toFixed(1)}%`);
 const dur = (v: number | null) => (v === null ? '-' : formatDuration(v));

@@ -16,7 +16,7 @@
 import fs from 'node:fs';
 import type { Db } from '../store/database.ts';
 import { readMeta } from '../store/database.ts';
-import { COPY_KIND_NAMES, MEMORY_KIND_NAMES } from '../analysis/trace.ts';
+import { COPY_KIND_NAMES, MEMORY_KIND_NAMES } from '../store/enums.ts';
 
 
 /** 'pinned' → 'Pinned', 'device static' → 'Device Static' (Kineto's spelling). */

@@ -8,7 +8,7 @@
 // `ac2g` flows only repeat the correlation ids, so they are not needed.
 // Times are microseconds (fractions keep the nanoseconds).
 import { traceEvents, TraceFormatError, type TraceHeader } from './json-events.ts';
-import { COPY_KIND_NAMES } from '../analysis/trace.ts';
+import { COPY_KIND_NAMES } from '../store/enums.ts';
 import { RecordingWriter } from './recording-writer.ts';
 
 export interface ImportResult {

@@ -10,12 +10,12 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import type { DiffSummary } from '../compare/diff.ts';
-import type { Finding } from '../analysis/findings/types.ts';
+import type { DiffSummary } from '../contract/diff.ts';
+import type { Finding } from '../contract/findings.ts';
 import { ApiError } from './api-error.ts';
-import type { Iterations, RangeName } from '../analysis/iterations.ts';
-import type { Scope, ScopeInfo } from '../analysis/scope.ts';
-import type { ApiErrorShape, ConcurrencyRequest, ConcurrencyResponse, StatsResponse } from './api.ts';
+import type { Iterations, RangeName } from '../contract/iterations.ts';
+import type { Scope, ScopeInfo } from '../contract/scope.ts';
+import type { ApiErrorShape, ConcurrencyRequest, ConcurrencyResponse, StatsResponse } from '../contract/api.ts';
 
 export type AnalysisMethod = 'findings' | 'stats' | 'scopeInfo' | 'ranges' | 'iterations' | 'concurrency' | 'compare';
 

@@ -6,9 +6,9 @@
 // ('bad-request') naming the argument and the problem, so a query never sees
 // a wrong type (a string where SQL expects a number, a 10^9-row request).
 import path from 'node:path';
-import { SCENARIOS, WORKLOADS } from '../record/workload.ts';
-import { CaptureRangeError, parseCaptureRange } from '../record/capture-range.ts';
-import type { Scope } from '../analysis/scope.ts';
+import { SCENARIOS, WORKLOADS } from '../contract/record-request.ts';
+import { CaptureRangeError, parseCaptureRange } from '../contract/record-request.ts';
+import type { Scope } from '../contract/scope.ts';
 import type {
   ApiMethod,
   ConcurrencyRequest,
@@ -19,7 +19,7 @@ import type {
   SearchRequest,
   StreamScopeApi,
   WindowRequest,
-} from './api.ts';
+} from '../contract/api.ts';
 import { ApiError } from './api-error.ts';
 import { MAX_WINDOW_ROWS } from './recording-query.ts';
 

@@ -4,7 +4,7 @@
 // wording: store errors carry their cause in `problem`, SQLite errors in
 // their `code` (SQLITE_BUSY, SQLITE_CORRUPT, ...).
 import { RecordingFileError } from '../store/recording-error.ts';
-import type { ApiErrorCode, ApiErrorShape } from './api.ts';
+import type { ApiErrorCode, ApiErrorShape } from '../contract/api.ts';
 
 /** An error the renderer shows by code. Serialises to ApiErrorShape. */
 export class ApiError extends Error {

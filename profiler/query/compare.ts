@@ -2,8 +2,9 @@
 // `streamscope diff` prints (profiler/compare/diff.ts), over the analyses
 // each RecordingQuery already holds, so a comparison after the findings
 // were shown costs no second load.
-import { diffRecordings, type DiffSummary } from '../compare/diff.ts';
-import { STEADY_STATE, type Scope } from '../analysis/scope.ts';
+import { diffRecordings } from '../compare/diff.ts';
+import type { DiffSummary } from '../contract/diff.ts';
+import { STEADY_STATE, type Scope } from '../contract/scope.ts';
 import type { RecordingQuery } from './recording-query.ts';
 
 /** Both on the same scope (the steady state of each, by default). */

@@ -3,7 +3,7 @@
 // instant in it. A maximum, not an average: a bucket where eight kernels
 // overlapped for a microsecond must show eight at any zoom.
 import { OpCategory, type Trace } from '../analysis/trace.ts';
-import type { ConcurrencyRequest, ConcurrencyResponse } from './api.ts';
+import type { ConcurrencyRequest, ConcurrencyResponse } from '../contract/api.ts';
 
 /** More buckets than any screen has pixels is a mistake, not a wish. */
 const MAX_BUCKETS = 8192;

@@ -6,9 +6,9 @@
 import type { Database } from 'better-sqlite3';
 import { rowsByCorrelation, type ZonedTable } from '../store/zones.ts';
 import { ApiError } from './api-error.ts';
-import type { FieldValue, ItemDetails, ItemKind, ItemRef, ItemTable, RowId } from './api.ts';
-import type { StoredName } from '../names.ts';
-import { COPY_KIND_NAMES } from '../analysis/trace.ts';
+import type { FieldValue, ItemDetails, ItemKind, ItemRef, ItemTable, RowId } from '../contract/api.ts';
+import type { StoredName } from '../contract/names.ts';
+import { COPY_KIND_NAMES } from '../store/enums.ts';
 import {
   apiRowId, copyItemName, isItemTable, itemKindOf, MEMSET_ITEM_NAME, memoryKindName, nvtxRowId, streamKind, streamRowId,
   syncItemName, SYNC_TYPE_NAMES,

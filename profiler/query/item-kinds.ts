@@ -1,12 +1,12 @@
 // How stored rows appear in the API: their ItemKind (colour and legend),
 // the names of the CUPTI enums they store, their timeline row ids. One
 // place, so the timeline, the details panel and search always agree.
-import { COPY_KIND_NAMES } from '../analysis/trace.ts';
-import { categoryOfCopyKind, MEMORY_KIND_NAMES, OpCategory } from '../analysis/trace.ts';
+import { categoryOfCopyKind, OpCategory } from '../analysis/trace.ts';
+import { COPY_KIND_NAMES, MEMORY_KIND_NAMES } from '../store/enums.ts';
 import { StreamFlags } from '../store/enums.ts';
 import { threadLane, type Lane, type ZonedTable } from '../store/zones.ts';
 import { ApiError } from './api-error.ts';
-import type { ItemKind, ItemTable, RowId, StreamKind } from './api.ts';
+import type { ItemKind, ItemTable, RowId, StreamKind } from '../contract/api.ts';
 
 const COPY_ITEM_KIND: Partial<Record<number, ItemKind>> = {
   [OpCategory.HtoD]: 'memcpy-h2d', [OpCategory.DtoH]: 'memcpy-d2h', [OpCategory.DtoD]: 'memcpy-d2d', [OpCategory.PtoP]: 'memcpy-peer',

@@ -12,7 +12,7 @@
 // depth; items are at least a pixel long and a stream runs one at a time.
 // Items must be fed in start order.
 import type { ZonedTable, ZoneSpan } from '../store/zones.ts';
-import type { CoverageSpan, ItemKind, ItemRef, TimelineItem } from './api.ts';
+import type { CoverageSpan, ItemKind, ItemRef, TimelineItem } from '../contract/api.ts';
 
 interface OpenSpan {
   span: CoverageSpan;

@@ -6,7 +6,7 @@
 // gaps — fine for a strip a few pixels high that says where the work is.
 import type { Database } from 'better-sqlite3';
 import { ZONED_TABLES } from '../store/zone-tables.ts';
-import type { OverviewResponse } from './api.ts';
+import type { OverviewResponse } from '../contract/api.ts';
 
 const MAX_BUCKETS = 8192;
 

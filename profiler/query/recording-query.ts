@@ -9,14 +9,16 @@
 // per instance; a recording file does not change while it is open.
 import path from 'node:path';
 import type { Database } from 'better-sqlite3';
-import { iterationsOf, pickIterationRange, rangeNames, type Iterations, type RangeName } from '../analysis/iterations.ts';
+import { iterationsOf, pickIterationRange, rangeNames } from '../analysis/iterations.ts';
+import { type Iterations, type RangeName } from '../contract/iterations.ts';
 import { analyze, type Analysis } from '../analysis/load.ts';
-import { ScopeError, STEADY_STATE, type Scope, type ScopeInfo, type TimelineColumns } from '../analysis/scope.ts';
+import { ScopeError, type TimelineColumns } from '../analysis/scope.ts';
+import { STEADY_STATE, type Scope, type ScopeInfo } from '../contract/scope.ts';
 import { loadTrace, type Trace } from '../analysis/trace.ts';
 import { loadTimelineColumns } from '../native/addon.ts';
 import { exportChromeTrace, type ExportSummary } from '../export/chrome-trace.ts';
-import { fullName, type StoredName } from '../names.ts';
-import type { Finding } from '../analysis/findings/types.ts';
+import { fullName, type StoredName } from '../contract/names.ts';
+import type { Finding } from '../contract/findings.ts';
 import { readMeta } from '../store/database.ts';
 import { DropSource } from '../store/enums.ts';
 import { ZONED_TABLES } from '../store/zone-tables.ts';
@@ -25,7 +27,7 @@ import { ApiError, apiErrorOf } from './api-error.ts';
 import type {
   ConcurrencyRequest, ConcurrencyResponse, ItemDetails, ItemKind, ItemRef, OverviewResponse, RecordingSummary, RowId, SearchRequest, SearchResponse,
   StatsResponse, StreamInfo, WindowRequest, WindowResponse, WindowRow,
-} from './api.ts';
+} from '../contract/api.ts';
 import { concurrencyOf } from './concurrency.ts';
 import { ItemDetailsReader } from './item-details.ts';
 import { apiRowId, itemKindOf, nvtxRowId, parseRowId, streamKind, streamRowId } from './item-kinds.ts';

@@ -8,9 +8,9 @@
 // ("Memcpy HtoD", "Memset", "Synchronize (stream synchronize)"), one group
 // per copy kind / sync type, and carry nameId 0, as in window().
 import type { Database } from 'better-sqlite3';
-import type { StoredName } from '../names.ts';
+import type { StoredName } from '../contract/names.ts';
 import { ApiError } from './api-error.ts';
-import type { ItemKind, ItemTable, SearchRequest, SearchResponse } from './api.ts';
+import type { ItemKind, ItemTable, SearchRequest, SearchResponse } from '../contract/api.ts';
 import { copyItemName, itemKindOfCopy, MEMSET_ITEM_NAME, syncItemName } from './item-kinds.ts';
 
 const DEFAULT_LIMIT = 100;

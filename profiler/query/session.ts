@@ -6,13 +6,13 @@
 // the desktop app has one; browser mode never lists local paths.
 import crypto from 'node:crypto';
 import path from 'node:path';
-import type { Finding } from '../analysis/findings/types.ts';
-import type { DiffSummary } from '../compare/diff.ts';
+import type { Finding } from '../contract/findings.ts';
+import type { DiffSummary } from '../contract/diff.ts';
 import { AnalysisThread, type AnalysisTarget } from './analysis-thread.ts';
 import { ApiError } from './api-error.ts';
-import type { Iterations, RangeName } from '../analysis/iterations.ts';
-import type { Scope, ScopeInfo } from '../analysis/scope.ts';
-import type { ConcurrencyRequest, ConcurrencyResponse, RecordingHandle, StatsResponse } from './api.ts';
+import type { Iterations, RangeName } from '../contract/iterations.ts';
+import type { Scope, ScopeInfo } from '../contract/scope.ts';
+import type { ConcurrencyRequest, ConcurrencyResponse, RecordingHandle, StatsResponse } from '../contract/api.ts';
 import { compareRecordings } from './compare.ts';
 import { RecordingQuery } from './recording-query.ts';
 

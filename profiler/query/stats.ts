@@ -8,7 +8,7 @@ import { overlapByDevice } from '../analysis/overlap.ts';
 import { streamOverlapByDevice } from '../analysis/stream-overlap.ts';
 import { summarizeCopies, summarizeKernels } from '../analysis/summary.ts';
 import { OpKind } from '../analysis/trace.ts';
-import type { StatsResponse, StreamUtilization } from './api.ts';
+import type { StatsResponse, StreamUtilization } from '../contract/api.ts';
 import { streamRowId } from './item-kinds.ts';
 
 /** The stats of the analysis's scope: every number here counts only the operations in it. */

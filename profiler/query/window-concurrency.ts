@@ -9,7 +9,7 @@
 // merged into coverage spans, a span counts as busy throughout, under its
 // most frequent kind: every busy stream is counted, though within a pixel
 // a copy may be counted as the kernel it was merged with.
-import type { ConcurrencyResponse, ItemKind, WindowRow } from './api.ts';
+import type { ConcurrencyResponse, ItemKind, WindowRow } from '../contract/api.ts';
 
 type Track = 'kernels' | 'h2d' | 'd2h' | 'other';
 const TRACKS: readonly Track[] = ['kernels', 'h2d', 'd2h', 'other'];

@@ -16,35 +16,13 @@
 // kept when its launching API call started inside a window on that window's
 // thread, so `report` on a capture equals `report --range NAME` on the whole.
 import type { CallColumns } from '../native/addon.ts';
+import { captureRangeSpec, type CaptureRange } from '../contract/record-request.ts';
 import { loadTimelineColumns } from '../native/addon.ts';
 import { profilerControl } from '../analysis/call-families.ts';
 import { insideWindows, knownRanges, mergeWindows, overlapsWindows, rangeInstances, selectRange, type RangeInstance } from '../analysis/scope.ts';
 import { readMeta, recordedDurationNs, writeMeta, type Db } from '../store/database.ts';
 import { ensureZones } from '../store/zones.ts';
 import { ZONED_TABLES, type ZonedTable } from '../store/zone-tables.ts';
-
-export type CaptureRange = { kind: 'nvtx'; name: string } | { kind: 'cuda-profiler-api' };
-
-/** A --capture-range value that is not one of the accepted forms. */
-export class CaptureRangeError extends Error {}
-
-export const CAPTURE_RANGE_FORMS = "nvtx:NAME (the instances of the NVTX range NAME) or cuda-profiler-api (from cudaProfilerStart to cudaProfilerStop)";
-
-/** `nvtx:NAME` or `cuda-profiler-api`, as given to --capture-range. */
-export function parseCaptureRange(text: string): CaptureRange {
-  if (text === 'cuda-profiler-api') return { kind: 'cuda-profiler-api' };
-  if (text.startsWith('nvtx:')) {
-    const name = text.slice('nvtx:'.length);
-    if (name.trim() === '') throw new CaptureRangeError(`--capture-range ${text}: give the NVTX range's name after 'nvtx:' (${CAPTURE_RANGE_FORMS})`);
-    return { kind: 'nvtx', name };
-  }
-  throw new CaptureRangeError(`--capture-range '${text}': expected ${CAPTURE_RANGE_FORMS}`);
-}
-
-/** The spec as the user writes it (meta capture_range). */
-export function captureRangeSpec(range: CaptureRange): string {
-  return range.kind === 'nvtx' ? `nvtx:${range.name}` : 'cuda-profiler-api';
-}
 
 /** The tables the filter removes rows from, in the order meta capture_dropped lists them. */
 export const CAPTURE_TABLES = ['kernels', 'memcpys', 'memsets', 'syncs', 'cuda_events', 'api_calls', 'nvtx_ranges', 'overheads'] as const;

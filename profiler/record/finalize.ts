@@ -9,7 +9,8 @@ import { FlushReason } from './format.ts';
 import { devices } from '../native/addon.ts';
 import type { Db } from '../store/database.ts';
 import { markPerThreadDefaultStreams } from './stream-kinds.ts';
-import { addNote, applyCaptureRange, captureRangeSpec, type CaptureRange, type CaptureResult } from './capture-range.ts';
+import { addNote, applyCaptureRange, type CaptureResult } from './capture-range.ts';
+import { captureRangeSpec, type CaptureRange } from '../contract/record-request.ts';
 import type { DirectoryProgress } from './stream-ingest.ts';
 
 export interface FinalState {

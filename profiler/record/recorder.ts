@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { beginBulkLoad, createRecording, writeMeta } from '../store/database.ts';
-import type { CaptureRange } from './capture-range.ts';
+import type { CaptureRange } from '../contract/record-request.ts';
 import { finalizeRecording, type FinalState } from './finalize.ts';
 import { preflight } from './preflight.ts';
 import { RecordError } from './record-error.ts';

@@ -1,18 +1,6 @@
 // The bundled workload runner (native/workloads) as a record target.
 import { runnerPath } from '../native/paths.ts';
-
-export const WORKLOADS = ['normalise', 'matmul', 'transpose', 'launch-loop'] as const;
-export const SCENARIOS = ['serial', 'default-stream', 'pageable', 'concurrent', 'events', 'priority', 'sync-each', 'multi-gpu'] as const;
-
-export interface WorkloadSpec {
-  workload: string;
-  scenario: string;
-  size?: string;
-  iterations?: string;
-  streams?: string;
-  chunks?: string;
-  variant?: string;
-}
+import { SCENARIOS, WORKLOADS, type WorkloadSpec } from '../contract/record-request.ts';
 
 export function workloadArgv(spec: WorkloadSpec): string[] {
   if (!(WORKLOADS as readonly string[]).includes(spec.workload)) {

@@ -1,15 +1,16 @@
 // `streamscope report`: what a recording holds, as JSON (shape documented in
 // profiler/README.md, "report --json") and as text for a terminal.
-import { MIN_ITERATIONS, type Iterations } from '../analysis/iterations.ts';
+import { MIN_ITERATIONS } from '../analysis/iterations.ts';
+import { type Iterations } from '../contract/iterations.ts';
 import type { Analysis } from '../analysis/load.ts';
 import { overlapByDevice, type Busy, type DeviceOverlap } from '../analysis/overlap.ts';
-import type { ScopeInfo } from '../analysis/scope.ts';
-import type { Startup } from '../analysis/startup.ts';
+import type { ScopeInfo } from '../contract/scope.ts';
+import type { Startup } from '../contract/scope.ts';
 import { summarizeCopies, summarizeKernels, summarizeStreams, type CopySummary, type KernelSummary, type StreamSummary } from '../analysis/summary.ts';
-import type { Finding } from '../analysis/findings/types.ts';
+import type { Finding } from '../contract/findings.ts';
 import { gpuOrdinals, type DeviceRow } from '../analysis/trace.ts';
-import { readableNames } from '../names.ts';
-import { formatBytes, formatDuration } from '../time.ts';
+import { readableNames } from '../contract/names.ts';
+import { formatBytes, formatDuration } from '../contract/time.ts';
 import { renderTable } from './table.ts';
 
 // 2: findings (the diagnosis) added. 3: scope (what was analysed, start-up);
@@ -43,7 +44,7 @@ export interface Report {
   streams: (StreamSummary & { gpu: number | null })[];
   kernels: KernelSummary[];
   copies: CopySummary[];
-  /** The diagnosis, worst first (profiler/analysis/findings/types.ts). */
+  /** The diagnosis, worst first (profiler/contract/findings.ts). */
   findings: Finding[];
 }
 

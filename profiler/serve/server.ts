@@ -1,5 +1,5 @@
 // Browser mode: `streamscope serve FILE...` serves the renderer and the
-// typed API (profiler/query/api.ts) over HTTP, for headless GPU servers and
+// typed API (profiler/contract/api.ts) over HTTP, for headless GPU servers and
 // for the end-to-end tests.
 //
 // Security model: the server listens on loopback unless the caller asks
@@ -18,9 +18,9 @@ import http from 'node:http';
 import path from 'node:path';
 import { checkArguments } from '../query/api-args.ts';
 import { ApiError, apiErrorOf } from '../query/api-error.ts';
-import { apiMethods, type ApiErrorCode, type ApiMethod, type Capabilities, type OpenFailure, type WindowResponse } from '../query/api.ts';
+import { apiMethods, type ApiErrorCode, type ApiMethod, type Capabilities, type OpenFailure, type WindowResponse } from '../contract/api.ts';
 import { SessionRegistry } from '../query/session.ts';
-import { encodeWindow, WINDOW_MEDIA_TYPE } from '../query/window-codec.ts';
+import { encodeWindow, WINDOW_MEDIA_TYPE } from '../contract/window-codec.ts';
 import { staticFile } from './static-files.ts';
 
 export const CONTENT_SECURITY_POLICY =

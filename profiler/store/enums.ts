@@ -1,7 +1,7 @@
 // Integer enumerations stored in recordings (and, with the same values, in
 // the record stream). Values never change meaning; a retired value stays
 // reserved. CUPTI-defined enums stored as is (copy_kind, memory kinds,
-// sync_type) are named in analysis/trace.ts and SCHEMA.md.
+// sync_type) keep CUPTI's values; their names are here and in SCHEMA.md.
 
 /** streams.flags bits. */
 export const StreamFlags = { LegacyDefault: 1, NonBlocking: 2, PerThreadDefault: 4, Implicit: 8 } as const;
@@ -22,3 +22,11 @@ export const DropSource = { Cupti: 1, BufferCap: 2, Writer: 3, Incomplete: 4 } a
 export const CollectorErrorCode = {
   CuptiSubscribe: 1, CuptiVersion: 2, ActivityEnable: 3, Output: 4, CallbacksTaken: 5, Cupti: 6,
 } as const;
+
+/** CUPTI memcpy kinds (memcpys.copy_kind), named as CUPTI and Kineto name them. */
+export const COPY_KIND_NAMES: Record<number, string> = { 1: 'HtoD', 2: 'DtoH', 3: 'HtoA', 4: 'AtoH', 5: 'AtoA', 6: 'AtoD', 7: 'DtoA', 8: 'DtoD', 9: 'HtoH', 10: 'PtoP' };
+
+/** CUPTI memory kinds (memcpys.src_kind/dst_kind, memsets.memory_kind). */
+export const MEMORY_KIND_NAMES: Record<number, string> = {
+  0: 'unknown', 1: 'pageable', 2: 'pinned', 3: 'device', 4: 'array', 5: 'managed', 6: 'device static', 7: 'managed static',
+};

@@ -5,7 +5,7 @@
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { diagnose } from '../../profiler/analysis/diagnose.ts';
-import type { Finding, FindingKind } from '../../profiler/analysis/findings/types.ts';
+import type { Finding, FindingKind } from '../../profiler/contract/findings.ts';
 import { loadHost } from '../../profiler/analysis/host.ts';
 import { loadTrace } from '../../profiler/analysis/trace.ts';
 import { openRecording } from '../../profiler/store/database.ts';

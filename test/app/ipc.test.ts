@@ -1,7 +1,7 @@
 // app/ipc.ts: channel and argument checks before anything reaches a handler,
 // and error mapping to ApiErrorShape.
 import { describe, expect, it } from 'vitest';
-import { apiMethods, type StreamScopeApi } from '../../profiler/query/api.ts';
+import { apiMethods, type StreamScopeApi } from '../../profiler/contract/api.ts';
 import { RecordingFileError } from '../../profiler/store/recording-error.ts';
 import { ApiError, channelFor, checkArguments, dispatch, methodOf, toApiError } from '../../app/ipc.ts';
 

@@ -4,7 +4,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { RecordingHandle } from '../../profiler/query/api.ts';
+import type { RecordingHandle } from '../../profiler/contract/api.ts';
 import { channelFor, dispatch } from '../../app/ipc.ts';
 import { createMainApi } from '../../app/main-api.ts';
 import { QueryClient } from '../../app/query-client.ts';
@@ -60,14 +60,14 @@ describe('query worker', () => {
 
     const summary = await dispatch(api, channelFor('summary'), [id]);
     expect(summary.ok).toBe(true);
-    const s = (summary as { value: import('../../profiler/query/api.ts').RecordingSummary }).value;
+    const s = (summary as { value: import('../../profiler/contract/api.ts').RecordingSummary }).value;
     expect(s.counts.kernels).toBeGreaterThan(0);
     expect(s.streams.length).toBeGreaterThan(1);
 
     const rows = s.streams.map((st) => st.rowId);
     const win = await dispatch(api, channelFor('window'), [id, { rows, startNs: s.startNs, endNs: s.endNs, resolutionNs: 1 }]);
     expect(win.ok).toBe(true);
-    const w = (win as { value: import('../../profiler/query/api.ts').WindowResponse }).value;
+    const w = (win as { value: import('../../profiler/contract/api.ts').WindowResponse }).value;
     const item = w.rows.flatMap((r) => r.items)[0]!;
     expect(item).toBeDefined();
 
@@ -82,7 +82,7 @@ describe('query worker', () => {
     const other = (await dispatch(api, channelFor('openRecording'), [fixture('normalise-default-stream')])) as { value: RecordingHandle };
     const cmp = await dispatch(api, channelFor('compare'), [other.value.recordingId, id, { kind: 'steady-state' }]);
     expect(cmp).toMatchObject({ ok: true, value: { a: fixture('normalise-default-stream'), b: file } });
-    const d = (cmp as { value: import('../../profiler/query/api.ts').DiffSummary }).value;
+    const d = (cmp as { value: import('../../profiler/contract/api.ts').DiffSummary }).value;
     expect(d.gpuSpanNs.delta).toBeLessThan(0); // the concurrent run is the faster one
     expect(d.findings).toContainEqual(expect.objectContaining({ kind: 'legacy-default-stream', status: 'fixed' }));
 

@@ -93,8 +93,8 @@ describe('preload', () => {
   it('imports nothing at run time but electron, the API list and the channel names', () => {
     const src = fs.readFileSync(path.resolve(import.meta.dirname, '../../app/preload.ts'), 'utf8');
     const imports = [...src.matchAll(/^import\s+(type\s+)?[^'"]*from\s+'([^']+)';/gm)].filter((m) => !m[1]).map((m) => m[2]);
-    expect(imports.sort()).toEqual(['../profiler/query/api.ts', './channels.ts', 'electron']);
-    for (const file of ['../../app/channels.ts', '../../profiler/query/api.ts']) {
+    expect(imports.sort()).toEqual(['../profiler/contract/api.ts', './channels.ts', 'electron']);
+    for (const file of ['../../app/channels.ts', '../../profiler/contract/api.ts']) {
       const s = fs.readFileSync(path.resolve(import.meta.dirname, file), 'utf8');
       expect([...s.matchAll(/^import\s+(?!type\s)/gm)], file).toHaveLength(0);
     }

@@ -6,7 +6,7 @@
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { apiMethods } from '../../profiler/query/api.ts';
+import { apiMethods } from '../../profiler/contract/api.ts';
 import type { RunningServer } from '../../profiler/serve/server.ts';
 import { launch, serve } from './browser.ts';
 

@@ -12,7 +12,7 @@
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DiffSummary, Finding, Iterations, Scope, ScopeInfo, StatsResponse } from '../../profiler/query/api.ts';
+import type { DiffSummary, Finding, Iterations, Scope, ScopeInfo, StatsResponse } from '../../profiler/contract/api.ts';
 import type { RunningServer } from '../../profiler/serve/server.ts';
 import { formatDuration } from '../../renderer/src/base/time.ts';
 import { parseScope, scopeKey } from '../../renderer/src/scope/scope.ts';

@@ -15,7 +15,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { analyze, type Analysis } from '../../profiler/analysis/load.ts';
-import type { Scope } from '../../profiler/analysis/scope.ts';
+import type { Scope } from '../../profiler/contract/scope.ts';
 import { devices } from '../../profiler/native/addon.ts';
 import { repoRoot } from '../../profiler/native/paths.ts';
 import { record } from '../../profiler/record/recorder.ts';

@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { AnalysisThread } from '../../profiler/query/analysis-thread.ts';
-import { STEADY_STATE } from '../../profiler/analysis/scope.ts';
+import { STEADY_STATE } from '../../profiler/contract/scope.ts';
 import { ApiError } from '../../profiler/query/api-error.ts';
 import { compareRecordings } from '../../profiler/query/compare.ts';
 import { RecordingQuery } from '../../profiler/query/recording-query.ts';

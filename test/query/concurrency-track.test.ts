@@ -7,7 +7,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { concurrencyOf } from '../../profiler/query/concurrency.ts';
 import { RecordingQuery } from '../../profiler/query/recording-query.ts';
-import type { WindowRow } from '../../profiler/query/api.ts';
+import type { WindowRow } from '../../profiler/contract/api.ts';
 import { concurrencyFromRows } from '../../profiler/query/window-concurrency.ts';
 
 const fixture = (name: string) => path.resolve(import.meta.dirname, `../fixtures/recordings/${name}.sqlite`);

@@ -5,7 +5,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generate } from '../../bench/generate-recording.ts';
-import type { CoverageSpan, TimelineItem } from '../../profiler/query/api.ts';
+import type { CoverageSpan, TimelineItem } from '../../profiler/contract/api.ts';
 import { RecordingWriter } from '../../profiler/import/recording-writer.ts';
 import { RecordingQuery } from '../../profiler/query/recording-query.ts';
 import { ZONE_ROWS } from '../../profiler/store/zone-tables.ts';

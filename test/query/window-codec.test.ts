@@ -1,4 +1,4 @@
-// The binary window answer of browser mode (profiler/query/window-codec.ts):
+// The binary window answer of browser mode (profiler/contract/window-codec.ts):
 // decoding what was encoded gives back exactly the answer RecordingQuery
 // made — items, coverage, NVTX depths, names — on real H100 recordings and
 // on a generated one dense enough to need coverage; anything else is
@@ -7,9 +7,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { generate } from '../../bench/generate-recording.ts';
-import type { WindowResponse } from '../../profiler/query/api.ts';
+import type { WindowResponse } from '../../profiler/contract/api.ts';
 import { RecordingQuery } from '../../profiler/query/recording-query.ts';
-import { decodeWindow, decodeWindowColumns, encodeWindow, windowColumnsOf, windowOfColumns } from '../../profiler/query/window-codec.ts';
+import { decodeWindow, decodeWindowColumns, encodeWindow, windowColumnsOf, windowOfColumns } from '../../profiler/contract/window-codec.ts';
 import { tempDir } from '../helpers/native.ts';
 
 const fixture = (f: string) => path.resolve(import.meta.dirname, '../fixtures/recordings', f);

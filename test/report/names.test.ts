@@ -1,11 +1,11 @@
-// Kernel names as people read them (profiler/names.ts), from the demangled
+// Kernel names as people read them (profiler/contract/names.ts), from the demangled
 // form the store keeps beside each mangled name: the function's own name,
 // with its template arguments where two kernels of one list would read the
 // same, the full declaration where even those agree.
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
-import { readableNames, shortName, templateName, type StoredName } from '../../profiler/names.ts';
+import { readableNames, shortName, templateName, type StoredName } from '../../profiler/contract/names.ts';
 
 const ADD = 'void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>, std::array<char*, 3ul> >(int, at::native::CUDAFunctor_add<float>, std::array<char*, 3ul>)';
 

@@ -22,12 +22,12 @@ describe('import rules', () => {
     };
     write('profiler/analysis/a.ts', "import { x } from '../store/database.ts';\nimport type { Y } from '../query/api.ts';\n");
     write('profiler/store/b.ts', "export const b = await import('../report/report.ts');\n");
-    write('renderer/src/c.tsx', "import type { Scope } from '../../profiler/query/api.ts';\nimport { shortName } from '../../profiler/names.ts';\n");
+    write('renderer/src/c.tsx', "import type { Scope } from '../../profiler/contract/api.ts';\nimport { openRecording } from '../../profiler/query/session.ts';\n");
     write('app/d.ts', "import { record } from '../profiler/record/recorder.ts';\n");
     expect(importBreaks(root)).toEqual([
       'profiler/analysis/a.ts -> profiler/query/api.ts',
       'profiler/store/b.ts -> profiler/report/report.ts',
-      'renderer/src/c.tsx -> profiler/names.ts',
+      'renderer/src/c.tsx -> profiler/query/session.ts',
     ]);
     fs.rmSync(root, { recursive: true, force: true });
   });

@@ -6,12 +6,12 @@
 // call; here each finding also says what it cost: the GPU idle time while
 // the host was held in those calls, and for pageable copies the transfer
 // time lost against pinned bandwidth.
-import { formatBytes, formatDuration } from '../../time.ts';
+import { formatBytes, formatDuration } from '../../contract/time.ts';
 import { pinnedGbps } from './bandwidth-ref.ts';
 import { idleWithin } from '../intervals.ts';
 import { OpCategory, OpKind } from '../trace.ts';
 import { addCall, addOp, newEvidence, severityByCost, type Context } from './context.ts';
-import type { Finding } from './types.ts';
+import type { Finding } from '../../contract/findings.ts';
 
 const PAGEABLE = 1;
 

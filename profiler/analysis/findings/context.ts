@@ -1,13 +1,13 @@
 // What every diagnosis rule reads: the loaded trace and host calls, plus
 // the derived facts several rules share (issue times, per-device busy
 // unions, stream pairs), computed once.
-import type { Ns } from '../../time.ts';
+import type { Ns } from '../../contract/time.ts';
 import { familiesByNameId } from '../call-families.ts';
 import { callName, type Host } from '../host.ts';
 import { unionOf, type IntervalList } from '../intervals.ts';
 import { streamPairs, type StreamPairs } from '../stream-pairs.ts';
 import { OpKind, type DeviceRow, type StreamRow, type Trace } from '../trace.ts';
-import { emptyEvidence, type Evidence, type Severity } from './types.ts';
+import { emptyEvidence, type Evidence, type Severity } from '../../contract/findings.ts';
 
 export interface Context {
   trace: Trace;

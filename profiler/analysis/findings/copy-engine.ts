@@ -3,10 +3,10 @@
 // one after the other even when both were issued. A limit of the hardware,
 // not a bug: reported as info, so that time spent waiting for the engine is
 // not mistaken for a missing overlap.
-import { formatDuration } from '../../time.ts';
+import { formatDuration } from '../../contract/time.ts';
 import { OpCategory, OpKind } from '../trace.ts';
 import { addOp, newEvidence, type Context } from './context.ts';
-import type { Finding } from './types.ts';
+import type { Finding } from '../../contract/findings.ts';
 
 /** A copy starting this soon after another ended on the same engine was waiting for it. */
 const BACK_TO_BACK_NS = 5_000;

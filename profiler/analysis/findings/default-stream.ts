@@ -5,10 +5,10 @@
 // work on those streams waits for it: it is a barrier, whatever the
 // program meant. Per-thread default streams and non-blocking streams are
 // exempt, so they are not flagged.
-import { formatDuration } from '../../time.ts';
+import { formatDuration } from '../../contract/time.ts';
 import { intersect, lengthOf, subtract, unionOf, unionOfLists, unionOfPairs, type IntervalList } from '../intervals.ts';
 import { addOp, newEvidence, severityByCost, streamLabel, type Context } from './context.ts';
-import type { Finding } from './types.ts';
+import type { Finding } from '../../contract/findings.ts';
 
 export function legacyDefaultStream(ctx: Context): Finding[] {
   const { ops } = ctx.trace;

@@ -2,11 +2,11 @@
 // all SMs can hold at once leaves no room for a kernel of another stream,
 // so they run one after the other however many streams there are. A limit:
 // reported as info, with how long the other streams' kernels waited.
-import { formatDuration } from '../../time.ts';
+import { formatDuration } from '../../contract/time.ts';
 import { blocksPerSm } from '../occupancy.ts';
 import { OpKind } from '../trace.ts';
 import { addOp, newEvidence, type Context } from './context.ts';
-import type { Finding } from './types.ts';
+import type { Finding } from '../../contract/findings.ts';
 
 export function deviceFull(ctx: Context): Finding[] {
   const { ops } = ctx.trace;

@@ -3,7 +3,7 @@
 // on that", so the waiting is intended: reported as info with the streams
 // it orders, never as serialization.
 import { addCall, newEvidence, streamLabel, type Context } from './context.ts';
-import type { Finding } from './types.ts';
+import type { Finding } from '../../contract/findings.ts';
 
 export function eventOrdering(ctx: Context): Finding[] {
   const byPid = new Map<number, { waits: number; streams: Set<number>; calls: number[] }>();

@@ -13,11 +13,11 @@
 // calls of a family share one fix (cuMemHostRegister and
 // cuMemHostUnregister both go when the buffers are pinned once), and the
 // what-if replay estimates that fix by the finding's family (diagnose.ts).
-import { formatDuration } from '../../time.ts';
+import { formatDuration } from '../../contract/time.ts';
 import { blocksOnDevice, type BlockingFamily } from '../call-families.ts';
 import { idleWithin } from '../intervals.ts';
 import { addCall, addOp, callFamilies, nameOfCall, newEvidence, severityByCost, type Context } from './context.ts';
-import type { Finding } from './types.ts';
+import type { Finding } from '../../contract/findings.ts';
 
 /** What the calls of a family do to the device (the finding's explanation starts with it), and what to change. */
 const ABOUT: Record<BlockingFamily, { does: (names: string, one: boolean) => string; fix: string }> = {

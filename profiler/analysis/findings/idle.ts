@@ -4,10 +4,10 @@
 // under 50% utilization; fixed thresholds miss everything in a short run and
 // drown long ones, so here both scale with the run: a gap counts from 2% of
 // the device's span (at least 20 µs), and the span is cut into 20 windows.
-import { formatDuration } from '../../time.ts';
+import { formatDuration } from '../../contract/time.ts';
 import { busyWithin, gapsOf } from '../intervals.ts';
 import { addCall, callFamilies, gpuName, nameOfCall, newEvidence, type Context } from './context.ts';
-import type { Finding, Severity } from './types.ts';
+import type { Finding, Severity } from '../../contract/findings.ts';
 
 const GAP_SHARE = 0.02;
 const MIN_GAP_NS = 20_000;

@@ -2,11 +2,11 @@
 // them. The GPU finishes each kernel before the next one arrives and idles
 // in between, whatever the streams. Batch the work into fewer, larger
 // kernels, or capture the sequence in a CUDA graph (one launch for many).
-import { formatDuration } from '../../time.ts';
+import { formatDuration } from '../../contract/time.ts';
 import { medianInPlace } from '../select.ts';
 import { OpKind } from '../trace.ts';
 import { addOp, newEvidence, severityByCost, type Context } from './context.ts';
-import type { Finding } from './types.ts';
+import type { Finding } from '../../contract/findings.ts';
 
 /** Below this many short kernels, launch overhead does not add up to anything. */
 const MIN_KERNELS = 50;

@@ -3,10 +3,10 @@
 // stream runs its work in issue order. The cost is an upper bound: with
 // perfect pipelining over enough streams the device would be limited by
 // its busiest engine (compute, the HtoD engine or the DtoH engine) alone.
-import { formatDuration } from '../../time.ts';
+import { formatDuration } from '../../contract/time.ts';
 import { OpCategory } from '../trace.ts';
 import { addOp, gpuName, newEvidence, severityByCost, streamLabel, type Context } from './context.ts';
-import type { Finding } from './types.ts';
+import type { Finding } from '../../contract/findings.ts';
 
 /** Fewer operations than this are not worth pipelining. */
 const MIN_OPS = 4;

@@ -1,10 +1,10 @@
-// The renderer's only way to data: the typed API of profiler/query/api.ts.
+// The renderer's only way to data: the typed API of profiler/contract/api.ts.
 // In the desktop app the preload exposes it as `window.streamscope` (IPC to
 // the main process); in browser mode (`streamscope serve`) the same methods
 // are POSTed to /api/<method> with the access token taken from the page URL.
 // Both reject with the same ApiErrorShape, turned here into ApiCallError.
-import { apiMethods, type ApiErrorCode, type ApiErrorShape, type RecordingHandle, type StreamScopeApi, type WindowRequest } from '../../../profiler/query/api.ts';
-import { decodeWindow, decodeWindowColumns, WINDOW_MEDIA_TYPE, type WindowColumns } from '../../../profiler/query/window-codec.ts';
+import { apiMethods, type ApiErrorCode, type ApiErrorShape, type RecordingHandle, type StreamScopeApi, type WindowRequest } from '../../../profiler/contract/api.ts';
+import { decodeWindow, decodeWindowColumns, WINDOW_MEDIA_TYPE, type WindowColumns } from '../../../profiler/contract/window-codec.ts';
 
 export class ApiCallError extends Error {
   readonly code: ApiErrorCode;

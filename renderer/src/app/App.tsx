@@ -11,8 +11,8 @@
 // it lasts, and clearing it goes back to the scope picked before; a click on
 // a box of the iterations row picks that instance.
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
-import { fullName } from '../../../profiler/names.ts';
-import type { Capabilities, Finding, ItemDetails, ItemRef, RecordingHandle, RecordingSummary, Scope, SearchCursor, SearchResponse } from '../../../profiler/query/api.ts';
+import { fullName } from '../../../profiler/contract/names.ts';
+import type { Capabilities, Finding, ItemDetails, ItemRef, RecordingHandle, RecordingSummary, Scope, SearchCursor, SearchResponse } from '../../../profiler/contract/api.ts';
 import { getApi, toApiError, type ApiCallError } from '../api/client.ts';
 import { ALL_KINDS, KIND_COLORS, KIND_FILTERS, KIND_LABELS } from '../base/colors.ts';
 import { formatDuration, formatTimestamp } from '../base/time.ts';

@@ -2,7 +2,7 @@
 // answers at most SEARCH_LIMIT; the next page is asked for `after` the last
 // match of the one before, see SearchRequest.after). Pure: the app keeps
 // the state and does the fetching; this decides where a step goes.
-import type { SearchCursor } from '../../../profiler/query/api.ts';
+import type { SearchCursor } from '../../../profiler/contract/api.ts';
 
 export interface SearchPosition {
   /** Page shown (0 = first), its size when full, and its matches. */

@@ -4,7 +4,7 @@
 // open tab; in the compare view, the recordings compared, their alignment
 // and offsets, whether zoom and pan are linked, and the scope both sides
 // are analysed on.
-import type { ItemRef, ItemTable } from '../../../profiler/query/api.ts';
+import type { ItemRef, ItemTable } from '../../../profiler/contract/api.ts';
 
 export interface UrlState {
   rec?: string;

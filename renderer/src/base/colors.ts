@@ -1,6 +1,6 @@
 // One colour per item kind: the canvas, the legend (styles.css mirrors these
 // as .k-<kind>) and the stats bars use the same table.
-import type { ItemKind } from '../../../profiler/query/api.ts';
+import type { ItemKind } from '../../../profiler/contract/api.ts';
 
 export const KIND_COLORS: Record<ItemKind, string> = {
   kernel: '#3b75af',

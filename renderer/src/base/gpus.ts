@@ -3,7 +3,7 @@
 // reports do (profiler/report/report.ts). The recording-wide device id is a
 // key of the store, never shown; where a recording lacks the ordinal
 // (some imported traces), the id stands in for it, as in the CLI.
-import type { DeviceInfo } from '../../../profiler/query/api.ts';
+import type { DeviceInfo } from '../../../profiler/contract/api.ts';
 
 export function gpuNumber(d: DeviceInfo): number {
   return d.ordinal ?? d.id;

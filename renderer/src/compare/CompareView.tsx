@@ -9,7 +9,7 @@
 // Each lane draws its recording's start-up band and iterations row; a
 // click on an iteration picks that instance as the scope.
 import { useEffect, useMemo, useRef, useState } from 'react';
-import type { DiffSummary, ItemRef, RecordingHandle, RecordingSummary, Scope } from '../../../profiler/query/api.ts';
+import type { DiffSummary, ItemRef, RecordingHandle, RecordingSummary, Scope } from '../../../profiler/contract/api.ts';
 import { getApi, toApiError } from '../api/client.ts';
 import { formatDuration } from '../base/time.ts';
 import { useOverlays } from '../scope/overlays.ts';

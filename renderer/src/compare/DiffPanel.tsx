@@ -4,9 +4,9 @@
 // is better for times, higher for overlap factors and throughput — and the
 // tables sort by any column; kernel time deltas get a diverging bar, which
 // shows at a glance which kernels the change made faster or slower.
-import type { DiffSummary } from '../../../profiler/query/api.ts';
-import type { Delta } from '../../../profiler/compare/diff.ts';
-import { fullName, shortName } from '../../../profiler/names.ts';
+import type { DiffSummary } from '../../../profiler/contract/api.ts';
+import type { Delta } from '../../../profiler/contract/diff.ts';
+import { fullName, shortName } from '../../../profiler/contract/names.ts';
 import { SortTable, type Col } from '../base/tables.tsx';
 import { formatBytes, formatDuration } from '../base/time.ts';
 

@@ -5,7 +5,7 @@
 // operation (default), the n-th occurrence of a kernel or an NVTX range the
 // user names, or an explicit offset. Pure: the view asks the API with
 // anchorRequest and turns the answer into an anchor with anchorOf.
-import type { ItemKind, SearchRequest, SearchResponse } from '../../../profiler/query/api.ts';
+import type { ItemKind, SearchRequest, SearchResponse } from '../../../profiler/contract/api.ts';
 
 export type Alignment =
   | { by: 'first-gpu' }

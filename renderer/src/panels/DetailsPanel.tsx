@@ -3,10 +3,10 @@
 // field of details() as stored (data-field cells hold the raw value), then
 // the related API call or GPU operations (click to go there).
 import { memo } from 'react';
-import type { FieldValue, ItemDetails, ItemRef, RecordingSummary } from '../../../profiler/query/api.ts';
+import type { FieldValue, ItemDetails, ItemRef, RecordingSummary } from '../../../profiler/contract/api.ts';
 import { KIND_COLORS, KIND_LABELS } from '../base/colors.ts';
 import { deviceTitle } from '../base/gpus.ts';
-import { fullName, shortName } from '../../../profiler/names.ts';
+import { fullName, shortName } from '../../../profiler/contract/names.ts';
 import { formatBytes, formatDuration, formatTimestamp } from '../base/time.ts';
 import { refKey } from '../app/url-state.ts';
 

@@ -4,7 +4,7 @@
 // for (ScopeInfo.label of the answer shown), and that a newer one is on its
 // way while the selection moves.
 import { useState, memo } from 'react';
-import type { Finding, RangeName, Scope } from '../../../profiler/query/api.ts';
+import type { Finding, RangeName, Scope } from '../../../profiler/contract/api.ts';
 import { formatDuration } from '../base/time.ts';
 import { scopeKey } from '../scope/scope.ts';
 import { ScopePicker } from '../scope/ScopePicker.tsx';

@@ -4,7 +4,7 @@
 // until it is done (the recording opens) or failed (the message is shown,
 // e.g. no GPU on this machine).
 import { useEffect, useRef, useState } from 'react';
-import type { RecordingHandle, RecordProgress, RecordRequest } from '../../../profiler/query/api.ts';
+import type { RecordingHandle, RecordProgress, RecordRequest } from '../../../profiler/contract/api.ts';
 import { getApi, toApiError } from '../api/client.ts';
 
 export const WORKLOADS = ['normalise', 'matmul', 'transpose'];

@@ -5,7 +5,7 @@
 // picker). Asked once per recording and page, after the timeline's first
 // frame (the analysis must not delay it), each part shown as it lands.
 import { useEffect, useState } from 'react';
-import type { RangeName, Startup } from '../../../profiler/query/api.ts';
+import type { RangeName, Startup } from '../../../profiler/contract/api.ts';
 import { getApi } from '../api/client.ts';
 import { iterationTrack, type IterationTrack } from '../timeline/iterations.ts';
 import { STEADY_STATE } from './scope.ts';

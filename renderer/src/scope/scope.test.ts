@@ -1,6 +1,6 @@
 // The scope's text form (URL and keys) and the order answers are shown in.
 import { describe, expect, it } from 'vitest';
-import type { Scope } from '../../../profiler/query/api.ts';
+import type { Scope } from '../../../profiler/contract/api.ts';
 import { AnswerOrder } from './scoped-answer.ts';
 import { parseScope, sameScope, scopeKey, scopeTitle, windowScope } from './scope.ts';
 

@@ -4,7 +4,7 @@
 // selection on the ruler). Here: its one-line text form, used as the URL
 // value and as a key (two scopes are the same when their keys are), and
 // its short name for the picker. Pure: no DOM, no API calls.
-import type { Scope } from '../../../profiler/query/api.ts';
+import type { Scope } from '../../../profiler/contract/api.ts';
 import { formatDuration } from '../base/time.ts';
 
 export const STEADY_STATE: Scope = { kind: 'steady-state' };

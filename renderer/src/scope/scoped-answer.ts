@@ -13,7 +13,7 @@
 //   - each answer comes with scopeInfo() of its scope (the label the panel
 //     shows: ScopeInfo.label), from the same cached analysis.
 import { useEffect, useMemo, useRef, useState } from 'react';
-import type { Scope, ScopeInfo, StreamScopeApi } from '../../../profiler/query/api.ts';
+import type { Scope, ScopeInfo, StreamScopeApi } from '../../../profiler/contract/api.ts';
 import { getApi, toApiError } from '../api/client.ts';
 import { scopeKey } from './scope.ts';
 

@@ -6,10 +6,10 @@
 // with small bars where a bar reads faster than a number.
 import { interpolateBlues } from 'd3-scale-chromatic';
 import { Bar, SortTable } from '../base/tables.tsx';
-import type { IterationRow, RangeName, RecordingSummary, Scope } from '../../../profiler/query/api.ts';
+import type { IterationRow, RangeName, RecordingSummary, Scope } from '../../../profiler/contract/api.ts';
 import { KIND_COLORS } from '../base/colors.ts';
 import { deviceTitle, gpuName } from '../base/gpus.ts';
-import { fullName, shortName } from '../../../profiler/names.ts';
+import { fullName, shortName } from '../../../profiler/contract/names.ts';
 import { formatBytes, formatDuration, formatTimestamp } from '../base/time.ts';
 import { scopeKey } from '../scope/scope.ts';
 import { ScopePicker } from '../scope/ScopePicker.tsx';

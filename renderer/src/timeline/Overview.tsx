@@ -4,7 +4,7 @@
 // operations), with the visible range framed. Click or drag to move the view;
 // shift-drag to choose a new range.
 import { useEffect, useRef, useState } from 'react';
-import type { OverviewResponse, RecordingSummary } from '../../../profiler/query/api.ts';
+import type { OverviewResponse, RecordingSummary } from '../../../profiler/contract/api.ts';
 import { getApi } from '../api/client.ts';
 import { KIND_COLORS } from '../base/colors.ts';
 import type { View } from './window-loader.ts';

@@ -6,7 +6,7 @@ import { axisTop } from 'd3-axis';
 import { scaleLinear } from 'd3-scale';
 import { select } from 'd3-selection';
 import { useLayoutEffect, useRef } from 'react';
-import type { Startup } from '../../../profiler/query/api.ts';
+import type { Startup } from '../../../profiler/contract/api.ts';
 import { formatDuration, formatTimestamp, rulerLabels } from '../base/time.ts';
 import type { View } from './window-loader.ts';
 

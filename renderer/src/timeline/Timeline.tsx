@@ -12,7 +12,7 @@
 //   click            select an operation (its launch arrow is drawn); F zooms to it;
 //                    on the iterations row, zoom to that instance and make it the scope
 import { memo, useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
-import type { ItemDetails, ItemRef, RecordingSummary, Startup } from '../../../profiler/query/api.ts';
+import type { ItemDetails, ItemRef, RecordingSummary, Startup } from '../../../profiler/contract/api.ts';
 import { getApi } from '../api/client.ts';
 import { formatDuration, formatPercent } from '../base/time.ts';
 import { describeHit, drawTimeline, hitAt as hitAtGeometry, itemHit, iterationRect, type Geometry, type Hit, type SearchHighlight } from './draw.ts';

@@ -3,9 +3,9 @@
 // *content* (CSS pixels; y from the top of the first row, as the label
 // column lays rows out) and *canvas* (content y minus the vertical scroll;
 // the backing store is scaled by devicePixelRatio once, in setTransform).
-import type { ItemDetails, ItemKind, ItemRef, ItemTable } from '../../../profiler/query/api.ts';
+import type { ItemDetails, ItemKind, ItemRef, ItemTable } from '../../../profiler/contract/api.ts';
 import { KIND_COLORS, KIND_LABELS } from '../base/colors.ts';
-import { shortName } from '../../../profiler/names.ts';
+import { shortName } from '../../../profiler/contract/names.ts';
 import { formatDuration } from '../base/time.ts';
 import { ITERATIONS_ROW, OUTLIER, WARM_UP, type IterationTrack } from './iterations.ts';
 import { NVTX_LANE_H, type LaidRow, type Layout } from './rows.ts';
@@ -418,7 +418,7 @@ function drawArrow(g: CanvasRenderingContext2D, from: { x: number; y: number; w:
   g.fill();
 }
 
-const LANES: [keyof Pick<import('../../../profiler/query/api.ts').ConcurrencyResponse, 'kernels' | 'h2d' | 'd2h'>, ItemKind][] = [
+const LANES: [keyof Pick<import('../../../profiler/contract/api.ts').ConcurrencyResponse, 'kernels' | 'h2d' | 'd2h'>, ItemKind][] = [
   ['kernels', 'kernel'], ['h2d', 'memcpy-h2d'], ['d2h', 'memcpy-d2h'],
 ];
 

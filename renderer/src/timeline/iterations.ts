@@ -5,7 +5,7 @@
 // the row is drawn from — built once when the answer arrives, so drawing
 // allocates nothing per box — and its tooltip text. Drawing and hit testing
 // are draw.ts's, from the same spans.
-import type { IterationRow, Iterations } from '../../../profiler/query/api.ts';
+import type { IterationRow, Iterations } from '../../../profiler/contract/api.ts';
 import { formatDuration, formatTimestamp } from '../base/time.ts';
 
 /** The row's id (one iterations row per recording). */

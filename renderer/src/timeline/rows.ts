@@ -4,7 +4,7 @@
 // concurrency track and one row per stream. Pure functions of the summary
 // (and the iterations track): layout() turns it into y positions, given
 // folded groups, hidden rows and the NVTX nesting depth seen so far.
-import type { RecordingSummary, StreamInfo } from '../../../profiler/query/api.ts';
+import type { RecordingSummary, StreamInfo } from '../../../profiler/contract/api.ts';
 import { deviceTitle } from '../base/gpus.ts';
 import { ITERATIONS_ROW, iterationsDetail, type IterationTrack } from './iterations.ts';
 

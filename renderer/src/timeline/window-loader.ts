@@ -6,8 +6,8 @@
 // query side merges items shorter than the resolution into coverage spans,
 // so an answer holds a few rectangles per pixel column at most, whatever the
 // recording's size.
-import type { ConcurrencyResponse, ItemKind, ItemTable, StreamScopeApi } from '../../../profiler/query/api.ts';
-import { windowColumnsOf, type RowColumns, type WindowColumns } from '../../../profiler/query/window-codec.ts';
+import type { ConcurrencyResponse, ItemKind, ItemTable, StreamScopeApi } from '../../../profiler/contract/api.ts';
+import { windowColumnsOf, type RowColumns, type WindowColumns } from '../../../profiler/contract/window-codec.ts';
 import type { TransportExtras } from '../api/client.ts';
 
 export interface View {

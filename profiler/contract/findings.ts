@@ -2,8 +2,7 @@
 // it cost, the events that prove it, and a concrete fix. The JSON shape is
 // documented in profiler/README.md ("findings"); the app highlights the
 // evidence by these ids.
-import type { Ns } from '../../time.ts';
-import type { CallFamily } from '../call-families.ts';
+import type { Ns } from './time.ts';
 
 export type Severity = 'info' | 'warning' | 'error';
 
@@ -72,3 +71,21 @@ export interface Finding {
 export function emptyEvidence(start: Ns = 0, end: Ns = 0): Evidence {
   return { kernels: [], memcpys: [], memsets: [], apiCalls: [], syncs: [], window: { start, end } };
 }
+
+/** The families of CUDA calls (analysis/call-families.ts sorts each call into one). */
+export type CallFamily =
+  /** Waits for GPU work: device, stream, event or context synchronize. */
+  | 'sync'
+  /** Device memory allocate/free (cudaMalloc, cudaFree): synchronizes the device implicitly. */
+  | 'alloc'
+  /** Page-locked host allocate/free (cudaMallocHost, cudaHostAlloc, cudaFreeHost): synchronizes implicitly. */
+  | 'pinned-alloc'
+  /** Pinning existing host memory (cudaHostRegister / cudaHostUnregister): synchronizes implicitly. */
+  | 'register'
+  /** Loading or linking GPU code: modules, libraries, JIT linking. */
+  | 'module-load'
+  /** Looking up a kernel or its attributes; the first lookup of a lazily loaded module loads it. */
+  | 'function-lookup'
+  /** Driver initialisation and context creation or teardown. */
+  | 'context'
+  | 'other';

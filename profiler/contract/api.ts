@@ -190,7 +190,7 @@ export interface WindowResponse {
    * Names of the items returned, by strings id, as people read them: the
    * demangled form of a mangled C++ name (SCHEMA.md, strings.demangled),
    * else the stored name. The timeline shortens kernel names further
-   * (profiler/names.ts); details() has both full forms.
+   * (profiler/contract/names.ts); details() has both full forms.
    */
   strings: Record<number, string>;
   /** The tracks asked for in WindowRequest.concurrency, in that order. */
@@ -389,23 +389,17 @@ export interface ApiErrorShape {
   file?: string;
 }
 
-/** A finding of the diagnosis (profiler/analysis/findings/types.ts; documented in profiler/README.md). */
-export type { Finding } from '../analysis/findings/types.ts';
-export type { DiffSummary } from '../compare/diff.ts';
-/**
- * What an analysis looks at (profiler/analysis/scope.ts): the steady state
- * (start-up left out; what the app shows first), the whole recording, an
- * NVTX range (all instances or the k-th from 1), or a time window (the
- * user's selection on the ruler). ScopeInfo says what was resolved,
- * including start-up as detected (the timeline's start-up band).
- */
-export type { Scope, ScopeInfo } from '../analysis/scope.ts';
-export type { Startup } from '../analysis/startup.ts';
-export type { Iterations, IterationRow, RangeName } from '../analysis/iterations.ts';
-import type { Finding } from '../analysis/findings/types.ts';
-import type { DiffSummary } from '../compare/diff.ts';
-import type { Scope, ScopeInfo } from '../analysis/scope.ts';
-import type { Iterations, RangeName } from '../analysis/iterations.ts';
+// The answers of the analysis, each defined beside this file (findings.ts,
+// diff.ts, scope.ts, iterations.ts; the finding shape is documented in
+// profiler/README.md).
+export type { Finding } from './findings.ts';
+export type { DiffSummary } from './diff.ts';
+export type { Scope, ScopeInfo, Startup } from './scope.ts';
+export type { Iterations, IterationRow, RangeName } from './iterations.ts';
+import type { Finding } from './findings.ts';
+import type { DiffSummary } from './diff.ts';
+import type { Scope, ScopeInfo } from './scope.ts';
+import type { Iterations, RangeName } from './iterations.ts';
 
 export interface StreamScopeApi {
   capabilities(): Promise<Capabilities>;

@@ -1,0 +1,40 @@
+// `report --iterations` and the app's iterations row: the instances of a
+// repeating NVTX range side by side. analysis/iterations.ts computes them.
+import type { Ns } from './time.ts';
+
+export interface IterationRow {
+  /** 1 = the first instance: what `--range NAME#k` takes. */
+  instance: number;
+  pid: number;
+  tid: number;
+  /** The range on the host. */
+  startNs: Ns;
+  endNs: Ns;
+  /** The GPU work it launched: first start to last end (null when it launched none). */
+  gpuStartNs: Ns | null;
+  gpuEndNs: Ns | null;
+  /** What the instance took: its GPU span, or its host duration when it launched no GPU work. */
+  lengthNs: Ns;
+  operations: number;
+  devices: { deviceId: number; gpu: number; busyNs: Ns; overlap: number | null }[];
+  topFinding: { kind: string; severity: string; title: string; costNs: Ns } | null;
+  warmUp: boolean;
+  outlier: boolean;
+}
+
+export interface Iterations {
+  name: string;
+  rows: IterationRow[];
+  /** Median length of the instances that are not warm-up. */
+  medianNs: Ns;
+  /** How the range was chosen: named by the user, or picked as the repeating range covering most time. */
+  chosen: 'named' | 'picked';
+}
+
+/** NVTX range names with their closed instances and total time, most time first. */
+export interface RangeName {
+  name: string;
+  instances: number;
+  totalNs: Ns;
+}
+
