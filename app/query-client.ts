@@ -5,7 +5,7 @@
 // must then be opened again: the ids of the old worker are gone).
 import { Worker } from 'node:worker_threads';
 import type { RecordingHandle } from '../profiler/contract/api.ts';
-import { ApiError, type IpcResult } from './ipc.ts';
+import { ApiError } from './ipc.ts';
 import type { QueryBackend, QueryMethod } from './query-backend.ts';
 import type { QueryRequestMessage, QueryResponseMessage } from './query-worker.ts';
 

@@ -25,7 +25,6 @@ import { OpCategory, OpKind, type Trace } from './trace.ts';
 // Enum values as module constants: the hot loops read them per op, and a test
 // runner that rewrites imports into property reads (vitest) made each read a
 // lookup on the imported module's namespace.
-const KERNEL = OpKind.Kernel;
 const MEMCPY = OpKind.Memcpy;
 const HTOD = OpCategory.HtoD;
 const DTOH = OpCategory.DtoH;

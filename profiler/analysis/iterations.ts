@@ -8,7 +8,6 @@
 // launched inside it on its thread), so a row says what `report --range
 // NAME#k` would say.
 import type { Db } from '../store/database.ts';
-import type { Ns } from '../contract/time.ts';
 import { diagnose } from './diagnose.ts';
 import { callNames, loadHost, readHostTables, type HostTables } from './host.ts';
 import { overlapByDevice } from './overlap.ts';

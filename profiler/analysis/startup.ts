@@ -130,12 +130,12 @@ function breakdown(calls: CallColumns, families: ReturnType<typeof familiesByNam
   for (const edge of edges) {
     if (edge.t > t) {
       const top = active.findIndex((n) => n > 0);
-      ns[top < 0 ? PRIORITY.length : top] += edge.t - t;
+      ns[top < 0 ? PRIORITY.length : top]! += edge.t - t;
       t = edge.t;
     }
-    active[edge.part] += edge.delta;
+    active[edge.part]! += edge.delta;
   }
-  if (to > t) ns[PRIORITY.length] += to - t;
+  if (to > t) ns[PRIORITY.length]! += to - t;
   const whats: StartupPart['what'][] = [...PRIORITY, 'host'];
   return whats
     .map((what, x) => ({ what, label: PART_LABEL[what], ns: ns[x]! }))

@@ -6,7 +6,7 @@
 // "diff --json").
 import type { Analysis } from '../analysis/load.ts';
 import type { Finding, FindingKind } from '../contract/findings.ts';
-import { DIFF_VERSION, type CopyDiff, type Delta, type DeviceDiff, type DiffSummary, type FindingDiff, type KernelDiff } from '../contract/diff.ts';
+import { DIFF_VERSION, type Delta, type DeviceDiff, type DiffSummary, type FindingDiff } from '../contract/diff.ts';
 import { overlapByDevice } from '../analysis/overlap.ts';
 import { gpuOrdinals } from '../analysis/trace.ts';
 import { summarizeCopies, summarizeKernels } from '../analysis/summary.ts';

@@ -15,7 +15,7 @@ import { RecordingWriter } from './recording-writer.ts';
 const pidOf = (global: number) => Math.floor(global / 2 ** 24) % 2 ** 24;
 const tidOf = (global: number) => global % 2 ** 24;
 /** Nsight memory kind → CUPTI memory kind (0 pageable → 1, ...; 7 unknown → 0). */
-const memoryKind = (k: number | null) => (k === null || k < 0 || k > 6 ? 0 : k + 1);
+const memoryKind = (k: number | null | undefined) => (k === null || k === undefined || k < 0 || k > 6 ? 0 : k + 1);
 /** NVTX_EVENTS.eventType: ranges (push/pop, start/end) and marks. */
 const NVTX_RANGE = new Set([59, 60, 70, 71]);
 const NVTX_MARK = new Set([34]);

@@ -69,7 +69,7 @@ function metaOf(file: string): Map<string, string> {
  * capture windows as a CTE `w(pid, tid, s, e)` (tid NULL: any thread of the
  * process; pid NULL: host rows of any process count, as for NVTX ranges).
  */
-function expectedIds(file: string, windows: string): Record<string, number[]> {
+function expectedIds(file: string, windows: string): Record<(typeof CAPTURE_TABLES)[number], number[]> {
   // A launch is inside when its call started in a window on the window's thread.
   const launchInside = `EXISTS (SELECT 1 FROM api_calls a JOIN w ON w.pid = a.pid AND (w.tid IS NULL OR w.tid = a.tid)
       AND a.start_ns >= w.s AND a.start_ns < w.e WHERE a.pid = c.pid AND a.correlation_id = o.correlation_id)`;

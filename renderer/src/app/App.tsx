@@ -28,7 +28,7 @@ import { StatsView } from '../stats/StatsView.tsx';
 import type { SearchHighlight } from '../timeline/draw.ts';
 import { buildGroups } from '../timeline/rows.ts';
 import { clampView, Timeline, type View } from '../timeline/Timeline.tsx';
-import { readUrl, refKey, writeUrl } from './url-state.ts';
+import { readUrl, writeUrl } from './url-state.ts';
 import { matchNumber, planStep } from './search-pages.ts';
 
 interface Banner {

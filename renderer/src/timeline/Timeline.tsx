@@ -456,7 +456,7 @@ export function Timeline(props: {
   const tip = !hover ? null
     : hover.hit.instance !== undefined && iterations ? describeIteration(iterations, hover.hit.instance)
     : describeHit(hover.hit, loaded?.strings ?? {});
-  const rangeBox = range ? [((Math.min(...range) - view.start) / (view.end - view.start)) * size.width, ((Math.max(...range) - view.start) / (view.end - view.start)) * size.width] : null;
+  const rangeBox: [number, number] | null = range ? [((Math.min(...range) - view.start) / (view.end - view.start)) * size.width, ((Math.max(...range) - view.start) / (view.end - view.start)) * size.width] : null;
   const concPeaks = useMemo(() => {
     const m = new Map<number, string>();
     for (const [dev, c] of loaded?.concurrency ?? []) {
