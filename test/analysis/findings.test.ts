@@ -51,8 +51,15 @@ function findingsOf(file: string): { findings: Finding[]; check: (f: Finding) =>
   return {
     findings,
     check: (f) => {
-      expect(f.title.length).toBeGreaterThan(10);
-      expect(f.explanation.length).toBeGreaterThan(20);
+      // A title is one line that counts what happened, and a finding that
+      // costs time says how much in its title (the findings panel and the
+      // report show titles alone until one is opened).
+      expect(f.title).not.toMatch(/\n|\.$/);
+      expect(f.title).toMatch(/\d/);
+      if (f.costNs > 0) expect(f.title, f.title).toMatch(/\d(\.\d+)? (ns|µs|ms|s|MiB|GiB|KiB)\b/);
+      // The explanation says why, in sentences: more than the title repeats.
+      expect(f.explanation).toMatch(/[.!?)]$/);
+      expect(f.explanation.length).toBeGreaterThan(f.title.length);
       expect(f.costNs).toBeGreaterThanOrEqual(0);
       expect(f.evidence.window.end).toBeGreaterThanOrEqual(f.evidence.window.start);
     },

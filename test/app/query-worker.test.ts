@@ -10,6 +10,7 @@ import { createMainApi } from '../../app/main-api.ts';
 import { QueryClient } from '../../app/query-client.ts';
 import { RecentFiles } from '../../app/recent-files.ts';
 import { RecordJobs } from '../../app/record-jobs.ts';
+import { addonPath } from '../../profiler/native/addon.ts';
 import { tempDir } from '../helpers/native.ts';
 
 const workerPath = new URL('../../app/query-worker.ts', import.meta.url);
@@ -142,14 +143,26 @@ describe('query worker', () => {
 
 describe('the Electron build', () => {
   it('its query worker answers findings through the bundled analysis worker', async () => {
-    // What electron-builder packs: app/dist from `npm run build:app` (the analysis worker must be an entry of its own).
+    // What electron-builder packs: the build of `npm run build:app` (the
+    // analysis worker must be an entry of its own). Built outside the source
+    // tree, under node_modules/.cache so that the bundle's external
+    // better-sqlite3 still resolves; the addon is found as a packaged app
+    // finds it, through STREAMSCOPE_ADDON_PATH.
     const root = path.resolve(import.meta.dirname, '../..');
-    execFileSync(process.execPath, [path.join(root, 'node_modules/vite/bin/vite.js'), 'build', '-c', 'app/vite.config.ts'], { cwd: root, stdio: 'pipe' });
-    expect(fs.existsSync(path.join(root, 'app/dist/analysis-worker.cjs'))).toBe(true);
-    const c = new QueryClient({ workerPath: path.join(root, 'app/dist/query-worker.cjs') });
-    clients.push(c);
-    const h = await c.openRecording(fixture('normalise-default-stream'));
-    expect((await c.findings(h.recordingId, { kind: 'steady-state' })).map((f) => f.kind)).toContain('legacy-default-stream');
+    const outDir = path.join(root, 'node_modules/.cache/streamscope-test/app-build');
+    execFileSync(process.execPath, [path.join(root, 'node_modules/vite/bin/vite.js'), 'build', '-c', 'app/vite.config.ts', '--outDir', outDir, '--emptyOutDir'], { cwd: root, stdio: 'pipe' });
+    expect(fs.existsSync(path.join(outDir, 'analysis-worker.cjs'))).toBe(true);
+    const previous = process.env.STREAMSCOPE_ADDON_PATH;
+    process.env.STREAMSCOPE_ADDON_PATH = addonPath();
+    try {
+      const c = new QueryClient({ workerPath: path.join(outDir, 'query-worker.cjs') });
+      clients.push(c);
+      const h = await c.openRecording(fixture('normalise-default-stream'));
+      expect((await c.findings(h.recordingId, { kind: 'steady-state' })).map((f) => f.kind)).toContain('legacy-default-stream');
+    } finally {
+      if (previous === undefined) delete process.env.STREAMSCOPE_ADDON_PATH;
+      else process.env.STREAMSCOPE_ADDON_PATH = previous;
+    }
   }, 120_000);
 });
 

@@ -8,19 +8,29 @@ import { appProtocolResponse, resolveAppFile } from '../../app/protocol.ts';
 import { APP_ENTRY_URL, browserWindowOptions, CONTENT_SECURITY_POLICY, isAppUrl } from '../../app/window-options.ts';
 
 describe('BrowserWindow options', () => {
-  it('isolate the page: no Node, sandboxed, context isolation, web security', () => {
-    const o = browserWindowOptions('/app/dist/preload.cjs');
-    expect(o.webPreferences).toMatchObject({
-      preload: '/app/dist/preload.cjs',
-      contextIsolation: true,
-      sandbox: true,
-      nodeIntegration: false,
-      nodeIntegrationInWorker: false,
-      nodeIntegrationInSubFrames: false,
-      webSecurity: true,
-      allowRunningInsecureContent: false,
-      webviewTag: false,
-    });
+  // Electron's security checklist (electronjs.org/docs/latest/tutorial/security),
+  // as properties of the page's webPreferences: each protection is on — set
+  // explicitly, not left to a default that has changed between releases —
+  // and nothing that would open a hole is.
+  const prefs = browserWindowOptions('/somewhere/preload.cjs').webPreferences as Record<string, unknown>;
+  it.each([
+    ['contextIsolation', '3. Enable context isolation'],
+    ['sandbox', '4. Enable process sandboxing'],
+    ['webSecurity', '6. Do not disable webSecurity'],
+  ])('%s is on (%s)', (key) => {
+    expect(prefs[key]).toBe(true);
+  });
+
+  it('no preference gives the page Node, insecure content, experimental features or webviews (checklist 2, 8, 9, 10, 12)', () => {
+    const opensAHole = /^nodeIntegration|^allowRunningInsecureContent$|^experimentalFeatures$|^enableBlinkFeatures$|^webviewTag$|^navigateOnDragDrop$/;
+    const holes = Object.entries(prefs).filter(([k, v]) => opensAHole.test(k) && v !== false);
+    expect(holes).toEqual([]);
+    // Node integration is off in every kind of frame and worker, not only the top one.
+    expect(Object.keys(prefs).filter((k) => k.startsWith('nodeIntegration')).sort()).toEqual(['nodeIntegration', 'nodeIntegrationInSubFrames', 'nodeIntegrationInWorker']);
+  });
+
+  it('the preload is the one given, and the only script with privileges', () => {
+    expect(prefs.preload).toBe('/somewhere/preload.cjs');
   });
 });
 

@@ -23,7 +23,10 @@ declare global {
   }
 }
 
-export const rendererDist = path.join(repoRoot, 'renderer/dist');
+// The tests' own build of the page, outside the source tree (renderer/dist
+// is the user's `npm start` build; a test must not overwrite it).
+const testBuilds = path.join(repoRoot, 'node_modules/.cache/streamscope-test');
+export const rendererDist = path.join(testBuilds, 'renderer-dist');
 export const CHROMIUM = process.env.STREAMSCOPE_CHROMIUM ?? '/usr/bin/chromium';
 
 /** Newest modification time of the renderer's sources (src/, index.html, configs). */
@@ -38,7 +41,7 @@ function newestSource(): number {
 }
 
 /**
- * Builds renderer/dist when it is missing or older than its sources. Test
+ * Builds the page into rendererDist when it is missing or older than its sources. Test
  * files run in parallel workers: one builds (holding a lock directory), the
  * others wait for it.
  */
@@ -46,7 +49,8 @@ export function buildRenderer(): void {
   const stamp = path.join(rendererDist, 'index.html');
   const fresh = () => fs.existsSync(stamp) && fs.statSync(stamp).mtimeMs > newestSource();
   if (fresh()) return;
-  const lock = path.join(repoRoot, 'renderer/.build-lock');
+  fs.mkdirSync(testBuilds, { recursive: true });
+  const lock = path.join(testBuilds, 'renderer-build-lock');
   const sleep = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
   for (let waited = 0; ; waited += 100) {
     try {
@@ -61,7 +65,7 @@ export function buildRenderer(): void {
   }
   try {
     if (fresh()) return;
-    execFileSync(process.execPath, [path.join(repoRoot, 'node_modules/vite/bin/vite.js'), 'build', '--config', path.join(repoRoot, 'renderer/vite.config.ts')],
+    execFileSync(process.execPath, [path.join(repoRoot, 'node_modules/vite/bin/vite.js'), 'build', '--config', path.join(repoRoot, 'renderer/vite.config.ts'), '--outDir', rendererDist, '--emptyOutDir'],
       // NODE_ENV as the test runner set it ('test') would give React's development build.
       { stdio: 'ignore', cwd: repoRoot, env: { ...process.env, NODE_ENV: 'production' } });
   } finally {
