@@ -4,7 +4,7 @@
 // matrix; and, when an NVTX range repeats, one row per instance (click one
 // to analyse it alone). Sortable tables (click a header; again to reverse),
 // with small bars where a bar reads faster than a number.
-import { interpolateBlues } from 'd3-scale-chromatic';
+import { interpolateBlues } from 'd3';
 import { Bar, SortTable } from '../base/tables.tsx';
 import type { IterationRow, RangeName, RecordingSummary, Scope } from '../../../profiler/contract/api.ts';
 import { KIND_COLORS } from '../base/colors.ts';

@@ -2,9 +2,7 @@
 // people with a screen reader and by the end-to-end tests). Dragging on it
 // selects a time range. Start-up, when detected, is a band across it,
 // labelled with its length, its tooltip saying what the time went to.
-import { axisTop } from 'd3-axis';
-import { scaleLinear } from 'd3-scale';
-import { select } from 'd3-selection';
+import { axisTop, scaleLinear, select } from 'd3';
 import { useLayoutEffect, useRef } from 'react';
 import type { Startup } from '../../../profiler/contract/api.ts';
 import { formatDuration, formatTimestamp, rulerLabels } from '../base/time.ts';
