@@ -101,7 +101,7 @@ export function CompareView(props: {
       api.summary(id).then((s) => { if (live) setSummaries((m) => new Map(m).set(id, s)); }).catch(props.onError);
     }
     return () => { live = false; };
-    // eslint-disable-next-line react-hooks/exhaustive-deps
+    // eslint-disable-next-line react-hooks/exhaustive-deps -- the ids by value: a new array of the same recordings asks nothing; summaries already held are skipped inside
   }, [ids.join(',')]);
 
   // The alignment event of each recording.
@@ -116,7 +116,7 @@ export function CompareView(props: {
         .catch((e) => { if (live) { setAnchors((m) => new Map(m).set(id, null)); props.onError(e); } });
     }
     return () => { live = false; };
-    // eslint-disable-next-line react-hooks/exhaustive-deps
+    // eslint-disable-next-line react-hooks/exhaustive-deps -- the ids and the alignment by value (alignKey), not by object identity
   }, [ids.join(','), alignKey]);
 
   // The diff of the base against the picked recording.
@@ -129,7 +129,7 @@ export function CompareView(props: {
     api.compare(ids[0]!, other, state.scope).then((d) => { if (live) setDiff({ key: diffKey, value: d, error: null }); })
       .catch((e) => { if (live) setDiff({ key: diffKey, value: null, error: toApiError(e).message }); });
     return () => { live = false; };
-    // eslint-disable-next-line react-hooks/exhaustive-deps
+    // eslint-disable-next-line react-hooks/exhaustive-deps -- diffKey names both recordings and the scope: the diff is asked again exactly when one of them changes
   }, [diffKey]);
 
   const shifts = ids.map((id, i) => shiftOf(anchors.get(id) ?? null, i === 0 ? 0 : state.offsets[i] ?? 0));
@@ -148,7 +148,7 @@ export function CompareView(props: {
     const gpu = diff?.value ? Math.max(diff.value.gpuSpanNs.a ?? 0, diff.value.gpuSpanNs.b ?? 0) : 0;
     const width = state.align.by === 'origin' || gpu <= 0 ? span : gpu;
     onState({ ...latest.current, view: { start: -0.04 * width, end: 1.04 * width } });
-    // eslint-disable-next-line react-hooks/exhaustive-deps
+    // eslint-disable-next-line react-hooks/exhaustive-deps -- runs once, when everything the first view needs has arrived; the view is the user's afterwards
   }, [ready, diffDone]);
 
   const setAlign = (a: Alignment) => onState({ ...state, align: a, view: null });

@@ -92,8 +92,7 @@ export function useScopedAnswer<M extends ScopedMethod>(method: M, recordingId: 
     }
     const t = setTimeout(send, SELECTION_DEBOUNCE_MS);
     return () => clearTimeout(t);
-    // The scope by its key: a new object for the same scope asks nothing.
-    // eslint-disable-next-line react-hooks/exhaustive-deps
+    // eslint-disable-next-line react-hooks/exhaustive-deps -- the scope by its key: a new object for the same scope asks nothing
   }, [method, recordingId, key, enabled]);
   const shown = got.id === recordingId ? got.shown : null;
   const error = got.id === recordingId && got.error?.key === key ? got.error.message : null;

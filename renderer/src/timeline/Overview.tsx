@@ -3,7 +3,7 @@
 // bucket per pixel (answered from the zones: instant even for ten million
 // operations), with the visible range framed. Click or drag to move the view;
 // shift-drag to choose a new range.
-import { useEffect, useRef, useState } from 'react';
+import { useEffect, useMemo, useRef, useState } from 'react';
 import type { OverviewResponse, RecordingSummary } from '../../../profiler/contract/api.ts';
 import { getApi } from '../api/client.ts';
 import { KIND_COLORS } from '../base/colors.ts';
@@ -15,7 +15,8 @@ export function Overview(props: { summary: RecordingSummary; view: View; onView:
   const { summary, view, onView, width } = props;
   const ref = useRef<HTMLCanvasElement>(null);
   const [conc, setConc] = useState<OverviewResponse | null>(null);
-  const devices = summary.devices.filter((d) => summary.streams.some((s) => s.deviceId === d.id));
+  // The devices that have streams: derived from the summary once, so the drawing effect depends on it stably.
+  const devices = useMemo(() => summary.devices.filter((d) => summary.streams.some((s) => s.deviceId === d.id)), [summary]);
   const H = Math.max(1, devices.length) * LANE_H + 4;
   const span = Math.max(1, summary.endNs - summary.startNs);
   useEffect(() => {
@@ -25,7 +26,6 @@ export function Overview(props: { summary: RecordingSummary; view: View; onView:
       .then((o) => { if (live) setConc(o); })
       .catch(() => {});
     return () => { live = false; };
-    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [summary.recordingId, width]);
   useEffect(() => {
     const c = ref.current!;
@@ -67,7 +67,7 @@ export function Overview(props: { summary: RecordingSummary; view: View; onView:
     g.strokeStyle = '#1f4e80';
     g.lineWidth = 1.5;
     g.strokeRect(Math.min(a, width - 3) + 0.75, 0.75, Math.max(3, b - a) - 1.5, H - 1.5);
-  }, [conc, view, width, summary, span, H]);
+  }, [conc, view, width, devices, summary, span, H]);
   const drag = useRef<{ x: number; shift: boolean; view: View } | null>(null);
   const toNs = (px: number) => summary.startNs + (px / width) * span;
   const center = (px: number) => {

@@ -217,7 +217,7 @@ export function Timeline(props: {
 
   useEffect(() => {
     props.onStatus?.({ items: loaded?.itemCount ?? 0, coverage: loaded?.coverageCount ?? 0, resolutionNs: loaded?.resolutionNs ?? 0, loading: !loaded });
-    // eslint-disable-next-line react-hooks/exhaustive-deps
+    // eslint-disable-next-line react-hooks/exhaustive-deps -- reports when the loaded window changes; a new onStatus callback from the parent is no reason to report again
   }, [loaded]);
 
   // Size of the canvas column and of the scrolling body.
@@ -237,7 +237,7 @@ export function Timeline(props: {
     const body = bodyRef.current;
     if (!r || !body) return;
     if (r.y < body.scrollTop || r.y + r.h > body.scrollTop + body.clientHeight) body.scrollTop = Math.max(0, r.y - body.clientHeight / 3);
-    // eslint-disable-next-line react-hooks/exhaustive-deps
+    // eslint-disable-next-line react-hooks/exhaustive-deps -- scrolls when asked to reveal a row, not whenever the layout changes under the user's own scrolling
   }, [props.reveal]);
 
   const canvasH = Math.min(size.height, Math.max(lay.height, 1));
@@ -363,7 +363,7 @@ export function Timeline(props: {
     };
     window.addEventListener('keydown', onKey);
     return () => window.removeEventListener('keydown', onKey);
-  }, [zoomAt, panBy, zoomToRange, setView]);
+  }, [zoomAt, panBy, zoomToRange, setView, setRange]);
 
   // Wheel: a non-passive listener, so the page does not scroll while zooming.
   useEffect(() => {
@@ -433,7 +433,7 @@ export function Timeline(props: {
     window.addEventListener('mousemove', onMove);
     window.addEventListener('mouseup', onUp);
     return () => { window.removeEventListener('mousemove', onMove); window.removeEventListener('mouseup', onUp); };
-    // eslint-disable-next-line react-hooks/exhaustive-deps
+    // eslint-disable-next-line react-hooks/exhaustive-deps -- the window listeners read what changes through refs (latest, drawState, drag); re-adding them per render would drop a drag in flight
   }, [setView]);
 
   const onHoverMove = (e: React.MouseEvent<HTMLCanvasElement>) => {
