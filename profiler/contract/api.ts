@@ -6,32 +6,32 @@
 // profiler/serve). Both end in the same `RecordingQuery` class, so what the
 // browser tests see is what the desktop app shows.
 //
-// This file holds types only (no Node imports): the renderer bundles it.
+// This file holds types and the lists they come from (no Node imports):
+// the renderer bundles it.
 // Everything crossing the boundary is plain JSON (structured-clone safe).
 // Times are integer nanoseconds relative to the recording origin (meta
 // origin_ns), as in the store; they stay far below 2^53.
 
-/** Tables of a recording that hold timeline items. */
-export type ItemTable = 'kernels' | 'memcpys' | 'memsets' | 'syncs' | 'api_calls' | 'nvtx_ranges';
-
-/** A stored row: its table and its id there. Stable for a recording file. */
-export interface ItemRef {
-  table: ItemTable;
-  id: number;
-}
+/**
+ * The tables of a recording that hold timeline items (profiler/store/SCHEMA.md):
+ * the one list; the type, the argument checks and the query side's table
+ * lookups all come from it.
+ */
+export const ITEM_TABLES = ['kernels', 'memcpys', 'memsets', 'syncs', 'api_calls', 'nvtx_ranges'] as const;
+export type ItemTable = (typeof ITEM_TABLES)[number];
 
 /** What colour an item gets and what the legend lists. */
-export type ItemKind =
-  | 'kernel'
-  | 'memcpy-h2d'
-  | 'memcpy-d2h'
-  | 'memcpy-d2d'
-  | 'memcpy-peer'
-  | 'memcpy-other'
-  | 'memset'
-  | 'sync'
-  | 'api'
-  | 'nvtx';
+export const ITEM_KINDS = [
+  'kernel', 'memcpy-h2d', 'memcpy-d2h', 'memcpy-d2d', 'memcpy-peer', 'memcpy-other', 'memset', 'sync', 'api', 'nvtx',
+] as const;
+export type ItemKind = (typeof ITEM_KINDS)[number];
+
+// The arguments the methods below take are defined once, as the schemas
+// their checks run (api-schema.ts); their types are derived from them.
+export type {
+  ConcurrencyRequest, ItemRef, RecordRequest, SearchCursor, SearchRequest, WindowConcurrencyRequest, WindowRequest,
+} from './api-schema.ts';
+import type { ConcurrencyRequest, ItemRef, RecordRequest, SearchRequest, WindowRequest } from './api-schema.ts';
 
 export type StreamKind = 'legacy-default' | 'per-thread-default' | 'blocking' | 'non-blocking';
 
@@ -127,33 +127,6 @@ export interface OpenFailure {
   code: ApiErrorCode;
 }
 
-export interface WindowRequest {
-  rows: RowId[];
-  startNs: number;
-  endNs: number;
-  /**
-   * Nanoseconds per pixel at the current zoom. Items shorter than this that
-   * touch each other merge into coverage spans instead of being sent one by
-   * one (level of detail): the answer stays bounded by the pixel width, not
-   * by the number of operations.
-   */
-  resolutionNs: number;
-  /**
-   * Concurrency tracks to compute from the same rows (one per device): the
-   * kernels and copies in flight per bucket across [startNs, endNs), from
-   * `rows` of that device (they need not be among the rows sent back: a
-   * hidden stream still counts). Answered in WindowResponse.concurrency.
-   */
-  concurrency?: WindowConcurrencyRequest[];
-}
-
-export interface WindowConcurrencyRequest {
-  deviceId: number;
-  /** The device's stream rows. */
-  rows: RowId[];
-  buckets: number;
-}
-
 /** One drawable item. */
 export interface TimelineItem {
   ref: ItemRef;
@@ -195,14 +168,6 @@ export interface WindowResponse {
   strings: Record<number, string>;
   /** The tracks asked for in WindowRequest.concurrency, in that order. */
   concurrency?: ConcurrencyResponse[];
-}
-
-export interface ConcurrencyRequest {
-  deviceId: number;
-  startNs: number;
-  endNs: number;
-  /** Number of equal buckets across [startNs, endNs). */
-  buckets: number;
 }
 
 /**
@@ -249,26 +214,6 @@ export interface ItemDetails {
   /** GPU op → the API call that launched it; API call → the GPU operations it launched. */
   related: { ref: ItemRef; kind: ItemKind; name: string; demangledName: string | null; startNs: number; endNs: number; rowId: RowId }[];
   rowId: RowId;
-}
-
-export interface SearchRequest {
-  /** Case-insensitive substring of the name, as stored or demangled (`CUDAFunctor_add<float>`); empty matches all. */
-  text: string;
-  kinds?: ItemKind[];
-  limit?: number;
-  /**
-   * Only matches after this one, in the order `items` come in (start, then
-   * table, then id): the next page of a search with more matches than
-   * `limit` (pass the last item of the previous page).
-   */
-  after?: SearchCursor;
-}
-
-/** A position in the order of search matches. */
-export interface SearchCursor {
-  startNs: number;
-  table: ItemTable;
-  id: number;
 }
 
 export interface SearchResponse {
@@ -342,15 +287,6 @@ export interface Capabilities {
   /** Electron: file dialog, drag and drop, recent files. Browser mode is read-only. */
   canOpenFiles: boolean;
   canRecord: boolean;
-}
-
-export interface RecordRequest {
-  /** Either a bundled workload … */
-  workload?: { name: string; scenario: string; args?: string[] };
-  /** … or a command line (argv, no shell). */
-  command?: string[];
-  /** Keep only the activity inside this range, as `record --capture-range` does: 'nvtx:NAME' or 'cuda-profiler-api'. */
-  captureRange?: string;
 }
 
 export interface ExportResult {

@@ -4,13 +4,15 @@
 // window (the user's selection on the ruler). ScopeInfo says what was
 // resolved, with start-up as detected. analysis/scope.ts and
 // analysis/startup.ts compute them.
+import type { Scope } from './api-schema.ts';
 import type { Ns } from './time.ts';
 
-export type Scope =
-  | { kind: 'steady-state' }
-  | { kind: 'whole' }
-  | { kind: 'range'; name: string; /** 1 = the first instance; absent: all instances. */ instance?: number }
-  | { kind: 'window'; startNs: Ns; endNs: Ns };
+/**
+ * `{kind: 'steady-state'} | {kind: 'whole'} | {kind: 'range', name,
+ * instance?} | {kind: 'window', startNs, endNs}`: the type of the schema the
+ * API checks a scope with (api-schema.ts), defined there once.
+ */
+export type { Scope };
 
 export const STEADY_STATE: Scope = { kind: 'steady-state' };
 

@@ -6,7 +6,7 @@ import { COPY_KIND_NAMES, MEMORY_KIND_NAMES } from '../store/enums.ts';
 import { StreamFlags } from '../store/enums.ts';
 import { threadLane, type Lane, type ZonedTable } from '../store/zones.ts';
 import { ApiError } from './api-error.ts';
-import type { ItemKind, ItemTable, RowId, StreamKind } from '../contract/api.ts';
+import { ITEM_TABLES, type ItemKind, type ItemTable, type RowId, type StreamKind } from '../contract/api.ts';
 
 const COPY_ITEM_KIND: Partial<Record<number, ItemKind>> = {
   [OpCategory.HtoD]: 'memcpy-h2d', [OpCategory.DtoH]: 'memcpy-d2h', [OpCategory.DtoD]: 'memcpy-d2d', [OpCategory.PtoP]: 'memcpy-peer',
@@ -51,8 +51,6 @@ export function itemKindOf(table: ItemTable, row: { copy_kind?: number | null })
     case 'nvtx_ranges': return 'nvtx';
   }
 }
-
-export const ITEM_TABLES: readonly ItemTable[] = ['kernels', 'memcpys', 'memsets', 'syncs', 'api_calls', 'nvtx_ranges'];
 
 export function isItemTable(t: unknown): t is ItemTable {
   return typeof t === 'string' && (ITEM_TABLES as readonly string[]).includes(t);

@@ -24,6 +24,8 @@ import { DropSource } from '../store/enums.ts';
 import { ZONED_TABLES } from '../store/zone-tables.ts';
 import { coverageInZone, itemsInZone, threadLane, zonesInWindow, type ZonedTable } from '../store/zones.ts';
 import { ApiError, apiErrorOf } from './api-error.ts';
+import { checkValue } from './api-args.ts';
+import { WindowRequestSchema } from '../contract/api-schema.ts';
 import type {
   ConcurrencyRequest, ConcurrencyResponse, ItemDetails, ItemKind, ItemRef, OverviewResponse, RecordingSummary, RowId, SearchRequest, SearchResponse,
   StatsResponse, StreamInfo, WindowRequest, WindowResponse, WindowRow,
@@ -40,9 +42,6 @@ import { buildStats } from './stats.ts';
 
 /** Analyses kept per recording: the steady state, the whole, and a few selections. */
 const KEEP_ANALYSES = 4;
-
-/** Rows one window request may ask for: more than any screen shows, few enough to bound the work. */
-export const MAX_WINDOW_ROWS = 1024;
 
 /** What a row's items are read as (select lists over the table aliased `t`, zones.ts). */
 // Always four: id, start, end, then the name id, or the copy kind for memcpys (else NULL).
@@ -387,10 +386,7 @@ export class RecordingQuery {
   }
 }
 
+/** The API's own check (contract/api-schema.ts), for callers inside the process that skipped checkArguments. */
 function checkWindowRequest(req: WindowRequest): void {
-  const ok = req !== null && typeof req === 'object' && Array.isArray(req.rows) && req.rows.length <= MAX_WINDOW_ROWS
-    && [req.startNs, req.endNs, req.resolutionNs].every(Number.isFinite) && req.endNs >= req.startNs;
-  if (!ok) {
-    throw new ApiError('bad-request', `window needs { rows: RowId[] (at most ${MAX_WINDOW_ROWS}), startNs ≤ endNs, resolutionNs } as finite numbers`);
-  }
+  checkValue('window', 'request', WindowRequestSchema, req);
 }

@@ -3,8 +3,10 @@
 // builder (rows written by SQL: importers, generators) and the range
 // queries; the native ingest writes the same table_id and lane values
 // (native/addon/src/ingest.cc).
+import type { ItemTable } from '../contract/api.ts';
 
-export type ZonedTable = 'kernels' | 'memcpys' | 'memsets' | 'syncs' | 'api_calls' | 'nvtx_ranges';
+/** Every table of timeline items (contract/api.ts, ITEM_TABLES) is zoned. */
+export type ZonedTable = ItemTable;
 
 export interface ZonedTableInfo {
   /** zones.table_id; stored, so it never changes. */

@@ -4,7 +4,7 @@
 // open tab; in the compare view, the recordings compared, their alignment
 // and offsets, whether zoom and pan are linked, and the scope both sides
 // are analysed on.
-import type { ItemRef, ItemTable } from '../../../profiler/contract/api.ts';
+import { ITEM_TABLES, type ItemRef, type ItemTable } from '../../../profiler/contract/api.ts';
 
 export interface UrlState {
   rec?: string;
@@ -28,13 +28,11 @@ export interface UrlState {
   cscope?: string;
 }
 
-const TABLES: ItemTable[] = ['kernels', 'memcpys', 'memsets', 'syncs', 'api_calls', 'nvtx_ranges'];
-
 export const refKey = (r: ItemRef): string => `${r.table}:${r.id}`;
 
 export function parseRef(s: string | null | undefined): ItemRef | undefined {
   const m = /^([a-z_]+):(\d+)$/.exec(s ?? '');
-  return m && TABLES.includes(m[1] as ItemTable) ? { table: m[1] as ItemTable, id: Number(m[2]) } : undefined;
+  return m && (ITEM_TABLES as readonly string[]).includes(m[1]!) ? { table: m[1] as ItemTable, id: Number(m[2]) } : undefined;
 }
 
 export function readUrl(): UrlState {

@@ -1,0 +1,66 @@
+// One source for each vocabulary (issue 12): a list that several parts of
+// the code must agree on is written once, and the others take it from
+// there. These tests fail when a second copy appears or when the one
+// definition no longer matches what it names.
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ITEM_TABLES } from '../../profiler/contract/api.ts';
+import { createRecording } from '../../profiler/store/database.ts';
+import { ZONED_TABLES } from '../../profiler/store/zone-tables.ts';
+import { repoRoot } from '../../scripts/check-imports.ts';
+import { tempDir } from '../helpers/native.ts';
+
+/** The TypeScript sources of the product (not tests, not build output), relative to the root. */
+function sources(): string[] {
+  const out: string[] = [];
+  const walk = (dir: string) => {
+    for (const e of fs.readdirSync(path.join(repoRoot, dir), { withFileTypes: true })) {
+      if (e.name === 'node_modules' || e.name === 'dist' || e.name === 'build') continue;
+      const rel = `${dir}/${e.name}`;
+      if (e.isDirectory()) walk(rel);
+      else if (/\.tsx?$/.test(e.name) && !/\.test\.tsx?$/.test(e.name)) out.push(rel);
+    }
+  };
+  for (const top of ['profiler', 'app', 'renderer/src', 'scripts']) walk(top);
+  return out;
+}
+
+/**
+ * Files that write `words` out as a list: string literals separated by
+ * commas or `|` (an array or a union type), naming exactly these words in
+ * any order.
+ */
+function filesListing(words: readonly string[]): string[] {
+  const want = [...words].sort().join(' ');
+  const list = /(?:(['"])[\w.-]+\1\s*[,|]\s*)+(['"])[\w.-]+\2/g;
+  return sources().filter((rel) => {
+    const text = fs.readFileSync(path.join(repoRoot, rel), 'utf8');
+    for (const m of text.matchAll(list)) {
+      const names = [...m[0].matchAll(/['"]([\w.-]+)['"]/g)].map((x) => x[1]!);
+      if ([...new Set(names)].sort().join(' ') === want) return true;
+    }
+    return false;
+  });
+}
+
+describe('item tables', () => {
+  it('are listed once, in the contract (ITEM_TABLES); the type, the checks and the zones take them from there', () => {
+    expect(filesListing(ITEM_TABLES)).toEqual(['profiler/contract/api.ts']);
+  });
+
+  it('each is a table of a recording, with ids and start times, and is zoned', () => {
+    const dir = tempDir('vocabularies');
+    const db = createRecording(path.join(dir, 'r.sqlite'));
+    try {
+      for (const table of ITEM_TABLES) {
+        const columns = (db.prepare(`SELECT name FROM pragma_table_info(?)`).all(table) as { name: string }[]).map((c) => c.name);
+        expect(columns, table).toEqual(expect.arrayContaining(['id', 'start_ns']));
+      }
+      expect(Object.keys(ZONED_TABLES).sort()).toEqual([...ITEM_TABLES].sort());
+    } finally {
+      db.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
