@@ -3,14 +3,17 @@
 // recording never shares the main process's event loop or its crash fate,
 // and the app records exactly what the CLI records.
 //
-// States: starting (preflight: driver, CUPTI, collector) → running (the
-// target runs; its record streams appear next to the output) → finishing
-// (target gone, ingest and indexes) → done | failed. The CLI writes its
-// result on stderr (`streamscope: N records from P process(es) → FILE
-// (complete)`) or, when it cannot record, one `streamscope: <why>` line, e.g.
-// `streamscope: no GPU to record on: NVIDIA driver not found (...)` from
-// profiler/record/preflight.ts. Nothing waits forever: a job that does not
-// reach 'running' within startTimeoutMs, or runs past maxDurationMs, is
+// The CLI runs with `--progress json` (profiler/record/progress.ts): one
+// JSON object per line on stderr says each phase, what has been ingested,
+// and at the end the result (done) or why nothing was recorded (failed),
+// e.g. `no GPU to record on: NVIDIA driver not found (...)` from
+// profiler/record/preflight.ts. The job's states follow the phases:
+// starting (preflight: driver, CUPTI, collector) → running (the target
+// runs) → finishing (target gone: ingest, indexes, then the recording is
+// opened) → done | failed. Other stderr lines are the target's (or a usage
+// error of the CLI before it reads --progress): the last is kept for a job
+// that ends without a result line. Nothing waits forever: a job that does
+// not reach 'running' within startTimeoutMs, or runs past maxDurationMs, is
 // stopped (SIGINT, then SIGKILL) and fails saying so.
 //
 // Plain module (no Electron): the app passes how to start the CLI.
@@ -19,6 +22,7 @@ import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { RecordingHandle, RecordProgress, RecordRequest } from '../profiler/contract/api.ts';
+import { parseProgressEvent, type DoneEvent, type FailedEvent } from '../profiler/record/progress.ts';
 import { ApiError } from './ipc.ts';
 
 export interface CliInvocation {
@@ -41,8 +45,6 @@ export interface RecordJobsOptions {
   maxDurationMs?: number;
   /** Grace between SIGINT and SIGKILL when stopping. */
   killGraceMs?: number;
-  /** How often the output folder is looked at for the target's record streams. */
-  pollMs?: number;
   cwd?: string;
   now?: () => Date;
 }
@@ -57,51 +59,18 @@ interface Job {
   recording?: RecordingHandle;
   output: string;
   child: ChildProcess | null;
-  startedAt: number;
   stderrTail: string[];
   stdoutTail: string;
   timers: NodeJS.Timeout[];
   stopReason: string | null;
-  /** The CLI prints its own progress lines (on a terminal): prefer them to the folder watch. */
-  cliProgress: boolean;
+  /** The CLI's last line: the recording written, or why not. */
+  result: DoneEvent | FailedEvent | null;
   settled: Promise<void>;
-}
-
-/** The CLI's end-of-recording line. */
-const RESULT_LINE = /^streamscope: ([\d,]+) records from (\d+) process\(es\) → (.+) \((complete|INCOMPLETE: .*)\)$/;
-/** The CLI's live progress line (printed on a terminal). */
-const PROGRESS_LINE = /^streamscope: recording… ([\d,]+) records from (\d+) process\(es\), ([\d.]+) s$/;
-
-export interface CliResult {
-  records: number;
-  processes: number;
-  output: string;
-  complete: boolean;
-  incompleteReason: string | null;
-}
-
-export function parseResultLine(line: string): CliResult | null {
-  const m = RESULT_LINE.exec(line.trim());
-  if (!m) return null;
-  return {
-    records: Number(m[1]!.replace(/,/g, '')),
-    processes: Number(m[2]),
-    output: m[3]!,
-    complete: m[4] === 'complete',
-    incompleteReason: m[4] === 'complete' ? null : m[4]!.slice('INCOMPLETE: '.length),
-  };
-}
-
-export function parseProgressLine(line: string): { records: number; processes: number; seconds: number } | null {
-  // eslint-disable-next-line no-control-regex
-  const m = PROGRESS_LINE.exec(line.replace(/\x1b\[K/g, '').trim());
-  if (!m) return null;
-  return { records: Number(m[1]!.replace(/,/g, '')), processes: Number(m[2]), seconds: Number(m[3]) };
 }
 
 /** The CLI arguments of a request (after the subcommand). Requests are checked by ipc.ts first. */
 export function recordArguments(request: RecordRequest, output: string): string[] {
-  const args = ['record', '--force', '-o', output];
+  const args = ['record', '--force', '--progress', 'json', '-o', output];
   if (request.captureRange !== undefined) args.push('--capture-range', request.captureRange);
   if (request.workload) {
     args.push('--workload', request.workload.name, '--scenario', request.workload.scenario, ...(request.workload.args ?? []));
@@ -130,7 +99,6 @@ export class RecordJobs {
       startTimeoutMs: 60_000,
       maxDurationMs: 2 * 60 * 60_000,
       killGraceMs: 5_000,
-      pollMs: 250,
       now: () => new Date(),
       ...opts,
       cwd: opts.cwd,
@@ -152,7 +120,7 @@ export class RecordJobs {
     let resolveSettled!: () => void;
     const job: Job = {
       id, state: 'starting', records: 0, message: 'checking the GPU, driver and CUPTI…', output,
-      child: null, startedAt: Date.now(), stderrTail: [], stdoutTail: '', timers: [], stopReason: null, cliProgress: false,
+      child: null, stderrTail: [], stdoutTail: '', timers: [], stopReason: null, result: null,
       settled: new Promise((r) => { resolveSettled = r; }),
     };
     this.#jobs.set(id, job);
@@ -187,8 +155,6 @@ export class RecordJobs {
       job.stdoutTail = (job.stdoutTail + chunk).slice(-4096);
     });
 
-    const poll = setInterval(() => this.#poll(job), this.#opts.pollMs);
-    job.timers.push(poll);
     job.timers.push(setTimeout(() => {
       if (job.state === 'starting') this.#stop(job, `the recorder did not start the target within ${Math.round(this.#opts.startTimeoutMs / 1000)} s`);
     }, this.#opts.startTimeoutMs));
@@ -241,74 +207,59 @@ export class RecordJobs {
   #onStderrLine(job: Job, raw: string): void {
     const line = raw.trim();
     if (!line) return;
-    const progress = parseProgressLine(line);
-    if (progress) {
-      if (job.state === 'starting') job.state = 'running';
-      job.cliProgress = true;
-      job.records = progress.records;
-      job.message = `recording… ${progress.records.toLocaleString('en-US')} records from ${progress.processes} process(es), ${progress.seconds.toFixed(1)} s`;
+    const event = parseProgressEvent(line);
+    if (!event) {
+      job.stderrTail.push(line);
+      if (job.stderrTail.length > 50) job.stderrTail.shift();
       return;
     }
-    job.stderrTail.push(line);
-    if (job.stderrTail.length > 50) job.stderrTail.shift();
-    const result = parseResultLine(line);
-    if (result) {
-      job.records = result.records;
-      if (job.state !== 'failed') job.state = 'finishing';
-    }
-  }
-
-  /** Watches the output folder: the recorder writes the target's streams to `.NAME.streams-*` there. */
-  #poll(job: Job): void {
     if (job.state === 'done' || job.state === 'failed') return;
-    const dir = path.dirname(job.output);
-    const prefix = `.${path.basename(job.output)}.streams-`;
-    let streams: string | undefined;
-    try {
-      streams = fs.readdirSync(dir).find((f) => f.startsWith(prefix));
-    } catch {
-      streams = undefined;
-    }
-    const seconds = ((Date.now() - job.startedAt) / 1000).toFixed(1);
-    if (streams) {
-      if (job.state === 'starting') job.state = 'running';
-      if (job.state === 'running' && !job.cliProgress) {
-        let bytes = 0;
-        let files = 0;
-        try {
-          for (const f of fs.readdirSync(path.join(dir, streams))) {
-            files++;
-            bytes += fs.statSync(path.join(dir, streams, f)).size;
-          }
-        } catch {
-          // The recorder removes the folder when it is done: fine.
-        }
+    job.records = event.records;
+    switch (event.phase) {
+      case 'preflight':
+        job.message = 'checking the GPU, driver and CUPTI…';
+        break;
+      case 'running': {
+        job.state = 'running';
+        const mb = event.bytes > 0 ? ` (${(event.bytes / 1e6).toFixed(1)} MB)` : '';
         const target = job.stdoutTail.trim().split('\n').pop()?.slice(0, 200);
-        job.message = `recording… ${(bytes / 1e6).toFixed(1)} MB of record streams from ${files} process(es), ${seconds} s${target ? ` — ${target}` : ''}`;
+        job.message = `recording… ${event.records.toLocaleString('en-US')} records${mb} from ${event.processes} process(es), ${(event.elapsedMs / 1000).toFixed(1)} s${target ? ` — ${target}` : ''}`;
+        break;
       }
-    } else if (job.state === 'running') {
-      // Streams folder gone while the recorder still runs: it is finalizing.
-      job.state = 'finishing';
-      job.message = 'finishing the recording (indexes)…';
+      case 'finishing':
+        job.state = 'finishing';
+        job.message = 'finishing the recording (indexes)…';
+        break;
+      case 'done':
+      case 'failed':
+        job.result = event;
+        if (event.phase === 'done') job.state = 'finishing';
+        break;
     }
   }
 
   async #finish(job: Job, code: number | null, signal: NodeJS.Signals | null): Promise<void> {
     if (job.state === 'failed') return;
-    const result = job.stderrTail.map(parseResultLine).find((r) => r !== null) ?? null;
-    const errors = job.stderrTail.filter((l) => !parseResultLine(l) && l.startsWith('streamscope: ') && !l.startsWith('streamscope: note: '));
-    const notes = job.stderrTail.filter((l) => l.startsWith('streamscope: note: ')).map((l) => l.slice('streamscope: note: '.length));
-    // What a capture range kept, or that it never occurred or failed: the CLI's line after the result.
-    const capture = job.stderrTail.filter((l) => /^streamscope: (capture range |warning: capture range |error: --capture-range )/.test(l)).map((l) => l.slice('streamscope: '.length));
-    if (job.stopReason && !(result && result.records > 0)) {
+    const result = job.result;
+    if (job.stopReason && !(result?.phase === 'done' && result.records > 0)) {
       this.#fail(job, job.stopReason);
       return;
     }
-    if (!result || result.records === 0 || !fs.existsSync(job.output)) {
-      const why = errors.at(-1)?.slice('streamscope: '.length)
-        ?? job.stderrTail.at(-1)
-        ?? (signal ? `the recorder was killed (${signal})` : `the recorder exited with code ${code}`);
-      this.#fail(job, result && result.records === 0 ? `nothing was recorded: ${why}` : why);
+    if (result?.phase === 'failed') {
+      this.#fail(job, result.error);
+      return;
+    }
+    if (!result) {
+      // No result line: the CLI refused its arguments, or died.
+      const last = job.stderrTail.at(-1);
+      this.#fail(job, last?.replace(/^streamscope: /, '')
+        ?? (signal ? `the recorder was killed (${signal})` : `the recorder exited with code ${code}`));
+      return;
+    }
+    if (result.records === 0 || !fs.existsSync(job.output)) {
+      const collector = result.collectorErrors.at(-1);
+      const why = collector ? `collector (pid ${collector.pid}): ${collector.message}` : result.incompleteReason ?? `the recorder exited with code ${code}`;
+      this.#fail(job, `nothing was recorded: ${why}`);
       return;
     }
     job.state = 'finishing';
@@ -321,9 +272,11 @@ export class RecordJobs {
     }
     const parts = [`${result.records.toLocaleString('en-US')} records from ${result.processes} process(es)`];
     if (!result.complete) parts.push(`incomplete: ${result.incompleteReason}`);
-    if (code !== 0 && code !== null) parts.push(`the target exited with code ${code}`);
+    if (result.targetSignal) parts.push(`the target was killed by ${result.targetSignal}`);
+    else if (result.targetExitCode !== 0 && result.targetExitCode !== null) parts.push(`the target exited with code ${result.targetExitCode}`);
     if (job.stopReason) parts.push(job.stopReason);
-    parts.push(...capture, ...notes);
+    if (result.capture) parts.push(result.capture.message);
+    parts.push(...result.notes);
     job.state = 'done';
     job.message = parts.join('; ');
   }

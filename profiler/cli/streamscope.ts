@@ -23,6 +23,7 @@ import { devices } from '../native/addon.ts';
 import { RecordError } from '../record/record-error.ts';
 import { record, RECORDER_VERSION } from '../record/recorder.ts';
 import { formatCaptureResult } from '../record/capture-range.ts';
+import { ingested, progressLine, type EventFields } from '../record/progress.ts';
 import { CaptureRangeError, parseCaptureRange, type CaptureRange } from '../contract/record-request.ts';
 import { ingestStreamFiles } from '../record/ingest-files.ts';
 import { workloadArgv } from '../record/workload.ts';
@@ -37,8 +38,8 @@ import { StreamFormatError } from '../record/decoder.ts';
 const HELP = `streamscope ${RECORDER_VERSION}: are my CUDA streams really running concurrently?
 
 usage:
-  streamscope record [-o FILE] [--force] [--capture-range nvtx:NAME|cuda-profiler-api] -- COMMAND [ARGS...]
-  streamscope record [-o FILE] [--force] [--capture-range ...] --workload NAME --scenario NAME
+  streamscope record [-o FILE] [--force] [--capture-range nvtx:NAME|cuda-profiler-api] [--progress text|json] -- COMMAND [ARGS...]
+  streamscope record [-o FILE] [--force] [--capture-range ...] [--progress text|json] --workload NAME --scenario NAME
                      [--size N] [--iterations N] [--streams N] [--chunks N] [--variant V]
   streamscope report FILE [--json] [--iterations] [--whole | --range NAME[#k] | --from T --to T]
   streamscope open FILE...                   (the timeline in the desktop app; browser mode where it cannot start)
@@ -60,6 +61,12 @@ ranges per device and stream in one SQLite file, and exits with the target's
 exit code. --capture-range keeps only the activity inside the instances of an
 NVTX range (nvtx:NAME), or per process from cudaProfilerStart to
 cudaProfilerStop (cuda-profiler-api), as nsys --capture-range does.
+--progress json replaces record's own lines on stderr with one JSON object per
+line, for programs: {"streamscope":"record-progress","version":1,"phase":...,
+"elapsedMs","output","records","bytes","processes",...}; phase preflight, then
+running (pid; every 250 ms), finishing (targetExitCode, targetSignal), and
+last done (complete, incompleteReason, exitCode, collectorErrors, notes,
+capture) or failed (error, exitCode). The target's own output is unchanged.
 
 report, check and diff analyse the steady state: start-up (CUDA
 initialisation, module loading and JIT, up to where the program's real work
@@ -94,6 +101,7 @@ function stamp(): string {
 }
 
 async function cmdRecord(args: string[]): Promise<number> {
+  const t0 = Date.now();
   const dd = args.indexOf('--');
   const own = dd >= 0 ? args.slice(0, dd) : args;
   const target = dd >= 0 ? args.slice(dd + 1) : [];
@@ -111,63 +119,123 @@ async function cmdRecord(args: string[]): Promise<number> {
       variant: { type: 'string' },
       quiet: { type: 'boolean', short: 'q' },
       'capture-range': { type: 'string' },
+      progress: { type: 'string' },
     },
   });
+  const mode = values.progress ?? 'text';
+  if (mode !== 'text' && mode !== 'json') fail(`--progress: expected text or json, got '${mode}'`, 2);
+  const defaultName = values.workload !== undefined ? `${values.workload}-${values.scenario ?? ''}` : path.basename(target[0] ?? 'recording');
+  const output = values.output ?? `streamscope-${defaultName}-${stamp()}.sqlite`;
+  if (mode === 'text') return recordTo(values, target, output, null);
+  // JSON: every way this ends is a line, the failures included.
+  const emit = (fields: EventFields) => { process.stderr.write(progressLine(fields, { elapsedMs: Date.now() - t0, output })); };
+  try {
+    return await recordTo(values, target, output, emit);
+  } catch (err) {
+    const failed = failure(err);
+    emit({ phase: 'failed', error: failed.message, exitCode: failed.code });
+    return failed.code;
+  }
+}
+
+type RecordValues = {
+  output?: string; force?: boolean; workload?: string; scenario?: string; size?: string; iterations?: string;
+  streams?: string; chunks?: string; variant?: string; quiet?: boolean; 'capture-range'?: string;
+};
+
+/**
+ * `record` once its options are read; a usage problem is a RecordError with
+ * exit code 2. `emit` writes the JSON progress lines; null: the text mode.
+ */
+async function recordTo(values: RecordValues, target: string[], output: string, emit: ((fields: EventFields) => void) | null): Promise<number> {
+  const usage = (message: string): never => { throw new RecordError(message, 2); };
   // A malformed range is refused before anything runs.
   let captureRange: CaptureRange | undefined;
   if (values['capture-range'] !== undefined) {
     try {
       captureRange = parseCaptureRange(values['capture-range']);
     } catch (err) {
-      if (err instanceof CaptureRangeError) fail(err.message, 2);
+      if (err instanceof CaptureRangeError) usage(err.message);
       throw err;
     }
   }
-  let argv: string[];
+  let argv: string[] = target;
   let meta: Record<string, string> = {};
-  let defaultName: string;
   if (values.workload !== undefined) {
-    if (target.length) fail('give either --workload or a command after --, not both', 2);
-    if (!values.scenario) fail('--workload needs --scenario', 2);
+    if (target.length) usage('give either --workload or a command after --, not both');
+    if (!values.scenario) usage('--workload needs --scenario');
     try {
       argv = workloadArgv({ ...values, workload: values.workload, scenario: values.scenario! });
     } catch (err) {
-      fail((err as Error).message, 2);
+      usage((err as Error).message);
     }
     meta = { workload: values.workload, scenario: values.scenario! };
-    defaultName = `${values.workload}-${values.scenario}`;
-  } else {
-    if (!target.length) fail('nothing to record: give --workload NAME --scenario NAME, or -- COMMAND [ARGS...]', 2);
-    argv = target;
-    defaultName = path.basename(target[0]!);
+  } else if (!target.length) {
+    usage('nothing to record: give --workload NAME --scenario NAME, or -- COMMAND [ARGS...]');
   }
-  const output = values.output ?? `streamscope-${defaultName}-${stamp()}.sqlite`;
-  const tty = process.stderr.isTTY && !values.quiet;
+  let pid: number | null = null;
+  emit?.({ phase: 'preflight' });
+  const tty = !emit && process.stderr.isTTY && !values.quiet;
   const result = await record({
     output,
     overwrite: values.force,
     argv,
     meta,
     captureRange,
-    onProgress: tty
-      ? (p, ms) => process.stderr.write(`\r\x1b[Kstreamscope: recording… ${p.records.toLocaleString('en-US')} records from ${p.files.size} process(es), ${(ms / 1000).toFixed(1)} s`)
+    onStart: emit ? (p) => { pid = p; emit({ phase: 'running', pid }); } : undefined,
+    onProgress: emit
+      ? (p) => emit({ phase: 'running', pid, ...ingested(p) })
+      : tty
+        ? (p, ms) => process.stderr.write(`\r\x1b[Kstreamscope: recording… ${p.records.toLocaleString('en-US')} records from ${p.files.size} process(es), ${(ms / 1000).toFixed(1)} s`)
+        : undefined,
+    onTargetExit: emit
+      ? (s, p) => emit({ phase: 'finishing', targetExitCode: s.code, targetSignal: s.signal, ...ingested(p) })
       : undefined,
   });
   if (tty) process.stderr.write('\r\x1b[K');
+  const capture = result.capture;
+  const captureLine = capture?.error
+    ? `error: --capture-range ${capture.spec} could not be applied (${capture.error}): the recording holds everything recorded`
+    : capture?.result?.neverOccurred
+      ? `warning: ${capture.result.neverOccurred}`
+      : capture?.result ? formatCaptureResult(capture.result) : null;
+  let exitCode: number;
+  if (result.processes === 0 || result.collectorErrors.some((e) => e.code !== 3)) {
+    // Nothing (useful) was recorded: never exit 0 as if all were well.
+    exitCode = result.exitCode && result.exitCode !== 0 ? result.exitCode : 1;
+  } else if (result.signal) {
+    exitCode = 128 + (signalNumber(result.signal) ?? 0);
+  } else {
+    exitCode = result.exitCode ?? 1;
+  }
+  if (emit) {
+    emit({
+      phase: 'done', records: result.records, bytes: result.bytes, processes: result.processes,
+      complete: result.complete, incompleteReason: result.incompleteReason,
+      targetExitCode: result.exitCode, targetSignal: result.signal, exitCode,
+      collectorErrors: result.collectorErrors, notes: result.notes,
+      capture: capture && captureLine ? {
+        spec: capture.spec, error: capture.error, neverOccurred: capture.result?.neverOccurred ?? null,
+        windows: capture.result?.windows ?? null, kept: capture.result?.kept ?? null, dropped: capture.result?.dropped ?? null,
+        message: captureLine,
+      } : null,
+    });
+    return exitCode;
+  }
   const state = result.complete ? 'complete' : `INCOMPLETE: ${result.incompleteReason}`;
   process.stderr.write(`streamscope: ${result.records.toLocaleString('en-US')} records from ${result.processes} process(es) → ${result.output} (${state})\n`);
   for (const e of result.collectorErrors) process.stderr.write(`streamscope: collector (pid ${e.pid}): ${e.message}\n`);
   for (const n of result.notes) process.stderr.write(`streamscope: note: ${n}\n`);
-  const capture = result.capture;
-  if (capture?.error) process.stderr.write(`streamscope: error: --capture-range ${capture.spec} could not be applied (${capture.error}): the recording holds everything recorded\n`);
-  else if (capture?.result?.neverOccurred) process.stderr.write(`streamscope: warning: ${capture.result.neverOccurred}\n`);
-  else if (capture?.result) process.stderr.write(`streamscope: ${formatCaptureResult(capture.result)}\n`);
-  if (result.processes === 0 || result.collectorErrors.some((e) => e.code !== 3)) {
-    // Nothing (useful) was recorded: never exit 0 as if all were well.
-    return result.exitCode && result.exitCode !== 0 ? result.exitCode : 1;
-  }
-  if (result.signal) return 128 + (signalNumber(result.signal) ?? 0);
-  return result.exitCode ?? 1;
+  if (captureLine) process.stderr.write(`streamscope: ${captureLine}\n`);
+  return exitCode;
+}
+
+/** The message and exit code of an error that ends a command (as `main` prints it). */
+function failure(err: unknown): { message: string; code: number } {
+  if (err instanceof RecordError) return { message: err.message, code: err.exitCode };
+  if (err instanceof RecordingFileError || err instanceof StreamFormatError) return { message: err.message, code: 1 };
+  if (err instanceof Error && (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) return { message: err.message, code: 2 };
+  return { message: err instanceof Error ? (err.stack ?? err.message) : String(err), code: 70 };
 }
 
 function signalNumber(sig: NodeJS.Signals): number | undefined {
@@ -434,9 +502,7 @@ async function main(argv: string[]): Promise<number> {
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (err: unknown) => {
-    if (err instanceof RecordError) fail(err.message, err.exitCode);
-    if (err instanceof RecordingFileError || err instanceof StreamFormatError) fail(err.message, 1);
-    if (err instanceof Error && (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) fail(err.message, 2);
-    fail(err instanceof Error ? (err.stack ?? err.message) : String(err), 70);
+    const f = failure(err);
+    fail(f.message, f.code);
   },
 );

@@ -9,6 +9,7 @@ import { beginBulkLoad, createRecording, writeMeta } from '../store/database.ts'
 import type { CaptureRange } from '../contract/record-request.ts';
 import { finalizeRecording, type FinalState } from './finalize.ts';
 import { preflight } from './preflight.ts';
+import { ingested } from './progress.ts';
 import { RecordError } from './record-error.ts';
 import { StreamDirectoryIngest, type DirectoryProgress } from './stream-ingest.ts';
 
@@ -29,11 +30,15 @@ export interface RecordOptions {
   stdio?: 'inherit' | 'pipe' | 'ignore';
   /** Called once the target runs, with its pid (the app shows it; tests signal it). */
   onStart?: (pid: number) => void;
+  /** Called when the target has exited, before the last ingest, the indexes and the capture range. */
+  onTargetExit?: (status: { code: number | null; signal: NodeJS.Signals | null }, p: DirectoryProgress, elapsedMs: number) => void;
   /** Keep only the activity inside this range (capture-range.ts), once the target has ended. */
   captureRange?: CaptureRange;
 }
 
 export interface RecordResult extends FinalState {
+  /** Bytes of record streams ingested. */
+  bytes: number;
   /** Target output when stdio is 'pipe'. */
   stdout: string;
   stderr: string;
@@ -116,6 +121,7 @@ export async function record(opts: RecordOptions): Promise<RecordResult> {
       }
     }
     status = await exited;
+    opts.onTargetExit?.(status, ingest.progress(), Date.now() - t0);
     if (!ingestError) {
       try {
         await ingest.poll(true);
@@ -133,5 +139,5 @@ export async function record(opts: RecordOptions): Promise<RecordResult> {
   const result = finalizeRecording(opts.output, progress, { ...status, pid: child.pid }, Date.now() - t0, ingestError, opts.captureRange);
   if (!ingestError) fs.rmSync(streamDir, { recursive: true, force: true });
   else result.incompleteReason += ` (the raw streams are kept in ${streamDir})`;
-  return { ...result, stdout, stderr };
+  return { ...result, bytes: ingested(progress).bytes, stdout, stderr };
 }
