@@ -24,6 +24,11 @@ elif [ -z "$nodedir" ] && [ -f /usr/include/node/node_api.h ]; then nodedir=/usr
 gyp_args=(--directory "$here/addon" -j "$jobs")
 [ -n "$nodedir" ] && gyp_args+=(--nodedir "$nodedir")
 if [ -f "$here/addon/build/Makefile" ]; then
+  # A changed binding.gyp (a source file added) needs new Makefiles; the
+  # objects already built are kept.
+  if [ "$here/addon/binding.gyp" -nt "$here/addon/build/Makefile" ]; then
+    "$root/node_modules/.bin/node-gyp" configure "${gyp_args[@]}" >/dev/null
+  fi
   "$root/node_modules/.bin/node-gyp" build "${gyp_args[@]}" >/dev/null
 else
   "$root/node_modules/.bin/node-gyp" rebuild "${gyp_args[@]}" >/dev/null

@@ -14,6 +14,9 @@
         "src/cupti_info.cc",
         "src/ingest.cc",
         "src/ingest_binding.cc",
+        "src/ingest_statements.cc",
+        "src/record_decoding.cc",
+        "src/zone_builder.cc",
         "src/table_loader.cc",
         "../../node_modules/better-sqlite3/deps/sqlite3/sqlite3.c"
       ],

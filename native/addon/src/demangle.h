@@ -3,9 +3,8 @@
 // parser of our own: the Itanium ABI's mangling of templates, lambdas and
 // substitutions is too large to re-implement faithfully.
 //
-// Header-only so that the ingest (which demangles kernel names as it stores
-// them) and the JS binding `demangle()` share it without a new translation
-// unit in binding.gyp (an existing build tree would not pick one up).
+// Header-only: the ingest (which demangles kernel names as it stores them)
+// and the JS binding `demangle()` share these few lines.
 #pragma once
 
 #include <cxxabi.h>

@@ -19,61 +19,11 @@
 namespace streamscope::addon {
 
 using namespace rs;
+using zone_table::threadLane;
 
 namespace {
 
-const char* kindName(uint16_t kind) {
-  switch (static_cast<Kind>(kind)) {
-    case Kind::String: return "String"; case Kind::Process: return "Process"; case Kind::Device: return "Device";
-    case Kind::Context: return "Context"; case Kind::Stream: return "Stream"; case Kind::Kernel: return "Kernel";
-    case Kind::Memcpy: return "Memcpy"; case Kind::Memset: return "Memset"; case Kind::Synchronization: return "Synchronization";
-    case Kind::CudaEvent: return "CudaEvent"; case Kind::ApiCall: return "ApiCall"; case Kind::Marker: return "Marker";
-    case Kind::Overhead: return "Overhead"; case Kind::Dropped: return "Dropped"; case Kind::Error: return "Error";
-    case Kind::Flush: return "Flush"; case Kind::End: return "End";
-  }
-  return nullptr;
-}
-
-// sizeof the fixed part of each kind; 0 for unknown kinds.
-uint32_t fixedSize(uint16_t kind) {
-  switch (static_cast<Kind>(kind)) {
-    case Kind::String: return sizeof(StringRecord); case Kind::Process: return sizeof(ProcessRecord);
-    case Kind::Device: return sizeof(DeviceRecord); case Kind::Context: return sizeof(ContextRecord);
-    case Kind::Stream: return sizeof(StreamRecord); case Kind::Kernel: return sizeof(KernelRecord);
-    case Kind::Memcpy: return sizeof(MemcpyRecord); case Kind::Memset: return sizeof(MemsetRecord);
-    case Kind::Synchronization: return sizeof(SynchronizationRecord); case Kind::CudaEvent: return sizeof(CudaEventRecord);
-    case Kind::ApiCall: return sizeof(ApiCallRecord); case Kind::Marker: return sizeof(MarkerRecord);
-    case Kind::Overhead: return sizeof(OverheadRecord); case Kind::Dropped: return sizeof(DroppedRecord);
-    case Kind::Error: return sizeof(ErrorRecord); case Kind::Flush: return sizeof(FlushRecord); case Kind::End: return sizeof(EndRecord);
-  }
-  return 0;
-}
-
-// Copies a record out of the byte stream (alignment-safe).
-template <class R> R load(const uint8_t* p) {
-  R r;
-  std::memcpy(&r, p, sizeof r);
-  return r;
-}
-
-// Bind helpers: sqlite3_bind_* by 1-based index; nullopt binds NULL.
-struct Binder {
-  sqlite3_stmt* s;
-  int i = 1;
-  Binder& operator()(int64_t v) { sqlite3_bind_int64(s, i++, v); return *this; }
-  Binder& operator()(std::optional<int64_t> v) {
-    if (v) sqlite3_bind_int64(s, i++, *v); else sqlite3_bind_null(s, i++);
-    return *this;
-  }
-  Binder& text(const std::string& v) { sqlite3_bind_text(s, i++, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT); return *this; }
-};
-
 std::optional<int64_t> nonzero(uint64_t v) { return v ? std::optional<int64_t>(static_cast<int64_t>(v)) : std::nullopt; }
-
-// Lane of a host thread in `zones`: pid and tid are both below Linux's
-// pid_max limit of 2^22, so the pair fits an exact JS number
-// (profiler/store/zones.ts threadLane).
-int64_t threadLane(uint32_t pid, uint32_t tid) { return int64_t{pid} * 4194304 + tid; }
 
 }  // namespace
 
@@ -115,116 +65,39 @@ Ingest::Ingest(const std::string& db_path, uint64_t origin_ns) : db_path_(db_pat
     throw IngestError(db_path + ": " + problem);
   }
 
-  ins_string_ = prepare("INSERT INTO strings (value, demangled) VALUES (?, ?)");
-  ins_kernel_ = prepare(
-      "INSERT INTO kernels (start_ns, end_ns, device_id, context_id, stream_id, correlation_id, name_id, grid_x, grid_y, grid_z,"
-      " block_x, block_y, block_z, registers_per_thread, static_shared_bytes, dynamic_shared_bytes, local_memory_per_thread,"
-      " launch_type, is_device_launched, graph_id, graph_node_id, cluster_x, cluster_y, cluster_z, channel_id)"
-      " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
-  ins_memcpy_ = prepare(
-      "INSERT INTO memcpys (start_ns, end_ns, device_id, context_id, stream_id, correlation_id, bytes, copy_kind, src_kind,"
-      " dst_kind, is_async, src_device_id, dst_device_id, graph_id, channel_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
-  ins_memset_ = prepare(
-      "INSERT INTO memsets (start_ns, end_ns, device_id, context_id, stream_id, correlation_id, bytes, value, memory_kind,"
-      " is_async, graph_id, channel_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)");
-  ins_sync_ = prepare(
-      "INSERT INTO syncs (start_ns, end_ns, pid, context_id, stream_id, sync_type, event_id, correlation_id, return_value)"
-      " VALUES (?,?,?,?,?,?,?,?,?)");
-  ins_event_ = prepare(
-      "INSERT INTO cuda_events (device_ns, pid, context_id, stream_id, device_id, event_id, correlation_id) VALUES (?,?,?,?,?,?,?)");
-  ins_api_ = prepare(
-      "INSERT INTO api_calls (start_ns, end_ns, pid, tid, domain, cbid, name_id, correlation_id, return_value)"
-      " VALUES (?,?,?,?,?,?,?,?,?)");
-  ins_nvtx_ = prepare("INSERT INTO nvtx_ranges (start_ns, end_ns, pid, tid, name_id, domain_id) VALUES (?,?,?,?,?,?)");
-  ins_zone_ = prepare(
-      "INSERT INTO zones (table_id, lane, start_ns, first_id, last_id, end_ns, rows, min_correlation, max_correlation, busy_ns,"
-      " max_dur_ns, max_gap_ns, copy_kind_rows) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)");
+  try {
+    st_.prepare(db_, db_path_);
+  } catch (const IngestError&) {
+    st_.finalize();
+    sqlite3_close(db_);
+    db_ = nullptr;
+    throw;
+  }
   // zones.table_id values: zone_tables.h (as SCHEMA.md and profiler/store/zone-tables.ts).
-  kernels_.table_id = zone_table::kKernels, kernels_.insert = ins_kernel_, kernels_.columns = 25;
-  memcpys_.table_id = zone_table::kMemcpys, memcpys_.insert = ins_memcpy_, memcpys_.columns = 15, memcpys_.copy_kind_column = 7;
-  memsets_.table_id = zone_table::kMemsets, memsets_.insert = ins_memset_, memsets_.columns = 12;
-  syncs_.table_id = zone_table::kSyncs, syncs_.insert = ins_sync_, syncs_.columns = 9;
-  api_calls_.table_id = zone_table::kApiCalls, api_calls_.insert = ins_api_, api_calls_.columns = 9;
-  nvtx_.table_id = zone_table::kNvtxRanges, nvtx_.insert = ins_nvtx_, nvtx_.columns = 6;
-  pending_ = {&kernels_, &memcpys_, &memsets_, &syncs_, &api_calls_, &nvtx_};
-  ins_overhead_ = prepare(
-      "INSERT INTO overheads (start_ns, end_ns, pid, overhead_kind, object_kind, object_id, correlation_id) VALUES (?,?,?,?,?,?,?)");
-  ins_dropped_ = prepare("INSERT INTO dropped_records (pid, source, count, context_id, stream_id) VALUES (?,?,?,?,?)");
-  ins_error_ = prepare("INSERT INTO collector_errors (pid, code, message) VALUES (?,?,?)");
-  upsert_process_ = prepare(
-      "INSERT INTO processes (pid, ppid, command, executable, host, driver_version, runtime_version, cupti_version,"
-      " cupti_api_version, collector_version, origin_offset_ns) VALUES (?,?,?,?,?,?,?,?,?,?,?)"
-      " ON CONFLICT(pid) DO UPDATE SET ppid = excluded.ppid, command = excluded.command, executable = excluded.executable,"
-      " host = excluded.host, driver_version = excluded.driver_version,"
-      " runtime_version = coalesce(nullif(excluded.runtime_version, 0), processes.runtime_version),"
-      " cupti_version = excluded.cupti_version, cupti_api_version = excluded.cupti_api_version,"
-      " collector_version = excluded.collector_version, origin_offset_ns = excluded.origin_offset_ns");
-  // A stream's process gets its row from the header, before (or without) a Process record.
-  ins_process_ = prepare(
-      "INSERT INTO processes (pid, collector_version, stream_flags, origin_offset_ns, origin_wall_ns) VALUES (?,?,?,?,?)"
-      " ON CONFLICT(pid) DO UPDATE SET stream_flags = excluded.stream_flags, origin_wall_ns = excluded.origin_wall_ns");
-  end_process_ = prepare("UPDATE processes SET end_ns = ?, complete = 1 WHERE pid = ?");
-  upsert_device_ = prepare(
-      "INSERT INTO devices (uuid, ordinal, name, cc_major, cc_minor, sm_count, async_engine_count, concurrent_kernels,"
-      " total_memory_bytes, pci_domain, pci_bus, pci_device, core_clock_khz, memory_clock_khz, memory_bus_width_bits,"
-      " l2_cache_bytes, max_threads_per_sm, max_shared_memory_per_sm, max_registers_per_sm, max_blocks_per_sm)"
-      " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(uuid) DO NOTHING");
-  device_by_uuid_ = prepare("SELECT id FROM devices WHERE uuid = ?");
-  upsert_context_ = prepare(
-      "INSERT INTO contexts (pid, cupti_context_id, device_id, null_stream_id) VALUES (?,?,?,?)"
-      " ON CONFLICT(pid, cupti_context_id) DO UPDATE SET device_id = coalesce(excluded.device_id, contexts.device_id),"
-      " null_stream_id = coalesce(excluded.null_stream_id, contexts.null_stream_id) RETURNING id");
-  upsert_stream_ = prepare(
-      "INSERT INTO streams (pid, context_id, device_id, cupti_stream_id, flags, priority, created_ns, created_by_correlation_id)"
-      " VALUES (?,?,?,?,?,?,?,?)"
-      " ON CONFLICT(context_id, cupti_stream_id) DO UPDATE SET device_id = coalesce(excluded.device_id, streams.device_id),"
-      " flags = excluded.flags, priority = excluded.priority, created_ns = coalesce(excluded.created_ns, streams.created_ns),"
-      " created_by_correlation_id = coalesce(excluded.created_by_correlation_id, streams.created_by_correlation_id) RETURNING id");
-  ins_stream_ = prepare(
-      "INSERT INTO streams (pid, context_id, device_id, cupti_stream_id, flags) VALUES (?,?,?,?,?)"
-      " ON CONFLICT(context_id, cupti_stream_id) DO NOTHING");
-  stream_id_ = prepare("SELECT id FROM streams WHERE context_id = ? AND cupti_stream_id = ?");
-  ins_thread_ = prepare("INSERT OR IGNORE INTO threads (pid, tid) VALUES (?,?)");
-  text_of_ = prepare("SELECT value FROM strings WHERE id = ?");
+  timelineTable(kernels_, zone_table::kKernels, &Statements::kernels);
+  timelineTable(memcpys_, zone_table::kMemcpys, &Statements::memcpys);
+  timelineTable(memsets_, zone_table::kMemsets, &Statements::memsets);
+  timelineTable(syncs_, zone_table::kSyncs, &Statements::syncs);
+  timelineTable(api_calls_, zone_table::kApiCalls, &Statements::api_calls);
+  timelineTable(nvtx_, zone_table::kNvtxRanges, &Statements::nvtx_ranges);
   loadExisting();
 }
 
 Ingest::~Ingest() {
-  for (sqlite3_stmt* s : statements_) sqlite3_finalize(s);
+  st_.finalize();
   if (db_) sqlite3_close(db_);
 }
 
-void Ingest::exec(const char* sql) {
-  char* err = nullptr;
-  if (sqlite3_exec(db_, sql, nullptr, nullptr, &err) != SQLITE_OK) {
-    const std::string why = err ? err : "unknown error";
-    sqlite3_free(err);
-    throw IngestError(db_path_ + ": " + why + " (" + sql + ")", true);
-  }
-}
+void Ingest::exec(const char* sql) { addon::exec(db_, sql, db_path_); }
 
-sqlite3_stmt* Ingest::prepare(const char* sql) {
-  sqlite3_stmt* s = nullptr;
-  if (sqlite3_prepare_v3(db_, sql, -1, SQLITE_PREPARE_PERSISTENT, &s, nullptr) != SQLITE_OK) {
-    throw IngestError(db_path_ + ": the recording's schema does not match this StreamScope (" + sqlite3_errmsg(db_) + ")");
-  }
-  statements_.push_back(s);
-  return s;
-}
-
-// Run a prepared insert to completion and reset it.
-static void step(sqlite3* db, sqlite3_stmt* s, const std::string& where) {
-  const int rc = sqlite3_step(s);
-  sqlite3_reset(s);
-  if (rc != SQLITE_DONE && rc != SQLITE_ROW) throw IngestError(where + ": database write failed: " + sqlite3_errmsg(db), true);
-}
-
-static int64_t stepReturningId(sqlite3* db, sqlite3_stmt* s, const std::string& where) {
-  const int rc = sqlite3_step(s);
-  const int64_t id = rc == SQLITE_ROW ? sqlite3_column_int64(s, 0) : -1;
-  sqlite3_reset(s);
-  if (rc != SQLITE_ROW) throw IngestError(where + ": database write failed: " + sqlite3_errmsg(db), true);
-  return id;
+// A timeline table: its rows wait for their batch; each row has as many
+// values as its insert has columns (ingest_statements.cc).
+void Ingest::timelineTable(PendingTable& t, int table_id, Statements::Member insert) {
+  t.table_id = table_id;
+  t.insert = st_.*insert;
+  t.columns = static_cast<int>(Statements::spec(insert).columns.size());
+  t.copy_kind_column = Statements::columnIndex(insert, "copy_kind");
+  pending_.push_back(&t);
 }
 
 void Ingest::loadExisting() {
@@ -274,30 +147,21 @@ FileProgress Ingest::ingestFile(const std::string& path, bool final) {
       // Too short for a header: still being written, or foreign data.
       char head[sizeof kMagic] = {};
       const ssize_t n = size > 0 ? pread(fd, head, std::min<uint64_t>(size, sizeof head), 0) : 0;
-      if (n > 0 && std::memcmp(head, kMagic, static_cast<size_t>(n)) != 0) {
-        throw IngestError(path + ": not a StreamScope record stream (bad magic)");
-      }
+      if (n > 0 && !magicMatches(head, static_cast<size_t>(n))) throw IngestError(path + ": not a StreamScope record stream (bad magic)");
       if (final) f.progress.truncated = Truncation{0, sizeof(FileHeader) - size};
       return f.progress;
     }
     FileHeader h;
     if (pread(fd, &h, sizeof h, 0) != static_cast<ssize_t>(sizeof h)) throw IngestError(path + ": cannot read the header");
-    if (std::memcmp(h.magic, kMagic, sizeof kMagic) != 0) throw IngestError(path + ": not a StreamScope record stream (bad magic)");
-    if (h.format_version != kFormatVersion) {
-      throw IngestError(path + ": record stream format version " + std::to_string(h.format_version) +
-                        " is not supported (this StreamScope reads version " + std::to_string(kFormatVersion) + ")");
-    }
-    if (h.header_bytes < sizeof(FileHeader) || h.header_bytes % 8 != 0) {
-      throw IngestError(path + ": corrupt header: header size " + std::to_string(h.header_bytes));
-    }
+    checkHeader(h, path);
     f.header = h;
     f.header_read = true;
     f.shift = static_cast<int64_t>(h.origin_ns - origin_ns_);
     f.progress.pid = h.pid;
     f.progress.bytes_consumed = h.header_bytes;
     f.strings.assign(1, 0);
-    Binder{ins_process_}(int64_t{h.pid})(int64_t{h.collector_version})(int64_t{h.flags})(f.shift).text(std::to_string(h.origin_wall_ns));
-    step(db_, ins_process_, path);
+    Binder{st_.process_from_header}(int64_t{h.pid})(int64_t{h.collector_version})(int64_t{h.flags})(f.shift).text(std::to_string(h.origin_wall_ns));
+    step(db_, st_.process_from_header, path);
   }
 
   // The new bytes are mapped, not read: a pread copy of every byte cost ~10%
@@ -315,10 +179,14 @@ FileProgress Ingest::ingestFile(const std::string& path, bool final) {
   exec("BEGIN");
   try {
     if (map) {
-      // storeRecords advances bytes_consumed record by record, so after an
-      // error it points at the bad record; a partial record at the end waits
-      // for the next call (or is reported below).
-      storeRecords(f, path, static_cast<const uint8_t*>(map) + (from - map_at), static_cast<size_t>(size - from), from);
+      // bytes_consumed advances record by record, so after an error it
+      // points at the bad record; a partial record at the end waits for the
+      // next call (or is reported below).
+      RecordReader reader(path, static_cast<const uint8_t*>(map) + (from - map_at), static_cast<size_t>(size - from), from);
+      for (Record rec{}; reader.next(&rec);) {
+        store(f, path, rec);
+        f.progress.bytes_consumed = reader.offset();
+      }
     }
   } catch (const IngestError& e) {
     if (e.database) {
@@ -351,56 +219,29 @@ FileProgress Ingest::ingestFile(const std::string& path, bool final) {
   }
   if (final && f.progress.bytes_consumed < size) {
     const uint64_t at = f.progress.bytes_consumed;
-    uint64_t missing = sizeof(RecordHeader) - std::min<uint64_t>(size - at, sizeof(RecordHeader));
-    if (size - at >= sizeof(RecordHeader)) {
-      RecordHeader rh;
-      if (pread(fd, &rh, sizeof rh, static_cast<off_t>(at)) == sizeof rh) missing = at + rh.size - size;
-    }
-    f.progress.truncated = Truncation{at, missing};
+    f.progress.truncated = Truncation{at, missingBytes(fd, at, size)};
   }
   return f.progress;
 }
 
-size_t Ingest::storeRecords(FileState& f, const std::string& path, const uint8_t* data, size_t size, uint64_t base) {
-  size_t at = 0;
-  while (size - at >= sizeof(RecordHeader)) {
-    RecordHeader rh = load<RecordHeader>(data + at);
-    if (rh.size < sizeof(RecordHeader) || rh.size % 8 != 0) {
-      throw IngestError(path + ": corrupt record at byte " + std::to_string(base + at) + ": size " + std::to_string(rh.size) +
-                        " is not a positive multiple of 8");
-    }
-    if (rh.size > size - at) break;  // partial
-    store(f, path, rh.kind, data + at, rh.size, base + at);
-    at += rh.size;
-    f.progress.bytes_consumed = base + at;
-  }
-  return at;
-}
-
-void Ingest::store(FileState& f, const std::string& path, uint16_t kind, const uint8_t* rec, uint32_t size, uint64_t at) {
-  const uint32_t need = fixedSize(kind);
-  const char* name = kindName(kind);
+// One record → its rows. Timeline rows wait for their batch (pend); the
+// rest is written at once.
+void Ingest::store(FileState& f, const std::string& path, const Record& record) {
   FileProgress& p = f.progress;
+  const char* name = record.name;
   if (!name) {
     ++p.records;
     ++p.records_by_kind["unknown"];
     return;  // a newer kind: skipped by size, as the format promises
   }
-  if (size < need) {
-    throw IngestError(path + ": corrupt record at byte " + std::to_string(at) + ": " + name + " record of " + std::to_string(size) +
-                      " bytes, expected at least " + std::to_string(need));
-  }
+  const uint8_t* rec = record.bytes;
   const uint32_t pid = f.header.pid;
   const int64_t shift = f.shift;
   const std::string& where = path;
-  switch (static_cast<Kind>(kind)) {
+  switch (static_cast<Kind>(record.kind)) {
     case Kind::String: {
       const auto r = load<StringRecord>(rec);
-      if (sizeof(StringRecord) + static_cast<uint64_t>(r.length) > size) {
-        throw IngestError(path + ": corrupt record at byte " + std::to_string(at) + ": String length " + std::to_string(r.length) +
-                          " exceeds its record (" + std::to_string(size) + " bytes)");
-      }
-      const int64_t id = internGlobal(std::string(reinterpret_cast<const char*>(rec + sizeof(StringRecord)), r.length));
+      const int64_t id = internGlobal(std::string(stringText(record, path)));
       if (f.strings.size() <= r.id) f.strings.resize(r.id + 1, 0);
       f.strings[r.id] = id;
       break;
@@ -408,10 +249,10 @@ void Ingest::store(FileState& f, const std::string& path, uint16_t kind, const u
     case Kind::Process: {
       const auto r = load<ProcessRecord>(rec);
       auto text = [&](uint32_t sid) { return sid ? textOf(stringId(f, sid)) : std::string(); };
-      Binder{upsert_process_}(int64_t{pid})(int64_t{r.ppid}).text(text(r.command_sid)).text(text(r.executable_sid))
+      Binder{st_.process}(int64_t{pid})(int64_t{r.ppid}).text(text(r.command_sid)).text(text(r.executable_sid))
           .text(text(r.hostname_sid))(int64_t{r.driver_version})(int64_t{r.runtime_version})(int64_t{r.cupti_version})
           (int64_t{r.cupti_api_version})(int64_t{f.header.collector_version})(shift);
-      step(db_, upsert_process_, where);
+      step(db_, st_.process, where);
       break;
     }
     case Kind::Device: {
@@ -427,15 +268,15 @@ void Ingest::store(FileState& f, const std::string& path, uint16_t kind, const u
         id = it->second;
       } else {
         const std::string name_text = r.name_sid ? textOf(stringId(f, r.name_sid)) : std::string();
-        Binder b{upsert_device_};
+        Binder b{st_.device};
         b.text(uuid)(int64_t{r.device_id}).text(name_text)(int64_t{r.cc_major})(int64_t{r.cc_minor})(int64_t{r.sm_count})
             (int64_t{r.async_engine_count})(int64_t{r.concurrent_kernels})(static_cast<int64_t>(r.total_memory_bytes))
             (int64_t{r.pci_domain})(int64_t{r.pci_bus})(int64_t{r.pci_device})(int64_t{r.core_clock_khz})(int64_t{r.memory_clock_khz})
             (int64_t{r.memory_bus_width_bits})(int64_t{r.l2_cache_bytes})(int64_t{r.max_threads_per_sm})
             (int64_t{r.max_shared_memory_per_sm})(int64_t{r.max_registers_per_sm})(int64_t{r.max_blocks_per_sm});
-        step(db_, upsert_device_, where);
-        sqlite3_bind_text(device_by_uuid_, 1, uuid.c_str(), -1, SQLITE_TRANSIENT);
-        id = stepReturningId(db_, device_by_uuid_, where);
+        step(db_, st_.device, where);
+        Binder{st_.device_by_uuid}.text(uuid);
+        id = stepReturningId(db_, st_.device_by_uuid, where);
         devices_by_uuid_.emplace(uuid, id);
       }
       f.devices[r.device_id] = id;
@@ -445,8 +286,8 @@ void Ingest::store(FileState& f, const std::string& path, uint16_t kind, const u
       const auto r = load<ContextRecord>(rec);
       const auto key = std::make_pair(pid, r.context_id);
       const auto device = deviceId(f, r.device_id);
-      Binder{upsert_context_}(int64_t{pid})(int64_t{r.context_id})(device)(int64_t{r.null_stream_id});
-      contexts_[key] = KnownContext{stepReturningId(db_, upsert_context_, where), device.has_value(), r.null_stream_id, device};
+      Binder{st_.context}(int64_t{pid})(int64_t{r.context_id})(device)(int64_t{r.null_stream_id});
+      contexts_[key] = KnownContext{stepReturningId(db_, st_.context, where), device.has_value(), r.null_stream_id, device};
       break;
     }
     case Kind::Stream: {
@@ -455,9 +296,9 @@ void Ingest::store(FileState& f, const std::string& path, uint16_t kind, const u
       std::optional<int64_t> device = r.device_id == kNone ? std::nullopt : deviceId(f, r.device_id);
       const int64_t ctx = contextId(f, r.context_id, device);
       if (!device) device = contexts_[std::make_pair(pid, r.context_id)].device;
-      Binder{upsert_stream_}(int64_t{pid})(ctx)(device)(int64_t{r.stream_id})(int64_t{r.flags})(int64_t{r.priority})
+      Binder{st_.stream}(int64_t{pid})(ctx)(device)(int64_t{r.stream_id})(int64_t{r.flags})(int64_t{r.priority})
           (r.created_ns == INT64_MIN ? std::nullopt : std::optional<int64_t>(r.created_ns + shift))(nonzero(r.correlation_id));
-      streams_[{ctx, r.stream_id}] = stepReturningId(db_, upsert_stream_, where);
+      streams_[{ctx, r.stream_id}] = stepReturningId(db_, st_.stream, where);
       break;
     }
     case Kind::Kernel: {
@@ -512,9 +353,9 @@ void Ingest::store(FileState& f, const std::string& path, uint16_t kind, const u
       const auto device = deviceId(f, r.device_id);
       const auto ctx = contextIdOrNull(f, r.context_id);
       const auto stream = streamIdOrNull(f, ctx, r.stream_id, device);
-      Binder{ins_event_}(r.device_ns == INT64_MIN ? std::nullopt : std::optional<int64_t>(r.device_ns + shift))(int64_t{pid})(ctx)(stream)
+      Binder{st_.cuda_events}(r.device_ns == INT64_MIN ? std::nullopt : std::optional<int64_t>(r.device_ns + shift))(int64_t{pid})(ctx)(stream)
           (device)(int64_t{r.event_id})(int64_t{r.correlation_id});
-      step(db_, ins_event_, where);
+      step(db_, st_.cuda_events, where);
       break;
     }
     case Kind::ApiCall: {
@@ -549,25 +390,25 @@ void Ingest::store(FileState& f, const std::string& path, uint16_t kind, const u
     }
     case Kind::Overhead: {
       const auto r = load<OverheadRecord>(rec);
-      Binder{ins_overhead_}(r.start_ns + shift)(r.end_ns + shift)(int64_t{pid})(int64_t{r.overhead_kind})(int64_t{r.object_kind})
+      Binder{st_.overheads}(r.start_ns + shift)(r.end_ns + shift)(int64_t{pid})(int64_t{r.overhead_kind})(int64_t{r.object_kind})
           (int64_t{r.object_id})(nonzero(r.correlation_id));
-      step(db_, ins_overhead_, where);
+      step(db_, st_.overheads, where);
       break;
     }
     case Kind::Dropped: {
       const auto r = load<DroppedRecord>(rec);
       const auto ctx = r.context_id == kNone ? std::nullopt : contextIdOrNull(f, r.context_id);
       const auto stream = streamIdOrNull(f, ctx, r.stream_id, std::nullopt);
-      Binder{ins_dropped_}(int64_t{pid})(int64_t{r.source})(static_cast<int64_t>(r.count))(ctx)(stream);
-      step(db_, ins_dropped_, where);
+      Binder{st_.dropped_records}(int64_t{pid})(int64_t{r.source})(static_cast<int64_t>(r.count))(ctx)(stream);
+      step(db_, st_.dropped_records, where);
       p.dropped += r.count;
       break;
     }
     case Kind::Error: {
       const auto r = load<ErrorRecord>(rec);
       const std::string message = r.message_sid ? textOf(stringId(f, r.message_sid)) : std::string();
-      Binder{ins_error_}(int64_t{pid})(int64_t{r.code}).text(message);
-      step(db_, ins_error_, where);
+      Binder{st_.collector_errors}(int64_t{pid})(int64_t{r.code}).text(message);
+      step(db_, st_.collector_errors, where);
       p.errors.push_back(CollectorError{r.code, message});
       break;
     }
@@ -578,8 +419,8 @@ void Ingest::store(FileState& f, const std::string& path, uint16_t kind, const u
     }
     case Kind::End: {
       const auto r = load<EndRecord>(rec);
-      Binder{end_process_}(r.end_ns + shift)(int64_t{pid});
-      step(db_, end_process_, where);
+      Binder{st_.process_end}(r.end_ns + shift)(int64_t{pid});
+      step(db_, st_.process_end, where);
       p.complete = true;
       break;
     }
@@ -592,14 +433,11 @@ void Ingest::store(FileState& f, const std::string& path, uint16_t kind, const u
 int64_t Ingest::internGlobal(const std::string& value) {
   auto it = strings_.find(value);
   if (it != strings_.end()) return it->second;
-  sqlite3_bind_text(ins_string_, 1, value.data(), static_cast<int>(value.size()), SQLITE_TRANSIENT);
   // Kernel names arrive mangled; the readable form is stored beside them
   // (schema 7) so that every reader, the renderer included, has it without
   // a demangler of its own. Once per distinct string.
-  const std::optional<std::string> demangled = demangle(value);
-  if (demangled) sqlite3_bind_text(ins_string_, 2, demangled->data(), static_cast<int>(demangled->size()), SQLITE_TRANSIENT);
-  else sqlite3_bind_null(ins_string_, 2);
-  step(db_, ins_string_, db_path_);
+  Binder{st_.strings}.text(value).textOrNull(demangle(value));
+  step(db_, st_.strings, db_path_);
   const int64_t id = sqlite3_last_insert_rowid(db_);
   strings_.emplace(value, id);
   return id;
@@ -624,8 +462,8 @@ int64_t Ingest::contextId(FileState& f, uint32_t cupti_context, std::optional<in
   // Hot path (every operation): only touch the database for a new context
   // or when its device becomes known.
   if (it != contexts_.end() && (it->second.has_device || !device)) return it->second.id;
-  Binder{upsert_context_}(int64_t{f.header.pid})(int64_t{cupti_context})(device)(std::optional<int64_t>());
-  const int64_t id = stepReturningId(db_, upsert_context_, db_path_);
+  Binder{st_.context}(int64_t{f.header.pid})(int64_t{cupti_context})(device)(std::optional<int64_t>());
+  const int64_t id = stepReturningId(db_, st_.context, db_path_);
   const uint32_t null_stream = it != contexts_.end() ? it->second.null_stream : kNone;
   contexts_[key] = KnownContext{id, device.has_value(), null_stream, device};
   return id;
@@ -641,12 +479,12 @@ int64_t Ingest::deviceForOp(FileState& f, uint32_t cupti_device) {
   if (it != devices_by_uuid_.end()) {
     id = it->second;
   } else {
-    Binder b{upsert_device_};
+    Binder b{st_.device};
     b.text(key)(int64_t{cupti_device}).text("unknown device");
     for (int i = 0; i < 17; i++) b(std::optional<int64_t>());
-    step(db_, upsert_device_, db_path_);
-    sqlite3_bind_text(device_by_uuid_, 1, key.c_str(), -1, SQLITE_TRANSIENT);
-    id = stepReturningId(db_, device_by_uuid_, db_path_);
+    step(db_, st_.device, db_path_);
+    Binder{st_.device_by_uuid}.text(key);
+    id = stepReturningId(db_, st_.device_by_uuid, db_path_);
     devices_by_uuid_.emplace(key, id);
   }
   f.devices[cupti_device] = id;
@@ -654,12 +492,12 @@ int64_t Ingest::deviceForOp(FileState& f, uint32_t cupti_device) {
 }
 
 std::string Ingest::textOf(int64_t string_id) {
-  sqlite3_bind_int64(text_of_, 1, string_id);
+  sqlite3_bind_int64(st_.text_of, 1, string_id);
   std::string out;
-  if (sqlite3_step(text_of_) == SQLITE_ROW) {
-    out.assign(reinterpret_cast<const char*>(sqlite3_column_text(text_of_, 0)), sqlite3_column_bytes(text_of_, 0));
+  if (sqlite3_step(st_.text_of) == SQLITE_ROW) {
+    out.assign(reinterpret_cast<const char*>(sqlite3_column_text(st_.text_of, 0)), sqlite3_column_bytes(st_.text_of, 0));
   }
-  sqlite3_reset(text_of_);
+  sqlite3_reset(st_.text_of);
   return out;
 }
 
@@ -679,10 +517,10 @@ int64_t Ingest::streamId(FileState& f, int64_t context, uint32_t cupti_stream, s
   for (const auto& [key, ctx] : contexts_) {
     if (ctx.id == context && ctx.null_stream == cupti_stream) flags |= kStreamLegacyDefault;
   }
-  Binder{ins_stream_}(int64_t{f.header.pid})(context)(device)(int64_t{cupti_stream})(int64_t{flags});
-  step(db_, ins_stream_, db_path_);
-  Binder{stream_id_}(context)(int64_t{cupti_stream});
-  const int64_t id = stepReturningId(db_, stream_id_, db_path_);
+  Binder{st_.implicit_stream}(int64_t{f.header.pid})(context)(device)(int64_t{cupti_stream})(int64_t{flags});
+  step(db_, st_.implicit_stream, db_path_);
+  Binder{st_.stream_by_cupti_id}(context)(int64_t{cupti_stream});
+  const int64_t id = stepReturningId(db_, st_.stream_by_cupti_id, db_path_);
   streams_[key] = id;
   return id;
 }
@@ -715,8 +553,8 @@ void Ingest::resetCaches() {
 
 void Ingest::thread(uint32_t pid, uint32_t tid) {
   if (!threads_.insert((static_cast<uint64_t>(pid) << 32) | tid).second) return;
-  Binder{ins_thread_}(int64_t{pid})(int64_t{tid});
-  step(db_, ins_thread_, db_path_);
+  Binder{st_.threads}(int64_t{pid})(int64_t{tid});
+  step(db_, st_.threads, db_path_);
 }
 
 void Ingest::finish(const std::vector<std::string>& final_sql) {
@@ -738,8 +576,7 @@ void Ingest::finish(const std::vector<std::string>& final_sql) {
     for (const std::string& sql : final_sql) exec(sql.c_str());
     exec("COMMIT");
   }
-  for (sqlite3_stmt* s : statements_) sqlite3_finalize(s);
-  statements_.clear();
+  st_.finalize();
   sqlite3_close(db_);
   db_ = nullptr;
   // No fsync: synchronous=OFF protects committed data against a crash of
@@ -748,10 +585,9 @@ void Ingest::finish(const std::vector<std::string>& final_sql) {
   // collector's raw streams are what a lost recording can be rebuilt from.
 }
 
-Ingest::Appender Ingest::pend(PendingTable& t, int64_t lane, int64_t start, int64_t end, int64_t correlation) {
+PendingTable::Appender Ingest::pend(PendingTable& t, int64_t lane, int64_t start, int64_t end, int64_t correlation) {
   if (t.keys.size() >= kBatchRows) writePending(t, db_path_);
-  t.keys.push_back(PendingTable::Key{lane, start, end, correlation, static_cast<uint32_t>(t.keys.size())});
-  return Appender{t.values};
+  return t.append(lane, start, end, correlation);
 }
 
 void Ingest::writePending(const std::string& where) {
@@ -759,90 +595,38 @@ void Ingest::writePending(const std::string& where) {
 }
 
 void Ingest::dropPending() {
-  for (PendingTable* t : pending_) {
-    t->keys.clear();
-    t->values.clear();
-  }
+  for (PendingTable* t : pending_) t->clear();
 }
 
+// A batch of one timeline table: its rows grouped by lane and sorted by
+// start, inserted in that order, and their zones after them.
 void Ingest::writePending(PendingTable& t, const std::string& where) {
   if (t.keys.empty()) return;
-  if (t.values.size() != t.keys.size() * static_cast<size_t>(t.columns)) {
+  if (!t.consistent()) {
     throw std::logic_error("streamscope ingest: pending row width does not match table " + std::to_string(t.table_id));
   }
-  using Key = PendingTable::Key;
-  // Group by lane, keeping arrival order inside a lane (stable), then sort a
-  // lane by start only where CUPTI delivered it out of order (rare: the
-  // check is linear, the sort is not).
-  std::stable_sort(t.keys.begin(), t.keys.end(), [](const Key& a, const Key& b) { return a.lane < b.lane; });
-  for (size_t i = 0; i < t.keys.size();) {
-    size_t j = i;
-    while (j < t.keys.size() && t.keys[j].lane == t.keys[i].lane) ++j;
-    auto by_start = [](const Key& a, const Key& b) { return a.start < b.start; };
-    if (!std::is_sorted(t.keys.begin() + i, t.keys.begin() + j, by_start)) {
-      std::stable_sort(t.keys.begin() + i, t.keys.begin() + j, by_start);
-    }
-    i = j;
-  }
-
-  // A zone's shape (SCHEMA.md "Zones"): its rows come in start order here,
-  // so the widest gap is each start minus the latest end before it.
-  struct Zone {
-    int64_t lane, first, last, start, end, rows, min_corr, max_corr, busy, max_dur, max_gap;
-  } z{};
-  std::map<int64_t, int64_t> copy_kinds;  // memcpys: rows per copy kind (a handful of kinds)
-  auto emit = [&] {
-    if (z.rows == 0) return;
-    Binder b{ins_zone_};
-    b(int64_t{t.table_id})(z.lane)(z.start)(z.first)(z.last)(z.end)(z.rows)
+  t.sortByLane();
+  auto emit = [&](const Zone& z, const std::optional<std::string>& copy_kind_rows) {
+    Binder{st_.zones}(int64_t{t.table_id})(z.lane)(z.start)(z.first)(z.last)(z.end)(z.rows)
         (z.min_corr == kNull ? std::nullopt : std::optional<int64_t>(z.min_corr))
-        (z.max_corr == kNull ? std::nullopt : std::optional<int64_t>(z.max_corr))(z.busy)(z.max_dur)(z.max_gap);
-    if (t.copy_kind_column >= 0) {
-      // The JSON SQLite's json_group_object writes: {"1":2048,"2":2048}.
-      std::string json = "{";
-      for (const auto& [kind, n] : copy_kinds) {
-        if (json.size() > 1) json += ',';
-        json += '"' + std::to_string(kind) + "\":" + std::to_string(n);
-      }
-      b.text(json + "}");
-    } else {
-      b(std::optional<int64_t>{});
-    }
-    step(db_, ins_zone_, where);
-    z.rows = 0;
-    copy_kinds.clear();
+        (z.max_corr == kNull ? std::nullopt : std::optional<int64_t>(z.max_corr))(z.busy)(z.max_dur)(z.max_gap)
+        .textOrNull(copy_kind_rows);
+    step(db_, st_.zones, where);
   };
-  for (const Key& k : t.keys) {
-    const int64_t* v = t.values.data() + static_cast<size_t>(k.row) * t.columns;
+  ZoneBuilder zones(t.copy_kind_column >= 0);
+  for (const PendingTable::Key& k : t.keys) {
+    const int64_t* v = t.valuesOf(k);
     for (int c = 0; c < t.columns; c++) {
       if (v[c] == kNull) sqlite3_bind_null(t.insert, c + 1);
       else sqlite3_bind_int64(t.insert, c + 1, v[c]);
     }
     step(db_, t.insert, where);
-    const int64_t id = sqlite3_last_insert_rowid(db_);
     // Rowids are consecutive within a batch (nothing else inserts into the
     // table meanwhile), so a zone is a [first, last] range of one lane.
-    if (z.rows == kZoneRows || (z.rows > 0 && (z.lane != k.lane || id != z.last + 1))) emit();
-    if (z.rows == 0) {
-      z = Zone{k.lane, id, id, k.start, k.end, 0, k.correlation, k.correlation, 0, 0, 0};
-    } else {
-      z.max_gap = std::max(z.max_gap, k.start - z.end);
-    }
-    z.max_dur = std::max(z.max_dur, k.end - k.start);
-    if (t.copy_kind_column >= 0) ++copy_kinds[v[t.copy_kind_column]];
-    z.last = id;
-    z.start = std::min(z.start, k.start);
-    z.end = std::max(z.end, k.end);
-    z.busy += k.end - k.start;
-    if (k.correlation != kNull) {
-      z.min_corr = z.min_corr == kNull ? k.correlation : std::min(z.min_corr, k.correlation);
-      z.max_corr = z.max_corr == kNull ? k.correlation : std::max(z.max_corr, k.correlation);
-    }
-    ++z.rows;
+    zones.add(k, sqlite3_last_insert_rowid(db_), t.copy_kind_column >= 0 ? v[t.copy_kind_column] : 0, emit);
   }
-  emit();
-  t.keys.clear();
-  t.values.clear();
+  zones.finish(emit);
+  t.clear();
 }
 
 }  // namespace streamscope::addon

@@ -7,34 +7,32 @@
 // the 1.5 M records/s ingest target and missing it by half.
 //
 // The database is created (schema, migrations) by TypeScript; this only
-// inserts into the tables of profiler/store/migrations/0001-initial.ts.
+// inserts into the tables of profiler/store/migrations.
 // Not thread-safe: one call at a time (the binding enforces it).
+//
+// This file and ingest.cc are the orchestration: files, transactions, the
+// ids of devices, contexts, streams and strings, and one record kind → its
+// rows. The units it is built from: record_decoding (the byte stream),
+// ingest_statements (the SQL) and zone_builder (timeline batches and zones).
 #pragma once
 
 #include <cstdint>
 #include <map>
 #include <optional>
-#include <stdexcept>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
+#include "ingest_error.h"
+#include "ingest_statements.h"
+#include "record_decoding.h"
 #include "record_format.h"
+#include "zone_builder.h"
 
 struct sqlite3;
-struct sqlite3_stmt;
 
 namespace streamscope::addon {
-
-// A problem with a file or the database; the message names the file.
-// `database` separates a failed write (disk full, lock: the call's records
-// are rolled back) from malformed input (the records before it are kept).
-class IngestError : public std::runtime_error {
- public:
-  explicit IngestError(const std::string& what, bool database = false) : std::runtime_error(what), database(database) {}
-  const bool database;
-};
 
 // The schema version this ingest writes (profiler/store/migrations).
 inline constexpr int kSchemaVersion = 7;
@@ -100,11 +98,8 @@ class Ingest {
   };
 
   void exec(const char* sql);
-  sqlite3_stmt* prepare(const char* sql);
   void loadExisting();
-  // Returns the number of bytes of `data` that form complete, stored records.
-  size_t storeRecords(FileState& f, const std::string& path, const uint8_t* data, size_t size, uint64_t base_offset);
-  void store(FileState& f, const std::string& path, uint16_t kind, const uint8_t* rec, uint32_t size, uint64_t at);
+  void store(FileState& f, const std::string& path, const Record& rec);
 
   int64_t stringId(FileState& f, uint32_t local);
   int64_t internGlobal(const std::string& value);
@@ -119,34 +114,12 @@ class Ingest {
   void resetCaches();
   void thread(uint32_t pid, uint32_t tid);
 
-  // Timeline rows wait in a PendingTable until the batch is written; then
-  // they go in grouped by lane (stream or thread) and sorted by start, so
-  // that each lane's rows form contiguous rowid runs, and one `zones` row
-  // per run (<= kZoneRows rows) indexes them: lane, rowid range, time span,
-  // correlation range. This replaces B-tree indexes on (stream, start) and
-  // on correlation ids, which cost more to build than the rows themselves
-  // (SCHEMA.md, "Zones").
-  struct PendingTable {
-    int table_id = 0;  // zones.table_id
-    sqlite3_stmt* insert = nullptr;
-    int columns = 0;
-    int copy_kind_column = -1;  // memcpys: where copy_kind is in a row, for the zones' rows per copy kind
-    struct Key {
-      int64_t lane, start, end, correlation;  // correlation kNull: none
-      uint32_t row;
-    };
-    std::vector<Key> keys;
-    std::vector<int64_t> values;  // `columns` per row; kNull binds NULL
-  };
-  struct Appender {
-    std::vector<int64_t>& values;
-    Appender& operator()(int64_t v) { values.push_back(v); return *this; }
-    Appender& operator()(std::optional<int64_t> v) { values.push_back(v ? *v : kNull); return *this; }
-  };
-  static constexpr int64_t kNull = INT64_MIN;
+  // Timeline rows (kernels, copies, memsets, syncs, API calls, NVTX ranges)
+  // wait in a PendingTable until the batch is written with its zones
+  // (zone_builder.h).
   static constexpr size_t kBatchRows = 131072;
-  static constexpr int64_t kZoneRows = 4096;
-  Appender pend(PendingTable& t, int64_t lane, int64_t start, int64_t end, int64_t correlation);
+  PendingTable::Appender pend(PendingTable& t, int64_t lane, int64_t start, int64_t end, int64_t correlation);
+  void timelineTable(PendingTable& t, int table_id, Statements::Member insert);
   void writePending(const std::string& where);
   void writePending(PendingTable& t, const std::string& where);
   void dropPending();
@@ -156,6 +129,7 @@ class Ingest {
   sqlite3* db_ = nullptr;
   std::string db_path_;
   uint64_t origin_ns_;
+  Statements st_;
   std::map<std::string, FileState> files_;
   std::unordered_map<std::string, int64_t> strings_;
   std::unordered_map<std::string, int64_t> devices_by_uuid_;
@@ -168,14 +142,6 @@ class Ingest {
   std::map<std::pair<uint32_t, uint32_t>, KnownContext> contexts_;  // (pid, CUPTI context) → contexts row
   std::map<std::pair<int64_t, uint32_t>, int64_t> streams_;     // (contexts.id, CUPTI stream) → streams.id
   std::unordered_set<uint64_t> threads_;                        // pid << 32 | tid
-
-  sqlite3_stmt *ins_string_ = nullptr, *ins_kernel_ = nullptr, *ins_memcpy_ = nullptr, *ins_memset_ = nullptr,
-               *ins_sync_ = nullptr, *ins_event_ = nullptr, *ins_api_ = nullptr, *ins_nvtx_ = nullptr,
-               *ins_overhead_ = nullptr, *ins_dropped_ = nullptr, *ins_error_ = nullptr, *upsert_process_ = nullptr,
-               *end_process_ = nullptr, *upsert_device_ = nullptr, *device_by_uuid_ = nullptr, *upsert_context_ = nullptr,
-               *ins_context_ = nullptr, *upsert_stream_ = nullptr, *ins_stream_ = nullptr, *stream_id_ = nullptr,
-               *ins_thread_ = nullptr, *text_of_ = nullptr, *ins_process_ = nullptr, *ins_zone_ = nullptr;
-  std::vector<sqlite3_stmt*> statements_;
 };
 
 }  // namespace streamscope::addon

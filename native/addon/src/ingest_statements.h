@@ -1,0 +1,79 @@
+// The SQL of the native ingest, in one place: every statement it prepares,
+// with the table and the columns each one writes, and the helpers that bind
+// values and run them.
+//
+// An INSERT's SQL is built from its column list, so the number of `?`, the
+// width of a pending timeline row and the position of a column in it
+// (ingest.cc) all come from that one list. Tables and columns are those of
+// profiler/store/migrations.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+struct sqlite3;
+struct sqlite3_stmt;
+
+namespace streamscope::addon {
+
+struct StatementSpec {
+  std::string name;                  // the Statements member it is prepared into
+  std::string sql;
+  std::string table;                 // the table it writes; empty for a lookup
+  std::vector<std::string> columns;  // the columns it writes; for an INSERT in bind order
+};
+
+// The prepared statements of one ingest session, one member per spec.
+struct Statements {
+  // Timeline tables: their rows are written in batches, with their zones.
+  sqlite3_stmt *kernels = nullptr, *memcpys = nullptr, *memsets = nullptr, *syncs = nullptr, *api_calls = nullptr,
+               *nvtx_ranges = nullptr, *zones = nullptr;
+  // Other rows, written as they arrive.
+  sqlite3_stmt *strings = nullptr, *cuda_events = nullptr, *overheads = nullptr, *dropped_records = nullptr,
+               *collector_errors = nullptr, *threads = nullptr;
+  // Processes, devices, contexts and streams: upserts, and lookups of their ids.
+  sqlite3_stmt *process_from_header = nullptr, *process = nullptr, *process_end = nullptr, *device = nullptr,
+               *device_by_uuid = nullptr, *context = nullptr, *stream = nullptr, *implicit_stream = nullptr,
+               *stream_by_cupti_id = nullptr, *text_of = nullptr;
+
+  using Member = sqlite3_stmt* Statements::*;
+
+  Statements() = default;
+  Statements(const Statements&) = delete;
+  Statements& operator=(const Statements&) = delete;
+  ~Statements() { finalize(); }
+
+  // Prepares every statement on `db`. A table or column the recording lacks
+  // throws IngestError naming `db_path`.
+  void prepare(sqlite3* db, const std::string& db_path);
+  void finalize();
+
+  static const StatementSpec& spec(Member m);
+  // Position of `column` among the columns `m` writes (its bind index - 1), -1 if it writes none of that name.
+  static int columnIndex(Member m, const std::string& column);
+};
+
+// Every statement's spec, in a fixed order.
+std::vector<StatementSpec> statementSpecs();
+
+// Binds values to a statement by position, from 1; nullopt binds NULL.
+struct Binder {
+  sqlite3_stmt* s;
+  int i = 1;
+  Binder& operator()(int64_t v);
+  Binder& operator()(std::optional<int64_t> v);
+  Binder& text(const std::string& v);
+  Binder& textOrNull(const std::optional<std::string>& v);
+};
+
+// Runs a statement to completion and resets it; a failure is a failed write
+// (IngestError with `database` set) naming `where`.
+void step(sqlite3* db, sqlite3_stmt* s, const std::string& where);
+// The same for a statement that returns one row: its first column.
+int64_t stepReturningId(sqlite3* db, sqlite3_stmt* s, const std::string& where);
+// Runs SQL text (transactions, pragmas, the finishing DDL).
+void exec(sqlite3* db, const char* sql, const std::string& db_path);
+
+}  // namespace streamscope::addon

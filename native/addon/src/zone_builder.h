@@ -1,0 +1,129 @@
+// Zone building (SCHEMA.md, "Zones"). Timeline rows wait in a PendingTable
+// until their batch is written; then they go in grouped by lane (stream or
+// thread) and sorted by start, so that each lane's rows form contiguous
+// rowid runs, and ZoneBuilder makes one `zones` row per run (at most
+// kZoneRows rows): lane, rowid range, time span, correlation range, busy
+// time and shape. This replaces B-tree indexes on (stream, start) and on
+// correlation ids, which cost more to build than the rows themselves.
+//
+// No SQLite here: ingest.cc inserts the rows in the order this leaves them
+// and hands each row's rowid to the builder.
+#pragma once
+
+#include <algorithm>
+#include <climits>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "zone_tables.h"
+
+struct sqlite3_stmt;
+
+namespace streamscope::addon {
+
+// A pending value that binds NULL.
+inline constexpr int64_t kNull = INT64_MIN;
+
+struct PendingTable {
+  int table_id = 0;                // zones.table_id
+  sqlite3_stmt* insert = nullptr;  // where its rows go
+  int columns = 0;                 // values per row: the insert's columns
+  int copy_kind_column = -1;       // memcpys: where copy_kind is in a row, for the zones' rows per copy kind
+  struct Key {
+    int64_t lane, start, end, correlation;  // correlation kNull: none
+    uint32_t row;
+  };
+  std::vector<Key> keys;
+  std::vector<int64_t> values;  // `columns` per row; kNull binds NULL
+
+  // Appends a row's values, in the insert's column order.
+  struct Appender {
+    std::vector<int64_t>& values;
+    Appender& operator()(int64_t v) {
+      values.push_back(v);
+      return *this;
+    }
+    Appender& operator()(std::optional<int64_t> v) {
+      values.push_back(v ? *v : kNull);
+      return *this;
+    }
+  };
+  // A new row: its zone key now, its values through the Appender.
+  Appender append(int64_t lane, int64_t start, int64_t end, int64_t correlation) {
+    keys.push_back(Key{lane, start, end, correlation, static_cast<uint32_t>(keys.size())});
+    return Appender{values};
+  }
+  const int64_t* valuesOf(const Key& k) const { return values.data() + static_cast<size_t>(k.row) * columns; }
+  // Every row has exactly `columns` values (a row appended with too few or too many would shift every row after it).
+  bool consistent() const { return values.size() == keys.size() * static_cast<size_t>(columns); }
+  // Groups the keys by lane, keeping arrival order inside a lane, then sorts a lane by start only where CUPTI
+  // delivered it out of order (rare: the check is linear, the sort is not).
+  void sortByLane();
+  void clear() {
+    keys.clear();
+    values.clear();
+  }
+};
+
+// A zone's row (SCHEMA.md "Zones").
+struct Zone {
+  int64_t lane, first, last, start, end, rows, min_corr, max_corr, busy, max_dur, max_gap;
+};
+
+// Cuts the rows of one batch, in the order PendingTable::sortByLane left them, into zones: a zone ends at a new lane,
+// at a gap in rowids, or at kZoneRows rows.
+class ZoneBuilder {
+ public:
+  explicit ZoneBuilder(bool count_copy_kinds) : count_copy_kinds_(count_copy_kinds) {}
+
+  // The next row, stored with rowid `id`; `copy_kind` counts only for memcpys. emit(zone, copy_kind_rows) gets each
+  // zone this closes; copy_kind_rows is the JSON of rows per copy kind for memcpys, nullopt otherwise.
+  template <class Emit>
+  void add(const PendingTable::Key& k, int64_t id, int64_t copy_kind, Emit&& emit) {
+    if (z_.rows == zone_table::kZoneRows || (z_.rows > 0 && (z_.lane != k.lane || id != z_.last + 1))) close(emit);
+    // Rows come in start order here, so the widest gap is each start minus the latest end before it.
+    if (z_.rows == 0) {
+      z_ = Zone{k.lane, id, id, k.start, k.end, 0, k.correlation, k.correlation, 0, 0, 0};
+    } else {
+      z_.max_gap = std::max(z_.max_gap, k.start - z_.end);
+    }
+    z_.max_dur = std::max(z_.max_dur, k.end - k.start);
+    if (count_copy_kinds_) ++copy_kinds_[copy_kind];
+    z_.last = id;
+    z_.start = std::min(z_.start, k.start);
+    z_.end = std::max(z_.end, k.end);
+    z_.busy += k.end - k.start;
+    if (k.correlation != kNull) {
+      z_.min_corr = z_.min_corr == kNull ? k.correlation : std::min(z_.min_corr, k.correlation);
+      z_.max_corr = z_.max_corr == kNull ? k.correlation : std::max(z_.max_corr, k.correlation);
+    }
+    ++z_.rows;
+  }
+
+  // Closes the last zone.
+  template <class Emit>
+  void finish(Emit&& emit) {
+    close(emit);
+  }
+
+ private:
+  template <class Emit>
+  void close(Emit& emit) {
+    if (z_.rows == 0) return;
+    emit(static_cast<const Zone&>(z_), count_copy_kinds_ ? std::optional<std::string>(copyKindRows()) : std::nullopt);
+    z_.rows = 0;
+    copy_kinds_.clear();
+  }
+  // The JSON SQLite's json_group_object writes: {"1":2048,"2":2048}.
+  std::string copyKindRows() const;
+
+  bool count_copy_kinds_;
+  Zone z_{};
+  std::map<int64_t, int64_t> copy_kinds_;  // rows per copy kind (a handful of kinds)
+};
+
+}  // namespace streamscope::addon
