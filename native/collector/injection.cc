@@ -2,8 +2,9 @@
 // CUDA_INJECTION64_PATH and calls InitializeInjection() from inside cuInit,
 // before any context exists. With buffer_pool.cc, the first of the
 // collector's three layers: everything that talks to CUPTI's subscription,
-// callback and buffer APIs lives here; encoding and I/O live in
-// stream_writer.cc, CUPTI record translation in activity_translator.cc.
+// callback and buffer APIs lives here, and the exit handler; encoding and
+// I/O live in stream_writer.cc, CUPTI record translation in
+// activity_translator.cc, signal handling in signals.cc.
 //
 // Rules every function here keeps, because it runs inside someone else's
 // process:
@@ -16,7 +17,6 @@
 //  * Silent unless something is wrong, or STREAMSCOPE_LOG=1.
 #include <dlfcn.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -42,6 +42,7 @@
 #include "driver_api.h"
 #include "nvtx_default_domain.h"
 #include "record_encoder.h"
+#include "signals.h"
 #include "stream_writer.h"
 
 namespace streamscope {
@@ -71,31 +72,16 @@ struct Collector {
   std::map<CUcontext, uint32_t> live_contexts;                // handle → CUPTI context id
   std::map<uint32_t, std::vector<uint32_t>> context_streams;  // context id → stream ids
 
-  // Signals are handled through the writer thread while this is true;
-  // otherwise (before setup ends, during and after exit, in a forked
-  // child) our handler does what the previous disposition would have done.
+  // True from the end of setup until exit: signals are handled through the
+  // writer thread (signals.h) and NVTX default-domain calls are recorded.
   std::atomic<bool> collecting{false};
   std::atomic<bool> finished{false};
   std::atomic<uint64_t> cupti_dropped{0};  // reported in Dropped records as they were seen
-  struct sigaction previous[2] = {};  // SIGINT, SIGTERM as they were before us
-  struct sigaction previous_crash[5] = {};  // kCrashSignals as they were before us
-  std::atomic<bool> crashing{false};        // the first crash signal is being handled
-  std::atomic<bool> crash_flushed{false};   // the writer has put everything delivered on disk
 };
 
 // Leaked on purpose: CUPTI may still call back (bufferRequested,
 // bufferCompleted) while the process tears down, after our atexit handler.
 Collector* g = nullptr;
-
-constexpr int kSignals[2] = {SIGINT, SIGTERM};
-int signalIndex(int sig) { return sig == SIGINT ? 0 : 1; }
-// Signals of a crashing target: before it dies, what CUPTI has delivered is
-// flushed (best effort, bounded wait), then the signal takes its course.
-constexpr int kCrashSignals[5] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
-int crashIndex(int sig) {
-  for (int i = 0; i < 5; i++) if (kCrashSignals[i] == sig) return i;
-  return -1;
-}
 
 void logLine(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 void logLine(const char* fmt, ...) {
@@ -537,118 +523,6 @@ void finish() {
   }
 }
 
-// ---- Signals ----------------------------------------------------------------------
-// SIGINT and SIGTERM: everything delivered so far goes to disk (a Flush
-// record, kFlushSignal), then the target behaves exactly as it would have:
-//  * previous disposition a handler (Python's SIGINT → KeyboardInterrupt):
-//    called from ours at once; the writer only flushes;
-//  * SIG_DFL: the writer thread, after the flush, restores SIG_DFL and
-//    re-raises, so the process dies of the signal as it would have; a second
-//    signal while that flush is pending kills at once;
-//  * SIG_IGN: the writer only flushes.
-// A target that installs its own handler after us replaces ours: its choice.
-
-bool isDefault(const struct sigaction& sa) { return !(sa.sa_flags & SA_SIGINFO) && sa.sa_handler == SIG_DFL; }
-bool isIgnore(const struct sigaction& sa) { return !(sa.sa_flags & SA_SIGINFO) && sa.sa_handler == SIG_IGN; }
-
-// Async-signal-safe: sigaction and raise are.
-void dieOfSignal(int sig) {
-  struct sigaction dfl = {};
-  dfl.sa_handler = SIG_DFL;
-  sigemptyset(&dfl.sa_mask);
-  sigaction(sig, &dfl, nullptr);
-  raise(sig);  // blocked while this handler runs; delivered when it returns
-}
-
-// The handler: async-signal-safe calls only (getpid, atomics, sigaction,
-// raise), plus the previous handler, which was written for signal context.
-void onSignal(int sig, siginfo_t* info, void* uctx) {
-  const int saved_errno = errno;
-  Collector* c = g;
-  const struct sigaction& prev = c->previous[signalIndex(sig)];
-  if (c->collecting.load(std::memory_order_acquire) && getpid() == c->pid) {
-    const bool again = c->writer->signalPending();
-    c->writer->signalArrived(sig);
-    if (again && isDefault(prev)) dieOfSignal(sig);  // the user insists: do not wait for the flush
-  } else if (isDefault(prev)) {
-    dieOfSignal(sig);  // exiting, or a forked child: no flush to wait for
-  }
-  if (prev.sa_flags & SA_SIGINFO) {
-    if (prev.sa_sigaction) prev.sa_sigaction(sig, info, uctx);
-  } else if (!isDefault(prev) && !isIgnore(prev) && prev.sa_handler) {
-    prev.sa_handler(sig);
-  }
-  errno = saved_errno;
-}
-
-// A crash: hand the flush to the writer thread and wait for it, at most
-// kCrashWaitMs (the crash may have happened while CUDA or CUPTI held a lock
-// the flush needs; then we give up rather than hang). Then the previous
-// disposition is restored: a fault re-executes and dies as it would have,
-// abort() and sent signals are raised again.
-constexpr int kCrashWaitMs = 3000;
-void onCrash(int sig, siginfo_t* info, void* /*uctx*/) {
-  Collector* c = g;
-  const int i = crashIndex(sig);
-  if (c->collecting.load(std::memory_order_acquire) && getpid() == c->pid && !c->crashing.exchange(true)) {
-    c->writer->signalArrived(sig);
-    const struct timespec step = {0, 5 * 1000 * 1000};
-    for (int waited = 0; waited < kCrashWaitMs && !c->crash_flushed.load(std::memory_order_acquire); waited += 5) {
-      nanosleep(&step, nullptr);
-    }
-  }
-  sigaction(sig, &c->previous_crash[i], nullptr);
-  if (info == nullptr || info->si_code <= 0) raise(sig);  // sent (kill, abort): deliver again on return
-}
-
-// On the writer thread, once the flush a signal asked for is on disk.
-void afterSignalFlush(int sig) {
-  if (crashIndex(sig) >= 0) {
-    g->crash_flushed.store(true, std::memory_order_release);  // the crashing thread is waiting for this
-    return;
-  }
-  if (!isDefault(g->previous[signalIndex(sig)])) return;
-  struct sigaction dfl = {};
-  dfl.sa_handler = SIG_DFL;
-  sigemptyset(&dfl.sa_mask);
-  sigaction(sig, &dfl, nullptr);
-  sigset_t one;
-  sigemptyset(&one);
-  sigaddset(&one, sig);
-  pthread_sigmask(SIG_UNBLOCK, &one, nullptr);  // this thread blocks it (see StreamWriter::start)
-  kill(getpid(), sig);
-}
-
-void installSignalHandlers() {
-  for (int sig : kSignals) {
-    struct sigaction& prev = g->previous[signalIndex(sig)];
-    if (sigaction(sig, nullptr, &prev) != 0) continue;
-    struct sigaction sa = {};
-    sa.sa_sigaction = onSignal;
-    if (isDefault(prev) || isIgnore(prev)) {
-      // The target never saw this signal interrupt a system call: restart them.
-      sa.sa_flags = SA_SIGINFO | SA_RESTART;
-      sigemptyset(&sa.sa_mask);
-    } else {
-      // Keep the previous handler's behaviour: its mask, whether system
-      // calls restart (Python relies on EINTR to run its handlers), its stack.
-      sa.sa_flags = SA_SIGINFO | (prev.sa_flags & (SA_RESTART | SA_ONSTACK | SA_NODEFER));
-      sa.sa_mask = prev.sa_mask;
-    }
-    sigaction(sig, &sa, nullptr);
-  }
-  for (int sig : kCrashSignals) {
-    struct sigaction& prev = g->previous_crash[crashIndex(sig)];
-    if (sigaction(sig, nullptr, &prev) != 0 || isIgnore(prev)) continue;
-    struct sigaction sa = {};
-    sa.sa_sigaction = onCrash;
-    // SA_ONSTACK: a stack overflow still finds a stack if the target set one up.
-    sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
-    sigemptyset(&sa.sa_mask);
-    sigaction(sig, &sa, nullptr);
-  }
-}
-
 // ---- Setup -----------------------------------------------------------------------
 
 struct KindToEnable {
@@ -808,8 +682,8 @@ int initialize() {
           static_cast<unsigned>(CUPTI_API_VERSION), g->pool->bufferBytes(), g->pool->maxBuffers(), g->flush_ms);
 
   std::atexit(finish);
-  installSignalHandlers();
-  g->writer->start(afterSignalFlush);
+  signals::install(g->writer.get(), g->pid, &g->collecting);
+  g->writer->start(signals::afterFlush);
   g->collecting = true;
   return 1;
 }
