@@ -1,26 +1,27 @@
 // What-if estimates: remove one cause of serialization, replay the recording
 // (replay.ts), and compare. Each fix is a transformation of the replay's
-// input, made the way a user would make it in the program:
-//  * pinPageableCopies: pageable copies become async copies from pinned
+// input, made the way a user would make it in the program. Each has one id
+// (FixId, contract/findings.ts), which the findings name:
+//  * pin-pageable: pageable copies become async copies from pinned
 //    memory — they run at the pinned bandwidth (bandwidth.ts; slower where
 //    they overlap the other direction, like any pinned copy), their call
 //    returns after an ordinary async call's CPU time instead of blocking,
 //    and the pageable staging delay before the copy starts is gone;
-//  * moveDefaultStreamWork: work on the legacy default stream goes to the
+//  * move-default-stream: work on the legacy default stream goes to the
 //    stream its thread last issued work to before it (the stream the user
 //    would have passed), or a fresh non-blocking stream, and with that
 //    loses the legacy stream's implicit synchronization;
-//  * removeHostBlocking: the explicit synchronize calls between launches
+//  * remove-host-blocking: the explicit synchronize calls between launches
 //    no longer wait (they keep their own CPU time); the syncs after a
 //    thread's last launch stay, since a program needs them before it
 //    reads its results;
-//  * hoistAllocations, hoistPinnedAllocations, hoistRegistrations: the
+//  * hoist-alloc, hoist-pinned-alloc, hoist-register: the
 //    device allocations, pinned host allocations or host registrations a
 //    thread makes between its first and last launch move out of the loop
 //    (allocated or pinned once, before it): in the loop they take no host
 //    time and no longer wait for the device. Which calls each fix takes is
-//    their family in call-families.ts; the diagnosis picks the fix by the
-//    family a finding is about (fixForFamily).
+//    their family in call-families.ts; the host-blocking rule names the
+//    fix for the family a finding is about (fixForFamily).
 // The prediction is the replay of the changed input, as it comes out: no
 // scaling by the replay's error on the unchanged recording (the tests hold
 // that error to a few percent instead); `replayedNs` reports it.
@@ -28,34 +29,42 @@ import type { Db } from '../store/database.ts';
 import type { Ns } from '../contract/time.ts';
 import { bandwidthFor, pinnedBandwidth, type BandwidthReference, type PinnedBandwidth } from './bandwidth.ts';
 import { blocksOnDevice, familiesByNameId, type BlockingFamily } from './call-families.ts';
-import { type CallFamily } from '../contract/findings.ts';
+import { FIX_IDS, type CallFamily, type FixId } from '../contract/findings.ts';
 import type { Host } from './host.ts';
 import { replay, type ReplayOptions } from './replay.ts';
 import { hostModel, isPageableCopy, WaitKind } from './replay-host.ts';
 import { OpCategory, type Trace } from './trace.ts';
 
-export type FixName = 'pinPageableCopies' | 'moveDefaultStreamWork' | 'removeHostBlocking' | 'hoistAllocations' | 'hoistPinnedAllocations' | 'hoistRegistrations';
-/** A fix by name; the kebab-case ids are the ones the diagnosis (diagnose.ts) uses. */
-export type Fix = FixName | 'pin-pageable' | 'move-default-stream' | 'remove-host-blocking' | 'hoist-alloc' | 'hoist-pinned-alloc' | 'hoist-register';
+interface FixSpec {
+  /** What the replay changes, as a finding's whatIf.fix says it. */
+  label: string;
+  /** The replay's input changed by the fix, or why it does not apply. */
+  apply: (trace: Trace, host: Host, options: EstimateOptions) => Applied;
+  /** Fixes that take away host-blocking calls: their family (call-families.ts) and what the notes call them. */
+  blocking?: { family: BlockingFamily; calls: string };
+}
 
-const CANONICAL: Record<Fix, FixName> = {
-  pinPageableCopies: 'pinPageableCopies', 'pin-pageable': 'pinPageableCopies',
-  moveDefaultStreamWork: 'moveDefaultStreamWork', 'move-default-stream': 'moveDefaultStreamWork',
-  removeHostBlocking: 'removeHostBlocking', 'remove-host-blocking': 'removeHostBlocking',
-  hoistAllocations: 'hoistAllocations', 'hoist-alloc': 'hoistAllocations',
-  hoistPinnedAllocations: 'hoistPinnedAllocations', 'hoist-pinned-alloc': 'hoistPinnedAllocations',
-  hoistRegistrations: 'hoistRegistrations', 'hoist-register': 'hoistRegistrations',
+function blockingFix(family: BlockingFamily, calls: string, label: string): FixSpec {
+  return { label, apply: (trace, host) => removeBlockingCalls(trace, host, family), blocking: { family, calls } };
+}
+
+/** Every fix, by its id. */
+const FIXES: Record<FixId, FixSpec> = {
+  'pin-pageable': {
+    label: 'pageable copies pinned (at the measured pinned bandwidth)',
+    apply: (trace, host, options) => pinPageableCopies(trace, host, pinnedBandwidth(trace, options.db, options.reference)),
+  },
+  'move-default-stream': { label: 'default-stream work moved to its chunk\'s stream', apply: (trace, host) => moveDefaultStreamWork(trace, host) },
+  'remove-host-blocking': blockingFix('sync', 'synchronize', 'host synchronization between launches removed'),
+  'hoist-alloc': blockingFix('alloc', 'device allocation', 'device allocations between launches moved before the loop'),
+  'hoist-pinned-alloc': blockingFix('pinned-alloc', 'pinned host allocation', 'pinned host allocations between launches moved before the loop'),
+  'hoist-register': blockingFix('register', 'host registration', 'host memory pinned once before the loop instead of registered between launches'),
 };
 
-const LABEL: Record<FixName, string> = {
-  pinPageableCopies: 'pageable copies pinned (at the measured pinned bandwidth)',
-  moveDefaultStreamWork: 'default-stream work moved to its chunk\'s stream',
-  removeHostBlocking: 'host synchronization between launches removed',
-  hoistAllocations: 'device allocations between launches moved before the loop',
-  hoistPinnedAllocations: 'pinned host allocations between launches moved before the loop',
-  hoistRegistrations: 'host memory pinned once before the loop instead of registered between launches',
-};
-export const FIX_LABEL: Record<Fix, string> = Object.fromEntries(Object.entries(CANONICAL).map(([k, v]) => [k, LABEL[v]])) as Record<Fix, string>;
+/** What the fix changes, as people read it (a finding's whatIf.fix). */
+export function fixLabel(fix: FixId): string {
+  return FIXES[fix].label;
+}
 
 export interface EstimateOptions {
   /** Measured pinned bandwidth from another recording, used where this one has no pinned copies of its own. */
@@ -65,7 +74,7 @@ export interface EstimateOptions {
 }
 
 export interface Estimate {
-  fix: FixName;
+  fix: FixId;
   /** GPU span as recorded: first op start → last op end. */
   measuredNs: Ns;
   /** The replay of the unchanged recording (how faithful the model is for this recording). */
@@ -160,17 +169,9 @@ export function moveDefaultStreamWork(trace: Trace, host: Host): Applied {
   return { options: { stream, streamFlags, streamContext }, notes };
 }
 
-/** Each family of calls that block the host between launches, with the fix that takes them away. */
-const BLOCKING: Record<BlockingFamily, { fix: Fix; calls: string }> = {
-  sync: { fix: 'remove-host-blocking', calls: 'synchronize' },
-  alloc: { fix: 'hoist-alloc', calls: 'device allocation' },
-  'pinned-alloc': { fix: 'hoist-pinned-alloc', calls: 'pinned host allocation' },
-  register: { fix: 'hoist-register', calls: 'host registration' },
-};
-
-/** The what-if fix that takes away a host-blocking call of this family; null for families no fix removes. */
-export function fixForFamily(family: CallFamily): Fix | null {
-  return blocksOnDevice(family) ? BLOCKING[family].fix : null;
+/** The what-if fix that takes away the host-blocking calls of this family; undefined for families no fix removes. */
+export function fixForFamily(family: CallFamily): FixId | undefined {
+  return blocksOnDevice(family) ? FIX_IDS.find((id) => FIXES[id].blocking?.family === family) : undefined;
 }
 
 /**
@@ -213,7 +214,7 @@ export function removeBlockingCalls(trace: Trace, host: Host, family: BlockingFa
       hostNs += duration;
     }
   }
-  const { calls } = BLOCKING[family];
+  const calls = FIXES[fixForFamily(family)!].blocking!.calls;
   if (count === 0) return { unavailable: `no ${calls} calls between launches` };
   const ms = (ns: number) => (ns / 1e6).toFixed(3);
   return {
@@ -246,19 +247,12 @@ function asyncCallNs(trace: Trace, host: Host): number {
   return d[Math.floor(d.length / 2)]!;
 }
 
-export function applyFix(trace: Trace, host: Host, fix: Fix, options: EstimateOptions = {}): Applied {
-  switch (CANONICAL[fix]) {
-    case 'pinPageableCopies': return pinPageableCopies(trace, host, pinnedBandwidth(trace, options.db, options.reference));
-    case 'moveDefaultStreamWork': return moveDefaultStreamWork(trace, host);
-    case 'removeHostBlocking': return removeBlockingCalls(trace, host, 'sync');
-    case 'hoistAllocations': return removeBlockingCalls(trace, host, 'alloc');
-    case 'hoistPinnedAllocations': return removeBlockingCalls(trace, host, 'pinned-alloc');
-    case 'hoistRegistrations': return removeBlockingCalls(trace, host, 'register');
-  }
+export function applyFix(trace: Trace, host: Host, fix: FixId, options: EstimateOptions = {}): Applied {
+  return FIXES[fix].apply(trace, host, options);
 }
 
 /** The estimate, or why there is none. */
-export function tryEstimate(trace: Trace, host: Host, fix: Fix, options: EstimateOptions = {}): { estimate: Estimate } | { unavailable: string } {
+export function tryEstimate(trace: Trace, host: Host, fix: FixId, options: EstimateOptions = {}): { estimate: Estimate } | { unavailable: string } {
   const applied = applyFix(trace, host, fix, options);
   if ('unavailable' in applied) return applied;
   const { ops } = trace;
@@ -280,7 +274,7 @@ export function tryEstimate(trace: Trace, host: Host, fix: Fix, options: Estimat
   if (Math.abs(error) > 0.05) notes.push(`the replay of the unchanged recording is ${(error * 100).toFixed(1)}% off its measured GPU span: treat the prediction with that much doubt`);
   return {
     estimate: {
-      fix: CANONICAL[fix],
+      fix,
       measuredNs: measured,
       replayedNs: base,
       predictedNs: fixed.gpuSpanNs,
@@ -297,11 +291,11 @@ export function tryEstimate(trace: Trace, host: Host, fix: Fix, options: Estimat
  * estimate(context, fix) with anything holding the trace and host (the
  * diagnosis' Context).
  */
-export function estimate(trace: Trace, host: Host, fix: Fix, options?: EstimateOptions): Estimate | null;
-export function estimate(ctx: { trace: Trace; host: Host }, fix: Fix, options?: EstimateOptions): Estimate | null;
-export function estimate(a: Trace | { trace: Trace; host: Host }, b: Host | Fix, c?: Fix | EstimateOptions, d?: EstimateOptions): Estimate | null {
+export function estimate(trace: Trace, host: Host, fix: FixId, options?: EstimateOptions): Estimate | null;
+export function estimate(ctx: { trace: Trace; host: Host }, fix: FixId, options?: EstimateOptions): Estimate | null;
+export function estimate(a: Trace | { trace: Trace; host: Host }, b: Host | FixId, c?: FixId | EstimateOptions, d?: EstimateOptions): Estimate | null {
   const r = typeof b === 'string'
     ? tryEstimate((a as { trace: Trace }).trace, (a as { host: Host }).host, b, (c as EstimateOptions | undefined) ?? {})
-    : tryEstimate(a as Trace, b, c as Fix, d ?? {});
+    : tryEstimate(a as Trace, b, c as FixId, d ?? {});
   return 'estimate' in r ? r.estimate : null;
 }

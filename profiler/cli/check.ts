@@ -13,7 +13,8 @@ import { openRecording } from '../store/database.ts';
 import { formatDuration } from '../contract/time.ts';
 
 // 2: scope (what was checked: the steady state unless asked otherwise); gpu (CUDA ordinal) per overlap entry.
-export const CHECK_VERSION = 2;
+// 3: findings carry fixId (the what-if fix that removes their cause).
+export const CHECK_VERSION = 3;
 
 export interface CheckResult {
   checkVersion: number;

@@ -33,8 +33,29 @@ export interface Evidence {
   window: { start: Ns; end: Ns };
 }
 
+/**
+ * The fixes the what-if replay can apply (analysis/whatif.ts), one id each.
+ * A finding names the one that removes its cause (Finding.fixId), and the
+ * diagnosis estimates that fix for it: by id, never by the finding's text.
+ */
+export const FIX_IDS = [
+  /** Pageable async copies made from pinned memory. */
+  'pin-pageable',
+  /** Work on the legacy default stream moved to its chunk's stream. */
+  'move-default-stream',
+  /** Synchronize calls between launches no longer wait. */
+  'remove-host-blocking',
+  /** Device allocations between launches moved before the loop. */
+  'hoist-alloc',
+  /** Pinned host allocations between launches moved before the loop. */
+  'hoist-pinned-alloc',
+  /** Host registrations between launches done once, before the loop. */
+  'hoist-register',
+] as const;
+export type FixId = (typeof FIX_IDS)[number];
+
 export interface WhatIf {
-  /** What the replay changed. */
+  /** What the replay changed, as people read it (the fix Finding.fixId names). */
   fix: string;
   /** GPU span as recorded and as predicted with the fix (ns). */
   measuredNs: Ns;
@@ -62,7 +83,12 @@ export interface Finding {
    * are chosen by, whatever the title says.
    */
   callFamily?: CallFamily;
-  /** The what-if replay's estimate with this cause removed, where one exists. */
+  /**
+   * The fix that removes this cause, where the what-if replay can apply
+   * one: the diagnosis estimates it and puts the estimate in whatIf.
+   */
+  fixId?: FixId;
+  /** The what-if replay's estimate of fixId, where it applies to this recording. */
   whatIf?: WhatIf;
   /** The Nsight Systems expert-system rule this corresponds to, if any. */
   nsightRule?: string;

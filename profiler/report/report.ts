@@ -14,8 +14,9 @@ import { formatBytes, formatDuration } from '../contract/time.ts';
 import { renderTable } from './table.ts';
 
 // 2: findings (the diagnosis) added. 3: scope (what was analysed, start-up);
-// gpu (the CUDA ordinal) beside every deviceId.
-export const REPORT_VERSION = 3;
+// gpu (the CUDA ordinal) beside every deviceId. 4: findings carry fixId
+// (the what-if fix that removes their cause).
+export const REPORT_VERSION = 4;
 
 export interface RecordingInfo {
   command: string | null;

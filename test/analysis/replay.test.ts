@@ -26,7 +26,8 @@ import { analyze } from '../../profiler/analysis/load.ts';
 import { replay } from '../../profiler/analysis/replay.ts';
 import { hostModel } from '../../profiler/analysis/replay-host.ts';
 import { allocateOps, OpCategory, OpKind, type Trace } from '../../profiler/analysis/trace.ts';
-import { estimate, tryEstimate, type Fix } from '../../profiler/analysis/whatif.ts';
+import { estimate, tryEstimate } from '../../profiler/analysis/whatif.ts';
+import type { FixId } from '../../profiler/contract/findings.ts';
 import { openRecording } from '../../profiler/store/database.ts';
 
 const dir = path.resolve(import.meta.dirname, '../fixtures/recordings');
@@ -186,7 +187,7 @@ describe('replay rules on hand-made traces', () => {
     expect(r.start[at(trace, 6_000)]).toBeLessThan(r.end[copy]!); // non-blocking: no barrier
 
     // Moved off the legacy stream (to stream 2, where its thread issued before), it no longer waits for anything but its stream.
-    const e = tryEstimate(trace, host, 'moveDefaultStreamWork');
+    const e = tryEstimate(trace, host, 'move-default-stream');
     expect('estimate' in e).toBe(true);
   });
 
@@ -236,7 +237,7 @@ describe('replay rules on hand-made traces', () => {
     expect(model.waitKind[1]).toBe(2);
     expect(model.cost[1]).toBe(2_000);
     expect(Math.abs(replay(trace, host).gpuSpanNs - gpuSpan(trace))).toBeLessThan(1_000);
-    const e = estimate(trace, host, 'removeHostBlocking')!;
+    const e = estimate(trace, host, 'remove-host-blocking')!;
     // Without the wait the second kernel is issued ~5 µs after the first and runs beside it.
     expect(e.predictedNs).toBeLessThan(110_000);
     expect(e.notes.join()).toMatch(/1 synchronize calls/);
@@ -257,13 +258,13 @@ describe('replay rules on hand-made traces', () => {
     expect(model.waitKind[1]).toBe(2);
     expect(model.cost[1]).toBe(7_000);
     expect(Math.abs(replay(trace, host).gpuSpanNs - gpuSpan(trace))).toBeLessThan(1_000);
-    const e = estimate(trace, host, 'hoistRegistrations')!;
+    const e = estimate(trace, host, 'hoist-register')!;
     expect(e.predictedNs).toBeLessThan(110_000);
     expect(e.notes.join()).toMatch(/1 host registration calls between launches moved before the loop/);
     // The last sync stays; the other fixes find nothing of theirs.
-    expect(tryEstimate(trace, host, 'hoistAllocations')).toEqual({ unavailable: 'no device allocation calls between launches' });
-    expect(tryEstimate(trace, host, 'hoistPinnedAllocations')).toEqual({ unavailable: 'no pinned host allocation calls between launches' });
-    expect(tryEstimate(trace, host, 'removeHostBlocking')).toEqual({ unavailable: 'no synchronize calls between launches' });
+    expect(tryEstimate(trace, host, 'hoist-alloc')).toEqual({ unavailable: 'no device allocation calls between launches' });
+    expect(tryEstimate(trace, host, 'hoist-pinned-alloc')).toEqual({ unavailable: 'no pinned host allocation calls between launches' });
+    expect(tryEstimate(trace, host, 'remove-host-blocking')).toEqual({ unavailable: 'no synchronize calls between launches' });
     // The diagnosis picks that fix by the finding's call family, and its saving is the cost.
     const f = diagnose(trace, host).findings.find((x) => x.kind === 'host-blocking-call')!;
     expect(f.callFamily).toBe('register');
@@ -297,7 +298,7 @@ describe('replay rules on hand-made traces', () => {
       ],
     });
     expect(Math.abs(replay(trace, host).gpuSpanNs / gpuSpan(trace) - 1)).toBeLessThan(0.01);
-    const e = estimate(trace, host, 'pinPageableCopies')!;
+    const e = estimate(trace, host, 'pin-pageable')!;
     // PCIe gen5 x16 × 0.806 = 50.8 GB/s: 10 MB in ~197 µs, twice on one engine.
     const copy = 10_000_000 / (3.938 * 16 * PCIE_EFFICIENCY);
     expect(e.predictedNs).toBeGreaterThanOrEqual(2 * copy);
@@ -321,7 +322,7 @@ describe('pinned bandwidth', () => {
     expect(pinnedBandwidth(pageable, undefined, ref).map((b) => b.source)).toEqual(['reference', 'reference']);
     const noLink: Trace = { ...pageable, devices: pageable.devices.map((d) => ({ ...d, pcieGeneration: null, pcieWidth: null })) };
     expect(pinnedBandwidth(noLink).map((b) => b.gbPerS)).toEqual([null, null]);
-    const why = tryEstimate(noLink, load('normalise-pageable').host, 'pinPageableCopies');
+    const why = tryEstimate(noLink, load('normalise-pageable').host, 'pin-pageable');
     expect('unavailable' in why && why.unavailable).toMatch(/no pinned HtoD bandwidth/);
   });
 });
@@ -351,11 +352,11 @@ describe('replay of the unchanged H100 recordings', () => {
 
 describe('acceptance: the fixed run predicted within 15% of the measured fixed run', () => {
   const header = (target: string, wall: string) => `${'scenario'.padEnd(26)} ${'fix'.padEnd(22)} ${'measured'.padStart(12)} ${'predicted'.padStart(11)} ${target.padStart(11)} ${'error'.padStart(7)}   ${'makespan'.padStart(11)} ${wall.padStart(11)}`;
-  const row = (name: string, fix: Fix, e: { measuredNs: number; predictedNs: number; makespan: { predictedNs: number } }, target: number, wall: number | null) =>
+  const row = (name: string, fix: FixId, e: { measuredNs: number; predictedNs: number; makespan: { predictedNs: number } }, target: number, wall: number | null) =>
     `${name.padEnd(26)} ${fix.padEnd(22)} ${us(e.measuredNs).padStart(12)} ${us(e.predictedNs).padStart(11)} ${us(target).padStart(11)} ${pct(e.predictedNs / target - 1).padStart(7)}` +
     `   ${us(e.makespan.predictedNs).padStart(11)} ${wall === null ? '-'.padStart(11) : us(wall).padStart(11)}`;
 
-  const cases: [string, Fix][] = [['default-stream', 'moveDefaultStreamWork'], ['pageable', 'pinPageableCopies'], ['sync-each', 'removeHostBlocking']];
+  const cases: [string, FixId][] = [['default-stream', 'move-default-stream'], ['pageable', 'pin-pageable'], ['sync-each', 'remove-host-blocking']];
   it('default-stream, pageable and sync-each of every workload, against the concurrent run', () => {
     const rows: string[] = [];
     const errors: [string, number][] = [];
@@ -389,7 +390,7 @@ describe('acceptance: the fixed run predicted within 15% of the measured fixed r
   //    buffers once around the whole loop. Its kernels fill the device, so
   //    the fixed run is its 48 kernels back to back, copies hidden beside
   //    them.
-  const PAIRS: [string, Fix, string][] = [['numba_pinned_loop', 'hoistRegistrations', 'numba_pinned_loop-once']];
+  const PAIRS: [string, FixId, string][] = [['numba_pinned_loop', 'hoist-register', 'numba_pinned_loop-once']];
   it('Python programs, against the same program recorded with the fix', () => {
     const rows: string[] = [];
     const errors: [string, number][] = [];
@@ -422,11 +423,11 @@ describe('acceptance: the fixed run predicted within 15% of the measured fixed r
 
   it('no estimate where the fix does not apply, with the reason', () => {
     const { trace, host, analysis } = load('normalise-concurrent');
-    expect(estimate(trace, host, 'pinPageableCopies')).toBeNull();
-    expect(tryEstimate(trace, host, 'moveDefaultStreamWork')).toEqual({ unavailable: 'no work on the legacy default stream' });
-    expect(tryEstimate(trace, host, 'removeHostBlocking')).toEqual({ unavailable: 'no synchronize calls between launches' });
-    expect(tryEstimate(trace, host, 'hoistRegistrations')).toEqual({ unavailable: 'no host registration calls between launches' });
-    // The diagnosis' own call form (its Context and kebab-case ids) still works.
+    expect(estimate(trace, host, 'pin-pageable')).toBeNull();
+    expect(tryEstimate(trace, host, 'move-default-stream')).toEqual({ unavailable: 'no work on the legacy default stream' });
+    expect(tryEstimate(trace, host, 'remove-host-blocking')).toEqual({ unavailable: 'no synchronize calls between launches' });
+    expect(tryEstimate(trace, host, 'hoist-register')).toEqual({ unavailable: 'no host registration calls between launches' });
+    // The diagnosis' own call form (its Context) works too.
     expect(estimate(analysis.diagnosis.context, 'move-default-stream')).toBeNull();
   });
 });

@@ -115,7 +115,7 @@ describe('Python programs: the steady-state diagnosis names the cause each was w
     assert.match(first.fix, /pin/i);
     const measured = analysed(once.file).diagnosis.context.gpuSpan;
     const measuredNs = measured.end - measured.start;
-    const whatIf = a.diagnosis.findings.find((f) => f.whatIf && /cuMemHost(Register|Unregister)/.test(f.title))?.whatIf;
+    const whatIf = a.diagnosis.findings.find((f) => f.fixId === 'hoist-register')?.whatIf;
     assert.ok(whatIf, 'a what-if prediction for removing the registration calls');
     const error = (whatIf.predictedNs - measuredNs) / measuredNs;
     table.push({ program: 'numba_pinned_loop', first: first.kind, predictedMs: whatIf.predictedNs / 1e6, measuredOnceMs: measuredNs / 1e6, errorPct: error * 100 });

@@ -134,7 +134,7 @@ describe('Python scripts', { skip }, () => {
       assert.equal(count(t, isKernel(t)), 8);
       const kinds = diagnosis.findings.map((f) => f.kind);
       assert.ok(kinds.includes('pageable-async-copy'), `findings: ${kinds}`);
-      assert.ok(diagnosis.findings.some((f) => f.kind === 'host-blocking-call' && /Synchronize/.test(f.title)), `findings: ${kinds}`);
+      assert.ok(diagnosis.findings.some((f) => f.kind === 'host-blocking-call' && f.fixId === 'remove-host-blocking'), `findings: ${kinds}`);
       const ov = overlapByDevice(t).find((o) => o.all.count > 0)!;
       table.push({ script: 'numba_user_streams', kernels: 8, overlapAll: ov.all.overlapFactor,
         findings: diagnosis.findings.map((f) => `${f.severity}:${f.kind}`).join(' ') });

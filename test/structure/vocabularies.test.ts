@@ -6,7 +6,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ITEM_TABLES } from '../../profiler/contract/api.ts';
-import { createRecording } from '../../profiler/store/database.ts';
+import { FIX_IDS, type Finding } from '../../profiler/contract/findings.ts';
+import { analyze } from '../../profiler/analysis/load.ts';
+import { fixForFamily, fixLabel } from '../../profiler/analysis/whatif.ts';
+import { createRecording, openRecording } from '../../profiler/store/database.ts';
 import { ZONED_TABLES } from '../../profiler/store/zone-tables.ts';
 import { repoRoot } from '../../scripts/check-imports.ts';
 import { tempDir } from '../helpers/native.ts';
@@ -33,7 +36,9 @@ function sources(): string[] {
  */
 function filesListing(words: readonly string[]): string[] {
   const want = [...words].sort().join(' ');
-  const list = /(?:(['"])[\w.-]+\1\s*[,|]\s*)+(['"])[\w.-]+\2/g;
+  // Between the words: a comma or '|', blanks, and comments.
+  const gap = String.raw`(?:\s|//[^\n]*\n|/\*[\s\S]*?\*/)*`;
+  const list = new RegExp(String.raw`(?:(['"])[\w.-]+\1${gap}[,|]${gap})+(['"])[\w.-]+\2`, 'g');
   return sources().filter((rel) => {
     const text = fs.readFileSync(path.join(repoRoot, rel), 'utf8');
     for (const m of text.matchAll(list)) {
@@ -62,5 +67,40 @@ describe('item tables', () => {
       db.close();
       fs.rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('fix ids', () => {
+  it('are listed once, in the contract (FIX_IDS); the what-if replay and the findings use those ids', () => {
+    expect(filesListing(FIX_IDS)).toEqual(['profiler/contract/findings.ts']);
+  });
+
+  it('each family of host-blocking calls has its own fix, and no other family has one', () => {
+    const blocking = ['sync', 'alloc', 'pinned-alloc', 'register'] as const;
+    const fixes = blocking.map((f) => fixForFamily(f));
+    expect(new Set(fixes).size).toBe(blocking.length);
+    for (const fix of fixes) expect(FIX_IDS).toContain(fix);
+    for (const other of ['module-load', 'function-lookup', 'context', 'other'] as const) expect(fixForFamily(other)).toBeUndefined();
+  });
+
+  it('a finding names the fix for its cause, and its what-if is the estimate of that fix (chosen by id, whatever the title says)', () => {
+    const dir = path.resolve(import.meta.dirname, '../fixtures/recordings');
+    const seen = new Set<string>();
+    for (const name of ['normalise-default-stream', 'normalise-pageable', 'normalise-sync-each', 'numba_pinned_loop', 'cupy_streams']) {
+      const db = openRecording(path.join(dir, `${name}.sqlite`), { readonly: true });
+      let findings: Finding[];
+      try {
+        findings = analyze(db).diagnosis.findings;
+      } finally {
+        db.close();
+      }
+      for (const f of findings) {
+        const fixable = f.kind === 'legacy-default-stream' || f.kind === 'pageable-async-copy' || f.kind === 'host-blocking-call';
+        expect(f.fixId !== undefined, `${name}: ${f.kind}`).toBe(fixable);
+        if (f.whatIf) expect(f.whatIf.fix, `${name}: ${f.title}`).toBe(fixLabel(f.fixId!));
+        if (f.fixId && f.whatIf) seen.add(f.fixId);
+      }
+    }
+    expect([...seen].sort()).toEqual(['hoist-alloc', 'hoist-register', 'move-default-stream', 'pin-pageable', 'remove-host-blocking']);
   });
 });

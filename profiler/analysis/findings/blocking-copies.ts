@@ -71,6 +71,7 @@ export function blockingCopies(ctx: Context): Finding[] {
       deviceId: g.device,
       pid: g.pid,
       evidence: ev,
+      fixId: 'pin-pageable',
       nsightRule: 'cuda_memcpy_async',
     });
   }

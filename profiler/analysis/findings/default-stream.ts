@@ -74,6 +74,7 @@ export function legacyDefaultStream(ctx: Context): Finding[] {
       deviceId: pairs.deviceId,
       pid: ctx.streams.get(legacyId)?.pid ?? null,
       evidence: ev,
+      fixId: 'move-default-stream',
     });
   }
   return findings;

@@ -12,10 +12,12 @@
 // from call-families.ts. One finding per thread, device and family: the
 // calls of a family share one fix (cuMemHostRegister and
 // cuMemHostUnregister both go when the buffers are pinned once), and the
-// what-if replay estimates that fix by the finding's family (diagnose.ts).
+// finding names the what-if fix for its family (fixForFamily, whatif.ts),
+// which the diagnosis estimates (diagnose.ts).
 import { formatDuration } from '../../contract/time.ts';
 import { blocksOnDevice, type BlockingFamily } from '../call-families.ts';
 import { idleWithin } from '../intervals.ts';
+import { fixForFamily } from '../whatif.ts';
 import { addCall, addOp, callFamilies, nameOfCall, newEvidence, severityByCost, type Context } from './context.ts';
 import type { Finding } from '../../contract/findings.ts';
 
@@ -136,6 +138,7 @@ export function hostBlocking(ctx: Context): Finding[] {
       pid: g.pid,
       evidence: ev,
       callFamily: g.family,
+      fixId: fixForFamily(g.family),
       nsightRule: 'cuda_api_sync',
     });
   }
