@@ -5,6 +5,7 @@
 // sandbox, isolated from the preload, and may load nothing but the app's own
 // files (see ARCHITECTURE.md and ../shared/STYLE.md: VS Code and Signal).
 import type { BrowserWindowConstructorOptions } from 'electron';
+import { contentSecurityPolicy } from '../profiler/contract/content-security-policy.ts';
 
 /** The custom scheme that serves renderer/dist (a standard, secure origin: 'self' means it). */
 export const APP_SCHEME = 'app';
@@ -13,25 +14,11 @@ export const APP_ORIGIN = `${APP_SCHEME}://${APP_HOST}`;
 export const APP_ENTRY_URL = `${APP_ORIGIN}/index.html`;
 
 /**
- * Content-Security-Policy sent with every file of the UI. Nothing remote,
- * no inline script or style, no eval, no plugins, no framing, no forms.
- * Styles set from script through the CSSOM (React's `style` prop, d3's
- * `.style()`) are not inline styles in CSP's sense and keep working.
+ * Content-Security-Policy sent with every file of the UI: the page's one
+ * policy (profiler/contract/content-security-policy.ts, the same as browser
+ * mode's), for a page that reaches the API over IPC.
  */
-export const CONTENT_SECURITY_POLICY = [
-  "default-src 'self'",
-  "script-src 'self'",
-  "style-src 'self'",
-  "img-src 'self' data: blob:",
-  "font-src 'self'",
-  "connect-src 'self'",
-  "worker-src 'self' blob:",
-  "object-src 'none'",
-  "base-uri 'none'",
-  "form-action 'none'",
-  "frame-src 'none'",
-  "frame-ancestors 'none'",
-].join('; ');
+export const CONTENT_SECURITY_POLICY = contentSecurityPolicy('ipc');
 
 /**
  * The subset of Electron's BrowserWindowConstructorOptions that we set.

@@ -21,10 +21,11 @@ import { ApiError, apiErrorOf } from '../query/api-error.ts';
 import { apiMethods, type ApiErrorCode, type ApiMethod, type Capabilities, type OpenFailure, type WindowResponse } from '../contract/api.ts';
 import { SessionRegistry } from '../query/session.ts';
 import { encodeWindow, WINDOW_MEDIA_TYPE } from '../contract/window-codec.ts';
+import { contentSecurityPolicy } from '../contract/content-security-policy.ts';
 import { staticFile } from './static-files.ts';
 
-export const CONTENT_SECURITY_POLICY =
-  "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'none'";
+/** The page's one policy (the desktop app's too), for a page that calls the API over HTTP on its own origin. */
+export const CONTENT_SECURITY_POLICY = contentSecurityPolicy('http');
 
 /** The biggest request body accepted: API arguments are small. */
 const MAX_BODY_BYTES = 1 << 20;

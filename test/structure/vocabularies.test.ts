@@ -104,3 +104,10 @@ describe('fix ids', () => {
     expect([...seen].sort()).toEqual(['hoist-alloc', 'hoist-register', 'move-default-stream', 'pin-pageable', 'remove-host-blocking']);
   });
 });
+
+describe('Content-Security-Policy', () => {
+  it('is written once (contract/content-security-policy.ts); the app protocol and browser mode both send it', () => {
+    const writers = sources().filter((rel) => /['"`]default-src /.test(fs.readFileSync(path.join(repoRoot, rel), 'utf8')));
+    expect(writers).toEqual(['profiler/contract/content-security-policy.ts']);
+  });
+});
