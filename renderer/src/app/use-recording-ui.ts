@@ -1,0 +1,165 @@
+// The shown recording and what the user looks at in it: its summary (asked
+// for once per recording), the visible range, the selected item, hidden
+// rows, folded groups, the row to scroll into view, and the scope
+// (use-scope.ts). Each recording's is remembered while another tab is
+// shown and restored when it is shown again; the first recording shown
+// takes its state from the URL (url-state.ts), as a reload left it.
+import { useCallback, useEffect, useRef, useState, type Dispatch, type SetStateAction } from 'react';
+import type { ItemRef, RecordingSummary, Scope } from '../../../profiler/contract/api.ts';
+import { getApi } from '../api/client.ts';
+import { parseScope, STEADY_STATE } from '../scope/scope.ts';
+import type { IterationTrack } from '../timeline/iterations.ts';
+import { buildGroups } from '../timeline/rows.ts';
+import { clampView, type View } from '../timeline/Timeline.tsx';
+import type { Report } from './use-banners.ts';
+import { useScope, type ScopeState } from './use-scope.ts';
+import { readUrl } from './url-state.ts';
+
+/** Per recording: what the user was looking at, restored when its tab is shown again. */
+interface Remembered {
+  view?: View;
+  selected: ItemRef | null;
+  hidden: Set<string>;
+  folded: Set<string>;
+  scope: Scope;
+  /** The range selected on the timeline. */
+  range: [number, number] | null;
+}
+
+export interface RecordingUi extends ScopeState {
+  /** The shown recording's summary; null before the first one arrives. */
+  summary: RecordingSummary | null;
+  view: View | null;
+  setView: Dispatch<SetStateAction<View | null>>;
+  selected: ItemRef | null;
+  setSelected: (r: ItemRef | null) => void;
+  hidden: Set<string>;
+  setHidden: Dispatch<SetStateAction<Set<string>>>;
+  folded: Set<string>;
+  setFolded: Dispatch<SetStateAction<Set<string>>>;
+  /** A row to scroll into view (set again to scroll again). */
+  reveal: { rowId: string } | null;
+  setReveal: (r: { rowId: string }) => void;
+  /** Shows a hidden row again and scrolls to it. */
+  showRow: (rowId: string) => void;
+  /** The timeline has drawn the shown recording's first frame: the analyses may start. */
+  ready: boolean;
+  onFirstData: () => void;
+}
+
+const without = <T,>(set: Set<T>, item: T): Set<T> => {
+  const n = new Set(set);
+  n.delete(item);
+  return n;
+};
+
+/**
+ * @param activeId the recording whose tab is shown
+ * @param activePath its file, named by an error about its summary
+ */
+export function useRecordingUi(activeId: string | null, activePath: string | undefined, report: Report, warn: (title: string, message: string) => void): RecordingUi {
+  const api = getApi();
+  const [summary, setSummary] = useState<RecordingSummary | null>(null);
+  const [view, setView] = useState<View | null>(null);
+  const [selected, setSelected] = useState<ItemRef | null>(null);
+  const [hidden, setHidden] = useState<Set<string>>(new Set());
+  const [folded, setFolded] = useState<Set<string>>(new Set());
+  const [reveal, setReveal] = useState<{ rowId: string } | null>(null);
+  const [ready, setReady] = useState(false);
+  const scope = useScope();
+  const { restore } = scope;
+  const summaries = useRef(new Map<string, RecordingSummary>());
+  const remembered = useRef(new Map<string, Remembered>());
+  const firstOpen = useRef(true);
+
+  // The active recording: its summary (cached), its remembered view and selection.
+  useEffect(() => {
+    if (!activeId) return;
+    let live = true;
+    const show = (s: RecordingSummary) => {
+      if (!live) return;
+      const url = readUrl();
+      let ui = remembered.current.get(activeId);
+      if (!ui) {
+        const fromUrl = firstOpen.current && url.rec === s.recordingId;
+        const scopeFromUrl = fromUrl ? parseScope(url.scope) : STEADY_STATE;
+        ui = {
+          view: fromUrl && url.start !== undefined && url.end !== undefined ? { start: url.start, end: url.end } : undefined,
+          selected: fromUrl ? url.sel ?? null : null,
+          hidden: new Set(fromUrl ? url.hide : []),
+          folded: new Set(fromUrl ? url.fold : []),
+          scope: scopeFromUrl,
+          range: scopeFromUrl.kind === 'window' ? [scopeFromUrl.startNs, scopeFromUrl.endNs] : null,
+        };
+      }
+      firstOpen.current = false;
+      setSummary(s);
+      setView(clampView(ui.view ?? { start: s.startNs, end: s.endNs }, s));
+      setSelected(ui.selected);
+      setHidden(ui.hidden);
+      setFolded(ui.folded);
+      restore(ui.scope, ui.range);
+      setReady(false);
+      if (!s.complete) warn('Incomplete recording', `${s.name}: ${s.incompleteReason ?? 'the recording was cut short'}; it holds what arrived before.`);
+      for (const w of s.warnings) warn(`${s.name}`, w);
+    };
+    const cached = summaries.current.get(activeId);
+    if (cached) show(cached);
+    else {
+      api.summary(activeId).then((s) => {
+        summaries.current.set(activeId, s);
+        // Browser mode names the files given to `serve` that could not be opened.
+        for (const e of s.openErrors ?? []) report(e, e.file);
+        show(s);
+      }).catch((e) => report(e, activePath));
+    }
+    return () => { live = false; };
+  }, [api, activeId, activePath, report, warn, restore]);
+
+  // Remember the UI of the shown recording.
+  const { scope: current, range } = scope;
+  useEffect(() => {
+    if (summary) remembered.current.set(summary.recordingId, { view: view ?? undefined, selected, hidden, folded, scope: current, range });
+  }, [summary, view, selected, hidden, folded, current, range]);
+
+  const showRow = useCallback((rowId: string) => {
+    setHidden((h) => without(h, rowId));
+    setReveal({ rowId });
+  }, []);
+  const onFirstData = useCallback(() => setReady(true), []);
+
+  return {
+    ...scope,
+    // With no tab shown (the last one closed) there is nothing to show.
+    summary: activeId ? summary : null,
+    view, setView, selected, setSelected, hidden, setHidden, folded, setFolded, reveal, setReveal, showRow, ready, onFirstData,
+  };
+}
+
+/**
+ * Shows an item: selects it (unless `select` is false), unfolds and unhides
+ * its row and scrolls to it, keeps the zoom when it fits, and centres it.
+ */
+export function useGoTo(ui: RecordingUi, iterations: IterationTrack | null) {
+  const { summary, folded, hidden, setSelected, setFolded, setHidden, setReveal, setView } = ui;
+  return useCallback((ref: ItemRef, rowId: string | undefined, startNs: number, endNs: number, select = true) => {
+    if (!summary) return;
+    if (select) setSelected(ref);
+    if (rowId) {
+      const group = buildGroups(summary, iterations).find((g) => g.rows.some((r) => r.id === rowId));
+      if (group && folded.has(group.id)) setFolded((f) => without(f, group.id));
+      if (hidden.has(rowId)) setHidden((h) => without(h, rowId));
+      setReveal({ rowId });
+    }
+    setView((v) => {
+      // Keep the zoom when the item reads at it (a few pixels wide at least);
+      // else zoom in until it spans a twentieth of the view. Center it.
+      const dur = Math.max(endNs - startNs, 20);
+      const span0 = v ? v.end - v.start : dur * 20;
+      const px = (dur / span0) * 1000;
+      const span = px >= 3 && dur < span0 * 0.8 ? span0 : dur * 20;
+      const mid = (startNs + endNs) / 2;
+      return clampView({ start: mid - span / 2, end: mid + span / 2 }, summary);
+    });
+  }, [summary, folded, hidden, iterations, setSelected, setFolded, setHidden, setReveal, setView]);
+}
