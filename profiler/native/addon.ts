@@ -69,37 +69,67 @@ interface IngestInstance {
   finish(options?: { finalSql?: string[] }): Promise<void>;
 }
 
-/** Timeline columns read natively (native/addon/src/table_loader.h), sorted by start. */
-export interface OpColumns {
-  length: number;
-  kind: Uint8Array;
-  rowId: Float64Array;
-  start: Float64Array;
-  end: Float64Array;
-  stream: Int32Array;
-  device: Int32Array;
-  bytes: Float64Array;
-  detail: Int32Array;
-  copyKind: Uint8Array;
-  correlation: Uint32Array;
-  pid: Int32Array;
-  isAsync: Uint8Array;
-  blocks: Float64Array;
-  blockThreads: Int32Array;
-  registers: Int32Array;
-  sharedBytes: Int32Array;
+/** The typed array of each column type, by name. */
+interface TypedArrays {
+  Uint8Array: Uint8Array;
+  Int32Array: Int32Array;
+  Uint32Array: Uint32Array;
+  Float64Array: Float64Array;
 }
+type ColumnTypes = Record<string, keyof TypedArrays>;
+type ColumnsOf<L extends ColumnTypes> = { length: number } & { -readonly [K in keyof L]: TypedArrays[L[K]] };
 
-export interface CallColumns {
-  length: number;
-  rowId: Float64Array;
-  start: Float64Array;
-  end: Float64Array;
-  pid: Int32Array;
-  tid: Int32Array;
-  nameId: Int32Array;
-  correlation: Uint32Array;
-  domain: Uint8Array;
+/**
+ * The columns of the native column loader (loadOps/loadCalls/loadTimeline),
+ * name → typed array. native/addon/src/timeline_columns.h is the definition
+ * (the C++ structs and the JS objects are expanded from it); TypeScript
+ * cannot read it, so the lists are spelled out here and the types derived
+ * from them. The addon exports its lists (`timelineColumns`) and
+ * test/addon/timeline-columns.test.ts fails when these differ.
+ */
+export const OP_COLUMNS = {
+  kind: 'Uint8Array', // 1 kernel, 2 memcpy, 3 memset
+  rowId: 'Float64Array',
+  start: 'Float64Array',
+  end: 'Float64Array',
+  stream: 'Int32Array',
+  device: 'Int32Array',
+  bytes: 'Float64Array',
+  detail: 'Int32Array', // kernel: name_id; memcpy: src_kind * 16 + dst_kind; memset: memory_kind
+  copyKind: 'Uint8Array',
+  correlation: 'Uint32Array',
+  pid: 'Int32Array',
+  isAsync: 'Uint8Array',
+  blocks: 'Float64Array',
+  blockThreads: 'Int32Array',
+  registers: 'Int32Array',
+  sharedBytes: 'Int32Array',
+} as const satisfies ColumnTypes;
+
+export const CALL_COLUMNS = {
+  rowId: 'Float64Array',
+  start: 'Float64Array',
+  end: 'Float64Array',
+  pid: 'Int32Array',
+  tid: 'Int32Array',
+  nameId: 'Int32Array',
+  correlation: 'Uint32Array',
+  domain: 'Uint8Array',
+} as const satisfies ColumnTypes;
+
+/** GPU operations read natively, sorted by start. */
+export type OpColumns = ColumnsOf<typeof OP_COLUMNS>;
+/** CUDA API calls read natively, sorted by start. */
+export type CallColumns = ColumnsOf<typeof CALL_COLUMNS>;
+
+/** One SQL statement of the native ingest (native/addon/src/ingest_statements.cc). */
+export interface IngestStatement {
+  name: string;
+  sql: string;
+  /** The table it writes; null for a lookup. */
+  table: string | null;
+  /** The columns it writes; for an INSERT in bind order. */
+  columns: string[];
 }
 
 interface AddonModule {
@@ -110,6 +140,9 @@ interface AddonModule {
   loadTimeline(dbPath: string): { ops: OpColumns; calls: CallColumns };
   Ingest: new (dbPath: string, options: { originNs: bigint }) => IngestInstance;
   demangle(names: string[]): (string | null)[];
+  timelineColumns: { ops: ColumnTypes; calls: ColumnTypes };
+  ingestStatements: IngestStatement[];
+  ingestSchemaVersion: number;
 }
 
 export function addonPath(): string {
@@ -155,6 +188,16 @@ export function loadCallColumns(dbPath: string): CallColumns {
  */
 export function demangle(names: string[]): (string | null)[] {
   return addon().demangle(names);
+}
+
+/**
+ * The vocabularies the addon shares with TypeScript, as the built addon has
+ * them: the column lists of the loader, every statement of the ingest and
+ * the schema version it writes. For the drift tests.
+ */
+export function nativeVocabulary(): { timelineColumns: { ops: ColumnTypes; calls: ColumnTypes }; ingestStatements: IngestStatement[]; ingestSchemaVersion: number } {
+  const a = addon();
+  return { timelineColumns: a.timelineColumns, ingestStatements: a.ingestStatements, ingestSchemaVersion: a.ingestSchemaVersion };
 }
 
 /**

@@ -1,4 +1,6 @@
-// Module entry: devices(), cuptiInfo(path?), class Ingest, loadOps(path), loadCalls(path), demangle(names).
+// Module entry: devices(), cuptiInfo(path?), class Ingest, loadOps(path), loadCalls(path), loadTimeline(path),
+// demangle(names); and, for the drift tests, the vocabularies the TypeScript side repeats: timelineColumns,
+// ingestStatements, ingestSchemaVersion.
 #include <napi.h>
 
 #include <chrono>
@@ -13,7 +15,9 @@
 #include "cupti_info.h"
 #include "demangle.h"
 #include "device_inventory.h"
+#include "ingest.h"
 #include "ingest_binding.h"
+#include "ingest_statements.h"
 #include "table_loader.h"
 
 namespace streamscope::addon {
@@ -107,28 +111,40 @@ Napi::Value guarded(const Napi::CallbackInfo& info, F&& body) {
   }
 }
 
-Napi::Object opsObject(Napi::Env env, const OpColumns& o) {
-    Napi::Object out = Napi::Object::New(env);
-    Gather g(o.order);
-    out.Set("length", Napi::Number::New(env, static_cast<double>(o.size())));
-    out.Set("kind", g.add<Napi::Uint8Array>(env, o.kind));
-    out.Set("rowId", g.add<Napi::Float64Array>(env, o.row_id));
-    out.Set("start", g.add<Napi::Float64Array>(env, o.start));
-    out.Set("end", g.add<Napi::Float64Array>(env, o.end));
-    out.Set("stream", g.add<Napi::Int32Array>(env, o.stream));
-    out.Set("device", g.add<Napi::Int32Array>(env, o.device));
-    out.Set("bytes", g.add<Napi::Float64Array>(env, o.bytes));
-    out.Set("detail", g.add<Napi::Int32Array>(env, o.detail));
-    out.Set("copyKind", g.add<Napi::Uint8Array>(env, o.copy_kind));
-    out.Set("correlation", g.add<Napi::Uint32Array>(env, o.correlation));
-    out.Set("pid", g.add<Napi::Int32Array>(env, o.pid));
-    out.Set("isAsync", g.add<Napi::Uint8Array>(env, o.is_async));
-    out.Set("blocks", g.add<Napi::Float64Array>(env, o.blocks));
-    out.Set("blockThreads", g.add<Napi::Int32Array>(env, o.block_threads));
-    out.Set("registers", g.add<Napi::Int32Array>(env, o.registers));
-    out.Set("sharedBytes", g.add<Napi::Int32Array>(env, o.shared_bytes));
-    g.run();
-    return out;
+// The typed array of each element type, and its name (what the addon
+// exports in `timelineColumns`).
+template <class T>
+struct JsArray;
+template <>
+struct JsArray<uint8_t> {
+  using type = Napi::Uint8Array;
+  static constexpr const char* name = "Uint8Array";
+};
+template <>
+struct JsArray<int32_t> {
+  using type = Napi::Int32Array;
+  static constexpr const char* name = "Int32Array";
+};
+template <>
+struct JsArray<uint32_t> {
+  using type = Napi::Uint32Array;
+  static constexpr const char* name = "Uint32Array";
+};
+template <>
+struct JsArray<double> {
+  using type = Napi::Float64Array;
+  static constexpr const char* name = "Float64Array";
+};
+
+#define STREAMSCOPE_SET_ARRAY(member, js, T) out.Set(js, g.add<JsArray<T>::type>(env, c.member));
+
+Napi::Object opsObject(Napi::Env env, const OpColumns& c) {
+  Napi::Object out = Napi::Object::New(env);
+  Gather g(c.order);
+  out.Set("length", Napi::Number::New(env, static_cast<double>(c.size())));
+  STREAMSCOPE_OP_COLUMNS(STREAMSCOPE_SET_ARRAY)
+  g.run();
+  return out;
 }
 
 Napi::Value loadOpsBinding(const Napi::CallbackInfo& info) {
@@ -136,19 +152,33 @@ Napi::Value loadOpsBinding(const Napi::CallbackInfo& info) {
 }
 
 Napi::Object callsObject(Napi::Env env, const CallColumns& c) {
-    Napi::Object out = Napi::Object::New(env);
-    Gather g(c.order);
-    out.Set("length", Napi::Number::New(env, static_cast<double>(c.size())));
-    out.Set("rowId", g.add<Napi::Float64Array>(env, c.row_id));
-    out.Set("start", g.add<Napi::Float64Array>(env, c.start));
-    out.Set("end", g.add<Napi::Float64Array>(env, c.end));
-    out.Set("pid", g.add<Napi::Int32Array>(env, c.pid));
-    out.Set("tid", g.add<Napi::Int32Array>(env, c.tid));
-    out.Set("nameId", g.add<Napi::Int32Array>(env, c.name_id));
-    out.Set("correlation", g.add<Napi::Uint32Array>(env, c.correlation));
-    out.Set("domain", g.add<Napi::Uint8Array>(env, c.domain));
-    g.run();
-    return out;
+  Napi::Object out = Napi::Object::New(env);
+  Gather g(c.order);
+  out.Set("length", Napi::Number::New(env, static_cast<double>(c.size())));
+  STREAMSCOPE_CALL_COLUMNS(STREAMSCOPE_SET_ARRAY)
+  g.run();
+  return out;
+}
+
+#undef STREAMSCOPE_SET_ARRAY
+
+// { ops: { kind: 'Uint8Array', ... }, calls: { ... } }: the column lists,
+// for the TypeScript side's drift test.
+Napi::Object timelineColumns(Napi::Env env) {
+  Napi::Object ops = Napi::Object::New(env), calls = Napi::Object::New(env), out = Napi::Object::New(env);
+#define STREAMSCOPE_NAME_TYPE(member, js, T) list.Set(js, JsArray<T>::name);
+  {
+    Napi::Object& list = ops;
+    STREAMSCOPE_OP_COLUMNS(STREAMSCOPE_NAME_TYPE)
+  }
+  {
+    Napi::Object& list = calls;
+    STREAMSCOPE_CALL_COLUMNS(STREAMSCOPE_NAME_TYPE)
+  }
+#undef STREAMSCOPE_NAME_TYPE
+  out.Set("ops", ops);
+  out.Set("calls", calls);
+  return out;
 }
 
 Napi::Value loadCallsBinding(const Napi::CallbackInfo& info) {
@@ -186,6 +216,24 @@ Napi::Value demangleBinding(const Napi::CallbackInfo& info) {
   return out;
 }
 
+// [{ name, sql, table, columns }]: every statement the ingest prepares,
+// for the test that holds them to the schema migrations.
+Napi::Array ingestStatements(Napi::Env env) {
+  const std::vector<StatementSpec> specs = statementSpecs();
+  Napi::Array out = Napi::Array::New(env, specs.size());
+  for (size_t i = 0; i < specs.size(); i++) {
+    Napi::Object o = Napi::Object::New(env);
+    o.Set("name", specs[i].name);
+    o.Set("sql", specs[i].sql);
+    o.Set("table", specs[i].table.empty() ? env.Null() : Napi::String::New(env, specs[i].table));
+    Napi::Array columns = Napi::Array::New(env, specs[i].columns.size());
+    for (size_t c = 0; c < specs[i].columns.size(); c++) columns.Set(static_cast<uint32_t>(c), specs[i].columns[c]);
+    o.Set("columns", columns);
+    out.Set(static_cast<uint32_t>(i), o);
+  }
+  return out;
+}
+
 }  // namespace
 }  // namespace streamscope::addon
 
@@ -198,6 +246,9 @@ static Napi::Object InitStreamScopeAddon(Napi::Env env, Napi::Object exports) {
   exports.Set("loadCalls", Napi::Function::New(env, loadCallsBinding, "loadCalls"));
   exports.Set("loadTimeline", Napi::Function::New(env, loadTimelineBinding, "loadTimeline"));
   exports.Set("demangle", Napi::Function::New(env, demangleBinding, "demangle"));
+  exports.Set("timelineColumns", timelineColumns(env));
+  exports.Set("ingestStatements", ingestStatements(env));
+  exports.Set("ingestSchemaVersion", Napi::Number::New(env, kSchemaVersion));
   return exports;
 }
 

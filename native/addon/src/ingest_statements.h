@@ -5,7 +5,11 @@
 // An INSERT's SQL is built from its column list, so the number of `?`, the
 // width of a pending timeline row and the position of a column in it
 // (ingest.cc) all come from that one list. Tables and columns are those of
-// profiler/store/migrations.
+// profiler/store/migrations; the addon exports these specs
+// (`ingestStatements`), and test/addon/ingest-schema.test.ts prepares each
+// statement on a freshly migrated recording and checks that every column of
+// every table the ingest writes is either written or has a stated reason
+// not to be.
 #pragma once
 
 #include <cstdint>

@@ -213,14 +213,16 @@ void shift(Column<T>& v, size_t from, size_t to, size_t n) {
 
 template <class F>
 void eachOpColumn(OpColumns& o, F&& f) {
-  f(o.row_id); f(o.start); f(o.end); f(o.bytes); f(o.blocks);
-  f(o.stream); f(o.device); f(o.detail); f(o.pid); f(o.block_threads); f(o.registers); f(o.shared_bytes);
-  f(o.kind); f(o.copy_kind); f(o.is_async); f(o.correlation);
+#define STREAMSCOPE_EACH(member, js, T) f(o.member);
+  STREAMSCOPE_OP_COLUMNS(STREAMSCOPE_EACH)
+#undef STREAMSCOPE_EACH
 }
 
 template <class F>
 void eachCallColumn(CallColumns& c, F&& f) {
-  f(c.row_id); f(c.start); f(c.end); f(c.pid); f(c.tid); f(c.name_id); f(c.correlation); f(c.domain);
+#define STREAMSCOPE_EACH(member, js, T) f(c.member);
+  STREAMSCOPE_CALL_COLUMNS(STREAMSCOPE_EACH)
+#undef STREAMSCOPE_EACH
 }
 
 // One part of kernels, memcpys or memsets, written straight to its place

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "timeline_columns.h"
+
 namespace streamscope::addon {
 
 class LoadError : public std::runtime_error {
@@ -45,24 +47,19 @@ class Column {
 // GPU operations of kernels, memcpys and memsets, in read order; `order`
 // lists the rows in (start, kind, id) order. The binding writes each
 // column straight into its JS array in that order: one pass, no second
-// copy of 10 million rows.
+// copy of 10 million rows. The columns: timeline_columns.h.
 struct OpColumns {
   Column<uint32_t> order;
-  Column<uint8_t> kind;  // 1 kernel, 2 memcpy, 3 memset
-  Column<double> row_id, start, end, bytes, blocks;
-  Column<int32_t> stream, device, detail, pid, block_threads, registers, shared_bytes;
-  Column<uint8_t> copy_kind, is_async;
-  Column<uint32_t> correlation;
+#define STREAMSCOPE_MEMBER(member, js, T) Column<T> member;
+  STREAMSCOPE_OP_COLUMNS(STREAMSCOPE_MEMBER)
   size_t size() const { return kind.size(); }
 };
 
 // CUDA API calls in read order; `order` lists them in (start, id) order.
 struct CallColumns {
   Column<uint32_t> order;
-  Column<double> row_id, start, end;
-  Column<int32_t> pid, tid, name_id;
-  Column<uint32_t> correlation;
-  Column<uint8_t> domain;
+  STREAMSCOPE_CALL_COLUMNS(STREAMSCOPE_MEMBER)
+#undef STREAMSCOPE_MEMBER
   size_t size() const { return start.size(); }
 };
 
