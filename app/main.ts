@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { app, BrowserWindow, dialog, ipcMain, Menu, protocol, session, type MenuItemConstructorOptions, type WebContents } from 'electron';
 import { apiMethods, type RecordingHandle } from '../profiler/contract/api.ts';
+import { VERSION } from '../profiler/contract/version.ts';
 import { filesFromArgs, userArgs } from './argv.ts';
 import { EVENT_CHANNEL, type AppEvent } from './channels.ts';
 import { channelFor, dispatch, toApiError } from './ipc.ts';
@@ -74,7 +75,7 @@ function main(): void {
     query,
     recent,
     jobs,
-    version: app.getVersion(),
+    version: VERSION,
     canRecord: () => probeGpu(cli),
     showOpenDialog: async () => {
       const options: Electron.OpenDialogOptions = {

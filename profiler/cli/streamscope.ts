@@ -21,7 +21,8 @@ import { TraceFormatError } from '../import/json-events.ts';
 import { checkLine, CheckUsageError, parseCheckArgs, runCheck } from './check.ts';
 import { devices } from '../native/addon.ts';
 import { RecordError } from '../record/record-error.ts';
-import { record, RECORDER_VERSION } from '../record/recorder.ts';
+import { record } from '../record/recorder.ts';
+import { VERSION } from '../contract/version.ts';
 import { formatCaptureResult } from '../record/capture-range.ts';
 import { ingested, progressLine, type EventFields } from '../record/progress.ts';
 import { CaptureRangeError, parseCaptureRange, type CaptureRange } from '../contract/record-request.ts';
@@ -35,7 +36,7 @@ import { SCOPE_OPTIONS, SCOPE_USAGE, scopeFromArgs, type ScopeValues } from './s
 import { dumpStream } from '../record/dump.ts';
 import { StreamFormatError } from '../record/decoder.ts';
 
-const HELP = `streamscope ${RECORDER_VERSION}: are my CUDA streams really running concurrently?
+const HELP = `streamscope ${VERSION}: are my CUDA streams really running concurrently?
 
 usage:
   streamscope record [-o FILE] [--force] [--capture-range nvtx:NAME|cuda-profiler-api] [--progress text|json] -- COMMAND [ARGS...]
@@ -493,7 +494,7 @@ async function main(argv: string[]): Promise<number> {
     case 'devices': return cmdDevices(rest);
     case 'ingest': return cmdIngest(rest);
     case 'dump-stream': return cmdDumpStream(rest);
-    case '--version': case '-v': process.stdout.write(`${RECORDER_VERSION}\n`); return 0;
+    case '--version': case '-v': process.stdout.write(`${VERSION}\n`); return 0;
     case undefined: case '--help': case '-h': case 'help': process.stdout.write(HELP + '\n'); return command ? 0 : 2;
     default: fail(`unknown command '${command}' (see streamscope --help)`, 2);
   }

@@ -7,13 +7,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { beginBulkLoad, createRecording, writeMeta } from '../store/database.ts';
 import type { CaptureRange } from '../contract/record-request.ts';
+import { VERSION } from '../contract/version.ts';
 import { finalizeRecording, type FinalState } from './finalize.ts';
 import { preflight } from './preflight.ts';
 import { ingested } from './progress.ts';
 import { RecordError } from './record-error.ts';
 import { StreamDirectoryIngest, type DirectoryProgress } from './stream-ingest.ts';
 
-export const RECORDER_VERSION = '0.1.0';
 
 export interface RecordOptions {
   output: string;
@@ -56,7 +56,7 @@ export async function record(opts: RecordOptions): Promise<RecordResult> {
     cwd: process.cwd(),
     host: os.hostname(),
     started_at: startedAt.toISOString(),
-    recorder_version: RECORDER_VERSION,
+    recorder_version: VERSION,
     source: 'streamscope-collector',
     complete: false,
     incomplete_reason: 'recording in progress (or the recorder itself was killed)',

@@ -13,15 +13,14 @@
 // Protocol: POST /api/<method> with JSON {args: [...]} → 200 with the
 // result as JSON, or an ApiErrorShape with a 4xx/5xx status.
 import crypto from 'node:crypto';
-import fs from 'node:fs';
 import http from 'node:http';
-import path from 'node:path';
 import { checkArguments } from '../query/api-args.ts';
 import { ApiError, apiErrorOf } from '../query/api-error.ts';
 import { apiMethods, type ApiErrorCode, type ApiMethod, type Capabilities, type OpenFailure, type WindowResponse } from '../contract/api.ts';
 import { SessionRegistry } from '../query/session.ts';
 import { encodeWindow, WINDOW_MEDIA_TYPE } from '../contract/window-codec.ts';
 import { contentSecurityPolicy } from '../contract/content-security-policy.ts';
+import { VERSION } from '../contract/version.ts';
 import { staticFile } from './static-files.ts';
 
 /** The page's one policy (the desktop app's too), for a page that calls the API over HTTP on its own origin. */
@@ -29,8 +28,6 @@ export const CONTENT_SECURITY_POLICY = contentSecurityPolicy('http');
 
 /** The biggest request body accepted: API arguments are small. */
 const MAX_BODY_BYTES = 1 << 20;
-
-const VERSION = (JSON.parse(fs.readFileSync(path.join(import.meta.dirname, '../../package.json'), 'utf8')) as { version: string }).version;
 
 export interface ServerOptions {
   files: string[];

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Packs what a run on the lent GPU machine needs but git does not carry:
 # the pinned Node 22 binary (the GPU machine has no Node), the runtime part
-# of better-sqlite3, and the native build products (collector, runner,
+# of better-sqlite3 and of valibot (the CLI's serve command checks API
+# arguments with it), and the native build products (collector, runner,
 # synthetic tool, addon). Output: .carry/ (ignored by git), well under the
 # 64 MiB that travels. Use with carry: [".carry"], then scripts/device/unpack.sh there.
 set -euo pipefail
@@ -20,6 +21,7 @@ fi
 tar -cf .carry/bundle.tar \
   node_modules/better-sqlite3/package.json node_modules/better-sqlite3/lib \
   node_modules/better-sqlite3/prebuilds/linux-x64.node \
+  node_modules/valibot/package.json node_modules/valibot/dist/index.mjs \
   native/build/collector/libstreamscope_collector.so \
   native/build/collector/streamscope-synthetic-stream \
   native/build/workloads/streamscope-runner \

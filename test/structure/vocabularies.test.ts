@@ -2,6 +2,7 @@
 // the code must agree on is written once, and the others take it from
 // there. These tests fail when a second copy appears or when the one
 // definition no longer matches what it names.
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -12,7 +13,9 @@ import { fixForFamily, fixLabel } from '../../profiler/analysis/whatif.ts';
 import { createRecording, openRecording } from '../../profiler/store/database.ts';
 import { ZONED_TABLES } from '../../profiler/store/zone-tables.ts';
 import { repoRoot } from '../../scripts/check-imports.ts';
-import { tempDir } from '../helpers/native.ts';
+import { VERSION } from '../../profiler/contract/version.ts';
+import { decodeStream } from '../../profiler/record/decoder.ts';
+import { syntheticStream, tempDir } from '../helpers/native.ts';
 
 /** The TypeScript sources of the product (not tests, not build output), relative to the root. */
 function sources(): string[] {
@@ -109,5 +112,32 @@ describe('Content-Security-Policy', () => {
   it('is written once (contract/content-security-policy.ts); the app protocol and browser mode both send it', () => {
     const writers = sources().filter((rel) => /['"`]default-src /.test(fs.readFileSync(path.join(repoRoot, rel), 'utf8')));
     expect(writers).toEqual(['profiler/contract/content-security-policy.ts']);
+  });
+});
+
+describe('the version', () => {
+  const packageVersion = (JSON.parse(fs.readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as { version: string }).version;
+
+  it("is package.json's: the CLI, the recordings and the API read it from there (contract/version.ts)", () => {
+    expect(VERSION).toBe(packageVersion);
+    const cli = execFileSync(process.execPath, [path.join(repoRoot, 'profiler/cli/streamscope.ts'), '--version'], { encoding: 'utf8' });
+    expect(cli.trim()).toBe(packageVersion);
+  });
+
+  it('is written nowhere else in the sources', () => {
+    const quoted = new RegExp(`['"\`]${packageVersion.replace(/\./g, '\\.')}['"\`]`);
+    expect(sources().filter((rel) => quoted.test(fs.readFileSync(path.join(repoRoot, rel), 'utf8')))).toEqual([]);
+  });
+
+  it('is what the collector stamps into its record streams (native/CMakeLists.txt reads package.json)', () => {
+    const dir = tempDir('version');
+    try {
+      const { stream } = syntheticStream(dir, 'version');
+      const { header } = decodeStream(new Uint8Array(fs.readFileSync(stream)), stream);
+      const [major, minor, patch] = packageVersion.split('.').map(Number) as [number, number, number];
+      expect(header.collector_version).toBe(major * 10000 + minor * 100 + patch);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
