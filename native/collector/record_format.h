@@ -4,7 +4,10 @@
 // process: a FileHeader followed by records. The TypeScript decoder
 // (profiler/record/format.ts) and the native ingest (native/addon) read it.
 // test/contract/record-stream.test.ts holds the two sides together: a
-// synthetic stream written by this header's encoder must decode back exactly.
+// synthetic stream written by this header's encoder must decode back exactly;
+// test/contract/shared-constants.test.ts reads this header and compares every
+// enum (kinds, stream flags, drop sources, ...) and size with the TypeScript
+// values.
 //
 // Rules that keep old files readable:
 //  * Little-endian, every record 8-byte aligned, `size` includes the header.

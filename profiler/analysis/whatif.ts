@@ -34,6 +34,7 @@ import type { Host } from './host.ts';
 import { replay, type ReplayOptions } from './replay.ts';
 import { hostModel, isPageableCopy, WaitKind } from './replay-host.ts';
 import { OpCategory, type Trace } from './trace.ts';
+import { StreamFlags } from '../store/enums.ts';
 
 interface FixSpec {
   /** What the replay changes, as a finding's whatIf.fix says it. */
@@ -133,7 +134,7 @@ export function moveDefaultStreamWork(trace: Trace, host: Host): Applied {
   const { ops } = trace;
   const m = hostModel(trace, host);
   const rows = new Map(trace.streams.map((s) => [s.id, s]));
-  const isLegacy = (id: number) => ((rows.get(id)?.flags ?? 0) & 1) !== 0;
+  const isLegacy = (id: number) => ((rows.get(id)?.flags ?? 0) & StreamFlags.LegacyDefault) !== 0;
   const stream = ops.stream.slice();
   const streamFlags = new Map<number, number>();
   const streamContext = new Map<number, number>();
@@ -155,7 +156,7 @@ export function moveDefaultStreamWork(trace: Trace, host: Host): Applied {
       target = fresh.get(thread);
       if (target === undefined) {
         fresh.set(thread, (target = nextId++));
-        streamFlags.set(target, 2); // cudaStreamNonBlocking
+        streamFlags.set(target, StreamFlags.NonBlocking); // cudaStreamNonBlocking
         const ctx = rows.get(ops.stream[i]!)?.contextId;
         if (ctx !== undefined) streamContext.set(target, ctx);
       }

@@ -16,7 +16,7 @@
 import fs from 'node:fs';
 import type { Db } from '../store/database.ts';
 import { readMeta } from '../store/database.ts';
-import { COPY_KIND_NAMES, MEMORY_KIND_NAMES } from '../store/enums.ts';
+import { COPY_KIND_NAMES, MEMORY_KIND_NAMES, streamKindName } from '../store/enums.ts';
 
 
 /** 'pinned' → 'Pinned', 'device static' → 'Device Static' (Kineto's spelling). */
@@ -72,7 +72,7 @@ export async function exportChromeTrace(db: Db, out: string): Promise<ExportSumm
     const streams = db.prepare('SELECT id, device_id AS device, cupti_stream_id AS cupti, flags, priority FROM streams').all() as
       { id: number; device: number | null; cupti: number; flags: number; priority: number | null }[];
     for (const s of streams) {
-      const kind = s.flags & 1 ? 'legacy default' : s.flags & 4 ? 'per-thread default' : s.flags & 2 ? 'non-blocking' : 'blocking';
+      const kind = streamKindName(s.flags);
       await event({ ph: 'M', name: 'thread_name', pid: GPU_PID_BASE + (s.device ?? 0), tid: s.id,
         args: { name: `stream ${s.cupti} (${kind}${s.priority ? `, priority ${s.priority}` : ''})` } });
       await event({ ph: 'M', name: 'thread_sort_index', pid: GPU_PID_BASE + (s.device ?? 0), tid: s.id, args: { sort_index: s.cupti } });

@@ -2,7 +2,8 @@
 // key. Shared by the schema migration that introduced zones, the SQL zone
 // builder (rows written by SQL: importers, generators) and the range
 // queries; the native ingest writes the same table_id and lane values
-// (native/addon/src/ingest.cc).
+// (native/addon/src/zone_tables.h; test/contract/shared-constants.test.ts
+// holds the two together).
 import type { ItemTable } from '../contract/api.ts';
 
 /** Every table of timeline items (contract/api.ts, ITEM_TABLES) is zoned. */

@@ -1,8 +1,10 @@
 // The zone vocabulary shared with the TypeScript side (SCHEMA.md "Zones",
 // profiler/store/zone-tables.ts): zones.table_id of each timeline table,
 // the most rows in one zone, and the lane of a host thread. Stored in every
-// recording, so they never change. The ingest writes zones with them; the
-// column loader reads the zones' row counts by table_id.
+// recording, so they never change; test/contract/shared-constants.test.ts
+// reads this header and holds the two sides together. The ingest writes
+// zones with them; the column loader reads the zones' row counts by
+// table_id.
 #pragma once
 
 #include <cstdint>

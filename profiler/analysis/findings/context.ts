@@ -8,6 +8,7 @@ import { unionOf, type IntervalList } from '../intervals.ts';
 import { streamPairs, type StreamPairs } from '../stream-pairs.ts';
 import { OpKind, type DeviceRow, type StreamRow, type Trace } from '../trace.ts';
 import { emptyEvidence, type Evidence, type Severity } from '../../contract/findings.ts';
+import { streamKindName } from '../../store/enums.ts';
 
 export interface Context {
   trace: Trace;
@@ -136,6 +137,5 @@ export function callFamilies(ctx: Context): CallFamilies {
 export function streamLabel(ctx: Context, streamId: number): string {
   const s = ctx.streams.get(streamId);
   if (!s) return `stream ${streamId}`;
-  const kind = s.flags & 1 ? 'legacy default' : s.flags & 4 ? 'per-thread default' : s.flags & 2 ? 'non-blocking' : 'blocking';
-  return `stream ${s.cuptiStreamId} (${kind})`;
+  return `stream ${s.cuptiStreamId} (${streamKindName(s.flags)})`;
 }

@@ -9,12 +9,13 @@ import { formatDuration } from '../../contract/time.ts';
 import { intersect, lengthOf, subtract, unionOf, unionOfLists, unionOfPairs, type IntervalList } from '../intervals.ts';
 import { addOp, newEvidence, severityByCost, streamLabel, type Context } from './context.ts';
 import type { Finding } from '../../contract/findings.ts';
+import { StreamFlags } from '../../store/enums.ts';
 
 export function legacyDefaultStream(ctx: Context): Finding[] {
   const { ops } = ctx.trace;
   const findings: Finding[] = [];
   // The pair sweep costs a pass over every op: only when legacy-stream work exists.
-  const legacyIds = [...ctx.streams.values()].filter((s) => s.flags & 1).map((s) => s.id);
+  const legacyIds = [...ctx.streams.values()].filter((s) => s.flags & StreamFlags.LegacyDefault).map((s) => s.id);
   if (legacyIds.length === 0) return findings;
   const isLegacy = new Uint8Array(Math.max(...legacyIds) + 1);
   for (const id of legacyIds) isLegacy[id] = 1;
@@ -22,11 +23,11 @@ export function legacyDefaultStream(ctx: Context): Finding[] {
   for (let i = 0; i < ops.length && !legacyWork; i++) legacyWork = isLegacy[ops.stream[i]!] === 1;
   if (!legacyWork) return findings;
   for (const pairs of ctx.pairs) {
-    const legacy = pairs.streamIds.findIndex((s) => (ctx.streams.get(s)?.flags ?? 0) & 1);
+    const legacy = pairs.streamIds.findIndex((s) => (ctx.streams.get(s)?.flags ?? 0) & StreamFlags.LegacyDefault);
     if (legacy < 0) continue;
     const blocking = pairs.streamIds
       .map((s, k) => ({ s, k }))
-      .filter(({ s, k }) => k !== legacy && ((ctx.streams.get(s)?.flags ?? 0) & 6) === 0);
+      .filter(({ s, k }) => k !== legacy && ((ctx.streams.get(s)?.flags ?? 0) & (StreamFlags.NonBlocking | StreamFlags.PerThreadDefault)) === 0);
     if (blocking.length === 0) continue; // alone on the device: nothing to serialize with
     // Cost: time a legacy operation ran while another stream had work
     // queued whose engine (SMs, or the copy engine of its direction) sat
