@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cuptiInfo, devices, Ingest } from '../../profiler/native/addon.ts';
 import { cuptiLibraryPath } from '../../profiler/native/paths.ts';
 import { createRecording } from '../../profiler/store/database.ts';
+import { Kind } from '../../profiler/record/format.ts';
 import { syntheticStream, tempDir } from '../helpers/native.ts';
 import { zonesWrittenAndRecomputed } from '../helpers/zones.ts';
 
@@ -74,6 +75,10 @@ describe('native ingest', () => {
     await ingest.finish();
     expect(p).toMatchObject({ complete: true, pid: 4242, truncated: null });
     expect(p.records).toBe(expected.records.length);
+    // The ingest's kind names (native/addon/src/record_decoding.cc) are the format's (profiler/record/format.ts):
+    // the recorder reads them back (lastKind 'Flush' after a signal, 'End').
+    expect(Object.keys(p.recordsByKind).sort()).toEqual(Object.keys(Kind).sort());
+    expect(p.lastKind).toBe('End');
     expect(rows<{ source: number; count: number }>(file, 'SELECT source, count FROM dropped_records ORDER BY id'))
       .toEqual(ofKind('Dropped').map((d) => ({ source: d.source, count: d.count })));
 
