@@ -160,7 +160,7 @@ FileProgress Ingest::ingestFile(const std::string& path, bool final) {
     f.progress.pid = h.pid;
     f.progress.bytes_consumed = h.header_bytes;
     f.strings.assign(1, 0);
-    Binder{st_.process_from_header}(int64_t{h.pid})(int64_t{h.collector_version})(int64_t{h.flags})(f.shift).text(std::to_string(h.origin_wall_ns));
+    Binder{st_.process_from_header}(int64_t{h.pid}, int64_t{h.collector_version}, int64_t{h.flags}, f.shift, std::to_string(h.origin_wall_ns));
     step(db_, st_.process_from_header, path);
   }
 
@@ -249,9 +249,7 @@ void Ingest::store(FileState& f, const std::string& path, const Record& record) 
     case Kind::Process: {
       const auto r = load<ProcessRecord>(rec);
       auto text = [&](uint32_t sid) { return sid ? textOf(stringId(f, sid)) : std::string(); };
-      Binder{st_.process}(int64_t{pid})(int64_t{r.ppid}).text(text(r.command_sid)).text(text(r.executable_sid))
-          .text(text(r.hostname_sid))(int64_t{r.driver_version})(int64_t{r.runtime_version})(int64_t{r.cupti_version})
-          (int64_t{r.cupti_api_version})(int64_t{f.header.collector_version})(shift);
+      Binder{st_.process}(int64_t{pid}, int64_t{r.ppid}, text(r.command_sid), text(r.executable_sid), text(r.hostname_sid), int64_t{r.driver_version}, int64_t{r.runtime_version}, int64_t{r.cupti_version}, int64_t{r.cupti_api_version}, int64_t{f.header.collector_version}, shift);
       step(db_, st_.process, where);
       break;
     }
@@ -268,14 +266,9 @@ void Ingest::store(FileState& f, const std::string& path, const Record& record) 
         id = it->second;
       } else {
         const std::string name_text = r.name_sid ? textOf(stringId(f, r.name_sid)) : std::string();
-        Binder b{st_.device};
-        b.text(uuid)(int64_t{r.device_id}).text(name_text)(int64_t{r.cc_major})(int64_t{r.cc_minor})(int64_t{r.sm_count})
-            (int64_t{r.async_engine_count})(int64_t{r.concurrent_kernels})(static_cast<int64_t>(r.total_memory_bytes))
-            (int64_t{r.pci_domain})(int64_t{r.pci_bus})(int64_t{r.pci_device})(int64_t{r.core_clock_khz})(int64_t{r.memory_clock_khz})
-            (int64_t{r.memory_bus_width_bits})(int64_t{r.l2_cache_bytes})(int64_t{r.max_threads_per_sm})
-            (int64_t{r.max_shared_memory_per_sm})(int64_t{r.max_registers_per_sm})(int64_t{r.max_blocks_per_sm});
+        Binder{st_.device}(uuid, int64_t{r.device_id}, name_text, int64_t{r.cc_major}, int64_t{r.cc_minor}, int64_t{r.sm_count}, int64_t{r.async_engine_count}, int64_t{r.concurrent_kernels}, static_cast<int64_t>(r.total_memory_bytes), int64_t{r.pci_domain}, int64_t{r.pci_bus}, int64_t{r.pci_device}, int64_t{r.core_clock_khz}, int64_t{r.memory_clock_khz}, int64_t{r.memory_bus_width_bits}, int64_t{r.l2_cache_bytes}, int64_t{r.max_threads_per_sm}, int64_t{r.max_shared_memory_per_sm}, int64_t{r.max_registers_per_sm}, int64_t{r.max_blocks_per_sm});
         step(db_, st_.device, where);
-        Binder{st_.device_by_uuid}.text(uuid);
+        Binder{st_.device_by_uuid}(uuid);
         id = stepReturningId(db_, st_.device_by_uuid, where);
         devices_by_uuid_.emplace(uuid, id);
       }
@@ -286,7 +279,7 @@ void Ingest::store(FileState& f, const std::string& path, const Record& record) 
       const auto r = load<ContextRecord>(rec);
       const auto key = std::make_pair(pid, r.context_id);
       const auto device = deviceId(f, r.device_id);
-      Binder{st_.context}(int64_t{pid})(int64_t{r.context_id})(device)(int64_t{r.null_stream_id});
+      Binder{st_.context}(int64_t{pid}, int64_t{r.context_id}, device, int64_t{r.null_stream_id});
       contexts_[key] = KnownContext{stepReturningId(db_, st_.context, where), device.has_value(), r.null_stream_id, device};
       break;
     }
@@ -296,8 +289,7 @@ void Ingest::store(FileState& f, const std::string& path, const Record& record) 
       std::optional<int64_t> device = r.device_id == kNone ? std::nullopt : deviceId(f, r.device_id);
       const int64_t ctx = contextId(f, r.context_id, device);
       if (!device) device = contexts_[std::make_pair(pid, r.context_id)].device;
-      Binder{st_.stream}(int64_t{pid})(ctx)(device)(int64_t{r.stream_id})(int64_t{r.flags})(int64_t{r.priority})
-          (r.created_ns == INT64_MIN ? std::nullopt : std::optional<int64_t>(r.created_ns + shift))(nonzero(r.correlation_id));
+      Binder{st_.stream}(int64_t{pid}, ctx, device, int64_t{r.stream_id}, int64_t{r.flags}, int64_t{r.priority}, r.created_ns == INT64_MIN ? std::nullopt : std::optional<int64_t>(r.created_ns + shift), nonzero(r.correlation_id));
       streams_[{ctx, r.stream_id}] = stepReturningId(db_, st_.stream, where);
       break;
     }
@@ -306,12 +298,7 @@ void Ingest::store(FileState& f, const std::string& path, const Record& record) 
       const int64_t device = deviceForOp(f, r.device_id);
       const int64_t ctx = contextId(f, r.context_id, device);
       const int64_t stream = streamId(f, ctx, r.stream_id, device);
-      pend(kernels_, stream, r.start_ns + shift, r.end_ns + shift, r.correlation_id)
-          (r.start_ns + shift)(r.end_ns + shift)(device)(ctx)(stream)(int64_t{r.correlation_id})
-          (stringId(f, r.name_sid))(int64_t{r.grid_x})(int64_t{r.grid_y})(int64_t{r.grid_z})(int64_t{r.block_x})(int64_t{r.block_y})
-          (int64_t{r.block_z})(int64_t{r.registers_per_thread})(int64_t{r.static_shared_bytes})(int64_t{r.dynamic_shared_bytes})
-          (int64_t{r.local_memory_per_thread})(int64_t{r.launch_type})(int64_t{r.is_device_launched})(nonzero(r.graph_id))(nonzero(r.graph_node_id))
-          (int64_t{r.cluster_x})(int64_t{r.cluster_y})(int64_t{r.cluster_z})(int64_t{r.channel_id});
+      pend(kernels_, stream, r.start_ns + shift, r.end_ns + shift, r.correlation_id)(r.start_ns + shift, r.end_ns + shift, device, ctx, stream, int64_t{r.correlation_id}, stringId(f, r.name_sid), int64_t{r.grid_x}, int64_t{r.grid_y}, int64_t{r.grid_z}, int64_t{r.block_x}, int64_t{r.block_y}, int64_t{r.block_z}, int64_t{r.registers_per_thread}, int64_t{r.static_shared_bytes}, int64_t{r.dynamic_shared_bytes}, int64_t{r.local_memory_per_thread}, int64_t{r.launch_type}, int64_t{r.is_device_launched}, nonzero(r.graph_id), nonzero(r.graph_node_id), int64_t{r.cluster_x}, int64_t{r.cluster_y}, int64_t{r.cluster_z}, int64_t{r.channel_id});
       break;
     }
     case Kind::Memcpy: {
@@ -319,12 +306,7 @@ void Ingest::store(FileState& f, const std::string& path, const Record& record) 
       const int64_t device = deviceForOp(f, r.device_id);
       const int64_t ctx = contextId(f, r.context_id, device);
       const int64_t stream = streamId(f, ctx, r.stream_id, device);
-      pend(memcpys_, stream, r.start_ns + shift, r.end_ns + shift, r.correlation_id)
-          (r.start_ns + shift)(r.end_ns + shift)(device)(ctx)(stream)(int64_t{r.correlation_id})
-          (static_cast<int64_t>(r.bytes))(int64_t{r.copy_kind})(int64_t{r.src_kind})(int64_t{r.dst_kind})(int64_t{r.flags & 1})
-          (r.src_device_id == kNone ? std::nullopt : std::optional<int64_t>(deviceForOp(f, r.src_device_id)))
-          (r.dst_device_id == kNone ? std::nullopt : std::optional<int64_t>(deviceForOp(f, r.dst_device_id)))
-          (nonzero(r.graph_id))(int64_t{r.channel_id});
+      pend(memcpys_, stream, r.start_ns + shift, r.end_ns + shift, r.correlation_id)(r.start_ns + shift, r.end_ns + shift, device, ctx, stream, int64_t{r.correlation_id}, static_cast<int64_t>(r.bytes), int64_t{r.copy_kind}, int64_t{r.src_kind}, int64_t{r.dst_kind}, int64_t{r.flags & 1}, r.src_device_id == kNone ? std::nullopt : std::optional<int64_t>(deviceForOp(f, r.src_device_id)), r.dst_device_id == kNone ? std::nullopt : std::optional<int64_t>(deviceForOp(f, r.dst_device_id)), nonzero(r.graph_id), int64_t{r.channel_id});
       break;
     }
     case Kind::Memset: {
@@ -332,10 +314,7 @@ void Ingest::store(FileState& f, const std::string& path, const Record& record) 
       const int64_t device = deviceForOp(f, r.device_id);
       const int64_t ctx = contextId(f, r.context_id, device);
       const int64_t stream = streamId(f, ctx, r.stream_id, device);
-      pend(memsets_, stream, r.start_ns + shift, r.end_ns + shift, r.correlation_id)
-          (r.start_ns + shift)(r.end_ns + shift)(device)(ctx)(stream)(int64_t{r.correlation_id})
-          (static_cast<int64_t>(r.bytes))(int64_t{r.value})(int64_t{r.memory_kind})(int64_t{r.flags & 1})(nonzero(r.graph_id))
-          (int64_t{r.channel_id});
+      pend(memsets_, stream, r.start_ns + shift, r.end_ns + shift, r.correlation_id)(r.start_ns + shift, r.end_ns + shift, device, ctx, stream, int64_t{r.correlation_id}, static_cast<int64_t>(r.bytes), int64_t{r.value}, int64_t{r.memory_kind}, int64_t{r.flags & 1}, nonzero(r.graph_id), int64_t{r.channel_id});
       break;
     }
     case Kind::Synchronization: {
@@ -343,9 +322,7 @@ void Ingest::store(FileState& f, const std::string& path, const Record& record) 
       const auto ctx = contextIdOrNull(f, r.context_id);
       const auto stream = streamIdOrNull(f, ctx, r.stream_id, std::nullopt);
       // Lane 0: synchronizations of no stream (context / event synchronize).
-      pend(syncs_, stream.value_or(0), r.start_ns + shift, r.end_ns + shift, r.correlation_id)
-          (r.start_ns + shift)(r.end_ns + shift)(int64_t{pid})(ctx)(stream)(int64_t{r.type})
-          (r.event_id == kNone ? std::nullopt : std::optional<int64_t>(r.event_id))(int64_t{r.correlation_id})(int64_t{r.return_value});
+      pend(syncs_, stream.value_or(0), r.start_ns + shift, r.end_ns + shift, r.correlation_id)(r.start_ns + shift, r.end_ns + shift, int64_t{pid}, ctx, stream, int64_t{r.type}, r.event_id == kNone ? std::nullopt : std::optional<int64_t>(r.event_id), int64_t{r.correlation_id}, int64_t{r.return_value});
       break;
     }
     case Kind::CudaEvent: {
@@ -353,17 +330,14 @@ void Ingest::store(FileState& f, const std::string& path, const Record& record) 
       const auto device = deviceId(f, r.device_id);
       const auto ctx = contextIdOrNull(f, r.context_id);
       const auto stream = streamIdOrNull(f, ctx, r.stream_id, device);
-      Binder{st_.cuda_events}(r.device_ns == INT64_MIN ? std::nullopt : std::optional<int64_t>(r.device_ns + shift))(int64_t{pid})(ctx)(stream)
-          (device)(int64_t{r.event_id})(int64_t{r.correlation_id});
+      Binder{st_.cuda_events}(r.device_ns == INT64_MIN ? std::nullopt : std::optional<int64_t>(r.device_ns + shift), int64_t{pid}, ctx, stream, device, int64_t{r.event_id}, int64_t{r.correlation_id});
       step(db_, st_.cuda_events, where);
       break;
     }
     case Kind::ApiCall: {
       const auto r = load<ApiCallRecord>(rec);
       thread(pid, r.thread_id);
-      pend(api_calls_, threadLane(pid, r.thread_id), r.start_ns + shift, r.end_ns + shift, r.correlation_id)
-          (r.start_ns + shift)(r.end_ns + shift)(int64_t{pid})(int64_t{r.thread_id})(int64_t{r.domain})(int64_t{r.cbid})
-          (stringId(f, r.name_sid))(int64_t{r.correlation_id})(int64_t{r.return_value});
+      pend(api_calls_, threadLane(pid, r.thread_id), r.start_ns + shift, r.end_ns + shift, r.correlation_id)(r.start_ns + shift, r.end_ns + shift, int64_t{pid}, int64_t{r.thread_id}, int64_t{r.domain}, int64_t{r.cbid}, stringId(f, r.name_sid), int64_t{r.correlation_id}, int64_t{r.return_value});
       break;
     }
     case Kind::Marker: {
@@ -372,8 +346,7 @@ void Ingest::store(FileState& f, const std::string& path, const Record& record) 
       const uint32_t name = r.name_sid ? static_cast<uint32_t>(stringId(f, r.name_sid)) : 0;
       const uint32_t domain = r.domain_sid ? static_cast<uint32_t>(stringId(f, r.domain_sid)) : 0;
       auto insert = [&](int64_t start, std::optional<int64_t> end, uint32_t tid, uint32_t name_id, uint32_t domain_id) {
-        pend(nvtx_, threadLane(pid, tid), start, end.value_or(start), kNull)(start)(end)(int64_t{pid})(int64_t{tid})
-            (int64_t{name_id ? name_id : internGlobal("")})(domain_id ? std::optional<int64_t>(domain_id) : std::nullopt);
+        pend(nvtx_, threadLane(pid, tid), start, end.value_or(start), kNull)(start, end, int64_t{pid}, int64_t{tid}, int64_t{name_id ? name_id : internGlobal("")}, domain_id ? std::optional<int64_t>(domain_id) : std::nullopt);
       };
       if (r.flags & kMarkerStart) {
         f.open_markers[r.id] = OpenMarker{r.timestamp_ns + shift, r.thread_id, name, domain};
@@ -390,8 +363,7 @@ void Ingest::store(FileState& f, const std::string& path, const Record& record) 
     }
     case Kind::Overhead: {
       const auto r = load<OverheadRecord>(rec);
-      Binder{st_.overheads}(r.start_ns + shift)(r.end_ns + shift)(int64_t{pid})(int64_t{r.overhead_kind})(int64_t{r.object_kind})
-          (int64_t{r.object_id})(nonzero(r.correlation_id));
+      Binder{st_.overheads}(r.start_ns + shift, r.end_ns + shift, int64_t{pid}, int64_t{r.overhead_kind}, int64_t{r.object_kind}, int64_t{r.object_id}, nonzero(r.correlation_id));
       step(db_, st_.overheads, where);
       break;
     }
@@ -399,7 +371,7 @@ void Ingest::store(FileState& f, const std::string& path, const Record& record) 
       const auto r = load<DroppedRecord>(rec);
       const auto ctx = r.context_id == kNone ? std::nullopt : contextIdOrNull(f, r.context_id);
       const auto stream = streamIdOrNull(f, ctx, r.stream_id, std::nullopt);
-      Binder{st_.dropped_records}(int64_t{pid})(int64_t{r.source})(static_cast<int64_t>(r.count))(ctx)(stream);
+      Binder{st_.dropped_records}(int64_t{pid}, int64_t{r.source}, static_cast<int64_t>(r.count), ctx, stream);
       step(db_, st_.dropped_records, where);
       p.dropped += r.count;
       break;
@@ -407,7 +379,7 @@ void Ingest::store(FileState& f, const std::string& path, const Record& record) 
     case Kind::Error: {
       const auto r = load<ErrorRecord>(rec);
       const std::string message = r.message_sid ? textOf(stringId(f, r.message_sid)) : std::string();
-      Binder{st_.collector_errors}(int64_t{pid})(int64_t{r.code}).text(message);
+      Binder{st_.collector_errors}(int64_t{pid}, int64_t{r.code}, message);
       step(db_, st_.collector_errors, where);
       p.errors.push_back(CollectorError{r.code, message});
       break;
@@ -419,7 +391,7 @@ void Ingest::store(FileState& f, const std::string& path, const Record& record) 
     }
     case Kind::End: {
       const auto r = load<EndRecord>(rec);
-      Binder{st_.process_end}(r.end_ns + shift)(int64_t{pid});
+      Binder{st_.process_end}(r.end_ns + shift, int64_t{pid});
       step(db_, st_.process_end, where);
       p.complete = true;
       break;
@@ -436,7 +408,7 @@ int64_t Ingest::internGlobal(const std::string& value) {
   // Kernel names arrive mangled; the readable form is stored beside them
   // (schema 7) so that every reader, the renderer included, has it without
   // a demangler of its own. Once per distinct string.
-  Binder{st_.strings}.text(value).textOrNull(demangle(value));
+  Binder{st_.strings}(value, demangle(value));
   step(db_, st_.strings, db_path_);
   const int64_t id = sqlite3_last_insert_rowid(db_);
   strings_.emplace(value, id);
@@ -462,7 +434,7 @@ int64_t Ingest::contextId(FileState& f, uint32_t cupti_context, std::optional<in
   // Hot path (every operation): only touch the database for a new context
   // or when its device becomes known.
   if (it != contexts_.end() && (it->second.has_device || !device)) return it->second.id;
-  Binder{st_.context}(int64_t{f.header.pid})(int64_t{cupti_context})(device)(std::optional<int64_t>());
+  Binder{st_.context}(int64_t{f.header.pid}, int64_t{cupti_context}, device, std::nullopt);
   const int64_t id = stepReturningId(db_, st_.context, db_path_);
   const uint32_t null_stream = it != contexts_.end() ? it->second.null_stream : kNone;
   contexts_[key] = KnownContext{id, device.has_value(), null_stream, device};
@@ -480,10 +452,10 @@ int64_t Ingest::deviceForOp(FileState& f, uint32_t cupti_device) {
     id = it->second;
   } else {
     Binder b{st_.device};
-    b.text(key)(int64_t{cupti_device}).text("unknown device");
-    for (int i = 0; i < 17; i++) b(std::optional<int64_t>());
+    b(key, int64_t{cupti_device}, std::string("unknown device"));
+    for (int i = 0; i < 17; i++) b(std::nullopt);
     step(db_, st_.device, db_path_);
-    Binder{st_.device_by_uuid}.text(key);
+    Binder{st_.device_by_uuid}(key);
     id = stepReturningId(db_, st_.device_by_uuid, db_path_);
     devices_by_uuid_.emplace(key, id);
   }
@@ -517,9 +489,9 @@ int64_t Ingest::streamId(FileState& f, int64_t context, uint32_t cupti_stream, s
   for (const auto& [key, ctx] : contexts_) {
     if (ctx.id == context && ctx.null_stream == cupti_stream) flags |= kStreamLegacyDefault;
   }
-  Binder{st_.implicit_stream}(int64_t{f.header.pid})(context)(device)(int64_t{cupti_stream})(int64_t{flags});
+  Binder{st_.implicit_stream}(int64_t{f.header.pid}, context, device, int64_t{cupti_stream}, int64_t{flags});
   step(db_, st_.implicit_stream, db_path_);
-  Binder{st_.stream_by_cupti_id}(context)(int64_t{cupti_stream});
+  Binder{st_.stream_by_cupti_id}(context, int64_t{cupti_stream});
   const int64_t id = stepReturningId(db_, st_.stream_by_cupti_id, db_path_);
   streams_[key] = id;
   return id;
@@ -553,7 +525,7 @@ void Ingest::resetCaches() {
 
 void Ingest::thread(uint32_t pid, uint32_t tid) {
   if (!threads_.insert((static_cast<uint64_t>(pid) << 32) | tid).second) return;
-  Binder{st_.threads}(int64_t{pid})(int64_t{tid});
+  Binder{st_.threads}(int64_t{pid}, int64_t{tid});
   step(db_, st_.threads, db_path_);
 }
 
@@ -562,9 +534,7 @@ void Ingest::finish(const std::vector<std::string>& final_sql) {
   exec("BEGIN");
   for (auto& [path, f] : files_) {
     for (const auto& [id, m] : f.open_markers) {
-      pend(nvtx_, threadLane(f.header.pid, m.tid), m.start_ns, m.start_ns, kNull)(m.start_ns)(std::nullopt)(int64_t{f.header.pid})
-          (int64_t{m.tid})(int64_t{m.name_id ? m.name_id : internGlobal("")})
-          (m.domain_id ? std::optional<int64_t>(m.domain_id) : std::nullopt);
+      pend(nvtx_, threadLane(f.header.pid, m.tid), m.start_ns, m.start_ns, kNull)(m.start_ns, std::nullopt, int64_t{f.header.pid}, int64_t{m.tid}, int64_t{m.name_id ? m.name_id : internGlobal("")}, m.domain_id ? std::optional<int64_t>(m.domain_id) : std::nullopt);
     }
     f.open_markers.clear();
   }
@@ -607,10 +577,7 @@ void Ingest::writePending(PendingTable& t, const std::string& where) {
   }
   t.sortByLane();
   auto emit = [&](const Zone& z, const std::optional<std::string>& copy_kind_rows) {
-    Binder{st_.zones}(int64_t{t.table_id})(z.lane)(z.start)(z.first)(z.last)(z.end)(z.rows)
-        (z.min_corr == kNull ? std::nullopt : std::optional<int64_t>(z.min_corr))
-        (z.max_corr == kNull ? std::nullopt : std::optional<int64_t>(z.max_corr))(z.busy)(z.max_dur)(z.max_gap)
-        .textOrNull(copy_kind_rows);
+    Binder{st_.zones}(int64_t{t.table_id}, z.lane, z.start, z.first, z.last, z.end, z.rows, z.min_corr == kNull ? std::nullopt : std::optional<int64_t>(z.min_corr), z.max_corr == kNull ? std::nullopt : std::optional<int64_t>(z.max_corr), z.busy, z.max_dur, z.max_gap, copy_kind_rows);
     step(db_, st_.zones, where);
   };
   ZoneBuilder zones(t.copy_kind_column >= 0);

@@ -139,27 +139,21 @@ std::vector<StatementSpec> statementSpecs() {
   return out;
 }
 
-Binder& Binder::operator()(int64_t v) {
-  sqlite3_bind_int64(s, i++, v);
-  return *this;
+void Binder::one(int64_t v) { sqlite3_bind_int64(s_, i_++, v); }
+
+void Binder::one(const std::string& v) { sqlite3_bind_text(s_, i_++, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT); }
+
+void Binder::one(const std::optional<int64_t>& v) {
+  if (v) one(*v);
+  else one(std::nullopt);
 }
 
-Binder& Binder::operator()(std::optional<int64_t> v) {
-  if (v) sqlite3_bind_int64(s, i++, *v);
-  else sqlite3_bind_null(s, i++);
-  return *this;
+void Binder::one(const std::optional<std::string>& v) {
+  if (v) one(*v);
+  else one(std::nullopt);
 }
 
-Binder& Binder::text(const std::string& v) {
-  sqlite3_bind_text(s, i++, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
-  return *this;
-}
-
-Binder& Binder::textOrNull(const std::optional<std::string>& v) {
-  if (v) return text(*v);
-  sqlite3_bind_null(s, i++);
-  return *this;
-}
+void Binder::one(std::nullopt_t) { sqlite3_bind_null(s_, i_++); }
 
 void step(sqlite3* db, sqlite3_stmt* s, const std::string& where) {
   const int rc = sqlite3_step(s);

@@ -62,14 +62,27 @@ struct Statements {
 // Every statement's spec, in a fixed order.
 std::vector<StatementSpec> statementSpecs();
 
-// Binds values to a statement by position, from 1; nullopt binds NULL.
-struct Binder {
-  sqlite3_stmt* s;
-  int i = 1;
-  Binder& operator()(int64_t v);
-  Binder& operator()(std::optional<int64_t> v);
-  Binder& text(const std::string& v);
-  Binder& textOrNull(const std::optional<std::string>& v);
+// Binds values to a statement by position, from 1, in the order given:
+// Binder{s}(a, b, c), or in several calls. Each value is an integer, a
+// string, or an optional of either; nullopt binds NULL.
+class Binder {
+ public:
+  explicit Binder(sqlite3_stmt* s) : s_(s) {}
+  template <class... V>
+  Binder& operator()(const V&... values) {
+    (one(values), ...);
+    return *this;
+  }
+
+ private:
+  void one(int64_t v);
+  void one(const std::string& v);
+  void one(const std::optional<int64_t>& v);
+  void one(const std::optional<std::string>& v);
+  void one(std::nullopt_t);
+
+  sqlite3_stmt* s_;
+  int i_ = 1;
 };
 
 // Runs a statement to completion and resets it; a failure is a failed write

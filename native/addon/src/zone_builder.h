@@ -40,17 +40,17 @@ struct PendingTable {
   std::vector<Key> keys;
   std::vector<int64_t> values;  // `columns` per row; kNull binds NULL
 
-  // Appends a row's values, in the insert's column order.
+  // Appends a row's values, in the insert's column order: integers, or
+  // optional integers (nullopt binds NULL).
   struct Appender {
     std::vector<int64_t>& values;
-    Appender& operator()(int64_t v) {
-      values.push_back(v);
-      return *this;
+    template <class... V>
+    void operator()(const V&... v) {
+      (one(v), ...);
     }
-    Appender& operator()(std::optional<int64_t> v) {
-      values.push_back(v ? *v : kNull);
-      return *this;
-    }
+    void one(int64_t v) { values.push_back(v); }
+    void one(const std::optional<int64_t>& v) { values.push_back(v ? *v : kNull); }
+    void one(std::nullopt_t) { values.push_back(kNull); }
   };
   // A new row: its zone key now, its values through the Appender.
   Appender append(int64_t lane, int64_t start, int64_t end, int64_t correlation) {
