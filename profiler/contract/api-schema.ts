@@ -115,12 +115,18 @@ export function normalizeAbsolutePath(p: string): string {
 
 const absolutePath = v.pipe(
   text(MAX_PATH_LENGTH),
-  v.check((p) => p.startsWith('/'), (issue) => `must be absolute: ${issue.input}`),
+  v.check(
+    (p) => p.startsWith('/'),
+    (issue) => `must be absolute: ${issue.input}`,
+  ),
   v.transform(normalizeAbsolutePath),
 );
 
 const rowIds = list(
-  v.pipe(text(64, 0), v.regex(ROW_ID, (issue) => `: '${issue.input}' is not a row id (stream:N, api:PID:TID or nvtx:PID:TID)`)),
+  v.pipe(
+    text(64, 0),
+    v.regex(ROW_ID, (issue) => `: '${issue.input}' is not a row id (stream:N, api:PID:TID or nvtx:PID:TID)`),
+  ),
   MAX_WINDOW_ROWS,
 );
 
@@ -128,7 +134,6 @@ const itemTable = v.picklist(ITEM_TABLES, `must be one of ${oneOf(ITEM_TABLES)}`
 const itemId = integer(0, Number.MAX_SAFE_INTEGER);
 const deviceId = integer(0, 2 ** 31 - 1);
 const buckets = integer(1, MAX_BUCKETS);
-
 
 // ---- the argument types -----------------------------------------------------
 
@@ -162,12 +167,17 @@ export const WindowRequestSchema = v.pipe(
      * `rows` of that device (they need not be among the rows sent back: a
      * hidden stream still counts). Answered in WindowResponse.concurrency.
      */
-    concurrency: v.optional(v.pipe(
-      v.array(WindowConcurrencyRequestSchema, `must be a list of at most ${MAX_CONCURRENCY_TRACKS} tracks`),
-      v.maxLength(MAX_CONCURRENCY_TRACKS, `must be a list of at most ${MAX_CONCURRENCY_TRACKS} tracks`),
-    )),
+    concurrency: v.optional(
+      v.pipe(
+        v.array(WindowConcurrencyRequestSchema, `must be a list of at most ${MAX_CONCURRENCY_TRACKS} tracks`),
+        v.maxLength(MAX_CONCURRENCY_TRACKS, `must be a list of at most ${MAX_CONCURRENCY_TRACKS} tracks`),
+      ),
+    ),
   }),
-  v.forward(v.check((r) => r.endNs >= r.startNs, 'must not be before startNs'), ['endNs']),
+  v.forward(
+    v.check((r) => r.endNs >= r.startNs, 'must not be before startNs'),
+    ['endNs'],
+  ),
 );
 export type WindowRequest = v.InferOutput<typeof WindowRequestSchema>;
 
@@ -179,7 +189,10 @@ export const ConcurrencyRequestSchema = v.pipe(
     /** Number of equal buckets across [startNs, endNs). */
     buckets,
   }),
-  v.forward(v.check((r) => r.endNs >= r.startNs, 'must not be before startNs'), ['endNs']),
+  v.forward(
+    v.check((r) => r.endNs >= r.startNs, 'must not be before startNs'),
+    ['endNs'],
+  ),
 );
 export type ConcurrencyRequest = v.InferOutput<typeof ConcurrencyRequestSchema>;
 
@@ -190,7 +203,12 @@ export type SearchCursor = v.InferOutput<typeof SearchCursorSchema>;
 export const SearchRequestSchema = record({
   /** Case-insensitive substring of the name, as stored or demangled (`CUDAFunctor_add<float>`); empty matches all. */
   text: text(MAX_SEARCH_TEXT, 0),
-  kinds: v.optional(list(v.picklist(ITEM_KINDS, (issue) => `: unknown kind '${String(issue.input)}'`), ITEM_KINDS.length * 2)),
+  kinds: v.optional(
+    list(
+      v.picklist(ITEM_KINDS, (issue) => `: unknown kind '${String(issue.input)}'`),
+      ITEM_KINDS.length * 2,
+    ),
+  ),
   limit: v.optional(integer(1, MAX_SEARCH_LIMIT)),
   /**
    * Only matches after this one, in the order `items` come in (start, then
@@ -233,16 +251,35 @@ const captureRange = v.pipe(
 export const RecordRequestSchema = v.pipe(
   record({
     /** Either a bundled workload … */
-    workload: v.optional(record({
-      name: v.pipe(text(64), v.check((n) => (WORKLOADS as readonly string[]).includes(n), (issue) => `: unknown workload '${issue.input}' (one of: ${oneOf(WORKLOADS)})`)),
-      scenario: v.pipe(text(64), v.check((n) => (SCENARIOS as readonly string[]).includes(n), (issue) => `: unknown scenario '${issue.input}' (one of: ${oneOf(SCENARIOS)})`)),
-      args: v.optional(workloadArgs),
-    })),
+    workload: v.optional(
+      record({
+        name: v.pipe(
+          text(64),
+          v.check(
+            (n) => (WORKLOADS as readonly string[]).includes(n),
+            (issue) => `: unknown workload '${issue.input}' (one of: ${oneOf(WORKLOADS)})`,
+          ),
+        ),
+        scenario: v.pipe(
+          text(64),
+          v.check(
+            (n) => (SCENARIOS as readonly string[]).includes(n),
+            (issue) => `: unknown scenario '${issue.input}' (one of: ${oneOf(SCENARIOS)})`,
+          ),
+        ),
+        args: v.optional(workloadArgs),
+      }),
+    ),
     /** … or a command line (argv, no shell). */
-    command: v.optional(v.pipe(
-      list(text(MAX_ARG_LENGTH, 0), MAX_ARGV, 1),
-      v.forward(v.check((argv) => argv[0] !== '', 'must name a program'), [0]),
-    )),
+    command: v.optional(
+      v.pipe(
+        list(text(MAX_ARG_LENGTH, 0), MAX_ARGV, 1),
+        v.forward(
+          v.check((argv) => argv[0] !== '', 'must name a program'),
+          [0],
+        ),
+      ),
+    ),
     /** Keep only the activity inside this range, as `record --capture-range` does: 'nvtx:NAME' or 'cuda-profiler-api'. */
     captureRange: v.optional(captureRange),
   }),
@@ -254,20 +291,27 @@ export type RecordRequest = v.InferOutput<typeof RecordRequestSchema>;
 export const ScopeSchema = v.pipe(
   v.unknown(),
   v.check(isPlainObject, 'must be an object'),
-  v.variant('kind', [
-    v.strictObject({ kind: v.literal('steady-state') }),
-    v.strictObject({ kind: v.literal('whole') }),
-    v.strictObject({
-      kind: v.literal('range'),
-      name: text(MAX_RANGE_NAME),
-      /** 1 = the first instance; absent: all instances. */
-      instance: v.optional(integer(1, 2 ** 31)),
-    }),
-    v.pipe(
-      v.strictObject({ kind: v.literal('window'), startNs: time(), endNs: time() }),
-      v.forward(v.check((r) => r.endNs > r.startNs, 'must be after scope.startNs'), ['endNs']),
-    ),
-  ], "must be 'steady-state', 'whole', 'range' or 'window'"),
+  v.variant(
+    'kind',
+    [
+      v.strictObject({ kind: v.literal('steady-state') }),
+      v.strictObject({ kind: v.literal('whole') }),
+      v.strictObject({
+        kind: v.literal('range'),
+        name: text(MAX_RANGE_NAME),
+        /** 1 = the first instance; absent: all instances. */
+        instance: v.optional(integer(1, 2 ** 31)),
+      }),
+      v.pipe(
+        v.strictObject({ kind: v.literal('window'), startNs: time(), endNs: time() }),
+        v.forward(
+          v.check((r) => r.endNs > r.startNs, 'must be after scope.startNs'),
+          ['endNs'],
+        ),
+      ),
+    ],
+    "must be 'steady-state', 'whole', 'range' or 'window'",
+  ),
 );
 export type Scope = v.InferOutput<typeof ScopeSchema>;
 
@@ -285,17 +329,48 @@ export const API_ARGUMENTS = {
   showOpenDialog: [],
   recentFiles: [],
   summary: [['recordingId', recordingId]],
-  window: [['recordingId', recordingId], ['request', WindowRequestSchema]],
-  concurrency: [['recordingId', recordingId], ['request', ConcurrencyRequestSchema]],
-  overview: [['recordingId', recordingId], ['buckets', buckets]],
-  details: [['recordingId', recordingId], ['ref', ItemRefSchema]],
-  search: [['recordingId', recordingId], ['request', SearchRequestSchema]],
-  stats: [['recordingId', recordingId], ['scope', ScopeSchema]],
-  findings: [['recordingId', recordingId], ['scope', ScopeSchema]],
-  scopeInfo: [['recordingId', recordingId], ['scope', ScopeSchema]],
+  window: [
+    ['recordingId', recordingId],
+    ['request', WindowRequestSchema],
+  ],
+  concurrency: [
+    ['recordingId', recordingId],
+    ['request', ConcurrencyRequestSchema],
+  ],
+  overview: [
+    ['recordingId', recordingId],
+    ['buckets', buckets],
+  ],
+  details: [
+    ['recordingId', recordingId],
+    ['ref', ItemRefSchema],
+  ],
+  search: [
+    ['recordingId', recordingId],
+    ['request', SearchRequestSchema],
+  ],
+  stats: [
+    ['recordingId', recordingId],
+    ['scope', ScopeSchema],
+  ],
+  findings: [
+    ['recordingId', recordingId],
+    ['scope', ScopeSchema],
+  ],
+  scopeInfo: [
+    ['recordingId', recordingId],
+    ['scope', ScopeSchema],
+  ],
   ranges: [['recordingId', recordingId]],
-  iterations: [['recordingId', recordingId], ['name', v.nullable(text(MAX_RANGE_NAME))]],
-  compare: [['baseId', recordingId], ['otherId', recordingId], ['scope', ScopeSchema]],
+  iterations: [
+    ['recordingId', recordingId],
+    ['name', v.nullable(text(MAX_RANGE_NAME))],
+  ],
+  compare: [
+    ['baseId', recordingId],
+    ['otherId', recordingId],
+    ['scope', ScopeSchema],
+  ],
   exportTrace: [['recordingId', recordingId]],
   record: [['request', RecordRequestSchema]],
   recordStatus: [['jobId', text(MAX_ID_LENGTH)]],
