@@ -99,6 +99,8 @@ class Json {
 };
 
 // Every field by its C++ name, in struct order (the record header h excepted).
+// A table, one record per function: clang-format leaves it as written.
+// clang-format off
 #define F(name) j.num(#name, r.name)
 void fields(Json& j, const ProcessRecord& r) {
   F(pid); F(ppid); F(command_sid); F(executable_sid); F(hostname_sid); F(driver_version); F(runtime_version);
@@ -148,6 +150,7 @@ void fields(Json& j, const ErrorRecord& r) { F(code); F(message_sid); }
 void fields(Json& j, const FlushRecord& r) { F(reason); F(signal); F(at_ns); F(records_so_far); }
 void fields(Json& j, const EndRecord& r) { F(reason); F(reserved); F(end_ns); F(records_written); F(buffers_completed); }
 #undef F
+// clang-format on
 
 // The enum names of Kind.
 const char* kindName(Kind k) {

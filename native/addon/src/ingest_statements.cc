@@ -8,16 +8,23 @@
 namespace streamscope::addon {
 namespace {
 
-// INSERT INTO table (columns) VALUES (?, ...) [tail]: the placeholders are
-// counted from the columns, never written by hand.
-StatementSpec insert(std::string name, std::string table, std::vector<std::string> columns, std::string tail = "",
+// INSERT INTO table (columns) VALUES (?, ...) [tail], from the columns as
+// they would be written in SQL ("a, b, c"): the placeholders are counted
+// from them, never written by hand.
+StatementSpec insert(std::string name, std::string table, const std::string& column_list, std::string tail = "",
                      const std::string& verb = "INSERT") {
-  std::string list, values;
-  for (const std::string& c : columns) {
-    list += (list.empty() ? "" : ", ") + c;
+  std::vector<std::string> columns;
+  std::string values;
+  for (size_t at = 0; at < column_list.size();) {
+    size_t end = column_list.find(',', at);
+    if (end == std::string::npos) end = column_list.size();
+    const size_t first = column_list.find_first_not_of(' ', at);
+    const size_t last = column_list.find_last_not_of(' ', end - 1);
+    columns.push_back(column_list.substr(first, last + 1 - first));
     values += values.empty() ? "?" : ",?";
+    at = end + 1;
   }
-  std::string sql = verb + " INTO " + table + " (" + list + ") VALUES (" + values + ")";
+  std::string sql = verb + " INTO " + table + " (" + column_list + ") VALUES (" + values + ")";
   if (!tail.empty()) sql += " " + tail;
   return StatementSpec{std::move(name), std::move(sql), std::move(table), std::move(columns)};
 }
@@ -32,36 +39,34 @@ struct Entry {
 const std::vector<Entry>& entries() {
   using S = Statements;
   static const std::vector<Entry> list = {
-      {&S::strings, insert("strings", "strings", {"value", "demangled"})},
+      {&S::strings, insert("strings", "strings", "value, demangled")},
       {&S::kernels, insert("kernels", "kernels",
-                           {"start_ns", "end_ns", "device_id", "context_id", "stream_id", "correlation_id", "name_id", "grid_x",
-                            "grid_y", "grid_z", "block_x", "block_y", "block_z", "registers_per_thread", "static_shared_bytes",
-                            "dynamic_shared_bytes", "local_memory_per_thread", "launch_type", "is_device_launched", "graph_id",
-                            "graph_node_id", "cluster_x", "cluster_y", "cluster_z", "channel_id"})},
+                           "start_ns, end_ns, device_id, context_id, stream_id, correlation_id, name_id, grid_x, grid_y, grid_z, block_x,"
+                           " block_y, block_z, registers_per_thread, static_shared_bytes, dynamic_shared_bytes, local_memory_per_thread,"
+                           " launch_type, is_device_launched, graph_id, graph_node_id, cluster_x, cluster_y, cluster_z, channel_id")},
       {&S::memcpys, insert("memcpys", "memcpys",
-                           {"start_ns", "end_ns", "device_id", "context_id", "stream_id", "correlation_id", "bytes", "copy_kind",
-                            "src_kind", "dst_kind", "is_async", "src_device_id", "dst_device_id", "graph_id", "channel_id"})},
+                           "start_ns, end_ns, device_id, context_id, stream_id, correlation_id, bytes, copy_kind, src_kind, dst_kind,"
+                           " is_async, src_device_id, dst_device_id, graph_id, channel_id")},
       {&S::memsets, insert("memsets", "memsets",
-                           {"start_ns", "end_ns", "device_id", "context_id", "stream_id", "correlation_id", "bytes", "value",
-                            "memory_kind", "is_async", "graph_id", "channel_id"})},
-      {&S::syncs, insert("syncs", "syncs",
-                         {"start_ns", "end_ns", "pid", "context_id", "stream_id", "sync_type", "event_id", "correlation_id",
-                          "return_value"})},
-      {&S::cuda_events, insert("cuda_events", "cuda_events",
-                               {"device_ns", "pid", "context_id", "stream_id", "device_id", "event_id", "correlation_id"})},
-      {&S::api_calls, insert("api_calls", "api_calls",
-                             {"start_ns", "end_ns", "pid", "tid", "domain", "cbid", "name_id", "correlation_id", "return_value"})},
-      {&S::nvtx_ranges, insert("nvtx_ranges", "nvtx_ranges", {"start_ns", "end_ns", "pid", "tid", "name_id", "domain_id"})},
+                           "start_ns, end_ns, device_id, context_id, stream_id, correlation_id, bytes, value, memory_kind, is_async,"
+                           " graph_id, channel_id")},
+      {&S::syncs,
+       insert("syncs", "syncs", "start_ns, end_ns, pid, context_id, stream_id, sync_type, event_id, correlation_id, return_value")},
+      {&S::cuda_events,
+       insert("cuda_events", "cuda_events", "device_ns, pid, context_id, stream_id, device_id, event_id, correlation_id")},
+      {&S::api_calls,
+       insert("api_calls", "api_calls", "start_ns, end_ns, pid, tid, domain, cbid, name_id, correlation_id, return_value")},
+      {&S::nvtx_ranges, insert("nvtx_ranges", "nvtx_ranges", "start_ns, end_ns, pid, tid, name_id, domain_id")},
       {&S::zones, insert("zones", "zones",
-                         {"table_id", "lane", "start_ns", "first_id", "last_id", "end_ns", "rows", "min_correlation",
-                          "max_correlation", "busy_ns", "max_dur_ns", "max_gap_ns", "copy_kind_rows"})},
-      {&S::overheads, insert("overheads", "overheads",
-                             {"start_ns", "end_ns", "pid", "overhead_kind", "object_kind", "object_id", "correlation_id"})},
-      {&S::dropped_records, insert("dropped_records", "dropped_records", {"pid", "source", "count", "context_id", "stream_id"})},
-      {&S::collector_errors, insert("collector_errors", "collector_errors", {"pid", "code", "message"})},
+                         "table_id, lane, start_ns, first_id, last_id, end_ns, rows, min_correlation, max_correlation, busy_ns,"
+                         " max_dur_ns, max_gap_ns, copy_kind_rows")},
+      {&S::overheads,
+       insert("overheads", "overheads", "start_ns, end_ns, pid, overhead_kind, object_kind, object_id, correlation_id")},
+      {&S::dropped_records, insert("dropped_records", "dropped_records", "pid, source, count, context_id, stream_id")},
+      {&S::collector_errors, insert("collector_errors", "collector_errors", "pid, code, message")},
       {&S::process, insert("process", "processes",
-                           {"pid", "ppid", "command", "executable", "host", "driver_version", "runtime_version", "cupti_version",
-                            "cupti_api_version", "collector_version", "origin_offset_ns"},
+                           "pid, ppid, command, executable, host, driver_version, runtime_version, cupti_version, cupti_api_version,"
+                           " collector_version, origin_offset_ns",
                            "ON CONFLICT(pid) DO UPDATE SET ppid = excluded.ppid, command = excluded.command,"
                            " executable = excluded.executable, host = excluded.host, driver_version = excluded.driver_version,"
                            " runtime_version = coalesce(nullif(excluded.runtime_version, 0), processes.runtime_version),"
@@ -69,31 +74,30 @@ const std::vector<Entry>& entries() {
                            " collector_version = excluded.collector_version, origin_offset_ns = excluded.origin_offset_ns")},
       // A stream's process gets its row from the header, before (or without) a Process record.
       {&S::process_from_header,
-       insert("process_from_header", "processes", {"pid", "collector_version", "stream_flags", "origin_offset_ns", "origin_wall_ns"},
+       insert("process_from_header", "processes", "pid, collector_version, stream_flags, origin_offset_ns, origin_wall_ns",
               "ON CONFLICT(pid) DO UPDATE SET stream_flags = excluded.stream_flags, origin_wall_ns = excluded.origin_wall_ns")},
       {&S::process_end,
        StatementSpec{"process_end", "UPDATE processes SET end_ns = ?, complete = 1 WHERE pid = ?", "processes", {"end_ns", "complete"}}},
       {&S::device, insert("device", "devices",
-                          {"uuid", "ordinal", "name", "cc_major", "cc_minor", "sm_count", "async_engine_count", "concurrent_kernels",
-                           "total_memory_bytes", "pci_domain", "pci_bus", "pci_device", "core_clock_khz", "memory_clock_khz",
-                           "memory_bus_width_bits", "l2_cache_bytes", "max_threads_per_sm", "max_shared_memory_per_sm",
-                           "max_registers_per_sm", "max_blocks_per_sm"},
+                          "uuid, ordinal, name, cc_major, cc_minor, sm_count, async_engine_count, concurrent_kernels, total_memory_bytes,"
+                          " pci_domain, pci_bus, pci_device, core_clock_khz, memory_clock_khz, memory_bus_width_bits, l2_cache_bytes,"
+                          " max_threads_per_sm, max_shared_memory_per_sm, max_registers_per_sm, max_blocks_per_sm",
                           "ON CONFLICT(uuid) DO NOTHING")},
       {&S::device_by_uuid, lookup("device_by_uuid", "SELECT id FROM devices WHERE uuid = ?")},
-      {&S::context, insert("context", "contexts", {"pid", "cupti_context_id", "device_id", "null_stream_id"},
+      {&S::context, insert("context", "contexts", "pid, cupti_context_id, device_id, null_stream_id",
                            "ON CONFLICT(pid, cupti_context_id) DO UPDATE SET device_id = coalesce(excluded.device_id, contexts.device_id),"
                            " null_stream_id = coalesce(excluded.null_stream_id, contexts.null_stream_id) RETURNING id")},
       {&S::stream, insert("stream", "streams",
-                          {"pid", "context_id", "device_id", "cupti_stream_id", "flags", "priority", "created_ns",
-                           "created_by_correlation_id"},
-                          "ON CONFLICT(context_id, cupti_stream_id) DO UPDATE SET device_id = coalesce(excluded.device_id, streams.device_id),"
-                          " flags = excluded.flags, priority = excluded.priority, created_ns = coalesce(excluded.created_ns, streams.created_ns),"
+                          "pid, context_id, device_id, cupti_stream_id, flags, priority, created_ns, created_by_correlation_id",
+                          "ON CONFLICT(context_id, cupti_stream_id) DO UPDATE SET"
+                          " device_id = coalesce(excluded.device_id, streams.device_id), flags = excluded.flags,"
+                          " priority = excluded.priority, created_ns = coalesce(excluded.created_ns, streams.created_ns),"
                           " created_by_correlation_id = coalesce(excluded.created_by_correlation_id, streams.created_by_correlation_id)"
                           " RETURNING id")},
-      {&S::implicit_stream, insert("implicit_stream", "streams", {"pid", "context_id", "device_id", "cupti_stream_id", "flags"},
+      {&S::implicit_stream, insert("implicit_stream", "streams", "pid, context_id, device_id, cupti_stream_id, flags",
                                    "ON CONFLICT(context_id, cupti_stream_id) DO NOTHING")},
       {&S::stream_by_cupti_id, lookup("stream_by_cupti_id", "SELECT id FROM streams WHERE context_id = ? AND cupti_stream_id = ?")},
-      {&S::threads, insert("threads", "threads", {"pid", "tid"}, "", "INSERT OR IGNORE")},
+      {&S::threads, insert("threads", "threads", "pid, tid", "", "INSERT OR IGNORE")},
       {&S::text_of, lookup("text_of", "SELECT value FROM strings WHERE id = ?")},
   };
   return list;
