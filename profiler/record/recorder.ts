@@ -101,13 +101,15 @@ export async function record(opts: RecordOptions): Promise<RecordResult> {
     child.on('error', (err) => reject(new RecordError(`cannot start ${opts.argv[0]}: ${err.message}`, 127)));
     child.on('exit', (code, signal) => resolve({ code, signal }));
   });
+  // The poll loop below only needs to know that the target has ended; its
+  // exit status is awaited once the loop stops.
   let done = false;
-  let status: { code: number | null; signal: NodeJS.Signals | null } = { code: null, signal: null };
-  exited.then((s) => { status = s; done = true; }, () => { done = true; });
+  exited.then(() => { done = true; }, () => { done = true; });
 
   const t0 = Date.now();
   const pollMs = opts.pollMs ?? 250;
   let ingestError: Error | null = null;
+  let status: Awaited<typeof exited>;
   try {
     while (!done) {
       await new Promise((r) => setTimeout(r, pollMs));
