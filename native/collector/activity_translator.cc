@@ -29,42 +29,22 @@ void ActivityTranslator::translate(const CUpti_Activity* record) {
     // CONCURRENT_KERNEL is what the collector enables; KERNEL (which
     // serializes kernels) has the same record struct.
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
-    case CUPTI_ACTIVITY_KIND_KERNEL:
-      handleKernel(*reinterpret_cast<const CUpti_ActivityKernel10*>(record));
-      break;
-    case CUPTI_ACTIVITY_KIND_MEMCPY:
-      handleMemcpy(*reinterpret_cast<const CUpti_ActivityMemcpy6*>(record));
-      break;
+    case CUPTI_ACTIVITY_KIND_KERNEL: handleKernel(*reinterpret_cast<const CUpti_ActivityKernel10*>(record)); break;
+    case CUPTI_ACTIVITY_KIND_MEMCPY: handleMemcpy(*reinterpret_cast<const CUpti_ActivityMemcpy6*>(record)); break;
     case CUPTI_ACTIVITY_KIND_MEMCPY2:  // peer to peer
       handlePeerMemcpy(*reinterpret_cast<const CUpti_ActivityMemcpyPtoP4*>(record));
       break;
-    case CUPTI_ACTIVITY_KIND_MEMSET:
-      handleMemset(*reinterpret_cast<const CUpti_ActivityMemset4*>(record));
-      break;
+    case CUPTI_ACTIVITY_KIND_MEMSET: handleMemset(*reinterpret_cast<const CUpti_ActivityMemset4*>(record)); break;
     case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION:
       handleSynchronization(*reinterpret_cast<const CUpti_ActivitySynchronization2*>(record));
       break;
-    case CUPTI_ACTIVITY_KIND_CUDA_EVENT:
-      handleCudaEvent(*reinterpret_cast<const CUpti_ActivityCudaEvent2*>(record));
-      break;
-    case CUPTI_ACTIVITY_KIND_RUNTIME:
-      handleApi(*reinterpret_cast<const CUpti_ActivityAPI*>(record), kApiRuntime);
-      break;
-    case CUPTI_ACTIVITY_KIND_DRIVER:
-      handleApi(*reinterpret_cast<const CUpti_ActivityAPI*>(record), kApiDriver);
-      break;
-    case CUPTI_ACTIVITY_KIND_MARKER:
-      handleMarker(*reinterpret_cast<const CUpti_ActivityMarker2*>(record));
-      break;
-    case CUPTI_ACTIVITY_KIND_STREAM:
-      handleStream(*reinterpret_cast<const CUpti_ActivityStream*>(record));
-      break;
-    case CUPTI_ACTIVITY_KIND_OVERHEAD:
-      handleOverhead(*reinterpret_cast<const CUpti_ActivityOverhead3*>(record));
-      break;
-    default:
-      ++unknown_;
-      return;
+    case CUPTI_ACTIVITY_KIND_CUDA_EVENT: handleCudaEvent(*reinterpret_cast<const CUpti_ActivityCudaEvent2*>(record)); break;
+    case CUPTI_ACTIVITY_KIND_RUNTIME: handleApi(*reinterpret_cast<const CUpti_ActivityAPI*>(record), kApiRuntime); break;
+    case CUPTI_ACTIVITY_KIND_DRIVER: handleApi(*reinterpret_cast<const CUpti_ActivityAPI*>(record), kApiDriver); break;
+    case CUPTI_ACTIVITY_KIND_MARKER: handleMarker(*reinterpret_cast<const CUpti_ActivityMarker2*>(record)); break;
+    case CUPTI_ACTIVITY_KIND_STREAM: handleStream(*reinterpret_cast<const CUpti_ActivityStream*>(record)); break;
+    case CUPTI_ACTIVITY_KIND_OVERHEAD: handleOverhead(*reinterpret_cast<const CUpti_ActivityOverhead3*>(record)); break;
+    default: ++unknown_; return;
   }
   if (incomplete_ == incomplete_before) ++translated_;
 }
@@ -85,8 +65,7 @@ uint32_t ActivityTranslator::apiName(uint32_t domain, uint32_t cbid) {
     // exported symbols ("cuMemcpyHtoDAsync_v2") and stay as they are.
     if (domain == kApiRuntime) {
       const size_t v = text.rfind("_v");
-      if (v != std::string::npos && text.size() - (v + 2) >= 4 &&
-          text.find_first_not_of("0123456789", v + 2) == std::string::npos) {
+      if (v != std::string::npos && text.size() - (v + 2) >= 4 && text.find_first_not_of("0123456789", v + 2) == std::string::npos) {
         text.resize(v);
       }
     }
@@ -144,7 +123,8 @@ void ActivityTranslator::handleKernel(const CUpti_ActivityKernel10& k) {
 namespace {
 
 // The fields CUpti_ActivityMemcpy6 and CUpti_ActivityMemcpyPtoP4 share.
-template <class M> MemcpyRecord memcpyRecord(const M& m, int64_t start, int64_t end) {
+template <class M>
+MemcpyRecord memcpyRecord(const M& m, int64_t start, int64_t end) {
   MemcpyRecord r{};
   r.start_ns = start;
   r.end_ns = end;
@@ -310,7 +290,7 @@ void ActivityTranslator::handleStream(const CUpti_ActivityStream& s) {
   // CUDA priorities are small negative numbers; CUPTI stores them unsigned.
   r.priority = static_cast<int32_t>(s.priority);
   r.correlation_id = s.correlationId;  // the creating API call, when there is one
-  r.created_ns = INT64_MIN;  // CUPTI's stream record carries no time
+  r.created_ns = INT64_MIN;            // CUPTI's stream record carries no time
   enc_.write(r);
 }
 

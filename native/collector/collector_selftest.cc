@@ -39,12 +39,12 @@ namespace {
 
 int failures = 0;
 
-#define CHECK(cond)                                                                  \
-  do {                                                                               \
-    if (!(cond)) {                                                                   \
+#define CHECK(cond)                                                                           \
+  do {                                                                                        \
+    if (!(cond)) {                                                                            \
       std::fprintf(stderr, "selftest: %s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-      ++failures;                                                                    \
-    }                                                                                \
+      ++failures;                                                                             \
+    }                                                                                         \
   } while (0)
 
 constexpr uint64_t kOrigin = 1763800000000000000ull;
@@ -54,7 +54,8 @@ constexpr uint64_t kOrigin = 1763800000000000000ull;
 struct Rec {
   Kind kind;
   std::vector<uint8_t> bytes;  // the whole record
-  template <class R> R as() const {
+  template <class R>
+  R as() const {
     R r{};
     std::memcpy(&r, bytes.data(), sizeof r);
     return r;
@@ -67,7 +68,8 @@ struct Decoded {
   std::map<uint32_t, std::string> strings;
   bool clean = false;  // ends exactly at a record boundary
   const Rec* first(Kind k) const {
-    for (const Rec& r : records) if (r.kind == k) return &r;
+    for (const Rec& r : records)
+      if (r.kind == k) return &r;
     return nullptr;
   }
   size_t count(Kind k) const {
@@ -117,7 +119,8 @@ std::vector<uint8_t> readFile(const std::string& path) {
 struct CuptiBuffer {
   uint8_t* data;
   size_t size = 0;
-  template <class T> void add(const T& record) {
+  template <class T>
+  void add(const T& record) {
     std::memcpy(data + size, &record, sizeof record);
     size += sizeof record;
   }
@@ -348,7 +351,8 @@ void testTranslator() {
     CHECK(er.device_ns == INT64_MIN && er.event_id == 3 && er.stream_id == 13);
   } else CHECK(!"event");
   std::vector<MarkerRecord> markers;
-  for (const Rec& r : d.records) if (r.kind == Kind::Marker) markers.push_back(r.as<MarkerRecord>());
+  for (const Rec& r : d.records)
+    if (r.kind == Kind::Marker) markers.push_back(r.as<MarkerRecord>());
   CHECK(markers.size() == 2);
   if (markers.size() == 2) {
     CHECK(markers[0].flags == kMarkerStart && markers[0].thread_id == 4321 && markers[0].domain_sid == 0);
@@ -379,8 +383,7 @@ void fillBuffer(CuptiBuffer& b, uint32_t first_corr, int launches) {
   for (int i = 0; i < launches; i++) {
     b.add(api(CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, kOrigin + 4000ull * (first_corr + i),
               first_corr + i));
-    b.add(kernel(kOrigin + 4000ull * (first_corr + i) + 6000, kOrigin + 4000ull * (first_corr + i) + 7000, "empty",
-                 first_corr + i));
+    b.add(kernel(kOrigin + 4000ull * (first_corr + i) + 6000, kOrigin + 4000ull * (first_corr + i) + 7000, "empty", first_corr + i));
   }
 }
 

@@ -6,7 +6,8 @@
 
 namespace streamscope {
 
-template <class F> static void bind(void* lib, const char* name, F* fn) {
+template <class F>
+static void bind(void* lib, const char* name, F* fn) {
   *fn = reinterpret_cast<F>(dlsym(lib, name));
 }
 

@@ -106,8 +106,7 @@ uint64_t envNumber(const char* name, uint64_t fallback) {
   errno = 0;
   const unsigned long long n = std::strtoull(v, &end, 10);
   if (errno != 0 || !end || *end != '\0' || *v == '-') {
-    std::fprintf(stderr, "streamscope: ignoring %s=%s (not a number); using %llu\n", name, v,
-                 static_cast<unsigned long long>(fallback));
+    std::fprintf(stderr, "streamscope: ignoring %s=%s (not a number); using %llu\n", name, v, static_cast<unsigned long long>(fallback));
     return fallback;
   }
   return n;
@@ -153,7 +152,8 @@ std::string readWholeFile(const char* path) {
 void writeProcess(rs::RecordEncoder& enc, uint32_t runtime_version) {
   std::string cmd = readWholeFile("/proc/self/cmdline");  // arguments, each NUL-terminated
   while (!cmd.empty() && cmd.back() == '\0') cmd.pop_back();
-  for (char& c : cmd) if (c == '\0') c = ' ';
+  for (char& c : cmd)
+    if (c == '\0') c = ' ';
   char exe[4096];
   const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe);
   char host[256] = {};
@@ -243,9 +243,7 @@ void CUPTIAPI bufferCompleted(CUcontext ctx, uint32_t stream_id, uint8_t* buffer
       uint32_t ctx_id = rs::kNone;
       if (ctx) cuptiGetContextId(ctx, &ctx_id);
       const uint32_t sid = ctx ? stream_id : rs::kNone;
-      g->writer->enqueue([dropped, ctx_id, sid](rs::RecordEncoder& enc) {
-        writeDropped(enc, dropped, rs::kDropCupti, ctx_id, sid);
-      });
+      g->writer->enqueue([dropped, ctx_id, sid](rs::RecordEncoder& enc) { writeDropped(enc, dropped, rs::kDropCupti, ctx_id, sid); });
     }
     if (g->discard) {
       // STREAMSCOPE_DISCARD=1, the benchmark's CUPTI floor: the records are
@@ -309,8 +307,7 @@ void onContextCreated(CUcontext ctx) {
         d.total_memory_bytes = info.total_memory_bytes;
         enc.write(d);
       } else {
-        std::fprintf(stderr, "streamscope: cannot query device %u through the CUDA driver; its Device record is missing\n",
-                     device_id);
+        std::fprintf(stderr, "streamscope: cannot query device %u through the CUDA driver; its Device record is missing\n", device_id);
       }
     }
     rs::ContextRecord c{};
@@ -452,7 +449,10 @@ void finish() {
     // 3. What CUPTI dropped: the global queue, and every context still alive
     //    with the streams we saw on it. (Since CUDA 6 all buffers are global
     //    and the per-context counts are expected to be 0.)
-    struct Drop { uint64_t count; uint32_t ctx_id, stream_id; };
+    struct Drop {
+      uint64_t count;
+      uint32_t ctx_id, stream_id;
+    };
     std::vector<Drop> drops;
     size_t n = 0;
     if (cuptiActivityGetNumDroppedRecords(nullptr, 0, &n) == CUPTI_SUCCESS && n > 0) drops.push_back({n, rs::kNone, rs::kNone});
@@ -509,12 +509,13 @@ void finish() {
       std::fprintf(stderr, "streamscope: %llu activity buffers ended in a record CUPTI reported as invalid; the rest of each was skipped\n",
                    static_cast<unsigned long long>(t.badBuffers()));
     }
-    logLine("%s: %llu records, %llu CUPTI buffers (%zu of %zu allocated, %zu not returned by CUPTI), "
-            "%llu records of unknown kind, %llu without GPU timestamps, %llu lost to output errors",
-            c->path.c_str(), static_cast<unsigned long long>(c->writer->recordsInFile()),
-            static_cast<unsigned long long>(c->writer->buffersCompleted()), c->pool->allocated(), c->pool->maxBuffers(),
-            c->pool->outstanding(), static_cast<unsigned long long>(t.unknownRecords()),
-            static_cast<unsigned long long>(incomplete), static_cast<unsigned long long>(c->writer->recordsLost()));
+    logLine(
+        "%s: %llu records, %llu CUPTI buffers (%zu of %zu allocated, %zu not returned by CUPTI), "
+        "%llu records of unknown kind, %llu without GPU timestamps, %llu lost to output errors",
+        c->path.c_str(), static_cast<unsigned long long>(c->writer->recordsInFile()),
+        static_cast<unsigned long long>(c->writer->buffersCompleted()), c->pool->allocated(), c->pool->maxBuffers(), c->pool->outstanding(),
+        static_cast<unsigned long long>(t.unknownRecords()), static_cast<unsigned long long>(incomplete),
+        static_cast<unsigned long long>(c->writer->recordsLost()));
     c->writer->close();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "streamscope: finishing the record stream failed: %s\n", e.what());
@@ -589,8 +590,7 @@ int initialize() {
   g->pool = std::make_unique<BufferPool>(buffer_bytes, max_buffers);
   g->writer = std::make_unique<StreamWriter>(fd, g->path, g->origin_ns, g->flush_ms, *g->pool);
   if (!g->writer->writeHeader(rs::makeFileHeader(g->origin_ns, origin_wall, static_cast<uint32_t>(g->pid),
-                                                 g->discard ? static_cast<uint32_t>(rs::kHeaderDiscard) : 0u,
-                                                 kCollectorVersion))) {
+                                                 g->discard ? static_cast<uint32_t>(rs::kHeaderDiscard) : 0u, kCollectorVersion))) {
     g->writer->close();
     g->finished = true;
     return 1;

@@ -54,8 +54,8 @@ std::string NvtxDefaultDomain::messageOf(const void* event_attributes) {
   }
 }
 
-bool NvtxDefaultDomain::onCallback(CUpti_CallbackId cbid, const CUpti_NvtxData& data, int64_t timestamp_ns,
-                                   uint32_t thread_id, Marker* out) {
+bool NvtxDefaultDomain::onCallback(CUpti_CallbackId cbid, const CUpti_NvtxData& data, int64_t timestamp_ns, uint32_t thread_id,
+                                   Marker* out) {
   const void* p = data.functionParams;
   if (!p) return false;
   std::lock_guard<std::mutex> lock(mu_);

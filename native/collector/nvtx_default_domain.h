@@ -61,8 +61,8 @@ class NvtxDefaultDomain {
 
   std::mutex mu_;  // guards everything below (callbacks come from any thread)
   uint32_t next_id_ = kOwnIdBase;
-  std::map<uint64_t, uint32_t> open_start_end_;  // NVTX range id (start/end) → our id
-  std::map<const void*, std::string> registered_;  // registered string handle → text
+  std::map<uint64_t, uint32_t> open_start_end_;            // NVTX range id (start/end) → our id
+  std::map<const void*, std::string> registered_;          // registered string handle → text
   std::map<uint32_t, std::vector<uint32_t>> push_stacks_;  // thread → our ids of open pushes
 };
 

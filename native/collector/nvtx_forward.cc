@@ -44,7 +44,9 @@ thread_local bool in_wrapper = false;
 struct Reentry {
   bool outer;
   Reentry() : outer(!in_wrapper) { in_wrapper = true; }
-  ~Reentry() { if (outer) in_wrapper = false; }
+  ~Reentry() {
+    if (outer) in_wrapper = false;
+  }
 };
 
 bool verbose() {
@@ -162,9 +164,10 @@ void wrapDomainApi(NvtxGetExportTable get_export_table) {
   const auto* callbacks = static_cast<const NvtxExportTableCallbacks*>(get_export_table(NVTX_ETID_CALLBACKS));
   NvtxFunctionTable table = nullptr;
   unsigned size = 0;
-  if (!callbacks || !callbacks->GetModuleFunctionTable ||
-      !callbacks->GetModuleFunctionTable(NVTX_CB_MODULE_CORE2, &table, &size) || !table) {
-    if (verbose()) std::fprintf(stderr, "streamscope: NVTX has no domain-API table; default-domain ranges of the domain API not recorded\n");
+  if (!callbacks || !callbacks->GetModuleFunctionTable || !callbacks->GetModuleFunctionTable(NVTX_CB_MODULE_CORE2, &table, &size) ||
+      !table) {
+    if (verbose())
+      std::fprintf(stderr, "streamscope: NVTX has no domain-API table; default-domain ranges of the domain API not recorded\n");
     return;
   }
   const bool ok = wrap(table, size, NVTX_CBID_CORE2_DomainMarkEx, cupti_mark, &markEx) &
@@ -173,7 +176,8 @@ void wrapDomainApi(NvtxGetExportTable get_export_table) {
                   wrap(table, size, NVTX_CBID_CORE2_DomainRangePushEx, cupti_push, &rangePushEx) &
                   wrap(table, size, NVTX_CBID_CORE2_DomainRangePop, cupti_pop, &rangePop) &
                   wrap(table, size, NVTX_CBID_CORE2_DomainRegisterStringA, cupti_register, &registerStringA);
-  if (!ok && verbose()) std::fprintf(stderr, "streamscope: NVTX's domain API is handled by another tool too; some default-domain ranges may be missing\n");
+  if (!ok && verbose())
+    std::fprintf(stderr, "streamscope: NVTX's domain API is handled by another tool too; some default-domain ranges may be missing\n");
 }
 
 }  // namespace

@@ -16,9 +16,13 @@
 
 namespace streamscope::rs {
 
-template <class R> struct KindOf;
-#define STREAMSCOPE_KIND_OF(Type, K) \
-  template <> struct KindOf<Type> { static constexpr Kind value = Kind::K; }
+template <class R>
+struct KindOf;
+#define STREAMSCOPE_KIND_OF(Type, K)       \
+  template <>                              \
+  struct KindOf<Type> {                    \
+    static constexpr Kind value = Kind::K; \
+  }
 STREAMSCOPE_KIND_OF(ProcessRecord, Process);
 STREAMSCOPE_KIND_OF(DeviceRecord, Device);
 STREAMSCOPE_KIND_OF(ContextRecord, Context);
@@ -37,8 +41,7 @@ STREAMSCOPE_KIND_OF(FlushRecord, Flush);
 STREAMSCOPE_KIND_OF(EndRecord, End);
 #undef STREAMSCOPE_KIND_OF
 
-inline FileHeader makeFileHeader(uint64_t origin_ns, uint64_t origin_wall_ns, uint32_t pid,
-                                 uint32_t flags, uint32_t collector_version) {
+inline FileHeader makeFileHeader(uint64_t origin_ns, uint64_t origin_wall_ns, uint32_t pid, uint32_t flags, uint32_t collector_version) {
   FileHeader h{};
   std::memcpy(h.magic, kMagic, sizeof kMagic);
   h.format_version = kFormatVersion;
@@ -79,7 +82,8 @@ class RecordEncoder {
   }
 
   // Fills in the record header and appends the fixed-size record.
-  template <class R> void write(R& r) {
+  template <class R>
+  void write(R& r) {
     static_assert(std::is_trivially_copyable_v<R> && sizeof(R) % 8 == 0);
     r.h.kind = static_cast<uint16_t>(KindOf<R>::value);
     r.h.reserved = 0;

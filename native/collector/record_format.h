@@ -27,8 +27,7 @@
 
 namespace streamscope::rs {
 
-static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
-              "the record stream is little-endian and written with memcpy");
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the record stream is little-endian and written with memcpy");
 
 inline constexpr char kMagic[8] = {'S', 'S', 'C', 'O', 'P', 'E', 'R', 'S'};
 inline constexpr uint32_t kFormatVersion = 1;
@@ -40,11 +39,11 @@ enum HeaderFlags : uint32_t {
 };
 
 struct FileHeader {
-  char magic[8];               // kMagic
-  uint32_t format_version;     // kFormatVersion
-  uint32_t header_bytes;       // sizeof(FileHeader); records start here
-  uint64_t origin_ns;          // CUPTI timestamp all record times are relative to
-  uint64_t origin_wall_ns;     // CLOCK_REALTIME at the origin, ns since the epoch
+  char magic[8];            // kMagic
+  uint32_t format_version;  // kFormatVersion
+  uint32_t header_bytes;    // sizeof(FileHeader); records start here
+  uint64_t origin_ns;       // CUPTI timestamp all record times are relative to
+  uint64_t origin_wall_ns;  // CLOCK_REALTIME at the origin, ns since the epoch
   uint32_t pid;
   uint32_t flags;              // HeaderFlags
   uint32_t collector_version;  // major * 10000 + minor * 100 + patch
@@ -94,12 +93,12 @@ struct ProcessRecord {
   RecordHeader h;
   uint32_t pid;
   uint32_t ppid;
-  uint32_t command_sid;      // command line, arguments joined by spaces
-  uint32_t executable_sid;   // /proc/self/exe
+  uint32_t command_sid;     // command line, arguments joined by spaces
+  uint32_t executable_sid;  // /proc/self/exe
   uint32_t hostname_sid;
-  uint32_t driver_version;   // cuDriverGetVersion, e.g. 13000
-  uint32_t runtime_version;  // cudaRuntimeGetVersion if the runtime is loaded, else 0
-  uint32_t cupti_version;    // cuptiGetVersion (runtime library)
+  uint32_t driver_version;     // cuDriverGetVersion, e.g. 13000
+  uint32_t runtime_version;    // cudaRuntimeGetVersion if the runtime is loaded, else 0
+  uint32_t cupti_version;      // cuptiGetVersion (runtime library)
   uint32_t cupti_api_version;  // CUPTI_API_VERSION the collector was built against
   uint32_t reserved;
 };
@@ -150,12 +149,12 @@ enum StreamFlags : uint32_t {
 struct StreamRecord {
   RecordHeader h;
   uint32_t context_id;
-  uint32_t stream_id;  // CUPTI stream id (unique within the process)
-  uint32_t device_id;  // kNone: the device of its context
-  uint32_t flags;      // StreamFlags
-  int32_t priority;    // lower number = higher priority, as in CUDA
+  uint32_t stream_id;       // CUPTI stream id (unique within the process)
+  uint32_t device_id;       // kNone: the device of its context
+  uint32_t flags;           // StreamFlags
+  int32_t priority;         // lower number = higher priority, as in CUDA
   uint32_t correlation_id;  // of the API call that created it (CUPTI STREAM records); 0 unknown
-  int64_t created_ns;  // INT64_MIN: unknown
+  int64_t created_ns;       // INT64_MIN: unknown
 };
 static_assert(sizeof(StreamRecord) == 40);
 
@@ -174,9 +173,9 @@ struct KernelRecord {
   uint32_t local_memory_per_thread;
   uint32_t name_sid;
   uint16_t registers_per_thread;
-  uint8_t launch_type;         // CUpti_ActivityLaunchType
+  uint8_t launch_type;  // CUpti_ActivityLaunchType
   uint8_t is_device_launched;
-  uint32_t graph_id;           // 0 when not launched from a graph
+  uint32_t graph_id;  // 0 when not launched from a graph
   uint32_t cluster_x, cluster_y, cluster_z;
   uint32_t channel_id;
   uint64_t graph_node_id;
@@ -195,7 +194,7 @@ struct MemcpyRecord {
   uint8_t copy_kind;  // CUpti_ActivityMemcpyKind values (1 HtoD, 2 DtoH, 8 DtoD, 10 PtoP, ...)
   uint8_t src_kind;   // CUpti_ActivityMemoryKind values (1 pageable, 2 pinned, 3 device, 5 managed, ...)
   uint8_t dst_kind;
-  uint8_t flags;      // bit 0: async (CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC)
+  uint8_t flags;           // bit 0: async (CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC)
   uint32_t src_device_id;  // for peer copies; else device_id
   uint32_t dst_device_id;
   uint32_t graph_id;
@@ -225,10 +224,10 @@ struct SynchronizationRecord {
   RecordHeader h;
   int64_t start_ns;
   int64_t end_ns;
-  uint32_t type;        // CUpti_ActivitySynchronizationType values
+  uint32_t type;  // CUpti_ActivitySynchronizationType values
   uint32_t context_id;
-  uint32_t stream_id;   // kNone unless type is stream synchronize / stream wait event
-  uint32_t event_id;    // kNone unless an event is involved
+  uint32_t stream_id;  // kNone unless type is stream synchronize / stream wait event
+  uint32_t event_id;   // kNone unless an event is involved
   uint32_t correlation_id;
   uint32_t return_value;
 };
@@ -252,12 +251,12 @@ struct ApiCallRecord {
   RecordHeader h;
   int64_t start_ns;
   int64_t end_ns;
-  uint32_t domain;          // ApiDomain
-  uint32_t cbid;            // CUPTI callback id within the domain
+  uint32_t domain;  // ApiDomain
+  uint32_t cbid;    // CUPTI callback id within the domain
   uint32_t thread_id;
   uint32_t correlation_id;
-  uint32_t return_value;    // cudaError_t / CUresult
-  uint32_t name_sid;        // e.g. "cudaLaunchKernel"
+  uint32_t return_value;  // cudaError_t / CUresult
+  uint32_t name_sid;      // e.g. "cudaLaunchKernel"
 };
 static_assert(sizeof(ApiCallRecord) == 48);
 
@@ -278,7 +277,7 @@ struct MarkerRecord {
   uint32_t object_kind;  // CUpti_ActivityObjectKind: 1 process, 2 thread
   uint32_t thread_id;    // thread id when object_kind is thread, else 0
   uint32_t name_sid;
-  uint32_t domain_sid;   // 0 for the default domain
+  uint32_t domain_sid;  // 0 for the default domain
 };
 static_assert(sizeof(MarkerRecord) == 40);
 
@@ -294,9 +293,9 @@ struct OverheadRecord {
 static_assert(sizeof(OverheadRecord) == 40);
 
 enum DropSource : uint32_t {
-  kDropCupti = 1,      // CUPTI dropped records (cuptiActivityGetNumDroppedRecords)
-  kDropBufferCap = 2,  // buffer pool at its cap: a buffer request was refused (count = refusals)
-  kDropWriter = 3,     // records not written (output error); count = records
+  kDropCupti = 1,       // CUPTI dropped records (cuptiActivityGetNumDroppedRecords)
+  kDropBufferCap = 2,   // buffer pool at its cap: a buffer request was refused (count = refusals)
+  kDropWriter = 3,      // records not written (output error); count = records
   kDropIncomplete = 4,  // records CUPTI delivered without their GPU timestamps (0), e.g. still
                         // in flight at a forced flush; count = records. Added with collector 0.1.0.
 };
@@ -312,12 +311,12 @@ struct DroppedRecord {
 static_assert(sizeof(DroppedRecord) == 32);
 
 enum ErrorCode : uint32_t {
-  kErrorCuptiSubscribe = 1,   // another CUPTI client (profiler) is active in the process
-  kErrorCuptiVersion = 2,     // CUPTI runtime older than the collector needs
-  kErrorActivityEnable = 3,   // an activity kind could not be enabled
-  kErrorOutput = 4,           // writing the output file failed
-  kErrorCallbacksTaken = 5,   // another CUPTI client replaced the activity buffer callbacks
-  kErrorCupti = 6,            // any other CUPTI call failure
+  kErrorCuptiSubscribe = 1,  // another CUPTI client (profiler) is active in the process
+  kErrorCuptiVersion = 2,    // CUPTI runtime older than the collector needs
+  kErrorActivityEnable = 3,  // an activity kind could not be enabled
+  kErrorOutput = 4,          // writing the output file failed
+  kErrorCallbacksTaken = 5,  // another CUPTI client replaced the activity buffer callbacks
+  kErrorCupti = 6,           // any other CUPTI call failure
 };
 
 struct ErrorRecord {
@@ -329,8 +328,8 @@ static_assert(sizeof(ErrorRecord) == 16);
 
 enum FlushReason : uint32_t {
   kFlushPeriodic = 1,
-  kFlushSignal = 2,          // SIGINT/SIGTERM: everything delivered so far is on disk
-  kFlushProfilerStop = 3,    // cuProfilerStop / cudaProfilerStop
+  kFlushSignal = 2,        // SIGINT/SIGTERM: everything delivered so far is on disk
+  kFlushProfilerStop = 3,  // cuProfilerStop / cudaProfilerStop
 };
 
 struct FlushRecord {
@@ -349,7 +348,7 @@ struct EndRecord {
   uint32_t reason;  // 1 = process exit
   uint32_t reserved;
   int64_t end_ns;
-  uint64_t records_written;   // records in the file before this one
+  uint64_t records_written;    // records in the file before this one
   uint64_t buffers_completed;  // CUPTI buffers processed
 };
 static_assert(sizeof(EndRecord) == 40);

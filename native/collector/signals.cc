@@ -18,7 +18,8 @@ int signalIndex(int sig) { return sig == SIGINT ? 0 : 1; }
 // flushed (best effort, bounded wait), then the signal takes its course.
 constexpr int kCrashSignals[5] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
 int crashIndex(int sig) {
-  for (int i = 0; i < 5; i++) if (kCrashSignals[i] == sig) return i;
+  for (int i = 0; i < 5; i++)
+    if (kCrashSignals[i] == sig) return i;
   return -1;
 }
 

@@ -303,8 +303,7 @@ void StreamWriter::onOutputError(int err) {
   cut_ok_ = ftruncate(fd_, static_cast<off_t>(bytes_in_file_)) == 0 &&
             lseek(fd_, static_cast<off_t>(bytes_in_file_), SEEK_SET) == static_cast<off_t>(bytes_in_file_);
   if (!cut_ok_) {
-    std::fprintf(stderr, "streamscope: cannot cut %s back to its last complete record: %s\n", path_.c_str(),
-                 std::strerror(errno));
+    std::fprintf(stderr, "streamscope: cannot cut %s back to its last complete record: %s\n", path_.c_str(), std::strerror(errno));
     return;
   }
   encoder_.forgetStringsAbove(strings_in_file_);
@@ -312,8 +311,7 @@ void StreamWriter::onOutputError(int err) {
   pending_base_ = encoder_.recordsWritten();
   rs::ErrorRecord e{};
   e.code = rs::kErrorOutput;
-  e.message_sid = encoder_.intern("writing the record stream failed: " + output_error_ +
-                                  "; the records after this one were not written");
+  e.message_sid = encoder_.intern("writing the record stream failed: " + output_error_ + "; the records after this one were not written");
   encoder_.write(e);
   if (writeAll(fd_, bytes_.data(), bytes_.size()) == 0) {
     commit(encoder_.recordsWritten() - pending_base_);

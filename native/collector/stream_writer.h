@@ -104,7 +104,7 @@ class StreamWriter {
   struct Item {
     uint8_t* buffer = nullptr;  // a CUPTI buffer, or
     size_t valid_size = 0;
-    SideRecord side;            // a side record
+    SideRecord side;  // a side record
   };
 
   void run();
@@ -127,13 +127,13 @@ class StreamWriter {
   rs::RecordEncoder encoder_{&bytes_};
   ActivityTranslator translator_{encoder_, origin_};
   uint64_t buffers_completed_ = 0;
-  uint64_t pending_base_ = 0;       // encoder_.recordsWritten() when bytes_ was last emptied
-  uint64_t records_in_file_ = 0;    // records whose bytes write(2) accepted
+  uint64_t pending_base_ = 0;     // encoder_.recordsWritten() when bytes_ was last emptied
+  uint64_t records_in_file_ = 0;  // records whose bytes write(2) accepted
   uint64_t bytes_in_file_ = 0;
-  uint32_t strings_in_file_ = 0;    // interned strings whose String records are in the file
+  uint32_t strings_in_file_ = 0;  // interned strings whose String records are in the file
   uint64_t records_lost_ = 0;
   bool output_failed_ = false;
-  bool cut_ok_ = true;                // the file was cut back to its last complete batch
+  bool cut_ok_ = true;  // the file was cut back to its last complete batch
   bool error_record_in_file_ = false;
   std::string output_error_;
 

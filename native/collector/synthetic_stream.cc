@@ -45,7 +45,8 @@ class Json {
     out_ += quote(kind);
   }
   void end() { out_ += "}"; }
-  template <class T> void num(const char* name, T v) {
+  template <class T>
+  void num(const char* name, T v) {
     static_assert(std::is_integral_v<T>);
     key(name);
     if constexpr (std::is_signed_v<T>) out_ += std::to_string(static_cast<long long>(v));
@@ -196,7 +197,8 @@ class Writer {
     return id;
   }
 
-  template <class R> void write(R r) {
+  template <class R>
+  void write(R r) {
     enc_.write(r);
     if (json_) {
       json_->begin(kindName(KindOf<R>::value));
@@ -232,7 +234,9 @@ void edgeCases(Writer& w, uint32_t pid, bool with_end) {
   p.ppid = 1;
   p.command_sid = w.intern("python3 train.py --name \"quoted\" C:\\back\\slash\ttab\nnewline\x01\x1f end");
   p.executable_sid = w.intern("/usr/bin/python3.12");
-  p.hostname_sid = w.intern("gpu-n\xc3\xb8" "de-\xe2\x9c\x93-\xf0\x9f\x9a\x80");  // UTF-8: ø ✓ 🚀
+  p.hostname_sid = w.intern(
+      "gpu-n\xc3\xb8"
+      "de-\xe2\x9c\x93-\xf0\x9f\x9a\x80");  // UTF-8: ø ✓ 🚀
   p.driver_version = 13000;
   p.runtime_version = 0;
   p.cupti_version = 130001;
@@ -298,7 +302,8 @@ void edgeCases(Writer& w, uint32_t pid, bool with_end) {
   w.write(s2);
 
   KernelRecord k{};
-  k.name_sid = w.intern("_Z9normaliseIdEvPKT_PS0_i");  // mangled, as CUPTI names C++ kernels: void normalise<double>(double const*, double*, int)
+  k.name_sid =
+      w.intern("_Z9normaliseIdEvPKT_PS0_i");  // mangled, as CUPTI names C++ kernels: void normalise<double>(double const*, double*, int)
   k.start_ns = -250;
   k.end_ns = 4'000'000'000'000ll;
   k.device_id = 0;
@@ -755,8 +760,8 @@ int main(int argc, char** argv) {
     }
     std::fprintf(j,
                  "{\"header\":{\"format_version\":%" PRIu32 ",\"header_bytes\":%" PRIu32 ",\"origin_ns\":\"%" PRIu64
-                 "\",\"origin_wall_ns\":\"%" PRIu64 "\",\"pid\":%" PRIu32 ",\"flags\":%" PRIu32
-                 ",\"collector_version\":%" PRIu32 "},\n\"records\":[",
+                 "\",\"origin_wall_ns\":\"%" PRIu64 "\",\"pid\":%" PRIu32 ",\"flags\":%" PRIu32 ",\"collector_version\":%" PRIu32
+                 "},\n\"records\":[",
                  h.format_version, h.header_bytes, h.origin_ns, h.origin_wall_ns, h.pid, h.flags, h.collector_version);
     const std::string& records = json.text();
     const bool ok = std::fwrite(records.data(), 1, records.size(), j) == records.size() && std::fputs("\n]}\n", j) >= 0;

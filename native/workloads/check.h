@@ -22,9 +22,9 @@ constexpr int kExitCudaError = 3;
 
 }  // namespace runner
 
-#define CUDA_CHECK(call)                                                   \
-  do {                                                                     \
-    const cudaError_t err_ = (call);                                       \
+#define CUDA_CHECK(call)                                                            \
+  do {                                                                              \
+    const cudaError_t err_ = (call);                                                \
     if (err_ != cudaSuccess) ::runner::cudaFailed(err_, #call, __FILE__, __LINE__); \
   } while (0)
 

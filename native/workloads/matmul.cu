@@ -42,7 +42,9 @@ __global__ void matmulTiled(const float* a, const float* b, float* c, int n) {
 class Matmul : public Workload {
  public:
   explicit Matmul(const Options& o) : n_(o.size ? o.size : 1024), tiled_(o.variant != "naive"), seed_(o.seed) {}
-  std::string describe() const override { return std::string("matmul ") + (tiled_ ? "tiled " : "naive ") + std::to_string(n_) + "^2 float32"; }
+  std::string describe() const override {
+    return std::string("matmul ") + (tiled_ ? "tiled " : "naive ") + std::to_string(n_) + "^2 float32";
+  }
   std::vector<size_t> inputBytes() const override { return {bytes(), bytes()}; }
   size_t outputBytes() const override { return bytes(); }
   void fillInputs(int chunk, const std::vector<void*>& in) const override {

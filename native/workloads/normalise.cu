@@ -54,7 +54,8 @@ class Normalise : public Workload {
       for (int r = 0; r < kRows; r++) {
         const double want = hi != lo ? (x[r * cols_ + c] - lo) / (hi - lo) : 0.0;
         if (std::fabs(y[r * cols_ + c] - want) > 1e-12) {
-          *why = "element (" + std::to_string(r) + "," + std::to_string(c) + ") = " + std::to_string(y[r * cols_ + c]) + ", expected " + std::to_string(want);
+          *why = "element (" + std::to_string(r) + "," + std::to_string(c) + ") = " + std::to_string(y[r * cols_ + c]) + ", expected " +
+                 std::to_string(want);
           return false;
         }
       }

@@ -10,7 +10,8 @@
 namespace runner {
 
 const char* const kWorkloads[] = {"normalise", "matmul", "transpose", "launch-loop", nullptr};
-const char* const kScenarios[] = {"serial", "default-stream", "pageable", "concurrent", "events", "priority", "sync-each", "multi-gpu", nullptr};
+const char* const kScenarios[] = {"serial",   "default-stream", "pageable",  "concurrent", "events",
+                                  "priority", "sync-each",      "multi-gpu", nullptr};
 
 namespace {
 
@@ -46,7 +47,8 @@ const char* kHelp =
 }
 
 bool oneOf(const std::string& v, const char* const* list) {
-  for (; *list; ++list) if (v == *list) return true;
+  for (; *list; ++list)
+    if (v == *list) return true;
   return false;
 }
 

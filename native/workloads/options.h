@@ -12,7 +12,7 @@ struct Options {
   long size = 0;         // 0: the workload's default
   long iterations = 0;   // 0: the workload's default (1 pass over the chunks; launch-loop: 200000 launches)
   int chunks = 8;
-  int streams = 0;       // 0: one per chunk (launch-loop: 4)
+  int streams = 0;  // 0: one per chunk (launch-loop: 4)
   unsigned seed = 1;
   bool verbose = false;
 };

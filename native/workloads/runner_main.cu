@@ -26,9 +26,7 @@ int main(int argc, char** argv) {
     return kExitCudaError;
   }
   if (o.workload == "launch-loop") return runLaunchLoop(o);
-  std::unique_ptr<Workload> w = o.workload == "normalise" ? makeNormalise(o)
-                                : o.workload == "matmul"  ? makeMatmul(o)
-                                                          : makeTranspose(o);
+  std::unique_ptr<Workload> w = o.workload == "normalise" ? makeNormalise(o) : o.workload == "matmul" ? makeMatmul(o) : makeTranspose(o);
   if (o.verbose) std::printf("%s, %d chunks, scenario %s\n", w->describe().c_str(), o.chunks, o.scenario.c_str());
   return runScenario(*w, o);
 }

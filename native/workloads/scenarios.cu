@@ -68,8 +68,8 @@ struct Chunk {
 
 // Streams of one device.
 struct DeviceStreams {
-  std::vector<cudaStream_t> streams;  // chunk j of this device uses streams[j % size]
-  std::vector<int> priorities;        // of each stream
+  std::vector<cudaStream_t> streams;                                      // chunk j of this device uses streams[j % size]
+  std::vector<int> priorities;                                            // of each stream
   cudaStream_t copy_in = nullptr, compute = nullptr, copy_out = nullptr;  // events scenario
 };
 

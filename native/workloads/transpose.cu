@@ -38,7 +38,8 @@ __global__ void transposeTiled(const float* in, float* out, int n) {
 
 class Transpose : public Workload {
  public:
-  explicit Transpose(const Options& o) : n_(o.size ? o.size : 4096), variant_(o.variant.empty() ? "tiled-padded" : o.variant), seed_(o.seed) {}
+  explicit Transpose(const Options& o)
+      : n_(o.size ? o.size : 4096), variant_(o.variant.empty() ? "tiled-padded" : o.variant), seed_(o.seed) {}
   std::string describe() const override { return "transpose " + variant_ + " " + std::to_string(n_) + "^2 float32"; }
   std::vector<size_t> inputBytes() const override { return {bytes()}; }
   size_t outputBytes() const override { return bytes(); }

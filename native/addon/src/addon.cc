@@ -11,7 +11,6 @@
 #include <functional>
 #include <thread>
 
-
 #include "cupti_info.h"
 #include "demangle.h"
 #include "device_inventory.h"
@@ -93,7 +92,9 @@ class Gather {
     });
     return a;
   }
-  void run() { runParallel(jobs_.size(), [&](size_t i) { jobs_[i](); }); }
+  void run() {
+    runParallel(jobs_.size(), [&](size_t i) { jobs_[i](); });
+  }
 
  private:
   const Column<uint32_t>& order_;
@@ -194,7 +195,8 @@ Napi::Value loadTimelineBinding(const Napi::CallbackInfo& info) {
     out.Set("ops", opsObject(env, t.ops));
     out.Set("calls", callsObject(env, t.calls));
     if (std::getenv("STREAMSCOPE_LOAD_TIMING"))
-      std::fprintf(stderr, "load gather   %7.0f ms\n", std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+      std::fprintf(stderr, "load gather   %7.0f ms\n",
+                   std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
     return out;
   });
 }
@@ -209,7 +211,8 @@ Napi::Value demangleBinding(const Napi::CallbackInfo& info) {
   Napi::Array out = Napi::Array::New(env, names.Length());
   for (uint32_t i = 0; i < names.Length(); i++) {
     const Napi::Value v = names.Get(i);
-    if (!v.IsString()) throw Napi::TypeError::New(env, "demangle expects an array of strings (entry " + std::to_string(i) + " is not a string)");
+    if (!v.IsString())
+      throw Napi::TypeError::New(env, "demangle expects an array of strings (entry " + std::to_string(i) + " is not a string)");
     const std::optional<std::string> d = demangle(v.As<Napi::String>().Utf8Value());
     out.Set(i, d ? Napi::String::New(env, *d) : env.Null());
   }

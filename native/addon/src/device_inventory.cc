@@ -12,18 +12,32 @@ namespace {
 // builds without the CUDA toolkit's headers. Their ABI is stable.
 using CUresult = int;
 using CUdevice = int;
-struct CUuuid { char bytes[16]; };
+struct CUuuid {
+  char bytes[16];
+};
 // CUdevice_attribute values from cuda.h (stable across CUDA versions).
 enum : int {
-  kClockRate = 13, kMultiprocessorCount = 16, kConcurrentKernels = 31, kPciBusId = 33, kPciDeviceId = 34,
-  kMemoryClockRate = 36, kGlobalMemoryBusWidth = 37, kL2CacheSize = 38, kAsyncEngineCount = 40, kPciDomainId = 50,
-  kComputeCapabilityMajor = 75, kComputeCapabilityMinor = 76,
+  kClockRate = 13,
+  kMultiprocessorCount = 16,
+  kConcurrentKernels = 31,
+  kPciBusId = 33,
+  kPciDeviceId = 34,
+  kMemoryClockRate = 36,
+  kGlobalMemoryBusWidth = 37,
+  kL2CacheSize = 38,
+  kAsyncEngineCount = 40,
+  kPciDomainId = 50,
+  kComputeCapabilityMajor = 75,
+  kComputeCapabilityMinor = 76,
 };
 
 using nvmlReturn_t = int;
 using nvmlDevice_t = void*;
 
-template <class F> F sym(void* lib, const char* name) { return reinterpret_cast<F>(dlsym(lib, name)); }
+template <class F>
+F sym(void* lib, const char* name) {
+  return reinterpret_cast<F>(dlsym(lib, name));
+}
 
 std::string cudaError(void* lib, CUresult r) {
   const char* name = nullptr;
@@ -57,7 +71,8 @@ struct Nvml {
     ok = init && byPciBusId && curGen && curWidth && maxGen && maxWidth && init() == 0;
   }
   ~Nvml() {
-    if (ok) if (auto shutdown = sym<nvmlReturn_t (*)()>(lib, "nvmlShutdown")) shutdown();
+    if (ok)
+      if (auto shutdown = sym<nvmlReturn_t (*)()>(lib, "nvmlShutdown")) shutdown();
   }
 
   std::optional<PcieLink> link(int domain, int bus, int device) const {
@@ -78,8 +93,8 @@ struct Nvml {
 
 std::string formatUuid(const uint8_t b[16]) {
   char s[64];
-  std::snprintf(s, sizeof s, "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1], b[2], b[3], b[4],
-                b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
+  std::snprintf(s, sizeof s, "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1], b[2], b[3], b[4], b[5],
+                b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
   return s;
 }
 

@@ -105,11 +105,13 @@ void Ingest::loadExisting() {
   sqlite3_stmt* s = nullptr;
   sqlite3_prepare_v2(db_, "SELECT id, value FROM strings", -1, &s, nullptr);
   while (sqlite3_step(s) == SQLITE_ROW) {
-    strings_.emplace(std::string(reinterpret_cast<const char*>(sqlite3_column_text(s, 1)), sqlite3_column_bytes(s, 1)), sqlite3_column_int64(s, 0));
+    strings_.emplace(std::string(reinterpret_cast<const char*>(sqlite3_column_text(s, 1)), sqlite3_column_bytes(s, 1)),
+                     sqlite3_column_int64(s, 0));
   }
   sqlite3_finalize(s);
   sqlite3_prepare_v2(db_, "SELECT id, uuid FROM devices WHERE uuid IS NOT NULL", -1, &s, nullptr);
-  while (sqlite3_step(s) == SQLITE_ROW) devices_by_uuid_.emplace(reinterpret_cast<const char*>(sqlite3_column_text(s, 1)), sqlite3_column_int64(s, 0));
+  while (sqlite3_step(s) == SQLITE_ROW)
+    devices_by_uuid_.emplace(reinterpret_cast<const char*>(sqlite3_column_text(s, 1)), sqlite3_column_int64(s, 0));
   sqlite3_finalize(s);
   sqlite3_prepare_v2(db_, "SELECT id, pid, cupti_context_id, device_id, null_stream_id FROM contexts", -1, &s, nullptr);
   while (sqlite3_step(s) == SQLITE_ROW) {
@@ -131,8 +133,11 @@ FileProgress Ingest::ingestFile(const std::string& path, bool final) {
   FileState& f = files_[path];
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw IngestError(path + ": cannot open: " + std::strerror(errno));
-  struct FdCloser { int fd; ~FdCloser() { ::close(fd); } } closer{fd};
-  struct stat st{};
+  struct FdCloser {
+    int fd;
+    ~FdCloser() { ::close(fd); }
+  } closer{fd};
+  struct stat st {};
   fstat(fd, &st);
   const uint64_t size = static_cast<uint64_t>(st.st_size);
   if (size < f.last_size) {
@@ -160,7 +165,8 @@ FileProgress Ingest::ingestFile(const std::string& path, bool final) {
     f.progress.pid = h.pid;
     f.progress.bytes_consumed = h.header_bytes;
     f.strings.assign(1, 0);
-    Binder{st_.process_from_header}(int64_t{h.pid}, int64_t{h.collector_version}, int64_t{h.flags}, f.shift, std::to_string(h.origin_wall_ns));
+    Binder{st_.process_from_header}(int64_t{h.pid}, int64_t{h.collector_version}, int64_t{h.flags}, f.shift,
+                                    std::to_string(h.origin_wall_ns));
     step(db_, st_.process_from_header, path);
   }
 
@@ -173,7 +179,13 @@ FileProgress Ingest::ingestFile(const std::string& path, bool final) {
   const size_t map_len = static_cast<size_t>(size - map_at);
   void* map = size > from ? mmap(nullptr, map_len, PROT_READ, MAP_PRIVATE, fd, static_cast<off_t>(map_at)) : nullptr;
   if (map == MAP_FAILED) throw IngestError(path + ": cannot map the file: " + std::strerror(errno));
-  struct Unmap { void* p; size_t n; ~Unmap() { if (p) munmap(p, n); } } unmap{map, map_len};
+  struct Unmap {
+    void* p;
+    size_t n;
+    ~Unmap() {
+      if (p) munmap(p, n);
+    }
+  } unmap{map, map_len};
   if (map) madvise(map, map_len, MADV_SEQUENTIAL);
   const FileState before = f;  // restored if the database refuses the call's writes
   exec("BEGIN");
@@ -249,7 +261,9 @@ void Ingest::store(FileState& f, const std::string& path, const Record& record) 
     case Kind::Process: {
       const auto r = load<ProcessRecord>(rec);
       auto text = [&](uint32_t sid) { return sid ? textOf(stringId(f, sid)) : std::string(); };
-      Binder{st_.process}(int64_t{pid}, int64_t{r.ppid}, text(r.command_sid), text(r.executable_sid), text(r.hostname_sid), int64_t{r.driver_version}, int64_t{r.runtime_version}, int64_t{r.cupti_version}, int64_t{r.cupti_api_version}, int64_t{f.header.collector_version}, shift);
+      Binder{st_.process}(int64_t{pid}, int64_t{r.ppid}, text(r.command_sid), text(r.executable_sid), text(r.hostname_sid),
+                          int64_t{r.driver_version}, int64_t{r.runtime_version}, int64_t{r.cupti_version}, int64_t{r.cupti_api_version},
+                          int64_t{f.header.collector_version}, shift);
       step(db_, st_.process, where);
       break;
     }
@@ -266,7 +280,12 @@ void Ingest::store(FileState& f, const std::string& path, const Record& record) 
         id = it->second;
       } else {
         const std::string name_text = r.name_sid ? textOf(stringId(f, r.name_sid)) : std::string();
-        Binder{st_.device}(uuid, int64_t{r.device_id}, name_text, int64_t{r.cc_major}, int64_t{r.cc_minor}, int64_t{r.sm_count}, int64_t{r.async_engine_count}, int64_t{r.concurrent_kernels}, static_cast<int64_t>(r.total_memory_bytes), int64_t{r.pci_domain}, int64_t{r.pci_bus}, int64_t{r.pci_device}, int64_t{r.core_clock_khz}, int64_t{r.memory_clock_khz}, int64_t{r.memory_bus_width_bits}, int64_t{r.l2_cache_bytes}, int64_t{r.max_threads_per_sm}, int64_t{r.max_shared_memory_per_sm}, int64_t{r.max_registers_per_sm}, int64_t{r.max_blocks_per_sm});
+        Binder{st_.device}(uuid, int64_t{r.device_id}, name_text, int64_t{r.cc_major}, int64_t{r.cc_minor}, int64_t{r.sm_count},
+                           int64_t{r.async_engine_count}, int64_t{r.concurrent_kernels}, static_cast<int64_t>(r.total_memory_bytes),
+                           int64_t{r.pci_domain}, int64_t{r.pci_bus}, int64_t{r.pci_device}, int64_t{r.core_clock_khz},
+                           int64_t{r.memory_clock_khz}, int64_t{r.memory_bus_width_bits}, int64_t{r.l2_cache_bytes},
+                           int64_t{r.max_threads_per_sm}, int64_t{r.max_shared_memory_per_sm}, int64_t{r.max_registers_per_sm},
+                           int64_t{r.max_blocks_per_sm});
         step(db_, st_.device, where);
         Binder{st_.device_by_uuid}(uuid);
         id = stepReturningId(db_, st_.device_by_uuid, where);
@@ -289,7 +308,9 @@ void Ingest::store(FileState& f, const std::string& path, const Record& record) 
       std::optional<int64_t> device = r.device_id == kNone ? std::nullopt : deviceId(f, r.device_id);
       const int64_t ctx = contextId(f, r.context_id, device);
       if (!device) device = contexts_[std::make_pair(pid, r.context_id)].device;
-      Binder{st_.stream}(int64_t{pid}, ctx, device, int64_t{r.stream_id}, int64_t{r.flags}, int64_t{r.priority}, r.created_ns == INT64_MIN ? std::nullopt : std::optional<int64_t>(r.created_ns + shift), nonzero(r.correlation_id));
+      Binder{st_.stream}(int64_t{pid}, ctx, device, int64_t{r.stream_id}, int64_t{r.flags}, int64_t{r.priority},
+                         r.created_ns == INT64_MIN ? std::nullopt : std::optional<int64_t>(r.created_ns + shift),
+                         nonzero(r.correlation_id));
       streams_[{ctx, r.stream_id}] = stepReturningId(db_, st_.stream, where);
       break;
     }
@@ -298,7 +319,12 @@ void Ingest::store(FileState& f, const std::string& path, const Record& record) 
       const int64_t device = deviceForOp(f, r.device_id);
       const int64_t ctx = contextId(f, r.context_id, device);
       const int64_t stream = streamId(f, ctx, r.stream_id, device);
-      pend(kernels_, stream, r.start_ns + shift, r.end_ns + shift, r.correlation_id)(r.start_ns + shift, r.end_ns + shift, device, ctx, stream, int64_t{r.correlation_id}, stringId(f, r.name_sid), int64_t{r.grid_x}, int64_t{r.grid_y}, int64_t{r.grid_z}, int64_t{r.block_x}, int64_t{r.block_y}, int64_t{r.block_z}, int64_t{r.registers_per_thread}, int64_t{r.static_shared_bytes}, int64_t{r.dynamic_shared_bytes}, int64_t{r.local_memory_per_thread}, int64_t{r.launch_type}, int64_t{r.is_device_launched}, nonzero(r.graph_id), nonzero(r.graph_node_id), int64_t{r.cluster_x}, int64_t{r.cluster_y}, int64_t{r.cluster_z}, int64_t{r.channel_id});
+      pend(kernels_, stream, r.start_ns + shift, r.end_ns + shift, r.correlation_id)(
+          r.start_ns + shift, r.end_ns + shift, device, ctx, stream, int64_t{r.correlation_id}, stringId(f, r.name_sid), int64_t{r.grid_x},
+          int64_t{r.grid_y}, int64_t{r.grid_z}, int64_t{r.block_x}, int64_t{r.block_y}, int64_t{r.block_z}, int64_t{r.registers_per_thread},
+          int64_t{r.static_shared_bytes}, int64_t{r.dynamic_shared_bytes}, int64_t{r.local_memory_per_thread}, int64_t{r.launch_type},
+          int64_t{r.is_device_launched}, nonzero(r.graph_id), nonzero(r.graph_node_id), int64_t{r.cluster_x}, int64_t{r.cluster_y},
+          int64_t{r.cluster_z}, int64_t{r.channel_id});
       break;
     }
     case Kind::Memcpy: {
@@ -306,7 +332,12 @@ void Ingest::store(FileState& f, const std::string& path, const Record& record) 
       const int64_t device = deviceForOp(f, r.device_id);
       const int64_t ctx = contextId(f, r.context_id, device);
       const int64_t stream = streamId(f, ctx, r.stream_id, device);
-      pend(memcpys_, stream, r.start_ns + shift, r.end_ns + shift, r.correlation_id)(r.start_ns + shift, r.end_ns + shift, device, ctx, stream, int64_t{r.correlation_id}, static_cast<int64_t>(r.bytes), int64_t{r.copy_kind}, int64_t{r.src_kind}, int64_t{r.dst_kind}, int64_t{r.flags & 1}, r.src_device_id == kNone ? std::nullopt : std::optional<int64_t>(deviceForOp(f, r.src_device_id)), r.dst_device_id == kNone ? std::nullopt : std::optional<int64_t>(deviceForOp(f, r.dst_device_id)), nonzero(r.graph_id), int64_t{r.channel_id});
+      pend(memcpys_, stream, r.start_ns + shift, r.end_ns + shift, r.correlation_id)(
+          r.start_ns + shift, r.end_ns + shift, device, ctx, stream, int64_t{r.correlation_id}, static_cast<int64_t>(r.bytes),
+          int64_t{r.copy_kind}, int64_t{r.src_kind}, int64_t{r.dst_kind}, int64_t{r.flags & 1},
+          r.src_device_id == kNone ? std::nullopt : std::optional<int64_t>(deviceForOp(f, r.src_device_id)),
+          r.dst_device_id == kNone ? std::nullopt : std::optional<int64_t>(deviceForOp(f, r.dst_device_id)), nonzero(r.graph_id),
+          int64_t{r.channel_id});
       break;
     }
     case Kind::Memset: {
@@ -314,7 +345,9 @@ void Ingest::store(FileState& f, const std::string& path, const Record& record) 
       const int64_t device = deviceForOp(f, r.device_id);
       const int64_t ctx = contextId(f, r.context_id, device);
       const int64_t stream = streamId(f, ctx, r.stream_id, device);
-      pend(memsets_, stream, r.start_ns + shift, r.end_ns + shift, r.correlation_id)(r.start_ns + shift, r.end_ns + shift, device, ctx, stream, int64_t{r.correlation_id}, static_cast<int64_t>(r.bytes), int64_t{r.value}, int64_t{r.memory_kind}, int64_t{r.flags & 1}, nonzero(r.graph_id), int64_t{r.channel_id});
+      pend(memsets_, stream, r.start_ns + shift, r.end_ns + shift, r.correlation_id)(
+          r.start_ns + shift, r.end_ns + shift, device, ctx, stream, int64_t{r.correlation_id}, static_cast<int64_t>(r.bytes),
+          int64_t{r.value}, int64_t{r.memory_kind}, int64_t{r.flags & 1}, nonzero(r.graph_id), int64_t{r.channel_id});
       break;
     }
     case Kind::Synchronization: {
@@ -322,7 +355,9 @@ void Ingest::store(FileState& f, const std::string& path, const Record& record) 
       const auto ctx = contextIdOrNull(f, r.context_id);
       const auto stream = streamIdOrNull(f, ctx, r.stream_id, std::nullopt);
       // Lane 0: synchronizations of no stream (context / event synchronize).
-      pend(syncs_, stream.value_or(0), r.start_ns + shift, r.end_ns + shift, r.correlation_id)(r.start_ns + shift, r.end_ns + shift, int64_t{pid}, ctx, stream, int64_t{r.type}, r.event_id == kNone ? std::nullopt : std::optional<int64_t>(r.event_id), int64_t{r.correlation_id}, int64_t{r.return_value});
+      pend(syncs_, stream.value_or(0), r.start_ns + shift, r.end_ns + shift, r.correlation_id)(
+          r.start_ns + shift, r.end_ns + shift, int64_t{pid}, ctx, stream, int64_t{r.type},
+          r.event_id == kNone ? std::nullopt : std::optional<int64_t>(r.event_id), int64_t{r.correlation_id}, int64_t{r.return_value});
       break;
     }
     case Kind::CudaEvent: {
@@ -330,14 +365,17 @@ void Ingest::store(FileState& f, const std::string& path, const Record& record) 
       const auto device = deviceId(f, r.device_id);
       const auto ctx = contextIdOrNull(f, r.context_id);
       const auto stream = streamIdOrNull(f, ctx, r.stream_id, device);
-      Binder{st_.cuda_events}(r.device_ns == INT64_MIN ? std::nullopt : std::optional<int64_t>(r.device_ns + shift), int64_t{pid}, ctx, stream, device, int64_t{r.event_id}, int64_t{r.correlation_id});
+      Binder{st_.cuda_events}(r.device_ns == INT64_MIN ? std::nullopt : std::optional<int64_t>(r.device_ns + shift), int64_t{pid}, ctx,
+                              stream, device, int64_t{r.event_id}, int64_t{r.correlation_id});
       step(db_, st_.cuda_events, where);
       break;
     }
     case Kind::ApiCall: {
       const auto r = load<ApiCallRecord>(rec);
       thread(pid, r.thread_id);
-      pend(api_calls_, threadLane(pid, r.thread_id), r.start_ns + shift, r.end_ns + shift, r.correlation_id)(r.start_ns + shift, r.end_ns + shift, int64_t{pid}, int64_t{r.thread_id}, int64_t{r.domain}, int64_t{r.cbid}, stringId(f, r.name_sid), int64_t{r.correlation_id}, int64_t{r.return_value});
+      pend(api_calls_, threadLane(pid, r.thread_id), r.start_ns + shift, r.end_ns + shift, r.correlation_id)(
+          r.start_ns + shift, r.end_ns + shift, int64_t{pid}, int64_t{r.thread_id}, int64_t{r.domain}, int64_t{r.cbid},
+          stringId(f, r.name_sid), int64_t{r.correlation_id}, int64_t{r.return_value});
       break;
     }
     case Kind::Marker: {
@@ -346,7 +384,9 @@ void Ingest::store(FileState& f, const std::string& path, const Record& record) 
       const uint32_t name = r.name_sid ? static_cast<uint32_t>(stringId(f, r.name_sid)) : 0;
       const uint32_t domain = r.domain_sid ? static_cast<uint32_t>(stringId(f, r.domain_sid)) : 0;
       auto insert = [&](int64_t start, std::optional<int64_t> end, uint32_t tid, uint32_t name_id, uint32_t domain_id) {
-        pend(nvtx_, threadLane(pid, tid), start, end.value_or(start), kNull)(start, end, int64_t{pid}, int64_t{tid}, int64_t{name_id ? name_id : internGlobal("")}, domain_id ? std::optional<int64_t>(domain_id) : std::nullopt);
+        pend(nvtx_, threadLane(pid, tid), start, end.value_or(start), kNull)(start, end, int64_t{pid}, int64_t{tid},
+                                                                             int64_t{name_id ? name_id : internGlobal("")},
+                                                                             domain_id ? std::optional<int64_t>(domain_id) : std::nullopt);
       };
       if (r.flags & kMarkerStart) {
         f.open_markers[r.id] = OpenMarker{r.timestamp_ns + shift, r.thread_id, name, domain};
@@ -363,7 +403,8 @@ void Ingest::store(FileState& f, const std::string& path, const Record& record) 
     }
     case Kind::Overhead: {
       const auto r = load<OverheadRecord>(rec);
-      Binder{st_.overheads}(r.start_ns + shift, r.end_ns + shift, int64_t{pid}, int64_t{r.overhead_kind}, int64_t{r.object_kind}, int64_t{r.object_id}, nonzero(r.correlation_id));
+      Binder{st_.overheads}(r.start_ns + shift, r.end_ns + shift, int64_t{pid}, int64_t{r.overhead_kind}, int64_t{r.object_kind},
+                            int64_t{r.object_id}, nonzero(r.correlation_id));
       step(db_, st_.overheads, where);
       break;
     }
@@ -534,7 +575,9 @@ void Ingest::finish(const std::vector<std::string>& final_sql) {
   exec("BEGIN");
   for (auto& [path, f] : files_) {
     for (const auto& [id, m] : f.open_markers) {
-      pend(nvtx_, threadLane(f.header.pid, m.tid), m.start_ns, m.start_ns, kNull)(m.start_ns, std::nullopt, int64_t{f.header.pid}, int64_t{m.tid}, int64_t{m.name_id ? m.name_id : internGlobal("")}, m.domain_id ? std::optional<int64_t>(m.domain_id) : std::nullopt);
+      pend(nvtx_, threadLane(f.header.pid, m.tid), m.start_ns, m.start_ns, kNull)(
+          m.start_ns, std::nullopt, int64_t{f.header.pid}, int64_t{m.tid}, int64_t{m.name_id ? m.name_id : internGlobal("")},
+          m.domain_id ? std::optional<int64_t>(m.domain_id) : std::nullopt);
     }
     f.open_markers.clear();
   }
@@ -577,7 +620,10 @@ void Ingest::writePending(PendingTable& t, const std::string& where) {
   }
   t.sortByLane();
   auto emit = [&](const Zone& z, const std::optional<std::string>& copy_kind_rows) {
-    Binder{st_.zones}(int64_t{t.table_id}, z.lane, z.start, z.first, z.last, z.end, z.rows, z.min_corr == kNull ? std::nullopt : std::optional<int64_t>(z.min_corr), z.max_corr == kNull ? std::nullopt : std::optional<int64_t>(z.max_corr), z.busy, z.max_dur, z.max_gap, copy_kind_rows);
+    Binder{st_.zones}(int64_t{t.table_id}, z.lane, z.start, z.first, z.last, z.end, z.rows,
+                      z.min_corr == kNull ? std::nullopt : std::optional<int64_t>(z.min_corr),
+                      z.max_corr == kNull ? std::nullopt : std::optional<int64_t>(z.max_corr), z.busy, z.max_dur, z.max_gap,
+                      copy_kind_rows);
     step(db_, st_.zones, where);
   };
   ZoneBuilder zones(t.copy_kind_column >= 0);

@@ -90,8 +90,8 @@ class Ingest {
     bool header_read = false;
     uint64_t last_size = 0;
     rs::FileHeader header{};
-    int64_t shift = 0;  // file origin - recording origin
-    std::vector<int64_t> strings;  // local string id → strings.id (0 = none)
+    int64_t shift = 0;                              // file origin - recording origin
+    std::vector<int64_t> strings;                   // local string id → strings.id (0 = none)
     std::unordered_map<uint32_t, int64_t> devices;  // CUDA ordinal in the process → devices.id
     std::unordered_map<uint32_t, OpenMarker> open_markers;
     FileProgress progress;
@@ -109,8 +109,7 @@ class Ingest {
   int64_t contextId(FileState& f, uint32_t cupti_context, std::optional<int64_t> device);
   std::optional<int64_t> contextIdOrNull(FileState& f, uint32_t cupti_context);
   int64_t streamId(FileState& f, int64_t context, uint32_t cupti_stream, std::optional<int64_t> device);
-  std::optional<int64_t> streamIdOrNull(FileState& f, std::optional<int64_t> context, uint32_t cupti_stream,
-                                        std::optional<int64_t> device);
+  std::optional<int64_t> streamIdOrNull(FileState& f, std::optional<int64_t> context, uint32_t cupti_stream, std::optional<int64_t> device);
   void resetCaches();
   void thread(uint32_t pid, uint32_t tid);
 
@@ -140,8 +139,8 @@ class Ingest {
     std::optional<int64_t> device;     // devices.id, if known
   };
   std::map<std::pair<uint32_t, uint32_t>, KnownContext> contexts_;  // (pid, CUPTI context) → contexts row
-  std::map<std::pair<int64_t, uint32_t>, int64_t> streams_;     // (contexts.id, CUPTI stream) → streams.id
-  std::unordered_set<uint64_t> threads_;                        // pid << 32 | tid
+  std::map<std::pair<int64_t, uint32_t>, int64_t> streams_;         // (contexts.id, CUPTI stream) → streams.id
+  std::unordered_set<uint64_t> threads_;                            // pid << 32 | tid
 };
 
 }  // namespace streamscope::addon

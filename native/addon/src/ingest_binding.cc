@@ -55,7 +55,8 @@ Napi::Object progressToJs(Napi::Env env, const FileProgress& p) {
 class IngestWrap : public Napi::ObjectWrap<IngestWrap> {
  public:
   static Napi::Function define(Napi::Env env) {
-    return DefineClass(env, "Ingest", {InstanceMethod("ingestFile", &IngestWrap::ingestFile), InstanceMethod("finish", &IngestWrap::finish)});
+    return DefineClass(env, "Ingest",
+                       {InstanceMethod("ingestFile", &IngestWrap::ingestFile), InstanceMethod("finish", &IngestWrap::finish)});
   }
 
   explicit IngestWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<IngestWrap>(info) {
@@ -79,10 +80,16 @@ class IngestWrap : public Napi::ObjectWrap<IngestWrap> {
   class Worker : public Napi::AsyncWorker {
    public:
     Worker(Napi::Env env, IngestWrap* owner, std::string path, bool final, bool finish, std::vector<std::string> final_sql)
-        : Napi::AsyncWorker(env), deferred_(Napi::Promise::Deferred::New(env)), owner_(owner),
+        : Napi::AsyncWorker(env),
+          deferred_(Napi::Promise::Deferred::New(env)),
+          owner_(owner),
           // Holds the JS object: it cannot be collected while this call runs.
-          owner_ref_(Napi::Persistent(owner->Value())), ingest_(owner->ingest_),
-          path_(std::move(path)), final_(final), finish_(finish), final_sql_(std::move(final_sql)) {}
+          owner_ref_(Napi::Persistent(owner->Value())),
+          ingest_(owner->ingest_),
+          path_(std::move(path)),
+          final_(final),
+          finish_(finish),
+          final_sql_(std::move(final_sql)) {}
     Napi::Promise promise() { return deferred_.Promise(); }
     void Execute() override {
       try {

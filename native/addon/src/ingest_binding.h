@@ -4,4 +4,4 @@
 namespace streamscope::addon {
 // Registers class Ingest on `exports`.
 void initIngest(Napi::Env env, Napi::Object exports);
-}
+}  // namespace streamscope::addon

@@ -52,16 +52,13 @@ const std::vector<Entry>& entries() {
                            " graph_id, channel_id")},
       {&S::syncs,
        insert("syncs", "syncs", "start_ns, end_ns, pid, context_id, stream_id, sync_type, event_id, correlation_id, return_value")},
-      {&S::cuda_events,
-       insert("cuda_events", "cuda_events", "device_ns, pid, context_id, stream_id, device_id, event_id, correlation_id")},
-      {&S::api_calls,
-       insert("api_calls", "api_calls", "start_ns, end_ns, pid, tid, domain, cbid, name_id, correlation_id, return_value")},
+      {&S::cuda_events, insert("cuda_events", "cuda_events", "device_ns, pid, context_id, stream_id, device_id, event_id, correlation_id")},
+      {&S::api_calls, insert("api_calls", "api_calls", "start_ns, end_ns, pid, tid, domain, cbid, name_id, correlation_id, return_value")},
       {&S::nvtx_ranges, insert("nvtx_ranges", "nvtx_ranges", "start_ns, end_ns, pid, tid, name_id, domain_id")},
       {&S::zones, insert("zones", "zones",
                          "table_id, lane, start_ns, first_id, last_id, end_ns, rows, min_correlation, max_correlation, busy_ns,"
                          " max_dur_ns, max_gap_ns, copy_kind_rows")},
-      {&S::overheads,
-       insert("overheads", "overheads", "start_ns, end_ns, pid, overhead_kind, object_kind, object_id, correlation_id")},
+      {&S::overheads, insert("overheads", "overheads", "start_ns, end_ns, pid, overhead_kind, object_kind, object_id, correlation_id")},
       {&S::dropped_records, insert("dropped_records", "dropped_records", "pid, source, count, context_id, stream_id")},
       {&S::collector_errors, insert("collector_errors", "collector_errors", "pid, code, message")},
       {&S::process, insert("process", "processes",
@@ -87,13 +84,13 @@ const std::vector<Entry>& entries() {
       {&S::context, insert("context", "contexts", "pid, cupti_context_id, device_id, null_stream_id",
                            "ON CONFLICT(pid, cupti_context_id) DO UPDATE SET device_id = coalesce(excluded.device_id, contexts.device_id),"
                            " null_stream_id = coalesce(excluded.null_stream_id, contexts.null_stream_id) RETURNING id")},
-      {&S::stream, insert("stream", "streams",
-                          "pid, context_id, device_id, cupti_stream_id, flags, priority, created_ns, created_by_correlation_id",
-                          "ON CONFLICT(context_id, cupti_stream_id) DO UPDATE SET"
-                          " device_id = coalesce(excluded.device_id, streams.device_id), flags = excluded.flags,"
-                          " priority = excluded.priority, created_ns = coalesce(excluded.created_ns, streams.created_ns),"
-                          " created_by_correlation_id = coalesce(excluded.created_by_correlation_id, streams.created_by_correlation_id)"
-                          " RETURNING id")},
+      {&S::stream,
+       insert("stream", "streams", "pid, context_id, device_id, cupti_stream_id, flags, priority, created_ns, created_by_correlation_id",
+              "ON CONFLICT(context_id, cupti_stream_id) DO UPDATE SET"
+              " device_id = coalesce(excluded.device_id, streams.device_id), flags = excluded.flags,"
+              " priority = excluded.priority, created_ns = coalesce(excluded.created_ns, streams.created_ns),"
+              " created_by_correlation_id = coalesce(excluded.created_by_correlation_id, streams.created_by_correlation_id)"
+              " RETURNING id")},
       {&S::implicit_stream, insert("implicit_stream", "streams", "pid, context_id, device_id, cupti_stream_id, flags",
                                    "ON CONFLICT(context_id, cupti_stream_id) DO NOTHING")},
       {&S::stream_by_cupti_id, lookup("stream_by_cupti_id", "SELECT id FROM streams WHERE context_id = ? AND cupti_stream_id = ?")},

@@ -23,7 +23,7 @@ struct sqlite3_stmt;
 namespace streamscope::addon {
 
 struct StatementSpec {
-  std::string name;                  // the Statements member it is prepared into
+  std::string name;  // the Statements member it is prepared into
   std::string sql;
   std::string table;                 // the table it writes; empty for a lookup
   std::vector<std::string> columns;  // the columns it writes; for an INSERT in bind order
@@ -32,15 +32,14 @@ struct StatementSpec {
 // The prepared statements of one ingest session, one member per spec.
 struct Statements {
   // Timeline tables: their rows are written in batches, with their zones.
-  sqlite3_stmt *kernels = nullptr, *memcpys = nullptr, *memsets = nullptr, *syncs = nullptr, *api_calls = nullptr,
-               *nvtx_ranges = nullptr, *zones = nullptr;
+  sqlite3_stmt *kernels = nullptr, *memcpys = nullptr, *memsets = nullptr, *syncs = nullptr, *api_calls = nullptr, *nvtx_ranges = nullptr,
+               *zones = nullptr;
   // Other rows, written as they arrive.
-  sqlite3_stmt *strings = nullptr, *cuda_events = nullptr, *overheads = nullptr, *dropped_records = nullptr,
-               *collector_errors = nullptr, *threads = nullptr;
+  sqlite3_stmt *strings = nullptr, *cuda_events = nullptr, *overheads = nullptr, *dropped_records = nullptr, *collector_errors = nullptr,
+               *threads = nullptr;
   // Processes, devices, contexts and streams: upserts, and lookups of their ids.
-  sqlite3_stmt *process_from_header = nullptr, *process = nullptr, *process_end = nullptr, *device = nullptr,
-               *device_by_uuid = nullptr, *context = nullptr, *stream = nullptr, *implicit_stream = nullptr,
-               *stream_by_cupti_id = nullptr, *text_of = nullptr;
+  sqlite3_stmt *process_from_header = nullptr, *process = nullptr, *process_end = nullptr, *device = nullptr, *device_by_uuid = nullptr,
+               *context = nullptr, *stream = nullptr, *implicit_stream = nullptr, *stream_by_cupti_id = nullptr, *text_of = nullptr;
 
   using Member = sqlite3_stmt* Statements::*;
 

@@ -81,8 +81,8 @@ bool RecordReader::next(Record* r) {
   const char* name = kindName(rh.kind);
   const uint32_t need = fixedSize(rh.kind);
   if (name && rh.size < need) {
-    throw IngestError(path_ + ": corrupt record at byte " + std::to_string(offset) + ": " + name + " record of " +
-                      std::to_string(rh.size) + " bytes, expected at least " + std::to_string(need));
+    throw IngestError(path_ + ": corrupt record at byte " + std::to_string(offset) + ": " + name + " record of " + std::to_string(rh.size) +
+                      " bytes, expected at least " + std::to_string(need));
   }
   *r = Record{rh.kind, name, data_ + at_, rh.size, offset};
   at_ += rh.size;

@@ -1,12 +1,12 @@
 #include "table_loader.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <atomic>
-#include <memory>
 #include <functional>
+#include <memory>
 #include <thread>
 #include <unordered_map>
 #include <utility>
@@ -231,7 +231,8 @@ void eachCallColumn(CallColumns& c, F&& f) {
 // when sparse) unless a writer changed the table while it was read: then
 // stop rather than write past the part.
 void checkRoom(const Db& db, const Part& part, size_t i, size_t at) {
-  if (i >= at + part.slots) throw LoadError(db.path + ": the " + kTables[part.table] + " table changed while it was being read; close the writer and try again");
+  if (i >= at + part.slots)
+    throw LoadError(db.path + ": the " + kTables[part.table] + " table changed while it was being read; close the writer and try again");
 }
 
 size_t readOps(Db& db, const Part& part, const std::unordered_map<int64_t, int32_t>& pid_of_context, OpColumns& o, size_t at) {
@@ -410,12 +411,8 @@ Timeline loadTimeline(const std::string& db_path, bool want_ops, bool want_calls
   return t;
 }
 
-OpColumns loadOps(const std::string& db_path) {
-  return std::move(loadTimeline(db_path, true, false).ops);
-}
+OpColumns loadOps(const std::string& db_path) { return std::move(loadTimeline(db_path, true, false).ops); }
 
-CallColumns loadCalls(const std::string& db_path) {
-  return std::move(loadTimeline(db_path, false, true).calls);
-}
+CallColumns loadCalls(const std::string& db_path) { return std::move(loadTimeline(db_path, false, true).calls); }
 
 }  // namespace streamscope::addon

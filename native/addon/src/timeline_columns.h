@@ -20,31 +20,31 @@
 #include <cstdint>
 
 // GPU operations of kernels, memcpys and memsets.
-#define STREAMSCOPE_OP_COLUMNS(X)                                                          \
-  X(kind, "kind", uint8_t) /* 1 kernel, 2 memcpy, 3 memset */                             \
-  X(row_id, "rowId", double)                                                               \
-  X(start, "start", double)                                                                \
-  X(end, "end", double)                                                                    \
-  X(stream, "stream", int32_t)                                                             \
-  X(device, "device", int32_t)                                                             \
-  X(bytes, "bytes", double)                                                                \
+#define STREAMSCOPE_OP_COLUMNS(X)                                                                           \
+  X(kind, "kind", uint8_t) /* 1 kernel, 2 memcpy, 3 memset */                                               \
+  X(row_id, "rowId", double)                                                                                \
+  X(start, "start", double)                                                                                 \
+  X(end, "end", double)                                                                                     \
+  X(stream, "stream", int32_t)                                                                              \
+  X(device, "device", int32_t)                                                                              \
+  X(bytes, "bytes", double)                                                                                 \
   X(detail, "detail", int32_t) /* kernel: name_id; memcpy: src_kind * 16 + dst_kind; memset: memory_kind */ \
-  X(copy_kind, "copyKind", uint8_t)                                                        \
-  X(correlation, "correlation", uint32_t)                                                  \
-  X(pid, "pid", int32_t)                                                                   \
-  X(is_async, "isAsync", uint8_t)                                                          \
-  X(blocks, "blocks", double)                                                              \
-  X(block_threads, "blockThreads", int32_t)                                                \
-  X(registers, "registers", int32_t)                                                       \
+  X(copy_kind, "copyKind", uint8_t)                                                                         \
+  X(correlation, "correlation", uint32_t)                                                                   \
+  X(pid, "pid", int32_t)                                                                                    \
+  X(is_async, "isAsync", uint8_t)                                                                           \
+  X(blocks, "blocks", double)                                                                               \
+  X(block_threads, "blockThreads", int32_t)                                                                 \
+  X(registers, "registers", int32_t)                                                                        \
   X(shared_bytes, "sharedBytes", int32_t)
 
 // CUDA API calls.
-#define STREAMSCOPE_CALL_COLUMNS(X)         \
-  X(row_id, "rowId", double)                \
-  X(start, "start", double)                 \
-  X(end, "end", double)                     \
-  X(pid, "pid", int32_t)                    \
-  X(tid, "tid", int32_t)                    \
-  X(name_id, "nameId", int32_t)             \
-  X(correlation, "correlation", uint32_t)   \
+#define STREAMSCOPE_CALL_COLUMNS(X)       \
+  X(row_id, "rowId", double)              \
+  X(start, "start", double)               \
+  X(end, "end", double)                   \
+  X(pid, "pid", int32_t)                  \
+  X(tid, "tid", int32_t)                  \
+  X(name_id, "nameId", int32_t)           \
+  X(correlation, "correlation", uint32_t) \
   X(domain, "domain", uint8_t)

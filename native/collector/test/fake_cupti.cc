@@ -48,7 +48,8 @@ void completeCurrent() {
   if (b) completed(nullptr, 0, b, size, used);
 }
 
-template <class T> void append(const T& r) {
+template <class T>
+void append(const T& r) {
   for (;;) {
     {
       std::lock_guard<std::mutex> lock(mu);
@@ -115,9 +116,7 @@ CUptiResult CUPTIAPI cuptiUnsubscribe(CUpti_SubscriberHandle) {
   subscriber_cb = nullptr;
   return CUPTI_SUCCESS;
 }
-CUptiResult CUPTIAPI cuptiEnableCallback(uint32_t, CUpti_SubscriberHandle, CUpti_CallbackDomain, CUpti_CallbackId) {
-  return CUPTI_SUCCESS;
-}
+CUptiResult CUPTIAPI cuptiEnableCallback(uint32_t, CUpti_SubscriberHandle, CUpti_CallbackDomain, CUpti_CallbackId) { return CUPTI_SUCCESS; }
 CUptiResult CUPTIAPI cuptiSetThreadIdType(CUpti_ActivityThreadIdType) { return CUPTI_SUCCESS; }
 CUptiResult CUPTIAPI cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc r, CUpti_BuffersCallbackCompleteFunc c) {
   requested = r;

@@ -78,8 +78,8 @@ int main(int argc, char** argv) {
   resource(CUPTI_CBID_RESOURCE_STREAM_CREATED, ctx(1), stream(14));
 
   if (scenario == "cap") {
-    launches(1, 10, 13);   // the one buffer allowed is now in use
-    request_extra();       // refused: CUPTI would drop records
+    launches(1, 10, 13);  // the one buffer allowed is now in use
+    request_extra();      // refused: CUPTI would drop records
     return 0;
   }
   launches(1, 20000, 13);
