@@ -14,7 +14,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DiffSummary, Finding, Iterations, Scope, ScopeInfo, StatsResponse } from '../../profiler/contract/api.ts';
 import type { RunningServer } from '../../profiler/serve/server.ts';
-import { formatDuration } from '../../renderer/src/base/time.ts';
+import { formatDuration } from '../../profiler/contract/time.ts';
 import { parseScope, scopeKey } from '../../renderer/src/scope/scope.ts';
 import { callApi, launch, openApp, serve, settled } from './browser.ts';
 

@@ -1,14 +1,9 @@
-// Pure helpers of the renderer (no DOM): time labels. (Kernel short names: test/report/names.test.ts.)
+// Pure helpers of the renderer (no DOM): time labels. (Durations and bytes:
+// test/contract/time.test.ts; kernel short names: test/report/names.test.ts.)
 import { describe, expect, it } from 'vitest';
-import { formatDuration, formatTimestamp, rulerLabels } from './time.ts';
+import { formatTimestamp, rulerLabels } from './time.ts';
 
 describe('time labels', () => {
-  it('durations', () => {
-    expect(formatDuration(850)).toBe('850 ns');
-    expect(formatDuration(12_400)).toBe('12.4 µs');
-    expect(formatDuration(3_210_000)).toBe('3.21 ms');
-    expect(formatDuration(1_500_000_000)).toBe('1.500 s');
-  });
   it('timestamps to a precision', () => {
     expect(formatTimestamp(331_622_266)).toBe('331.622266 ms');
     expect(formatTimestamp(331_622_266, 1000)).toBe('331.622 ms');

@@ -1,14 +1,7 @@
 // Times in the renderer are integer nanoseconds relative to the recording
-// origin (as the API sends them). These helpers print them for people.
-
-/** Durations: 850 ns, 12.4 µs, 3.21 ms, 1.50 s. */
-export function formatDuration(ns: number): string {
-  const a = Math.abs(ns);
-  if (a < 1e3) return `${Math.round(ns)} ns`;
-  if (a < 1e6) return `${trim((ns / 1e3).toPrecision(3))} µs`;
-  if (a < 1e9) return `${trim((ns / 1e6).toPrecision(3))} ms`;
-  return `${(ns / 1e9).toFixed(3)} s`;
-}
+// origin (as the API sends them). Durations and byte counts are printed as
+// the CLI prints them (profiler/contract/time.ts); these are the views' own
+// forms: points in time, ruler labels, percentages.
 
 /** A point in time since the recording origin, precise to `precisionNs`: 331.433753 ms. */
 export function formatTimestamp(ns: number, precisionNs = 1): string {
@@ -19,10 +12,6 @@ export function formatTimestamp(ns: number, precisionNs = 1): string {
 
 function unitOf(ns: number): [number, string] {
   return ns >= 1e9 ? [1e9, 's'] : ns >= 1e6 ? [1e6, 'ms'] : ns >= 1e3 ? [1e3, 'µs'] : [1, 'ns'];
-}
-
-function trim(s: string): string {
-  return s.includes('.') && !s.includes('e') ? s.replace(/0+$/, '').replace(/\.$/, '') : s;
 }
 
 /**
@@ -39,19 +28,6 @@ export function rulerLabels(firstTick: number, stepNs: number): { base: number |
   const sd = Math.max(0, Math.ceil(-Math.log10(stepNs / su) - 1e-9));
   const base = Math.floor(firstTick / (stepNs * 10)) * stepNs * 10;
   return { base, format: (ns) => `+${((ns - base) / su).toFixed(sd)} ${sn}` };
-}
-
-/** Bytes for people: 9.16 MiB. */
-export function formatBytes(b: number): string {
-  if (b < 1024) return `${b} B`;
-  const units = ['KiB', 'MiB', 'GiB', 'TiB'];
-  let v = b / 1024;
-  let i = 0;
-  while (v >= 1024 && i < units.length - 1) {
-    v /= 1024;
-    i++;
-  }
-  return `${v.toFixed(v < 10 ? 2 : 1)} ${units[i]}`;
 }
 
 export function formatPercent(share: number): string {

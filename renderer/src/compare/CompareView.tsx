@@ -11,7 +11,7 @@
 import { useEffect, useMemo, useRef, useState } from 'react';
 import type { DiffSummary, ItemRef, RecordingHandle, RecordingSummary, Scope } from '../../../profiler/contract/api.ts';
 import { getApi, toApiError } from '../api/client.ts';
-import { formatDuration } from '../base/time.ts';
+import { formatDuration } from '../../../profiler/contract/time.ts';
 import { useOverlays } from '../scope/overlays.ts';
 import { parseScope, scopeKey } from '../scope/scope.ts';
 import { ScopePicker } from '../scope/ScopePicker.tsx';

@@ -8,7 +8,7 @@ import type { DiffSummary } from '../../../profiler/contract/api.ts';
 import type { Delta } from '../../../profiler/contract/diff.ts';
 import { fullName, shortName } from '../../../profiler/contract/names.ts';
 import { SortTable, type Col } from '../base/tables.tsx';
-import { formatBytes, formatDuration } from '../base/time.ts';
+import { formatBytes, formatDuration } from '../../../profiler/contract/time.ts';
 
 type Better = 'lower' | 'higher';
 

@@ -7,7 +7,8 @@ import type { FieldValue, ItemDetails, ItemRef, RecordingSummary } from '../../.
 import { KIND_COLORS, KIND_LABELS } from '../base/colors.ts';
 import { deviceTitle } from '../base/gpus.ts';
 import { fullName, shortName } from '../../../profiler/contract/names.ts';
-import { formatBytes, formatDuration, formatTimestamp } from '../base/time.ts';
+import { formatTimestamp } from '../base/time.ts';
+import { formatBytes, formatDuration } from '../../../profiler/contract/time.ts';
 import { refKey } from '../app/url-state.ts';
 
 const num = (v: FieldValue | undefined) => (typeof v === 'number' ? v : null);

@@ -5,7 +5,7 @@
 // way while the selection moves.
 import { useState, memo } from 'react';
 import type { Finding, RangeName, Scope } from '../../../profiler/contract/api.ts';
-import { formatDuration } from '../base/time.ts';
+import { formatDuration } from '../../../profiler/contract/time.ts';
 import { scopeKey } from '../scope/scope.ts';
 import { ScopePicker } from '../scope/ScopePicker.tsx';
 import type { ScopedState } from '../scope/scoped-answer.ts';

@@ -5,7 +5,7 @@
 // value and as a key (two scopes are the same when their keys are), and
 // its short name for the picker. Pure: no DOM, no API calls.
 import type { Scope } from '../../../profiler/contract/api.ts';
-import { formatDuration } from '../base/time.ts';
+import { formatDuration } from '../../../profiler/contract/time.ts';
 
 export const STEADY_STATE: Scope = { kind: 'steady-state' };
 

@@ -10,7 +10,8 @@ import type { IterationRow, RangeName, RecordingSummary, Scope } from '../../../
 import { KIND_COLORS } from '../base/colors.ts';
 import { deviceTitle, gpuName } from '../base/gpus.ts';
 import { fullName, shortName } from '../../../profiler/contract/names.ts';
-import { formatBytes, formatDuration, formatTimestamp } from '../base/time.ts';
+import { formatTimestamp } from '../base/time.ts';
+import { formatBytes, formatDuration } from '../../../profiler/contract/time.ts';
 import { scopeKey } from '../scope/scope.ts';
 import { ScopePicker } from '../scope/ScopePicker.tsx';
 import { useScopedAnswer } from '../scope/scoped-answer.ts';

@@ -5,7 +5,8 @@
 import { axisTop, scaleLinear, select } from 'd3';
 import { useLayoutEffect, useRef } from 'react';
 import type { Startup } from '../../../profiler/contract/api.ts';
-import { formatDuration, formatTimestamp, rulerLabels } from '../base/time.ts';
+import { formatTimestamp, rulerLabels } from '../base/time.ts';
+import { formatDuration } from '../../../profiler/contract/time.ts';
 import type { View } from './window-loader.ts';
 
 export const RULER_H = 30;

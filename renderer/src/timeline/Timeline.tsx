@@ -14,7 +14,8 @@
 import { memo, useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
 import type { ItemDetails, ItemRef, RecordingSummary, Startup } from '../../../profiler/contract/api.ts';
 import { getApi } from '../api/client.ts';
-import { formatDuration, formatPercent } from '../base/time.ts';
+import { formatPercent } from '../base/time.ts';
+import { formatDuration } from '../../../profiler/contract/time.ts';
 import { describeHit, drawTimeline, hitAt as hitAtGeometry, itemHit, iterationRect, type Geometry, type Hit, type SearchHighlight } from './draw.ts';
 import { describeIteration, type IterationTrack } from './iterations.ts';
 import { Overview } from './Overview.tsx';

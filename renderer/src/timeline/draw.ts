@@ -6,7 +6,7 @@
 import type { ItemDetails, ItemKind, ItemRef, ItemTable } from '../../../profiler/contract/api.ts';
 import { KIND_COLORS, KIND_LABELS } from '../base/colors.ts';
 import { shortName } from '../../../profiler/contract/names.ts';
-import { formatDuration } from '../base/time.ts';
+import { formatDuration } from '../../../profiler/contract/time.ts';
 import { ITERATIONS_ROW, OUTLIER, WARM_UP, type IterationTrack } from './iterations.ts';
 import { NVTX_LANE_H, type LaidRow, type Layout } from './rows.ts';
 import type { Loaded, View } from './window-loader.ts';

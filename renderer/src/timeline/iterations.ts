@@ -6,7 +6,8 @@
 // allocates nothing per box — and its tooltip text. Drawing and hit testing
 // are draw.ts's, from the same spans.
 import type { IterationRow, Iterations } from '../../../profiler/contract/api.ts';
-import { formatDuration, formatTimestamp } from '../base/time.ts';
+import { formatTimestamp } from '../base/time.ts';
+import { formatDuration } from '../../../profiler/contract/time.ts';
 
 /** The row's id (one iterations row per recording). */
 export const ITERATIONS_ROW = 'iterations';
