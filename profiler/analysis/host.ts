@@ -5,6 +5,7 @@
 import { loadCallColumns, type CallColumns } from '../native/addon.ts';
 import type { Db } from '../store/database.ts';
 import type { GpuOps } from './trace.ts';
+import { THREAD_LANE_FACTOR } from '../store/zone-tables.ts';
 
 /** API calls in (start, id) order, as the native loader reads them. */
 export type HostCalls = CallColumns;
@@ -170,7 +171,7 @@ export function loadHost(db: Db, ops: GpuOps, columns?: CallColumns, options: Lo
   let t = -1;
   const { pid: callPids, tid: callTids } = calls;
   for (let k = 0; k < calls.length; k++) {
-    const key = callPids[k]! * 4194304 + callTids[k]!;
+    const key = callPids[k]! * THREAD_LANE_FACTOR + callTids[k]!;
     if (key !== lastKey) {
       lastKey = key;
       const known = threadIndex.get(key);
@@ -188,7 +189,7 @@ export function loadHost(db: Db, ops: GpuOps, columns?: CallColumns, options: Lo
     const t = threadOfCall[k]!;
     lists[t]![fill[t]!++] = k;
   }
-  const threads = new Map<string, Int32Array>([...threadIndex].map(([key, t]) => [`${Math.floor(key / 4194304)}:${key % 4194304}`, lists[t]!]));
+  const threads = new Map<string, Int32Array>([...threadIndex].map(([key, t]) => [`${Math.floor(key / THREAD_LANE_FACTOR)}:${key % THREAD_LANE_FACTOR}`, lists[t]!]));
   return { calls, names, events, waits, opCall, callOf, threads };
 }
 

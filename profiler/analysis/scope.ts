@@ -23,6 +23,7 @@ import type { CallColumns, OpColumns } from '../native/addon.ts';
 import type { Db } from '../store/database.ts';
 import { formatDuration, type Ns } from '../contract/time.ts';
 import type { Scope, ScopeInfo, Startup } from '../contract/scope.ts';
+import { THREAD_LANE_FACTOR } from '../store/zone-tables.ts';
 
 /** A scope as the user wrote it is wrong for this recording (no such range, instance out of bounds, empty window). */
 export class ScopeError extends Error {}
@@ -199,14 +200,14 @@ export function selectRange(c: TimelineColumns, instances: RangeInstance[]): Tim
   // Launches inside an instance on its thread: correlation ids by process.
   const byThread = new Map<number, RangeInstance[]>();
   for (const r of instances) {
-    const key = r.pid * 4194304 + r.tid;
+    const key = r.pid * THREAD_LANE_FACTOR + r.tid;
     const list = byThread.get(key) ?? [];
     list.push(r);
     byThread.set(key, list);
   }
   const launched = new Map<number, number[]>(); // pid → correlation ids of launches inside
   for (const k of callIndex) {
-    const list = byThread.get(c.calls.pid[k]! * 4194304 + c.calls.tid[k]!);
+    const list = byThread.get(c.calls.pid[k]! * THREAD_LANE_FACTOR + c.calls.tid[k]!);
     if (!list) continue;
     const t = c.calls.start[k]!;
     if (!list.some((r) => t >= r.startNs && t < r.endNs)) continue;

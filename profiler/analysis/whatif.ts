@@ -35,6 +35,7 @@ import { replay, type ReplayOptions } from './replay.ts';
 import { hostModel, isPageableCopy, WaitKind } from './replay-host.ts';
 import { OpCategory, type Trace } from './trace.ts';
 import { StreamFlags } from '../store/enums.ts';
+import { THREAD_LANE_FACTOR } from '../store/zone-tables.ts';
 
 interface FixSpec {
   /** What the replay changes, as a finding's whatIf.fix says it. */
@@ -149,7 +150,7 @@ export function moveDefaultStreamWork(trace: Trace, host: Host): Applied {
     const i = m.order[p]!;
     const k = host.opCall[i]!;
     // pid and tid both fit below 2^22 (host.ts); ops without a call: their process.
-    const thread = k >= 0 ? host.calls.pid[k]! * 4194304 + host.calls.tid[k]! : -1 - ops.pid[i]!;
+    const thread = k >= 0 ? host.calls.pid[k]! * THREAD_LANE_FACTOR + host.calls.tid[k]! : -1 - ops.pid[i]!;
     if (!isLegacy(ops.stream[i]!)) { lastStream.set(thread, ops.stream[i]!); continue; }
     let target = lastStream.get(thread);
     if (target === undefined) {
