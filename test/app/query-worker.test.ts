@@ -3,6 +3,7 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { performance } from 'node:perf_hooks';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { RecordingHandle } from '../../profiler/contract/api.ts';
 import { channelFor, dispatch } from '../../app/ipc.ts';
