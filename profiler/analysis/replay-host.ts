@@ -1,11 +1,13 @@
 // The host side of the what-if replay (replay.ts): what each of a
 // recording's API calls waited for (a device sync for the work issued before
 // it on its context, a stream or event sync for one operation, a blocking
-// copy for itself), each call's own CPU time, the issue order per thread,
-// event records and stream waits, and the latencies the GPU adds (launch,
-// dependency, copy engine, chained copies), all measured from the
-// recording once and kept per recording (replay.ts says what the model
-// covers and what it does not).
+// copy for itself), each call's own CPU time, each thread's calls, the order
+// in which the operations were issued, event records and stream waits, the
+// latencies the GPU adds (launch, dependency, copy engine, chained copies)
+// and how long each copy would have taken without duplex contention, all
+// measured from the recording once and kept per recording (replay.ts says
+// what the model covers and what it does not).
+import { StreamFlags } from '../store/enums.ts';
 import { blocksOnDevice, callFamily, syncScope } from './call-families.ts';
 import type { Host } from './host.ts';
 import { OpCategory, OpKind, type Trace } from './trace.ts';
@@ -18,6 +20,17 @@ const KERNEL = OpKind.Kernel;
 const MEMCPY = OpKind.Memcpy;
 const HTOD = OpCategory.HtoD;
 const DTOH = OpCategory.DtoH;
+
+/** streams.flags bit of the legacy default stream. */
+export const LEGACY_STREAM = StreamFlags.LegacyDefault;
+/**
+ * streams.flags bits of the streams that do not synchronize with the legacy
+ * default stream: itself, and non-blocking streams. Every other stream is
+ * blocking, per-thread default streams included: the legacy stream's
+ * implicit barrier is between it and them.
+ */
+export const NOT_BLOCKING = StreamFlags.LegacyDefault | StreamFlags.NonBlocking;
+
 // ---------------------------------------------------------------------------
 // What the host's calls waited for: inferred once per recording.
 
@@ -53,9 +66,13 @@ export interface HostModel {
   devIndex: Map<number, number>;
   /** Per op: dense device index. */
   devOf: Int32Array;
-  /** cudaEventRecord / cudaStreamWaitEvent calls by position in `order`. */
+  /**
+   * Each CUDA event record (wait false) and stream wait (wait true) that
+   * names a stream, in issue order: `pos`, the ops issued before its call
+   * in `order`; `stream`, streams.id; `key`, `${pid}:${eventId}`.
+   */
   eventOps: { pos: number; wait: boolean; stream: number; key: string }[];
-  /** Per call: thread index (into threadCalls). */
+  /** The calls of each thread, in start order (host.threads' values): a thread's index is its position here. */
   threadCalls: Int32Array[];
 }
 
@@ -114,6 +131,13 @@ const models = new WeakMap<Host, HostModel>();
 function inWindow(w: number, start: number, end: number): boolean {
   return w >= start - CLOCK_SLACK_NS && w <= end + CLOCK_SLACK_NS;
 }
+
+/** Op i (-1: none) if it ended inside the call [start, end] and after op `best` (-1: none), else `best`. */
+function laterInside(best: number, i: number, opEnd: Float64Array, start: number, end: number): number {
+  return i >= 0 && inWindow(opEnd[i]!, start, end) && (best < 0 || opEnd[i]! > opEnd[best]!) ? i : best;
+}
+
+const NONE: readonly number[] = [];
 
 /** The host model of a recording (cached per Host). */
 export function hostModel(trace: Trace, host: Host): HostModel {
@@ -263,8 +287,8 @@ function buildHostModel(trace: Trace, host: Host): HostModel {
     const c = ctxOfOp[i]!;
     let dep = Math.max(lastOfStream[s]! >= 0 ? ops.end[lastOfStream[s]!]! : -Infinity, waitEnd[s]!);
     waitEnd[s] = -Infinity;
-    if (flagsOf[s]! & 1) { dep = Math.max(dep, blockingMaxEnd[c]!); legacyEnd[c] = ops.end[i]!; }
-    else if (!(flagsOf[s]! & 3)) { dep = Math.max(dep, legacyEnd[c]!); blockingMaxEnd[c] = Math.max(blockingMaxEnd[c]!, ops.end[i]!); }
+    if (flagsOf[s]! & LEGACY_STREAM) { dep = Math.max(dep, blockingMaxEnd[c]!); legacyEnd[c] = ops.end[i]!; }
+    else if (!(flagsOf[s]! & NOT_BLOCKING)) { dep = Math.max(dep, legacyEnd[c]!); blockingMaxEnd[c] = Math.max(blockingMaxEnd[c]!, ops.end[i]!); }
     depEnd[i] = dep;
     lastOfStream[s] = i;
     ctxCount[c]!++;
@@ -334,15 +358,18 @@ function buildHostModel(trace: Trace, host: Host): HostModel {
           waitedUntil = ctxMaxEnd[best]!;
         }
       } else if (cls === NameClass.Stream || cls === NameClass.Event) {
-        // The op it waited for: the one (the last of a stream, or what an
-        // event captured) that completed inside the call, latest first; else
-        // the last op of the thread's current stream.
-        // (No closure here: one capturing `k` would allocate per call.)
+        // The op it waited for: the one (the last of a stream of its process,
+        // or what an event of its process captured) that completed inside the
+        // call, latest first; else the last op of the thread's current
+        // stream. The candidates are read where they are, not copied: a
+        // program may make millions of these calls.
         let best = -1;
-        const candidates = cls === NameClass.Stream
-          ? (streamsOfPid.get(pid) ?? []).map((st) => lastOfStream[st]!)
-          : (captured.get(pid)?.values() ?? []);
-        for (const i of candidates) if (i >= 0 && inWindow(ops.end[i]!, calls.start[k]!, calls.end[k]!) && (best < 0 || ops.end[i]! > ops.end[best]!)) best = i;
+        if (cls === NameClass.Stream) {
+          for (const st of streamsOfPid.get(pid) ?? NONE) best = laterInside(best, lastOfStream[st]!, ops.end, calls.start[k]!, calls.end[k]!);
+        } else {
+          const events = captured.get(pid);
+          if (events) for (const i of events.values()) best = laterInside(best, i, ops.end, calls.start[k]!, calls.end[k]!);
+        }
         if (best < 0 && threadStream[t]! >= 0) best = lastOfStream[threadStream[t]!]!;
         if (best >= 0) {
           kind = WaitKind.Op;
@@ -389,6 +416,16 @@ export interface Latencies {
   chain: Float64Array;
 }
 
+/** The H100 fixtures' latencies (concurrent runs, ns): for recordings that cannot show one. */
+export const DEFAULT_LATENCY = {
+  /** Kernel after a copy, copy after a kernel (normalise / matmul / transpose concurrent: 5–9 µs, 2–12 µs). */
+  dependency: { kernel: 6_000, copy: 7_000, memset: 0 },
+  /** Copy of another stream queued behind a copy: HtoD ~1.9 µs, DtoH ~7.5 µs. */
+  engine: { HtoD: 2_000, DtoH: 7_500 },
+  /** Next copy of the same stream on the same engine: ~1.4 µs. */
+  chain: 1_400,
+};
+
 /**
  * The GPU's own latencies, each the median over the ops of the recording
  * where that latency alone decided the start:
@@ -415,16 +452,6 @@ export interface Latencies {
  * moving default-stream work makes copies of eight streams queue — and
  * leaving it at 0 made those predictions 3–4% short.
  */
-/** The H100 fixtures' latencies (concurrent runs, ns): for recordings that cannot show one. */
-export const DEFAULT_LATENCY = {
-  /** Kernel after a copy, copy after a kernel (normalise / matmul / transpose concurrent: 5–9 µs, 2–12 µs). */
-  dependency: { kernel: 6_000, copy: 7_000, memset: 0 },
-  /** Copy of another stream queued behind a copy: HtoD ~1.9 µs, DtoH ~7.5 µs. */
-  engine: { HtoD: 2_000, DtoH: 7_500 },
-  /** Next copy of the same stream on the same engine: ~1.4 µs. */
-  chain: 1_400,
-};
-
 function measureLatencies(trace: Trace, host: Host, devIndex: Map<number, number>, devOf: Int32Array, waitsOwn: Uint8Array, depEnd: Float64Array): Latencies {
   const { ops } = trace;
   const { calls } = host;
