@@ -1,0 +1,241 @@
+// The what-if replay's dependency graph (replay.ts): which operation waits
+// for which before it may start. Built for each replay, because a fix may
+// move operations to other streams (whatif.ts: moveDefaultStreamWork), by
+// one walk over the operations in the host model's issue order
+// (replay-host.ts). An operation waits for:
+//  * the previous operation of its stream (stream order);
+//  * its call: it cannot start before the replayed host thread makes the
+//    call that issues it (the scheduler counts this one down at the call);
+//  * after a cudaStreamWaitEvent on its stream, the operation that the
+//    event's last record captured (the last one issued to the recorded
+//    stream before the record);
+//  * the legacy default stream's implicit barrier, both ways: an operation
+//    on the legacy stream waits for every operation issued before it to a
+//    blocking stream of its context, and the next operation of each
+//    blocking stream waits for the last legacy operation issued before it.
+// All but the first half of the barrier are edges, counted per operation in
+// `pending`. That half is a count instead (`LegacyBarrier.need`), checked
+// against how much of the context's blocking work has completed
+// (CompletedPrefix): one legacy operation may wait for thousands.
+import type { Host } from './host.ts';
+import { LEGACY_STREAM, NOT_BLOCKING, type HostModel } from './replay-host.ts';
+import type { Trace } from './trace.ts';
+
+// ---------------------------------------------------------------------------
+// Where each call's and each context's ops lie in the issue order
+
+/** The same for every replay of a recording: computed on its first. */
+export interface IssueIndex {
+  /** The ops of call k are order[model.callPos[k] .. callEnd[k]) (the host model emits them together). */
+  callEnd: Int32Array;
+  /** The ops of context c in issue order: contextOps[contextStart[c] .. contextStart[c + 1]). */
+  contextStart: Int32Array;
+  contextOps: Int32Array;
+}
+
+const indexes = new WeakMap<HostModel, IssueIndex>();
+
+export function issueIndex(host: Host, model: HostModel): IssueIndex {
+  let index = indexes.get(model);
+  if (index) return index;
+  const { order } = model;
+  const n = order.length;
+  const callEnd = model.callPos.slice();
+  for (let p = 0; p < n; p++) { const k = host.opCall[order[p]!]!; if (k >= 0) callEnd[k] = p + 1; }
+  // Counting sort of the issue order by context.
+  const C = model.contexts;
+  const contextStart = new Int32Array(C + 1);
+  for (let i = 0; i < n; i++) contextStart[model.ctxOfOp[i]! + 1]!++;
+  for (let c = 0; c < C; c++) contextStart[c + 1]! += contextStart[c]!;
+  const contextOps = new Int32Array(n);
+  const fill = contextStart.slice(0, C);
+  for (let p = 0; p < n; p++) { const i = order[p]!; contextOps[fill[model.ctxOfOp[i]!]!++] = i; }
+  indexes.set(model, (index = { callEnd, contextStart, contextOps }));
+  return index;
+}
+
+// ---------------------------------------------------------------------------
+// Completed prefixes
+
+/**
+ * Per context, how many of a list of its ops (in issue order) have
+ * completed, counting from the first up to the first one still running or
+ * waiting. A device synchronize waits until this count over all the
+ * context's ops reaches the ops issued before the call; a legacy-stream op
+ * until the count over the blocking-stream ops reaches those issued before
+ * it. Each op is stepped over once per replay.
+ */
+export class CompletedPrefix {
+  /** The lists: ops[first[c] .. end[c]) for context c. */
+  private readonly ops: Int32Array;
+  private readonly first: Int32Array;
+  private readonly end: Int32Array;
+  /** Per context: the first op of its list not known to be complete. */
+  private readonly next: Int32Array;
+  constructor(ops: Int32Array, first: Int32Array, end: Int32Array) {
+    this.ops = ops;
+    this.first = first;
+    this.end = end;
+    this.next = first.slice();
+  }
+  count(c: number): number {
+    return this.next[c]! - this.first[c]!;
+  }
+  /** Steps past the ops of context c completed since the last call (`done` per op); returns the new count. */
+  advance(c: number, done: Uint8Array): number {
+    const ops = this.ops;
+    const end = this.end[c]!;
+    let p = this.next[c]!;
+    while (p < end && done[ops[p]!]) p++;
+    this.next[c] = p;
+    return p - this.first[c]!;
+  }
+}
+
+// ---------------------------------------------------------------------------
+// The graph
+
+/**
+ * What the legacy default stream's barrier needs, where a replay has work
+ * on a legacy stream. Contexts are the host model's dense indexes.
+ */
+export interface LegacyBarrier {
+  /** Per op on a legacy stream: the blocking-stream ops of its context issued before it. */
+  need: Int32Array;
+  /** Blocking-stream ops of each context in issue order: ops[first[c] .. end[c]). */
+  blockingOps: Int32Array;
+  first: Int32Array;
+  end: Int32Array;
+}
+
+export interface DependencyGraph {
+  /** Per op: its stream, as a dense index. */
+  opStream: Int32Array;
+  /** Per dense stream: 1 for a legacy default stream; 1 for a blocking stream (one that synchronizes with it). */
+  isLegacyStream: Uint8Array;
+  isBlockingStream: Uint8Array;
+  /** Per op: the next op of its stream, -1 for none. */
+  nextInStream: Int32Array;
+  /**
+   * Per op: the edges into it not yet satisfied (its stream's previous op,
+   * its call, event waits, the legacy op before it). The scheduler counts
+   * them down; at 0 the op is released.
+   */
+  pending: Int32Array;
+  /** The other edges than stream order (event waits, legacy barrier), by source: op i's are to[from[i] .. from[i + 1]). */
+  edgeStart: Int32Array;
+  edgeTo: Int32Array;
+  /** Null where no op runs on a legacy default stream. */
+  legacy: LegacyBarrier | null;
+}
+
+/** What a fix may change about streams (replay.ts: ReplayOptions). */
+export interface StreamChanges {
+  stream?: Int32Array;
+  streamFlags?: Map<number, number>;
+}
+
+/**
+ * Per-op arrays the graph is written into: kept between replays by the
+ * caller (replay.ts), with nextInStream filled with -1 and pending with 0.
+ */
+export interface GraphScratch {
+  opStream: Int32Array;
+  nextInStream: Int32Array;
+  pending: Int32Array;
+}
+
+export function buildGraph(trace: Trace, host: Host, model: HostModel, index: IssueIndex, changes: StreamChanges, scratch: GraphScratch): DependencyGraph {
+  const { ops } = trace;
+  const n = ops.length;
+  const streamOf = changes.stream ?? ops.stream;
+  const { order, ctxOfOp } = model;
+  const opCall = host.opCall;
+
+  // Dense stream indexes, with each stream's flags: a fix's, else the
+  // recorded ones (a stream not in the table has none).
+  const rows = new Map(trace.streams.map((s) => [s.id, s]));
+  let maxId = 0;
+  for (let i = 0; i < n; i++) if (streamOf[i]! > maxId) maxId = streamOf[i]!;
+  const denseOf = new Int32Array(maxId + 1).fill(-1);
+  const flags: number[] = [];
+  const opStream = scratch.opStream;
+  for (let i = 0; i < n; i++) {
+    const id = streamOf[i]!;
+    let s = denseOf[id]!;
+    if (s < 0) {
+      denseOf[id] = s = flags.length;
+      flags.push(changes.streamFlags?.get(id) ?? rows.get(id)?.flags ?? 0);
+    }
+    opStream[i] = s;
+  }
+  const S = flags.length;
+  const C = model.contexts;
+  const isLegacyStream = Uint8Array.from(flags, (f) => (f & LEGACY_STREAM ? 1 : 0));
+  const isBlockingStream = Uint8Array.from(flags, (f) => (f & NOT_BLOCKING ? 0 : 1));
+  let anyLegacy = false;
+  for (let i = 0; i < n; i++) if (isLegacyStream[opStream[i]!]) { anyLegacy = true; break; }
+
+  // The walk in issue order.
+  const nextInStream = scratch.nextInStream;
+  const pending = scratch.pending;
+  const lastOfStream = new Int32Array(S).fill(-1);
+  // Legacy barrier: per context the last legacy op and the blocking ops
+  // issued so far; per stream the legacy op it already has an edge from
+  // (its later ops wait for it through stream order).
+  const lastLegacy = new Int32Array(C).fill(-1);
+  const blockingIssued = new Int32Array(C);
+  const streamSawLegacy = new Int32Array(S).fill(-1);
+  // The blocking ops of a context are some of its ops: its slots in the
+  // context index hold them (from the front).
+  const legacy: LegacyBarrier | null = anyLegacy
+    ? { need: new Int32Array(n), blockingOps: new Int32Array(n), first: index.contextStart.slice(0, C), end: index.contextStart.slice(0, C) }
+    : null;
+  const edgeFrom: number[] = [];
+  const edgeTo: number[] = [];
+  // Event records and waits, at their positions in the issue order: what
+  // each event captured (`${pid}:${eventId}` → op, -1 for nothing), and the
+  // ops each stream's next op must wait for.
+  const { eventOps } = model;
+  const capturedOp = new Map<string, number>();
+  const waitsOfStream: number[][] = Array.from({ length: S }, () => []);
+  let e = 0;
+  for (let p = 0; p < n; p++) {
+    while (e < eventOps.length && eventOps[e]!.pos <= p) {
+      const ev = eventOps[e++]!;
+      const s = ev.stream <= maxId ? denseOf[ev.stream]! : -1;
+      if (!ev.wait) capturedOp.set(ev.key, s >= 0 ? lastOfStream[s]! : -1);
+      else if (s >= 0) { const c = capturedOp.get(ev.key); if (c !== undefined && c >= 0) waitsOfStream[s]!.push(c); }
+    }
+    const i = order[p]!;
+    const s = opStream[i]!;
+    const c = ctxOfOp[i]!;
+    const prev = lastOfStream[s]!;
+    if (prev >= 0) { nextInStream[prev] = i; pending[i]!++; }
+    lastOfStream[s] = i;
+    if (opCall[i]! >= 0) pending[i]!++;
+    const w = waitsOfStream[s]!;
+    if (w.length) { for (const from of w) { edgeFrom.push(from); edgeTo.push(i); } w.length = 0; }
+    if (legacy) {
+      if (isLegacyStream[s]) {
+        legacy.need[i] = blockingIssued[c]!;
+        lastLegacy[c] = i;
+      } else if (isBlockingStream[s]) {
+        legacy.blockingOps[legacy.end[c]!++] = i;
+        blockingIssued[c]!++;
+        const l = lastLegacy[c]!;
+        if (l >= 0 && streamSawLegacy[s] !== l) { edgeFrom.push(l); edgeTo.push(i); streamSawLegacy[s] = l; }
+      }
+    }
+  }
+
+  // The edges as CSR by source, each counted at its target.
+  const edgeStart = new Int32Array(n + 1);
+  for (const f of edgeFrom) edgeStart[f + 1]!++;
+  for (let i = 0; i < n; i++) edgeStart[i + 1]! += edgeStart[i]!;
+  const to = new Int32Array(edgeFrom.length);
+  const fill = edgeStart.slice(0, n);
+  for (let j = 0; j < edgeFrom.length; j++) { to[fill[edgeFrom[j]!]!++] = edgeTo[j]!; pending[edgeTo[j]!]!++; }
+
+  return { opStream, isLegacyStream, isBlockingStream, nextInStream, pending, edgeStart, edgeTo: to, legacy };
+}

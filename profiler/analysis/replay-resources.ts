@@ -1,0 +1,242 @@
+// The what-if replay's resource model (replay.ts): what a GPU operation
+// must hold to run, besides its dependencies (replay-graph.ts), and how fast
+// it runs while it does.
+//  * Copy engines: one per direction and device (HtoD, DtoH), or one shared
+//    by both where async_engine_count ≤ 1. Same-engine copies run one at a
+//    time, first come first served.
+//  * SMs: each kernel occupies blocks / (SMs × resident blocks per SM) of
+//    its device (capped at 1; 0 where its shape or the device's limits are
+//    unknown: no limit). A kernel starts when its share fits beside the
+//    running ones, in arrival order: a big kernel at the head of the queue
+//    holds back later small ones, as the block scheduler does.
+//  * Duplex: while a pinned HtoD and a pinned DtoH copy of one device run
+//    together, each progresses at its direction's duplex factor
+//    (bandwidth.ts), so its end moves when the other starts or ends.
+// Other ops (DtoD, PtoP, HtoH copies, memsets) take no modelled resource.
+// The scheduler (replay-scheduler.ts) decides when to ask; this only
+// grants, queues and hands over.
+import { isPinnedTransfer } from './bandwidth.ts';
+import { blocksPerSm } from './occupancy.ts';
+import type { EventHeap } from './replay-events.ts';
+import type { HostModel } from './replay-host.ts';
+import { OpCategory, OpKind, type DeviceRow, type Trace } from './trace.ts';
+
+// Enum values as module constants: the hot loops read them per op, and a test
+// runner that rewrites imports into property reads (vitest) made each read a
+// lookup on the imported module's namespace.
+const KERNEL = OpKind.Kernel;
+const MEMCPY = OpKind.Memcpy;
+const HTOD = OpCategory.HtoD;
+const DTOH = OpCategory.DtoH;
+const pinnedTransfer = isPinnedTransfer;
+
+/** Two kernels' shares fit together up to this much above 1 (float error). */
+const SHARE_SLACK = 1e-9;
+
+/** The devices table's rows by the host model's dense device index (undefined: a device not in the table). */
+function deviceRows(trace: Trace, model: HostModel): (DeviceRow | undefined)[] {
+  const rows: (DeviceRow | undefined)[] = new Array(model.devIndex.size);
+  for (const d of trace.devices) rows[model.devIndex.get(d.id)!] = d;
+  return rows;
+}
+
+const sharesOf = new WeakMap<HostModel, Float32Array>();
+
+/** Per kernel: the share of its device's SMs it occupies. The same for every replay of a recording: computed on its first. */
+function kernelShares(trace: Trace, model: HostModel): Float32Array {
+  let share = sharesOf.get(model);
+  if (share) return share;
+  const { ops } = trace;
+  const n = ops.length;
+  const devRows = deviceRows(trace, model);
+  share = new Float32Array(n);
+  for (let i = 0; i < n; i++) {
+    if (ops.kind[i] !== KERNEL) continue;
+    const dev = devRows[model.devOf[i]!];
+    if (!dev?.smCount || ops.blocks[i]! <= 0) continue;
+    share[i] = Math.min(1, ops.blocks[i]! / (dev.smCount * blocksPerSm(dev, ops.blockThreads[i]!, ops.registers[i]!, ops.sharedBytes[i]!)));
+  }
+  sharesOf.set(model, share);
+  return share;
+}
+
+/**
+ * The engines and SMs of every device of one replay. Engines are indexed
+ * device × 2 + direction (0 HtoD, or both on a shared engine; 1 DtoH);
+ * devices by the host model's dense index. Waiting ops form one FIFO per
+ * engine and per device's SMs, linked through `queueNext` (an op waits in
+ * one queue at most).
+ */
+export class Resources {
+  private readonly kind: Uint8Array;
+  private readonly category: Uint8Array;
+  private readonly devOf: Int32Array;
+  private readonly trace: Trace;
+  /** Per op: 1 = a copy that now uses pinned host memory (a fix's), null: as recorded. */
+  private readonly pinned: Uint8Array | null;
+  /** Per op: the next op in the same queue, -1 for none. */
+  private readonly queueNext: Int32Array;
+
+  /** Per device: 1 where one engine serves both directions. */
+  private readonly sharedEngine: Uint8Array;
+  /** Per engine: 1 while a copy holds it (or is about to begin on it), and its queue. */
+  private readonly engineBusy: Uint8Array;
+  private readonly engineHead: Int32Array;
+  private readonly engineTail: Int32Array;
+
+  /**
+   * Duplex, per engine: the pinned copy running on it (-1: none), its work
+   * left at full speed (ns), when that was last brought up to date, its
+   * current speed (1, or the direction's duplex factor), and the factor.
+   */
+  private readonly duplexOp: Int32Array;
+  private readonly duplexLeft: Float64Array;
+  private readonly duplexAt: Float64Array;
+  private readonly duplexSpeed: Float64Array;
+  private readonly duplexFactor: Float64Array;
+  /** Where a duplex copy's end, once moved, is written and queued: the scheduler's. */
+  private readonly end: Float64Array;
+  private readonly heap: EventHeap;
+
+  /** Per kernel: its share of its device's SMs; per device: the shares running, how many, and the queue. */
+  private readonly share: Float32Array;
+  private readonly smUsed: Float64Array;
+  private readonly smRunning: Int32Array;
+  private readonly smHead: Int32Array;
+  private readonly smTail: Int32Array;
+
+  constructor(trace: Trace, model: HostModel, pinned: Uint8Array | null, queueNext: Int32Array, end: Float64Array, heap: EventHeap) {
+    const D = model.devIndex.size;
+    this.kind = trace.ops.kind;
+    this.category = trace.ops.category;
+    this.devOf = model.devOf;
+    this.trace = trace;
+    this.pinned = pinned;
+    this.queueNext = queueNext;
+    this.sharedEngine = Uint8Array.from(deviceRows(trace, model), (d) => ((d?.asyncEngineCount ?? 2) <= 1 ? 1 : 0));
+    this.engineBusy = new Uint8Array(D * 2);
+    this.engineHead = new Int32Array(D * 2).fill(-1);
+    this.engineTail = new Int32Array(D * 2).fill(-1);
+    this.duplexOp = new Int32Array(D * 2).fill(-1);
+    this.duplexLeft = new Float64Array(D * 2);
+    this.duplexAt = new Float64Array(D * 2);
+    this.duplexSpeed = new Float64Array(D * 2).fill(1);
+    this.duplexFactor = model.duplex;
+    this.end = end;
+    this.heap = heap;
+    this.share = kernelShares(trace, model);
+    this.smUsed = new Float64Array(D);
+    this.smRunning = new Int32Array(D);
+    this.smHead = new Int32Array(D).fill(-1);
+    this.smTail = new Int32Array(D).fill(-1);
+  }
+
+  /** The engine op i needs: HtoD and DtoH copies only; -1 for every other op. */
+  engineOf(i: number): number {
+    const cat = this.category[i]!;
+    if (this.kind[i] !== MEMCPY || (cat !== HTOD && cat !== DTOH)) return -1;
+    const d = this.devOf[i]!;
+    return d * 2 + (this.sharedEngine[d] || cat === HTOD ? 0 : 1);
+  }
+
+  /**
+   * Op i asks to run: it takes its engine or its share of the SMs and gets
+   * true (ops that need neither always do), or joins the queue and gets
+   * false (a later handover starts it).
+   */
+  acquire(i: number): boolean {
+    const eng = this.engineOf(i);
+    if (eng >= 0) {
+      if (!this.engineBusy[eng]) { this.engineBusy[eng] = 1; return true; }
+      const tail = this.engineTail[eng]!;
+      if (tail >= 0) this.queueNext[tail] = i; else this.engineHead[eng] = i;
+      this.engineTail[eng] = i;
+      return false;
+    }
+    if (this.kind[i] === KERNEL) {
+      const d = this.devOf[i]!;
+      const share = this.share[i]!;
+      if (this.smHead[d]! < 0 && (this.smRunning[d] === 0 || this.smUsed[d]! + share <= 1 + SHARE_SLACK)) {
+        this.smUsed[d]! += share; this.smRunning[d]!++;
+        return true;
+      }
+      const tail = this.smTail[d]!;
+      if (tail >= 0) this.queueNext[tail] = i; else this.smHead[d] = i;
+      this.smTail[d] = i;
+      return false;
+    }
+    return true;
+  }
+
+  /** Engine `eng` is done with its copy: the next copy queued for it, which now holds it, or -1 (the engine is idle). */
+  nextCopy(eng: number): number {
+    const q = this.engineHead[eng]!;
+    if (q < 0) { this.engineBusy[eng] = 0; return -1; }
+    this.engineHead[eng] = this.queueNext[q]!;
+    if (this.engineHead[eng]! < 0) this.engineTail[eng] = -1;
+    return q;
+  }
+
+  /** Kernel i has completed: its share of device d's SMs is free. */
+  releaseSms(i: number, d: number): void {
+    this.smUsed[d]! -= this.share[i]!;
+    this.smRunning[d]!--;
+    if (this.smRunning[d] === 0) this.smUsed[d] = 0; // no drift
+  }
+
+  /** The kernel at the head of device d's queue if it now fits, taking its share; else -1. Call until -1. */
+  nextKernel(d: number): number {
+    const q = this.smHead[d]!;
+    if (q < 0) return -1;
+    const share = this.share[q]!;
+    if (this.smRunning[d]! > 0 && this.smUsed[d]! + share > 1 + SHARE_SLACK) return -1;
+    this.smHead[d] = this.queueNext[q]!;
+    if (this.smHead[d]! < 0) this.smTail[d] = -1;
+    this.smUsed[d]! += share; this.smRunning[d]!++;
+    return q;
+  }
+
+  /**
+   * Op i begins at t and would take `alone` ns by itself. A pinned copy on
+   * a device with an engine per direction shares the link with the other
+   * direction's copy: its end is set and queued here, and moves as that
+   * copy comes and goes (true). Every other op runs at full speed: false,
+   * the caller sets its end.
+   */
+  beginContended(i: number, t: number, alone: number): boolean {
+    const eng = this.engineOf(i);
+    if (eng < 0 || this.sharedEngine[this.devOf[i]!] || !((this.pinned !== null && this.pinned[i] === 1) || pinnedTransfer(this.trace, i))) return false;
+    const other = eng ^ 1;
+    const both = this.duplexOp[other]! >= 0;
+    this.duplexOp[eng] = i;
+    this.duplexLeft[eng] = alone;
+    this.duplexAt[eng] = t;
+    this.duplexSpeed[eng] = 1;
+    this.end[i] = -Infinity; // nothing queued for it yet: progress() queues it
+    if (both) this.progress(other, t, this.duplexFactor[other]!);
+    this.progress(eng, t, both ? this.duplexFactor[eng]! : 1);
+    return true;
+  }
+
+  /** Copy i, on engine `eng`, has completed: the other direction's copy, if any, goes on at full speed. */
+  endContended(i: number, eng: number, t: number): void {
+    if (this.duplexOp[eng] !== i) return;
+    this.duplexOp[eng] = -1;
+    if (this.duplexOp[eng ^ 1]! >= 0) this.progress(eng ^ 1, t, 1);
+  }
+
+  /** Brings engine e's copy up to t at its old speed, then lets it go on at `speed`: its end moves. */
+  private progress(e: number, t: number, speed: number): void {
+    const i = this.duplexOp[e]!;
+    this.duplexLeft[e]! -= (t - this.duplexAt[e]!) * this.duplexSpeed[e]!;
+    if (this.duplexLeft[e]! < 0) this.duplexLeft[e] = 0;
+    this.duplexAt[e] = t;
+    this.duplexSpeed[e] = speed;
+    const moved = t + this.duplexLeft[e]! / speed;
+    // Later than planned: the completion already queued finds that its op's
+    // end moved and queues it again (Simulation.complete); earlier: queue it now.
+    const queued = this.end[i]!;
+    this.end[i] = moved;
+    if (moved < queued || !(queued > t)) this.heap.push(moved, i);
+  }
+}

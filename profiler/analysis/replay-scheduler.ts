@@ -1,0 +1,441 @@
+// The what-if replay's scheduler (replay.ts): the discrete-event simulation
+// itself, over one state (Simulation). Host threads make their calls in
+// order and issue the calls' ops; an op whose dependencies are met
+// (replay-graph.ts) waits out its launch latency, takes its resource or
+// queues for it (replay-resources.ts), runs, and on completion releases its
+// dependents, hands its resource over, and wakes the host threads that
+// waited for it. Events (replay-events.ts) are processed in time order.
+//
+// An op's way through it:
+//   pending edges → 0: release   (the legacy barrier may hold it: legacyWaiter)
+//   its earliest start: acquire  (READY event; the resource may queue it)
+//   resource held: begin         (BEGIN event after an engine handoff)
+//   its end: complete            (the completion event)
+import type { Host } from './host.ts';
+import type { ReplayOptions, ReplayResult } from './replay.ts';
+import { BEGIN, EventHeap, OP_MASK, READY } from './replay-events.ts';
+import { CompletedPrefix, type DependencyGraph, type IssueIndex, type LegacyBarrier } from './replay-graph.ts';
+import { WaitKind, type HostModel } from './replay-host.ts';
+import { Resources } from './replay-resources.ts';
+import { OpKind, type Trace } from './trace.ts';
+
+// Enum values as module constants: the hot loops read them per op, and a test
+// runner that rewrites imports into property reads (vitest) made each read a
+// lookup on the imported module's namespace.
+const KERNEL = OpKind.Kernel;
+const WAIT_NONE = WaitKind.None;
+const WAIT_OP = WaitKind.Op;
+
+/** Per-op arrays the scheduler works in, kept between replays by the caller (replay.ts): queueNext filled with -1, readyMin and done with 0. */
+export interface SchedulerScratch {
+  queueNext: Int32Array;
+  readyMin: Float64Array;
+  done: Uint8Array;
+}
+
+/**
+ * One replay's whole state, and the steps that change it. Built, run once
+ * (run()), dropped.
+ */
+export class Simulation {
+  // --- Inputs: the recording, its host model, the fix.
+  private readonly host: Host;
+  private readonly model: HostModel;
+  private readonly opKind: Uint8Array;
+  /** Recorded op starts (an op's own launch lag). */
+  private readonly opStart: Float64Array;
+  private readonly devOf: Int32Array;
+  private readonly ctxOfOp: Int32Array;
+  /** Ops of each call in the issue order (IssueIndex.callEnd). */
+  private readonly callEnd: Int32Array;
+  /** The GPU's latencies (replay-host.ts: Latencies): launch and dependency per device × op kind; engine handoff and chain per engine. */
+  private readonly launchLatency: Float64Array;
+  private readonly dependencyLatency: Float64Array;
+  private readonly chainLatency: Float64Array;
+  private readonly engineLatency: Float64Array;
+  /** ReplayOptions, null where absent. */
+  private readonly duration: Float64Array | null;
+  private readonly freed: Uint8Array | null;
+  private readonly callDuration: Float64Array | null;
+  private readonly lagUnknown: Uint8Array | null;
+
+  // --- The dependency graph and the resources.
+  private readonly graph: DependencyGraph;
+  private readonly pending: Int32Array;
+  private readonly nextInStream: Int32Array;
+  private readonly opStream: Int32Array;
+  private readonly isLegacyStream: Uint8Array;
+  private readonly isBlockingStream: Uint8Array;
+  private readonly legacy: LegacyBarrier | null;
+  private readonly resources: Resources;
+
+  // --- Time.
+  /** The time of the event being processed (-Infinity before the first). */
+  private now = -Infinity;
+  private readonly heap = new EventHeap();
+
+  // --- Per op.
+  /** Simulated start and end (the result). A duplex copy's end moves while it runs. */
+  readonly start: Float64Array;
+  readonly end: Float64Array;
+  /** Earliest start: its launch latency after its call is issued; ops without a call, their recorded start. */
+  private readonly readyMin: Float64Array;
+  private readonly done: Uint8Array;
+
+  // --- Per dense device: ops running, since when, busy time so far.
+  private readonly running: Int32Array;
+  private readonly busyOpen: Float64Array;
+  private readonly busySum: Float64Array;
+
+  // --- Per context: how much of its work has completed in issue order.
+  /** All its ops: what a device synchronize waits for. */
+  private readonly contextDone: CompletedPrefix;
+  /** Its blocking-stream ops: what a legacy-stream op waits for (null without legacy work). */
+  private readonly blockingDone: CompletedPrefix | null;
+  /** The legacy-stream op held by the barrier, -1 for none. */
+  private readonly legacyWaiter: Int32Array;
+
+  // --- Host threads (index into model.threadCalls).
+  /** Next position in its call list; its clock (when its next call may start); 1 once it made a call. */
+  private readonly threadPos: Int32Array;
+  private readonly threadClock: Float64Array;
+  private readonly threadStarted: Uint8Array;
+  /** Recorded end of its previous outer call: the host time between two calls is kept. */
+  private readonly threadPrevEnd: Float64Array;
+  /** The call it is blocked in (-1: running) and when that call started. */
+  private readonly blockedCall: Int32Array;
+  private readonly blockedSince: Float64Array;
+  /** Threads blocked on one op (stream, event sync, blocking copy), by op; how many in all. */
+  private readonly opWaiters = new Map<number, number[]>();
+  private waitingOnOps = 0;
+  /** Threads blocked on a prefix of a context's work (device sync), by context. */
+  private readonly contextWaiters: number[][];
+  /** The earliest op issue. */
+  private firstIssue = Infinity;
+
+  constructor(trace: Trace, host: Host, model: HostModel, index: IssueIndex, graph: DependencyGraph, options: ReplayOptions, scratch: SchedulerScratch) {
+    const n = trace.ops.length;
+    const C = model.contexts;
+    const T = model.threadCalls.length;
+    const D = model.devIndex.size;
+    this.host = host;
+    this.model = model;
+    this.opKind = trace.ops.kind;
+    this.opStart = trace.ops.start;
+    this.devOf = model.devOf;
+    this.ctxOfOp = model.ctxOfOp;
+    this.callEnd = index.callEnd;
+    this.launchLatency = model.latency.launch;
+    this.dependencyLatency = model.latency.dependency;
+    this.chainLatency = model.latency.chain;
+    this.engineLatency = model.latency.engine;
+    this.duration = options.duration ?? null;
+    this.freed = options.freed ?? null;
+    this.callDuration = options.callDuration ?? null;
+    this.lagUnknown = options.lagUnknown ?? null;
+
+    this.graph = graph;
+    this.pending = graph.pending;
+    this.nextInStream = graph.nextInStream;
+    this.opStream = graph.opStream;
+    this.isLegacyStream = graph.isLegacyStream;
+    this.isBlockingStream = graph.isBlockingStream;
+    this.legacy = graph.legacy;
+
+    this.start = new Float64Array(n);
+    this.end = new Float64Array(n);
+    this.readyMin = scratch.readyMin;
+    this.done = scratch.done;
+    this.resources = new Resources(trace, model, options.pinned ?? null, scratch.queueNext, this.end, this.heap);
+    for (let i = 0; i < n; i++) if (host.opCall[i]! < 0) this.readyMin[i] = trace.ops.start[i]!;
+
+    this.running = new Int32Array(D);
+    this.busyOpen = new Float64Array(D);
+    this.busySum = new Float64Array(D);
+
+    this.contextDone = new CompletedPrefix(index.contextOps, index.contextStart.slice(0, C), index.contextStart.subarray(1));
+    this.blockingDone = graph.legacy ? new CompletedPrefix(graph.legacy.blockingOps, graph.legacy.first, graph.legacy.end) : null;
+    this.legacyWaiter = new Int32Array(C).fill(-1);
+
+    this.threadPos = new Int32Array(T);
+    this.threadClock = new Float64Array(T);
+    this.threadStarted = new Uint8Array(T);
+    this.threadPrevEnd = new Float64Array(T);
+    this.blockedSince = new Float64Array(T);
+    this.blockedCall = new Int32Array(T).fill(-1);
+    this.contextWaiters = Array.from({ length: C }, () => []);
+  }
+
+  /** Runs the replay to its end: every op's start and end, and the spans. */
+  run(): ReplayResult {
+    const n = this.start.length;
+    const opCall = this.host.opCall;
+    const T = this.threadPos.length;
+    // Ops without a call that have nothing to wait for, then every thread.
+    for (let i = 0; i < n; i++) {
+      if (opCall[i]! >= 0) continue;
+      if (this.readyMin[i]! < this.firstIssue) this.firstIssue = this.readyMin[i]!;
+      if (this.pending[i] === 0) this.release(i, -Infinity);
+    }
+    // Threads start at their first call; none runs past a blocking call, so
+    // the order in which they start does not matter.
+    for (let th = 0; th < T; th++) this.runThread(th);
+    const heap = this.heap;
+    for (;;) {
+      while (heap.size) {
+        const t = heap.time[0]!;
+        const code = heap.code[0]!;
+        heap.pop();
+        this.now = t;
+        if (code & READY) this.acquire(code & OP_MASK, t);
+        else if (code & BEGIN) this.begin(code & OP_MASK, t);
+        else this.complete(code, t);
+      }
+      // Nothing left to happen but a thread still waits: the wait was inferred
+      // wrongly or timing changes made threads wait for each other. Let the
+      // earliest such thread go on as if its call had not waited.
+      let th = -1;
+      for (let x = 0; x < T; x++) if (this.blockedCall[x]! >= 0 && (th < 0 || this.blockedSince[x]! < this.blockedSince[th]!)) th = x;
+      if (th < 0) break;
+      for (const [op, list] of this.opWaiters) {
+        const j = list.indexOf(th);
+        if (j >= 0) { list.splice(j, 1); this.waitingOnOps--; if (!list.length) this.opWaiters.delete(op); }
+      }
+      for (const waiters of this.contextWaiters) { const j = waiters.indexOf(th); if (j >= 0) waiters.splice(j, 1); }
+      this.resume(th, this.blockedSince[th]!);
+    }
+    return this.result();
+  }
+
+  private result(): ReplayResult {
+    const { start, end } = this;
+    const n = start.length;
+    let gs = Infinity;
+    let ge = -Infinity;
+    for (let i = 0; i < n; i++) {
+      if (start[i]! < gs) gs = start[i]!;
+      if (end[i]! > ge) ge = end[i]!;
+    }
+    const busy = new Map<number, number>();
+    for (const [id, d] of this.model.devIndex) busy.set(id, this.busySum[d]!);
+    if (n === 0) return { start, end, makespanNs: 0, gpuSpanNs: 0, gpuStart: 0, gpuEnd: 0, firstIssue: 0, busy };
+    return { start, end, makespanNs: ge - Math.min(this.firstIssue, gs), gpuSpanNs: ge - gs, gpuStart: gs, gpuEnd: ge, firstIssue: this.firstIssue, busy };
+  }
+
+  // -------------------------------------------------------------------------
+  // Durations
+
+  /** How long op i runs by itself: the fix's duration, else the recorded one less its duplex slowdown. */
+  private runTime(i: number): number {
+    const o = this.duration ? this.duration[i]! : NaN;
+    return Number.isNaN(o) ? this.model.work[i]! : o;
+  }
+
+  /** How long call k takes when it does not wait: the fix's time, else its recorded duration (a freed call: its CPU time). */
+  private callTime(k: number): number {
+    const o = this.callDuration ? this.callDuration[k]! : NaN;
+    if (!Number.isNaN(o)) return o;
+    return this.freed && this.freed[k] ? this.model.cost[k]! : this.host.calls.end[k]! - this.host.calls.start[k]!;
+  }
+
+  /** What call k still takes after what it waited for completed: its CPU time, unless the fix set the call's time. */
+  private tailTime(k: number): number {
+    const o = this.callDuration ? this.callDuration[k]! : NaN;
+    return Number.isNaN(o) ? this.model.cost[k]! : o;
+  }
+
+  /** When op x may start after what it depended on ended at t (the GPU's dependency latency). */
+  private afterDependency(x: number, t: number): number {
+    return t + this.dependencyLatency[this.devOf[x]! * 4 + this.opKind[x]!]!;
+  }
+
+  // -------------------------------------------------------------------------
+  // An op's way: release → acquire → begin → complete
+
+  /** Is legacy-stream op i held by the barrier: blocking work of its context issued before it still running? */
+  private heldByBarrier(i: number): boolean {
+    return this.legacy !== null && this.isLegacyStream[this.opStream[i]!] === 1 &&
+      this.blockingDone!.count(this.ctxOfOp[i]!) < this.legacy.need[i]!;
+  }
+
+  /** All edges into op i are satisfied (at t, or earlier if t = now): it may start once its earliest start has come. */
+  private release(i: number, t: number): void {
+    if (this.heldByBarrier(i)) { this.legacyWaiter[this.ctxOfOp[i]!] = i; return; }
+    const r = Math.max(t, this.readyMin[i]!);
+    if (r > this.now) this.heap.push(r, i | READY);
+    else this.acquire(i, r);
+  }
+
+  /** One edge into op j is satisfied at t. */
+  private satisfy(j: number, t: number): void {
+    if (--this.pending[j]! === 0) this.release(j, t);
+  }
+
+  /** Op i's earliest start has come: it takes its resource and begins, or queues for it. */
+  private acquire(i: number, t: number): void {
+    if (this.resources.acquire(i)) this.begin(i, t);
+  }
+
+  /** Op i holds its resource: it runs from t. */
+  private begin(i: number, t: number): void {
+    this.start[i] = t;
+    const d = this.devOf[i]!;
+    if (this.running[d]!++ === 0) this.busyOpen[d] = t;
+    const alone = this.runTime(i);
+    if (this.resources.beginContended(i, t, alone)) return;
+    const e = t + alone;
+    this.end[i] = e;
+    this.heap.push(e, i);
+  }
+
+  /** Op i's completion event, at t. */
+  private complete(i: number, t: number): void {
+    const { done, end, resources } = this;
+    if (done[i]) return;
+    if (end[i] !== t) {
+      // Duplex contention moved its end since this event was queued.
+      if (end[i]! > t) this.heap.push(end[i]!, i);
+      return;
+    }
+    done[i] = 1;
+    const d = this.devOf[i]!;
+    if (--this.running[d]! === 0) this.busySum[d]! += t - this.busyOpen[d]!;
+
+    // Its resource goes to whoever is next.
+    const eng = resources.engineOf(i);
+    const nx = this.nextInStream[i]!;
+    let chained = -1;
+    if (eng >= 0) {
+      resources.endContended(i, eng, t);
+      if (nx >= 0 && resources.engineOf(nx) === eng && this.pending[nx] === 1 && this.readyMin[nx]! <= t + this.chainLatency[eng]! && !this.heldByBarrier(nx)) {
+        // The engine goes on with this stream's next copy, waiting for
+        // nothing but this one, ahead of other streams' queued copies
+        // (replay-host.ts: Latencies.chain). It keeps the engine.
+        chained = nx;
+        this.pending[nx] = 0;
+        this.heap.push(t + this.chainLatency[eng]!, nx | BEGIN);
+      } else {
+        const q = resources.nextCopy(eng);
+        if (q >= 0) {
+          const gap = this.engineLatency[eng]!;
+          if (gap > 0) this.heap.push(t + gap, q | BEGIN); else this.begin(q, t);
+        }
+      }
+    } else if (this.opKind[i] === KERNEL) {
+      resources.releaseSms(i, d);
+      for (let q = resources.nextKernel(d); q >= 0; q = resources.nextKernel(d)) this.begin(q, t);
+    }
+
+    // Its dependents: the next op of its stream, event waiters, legacy barrier edges.
+    if (nx >= 0 && nx !== chained) this.satisfy(nx, this.afterDependency(nx, t));
+    const { edgeStart, edgeTo } = this.graph;
+    for (let j = edgeStart[i]!; j < edgeStart[i + 1]!; j++) { const x = edgeTo[j]!; this.satisfy(x, this.afterDependency(x, t)); }
+
+    // The work of its context completed so far: the legacy-stream op held by
+    // the barrier, and threads in a device synchronize, may go on.
+    const c = this.ctxOfOp[i]!;
+    if (this.blockingDone !== null && this.isBlockingStream[this.opStream[i]!]) {
+      const reached = this.blockingDone.advance(c, done);
+      const l = this.legacyWaiter[c]!;
+      if (l >= 0 && reached >= this.legacy!.need[l]!) { this.legacyWaiter[c] = -1; this.release(l, this.afterDependency(l, t)); }
+    }
+    const reached = this.contextDone.advance(c, done);
+    const waiters = this.contextWaiters[c]!;
+    if (waiters.length) {
+      const waitArg = this.model.waitArg;
+      for (let j = 0; j < waiters.length; ) {
+        const th = waiters[j]!;
+        if (reached >= waitArg[this.blockedCall[th]!]!) { waiters.splice(j, 1); this.resume(th, t); } else j++;
+      }
+    }
+    // Threads in a stream or event synchronize, or a blocking copy, waiting for this op.
+    if (this.waitingOnOps) {
+      const list = this.opWaiters.get(i);
+      if (list) { this.opWaiters.delete(i); this.waitingOnOps -= list.length; for (const th of list) this.resume(th, t); }
+    }
+  }
+
+  // -------------------------------------------------------------------------
+  // Host threads
+
+  /**
+   * Thread th makes its calls from where it stopped, issuing their ops,
+   * until a call waits for something not yet done (it blocks: a completion
+   * resumes it) or its calls run out.
+   */
+  private runThread(th: number): void {
+    const { model, freed, lagUnknown, readyMin, pending } = this;
+    const { outer, waitsOwn, waitKind, waitArg, waitCtx, order, callPos } = model;
+    const callStart = this.host.calls.start;
+    const recordedEnd = this.host.calls.end;
+    const opStart = this.opStart;
+    const calls = model.threadCalls[th]!;
+    let pos = this.threadPos[th]!;
+    let clock = this.threadClock[th]!;
+    let prevEnd = this.threadPrevEnd[th]!;
+    let started = this.threadStarted[th]!;
+    while (pos < calls.length) {
+      const call = calls[pos]!;
+      if (outer[call] !== call) { pos++; continue; } // issued with its outer call below
+      // It starts after the host time that preceded it in the recording.
+      const recordedStart = callStart[call]!;
+      const startAt = started ? clock + Math.max(0, recordedStart - prevEnd) : recordedStart;
+      started = 1;
+      prevEnd = recordedEnd[call]!;
+      const duration = this.callTime(call);
+      // Issue its ops and those of the calls nested in it, each at its
+      // recorded offset into the call (within the call's replayed time).
+      for (let j = pos; j < calls.length; j++) {
+        const part = calls[j]!;
+        if (j > pos && outer[part] !== call) break;
+        const partStart = callStart[part]!;
+        const issueAt = startAt + Math.min(Math.max(0, partStart - recordedStart), duration);
+        const waitsForOwn = waitsOwn[part] && !(freed && freed[part]);
+        for (let p = callPos[part]!, to = this.callEnd[part]!; p < to; p++) {
+          const i = order[p]!;
+          if (issueAt < this.firstIssue) this.firstIssue = issueAt;
+          // Launch lag: the op's own recorded lag where it did not wait for
+          // anything else (its call blocked until it was done); else the
+          // device's launch latency after the call returns, or its own lag
+          // if shorter.
+          const ownLag = lagUnknown !== null && lagUnknown[i] ? Infinity : opStart[i]! - partStart;
+          const estimate = (part === call ? duration : 0) + this.launchLatency[this.devOf[i]! * 4 + this.opKind[i]!]!;
+          const lag = waitsForOwn && ownLag !== Infinity ? ownLag : Math.min(ownLag, estimate);
+          readyMin[i] = issueAt + (lag > 0 ? lag : 0);
+          if (--pending[i]! === 0) this.release(i, issueAt);
+        }
+      }
+      pos++;
+      // Does the call wait, and for what (replay-host.ts)?
+      const kind = freed && freed[call] ? WAIT_NONE : waitKind[call]!;
+      if (kind === WAIT_NONE) { clock = startAt + duration; continue; }
+      const tail = this.tailTime(call);
+      if (kind === WAIT_OP) {
+        const target = waitArg[call]!;
+        if (this.done[target]) { clock = Math.max(startAt, this.end[target]!) + tail; continue; }
+        const list = this.opWaiters.get(target);
+        if (list) list.push(th); else this.opWaiters.set(target, [th]);
+        this.waitingOnOps++;
+      } else {
+        const c = waitCtx[call]!;
+        if (this.contextDone.count(c) >= waitArg[call]!) { clock = startAt + tail; continue; }
+        this.contextWaiters[c]!.push(th);
+      }
+      this.blockedSince[th] = startAt;
+      this.blockedCall[th] = call;
+      break;
+    }
+    this.threadPos[th] = pos;
+    this.threadClock[th] = clock;
+    this.threadPrevEnd[th] = prevEnd;
+    this.threadStarted[th] = started;
+  }
+
+  /** What blocked thread th waited for completed at t: its call returns after its tail, and the thread goes on. */
+  private resume(th: number, t: number): void {
+    const k = this.blockedCall[th]!;
+    this.threadClock[th] = Math.max(this.blockedSince[th]!, t) + this.tailTime(k);
+    this.blockedCall[th] = -1;
+    this.runThread(th);
+  }
+}
