@@ -76,12 +76,6 @@ export interface ReplayOptions {
   stream?: Int32Array;
   /** streams.flags of streams not in the recording's table (fresh ones), or overrides. */
   streamFlags?: Map<number, number>;
-  /**
-   * contexts.id of streams not in the recording's table. Not read: every op
-   * stays in the context of the stream it was recorded on (replay-host.ts:
-   * ctxOfOp), as a fix moves ops only between streams of one context.
-   */
-  streamContext?: Map<number, number>;
   /** Per op: 1 = its recorded launch lag no longer applies (e.g. a pageable copy's staging delay). */
   lagUnknown?: Uint8Array;
   /** Per call: 1 = the call no longer waits for anything (it returns after its CPU time). */

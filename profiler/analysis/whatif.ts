@@ -138,7 +138,6 @@ export function moveDefaultStreamWork(trace: Trace, host: Host): Applied {
   const isLegacy = (id: number) => ((rows.get(id)?.flags ?? 0) & StreamFlags.LegacyDefault) !== 0;
   const stream = ops.stream.slice();
   const streamFlags = new Map<number, number>();
-  const streamContext = new Map<number, number>();
   let nextId = 1;
   for (const s of trace.streams) nextId = Math.max(nextId, s.id + 1);
   for (let i = 0; i < ops.length; i++) nextId = Math.max(nextId, ops.stream[i]! + 1);
@@ -157,9 +156,8 @@ export function moveDefaultStreamWork(trace: Trace, host: Host): Applied {
       target = fresh.get(thread);
       if (target === undefined) {
         fresh.set(thread, (target = nextId++));
+        // A fresh stream stays in the context its ops were recorded in (the replay keeps each op's context).
         streamFlags.set(target, StreamFlags.NonBlocking); // cudaStreamNonBlocking
-        const ctx = rows.get(ops.stream[i]!)?.contextId;
-        if (ctx !== undefined) streamContext.set(target, ctx);
       }
       toFresh++;
     }
@@ -168,7 +166,7 @@ export function moveDefaultStreamWork(trace: Trace, host: Host): Applied {
   }
   if (moved === 0) return { unavailable: 'no work on the legacy default stream' };
   const notes = [`${moved} operations moved off the legacy default stream${toFresh ? ` (${toFresh} to a fresh non-blocking stream: their thread had issued nothing to another stream before)` : ''}`];
-  return { options: { stream, streamFlags, streamContext }, notes };
+  return { options: { stream, streamFlags }, notes };
 }
 
 /** The what-if fix that takes away the host-blocking calls of this family; undefined for families no fix removes. */

@@ -24,7 +24,7 @@ import type { Host } from '../../profiler/analysis/host.ts';
 import { diagnose } from '../../profiler/analysis/diagnose.ts';
 import { analyze } from '../../profiler/analysis/load.ts';
 import { replay } from '../../profiler/analysis/replay.ts';
-import { hostModel } from '../../profiler/analysis/replay-host.ts';
+import { hostModel, WaitKind } from '../../profiler/analysis/replay-host.ts';
 import { allocateOps, OpCategory, OpKind, type Trace } from '../../profiler/analysis/trace.ts';
 import { estimate, tryEstimate } from '../../profiler/analysis/whatif.ts';
 import type { FixId } from '../../profiler/contract/findings.ts';
@@ -234,7 +234,7 @@ describe('replay rules on hand-made traces', () => {
     });
     // The sync is seen as a wait for the device's work, with 2 µs of its own time after it.
     const model = hostModel(trace, host);
-    expect(model.waitKind[1]).toBe(2);
+    expect(model.waitKind[1]).toBe(WaitKind.Prefix);
     expect(model.cost[1]).toBe(2_000);
     expect(Math.abs(replay(trace, host).gpuSpanNs - gpuSpan(trace))).toBeLessThan(1_000);
     const e = estimate(trace, host, 'remove-host-blocking')!;
@@ -255,7 +255,7 @@ describe('replay rules on hand-made traces', () => {
     });
     // An implicit wait for the device's work, then 7 µs of pinning.
     const model = hostModel(trace, host);
-    expect(model.waitKind[1]).toBe(2);
+    expect(model.waitKind[1]).toBe(WaitKind.Prefix);
     expect(model.cost[1]).toBe(7_000);
     expect(Math.abs(replay(trace, host).gpuSpanNs - gpuSpan(trace))).toBeLessThan(1_000);
     const e = estimate(trace, host, 'hoist-register')!;
