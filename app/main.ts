@@ -40,9 +40,7 @@ const cli: CliInvocation = {
   env: { ELECTRON_RUN_AS_NODE: '1' },
 };
 
-protocol.registerSchemesAsPrivileged([
-  { scheme: APP_SCHEME, privileges: { standard: true, secure: true, supportFetchAPI: true, codeCache: true } },
-]);
+protocol.registerSchemesAsPrivileged([{ scheme: APP_SCHEME, privileges: { standard: true, secure: true, supportFetchAPI: true, codeCache: true } }]);
 
 // One instance: `streamscope open FILE` while the app runs opens FILE there.
 if (!app.requestSingleInstanceLock()) {
@@ -143,7 +141,13 @@ function main(): void {
           submenu: [
             ...recentFiles.map((f): MenuItemConstructorOptions => ({ label: f, click: () => void openFiles([f]) })),
             { type: 'separator' },
-            { label: 'Clear Recent', click: () => { recent.clear(); buildMenu(); } },
+            {
+              label: 'Clear Recent',
+              click: () => {
+                recent.clear();
+                buildMenu();
+              },
+            },
           ],
         },
         { label: 'Record…', accelerator: 'CmdOrCtrl+Shift+R', click: () => send({ type: 'menu', action: 'record' }) },
@@ -159,16 +163,27 @@ function main(): void {
       {
         label: '&View',
         submenu: [
-          { role: 'resetZoom' }, { role: 'zoomIn' }, { role: 'zoomOut' }, { type: 'separator' }, { role: 'togglefullscreen' },
+          { role: 'resetZoom' },
+          { role: 'zoomIn' },
+          { role: 'zoomOut' },
+          { type: 'separator' },
+          { role: 'togglefullscreen' },
           ...(app.isPackaged ? [] : [{ type: 'separator' } as const, { role: 'reload' } as const, { role: 'toggleDevTools' } as const]),
         ],
       },
       {
         role: 'help',
-        submenu: [{
-          label: 'About StreamScope',
-          click: () => void dialog.showMessageBox({ title: 'StreamScope', message: `StreamScope ${app.getVersion()}`, detail: 'Are my CUDA streams really running concurrently, and if not, why not?' }),
-        }],
+        submenu: [
+          {
+            label: 'About StreamScope',
+            click: () =>
+              void dialog.showMessageBox({
+                title: 'StreamScope',
+                message: `StreamScope ${app.getVersion()}`,
+                detail: 'Are my CUDA streams really running concurrently, and if not, why not?',
+              }),
+          },
+        ],
       },
     ];
     Menu.setApplicationMenu(Menu.buildFromTemplate(template));

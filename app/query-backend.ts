@@ -7,7 +7,24 @@ import type { StreamScopeApi } from '../profiler/contract/api.ts';
 import { SessionRegistry } from '../profiler/query/session.ts';
 
 /** The API methods answered by the query worker. */
-export const queryMethods = ['listRecordings', 'openRecording', 'closeRecording', 'summary', 'window', 'concurrency', 'overview', 'details', 'search', 'stats', 'findings', 'scopeInfo', 'ranges', 'iterations', 'compare', 'exportTraceTo'] as const;
+export const queryMethods = [
+  'listRecordings',
+  'openRecording',
+  'closeRecording',
+  'summary',
+  'window',
+  'concurrency',
+  'overview',
+  'details',
+  'search',
+  'stats',
+  'findings',
+  'scopeInfo',
+  'ranges',
+  'iterations',
+  'compare',
+  'exportTraceTo',
+] as const;
 export type QueryMethod = (typeof queryMethods)[number];
 export type QueryBackend = Pick<StreamScopeApi, Exclude<QueryMethod, 'exportTraceTo'>> & {
   /** exportTrace's work, once main has the path from the save dialog: the worker holds the open file. */

@@ -76,22 +76,54 @@ export class QueryClient implements QueryBackend {
     });
   }
 
-  listRecordings(): Promise<RecordingHandle[]> { return this.#call('listRecordings', []); }
-  openRecording(path: string): Promise<RecordingHandle> { return this.#call('openRecording', [path]); }
-  closeRecording(recordingId: string): Promise<null> { return this.#call('closeRecording', [recordingId]); }
-  summary(id: string) { return this.#call<Awaited<ReturnType<QueryBackend['summary']>>>('summary', [id]); }
-  window(id: string, r: Parameters<QueryBackend['window']>[1]) { return this.#call<Awaited<ReturnType<QueryBackend['window']>>>('window', [id, r]); }
-  concurrency(id: string, r: Parameters<QueryBackend['concurrency']>[1]) { return this.#call<Awaited<ReturnType<QueryBackend['concurrency']>>>('concurrency', [id, r]); }
-  details(id: string, ref: Parameters<QueryBackend['details']>[1]) { return this.#call<Awaited<ReturnType<QueryBackend['details']>>>('details', [id, ref]); }
-  search(id: string, r: Parameters<QueryBackend['search']>[1]) { return this.#call<Awaited<ReturnType<QueryBackend['search']>>>('search', [id, r]); }
-  stats(id: string, scope: Parameters<QueryBackend['stats']>[1]) { return this.#call<Awaited<ReturnType<QueryBackend['stats']>>>('stats', [id, scope]); }
-  findings(id: string, scope: Parameters<QueryBackend['findings']>[1]) { return this.#call<Awaited<ReturnType<QueryBackend['findings']>>>('findings', [id, scope]); }
-  scopeInfo(id: string, scope: Parameters<QueryBackend['scopeInfo']>[1]) { return this.#call<Awaited<ReturnType<QueryBackend['scopeInfo']>>>('scopeInfo', [id, scope]); }
-  ranges(id: string) { return this.#call<Awaited<ReturnType<QueryBackend['ranges']>>>('ranges', [id]); }
-  iterations(id: string, name: string | null) { return this.#call<Awaited<ReturnType<QueryBackend['iterations']>>>('iterations', [id, name]); }
-  exportTraceTo(id: string, out: string) { return this.#call<Awaited<ReturnType<QueryBackend['exportTraceTo']>>>('exportTraceTo', [id, out]); }
-  overview(id: string, buckets: number) { return this.#call<Awaited<ReturnType<QueryBackend['overview']>>>('overview', [id, buckets]); }
-  compare(base: string, other: string, scope: Parameters<QueryBackend['compare']>[2]) { return this.#call<Awaited<ReturnType<QueryBackend['compare']>>>('compare', [base, other, scope]); }
+  listRecordings(): Promise<RecordingHandle[]> {
+    return this.#call('listRecordings', []);
+  }
+  openRecording(path: string): Promise<RecordingHandle> {
+    return this.#call('openRecording', [path]);
+  }
+  closeRecording(recordingId: string): Promise<null> {
+    return this.#call('closeRecording', [recordingId]);
+  }
+  summary(id: string) {
+    return this.#call<Awaited<ReturnType<QueryBackend['summary']>>>('summary', [id]);
+  }
+  window(id: string, r: Parameters<QueryBackend['window']>[1]) {
+    return this.#call<Awaited<ReturnType<QueryBackend['window']>>>('window', [id, r]);
+  }
+  concurrency(id: string, r: Parameters<QueryBackend['concurrency']>[1]) {
+    return this.#call<Awaited<ReturnType<QueryBackend['concurrency']>>>('concurrency', [id, r]);
+  }
+  details(id: string, ref: Parameters<QueryBackend['details']>[1]) {
+    return this.#call<Awaited<ReturnType<QueryBackend['details']>>>('details', [id, ref]);
+  }
+  search(id: string, r: Parameters<QueryBackend['search']>[1]) {
+    return this.#call<Awaited<ReturnType<QueryBackend['search']>>>('search', [id, r]);
+  }
+  stats(id: string, scope: Parameters<QueryBackend['stats']>[1]) {
+    return this.#call<Awaited<ReturnType<QueryBackend['stats']>>>('stats', [id, scope]);
+  }
+  findings(id: string, scope: Parameters<QueryBackend['findings']>[1]) {
+    return this.#call<Awaited<ReturnType<QueryBackend['findings']>>>('findings', [id, scope]);
+  }
+  scopeInfo(id: string, scope: Parameters<QueryBackend['scopeInfo']>[1]) {
+    return this.#call<Awaited<ReturnType<QueryBackend['scopeInfo']>>>('scopeInfo', [id, scope]);
+  }
+  ranges(id: string) {
+    return this.#call<Awaited<ReturnType<QueryBackend['ranges']>>>('ranges', [id]);
+  }
+  iterations(id: string, name: string | null) {
+    return this.#call<Awaited<ReturnType<QueryBackend['iterations']>>>('iterations', [id, name]);
+  }
+  exportTraceTo(id: string, out: string) {
+    return this.#call<Awaited<ReturnType<QueryBackend['exportTraceTo']>>>('exportTraceTo', [id, out]);
+  }
+  overview(id: string, buckets: number) {
+    return this.#call<Awaited<ReturnType<QueryBackend['overview']>>>('overview', [id, buckets]);
+  }
+  compare(base: string, other: string, scope: Parameters<QueryBackend['compare']>[2]) {
+    return this.#call<Awaited<ReturnType<QueryBackend['compare']>>>('compare', [base, other, scope]);
+  }
 
   /** Closes every recording and ends the worker. */
   close(): void {

@@ -108,9 +108,7 @@ export class RecordJobs {
   /** Starts a job; answers at once with its first progress ('starting', or 'failed'). */
   start(request: RecordRequest): RecordProgress {
     const id = `rec-${randomUUID()}`;
-    const base = request.workload
-      ? `${request.workload.name}-${request.workload.scenario}`
-      : path.basename(request.command?.[0] ?? 'recording');
+    const base = request.workload ? `${request.workload.name}-${request.workload.scenario}` : path.basename(request.command?.[0] ?? 'recording');
     fs.mkdirSync(this.#opts.outputDir, { recursive: true });
     let output = path.join(this.#opts.outputDir, `${safeName(base)}-${stamp(this.#opts.now())}.sqlite`);
     for (let n = 2; fs.existsSync(output) || this.#outputTaken(output); n++) {
@@ -119,9 +117,20 @@ export class RecordJobs {
     const args = [...this.#opts.cli.args, ...recordArguments(request, output)];
     let resolveSettled!: () => void;
     const job: Job = {
-      id, state: 'starting', records: 0, message: 'checking the GPU, driver and CUPTI…', output,
-      child: null, stderrTail: [], stdoutTail: '', timers: [], stopReason: null, result: null,
-      settled: new Promise((r) => { resolveSettled = r; }),
+      id,
+      state: 'starting',
+      records: 0,
+      message: 'checking the GPU, driver and CUPTI…',
+      output,
+      child: null,
+      stderrTail: [],
+      stdoutTail: '',
+      timers: [],
+      stopReason: null,
+      result: null,
+      settled: new Promise((r) => {
+        resolveSettled = r;
+      }),
     };
     this.#jobs.set(id, job);
 
@@ -155,12 +164,17 @@ export class RecordJobs {
       job.stdoutTail = (job.stdoutTail + chunk).slice(-4096);
     });
 
-    job.timers.push(setTimeout(() => {
-      if (job.state === 'starting') this.#stop(job, `the recorder did not start the target within ${Math.round(this.#opts.startTimeoutMs / 1000)} s`);
-    }, this.#opts.startTimeoutMs));
-    job.timers.push(setTimeout(() => {
-      if (job.state !== 'done' && job.state !== 'failed') this.#stop(job, `stopped after the longest recording time (${Math.round(this.#opts.maxDurationMs / 60_000)} min)`);
-    }, this.#opts.maxDurationMs));
+    job.timers.push(
+      setTimeout(() => {
+        if (job.state === 'starting') this.#stop(job, `the recorder did not start the target within ${Math.round(this.#opts.startTimeoutMs / 1000)} s`);
+      }, this.#opts.startTimeoutMs),
+    );
+    job.timers.push(
+      setTimeout(() => {
+        if (job.state !== 'done' && job.state !== 'failed')
+          this.#stop(job, `stopped after the longest recording time (${Math.round(this.#opts.maxDurationMs / 60_000)} min)`);
+      }, this.#opts.maxDurationMs),
+    );
     for (const t of job.timers) t.unref();
 
     child.on('error', (err) => {
@@ -252,13 +266,12 @@ export class RecordJobs {
     if (!result) {
       // No result line: the CLI refused its arguments, or died.
       const last = job.stderrTail.at(-1);
-      this.#fail(job, last?.replace(/^streamscope: /, '')
-        ?? (signal ? `the recorder was killed (${signal})` : `the recorder exited with code ${code}`));
+      this.#fail(job, last?.replace(/^streamscope: /, '') ?? (signal ? `the recorder was killed (${signal})` : `the recorder exited with code ${code}`));
       return;
     }
     if (result.records === 0 || !fs.existsSync(job.output)) {
       const collector = result.collectorErrors.at(-1);
-      const why = collector ? `collector (pid ${collector.pid}): ${collector.message}` : result.incompleteReason ?? `the recorder exited with code ${code}`;
+      const why = collector ? `collector (pid ${collector.pid}): ${collector.message}` : (result.incompleteReason ?? `the recorder exited with code ${code}`);
       this.#fail(job, `nothing was recorded: ${why}`);
       return;
     }
@@ -337,7 +350,9 @@ export function probeGpu(cli: CliInvocation, timeoutMs = 15_000): Promise<boolea
     }, timeoutMs);
     timer.unref();
     child.stdout!.setEncoding('utf8');
-    child.stdout!.on('data', (d: string) => { out += d; });
+    child.stdout!.on('data', (d: string) => {
+      out += d;
+    });
     child.on('error', () => {
       clearTimeout(timer);
       resolve(false);

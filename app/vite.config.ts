@@ -11,13 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vite';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const external = [
-  'electron',
-  'better-sqlite3',
-  /\.node$/,
-  ...builtinModules,
-  ...builtinModules.map((m) => `node:${m}`),
-];
+const external = ['electron', 'better-sqlite3', /\.node$/, ...builtinModules, ...builtinModules.map((m) => `node:${m}`)];
 
 export default defineConfig(({ mode }) => {
   const preload = mode === 'preload';

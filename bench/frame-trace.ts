@@ -2,7 +2,16 @@
 // the page's main thread was busy in each frame. Frame-to-frame times
 // measured in the page cannot say whether the app fits the 16 ms budget
 // (vsync holds them at 16.7 ms or more either way); this can.
-interface TraceEvent { ph: string; name: string; pid: number; tid: number; ts: number; dur?: number; tdur?: number; args?: { name?: string } }
+interface TraceEvent {
+  ph: string;
+  name: string;
+  pid: number;
+  tid: number;
+  ts: number;
+  dur?: number;
+  tdur?: number;
+  args?: { name?: string };
+}
 
 /** Per frame, in ms: wall time the main thread was in tasks, and the part of it on a CPU. */
 export interface FrameWork {
@@ -29,7 +38,10 @@ export function mainThreadWorkPerFrame(trace: { traceEvents: TraceEvent[] } | Tr
   if (!main) throw new Error('the trace has no renderer main thread');
   const on = events.filter((e) => e.pid === main.pid && e.tid === main.tid && e.ph === 'X' && e.dur !== undefined);
   const tasks = on.filter((e) => e.name === 'ThreadControllerImpl::RunTask').sort((a, b) => a.ts - b.ts);
-  const frames = on.filter((e) => e.name === 'ProxyMain::BeginMainFrame').map((e) => e.ts).sort((a, b) => a - b);
+  const frames = on
+    .filter((e) => e.name === 'ProxyMain::BeginMainFrame')
+    .map((e) => e.ts)
+    .sort((a, b) => a - b);
   const wallMs: number[] = [];
   const cpuMs: number[] = [];
   let t = 0;

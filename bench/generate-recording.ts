@@ -32,7 +32,7 @@ export function generate(out: string, ops: number, streams: number, opts: Genera
   for (let d = 0; d < devices; d++) w.device(d, { name: `generated GPU ${d}`, smCount: 132, ccMajor: 9, ccMinor: 0, totalMemoryBytes: 80 * 2 ** 30 });
   // A linear congruential generator: deterministic and cheap (Math.random is neither seedable nor needed).
   let seed = (opts.seed ?? 12345) >>> 0;
-  const rnd = () => ((seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0) / 2 ** 32);
+  const rnd = () => (seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0) / 2 ** 32;
   const perStream = Math.ceil(ops / streams);
   let corr = 1;
   for (let s = 0; s < streams && corr <= ops; s++) {
@@ -53,7 +53,17 @@ export function generate(out: string, ops: number, streams: number, opts: Genera
       }
       // Issued 5 µs before it starts; one issuing thread per stream keeps each thread's calls in time order, as recorded ones are.
       const issue = t - 5000;
-      w.apiCall({ start: issue, end: issue + 3000, pid: PID, tid: 1000 + s, name: copy ? 'cudaMemcpyAsync' : 'cudaLaunchKernel', domain: 1, cbid: copy ? 41 : 211, correlation: corr, returnValue: 0 });
+      w.apiCall({
+        start: issue,
+        end: issue + 3000,
+        pid: PID,
+        tid: 1000 + s,
+        name: copy ? 'cudaMemcpyAsync' : 'cudaLaunchKernel',
+        domain: 1,
+        cbid: copy ? 41 : 211,
+        correlation: corr,
+        returnValue: 0,
+      });
       corr++;
       t += dur + Math.floor(rnd() * 50_000);
     }
@@ -66,8 +76,11 @@ export function generate(out: string, ops: number, streams: number, opts: Genera
 if (process.argv[1] && path.resolve(process.argv[1]) === import.meta.filename) {
   const { values } = parseArgs({
     options: {
-      output: { type: 'string', short: 'o' }, ops: { type: 'string', default: '10000000' }, streams: { type: 'string', default: '64' },
-      devices: { type: 'string', default: '1' }, seed: { type: 'string', default: '12345' },
+      output: { type: 'string', short: 'o' },
+      ops: { type: 'string', default: '10000000' },
+      streams: { type: 'string', default: '64' },
+      devices: { type: 'string', default: '1' },
+      seed: { type: 'string', default: '12345' },
     },
   });
   const ops = Number(values.ops);
@@ -79,5 +92,7 @@ if (process.argv[1] && path.resolve(process.argv[1]) === import.meta.filename) {
   }
   const t = performance.now();
   generate(values.output, ops, streams, { devices, seed: Number(values.seed) });
-  process.stderr.write(`generated ${ops.toLocaleString('en-US')} operations over ${streams} streams on ${devices} device(s) in ${((performance.now() - t) / 1000).toFixed(1)} s → ${values.output}\n`);
+  process.stderr.write(
+    `generated ${ops.toLocaleString('en-US')} operations over ${streams} streams on ${devices} device(s) in ${((performance.now() - t) / 1000).toFixed(1)} s → ${values.output}\n`,
+  );
 }

@@ -91,17 +91,25 @@ async function benchIngest(): Promise<void> {
     const rate = mid.records / mid.seconds;
     const slowRate = slow.records / slow.seconds;
     results.ingest = { records: mid.records, streamBytes: bytes, runs, recordsPerSecond: rate, slowestRecordsPerSecond: slowRate, target: 1.5e6 };
-    lines.push(`ingest    ${mid.records.toLocaleString('en-US')} records (${(bytes / 2 ** 20).toFixed(0)} MiB) into an indexed SQLite recording (rows + zones + finish), ${runs.length} runs:`);
-    lines.push(`          ${bySpeed.map((r) => `${r.seconds.toFixed(2)} s`).join(', ')} (rows alone ${bySpeed.map((r) => r.tablesSeconds.toFixed(2)).join(', ')} s)`);
-    lines.push(`          median ${(rate / 1e6).toFixed(2)} M records/s = ${(rate / 1.5e6).toFixed(2)} × the 1.5 M/s target; slowest ${(slowRate / 1e6).toFixed(2)} M/s = ${(slowRate / 1.5e6).toFixed(2)} ×`);
+    lines.push(
+      `ingest    ${mid.records.toLocaleString('en-US')} records (${(bytes / 2 ** 20).toFixed(0)} MiB) into an indexed SQLite recording (rows + zones + finish), ${runs.length} runs:`,
+    );
+    lines.push(
+      `          ${bySpeed.map((r) => `${r.seconds.toFixed(2)} s`).join(', ')} (rows alone ${bySpeed.map((r) => r.tablesSeconds.toFixed(2)).join(', ')} s)`,
+    );
+    lines.push(
+      `          median ${(rate / 1e6).toFixed(2)} M records/s = ${(rate / 1.5e6).toFixed(2)} × the 1.5 M/s target; slowest ${(slowRate / 1e6).toFixed(2)} M/s = ${(slowRate / 1.5e6).toFixed(2)} ×`,
+    );
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
 }
 
 function runLoop(env: NodeJS.ProcessEnv, launches: string): number {
-  const out = execFileSync(runnerPath(), ['--workload', 'launch-loop', '--scenario', 'concurrent', '--streams', '4', '--iterations', launches],
-    { env: { ...process.env, ...env }, encoding: 'utf8' });
+  const out = execFileSync(runnerPath(), ['--workload', 'launch-loop', '--scenario', 'concurrent', '--streams', '4', '--iterations', launches], {
+    env: { ...process.env, ...env },
+    encoding: 'utf8',
+  });
   const m = /us_per_launch=([\d.]+)/.exec(out);
   if (!m) throw new Error(`launch-loop printed no timing:\n${out}`);
   return Number(m[1]);
@@ -126,8 +134,11 @@ function benchOverhead(): void {
       },
       () => {
         const rec = path.join(dir, `run${streamscope.length}.sqlite`);
-        const out = execFileSync(process.execPath, [cli, 'record', '-q', '-o', rec, '--workload', 'launch-loop', '--scenario', 'concurrent',
-          '--streams', '4', '--iterations', launches], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+        const out = execFileSync(
+          process.execPath,
+          [cli, 'record', '-q', '-o', rec, '--workload', 'launch-loop', '--scenario', 'concurrent', '--streams', '4', '--iterations', launches],
+          { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] },
+        );
         streamscope.push(Number(/us_per_launch=([\d.]+)/.exec(out)![1]));
         fs.rmSync(rec, { force: true });
       },
@@ -140,7 +151,9 @@ function benchOverhead(): void {
   }
   let torch: { plain: number[]; profiled: number[] } | null = null;
   try {
-    const out = execFileSync('python3', [path.join(repoRoot, 'bench/torch_launch_loop.py'), '--launches', launches, '--pairs', String(Math.min(pairs, 3))], { encoding: 'utf8' });
+    const out = execFileSync('python3', [path.join(repoRoot, 'bench/torch_launch_loop.py'), '--launches', launches, '--pairs', String(Math.min(pairs, 3))], {
+      encoding: 'utf8',
+    });
     const j = JSON.parse(out.trim().split('\n').at(-1)!) as { torch_us_per_launch_plain: number[]; torch_us_per_launch_profiled: number[] };
     torch = { plain: j.torch_us_per_launch_plain, profiled: j.torch_us_per_launch_profiled };
   } catch (err) {
@@ -151,7 +164,16 @@ function benchOverhead(): void {
   const base = median(plain);
   const floorAdded = median(floor.map((f, i) => f - plain[i]!));
   const ssAdded = median(streamscope.map((x, i) => x - plain[i]!));
-  results.overhead = { launches: Number(launches), pairs, usPerLaunch: { plain, floor, streamscope }, torch, floorAddedUs: floorAdded, streamscopeAddedUs: ssAdded, ratio: ssAdded / floorAdded, target: 1.1 };
+  results.overhead = {
+    launches: Number(launches),
+    pairs,
+    usPerLaunch: { plain, floor, streamscope },
+    torch,
+    floorAddedUs: floorAdded,
+    streamscopeAddedUs: ssAdded,
+    ratio: ssAdded / floorAdded,
+    target: 1.1,
+  };
   const fmt = (xs: number[]) => xs.map((x) => x.toFixed(2)).join(' ');
   lines.push(`overhead  µs per launch (${launches} launches over 4 streams, ${pairs} interleaved rounds; medians; added = median of per-round differences)`);
   lines.push(`            no tracing      ${base.toFixed(2)}   [${fmt(plain)}]`);
@@ -212,12 +234,29 @@ async function benchAnalysis(): Promise<void> {
     const mid = median(runs);
     const midPhases = phases[runs.indexOf(mid)]!;
     const ratio = { steady: mid / median(scoped.whole), window: median(scoped.window) / median(scoped.whole) };
-    results.analysis = { operations: ops, runs, phasesMs: phases, medianSeconds: mid, cores: os.availableParallelism(), target: 5,
-      scopes: { wholeSeconds: scoped.whole, windowSeconds: scoped.window, steadyOverWhole: ratio.steady, windowOverWhole: ratio.window, target: 1.1 } };
-    lines.push(`analysis  ${ops.toLocaleString('en-US')} GPU operations (+ as many API calls) diagnosed in ${runs.map((r) => r.toFixed(2)).join(', ')} s (${findings} findings, ${os.availableParallelism()} cores)`);
-    lines.push(`          median ${mid.toFixed(2)} s = ${(mid / 5).toFixed(2)} × the 5 s budget; its phases: ${Object.entries(midPhases).map(([k, v]) => `${k} ${(v / 1000).toFixed(2)} s`).join(', ')}`);
-    lines.push(`          scopes: whole ${scoped.whole.map((r) => r.toFixed(2)).join(', ')} s; window 10%..end ${scoped.window.map((r) => r.toFixed(2)).join(', ')} s`);
-    lines.push(`          steady state (start-up detection) / whole = ${ratio.steady.toFixed(2)}, window scope / whole = ${ratio.window.toFixed(2)} (target ≤ 1.10)`);
+    results.analysis = {
+      operations: ops,
+      runs,
+      phasesMs: phases,
+      medianSeconds: mid,
+      cores: os.availableParallelism(),
+      target: 5,
+      scopes: { wholeSeconds: scoped.whole, windowSeconds: scoped.window, steadyOverWhole: ratio.steady, windowOverWhole: ratio.window, target: 1.1 },
+    };
+    lines.push(
+      `analysis  ${ops.toLocaleString('en-US')} GPU operations (+ as many API calls) diagnosed in ${runs.map((r) => r.toFixed(2)).join(', ')} s (${findings} findings, ${os.availableParallelism()} cores)`,
+    );
+    lines.push(
+      `          median ${mid.toFixed(2)} s = ${(mid / 5).toFixed(2)} × the 5 s budget; its phases: ${Object.entries(midPhases)
+        .map(([k, v]) => `${k} ${(v / 1000).toFixed(2)} s`)
+        .join(', ')}`,
+    );
+    lines.push(
+      `          scopes: whole ${scoped.whole.map((r) => r.toFixed(2)).join(', ')} s; window 10%..end ${scoped.window.map((r) => r.toFixed(2)).join(', ')} s`,
+    );
+    lines.push(
+      `          steady state (start-up detection) / whole = ${ratio.steady.toFixed(2)}, window scope / whole = ${ratio.window.toFixed(2)} (target ≤ 1.10)`,
+    );
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
@@ -239,10 +278,28 @@ async function benchImport(): Promise<void> {
     const chunk: string[] = [];
     while (written < target) {
       const ts = 1000 + n * 2;
-      const ev = n % 2 === 0
-        ? { ph: 'X', cat: 'cuda_runtime', name: 'cudaLaunchKernel', pid: 1, tid: 1, ts, dur: 1.5, args: { cbid: 211, correlation: n } }
-        : { ph: 'X', cat: 'kernel', name: 'void kernel_with_a_realistically_long_templated_name<float, 128>(float*, int)', pid: 0, tid: 7 + (n % 8), ts: ts + 3, dur: 1.2,
-            args: { device: 0, context: 1, stream: 7 + (n % 8), correlation: n - 1, grid: [128, 1, 1], block: [256, 1, 1], 'registers per thread': 32, 'shared memory': 0 } };
+      const ev =
+        n % 2 === 0
+          ? { ph: 'X', cat: 'cuda_runtime', name: 'cudaLaunchKernel', pid: 1, tid: 1, ts, dur: 1.5, args: { cbid: 211, correlation: n } }
+          : {
+              ph: 'X',
+              cat: 'kernel',
+              name: 'void kernel_with_a_realistically_long_templated_name<float, 128>(float*, int)',
+              pid: 0,
+              tid: 7 + (n % 8),
+              ts: ts + 3,
+              dur: 1.2,
+              args: {
+                device: 0,
+                context: 1,
+                stream: 7 + (n % 8),
+                correlation: n - 1,
+                grid: [128, 1, 1],
+                block: [256, 1, 1],
+                'registers per thread': 32,
+                'shared memory': 0,
+              },
+            };
       const line = (n ? ',\n' : '') + JSON.stringify(ev);
       chunk.push(line);
       written += line.length;
@@ -255,14 +312,17 @@ async function benchImport(): Promise<void> {
     const out = path.join(dir, 'big.sqlite');
     const t0 = performance.now();
     // A child process, so its peak resident memory is the importer's alone.
-    const r = spawnSync('/usr/bin/time', ['-f', '%M', process.execPath, path.join(repoRoot, 'profiler/cli/streamscope.ts'), 'import', json, '-o', out],
-      { encoding: 'utf8' });
+    const r = spawnSync('/usr/bin/time', ['-f', '%M', process.execPath, path.join(repoRoot, 'profiler/cli/streamscope.ts'), 'import', json, '-o', out], {
+      encoding: 'utf8',
+    });
     if (r.status !== 0) throw new Error(`import failed: ${r.stderr}`);
     const seconds = (performance.now() - t0) / 1000;
     const peakKb = Number(/(\d+)\s*$/.exec(r.stderr)?.[1] ?? NaN);
     results.import = { bytes, events: n, seconds, peakRssBytes: peakKb * 1024 };
-    lines.push(`import    ${(bytes / 2 ** 20).toFixed(0)} MiB Chrome trace (${n.toLocaleString('en-US')} events) imported in ${seconds.toFixed(1)} s, ` +
-      `peak memory ${(peakKb / 1024).toFixed(0)} MiB = ${((peakKb * 1024) / bytes).toFixed(2)} × the file`);
+    lines.push(
+      `import    ${(bytes / 2 ** 20).toFixed(0)} MiB Chrome trace (${n.toLocaleString('en-US')} events) imported in ${seconds.toFixed(1)} s, ` +
+        `peak memory ${(peakKb / 1024).toFixed(0)} MiB = ${((peakKb * 1024) / bytes).toFixed(2)} × the file`,
+    );
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
@@ -281,7 +341,9 @@ async function benchRenderer(): Promise<void> {
   if (!fs.existsSync(file)) {
     const t = performance.now();
     generate(file, ops, 64);
-    lines.push(`renderer  generated ${ops.toLocaleString('en-US')} operations over 64 streams in ${((performance.now() - t) / 1000).toFixed(0)} s (${file}, kept for the next run)`);
+    lines.push(
+      `renderer  generated ${ops.toLocaleString('en-US')} operations over 64 streams in ${((performance.now() - t) / 1000).toFixed(0)} s (${file}, kept for the next run)`,
+    );
   }
   // Loaded here: the GPU machine runs the other benchmarks without Playwright.
   const { launch, serve } = await import('../test/e2e/browser.ts');
@@ -300,23 +362,27 @@ async function benchRenderer(): Promise<void> {
     // user sees; vsync puts their floor at 16.7 ms), then under a Chromium
     // trace for the main thread's work per frame (what must fit in the
     // 16 ms budget; the trace's own cost would distort the first measure).
-    const panZoom = () => page.evaluate(async () => {
-      const keys = ['w', 'w', 'w', 'd', 'd', 'a', 's', 'd', 'w', 'a'];
-      const times: number[] = [];
-      let last = performance.now();
-      for (let i = 0; i < 120; i++) {
-        window.dispatchEvent(new KeyboardEvent('keydown', { key: keys[i % keys.length] }));
+    const panZoom = () =>
+      page.evaluate(async () => {
+        const keys = ['w', 'w', 'w', 'd', 'd', 'a', 's', 'd', 'w', 'a'];
+        const times: number[] = [];
+        let last = performance.now();
+        for (let i = 0; i < 120; i++) {
+          window.dispatchEvent(new KeyboardEvent('keydown', { key: keys[i % keys.length] }));
+          await new Promise((r) => requestAnimationFrame(() => r(null)));
+          const now = performance.now();
+          times.push(now - last);
+          last = now;
+        }
+        // Until the last answers are in and drawn: their cost belongs to the run.
+        while (!window.__streamscope!.idle()) await new Promise((r) => setTimeout(r, 20));
         await new Promise((r) => requestAnimationFrame(() => r(null)));
-        const now = performance.now();
-        times.push(now - last);
-        last = now;
-      }
-      // Until the last answers are in and drawn: their cost belongs to the run.
-      while (!window.__streamscope!.idle()) await new Promise((r) => setTimeout(r, 20));
-      await new Promise((r) => requestAnimationFrame(() => r(null)));
-      return times;
-    });
-    const home = () => page.evaluate(() => { for (let i = 0; i < 6; i++) window.dispatchEvent(new KeyboardEvent('keydown', { key: 's' })); });
+        return times;
+      });
+    const home = () =>
+      page.evaluate(() => {
+        for (let i = 0; i < 6; i++) window.dispatchEvent(new KeyboardEvent('keydown', { key: 's' }));
+      });
     const frameMs = await panZoom();
     await home();
     await page.waitForFunction(() => window.__streamscope!.idle());
@@ -331,13 +397,30 @@ async function benchRenderer(): Promise<void> {
     const metrics = (await cdp.send('Performance.getMetrics')).metrics as { name: string; value: number }[];
     const heap = metrics.find((m) => m.name === 'JSHeapUsedSize')?.value ?? NaN;
     results.renderer = {
-      operations: ops, streams: 64, openSeconds: openS, frameMs, p95FrameMs: p95, workMs, p95WorkMs: q(workMs, 0.95), cpuMs, p95CpuMs: q(cpuMs, 0.95), jsHeapBytes: heap,
+      operations: ops,
+      streams: 64,
+      openSeconds: openS,
+      frameMs,
+      p95FrameMs: p95,
+      workMs,
+      p95WorkMs: q(workMs, 0.95),
+      cpuMs,
+      p95CpuMs: q(cpuMs, 0.95),
+      jsHeapBytes: heap,
       targets: { openSeconds: 2, p95FrameMs: 16, memoryBytes: 2 ** 30 },
     };
-    lines.push(`renderer  ${ops.toLocaleString('en-US')} operations over 64 streams in Chromium: open to first complete frame ${openS.toFixed(2)} s (target < 2 s)`);
-    lines.push(`          pan/zoom, ${frameMs.length} view changes: main-thread work per frame p50 ${q(workMs, 0.5).toFixed(1)} ms, p95 ${q(workMs, 0.95).toFixed(1)} ms, max ${Math.max(...workMs).toFixed(0)} ms (target p95 ≤ 16 ms)`);
-    lines.push(`          of it on a CPU (thread time; the rest waited for a core): p50 ${q(cpuMs, 0.5).toFixed(1)} ms, p95 ${q(cpuMs, 0.95).toFixed(1)} ms, max ${Math.max(...cpuMs).toFixed(0)} ms`);
-    lines.push(`          frame-to-frame p50 ${q(frameMs, 0.5).toFixed(1)} ms, p95 ${p95.toFixed(1)} ms (60 Hz vsync: 16.7 ms at best); JS heap ${(heap / 2 ** 20).toFixed(0)} MiB (target < 1 GiB)`);
+    lines.push(
+      `renderer  ${ops.toLocaleString('en-US')} operations over 64 streams in Chromium: open to first complete frame ${openS.toFixed(2)} s (target < 2 s)`,
+    );
+    lines.push(
+      `          pan/zoom, ${frameMs.length} view changes: main-thread work per frame p50 ${q(workMs, 0.5).toFixed(1)} ms, p95 ${q(workMs, 0.95).toFixed(1)} ms, max ${Math.max(...workMs).toFixed(0)} ms (target p95 ≤ 16 ms)`,
+    );
+    lines.push(
+      `          of it on a CPU (thread time; the rest waited for a core): p50 ${q(cpuMs, 0.5).toFixed(1)} ms, p95 ${q(cpuMs, 0.95).toFixed(1)} ms, max ${Math.max(...cpuMs).toFixed(0)} ms`,
+    );
+    lines.push(
+      `          frame-to-frame p50 ${q(frameMs, 0.5).toFixed(1)} ms, p95 ${p95.toFixed(1)} ms (60 Hz vsync: 16.7 ms at best); JS heap ${(heap / 2 ** 20).toFixed(0)} MiB (target < 1 GiB)`,
+    );
   } finally {
     await browser.close();
     await server.close();
@@ -361,7 +444,9 @@ async function benchSelection(): Promise<void> {
   if (!fs.existsSync(file)) {
     const t = performance.now();
     generate(file, ops, 64);
-    lines.push(`selection generated ${ops.toLocaleString('en-US')} operations over 64 streams in ${((performance.now() - t) / 1000).toFixed(0)} s (${file}, kept for the next run)`);
+    lines.push(
+      `selection generated ${ops.toLocaleString('en-US')} operations over 64 streams in ${((performance.now() - t) / 1000).toFixed(0)} s (${file}, kept for the next run)`,
+    );
   }
   const { callApi, launch, openApp, serve } = await import('../test/e2e/browser.ts');
   const server = await serve([file]);
@@ -400,19 +485,31 @@ async function benchSelection(): Promise<void> {
         await page.mouse.move(ruler.x + ruler.width * (at + size), ruler.y + 12, { steps: 4 });
         await page.mouse.up();
         const t = performance.now();
-        await page.waitForFunction((b) => {
-          const el = document.querySelector('[data-testid="findings"]');
-          const s = el?.getAttribute('data-scope') ?? '';
-          return s.startsWith('window:') && s !== b && el?.getAttribute('data-pending') === 'false';
-        }, before, { timeout: 60_000, polling: 'raf' });
+        await page.waitForFunction(
+          (b) => {
+            const el = document.querySelector('[data-testid="findings"]');
+            const s = el?.getAttribute('data-scope') ?? '';
+            return s.startsWith('window:') && s !== b && el?.getAttribute('data-pending') === 'false';
+          },
+          before,
+          { timeout: 60_000, polling: 'raf' },
+        );
         inPage[size].push(performance.now() - t);
       }
     }
     const fmt = (xs: number[]) => `${median(xs).toFixed(0)} ms`;
     results.selection = { operations: ops, streams: 64, wholeMs, steadyMs, httpMs: http, inPageMs: inPage, debounceMs: 150, target: 300 };
-    lines.push(`selection ${ops.toLocaleString('en-US')} operations over 64 streams: whole-recording findings ${(wholeMs / 1000).toFixed(2)} s (first call, loads the columns), steady state ${(steadyMs / 1000).toFixed(2)} s`);
-    lines.push(`          a selection's findings over HTTP (median of 3 windows [each]; target < 300 ms): ${sizes.map((z) => `${z * 100}% of the span ${fmt(http[z]!)} [${http[z]!.map((x) => x.toFixed(0)).join(' ')}]`).join(', ')}`);
-    lines.push(`          in Chromium, mouse up on the ruler → findings shown (150 ms debounce included): ${Object.entries(inPage).map(([z, xs]) => `${Number(z) * 100}% of the view ${fmt(xs)} [${xs.map((x) => x.toFixed(0)).join(' ')}]`).join(', ')}`);
+    lines.push(
+      `selection ${ops.toLocaleString('en-US')} operations over 64 streams: whole-recording findings ${(wholeMs / 1000).toFixed(2)} s (first call, loads the columns), steady state ${(steadyMs / 1000).toFixed(2)} s`,
+    );
+    lines.push(
+      `          a selection's findings over HTTP (median of 3 windows [each]; target < 300 ms): ${sizes.map((z) => `${z * 100}% of the span ${fmt(http[z]!)} [${http[z]!.map((x) => x.toFixed(0)).join(' ')}]`).join(', ')}`,
+    );
+    lines.push(
+      `          in Chromium, mouse up on the ruler → findings shown (150 ms debounce included): ${Object.entries(inPage)
+        .map(([z, xs]) => `${Number(z) * 100}% of the view ${fmt(xs)} [${xs.map((x) => x.toFixed(0)).join(' ')}]`)
+        .join(', ')}`,
+    );
   } finally {
     await browser.close();
     await server.close();

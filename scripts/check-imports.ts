@@ -27,14 +27,20 @@ export const RULES: { unit: string; mayImport: string[] }[] = [
   { unit: 'profiler/store/', mayImport: ['profiler/native/', 'profiler/contract/'] },
   { unit: 'profiler/analysis/', mayImport: ['profiler/store/', 'profiler/native/', 'profiler/contract/'] },
   // Recording cuts captures with the analysis's own range rule (scope.ts) and call vocabulary.
-  { unit: 'profiler/record/', mayImport: ['profiler/store/', 'profiler/native/', 'profiler/contract/', 'profiler/analysis/scope.ts', 'profiler/analysis/call-families.ts'] },
+  {
+    unit: 'profiler/record/',
+    mayImport: ['profiler/store/', 'profiler/native/', 'profiler/contract/', 'profiler/analysis/scope.ts', 'profiler/analysis/call-families.ts'],
+  },
   { unit: 'profiler/import/', mayImport: ['profiler/store/', 'profiler/native/', 'profiler/contract/'] },
   { unit: 'profiler/report/', mayImport: ['profiler/analysis/', 'profiler/contract/'] },
   { unit: 'profiler/compare/', mayImport: ['profiler/analysis/', 'profiler/contract/', 'profiler/report/table.ts'] },
   { unit: 'profiler/export/', mayImport: ['profiler/store/', 'profiler/analysis/', 'profiler/contract/'] },
   // The query service answers every question a view asks, so it sits above
   // the analysis, the diff and the exporters.
-  { unit: 'profiler/query/', mayImport: ['profiler/store/', 'profiler/analysis/', 'profiler/native/', 'profiler/contract/', 'profiler/compare/', 'profiler/export/'] },
+  {
+    unit: 'profiler/query/',
+    mayImport: ['profiler/store/', 'profiler/analysis/', 'profiler/native/', 'profiler/contract/', 'profiler/compare/', 'profiler/export/'],
+  },
   { unit: 'profiler/serve/', mayImport: ['profiler/query/', 'profiler/native/', 'profiler/contract/'] },
   // The CLI is the top: everything below it, and the desktop app's launcher (`open`, `npm start`).
   { unit: 'profiler/cli/', mayImport: ['profiler/', 'app/launch.ts'] },
@@ -76,7 +82,10 @@ export function importBreaks(root = repoRoot): string[] {
     for (const m of text.matchAll(IMPORT)) {
       const spec = m[1] ?? m[2] ?? m[3]!;
       if (!spec.startsWith('.')) continue; // packages and node: modules
-      const target = path.relative(root, path.resolve(path.dirname(file), spec)).split(path.sep).join('/');
+      const target = path
+        .relative(root, path.resolve(path.dirname(file), spec))
+        .split(path.sep)
+        .join('/');
       if (target.startsWith(rule.unit) || rel === target) continue;
       if (rule.mayImport.some((allowed) => target.startsWith(allowed))) continue;
       breaks.add(`${rel} -> ${target}`);

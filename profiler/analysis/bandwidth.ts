@@ -68,7 +68,11 @@ export function pinnedBandwidth(trace: Trace, db?: Db, reference?: BandwidthRefe
   for (const d of trace.devices) links.set(d.id, { generation: d.pcieGeneration ?? null, width: d.pcieWidth ?? null });
   if (db) {
     try {
-      const rows = db.prepare('SELECT id, pcie_generation AS generation, pcie_width AS width FROM devices').all() as { id: number; generation: number | null; width: number | null }[];
+      const rows = db.prepare('SELECT id, pcie_generation AS generation, pcie_width AS width FROM devices').all() as {
+        id: number;
+        generation: number | null;
+        width: number | null;
+      }[];
       for (const r of rows) {
         const l = links.get(r.id);
         if (!l || l.generation === null || l.width === null) links.set(r.id, { generation: l?.generation ?? r.generation, width: l?.width ?? r.width });
@@ -83,9 +87,15 @@ export function pinnedBandwidth(trace: Trace, db?: Db, reference?: BandwidthRefe
   for (const deviceId of [...deviceIds].sort((a, b) => a - b)) {
     for (const direction of ['HtoD', 'DtoH'] as const) {
       const m = measured.get(`${deviceId}:${direction}`);
-      if (m) { out.push({ deviceId, direction, gbPerS: m.rate, source: 'recording', copies: m.copies }); continue; }
+      if (m) {
+        out.push({ deviceId, direction, gbPerS: m.rate, source: 'recording', copies: m.copies });
+        continue;
+      }
       const ref = reference?.[direction] ?? null;
-      if (ref !== null && ref > 0) { out.push({ deviceId, direction, gbPerS: ref, source: 'reference', copies: 0 }); continue; }
+      if (ref !== null && ref > 0) {
+        out.push({ deviceId, direction, gbPerS: ref, source: 'reference', copies: 0 });
+        continue;
+      }
       const link = links.get(deviceId);
       const lane = link?.generation ? LANE_GBPS[link.generation] : undefined;
       if (lane && link?.width) out.push({ deviceId, direction, gbPerS: lane * link.width * PCIE_EFFICIENCY, source: 'pcie', copies: 0 });
@@ -108,7 +118,10 @@ export function bandwidthFor(list: PinnedBandwidth[], deviceId: number, directio
 export function referenceFrom(trace: Trace, from: string): BandwidthReference {
   const measured = measuredRates(trace);
   const pick = (direction: Direction): number | null => {
-    const rates = [...measured].filter(([k]) => k.endsWith(`:${direction}`)).map(([, v]) => v.rate).sort((a, b) => a - b);
+    const rates = [...measured]
+      .filter(([k]) => k.endsWith(`:${direction}`))
+      .map(([, v]) => v.rate)
+      .sort((a, b) => a - b);
     return rates.length ? rates[Math.floor(rates.length / 2)]! : null;
   };
   return { HtoD: pick('HtoD'), DtoH: pick('DtoH'), from };
@@ -141,7 +154,11 @@ function measuredRates(trace: Trace): Map<string, { rate: number; copies: number
 // Duplex contention
 
 /** Speed of a pinned copy while the other direction runs, as a share of its speed alone (per direction). */
-export interface DuplexFactor { HtoD: number; DtoH: number; measured: boolean }
+export interface DuplexFactor {
+  HtoD: number;
+  DtoH: number;
+  measured: boolean;
+}
 
 /** Measured on the H100 fixtures (see the top of this file); used where a recording cannot show it. */
 export const DEFAULT_DUPLEX: DuplexFactor = { HtoD: 0.935, DtoH: 0.89, measured: false };
@@ -185,7 +202,11 @@ export function oppositeOverlap(trace: Trace): Float64Array {
     }
     const mine = open.get(key + dir) ?? open.set(key + dir, []).get(key + dir)!;
     mine.push(i);
-    if (mine.length > 8) { let w = 0; for (const j of mine) if (ops.end[j]! > start) mine[w++] = j; mine.length = w; }
+    if (mine.length > 8) {
+      let w = 0;
+      for (const j of mine) if (ops.end[j]! > start) mine[w++] = j;
+      mine.length = w;
+    }
   }
   for (let i = 0; i < ops.length; i++) if (out[i]! > 0) out[i] = Math.min(out[i]!, ops.end[i]! - ops.start[i]!);
   return out;
@@ -210,8 +231,9 @@ export function duplexFactors(trace: Trace, overlap = oppositeOverlap(trace)): M
     const key = ops.device[i]! * 2 + (ops.category[i] === HTOD ? 0 : 1);
     const s = samples.get(key) ?? samples.set(key, { alone: [], over: [] }).get(key)!;
     const share = overlap[i]! / d;
-    if (share < 0.05) { if (s.alone.length < SAMPLES) s.alone.push(ops.bytes[i]! / d); }
-    else if (share > 0.95 && s.over.length < SAMPLES) s.over.push(ops.bytes[i]! / d);
+    if (share < 0.05) {
+      if (s.alone.length < SAMPLES) s.alone.push(ops.bytes[i]! / d);
+    } else if (share > 0.95 && s.over.length < SAMPLES) s.over.push(ops.bytes[i]! / d);
   }
   const median = (l: number[]) => l.sort((a, b) => a - b)[l.length >> 1]!;
   const out = new Map<number, DuplexFactor>();
@@ -219,7 +241,10 @@ export function duplexFactors(trace: Trace, overlap = oppositeOverlap(trace)): M
   for (let i = 0; i < ops.length; i++) ids.add(ops.device[i]!);
   for (const id of ids) {
     const f: DuplexFactor = { ...DEFAULT_DUPLEX };
-    for (const [dir, name] of [[0, 'HtoD'], [1, 'DtoH']] as const) {
+    for (const [dir, name] of [
+      [0, 'HtoD'],
+      [1, 'DtoH'],
+    ] as const) {
       const s = samples.get(id * 2 + dir);
       if (s && s.alone.length >= MIN_SAMPLES && s.over.length >= MIN_SAMPLES) {
         f[name] = Math.min(1, Math.max(0.5, median(s.over) / median(s.alone)));
@@ -242,7 +267,10 @@ export function uncontendedDurations(trace: Trace, factors: Map<number, DuplexFa
   for (let i = 0; i < ops.length; i++) {
     const d = ops.end[i]! - ops.start[i]!;
     const a = overlap[i]!;
-    if (a <= 0) { out[i] = d; continue; }
+    if (a <= 0) {
+      out[i] = d;
+      continue;
+    }
     const f = factors.get(ops.device[i]!) ?? DEFAULT_DUPLEX; // only for copies that overlapped: few lookups
     out[i] = d - a * (1 - (ops.category[i] === HTOD ? f.HtoD : f.DtoH));
   }

@@ -18,9 +18,13 @@ export function baseCallName(name: string): string {
 }
 
 const SYNC_SCOPE: Record<string, SyncScope> = {
-  cudaDeviceSynchronize: 'device', cudaThreadSynchronize: 'device', cuCtxSynchronize: 'device',
-  cudaStreamSynchronize: 'stream', cuStreamSynchronize: 'stream',
-  cudaEventSynchronize: 'event', cuEventSynchronize: 'event',
+  cudaDeviceSynchronize: 'device',
+  cudaThreadSynchronize: 'device',
+  cuCtxSynchronize: 'device',
+  cudaStreamSynchronize: 'stream',
+  cuStreamSynchronize: 'stream',
+  cudaEventSynchronize: 'event',
+  cuEventSynchronize: 'event',
 };
 
 const FAMILY: Record<string, CallFamily> = {};
@@ -29,18 +33,41 @@ function add(family: CallFamily, names: string[]): void {
 }
 add('sync', Object.keys(SYNC_SCOPE));
 add('alloc', [
-  'cudaMalloc', 'cudaFree', 'cudaMallocPitch', 'cudaMalloc3D', 'cudaMallocManaged', 'cudaMallocArray', 'cudaFreeArray',
-  'cuMemAlloc', 'cuMemFree', 'cuMemAllocPitch', 'cuMemAllocManaged', 'cuArrayCreate', 'cuArrayDestroy',
+  'cudaMalloc',
+  'cudaFree',
+  'cudaMallocPitch',
+  'cudaMalloc3D',
+  'cudaMallocManaged',
+  'cudaMallocArray',
+  'cudaFreeArray',
+  'cuMemAlloc',
+  'cuMemFree',
+  'cuMemAllocPitch',
+  'cuMemAllocManaged',
+  'cuArrayCreate',
+  'cuArrayDestroy',
 ]);
 add('pinned-alloc', ['cudaMallocHost', 'cudaHostAlloc', 'cudaFreeHost', 'cuMemAllocHost', 'cuMemHostAlloc', 'cuMemFreeHost']);
 add('register', ['cudaHostRegister', 'cudaHostUnregister', 'cuMemHostRegister', 'cuMemHostUnregister']);
 add('function-lookup', [
-  'cudaFuncGetAttributes', 'cuFuncGetAttribute', 'cuModuleGetFunction', 'cuLibraryGetKernel', 'cuKernelGetFunction',
-  'cuLibraryGetModule', 'cudaGetFuncBySymbol', 'cuKernelGetAttribute',
+  'cudaFuncGetAttributes',
+  'cuFuncGetAttribute',
+  'cuModuleGetFunction',
+  'cuLibraryGetKernel',
+  'cuKernelGetFunction',
+  'cuLibraryGetModule',
+  'cudaGetFuncBySymbol',
+  'cuKernelGetAttribute',
 ]);
 add('context', [
-  'cuInit', 'cuDevicePrimaryCtxRetain', 'cuDevicePrimaryCtxRelease', 'cuDevicePrimaryCtxReset', 'cuCtxCreate', 'cuCtxDestroy',
-  'cudaInitDevice', 'cudaDeviceReset',
+  'cuInit',
+  'cuDevicePrimaryCtxRetain',
+  'cuDevicePrimaryCtxRelease',
+  'cuDevicePrimaryCtxReset',
+  'cuCtxCreate',
+  'cuCtxDestroy',
+  'cudaInitDevice',
+  'cudaDeviceReset',
 ]);
 
 const MODULE_LOAD = /^(cuModuleLoad\w*|cuLibraryLoad\w*|cudaLibraryLoad\w*|cuLink(Create|AddData|AddFile|Complete))$/;

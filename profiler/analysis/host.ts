@@ -75,9 +75,15 @@ export interface HostTables {
 
 export function readHostTables(db: Db): HostTables {
   return {
-    events: db.prepare('SELECT pid, event_id AS eventId, stream_id AS stream, correlation_id AS correlation FROM cuda_events ORDER BY id').all() as HostTables['events'],
-    waits: db.prepare(`SELECT pid, event_id AS eventId, stream_id AS stream, correlation_id AS correlation, start_ns AS start
-      FROM syncs WHERE sync_type = ${SyncType.StreamWaitEvent} ORDER BY start_ns`).all() as HostTables['waits'],
+    events: db
+      .prepare('SELECT pid, event_id AS eventId, stream_id AS stream, correlation_id AS correlation FROM cuda_events ORDER BY id')
+      .all() as HostTables['events'],
+    waits: db
+      .prepare(
+        `SELECT pid, event_id AS eventId, stream_id AS stream, correlation_id AS correlation, start_ns AS start
+      FROM syncs WHERE sync_type = ${SyncType.StreamWaitEvent} ORDER BY start_ns`,
+      )
+      .all() as HostTables['waits'],
   };
 }
 
@@ -189,7 +195,9 @@ export function loadHost(db: Db, ops: GpuOps, columns?: CallColumns, options: Lo
     const t = threadOfCall[k]!;
     lists[t]![fill[t]!++] = k;
   }
-  const threads = new Map<string, Int32Array>([...threadIndex].map(([key, t]) => [`${Math.floor(key / THREAD_LANE_FACTOR)}:${key % THREAD_LANE_FACTOR}`, lists[t]!]));
+  const threads = new Map<string, Int32Array>(
+    [...threadIndex].map(([key, t]) => [`${Math.floor(key / THREAD_LANE_FACTOR)}:${key % THREAD_LANE_FACTOR}`, lists[t]!]),
+  );
   return { calls, names, events, waits, opCall, callOf, threads };
 }
 
@@ -204,7 +212,10 @@ export function callNames(db: Db, calls: CallColumns): Map<number, string> {
     if (id !== last) nameIds.add((last = id));
   }
   const names = new Map<number, string>();
-  for (const s of db.prepare('SELECT id, value FROM strings WHERE id IN (SELECT value FROM json_each(?))').raw().iterate(JSON.stringify([...nameIds])) as Iterable<[number, string]>) {
+  for (const s of db
+    .prepare('SELECT id, value FROM strings WHERE id IN (SELECT value FROM json_each(?))')
+    .raw()
+    .iterate(JSON.stringify([...nameIds])) as Iterable<[number, string]>) {
     names.set(s[0], s[1]);
   }
   return names;
@@ -212,5 +223,5 @@ export function callNames(db: Db, calls: CallColumns): Map<number, string> {
 
 /** The name of call `k` ('' if unknown). */
 export function callName(host: Host, k: number): string {
-  return k < 0 ? '' : host.names.get(host.calls.nameId[k]!) ?? '';
+  return k < 0 ? '' : (host.names.get(host.calls.nameId[k]!) ?? '');
 }

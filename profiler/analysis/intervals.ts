@@ -173,6 +173,10 @@ export function intersect(a: IntervalList, b: IntervalList): IntervalList {
 export function unionOfLists(lists: IntervalList[]): IntervalList {
   const starts: number[] = [];
   const ends: number[] = [];
-  for (const l of lists) for (let k = 0; k < l.length; k += 2) { starts.push(l[k]!); ends.push(l[k + 1]!); }
+  for (const l of lists)
+    for (let k = 0; k < l.length; k += 2) {
+      starts.push(l[k]!);
+      ends.push(l[k + 1]!);
+    }
   return unionOfPairs(starts, ends);
 }

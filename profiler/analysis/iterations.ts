@@ -24,9 +24,13 @@ const WARM_UP_FACTOR = 1.5;
 const OUTLIER_SHARE = 0.2;
 
 export function rangeNames(db: Db): RangeName[] {
-  return db.prepare(`SELECT s.value AS name, count(*) AS instances, sum(r.end_ns - r.start_ns) AS totalNs
+  return db
+    .prepare(
+      `SELECT s.value AS name, count(*) AS instances, sum(r.end_ns - r.start_ns) AS totalNs
       FROM nvtx_ranges r JOIN strings s ON s.id = r.name_id WHERE r.end_ns IS NOT NULL
-      GROUP BY s.value ORDER BY totalNs DESC, s.value`).all() as RangeName[];
+      GROUP BY s.value ORDER BY totalNs DESC, s.value`,
+    )
+    .all() as RangeName[];
 }
 
 /**
@@ -55,8 +59,13 @@ export function iterationsOf(db: Db, columns: TimelineColumns, name: string, cho
 }
 
 function analyseInstance(
-  db: Db, columns: TimelineColumns, tables: ReturnType<typeof readTraceTables>, hostTables: { tables: HostTables; names: Map<number, string> },
-  gpu: (deviceId: number) => number, inst: RangeInstance, instance: number,
+  db: Db,
+  columns: TimelineColumns,
+  tables: ReturnType<typeof readTraceTables>,
+  hostTables: { tables: HostTables; names: Map<number, string> },
+  gpu: (deviceId: number) => number,
+  inst: RangeInstance,
+  instance: number,
 ): IterationRow {
   const sel = selectRange(columns, [inst]);
   const trace = loadTrace(db, sel.ops, sel.calls, tables);
@@ -80,9 +89,14 @@ function analyseInstance(
     gpuEndNs: hasGpu ? gpuEnd : null,
     lengthNs: hasGpu ? gpuEnd - gpuStart : inst.endNs - inst.startNs,
     operations: ops.length,
-    devices: overlapByDevice(trace).filter((o) => o.all.count > 0).map((o) => ({
-      deviceId: o.deviceId, gpu: gpu(o.deviceId), busyNs: o.all.union, overlap: o.all.overlapFactor,
-    })),
+    devices: overlapByDevice(trace)
+      .filter((o) => o.all.count > 0)
+      .map((o) => ({
+        deviceId: o.deviceId,
+        gpu: gpu(o.deviceId),
+        busyNs: o.all.union,
+        overlap: o.all.overlapFactor,
+      })),
     topFinding: top ? { kind: top.kind, severity: top.severity, title: top.title, costNs: top.costNs } : null,
     warmUp: false,
     outlier: false,

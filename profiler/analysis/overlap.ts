@@ -61,14 +61,16 @@ export function overlapByDevice(trace: Trace): DeviceOverlap[] {
   const { ops } = trace;
   const deviceIds = new Set<number>(trace.devices.map((d) => d.id));
   for (let i = 0; i < ops.length; i++) deviceIds.add(ops.device[i]!);
-  return [...deviceIds].sort((a, b) => a - b).map((deviceId) => {
-    const onDevice = (i: number) => ops.device[i] === deviceId;
-    return {
-      deviceId,
-      compute: busyOf(ops, (i) => onDevice(i) && ops.category[i] === OpCategory.Compute),
-      htod: busyOf(ops, (i) => onDevice(i) && ops.category[i] === OpCategory.HtoD),
-      dtoh: busyOf(ops, (i) => onDevice(i) && ops.category[i] === OpCategory.DtoH),
-      all: busyOf(ops, onDevice),
-    };
-  });
+  return [...deviceIds]
+    .sort((a, b) => a - b)
+    .map((deviceId) => {
+      const onDevice = (i: number) => ops.device[i] === deviceId;
+      return {
+        deviceId,
+        compute: busyOf(ops, (i) => onDevice(i) && ops.category[i] === OpCategory.Compute),
+        htod: busyOf(ops, (i) => onDevice(i) && ops.category[i] === OpCategory.HtoD),
+        dtoh: busyOf(ops, (i) => onDevice(i) && ops.category[i] === OpCategory.DtoH),
+        all: busyOf(ops, onDevice),
+      };
+    });
 }

@@ -26,8 +26,12 @@ export class EventHeap {
   size = 0;
   push(t: number, c: number): void {
     if (this.size === this.time.length) {
-      const time = new Float64Array(this.size * 2); time.set(this.time); this.time = time;
-      const code = new Int32Array(this.size * 2); code.set(this.code); this.code = code;
+      const time = new Float64Array(this.size * 2);
+      time.set(this.time);
+      this.time = time;
+      const code = new Int32Array(this.size * 2);
+      code.set(this.code);
+      this.code = code;
     }
     const T = this.time;
     const C = this.code;
@@ -36,9 +40,12 @@ export class EventHeap {
       const p = (i - 1) >> 2;
       const tp = T[p]!;
       if (tp < t || (tp === t && C[p]! <= c)) break;
-      T[i] = tp; C[i] = C[p]!; i = p;
+      T[i] = tp;
+      C[i] = C[p]!;
+      i = p;
     }
-    T[i] = t; C[i] = c;
+    T[i] = t;
+    C[i] = c;
   }
   /** Removes the minimum; read it from time[0]/code[0] first. */
   pop(): void {
@@ -57,11 +64,17 @@ export class EventHeap {
       const last = first + 4 < n ? first + 4 : n;
       for (let j = first + 1; j < last; j++) {
         const tj = T[j]!;
-        if (tj < tm || (tj === tm && C[j]! < C[m]!)) { m = j; tm = tj; }
+        if (tj < tm || (tj === tm && C[j]! < C[m]!)) {
+          m = j;
+          tm = tj;
+        }
       }
       if (t < tm || (t === tm && c <= C[m]!)) break;
-      T[i] = tm; C[i] = C[m]!; i = m;
+      T[i] = tm;
+      C[i] = C[m]!;
+      i = m;
     }
-    T[i] = t; C[i] = c;
+    T[i] = t;
+    C[i] = c;
   }
 }

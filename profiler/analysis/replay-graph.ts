@@ -41,7 +41,10 @@ export function issueIndex(host: Host, model: HostModel): IssueIndex {
   const { order } = model;
   const n = order.length;
   const callEnd = model.callPos.slice();
-  for (let p = 0; p < n; p++) { const k = host.opCall[order[p]!]!; if (k >= 0) callEnd[k] = p + 1; }
+  for (let p = 0; p < n; p++) {
+    const k = host.opCall[order[p]!]!;
+    if (k >= 0) callEnd[k] = p + 1;
+  }
   // Counting sort of the issue order by context.
   const C = model.contexts;
   const contextStart = new Int32Array(C + 1);
@@ -49,7 +52,10 @@ export function issueIndex(host: Host, model: HostModel): IssueIndex {
   for (let c = 0; c < C; c++) contextStart[c + 1]! += contextStart[c]!;
   const contextOps = new Int32Array(n);
   const fill = contextStart.slice(0, C);
-  for (let p = 0; p < n; p++) { const i = order[p]!; contextOps[fill[model.ctxOfOp[i]!]!++] = i; }
+  for (let p = 0; p < n; p++) {
+    const i = order[p]!;
+    contextOps[fill[model.ctxOfOp[i]!]!++] = i;
+  }
   indexes.set(model, (index = { callEnd, contextStart, contextOps }));
   return index;
 }
@@ -174,7 +180,11 @@ export function buildGraph(trace: Trace, host: Host, model: HostModel, index: Is
   const isLegacyStream = Uint8Array.from(flags, (f) => (f & LEGACY_STREAM ? 1 : 0));
   const isBlockingStream = Uint8Array.from(flags, (f) => (f & NOT_BLOCKING ? 0 : 1));
   let anyLegacy = false;
-  for (let i = 0; i < n; i++) if (isLegacyStream[opStream[i]!]) { anyLegacy = true; break; }
+  for (let i = 0; i < n; i++)
+    if (isLegacyStream[opStream[i]!]) {
+      anyLegacy = true;
+      break;
+    }
 
   // The walk in issue order.
   const nextInStream = scratch.nextInStream;
@@ -205,17 +215,29 @@ export function buildGraph(trace: Trace, host: Host, model: HostModel, index: Is
       const ev = eventOps[e++]!;
       const s = ev.stream <= maxId ? denseOf[ev.stream]! : -1;
       if (!ev.wait) capturedOp.set(ev.key, s >= 0 ? lastOfStream[s]! : -1);
-      else if (s >= 0) { const c = capturedOp.get(ev.key); if (c !== undefined && c >= 0) waitsOfStream[s]!.push(c); }
+      else if (s >= 0) {
+        const c = capturedOp.get(ev.key);
+        if (c !== undefined && c >= 0) waitsOfStream[s]!.push(c);
+      }
     }
     const i = order[p]!;
     const s = opStream[i]!;
     const c = ctxOfOp[i]!;
     const prev = lastOfStream[s]!;
-    if (prev >= 0) { nextInStream[prev] = i; pending[i]!++; }
+    if (prev >= 0) {
+      nextInStream[prev] = i;
+      pending[i]!++;
+    }
     lastOfStream[s] = i;
     if (opCall[i]! >= 0) pending[i]!++;
     const w = waitsOfStream[s]!;
-    if (w.length) { for (const from of w) { edgeFrom.push(from); edgeTo.push(i); } w.length = 0; }
+    if (w.length) {
+      for (const from of w) {
+        edgeFrom.push(from);
+        edgeTo.push(i);
+      }
+      w.length = 0;
+    }
     if (legacy) {
       if (isLegacyStream[s]) {
         legacy.need[i] = blockingIssued[c]!;
@@ -224,7 +246,11 @@ export function buildGraph(trace: Trace, host: Host, model: HostModel, index: Is
         legacy.blockingOps[legacy.end[c]!++] = i;
         blockingIssued[c]!++;
         const l = lastLegacy[c]!;
-        if (l >= 0 && streamSawLegacy[s] !== l) { edgeFrom.push(l); edgeTo.push(i); streamSawLegacy[s] = l; }
+        if (l >= 0 && streamSawLegacy[s] !== l) {
+          edgeFrom.push(l);
+          edgeTo.push(i);
+          streamSawLegacy[s] = l;
+        }
       }
     }
   }
@@ -235,7 +261,10 @@ export function buildGraph(trace: Trace, host: Host, model: HostModel, index: Is
   for (let i = 0; i < n; i++) edgeStart[i + 1]! += edgeStart[i]!;
   const to = new Int32Array(edgeFrom.length);
   const fill = edgeStart.slice(0, n);
-  for (let j = 0; j < edgeFrom.length; j++) { to[fill[edgeFrom[j]!]!++] = edgeTo[j]!; pending[edgeTo[j]!]!++; }
+  for (let j = 0; j < edgeFrom.length; j++) {
+    to[fill[edgeFrom[j]!]!++] = edgeTo[j]!;
+    pending[edgeTo[j]!]!++;
+  }
 
   return { opStream, isLegacyStream, isBlockingStream, nextInStream, pending, edgeStart, edgeTo: to, legacy };
 }

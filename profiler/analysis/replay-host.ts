@@ -164,24 +164,40 @@ function buildHostModel(trace: Trace, host: Host): HostModel {
   const streamIds: number[] = [];
   const streamPid: number[] = [];
   const ctxOfStreamList: number[] = [];
-  for (const s of trace.streams) { streamLookup.set(s.id, streamIds.length); streamIds.push(s.id); streamPid.push(s.pid); ctxOfStreamList.push(-1); }
+  for (const s of trace.streams) {
+    streamLookup.set(s.id, streamIds.length);
+    streamIds.push(s.id);
+    streamPid.push(s.pid);
+    ctxOfStreamList.push(-1);
+  }
   const streamOfOp = new Int32Array(n);
   const ctxIndex = new Map<number, number>();
   const ctxPid: number[] = [];
   const ctxOfOp = new Int32Array(n);
   for (let i = 0; i < n; i++) {
     let d = devLookup.get(ops.device[i]!);
-    if (d < 0) { devIndex.set(ops.device[i]!, (d = devIndex.size)); devLookup.set(ops.device[i]!, d); }
+    if (d < 0) {
+      devIndex.set(ops.device[i]!, (d = devIndex.size));
+      devLookup.set(ops.device[i]!, d);
+    }
     devOf[i] = d;
     let st = streamLookup.get(ops.stream[i]!);
-    if (st < 0) { streamLookup.set(ops.stream[i]!, (st = streamIds.length)); streamIds.push(ops.stream[i]!); streamPid.push(ops.pid[i]!); ctxOfStreamList.push(-1); }
+    if (st < 0) {
+      streamLookup.set(ops.stream[i]!, (st = streamIds.length));
+      streamIds.push(ops.stream[i]!);
+      streamPid.push(ops.pid[i]!);
+      ctxOfStreamList.push(-1);
+    }
     streamOfOp[i] = st;
     let c = ctxOfStreamList[st]!;
     if (c < 0) {
       // Unknown stream: one context per process and device.
       const key = streamRow.get(ops.stream[i]!)?.contextId ?? 1e9 + ops.pid[i]! * 1024 + d;
       c = ctxIndex.get(key) ?? -1;
-      if (c < 0) { ctxIndex.set(key, (c = ctxIndex.size)); ctxPid.push(ops.pid[i]!); }
+      if (c < 0) {
+        ctxIndex.set(key, (c = ctxIndex.size));
+        ctxPid.push(ops.pid[i]!);
+      }
       ctxOfStreamList[st] = c;
     }
     ctxOfOp[i] = c;
@@ -197,7 +213,11 @@ function buildHostModel(trace: Trace, host: Host): HostModel {
   // Calls in start order (the native loader returns them by id, which is
   // start order per thread; check globally and sort only if needed).
   let sorted = true;
-  for (let k = 1; k < nc; k++) if (calls.start[k]! < calls.start[k - 1]!) { sorted = false; break; }
+  for (let k = 1; k < nc; k++)
+    if (calls.start[k]! < calls.start[k - 1]!) {
+      sorted = false;
+      break;
+    }
   let callOrder: Int32Array;
   if (sorted) {
     callOrder = new Int32Array(nc);
@@ -208,18 +228,27 @@ function buildHostModel(trace: Trace, host: Host): HostModel {
 
   // Ops per call (CSR), in op order (= start order).
   const firstOp = new Int32Array(nc + 1);
-  for (let i = 0; i < n; i++) { const k = host.opCall[i]!; if (k >= 0) firstOp[k + 1]!++; }
+  for (let i = 0; i < n; i++) {
+    const k = host.opCall[i]!;
+    if (k >= 0) firstOp[k + 1]!++;
+  }
   for (let k = 0; k < nc; k++) firstOp[k + 1]! += firstOp[k]!;
   const callOps = new Int32Array(firstOp[nc]!);
   {
     const fill = firstOp.slice(0, nc);
-    for (let i = 0; i < n; i++) { const k = host.opCall[i]!; if (k >= 0) callOps[fill[k]!++] = i; }
+    for (let i = 0; i < n; i++) {
+      const k = host.opCall[i]!;
+      if (k >= 0) callOps[fill[k]!++] = i;
+    }
   }
 
   // Threads: dense index per call.
   const threadCalls = [...host.threads.values()];
   const threadOf = new Int32Array(nc);
-  for (let t = 0; t < threadCalls.length; t++) { const list = threadCalls[t]!; for (let j = 0; j < list.length; j++) threadOf[list[j]!] = t; }
+  for (let t = 0; t < threadCalls.length; t++) {
+    const list = threadCalls[t]!;
+    for (let j = 0; j < list.length; j++) threadOf[list[j]!] = t;
+  }
 
   // Outermost call of each call (driver calls inside runtime calls).
   const outer = new Int32Array(nc);
@@ -238,14 +267,30 @@ function buildHostModel(trace: Trace, host: Host): HostModel {
 
   // Streams and contexts by process; event records and waits by call.
   const streamsOfPid = new Map<number, number[]>();
-  streamPid.forEach((p, st) => { const l = streamsOfPid.get(p) ?? []; l.push(st); streamsOfPid.set(p, l); });
+  streamPid.forEach((p, st) => {
+    const l = streamsOfPid.get(p) ?? [];
+    l.push(st);
+    streamsOfPid.set(p, l);
+  });
   const ctxsOfPid = new Map<number, number[]>();
-  ctxPid.forEach((p, c) => { const l = ctxsOfPid.get(p) ?? []; l.push(c); ctxsOfPid.set(p, l); });
+  ctxPid.forEach((p, c) => {
+    const l = ctxsOfPid.get(p) ?? [];
+    l.push(c);
+    ctxsOfPid.set(p, l);
+  });
   const hasEvent = new Uint8Array(nc);
   const recordsAt = new Map<number, { pid: number; eventId: number; stream: number | null }[]>();
-  for (const e of host.events) if (e.call >= 0) { hasEvent[e.call] = 1; (recordsAt.get(e.call) ?? recordsAt.set(e.call, []).get(e.call)!).push(e); }
+  for (const e of host.events)
+    if (e.call >= 0) {
+      hasEvent[e.call] = 1;
+      (recordsAt.get(e.call) ?? recordsAt.set(e.call, []).get(e.call)!).push(e);
+    }
   const waitsAt = new Map<number, { pid: number; eventId: number | null; stream: number | null }[]>();
-  for (const w of host.waits) if (w.call >= 0) { hasEvent[w.call] = 1; (waitsAt.get(w.call) ?? waitsAt.set(w.call, []).get(w.call)!).push(w); }
+  for (const w of host.waits)
+    if (w.call >= 0) {
+      hasEvent[w.call] = 1;
+      (waitsAt.get(w.call) ?? waitsAt.set(w.call, []).get(w.call)!).push(w);
+    }
 
   // The walk in issue order: calls by start, ops without a call merged in
   // by their own start.
@@ -275,7 +320,9 @@ function buildHostModel(trace: Trace, host: Host): HostModel {
   // GPU's latencies (measureLatencies).
   const depEnd = new Float64Array(n).fill(-Infinity);
   const flagsOf = new Int32Array(streamIds.length);
-  streamIds.forEach((id, x) => { flagsOf[x] = streamRow.get(id)?.flags ?? 0; });
+  streamIds.forEach((id, x) => {
+    flagsOf[x] = streamRow.get(id)?.flags ?? 0;
+  });
   const waitEnd = new Float64Array(streamIds.length).fill(-Infinity);
   const blockingMaxEnd = new Float64Array(contexts).fill(-Infinity);
   const legacyEnd = new Float64Array(contexts).fill(-Infinity);
@@ -287,13 +334,21 @@ function buildHostModel(trace: Trace, host: Host): HostModel {
     const c = ctxOfOp[i]!;
     let dep = Math.max(lastOfStream[s]! >= 0 ? ops.end[lastOfStream[s]!]! : -Infinity, waitEnd[s]!);
     waitEnd[s] = -Infinity;
-    if (flagsOf[s]! & LEGACY_STREAM) { dep = Math.max(dep, blockingMaxEnd[c]!); legacyEnd[c] = ops.end[i]!; }
-    else if (!(flagsOf[s]! & NOT_BLOCKING)) { dep = Math.max(dep, legacyEnd[c]!); blockingMaxEnd[c] = Math.max(blockingMaxEnd[c]!, ops.end[i]!); }
+    if (flagsOf[s]! & LEGACY_STREAM) {
+      dep = Math.max(dep, blockingMaxEnd[c]!);
+      legacyEnd[c] = ops.end[i]!;
+    } else if (!(flagsOf[s]! & NOT_BLOCKING)) {
+      dep = Math.max(dep, legacyEnd[c]!);
+      blockingMaxEnd[c] = Math.max(blockingMaxEnd[c]!, ops.end[i]!);
+    }
     depEnd[i] = dep;
     lastOfStream[s] = i;
     ctxCount[c]!++;
     if (ops.end[i]! > ctxMaxEnd[c]!) ctxMaxEnd[c] = ops.end[i]!;
-    if (t >= 0) { threadStream[t] = s; threadCtx[t] = c; }
+    if (t >= 0) {
+      threadStream[t] = s;
+      threadCtx[t] = c;
+    }
   };
   const emitLooseBefore = (time: number) => {
     while (loose < n && (host.opCall[loose]! >= 0 || ops.start[loose]! < time)) {
@@ -309,21 +364,23 @@ function buildHostModel(trace: Trace, host: Host): HostModel {
     const t = threadOf[k]!;
     const pid = calls.pid[k]!;
     // Event records and waits: positions for the replay's own walk.
-    if (hasEvent[k]) for (const e of recordsAt.get(k) ?? []) {
-      if (e.stream === null) continue;
-      const key = `${e.pid}:${e.eventId}`;
-      eventOps.push({ pos, wait: false, stream: e.stream, key });
-      const s = streamLookup.get(e.stream);
-      capturedOf(e.pid).set(e.eventId, s < 0 ? -1 : lastOfStream[s]!);
-    }
-    if (hasEvent[k]) for (const w of waitsAt.get(k) ?? []) {
-      if (w.stream === null || w.eventId === null) continue;
-      const key = `${w.pid}:${w.eventId}`;
-      eventOps.push({ pos, wait: true, stream: w.stream, key });
-      const s = streamLookup.get(w.stream);
-      const c = captured.get(w.pid)?.get(w.eventId);
-      if (s >= 0 && c !== undefined && c >= 0) waitEnd[s] = Math.max(waitEnd[s]!, ops.end[c]!);
-    }
+    if (hasEvent[k])
+      for (const e of recordsAt.get(k) ?? []) {
+        if (e.stream === null) continue;
+        const key = `${e.pid}:${e.eventId}`;
+        eventOps.push({ pos, wait: false, stream: e.stream, key });
+        const s = streamLookup.get(e.stream);
+        capturedOf(e.pid).set(e.eventId, s < 0 ? -1 : lastOfStream[s]!);
+      }
+    if (hasEvent[k])
+      for (const w of waitsAt.get(k) ?? []) {
+        if (w.stream === null || w.eventId === null) continue;
+        const key = `${w.pid}:${w.eventId}`;
+        eventOps.push({ pos, wait: true, stream: w.stream, key });
+        const s = streamLookup.get(w.stream);
+        const c = captured.get(w.pid)?.get(w.eventId);
+        if (s >= 0 && c !== undefined && c >= 0) waitEnd[s] = Math.max(waitEnd[s]!, ops.end[c]!);
+      }
     // Its own ops.
     let blockingOwn = -1;
     for (let j = firstOp[k]!; j < firstOp[k + 1]!; j++) {
@@ -398,9 +455,24 @@ function buildHostModel(trace: Trace, host: Host): HostModel {
     duplex[d * 2 + 1] = f.DtoH;
   }
   return {
-    work: uncontendedDurations(trace, factors, overlap), duplex,
-    order, callPos, ctxOfOp, contexts, ctxIndex, waitKind, waitArg, waitCtx, cost, outer, waitsOwn,
-    latency: measureLatencies(trace, host, devIndex, devOf, waitsOwn, depEnd), devIndex, devOf, eventOps, threadCalls,
+    work: uncontendedDurations(trace, factors, overlap),
+    duplex,
+    order,
+    callPos,
+    ctxOfOp,
+    contexts,
+    ctxIndex,
+    waitKind,
+    waitArg,
+    waitCtx,
+    cost,
+    outer,
+    waitsOwn,
+    latency: measureLatencies(trace, host, devIndex, devOf, waitsOwn, depEnd),
+    devIndex,
+    devOf,
+    eventOps,
+    threadCalls,
   };
 }
 
@@ -466,7 +538,9 @@ function measureLatencies(trace: Trace, host: Host, devIndex: Map<number, number
   for (const x of trace.devices) shared[devIndex.get(x.id)!] = (x.asyncEngineCount ?? 2) <= 1 ? 1 : 0;
   // A sample of each latency is plenty: keep the first SAMPLES of each kind.
   const SAMPLES = 10_000;
-  const add = (l: number[], v: number) => { if (l.length < SAMPLES) l.push(v); };
+  const add = (l: number[], v: number) => {
+    if (l.length < SAMPLES) l.push(v);
+  };
   const engineEnd = new Float64Array(D * 2).fill(-Infinity);
   for (let i = 0; i < ops.length; i++) {
     const k = host.opCall[i]!;
@@ -482,14 +556,26 @@ function measureLatencies(trace: Trace, host: Host, devIndex: Map<number, number
       add(all[d]!, start - issued);
       // Only one thing decided the start: sample that latency.
       if (issued >= dep && issued >= busy) add(launch[d * 4 + kind]!, start - issued);
-      else if (eng >= 0 && busy === dep && engineStream[eng] === ops.stream[i] && dep > issued + 1_000 && start >= dep && start - dep < 100_000) add(chain[eng]!, start - dep);
+      else if (eng >= 0 && busy === dep && engineStream[eng] === ops.stream[i] && dep > issued + 1_000 && start >= dep && start - dep < 100_000)
+        add(chain[eng]!, start - dep);
       else if (dep > issued + 1_000 && dep >= busy && start >= dep && start - dep < 100_000) add(dependency[d * 4 + kind]!, start - dep);
       else if (busy > issued + 1_000 && busy > dep && start >= busy && start - busy < 100_000) add(engine[eng]!, start - busy);
     }
-    if (eng >= 0) { engineEnd[eng] = Math.max(busy, ops.end[i]!); engineStream[eng] = ops.stream[i]!; }
+    if (eng >= 0) {
+      engineEnd[eng] = Math.max(busy, ops.end[i]!);
+      engineStream[eng] = ops.stream[i]!;
+    }
   }
-  const quantile = (l: number[], q: number) => { l.sort((a, b) => a - b); return l[Math.floor((l.length - 1) * q)]!; };
-  const out: Latencies = { launch: new Float64Array(D * 4), dependency: new Float64Array(D * 4), engine: new Float64Array(D * 2), chain: new Float64Array(D * 2) };
+  const quantile = (l: number[], q: number) => {
+    l.sort((a, b) => a - b);
+    return l[Math.floor((l.length - 1) * q)]!;
+  };
+  const out: Latencies = {
+    launch: new Float64Array(D * 4),
+    dependency: new Float64Array(D * 4),
+    engine: new Float64Array(D * 2),
+    chain: new Float64Array(D * 2),
+  };
   for (let d = 0; d < D; d++) {
     // A kind without a clean sample: the device's other clean launches, else
     // the 10th percentile of all its launch lags (the ops that waited least).
@@ -499,14 +585,18 @@ function measureLatencies(trace: Trace, host: Host, devIndex: Map<number, number
       const l = launch[d * 4 + kind]!;
       out.launch[d * 4 + kind] = l.length ? quantile(l, 0.5) : fallback;
       const dl = dependency[d * 4 + kind]!;
-      const fallbackDep = kind === KERNEL ? DEFAULT_LATENCY.dependency.kernel : kind === MEMCPY ? DEFAULT_LATENCY.dependency.copy : DEFAULT_LATENCY.dependency.memset;
+      const fallbackDep =
+        kind === KERNEL ? DEFAULT_LATENCY.dependency.kernel : kind === MEMCPY ? DEFAULT_LATENCY.dependency.copy : DEFAULT_LATENCY.dependency.memset;
       out.dependency[d * 4 + kind] = dl.length ? quantile(dl, 0.5) : fallbackDep;
     }
     for (let e = 0; e < 2; e++) {
-      out.engine[d * 2 + e] = engine[d * 2 + e]!.length ? quantile(engine[d * 2 + e]!, 0.5) : e === 0 ? DEFAULT_LATENCY.engine.HtoD : DEFAULT_LATENCY.engine.DtoH;
+      out.engine[d * 2 + e] = engine[d * 2 + e]!.length
+        ? quantile(engine[d * 2 + e]!, 0.5)
+        : e === 0
+          ? DEFAULT_LATENCY.engine.HtoD
+          : DEFAULT_LATENCY.engine.DtoH;
       out.chain[d * 2 + e] = chain[d * 2 + e]!.length ? quantile(chain[d * 2 + e]!, 0.5) : DEFAULT_LATENCY.chain;
     }
   }
   return out;
 }
-

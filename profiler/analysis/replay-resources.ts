@@ -147,9 +147,13 @@ export class Resources {
   acquire(i: number): boolean {
     const eng = this.engineOf(i);
     if (eng >= 0) {
-      if (!this.engineBusy[eng]) { this.engineBusy[eng] = 1; return true; }
+      if (!this.engineBusy[eng]) {
+        this.engineBusy[eng] = 1;
+        return true;
+      }
       const tail = this.engineTail[eng]!;
-      if (tail >= 0) this.queueNext[tail] = i; else this.engineHead[eng] = i;
+      if (tail >= 0) this.queueNext[tail] = i;
+      else this.engineHead[eng] = i;
       this.engineTail[eng] = i;
       return false;
     }
@@ -157,11 +161,13 @@ export class Resources {
       const d = this.devOf[i]!;
       const share = this.share[i]!;
       if (this.smHead[d]! < 0 && (this.smRunning[d] === 0 || this.smUsed[d]! + share <= 1 + SHARE_SLACK)) {
-        this.smUsed[d]! += share; this.smRunning[d]!++;
+        this.smUsed[d]! += share;
+        this.smRunning[d]!++;
         return true;
       }
       const tail = this.smTail[d]!;
-      if (tail >= 0) this.queueNext[tail] = i; else this.smHead[d] = i;
+      if (tail >= 0) this.queueNext[tail] = i;
+      else this.smHead[d] = i;
       this.smTail[d] = i;
       return false;
     }
@@ -171,7 +177,10 @@ export class Resources {
   /** Engine `eng` is done with its copy: the next copy queued for it, which now holds it, or -1 (the engine is idle). */
   nextCopy(eng: number): number {
     const q = this.engineHead[eng]!;
-    if (q < 0) { this.engineBusy[eng] = 0; return -1; }
+    if (q < 0) {
+      this.engineBusy[eng] = 0;
+      return -1;
+    }
     this.engineHead[eng] = this.queueNext[q]!;
     if (this.engineHead[eng]! < 0) this.engineTail[eng] = -1;
     return q;
@@ -192,7 +201,8 @@ export class Resources {
     if (this.smRunning[d]! > 0 && this.smUsed[d]! + share > 1 + SHARE_SLACK) return -1;
     this.smHead[d] = this.queueNext[q]!;
     if (this.smHead[d]! < 0) this.smTail[d] = -1;
-    this.smUsed[d]! += share; this.smRunning[d]!++;
+    this.smUsed[d]! += share;
+    this.smRunning[d]!++;
     return q;
   }
 

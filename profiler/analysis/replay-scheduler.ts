@@ -199,9 +199,16 @@ export class Simulation {
       if (th < 0) break;
       for (const [op, list] of this.opWaiters) {
         const j = list.indexOf(th);
-        if (j >= 0) { list.splice(j, 1); this.waitingOnOps--; if (!list.length) this.opWaiters.delete(op); }
+        if (j >= 0) {
+          list.splice(j, 1);
+          this.waitingOnOps--;
+          if (!list.length) this.opWaiters.delete(op);
+        }
       }
-      for (const waiters of this.contextWaiters) { const j = waiters.indexOf(th); if (j >= 0) waiters.splice(j, 1); }
+      for (const waiters of this.contextWaiters) {
+        const j = waiters.indexOf(th);
+        if (j >= 0) waiters.splice(j, 1);
+      }
       this.resume(th, this.blockedSince[th]!);
     }
     return this.result();
@@ -254,13 +261,15 @@ export class Simulation {
 
   /** Is legacy-stream op i held by the barrier: blocking work of its context issued before it still running? */
   private heldByBarrier(i: number): boolean {
-    return this.legacy !== null && this.isLegacyStream[this.opStream[i]!] === 1 &&
-      this.blockingDone!.count(this.ctxOfOp[i]!) < this.legacy.need[i]!;
+    return this.legacy !== null && this.isLegacyStream[this.opStream[i]!] === 1 && this.blockingDone!.count(this.ctxOfOp[i]!) < this.legacy.need[i]!;
   }
 
   /** All edges into op i are satisfied (at t, or earlier if t = now): it may start once its earliest start has come. */
   private release(i: number, t: number): void {
-    if (this.heldByBarrier(i)) { this.legacyWaiter[this.ctxOfOp[i]!] = i; return; }
+    if (this.heldByBarrier(i)) {
+      this.legacyWaiter[this.ctxOfOp[i]!] = i;
+      return;
+    }
     const r = Math.max(t, this.readyMin[i]!);
     if (r > this.now) this.heap.push(r, i | READY);
     else this.acquire(i, r);
@@ -318,7 +327,8 @@ export class Simulation {
         const q = resources.nextCopy(eng);
         if (q >= 0) {
           const gap = this.engineLatency[eng]!;
-          if (gap > 0) this.heap.push(t + gap, q | BEGIN); else this.begin(q, t);
+          if (gap > 0) this.heap.push(t + gap, q | BEGIN);
+          else this.begin(q, t);
         }
       }
     } else if (this.opKind[i] === KERNEL) {
@@ -329,7 +339,10 @@ export class Simulation {
     // Its dependents: the next op of its stream, event waiters, legacy barrier edges.
     if (nx >= 0 && nx !== chained) this.satisfy(nx, this.afterDependency(nx, t));
     const { edgeStart, edgeTo } = this.graph;
-    for (let j = edgeStart[i]!; j < edgeStart[i + 1]!; j++) { const x = edgeTo[j]!; this.satisfy(x, this.afterDependency(x, t)); }
+    for (let j = edgeStart[i]!; j < edgeStart[i + 1]!; j++) {
+      const x = edgeTo[j]!;
+      this.satisfy(x, this.afterDependency(x, t));
+    }
 
     // The work of its context completed so far: the legacy-stream op held by
     // the barrier, and threads in a device synchronize, may go on.
@@ -337,21 +350,31 @@ export class Simulation {
     if (this.blockingDone !== null && this.isBlockingStream[this.opStream[i]!]) {
       const reached = this.blockingDone.advance(c, done);
       const l = this.legacyWaiter[c]!;
-      if (l >= 0 && reached >= this.legacy!.need[l]!) { this.legacyWaiter[c] = -1; this.release(l, this.afterDependency(l, t)); }
+      if (l >= 0 && reached >= this.legacy!.need[l]!) {
+        this.legacyWaiter[c] = -1;
+        this.release(l, this.afterDependency(l, t));
+      }
     }
     const reached = this.contextDone.advance(c, done);
     const waiters = this.contextWaiters[c]!;
     if (waiters.length) {
       const waitArg = this.model.waitArg;
-      for (let j = 0; j < waiters.length; ) {
+      for (let j = 0; j < waiters.length;) {
         const th = waiters[j]!;
-        if (reached >= waitArg[this.blockedCall[th]!]!) { waiters.splice(j, 1); this.resume(th, t); } else j++;
+        if (reached >= waitArg[this.blockedCall[th]!]!) {
+          waiters.splice(j, 1);
+          this.resume(th, t);
+        } else j++;
       }
     }
     // Threads in a stream or event synchronize, or a blocking copy, waiting for this op.
     if (this.waitingOnOps) {
       const list = this.opWaiters.get(i);
-      if (list) { this.opWaiters.delete(i); this.waitingOnOps -= list.length; for (const th of list) this.resume(th, t); }
+      if (list) {
+        this.opWaiters.delete(i);
+        this.waitingOnOps -= list.length;
+        for (const th of list) this.resume(th, t);
+      }
     }
   }
 
@@ -376,7 +399,10 @@ export class Simulation {
     let started = this.threadStarted[th]!;
     while (pos < calls.length) {
       const call = calls[pos]!;
-      if (outer[call] !== call) { pos++; continue; } // issued with its outer call below
+      if (outer[call] !== call) {
+        pos++;
+        continue;
+      } // issued with its outer call below
       // It starts after the host time that preceded it in the recording.
       const recordedStart = callStart[call]!;
       const startAt = started ? clock + Math.max(0, recordedStart - prevEnd) : recordedStart;
@@ -408,17 +434,27 @@ export class Simulation {
       pos++;
       // Does the call wait, and for what (replay-host.ts)?
       const kind = freed && freed[call] ? WAIT_NONE : waitKind[call]!;
-      if (kind === WAIT_NONE) { clock = startAt + duration; continue; }
+      if (kind === WAIT_NONE) {
+        clock = startAt + duration;
+        continue;
+      }
       const tail = this.tailTime(call);
       if (kind === WAIT_OP) {
         const target = waitArg[call]!;
-        if (this.done[target]) { clock = Math.max(startAt, this.end[target]!) + tail; continue; }
+        if (this.done[target]) {
+          clock = Math.max(startAt, this.end[target]!) + tail;
+          continue;
+        }
         const list = this.opWaiters.get(target);
-        if (list) list.push(th); else this.opWaiters.set(target, [th]);
+        if (list) list.push(th);
+        else this.opWaiters.set(target, [th]);
         this.waitingOnOps++;
       } else {
         const c = waitCtx[call]!;
-        if (this.contextDone.count(c) >= waitArg[call]!) { clock = startAt + tail; continue; }
+        if (this.contextDone.count(c) >= waitArg[call]!) {
+          clock = startAt + tail;
+          continue;
+        }
         this.contextWaiters[c]!.push(th);
       }
       this.blockedSince[th] = startAt;

@@ -125,7 +125,15 @@ const scratchOf = new WeakMap<HostModel, Scratch>();
 function scratch(model: HostModel, n: number): Scratch {
   let sc = scratchOf.get(model);
   if (!sc || sc.inUse) {
-    sc = { nextInStream: new Int32Array(n), pending: new Int32Array(n), queueNext: new Int32Array(n), readyMin: new Float64Array(n), done: new Uint8Array(n), opStream: new Int32Array(n), inUse: false };
+    sc = {
+      nextInStream: new Int32Array(n),
+      pending: new Int32Array(n),
+      queueNext: new Int32Array(n),
+      readyMin: new Float64Array(n),
+      done: new Uint8Array(n),
+      opStream: new Int32Array(n),
+      inUse: false,
+    };
     if (!scratchOf.has(model)) scratchOf.set(model, sc);
   }
   sc.nextInStream.fill(-1);

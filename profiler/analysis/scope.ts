@@ -43,8 +43,12 @@ export interface RangeInstance {
 
 /** The closed instances of the NVTX range `name`, in start order. */
 export function rangeInstances(db: Db, name: string): RangeInstance[] {
-  return db.prepare(`SELECT r.pid, r.tid, r.start_ns AS startNs, r.end_ns AS endNs FROM nvtx_ranges r
-      JOIN strings s ON s.id = r.name_id WHERE s.value = ? AND r.end_ns IS NOT NULL ORDER BY r.start_ns, r.id`).all(name) as RangeInstance[];
+  return db
+    .prepare(
+      `SELECT r.pid, r.tid, r.start_ns AS startNs, r.end_ns AS endNs FROM nvtx_ranges r
+      JOIN strings s ON s.id = r.name_id WHERE s.value = ? AND r.end_ns IS NOT NULL ORDER BY r.start_ns, r.id`,
+    )
+    .all(name) as RangeInstance[];
 }
 
 /** `NAME` or `NAME#k` (k from 1) as a range scope. */
@@ -101,11 +105,16 @@ export function selectScope(db: Db, file: string, scope: Scope, columns: Timelin
         throw new ScopeError(`${file}: NVTX range '${scope.name}' has ${all.length} instance${all.length > 1 ? 's' : ''}; #${scope.instance} does not exist`);
       }
       const chosen = scope.instance !== undefined ? [all[scope.instance - 1]!] : all;
-      const label = scope.instance !== undefined ? `NVTX range '${scope.name}' #${scope.instance} of ${all.length}` : `NVTX range '${scope.name}' (${all.length} instance${all.length > 1 ? 's' : ''})`;
+      const label =
+        scope.instance !== undefined
+          ? `NVTX range '${scope.name}' #${scope.instance} of ${all.length}`
+          : `NVTX range '${scope.name}' (${all.length} instance${all.length > 1 ? 's' : ''})`;
       return {
         columns: selectRange(columns, chosen),
         info: {
-          kind: 'range', label, startup,
+          kind: 'range',
+          label,
+          startup,
           windows: chosen.map((r) => ({ startNs: r.startNs, endNs: r.endNs })),
           range: { name: scope.name, instances: all.length, ...(scope.instance !== undefined ? { instance: scope.instance } : {}) },
         },
@@ -124,8 +133,13 @@ function windowLabel(startNs: Ns, endNs: Ns): string {
 
 /** For a message about a range name that is not there: "; its ranges: 'step', 'compute'" (closed ranges, most frequent first), or that there are none. */
 export function knownRanges(db: Db): string {
-  const names = db.prepare(`SELECT s.value FROM nvtx_ranges r JOIN strings s ON s.id = r.name_id
-      WHERE r.end_ns IS NOT NULL GROUP BY s.value ORDER BY count(*) DESC, s.value LIMIT 8`).pluck().all() as string[];
+  const names = db
+    .prepare(
+      `SELECT s.value FROM nvtx_ranges r JOIN strings s ON s.id = r.name_id
+      WHERE r.end_ns IS NOT NULL GROUP BY s.value ORDER BY count(*) DESC, s.value LIMIT 8`,
+    )
+    .pluck()
+    .all() as string[];
   return names.length ? `; its ranges: ${names.map((n) => `'${n}'`).join(', ')}` : '; it has no NVTX ranges';
 }
 

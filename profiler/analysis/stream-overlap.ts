@@ -35,21 +35,26 @@ export function streamOverlapByDevice(trace: Trace): StreamOverlap[] {
     if (!list) streams.set(ops.stream[i]!, (list = []));
     list.push(i);
   }
-  return [...byDevice].sort((a, b) => a[0] - b[0]).map(([deviceId, streams]) => {
-    const streamIds = [...streams.keys()].sort((a, b) => a - b);
-    const running = streamIds.map((s) => {
-      const idx = streams.get(s)!;
-      return unionOfPairs(Float64Array.from(idx, (i) => ops.start[i]!), Float64Array.from(idx, (i) => ops.end[i]!));
-    });
-    const n = streamIds.length;
-    const overlapNs = Array.from({ length: n }, () => new Array<number>(n).fill(0));
-    for (let a = 0; a < n; a++) {
-      for (let b = a + 1; b < n; b++) {
-        const t = intersectionLength(running[a]!, running[b]!);
-        overlapNs[a]![b] = t;
-        overlapNs[b]![a] = t;
+  return [...byDevice]
+    .sort((a, b) => a[0] - b[0])
+    .map(([deviceId, streams]) => {
+      const streamIds = [...streams.keys()].sort((a, b) => a - b);
+      const running = streamIds.map((s) => {
+        const idx = streams.get(s)!;
+        return unionOfPairs(
+          Float64Array.from(idx, (i) => ops.start[i]!),
+          Float64Array.from(idx, (i) => ops.end[i]!),
+        );
+      });
+      const n = streamIds.length;
+      const overlapNs = Array.from({ length: n }, () => new Array<number>(n).fill(0));
+      for (let a = 0; a < n; a++) {
+        for (let b = a + 1; b < n; b++) {
+          const t = intersectionLength(running[a]!, running[b]!);
+          overlapNs[a]![b] = t;
+          overlapNs[b]![a] = t;
+        }
       }
-    }
-    return { deviceId, streamIds, busyNs: running.map(lengthOf), overlapNs, running };
-  });
+      return { deviceId, streamIds, busyNs: running.map(lengthOf), overlapNs, running };
+    });
 }

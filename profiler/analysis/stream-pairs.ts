@@ -47,7 +47,10 @@ export function streamPairs(trace: Trace, issue: IssueTimes): StreamPairs[] {
     for (const s of streamIds) {
       const idx = streams.get(s)!;
       const starts = Float64Array.from(idx, (i) => ops.start[i]!);
-      const run = unionOfPairs(starts, Float64Array.from(idx, (i) => ops.end[i]!));
+      const run = unionOfPairs(
+        starts,
+        Float64Array.from(idx, (i) => ops.end[i]!),
+      );
       const qs = Float64Array.from(idx, (i) => Math.min(issue[i]!, ops.start[i]!));
       const qe = starts;
       running.push(run);
@@ -55,7 +58,16 @@ export function streamPairs(trace: Trace, issue: IssueTimes): StreamPairs[] {
     }
     const waitedBehind = Array.from({ length: n }, () => new Array<number>(n).fill(0));
     const overlap = Array.from({ length: n }, () => new Array<number>(n).fill(0));
-    sweep(waiting, running, (a, b, t) => { waitedBehind[a]![b]! += t; }, (a, b, t) => { overlap[a]![b]! += t; });
+    sweep(
+      waiting,
+      running,
+      (a, b, t) => {
+        waitedBehind[a]![b]! += t;
+      },
+      (a, b, t) => {
+        overlap[a]![b]! += t;
+      },
+    );
     out.push({ deviceId, streamIds, waitedBehind, overlap, waiting, running });
   }
   return out;

@@ -35,7 +35,7 @@ export function summarizeStreams(trace: Trace, deviceBusy: Map<number, Ns>): Str
   return trace.streams.map((s) => {
     const [kernels, memcpys, memsets] = counts.get(s.id) ?? [0, 0, 0];
     const busy = busyOf(ops, (i) => ops.stream[i] === s.id);
-    const deviceUnion = s.deviceId !== null ? deviceBusy.get(s.deviceId) ?? 0 : 0;
+    const deviceUnion = s.deviceId !== null ? (deviceBusy.get(s.deviceId) ?? 0) : 0;
     return {
       streamId: s.id,
       cuptiStreamId: s.cuptiStreamId,

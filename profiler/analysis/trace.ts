@@ -17,12 +17,23 @@ export const OP_CATEGORY_NAMES = ['compute', 'HtoD', 'DtoH', 'DtoD', 'PtoP', 'Ht
 /** CUPTI memcpy kinds (stored as is in memcpys.copy_kind) → category. */
 export function categoryOfCopyKind(copyKind: number): OpCategoryValue {
   switch (copyKind) {
-    case 1: case 3: return OpCategory.HtoD; // HtoD, HtoA
-    case 2: case 4: return OpCategory.DtoH; // DtoH, AtoH
-    case 5: case 6: case 7: case 8: return OpCategory.DtoD; // AtoA, AtoD, DtoA, DtoD
-    case 9: return OpCategory.HtoH;
-    case 10: return OpCategory.PtoP;
-    default: return OpCategory.Other;
+    case 1:
+    case 3:
+      return OpCategory.HtoD; // HtoD, HtoA
+    case 2:
+    case 4:
+      return OpCategory.DtoH; // DtoH, AtoH
+    case 5:
+    case 6:
+    case 7:
+    case 8:
+      return OpCategory.DtoD; // AtoA, AtoD, DtoA, DtoD
+    case 9:
+      return OpCategory.HtoH;
+    case 10:
+      return OpCategory.PtoP;
+    default:
+      return OpCategory.Other;
   }
 }
 
@@ -138,13 +149,21 @@ export interface TraceTables {
 
 export function readTraceTables(db: Db): TraceTables {
   const meta = readMeta(db);
-  const devices = db.prepare(`SELECT id, uuid, ordinal, name, cc_major AS ccMajor, cc_minor AS ccMinor,
+  const devices = db
+    .prepare(
+      `SELECT id, uuid, ordinal, name, cc_major AS ccMajor, cc_minor AS ccMinor,
       sm_count AS smCount, async_engine_count AS asyncEngineCount, concurrent_kernels AS concurrentKernels,
       total_memory_bytes AS totalMemoryBytes, max_threads_per_sm AS maxThreadsPerSm,
       max_shared_memory_per_sm AS maxSharedMemoryPerSm, max_registers_per_sm AS maxRegistersPerSm,
-      max_blocks_per_sm AS maxBlocksPerSm, pcie_generation AS pcieGeneration, pcie_width AS pcieWidth FROM devices ORDER BY id`).all() as DeviceRow[];
-  const streams = db.prepare(`SELECT id, pid, context_id AS contextId, device_id AS deviceId,
-      cupti_stream_id AS cuptiStreamId, flags, priority FROM streams ORDER BY id`).all() as StreamRow[];
+      max_blocks_per_sm AS maxBlocksPerSm, pcie_generation AS pcieGeneration, pcie_width AS pcieWidth FROM devices ORDER BY id`,
+    )
+    .all() as DeviceRow[];
+  const streams = db
+    .prepare(
+      `SELECT id, pid, context_id AS contextId, device_id AS deviceId,
+      cupti_stream_id AS cuptiStreamId, flags, priority FROM streams ORDER BY id`,
+    )
+    .all() as StreamRow[];
   const strings = new Map<number, string>();
   const demangled = new Map<number, string>();
   for (const s of db.prepare('SELECT id, value, demangled FROM strings').raw().iterate() as Iterable<[number, string, string | null]>) {
@@ -213,7 +232,9 @@ export function loadTrace(db: Db, columns?: OpColumns, calls?: { length: number;
   // Ops are sorted by start too.
   if (ops.length > 0) start = Math.min(start, ops.start[0]!);
   end = Math.max(end, opsEnd);
-  if (!Number.isFinite(start)) { start = 0; end = 0; }
+  if (!Number.isFinite(start)) {
+    start = 0;
+    end = 0;
+  }
   return { meta, devices, streams, ops, strings, demangled, span: { start, end } };
 }
-

@@ -56,7 +56,7 @@ const FIXES: Record<FixId, FixSpec> = {
     label: 'pageable copies pinned (at the measured pinned bandwidth)',
     apply: (trace, host, options) => pinPageableCopies(trace, host, pinnedBandwidth(trace, options.db, options.reference)),
   },
-  'move-default-stream': { label: 'default-stream work moved to its chunk\'s stream', apply: (trace, host) => moveDefaultStreamWork(trace, host) },
+  'move-default-stream': { label: "default-stream work moved to its chunk's stream", apply: (trace, host) => moveDefaultStreamWork(trace, host) },
   'remove-host-blocking': blockingFix('sync', 'synchronize', 'host synchronization between launches removed'),
   'hoist-alloc': blockingFix('alloc', 'device allocation', 'device allocations between launches moved before the loop'),
   'hoist-pinned-alloc': blockingFix('pinned-alloc', 'pinned host allocation', 'pinned host allocations between launches moved before the loop'),
@@ -112,7 +112,9 @@ export function pinPageableCopies(trace: Trace, host: Host, bandwidth: PinnedBan
     const direction = ops.category[i] === OpCategory.HtoD ? 'HtoD' : 'DtoH';
     const bw = bandwidthFor(bandwidth, ops.device[i]!, direction);
     if (!bw || bw.gbPerS === null) {
-      return { unavailable: `no pinned ${direction} bandwidth for device ${ops.device[i]}: the recording has no large pinned copies, its devices no PCIe link, and no reference was given` };
+      return {
+        unavailable: `no pinned ${direction} bandwidth for device ${ops.device[i]}: the recording has no large pinned copies, its devices no PCIe link, and no reference was given`,
+      };
     }
     used.set(`${bw.deviceId}:${direction}`, bw);
     // Uncontended: the replay slows it down where it overlaps the other direction.
@@ -120,13 +122,18 @@ export function pinPageableCopies(trace: Trace, host: Host, bandwidth: PinnedBan
     pinned[i] = 1;
     lagUnknown[i] = 1;
     const k = host.opCall[i]!;
-    if (k >= 0 && ops.isAsync[i]) { freed[k] = 1; callDuration[k] = callNs; }
-    else if (k >= 0) syncCopies++;
+    if (k >= 0 && ops.isAsync[i]) {
+      freed[k] = 1;
+      callDuration[k] = callNs;
+    } else if (k >= 0) syncCopies++;
     count++;
   }
   if (count === 0) return { unavailable: 'no copies from or to pageable memory' };
   const notes = [`${count} pageable copies pinned; async copy calls return after ${(callNs / 1000).toFixed(1)} µs`];
-  for (const b of used.values()) notes.push(`device ${b.deviceId} ${b.direction}: ${b.gbPerS!.toFixed(1)} GB/s (${b.source === 'recording' ? `median of ${b.copies} pinned copies in this recording` : b.source === 'reference' ? 'measured pinned bandwidth from another recording' : 'PCIe link × 0.806'})`);
+  for (const b of used.values())
+    notes.push(
+      `device ${b.deviceId} ${b.direction}: ${b.gbPerS!.toFixed(1)} GB/s (${b.source === 'recording' ? `median of ${b.copies} pinned copies in this recording` : b.source === 'reference' ? 'measured pinned bandwidth from another recording' : 'PCIe link × 0.806'})`,
+    );
   if (syncCopies) notes.push(`${syncCopies} synchronous copies stay synchronous (cudaMemcpy blocks with pinned memory too), only faster`);
   return { options: { duration, pinned, lagUnknown, freed, callDuration }, notes };
 }
@@ -150,7 +157,10 @@ export function moveDefaultStreamWork(trace: Trace, host: Host): Applied {
     const k = host.opCall[i]!;
     // pid and tid both fit below 2^22 (host.ts); ops without a call: their process.
     const thread = k >= 0 ? host.calls.pid[k]! * THREAD_LANE_FACTOR + host.calls.tid[k]! : -1 - ops.pid[i]!;
-    if (!isLegacy(ops.stream[i]!)) { lastStream.set(thread, ops.stream[i]!); continue; }
+    if (!isLegacy(ops.stream[i]!)) {
+      lastStream.set(thread, ops.stream[i]!);
+      continue;
+    }
     let target = lastStream.get(thread);
     if (target === undefined) {
       target = fresh.get(thread);
@@ -165,7 +175,9 @@ export function moveDefaultStreamWork(trace: Trace, host: Host): Applied {
     moved++;
   }
   if (moved === 0) return { unavailable: 'no work on the legacy default stream' };
-  const notes = [`${moved} operations moved off the legacy default stream${toFresh ? ` (${toFresh} to a fresh non-blocking stream: their thread had issued nothing to another stream before)` : ''}`];
+  const notes = [
+    `${moved} operations moved off the legacy default stream${toFresh ? ` (${toFresh} to a fresh non-blocking stream: their thread had issued nothing to another stream before)` : ''}`,
+  ];
   return { options: { stream, streamFlags }, notes };
 }
 
@@ -200,7 +212,11 @@ export function removeBlockingCalls(trace: Trace, host: Host, family: BlockingFa
     // sync before it reads its results, and frees after its loop.
     let first = -1;
     let last = -1;
-    for (let j = 0; j < list.length; j++) if (issuing[list[j]!]) { if (first < 0) first = j; last = j; }
+    for (let j = 0; j < list.length; j++)
+      if (issuing[list[j]!]) {
+        if (first < 0) first = j;
+        last = j;
+      }
     for (let j = hoist ? first + 1 : 0; j < last; j++) {
       const k = list[j]!;
       if (m.outer[k] !== k || families.family(host.calls.nameId[k]!) !== family) continue;
@@ -219,9 +235,11 @@ export function removeBlockingCalls(trace: Trace, host: Host, family: BlockingFa
   const ms = (ns: number) => (ns / 1e6).toFixed(3);
   return {
     options: callDuration ? { freed, callDuration } : { freed },
-    notes: [hoist
-      ? `${count} ${calls} calls between launches moved before the loop (they took ${ms(hostNs)} ms of host time in the recording, ${ms(waitedNs)} ms of it waiting for the device)`
-      : `${count} ${calls} calls between launches no longer wait (they waited ${ms(waitedNs)} ms in the recording)`],
+    notes: [
+      hoist
+        ? `${count} ${calls} calls between launches moved before the loop (they took ${ms(hostNs)} ms of host time in the recording, ${ms(waitedNs)} ms of it waiting for the device)`
+        : `${count} ${calls} calls between launches no longer wait (they waited ${ms(waitedNs)} ms in the recording)`,
+    ],
   };
 }
 
@@ -271,7 +289,8 @@ export function tryEstimate(trace: Trace, host: Host, fix: FixId, options: Estim
   const fixed = replay(trace, host, applied.options);
   const notes = [...applied.notes];
   const error = measured > 0 ? base / measured - 1 : 0;
-  if (Math.abs(error) > 0.05) notes.push(`the replay of the unchanged recording is ${(error * 100).toFixed(1)}% off its measured GPU span: treat the prediction with that much doubt`);
+  if (Math.abs(error) > 0.05)
+    notes.push(`the replay of the unchanged recording is ${(error * 100).toFixed(1)}% off its measured GPU span: treat the prediction with that much doubt`);
   return {
     estimate: {
       fix,
@@ -294,8 +313,9 @@ export function tryEstimate(trace: Trace, host: Host, fix: FixId, options: Estim
 export function estimate(trace: Trace, host: Host, fix: FixId, options?: EstimateOptions): Estimate | null;
 export function estimate(ctx: { trace: Trace; host: Host }, fix: FixId, options?: EstimateOptions): Estimate | null;
 export function estimate(a: Trace | { trace: Trace; host: Host }, b: Host | FixId, c?: FixId | EstimateOptions, d?: EstimateOptions): Estimate | null {
-  const r = typeof b === 'string'
-    ? tryEstimate((a as { trace: Trace }).trace, (a as { host: Host }).host, b, (c as EstimateOptions | undefined) ?? {})
-    : tryEstimate(a as Trace, b, c as FixId, d ?? {});
+  const r =
+    typeof b === 'string'
+      ? tryEstimate((a as { trace: Trace }).trace, (a as { host: Host }).host, b, (c as EstimateOptions | undefined) ?? {})
+      : tryEstimate(a as Trace, b, c as FixId, d ?? {});
   return 'estimate' in r ? r.estimate : null;
 }

@@ -37,11 +37,13 @@ export function parseCheckArgs(args: string[]): { file: string; minOverlap: numb
     allowPositionals: true,
     options: { 'min-overlap': { type: 'string' }, 'fail-on': { type: 'string' }, json: { type: 'boolean' }, ...SCOPE_OPTIONS },
   });
-  if (positionals.length !== 1) throw new CheckUsageError(`usage: streamscope check FILE [--min-overlap X] [--fail-on info|warning|error] [--json] ${SCOPE_USAGE}`);
+  if (positionals.length !== 1)
+    throw new CheckUsageError(`usage: streamscope check FILE [--min-overlap X] [--fail-on info|warning|error] [--json] ${SCOPE_USAGE}`);
   let minOverlap: number | null = null;
   if (values['min-overlap'] !== undefined) {
     minOverlap = Number(values['min-overlap']);
-    if (!Number.isFinite(minOverlap) || minOverlap < 1) throw new CheckUsageError(`--min-overlap: expected a number ≥ 1 (1.0 = no overlap), got '${values['min-overlap']}'`);
+    if (!Number.isFinite(minOverlap) || minOverlap < 1)
+      throw new CheckUsageError(`--min-overlap: expected a number ≥ 1 (1.0 = no overlap), got '${values['min-overlap']}'`);
   }
   const failOn = values['fail-on'] ?? null;
   if (failOn !== null && !(failOn in SEVERITY_RANK)) throw new CheckUsageError(`--fail-on: expected info, warning or error, got '${failOn}'`);
@@ -67,7 +69,9 @@ export function runCheck(file: string, minOverlap: number | null, failOn: Severi
       const bad = diagnosis.findings.filter((f) => SEVERITY_RANK[f.severity] >= SEVERITY_RANK[failOn]);
       if (bad.length) {
         const worst = bad[0]!;
-        reasons.push(`${bad.length} finding${bad.length > 1 ? 's' : ''} at ${failOn} or worse, worst: ${worst.kind} (${formatDuration(worst.costNs)}): ${worst.title}`);
+        reasons.push(
+          `${bad.length} finding${bad.length > 1 ? 's' : ''} at ${failOn} or worse, worst: ${worst.kind} (${formatDuration(worst.costNs)}): ${worst.title}`,
+        );
       }
     }
     return {

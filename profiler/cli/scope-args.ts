@@ -23,7 +23,7 @@ export interface ScopeValues {
   to?: string;
 }
 
-const UNIT: Record<string, number> = { s: 1e9, ms: 1e6, us: 1e3, 'µs': 1e3, ns: 1 };
+const UNIT: Record<string, number> = { s: 1e9, ms: 1e6, us: 1e3, µs: 1e3, ns: 1 };
 
 /** `1.5s`, `350ms`, `20us`, `1000ns`, or a bare number of seconds, as ns. */
 export function parseTime(text: string, flag: string): number {
@@ -34,7 +34,11 @@ export function parseTime(text: string, flag: string): number {
 
 /** The scope the flags ask for; ScopeError for a contradiction or a malformed value. */
 export function scopeFromArgs(values: ScopeValues): Scope {
-  const given = [values.whole ? '--whole' : null, values.range !== undefined ? '--range' : null, values.from !== undefined || values.to !== undefined ? '--from/--to' : null].filter(Boolean);
+  const given = [
+    values.whole ? '--whole' : null,
+    values.range !== undefined ? '--range' : null,
+    values.from !== undefined || values.to !== undefined ? '--from/--to' : null,
+  ].filter(Boolean);
   if (given.length > 1) throw new ScopeError(`give one scope, not ${given.join(' and ')}`);
   if (values.whole) return { kind: 'whole' };
   if (values.range !== undefined) return parseRangeScope(values.range);

@@ -129,7 +129,9 @@ async function cmdRecord(args: string[]): Promise<number> {
   const output = values.output ?? `streamscope-${defaultName}-${stamp()}.sqlite`;
   if (mode === 'text') return recordTo(values, target, output, null);
   // JSON: every way this ends is a line, the failures included.
-  const emit = (fields: EventFields) => { process.stderr.write(progressLine(fields, { elapsedMs: Date.now() - t0, output })); };
+  const emit = (fields: EventFields) => {
+    process.stderr.write(progressLine(fields, { elapsedMs: Date.now() - t0, output }));
+  };
   try {
     return await recordTo(values, target, output, emit);
   } catch (err) {
@@ -140,8 +142,17 @@ async function cmdRecord(args: string[]): Promise<number> {
 }
 
 type RecordValues = {
-  output?: string; force?: boolean; workload?: string; scenario?: string; size?: string; iterations?: string;
-  streams?: string; chunks?: string; variant?: string; quiet?: boolean; 'capture-range'?: string;
+  output?: string;
+  force?: boolean;
+  workload?: string;
+  scenario?: string;
+  size?: string;
+  iterations?: string;
+  streams?: string;
+  chunks?: string;
+  variant?: string;
+  quiet?: boolean;
+  'capture-range'?: string;
 };
 
 /**
@@ -149,7 +160,9 @@ type RecordValues = {
  * exit code 2. `emit` writes the JSON progress lines; null: the text mode.
  */
 async function recordTo(values: RecordValues, target: string[], output: string, emit: ((fields: EventFields) => void) | null): Promise<number> {
-  const usage = (message: string): never => { throw new RecordError(message, 2); };
+  const usage = (message: string): never => {
+    throw new RecordError(message, 2);
+  };
   // A malformed range is refused before anything runs.
   let captureRange: CaptureRange | undefined;
   if (values['capture-range'] !== undefined) {
@@ -183,15 +196,21 @@ async function recordTo(values: RecordValues, target: string[], output: string, 
     argv,
     meta,
     captureRange,
-    onStart: emit ? (p) => { pid = p; emit({ phase: 'running', pid }); } : undefined,
+    onStart: emit
+      ? (p) => {
+          pid = p;
+          emit({ phase: 'running', pid });
+        }
+      : undefined,
     onProgress: emit
       ? (p) => emit({ phase: 'running', pid, ...ingested(p) })
       : tty
-        ? (p, ms) => process.stderr.write(`\r\x1b[Kstreamscope: recording… ${p.records.toLocaleString('en-US')} records from ${p.files.size} process(es), ${(ms / 1000).toFixed(1)} s`)
+        ? (p, ms) =>
+            process.stderr.write(
+              `\r\x1b[Kstreamscope: recording… ${p.records.toLocaleString('en-US')} records from ${p.files.size} process(es), ${(ms / 1000).toFixed(1)} s`,
+            )
         : undefined,
-    onTargetExit: emit
-      ? (s, p) => emit({ phase: 'finishing', targetExitCode: s.code, targetSignal: s.signal, ...ingested(p) })
-      : undefined,
+    onTargetExit: emit ? (s, p) => emit({ phase: 'finishing', targetExitCode: s.code, targetSignal: s.signal, ...ingested(p) }) : undefined,
   });
   if (tty) process.stderr.write('\r\x1b[K');
   const capture = result.capture;
@@ -199,7 +218,9 @@ async function recordTo(values: RecordValues, target: string[], output: string, 
     ? `error: --capture-range ${capture.spec} could not be applied (${capture.error}): the recording holds everything recorded`
     : capture?.result?.neverOccurred
       ? `warning: ${capture.result.neverOccurred}`
-      : capture?.result ? formatCaptureResult(capture.result) : null;
+      : capture?.result
+        ? formatCaptureResult(capture.result)
+        : null;
   let exitCode: number;
   if (result.processes === 0 || result.collectorErrors.some((e) => e.code !== 3)) {
     // Nothing (useful) was recorded: never exit 0 as if all were well.
@@ -211,15 +232,29 @@ async function recordTo(values: RecordValues, target: string[], output: string, 
   }
   if (emit) {
     emit({
-      phase: 'done', records: result.records, bytes: result.bytes, processes: result.processes,
-      complete: result.complete, incompleteReason: result.incompleteReason,
-      targetExitCode: result.exitCode, targetSignal: result.signal, exitCode,
-      collectorErrors: result.collectorErrors, notes: result.notes,
-      capture: capture && captureLine ? {
-        spec: capture.spec, error: capture.error, neverOccurred: capture.result?.neverOccurred ?? null,
-        windows: capture.result?.windows ?? null, kept: capture.result?.kept ?? null, dropped: capture.result?.dropped ?? null,
-        message: captureLine,
-      } : null,
+      phase: 'done',
+      records: result.records,
+      bytes: result.bytes,
+      processes: result.processes,
+      complete: result.complete,
+      incompleteReason: result.incompleteReason,
+      targetExitCode: result.exitCode,
+      targetSignal: result.signal,
+      exitCode,
+      collectorErrors: result.collectorErrors,
+      notes: result.notes,
+      capture:
+        capture && captureLine
+          ? {
+              spec: capture.spec,
+              error: capture.error,
+              neverOccurred: capture.result?.neverOccurred ?? null,
+              windows: capture.result?.windows ?? null,
+              kept: capture.result?.kept ?? null,
+              dropped: capture.result?.dropped ?? null,
+              message: captureLine,
+            }
+          : null,
     });
     return exitCode;
   }
@@ -244,7 +279,11 @@ function signalNumber(sig: NodeJS.Signals): number | undefined {
 }
 
 async function cmdReport(args: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { json: { type: 'boolean' }, iterations: { type: 'boolean' }, ...SCOPE_OPTIONS } });
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: { json: { type: 'boolean' }, iterations: { type: 'boolean' }, ...SCOPE_OPTIONS },
+  });
   if (positionals.length !== 1) fail(`usage: streamscope report FILE [--json] [--iterations] ${SCOPE_USAGE}`, 2);
   const file = positionals[0]!;
   const scope = scopeOrFail(values);
@@ -295,7 +334,8 @@ function cmdCheck(args: string[]): number {
   try {
     parsed = parseCheckArgs(args);
   } catch (err) {
-    if (err instanceof CheckUsageError || err instanceof ScopeError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) fail((err as Error).message, 2);
+    if (err instanceof CheckUsageError || err instanceof ScopeError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS'))
+      fail((err as Error).message, 2);
     throw err;
   }
   let result;
@@ -315,11 +355,14 @@ function cmdCheck(args: string[]): number {
 async function cmdExport(args: string[]): Promise<number> {
   const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { output: { type: 'string', short: 'o' }, format: { type: 'string' } } });
   if (positionals.length !== 1 || !values.output) fail('usage: streamscope export FILE -o OUT.json [--format chrome]', 2);
-  if (values.format && values.format !== 'chrome') fail(`--format: only 'chrome' (Chrome trace JSON, opened by Perfetto UI and chrome://tracing) is supported, got '${values.format}'`, 2);
+  if (values.format && values.format !== 'chrome')
+    fail(`--format: only 'chrome' (Chrome trace JSON, opened by Perfetto UI and chrome://tracing) is supported, got '${values.format}'`, 2);
   const db = openForReading(positionals[0]!);
   try {
     const r = await exportChromeTrace(db, values.output!);
-    process.stderr.write(`streamscope: ${r.events.toLocaleString('en-US')} trace events (${r.flows.toLocaleString('en-US')} launch flows) → ${values.output}\n`);
+    process.stderr.write(
+      `streamscope: ${r.events.toLocaleString('en-US')} trace events (${r.flows.toLocaleString('en-US')} launch flows) → ${values.output}\n`,
+    );
   } catch (err) {
     fail(`${values.output}: cannot write: ${(err as Error).message}`);
   } finally {
@@ -329,14 +372,19 @@ async function cmdExport(args: string[]): Promise<number> {
 }
 
 async function cmdImport(args: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({ args, allowPositionals: true,
-    options: { output: { type: 'string', short: 'o' }, format: { type: 'string' }, force: { type: 'boolean', short: 'f' } } });
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: { output: { type: 'string', short: 'o' }, format: { type: 'string' }, force: { type: 'boolean', short: 'f' } },
+  });
   if (positionals.length !== 1 || !values.output) fail('usage: streamscope import TRACE -o OUT.sqlite [--format kineto|chrome|nsys] [--force]', 2);
   try {
     const r = await importTrace(positionals[0]!, values.output!, { format: values.format, overwrite: values.force });
     const c = r.counts;
-    process.stderr.write(`streamscope: ${r.format}: ${c.kernels} kernels, ${c.memcpys} copies, ${c.memsets} memsets, ${c.apiCalls} API calls, ` +
-      `${c.ranges} host ranges (${r.skipped} other events skipped) → ${values.output}\n`);
+    process.stderr.write(
+      `streamscope: ${r.format}: ${c.kernels} kernels, ${c.memcpys} copies, ${c.memsets} memsets, ${c.apiCalls} API calls, ` +
+        `${c.ranges} host ranges (${r.skipped} other events skipped) → ${values.output}\n`,
+    );
     return 0;
   } catch (err) {
     if (err instanceof TraceFormatError || err instanceof RecordingFileError) fail(err.message, 2);
@@ -345,7 +393,11 @@ async function cmdImport(args: string[]): Promise<number> {
 }
 
 function cmdDiff(args: string[]): number {
-  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { json: { type: 'boolean' }, 'fail-if-slower': { type: 'string' }, ...SCOPE_OPTIONS } });
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: { json: { type: 'boolean' }, 'fail-if-slower': { type: 'string' }, ...SCOPE_OPTIONS },
+  });
   if (positionals.length !== 2) fail(`usage: streamscope diff A.sqlite B.sqlite [--json] [--fail-if-slower 5%] ${SCOPE_USAGE}`, 2);
   const scope = scopeOrFail(values);
   let limit: number | null = null;
@@ -368,7 +420,9 @@ function cmdDiff(args: string[]): number {
   process.stdout.write(values.json ? JSON.stringify(summary, null, 2) + '\n' : formatDiff(summary));
   const slower = summary.gpuSpanNs.relative;
   if (limit !== null && slower !== null && slower > limit) {
-    process.stderr.write(`FAIL ${fb} is ${(slower * 100).toFixed(1)}% slower than ${fa} (GPU span ${formatDuration(summary.gpuSpanNs.a!)} → ${formatDuration(summary.gpuSpanNs.b!)}; limit ${(limit * 100).toFixed(1)}%)\n`);
+    process.stderr.write(
+      `FAIL ${fb} is ${(slower * 100).toFixed(1)}% slower than ${fa} (GPU span ${formatDuration(summary.gpuSpanNs.a!)} → ${formatDuration(summary.gpuSpanNs.b!)}; limit ${(limit * 100).toFixed(1)}%)\n`,
+    );
     return 1;
   }
   return 0;
@@ -396,7 +450,11 @@ async function serveUntilStopped(opts: ReturnType<typeof parseServeArgs>): Promi
   let server;
   try {
     server = await startServer({
-      files: opts.files, port: opts.port, host: opts.host, allowRemote: opts.allowRemote, staticDir: path.join(repoRoot, 'renderer/dist'),
+      files: opts.files,
+      port: opts.port,
+      host: opts.host,
+      allowRemote: opts.allowRemote,
+      staticDir: path.join(repoRoot, 'renderer/dist'),
       onOpenError: (_file, message) => process.stderr.write(`streamscope: ${message}\n`),
     });
   } catch (err) {
@@ -408,7 +466,9 @@ async function serveUntilStopped(opts: ReturnType<typeof parseServeArgs>): Promi
   }
   process.stdout.write(`StreamScope (read-only browser mode): ${server.url}\n`);
   await new Promise<void>((resolve) => {
-    const stop = () => { void server.close().then(resolve); };
+    const stop = () => {
+      void server.close().then(resolve);
+    };
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);
   });
@@ -455,15 +515,18 @@ function cmdDevices(args: string[]): number {
   if (inv.error) process.stdout.write(`no CUDA devices: ${inv.error}\n`);
   for (const d of inv.devices) {
     const pcie = d.pcie ? `, PCIe gen ${d.pcie.currentGeneration} x${d.pcie.currentWidth}` : '';
-    process.stdout.write(`${d.ordinal}: ${d.name} (cc ${d.ccMajor}.${d.ccMinor}, ${d.smCount} SMs, ${(d.totalMemoryBytes / 2 ** 30).toFixed(1)} GiB, `
-      + `${d.asyncEngineCount} copy engines, concurrent kernels ${d.concurrentKernels ? 'yes' : 'no'}${pcie}) ${d.uuid}\n`);
+    process.stdout.write(
+      `${d.ordinal}: ${d.name} (cc ${d.ccMajor}.${d.ccMinor}, ${d.smCount} SMs, ${(d.totalMemoryBytes / 2 ** 30).toFixed(1)} GiB, ` +
+        `${d.asyncEngineCount} copy engines, concurrent kernels ${d.concurrentKernels ? 'yes' : 'no'}${pcie}) ${d.uuid}\n`,
+    );
   }
   return 0;
 }
 
 async function cmdIngest(args: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
-    args, allowPositionals: true,
+    args,
+    allowPositionals: true,
     options: { output: { type: 'string', short: 'o' }, force: { type: 'boolean', short: 'f' } },
   });
   if (!values.output || positionals.length === 0) fail('usage: streamscope ingest -o FILE STREAM_FILE_OR_DIR...', 2);
@@ -483,20 +546,40 @@ function cmdDumpStream(args: string[]): number {
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   switch (command) {
-    case 'record': return cmdRecord(rest);
-    case 'report': return cmdReport(rest);
-    case 'check': return cmdCheck(rest);
-    case 'export': return cmdExport(rest);
-    case 'import': return cmdImport(rest);
-    case 'diff': return cmdDiff(rest);
-    case 'serve': return cmdServe(rest);
-    case 'open': return cmdOpen(rest);
-    case 'devices': return cmdDevices(rest);
-    case 'ingest': return cmdIngest(rest);
-    case 'dump-stream': return cmdDumpStream(rest);
-    case '--version': case '-v': process.stdout.write(`${VERSION}\n`); return 0;
-    case undefined: case '--help': case '-h': case 'help': process.stdout.write(HELP + '\n'); return command ? 0 : 2;
-    default: fail(`unknown command '${command}' (see streamscope --help)`, 2);
+    case 'record':
+      return cmdRecord(rest);
+    case 'report':
+      return cmdReport(rest);
+    case 'check':
+      return cmdCheck(rest);
+    case 'export':
+      return cmdExport(rest);
+    case 'import':
+      return cmdImport(rest);
+    case 'diff':
+      return cmdDiff(rest);
+    case 'serve':
+      return cmdServe(rest);
+    case 'open':
+      return cmdOpen(rest);
+    case 'devices':
+      return cmdDevices(rest);
+    case 'ingest':
+      return cmdIngest(rest);
+    case 'dump-stream':
+      return cmdDumpStream(rest);
+    case '--version':
+    case '-v':
+      process.stdout.write(`${VERSION}\n`);
+      return 0;
+    case undefined:
+    case '--help':
+    case '-h':
+    case 'help':
+      process.stdout.write(HELP + '\n');
+      return command ? 0 : 2;
+    default:
+      fail(`unknown command '${command}' (see streamscope --help)`, 2);
   }
 }
 

@@ -44,17 +44,30 @@ export function diffRecordings(aFile: string, a: Analysis, bFile: string, b: Ana
       gpu: x ? gpuA(x.deviceId) : y ? gpuB(y.deviceId) : i,
       name: a.trace.devices.find((d) => d.id === x?.deviceId)?.name ?? b.trace.devices.find((d) => d.id === y?.deviceId)?.name ?? null,
       busyNs: delta(x?.all.union ?? null, y?.all.union ?? null),
-      overlap: { compute: delta(f(x, 'compute'), f(y, 'compute')), htod: delta(f(x, 'htod'), f(y, 'htod')), dtoh: delta(f(x, 'dtoh'), f(y, 'dtoh')), all: delta(f(x, 'all'), f(y, 'all')) },
+      overlap: {
+        compute: delta(f(x, 'compute'), f(y, 'compute')),
+        htod: delta(f(x, 'htod'), f(y, 'htod')),
+        dtoh: delta(f(x, 'dtoh'), f(y, 'dtoh')),
+        all: delta(f(x, 'all'), f(y, 'all')),
+      },
     });
   }
 
   const ka = new Map(summarizeKernels(a.trace).map((k) => [k.name, k]));
   const kb = new Map(summarizeKernels(b.trace).map((k) => [k.name, k]));
-  const kernels = [...new Set([...ka.keys(), ...kb.keys()])].map((name) => {
-    const x = ka.get(name);
-    const y = kb.get(name);
-    return { name, demangledName: (x ?? y)!.demangledName, count: delta(x?.count ?? 0, y?.count ?? 0), totalNs: delta(x?.total ?? 0, y?.total ?? 0), meanNs: delta(x?.mean ?? null, y?.mean ?? null) };
-  }).sort((p, q) => Math.abs(q.totalNs.delta ?? 0) - Math.abs(p.totalNs.delta ?? 0));
+  const kernels = [...new Set([...ka.keys(), ...kb.keys()])]
+    .map((name) => {
+      const x = ka.get(name);
+      const y = kb.get(name);
+      return {
+        name,
+        demangledName: (x ?? y)!.demangledName,
+        count: delta(x?.count ?? 0, y?.count ?? 0),
+        totalNs: delta(x?.total ?? 0, y?.total ?? 0),
+        meanNs: delta(x?.mean ?? null, y?.mean ?? null),
+      };
+    })
+    .sort((p, q) => Math.abs(q.totalNs.delta ?? 0) - Math.abs(p.totalNs.delta ?? 0));
 
   const key = (c: { direction: string; srcKind: string; dstKind: string }) => `${c.direction}|${c.srcKind}|${c.dstKind}`;
   const ca = new Map(summarizeCopies(a.trace).map((c) => [key(c), c]));
@@ -63,7 +76,13 @@ export function diffRecordings(aFile: string, a: Analysis, bFile: string, b: Ana
     const x = ca.get(k);
     const y = cb.get(k);
     const [direction, srcKind, dstKind] = k.split('|') as [string, string, string];
-    return { direction, srcKind, dstKind, bytes: delta(x?.bytes ?? 0, y?.bytes ?? 0), gbPerS: delta(x?.gigabytesPerSecond ?? null, y?.gigabytesPerSecond ?? null) };
+    return {
+      direction,
+      srcKind,
+      dstKind,
+      bytes: delta(x?.bytes ?? 0, y?.bytes ?? 0),
+      gbPerS: delta(x?.gigabytesPerSecond ?? null, y?.gigabytesPerSecond ?? null),
+    };
   });
 
   return {
@@ -95,7 +114,10 @@ export function diffFindings(a: Finding[], b: Finding[]): FindingDiff[] {
       if (!g) m.set(f.kind, { cost: f.costNs, title: f.title, worst: f.costNs });
       else {
         g.cost += f.costNs;
-        if (f.costNs > g.worst) { g.worst = f.costNs; g.title = f.title; }
+        if (f.costNs > g.worst) {
+          g.worst = f.costNs;
+          g.title = f.title;
+        }
       }
     }
     return m;
@@ -103,15 +125,17 @@ export function diffFindings(a: Finding[], b: Finding[]): FindingDiff[] {
   const ga = group(a);
   const gb = group(b);
   const kinds = [...new Set([...ga.keys(), ...gb.keys()])];
-  return kinds.map((kind) => {
-    const x = ga.get(kind);
-    const y = gb.get(kind);
-    return {
-      kind,
-      status: (x && !y ? 'fixed' : !x && y ? 'new' : 'unchanged') as FindingDiff['status'],
-      costNs: delta(x?.cost ?? 0, y?.cost ?? 0),
-      titleA: x?.title ?? null,
-      titleB: y?.title ?? null,
-    };
-  }).sort((p, q) => Math.max(q.costNs.a ?? 0, q.costNs.b ?? 0) - Math.max(p.costNs.a ?? 0, p.costNs.b ?? 0));
+  return kinds
+    .map((kind) => {
+      const x = ga.get(kind);
+      const y = gb.get(kind);
+      return {
+        kind,
+        status: (x && !y ? 'fixed' : !x && y ? 'new' : 'unchanged') as FindingDiff['status'],
+        costNs: delta(x?.cost ?? 0, y?.cost ?? 0),
+        titleA: x?.title ?? null,
+        titleB: y?.title ?? null,
+      };
+    })
+    .sort((p, q) => Math.max(q.costNs.a ?? 0, q.costNs.b ?? 0) - Math.max(p.costNs.a ?? 0, p.costNs.b ?? 0));
 }

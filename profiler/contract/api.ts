@@ -21,16 +21,12 @@ export const ITEM_TABLES = ['kernels', 'memcpys', 'memsets', 'syncs', 'api_calls
 export type ItemTable = (typeof ITEM_TABLES)[number];
 
 /** What colour an item gets and what the legend lists. */
-export const ITEM_KINDS = [
-  'kernel', 'memcpy-h2d', 'memcpy-d2h', 'memcpy-d2d', 'memcpy-peer', 'memcpy-other', 'memset', 'sync', 'api', 'nvtx',
-] as const;
+export const ITEM_KINDS = ['kernel', 'memcpy-h2d', 'memcpy-d2h', 'memcpy-d2d', 'memcpy-peer', 'memcpy-other', 'memset', 'sync', 'api', 'nvtx'] as const;
 export type ItemKind = (typeof ITEM_KINDS)[number];
 
 // The arguments the methods below take are defined once, as the schemas
 // their checks run (api-schema.ts); their types are derived from them.
-export type {
-  ConcurrencyRequest, ItemRef, RecordRequest, SearchCursor, SearchRequest, WindowConcurrencyRequest, WindowRequest,
-} from './api-schema.ts';
+export type { ConcurrencyRequest, ItemRef, RecordRequest, SearchCursor, SearchRequest, WindowConcurrencyRequest, WindowRequest } from './api-schema.ts';
 import type { ConcurrencyRequest, ItemRef, RecordRequest, SearchRequest, WindowRequest } from './api-schema.ts';
 
 export type StreamKind = 'legacy-default' | 'per-thread-default' | 'blocking' | 'non-blocking';
@@ -306,16 +302,7 @@ export interface RecordProgress {
 }
 
 /** Error codes the renderer shows distinct messages for. */
-export type ApiErrorCode =
-  | 'not-found'
-  | 'not-a-recording'
-  | 'newer-schema'
-  | 'locked'
-  | 'corrupt'
-  | 'no-gpu'
-  | 'bad-request'
-  | 'forbidden'
-  | 'internal';
+export type ApiErrorCode = 'not-found' | 'not-a-recording' | 'newer-schema' | 'locked' | 'corrupt' | 'no-gpu' | 'bad-request' | 'forbidden' | 'internal';
 
 /** What an implementation rejects with (serialised as JSON in both modes). */
 export interface ApiErrorShape {

@@ -67,4 +67,3 @@ export interface DiffSummary {
   copies: CopyDiff[];
   findings: FindingDiff[];
 }
-

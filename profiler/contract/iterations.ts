@@ -37,4 +37,3 @@ export interface RangeName {
   instances: number;
   totalNs: Ns;
 }
-

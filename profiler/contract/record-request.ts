@@ -21,7 +21,7 @@ export type CaptureRange = { kind: 'nvtx'; name: string } | { kind: 'cuda-profil
 /** A --capture-range value that is not one of the accepted forms. */
 export class CaptureRangeError extends Error {}
 
-export const CAPTURE_RANGE_FORMS = "nvtx:NAME (the instances of the NVTX range NAME) or cuda-profiler-api (from cudaProfilerStart to cudaProfilerStop)";
+export const CAPTURE_RANGE_FORMS = 'nvtx:NAME (the instances of the NVTX range NAME) or cuda-profiler-api (from cudaProfilerStart to cudaProfilerStop)';
 
 /** `nvtx:NAME` or `cuda-profiler-api`, as given to --capture-range. */
 export function parseCaptureRange(text: string): CaptureRange {
@@ -38,4 +38,3 @@ export function parseCaptureRange(text: string): CaptureRange {
 export function captureRangeSpec(range: CaptureRange): string {
   return range.kind === 'nvtx' ? `nvtx:${range.name}` : 'cuda-profiler-api';
 }
-

@@ -54,4 +54,3 @@ export interface Startup {
    */
   beforeCudaNs: Ns | null;
 }
-

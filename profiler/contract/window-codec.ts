@@ -118,8 +118,24 @@ export function windowColumnsOf(w: WindowResponse): WindowColumns {
 function emptyRow(rowId: string, n: number, m: number): RowColumns {
   return {
     rowId: rowId as WindowRow['rowId'],
-    items: { length: n, table: new Uint8Array(n), kind: new Uint8Array(n), id: new Float64Array(n), startNs: new Float64Array(n), endNs: new Float64Array(n), nameId: new Int32Array(n), depth: new Int32Array(n) },
-    coverage: { length: m, kind: new Uint8Array(m), startNs: new Float64Array(m), endNs: new Float64Array(m), count: new Float64Array(m), depth: new Int32Array(m) },
+    items: {
+      length: n,
+      table: new Uint8Array(n),
+      kind: new Uint8Array(n),
+      id: new Float64Array(n),
+      startNs: new Float64Array(n),
+      endNs: new Float64Array(n),
+      nameId: new Int32Array(n),
+      depth: new Int32Array(n),
+    },
+    coverage: {
+      length: m,
+      kind: new Uint8Array(m),
+      startNs: new Float64Array(m),
+      endNs: new Float64Array(m),
+      count: new Float64Array(m),
+      depth: new Int32Array(m),
+    },
   };
 }
 
@@ -169,7 +185,9 @@ export function encodeWindow(w: WindowResponse): Uint8Array {
  * Throws on anything else, naming what is wrong.
  */
 export function decodeWindowColumns(bytes: Uint8Array): WindowColumns {
-  const fail = (why: string): never => { throw new Error(`not a StreamScope window answer: ${why}`); };
+  const fail = (why: string): never => {
+    throw new Error(`not a StreamScope window answer: ${why}`);
+  };
   if (bytes.byteLength < 8) fail(`${bytes.byteLength} bytes`);
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   if (view.getUint32(0, true) !== MAGIC) fail('wrong magic');
@@ -190,12 +208,22 @@ export function decodeWindowColumns(bytes: Uint8Array): WindowColumns {
     const r: RowColumns = {
       rowId: rowId as WindowRow['rowId'],
       items: {
-        length: n, id: f64.subarray(f, f + n), startNs: f64.subarray(f + n, f + 2 * n), endNs: f64.subarray(f + 2 * n, f + 3 * n),
-        nameId: i32.subarray(i, i + n), depth: i32.subarray(i + n, i + 2 * n), table: u8.subarray(b, b + n), kind: u8.subarray(b + n, b + 2 * n),
+        length: n,
+        id: f64.subarray(f, f + n),
+        startNs: f64.subarray(f + n, f + 2 * n),
+        endNs: f64.subarray(f + 2 * n, f + 3 * n),
+        nameId: i32.subarray(i, i + n),
+        depth: i32.subarray(i + n, i + 2 * n),
+        table: u8.subarray(b, b + n),
+        kind: u8.subarray(b + n, b + 2 * n),
       },
       coverage: {
-        length: m, startNs: f64.subarray(f + 3 * n, f + 3 * n + m), endNs: f64.subarray(f + 3 * n + m, f + 3 * n + 2 * m), count: f64.subarray(f + 3 * n + 2 * m, f + 3 * n + 3 * m),
-        depth: i32.subarray(i + 2 * n, i + 2 * n + m), kind: u8.subarray(b + 2 * n, b + 2 * n + m),
+        length: m,
+        startNs: f64.subarray(f + 3 * n, f + 3 * n + m),
+        endNs: f64.subarray(f + 3 * n + m, f + 3 * n + 2 * m),
+        count: f64.subarray(f + 3 * n + 2 * m, f + 3 * n + 3 * m),
+        depth: i32.subarray(i + 2 * n, i + 2 * n + m),
+        kind: u8.subarray(b + 2 * n, b + 2 * n + m),
       },
     };
     f += 3 * n + 3 * m;
@@ -212,7 +240,13 @@ export function windowOfColumns(c: WindowColumns): WindowResponse {
   const rows: WindowRow[] = c.rows.map(({ rowId, items: it, coverage: cv }) => {
     const items: TimelineItem[] = new Array(it.length);
     for (let k = 0; k < it.length; k++) {
-      const base = { ref: { table: tables[it.table[k]!]!, id: it.id[k]! }, kind: kinds[it.kind[k]!]!, startNs: it.startNs[k]!, endNs: it.endNs[k]!, nameId: it.nameId[k]! };
+      const base = {
+        ref: { table: tables[it.table[k]!]!, id: it.id[k]! },
+        kind: kinds[it.kind[k]!]!,
+        startNs: it.startNs[k]!,
+        endNs: it.endNs[k]!,
+        nameId: it.nameId[k]!,
+      };
       items[k] = it.depth[k]! >= 0 ? { ...base, depth: it.depth[k]! } : base;
     }
     const coverage: CoverageSpan[] = new Array(cv.length);

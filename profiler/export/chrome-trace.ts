@@ -18,7 +18,6 @@ import type { Db } from '../store/database.ts';
 import { readMeta } from '../store/database.ts';
 import { COPY_KIND_NAMES, MEMORY_KIND_NAMES, streamKindName } from '../store/enums.ts';
 
-
 /** 'pinned' → 'Pinned', 'device static' → 'Device Static' (Kineto's spelling). */
 function memoryKindName(kind: number): string {
   return (MEMORY_KIND_NAMES[kind] ?? 'unknown').replace(/\b\w/g, (c) => c.toUpperCase());
@@ -54,27 +53,39 @@ export async function exportChromeTrace(db: Db, out: string): Promise<ExportSumm
   const failed = new Promise<never>((_, reject) => file.once('error', reject));
   const work = (async () => {
     const meta = readMeta(db);
-    await write(`{"displayTimeUnit":"ns","otherData":${JSON.stringify({
-      producer: 'StreamScope',
-      command: meta.get('command') ?? null,
-      origin_ns: meta.get('origin_ns') ?? null,
-    })},"traceEvents":[`);
+    await write(
+      `{"displayTimeUnit":"ns","otherData":${JSON.stringify({
+        producer: 'StreamScope',
+        command: meta.get('command') ?? null,
+        origin_ns: meta.get('origin_ns') ?? null,
+      })},"traceEvents":[`,
+    );
 
     const strings = new Map<number, string>();
     for (const [id, v] of db.prepare('SELECT id, value FROM strings').raw().iterate() as Iterable<[number, string]>) strings.set(id, v);
-    const name = (id: number | null) => (id === null ? '' : strings.get(id) ?? `#${id}`);
+    const name = (id: number | null) => (id === null ? '' : (strings.get(id) ?? `#${id}`));
 
     // Processes and threads, named and ordered like StreamScope's timeline.
     for (const d of db.prepare('SELECT id, name, ordinal FROM devices ORDER BY id').all() as { id: number; name: string | null; ordinal: number | null }[]) {
       await event({ ph: 'M', name: 'process_name', pid: GPU_PID_BASE + d.id, args: { name: `GPU ${d.ordinal ?? d.id}: ${d.name ?? 'unknown'}` } });
       await event({ ph: 'M', name: 'process_sort_index', pid: GPU_PID_BASE + d.id, args: { sort_index: 1000 + d.id } });
     }
-    const streams = db.prepare('SELECT id, device_id AS device, cupti_stream_id AS cupti, flags, priority FROM streams').all() as
-      { id: number; device: number | null; cupti: number; flags: number; priority: number | null }[];
+    const streams = db.prepare('SELECT id, device_id AS device, cupti_stream_id AS cupti, flags, priority FROM streams').all() as {
+      id: number;
+      device: number | null;
+      cupti: number;
+      flags: number;
+      priority: number | null;
+    }[];
     for (const s of streams) {
       const kind = streamKindName(s.flags);
-      await event({ ph: 'M', name: 'thread_name', pid: GPU_PID_BASE + (s.device ?? 0), tid: s.id,
-        args: { name: `stream ${s.cupti} (${kind}${s.priority ? `, priority ${s.priority}` : ''})` } });
+      await event({
+        ph: 'M',
+        name: 'thread_name',
+        pid: GPU_PID_BASE + (s.device ?? 0),
+        tid: s.id,
+        args: { name: `stream ${s.cupti} (${kind}${s.priority ? `, priority ${s.priority}` : ''})` },
+      });
       await event({ ph: 'M', name: 'thread_sort_index', pid: GPU_PID_BASE + (s.device ?? 0), tid: s.id, args: { sort_index: s.cupti } });
     }
     for (const p of db.prepare('SELECT pid, command FROM processes').all() as { pid: number; command: string | null }[]) {
@@ -83,24 +94,40 @@ export async function exportChromeTrace(db: Db, out: string): Promise<ExportSumm
 
     // API calls, each a complete event with a flow start when it launched GPU work.
     const launched = new Set<string>();
-    for (const r of db.prepare(`SELECT DISTINCT c.pid, o.correlation_id AS corr FROM (
+    for (const r of db
+      .prepare(
+        `SELECT DISTINCT c.pid, o.correlation_id AS corr FROM (
           SELECT context_id, correlation_id FROM kernels UNION ALL SELECT context_id, correlation_id FROM memcpys
-          UNION ALL SELECT context_id, correlation_id FROM memsets) o JOIN contexts c ON c.id = o.context_id`).raw().iterate() as Iterable<[number, number]>) {
+          UNION ALL SELECT context_id, correlation_id FROM memsets) o JOIN contexts c ON c.id = o.context_id`,
+      )
+      .raw()
+      .iterate() as Iterable<[number, number]>) {
       launched.add(`${r[0]}:${r[1]}`);
     }
     const flowId = (pid: number, corr: number) => `${pid}:${corr}`;
-    for (const a of db.prepare('SELECT start_ns, end_ns, pid, tid, name_id, correlation_id, return_value, domain, cbid FROM api_calls ORDER BY start_ns').raw().iterate() as
-      Iterable<[number, number, number, number, number, number, number, number, number]>) {
+    for (const a of db
+      .prepare('SELECT start_ns, end_ns, pid, tid, name_id, correlation_id, return_value, domain, cbid FROM api_calls ORDER BY start_ns')
+      .raw()
+      .iterate() as Iterable<[number, number, number, number, number, number, number, number, number]>) {
       const [start, end, pid, tid, nameId, corr, ret, domain, cbid] = a;
-      await event({ ph: 'X', cat: domain === 2 ? 'cuda_driver' : 'cuda_runtime', name: name(nameId), pid, tid, ts: us(start), dur: us(end - start),
-        args: { cbid, correlation: corr, return: ret } });
+      await event({
+        ph: 'X',
+        cat: domain === 2 ? 'cuda_driver' : 'cuda_runtime',
+        name: name(nameId),
+        pid,
+        tid,
+        ts: us(start),
+        dur: us(end - start),
+        args: { cbid, correlation: corr, return: ret },
+      });
       if (launched.has(flowId(pid, corr))) {
         flows++;
         await event({ ph: 's', cat: 'launch', name: 'launch', id: flowId(pid, corr), pid, tid, ts: us(start) });
       }
     }
-    for (const n of db.prepare('SELECT start_ns, end_ns, pid, tid, name_id FROM nvtx_ranges ORDER BY start_ns').raw().iterate() as
-      Iterable<[number, number | null, number, number, number]>) {
+    for (const n of db.prepare('SELECT start_ns, end_ns, pid, tid, name_id FROM nvtx_ranges ORDER BY start_ns').raw().iterate() as Iterable<
+      [number, number | null, number, number, number]
+    >) {
       const [start, end, pid, tid, nameId] = n;
       if (end === null) await event({ ph: 'i', s: 't', cat: 'nvtx', name: name(nameId), pid, tid, ts: us(start) });
       else await event({ ph: 'X', cat: 'nvtx', name: name(nameId), pid, tid, ts: us(start), dur: us(end - start) });
@@ -108,27 +135,106 @@ export async function exportChromeTrace(db: Db, out: string): Promise<ExportSumm
 
     // GPU operations on their stream threads, each ending the flow of its launch.
     const streamInfo = new Map(streams.map((s) => [s.id, s]));
-    const contextOf = new Map((db.prepare('SELECT s.id, c.cupti_context_id AS ctx FROM streams s JOIN contexts c ON c.id = s.context_id').all() as { id: number; ctx: number }[]).map((r) => [r.id, r.ctx]));
-    const gpu = async (cat: string, label: string, start: number, end: number, device: number, stream: number, pid: number, corr: number, args: Record<string, unknown>) => {
-      await event({ ph: 'X', cat, name: label, pid: GPU_PID_BASE + device, tid: stream, ts: us(start), dur: us(end - start),
-        args: { device, context: contextOf.get(stream) ?? 0, stream: streamInfo.get(stream)?.cupti ?? stream, correlation: corr, ...args } });
+    const contextOf = new Map(
+      (db.prepare('SELECT s.id, c.cupti_context_id AS ctx FROM streams s JOIN contexts c ON c.id = s.context_id').all() as { id: number; ctx: number }[]).map(
+        (r) => [r.id, r.ctx],
+      ),
+    );
+    const gpu = async (
+      cat: string,
+      label: string,
+      start: number,
+      end: number,
+      device: number,
+      stream: number,
+      pid: number,
+      corr: number,
+      args: Record<string, unknown>,
+    ) => {
+      await event({
+        ph: 'X',
+        cat,
+        name: label,
+        pid: GPU_PID_BASE + device,
+        tid: stream,
+        ts: us(start),
+        dur: us(end - start),
+        args: { device, context: contextOf.get(stream) ?? 0, stream: streamInfo.get(stream)?.cupti ?? stream, correlation: corr, ...args },
+      });
       if (launched.has(flowId(pid, corr))) {
         await event({ ph: 'f', bp: 'e', cat: 'launch', name: 'launch', id: flowId(pid, corr), pid: GPU_PID_BASE + device, tid: stream, ts: us(start) });
       }
     };
-    for (const k of db.prepare(`SELECT k.start_ns, k.end_ns, k.device_id, k.stream_id, c.pid, k.correlation_id, k.name_id,
+    for (const k of db
+      .prepare(
+        `SELECT k.start_ns, k.end_ns, k.device_id, k.stream_id, c.pid, k.correlation_id, k.name_id,
           k.grid_x, k.grid_y, k.grid_z, k.block_x, k.block_y, k.block_z, k.registers_per_thread, k.static_shared_bytes + k.dynamic_shared_bytes
-        FROM kernels k JOIN contexts c ON c.id = k.context_id ORDER BY k.start_ns`).raw().iterate() as Iterable<number[]>) {
-      const [start, end, device, stream, pid, corr, nameId, gx, gy, gz, bx, by, bz, regs, shared] = k as number[] as [number, number, number, number, number, number, number, number, number, number, number, number, number, number, number];
-      await gpu('kernel', name(nameId), start, end, device, stream, pid, corr, { grid: [gx, gy, gz], block: [bx, by, bz], 'registers per thread': regs, 'shared memory': shared });
+        FROM kernels k JOIN contexts c ON c.id = k.context_id ORDER BY k.start_ns`,
+      )
+      .raw()
+      .iterate() as Iterable<number[]>) {
+      const [start, end, device, stream, pid, corr, nameId, gx, gy, gz, bx, by, bz, regs, shared] = k as number[] as [
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+      ];
+      await gpu('kernel', name(nameId), start, end, device, stream, pid, corr, {
+        grid: [gx, gy, gz],
+        block: [bx, by, bz],
+        'registers per thread': regs,
+        'shared memory': shared,
+      });
     }
-    for (const m of db.prepare(`SELECT m.start_ns, m.end_ns, m.device_id, m.stream_id, c.pid, m.correlation_id, m.bytes, m.copy_kind, m.src_kind, m.dst_kind
-        FROM memcpys m JOIN contexts c ON c.id = m.context_id ORDER BY m.start_ns`).raw().iterate() as Iterable<number[]>) {
-      const [start, end, device, stream, pid, corr, nbytes, copyKind, src, dst] = m as [number, number, number, number, number, number, number, number, number, number];
-      await gpu('gpu_memcpy', `Memcpy ${COPY_KIND_NAMES[copyKind] ?? 'Unknown'} (${memoryKindName(src)} -> ${memoryKindName(dst)})`, start, end, device, stream, pid, corr, { bytes: nbytes });
+    for (const m of db
+      .prepare(
+        `SELECT m.start_ns, m.end_ns, m.device_id, m.stream_id, c.pid, m.correlation_id, m.bytes, m.copy_kind, m.src_kind, m.dst_kind
+        FROM memcpys m JOIN contexts c ON c.id = m.context_id ORDER BY m.start_ns`,
+      )
+      .raw()
+      .iterate() as Iterable<number[]>) {
+      const [start, end, device, stream, pid, corr, nbytes, copyKind, src, dst] = m as [
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+      ];
+      await gpu(
+        'gpu_memcpy',
+        `Memcpy ${COPY_KIND_NAMES[copyKind] ?? 'Unknown'} (${memoryKindName(src)} -> ${memoryKindName(dst)})`,
+        start,
+        end,
+        device,
+        stream,
+        pid,
+        corr,
+        { bytes: nbytes },
+      );
     }
-    for (const m of db.prepare(`SELECT m.start_ns, m.end_ns, m.device_id, m.stream_id, c.pid, m.correlation_id, m.bytes, m.memory_kind
-        FROM memsets m JOIN contexts c ON c.id = m.context_id ORDER BY m.start_ns`).raw().iterate() as Iterable<number[]>) {
+    for (const m of db
+      .prepare(
+        `SELECT m.start_ns, m.end_ns, m.device_id, m.stream_id, c.pid, m.correlation_id, m.bytes, m.memory_kind
+        FROM memsets m JOIN contexts c ON c.id = m.context_id ORDER BY m.start_ns`,
+      )
+      .raw()
+      .iterate() as Iterable<number[]>) {
       const [start, end, device, stream, pid, corr, nbytes, kind] = m as [number, number, number, number, number, number, number, number];
       await gpu('gpu_memset', `Memset (${memoryKindName(kind)})`, start, end, device, stream, pid, corr, { bytes: nbytes });
     }

@@ -47,7 +47,10 @@ export function detectFormat(file: string, explicit?: string): ImportFormat {
     return KINETO_MARKS.test(text) ? 'kineto' : 'chrome';
   }
   if (/\.json$/i.test(file)) return 'chrome';
-  throw new TraceFormatError(file, `not a trace StreamScope can import (expected Chrome trace JSON — PyTorch profiler's export_chrome_trace, or any trace events — or an Nsight Systems SQLite export)`);
+  throw new TraceFormatError(
+    file,
+    `not a trace StreamScope can import (expected Chrome trace JSON — PyTorch profiler's export_chrome_trace, or any trace events — or an Nsight Systems SQLite export)`,
+  );
 }
 
 export async function importTrace(file: string, out: string, opts: { format?: string; overwrite?: boolean } = {}): Promise<ImportResult> {

@@ -177,7 +177,8 @@ export async function* traceEvents(file: string, header: TraceHeader = { members
     throw new TraceFormatError(file, `cannot read: ${e.message}`);
   }
   if (!sawRoot) throw new TraceFormatError(file, 'empty file or not JSON (expected a Chrome trace: {"traceEvents": [...]})');
-  if (depth !== 0 || inString) throw new TraceFormatError(file, `truncated JSON: the file ends inside ${inString ? 'a string' : 'an object or array'} (at character ${offset})`);
+  if (depth !== 0 || inString)
+    throw new TraceFormatError(file, `truncated JSON: the file ends inside ${inString ? 'a string' : 'an object or array'} (at character ${offset})`);
 
   function finishMember(at: number): void {
     const name = captureMember!;

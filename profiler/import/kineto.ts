@@ -57,20 +57,50 @@ export async function importKineto(file: string, out: string, opts: { overwrite?
       const tid = Number(e.tid);
       if (cat === 'cuda_runtime' || cat === 'cuda_driver') {
         hostPid ??= pid;
-        writer.apiCall({ start, end, pid, tid, name: String(e.name), domain: cat === 'cuda_runtime' ? 1 : 2, cbid: int(args.cbid),
-          correlation: int(args.correlation), returnValue: 0 });
+        writer.apiCall({
+          start,
+          end,
+          pid,
+          tid,
+          name: String(e.name),
+          domain: cat === 'cuda_runtime' ? 1 : 2,
+          cbid: int(args.cbid),
+          correlation: int(args.correlation),
+          returnValue: 0,
+        });
       } else if (cat === 'kernel' || cat === 'gpu_memcpy' || cat === 'gpu_memset') {
         // Kineto puts GPU events under the device's pid; their host process is
         // the one making CUDA calls, which may only show up later in the file.
-        const lane = { device: int(args.device ?? e.pid), context: int(args.context), stream: int(args.stream ?? e.tid),
-          pid: (gpuPid ??= hostPid ?? UNKNOWN_PID), correlation: int(args.correlation) };
+        const lane = {
+          device: int(args.device ?? e.pid),
+          context: int(args.context),
+          stream: int(args.stream ?? e.tid),
+          pid: (gpuPid ??= hostPid ?? UNKNOWN_PID),
+          correlation: int(args.correlation),
+        };
         if (cat === 'kernel') {
-          writer.kernel({ ...lane, start, end, name: String(e.name), grid: triple(args.grid), block: triple(args.block),
-            registers: Number(args['registers per thread'] ?? 0), staticShared: Number(args['shared memory'] ?? 0) });
+          writer.kernel({
+            ...lane,
+            start,
+            end,
+            name: String(e.name),
+            grid: triple(args.grid),
+            block: triple(args.block),
+            registers: Number(args['registers per thread'] ?? 0),
+            staticShared: Number(args['shared memory'] ?? 0),
+          });
         } else if (cat === 'gpu_memcpy') {
           const m = /^Memcpy (\w+) \(([\w ]+) -> ([\w ]+)\)/.exec(String(e.name));
-          writer.memcpy({ ...lane, start, end, bytes: Number(args.bytes ?? 0), copyKind: COPY_KIND[m?.[1] ?? ''] ?? 0,
-            srcKind: MEMORY_KIND[m?.[2] ?? ''] ?? 0, dstKind: MEMORY_KIND[m?.[3] ?? ''] ?? 0, async: true });
+          writer.memcpy({
+            ...lane,
+            start,
+            end,
+            bytes: Number(args.bytes ?? 0),
+            copyKind: COPY_KIND[m?.[1] ?? ''] ?? 0,
+            srcKind: MEMORY_KIND[m?.[2] ?? ''] ?? 0,
+            dstKind: MEMORY_KIND[m?.[3] ?? ''] ?? 0,
+            async: true,
+          });
         } else {
           const m = /^Memset \(([\w ]+)\)/.exec(String(e.name));
           writer.memset({ ...lane, start, end, bytes: Number(args.bytes ?? 0), value: 0, memoryKind: MEMORY_KIND[m?.[1] ?? ''] ?? 0, async: true });
@@ -86,9 +116,14 @@ export async function importKineto(file: string, out: string, opts: { overwrite?
     // GPU facts from deviceProperties.
     for (const d of (header.members.deviceProperties ?? []) as Record<string, unknown>[]) {
       writer.device(Number(d.id), {
-        name: (d.name as string) ?? null, ccMajor: num(d.computeMajor), ccMinor: num(d.computeMinor), smCount: num(d.numSms),
-        totalMemoryBytes: num(d.totalGlobalMem), maxThreadsPerSm: num(d.maxThreadsPerMultiprocessor),
-        maxRegistersPerSm: num(d.regsPerMultiprocessor), maxSharedMemoryPerSm: num(d.sharedMemPerMultiprocessor),
+        name: (d.name as string) ?? null,
+        ccMajor: num(d.computeMajor),
+        ccMinor: num(d.computeMinor),
+        smCount: num(d.numSms),
+        totalMemoryBytes: num(d.totalGlobalMem),
+        maxThreadsPerSm: num(d.maxThreadsPerMultiprocessor),
+        maxRegistersPerSm: num(d.regsPerMultiprocessor),
+        maxSharedMemoryPerSm: num(d.sharedMemPerMultiprocessor),
       });
     }
     if (gpuPid === UNKNOWN_PID && hostPid !== null) writer.reassignPid(UNKNOWN_PID, hostPid);
@@ -99,7 +134,7 @@ export async function importKineto(file: string, out: string, opts: { overwrite?
       cupti_version: header.members.cupti_version as string | undefined,
       driver_version: version(header.members.cuda_driver_version),
       runtime_version: version(header.members.cuda_runtime_version),
-      command: hostPid !== null ? processNames.get(hostPid) ?? null : null,
+      command: hostPid !== null ? (processNames.get(hostPid) ?? null) : null,
     });
     return { format: 'kineto', counts: writer.counts, skipped };
   } catch (err) {

@@ -36,16 +36,22 @@ export async function importNsys(file: string, out: string, opts: { overwrite?: 
   const has = (t: string) => tables.has(t);
   const strings = new Map<number, string>();
   for (const [id, v] of src.prepare('SELECT id, value FROM StringIds').raw().iterate() as Iterable<[number, string]>) strings.set(id, v);
-  const str = (id: number | null) => (id === null ? '' : strings.get(id) ?? `#${id}`);
+  const str = (id: number | null) => (id === null ? '' : (strings.get(id) ?? `#${id}`));
   const writer = new RecordingWriter(out, { overwrite: opts.overwrite, originNs: 0 });
   let skipped = 0;
   try {
     if (has('TARGET_INFO_GPU')) {
       for (const g of src.prepare('SELECT * FROM TARGET_INFO_GPU').all() as Record<string, number | string | null>[]) {
         writer.device(Number(g.id), {
-          name: g.name as string, uuid: g.uuid ? `GPU-${g.uuid}` : null, ccMajor: g.computeMajor as number, ccMinor: g.computeMinor as number,
-          smCount: g.smCount as number, totalMemoryBytes: g.totalMemory as number, maxRegistersPerSm: g.maxRegistersPerSm as number,
-          maxSharedMemoryPerSm: g.maxShmemPerSm as number, maxThreadsPerSm: g.maxWarpsPerSm !== null ? Number(g.maxWarpsPerSm) * Number(g.threadsPerWarp ?? 32) : null,
+          name: g.name as string,
+          uuid: g.uuid ? `GPU-${g.uuid}` : null,
+          ccMajor: g.computeMajor as number,
+          ccMinor: g.computeMinor as number,
+          smCount: g.smCount as number,
+          totalMemoryBytes: g.totalMemory as number,
+          maxRegistersPerSm: g.maxRegistersPerSm as number,
+          maxSharedMemoryPerSm: g.maxShmemPerSm as number,
+          maxThreadsPerSm: g.maxWarpsPerSm !== null ? Number(g.maxWarpsPerSm) * Number(g.threadsPerWarp ?? 32) : null,
         });
       }
     }
@@ -65,42 +71,108 @@ export async function importNsys(file: string, out: string, opts: { overwrite?: 
         if (p.name) writer.knownCommand(p.pid, p.name);
       }
     }
-    for (const k of src.prepare(`SELECT start, end, deviceId, contextId, streamId, correlationId, globalPid, demangledName, gridX, gridY, gridZ,
-        blockX, blockY, blockZ, registersPerThread, staticSharedMemory, dynamicSharedMemory FROM CUPTI_ACTIVITY_KIND_KERNEL ORDER BY start`).all() as Record<string, number>[]) {
-      writer.kernel({ start: k.start!, end: k.end!, device: k.deviceId!, context: k.contextId!, stream: k.streamId!, pid: pidOf(k.globalPid!),
-        correlation: k.correlationId!, name: str(k.demangledName!), grid: [k.gridX!, k.gridY!, k.gridZ!], block: [k.blockX!, k.blockY!, k.blockZ!],
-        registers: k.registersPerThread!, staticShared: k.staticSharedMemory!, dynamicShared: k.dynamicSharedMemory! });
+    for (const k of src
+      .prepare(
+        `SELECT start, end, deviceId, contextId, streamId, correlationId, globalPid, demangledName, gridX, gridY, gridZ,
+        blockX, blockY, blockZ, registersPerThread, staticSharedMemory, dynamicSharedMemory FROM CUPTI_ACTIVITY_KIND_KERNEL ORDER BY start`,
+      )
+      .all() as Record<string, number>[]) {
+      writer.kernel({
+        start: k.start!,
+        end: k.end!,
+        device: k.deviceId!,
+        context: k.contextId!,
+        stream: k.streamId!,
+        pid: pidOf(k.globalPid!),
+        correlation: k.correlationId!,
+        name: str(k.demangledName!),
+        grid: [k.gridX!, k.gridY!, k.gridZ!],
+        block: [k.blockX!, k.blockY!, k.blockZ!],
+        registers: k.registersPerThread!,
+        staticShared: k.staticSharedMemory!,
+        dynamicShared: k.dynamicSharedMemory!,
+      });
     }
     if (has('CUPTI_ACTIVITY_KIND_MEMCPY')) {
-      for (const m of src.prepare(`SELECT start, end, deviceId, contextId, streamId, correlationId, globalPid, bytes, copyKind, srcKind, dstKind
-          FROM CUPTI_ACTIVITY_KIND_MEMCPY ORDER BY start`).all() as Record<string, number | null>[]) {
-        writer.memcpy({ start: m.start!, end: m.end!, device: m.deviceId!, context: m.contextId!, stream: m.streamId!, pid: pidOf(m.globalPid!),
-          correlation: m.correlationId!, bytes: m.bytes!, copyKind: m.copyKind!, srcKind: memoryKind(m.srcKind), dstKind: memoryKind(m.dstKind),
-          async: false /* refined below from the API call name */ });
+      for (const m of src
+        .prepare(
+          `SELECT start, end, deviceId, contextId, streamId, correlationId, globalPid, bytes, copyKind, srcKind, dstKind
+          FROM CUPTI_ACTIVITY_KIND_MEMCPY ORDER BY start`,
+        )
+        .all() as Record<string, number | null>[]) {
+        writer.memcpy({
+          start: m.start!,
+          end: m.end!,
+          device: m.deviceId!,
+          context: m.contextId!,
+          stream: m.streamId!,
+          pid: pidOf(m.globalPid!),
+          correlation: m.correlationId!,
+          bytes: m.bytes!,
+          copyKind: m.copyKind!,
+          srcKind: memoryKind(m.srcKind),
+          dstKind: memoryKind(m.dstKind),
+          async: false /* refined below from the API call name */,
+        });
       }
     }
     if (has('CUPTI_ACTIVITY_KIND_MEMSET')) {
-      for (const m of src.prepare(`SELECT start, end, deviceId, contextId, streamId, correlationId, globalPid, bytes, value, memKind
-          FROM CUPTI_ACTIVITY_KIND_MEMSET ORDER BY start`).all() as Record<string, number | null>[]) {
-        writer.memset({ start: m.start!, end: m.end!, device: m.deviceId!, context: m.contextId!, stream: m.streamId!, pid: pidOf(m.globalPid!),
-          correlation: m.correlationId!, bytes: m.bytes!, value: m.value ?? 0, memoryKind: memoryKind(m.memKind), async: false });
+      for (const m of src
+        .prepare(
+          `SELECT start, end, deviceId, contextId, streamId, correlationId, globalPid, bytes, value, memKind
+          FROM CUPTI_ACTIVITY_KIND_MEMSET ORDER BY start`,
+        )
+        .all() as Record<string, number | null>[]) {
+        writer.memset({
+          start: m.start!,
+          end: m.end!,
+          device: m.deviceId!,
+          context: m.contextId!,
+          stream: m.streamId!,
+          pid: pidOf(m.globalPid!),
+          correlation: m.correlationId!,
+          bytes: m.bytes!,
+          value: m.value ?? 0,
+          memoryKind: memoryKind(m.memKind),
+          async: false,
+        });
       }
     }
-    for (const a of src.prepare('SELECT start, end, globalTid, correlationId, nameId, returnValue FROM CUPTI_ACTIVITY_KIND_RUNTIME ORDER BY start').all() as Record<string, number>[]) {
+    for (const a of src
+      .prepare('SELECT start, end, globalTid, correlationId, nameId, returnValue FROM CUPTI_ACTIVITY_KIND_RUNTIME ORDER BY start')
+      .all() as Record<string, number>[]) {
       const name = str(a.nameId!);
-      writer.apiCall({ start: a.start!, end: a.end!, pid: pidOf(a.globalTid!), tid: tidOf(a.globalTid!), name,
-        domain: /^cu[A-Z]/.test(name) ? 2 : 1, cbid: 0, correlation: a.correlationId!, returnValue: a.returnValue ?? 0 });
+      writer.apiCall({
+        start: a.start!,
+        end: a.end!,
+        pid: pidOf(a.globalTid!),
+        tid: tidOf(a.globalTid!),
+        name,
+        domain: /^cu[A-Z]/.test(name) ? 2 : 1,
+        cbid: 0,
+        correlation: a.correlationId!,
+        returnValue: a.returnValue ?? 0,
+      });
     }
     if (has('NVTX_EVENTS')) {
-      for (const n of src.prepare('SELECT start, end, eventType, text, textId, globalTid FROM NVTX_EVENTS ORDER BY start').all() as Record<string, number | string | null>[]) {
+      for (const n of src.prepare('SELECT start, end, eventType, text, textId, globalTid FROM NVTX_EVENTS ORDER BY start').all() as Record<
+        string,
+        number | string | null
+      >[]) {
         const type = Number(n.eventType);
         if (!NVTX_RANGE.has(type) && !NVTX_MARK.has(type)) {
           skipped++; // domain and category registrations, payload-only events
           continue;
         }
         const global = Number(n.globalTid);
-        writer.range({ start: Number(n.start), end: NVTX_RANGE.has(type) && n.end !== null ? Number(n.end) : null, pid: pidOf(global), tid: tidOf(global),
-          name: (n.text as string | null) ?? str(n.textId as number | null), domain: 'nvtx' });
+        writer.range({
+          start: Number(n.start),
+          end: NVTX_RANGE.has(type) && n.end !== null ? Number(n.end) : null,
+          pid: pidOf(global),
+          tid: tidOf(global),
+          name: (n.text as string | null) ?? str(n.textId as number | null),
+          domain: 'nvtx',
+        });
       }
     }
     // Async or not is not stored per copy in this export: the API call says.

@@ -25,19 +25,66 @@ export interface DeviceFacts {
 }
 
 export interface KernelRow {
-  start: number; end: number; device: number; context: number; stream: number; pid: number; correlation: number; name: string;
-  grid?: [number, number, number]; block?: [number, number, number]; registers?: number; staticShared?: number; dynamicShared?: number;
+  start: number;
+  end: number;
+  device: number;
+  context: number;
+  stream: number;
+  pid: number;
+  correlation: number;
+  name: string;
+  grid?: [number, number, number];
+  block?: [number, number, number];
+  registers?: number;
+  staticShared?: number;
+  dynamicShared?: number;
 }
 export interface CopyRow {
-  start: number; end: number; device: number; context: number; stream: number; pid: number; correlation: number;
-  bytes: number; copyKind: number; srcKind: number; dstKind: number; async: boolean;
+  start: number;
+  end: number;
+  device: number;
+  context: number;
+  stream: number;
+  pid: number;
+  correlation: number;
+  bytes: number;
+  copyKind: number;
+  srcKind: number;
+  dstKind: number;
+  async: boolean;
 }
 export interface MemsetRow {
-  start: number; end: number; device: number; context: number; stream: number; pid: number; correlation: number;
-  bytes: number; value: number; memoryKind: number; async: boolean;
+  start: number;
+  end: number;
+  device: number;
+  context: number;
+  stream: number;
+  pid: number;
+  correlation: number;
+  bytes: number;
+  value: number;
+  memoryKind: number;
+  async: boolean;
 }
-export interface ApiRow { start: number; end: number; pid: number; tid: number; name: string; domain: 1 | 2; cbid: number; correlation: number; returnValue: number }
-export interface RangeRow { start: number; end: number | null; pid: number; tid: number; name: string; domain?: string }
+export interface ApiRow {
+  start: number;
+  end: number;
+  pid: number;
+  tid: number;
+  name: string;
+  domain: 1 | 2;
+  cbid: number;
+  correlation: number;
+  returnValue: number;
+}
+export interface RangeRow {
+  start: number;
+  end: number | null;
+  pid: number;
+  tid: number;
+  name: string;
+  domain?: string;
+}
 
 export class RecordingWriter {
   readonly file: string;
@@ -75,7 +122,8 @@ export class RecordingWriter {
       kernel: db.prepare(`INSERT INTO kernels (start_ns, end_ns, device_id, context_id, stream_id, correlation_id, name_id, grid_x, grid_y, grid_z,
           block_x, block_y, block_z, registers_per_thread, static_shared_bytes, dynamic_shared_bytes, local_memory_per_thread, launch_type)
           VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,0,0)`),
-      memcpy: db.prepare(`INSERT INTO memcpys (start_ns, end_ns, device_id, context_id, stream_id, correlation_id, bytes, copy_kind, src_kind, dst_kind, is_async)
+      memcpy:
+        db.prepare(`INSERT INTO memcpys (start_ns, end_ns, device_id, context_id, stream_id, correlation_id, bytes, copy_kind, src_kind, dst_kind, is_async)
           VALUES (?,?,?,?,?,?,?,?,?,?,?)`),
       memset: db.prepare(`INSERT INTO memsets (start_ns, end_ns, device_id, context_id, stream_id, correlation_id, bytes, value, memory_kind, is_async)
           VALUES (?,?,?,?,?,?,?,?,?,?)`),
@@ -133,11 +181,24 @@ export class RecordingWriter {
       this.#devices.set(source, id);
     }
     if (Object.keys(facts).length) {
-      this.#db.prepare(`UPDATE devices SET name = coalesce(?, name), uuid = coalesce(?, uuid), cc_major = coalesce(?, cc_major), cc_minor = coalesce(?, cc_minor),
+      this.#db
+        .prepare(
+          `UPDATE devices SET name = coalesce(?, name), uuid = coalesce(?, uuid), cc_major = coalesce(?, cc_major), cc_minor = coalesce(?, cc_minor),
           sm_count = coalesce(?, sm_count), total_memory_bytes = coalesce(?, total_memory_bytes), max_threads_per_sm = coalesce(?, max_threads_per_sm),
-          max_registers_per_sm = coalesce(?, max_registers_per_sm), max_shared_memory_per_sm = coalesce(?, max_shared_memory_per_sm) WHERE id = ?`)
-        .run(facts.name ?? null, facts.uuid ?? null, facts.ccMajor ?? null, facts.ccMinor ?? null, facts.smCount ?? null, facts.totalMemoryBytes ?? null,
-          facts.maxThreadsPerSm ?? null, facts.maxRegistersPerSm ?? null, facts.maxSharedMemoryPerSm ?? null, id);
+          max_registers_per_sm = coalesce(?, max_registers_per_sm), max_shared_memory_per_sm = coalesce(?, max_shared_memory_per_sm) WHERE id = ?`,
+        )
+        .run(
+          facts.name ?? null,
+          facts.uuid ?? null,
+          facts.ccMajor ?? null,
+          facts.ccMinor ?? null,
+          facts.smCount ?? null,
+          facts.totalMemoryBytes ?? null,
+          facts.maxThreadsPerSm ?? null,
+          facts.maxRegistersPerSm ?? null,
+          facts.maxSharedMemoryPerSm ?? null,
+          id,
+        );
     }
     return id;
   }
@@ -158,15 +219,43 @@ export class RecordingWriter {
     const l = this.#lane(k.device, k.context, k.stream, k.pid);
     const g = k.grid ?? [0, 0, 0];
     const b = k.block ?? [0, 0, 0];
-    this.#stmts.kernel.run(this.#t(k.start), this.#t(k.end), l.device, l.context, l.stream, k.correlation, this.#string(k.name),
-      g[0], g[1], g[2], b[0], b[1], b[2], k.registers ?? 0, k.staticShared ?? 0, k.dynamicShared ?? 0);
+    this.#stmts.kernel.run(
+      this.#t(k.start),
+      this.#t(k.end),
+      l.device,
+      l.context,
+      l.stream,
+      k.correlation,
+      this.#string(k.name),
+      g[0],
+      g[1],
+      g[2],
+      b[0],
+      b[1],
+      b[2],
+      k.registers ?? 0,
+      k.staticShared ?? 0,
+      k.dynamicShared ?? 0,
+    );
     this.counts.kernels++;
     this.#tick();
   }
 
   memcpy(m: CopyRow): void {
     const l = this.#lane(m.device, m.context, m.stream, m.pid);
-    this.#stmts.memcpy.run(this.#t(m.start), this.#t(m.end), l.device, l.context, l.stream, m.correlation, m.bytes, m.copyKind, m.srcKind, m.dstKind, m.async ? 1 : 0);
+    this.#stmts.memcpy.run(
+      this.#t(m.start),
+      this.#t(m.end),
+      l.device,
+      l.context,
+      l.stream,
+      m.correlation,
+      m.bytes,
+      m.copyKind,
+      m.srcKind,
+      m.dstKind,
+      m.async ? 1 : 0,
+    );
     this.counts.memcpys++;
     this.#tick();
   }
@@ -187,7 +276,14 @@ export class RecordingWriter {
 
   range(r: RangeRow): void {
     this.#thread(r.pid, r.tid);
-    this.#stmts.range.run(this.#t(r.start), r.end === null ? null : this.#t(r.end), r.pid, r.tid, this.#string(r.name), r.domain ? this.#string(r.domain) : null);
+    this.#stmts.range.run(
+      this.#t(r.start),
+      r.end === null ? null : this.#t(r.end),
+      r.pid,
+      r.tid,
+      this.#string(r.name),
+      r.domain ? this.#string(r.domain) : null,
+    );
     this.counts.ranges++;
     this.#tick();
   }
@@ -213,7 +309,7 @@ export class RecordingWriter {
   /** The command of the process with the most API calls (for the recording's meta). */
   mainCommand(): string | null {
     const top = this.#db.prepare('SELECT pid FROM api_calls GROUP BY pid ORDER BY count(*) DESC LIMIT 1').get() as { pid: number } | undefined;
-    return top ? this.#commands.get(top.pid) ?? null : null;
+    return top ? (this.#commands.get(top.pid) ?? null) : null;
   }
 
   /** Flags (1 legacy default, 2 non-blocking, 4 per-thread default) and priority of a stream; `device` null: unknown here. */
@@ -227,8 +323,12 @@ export class RecordingWriter {
   /** Sets memcpys/memsets.is_async from the name of the API call that issued them (…Async… = 1). */
   markAsyncByApiName(): void {
     for (const t of ['memcpys', 'memsets']) {
-      this.#db.prepare(`UPDATE ${t} SET is_async = 1 WHERE EXISTS (SELECT 1 FROM api_calls a JOIN strings s ON s.id = a.name_id
-          JOIN contexts c ON c.id = ${t}.context_id WHERE a.pid = c.pid AND a.correlation_id = ${t}.correlation_id AND s.value LIKE '%Async%')`).run();
+      this.#db
+        .prepare(
+          `UPDATE ${t} SET is_async = 1 WHERE EXISTS (SELECT 1 FROM api_calls a JOIN strings s ON s.id = a.name_id
+          JOIN contexts c ON c.id = ${t}.context_id WHERE a.pid = c.pid AND a.correlation_id = ${t}.correlation_id AND s.value LIKE '%Async%')`,
+        )
+        .run();
     }
   }
 
@@ -253,9 +353,13 @@ export class RecordingWriter {
       nameThread.run(name, pid, tid);
     }
     db.exec('COMMIT');
-    const span = db.prepare(`SELECT min(s) AS s, max(e) AS e FROM (
+    const span = db
+      .prepare(
+        `SELECT min(s) AS s, max(e) AS e FROM (
         SELECT min(start_ns) AS s, max(end_ns) AS e FROM api_calls UNION ALL SELECT min(start_ns), max(end_ns) FROM kernels UNION ALL
-        SELECT min(start_ns), max(end_ns) FROM memcpys UNION ALL SELECT min(start_ns), max(end_ns) FROM memsets)`).get() as { s: number | null; e: number | null };
+        SELECT min(start_ns), max(end_ns) FROM memcpys UNION ALL SELECT min(start_ns), max(end_ns) FROM memsets)`,
+      )
+      .get() as { s: number | null; e: number | null };
     writeMeta(db, {
       origin_ns: BigInt(Math.round(this.#origin)),
       duration_ns: span.s !== null && span.e !== null ? span.e - span.s : null,

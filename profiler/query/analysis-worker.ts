@@ -44,13 +44,20 @@ port.on('message', (msg: AnalysisRequest | { close: true }) => {
     // Both recordings of a comparison are held while it runs.
     const [a, b] = msg.targets.map((t) => query(t.id, t.file));
     const arg = msg.args[0] as never;
-    const value = msg.method === 'findings' ? a!.findings(arg)
-      : msg.method === 'stats' ? a!.stats(arg)
-      : msg.method === 'scopeInfo' ? a!.scopeInfo(arg)
-      : msg.method === 'ranges' ? a!.ranges()
-      : msg.method === 'iterations' ? a!.iterations(arg)
-      : msg.method === 'concurrency' ? a!.concurrency(arg)
-      : compareRecordings(a!, b!, arg);
+    const value =
+      msg.method === 'findings'
+        ? a!.findings(arg)
+        : msg.method === 'stats'
+          ? a!.stats(arg)
+          : msg.method === 'scopeInfo'
+            ? a!.scopeInfo(arg)
+            : msg.method === 'ranges'
+              ? a!.ranges()
+              : msg.method === 'iterations'
+                ? a!.iterations(arg)
+                : msg.method === 'concurrency'
+                  ? a!.concurrency(arg)
+                  : compareRecordings(a!, b!, arg);
     out = { n: msg.n, ok: true, value };
   } catch (err) {
     out = { n: msg.n, ok: false, error: toApiErrorShape(err, msg.targets[0]?.file) };

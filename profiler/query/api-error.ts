@@ -68,9 +68,12 @@ export function apiErrorOf(err: unknown, file?: string): ApiError {
   const sqlite = sqliteCodeOf(err);
   if (sqlite) {
     const code = SQLITE_CODES[sqlite] ?? (sqlite.startsWith('SQLITE_IOERR') ? 'corrupt' : 'internal');
-    const what = code === 'locked' ? 'the recording is locked by another process (is it still being written?)'
-      : code === 'corrupt' ? 'the recording is corrupt or truncated'
-      : 'cannot read the recording';
+    const what =
+      code === 'locked'
+        ? 'the recording is locked by another process (is it still being written?)'
+        : code === 'corrupt'
+          ? 'the recording is corrupt or truncated'
+          : 'cannot read the recording';
     // The native addon's messages already start with the file.
     const raw = err instanceof Error ? err.message : String(err);
     const detail = file && raw.startsWith(`${file}: `) ? raw.slice(file.length + 2) : raw;
@@ -81,7 +84,15 @@ export function apiErrorOf(err: unknown, file?: string): ApiError {
 }
 
 export const API_ERROR_CODES = [
-  'not-found', 'not-a-recording', 'newer-schema', 'locked', 'corrupt', 'no-gpu', 'bad-request', 'forbidden', 'internal',
+  'not-found',
+  'not-a-recording',
+  'newer-schema',
+  'locked',
+  'corrupt',
+  'no-gpu',
+  'bad-request',
+  'forbidden',
+  'internal',
 ] as const satisfies readonly ApiErrorCode[];
 
 function isApiErrorCode(v: unknown): v is ApiErrorCode {

@@ -19,7 +19,12 @@ export function concurrencyOf(trace: Trace, req: ConcurrencyRequest): Concurrenc
   const { ops } = trace;
   const buckets = Math.max(1, Math.min(MAX_BUCKETS, Math.floor(req.buckets)));
   const width = Math.max(req.endNs - req.startNs, 1) / buckets;
-  const out: Record<Track, number[]> = { kernels: new Array(buckets).fill(0), h2d: new Array(buckets).fill(0), d2h: new Array(buckets).fill(0), other: new Array(buckets).fill(0) };
+  const out: Record<Track, number[]> = {
+    kernels: new Array(buckets).fill(0),
+    h2d: new Array(buckets).fill(0),
+    d2h: new Array(buckets).fill(0),
+    other: new Array(buckets).fill(0),
+  };
   // Start (+1) and end (−1) events of the device's ops in the window, in time
   // order; at equal times ends first, so back-to-back ops do not count as two.
   const events: [number, number, Track][] = [];

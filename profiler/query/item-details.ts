@@ -10,8 +10,17 @@ import type { FieldValue, ItemDetails, ItemKind, ItemRef, ItemTable, RowId } fro
 import type { StoredName } from '../contract/names.ts';
 import { COPY_KIND_NAMES } from '../store/enums.ts';
 import {
-  apiRowId, copyItemName, isItemTable, itemKindOf, MEMSET_ITEM_NAME, memoryKindName, nvtxRowId, streamKind, streamRowId,
-  syncItemName, SYNC_TYPE_NAMES,
+  apiRowId,
+  copyItemName,
+  isItemTable,
+  itemKindOf,
+  MEMSET_ITEM_NAME,
+  memoryKindName,
+  nvtxRowId,
+  streamKind,
+  streamRowId,
+  syncItemName,
+  SYNC_TYPE_NAMES,
 } from './item-kinds.ts';
 
 type StoredRow = Record<string, FieldValue>;
@@ -37,8 +46,15 @@ export class ItemDetailsReader {
     const { startNs, endNs } = extent(row);
     const related = this.#related(ref.table, row);
     return {
-      ref, kind: itemKindOf(ref.table, row as { copy_kind?: number }), ...this.#name(ref.table, row), startNs, endNs, durationNs: endNs - startNs,
-      fields, related, rowId: this.#rowId(ref.table, row, related),
+      ref,
+      kind: itemKindOf(ref.table, row as { copy_kind?: number }),
+      ...this.#name(ref.table, row),
+      startNs,
+      endNs,
+      durationNs: endNs - startNs,
+      fields,
+      related,
+      rowId: this.#rowId(ref.table, row, related),
     };
   }
 
@@ -54,10 +70,16 @@ export class ItemDetailsReader {
 
   #name(table: ItemTable, row: StoredRow): StoredName {
     switch (table) {
-      case 'kernels': case 'api_calls': case 'nvtx_ranges': return this.#nameOf(row.name_id as number);
-      case 'memcpys': return { name: copyItemName(row.copy_kind as number), demangledName: null };
-      case 'memsets': return { name: MEMSET_ITEM_NAME, demangledName: null };
-      case 'syncs': return { name: syncItemName(row.sync_type as number), demangledName: null };
+      case 'kernels':
+      case 'api_calls':
+      case 'nvtx_ranges':
+        return this.#nameOf(row.name_id as number);
+      case 'memcpys':
+        return { name: copyItemName(row.copy_kind as number), demangledName: null };
+      case 'memsets':
+        return { name: MEMSET_ITEM_NAME, demangledName: null };
+      case 'syncs':
+        return { name: syncItemName(row.sync_type as number), demangledName: null };
     }
   }
 
@@ -124,8 +146,12 @@ export class ItemDetailsReader {
   #brief(table: ItemTable, row: StoredRow): Related {
     const { startNs, endNs } = extent(row);
     return {
-      ref: { table, id: row.id as number }, kind: itemKindOf(table, row as { copy_kind?: number }) as ItemKind, ...this.#name(table, row),
-      startNs, endNs, rowId: this.#rowId(table, row, []),
+      ref: { table, id: row.id as number },
+      kind: itemKindOf(table, row as { copy_kind?: number }) as ItemKind,
+      ...this.#name(table, row),
+      startNs,
+      endNs,
+      rowId: this.#rowId(table, row, []),
     };
   }
 

@@ -9,7 +9,10 @@ import { ApiError } from './api-error.ts';
 import { ITEM_TABLES, type ItemKind, type ItemTable, type RowId, type StreamKind } from '../contract/api.ts';
 
 const COPY_ITEM_KIND: Partial<Record<number, ItemKind>> = {
-  [OpCategory.HtoD]: 'memcpy-h2d', [OpCategory.DtoH]: 'memcpy-d2h', [OpCategory.DtoD]: 'memcpy-d2d', [OpCategory.PtoP]: 'memcpy-peer',
+  [OpCategory.HtoD]: 'memcpy-h2d',
+  [OpCategory.DtoH]: 'memcpy-d2h',
+  [OpCategory.DtoD]: 'memcpy-d2d',
+  [OpCategory.PtoP]: 'memcpy-peer',
 };
 
 /** memcpys.copy_kind → ItemKind (arrays count as device memory; HtoH and unknown kinds are 'other'). */
@@ -17,10 +20,12 @@ export function itemKindOfCopy(copyKind: number): ItemKind {
   return COPY_ITEM_KIND[categoryOfCopyKind(copyKind)] ?? 'memcpy-other';
 }
 
-
 /** CUpti_ActivitySynchronizationType names (syncs.sync_type). */
 export const SYNC_TYPE_NAMES: Record<number, string> = {
-  1: 'event synchronize', 2: 'stream wait event', 3: 'stream synchronize', 4: 'context synchronize',
+  1: 'event synchronize',
+  2: 'stream wait event',
+  3: 'stream synchronize',
+  4: 'context synchronize',
 };
 
 /** Display names of the items that have no stored name (details and search agree on them). */
@@ -43,12 +48,18 @@ export function streamKind(flags: number): StreamKind {
 /** The kind of an item of `table`, from its row (memcpys need copy_kind). */
 export function itemKindOf(table: ItemTable, row: { copy_kind?: number | null }): ItemKind {
   switch (table) {
-    case 'kernels': return 'kernel';
-    case 'memcpys': return itemKindOfCopy(row.copy_kind ?? 0);
-    case 'memsets': return 'memset';
-    case 'syncs': return 'sync';
-    case 'api_calls': return 'api';
-    case 'nvtx_ranges': return 'nvtx';
+    case 'kernels':
+      return 'kernel';
+    case 'memcpys':
+      return itemKindOfCopy(row.copy_kind ?? 0);
+    case 'memsets':
+      return 'memset';
+    case 'syncs':
+      return 'sync';
+    case 'api_calls':
+      return 'api';
+    case 'nvtx_ranges':
+      return 'nvtx';
   }
 }
 

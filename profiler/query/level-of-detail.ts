@@ -64,7 +64,11 @@ export class RowBuilder {
       .map(({ span, kinds }) => {
         let best = span.kind;
         let n = 0;
-        for (const [k, c] of kinds) if (c > n) { n = c; best = k; }
+        for (const [k, c] of kinds)
+          if (c > n) {
+            n = c;
+            best = k;
+          }
         return { ...span, kind: best };
       })
       .sort((a, b) => a.startNs - b.startNs);

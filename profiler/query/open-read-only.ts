@@ -43,7 +43,11 @@ function checkNotTruncated(file: string): void {
     const want = declaredSize(header.subarray(0, n));
     const size = fs.fstatSync(fd).size;
     if (want !== null && size < want) {
-      throw new ApiError('corrupt', `${file}: truncated: the file has ${size} bytes, its SQLite header says ${want} (an interrupted copy or a full disk?)`, file);
+      throw new ApiError(
+        'corrupt',
+        `${file}: truncated: the file has ${size} bytes, its SQLite header says ${want} (an interrupted copy or a full disk?)`,
+        file,
+      );
     }
   } finally {
     fs.closeSync(fd);

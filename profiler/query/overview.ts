@@ -14,15 +14,24 @@ export function overviewOf(db: Database, startNs: number, endNs: number, bucketC
   const buckets = Math.max(1, Math.min(MAX_BUCKETS, Math.floor(bucketCount)));
   const width = Math.max(endNs - startNs, 1) / buckets;
   const track = new Map<number, 'kernels' | 'copies' | 'other'>([
-    [ZONED_TABLES.kernels.id, 'kernels'], [ZONED_TABLES.memcpys.id, 'copies'], [ZONED_TABLES.memsets.id, 'other'],
+    [ZONED_TABLES.kernels.id, 'kernels'],
+    [ZONED_TABLES.memcpys.id, 'copies'],
+    [ZONED_TABLES.memsets.id, 'other'],
   ]);
   const devices = new Map<number, OverviewResponse['devices'][number]>();
-  const zones = db.prepare(`SELECT z.table_id AS t, s.device_id AS device, z.start_ns AS s, z.end_ns AS e, z.busy_ns AS busy
-      FROM zones z JOIN streams s ON s.id = z.lane WHERE z.table_id IN (${[...track.keys()].join(',')}) AND s.device_id IS NOT NULL`).all() as
-    { t: number; device: number; s: number; e: number; busy: number | null }[];
+  const zones = db
+    .prepare(
+      `SELECT z.table_id AS t, s.device_id AS device, z.start_ns AS s, z.end_ns AS e, z.busy_ns AS busy
+      FROM zones z JOIN streams s ON s.id = z.lane WHERE z.table_id IN (${[...track.keys()].join(',')}) AND s.device_id IS NOT NULL`,
+    )
+    .all() as { t: number; device: number; s: number; e: number; busy: number | null }[];
   for (const z of zones) {
     let d = devices.get(z.device);
-    if (!d) devices.set(z.device, (d = { deviceId: z.device, kernels: new Array(buckets).fill(0), copies: new Array(buckets).fill(0), other: new Array(buckets).fill(0) }));
+    if (!d)
+      devices.set(
+        z.device,
+        (d = { deviceId: z.device, kernels: new Array(buckets).fill(0), copies: new Array(buckets).fill(0), other: new Array(buckets).fill(0) }),
+      );
     const out = d[track.get(z.t)!];
     const busy = z.busy ?? 0;
     const span = Math.max(1, z.e - z.s);

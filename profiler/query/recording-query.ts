@@ -27,8 +27,21 @@ import { ApiError, apiErrorOf } from './api-error.ts';
 import { checkValue } from './api-args.ts';
 import { WindowRequestSchema } from '../contract/api-schema.ts';
 import type {
-  ConcurrencyRequest, ConcurrencyResponse, ItemDetails, ItemKind, ItemRef, OverviewResponse, RecordingSummary, RowId, SearchRequest, SearchResponse,
-  StatsResponse, StreamInfo, WindowRequest, WindowResponse, WindowRow,
+  ConcurrencyRequest,
+  ConcurrencyResponse,
+  ItemDetails,
+  ItemKind,
+  ItemRef,
+  OverviewResponse,
+  RecordingSummary,
+  RowId,
+  SearchRequest,
+  SearchResponse,
+  StatsResponse,
+  StreamInfo,
+  WindowRequest,
+  WindowResponse,
+  WindowRow,
 } from '../contract/api.ts';
 import { concurrencyOf } from './concurrency.ts';
 import { ItemDetailsReader } from './item-details.ts';
@@ -58,8 +71,7 @@ type ItemRow = [id: number, start: number, end: number, nameOrCopyKind: number |
 
 /** A row's work in the window before level of detail: a stored item, or a run of sub-pixel ones already summed by the store. */
 type Piece =
-  | { ref: ItemRef; kind: ItemKind; start: number; end: number; nameId: number }
-  | { ref: null; kind: ItemKind; start: number; end: number; count: number };
+  { ref: ItemRef; kind: ItemKind; start: number; end: number; nameId: number } | { ref: null; kind: ItemKind; start: number; end: number; count: number };
 
 const DROP_REASONS: Record<number, string> = {
   [DropSource.Cupti]: 'CUPTI dropped activity records',
@@ -183,13 +195,25 @@ export class RecordingQuery {
     // sum, which the zones hold per block of rows (schema 5): a few thousand
     // zone rows instead of every operation.
     const busy = new Map<number, number>();
-    for (const r of db.prepare(`SELECT lane AS s, sum(busy_ns) AS b FROM zones WHERE table_id IN (${['kernels', 'memcpys', 'memsets'].map((t) => ZONED_TABLES[t as ZonedTable].id).join(',')}) GROUP BY lane`).all() as { s: number; b: number }[]) {
+    for (const r of db
+      .prepare(
+        `SELECT lane AS s, sum(busy_ns) AS b FROM zones WHERE table_id IN (${['kernels', 'memcpys', 'memsets'].map((t) => ZONED_TABLES[t as ZonedTable].id).join(',')}) GROUP BY lane`,
+      )
+      .all() as { s: number; b: number }[]) {
       busy.set(r.s, r.b);
     }
-    const deviceRows = db.prepare(`SELECT id, name, uuid, ordinal, cc_major AS ccMajor, cc_minor AS ccMinor, sm_count AS smCount,
-        async_engine_count AS asyncEngineCount, total_memory_bytes AS totalMemoryBytes FROM devices ORDER BY id`).all() as Omit<RecordingSummary['devices'][number], 'busyNs'>[];
-    const streamRows = db.prepare(`SELECT id, pid, device_id AS deviceId, context_id AS contextId, cupti_stream_id AS cuptiStreamId, flags, priority
-        FROM streams ORDER BY device_id, cupti_stream_id`).all() as { id: number; pid: number; deviceId: number | null; contextId: number; cuptiStreamId: number; flags: number; priority: number | null }[];
+    const deviceRows = db
+      .prepare(
+        `SELECT id, name, uuid, ordinal, cc_major AS ccMajor, cc_minor AS ccMinor, sm_count AS smCount,
+        async_engine_count AS asyncEngineCount, total_memory_bytes AS totalMemoryBytes FROM devices ORDER BY id`,
+      )
+      .all() as Omit<RecordingSummary['devices'][number], 'busyNs'>[];
+    const streamRows = db
+      .prepare(
+        `SELECT id, pid, device_id AS deviceId, context_id AS contextId, cupti_stream_id AS cuptiStreamId, flags, priority
+        FROM streams ORDER BY device_id, cupti_stream_id`,
+      )
+      .all() as { id: number; pid: number; deviceId: number | null; contextId: number; cuptiStreamId: number; flags: number; priority: number | null }[];
     // A device's work time: the sum over its streams (api.ts DeviceInfo.busyNs).
     const deviceBusy = new Map<number, number>();
     for (const st of streamRows) if (st.deviceId !== null) deviceBusy.set(st.deviceId, (deviceBusy.get(st.deviceId) ?? 0) + (busy.get(st.id) ?? 0));
@@ -198,19 +222,35 @@ export class RecordingQuery {
       const counts = { kernels: rowsOf('kernels', st.id), memcpys: rowsOf('memcpys', st.id), memsets: rowsOf('memsets', st.id), syncs: rowsOf('syncs', st.id) };
       if (counts.kernels + counts.memcpys + counts.memsets + counts.syncs === 0) continue; // a stream created and never used has no row
       const b = busy.get(st.id) ?? 0;
-      const dev = st.deviceId !== null ? deviceBusy.get(st.deviceId) ?? 0 : 0;
+      const dev = st.deviceId !== null ? (deviceBusy.get(st.deviceId) ?? 0) : 0;
       streams.push({
-        rowId: streamRowId(st.id), id: st.id, pid: st.pid, deviceId: st.deviceId, contextId: st.contextId, cuptiStreamId: st.cuptiStreamId,
-        kind: streamKind(st.flags), priority: st.priority, busyNs: b, shareOfDevice: dev > 0 ? b / dev : 0, counts,
+        rowId: streamRowId(st.id),
+        id: st.id,
+        pid: st.pid,
+        deviceId: st.deviceId,
+        contextId: st.contextId,
+        cuptiStreamId: st.cuptiStreamId,
+        kind: streamKind(st.flags),
+        priority: st.priority,
+        busyNs: b,
+        shareOfDevice: dev > 0 ? b / dev : 0,
+        counts,
       });
     }
     const threads = (db.prepare('SELECT pid, tid, name FROM threads ORDER BY pid, tid').all() as { pid: number; tid: number; name: string | null }[])
       .map((t) => ({
-        ...t, apiRowId: apiRowId(t.pid, t.tid), nvtxRowId: nvtxRowId(t.pid, t.tid),
-        apiCalls: rowsOf('api_calls', threadLane(t.pid, t.tid)), nvtxRanges: rowsOf('nvtx_ranges', threadLane(t.pid, t.tid)),
+        ...t,
+        apiRowId: apiRowId(t.pid, t.tid),
+        nvtxRowId: nvtxRowId(t.pid, t.tid),
+        apiCalls: rowsOf('api_calls', threadLane(t.pid, t.tid)),
+        nvtxRanges: rowsOf('nvtx_ranges', threadLane(t.pid, t.tid)),
       }))
       .filter((t) => t.apiCalls + t.nvtxRanges > 0);
-    const processRows = db.prepare('SELECT pid, command, complete FROM processes ORDER BY pid').all() as { pid: number; command: string | null; complete: number }[];
+    const processRows = db.prepare('SELECT pid, command, complete FROM processes ORDER BY pid').all() as {
+      pid: number;
+      command: string | null;
+      complete: number;
+    }[];
     const processes = processRows.map((p) => ({ pid: p.pid, command: p.command, complete: p.complete === 1, threads: threads.filter((t) => t.pid === p.pid) }));
     const span = db.prepare('SELECT min(start_ns) AS s, max(end_ns) AS e FROM zones').get() as { s: number | null; e: number | null };
     const complete = meta.complete === '1';
@@ -220,7 +260,7 @@ export class RecordingQuery {
       path: this.path,
       schemaVersion: db.pragma('user_version', { simple: true }) as number,
       complete,
-      incompleteReason: complete ? null : meta.incomplete_reason ?? null,
+      incompleteReason: complete ? null : (meta.incomplete_reason ?? null),
       meta,
       startNs: span.s ?? 0,
       endNs: span.e ?? 0,
@@ -228,7 +268,12 @@ export class RecordingQuery {
       processes,
       streams,
       counts: {
-        kernels: total('kernels'), memcpys: total('memcpys'), memsets: total('memsets'), syncs: total('syncs'), apiCalls: total('api_calls'), nvtxRanges: total('nvtx_ranges'),
+        kernels: total('kernels'),
+        memcpys: total('memcpys'),
+        memsets: total('memsets'),
+        syncs: total('syncs'),
+        apiCalls: total('api_calls'),
+        nvtxRanges: total('nvtx_ranges'),
       },
       warnings: this.#warnings(complete, meta.incomplete_reason, processRows),
     };
@@ -242,8 +287,14 @@ export class RecordingQuery {
     for (const p of processes) {
       if (p.complete !== 1) warnings.push(`process ${p.pid}${p.command ? ` (${p.command})` : ''} did not end its stream: its last records may be missing`);
     }
-    for (const d of db.prepare('SELECT source, pid, sum(count) AS n FROM dropped_records GROUP BY source, pid HAVING n > 0 ORDER BY pid, source').all() as { source: number; pid: number; n: number }[]) {
-      warnings.push(`process ${d.pid}: ${d.n.toLocaleString('en-US')} × ${DROP_REASONS[d.source] ?? `records dropped (source ${d.source})`}: counts and times are lower bounds`);
+    for (const d of db.prepare('SELECT source, pid, sum(count) AS n FROM dropped_records GROUP BY source, pid HAVING n > 0 ORDER BY pid, source').all() as {
+      source: number;
+      pid: number;
+      n: number;
+    }[]) {
+      warnings.push(
+        `process ${d.pid}: ${d.n.toLocaleString('en-US')} × ${DROP_REASONS[d.source] ?? `records dropped (source ${d.source})`}: counts and times are lower bounds`,
+      );
     }
     for (const e of db.prepare('SELECT pid, message FROM collector_errors ORDER BY id').all() as { pid: number; message: string }[]) {
       warnings.push(`collector error in process ${e.pid}: ${e.message}`);
@@ -291,7 +342,8 @@ export class RecordingQuery {
       for (const z of zonesInWindow(this.#db, table, row.lane, req.startNs, req.endNs)) {
         // NVTX rows need every range for their nesting depth: never summed.
         if (!nested && zoneIsOneSpan(z, req, res)) {
-          for (const [copyKind, count] of zoneKinds(table, z)) pieces.push({ ref: null, kind: itemKindOf(table, { copy_kind: copyKind }), start: z.startNs, end: z.endNs, count });
+          for (const [copyKind, count] of zoneKinds(table, z))
+            pieces.push({ ref: null, kind: itemKindOf(table, { copy_kind: copyKind }), start: z.startNs, end: z.endNs, count });
           continue;
         }
         const visible = Math.min(z.endNs, req.endNs) - Math.max(z.startNs, req.startNs);
@@ -307,7 +359,11 @@ export class RecordingQuery {
         const fixedKind = copies ? null : itemKindOf(table, {});
         for (const r of itemsInZone(this.#db, table, row.lane, z, req.startNs, req.endNs, ITEM_COLUMNS[table], dense ? res : 0) as ItemRow[]) {
           pieces.push({
-            ref: { table, id: r[0] }, kind: fixedKind ?? itemKindOf(table, { copy_kind: r[3] }), start: r[1], end: r[2], nameId: copies ? 0 : r[3] ?? 0,
+            ref: { table, id: r[0] },
+            kind: fixedKind ?? itemKindOf(table, { copy_kind: r[3] }),
+            start: r[1],
+            end: r[2],
+            nameId: copies ? 0 : (r[3] ?? 0),
           });
         }
       }

@@ -36,12 +36,23 @@ interface Source {
 const SOURCES: Source[] = [
   { table: 'kernels', key: 't.name_id', end: 't.end_ns', rowId: "'stream:' || t.stream_id", nameOf: null, kindOf: () => 'kernel' },
   { table: 'api_calls', key: 't.name_id', end: 't.end_ns', rowId: "'api:' || t.pid || ':' || t.tid", nameOf: null, kindOf: () => 'api' },
-  { table: 'nvtx_ranges', key: 't.name_id', end: 'coalesce(t.end_ns, t.start_ns)', rowId: "'nvtx:' || t.pid || ':' || t.tid", nameOf: null, kindOf: () => 'nvtx' },
+  {
+    table: 'nvtx_ranges',
+    key: 't.name_id',
+    end: 'coalesce(t.end_ns, t.start_ns)',
+    rowId: "'nvtx:' || t.pid || ':' || t.tid",
+    nameOf: null,
+    kindOf: () => 'nvtx',
+  },
   { table: 'memcpys', key: 't.copy_kind', end: 't.end_ns', rowId: "'stream:' || t.stream_id", nameOf: copyItemName, kindOf: itemKindOfCopy },
   { table: 'memsets', key: '0', end: 't.end_ns', rowId: "'stream:' || t.stream_id", nameOf: () => MEMSET_ITEM_NAME, kindOf: () => 'memset' },
   // A synchronization of no stream is drawn on no stream row: it belongs to the API call that waited.
   {
-    table: 'syncs', key: 't.sync_type', end: 't.end_ns', nameOf: syncItemName, kindOf: () => 'sync',
+    table: 'syncs',
+    key: 't.sync_type',
+    end: 't.end_ns',
+    nameOf: syncItemName,
+    kindOf: () => 'sync',
     rowId: `coalesce('stream:' || t.stream_id, (SELECT 'api:' || a.pid || ':' || a.tid FROM api_calls a
       WHERE a.correlation_id = t.correlation_id AND a.pid = t.pid LIMIT 1), 'stream:0')`,
   },
@@ -49,11 +60,19 @@ const SOURCES: Source[] = [
 
 /** Kinds each table's items can have, to skip tables the kinds filter excludes without reading them. */
 const TABLE_KINDS: Record<ItemTable, ItemKind[]> = {
-  kernels: ['kernel'], api_calls: ['api'], nvtx_ranges: ['nvtx'], memsets: ['memset'], syncs: ['sync'],
+  kernels: ['kernel'],
+  api_calls: ['api'],
+  nvtx_ranges: ['nvtx'],
+  memsets: ['memset'],
+  syncs: ['sync'],
   memcpys: ['memcpy-h2d', 'memcpy-d2h', 'memcpy-d2d', 'memcpy-peer', 'memcpy-other'],
 };
 
-interface Group { k: number; count: number; totalNs: number }
+interface Group {
+  k: number;
+  count: number;
+  totalNs: number;
+}
 
 export class NameSearch {
   readonly #db: Database;
@@ -86,7 +105,8 @@ export class NameSearch {
     const missing = this.#complete.has(src.table) ? [] : keys.filter((k) => !cache.has(k));
     if (missing.length) {
       for (const k of missing) cache.set(k, { k, count: 0, totalNs: 0 }); // a name this table does not use stays known as such
-      for (const g of this.#db.prepare(`${select} WHERE ${src.key} IN (SELECT value FROM json_each(?)) GROUP BY 1`).all(JSON.stringify(missing)) as Group[]) cache.set(g.k, g);
+      for (const g of this.#db.prepare(`${select} WHERE ${src.key} IN (SELECT value FROM json_each(?)) GROUP BY 1`).all(JSON.stringify(missing)) as Group[])
+        cache.set(g.k, g);
     }
     return keys.map((k) => cache.get(k)!).filter((g) => g.count > 0);
   }
@@ -99,14 +119,22 @@ export class NameSearch {
     const text = req.text.toLowerCase();
     // instr(lower()) rather than LIKE: no escaping of % and _; SQLite's lower()
     // folds ASCII, which kernel and API names are written in.
-    const matchingNames = new Map<number, StoredName>((db.prepare('SELECT id, value, demangled FROM strings WHERE instr(lower(value), ?) > 0 OR instr(lower(demangled), ?) > 0')
-      .raw().all(text, text) as [number, string, string | null][]).map(([id, name, demangledName]) => [id, { name, demangledName }]));
+    const matchingNames = new Map<number, StoredName>(
+      (
+        db.prepare('SELECT id, value, demangled FROM strings WHERE instr(lower(value), ?) > 0 OR instr(lower(demangled), ?) > 0').raw().all(text, text) as [
+          number,
+          string,
+          string | null,
+        ][]
+      ).map(([id, name, demangledName]) => [id, { name, demangledName }]),
+    );
     const names: SearchResponse['names'] = [];
     const items: FoundItem[] = [];
     for (const src of SOURCES) {
       if (!TABLE_KINDS[src.table].some(wanted)) continue;
-      const groups = (src.nameOf ? this.#groupsOf(src, null).filter((g) => src.nameOf!(g.k).toLowerCase().includes(text)) : this.#groupsOf(src, [...matchingNames.keys()]))
-        .filter((g) => wanted(src.kindOf(g.k)));
+      const groups = (
+        src.nameOf ? this.#groupsOf(src, null).filter((g) => src.nameOf!(g.k).toLowerCase().includes(text)) : this.#groupsOf(src, [...matchingNames.keys()])
+      ).filter((g) => wanted(src.kindOf(g.k)));
       if (groups.length === 0) continue;
       for (const g of groups) {
         const name: StoredName = src.nameOf ? { name: src.nameOf(g.k), demangledName: null } : matchingNames.get(g.k)!;
@@ -120,8 +148,11 @@ export class NameSearch {
       const a = req.after;
       const afterSql = a ? `AND (t.start_ns > ? OR (t.start_ns = ? AND (? < '${src.table}' OR (? = '${src.table}' AND t.id > ?))))` : '';
       const afterArgs = a ? [a.startNs, a.startNs, a.table, a.table, a.id] : [];
-      const rows = db.prepare(`SELECT t.id, t.start_ns AS s, ${src.end} AS e, ${src.key} AS k, ${src.rowId} AS rowId FROM ${src.table} t
-          WHERE ${src.key} IN (SELECT value FROM json_each(?)) ${afterSql} ORDER BY t.start_ns, t.id LIMIT ?`)
+      const rows = db
+        .prepare(
+          `SELECT t.id, t.start_ns AS s, ${src.end} AS e, ${src.key} AS k, ${src.rowId} AS rowId FROM ${src.table} t
+          WHERE ${src.key} IN (SELECT value FROM json_each(?)) ${afterSql} ORDER BY t.start_ns, t.id LIMIT ?`,
+        )
         .all(JSON.stringify(groups.map((g) => g.k)), ...afterArgs, limit) as { id: number; s: number; e: number; k: number; rowId: string }[];
       for (const r of rows) {
         items.push({ ref: { table: src.table, id: r.id }, kind: src.kindOf(r.k), startNs: r.s, endNs: r.e, nameId: src.nameOf ? 0 : r.k, rowId: r.rowId });

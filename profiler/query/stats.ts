@@ -16,10 +16,23 @@ export function buildStats(analysis: Analysis): StatsResponse {
   const { trace, diagnosis } = analysis;
   const ctx = diagnosis.context;
   const kernels = summarizeKernels(trace).map((k) => ({
-    name: k.name, demangledName: k.demangledName, count: k.count, totalNs: k.total, meanNs: k.mean, minNs: k.min, maxNs: k.max, share: k.share,
+    name: k.name,
+    demangledName: k.demangledName,
+    count: k.count,
+    totalNs: k.total,
+    meanNs: k.mean,
+    minNs: k.min,
+    maxNs: k.max,
+    share: k.share,
   }));
   const copies = summarizeCopies(trace).map((c) => ({
-    direction: c.direction, srcKind: c.srcKind, dstKind: c.dstKind, count: c.count, bytes: c.bytes, totalNs: c.total, gbPerS: c.gigabytesPerSecond ?? 0,
+    direction: c.direction,
+    srcKind: c.srcKind,
+    dstKind: c.dstKind,
+    count: c.count,
+    bytes: c.bytes,
+    totalNs: c.total,
+    gbPerS: c.gigabytesPerSecond ?? 0,
   }));
   // Per stream: busy time (union of its ops) and pairwise overlap, per device.
   // Not the diagnosis's stream pairs: those also compute waits, at a cost
@@ -40,8 +53,13 @@ export function buildStats(analysis: Analysis): StatsResponse {
       const busyNs = d.busyNs[k]!;
       const c = counts.get(streamId);
       return {
-        rowId: streamRowId(streamId), streamId, deviceId: d.deviceId, busyNs, utilization: spanNs > 0 ? busyNs / spanNs : 0,
-        kernels: c?.kernels ?? 0, copies: c?.memcpys ?? 0,
+        rowId: streamRowId(streamId),
+        streamId,
+        deviceId: d.deviceId,
+        busyNs,
+        utilization: spanNs > 0 ? busyNs / spanNs : 0,
+        kernels: c?.kernels ?? 0,
+        copies: c?.memcpys ?? 0,
       };
     });
   });
@@ -51,7 +69,11 @@ export function buildStats(analysis: Analysis): StatsResponse {
   const overlapFactors = overlapByDevice(trace)
     .filter((o) => o.all.count > 0)
     .map((o) => ({
-      deviceId: o.deviceId, compute: o.compute.overlapFactor ?? 1, h2d: o.htod.overlapFactor ?? 1, d2h: o.dtoh.overlapFactor ?? 1, all: o.all.overlapFactor ?? 1,
+      deviceId: o.deviceId,
+      compute: o.compute.overlapFactor ?? 1,
+      h2d: o.htod.overlapFactor ?? 1,
+      d2h: o.dtoh.overlapFactor ?? 1,
+      all: o.all.overlapFactor ?? 1,
     }));
   return { kernels, copies, streams, overlap, overlapFactors };
 }

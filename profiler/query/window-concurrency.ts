@@ -22,12 +22,19 @@ const TRACKS: readonly Track[] = ['kernels', 'h2d', 'd2h', 'other'];
  */
 function trackOf(kind: ItemKind, merged: boolean): number {
   switch (kind) {
-    case 'kernel': return 0;
-    case 'memcpy-h2d': return 1;
-    case 'memcpy-d2h': return 2;
-    case 'api': case 'nvtx': return -1;
-    case 'sync': return merged ? 3 : -1;
-    default: return 3;
+    case 'kernel':
+      return 0;
+    case 'memcpy-h2d':
+      return 1;
+    case 'memcpy-d2h':
+      return 2;
+    case 'api':
+    case 'nvtx':
+      return -1;
+    case 'sync':
+      return merged ? 3 : -1;
+    default:
+      return 3;
   }
 }
 

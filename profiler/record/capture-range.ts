@@ -120,7 +120,9 @@ export function applyCaptureRange(db: Db, range: CaptureRange): CaptureResult {
   }
   // NVTX ranges: kept when they share time with a window (a marker: its instant), so
   // the ranges around and inside the capture stay.
-  for (const [id, pid, start, end] of db.prepare('SELECT id, pid, start_ns, coalesce(end_ns, start_ns) FROM nvtx_ranges').raw().iterate() as Iterable<[number, number, number, number]>) {
+  for (const [id, pid, start, end] of db.prepare('SELECT id, pid, start_ns, coalesce(end_ns, start_ns) FROM nvtx_ranges').raw().iterate() as Iterable<
+    [number, number, number, number]
+  >) {
     (host.overlaps(pid, start, end) ? kept : dropped).nvtx_ranges.push(id);
   }
 
@@ -147,15 +149,23 @@ export function applyCaptureRange(db: Db, range: CaptureRange): CaptureResult {
 }
 
 const TABLE_WORDS: Record<CaptureTable, string> = {
-  kernels: 'kernels', memcpys: 'copies', memsets: 'memsets', syncs: 'synchronizations', cuda_events: 'CUDA events',
-  api_calls: 'API calls', nvtx_ranges: 'NVTX ranges', overheads: 'overheads',
+  kernels: 'kernels',
+  memcpys: 'copies',
+  memsets: 'memsets',
+  syncs: 'synchronizations',
+  cuda_events: 'CUDA events',
+  api_calls: 'API calls',
+  nvtx_ranges: 'NVTX ranges',
+  overheads: 'overheads',
 };
 
 /** One line for the record command: "capture range nvtx:step (12 instances): kept 60 kernels, …; left out 4 copies, …". */
 export function formatCaptureResult(r: CaptureResult): string {
   if (r.neverOccurred) return r.neverOccurred;
   const list = (counts: Record<CaptureTable, number>) =>
-    CAPTURE_TABLES.filter((t) => counts[t] > 0).map((t) => `${counts[t].toLocaleString('en-US')} ${TABLE_WORDS[t]}`).join(', ') || 'nothing';
+    CAPTURE_TABLES.filter((t) => counts[t] > 0)
+      .map((t) => `${counts[t].toLocaleString('en-US')} ${TABLE_WORDS[t]}`)
+      .join(', ') || 'nothing';
   const windows = `${r.windows} ${r.spec.startsWith('nvtx:') ? 'instance' : 'start-to-stop interval'}${r.windows === 1 ? '' : 's'}`;
   return `capture range ${r.spec} (${windows}): kept ${list(r.kept)}; left out ${list(r.dropped)}`;
 }
@@ -233,10 +243,12 @@ function hostRule(capture: CaptureWindows): { inside: (pid: number, t: number) =
     if (!byPid.has(r.pid)) byPid.set(r.pid, []);
     byPid.get(r.pid)!.push(r);
   }
-  const rules = new Map([...byPid].map(([pid, list]) => {
-    const windows = mergeWindows(list);
-    return [pid, { inside: insideWindows(windows), overlaps: overlapsWindows(windows) }];
-  }));
+  const rules = new Map(
+    [...byPid].map(([pid, list]) => {
+      const windows = mergeWindows(list);
+      return [pid, { inside: insideWindows(windows), overlaps: overlapsWindows(windows) }];
+    }),
+  );
   return {
     inside: (pid, t) => rules.get(pid)?.inside(t) ?? false,
     overlaps: (pid, s, e) => rules.get(pid)?.overlaps(s, e) ?? false,

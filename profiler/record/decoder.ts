@@ -4,10 +4,7 @@
 // `streamscope dump-stream` and for diagnostics. Bulk ingest into SQLite
 // goes through the native addon (native/addon), which is ~2x faster than any
 // JS path into better-sqlite3 can be.
-import {
-  FILE_HEADER_BYTES, FORMAT_VERSION, KIND_NAMES, MAGIC, RECORD_HEADER_BYTES, STRING_FIXED_BYTES,
-  layoutOfKind, type KindName,
-} from './format.ts';
+import { FILE_HEADER_BYTES, FORMAT_VERSION, KIND_NAMES, MAGIC, RECORD_HEADER_BYTES, STRING_FIXED_BYTES, layoutOfKind, type KindName } from './format.ts';
 
 export interface StreamHeader {
   format_version: number;
@@ -67,7 +64,10 @@ export function decodeHeader(bytes: Uint8Array, file: string): StreamHeader {
     collector_version: view.getUint32(40, true),
   };
   if (header.format_version !== FORMAT_VERSION) {
-    throw new StreamFormatError(file, `record stream format version ${header.format_version} is not supported (this StreamScope reads version ${FORMAT_VERSION})`);
+    throw new StreamFormatError(
+      file,
+      `record stream format version ${header.format_version} is not supported (this StreamScope reads version ${FORMAT_VERSION})`,
+    );
   }
   if (header.header_bytes < FILE_HEADER_BYTES || header.header_bytes % 8 !== 0) {
     throw new StreamFormatError(file, `corrupt header: header size ${header.header_bytes}`);
@@ -118,17 +118,34 @@ function decodeRecord(view: DataView, bytes: Uint8Array, at: number, kind: numbe
   if (size < layout.size) {
     throw new StreamFormatError(file, `corrupt record at byte ${at}: ${layout.name} record of ${size} bytes, expected at least ${layout.size}`);
   }
-  const out: { kind: Exclude<KindName, 'String'>; offset: number; [field: string]: number | string } = { kind: layout.name as Exclude<KindName, 'String'>, offset: at };
+  const out: { kind: Exclude<KindName, 'String'>; offset: number; [field: string]: number | string } = {
+    kind: layout.name as Exclude<KindName, 'String'>,
+    offset: at,
+  };
   for (const f of layout.fields) {
     const p = at + f.offset;
     switch (f.type) {
-      case 'u8': out[f.name] = view.getUint8(p); break;
-      case 'u16': out[f.name] = view.getUint16(p, true); break;
-      case 'u32': out[f.name] = view.getUint32(p, true); break;
-      case 'i32': out[f.name] = view.getInt32(p, true); break;
-      case 'i64': out[f.name] = readI64(view, p); break;
-      case 'u64': out[f.name] = readU64(view, p); break;
-      case 'uuid': out[f.name] = Buffer.from(bytes.subarray(p, p + 16)).toString('hex'); break;
+      case 'u8':
+        out[f.name] = view.getUint8(p);
+        break;
+      case 'u16':
+        out[f.name] = view.getUint16(p, true);
+        break;
+      case 'u32':
+        out[f.name] = view.getUint32(p, true);
+        break;
+      case 'i32':
+        out[f.name] = view.getInt32(p, true);
+        break;
+      case 'i64':
+        out[f.name] = readI64(view, p);
+        break;
+      case 'u64':
+        out[f.name] = readU64(view, p);
+        break;
+      case 'uuid':
+        out[f.name] = Buffer.from(bytes.subarray(p, p + 16)).toString('hex');
+        break;
     }
   }
   return out;

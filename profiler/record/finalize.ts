@@ -55,7 +55,6 @@ function signalName(n: number): string {
   return entry ? entry[0] : `signal ${n}`;
 }
 
-
 /**
  * Stores each recorded device's PCIe link (NVML, on this machine: the
  * recorder runs where the target ran). The what-if replay takes pinned-copy

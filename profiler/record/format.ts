@@ -73,56 +73,80 @@ const i32 = (...names: string[]): [string, FieldType][] => names.map((n) => [n, 
 
 /** Fixed-size records (String is variable: id, length, then bytes). */
 export const LAYOUTS: Readonly<Record<Exclude<KindName, 'String'>, RecordLayout>> = {
-  Process: layout('Process', u32('pid', 'ppid', 'command_sid', 'executable_sid', 'hostname_sid', 'driver_version',
-    'runtime_version', 'cupti_version', 'cupti_api_version', 'reserved')),
+  Process: layout(
+    'Process',
+    u32('pid', 'ppid', 'command_sid', 'executable_sid', 'hostname_sid', 'driver_version', 'runtime_version', 'cupti_version', 'cupti_api_version', 'reserved'),
+  ),
   Device: layout('Device', [
-    ...u32('device_id', 'name_sid'), ['uuid', 'uuid'],
-    ...u32('cc_major', 'cc_minor', 'sm_count', 'async_engine_count', 'concurrent_kernels', 'pci_domain', 'pci_bus',
-      'pci_device', 'core_clock_khz', 'memory_clock_khz', 'memory_bus_width_bits', 'l2_cache_bytes',
-      'max_threads_per_sm', 'max_shared_memory_per_sm', 'max_registers_per_sm', 'max_blocks_per_sm'),
+    ...u32('device_id', 'name_sid'),
+    ['uuid', 'uuid'],
+    ...u32(
+      'cc_major',
+      'cc_minor',
+      'sm_count',
+      'async_engine_count',
+      'concurrent_kernels',
+      'pci_domain',
+      'pci_bus',
+      'pci_device',
+      'core_clock_khz',
+      'memory_clock_khz',
+      'memory_bus_width_bits',
+      'l2_cache_bytes',
+      'max_threads_per_sm',
+      'max_shared_memory_per_sm',
+      'max_registers_per_sm',
+      'max_blocks_per_sm',
+    ),
     ['total_memory_bytes', 'u64'],
   ]),
   Context: layout('Context', u32('context_id', 'device_id', 'null_stream_id', 'reserved')),
-  Stream: layout('Stream', [...u32('context_id', 'stream_id', 'device_id', 'flags'), ['priority', 'i32'],
-    ['correlation_id', 'u32'], ['created_ns', 'i64']]),
+  Stream: layout('Stream', [...u32('context_id', 'stream_id', 'device_id', 'flags'), ['priority', 'i32'], ['correlation_id', 'u32'], ['created_ns', 'i64']]),
   Kernel: layout('Kernel', [
-    ['start_ns', 'i64'], ['end_ns', 'i64'],
+    ['start_ns', 'i64'],
+    ['end_ns', 'i64'],
     ...u32('device_id', 'context_id', 'stream_id', 'correlation_id'),
     ...i32('grid_x', 'grid_y', 'grid_z', 'block_x', 'block_y', 'block_z', 'static_shared_bytes', 'dynamic_shared_bytes'),
     ...u32('local_memory_per_thread', 'name_sid'),
-    ['registers_per_thread', 'u16'], ['launch_type', 'u8'], ['is_device_launched', 'u8'],
+    ['registers_per_thread', 'u16'],
+    ['launch_type', 'u8'],
+    ['is_device_launched', 'u8'],
     ...u32('graph_id', 'cluster_x', 'cluster_y', 'cluster_z', 'channel_id'),
     ['graph_node_id', 'u64'],
   ]),
   Memcpy: layout('Memcpy', [
-    ['start_ns', 'i64'], ['end_ns', 'i64'], ['bytes', 'u64'],
+    ['start_ns', 'i64'],
+    ['end_ns', 'i64'],
+    ['bytes', 'u64'],
     ...u32('device_id', 'context_id', 'stream_id', 'correlation_id'),
-    ['copy_kind', 'u8'], ['src_kind', 'u8'], ['dst_kind', 'u8'], ['flags', 'u8'],
+    ['copy_kind', 'u8'],
+    ['src_kind', 'u8'],
+    ['dst_kind', 'u8'],
+    ['flags', 'u8'],
     ...u32('src_device_id', 'dst_device_id', 'graph_id', 'channel_id', 'reserved'),
   ]),
   Memset: layout('Memset', [
-    ['start_ns', 'i64'], ['end_ns', 'i64'], ['bytes', 'u64'],
+    ['start_ns', 'i64'],
+    ['end_ns', 'i64'],
+    ['bytes', 'u64'],
     ...u32('device_id', 'context_id', 'stream_id', 'correlation_id', 'value'),
-    ['flags', 'u16'], ['memory_kind', 'u16'],
+    ['flags', 'u16'],
+    ['memory_kind', 'u16'],
     ...u32('graph_id', 'channel_id'),
   ]),
   Synchronization: layout('Synchronization', [
-    ['start_ns', 'i64'], ['end_ns', 'i64'],
+    ['start_ns', 'i64'],
+    ['end_ns', 'i64'],
     ...u32('type', 'context_id', 'stream_id', 'event_id', 'correlation_id', 'return_value'),
   ]),
-  CudaEvent: layout('CudaEvent', [['device_ns', 'i64'],
-    ...u32('correlation_id', 'context_id', 'stream_id', 'event_id', 'device_id', 'reserved')]),
-  ApiCall: layout('ApiCall', [['start_ns', 'i64'], ['end_ns', 'i64'],
-    ...u32('domain', 'cbid', 'thread_id', 'correlation_id', 'return_value', 'name_sid')]),
-  Marker: layout('Marker', [['timestamp_ns', 'i64'],
-    ...u32('id', 'flags', 'object_kind', 'thread_id', 'name_sid', 'domain_sid')]),
-  Overhead: layout('Overhead', [['start_ns', 'i64'], ['end_ns', 'i64'],
-    ...u32('overhead_kind', 'object_kind', 'object_id', 'correlation_id')]),
+  CudaEvent: layout('CudaEvent', [['device_ns', 'i64'], ...u32('correlation_id', 'context_id', 'stream_id', 'event_id', 'device_id', 'reserved')]),
+  ApiCall: layout('ApiCall', [['start_ns', 'i64'], ['end_ns', 'i64'], ...u32('domain', 'cbid', 'thread_id', 'correlation_id', 'return_value', 'name_sid')]),
+  Marker: layout('Marker', [['timestamp_ns', 'i64'], ...u32('id', 'flags', 'object_kind', 'thread_id', 'name_sid', 'domain_sid')]),
+  Overhead: layout('Overhead', [['start_ns', 'i64'], ['end_ns', 'i64'], ...u32('overhead_kind', 'object_kind', 'object_id', 'correlation_id')]),
   Dropped: layout('Dropped', [['count', 'u64'], ...u32('source', 'context_id', 'stream_id', 'reserved')]),
   Error: layout('Error', u32('code', 'message_sid')),
   Flush: layout('Flush', [...u32('reason', 'signal'), ['at_ns', 'i64'], ['records_so_far', 'u64']]),
-  End: layout('End', [...u32('reason', 'reserved'), ['end_ns', 'i64'], ['records_written', 'u64'],
-    ['buffers_completed', 'u64']]),
+  End: layout('End', [...u32('reason', 'reserved'), ['end_ns', 'i64'], ['records_written', 'u64'], ['buffers_completed', 'u64']]),
 };
 
 export const STRING_FIXED_BYTES = 16;
@@ -132,9 +156,7 @@ export function layoutOfKind(kind: number): RecordLayout | undefined {
   return BY_KIND.get(kind);
 }
 
-export const KIND_NAMES: ReadonlyMap<number, KindName> = new Map(
-  Object.entries(Kind).map(([name, kind]) => [kind, name as KindName]),
-);
+export const KIND_NAMES: ReadonlyMap<number, KindName> = new Map(Object.entries(Kind).map(([name, kind]) => [kind, name as KindName]));
 
 // Enumerations the stream shares with the database (same values).
 export { ApiDomain, CollectorErrorCode, DropSource, StreamFlags } from '../store/enums.ts';

@@ -13,7 +13,10 @@ export async function ingestStreamFiles(output: string, inputs: string[], opts: 
   for (const input of inputs) {
     if (!fs.existsSync(input)) throw new RecordError(`${input}: no such file or directory`);
     if (fs.statSync(input).isDirectory()) {
-      const found = fs.readdirSync(input).filter((f) => f.endsWith(STREAM_FILE_SUFFIX)).sort();
+      const found = fs
+        .readdirSync(input)
+        .filter((f) => f.endsWith(STREAM_FILE_SUFFIX))
+        .sort();
       if (found.length === 0) throw new RecordError(`${input}: no ${STREAM_FILE_SUFFIX} record streams in this directory`);
       files.push(...found.map((f) => path.join(input, f)));
     } else {

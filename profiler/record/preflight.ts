@@ -34,7 +34,9 @@ export function preflight(argv: string[], output: string, env: NodeJS.ProcessEnv
   const existing = env.CUDA_INJECTION64_PATH;
   const collector = collectorLibraryPath();
   if (existing && path.resolve(existing) !== path.resolve(collector)) {
-    throw new RecordError(`another CUDA profiler is already injected into this environment (CUDA_INJECTION64_PATH=${existing}, e.g. Nsight Systems): only one CUPTI client can profile a process; run StreamScope outside it`);
+    throw new RecordError(
+      `another CUDA profiler is already injected into this environment (CUDA_INJECTION64_PATH=${existing}, e.g. Nsight Systems): only one CUPTI client can profile a process; run StreamScope outside it`,
+    );
   }
   if (!fs.existsSync(collector)) {
     throw new RecordError(`StreamScope's collector is not built: ${collector} is missing (run \`npm run build:native\`)`);

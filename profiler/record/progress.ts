@@ -41,7 +41,9 @@ interface Common extends Ingested {
   output: string;
 }
 
-export interface PreflightEvent extends Common { phase: 'preflight' }
+export interface PreflightEvent extends Common {
+  phase: 'preflight';
+}
 
 export interface RunningEvent extends Common {
   phase: 'running';
@@ -104,9 +106,14 @@ export function ingested(p: DirectoryProgress | null): Ingested {
 export function progressLine(fields: EventFields, common: { elapsedMs: number; output: string }): string {
   // Key order: the marker first, then the phase (readable in a terminal).
   const event = {
-    streamscope: 'record-progress', version: PROGRESS_VERSION, phase: fields.phase as RecordPhase,
-    elapsedMs: Math.round(common.elapsedMs), output: path.resolve(common.output),
-    records: 0, bytes: 0, processes: 0,
+    streamscope: 'record-progress',
+    version: PROGRESS_VERSION,
+    phase: fields.phase as RecordPhase,
+    elapsedMs: Math.round(common.elapsedMs),
+    output: path.resolve(common.output),
+    records: 0,
+    bytes: 0,
+    processes: 0,
   };
   Object.assign(event, fields);
   return JSON.stringify(event) + '\n';

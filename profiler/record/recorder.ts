@@ -14,7 +14,6 @@ import { ingested } from './progress.ts';
 import { RecordError } from './record-error.ts';
 import { StreamDirectoryIngest, type DirectoryProgress } from './stream-ingest.ts';
 
-
 export interface RecordOptions {
   output: string;
   overwrite?: boolean;
@@ -84,8 +83,12 @@ export async function record(opts: RecordOptions): Promise<RecordResult> {
   if (child.pid !== undefined) opts.onStart?.(child.pid);
   let stdout = '';
   let stderr = '';
-  child.stdout?.on('data', (d: Buffer) => { stdout += d.toString(); });
-  child.stderr?.on('data', (d: Buffer) => { stderr += d.toString(); });
+  child.stdout?.on('data', (d: Buffer) => {
+    stdout += d.toString();
+  });
+  child.stderr?.on('data', (d: Buffer) => {
+    stderr += d.toString();
+  });
 
   // The terminal delivers Ctrl-C to the whole process group, target included;
   // the recorder stays alive to keep what the target's collector flushed.
@@ -104,7 +107,14 @@ export async function record(opts: RecordOptions): Promise<RecordResult> {
   // The poll loop below only needs to know that the target has ended; its
   // exit status is awaited once the loop stops.
   let done = false;
-  exited.then(() => { done = true; }, () => { done = true; });
+  exited.then(
+    () => {
+      done = true;
+    },
+    () => {
+      done = true;
+    },
+  );
 
   const t0 = Date.now();
   const pollMs = opts.pollMs ?? 250;

@@ -30,9 +30,15 @@ export class StreamDirectoryIngest {
    */
   constructor(recording: string, sources: { directory: string } | { files: string[] }) {
     this.#recording = recording;
-    this.#sources = 'directory' in sources
-      ? () => fs.readdirSync(sources.directory).filter((f) => f.endsWith(STREAM_FILE_SUFFIX)).sort().map((f) => path.join(sources.directory, f))
-      : () => sources.files;
+    this.#sources =
+      'directory' in sources
+        ? () =>
+            fs
+              .readdirSync(sources.directory)
+              .filter((f) => f.endsWith(STREAM_FILE_SUFFIX))
+              .sort()
+              .map((f) => path.join(sources.directory, f))
+        : () => sources.files;
   }
 
   /**

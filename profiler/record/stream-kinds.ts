@@ -18,8 +18,12 @@ const OPS_CHECKED = 64;
  * Returns how many streams were flagged.
  */
 export function markPerThreadDefaultStreams(db: Db): number {
-  const candidates = db.prepare(`SELECT id, pid, created_by_correlation_id AS creator FROM streams
-      WHERE (flags & ${StreamFlags.LegacyDefault}) = 0 AND created_by_correlation_id IS NOT NULL`).all() as { id: number; pid: number; creator: number }[];
+  const candidates = db
+    .prepare(
+      `SELECT id, pid, created_by_correlation_id AS creator FROM streams
+      WHERE (flags & ${StreamFlags.LegacyDefault}) = 0 AND created_by_correlation_id IS NOT NULL`,
+    )
+    .all() as { id: number; pid: number; creator: number }[];
   const nameOf = db.prepare('SELECT value FROM strings WHERE id = ?').pluck();
   const apiNames = (pid: number, corr: number) =>
     rowsByCorrelation<{ name_id: number }>(db, 'api_calls', pid, corr, 't.name_id').map((a) => nameOf.get(a.name_id) as string);
@@ -30,8 +34,10 @@ export function markPerThreadDefaultStreams(db: Db): number {
     for (const s of candidates) {
       if (apiNames(s.pid, s.creator).some((n) => n.includes('StreamCreate'))) continue;
       const issuedPerThread = (['kernels', 'memcpys', 'memsets'] as const).some((table) =>
-        firstRowsOnLane<{ correlation_id: number }>(db, table, s.id, OPS_CHECKED, 't.correlation_id')
-          .some((op) => apiNames(s.pid, op.correlation_id).some((n) => perThread.test(n))));
+        firstRowsOnLane<{ correlation_id: number }>(db, table, s.id, OPS_CHECKED, 't.correlation_id').some((op) =>
+          apiNames(s.pid, op.correlation_id).some((n) => perThread.test(n)),
+        ),
+      );
       if (issuedPerThread) flagged += flag.run(s.id).changes;
     }
   })();

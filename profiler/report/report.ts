@@ -86,7 +86,8 @@ export function buildReport(file: string, analysis: Analysis): Report {
 /** Start-up in one line: how long, on what, and what came before CUDA. */
 export function formatStartup(s: Startup): string {
   const parts = s.spentOn.filter((p) => p.ns >= (s.endNs - s.startNs) * 0.01).map((p) => `${p.label} ${formatDuration(p.ns)}`);
-  const before = s.beforeCudaNs !== null ? `; before that, ${formatDuration(s.beforeCudaNs)} from process start to CUDA initialisation (interpreter, imports)` : '';
+  const before =
+    s.beforeCudaNs !== null ? `; before that, ${formatDuration(s.beforeCudaNs)} from process start to CUDA initialisation (interpreter, imports)` : '';
   return `${formatDuration(s.endNs - s.startNs)}, until ${formatDuration(s.endNs)} (ended by ${s.lastCall}${s.ops ? `; ${s.ops} GPU operation${s.ops > 1 ? 's' : ''} left out` : ''}): ${parts.join(', ')}${before}`;
 }
 
@@ -120,14 +121,37 @@ export function formatReport(r: Report): string {
   const gpu = gpuOrdinals(r.devices);
   const gpuOf = (id: number | null) => (id === null ? '-' : gpu(id));
   out.push('', 'Devices');
-  out.push(renderTable(['GPU', 'name', 'cc', 'SMs', 'copy engines', 'concurrent kernels', 'memory', 'uuid'],
-    r.devices.map((d) => [gpuOf(d.id), d.name ?? '?', d.ccMajor !== null ? `${d.ccMajor}.${d.ccMinor}` : '?', d.smCount ?? '?',
-      d.asyncEngineCount ?? '?', d.concurrentKernels ? 'yes' : 'no', d.totalMemoryBytes ? formatBytes(d.totalMemoryBytes) : '?', d.uuid ?? '?'])));
+  out.push(
+    renderTable(
+      ['GPU', 'name', 'cc', 'SMs', 'copy engines', 'concurrent kernels', 'memory', 'uuid'],
+      r.devices.map((d) => [
+        gpuOf(d.id),
+        d.name ?? '?',
+        d.ccMajor !== null ? `${d.ccMajor}.${d.ccMinor}` : '?',
+        d.smCount ?? '?',
+        d.asyncEngineCount ?? '?',
+        d.concurrentKernels ? 'yes' : 'no',
+        d.totalMemoryBytes ? formatBytes(d.totalMemoryBytes) : '?',
+        d.uuid ?? '?',
+      ]),
+    ),
+  );
 
   out.push('', 'Overlap per device (sum of busy time / union of busy time; 1.00 = nothing overlapped)');
-  out.push(renderTable(['GPU', 'compute', 'HtoD', 'DtoH', 'all', 'busy (union)', 'busy (sum)'],
-    r.overlap.map((o) => [gpuOf(o.deviceId), factor(o.compute), factor(o.htod), factor(o.dtoh), factor(o.all),
-      formatDuration(o.all.union), formatDuration(o.all.sum)])));
+  out.push(
+    renderTable(
+      ['GPU', 'compute', 'HtoD', 'DtoH', 'all', 'busy (union)', 'busy (sum)'],
+      r.overlap.map((o) => [
+        gpuOf(o.deviceId),
+        factor(o.compute),
+        factor(o.htod),
+        factor(o.dtoh),
+        factor(o.all),
+        formatDuration(o.all.union),
+        formatDuration(o.all.sum),
+      ]),
+    ),
+  );
 
   out.push('', ...formatFindings(r.findings));
 
@@ -135,20 +159,58 @@ export function formatReport(r: Report): string {
   // itself; an application may create more than it uses) are counted, not listed.
   const idle = r.streams.filter((s) => s.kernels + s.memcpys + s.memsets === 0);
   out.push('', idle.length ? `Streams with GPU work (${idle.length} more without any in this scope)` : 'Streams');
-  out.push(renderTable(['stream', 'GPU', 'pid', 'flags', 'priority', 'kernels', 'memcpys', 'memsets', 'busy', 'share of device busy'],
-    r.streams.filter((s) => !idle.includes(s)).map((s) => [s.cuptiStreamId, gpuOf(s.deviceId), s.pid, s.flags.join(',') || 'blocking', s.priority ?? '-',
-      s.kernels, s.memcpys, s.memsets, formatDuration(s.busy.union), pct(s.shareOfDeviceBusy)])));
+  out.push(
+    renderTable(
+      ['stream', 'GPU', 'pid', 'flags', 'priority', 'kernels', 'memcpys', 'memsets', 'busy', 'share of device busy'],
+      r.streams
+        .filter((s) => !idle.includes(s))
+        .map((s) => [
+          s.cuptiStreamId,
+          gpuOf(s.deviceId),
+          s.pid,
+          s.flags.join(',') || 'blocking',
+          s.priority ?? '-',
+          s.kernels,
+          s.memcpys,
+          s.memsets,
+          formatDuration(s.busy.union),
+          pct(s.shareOfDeviceBusy),
+        ]),
+    ),
+  );
 
   out.push('', 'Kernels');
   const kernelName = readableNames(r.kernels);
-  out.push(renderTable(['count', 'total', 'mean', 'min', 'max', 'share', 'name'],
-    r.kernels.map((k) => [k.count, formatDuration(k.total), formatDuration(k.mean), formatDuration(k.min),
-      formatDuration(k.max), pct(k.share), shorten(kernelName.get(k.name)!)])));
+  out.push(
+    renderTable(
+      ['count', 'total', 'mean', 'min', 'max', 'share', 'name'],
+      r.kernels.map((k) => [
+        k.count,
+        formatDuration(k.total),
+        formatDuration(k.mean),
+        formatDuration(k.min),
+        formatDuration(k.max),
+        pct(k.share),
+        shorten(kernelName.get(k.name)!),
+      ]),
+    ),
+  );
 
   out.push('', 'Copies and memsets');
-  out.push(renderTable(['direction', 'from', 'to', 'count', 'bytes', 'time', 'GB/s'],
-    r.copies.map((c) => [c.direction, c.srcKind, c.dstKind, c.count, formatBytes(c.bytes), formatDuration(c.total),
-      c.gigabytesPerSecond === null ? '-' : c.gigabytesPerSecond.toFixed(1)])));
+  out.push(
+    renderTable(
+      ['direction', 'from', 'to', 'count', 'bytes', 'time', 'GB/s'],
+      r.copies.map((c) => [
+        c.direction,
+        c.srcKind,
+        c.dstKind,
+        c.count,
+        formatBytes(c.bytes),
+        formatDuration(c.total),
+        c.gigabytesPerSecond === null ? '-' : c.gigabytesPerSecond.toFixed(1),
+      ]),
+    ),
+  );
   return out.join('\n') + '\n';
 }
 
@@ -160,7 +222,8 @@ export function formatFindings(findings: Finding[]): string[] {
   const out = ['Findings (worst first; cost = time lost, or waited for a limit)'];
   for (const f of findings) {
     out.push(`  ${SEVERITY_LABEL[f.severity]} ${formatDuration(f.costNs).padStart(9)}  ${f.title}`);
-    if (f.whatIf) out.push(`                   what if fixed: ${formatDuration(f.whatIf.measuredNs)} → ${formatDuration(f.whatIf.predictedNs)} (${f.whatIf.fix})`);
+    if (f.whatIf)
+      out.push(`                   what if fixed: ${formatDuration(f.whatIf.measuredNs)} → ${formatDuration(f.whatIf.predictedNs)} (${f.whatIf.fix})`);
     if (f.severity !== 'info') {
       out.push(`                   why: ${f.explanation}`);
       if (f.fix) out.push(`                   fix: ${f.fix}`);
@@ -175,7 +238,8 @@ export function formatIterations(it: Iterations | null): string {
   if (it.rows.length === 0) return `Iterations: no closed instance of NVTX range '${it.name}'`;
   const warm = it.rows.filter((r) => r.warmUp).length;
   const outliers = it.rows.filter((r) => r.outlier).length;
-  const head = `Iterations of NVTX range '${it.name}'${it.chosen === 'picked' ? ' (the repeating range covering most time)' : ''}: ${it.rows.length}, median ${formatDuration(it.medianNs)}` +
+  const head =
+    `Iterations of NVTX range '${it.name}'${it.chosen === 'picked' ? ' (the repeating range covering most time)' : ''}: ${it.rows.length}, median ${formatDuration(it.medianNs)}` +
     `${warm ? `; ${warm} warm-up` : ''}${outliers ? `; ${outliers} outlier${outliers > 1 ? 's' : ''}` : ''}`;
   const gpus = [...new Set(it.rows.flatMap((r) => r.devices.map((d) => d.gpu)))].sort((a, b) => a - b);
   const rows = it.rows.map((r) => {

@@ -4,6 +4,11 @@ export function renderTable(headers: string[], rows: (string | number)[][]): str
   const cells = [headers, ...rows.map((r) => r.map(String))];
   const numeric = headers.map((_, c) => rows.every((r) => typeof r[c] === 'number' || /^[-\d.,%]+( \S+)?$/.test(String(r[c]))));
   const widths = headers.map((_, c) => Math.max(...cells.map((r) => (r[c] ?? '').length)));
-  const line = (r: string[]) => '  ' + r.map((v, c) => (numeric[c] ? v.padStart(widths[c]!) : v.padEnd(widths[c]!))).join('  ').trimEnd();
+  const line = (r: string[]) =>
+    '  ' +
+    r
+      .map((v, c) => (numeric[c] ? v.padStart(widths[c]!) : v.padEnd(widths[c]!)))
+      .join('  ')
+      .trimEnd();
   return [line(cells[0]!), line(widths.map((w) => '-'.repeat(w))), ...cells.slice(1).map(line)].join('\n');
 }

@@ -64,7 +64,10 @@ const CAPABILITIES: Capabilities = { mode: 'browser', version: VERSION, canOpenF
 export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const host = opts.host ?? '127.0.0.1';
   if (!isLoopback(host) && !opts.allowRemote) {
-    throw new ApiError('forbidden', `refusing to serve on ${host}: not a loopback address (pass --host explicitly to serve there; anyone who can reach it with the URL's token can read these recordings)`);
+    throw new ApiError(
+      'forbidden',
+      `refusing to serve on ${host}: not a loopback address (pass --host explicitly to serve there; anyone who can reach it with the URL's token can read these recordings)`,
+    );
   }
   const token = crypto.randomBytes(32).toString('hex');
   const tokenBytes = Buffer.from(token);
@@ -83,25 +86,46 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const call = (method: ApiMethod, args: unknown[]): unknown => {
     const q = () => registry.get(args[0] as string);
     switch (method) {
-      case 'capabilities': return CAPABILITIES;
-      case 'listRecordings': return registry.list();
-      case 'recentFiles': return []; // browser mode lists no local paths
+      case 'capabilities':
+        return CAPABILITIES;
+      case 'listRecordings':
+        return registry.list();
+      case 'recentFiles':
+        return []; // browser mode lists no local paths
       // The files stay served (other pages may show them): check the id, release nothing.
-      case 'closeRecording': q(); return null;
+      case 'closeRecording':
+        q();
+        return null;
       // With the files of `serve FILE...` that could not be opened: the page shows them.
-      case 'summary': return { ...q().summary(), openErrors: failed };
-      case 'window': return q().window(args[1] as never);
-      case 'concurrency': return registry.concurrency(args[0] as string, args[1] as never);
-      case 'overview': return q().overview(args[1] as number);
-      case 'details': return q().details(args[1] as never);
-      case 'search': return q().search(args[1] as never);
-      case 'stats': return registry.stats(args[0] as string, args[1] as never);
-      case 'findings': return registry.findings(args[0] as string, args[1] as never);
-      case 'scopeInfo': return registry.scopeInfo(args[0] as string, args[1] as never);
-      case 'ranges': return registry.ranges(args[0] as string);
-      case 'iterations': return registry.iterations(args[0] as string, args[1] as string | null);
-      case 'compare': return registry.compare(args[0] as string, args[1] as string, args[2] as never);
-      case 'openRecording': case 'showOpenDialog': case 'record': case 'recordStatus': case 'exportTrace':
+      case 'summary':
+        return { ...q().summary(), openErrors: failed };
+      case 'window':
+        return q().window(args[1] as never);
+      case 'concurrency':
+        return registry.concurrency(args[0] as string, args[1] as never);
+      case 'overview':
+        return q().overview(args[1] as number);
+      case 'details':
+        return q().details(args[1] as never);
+      case 'search':
+        return q().search(args[1] as never);
+      case 'stats':
+        return registry.stats(args[0] as string, args[1] as never);
+      case 'findings':
+        return registry.findings(args[0] as string, args[1] as never);
+      case 'scopeInfo':
+        return registry.scopeInfo(args[0] as string, args[1] as never);
+      case 'ranges':
+        return registry.ranges(args[0] as string);
+      case 'iterations':
+        return registry.iterations(args[0] as string, args[1] as string | null);
+      case 'compare':
+        return registry.compare(args[0] as string, args[1] as string, args[2] as never);
+      case 'openRecording':
+      case 'showOpenDialog':
+      case 'record':
+      case 'recordStatus':
+      case 'exportTrace':
         throw new ApiError('forbidden', `${method} is not available in browser mode (read-only): use the desktop app (streamscope open)`);
     }
   };
@@ -116,8 +140,12 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const server = http.createServer((req, res) => {
     const send = (status: number, body: string | Buffer, type: string) => {
       res.writeHead(status, {
-        'content-type': type, 'content-security-policy': CONTENT_SECURITY_POLICY, 'x-content-type-options': 'nosniff',
-        'referrer-policy': 'no-referrer', 'cache-control': 'no-store', 'cross-origin-resource-policy': 'same-origin',
+        'content-type': type,
+        'content-security-policy': CONTENT_SECURITY_POLICY,
+        'x-content-type-options': 'nosniff',
+        'referrer-policy': 'no-referrer',
+        'cache-control': 'no-store',
+        'cross-origin-resource-policy': 'same-origin',
       });
       res.end(body);
     };
@@ -134,7 +162,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
         if (err) return sendError(err);
         let args: unknown;
         try {
-          args = body.length ? (JSON.parse(body) as { args?: unknown }).args ?? [] : [];
+          args = body.length ? ((JSON.parse(body) as { args?: unknown }).args ?? []) : [];
         } catch {
           return sendError(new ApiError('bad-request', 'the body is not JSON'));
         }
@@ -142,14 +170,17 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
         // Analysis methods answer later, from the analysis thread; the rest at once.
         Promise.resolve()
           .then(() => call(method, checkArguments(method, args)))
-          .then((value) => {
-            // Window answers in binary to a client that asks (window-codec.ts says why); JSON otherwise.
-            if (method === 'window' && (req.headers.accept ?? '').includes(WINDOW_MEDIA_TYPE)) {
-              const bytes = encodeWindow(value as WindowResponse);
-              return send(200, Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), WINDOW_MEDIA_TYPE);
-            }
-            send(200, JSON.stringify(value), 'application/json');
-          }, (e: unknown) => sendError(apiErrorOf(e)));
+          .then(
+            (value) => {
+              // Window answers in binary to a client that asks (window-codec.ts says why); JSON otherwise.
+              if (method === 'window' && (req.headers.accept ?? '').includes(WINDOW_MEDIA_TYPE)) {
+                const bytes = encodeWindow(value as WindowResponse);
+                return send(200, Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), WINDOW_MEDIA_TYPE);
+              }
+              send(200, JSON.stringify(value), 'application/json');
+            },
+            (e: unknown) => sendError(apiErrorOf(e)),
+          );
       });
       return;
     }
@@ -169,13 +200,14 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     port,
     token,
     failed,
-    close: () => new Promise<void>((resolve) => {
-      server.close(() => {
-        registry.closeAll();
-        resolve();
-      });
-      server.closeAllConnections();
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => {
+          registry.closeAll();
+          resolve();
+        });
+        server.closeAllConnections();
+      }),
   };
 }
 

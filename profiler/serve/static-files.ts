@@ -5,14 +5,19 @@ import fs from 'node:fs';
 import path from 'node:path';
 
 const TYPES: Record<string, string> = {
-  '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.mjs': 'text/javascript; charset=utf-8',
-  '.css': 'text/css; charset=utf-8', '.svg': 'image/svg+xml', '.png': 'image/png', '.json': 'application/json',
-  '.ico': 'image/x-icon', '.woff2': 'font/woff2', '.map': 'application/json',
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.mjs': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+  '.json': 'application/json',
+  '.ico': 'image/x-icon',
+  '.woff2': 'font/woff2',
+  '.map': 'application/json',
 };
 
-export type StaticAnswer =
-  | { status: 200; body: Buffer; type: string }
-  | { status: 400 | 403 | 404 | 503; body: string; type: string };
+export type StaticAnswer = { status: 200; body: Buffer; type: string } | { status: 400 | 403 | 404 | 503; body: string; type: string };
 
 const NOT_BUILT = `<!doctype html>
 <meta charset="utf-8"><title>StreamScope: user interface not built</title>

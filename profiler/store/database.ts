@@ -80,7 +80,10 @@ export function openRecording(file: string, opts: OpenOptions = {}): Db {
         try {
           fs.accessSync(file, fs.constants.W_OK);
         } catch {
-          throw new RecordingFileError(file, `schema version ${version} needs migrating to ${latestSchemaVersion}, and the file is not writable: copy it somewhere writable and open the copy`);
+          throw new RecordingFileError(
+            file,
+            `schema version ${version} needs migrating to ${latestSchemaVersion}, and the file is not writable: copy it somewhere writable and open the copy`,
+          );
         }
         openRecording(file).close();
         return openRecording(file, opts);
@@ -104,11 +107,15 @@ function checkRecording(db: Db, file: string): void {
     const e = err as { code?: string; message: string };
     if (e.code === 'SQLITE_NOTADB') throw new RecordingFileError(file, 'not a SQLite database (not a StreamScope recording)', { cause: err });
     if (e.code === 'SQLITE_CORRUPT') throw new RecordingFileError(file, `database is corrupt or truncated: ${e.message}`, { cause: err });
-    if (e.code === 'SQLITE_BUSY' || e.code === 'SQLITE_LOCKED') throw new RecordingFileError(file, 'database is locked by another process (is a recording still being written?)', { cause: err });
+    if (e.code === 'SQLITE_BUSY' || e.code === 'SQLITE_LOCKED')
+      throw new RecordingFileError(file, 'database is locked by another process (is a recording still being written?)', { cause: err });
     throw new RecordingFileError(file, `cannot read: ${e.message}`, { cause: err });
   }
   if (version > latestSchemaVersion) {
-    throw new RecordingFileError(file, `recorded by a newer StreamScope (schema version ${version}; this version reads up to ${latestSchemaVersion}): upgrade StreamScope to open it`);
+    throw new RecordingFileError(
+      file,
+      `recorded by a newer StreamScope (schema version ${version}; this version reads up to ${latestSchemaVersion}): upgrade StreamScope to open it`,
+    );
   }
   let format: { value: string } | undefined;
   try {
@@ -198,11 +205,15 @@ export function compact(db: Db, file: string, threshold = 64 * 2 ** 20): void {
 
 /** meta `duration_ns`: from the first to the last recorded API call or GPU operation (null: none). */
 export function recordedDurationNs(db: Db): number | null {
-  const span = db.prepare(`SELECT min(s) AS s, max(e) AS e FROM (
+  const span = db
+    .prepare(
+      `SELECT min(s) AS s, max(e) AS e FROM (
       SELECT min(start_ns) AS s, max(end_ns) AS e FROM api_calls UNION ALL
       SELECT min(start_ns), max(end_ns) FROM kernels UNION ALL
       SELECT min(start_ns), max(end_ns) FROM memcpys UNION ALL
-      SELECT min(start_ns), max(end_ns) FROM memsets)`).get() as { s: number | null; e: number | null };
+      SELECT min(start_ns), max(end_ns) FROM memsets)`,
+    )
+    .get() as { s: number | null; e: number | null };
   return span.s !== null && span.e !== null ? span.e - span.s : null;
 }
 

@@ -36,13 +36,36 @@ export const DropSource = { Cupti: 1, BufferCap: 2, Writer: 3, Incomplete: 4 } a
 
 /** collector_errors.code. */
 export const CollectorErrorCode = {
-  CuptiSubscribe: 1, CuptiVersion: 2, ActivityEnable: 3, Output: 4, CallbacksTaken: 5, Cupti: 6,
+  CuptiSubscribe: 1,
+  CuptiVersion: 2,
+  ActivityEnable: 3,
+  Output: 4,
+  CallbacksTaken: 5,
+  Cupti: 6,
 } as const;
 
 /** CUPTI memcpy kinds (memcpys.copy_kind), named as CUPTI and Kineto name them. */
-export const COPY_KIND_NAMES: Record<number, string> = { 1: 'HtoD', 2: 'DtoH', 3: 'HtoA', 4: 'AtoH', 5: 'AtoA', 6: 'AtoD', 7: 'DtoA', 8: 'DtoD', 9: 'HtoH', 10: 'PtoP' };
+export const COPY_KIND_NAMES: Record<number, string> = {
+  1: 'HtoD',
+  2: 'DtoH',
+  3: 'HtoA',
+  4: 'AtoH',
+  5: 'AtoA',
+  6: 'AtoD',
+  7: 'DtoA',
+  8: 'DtoD',
+  9: 'HtoH',
+  10: 'PtoP',
+};
 
 /** CUPTI memory kinds (memcpys.src_kind/dst_kind, memsets.memory_kind). */
 export const MEMORY_KIND_NAMES: Record<number, string> = {
-  0: 'unknown', 1: 'pageable', 2: 'pinned', 3: 'device', 4: 'array', 5: 'managed', 6: 'device static', 7: 'managed static',
+  0: 'unknown',
+  1: 'pageable',
+  2: 'pinned',
+  3: 'device',
+  4: 'array',
+  5: 'managed',
+  6: 'device static',
+  7: 'managed static',
 };

@@ -80,9 +80,10 @@ export function zoneShapeSql(table: ZonedTable): string {
   const t = ZONED_TABLES[table];
   const r = (sql: string) => sql.replace(/\b(stream_id|pid|tid|start_ns|end_ns|copy_kind)\b/g, 'r.$1');
   const rows = `FROM ${table} r WHERE r.id BETWEEN zones.first_id AND zones.last_id AND ${r(t.lane)} = zones.lane`;
-  const copyKinds = table === 'memcpys'
-    ? `, copy_kind_rows = (SELECT json_group_object(k, n) FROM (SELECT r.copy_kind AS k, count(*) AS n ${rows} GROUP BY r.copy_kind ORDER BY r.copy_kind))`
-    : '';
+  const copyKinds =
+    table === 'memcpys'
+      ? `, copy_kind_rows = (SELECT json_group_object(k, n) FROM (SELECT r.copy_kind AS k, count(*) AS n ${rows} GROUP BY r.copy_kind ORDER BY r.copy_kind))`
+      : '';
   return `UPDATE zones SET (max_dur_ns, max_gap_ns) = (
       SELECT coalesce(max(e - s), 0), max(0, coalesce(max(s - prev_end), 0)) FROM (
         SELECT r.start_ns AS s, ${r(t.end)} AS e,

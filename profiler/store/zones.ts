@@ -48,7 +48,9 @@ function qualified(columns: string): string {
   if (columns.trim() === '*') return 't.*';
   return columns
     .split(',')
-    .map((c) => c.trim().replace(/^(\w+)(\s+AS\s+\w+)?$/i, (m, name: string, as: string | undefined) => (/^(null|\d+)$/i.test(name) ? m : `t.${name}${as ?? ''}`)))
+    .map((c) =>
+      c.trim().replace(/^(\w+)(\s+AS\s+\w+)?$/i, (m, name: string, as: string | undefined) => (/^(null|\d+)$/i.test(name) ? m : `t.${name}${as ?? ''}`)),
+    )
     .join(', ');
 }
 
@@ -153,7 +155,16 @@ export function zonesInWindow(db: Database, table: ZonedTable, lane: Lane, start
  * anyway), so SQLite does not sort each zone first (a third of a zoomed-in
  * window's time).
  */
-export function itemsInZone(db: Database, table: ZonedTable, lane: Lane, zone: ZoneSpan, startNs: number, endNs: number, columns = '*', minDurationNs = 0): unknown[][] {
+export function itemsInZone(
+  db: Database,
+  table: ZonedTable,
+  lane: Lane,
+  zone: ZoneSpan,
+  startNs: number,
+  endNs: number,
+  columns = '*',
+  minDurationNs = 0,
+): unknown[][] {
   const t = ZONED_TABLES[table];
   const rowEnd = t.end.replace(/\b(end_ns|start_ns)\b/g, 't.$1');
   const sql = `SELECT ${qualified(columns)} FROM ${table} t WHERE t.id BETWEEN @first AND @last
@@ -176,7 +187,16 @@ export interface CoverageBucket {
  * (`resolutionNs`-wide bucket from `originNs`) inside SQLite: a dense zone
  * costs one row per pixel, not one JS object per operation.
  */
-export function coverageInZone(db: Database, table: ZonedTable, lane: Lane, zone: ZoneSpan, startNs: number, endNs: number, originNs: number, resolutionNs: number): CoverageBucket[] {
+export function coverageInZone(
+  db: Database,
+  table: ZonedTable,
+  lane: Lane,
+  zone: ZoneSpan,
+  startNs: number,
+  endNs: number,
+  originNs: number,
+  resolutionNs: number,
+): CoverageBucket[] {
   const t = ZONED_TABLES[table];
   const rowEnd = t.end.replace(/\b(end_ns|start_ns)\b/g, 't.$1');
   const kind = table === 'memcpys' ? 't.copy_kind' : 'NULL';
@@ -184,5 +204,13 @@ export function coverageInZone(db: Database, table: ZonedTable, lane: Lane, zone
     FROM ${table} t WHERE t.id BETWEEN @first AND @last AND ${rowLane(t)} = @lane AND t.start_ns <= @end AND ${rowEnd} >= @start
       AND ${rowEnd} - t.start_ns < @res
     GROUP BY CAST((t.start_ns - @origin) / @res AS INTEGER), ${kind} ORDER BY 1`;
-  return prepared(db, sql).all({ first: zone.firstId, last: zone.lastId, lane, start: startNs, end: endNs, res: resolutionNs, origin: originNs }) as CoverageBucket[];
+  return prepared(db, sql).all({
+    first: zone.firstId,
+    last: zone.lastId,
+    lane,
+    start: startNs,
+    end: endNs,
+    res: resolutionNs,
+    origin: originNs,
+  }) as CoverageBucket[];
 }

@@ -14,10 +14,15 @@ import { syntheticStream, tempDir } from '../helpers/native.ts';
 import { zonesWrittenAndRecomputed } from '../helpers/zones.ts';
 
 let dir: string;
-beforeAll(() => { dir = tempDir('addon'); });
+beforeAll(() => {
+  dir = tempDir('addon');
+});
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-interface Expectation { header: { origin_ns: string; pid: number }; records: ({ kind: string } & Record<string, number | string>)[] }
+interface Expectation {
+  header: { origin_ns: string; pid: number };
+  records: ({ kind: string } & Record<string, number | string>)[];
+}
 
 function newRecording(name: string): string {
   const file = path.join(dir, `${name}.sqlite`);
@@ -30,7 +35,11 @@ function byCorrelation<T extends Record<string, unknown>>(records: T[]): T[] {
 
 function rows<T>(file: string, sql: string): T[] {
   const db = new Database(file, { readonly: true });
-  try { return db.prepare(sql).all() as T[]; } finally { db.close(); }
+  try {
+    return db.prepare(sql).all() as T[];
+  } finally {
+    db.close();
+  }
 }
 
 describe('devices() and cuptiInfo()', () => {
@@ -43,7 +52,7 @@ describe('devices() and cuptiInfo()', () => {
     }
   });
 
-  it('finds the toolkit\'s CUPTI and reports its version; a wrong path is an error, not a crash', () => {
+  it("finds the toolkit's CUPTI and reports its version; a wrong path is an error, not a crash", () => {
     const lib = cuptiLibraryPath();
     expect(lib).not.toBeNull();
     const info = cuptiInfo(lib!);
@@ -79,29 +88,52 @@ describe('native ingest', () => {
     // the recorder reads them back (lastKind 'Flush' after a signal, 'End').
     expect(Object.keys(p.recordsByKind).sort()).toEqual(Object.keys(Kind).sort());
     expect(p.lastKind).toBe('End');
-    expect(rows<{ source: number; count: number }>(file, 'SELECT source, count FROM dropped_records ORDER BY id'))
-      .toEqual(ofKind('Dropped').map((d) => ({ source: d.source, count: d.count })));
+    expect(rows<{ source: number; count: number }>(file, 'SELECT source, count FROM dropped_records ORDER BY id')).toEqual(
+      ofKind('Dropped').map((d) => ({ source: d.source, count: d.count })),
+    );
 
-    const kernels = rows<Record<string, number | string>>(file, `SELECT k.*, s.value AS name, st.cupti_stream_id FROM kernels k
-        JOIN strings s ON s.id = k.name_id JOIN streams st ON st.id = k.stream_id ORDER BY k.correlation_id`);
+    const kernels = rows<Record<string, number | string>>(
+      file,
+      `SELECT k.*, s.value AS name, st.cupti_stream_id FROM kernels k
+        JOIN strings s ON s.id = k.name_id JOIN streams st ON st.id = k.stream_id ORDER BY k.correlation_id`,
+    );
     // Rows go in grouped by stream (zones), so compare in correlation order.
     const want = byCorrelation(ofKind('Kernel'));
     expect(kernels.length).toBe(want.length);
     kernels.forEach((k, i) => {
       const w = want[i]!;
       expect(k).toMatchObject({
-        start_ns: w.start_ns, end_ns: w.end_ns, correlation_id: w.correlation_id, grid_x: w.grid_x, block_x: w.block_x,
-        registers_per_thread: w.registers_per_thread, static_shared_bytes: w.static_shared_bytes, launch_type: w.launch_type,
-        cluster_y: w.cluster_y, channel_id: w.channel_id, cupti_stream_id: w.stream_id, name: str(w.name_sid as number),
+        start_ns: w.start_ns,
+        end_ns: w.end_ns,
+        correlation_id: w.correlation_id,
+        grid_x: w.grid_x,
+        block_x: w.block_x,
+        registers_per_thread: w.registers_per_thread,
+        static_shared_bytes: w.static_shared_bytes,
+        launch_type: w.launch_type,
+        cluster_y: w.cluster_y,
+        channel_id: w.channel_id,
+        cupti_stream_id: w.stream_id,
+        name: str(w.name_sid as number),
       });
     });
     const copies = rows<Record<string, number>>(file, 'SELECT * FROM memcpys ORDER BY correlation_id');
     expect(copies.map((c) => [c.bytes, c.copy_kind, c.src_kind, c.dst_kind, c.is_async])).toEqual(
-      byCorrelation(ofKind('Memcpy')).map((m) => [m.bytes, m.copy_kind, m.src_kind, m.dst_kind, (m.flags as number) & 1]));
-    const apis = rows<{ name: string; domain: number; tid: number; correlation_id: number; return_value: number }>(file,
-      'SELECT s.value AS name, a.domain, a.tid, a.correlation_id, a.return_value FROM api_calls a JOIN strings s ON s.id = a.name_id ORDER BY a.correlation_id');
-    expect(apis).toEqual(byCorrelation(ofKind('ApiCall')).map((a) => ({ name: str(a.name_sid as number), domain: a.domain, tid: a.thread_id,
-      correlation_id: a.correlation_id, return_value: a.return_value })));
+      byCorrelation(ofKind('Memcpy')).map((m) => [m.bytes, m.copy_kind, m.src_kind, m.dst_kind, (m.flags as number) & 1]),
+    );
+    const apis = rows<{ name: string; domain: number; tid: number; correlation_id: number; return_value: number }>(
+      file,
+      'SELECT s.value AS name, a.domain, a.tid, a.correlation_id, a.return_value FROM api_calls a JOIN strings s ON s.id = a.name_id ORDER BY a.correlation_id',
+    );
+    expect(apis).toEqual(
+      byCorrelation(ofKind('ApiCall')).map((a) => ({
+        name: str(a.name_sid as number),
+        domain: a.domain,
+        tid: a.thread_id,
+        correlation_id: a.correlation_id,
+        return_value: a.return_value,
+      })),
+    );
     // Each zone's busy time (schema 5) and shape (schema 6) are what the SQL zoner computes from its rows.
     const { written, recomputed } = zonesWrittenAndRecomputed(file, path.dirname(file));
     expect(written.filter((z) => z.table_id === 2).every((z) => typeof z.copy_kind_rows === 'string')).toBe(true);
@@ -109,7 +141,8 @@ describe('native ingest', () => {
     expect(written.every((z) => (z.busy_ns as number) > 0 || z.table_id === 6)).toBe(true);
     expect(recomputed).toEqual(written);
     expect(rows<Record<string, number>>(file, 'SELECT value, bytes, memory_kind, is_async FROM memsets ORDER BY correlation_id')).toEqual(
-      byCorrelation(ofKind('Memset')).map((m) => ({ value: m.value, bytes: m.bytes, memory_kind: m.memory_kind, is_async: (m.flags as number) & 1 })));
+      byCorrelation(ofKind('Memset')).map((m) => ({ value: m.value, bytes: m.bytes, memory_kind: m.memory_kind, is_async: (m.flags as number) & 1 })),
+    );
   });
 
   it('stores the demangled form of mangled C++ names beside them (schema 7), NULL for every other string', async () => {
@@ -135,31 +168,48 @@ describe('native ingest', () => {
     const [device] = rows<Record<string, number | string>>(file, "SELECT * FROM devices WHERE uuid LIKE 'GPU-%'");
     expect(device).toMatchObject({
       uuid: `GPU-${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`,
-      name: str(d.name_sid as number), sm_count: d.sm_count, async_engine_count: d.async_engine_count, total_memory_bytes: d.total_memory_bytes,
+      name: str(d.name_sid as number),
+      sm_count: d.sm_count,
+      async_engine_count: d.async_engine_count,
+      total_memory_bytes: d.total_memory_bytes,
     });
     // Declared streams keep their flags and priority; streams seen only in operations are implicit (flag 8).
-    const declared = new Map(ofKind('Stream').map((s) => [`${s.context_id}/${s.stream_id}`, { cupti_stream_id: s.stream_id, flags: s.flags, priority: s.priority }]));
+    const declared = new Map(
+      ofKind('Stream').map((s) => [`${s.context_id}/${s.stream_id}`, { cupti_stream_id: s.stream_id, flags: s.flags, priority: s.priority }]),
+    );
     const want = new Map(declared);
     for (const op of expected.records.filter((r) => ['Kernel', 'Memcpy', 'Memset', 'CudaEvent', 'Synchronization'].includes(r.kind))) {
       const key = `${op.context_id}/${op.stream_id}`;
       if (op.stream_id === 0xffffffff || want.has(key)) continue;
       want.set(key, { cupti_stream_id: op.stream_id, flags: 8, priority: null as unknown as number });
     }
-    const streams = rows<{ cupti_stream_id: number; flags: number; priority: number | null }>(file,
-      'SELECT cupti_stream_id, flags, priority FROM streams ORDER BY cupti_stream_id');
+    const streams = rows<{ cupti_stream_id: number; flags: number; priority: number | null }>(
+      file,
+      'SELECT cupti_stream_id, flags, priority FROM streams ORDER BY cupti_stream_id',
+    );
     expect(streams).toEqual([...want.values()].sort((a, b) => (a.cupti_stream_id as number) - (b.cupti_stream_id as number)));
     expect(streams.find((s) => s.cupti_stream_id === 99)).toEqual({ cupti_stream_id: 99, flags: 8, priority: null });
     // "Not applicable" ids are NULL, not a stream or event called 4294967295.
-    const syncs = rows<{ stream_id: number | null; event_id: number | null; sync_type: number }>(file, 'SELECT stream_id, event_id, sync_type FROM syncs ORDER BY correlation_id');
+    const syncs = rows<{ stream_id: number | null; event_id: number | null; sync_type: number }>(
+      file,
+      'SELECT stream_id, event_id, sync_type FROM syncs ORDER BY correlation_id',
+    );
     expect(syncs.map((x) => x.event_id)).toEqual(byCorrelation(ofKind('Synchronization')).map((x) => (x.event_id === 0xffffffff ? null : x.event_id)));
     expect(syncs.map((x) => x.stream_id === null)).toEqual(byCorrelation(ofKind('Synchronization')).map((x) => x.stream_id === 0xffffffff));
     const shift = 0; // this recording's origin is the stream's own
-    expect(rows<{ device_ns: number | null; event_id: number }>(file, 'SELECT device_ns, event_id FROM cuda_events ORDER BY id'))
-      .toEqual(ofKind('CudaEvent').map((e) => ({ device_ns: (e.device_ns as number) + shift, event_id: e.event_id })));
+    expect(rows<{ device_ns: number | null; event_id: number }>(file, 'SELECT device_ns, event_id FROM cuda_events ORDER BY id')).toEqual(
+      ofKind('CudaEvent').map((e) => ({ device_ns: (e.device_ns as number) + shift, event_id: e.event_id })),
+    );
     const p = ofKind('Process').at(-1)!;
     const [proc] = rows<Record<string, string | number>>(file, 'SELECT * FROM processes');
-    expect(proc).toMatchObject({ pid: expected.header.pid, host: str(p.hostname_sid as number), command: str(p.command_sid as number),
-      driver_version: p.driver_version, complete: 1, end_ns: ofKind('End')[0]!.end_ns });
+    expect(proc).toMatchObject({
+      pid: expected.header.pid,
+      host: str(p.hostname_sid as number),
+      command: str(p.command_sid as number),
+      driver_version: p.driver_version,
+      complete: 1,
+      end_ns: ofKind('End')[0]!.end_ns,
+    });
   });
 
   it('pairs NVTX start/end markers, keeps instantaneous and never-closed ones', async () => {
@@ -172,19 +222,34 @@ describe('native ingest', () => {
     for (const m of ofKind('Marker')) {
       const flags = m.flags as number;
       if (flags & 2) {
-        const r = { name: str(m.name_sid as number) ?? '', start_ns: m.timestamp_ns as number, end_ns: null, domain: (m.domain_sid ? str(m.domain_sid as number) : null) ?? null };
+        const r = {
+          name: str(m.name_sid as number) ?? '',
+          start_ns: m.timestamp_ns as number,
+          end_ns: null,
+          domain: (m.domain_sid ? str(m.domain_sid as number) : null) ?? null,
+        };
         open.set(m.id as number, r);
         want.push(r);
       } else if (flags & 4) {
         const r = open.get(m.id as number);
-        if (r) { r.end_ns = m.timestamp_ns as number; open.delete(m.id as number); }
+        if (r) {
+          r.end_ns = m.timestamp_ns as number;
+          open.delete(m.id as number);
+        }
       } else {
-        want.push({ name: str(m.name_sid as number) ?? '', start_ns: m.timestamp_ns as number, end_ns: null, domain: (m.domain_sid ? str(m.domain_sid as number) : null) ?? null });
+        want.push({
+          name: str(m.name_sid as number) ?? '',
+          start_ns: m.timestamp_ns as number,
+          end_ns: null,
+          domain: (m.domain_sid ? str(m.domain_sid as number) : null) ?? null,
+        });
       }
     }
-    const ranges = rows<{ name: string; start_ns: number; end_ns: number | null; domain: string | null }>(file,
+    const ranges = rows<{ name: string; start_ns: number; end_ns: number | null; domain: string | null }>(
+      file,
       `SELECT s.value AS name, start_ns, end_ns, d.value AS domain FROM nvtx_ranges r JOIN strings s ON s.id = r.name_id
-       LEFT JOIN strings d ON d.id = r.domain_id ORDER BY start_ns, r.id`);
+       LEFT JOIN strings d ON d.id = r.domain_id ORDER BY start_ns, r.id`,
+    );
     expect(ranges).toEqual(want.sort((a, b) => a.start_ns - b.start_ns));
     expect(ranges.some((r) => r.end_ns !== null)).toBe(true);
     expect(ranges.some((r) => r.end_ns === null)).toBe(true);
@@ -219,10 +284,22 @@ describe('native ingest', () => {
     await ingest.finish();
     expect(rows(file, "SELECT count(*) AS n FROM devices WHERE uuid LIKE 'GPU-%'")).toEqual([{ n: 1 }]);
     const contexts = new Set(ofKind('Context').map((c) => c.context_id)).size;
-    expect(rows(file, 'SELECT pid, count(*) AS n FROM contexts GROUP BY pid ORDER BY pid')).toEqual([{ pid: 100, n: contexts }, { pid: 200, n: contexts }]);
-    const starts = rows<{ pid: number; s: number }>(file, `SELECT c.pid, min(k.start_ns) AS s FROM kernels k JOIN contexts c ON c.id = k.context_id GROUP BY c.pid ORDER BY c.pid`);
-    expect(starts).toEqual([{ pid: 100, s: -250 }, { pid: 200, s: 500_000 - 250 }]);
-    expect(rows(file, 'SELECT pid, origin_offset_ns FROM processes ORDER BY pid')).toEqual([{ pid: 100, origin_offset_ns: 0 }, { pid: 200, origin_offset_ns: 500_000 }]);
+    expect(rows(file, 'SELECT pid, count(*) AS n FROM contexts GROUP BY pid ORDER BY pid')).toEqual([
+      { pid: 100, n: contexts },
+      { pid: 200, n: contexts },
+    ]);
+    const starts = rows<{ pid: number; s: number }>(
+      file,
+      `SELECT c.pid, min(k.start_ns) AS s FROM kernels k JOIN contexts c ON c.id = k.context_id GROUP BY c.pid ORDER BY c.pid`,
+    );
+    expect(starts).toEqual([
+      { pid: 100, s: -250 },
+      { pid: 200, s: 500_000 - 250 },
+    ]);
+    expect(rows(file, 'SELECT pid, origin_offset_ns FROM processes ORDER BY pid')).toEqual([
+      { pid: 100, origin_offset_ns: 0 },
+      { pid: 200, origin_offset_ns: 500_000 },
+    ]);
   });
 
   it('reports a stream cut inside a record as truncated and keeps the records before it', async () => {

@@ -17,17 +17,32 @@ const fixture = path.resolve(import.meta.dirname, '../fixtures/recordings/torch_
 const dir = tempDir('table-loader');
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-interface OpRow { kind: number; id: number; start: number; end: number; stream: number; correlation: number }
+interface OpRow {
+  kind: number;
+  id: number;
+  start: number;
+  end: number;
+  stream: number;
+  correlation: number;
+}
 
 /** What the loader must return, by SQL. */
 function expected(file: string): { ops: OpRow[]; calls: { id: number; start: number; nameId: number }[] } {
   const db = new Database(file, { readonly: true });
   try {
-    const ops = db.prepare(`SELECT * FROM (
+    const ops = db
+      .prepare(
+        `SELECT * FROM (
         SELECT 1 AS kind, id, start_ns AS start, end_ns AS "end", stream_id AS stream, correlation_id AS correlation FROM kernels
         UNION ALL SELECT 2, id, start_ns, end_ns, stream_id, correlation_id FROM memcpys
-        UNION ALL SELECT 3, id, start_ns, end_ns, stream_id, correlation_id FROM memsets) ORDER BY start, kind, id`).all() as OpRow[];
-    const calls = db.prepare('SELECT id, start_ns AS start, name_id AS nameId FROM api_calls ORDER BY start_ns, id').all() as { id: number; start: number; nameId: number }[];
+        UNION ALL SELECT 3, id, start_ns, end_ns, stream_id, correlation_id FROM memsets) ORDER BY start, kind, id`,
+      )
+      .all() as OpRow[];
+    const calls = db.prepare('SELECT id, start_ns AS start, name_id AS nameId FROM api_calls ORDER BY start_ns, id').all() as {
+      id: number;
+      start: number;
+      nameId: number;
+    }[];
     return { ops, calls };
   } finally {
     db.close();
@@ -38,7 +53,12 @@ function loaded(file: string) {
   const { ops, calls } = loadTimelineColumns(file);
   return {
     ops: Array.from({ length: ops.length }, (_, i): OpRow => ({
-      kind: ops.kind[i]!, id: ops.rowId[i]!, start: ops.start[i]!, end: ops.end[i]!, stream: ops.stream[i]!, correlation: ops.correlation[i]!,
+      kind: ops.kind[i]!,
+      id: ops.rowId[i]!,
+      start: ops.start[i]!,
+      end: ops.end[i]!,
+      stream: ops.stream[i]!,
+      correlation: ops.correlation[i]!,
     })),
     calls: Array.from({ length: calls.length }, (_, i) => ({ id: calls.rowId[i]!, start: calls.start[i]!, nameId: calls.nameId[i]! })),
   };
@@ -67,7 +87,9 @@ describe('native column loader', () => {
     db.exec(`INSERT INTO kernels SELECT 4000000000, start_ns + 7, end_ns + 7, device_id, context_id, stream_id, correlation_id, name_id, grid_x, grid_y, grid_z,
         block_x, block_y, block_z, registers_per_thread, static_shared_bytes, dynamic_shared_bytes, local_memory_per_thread, launch_type, is_device_launched,
         graph_id, graph_node_id, cluster_x, cluster_y, cluster_z, channel_id FROM kernels LIMIT 1`);
-    db.exec('INSERT INTO api_calls SELECT 5000000000, start_ns + 3, end_ns + 3, pid, tid, domain, cbid, name_id, correlation_id, return_value FROM api_calls LIMIT 1');
+    db.exec(
+      'INSERT INTO api_calls SELECT 5000000000, start_ns + 3, end_ns + 3, pid, tid, domain, cbid, name_id, correlation_id, return_value FROM api_calls LIMIT 1',
+    );
     db.close();
     const want = expected(file);
     const got = loaded(file);

@@ -17,15 +17,34 @@ describe('call families', () => {
 
   it('classifies every form of a call as the plain call', () => {
     const cases: [string, string][] = [
-      ['cudaDeviceSynchronize', 'sync'], ['cudaStreamSynchronize_ptsz', 'sync'], ['cuStreamSynchronize', 'sync'], ['cuCtxSynchronize', 'sync'],
+      ['cudaDeviceSynchronize', 'sync'],
+      ['cudaStreamSynchronize_ptsz', 'sync'],
+      ['cuStreamSynchronize', 'sync'],
+      ['cuCtxSynchronize', 'sync'],
       ['cudaEventSynchronize', 'sync'],
-      ['cudaMalloc', 'alloc'], ['cudaFree', 'alloc'], ['cuMemAlloc_v2', 'alloc'], ['cuMemFree_v2', 'alloc'],
-      ['cudaMallocHost', 'pinned-alloc'], ['cudaHostAlloc', 'pinned-alloc'], ['cudaFreeHost', 'pinned-alloc'], ['cuMemHostAlloc', 'pinned-alloc'], ['cuMemAllocHost_v2', 'pinned-alloc'],
-      ['cudaHostRegister', 'register'], ['cudaHostUnregister', 'register'], ['cuMemHostRegister_v2', 'register'], ['cuMemHostUnregister', 'register'],
-      ['cuLibraryLoadData', 'module-load'], ['cuModuleLoadDataEx', 'module-load'], ['cuLinkComplete', 'module-load'],
-      ['cuInit', 'context'], ['cuDevicePrimaryCtxRetain', 'context'],
+      ['cudaMalloc', 'alloc'],
+      ['cudaFree', 'alloc'],
+      ['cuMemAlloc_v2', 'alloc'],
+      ['cuMemFree_v2', 'alloc'],
+      ['cudaMallocHost', 'pinned-alloc'],
+      ['cudaHostAlloc', 'pinned-alloc'],
+      ['cudaFreeHost', 'pinned-alloc'],
+      ['cuMemHostAlloc', 'pinned-alloc'],
+      ['cuMemAllocHost_v2', 'pinned-alloc'],
+      ['cudaHostRegister', 'register'],
+      ['cudaHostUnregister', 'register'],
+      ['cuMemHostRegister_v2', 'register'],
+      ['cuMemHostUnregister', 'register'],
+      ['cuLibraryLoadData', 'module-load'],
+      ['cuModuleLoadDataEx', 'module-load'],
+      ['cuLinkComplete', 'module-load'],
+      ['cuInit', 'context'],
+      ['cuDevicePrimaryCtxRetain', 'context'],
       // Stream-ordered allocation does not block the host: not 'alloc'.
-      ['cudaMallocAsync', 'other'], ['cudaFreeAsync_ptsz', 'other'], ['cudaLaunchKernel_ptsz', 'other'], ['cudaMemcpyAsync', 'other'],
+      ['cudaMallocAsync', 'other'],
+      ['cudaFreeAsync_ptsz', 'other'],
+      ['cudaLaunchKernel_ptsz', 'other'],
+      ['cudaMemcpyAsync', 'other'],
     ];
     for (const [name, family] of cases) expect(callFamily(name), name).toBe(family);
     expect(syncScope('cudaStreamSynchronize_ptsz')).toBe('stream');
@@ -39,7 +58,11 @@ describe('call families', () => {
   });
 
   it('a table by name id gives the same answers', () => {
-    const names = new Map([[3, 'cuMemHostRegister_v2'], [7, 'cudaStreamSynchronize_ptsz'], [9, 'cudaLaunchKernel']]);
+    const names = new Map([
+      [3, 'cuMemHostRegister_v2'],
+      [7, 'cudaStreamSynchronize_ptsz'],
+      [9, 'cudaLaunchKernel'],
+    ]);
     const t = familiesByNameId(names);
     expect([3, 7, 9, 1, -1, 100].map((id) => t.family(id))).toEqual(['register', 'sync', 'other', 'other', 'other', 'other']);
   });

@@ -117,7 +117,10 @@ describe('what the legacy default stream cost, against the concurrent run', () =
         db.close();
         let s = Infinity;
         let e = -Infinity;
-        for (let i = 0; i < t.ops.length; i++) { s = Math.min(s, t.ops.start[i]!); e = Math.max(e, t.ops.end[i]!); }
+        for (let i = 0; i < t.ops.length; i++) {
+          s = Math.min(s, t.ops.start[i]!);
+          e = Math.max(e, t.ops.end[i]!);
+        }
         return e - s;
       };
       const concurrent = span(`${workload}-concurrent.sqlite`);
@@ -156,7 +159,8 @@ describe('a Numba program that pins its buffers inside its loop (numba_pinned_lo
     expect(f.explanation).toMatch(/pins the pages/);
     expect(f.explanation).toMatch(/synchronizes the device/);
     expect(f.explanation).toMatch(/cuda\.pinned/);
-    for (const name of ['cuda.pinned', 'numba.cuda.pinned_array', 'torch.Tensor.pin_memory()', 'cupyx.empty_pinned', 'cudaHostAlloc']) expect(f.fix).toContain(name);
+    for (const name of ['cuda.pinned', 'numba.cuda.pinned_array', 'torch.Tensor.pin_memory()', 'cupyx.empty_pinned', 'cudaHostAlloc'])
+      expect(f.fix).toContain(name);
     expect(f.fix).not.toMatch(/cudaMallocAsync/);
     // Whole recording here (start-up included): the replay saves more than the 69 ms of GPU idle the calls caused.
     expect(f.whatIf!.savedNs).toBeGreaterThan(69e6);

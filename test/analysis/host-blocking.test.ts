@@ -17,8 +17,15 @@ const fixture = path.resolve(import.meta.dirname, '../fixtures/recordings/cupy_s
 
 /** The runtime calls that have per-thread-default-stream forms, and the suffix CUDA gives each. */
 const PER_THREAD: Record<string, string> = {
-  cudaStreamSynchronize: '_ptsz', cudaLaunchKernel: '_ptsz', cudaMemcpyAsync: '_ptsz', cudaMemsetAsync: '_ptsz',
-  cudaEventRecord: '_ptsz', cudaStreamWaitEvent: '_ptsz', cudaStreamQuery: '_ptsz', cudaMemcpy: '_ptds', cudaMemset: '_ptds',
+  cudaStreamSynchronize: '_ptsz',
+  cudaLaunchKernel: '_ptsz',
+  cudaMemcpyAsync: '_ptsz',
+  cudaMemsetAsync: '_ptsz',
+  cudaEventRecord: '_ptsz',
+  cudaStreamWaitEvent: '_ptsz',
+  cudaStreamQuery: '_ptsz',
+  cudaMemcpy: '_ptds',
+  cudaMemset: '_ptds',
 };
 
 describe('host-blocking calls in per-thread-default-stream programs', () => {
@@ -41,6 +48,11 @@ describe('host-blocking calls in per-thread-default-stream programs', () => {
       explanation: f.explanation.replace(/_pt(sz|ds)\b/g, ''),
     });
     expect(perThread.map(withPlainNames)).toEqual(plain);
-    expect(perThread.filter((f) => f.kind === 'host-blocking-call').map((f) => f.fixId).sort()).toEqual(['hoist-alloc', 'remove-host-blocking']);
+    expect(
+      perThread
+        .filter((f) => f.kind === 'host-blocking-call')
+        .map((f) => f.fixId)
+        .sort(),
+    ).toEqual(['hoist-alloc', 'remove-host-blocking']);
   });
 });

@@ -10,13 +10,23 @@ import { openRecording } from '../../profiler/store/database.ts';
 
 const fixtures = path.join(repoRoot, 'test/fixtures/recordings');
 
-interface Row { name: string; domain: string | null; tid: number; n: number; marks: number }
+interface Row {
+  name: string;
+  domain: string | null;
+  tid: number;
+  n: number;
+  marks: number;
+}
 
 function ranges(file: string): Row[] {
   const db = openRecording(path.join(fixtures, file), { readonly: true });
   try {
-    return db.prepare(`SELECT s.value AS name, d.value AS domain, r.tid, count(*) AS n, sum(r.end_ns IS NULL) AS marks
-      FROM nvtx_ranges r JOIN strings s ON s.id = r.name_id LEFT JOIN strings d ON d.id = r.domain_id GROUP BY 1, 2, 3`).all() as Row[];
+    return db
+      .prepare(
+        `SELECT s.value AS name, d.value AS domain, r.tid, count(*) AS n, sum(r.end_ns IS NULL) AS marks
+      FROM nvtx_ranges r JOIN strings s ON s.id = r.name_id LEFT JOIN strings d ON d.id = r.domain_id GROUP BY 1, 2, 3`,
+      )
+      .all() as Row[];
   } finally {
     db.close();
   }
@@ -43,7 +53,9 @@ function expectPerThread(rows: Row[], expected: (tag: string) => Expect): void {
 describe('NVTX from Python libraries (H100 recordings)', () => {
   it('torch.cuda.nvtx: range_push/pop, range(), mark()', () => {
     expectPerThread(ranges('nvtx_torch.sqlite'), (t) => [
-      [`ss_torch_${t}`, null, 3, false], [`ss_torch_${t}_ctx`, null, 1, false], [`ss_torch_${t}_mark`, null, 1, true],
+      [`ss_torch_${t}`, null, 3, false],
+      [`ss_torch_${t}_ctx`, null, 1, false],
+      [`ss_torch_${t}_mark`, null, 1, true],
     ]);
   });
 
@@ -55,15 +67,20 @@ describe('NVTX from Python libraries (H100 recordings)', () => {
 
   it('cupyx.profiler.time_range, cupy.cuda.nvtx.RangePush/Pop and Mark', () => {
     expectPerThread(ranges('nvtx_cupy.sqlite'), (t) => [
-      [`ss_cupy_${t}`, null, 3, false], [`ss_cupy_${t}_push`, null, 1, false], [`ss_cupy_${t}_mark`, null, 1, true],
+      [`ss_cupy_${t}`, null, 3, false],
+      [`ss_cupy_${t}_push`, null, 1, false],
+      [`ss_cupy_${t}_mark`, null, 1, true],
     ]);
   });
 
   it('the nvtx package, with a domain and without (the default domain, which CUPTI alone drops)', () => {
     expectPerThread(ranges('nvtx_nvtx.sqlite'), (t) => [
-      [`ss_nvtx_${t}`, 'streamscope_test', 3, false], [`ss_nvtx_${t}_startend`, 'streamscope_test', 1, false],
+      [`ss_nvtx_${t}`, 'streamscope_test', 3, false],
+      [`ss_nvtx_${t}_startend`, 'streamscope_test', 1, false],
       [`ss_nvtx_${t}_mark`, 'streamscope_test', 1, true],
-      [`ss_nvtx_${t}_plain`, null, 3, false], [`ss_nvtx_${t}_startend_plain`, null, 1, false], [`ss_nvtx_${t}_mark_plain`, null, 1, true],
+      [`ss_nvtx_${t}_plain`, null, 3, false],
+      [`ss_nvtx_${t}_startend_plain`, null, 1, false],
+      [`ss_nvtx_${t}_mark_plain`, null, 1, true],
       [`ss_nvtx_${t}_push`, null, 1, false],
     ]);
   });

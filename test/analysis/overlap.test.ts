@@ -22,24 +22,50 @@ const all = () => true;
 
 describe('busyOf', () => {
   it('gives factor 1 for back-to-back work', () => {
-    const b = busyOf(ops([[0, 10], [10, 20], [20, 35]]), all);
+    const b = busyOf(
+      ops([
+        [0, 10],
+        [10, 20],
+        [20, 35],
+      ]),
+      all,
+    );
     expect(b).toEqual({ count: 3, sum: 35, union: 35, overlapFactor: 1 });
   });
 
   it('counts idle gaps out of the union', () => {
-    const b = busyOf(ops([[0, 10], [50, 60]]), all);
+    const b = busyOf(
+      ops([
+        [0, 10],
+        [50, 60],
+      ]),
+      all,
+    );
     expect(b.union).toBe(20);
     expect(b.overlapFactor).toBe(1);
   });
 
   it('gives factor 2 for two fully overlapping operations', () => {
-    const b = busyOf(ops([[0, 100], [0, 100]]), all);
+    const b = busyOf(
+      ops([
+        [0, 100],
+        [0, 100],
+      ]),
+      all,
+    );
     expect(b.overlapFactor).toBe(2);
   });
 
   it('handles nesting and partial overlap', () => {
     // [0,100] contains [10,20]; [90,150] overlaps its end: union = 150, sum = 100 + 10 + 60.
-    const b = busyOf(ops([[0, 100], [10, 20], [90, 150]]), all);
+    const b = busyOf(
+      ops([
+        [0, 100],
+        [10, 20],
+        [90, 150],
+      ]),
+      all,
+    );
     expect(b.union).toBe(150);
     expect(b.sum).toBe(170);
     expect(b.overlapFactor).toBeCloseTo(170 / 150, 12);
@@ -47,13 +73,23 @@ describe('busyOf', () => {
 
   it('returns null factor when nothing ran, and ignores reversed intervals', () => {
     expect(busyOf(ops([]), all).overlapFactor).toBeNull();
-    const b = busyOf(ops([[5, 3], [10, 20]]), all);
+    const b = busyOf(
+      ops([
+        [5, 3],
+        [10, 20],
+      ]),
+      all,
+    );
     expect(b.count).toBe(1);
     expect(b.sum).toBe(10);
   });
 
   it('filters with the accept predicate', () => {
-    const o = ops([[0, 10], [0, 10], [0, 10]]);
+    const o = ops([
+      [0, 10],
+      [0, 10],
+      [0, 10],
+    ]);
     expect(busyOf(o, (i) => i !== 1).overlapFactor).toBe(2);
   });
 });

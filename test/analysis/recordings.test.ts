@@ -26,7 +26,11 @@ describe('H100 recordings of the bundled runner', () => {
         const l = loadRecording(path.join(fixtures, `${workload}-${scenario}.sqlite`));
         expect(l.trace.meta.get('complete')).toBe('1');
         expectScenario(workload, scenario, l, {
-          kernels: CHUNKS, h2d: CHUNKS * H2D_PER_CHUNK[workload]!, d2h: CHUNKS, chunks: CHUNKS, devices: 1,
+          kernels: CHUNKS,
+          h2d: CHUNKS * H2D_PER_CHUNK[workload]!,
+          d2h: CHUNKS,
+          chunks: CHUNKS,
+          devices: 1,
         });
       });
     }
@@ -52,8 +56,10 @@ describe('H100 recordings of the bundled runner', () => {
   });
 
   it('pinned copies run near PCIe Gen5 speed, pageable ones far below it', () => {
-    const gbps = (s: string) => summarizeCopies(loadRecording(path.join(fixtures, `normalise-${s}.sqlite`)).trace)
-      .filter((c) => c.direction === 'HtoD').map((c) => c.gigabytesPerSecond!)[0]!;
+    const gbps = (s: string) =>
+      summarizeCopies(loadRecording(path.join(fixtures, `normalise-${s}.sqlite`)).trace)
+        .filter((c) => c.direction === 'HtoD')
+        .map((c) => c.gigabytesPerSecond!)[0]!;
     expect(gbps('concurrent')).toBeGreaterThan(40);
     expect(gbps('pageable')).toBeLessThan(gbps('concurrent') / 2);
   });
@@ -83,10 +89,11 @@ describe('per-thread default streams', () => {
 });
 
 describe('H100 recordings of Python scripts', () => {
-  it('PyTorch: the same kernel and copy counts as torch.profiler\'s own trace of the same program', () => {
+  it("PyTorch: the same kernel and copy counts as torch.profiler's own trace of the same program", () => {
     const { trace } = loadRecording(path.join(fixtures, 'torch_streams.sqlite'));
-    const kineto = JSON.parse(fs.readFileSync(path.join(repoRoot, 'test/fixtures/kineto/torch_streams_h100.json'), 'utf8')) as
-      { traceEvents: { ph?: string; cat?: string }[] };
+    const kineto = JSON.parse(fs.readFileSync(path.join(repoRoot, 'test/fixtures/kineto/torch_streams_h100.json'), 'utf8')) as {
+      traceEvents: { ph?: string; cat?: string }[];
+    };
     const ofCat = (cat: string) => kineto.traceEvents.filter((e) => e.ph === 'X' && e.cat === cat).length;
     expect(ofCat('kernel')).toBeGreaterThan(0);
     expect(count(trace, isKernel(trace))).toBe(ofCat('kernel'));

@@ -20,38 +20,95 @@ interface OpSpec {
 }
 
 /** Ops issued in this order, 10 µs apart, each by its own call; streams: id → flags, all in one context. */
-function build(streams: Record<number, number>, specs: OpSpec[], events: { after: number; eventId: number; stream: number; wait: boolean }[] = []): { trace: Trace; host: Host } {
+function build(
+  streams: Record<number, number>,
+  specs: OpSpec[],
+  events: { after: number; eventId: number; stream: number; wait: boolean }[] = [],
+): { trace: Trace; host: Host } {
   const n = specs.length;
   const calls = {
-    length: n, rowId: new Float64Array(n), start: new Float64Array(n), end: new Float64Array(n), pid: new Int32Array(n).fill(1),
-    tid: new Int32Array(n).fill(1), nameId: new Int32Array(n), correlation: new Uint32Array(n), domain: new Uint8Array(n).fill(1),
+    length: n,
+    rowId: new Float64Array(n),
+    start: new Float64Array(n),
+    end: new Float64Array(n),
+    pid: new Int32Array(n).fill(1),
+    tid: new Int32Array(n).fill(1),
+    nameId: new Int32Array(n),
+    correlation: new Uint32Array(n),
+    domain: new Uint8Array(n).fill(1),
   };
   const ops = allocateOps(n);
   specs.forEach((s, i) => {
     const kernel = s.kind === 'kernel';
-    calls.rowId[i] = i + 1; calls.start[i] = i * 10_000; calls.end[i] = i * 10_000 + 1_000; calls.nameId[i] = kernel ? 1 : 2; calls.correlation[i] = i + 1;
+    calls.rowId[i] = i + 1;
+    calls.start[i] = i * 10_000;
+    calls.end[i] = i * 10_000 + 1_000;
+    calls.nameId[i] = kernel ? 1 : 2;
+    calls.correlation[i] = i + 1;
     ops.kind[i] = kernel ? OpKind.Kernel : OpKind.Memcpy;
     ops.category[i] = kernel ? OpCategory.Compute : s.kind === 'HtoD' ? OpCategory.HtoD : OpCategory.DtoH;
     ops.detail[i] = kernel ? 1 : s.kind === 'HtoD' ? 2 * 16 + 3 : 3 * 16 + 2; // pinned host memory
-    ops.start[i] = i * 10_000 + 3_000; ops.end[i] = i * 10_000 + 8_000;
-    ops.stream[i] = s.stream; ops.device[i] = 1; ops.pid[i] = 1; ops.correlation[i] = i + 1; ops.isAsync[i] = 1;
-    ops.blocks[i] = kernel ? s.blocks ?? 10 : 0; ops.blockThreads[i] = kernel ? 1024 : 0; ops.registers[i] = kernel ? 32 : 0;
+    ops.start[i] = i * 10_000 + 3_000;
+    ops.end[i] = i * 10_000 + 8_000;
+    ops.stream[i] = s.stream;
+    ops.device[i] = 1;
+    ops.pid[i] = 1;
+    ops.correlation[i] = i + 1;
+    ops.isAsync[i] = 1;
+    ops.blocks[i] = kernel ? (s.blocks ?? 10) : 0;
+    ops.blockThreads[i] = kernel ? 1024 : 0;
+    ops.registers[i] = kernel ? 32 : 0;
   });
   // An event record or wait is made by the call after op `after`'s, before that call issues its op.
   const host: Host = {
-    calls, opCall: Int32Array.from({ length: n }, (_, i) => i), threads: new Map([['1:1', Int32Array.from({ length: n }, (_, i) => i)]]),
-    names: new Map([[1, 'cudaLaunchKernel'], [2, 'cudaMemcpyAsync']]),
+    calls,
+    opCall: Int32Array.from({ length: n }, (_, i) => i),
+    threads: new Map([['1:1', Int32Array.from({ length: n }, (_, i) => i)]]),
+    names: new Map([
+      [1, 'cudaLaunchKernel'],
+      [2, 'cudaMemcpyAsync'],
+    ]),
     events: events.filter((e) => !e.wait).map((e) => ({ pid: 1, eventId: e.eventId, stream: e.stream, call: e.after + 1, correlation: e.after + 2 })),
-    waits: events.filter((e) => e.wait).map((e) => ({ pid: 1, eventId: e.eventId, stream: e.stream, call: e.after + 1, correlation: e.after + 2, start: calls.start[e.after + 1]! })),
+    waits: events
+      .filter((e) => e.wait)
+      .map((e) => ({ pid: 1, eventId: e.eventId, stream: e.stream, call: e.after + 1, correlation: e.after + 2, start: calls.start[e.after + 1]! })),
     callOf: (_pid, c) => c - 1,
   };
   const trace: Trace = {
-    meta: new Map(), ops, strings: new Map(), demangled: new Map(), span: { start: 0, end: n * 10_000 },
-    devices: [{
-      id: 1, uuid: null, ordinal: 0, name: 'H100', ccMajor: 9, ccMinor: 0, smCount: 132, asyncEngineCount: 3, concurrentKernels: 1,
-      totalMemoryBytes: null, maxThreadsPerSm: 2048, maxSharedMemoryPerSm: 233472, maxRegistersPerSm: 65536, maxBlocksPerSm: 32, pcieGeneration: 5, pcieWidth: 16,
-    }],
-    streams: Object.entries(streams).map(([id, flags]) => ({ id: Number(id), pid: 1, contextId: 1, deviceId: 1, cuptiStreamId: Number(id), flags, priority: 0 })),
+    meta: new Map(),
+    ops,
+    strings: new Map(),
+    demangled: new Map(),
+    span: { start: 0, end: n * 10_000 },
+    devices: [
+      {
+        id: 1,
+        uuid: null,
+        ordinal: 0,
+        name: 'H100',
+        ccMajor: 9,
+        ccMinor: 0,
+        smCount: 132,
+        asyncEngineCount: 3,
+        concurrentKernels: 1,
+        totalMemoryBytes: null,
+        maxThreadsPerSm: 2048,
+        maxSharedMemoryPerSm: 233472,
+        maxRegistersPerSm: 65536,
+        maxBlocksPerSm: 32,
+        pcieGeneration: 5,
+        pcieWidth: 16,
+      },
+    ],
+    streams: Object.entries(streams).map(([id, flags]) => ({
+      id: Number(id),
+      pid: 1,
+      contextId: 1,
+      deviceId: 1,
+      cuptiStreamId: Number(id),
+      flags,
+      priority: 0,
+    })),
   };
   return { trace, host };
 }
@@ -96,7 +153,7 @@ describe('dependency graph', () => {
     expect(g.pending[4]).toBe(2);
   });
 
-  it('no barrier where a fix moved the legacy stream\'s work to a non-blocking stream', () => {
+  it("no barrier where a fix moved the legacy stream's work to a non-blocking stream", () => {
     const { trace, host } = build({ 1: LEGACY, 2: BLOCKING }, [
       { kind: 'kernel', stream: 2 },
       { kind: 'kernel', stream: 1 },
@@ -108,13 +165,20 @@ describe('dependency graph', () => {
     expect(waitersOf(moved, 1)).toEqual([]);
   });
 
-  it('after cudaStreamWaitEvent, the stream\'s next op waits for the op the event captured', () => {
-    const { trace, host } = build({ 1: NON_BLOCKING, 2: NON_BLOCKING }, [
-      { kind: 'HtoD', stream: 1 }, // 0: captured by the record after its call
-      { kind: 'kernel', stream: 1 }, // 1
-      { kind: 'kernel', stream: 2 }, // 2: issued after the wait
-      { kind: 'kernel', stream: 2 }, // 3: waits through op 2
-    ], [{ after: 0, eventId: 7, stream: 1, wait: false }, { after: 1, eventId: 7, stream: 2, wait: true }]);
+  it("after cudaStreamWaitEvent, the stream's next op waits for the op the event captured", () => {
+    const { trace, host } = build(
+      { 1: NON_BLOCKING, 2: NON_BLOCKING },
+      [
+        { kind: 'HtoD', stream: 1 }, // 0: captured by the record after its call
+        { kind: 'kernel', stream: 1 }, // 1
+        { kind: 'kernel', stream: 2 }, // 2: issued after the wait
+        { kind: 'kernel', stream: 2 }, // 3: waits through op 2
+      ],
+      [
+        { after: 0, eventId: 7, stream: 1, wait: false },
+        { after: 1, eventId: 7, stream: 2, wait: true },
+      ],
+    );
     const g = graphOf(trace, host);
     expect(waitersOf(g, 0)).toEqual([2]);
     expect(waitersOf(g, 1)).toEqual([]);
@@ -122,7 +186,7 @@ describe('dependency graph', () => {
 });
 
 describe('completed prefix', () => {
-  it('counts a context\'s ops complete from its first, up to the first one that is not', () => {
+  it("counts a context's ops complete from its first, up to the first one that is not", () => {
     // Context 0's ops in issue order: 5, 3, 7; context 1's: 2.
     const prefix = new CompletedPrefix(Int32Array.from([5, 3, 7, 2]), Int32Array.from([0, 3]), Int32Array.from([3, 4]));
     const done = new Uint8Array(8);
@@ -178,7 +242,10 @@ describe('resources', () => {
     expect(r.acquire(0)).toBe(true);
 
     // A device with one copy engine: both directions queue for it.
-    const shared = build({ 1: NON_BLOCKING, 2: NON_BLOCKING }, [{ kind: 'HtoD', stream: 1 }, { kind: 'DtoH', stream: 2 }]);
+    const shared = build({ 1: NON_BLOCKING, 2: NON_BLOCKING }, [
+      { kind: 'HtoD', stream: 1 },
+      { kind: 'DtoH', stream: 2 },
+    ]);
     shared.trace.devices[0]!.asyncEngineCount = 1;
     const s = resourcesOf(shared.trace, shared.host);
     expect(s.acquire(0)).toBe(true);

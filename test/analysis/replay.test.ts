@@ -48,8 +48,12 @@ function load(name: string): Loaded {
     const db = openRecording(path.join(dir, `${name}.sqlite`), { readonly: true });
     try {
       const analysis = analyze(db);
-      const r = db.prepare(`SELECT (SELECT min(n.start_ns) FROM nvtx_ranges n JOIN strings s ON s.id = n.name_id WHERE s.value = 'issue chunk 0') AS a,
-          (SELECT max(n.end_ns) FROM nvtx_ranges n JOIN strings s ON s.id = n.name_id WHERE s.value = 'synchronize') AS b`).get() as { a: number | null; b: number | null };
+      const r = db
+        .prepare(
+          `SELECT (SELECT min(n.start_ns) FROM nvtx_ranges n JOIN strings s ON s.id = n.name_id WHERE s.value = 'issue chunk 0') AS a,
+          (SELECT max(n.end_ns) FROM nvtx_ranges n JOIN strings s ON s.id = n.name_id WHERE s.value = 'synchronize') AS b`,
+        )
+        .get() as { a: number | null; b: number | null };
       l = { trace: analysis.trace, host: analysis.host, analysis, nvtxWall: r.a !== null && r.b !== null ? r.b - r.a : null };
     } finally {
       db.close();
@@ -100,22 +104,46 @@ interface Spec {
 }
 
 const H100 = {
-  id: 1, uuid: null, ordinal: 0, name: 'H100', ccMajor: 9, ccMinor: 0, smCount: 132, asyncEngineCount: 3, concurrentKernels: 1,
-  totalMemoryBytes: null, maxThreadsPerSm: 2048, maxSharedMemoryPerSm: 233472, maxRegistersPerSm: 65536, maxBlocksPerSm: 32,
-  pcieGeneration: 5, pcieWidth: 16,
+  id: 1,
+  uuid: null,
+  ordinal: 0,
+  name: 'H100',
+  ccMajor: 9,
+  ccMinor: 0,
+  smCount: 132,
+  asyncEngineCount: 3,
+  concurrentKernels: 1,
+  totalMemoryBytes: null,
+  maxThreadsPerSm: 2048,
+  maxSharedMemoryPerSm: 233472,
+  maxRegistersPerSm: 65536,
+  maxBlocksPerSm: 32,
+  pcieGeneration: 5,
+  pcieWidth: 16,
 };
 
 function build(spec: Spec): { trace: Trace; host: Host } {
   const names = [...new Set(spec.calls.map((c) => c.name))];
   const m = spec.calls.length;
   const calls = {
-    length: m, rowId: new Float64Array(m), start: new Float64Array(m), end: new Float64Array(m), pid: new Int32Array(m).fill(1),
-    tid: new Int32Array(m), nameId: new Int32Array(m), correlation: new Uint32Array(m), domain: new Uint8Array(m).fill(1),
+    length: m,
+    rowId: new Float64Array(m),
+    start: new Float64Array(m),
+    end: new Float64Array(m),
+    pid: new Int32Array(m).fill(1),
+    tid: new Int32Array(m),
+    nameId: new Int32Array(m),
+    correlation: new Uint32Array(m),
+    domain: new Uint8Array(m).fill(1),
   };
   const flat: { op: OpSpec; call: number }[] = [];
   spec.calls.forEach((c, k) => {
-    calls.rowId[k] = k + 1; calls.start[k] = c.start; calls.end[k] = c.end; calls.tid[k] = c.tid ?? 1;
-    calls.nameId[k] = names.indexOf(c.name) + 1; calls.correlation[k] = k + 1;
+    calls.rowId[k] = k + 1;
+    calls.start[k] = c.start;
+    calls.end[k] = c.end;
+    calls.tid[k] = c.tid ?? 1;
+    calls.nameId[k] = names.indexOf(c.name) + 1;
+    calls.correlation[k] = k + 1;
     for (const op of c.ops ?? []) flat.push({ op, call: k });
   });
   flat.sort((a, b) => a.op.start - b.op.start);
@@ -127,21 +155,46 @@ function build(spec: Spec): { trace: Trace; host: Host } {
     ops.category[i] = kernel ? OpCategory.Compute : op.kind === 'HtoD' ? OpCategory.HtoD : OpCategory.DtoH;
     const hostKind = op.host ?? 2;
     ops.detail[i] = kernel ? 1 : op.kind === 'HtoD' ? hostKind * 16 + 3 : 3 * 16 + hostKind;
-    ops.start[i] = op.start; ops.end[i] = op.end; ops.stream[i] = op.stream; ops.device[i] = 1; ops.pid[i] = 1;
-    ops.correlation[i] = call + 1; ops.isAsync[i] = op.isAsync === false ? 0 : 1; ops.bytes[i] = op.bytes ?? 0;
-    ops.blocks[i] = kernel ? op.blocks ?? 132 : 0; ops.blockThreads[i] = kernel ? 1024 : 0; ops.registers[i] = kernel ? 32 : 0;
+    ops.start[i] = op.start;
+    ops.end[i] = op.end;
+    ops.stream[i] = op.stream;
+    ops.device[i] = 1;
+    ops.pid[i] = 1;
+    ops.correlation[i] = call + 1;
+    ops.isAsync[i] = op.isAsync === false ? 0 : 1;
+    ops.bytes[i] = op.bytes ?? 0;
+    ops.blocks[i] = kernel ? (op.blocks ?? 132) : 0;
+    ops.blockThreads[i] = kernel ? 1024 : 0;
+    ops.registers[i] = kernel ? 32 : 0;
     opCall[i] = call;
   });
-  const streams = Object.entries(spec.streams).map(([id, flags]) => ({ id: Number(id), pid: 1, contextId: 1, deviceId: 1, cuptiStreamId: Number(id), flags, priority: 0 }));
+  const streams = Object.entries(spec.streams).map(([id, flags]) => ({
+    id: Number(id),
+    pid: 1,
+    contextId: 1,
+    deviceId: 1,
+    cuptiStreamId: Number(id),
+    flags,
+    priority: 0,
+  }));
   const threads = new Map<string, Int32Array>();
   for (const tid of new Set(spec.calls.map((c) => c.tid ?? 1))) {
     threads.set(`1:${tid}`, Int32Array.from(spec.calls.map((c, k) => ((c.tid ?? 1) === tid ? k : -1)).filter((k) => k >= 0)));
   }
   const host: Host = {
-    calls, opCall, threads,
+    calls,
+    opCall,
+    threads,
     names: new Map(names.map((n, j) => [j + 1, n])),
     events: (spec.events ?? []).map((e) => ({ pid: 1, eventId: e.eventId, stream: e.stream, call: e.call, correlation: e.call + 1 })),
-    waits: (spec.waits ?? []).map((w) => ({ pid: 1, eventId: w.eventId, stream: w.stream, call: w.call, correlation: w.call + 1, start: calls.start[w.call]! })),
+    waits: (spec.waits ?? []).map((w) => ({
+      pid: 1,
+      eventId: w.eventId,
+      stream: w.stream,
+      call: w.call,
+      correlation: w.call + 1,
+      start: calls.start[w.call]!,
+    })),
     callOf: (_pid, c) => c - 1,
   };
   const trace: Trace = { meta: new Map(), devices: [{ ...H100 }], streams, ops, strings: new Map(), demangled: new Map(), span: { start: 0, end: 0 } };
@@ -294,7 +347,12 @@ describe('replay rules on hand-made traces', () => {
       streams: { 1: 2, 2: 2 },
       calls: [
         { name: 'cudaMemcpyAsync', start: 0, end: 1_001_000, ops: [{ kind: 'HtoD', stream: 1, start: 150_000, end: 1_000_000, host: 1, bytes: 10_000_000 }] },
-        { name: 'cudaMemcpyAsync', start: 1_002_000, end: 2_003_000, ops: [{ kind: 'HtoD', stream: 2, start: 1_152_000, end: 2_002_000, host: 1, bytes: 10_000_000 }] },
+        {
+          name: 'cudaMemcpyAsync',
+          start: 1_002_000,
+          end: 2_003_000,
+          ops: [{ kind: 'HtoD', stream: 2, start: 1_152_000, end: 2_002_000, host: 1, bytes: 10_000_000 }],
+        },
       ],
     });
     expect(Math.abs(replay(trace, host).gpuSpanNs / gpuSpan(trace) - 1)).toBeLessThan(0.01);
@@ -308,7 +366,7 @@ describe('replay rules on hand-made traces', () => {
 });
 
 describe('pinned bandwidth', () => {
-  it('from the recording\'s own pinned copies, else a reference, else the PCIe link, else unknown', () => {
+  it("from the recording's own pinned copies, else a reference, else the PCIe link, else unknown", () => {
     const concurrent = load('normalise-concurrent').trace;
     const own = pinnedBandwidth(concurrent);
     for (const b of own) {
@@ -332,7 +390,7 @@ describe('replay of the unchanged H100 recordings', () => {
   // eight host round trips (sync wake-up, next launch) whose few-µs
   // latencies vary from one to the next; the model uses their median.
   const TOLERANCE = 0.03;
-  it('reproduces every runner fixture\'s measured GPU span', () => {
+  it("reproduces every runner fixture's measured GPU span", () => {
     const rows: string[] = [];
     const errors: [string, number][] = [];
     for (const workload of WORKLOADS) {
@@ -345,18 +403,31 @@ describe('replay of the unchanged H100 recordings', () => {
         rows.push(`${`${workload}-${scenario}`.padEnd(26)} ${us(measured).padStart(12)} ${us(replayed).padStart(12)} ${pct(error).padStart(7)}`);
       }
     }
-    console.log(`replay, no fix (GPU span)\n${'recording'.padEnd(26)} ${'measured'.padStart(12)} ${'replayed'.padStart(12)} ${'error'.padStart(7)}\n${rows.join('\n')}`);
+    console.log(
+      `replay, no fix (GPU span)\n${'recording'.padEnd(26)} ${'measured'.padStart(12)} ${'replayed'.padStart(12)} ${'error'.padStart(7)}\n${rows.join('\n')}`,
+    );
     for (const [name, error] of errors) expect(Math.abs(error), name).toBeLessThan(TOLERANCE);
   });
 });
 
 describe('acceptance: the fixed run predicted within 15% of the measured fixed run', () => {
-  const header = (target: string, wall: string) => `${'scenario'.padEnd(26)} ${'fix'.padEnd(22)} ${'measured'.padStart(12)} ${'predicted'.padStart(11)} ${target.padStart(11)} ${'error'.padStart(7)}   ${'makespan'.padStart(11)} ${wall.padStart(11)}`;
-  const row = (name: string, fix: FixId, e: { measuredNs: number; predictedNs: number; makespan: { predictedNs: number } }, target: number, wall: number | null) =>
+  const header = (target: string, wall: string) =>
+    `${'scenario'.padEnd(26)} ${'fix'.padEnd(22)} ${'measured'.padStart(12)} ${'predicted'.padStart(11)} ${target.padStart(11)} ${'error'.padStart(7)}   ${'makespan'.padStart(11)} ${wall.padStart(11)}`;
+  const row = (
+    name: string,
+    fix: FixId,
+    e: { measuredNs: number; predictedNs: number; makespan: { predictedNs: number } },
+    target: number,
+    wall: number | null,
+  ) =>
     `${name.padEnd(26)} ${fix.padEnd(22)} ${us(e.measuredNs).padStart(12)} ${us(e.predictedNs).padStart(11)} ${us(target).padStart(11)} ${pct(e.predictedNs / target - 1).padStart(7)}` +
     `   ${us(e.makespan.predictedNs).padStart(11)} ${wall === null ? '-'.padStart(11) : us(wall).padStart(11)}`;
 
-  const cases: [string, FixId][] = [['default-stream', 'move-default-stream'], ['pageable', 'pin-pageable'], ['sync-each', 'remove-host-blocking']];
+  const cases: [string, FixId][] = [
+    ['default-stream', 'move-default-stream'],
+    ['pageable', 'pin-pageable'],
+    ['sync-each', 'remove-host-blocking'],
+  ];
   it('default-stream, pageable and sync-each of every workload, against the concurrent run', () => {
     const rows: string[] = [];
     const errors: [string, number][] = [];
@@ -375,8 +446,10 @@ describe('acceptance: the fixed run predicted within 15% of the measured fixed r
         rows.push(row(`${workload}-${scenario}`, fix, e, target, concurrent.nvtxWall));
       }
     }
-    console.log(`what-if (GPU span; makespan = first issue → last op end vs the concurrent run's NVTX issue+synchronize, for information)\n` +
-      `${header('concurrent', 'conc. NVTX')}\n${rows.join('\n')}`);
+    console.log(
+      `what-if (GPU span; makespan = first issue → last op end vs the concurrent run's NVTX issue+synchronize, for information)\n` +
+        `${header('concurrent', 'conc. NVTX')}\n${rows.join('\n')}`,
+    );
     for (const [name, error] of errors) expect(Math.abs(error), name).toBeLessThan(0.15);
   });
 
@@ -460,8 +533,15 @@ function synthetic(n: number, streams: number, syncEvery: number): { trace: Trac
   const ops = allocateOps(n);
   const m = n + Math.floor(n / syncEvery);
   const calls = {
-    length: m, rowId: new Float64Array(m), start: new Float64Array(m), end: new Float64Array(m), pid: new Int32Array(m).fill(1),
-    tid: new Int32Array(m).fill(1), nameId: new Int32Array(m), correlation: new Uint32Array(m), domain: new Uint8Array(m).fill(1),
+    length: m,
+    rowId: new Float64Array(m),
+    start: new Float64Array(m),
+    end: new Float64Array(m),
+    pid: new Int32Array(m).fill(1),
+    tid: new Int32Array(m).fill(1),
+    nameId: new Int32Array(m),
+    correlation: new Uint32Array(m),
+    domain: new Uint8Array(m).fill(1),
   };
   const opCall = new Int32Array(n);
   const last = new Float64Array(streams);
@@ -470,31 +550,61 @@ function synthetic(n: number, streams: number, syncEvery: number): { trace: Trac
   for (let i = 0; i < n; i++) {
     const s = i % streams;
     const kernel = i % 3 === 1;
-    calls.start[k] = t; calls.end[k] = t + 3000; calls.nameId[k] = kernel ? 1 : 2; calls.correlation[k] = k + 1; calls.rowId[k] = k + 1;
+    calls.start[k] = t;
+    calls.end[k] = t + 3000;
+    calls.nameId[k] = kernel ? 1 : 2;
+    calls.correlation[k] = k + 1;
+    calls.rowId[k] = k + 1;
     ops.kind[i] = kernel ? OpKind.Kernel : OpKind.Memcpy;
     ops.category[i] = kernel ? OpCategory.Compute : i % 3 === 0 ? OpCategory.HtoD : OpCategory.DtoH;
     ops.detail[i] = kernel ? 5 : i % 3 === 0 ? 2 * 16 + 3 : 3 * 16 + 2;
     const st = Math.max(t + 5000, last[s]!);
-    ops.start[i] = st; ops.end[i] = st + 4000; last[s] = st + 4000;
-    ops.stream[i] = s + 1; ops.device[i] = 1; ops.pid[i] = 1; ops.isAsync[i] = 1; ops.correlation[i] = k + 1; ops.bytes[i] = 1 << 20;
-    ops.blocks[i] = kernel ? 100 : 0; ops.blockThreads[i] = 256; ops.registers[i] = 32;
+    ops.start[i] = st;
+    ops.end[i] = st + 4000;
+    last[s] = st + 4000;
+    ops.stream[i] = s + 1;
+    ops.device[i] = 1;
+    ops.pid[i] = 1;
+    ops.isAsync[i] = 1;
+    ops.correlation[i] = k + 1;
+    ops.bytes[i] = 1 << 20;
+    ops.blocks[i] = kernel ? 100 : 0;
+    ops.blockThreads[i] = 256;
+    ops.registers[i] = 32;
     opCall[i] = k++;
     t += 3500;
     if ((i + 1) % syncEvery === 0) {
       let e = 0;
       for (let x = 0; x < streams; x++) e = Math.max(e, last[x]!);
-      calls.start[k] = t; calls.end[k] = Math.max(t, e) + 2000; calls.nameId[k] = 3; calls.correlation[k] = k + 1; calls.rowId[k] = k + 1;
+      calls.start[k] = t;
+      calls.end[k] = Math.max(t, e) + 2000;
+      calls.nameId[k] = 3;
+      calls.correlation[k] = k + 1;
+      calls.rowId[k] = k + 1;
       t = calls.end[k]!;
       k++;
     }
   }
   const trace: Trace = {
-    meta: new Map(), devices: [{ ...H100 }], ops, strings: new Map(), demangled: new Map(), span: { start: 0, end: t },
+    meta: new Map(),
+    devices: [{ ...H100 }],
+    ops,
+    strings: new Map(),
+    demangled: new Map(),
+    span: { start: 0, end: t },
     streams: Array.from({ length: streams }, (_, s) => ({ id: s + 1, pid: 1, contextId: 1, deviceId: 1, cuptiStreamId: s + 10, flags: 0, priority: 0 })),
   };
   const host: Host = {
-    calls, opCall, events: [], waits: [], callOf: (_p, c) => c - 1,
-    names: new Map([[1, 'cudaLaunchKernel'], [2, 'cudaMemcpyAsync'], [3, 'cudaDeviceSynchronize']]),
+    calls,
+    opCall,
+    events: [],
+    waits: [],
+    callOf: (_p, c) => c - 1,
+    names: new Map([
+      [1, 'cudaLaunchKernel'],
+      [2, 'cudaMemcpyAsync'],
+      [3, 'cudaDeviceSynchronize'],
+    ]),
     threads: new Map([['1:1', Int32Array.from({ length: m }, (_, x) => x)]]),
   };
   return { trace, host };

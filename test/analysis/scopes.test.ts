@@ -15,7 +15,10 @@ import { repoRoot } from '../../profiler/native/paths.ts';
 import { openRecording } from '../../profiler/store/database.ts';
 
 const fixtures = path.join(repoRoot, 'test/fixtures/recordings');
-const all = fs.readdirSync(fixtures).filter((f) => f.endsWith('.sqlite')).sort();
+const all = fs
+  .readdirSync(fixtures)
+  .filter((f) => f.endsWith('.sqlite'))
+  .sort();
 const runner = all.filter((f) => /^(normalise|matmul|transpose)-/.test(f));
 
 function analysed(file: string, scope?: Scope): Analysis {
@@ -98,11 +101,22 @@ describe('the Python programs, in their steady state', () => {
 
   it('report: start-up is one line, the scope is named, no stream ids are listed', () => {
     for (const file of ['numba_pinned_loop.sqlite', 'torch_prefetch.sqlite', 'cupy_streams_events.sqlite']) {
-      const text = execFileSync(process.execPath, [path.join(repoRoot, 'profiler/cli/streamscope.ts'), 'report', path.join(fixtures, file)], { encoding: 'utf8' });
+      const text = execFileSync(process.execPath, [path.join(repoRoot, 'profiler/cli/streamscope.ts'), 'report', path.join(fixtures, file)], {
+        encoding: 'utf8',
+      });
       const lines = text.split('\n');
-      expect(lines.filter((l) => l.startsWith('start-up ')), file).toHaveLength(1);
-      expect(lines.filter((l) => /start-up/.test(l) && !l.startsWith('start-up ') && !l.startsWith('scope ')), file).toEqual([]);
-      expect(lines.find((l) => l.startsWith('scope ')), file).toMatch(/steady state, after .* of start-up/);
+      expect(
+        lines.filter((l) => l.startsWith('start-up ')),
+        file,
+      ).toHaveLength(1);
+      expect(
+        lines.filter((l) => /start-up/.test(l) && !l.startsWith('start-up ') && !l.startsWith('scope ')),
+        file,
+      ).toEqual([]);
+      expect(
+        lines.find((l) => l.startsWith('scope ')),
+        file,
+      ).toMatch(/steady state, after .* of start-up/);
       expect(text, file).not.toMatch(/\b_Z[A-Z0-9]/);
       expect(text).toMatch(/Streams with GPU work \(\d+ more without any in this scope\)/);
     }
@@ -112,12 +126,19 @@ describe('the Python programs, in their steady state', () => {
 describe('range scopes', () => {
   // The launches inside each 'step' instance on its own thread, joined to their GPU work in SQL.
   const inRange = (table: string, name: string, instance?: number) => {
-    const inst = instance === undefined ? '' : `AND r.id = (SELECT r2.id FROM nvtx_ranges r2 JOIN strings s2 ON s2.id = r2.name_id
+    const inst =
+      instance === undefined
+        ? ''
+        : `AND r.id = (SELECT r2.id FROM nvtx_ranges r2 JOIN strings s2 ON s2.id = r2.name_id
         WHERE s2.value = '${name}' AND r2.end_ns IS NOT NULL ORDER BY r2.start_ns, r2.id LIMIT 1 OFFSET ${instance - 1})`;
-    return sql<{ n: number }>('torch_prefetch.sqlite', `SELECT count(*) AS n FROM ${table} o JOIN contexts c ON c.id = o.context_id
+    return sql<{ n: number }>(
+      'torch_prefetch.sqlite',
+      `SELECT count(*) AS n FROM ${table} o JOIN contexts c ON c.id = o.context_id
       WHERE EXISTS (SELECT 1 FROM api_calls a JOIN nvtx_ranges r ON r.pid = a.pid AND r.tid = a.tid AND a.start_ns >= r.start_ns AND a.start_ns < r.end_ns
         JOIN strings s ON s.id = r.name_id
-        WHERE s.value = ? AND r.end_ns IS NOT NULL ${inst} AND a.pid = c.pid AND a.correlation_id = o.correlation_id)`, name).n;
+        WHERE s.value = ? AND r.end_ns IS NOT NULL ${inst} AND a.pid = c.pid AND a.correlation_id = o.correlation_id)`,
+      name,
+    ).n;
   };
 
   it("--range step counts exactly the kernels and copies launched inside 'step' (checked against SQL)", () => {
@@ -134,7 +155,9 @@ describe('range scopes', () => {
 
   it('a range that is not there, or an instance past the last, is an error naming the file and what exists', () => {
     expect(() => analysed('torch_prefetch.sqlite', { kind: 'range', name: 'nope' })).toThrow(ScopeError);
-    expect(() => analysed('torch_prefetch.sqlite', { kind: 'range', name: 'nope' })).toThrow(/torch_prefetch\.sqlite: no NVTX range named 'nope'; its ranges: .*'step'/);
+    expect(() => analysed('torch_prefetch.sqlite', { kind: 'range', name: 'nope' })).toThrow(
+      /torch_prefetch\.sqlite: no NVTX range named 'nope'; its ranges: .*'step'/,
+    );
     expect(() => analysed('torch_prefetch.sqlite', { kind: 'range', name: 'step', instance: 13 })).toThrow(/has 12 instances; #13 does not exist/);
   });
 
@@ -149,7 +172,7 @@ describe('range scopes', () => {
 });
 
 describe('iterations', () => {
-  it("torch_prefetch: 12 steps, the first is warm-up (cuBLAS loads inside it), the rest are alike", () => {
+  it('torch_prefetch: 12 steps, the first is warm-up (cuBLAS loads inside it), the rest are alike', () => {
     const db = openRecording(path.join(fixtures, 'torch_prefetch.sqlite'), { readonly: true });
     try {
       const a = analyze(db);

@@ -10,11 +10,17 @@ function lcg(seed: number): () => number {
 }
 
 const inputs: Record<string, (n: number) => Float64Array> = {
-  random: (n) => { const r = lcg(7); return Float64Array.from({ length: n }, () => r() * 1e6); },
+  random: (n) => {
+    const r = lcg(7);
+    return Float64Array.from({ length: n }, () => r() * 1e6);
+  },
   sorted: (n) => Float64Array.from({ length: n }, (_, i) => i),
   reversed: (n) => Float64Array.from({ length: n }, (_, i) => n - i),
   constant: (n) => new Float64Array(n).fill(1500),
-  'few distinct': (n) => { const r = lcg(3); return Float64Array.from({ length: n }, () => Math.floor(r() * 4) * 100); },
+  'few distinct': (n) => {
+    const r = lcg(3);
+    return Float64Array.from({ length: n }, () => Math.floor(r() * 4) * 100);
+  },
   'organ pipe': (n) => Float64Array.from({ length: n }, (_, i) => Math.min(i, n - i)),
 };
 

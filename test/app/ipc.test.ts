@@ -8,10 +8,15 @@ import { ApiError, channelFor, checkArguments, dispatch, methodOf, toApiError } 
 /** A handler that answers every method with its name and arguments (so a test sees what got through). */
 function echoHandler(): { api: StreamScopeApi; calls: { method: string; args: unknown[] }[] } {
   const calls: { method: string; args: unknown[] }[] = [];
-  const api = Object.fromEntries(apiMethods.map((m) => [m, async (...args: unknown[]) => {
-    calls.push({ method: m, args });
-    return { method: m, args };
-  }])) as unknown as StreamScopeApi;
+  const api = Object.fromEntries(
+    apiMethods.map((m) => [
+      m,
+      async (...args: unknown[]) => {
+        calls.push({ method: m, args });
+        return { method: m, args };
+      },
+    ]),
+  ) as unknown as StreamScopeApi;
   return { api, calls };
 }
 
@@ -132,9 +137,12 @@ describe('errors', () => {
 
   it('a handler that throws comes back as an error envelope, never a rejection', async () => {
     const { api } = echoHandler();
-    api.summary = async () => { throw new RecordingFileError('/x.sqlite', 'no such file'); };
+    api.summary = async () => {
+      throw new RecordingFileError('/x.sqlite', 'no such file');
+    };
     await expect(dispatch(api, 'streamscope:summary', ['a1'])).resolves.toEqual({
-      ok: false, error: { code: 'not-found', message: '/x.sqlite: no such file', file: '/x.sqlite' },
+      ok: false,
+      error: { code: 'not-found', message: '/x.sqlite: no such file', file: '/x.sqlite' },
     });
   });
 });

@@ -47,7 +47,10 @@ function desktopApi(query: QueryClient, saveAs: string | null = null) {
 describe('query worker', () => {
   it('answers errors as ApiErrorShape, and the main thread stays free', async () => {
     const q = client();
-    const r = await q.summary('no-such-recording').then(() => null, (e: unknown) => e);
+    const r = await q.summary('no-such-recording').then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect(r).toMatchObject({ code: expect.any(String), message: expect.any(String) });
   });
 
@@ -111,7 +114,9 @@ describe('query worker', () => {
     // does not count against it (the gap between timer ticks, measured here
     // before, did).
     const before = performance.eventLoopUtilization();
-    await Promise.all(Array.from({ length: 40 }, () => q.window(h.recordingId, { rows, startNs: s.startNs, endNs: s.endNs, resolutionNs: (s.endNs - s.startNs) / 2000 })));
+    await Promise.all(
+      Array.from({ length: 40 }, () => q.window(h.recordingId, { rows, startNs: s.startNs, endNs: s.endNs, resolutionNs: (s.endNs - s.startNs) / 2000 })),
+    );
     const main = performance.eventLoopUtilization(before);
     expect(main.utilization).toBeLessThan(0.5);
   });
@@ -143,7 +148,11 @@ describe('the Electron build', () => {
     // finds it, through STREAMSCOPE_ADDON_PATH.
     const root = path.resolve(import.meta.dirname, '../..');
     const outDir = path.join(root, 'node_modules/.cache/streamscope-test/app-build');
-    execFileSync(process.execPath, [path.join(root, 'node_modules/vite/bin/vite.js'), 'build', '-c', 'app/vite.config.ts', '--outDir', outDir, '--emptyOutDir'], { cwd: root, stdio: 'pipe' });
+    execFileSync(
+      process.execPath,
+      [path.join(root, 'node_modules/vite/bin/vite.js'), 'build', '-c', 'app/vite.config.ts', '--outDir', outDir, '--emptyOutDir'],
+      { cwd: root, stdio: 'pipe' },
+    );
     expect(fs.existsSync(path.join(outDir, 'analysis-worker.cjs'))).toBe(true);
     const previous = process.env.STREAMSCOPE_ADDON_PATH;
     process.env.STREAMSCOPE_ADDON_PATH = addonPath();

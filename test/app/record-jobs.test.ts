@@ -12,7 +12,9 @@ import { tempDir } from '../helpers/native.ts';
 
 const cli: CliInvocation = { command: process.execPath, args: [path.resolve(import.meta.dirname, '../../profiler/cli/streamscope.ts')] };
 const hasGpu = devices().devices.length > 0;
-const noOpen = async (): Promise<never> => { throw new Error('nothing should be opened'); };
+const noOpen = async (): Promise<never> => {
+  throw new Error('nothing should be opened');
+};
 const openStub = async (file: string) => ({ recordingId: 'r1', name: path.basename(file), path: file });
 const fixture = (name: string) => path.resolve(import.meta.dirname, '../fixtures/record-progress', name);
 
@@ -87,7 +89,7 @@ describe('record jobs', () => {
     expect(end.message).toMatch(/cannot start the recorder/);
   });
 
-  it('follows the CLI\'s phases to a done job: starting, running with what was ingested, finishing, done', async () => {
+  it("follows the CLI's phases to a done job: starting, running with what was ingested, finishing, done", async () => {
     const jobs = new RecordJobs({ outputDir: tempDir('jobs'), cli: replaying(fixture('launch-loop.stderr')), open: openStub });
     const first = jobs.start({ workload: { name: 'launch-loop', scenario: 'concurrent', args: ['--streams', '4', '--iterations', '200000'] } });
     const seen = await follow(jobs, first);
@@ -111,20 +113,28 @@ describe('record jobs', () => {
     const started = jobs.start({ workload: { name: 'normalise', scenario: 'concurrent' }, captureRange: 'nvtx:absent' });
     const end = await jobs.settled(started.jobId);
     expect(end.state, end.message).toBe('done');
-    expect(end.message).toBe("394 records from 1 process(es); warning: capture range nvtx:absent never occurred (no closed NVTX range named 'absent' was recorded; its ranges: "
-      + "'issue chunk 0', 'issue chunk 1', 'issue chunk 2', 'issue chunk 3', 'issue chunk 4', 'issue chunk 5', 'issue chunk 6', 'issue chunk 7'): nothing was kept");
+    expect(end.message).toBe(
+      "394 records from 1 process(es); warning: capture range nvtx:absent never occurred (no closed NVTX range named 'absent' was recorded; its ranges: " +
+        "'issue chunk 0', 'issue chunk 1', 'issue chunk 2', 'issue chunk 3', 'issue chunk 4', 'issue chunk 5', 'issue chunk 6', 'issue chunk 7'): nothing was kept",
+    );
   });
 
   it('a recording of nothing (a target that never initialised CUDA): failed, saying why', async () => {
     const jobs = new RecordJobs({ outputDir: tempDir('jobs'), cli: replaying(fixture('nothing-recorded.stderr'), 5), open: noOpen });
     const end = await jobs.settled(jobs.start({ command: ['true'] }).jobId);
-    expect(end).toMatchObject({ state: 'failed', records: 0,
-      message: 'nothing was recorded: no CUDA activity was recorded: the target never initialised CUDA, or the collector could not load' });
+    expect(end).toMatchObject({
+      state: 'failed',
+      records: 0,
+      message: 'nothing was recorded: no CUDA activity was recorded: the target never initialised CUDA, or the collector could not load',
+    });
   });
 
   it('a CLI that ends without a result line: failed with its last stderr line', async () => {
     // As when the CLI refuses an option before it reads --progress.
-    const refusing: CliInvocation = { command: process.execPath, args: ['-e', "process.stderr.write('streamscope: Unknown option \\'--bogus\\'\\n'); process.exit(2)", '--'] };
+    const refusing: CliInvocation = {
+      command: process.execPath,
+      args: ['-e', "process.stderr.write('streamscope: Unknown option \\'--bogus\\'\\n'); process.exit(2)", '--'],
+    };
     const jobs = new RecordJobs({ outputDir: tempDir('jobs'), cli: refusing, open: noOpen });
     const end = await jobs.settled(jobs.start({ command: ['x'] }).jobId);
     expect(end).toMatchObject({ state: 'failed', message: "Unknown option '--bogus'" });
@@ -144,13 +154,58 @@ describe('record jobs', () => {
 
 describe('CLI arguments', () => {
   it('builds the record command line', () => {
-    expect(recordArguments({ workload: { name: 'matmul', scenario: 'events', args: ['--size', '512'] } }, '/o.sqlite'))
-      .toEqual(['record', '--force', '--progress', 'json', '-o', '/o.sqlite', '--workload', 'matmul', '--scenario', 'events', '--size', '512']);
-    expect(recordArguments({ command: ['python3', '-c', 'pass'] }, '/o.sqlite'))
-      .toEqual(['record', '--force', '--progress', 'json', '-o', '/o.sqlite', '--', 'python3', '-c', 'pass']);
-    expect(recordArguments({ command: ['python3', 'train.py'], captureRange: 'nvtx:step' }, '/o.sqlite'))
-      .toEqual(['record', '--force', '--progress', 'json', '-o', '/o.sqlite', '--capture-range', 'nvtx:step', '--', 'python3', 'train.py']);
-    expect(recordArguments({ workload: { name: 'matmul', scenario: 'events' }, captureRange: 'cuda-profiler-api' }, '/o.sqlite'))
-      .toEqual(['record', '--force', '--progress', 'json', '-o', '/o.sqlite', '--capture-range', 'cuda-profiler-api', '--workload', 'matmul', '--scenario', 'events']);
+    expect(recordArguments({ workload: { name: 'matmul', scenario: 'events', args: ['--size', '512'] } }, '/o.sqlite')).toEqual([
+      'record',
+      '--force',
+      '--progress',
+      'json',
+      '-o',
+      '/o.sqlite',
+      '--workload',
+      'matmul',
+      '--scenario',
+      'events',
+      '--size',
+      '512',
+    ]);
+    expect(recordArguments({ command: ['python3', '-c', 'pass'] }, '/o.sqlite')).toEqual([
+      'record',
+      '--force',
+      '--progress',
+      'json',
+      '-o',
+      '/o.sqlite',
+      '--',
+      'python3',
+      '-c',
+      'pass',
+    ]);
+    expect(recordArguments({ command: ['python3', 'train.py'], captureRange: 'nvtx:step' }, '/o.sqlite')).toEqual([
+      'record',
+      '--force',
+      '--progress',
+      'json',
+      '-o',
+      '/o.sqlite',
+      '--capture-range',
+      'nvtx:step',
+      '--',
+      'python3',
+      'train.py',
+    ]);
+    expect(recordArguments({ workload: { name: 'matmul', scenario: 'events' }, captureRange: 'cuda-profiler-api' }, '/o.sqlite')).toEqual([
+      'record',
+      '--force',
+      '--progress',
+      'json',
+      '-o',
+      '/o.sqlite',
+      '--capture-range',
+      'cuda-profiler-api',
+      '--workload',
+      'matmul',
+      '--scenario',
+      'events',
+    ]);
   });
 });

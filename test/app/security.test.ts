@@ -26,7 +26,11 @@ describe('BrowserWindow options', () => {
     const holes = Object.entries(prefs).filter(([k, v]) => opensAHole.test(k) && v !== false);
     expect(holes).toEqual([]);
     // Node integration is off in every kind of frame and worker, not only the top one.
-    expect(Object.keys(prefs).filter((k) => k.startsWith('nodeIntegration')).sort()).toEqual(['nodeIntegration', 'nodeIntegrationInSubFrames', 'nodeIntegrationInWorker']);
+    expect(
+      Object.keys(prefs)
+        .filter((k) => k.startsWith('nodeIntegration'))
+        .sort(),
+    ).toEqual(['nodeIntegration', 'nodeIntegrationInSubFrames', 'nodeIntegrationInWorker']);
   });
 
   it('the preload is the one given, and the only script with privileges', () => {
@@ -35,10 +39,12 @@ describe('BrowserWindow options', () => {
 });
 
 describe('Content-Security-Policy', () => {
-  const directives = new Map(CONTENT_SECURITY_POLICY.split(';').map((d) => {
-    const [name, ...values] = d.trim().split(/\s+/);
-    return [name!, values];
-  }));
+  const directives = new Map(
+    CONTENT_SECURITY_POLICY.split(';').map((d) => {
+      const [name, ...values] = d.trim().split(/\s+/);
+      return [name!, values];
+    }),
+  );
   it("default-src 'self', nothing unsafe, nothing remote", () => {
     expect(directives.get('default-src')).toEqual(["'self'"]);
     expect(CONTENT_SECURITY_POLICY).not.toMatch(/unsafe-inline|unsafe-eval|unsafe-hashes|wasm-unsafe-eval|\*|https?:/);

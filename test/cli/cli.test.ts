@@ -18,7 +18,9 @@ function run(args: string[], env: NodeJS.ProcessEnv = {}) {
 }
 
 let dir: string;
-beforeAll(() => { dir = tempDir('cli'); });
+beforeAll(() => {
+  dir = tempDir('cli');
+});
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
 describe('streamscope record: refuses clearly before starting anything', () => {
@@ -105,8 +107,12 @@ describe('streamscope ingest + report on a synthetic stream', () => {
     expect(j.overlap[0].all).toHaveProperty('overlapFactor');
     const s13 = j.streams.find((s: { cuptiStreamId: number }) => s.cuptiStreamId === 13);
     const db2 = new Database(recording, { readonly: true });
-    const counts = db2.prepare(`SELECT (SELECT count(*) FROM kernels k JOIN streams s ON s.id = k.stream_id WHERE s.cupti_stream_id = 13) AS kernels,
-        (SELECT count(*) FROM memcpys m JOIN streams s ON s.id = m.stream_id WHERE s.cupti_stream_id = 13) AS memcpys`).get() as { kernels: number; memcpys: number };
+    const counts = db2
+      .prepare(
+        `SELECT (SELECT count(*) FROM kernels k JOIN streams s ON s.id = k.stream_id WHERE s.cupti_stream_id = 13) AS kernels,
+        (SELECT count(*) FROM memcpys m JOIN streams s ON s.id = m.stream_id WHERE s.cupti_stream_id = 13) AS memcpys`,
+      )
+      .get() as { kernels: number; memcpys: number };
     db2.close();
     expect(counts.kernels).toBeGreaterThan(0);
     expect(s13).toMatchObject({ flags: ['non-blocking'], priority: -5, ...counts });

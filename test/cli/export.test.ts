@@ -12,7 +12,17 @@ const fixture = path.resolve(import.meta.dirname, '../fixtures/recordings/normal
 const dir = tempDir('export');
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-interface TraceEvent { ph: string; cat?: string; name: string; pid: number; tid?: number; ts?: number; dur?: number; id?: string; args?: Record<string, unknown> }
+interface TraceEvent {
+  ph: string;
+  cat?: string;
+  name: string;
+  pid: number;
+  tid?: number;
+  ts?: number;
+  dur?: number;
+  id?: string;
+  args?: Record<string, unknown>;
+}
 
 describe('streamscope export', () => {
   it('writes every op, API call and NVTX range, streams as threads of their device, with launch flows', () => {

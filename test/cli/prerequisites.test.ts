@@ -7,8 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { repoRoot } from '../../profiler/native/paths.ts';
 
 const script = path.join(repoRoot, 'scripts/prerequisites.sh');
-const run = (what: string, env: Record<string, string>) =>
-  spawnSync('bash', [script, what], { env: { PATH: process.env.PATH!, ...env }, encoding: 'utf8' });
+const run = (what: string, env: Record<string, string>) => spawnSync('bash', [script, what], { env: { PATH: process.env.PATH!, ...env }, encoding: 'utf8' });
 
 describe('prerequisites of npm test and npm start', () => {
   it('passes here, where everything is installed', () => {

@@ -19,7 +19,9 @@ const cli = path.join(repoRoot, 'profiler/cli/streamscope.ts');
 const hasGpu = devices().devices.length > 0;
 
 let dir: string;
-beforeAll(() => { dir = tempDir('progress'); });
+beforeAll(() => {
+  dir = tempDir('progress');
+});
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
 /** Runs `record --progress json ARGS`; every stderr line must be an event. */
@@ -85,7 +87,9 @@ describe('record --progress json', () => {
     expect(scenario.events).toEqual([expect.objectContaining({ phase: 'failed', exitCode: 2, error: '--workload needs --scenario' })]);
     const range = recordJson(['-o', out, '--capture-range', 'step', '--', 'true']);
     expect(range.code).toBe(2);
-    expect(range.events).toEqual([expect.objectContaining({ phase: 'failed', exitCode: 2, error: expect.stringMatching(/^--capture-range 'step': expected nvtx:NAME/) })]);
+    expect(range.events).toEqual([
+      expect.objectContaining({ phase: 'failed', exitCode: 2, error: expect.stringMatching(/^--capture-range 'step': expected nvtx:NAME/) }),
+    ]);
   });
 
   it('the text mode stays as it was: no JSON; an unknown --progress is refused', () => {
@@ -110,7 +114,10 @@ describe('the lines of real recordings (H100, test/fixtures/record-progress)', (
   it('every line parses, with the fields of its phase; counts and time never go back', () => {
     for (const name of ['launch-loop.stderr', 'normalise-capture-absent.stderr']) {
       const events = read(name).map((l) => parseProgressEvent(l));
-      expect(events.every((e) => e !== null), name).toBe(true);
+      expect(
+        events.every((e) => e !== null),
+        name,
+      ).toBe(true);
       const ev = events as ProgressEvent[];
       expectCommonFields(ev, ev[0]!.output);
       expect([...new Set(ev.map((e) => e.phase))]).toEqual(['preflight', 'running', 'finishing', 'done']);
@@ -119,15 +126,38 @@ describe('the lines of real recordings (H100, test/fixtures/record-progress)', (
         if (e.phase === 'running') expect(e.pid).toBeGreaterThan(0);
         if (e.phase === 'finishing') expect(e).toMatchObject({ targetExitCode: 0, targetSignal: null });
       }
-      expect(ev.at(-1)).toMatchObject({ phase: 'done', complete: true, incompleteReason: null, exitCode: 0, targetExitCode: 0, processes: 1, collectorErrors: [], notes: [] });
+      expect(ev.at(-1)).toMatchObject({
+        phase: 'done',
+        complete: true,
+        incompleteReason: null,
+        exitCode: 0,
+        targetExitCode: 0,
+        processes: 1,
+        collectorErrors: [],
+        notes: [],
+      });
     }
     const nothing = read('nothing-recorded.stderr').map((l) => parseProgressEvent(l)!);
     expect(nothing.map((e) => e.phase)).toEqual(['preflight', 'running', 'finishing', 'done']);
-    expect(nothing.at(-1)).toMatchObject({ records: 0, processes: 0, complete: false, exitCode: 1, targetExitCode: 0, incompleteReason: expect.stringMatching(/^no CUDA activity was recorded/) });
+    expect(nothing.at(-1)).toMatchObject({
+      records: 0,
+      processes: 0,
+      complete: false,
+      exitCode: 1,
+      targetExitCode: 0,
+      incompleteReason: expect.stringMatching(/^no CUDA activity was recorded/),
+    });
     const loop = read('launch-loop.stderr').map((l) => parseProgressEvent(l)!);
     expect(loop.at(-1)).toMatchObject({ records: 603241, bytes: 41818856, capture: null });
-    const absent = read('normalise-capture-absent.stderr').map((l) => parseProgressEvent(l)!).at(-1)!;
-    expect(absent.phase === 'done' && absent.capture).toMatchObject({ spec: 'nvtx:absent', windows: 0, error: null, neverOccurred: expect.stringContaining("no closed NVTX range named 'absent'") });
+    const absent = read('normalise-capture-absent.stderr')
+      .map((l) => parseProgressEvent(l)!)
+      .at(-1)!;
+    expect(absent.phase === 'done' && absent.capture).toMatchObject({
+      spec: 'nvtx:absent',
+      windows: 0,
+      error: null,
+      neverOccurred: expect.stringContaining("no closed NVTX range named 'absent'"),
+    });
   });
 
   it('an event is read after text a target left unfinished on the same line', () => {

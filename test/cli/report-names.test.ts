@@ -19,7 +19,9 @@ describe('streamscope report: kernel names', () => {
     const kernels = r.stdout.slice(r.stdout.indexOf('\nKernels'));
     expect(kernels).toMatch(/ distribution_elementwise_grid_stride_kernel$/m);
     expect(kernels.match(/ vectorized_elementwise_kernel<4, /g)).toHaveLength(3);
-    expect(kernels).toContain('vectorized_elementwise_kernel<4, at::native::BUnaryFunctor<float, float, float, at::native::binary_internal::MulFunctor<float> >');
+    expect(kernels).toContain(
+      'vectorized_elementwise_kernel<4, at::native::BUnaryFunctor<float, float, float, at::native::binary_internal::MulFunctor<float> >',
+    );
   });
 
   it('JSON: name as stored, demangledName beside it', () => {

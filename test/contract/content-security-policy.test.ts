@@ -13,10 +13,12 @@ import { startServer, type RunningServer } from '../../profiler/serve/server.ts'
 import { tempDir } from '../helpers/native.ts';
 
 function directives(policy: string): Map<string, string> {
-  return new Map(policy.split(';').map((d) => {
-    const [name, ...values] = d.trim().split(/\s+/);
-    return [name!, values.join(' ')];
-  }));
+  return new Map(
+    policy.split(';').map((d) => {
+      const [name, ...values] = d.trim().split(/\s+/);
+      return [name!, values.join(' ')];
+    }),
+  );
 }
 
 let dir: string;

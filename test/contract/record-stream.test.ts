@@ -111,5 +111,4 @@ describe('record stream contract (C++ encoder → TS decoder)', () => {
     expect(decoded[records.indexOf(victim)]).toMatchObject({ kind: 'Unknown', kindNumber: 999 });
     expect(decoded.filter((r) => r !== decoded[records.indexOf(victim)])).toEqual(records.filter((r) => r !== victim));
   });
-
 });

@@ -33,7 +33,8 @@ export const CHROMIUM = process.env.STREAMSCOPE_CHROMIUM ?? '/usr/bin/chromium';
 function newestSource(): number {
   const dir = path.join(repoRoot, 'renderer');
   let newest = 0;
-  for (const f of ['index.html', 'vite.config.ts', 'tsconfig.json']) if (fs.existsSync(path.join(dir, f))) newest = Math.max(newest, fs.statSync(path.join(dir, f)).mtimeMs);
+  for (const f of ['index.html', 'vite.config.ts', 'tsconfig.json'])
+    if (fs.existsSync(path.join(dir, f))) newest = Math.max(newest, fs.statSync(path.join(dir, f)).mtimeMs);
   for (const e of fs.readdirSync(path.join(dir, 'src'), { recursive: true, withFileTypes: true })) {
     if (e.isFile()) newest = Math.max(newest, fs.statSync(path.join(e.parentPath, e.name)).mtimeMs);
   }
@@ -58,16 +59,28 @@ export function buildRenderer(): void {
       break;
     } catch {
       // Another worker builds; a lock older than a minute was left by a killed run.
-      if (waited > 60_000 || Date.now() - (fs.statSync(lock, { throwIfNoEntry: false })?.mtimeMs ?? Date.now()) > 60_000) fs.rmSync(lock, { recursive: true, force: true });
+      if (waited > 60_000 || Date.now() - (fs.statSync(lock, { throwIfNoEntry: false })?.mtimeMs ?? Date.now()) > 60_000)
+        fs.rmSync(lock, { recursive: true, force: true });
       sleep(100);
       if (fresh()) return;
     }
   }
   try {
     if (fresh()) return;
-    execFileSync(process.execPath, [path.join(repoRoot, 'node_modules/vite/bin/vite.js'), 'build', '--config', path.join(repoRoot, 'renderer/vite.config.ts'), '--outDir', rendererDist, '--emptyOutDir'],
+    execFileSync(
+      process.execPath,
+      [
+        path.join(repoRoot, 'node_modules/vite/bin/vite.js'),
+        'build',
+        '--config',
+        path.join(repoRoot, 'renderer/vite.config.ts'),
+        '--outDir',
+        rendererDist,
+        '--emptyOutDir',
+      ],
       // NODE_ENV as the test runner set it ('test') would give React's development build.
-      { stdio: 'ignore', cwd: repoRoot, env: { ...process.env, NODE_ENV: 'production' } });
+      { stdio: 'ignore', cwd: repoRoot, env: { ...process.env, NODE_ENV: 'production' } },
+    );
   } finally {
     fs.rmSync(lock, { recursive: true, force: true });
   }
@@ -84,8 +97,12 @@ export async function serve(files: string[]): Promise<RunningServer> {
 
 /** One API call over HTTP, as the page makes it (the token in its header); rejects with the error the server answered. */
 export async function callApi<T>(server: RunningServer, method: string, ...args: unknown[]): Promise<T> {
-  const r = await fetch(`${server.url.split('?')[0]}api/${method}`, { method: 'POST', headers: { 'x-streamscope-token': server.token }, body: JSON.stringify({ args }) });
-  const body = await r.json() as T;
+  const r = await fetch(`${server.url.split('?')[0]}api/${method}`, {
+    method: 'POST',
+    headers: { 'x-streamscope-token': server.token },
+    body: JSON.stringify({ args }),
+  });
+  const body = (await r.json()) as T;
   if (!r.ok) throw new Error(`${method}: ${JSON.stringify(body)}`);
   return body;
 }

@@ -53,14 +53,27 @@ async function openCompare(hash = ''): Promise<Page> {
 }
 
 const views = (page: Page) => page.evaluate(() => window.__streamscope!.views());
-const rulerTexts = (page: Page) => page.locator('[data-testid="compare-lane"]').evaluateAll((lanes) =>
-  lanes.map((l) => Array.from(l.querySelectorAll('[data-testid="ruler"] .tick text')).filter((t) => t.getAttribute('visibility') !== 'hidden').map((t) => t.textContent).join(' ')));
+const rulerTexts = (page: Page) =>
+  page.locator('[data-testid="compare-lane"]').evaluateAll((lanes) =>
+    lanes.map((l) =>
+      Array.from(l.querySelectorAll('[data-testid="ruler"] .tick text'))
+        .filter((t) => t.getAttribute('visibility') !== 'hidden')
+        .map((t) => t.textContent)
+        .join(' '),
+    ),
+  );
 
 /** The first GPU operation of a recording (ns since its origin), from SQLite. */
 function firstGpu(file: string): number {
   const db = openRecording(file, { readonly: true });
   try {
-    return (db.prepare('SELECT min(s) AS s FROM (SELECT min(start_ns) s FROM kernels UNION ALL SELECT min(start_ns) FROM memcpys UNION ALL SELECT min(start_ns) FROM memsets)').get() as { s: number }).s;
+    return (
+      db
+        .prepare(
+          'SELECT min(s) AS s FROM (SELECT min(start_ns) s FROM kernels UNION ALL SELECT min(start_ns) FROM memcpys UNION ALL SELECT min(start_ns) FROM memsets)',
+        )
+        .get() as { s: number }
+    ).s;
   } finally {
     db.close();
   }
@@ -139,10 +152,13 @@ describe('compare view in Chromium', () => {
         db.close();
       }
     };
-    await page.waitForFunction(([a, b]) => {
-      const [x, y] = window.__streamscope!.views();
-      return Math.abs((x!.start - a!) - (y!.start - b!)) < 1;
-    }, [third(before), third(after)]);
+    await page.waitForFunction(
+      ([a, b]) => {
+        const [x, y] = window.__streamscope!.views();
+        return Math.abs(x!.start - a! - (y!.start - b!)) < 1;
+      },
+      [third(before), third(after)],
+    );
     const lane = page.locator('[data-testid="lane-shift"]').first();
     expect(await lane.textContent()).toMatch(/t = 0 at \d/);
     await page.close();
@@ -153,14 +169,20 @@ describe('compare view in Chromium', () => {
     const lanes = page.locator('[data-testid="compare-lane"]');
     const [a0, b0] = await views(page);
     await lanes.nth(0).locator('[data-testid="zoom-in"]').click();
-    await page.waitForFunction((w) => { const v = window.__streamscope!.views()[0]!; return v.end - v.start < w; }, a0!.end - a0!.start);
+    await page.waitForFunction((w) => {
+      const v = window.__streamscope!.views()[0]!;
+      return v.end - v.start < w;
+    }, a0!.end - a0!.start);
     const [a1, b1] = await views(page);
     expect(a1!.end - a1!.start).toBeCloseTo((a0!.end - a0!.start) / 2, 0);
     expect(b1!.end - b1!.start).toBeCloseTo((b0!.end - b0!.start) / 2, 0);
 
     await page.locator('[data-testid="compare-linked"]').uncheck();
     await lanes.nth(1).locator('[data-testid="zoom-in"]').click();
-    await page.waitForFunction((w) => { const v = window.__streamscope!.views()[1]!; return v.end - v.start < w; }, b1!.end - b1!.start);
+    await page.waitForFunction((w) => {
+      const v = window.__streamscope!.views()[1]!;
+      return v.end - v.start < w;
+    }, b1!.end - b1!.start);
     const [a2, b2] = await views(page);
     expect(a2).toEqual(a1);
     expect(b2!.end - b2!.start).toBeCloseTo((b1!.end - b1!.start) / 2, 0);

@@ -14,7 +14,10 @@ const fixtures = path.resolve(import.meta.dirname, '../fixtures/recordings');
 let browser: Browser;
 let server: RunningServer;
 beforeAll(async () => {
-  [browser, server] = await Promise.all([launch(), serve([path.join(fixtures, 'normalise-concurrent.sqlite'), path.join(fixtures, 'normalise-default-stream.sqlite')])]);
+  [browser, server] = await Promise.all([
+    launch(),
+    serve([path.join(fixtures, 'normalise-concurrent.sqlite'), path.join(fixtures, 'normalise-default-stream.sqlite')]),
+  ]);
 }, 120_000);
 afterAll(async () => {
   await server?.close();
@@ -45,20 +48,26 @@ function desktopStandIn(methods: readonly string[]): void {
   };
   api.capabilities = async () => ({ mode: 'electron', version: '0.2.0', canOpenFiles: true, canRecord: true });
   api.recentFiles = async () => ['/home/me/old-run.sqlite'];
-  api.showOpenDialog = async () => { calls.push('showOpenDialog'); return null; };
+  api.showOpenDialog = async () => {
+    calls.push('showOpenDialog');
+    return null;
+  };
   api.openRecording = async (p: string) => {
     calls.push(`open ${p}`);
     throw { code: 'not-a-recording', message: `${p}: file is not a SQLite database`, file: p };
   };
   api.record = async (req: { workload?: { scenario: string } }) => {
     calls.push(`record ${JSON.stringify(req)}`);
-    if (req.workload?.scenario === 'multi-gpu') return { jobId: 'j0', state: 'failed', records: 0, message: 'no CUDA device: cuInit failed (CUDA_ERROR_NO_DEVICE)' };
+    if (req.workload?.scenario === 'multi-gpu')
+      return { jobId: 'j0', state: 'failed', records: 0, message: 'no CUDA device: cuInit failed (CUDA_ERROR_NO_DEVICE)' };
     polls = 0;
     return { jobId: 'j1', state: 'starting', records: 0, message: 'starting the runner' };
   };
   api.recordStatus = async (jobId: string) => {
     polls++;
-    return polls < 2 ? { jobId, state: 'running', records: 1234, message: 'recording' } : { jobId, state: 'done', records: 5678, message: 'done', recording: all[1] };
+    return polls < 2
+      ? { jobId, state: 'running', records: 1234, message: 'recording' }
+      : { jobId, state: 'done', records: 5678, message: 'done', recording: all[1] };
   };
   api.exportTrace = async (id: string) => {
     calls.push(`export ${id === all[0]?.recordingId ? 'shown' : id}`);
@@ -106,7 +115,11 @@ describe('desktop-only features (preload stand-in)', () => {
     const banner = page.locator('[data-testid="error-banner"]:has-text("/dropped/notes.sqlite")');
     await banner.waitFor();
     expect(await banner.textContent()).toContain('Not a StreamScope recording');
-    expect(await page.evaluate(() => (window as unknown as { __calls: string[] }).__calls)).toEqual(['showOpenDialog', 'open /home/me/old-run.sqlite', 'open /dropped/notes.sqlite']);
+    expect(await page.evaluate(() => (window as unknown as { __calls: string[] }).__calls)).toEqual([
+      'showOpenDialog',
+      'open /home/me/old-run.sqlite',
+      'open /dropped/notes.sqlite',
+    ]);
     expect(await page.locator('[data-testid^="row-stream:"]').count()).toBeGreaterThan(0);
     await page.close();
   });
@@ -138,7 +151,10 @@ describe('desktop-only features (preload stand-in)', () => {
     await page.waitForFunction(() => document.querySelectorAll('[data-testid="recording-tab"]').length === 2);
     await page.waitForFunction(() => document.querySelector('.rec-tab.on')?.textContent?.includes('default-stream'));
     const calls = await page.evaluate(() => (window as unknown as { __calls: string[] }).__calls);
-    expect(calls).toEqual(['record {"workload":{"name":"matmul","scenario":"multi-gpu"}}', 'record {"workload":{"name":"matmul","scenario":"default-stream"}}']);
+    expect(calls).toEqual([
+      'record {"workload":{"name":"matmul","scenario":"multi-gpu"}}',
+      'record {"workload":{"name":"matmul","scenario":"default-stream"}}',
+    ]);
     await page.close();
   });
 });

@@ -10,8 +10,12 @@ import { mainThreadWorkPerFrame } from '../../bench/frame-trace.ts';
 import { launch } from './browser.ts';
 
 let browser: Browser;
-beforeAll(async () => { browser = await launch(); }, 60_000);
-afterAll(async () => { await browser?.close(); });
+beforeAll(async () => {
+  browser = await launch();
+}, 60_000);
+afterAll(async () => {
+  await browser?.close();
+});
 
 describe('main-thread work per frame from a Chromium trace', () => {
   it('finds 30 ms of work in each busy frame and little in idle ones', async () => {

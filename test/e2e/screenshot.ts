@@ -18,13 +18,21 @@ import { launch, serve, settled } from './browser.ts';
 const { values, positionals } = parseArgs({
   allowPositionals: true,
   options: {
-    gpu: { type: 'boolean' }, range: { type: 'string' }, select: { type: 'string' }, search: { type: 'string' },
-    stats: { type: 'boolean' }, compare: { type: 'string' }, size: { type: 'string', default: '1600x560' }, scope: { type: 'string' },
+    gpu: { type: 'boolean' },
+    range: { type: 'string' },
+    select: { type: 'string' },
+    search: { type: 'string' },
+    stats: { type: 'boolean' },
+    compare: { type: 'string' },
+    size: { type: 'string', default: '1600x560' },
+    scope: { type: 'string' },
   },
 });
 const [file, out] = positionals;
 if (!file || !out) {
-  process.stderr.write('usage: node test/e2e/screenshot.ts RECORDING.sqlite OUT.png [--gpu | --range START:END] [--select TABLE:ID] [--search TEXT] [--stats] [--scope KEY] [--size WxH]\n');
+  process.stderr.write(
+    'usage: node test/e2e/screenshot.ts RECORDING.sqlite OUT.png [--gpu | --range START:END] [--select TABLE:ID] [--search TEXT] [--stats] [--scope KEY] [--size WxH]\n',
+  );
   process.exit(2);
 }
 const [width, height] = values.size!.split('x').map(Number) as [number, number];
@@ -32,12 +40,18 @@ const server = await serve([path.resolve(file), ...(values.compare ? [path.resol
 const browser = await launch();
 try {
   const base = server.url.split('?')[0]!;
-  const list = await (await fetch(`${base}api/listRecordings`, { method: 'POST', headers: { 'x-streamscope-token': server.token }, body: '{}' })).json() as { recordingId: string }[];
+  const list = (await (await fetch(`${base}api/listRecordings`, { method: 'POST', headers: { 'x-streamscope-token': server.token }, body: '{}' })).json()) as {
+    recordingId: string;
+  }[];
   if (!list[0]) throw new Error(`${file} could not be opened: ${server.failed.map((f) => f.message).join('; ')}`);
   const hash = new URLSearchParams({ rec: list[0].recordingId });
   if (values.gpu) {
     const db = new Database(file, { readonly: true });
-    const s = db.prepare('SELECT min(s) AS s, max(e) AS e FROM (SELECT min(start_ns) s, max(end_ns) e FROM kernels UNION ALL SELECT min(start_ns), max(end_ns) FROM memcpys UNION ALL SELECT min(start_ns), max(end_ns) FROM memsets)').get() as { s: number; e: number };
+    const s = db
+      .prepare(
+        'SELECT min(s) AS s, max(e) AS e FROM (SELECT min(start_ns) s, max(end_ns) e FROM kernels UNION ALL SELECT min(start_ns), max(end_ns) FROM memcpys UNION ALL SELECT min(start_ns), max(end_ns) FROM memsets)',
+      )
+      .get() as { s: number; e: number };
     db.close();
     const pad = (s.e - s.s) * 0.05;
     hash.set('start', String(Math.round(s.s - pad)));
@@ -61,8 +75,7 @@ try {
     await page.waitForSelector('[data-testid="diff-gpu-span"]');
     await page.waitForFunction(() => document.querySelectorAll('[data-testid="compare-lane"]').length >= 2 && (window.__streamscope?.dataFrames ?? 0) > 0);
     await settled(page);
-  }
-  else {
+  } else {
     await page.waitForFunction(() => (window.__streamscope?.dataFrames ?? 0) > 0);
     if (values.search) {
       await page.fill('[data-testid="search"]', values.search);

@@ -30,8 +30,12 @@ afterAll(async () => {
 });
 
 async function api<T>(method: string, ...args: unknown[]): Promise<T> {
-  const r = await fetch(`${server.url.split('?')[0]}api/${method}`, { method: 'POST', headers: { 'x-streamscope-token': server.token }, body: JSON.stringify({ args }) });
-  return await r.json() as T;
+  const r = await fetch(`${server.url.split('?')[0]}api/${method}`, {
+    method: 'POST',
+    headers: { 'x-streamscope-token': server.token },
+    body: JSON.stringify({ args }),
+  });
+  return (await r.json()) as T;
 }
 
 function sql<T>(file: string, query: string, ...args: unknown[]): T[] {
@@ -58,9 +62,12 @@ async function clickItem(page: Page, table: string, id: number): Promise<void> {
 describe('timeline in Chromium', () => {
   it('has one labelled row per stream with work (as in SQLite), grouped per GPU, and the thread rows', async () => {
     const page = await openApp(browser, at(concurrent, 0, 5e8));
-    const want = sql<{ id: number; cupti: number; flags: number; priority: number | null }>(concurrent, `
+    const want = sql<{ id: number; cupti: number; flags: number; priority: number | null }>(
+      concurrent,
+      `
       SELECT s.id, s.cupti_stream_id AS cupti, s.flags, s.priority FROM streams s
-      WHERE s.id IN (SELECT stream_id FROM kernels UNION SELECT stream_id FROM memcpys UNION SELECT stream_id FROM memsets) ORDER BY 1`);
+      WHERE s.id IN (SELECT stream_id FROM kernels UNION SELECT stream_id FROM memcpys UNION SELECT stream_id FROM memsets) ORDER BY 1`,
+    );
     expect(want.length).toBe(8);
     for (const s of want) {
       const label = await page.locator(`[data-testid="row-stream:${s.id}"]`).textContent();
@@ -79,7 +86,10 @@ describe('timeline in Chromium', () => {
 
   it('a two-GPU recording gets a group per device with its own streams', async () => {
     const page = await openApp(browser, `${server.url}#rec=${ids[path.basename(multiGpu)]}`);
-    const devices = sql<{ id: number; n: number }>(multiGpu, `SELECT device_id AS id, count(DISTINCT stream_id) AS n FROM (SELECT device_id, stream_id FROM kernels UNION ALL SELECT device_id, stream_id FROM memcpys) GROUP BY 1`);
+    const devices = sql<{ id: number; n: number }>(
+      multiGpu,
+      `SELECT device_id AS id, count(DISTINCT stream_id) AS n FROM (SELECT device_id, stream_id FROM kernels UNION ALL SELECT device_id, stream_id FROM memcpys) GROUP BY 1`,
+    );
     expect(devices.length).toBe(2);
     for (const d of devices) {
       await expect(page.locator(`[data-testid="group-gpu:${d.id}"]`).count()).resolves.toBe(1);
@@ -105,7 +115,11 @@ describe('timeline in Chromium', () => {
     expect(await page.locator('[data-testid="details-stored-name"]').textContent()).toBe(name);
     expect(await field(page, 'duration_ns')).toBe(String(k.end_ns! - k.start_ns!));
     expect(await page.locator('[data-testid="details"]').textContent()).toContain(`(${k.grid_x}, ${k.grid_y}, ${k.grid_z})`);
-    const launch = sql<{ id: number; name: string }>(concurrent, 'SELECT a.id, s.value AS name FROM api_calls a JOIN strings s ON s.id = a.name_id WHERE a.correlation_id = ?', k.correlation_id)[0]!;
+    const launch = sql<{ id: number; name: string }>(
+      concurrent,
+      'SELECT a.id, s.value AS name FROM api_calls a JOIN strings s ON s.id = a.name_id WHERE a.correlation_id = ?',
+      k.correlation_id,
+    )[0]!;
     await expect(page.locator('[data-testid="related"]').first().textContent()).resolves.toContain(launch.name);
     await page.waitForFunction((id) => location.hash.includes(`sel=kernels%3A${id}`), k.id);
     // The other direction: the launch call lists the kernel.
@@ -132,8 +146,9 @@ describe('timeline in Chromium', () => {
     const page = await openApp(browser, at(concurrent, m.start_ns! - pad, m.end_ns! + pad));
     await clickItem(page, 'memcpys', m.id!);
     await page.waitForSelector('[data-testid="details"] [data-field="bytes"]');
-    for (const col of ['id', 'bytes', 'copy_kind', 'src_kind', 'dst_kind', 'stream_id', 'correlation_id', 'start_ns', 'end_ns']) expect(await field(page, col), col).toBe(String(m[col]));
-    const gbps = (m.bytes! / (m.end_ns! - m.start_ns!));
+    for (const col of ['id', 'bytes', 'copy_kind', 'src_kind', 'dst_kind', 'stream_id', 'correlation_id', 'start_ns', 'end_ns'])
+      expect(await field(page, col), col).toBe(String(m[col]));
+    const gbps = m.bytes! / (m.end_ns! - m.start_ns!);
     expect(Number(await field(page, 'GB/s'))).toBeCloseTo(gbps, 1);
     expect(await field(page, 'src')).toBe('pinned');
     const r = (await page.evaluate((id) => window.__streamscope!.itemRect('memcpys', id), m.id!))!;
@@ -152,7 +167,10 @@ describe('timeline in Chromium', () => {
     const box = (await page.locator('[data-testid="timeline-canvas"]').boundingBox())!;
     await page.mouse.move(box.x + box.width * 0.75, box.y + 10);
     for (let i = 0; i < 8; i++) await page.mouse.wheel(0, -200);
-    await page.waitForFunction((b) => JSON.stringify(Array.from(document.querySelectorAll('[data-testid="ruler"] .tick text')).map((t) => t.textContent)) !== b, JSON.stringify(before));
+    await page.waitForFunction(
+      (b) => JSON.stringify(Array.from(document.querySelectorAll('[data-testid="ruler"] .tick text')).map((t) => t.textContent)) !== b,
+      JSON.stringify(before),
+    );
     expect(await ticks()).not.toEqual(before);
     // W zooms in, D pans right.
     const v0 = await page.evaluate(() => window.__streamscope!.view());
@@ -170,7 +188,10 @@ describe('timeline in Chromium', () => {
     await page.keyboard.up('Shift');
     await page.waitForSelector('[data-testid="range-duration"]');
     await page.click('[data-testid="zoom-to-range"]');
-    await page.waitForFunction((w) => { const v = window.__streamscope!.view(); return Math.abs((v.end - v.start) - (w.end - w.start) / 4) < (w.end - w.start) * 0.02; }, v1);
+    await page.waitForFunction((w) => {
+      const v = window.__streamscope!.view();
+      return Math.abs(v.end - v.start - (w.end - w.start) / 4) < (w.end - w.start) * 0.02;
+    }, v1);
     // Dragging on the ruler selects too; Z zooms.
     const ruler = (await page.locator('[data-testid="ruler"]').boundingBox())!;
     const v2 = await page.evaluate(() => window.__streamscope!.view());
@@ -179,11 +200,17 @@ describe('timeline in Chromium', () => {
     await page.mouse.move(ruler.x + ruler.width * 0.6, ruler.y + 10, { steps: 4 });
     await page.mouse.up();
     await page.keyboard.press('z');
-    await page.waitForFunction((w) => { const v = window.__streamscope!.view(); return v.end - v.start < (w.end - w.start) * 0.3; }, v2);
+    await page.waitForFunction((w) => {
+      const v = window.__streamscope!.view();
+      return v.end - v.start < (w.end - w.start) * 0.3;
+    }, v2);
     // Fit shows the whole recording again.
     await page.click('[data-testid="zoom-all"]');
     const s = await api<{ startNs: number; endNs: number }>('summary', ids[path.basename(concurrent)]);
-    await page.waitForFunction((sum) => { const v = window.__streamscope!.view(); return v.start === sum.startNs && v.end === sum.endNs; }, s);
+    await page.waitForFunction((sum) => {
+      const v = window.__streamscope!.view();
+      return v.start === sum.startNs && v.end === sum.endNs;
+    }, s);
     await settled(page);
     expect((await page.evaluate(() => window.__streamscope!.frames)).length).toBeGreaterThan(2);
     await page.close();
@@ -191,8 +218,14 @@ describe('timeline in Chromium', () => {
 
   it('search counts the matches as in SQLite, steps to them and selects them', async () => {
     const page = await openApp(browser, server.url);
-    const n = sql<{ n: number }>(concurrent, `SELECT count(*) AS n FROM kernels k JOIN strings s ON s.id = k.name_id WHERE s.value LIKE '%normaliseColumns%'`)[0]!.n;
-    const first = sql<{ id: number }>(concurrent, `SELECT k.id FROM kernels k JOIN strings s ON s.id = k.name_id WHERE s.value LIKE '%normaliseColumns%' ORDER BY k.start_ns LIMIT 1`)[0]!;
+    const n = sql<{ n: number }>(
+      concurrent,
+      `SELECT count(*) AS n FROM kernels k JOIN strings s ON s.id = k.name_id WHERE s.value LIKE '%normaliseColumns%'`,
+    )[0]!.n;
+    const first = sql<{ id: number }>(
+      concurrent,
+      `SELECT k.id FROM kernels k JOIN strings s ON s.id = k.name_id WHERE s.value LIKE '%normaliseColumns%' ORDER BY k.start_ns LIMIT 1`,
+    )[0]!;
     await page.fill('[data-testid="search"]', 'normaliseColumns');
     await page.waitForFunction((c) => document.querySelector('[data-testid="search-count"]')?.textContent === `${c} matches`, n);
     await page.press('[data-testid="search"]', 'Enter');
@@ -247,7 +280,10 @@ describe('stats in Chromium', () => {
     await page.click('[data-testid="tab-stats"]');
     await page.waitForSelector('[data-testid="stats-kernels"] tbody tr');
     const cell = page.locator('[data-testid="stats-kernels"] tbody tr').first().locator('td');
-    const k = sql<{ demangled: string; n: number }>(concurrent, 'SELECT s.demangled, count(*) AS n FROM kernels k JOIN strings s ON s.id = k.name_id GROUP BY 1')[0]!;
+    const k = sql<{ demangled: string; n: number }>(
+      concurrent,
+      'SELECT s.demangled, count(*) AS n FROM kernels k JOIN strings s ON s.id = k.name_id GROUP BY 1',
+    )[0]!;
     // The short name, the full demangled one on hover.
     expect(await cell.nth(0).getAttribute('title')).toBe(k.demangled);
     expect(await cell.nth(0).textContent()).toBe('normaliseColumns');
@@ -295,7 +331,9 @@ describe('bad files', () => {
     const base = server.url.split('?')[0]!;
     expect((await fetch(`${base}api/listRecordings`, { method: 'POST', body: '{}' })).status).toBe(403);
     expect((await fetch(`${base}api/dropTables`, { method: 'POST', headers: { 'x-streamscope-token': server.token }, body: '{}' })).status).toBe(400);
-    expect((await fetch(`${base}api/openRecording`, { method: 'POST', headers: { 'x-streamscope-token': server.token }, body: '{"args":["/etc/passwd"]}' })).status).toBe(403);
+    expect(
+      (await fetch(`${base}api/openRecording`, { method: 'POST', headers: { 'x-streamscope-token': server.token }, body: '{"args":["/etc/passwd"]}' })).status,
+    ).toBe(403);
     expect((await fetch(`${base}..%2f..%2fpackage.json`)).status).not.toBe(200);
   });
 });

@@ -30,7 +30,17 @@ const workDir = keepDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'ss-gpu-py-'));
 fs.mkdirSync(workDir, { recursive: true });
 const table: Record<string, unknown>[] = [];
 after(() => {
-  if (table.length) console.log('\n' + table.map((r) => Object.entries(r).map(([k, v]) => `${k}=${typeof v === 'number' ? +v.toFixed(3) : v}`).join(' ')).join('\n'));
+  if (table.length)
+    console.log(
+      '\n' +
+        table
+          .map((r) =>
+            Object.entries(r)
+              .map(([k, v]) => `${k}=${typeof v === 'number' ? +v.toFixed(3) : v}`)
+              .join(' '),
+          )
+          .join('\n'),
+    );
   if (!keepDir) fs.rmSync(workDir, { recursive: true, force: true });
 });
 
@@ -85,9 +95,11 @@ describe('NVTX ranges from every Python library arrive, per thread, with domains
     it(library, { skip: libSkip }, async () => {
       const { file, stdout } = await recordPython(`nvtx_${library}`, [script('nvtx_ranges.py'), library]);
       const expected = JSON.parse(stdout.trim().split('\n').at(-1)!) as Expected;
-      const got = rows<{ name: string; domain: string | null; tid: number; n: number; marks: number }>(file,
+      const got = rows<{ name: string; domain: string | null; tid: number; n: number; marks: number }>(
+        file,
         `SELECT s.value AS name, d.value AS domain, r.tid, count(*) AS n, sum(r.end_ns IS NULL) AS marks
-         FROM nvtx_ranges r JOIN strings s ON s.id = r.name_id LEFT JOIN strings d ON d.id = r.domain_id GROUP BY 1, 2, 3`);
+         FROM nvtx_ranges r JOIN strings s ON s.id = r.name_id LEFT JOIN strings d ON d.id = r.domain_id GROUP BY 1, 2, 3`,
+      );
       for (const e of expected.expect) {
         const tid = expected.threads[e.thread];
         const g = got.find((x) => x.name === e.name && x.tid === tid && (x.domain ?? null) === e.domain);
@@ -118,7 +130,13 @@ describe('Python programs: the steady-state diagnosis names the cause each was w
     const whatIf = a.diagnosis.findings.find((f) => f.fixId === 'hoist-register')?.whatIf;
     assert.ok(whatIf, 'a what-if prediction for removing the registration calls');
     const error = (whatIf.predictedNs - measuredNs) / measuredNs;
-    table.push({ program: 'numba_pinned_loop', first: first.kind, predictedMs: whatIf.predictedNs / 1e6, measuredOnceMs: measuredNs / 1e6, errorPct: error * 100 });
+    table.push({
+      program: 'numba_pinned_loop',
+      first: first.kind,
+      predictedMs: whatIf.predictedNs / 1e6,
+      measuredOnceMs: measuredNs / 1e6,
+      errorPct: error * 100,
+    });
     assert.ok(Math.abs(error) <= 0.15, `predicted ${whatIf.predictedNs} ns vs measured ${measuredNs} ns (${(error * 100).toFixed(1)}%)`);
     checkReportText(inside.file);
   });
@@ -139,7 +157,10 @@ describe('Python programs: the steady-state diagnosis names the cause each was w
     await recordPython('torch_prefetch-pinned', [script('torch_prefetch.py'), '--batches', 'pinned']);
     const a = analysed(file);
     assert.equal(a.diagnosis.findings[0]!.kind, 'pageable-async-copy', a.diagnosis.findings.map((f) => f.kind).join(' '));
-    const named = rows<{ name: string; n: number }>(file, 'SELECT s.value AS name, count(*) AS n FROM nvtx_ranges r JOIN strings s ON s.id = r.name_id GROUP BY 1');
+    const named = rows<{ name: string; n: number }>(
+      file,
+      'SELECT s.value AS name, count(*) AS n FROM nvtx_ranges r JOIN strings s ON s.id = r.name_id GROUP BY 1',
+    );
     assert.deepEqual(Object.fromEntries(named.map((x) => [x.name, x.n])), { step: 12, prefetch: 12, compute: 12 });
     const step = analysed(file, { kind: 'range', name: 'step' });
     assert.ok(step.trace.ops.length > 0);
@@ -150,7 +171,11 @@ describe('Python programs: the steady-state diagnosis names the cause each was w
   it('record --capture-range nvtx:step keeps only the work launched inside the steps', async () => {
     const file = path.join(os.tmpdir(), `ss-capture-${process.pid}.sqlite`);
     try {
-      const r = spawnSync(process.execPath, [cli, 'record', '-f', '-q', '-o', file, '--capture-range', 'nvtx:step', '--', 'python3', script('torch_prefetch.py')], { encoding: 'utf8' });
+      const r = spawnSync(
+        process.execPath,
+        [cli, 'record', '-f', '-q', '-o', file, '--capture-range', 'nvtx:step', '--', 'python3', script('torch_prefetch.py')],
+        { encoding: 'utf8' },
+      );
       assert.equal(r.status, 0, r.stderr);
       const whole = analysed(file, { kind: 'whole' });
       const inside = analysed(file, { kind: 'range', name: 'step' });

@@ -24,9 +24,14 @@ after(() => fs.rmSync(dir, { recursive: true, force: true }));
 /** Runs the CLI; the events on its stderr, the other stderr lines (the target's) apart. */
 function recordJson(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number | null; events: ProgressEvent[]; other: string[] }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [cli, 'record', '--progress', 'json', '-f', ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(process.execPath, [cli, 'record', '--progress', 'json', '-f', ...args], {
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     let err = '';
-    child.stderr.setEncoding('utf8').on('data', (d: string) => { err += d; });
+    child.stderr.setEncoding('utf8').on('data', (d: string) => {
+      err += d;
+    });
     child.on('error', reject);
     child.on('close', (code) => {
       const events: ProgressEvent[] = [];
@@ -45,16 +50,23 @@ describe('record --progress json on a GPU', { skip }, () => {
   it('a launch loop: preflight, running with growing counts, finishing, done with the recording', async () => {
     const out = path.join(dir, 'loop.sqlite');
     // Half a million launches, flushed every 100 ms: ingest progress arrives while the target runs.
-    const r = await recordJson(['-o', out, '--workload', 'launch-loop', '--scenario', 'concurrent', '--streams', '4', '--iterations', '500000'],
-      { STREAMSCOPE_FLUSH_MS: '100' });
+    const r = await recordJson(['-o', out, '--workload', 'launch-loop', '--scenario', 'concurrent', '--streams', '4', '--iterations', '500000'], {
+      STREAMSCOPE_FLUSH_MS: '100',
+    });
     assert.equal(r.code, 0, JSON.stringify(r.events.at(-1)));
     const phases = r.events.map((e) => e.phase);
     assert.equal(phases[0], 'preflight');
     assert.equal(phases.at(-1), 'done');
     assert.deepEqual([...new Set(phases)], ['preflight', 'running', 'finishing', 'done'], 'phases in order');
     const running = r.events.filter((e) => e.phase === 'running');
-    assert.ok(running.some((e) => e.records > 0 && e.bytes > 0 && e.processes === 1), 'records ingested while the target runs');
-    assert.ok(running.every((e) => e.phase === 'running' && e.pid !== null && e.pid > 0), 'the target pid');
+    assert.ok(
+      running.some((e) => e.records > 0 && e.bytes > 0 && e.processes === 1),
+      'records ingested while the target runs',
+    );
+    assert.ok(
+      running.every((e) => e.phase === 'running' && e.pid !== null && e.pid > 0),
+      'the target pid',
+    );
     for (let i = 1; i < r.events.length; i++) {
       assert.ok(r.events[i]!.records >= r.events[i - 1]!.records, 'records never go back');
       assert.ok(r.events[i]!.elapsedMs >= r.events[i - 1]!.elapsedMs, 'elapsed never goes back');
@@ -90,7 +102,7 @@ describe('record --progress json on a GPU', { skip }, () => {
     assert.match(done.capture.message, /^warning: capture range nvtx:absent never occurred/);
   });
 
-  it('the app\'s record jobs follow the real CLI to a done job', async () => {
+  it("the app's record jobs follow the real CLI to a done job", async () => {
     const jobs = new RecordJobs({
       outputDir: dir,
       cli: { command: process.execPath, args: [cli] },
@@ -111,6 +123,9 @@ describe('record --progress json on a GPU', { skip }, () => {
     assert.ok(seen.has('running'), `states seen: ${[...seen]}`);
     assert.match(end.message, /^[\d,]+ records from 1 process\(es\)$/);
     assert.ok(end.records > 600_000);
-    assert.ok(messages.some((m) => /^recording… [\d,]+ records/.test(m)), messages.join('\n'));
+    assert.ok(
+      messages.some((m) => /^recording… [\d,]+ records/.test(m)),
+      messages.join('\n'),
+    );
   });
 });

@@ -35,7 +35,16 @@ const table: Record<string, unknown>[] = [];
 
 after(() => {
   if (table.length) {
-    console.log('\n' + table.map((r) => Object.entries(r).map(([k, v]) => `${k}=${typeof v === 'number' ? +v.toFixed(3) : v}`).join(' ')).join('\n'));
+    console.log(
+      '\n' +
+        table
+          .map((r) =>
+            Object.entries(r)
+              .map(([k, v]) => `${k}=${typeof v === 'number' ? +v.toFixed(3) : v}`)
+              .join(' '),
+          )
+          .join('\n'),
+    );
   }
   if (process.env.STREAMSCOPE_GPU_RESULTS) fs.writeFileSync(process.env.STREAMSCOPE_GPU_RESULTS, JSON.stringify(table, null, 2));
   if (!keepDir) fs.rmSync(workDir, { recursive: true, force: true });
@@ -46,16 +55,31 @@ const CHUNKS = 8;
 const SIZES: Record<string, string> = { normalise: '20000', matmul: '512', transpose: '2048' };
 
 /** What the runner says it issued: its last line, e.g. `... kernels=8 h2d=8 d2h=8 ok wall_ms=1.2`. */
-interface RunnerSummary { kernels: number; h2d: number; d2h: number; streams: number; devices: number; ok: boolean }
+interface RunnerSummary {
+  kernels: number;
+  h2d: number;
+  d2h: number;
+  streams: number;
+  devices: number;
+  ok: boolean;
+}
 const flagsOf = (t: Trace, streamId: number) => t.streams.find((s) => s.id === streamId)?.flags ?? 0;
 function runnerSummary(stdout: string): RunnerSummary {
-  const line = stdout.trim().split('\n').findLast((l) => l.startsWith('workload='));
+  const line = stdout
+    .trim()
+    .split('\n')
+    .findLast((l) => l.startsWith('workload='));
   assert.ok(line, `the runner printed no summary line:\n${stdout}`);
   const field = (k: string) => Number(new RegExp(`\\b${k}=(\\d+)`).exec(line)![1]);
   return { kernels: field('kernels'), h2d: field('h2d'), d2h: field('d2h'), streams: field('streams'), devices: field('devices'), ok: / ok /.test(line) };
 }
 
-interface Loaded { trace: Trace; file: string; stdout: string; summary: RunnerSummary }
+interface Loaded {
+  trace: Trace;
+  file: string;
+  stdout: string;
+  summary: RunnerSummary;
+}
 
 async function recordWorkload(workload: string, scenario: string): Promise<Loaded> {
   const file = path.join(workDir, `${workload}-${scenario}.sqlite`);
@@ -64,7 +88,7 @@ async function recordWorkload(workload: string, scenario: string): Promise<Loade
   assert.equal(r.exitCode, 0, `runner failed (its result check or CUDA): ${r.stderr}${r.stdout}`);
   assert.ok(r.complete, `recording incomplete: ${r.incompleteReason}`);
   const summary = runnerSummary(r.stdout);
-  assert.ok(summary.ok, 'the runner\'s result check');
+  assert.ok(summary.ok, "the runner's result check");
   // The zones the native ingest wrote (busy time, shape) are what SQL computes from the rows.
   const zones = zonesWrittenAndRecomputed(file, workDir);
   assert.ok(zones.written.length > 0);
@@ -76,7 +100,6 @@ async function recordWorkload(workload: string, scenario: string): Promise<Loade
     db.close();
   }
 }
-
 
 for (const workload of ['normalise', 'matmul', 'transpose']) {
   describe(`${workload}`, { skip }, () => {
@@ -91,11 +114,14 @@ for (const workload of ['normalise', 'matmul', 'transpose']) {
 }
 
 describe('NVTX and API calls', { skip }, () => {
-  it('records the runner\'s NVTX ranges and the launches behind each kernel', async () => {
+  it("records the runner's NVTX ranges and the launches behind each kernel", async () => {
     const l = await recordWorkload('normalise', 'concurrent');
     const ranges = queryCount(l.file, 'SELECT count(*) AS n FROM nvtx_ranges WHERE end_ns IS NOT NULL');
-    const launched = queryCount(l.file, `SELECT count(*) AS n FROM kernels k JOIN contexts c ON c.id = k.context_id
-        JOIN api_calls a ON a.correlation_id = k.correlation_id AND a.pid = c.pid`);
+    const launched = queryCount(
+      l.file,
+      `SELECT count(*) AS n FROM kernels k JOIN contexts c ON c.id = k.context_id
+        JOIN api_calls a ON a.correlation_id = k.correlation_id AND a.pid = c.pid`,
+    );
     assert.ok(ranges > 0, 'NVTX ranges');
     assert.equal(launched, CHUNKS, 'every kernel joins its launch call');
     table.push({ workload: 'normalise', scenario: 'concurrent (nvtx)', nvtxRanges: ranges, kernelsWithLaunch: launched });
@@ -134,10 +160,17 @@ describe('Python scripts', { skip }, () => {
       assert.equal(count(t, isKernel(t)), 8);
       const kinds = diagnosis.findings.map((f) => f.kind);
       assert.ok(kinds.includes('pageable-async-copy'), `findings: ${kinds}`);
-      assert.ok(diagnosis.findings.some((f) => f.kind === 'host-blocking-call' && f.fixId === 'remove-host-blocking'), `findings: ${kinds}`);
+      assert.ok(
+        diagnosis.findings.some((f) => f.kind === 'host-blocking-call' && f.fixId === 'remove-host-blocking'),
+        `findings: ${kinds}`,
+      );
       const ov = overlapByDevice(t).find((o) => o.all.count > 0)!;
-      table.push({ script: 'numba_user_streams', kernels: 8, overlapAll: ov.all.overlapFactor,
-        findings: diagnosis.findings.map((f) => `${f.severity}:${f.kind}`).join(' ') });
+      table.push({
+        script: 'numba_user_streams',
+        kernels: 8,
+        overlapAll: ov.all.overlapFactor,
+        findings: diagnosis.findings.map((f) => `${f.severity}:${f.kind}`).join(' '),
+      });
     } finally {
       db.close();
     }
@@ -165,11 +198,17 @@ describe('Python scripts', { skip }, () => {
 
   it('pytorch: the same kernel and copy counts as torch.profiler', async () => {
     const { trace: t } = await recordScript('torch_streams', ['--streams', '4']);
-    const out = execFileSync('python3', [python('torch_streams.py'), '--streams', '4', '--torch-profiler', path.join(workDir, 'torch_streams.trace.json')], { encoding: 'utf8' });
+    const out = execFileSync('python3', [python('torch_streams.py'), '--streams', '4', '--torch-profiler', path.join(workDir, 'torch_streams.trace.json')], {
+      encoding: 'utf8',
+    });
     const torchCounts = (JSON.parse(out.trim().split('\n').at(-1)!) as { torch_profiler_counts: { kernels: number; memcpys: number } }).torch_profiler_counts;
     const ours = { kernels: count(t, isKernel(t)), memcpys: count(t, isCopy(t)) };
-    table.push({ script: 'torch_streams', ...Object.fromEntries(Object.entries(ours).map(([k, v]) => [`streamscope_${k}`, v])),
-      torch_kernels: torchCounts.kernels, torch_memcpys: torchCounts.memcpys });
+    table.push({
+      script: 'torch_streams',
+      ...Object.fromEntries(Object.entries(ours).map(([k, v]) => [`streamscope_${k}`, v])),
+      torch_kernels: torchCounts.kernels,
+      torch_memcpys: torchCounts.memcpys,
+    });
     assert.deepEqual(ours, { kernels: torchCounts.kernels, memcpys: torchCounts.memcpys });
   });
 });
@@ -184,7 +223,10 @@ describe('a target that ends badly keeps what was recorded', { skip }, () => {
     it(`${signal}: the recording is kept, marked incomplete, with the launches before the signal`, async () => {
       const file = path.join(scratchDir, `killed-${signal}.sqlite`); // large: never a fixture
       const r = await record({
-        output: file, overwrite: true, argv: longLoop(), stdio: 'pipe',
+        output: file,
+        overwrite: true,
+        argv: longLoop(),
+        stdio: 'pipe',
         onStart: (pid) => setTimeout(() => process.kill(pid, signal), 3000),
       });
       assert.equal(r.signal, signal);
@@ -201,7 +243,7 @@ describe('a target that ends badly keeps what was recorded', { skip }, () => {
     const file = path.join(workDir, 'crashed.sqlite');
     // abort() right after the work, long before the next periodic flush:
     // only the crash-signal flush can save these kernels.
-    const script = "import cupy as cp, os\nx = cp.arange(1 << 20)\nfor _ in range(200): x += 1\ncp.cuda.Device().synchronize()\nos.abort()\n";
+    const script = 'import cupy as cp, os\nx = cp.arange(1 << 20)\nfor _ in range(200): x += 1\ncp.cuda.Device().synchronize()\nos.abort()\n';
     const r = await record({ output: file, overwrite: true, argv: ['python3', '-c', script], stdio: 'pipe' });
     assert.equal(r.signal, 'SIGABRT');
     assert.equal(r.complete, false);

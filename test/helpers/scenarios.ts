@@ -13,9 +13,18 @@ export const SCENARIOS = ['serial', 'default-stream', 'pageable', 'concurrent', 
 export type Scenario = (typeof SCENARIOS)[number];
 
 /** What the runner issued (its summary line, or its known structure). */
-export interface Issued { kernels: number; h2d: number; d2h: number; chunks: number; devices: number }
+export interface Issued {
+  kernels: number;
+  h2d: number;
+  d2h: number;
+  chunks: number;
+  devices: number;
+}
 
-export interface Loaded { trace: Trace; file: string }
+export interface Loaded {
+  trace: Trace;
+  file: string;
+}
 
 export function loadRecording(file: string): Loaded {
   const db = openRecording(file, { readonly: true });
@@ -57,13 +66,27 @@ export function queryCount(file: string, sql: string): number {
 export function expectScenario(workload: string, scenario: Scenario, l: Loaded, issued: Issued): Record<string, unknown> {
   const t = l.trace;
   assert.equal(count(t, isKernel(t)), issued.kernels, 'kernels');
-  assert.equal(count(t, (i) => t.ops.category[i] === OpCategory.HtoD), issued.h2d, 'HtoD copies');
-  assert.equal(count(t, (i) => t.ops.category[i] === OpCategory.DtoH), issued.d2h, 'DtoH copies');
+  assert.equal(
+    count(t, (i) => t.ops.category[i] === OpCategory.HtoD),
+    issued.h2d,
+    'HtoD copies',
+  );
+  assert.equal(
+    count(t, (i) => t.ops.category[i] === OpCategory.DtoH),
+    issued.d2h,
+    'DtoH copies',
+  );
   const ov = overlapByDevice(t).find((o) => o.all.count > 0)!;
   const pageable = () => queryCount(l.file, 'SELECT count(*) AS n FROM memcpys WHERE src_kind = 1 OR dst_kind = 1');
   const figures: Record<string, unknown> = {
-    workload, scenario, kernels: count(t, isKernel(t)), copies: count(t, isCopy(t)), streams: streamsWith(t, () => true).size,
-    overlapAll: ov.all.overlapFactor, overlapCompute: ov.compute.overlapFactor, busyMs: ov.all.union / 1e6,
+    workload,
+    scenario,
+    kernels: count(t, isKernel(t)),
+    copies: count(t, isCopy(t)),
+    streams: streamsWith(t, () => true).size,
+    overlapAll: ov.all.overlapFactor,
+    overlapCompute: ov.compute.overlapFactor,
+    busyMs: ov.all.union / 1e6,
   };
   switch (scenario) {
     case 'serial':
@@ -73,7 +96,7 @@ export function expectScenario(workload: string, scenario: Scenario, l: Loaded, 
     case 'default-stream': {
       const kernelStreams = streamsWith(t, isKernel(t));
       assert.equal(kernelStreams.size, 1, 'kernels on one stream');
-      assert.ok(flagsOf(t, [...kernelStreams][0]!) & StreamFlags.LegacyDefault, 'the kernels\' stream is the legacy default stream');
+      assert.ok(flagsOf(t, [...kernelStreams][0]!) & StreamFlags.LegacyDefault, "the kernels' stream is the legacy default stream");
       assert.ok(streamsWith(t, isCopy(t)).size >= 2, 'copies on several created streams');
       assert.ok(ov.compute.overlapFactor! < 1.02, `kernels cannot overlap: ${ov.compute.overlapFactor}`);
       break;

@@ -49,21 +49,30 @@ export function zoneRuleProblems(file: string): string[] {
     for (const table of Object.keys(ZONED_TABLES) as ZonedTable[]) {
       const t = ZONED_TABLES[table];
       const r = (sql: string) => sql.replace(/\b(stream_id|pid|tid|start_ns|end_ns|correlation_id)\b/g, 'r.$1');
-      const covered = db.prepare(`SELECT r.id, (SELECT count(*) FROM zones z WHERE z.table_id = ${t.id}
-          AND r.id BETWEEN z.first_id AND z.last_id AND z.lane = ${r(t.lane)}) AS n FROM ${table} r`).all() as { id: number; n: number }[];
+      const covered = db
+        .prepare(
+          `SELECT r.id, (SELECT count(*) FROM zones z WHERE z.table_id = ${t.id}
+          AND r.id BETWEEN z.first_id AND z.last_id AND z.lane = ${r(t.lane)}) AS n FROM ${table} r`,
+        )
+        .all() as { id: number; n: number }[];
       for (const c of covered) if (c.n !== 1) problems.push(`${table} row ${c.id} is in ${c.n} zones of its lane`);
-      const zones = db.prepare(`SELECT z.lane, z.first_id, z.rows, z.start_ns, z.end_ns, z.min_correlation, z.max_correlation,
+      const zones = db
+        .prepare(
+          `SELECT z.lane, z.first_id, z.rows, z.start_ns, z.end_ns, z.min_correlation, z.max_correlation,
           (SELECT count(*) FROM ${table} r WHERE r.id BETWEEN z.first_id AND z.last_id AND ${r(t.lane)} = z.lane) AS n,
           (SELECT min(r.start_ns) FROM ${table} r WHERE r.id BETWEEN z.first_id AND z.last_id AND ${r(t.lane)} = z.lane) AS s,
           (SELECT max(${r(t.end)}) FROM ${table} r WHERE r.id BETWEEN z.first_id AND z.last_id AND ${r(t.lane)} = z.lane) AS e,
           (SELECT min(${r(t.correlation)}) FROM ${table} r WHERE r.id BETWEEN z.first_id AND z.last_id AND ${r(t.lane)} = z.lane) AS c0,
           (SELECT max(${r(t.correlation)}) FROM ${table} r WHERE r.id BETWEEN z.first_id AND z.last_id AND ${r(t.lane)} = z.lane) AS c1
-        FROM zones z WHERE z.table_id = ${t.id}`).all() as Record<string, number | null>[];
+        FROM zones z WHERE z.table_id = ${t.id}`,
+        )
+        .all() as Record<string, number | null>[];
       for (const z of zones) {
         const where = `${table} zone (lane ${z.lane}, first id ${z.first_id})`;
         if (z.rows !== z.n) problems.push(`${where} says ${z.rows} rows, holds ${z.n}`);
         if (z.n && (z.start_ns !== z.s || z.end_ns !== z.e)) problems.push(`${where} spans ${z.start_ns}..${z.end_ns}, its rows ${z.s}..${z.e}`);
-        if (z.n && (z.min_correlation !== z.c0 || z.max_correlation !== z.c1)) problems.push(`${where} correlation ${z.min_correlation}..${z.max_correlation}, its rows ${z.c0}..${z.c1}`);
+        if (z.n && (z.min_correlation !== z.c0 || z.max_correlation !== z.c1))
+          problems.push(`${where} correlation ${z.min_correlation}..${z.max_correlation}, its rows ${z.c0}..${z.c1}`);
       }
     }
   } finally {

@@ -21,7 +21,9 @@ beforeAll(async () => {
   browser = await launch();
   const page = await browser.newPage();
   await browser.startTracing(page, { path: trace, categories: ['devtools.timeline', 'blink', 'v8', 'toplevel'] });
-  await page.setContent('<canvas id=c width=400 height=300></canvas><script>let x=0;for(let i=0;i<200000;i++)x+=Math.sqrt(i);document.title=String(x)</script>');
+  await page.setContent(
+    '<canvas id=c width=400 height=300></canvas><script>let x=0;for(let i=0;i<200000;i++)x+=Math.sqrt(i);document.title=String(x)</script>',
+  );
   await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
   await browser.stopTracing();
 }, 120_000);
@@ -30,7 +32,14 @@ afterAll(async () => {
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
-interface Ev { ph: string; pid: number; tid: number; ts?: number; name?: string; args?: { name?: string } }
+interface Ev {
+  ph: string;
+  pid: number;
+  tid: number;
+  ts?: number;
+  name?: string;
+  args?: { name?: string };
+}
 
 /** Ranges the file holds: X events, and B/E pairs matched per thread (unmatched Bs count too: the importer keeps them). */
 function expectedRanges(events: Ev[]): number {
@@ -73,8 +82,12 @@ describe('generic Chrome trace events (a trace Chromium wrote)', () => {
       expect(named.some((n) => names.has(n))).toBe(true);
       expect([...names].some((n) => /CrRendererMain|CrBrowserMain/.test(n))).toBe(true);
       // Nesting survives: some range lies inside another on the same thread.
-      const nested = db.prepare(`SELECT count(*) AS n FROM nvtx_ranges a JOIN nvtx_ranges b ON a.pid = b.pid AND a.tid = b.tid AND a.id <> b.id
-          AND b.start_ns >= a.start_ns AND b.end_ns <= a.end_ns LIMIT 1`).get() as { n: number };
+      const nested = db
+        .prepare(
+          `SELECT count(*) AS n FROM nvtx_ranges a JOIN nvtx_ranges b ON a.pid = b.pid AND a.tid = b.tid AND a.id <> b.id
+          AND b.start_ns >= a.start_ns AND b.end_ns <= a.end_ns LIMIT 1`,
+        )
+        .get() as { n: number };
       expect(nested.n).toBeGreaterThan(0);
     } finally {
       db.close();
@@ -92,28 +105,36 @@ describe('generic Chrome trace events (a trace Chromium wrote)', () => {
   it('GPU lanes by name: a "/device:GPU:0" process with "Stream #N" threads holds kernels and copies on those streams', async () => {
     // The naming TensorFlow/XLA's trace viewer uses; metadata last, as Chromium writes it.
     const f = path.join(dir, 'xla-style.json');
-    fs.writeFileSync(f, JSON.stringify({
-      displayTimeUnit: 'ns',
-      traceEvents: [
-        { ph: 'X', pid: 7, tid: 14, ts: 10, dur: 5, name: 'fusion_3' },
-        { ph: 'X', pid: 7, tid: 15, ts: 11, dur: 2, name: 'MemcpyH2D' },
-        { ph: 'B', pid: 7, tid: 14, ts: 20, name: 'gemm_kernel' },
-        { ph: 'E', pid: 7, tid: 14, ts: 30 },
-        { ph: 'X', pid: 1, tid: 1, ts: 9, dur: 30, name: 'train_step' },
-        { ph: 'i', pid: 1, tid: 1, ts: 12, name: 'marker' },
-        { ph: 'M', pid: 7, name: 'process_name', args: { name: '/device:GPU:0' } },
-        { ph: 'M', pid: 7, tid: 14, name: 'thread_name', args: { name: 'Stream #14(Compute)' } },
-        { ph: 'M', pid: 7, tid: 15, name: 'thread_name', args: { name: 'Stream #15(MemcpyH2D)' } },
-        { ph: 'M', pid: 1, tid: 1, name: 'thread_name', args: { name: 'python' } },
-      ],
-    }));
+    fs.writeFileSync(
+      f,
+      JSON.stringify({
+        displayTimeUnit: 'ns',
+        traceEvents: [
+          { ph: 'X', pid: 7, tid: 14, ts: 10, dur: 5, name: 'fusion_3' },
+          { ph: 'X', pid: 7, tid: 15, ts: 11, dur: 2, name: 'MemcpyH2D' },
+          { ph: 'B', pid: 7, tid: 14, ts: 20, name: 'gemm_kernel' },
+          { ph: 'E', pid: 7, tid: 14, ts: 30 },
+          { ph: 'X', pid: 1, tid: 1, ts: 9, dur: 30, name: 'train_step' },
+          { ph: 'i', pid: 1, tid: 1, ts: 12, name: 'marker' },
+          { ph: 'M', pid: 7, name: 'process_name', args: { name: '/device:GPU:0' } },
+          { ph: 'M', pid: 7, tid: 14, name: 'thread_name', args: { name: 'Stream #14(Compute)' } },
+          { ph: 'M', pid: 7, tid: 15, name: 'thread_name', args: { name: 'Stream #15(MemcpyH2D)' } },
+          { ph: 'M', pid: 1, tid: 1, name: 'thread_name', args: { name: 'python' } },
+        ],
+      }),
+    );
     const out = path.join(dir, 'xla.sqlite');
     const r = await importTrace(f, out);
     expect(r).toMatchObject({ format: 'chrome', counts: { kernels: 2, memcpys: 1, ranges: 1 }, skipped: 1 });
     const db = new Database(out, { readonly: true });
     try {
-      const ops = db.prepare(`SELECT s.cupti_stream_id AS stream, k.end_ns - k.start_ns AS dur FROM kernels k JOIN streams s ON s.id = k.stream_id ORDER BY k.start_ns`).all();
-      expect(ops).toEqual([{ stream: 14, dur: 5000 }, { stream: 14, dur: 10000 }]);
+      const ops = db
+        .prepare(`SELECT s.cupti_stream_id AS stream, k.end_ns - k.start_ns AS dur FROM kernels k JOIN streams s ON s.id = k.stream_id ORDER BY k.start_ns`)
+        .all();
+      expect(ops).toEqual([
+        { stream: 14, dur: 5000 },
+        { stream: 14, dur: 10000 },
+      ]);
       expect(db.prepare('SELECT copy_kind AS k FROM memcpys').get()).toEqual({ k: 1 });
     } finally {
       db.close();

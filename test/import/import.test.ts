@@ -31,14 +31,14 @@ const count = (file: string, table: string) => {
 const kernelNames = (file: string) => {
   const db = new Database(file, { readonly: true });
   try {
-    return (db.prepare('SELECT s.value AS name, count(*) AS n FROM kernels k JOIN strings s ON s.id = k.name_id GROUP BY 1 ORDER BY 1').all());
+    return db.prepare('SELECT s.value AS name, count(*) AS n FROM kernels k JOIN strings s ON s.id = k.name_id GROUP BY 1 ORDER BY 1').all();
   } finally {
     db.close();
   }
 };
 
 describe('PyTorch profiler (Kineto) traces', () => {
-  it('torch.profiler\'s trace of torch_streams.py: the kernels and copies StreamScope recorded from the same program', async () => {
+  it("torch.profiler's trace of torch_streams.py: the kernels and copies StreamScope recorded from the same program", async () => {
     const out = path.join(dir, 'torch.sqlite');
     const r = await importTrace(ownKineto, out);
     expect(r.format).toBe('kineto');
@@ -97,7 +97,9 @@ describe('round trip: export → import', () => {
       }
     };
     expect(names(out)).toEqual(names(src));
-    expect(names(out)).toEqual([{ value: expect.stringMatching(/^_ZN6runner/), demangled: 'runner::(anonymous namespace)::normaliseColumns(double const*, double*, int)' }]);
+    expect(names(out)).toEqual([
+      { value: expect.stringMatching(/^_ZN6runner/), demangled: 'runner::(anonymous namespace)::normaliseColumns(double const*, double*, int)' },
+    ]);
   });
 });
 
@@ -144,10 +146,15 @@ describe('Nsight Systems SQLite export (real file: A100, Nsight Systems 2022.2)'
     const firstKernel = src.prepare('SELECT start, end FROM CUPTI_ACTIVITY_KIND_KERNEL ORDER BY start LIMIT 1').get() as { start: number; end: number };
     src.close();
     const db = new Database(out, { readonly: true });
-    expect(db.prepare('SELECT start_ns, end_ns FROM kernels ORDER BY start_ns LIMIT 1').get()).toEqual({ start_ns: firstKernel.start, end_ns: firstKernel.end });
+    expect(db.prepare('SELECT start_ns, end_ns FROM kernels ORDER BY start_ns LIMIT 1').get()).toEqual({
+      start_ns: firstKernel.start,
+      end_ns: firstKernel.end,
+    });
     expect(db.prepare('SELECT name, sm_count AS sms FROM devices').all()).toEqual([{ name: 'NVIDIA A100-SXM4-40GB', sms: 108 }]);
-    expect(db.prepare("SELECT copy_kind, src_kind, dst_kind, count(*) AS n FROM memcpys GROUP BY 1, 2, 3 ORDER BY 1").all())
-      .toEqual([{ copy_kind: 1, src_kind: 1, dst_kind: 3, n: 10 }, { copy_kind: 2, src_kind: 3, dst_kind: 1, n: 5 }]); // pageable ↔ device
+    expect(db.prepare('SELECT copy_kind, src_kind, dst_kind, count(*) AS n FROM memcpys GROUP BY 1, 2, 3 ORDER BY 1').all()).toEqual([
+      { copy_kind: 1, src_kind: 1, dst_kind: 3, n: 10 },
+      { copy_kind: 2, src_kind: 3, dst_kind: 1, n: 5 },
+    ]); // pageable ↔ device
     expect((db.prepare('SELECT flags FROM streams s JOIN kernels k ON k.stream_id = s.id LIMIT 1').get() as { flags: number }).flags & 1).toBe(1);
     db.close();
     // The diagnosis reads it like a recording: everything on one stream, synchronous pageable copies.
@@ -159,7 +166,8 @@ describe('Nsight Systems SQLite export (real file: A100, Nsight Systems 2022.2)'
   });
 
   it('refuses a SQLite file that is not an Nsight export, naming it', async () => {
-    await expect(importTrace(path.join(recordings, 'normalise-serial.sqlite'), path.join(dir, 'x.sqlite')))
-      .rejects.toThrow(/normalise-serial\.sqlite: not an Nsight Systems SQLite export/);
+    await expect(importTrace(path.join(recordings, 'normalise-serial.sqlite'), path.join(dir, 'x.sqlite'))).rejects.toThrow(
+      /normalise-serial\.sqlite: not an Nsight Systems SQLite export/,
+    );
   });
 });

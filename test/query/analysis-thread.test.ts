@@ -36,7 +36,12 @@ describe('analysis thread', () => {
       const b = { id: 'b', file: other.path };
       const s = base.summary();
       const req = { deviceId: s.devices[0]!.id, startNs: s.startNs, endNs: s.endNs, buckets: 200 };
-      const [findings, stats, conc, diff] = await Promise.all([t.findings(a, STEADY_STATE), t.stats(a, STEADY_STATE), t.concurrency(a, req), t.compare(a, b, STEADY_STATE)]);
+      const [findings, stats, conc, diff] = await Promise.all([
+        t.findings(a, STEADY_STATE),
+        t.stats(a, STEADY_STATE),
+        t.concurrency(a, req),
+        t.compare(a, b, STEADY_STATE),
+      ]);
       expect(findings.map((f) => f.kind)).toContain('legacy-default-stream');
       expect(findings).toEqual(base.findings());
       expect(stats).toEqual(base.stats());
@@ -51,7 +56,10 @@ describe('analysis thread', () => {
   it('returns at once and answers later: the calling thread is free meanwhile', async () => {
     const t = thread();
     let answered = false;
-    const p = t.findings({ id: 'x', file: fixture('transpose-pageable') }, STEADY_STATE).then((f) => { answered = true; return f; });
+    const p = t.findings({ id: 'x', file: fixture('transpose-pageable') }, STEADY_STATE).then((f) => {
+      answered = true;
+      return f;
+    });
     await new Promise((r) => setTimeout(r, 0));
     expect(answered).toBe(false);
     expect((await p).map((f) => f.kind)).toContain('pageable-async-copy');

@@ -31,8 +31,9 @@ describe('argument checks', () => {
   it('a message names the method, the argument (with its path inside it) and what is wrong', () => {
     const window = { rows: ['stream:1'], startNs: 0, endNs: 10, resolutionNs: 1 };
     expect(messageOf('window', ['a1', { ...window, startNs: '0' }])).toBe('window: request.startNs must be a finite number (ns)');
-    expect(messageOf('window', ['a1', { ...window, concurrency: [{ deviceId: 0, rows: ['stream:1'], buckets: 1, extra: 1 }] }]))
-      .toBe("window: request.concurrency[0] has an unknown field 'extra'");
+    expect(messageOf('window', ['a1', { ...window, concurrency: [{ deviceId: 0, rows: ['stream:1'], buckets: 1, extra: 1 }] }])).toBe(
+      "window: request.concurrency[0] has an unknown field 'extra'",
+    );
     expect(messageOf('search', ['a1', { text: '', kinds: ['kernel', 'bogus'] }])).toBe("search: request.kinds: unknown kind 'bogus'");
     expect(messageOf('compare', ['a1', 'b2', { kind: 'window', startNs: 5, endNs: 5 }])).toBe('compare: scope.endNs must be after scope.startNs');
     expect(messageOf('compare', ['a1', 'B2', { kind: 'whole' }])).toMatch(/^compare: otherId 'B2' is not a recording id/);
@@ -46,7 +47,23 @@ describe('argument checks', () => {
   });
 
   it('recording paths are normalised as Node normalises an absolute POSIX path', () => {
-    for (const p of ['/', '//', '/a', '/a/', '/a//b', '/a/./b', '/a/b/..', '/a/b/../', '/..', '/../a', '/a/../../b/', '/a/.', '/a/./', '/a/b/c/../../d', '/.hidden/..x/x..']) {
+    for (const p of [
+      '/',
+      '//',
+      '/a',
+      '/a/',
+      '/a//b',
+      '/a/./b',
+      '/a/b/..',
+      '/a/b/../',
+      '/..',
+      '/../a',
+      '/a/../../b/',
+      '/a/.',
+      '/a/./',
+      '/a/b/c/../../d',
+      '/.hidden/..x/x..',
+    ]) {
       expect(normalizeAbsolutePath(p), p).toBe(path.posix.normalize(p));
     }
   });

@@ -48,13 +48,19 @@ describe('concurrency track from the window', () => {
 
   it('rows whose operations overlap or come out of order (imported traces): still the exact maximum per bucket', () => {
     let seed = 11;
-    const rnd = () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32);
+    const rnd = () => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32;
     const kinds = ['kernel', 'memcpy-h2d', 'memcpy-d2h', 'memset'] as const;
     const rows: WindowRow[] = Array.from({ length: 6 }, (_, r) => ({
       rowId: `stream:${r + 1}`,
       items: Array.from({ length: 40 }, (_, i) => {
         const startNs = Math.floor(rnd() * 1200) - 100;
-        return { ref: { table: 'kernels' as const, id: r * 100 + i }, kind: kinds[Math.floor(rnd() * kinds.length)]!, startNs, endNs: startNs + Math.floor(rnd() * 120), nameId: 0 };
+        return {
+          ref: { table: 'kernels' as const, id: r * 100 + i },
+          kind: kinds[Math.floor(rnd() * kinds.length)]!,
+          startNs,
+          endNs: startNs + Math.floor(rnd() * 120),
+          nameId: 0,
+        };
       }),
       coverage: [],
     }));
@@ -62,7 +68,12 @@ describe('concurrency track from the window', () => {
     const got = concurrencyFromRows(0, rows, 0, 1000, buckets);
     // By brute force: at the bucket's start and at each start inside it, the operations [start, end) running.
     const all = rows.flatMap((r) => r.items);
-    for (const [track, kind] of [['kernels', 'kernel'], ['h2d', 'memcpy-h2d'], ['d2h', 'memcpy-d2h'], ['other', 'memset']] as const) {
+    for (const [track, kind] of [
+      ['kernels', 'kernel'],
+      ['h2d', 'memcpy-h2d'],
+      ['d2h', 'memcpy-d2h'],
+      ['other', 'memset'],
+    ] as const) {
       const ops = all.filter((o) => o.kind === kind && o.endNs > o.startNs);
       const want = Array.from({ length: buckets }, (_, b) => {
         const [a, z] = [b * 20, (b + 1) * 20];

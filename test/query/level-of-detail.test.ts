@@ -38,7 +38,14 @@ describe('RowBuilder', () => {
 
 describe('nestingDepths', () => {
   it('counts the ranges still open at each start', () => {
-    const ranges = [{ start: 0, end: 100 }, { start: 10, end: 50 }, { start: 20, end: 30 }, { start: 30, end: 40 }, { start: 60, end: 70 }, { start: 200, end: 210 }];
+    const ranges = [
+      { start: 0, end: 100 },
+      { start: 10, end: 50 },
+      { start: 20, end: 30 },
+      { start: 30, end: 40 },
+      { start: 60, end: 70 },
+      { start: 200, end: 210 },
+    ];
     expect(nestingDepths(ranges)).toEqual([0, 1, 2, 2, 1, 0]);
   });
 });

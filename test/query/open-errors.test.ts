@@ -85,7 +85,9 @@ describe('a file that goes bad while open', () => {
       fs.truncateSync(f, 8192);
       const s = () => q.stats();
       expect(s).toThrow(expect.objectContaining({ code: 'corrupt', file: f }));
-      expect(() => q.window({ rows: q.summary().streams.map((x) => x.rowId), startNs: 0, endNs: 1e12, resolutionNs: 1 })).toThrow(expect.objectContaining({ code: 'corrupt', file: f }));
+      expect(() => q.window({ rows: q.summary().streams.map((x) => x.rowId), startNs: 0, endNs: 1e12, resolutionNs: 1 })).toThrow(
+        expect.objectContaining({ code: 'corrupt', file: f }),
+      );
     } finally {
       q.close();
     }

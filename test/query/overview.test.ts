@@ -19,8 +19,14 @@ function busyByDevice(file: string): Map<number, { kernels: number; copies: numb
   const db = new Database(file, { readonly: true });
   try {
     const m = new Map<number, { kernels: number; copies: number; other: number }>();
-    for (const [table, key] of [['kernels', 'kernels'], ['memcpys', 'copies'], ['memsets', 'other']] as const) {
-      for (const r of db.prepare(`SELECT s.device_id AS d, sum(t.end_ns - t.start_ns) AS b FROM ${table} t JOIN streams s ON s.id = t.stream_id GROUP BY 1`).all() as { d: number; b: number }[]) {
+    for (const [table, key] of [
+      ['kernels', 'kernels'],
+      ['memcpys', 'copies'],
+      ['memsets', 'other'],
+    ] as const) {
+      for (const r of db
+        .prepare(`SELECT s.device_id AS d, sum(t.end_ns - t.start_ns) AS b FROM ${table} t JOIN streams s ON s.id = t.stream_id GROUP BY 1`)
+        .all() as { d: number; b: number }[]) {
         if (!m.has(r.d)) m.set(r.d, { kernels: 0, copies: 0, other: 0 });
         m.get(r.d)![key] += r.b;
       }
@@ -48,8 +54,12 @@ describe('overview from zones', () => {
         // Summary busy time per stream, from the same zones: equal to the rows' sums.
         const db = new Database(fixture(name), { readonly: true });
         for (const st of q.summary().streams) {
-          const b = db.prepare(`SELECT (SELECT coalesce(sum(end_ns - start_ns), 0) FROM kernels WHERE stream_id = @s) + (SELECT coalesce(sum(end_ns - start_ns), 0) FROM memcpys WHERE stream_id = @s)
-              + (SELECT coalesce(sum(end_ns - start_ns), 0) FROM memsets WHERE stream_id = @s) AS b`).get({ s: st.id }) as { b: number };
+          const b = db
+            .prepare(
+              `SELECT (SELECT coalesce(sum(end_ns - start_ns), 0) FROM kernels WHERE stream_id = @s) + (SELECT coalesce(sum(end_ns - start_ns), 0) FROM memcpys WHERE stream_id = @s)
+              + (SELECT coalesce(sum(end_ns - start_ns), 0) FROM memsets WHERE stream_id = @s) AS b`,
+            )
+            .get({ s: st.id }) as { b: number };
           expect(st.busyNs).toBe(b.b);
         }
         db.close();
@@ -59,13 +69,15 @@ describe('overview from zones', () => {
     });
   }
 
-  it('a recording of schema 4 gets its zones\' busy time (and shape) when opened, equal to its rows\'', () => {
+  it("a recording of schema 4 gets its zones' busy time (and shape) when opened, equal to its rows'", () => {
     const file = path.join(dir, 'v4.sqlite');
     fs.copyFileSync(fixture('cupy_streams'), file);
     const old = new Database(file);
     const shape = 'SELECT table_id, first_id, max_dur_ns, max_gap_ns, copy_kind_rows FROM zones ORDER BY table_id, first_id';
     const shapes = old.prepare(shape).all();
-    old.exec('ALTER TABLE zones DROP COLUMN busy_ns; ALTER TABLE zones DROP COLUMN max_dur_ns; ALTER TABLE zones DROP COLUMN max_gap_ns; ALTER TABLE zones DROP COLUMN copy_kind_rows; ALTER TABLE strings DROP COLUMN demangled');
+    old.exec(
+      'ALTER TABLE zones DROP COLUMN busy_ns; ALTER TABLE zones DROP COLUMN max_dur_ns; ALTER TABLE zones DROP COLUMN max_gap_ns; ALTER TABLE zones DROP COLUMN copy_kind_rows; ALTER TABLE strings DROP COLUMN demangled',
+    );
     old.pragma('user_version = 4');
     old.close();
     const db = openRecording(file, { readonly: true });
@@ -73,10 +85,17 @@ describe('overview from zones', () => {
       expect(db.pragma('user_version', { simple: true })).toBe(latestSchemaVersion);
       // Schema 6's zone shapes come back as they were.
       expect(db.prepare(shape).all()).toEqual(shapes);
-      const zones = db.prepare('SELECT table_id AS t, lane, first_id AS a, last_id AS b, busy_ns AS busy FROM zones WHERE table_id = 1').all() as { lane: number; a: number; b: number; busy: number }[];
+      const zones = db.prepare('SELECT table_id AS t, lane, first_id AS a, last_id AS b, busy_ns AS busy FROM zones WHERE table_id = 1').all() as {
+        lane: number;
+        a: number;
+        b: number;
+        busy: number;
+      }[];
       expect(zones.length).toBeGreaterThan(0);
       for (const z of zones) {
-        const want = db.prepare('SELECT sum(end_ns - start_ns) AS s FROM kernels WHERE id BETWEEN ? AND ? AND stream_id = ?').get(z.a, z.b, z.lane) as { s: number };
+        const want = db.prepare('SELECT sum(end_ns - start_ns) AS s FROM kernels WHERE id BETWEEN ? AND ? AND stream_id = ?').get(z.a, z.b, z.lane) as {
+          s: number;
+        };
         expect(z.busy).toBe(want.s);
       }
     } finally {

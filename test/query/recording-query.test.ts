@@ -15,10 +15,17 @@ const fixture = (name: string) => path.resolve(import.meta.dirname, '../fixtures
 const file = fixture('normalise-concurrent.sqlite');
 const q = new RecordingQuery('abc123', file);
 const db = new Database(file, { readonly: true });
-afterAll(() => { q.close(); db.close(); });
+afterAll(() => {
+  q.close();
+  db.close();
+});
 const all = <T>(sql: string, ...a: unknown[]) => db.prepare(sql).all(...a) as T[];
 const one = <T>(sql: string, ...a: unknown[]) => db.prepare(sql).get(...a) as T;
-const count = (sql: string, ...a: unknown[]) => (db.prepare(sql).pluck().get(...a) as number);
+const count = (sql: string, ...a: unknown[]) =>
+  db
+    .prepare(sql)
+    .pluck()
+    .get(...a) as number;
 /** The runner's one kernel, as CUPTI names it (mangled). */
 const kernelName = db.prepare('SELECT s.value FROM kernels k JOIN strings s ON s.id = k.name_id LIMIT 1').pluck().get() as string;
 /** … and as people read it: `runner::(anonymous namespace)::normaliseColumns(double const*, double*, int)`. */
@@ -28,16 +35,27 @@ describe('summary', () => {
   it('counts, streams, threads and devices as stored', () => {
     const s = q.summary();
     expect(s.counts).toEqual({
-      kernels: count('SELECT count(*) FROM kernels'), memcpys: count('SELECT count(*) FROM memcpys'), memsets: count('SELECT count(*) FROM memsets'),
-      syncs: count('SELECT count(*) FROM syncs'), apiCalls: count('SELECT count(*) FROM api_calls'), nvtxRanges: count('SELECT count(*) FROM nvtx_ranges'),
+      kernels: count('SELECT count(*) FROM kernels'),
+      memcpys: count('SELECT count(*) FROM memcpys'),
+      memsets: count('SELECT count(*) FROM memsets'),
+      syncs: count('SELECT count(*) FROM syncs'),
+      apiCalls: count('SELECT count(*) FROM api_calls'),
+      nvtxRanges: count('SELECT count(*) FROM nvtx_ranges'),
     });
-    const used = all<{ id: number }>('SELECT DISTINCT stream_id AS id FROM (SELECT stream_id FROM kernels UNION SELECT stream_id FROM memcpys UNION SELECT stream_id FROM syncs WHERE stream_id IS NOT NULL) ORDER BY 1');
+    const used = all<{ id: number }>(
+      'SELECT DISTINCT stream_id AS id FROM (SELECT stream_id FROM kernels UNION SELECT stream_id FROM memcpys UNION SELECT stream_id FROM syncs WHERE stream_id IS NOT NULL) ORDER BY 1',
+    );
     expect(s.streams.map((x) => x.id).sort((a, b) => a - b)).toEqual(used.map((r) => r.id));
     for (const st of s.streams) {
       expect(st.rowId).toBe(`stream:${st.id}`);
       expect(st.counts.kernels).toBe(count('SELECT count(*) FROM kernels WHERE stream_id = ?', st.id));
       expect(st.counts.memcpys).toBe(count('SELECT count(*) FROM memcpys WHERE stream_id = ?', st.id));
-      expect(st.busyNs).toBe(count('SELECT coalesce(sum(end_ns - start_ns), 0) FROM (SELECT start_ns, end_ns FROM kernels WHERE stream_id = @id UNION ALL SELECT start_ns, end_ns FROM memcpys WHERE stream_id = @id)', { id: st.id }));
+      expect(st.busyNs).toBe(
+        count(
+          'SELECT coalesce(sum(end_ns - start_ns), 0) FROM (SELECT start_ns, end_ns FROM kernels WHERE stream_id = @id UNION ALL SELECT start_ns, end_ns FROM memcpys WHERE stream_id = @id)',
+          { id: st.id },
+        ),
+      );
     }
     // The bundled runner's scenario creates its streams with cudaStreamCreate: blocking.
     expect(s.streams.every((x) => x.kind === 'blocking')).toBe(true);
@@ -72,7 +90,11 @@ describe('window', () => {
       const w = q.window({ rows: [stream.rowId], startNs: -1e12, endNs: 1e12, resolutionNs: 1 });
       const got = w.rows[0]!.items.map((i) => `${i.ref.table}:${i.ref.id}:${i.startNs}:${i.endNs}`).sort();
       const want = ['kernels', 'memcpys', 'memsets', 'syncs']
-        .flatMap((t) => all<{ id: number; s: number; e: number }>(`SELECT id, start_ns AS s, end_ns AS e FROM ${t} WHERE stream_id = ?`, stream.id).map((r) => `${t}:${r.id}:${r.s}:${r.e}`))
+        .flatMap((t) =>
+          all<{ id: number; s: number; e: number }>(`SELECT id, start_ns AS s, end_ns AS e FROM ${t} WHERE stream_id = ?`, stream.id).map(
+            (r) => `${t}:${r.id}:${r.s}:${r.e}`,
+          ),
+        )
         .sort();
       expect(got).toEqual(want);
       expect(w.rows[0]!.coverage).toEqual([]);
@@ -90,7 +112,10 @@ describe('window', () => {
   });
 
   it('NVTX rows carry their nesting depth', () => {
-    const t = q.summary().processes.flatMap((p) => p.threads).find((x) => x.nvtxRanges > 0)!;
+    const t = q
+      .summary()
+      .processes.flatMap((p) => p.threads)
+      .find((x) => x.nvtxRanges > 0)!;
     const w = q.window({ rows: [t.nvtxRowId], startNs: -1e12, endNs: 1e12, resolutionNs: 1 });
     const items = w.rows[0]!.items;
     expect(items).toHaveLength(t.nvtxRanges);
@@ -104,7 +129,10 @@ describe('window', () => {
   });
 
   it('API rows: every call of the thread, named', () => {
-    const t = q.summary().processes.flatMap((p) => p.threads).sort((a, b) => b.apiCalls - a.apiCalls)[0]!;
+    const t = q
+      .summary()
+      .processes.flatMap((p) => p.threads)
+      .sort((a, b) => b.apiCalls - a.apiCalls)[0]!;
     const w = q.window({ rows: [t.apiRowId], startNs: -1e12, endNs: 1e12, resolutionNs: 1 });
     const row = w.rows[0]!;
     expect(row.items.length + row.coverage.reduce((n, c) => n + c.count, 0)).toBe(t.apiCalls);
@@ -137,8 +165,12 @@ describe('window on 200k generated operations over 64 streams', () => {
   /** Every op of the stream lies inside an item or a coverage span of the row. */
   function expectCovered(streamId: number, items: TimelineItem[], coverage: CoverageSpan[], from: number, to: number) {
     const spans = [...items.map((i) => [i.startNs, i.endNs] as const), ...coverage.map((c) => [c.startNs, c.endNs] as const)].sort((a, b) => a[0] - b[0]);
-    const ops = bigDb.prepare(`SELECT start_ns AS s, end_ns AS e FROM kernels WHERE stream_id = @id AND end_ns >= @from AND start_ns <= @to
-        UNION ALL SELECT start_ns, end_ns FROM memcpys WHERE stream_id = @id AND end_ns >= @from AND start_ns <= @to ORDER BY 1`).all({ id: streamId, from, to }) as { s: number; e: number }[];
+    const ops = bigDb
+      .prepare(
+        `SELECT start_ns AS s, end_ns AS e FROM kernels WHERE stream_id = @id AND end_ns >= @from AND start_ns <= @to
+        UNION ALL SELECT start_ns, end_ns FROM memcpys WHERE stream_id = @id AND end_ns >= @from AND start_ns <= @to ORDER BY 1`,
+      )
+      .all({ id: streamId, from, to }) as { s: number; e: number }[];
     expect(ops.length).toBeGreaterThan(0);
     let k = 0;
     for (const op of ops) {
@@ -207,7 +239,9 @@ describe('window: zones drawn whole from their shape (schema 6)', () => {
     fs.copyFileSync(f, g);
     const db = new Database(g);
     db.exec('UPDATE zones SET max_dur_ns = NULL, max_gap_ns = NULL, copy_kind_rows = NULL');
-    zones = new Database(f, { readonly: true }).prepare("SELECT lane, start_ns AS s, end_ns AS e, max_dur_ns AS dur, max_gap_ns AS gap FROM zones WHERE table_id IN (1, 2)").all() as typeof zones;
+    zones = new Database(f, { readonly: true })
+      .prepare('SELECT lane, start_ns AS s, end_ns AS e, max_dur_ns AS dur, max_gap_ns AS gap FROM zones WHERE table_id IN (1, 2)')
+      .all() as typeof zones;
     db.close();
     shaped = new RecordingQuery('shaped', f);
     rowsOnly = new RecordingQuery('rows-only', g);
@@ -241,7 +275,19 @@ describe('window: zones drawn whole from their shape (schema 6)', () => {
       for (let i = 0; i < 3 * ZONE_ROWS; i++) {
         if (i === ZONE_ROWS + 100) t += 10_000_000;
         const dur = i === 2 * ZONE_ROWS + 100 ? 10_000_000 : 1000;
-        w.kernel({ start: t, end: t + dur, device: 0, context: 1, stream: 7, pid: 1, correlation: i + 1, name: 'k', grid: [1, 1, 1], block: [32, 1, 1], registers: 8 });
+        w.kernel({
+          start: t,
+          end: t + dur,
+          device: 0,
+          context: 1,
+          stream: 7,
+          pid: 1,
+          correlation: i + 1,
+          name: 'k',
+          grid: [1, 1, 1],
+          block: [32, 1, 1],
+          registers: 8,
+        });
         t += dur + 1000;
       }
     });
@@ -324,7 +370,7 @@ describe('search', () => {
     expect(all.total).toBe(all.items.length); // everything fits: the oracle
     expect(all.total).toBeGreaterThan(50);
     const paged: typeof all.items = [];
-    let after: { startNs: number; table: typeof all.items[number]['ref']['table']; id: number } | undefined;
+    let after: { startNs: number; table: (typeof all.items)[number]['ref']['table']; id: number } | undefined;
     for (let page = 0; page < 1000; page++) {
       const r = q.search({ text: '', limit: 7, ...(after ? { after } : {}) });
       expect(r.total).toBe(all.total); // the count is of every match, whatever the page
@@ -344,7 +390,9 @@ describe('search', () => {
   it('kernel names, case-insensitive, with counts and items in time order', () => {
     const r = q.search({ text: 'NORMALISEcolumns' });
     expect(r.total).toBe(8);
-    expect(r.names).toEqual([{ nameId: expect.any(Number), name: kernelName, demangledName: kernelDemangled, count: 8, totalNs: count('SELECT sum(end_ns - start_ns) FROM kernels') }]);
+    expect(r.names).toEqual([
+      { nameId: expect.any(Number), name: kernelName, demangledName: kernelDemangled, count: 8, totalNs: count('SELECT sum(end_ns - start_ns) FROM kernels') },
+    ]);
     expect(r.items).toHaveLength(8);
     expect(r.items.map((i) => i.startNs)).toEqual([...r.items.map((i) => i.startNs)].sort((a, b) => a - b));
     expect(r.items.every((i) => i.rowId.startsWith('stream:') && i.kind === 'kernel')).toBe(true);
@@ -368,7 +416,15 @@ describe('search', () => {
   it('copies and synchronizations by kind and by the names details() gives them', () => {
     const h2d = q.search({ text: '', kinds: ['memcpy-h2d'], limit: 1000 });
     expect(h2d.total).toBe(count('SELECT count(*) FROM memcpys WHERE copy_kind = 1'));
-    expect(h2d.names).toEqual([{ nameId: 0, name: 'Memcpy HtoD', demangledName: null, count: h2d.total, totalNs: count('SELECT sum(end_ns - start_ns) FROM memcpys WHERE copy_kind = 1') }]);
+    expect(h2d.names).toEqual([
+      {
+        nameId: 0,
+        name: 'Memcpy HtoD',
+        demangledName: null,
+        count: h2d.total,
+        totalNs: count('SELECT sum(end_ns - start_ns) FROM memcpys WHERE copy_kind = 1'),
+      },
+    ]);
     expect(h2d.items.every((i) => i.kind === 'memcpy-h2d' && i.nameId === 0)).toBe(true);
     const first = h2d.items[0]!;
     expect(q.details(first.ref).name).toBe('Memcpy HtoD');
@@ -382,14 +438,27 @@ describe('search', () => {
 describe('stats and concurrency', () => {
   it('kernel and copy totals match SQL; one row per used stream; a symmetric overlap matrix', () => {
     const s = q.stats();
-    const k = one<{ n: number; t: number; mn: number; mx: number }>('SELECT count(*) AS n, sum(end_ns - start_ns) AS t, min(end_ns - start_ns) AS mn, max(end_ns - start_ns) AS mx FROM kernels');
-    expect(s.kernels).toEqual([{ name: kernelName, demangledName: kernelDemangled, count: k.n, totalNs: k.t, meanNs: k.t / k.n, minNs: k.mn, maxNs: k.mx, share: 1 }]);
+    const k = one<{ n: number; t: number; mn: number; mx: number }>(
+      'SELECT count(*) AS n, sum(end_ns - start_ns) AS t, min(end_ns - start_ns) AS mn, max(end_ns - start_ns) AS mx FROM kernels',
+    );
+    expect(s.kernels).toEqual([
+      { name: kernelName, demangledName: kernelDemangled, count: k.n, totalNs: k.t, meanNs: k.t / k.n, minNs: k.mn, maxNs: k.mx, share: 1 },
+    ]);
     for (const c of s.copies) {
       const kind = c.direction === 'HtoD' ? 1 : 2;
-      const m = one<{ n: number; b: number; t: number }>('SELECT count(*) AS n, sum(bytes) AS b, sum(end_ns - start_ns) AS t FROM memcpys WHERE copy_kind = ?', kind);
+      const m = one<{ n: number; b: number; t: number }>(
+        'SELECT count(*) AS n, sum(bytes) AS b, sum(end_ns - start_ns) AS t FROM memcpys WHERE copy_kind = ?',
+        kind,
+      );
       expect([c.count, c.bytes, c.totalNs]).toEqual([m.n, m.b, m.t]);
     }
-    expect(s.streams.map((x) => x.streamId).sort()).toEqual(q.summary().streams.filter((x) => x.counts.kernels + x.counts.memcpys > 0).map((x) => x.id).sort());
+    expect(s.streams.map((x) => x.streamId).sort()).toEqual(
+      q
+        .summary()
+        .streams.filter((x) => x.counts.kernels + x.counts.memcpys > 0)
+        .map((x) => x.id)
+        .sort(),
+    );
     for (const st of s.streams) {
       expect(st.utilization).toBeGreaterThan(0);
       expect(st.utilization).toBeLessThanOrEqual(1);

@@ -85,7 +85,12 @@ describe('window codec', () => {
   });
 
   it('rejects what is not an encoded window, saying why', () => {
-    const w = encodeWindow({ startNs: 0, endNs: 10, strings: {}, rows: [{ rowId: 'stream:1', items: [], coverage: [{ startNs: 1, endNs: 2, count: 3, kind: 'kernel' }] }] });
+    const w = encodeWindow({
+      startNs: 0,
+      endNs: 10,
+      strings: {},
+      rows: [{ rowId: 'stream:1', items: [], coverage: [{ startNs: 1, endNs: 2, count: 3, kind: 'kernel' }] }],
+    });
     expect(() => decodeWindow(new TextEncoder().encode('{"rows": []}'))).toThrow(/wrong magic/);
     expect(() => decodeWindow(w.subarray(0, 5))).toThrow(/5 bytes/);
     expect(() => decodeWindow(w.subarray(0, w.byteLength - 1))).toThrow(/header promises/);

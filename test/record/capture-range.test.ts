@@ -25,7 +25,9 @@ function run(args: string[]) {
 }
 
 let dir: string;
-beforeAll(() => { dir = tempDir('capture'); });
+beforeAll(() => {
+  dir = tempDir('capture');
+});
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
 /** A writable copy of `file` (fixtures are never written). */
@@ -87,11 +89,17 @@ function expectedIds(file: string, windows: string): Record<(typeof CAPTURE_TABL
     api_calls: ids(file, starts('api_calls')),
     syncs: ids(file, starts('syncs')),
     overheads: ids(file, starts('overheads')),
-    nvtx_ranges: ids(file, `WITH ${windows} SELECT r.id FROM nvtx_ranges r WHERE EXISTS (SELECT 1 FROM w WHERE ${hostWindow('r')}
-        AND r.start_ns < w.e AND coalesce(r.end_ns, r.start_ns) >= w.s) ORDER BY r.id`),
+    nvtx_ranges: ids(
+      file,
+      `WITH ${windows} SELECT r.id FROM nvtx_ranges r WHERE EXISTS (SELECT 1 FROM w WHERE ${hostWindow('r')}
+        AND r.start_ns < w.e AND coalesce(r.end_ns, r.start_ns) >= w.s) ORDER BY r.id`,
+    ),
     // An event goes with its cudaEventRecord call; one whose call was never recorded stays.
-    cuda_events: ids(file, `WITH ${windows} SELECT e.id FROM cuda_events e WHERE ${callKept('e')}
-        OR NOT EXISTS (SELECT 1 FROM api_calls a WHERE a.pid = e.pid AND a.correlation_id = e.correlation_id) ORDER BY e.id`),
+    cuda_events: ids(
+      file,
+      `WITH ${windows} SELECT e.id FROM cuda_events e WHERE ${callKept('e')}
+        OR NOT EXISTS (SELECT 1 FROM api_calls a WHERE a.pid = e.pid AND a.correlation_id = e.correlation_id) ORDER BY e.id`,
+    ),
   };
 }
 
@@ -143,15 +151,22 @@ describe('--capture-range nvtx:step on a PyTorch recording (torch_prefetch: 12 s
       const meta = readMeta(db);
       expect(meta.get('capture_range')).toBe('nvtx:step');
       expect(JSON.parse(meta.get('capture_dropped')!)).toEqual(result.dropped);
-      const span = db.prepare(`SELECT max(e) - min(s) FROM (SELECT start_ns AS s, end_ns AS e FROM api_calls UNION ALL
-          SELECT start_ns, end_ns FROM kernels UNION ALL SELECT start_ns, end_ns FROM memcpys UNION ALL SELECT start_ns, end_ns FROM memsets)`).pluck().get() as number;
+      const span = db
+        .prepare(
+          `SELECT max(e) - min(s) FROM (SELECT start_ns AS s, end_ns AS e FROM api_calls UNION ALL
+          SELECT start_ns, end_ns FROM kernels UNION ALL SELECT start_ns, end_ns FROM memcpys UNION ALL SELECT start_ns, end_ns FROM memsets)`,
+        )
+        .pluck()
+        .get() as number;
       expect(Number(meta.get('duration_ns'))).toBe(span);
       expect(span).toBeLessThan(Number(metaOf(original).get('duration_ns')));
       expect(meta.get('notes')).toBeUndefined();
     } finally {
       db.close();
     }
-    expect(formatCaptureResult(result)).toMatch(/^capture range nvtx:step \(12 instances\): kept 60 kernels, 12 copies, .*; left out 4 copies, .*727 API calls/);
+    expect(formatCaptureResult(result)).toMatch(
+      /^capture range nvtx:step \(12 instances\): kept 60 kernels, 12 copies, .*; left out 4 copies, .*727 API calls/,
+    );
   });
 
   it('reports the same GPU work as `report --range step` on the whole recording', () => {
@@ -182,7 +197,9 @@ describe('a capture range that never occurred', () => {
     const file = copyOf(path.join(fixtures, 'torch_prefetch.sqlite'), 'never.sqlite');
     const result = capture(file, { kind: 'nvtx', name: 'stepp' });
     expect(result.windows).toBe(0);
-    expect(result.neverOccurred).toBe("capture range nvtx:stepp never occurred (no closed NVTX range named 'stepp' was recorded; its ranges: 'compute', 'prefetch', 'step'): nothing was kept");
+    expect(result.neverOccurred).toBe(
+      "capture range nvtx:stepp never occurred (no closed NVTX range named 'stepp' was recorded; its ranges: 'compute', 'prefetch', 'step'): nothing was kept",
+    );
     for (const table of CAPTURE_TABLES) expect(result.kept[table], table).toBe(0);
     for (const table of CAPTURE_TABLES) expect(allIds(file, table), table).toEqual([]);
     const db = openRecording(file, { readonly: true });
@@ -202,7 +219,9 @@ describe('a capture range that never occurred', () => {
   it('cuda-profiler-api without a cudaProfilerStart call: nothing kept, the note says why', () => {
     const file = copyOf(path.join(fixtures, 'cupy_streams.sqlite'), 'no-profiler-calls.sqlite');
     const result = capture(file, { kind: 'cuda-profiler-api' });
-    expect(result.neverOccurred).toBe('capture range cuda-profiler-api never occurred (no cudaProfilerStart or cuProfilerStart call was recorded): nothing was kept');
+    expect(result.neverOccurred).toBe(
+      'capture range cuda-profiler-api never occurred (no cudaProfilerStart or cuProfilerStart call was recorded): nothing was kept',
+    );
     expect(allIds(file, 'kernels')).toEqual([]);
   });
 });
@@ -210,7 +229,7 @@ describe('a capture range that never occurred', () => {
 describe('a real recording of cudaProfilerStart/Stop and NVTX ranges (profiler-range: scripts/device/probes/profiler_range.cu)', () => {
   const original = path.join(fixtures, 'profiler-range.sqlite');
 
-  it('cuda-profiler-api keeps the work between Start and Stop, a second thread\'s launches included', () => {
+  it("cuda-profiler-api keeps the work between Start and Stop, a second thread's launches included", () => {
     // From the start of each Start call to the end of the next Stop call of its process; any thread.
     const windows = `w(pid, tid, hostpid, s, e) AS (SELECT a.pid, NULL, a.pid, a.start_ns,
         (SELECT b.end_ns FROM api_calls b JOIN strings t ON t.id = b.name_id
@@ -222,12 +241,17 @@ describe('a real recording of cudaProfilerStart/Stop and NVTX ranges (profiler-r
     for (const table of CAPTURE_TABLES) expect(allIds(file, table), table).toEqual(expected[table]);
     // The probe: 12 kernels in the loops and 2 from the second thread inside; 5 before and 7 after left out.
     expect(result).toMatchObject({ windows: 1, kept: { kernels: 14, memsets: 3 }, dropped: { kernels: 12 } });
-    expect(ids(file, `SELECT count(DISTINCT a.tid) FROM kernels k JOIN contexts c ON c.id = k.context_id
-        JOIN api_calls a ON a.pid = c.pid AND a.correlation_id = k.correlation_id`)).toEqual([2]);
+    expect(
+      ids(
+        file,
+        `SELECT count(DISTINCT a.tid) FROM kernels k JOIN contexts c ON c.id = k.context_id
+        JOIN api_calls a ON a.pid = c.pid AND a.correlation_id = k.correlation_id`,
+      ),
+    ).toEqual([2]);
     expectZonesValid(file);
   });
 
-  it('nvtx:loop keeps the three loops\' kernels and memsets', () => {
+  it("nvtx:loop keeps the three loops' kernels and memsets", () => {
     const file = copyOf(original, 'profiler-range-loop.sqlite');
     const result = capture(file, { kind: 'nvtx', name: 'loop' });
     const expected = expectedIds(original, nvtxWindowsSql('loop'));
@@ -249,23 +273,31 @@ describe('--capture-range cuda-profiler-api (profiler calls inserted into real r
   function insertCall(db: Database.Database, pid: number, tid: number, name: string, start: number, end: number): void {
     db.prepare('INSERT OR IGNORE INTO strings (value) VALUES (?)').run(name);
     const nameId = db.prepare('SELECT id FROM strings WHERE value = ?').pluck().get(name) as number;
-    db.prepare(`INSERT INTO api_calls (start_ns, end_ns, pid, tid, domain, cbid, name_id, correlation_id, return_value)
-        VALUES (?, ?, ?, ?, ?, 0, ?, ?, 0)`).run(start, end, pid, tid, name.startsWith('cuda') ? 1 : 2, nameId, nextCorrelation++);
+    db.prepare(
+      `INSERT INTO api_calls (start_ns, end_ns, pid, tid, domain, cbid, name_id, correlation_id, return_value)
+        VALUES (?, ?, ?, ?, ?, 0, ?, ?, 0)`,
+    ).run(start, end, pid, tid, name.startsWith('cuda') ? 1 : 2, nameId, nextCorrelation++);
   }
   /** Start of the `n`-th (from 0) kernel launch call of process `pid`. */
   function launchStart(file: string, pid: number, n: number): number {
-    return ids(file, `SELECT a.start_ns FROM kernels k JOIN contexts c ON c.id = k.context_id
-        JOIN api_calls a ON a.pid = c.pid AND a.correlation_id = k.correlation_id WHERE c.pid = ${pid} ORDER BY a.start_ns`)[n]!;
+    return ids(
+      file,
+      `SELECT a.start_ns FROM kernels k JOIN contexts c ON c.id = k.context_id
+        JOIN api_calls a ON a.pid = c.pid AND a.correlation_id = k.correlation_id WHERE c.pid = ${pid} ORDER BY a.start_ns`,
+    )[n]!;
   }
 
-  it('per process: from each Start (runtime and nested driver call) to the end of the next Stop, or to the process\'s end', () => {
+  it("per process: from each Start (runtime and nested driver call) to the end of the next Stop, or to the process's end", () => {
     // multiprocess_cupy: a parent (839) and two workers (841, 842) whose runs overlap in time.
     const original = copyOf(path.join(fixtures, 'multiprocess_cupy.sqlite'), 'mp-original.sqlite');
     const db = new Database(original);
     const tidOf = (pid: number) => db.prepare('SELECT tid FROM api_calls WHERE pid = ? LIMIT 1').pluck().get(pid) as number;
     const windows: [number, number, number][] = [];
     // 841: two Start/Stop pairs, each with a driver call inside the runtime one (a program using both APIs): one window each.
-    for (const [from, to] of [[0, 30], [60, 80]] as const) {
+    for (const [from, to] of [
+      [0, 30],
+      [60, 80],
+    ] as const) {
       const s = launchStart(original, 841, from) - 1000;
       const t = launchStart(original, 841, to) - 1000;
       insertCall(db, 841, tidOf(841), 'cudaProfilerStart', s, s + 300);
@@ -294,7 +326,10 @@ describe('--capture-range cuda-profiler-api (profiler calls inserted into real r
     expect(ids(file, 'SELECT DISTINCT c.pid FROM kernels k JOIN contexts c ON c.id = k.context_id ORDER BY 1')).toEqual([841, 842]);
     expect(ids(file, "SELECT count(*) FROM api_calls a JOIN strings s ON s.id = a.name_id WHERE s.value LIKE 'cu%Profiler%'")).toEqual([9]);
     // Per process: 842's calls during 841's windows are not 841's capture.
-    const crossing = ids(original, `WITH ${cte} SELECT a.id FROM api_calls a JOIN w ON w.pid = 841 AND a.start_ns >= w.s AND a.start_ns < w.e WHERE a.pid = 842 AND a.start_ns < ${s842}`);
+    const crossing = ids(
+      original,
+      `WITH ${cte} SELECT a.id FROM api_calls a JOIN w ON w.pid = 841 AND a.start_ns >= w.s AND a.start_ns < w.e WHERE a.pid = 842 AND a.start_ns < ${s842}`,
+    );
     expect(crossing.length).toBeGreaterThan(0);
     expect(allIds(file, 'api_calls')).not.toContain(crossing[0]);
     expectZonesValid(file);
@@ -311,8 +346,11 @@ describe('--capture-range cuda-profiler-api (profiler calls inserted into real r
     openRecording(original).close();
     const file = copyOf(original, 'ptds-captured.sqlite');
     expect(capture(file, { kind: 'cuda-profiler-api' }).windows).toBe(1);
-    const launchers = ids(file, `SELECT a.tid FROM kernels k JOIN contexts c ON c.id = k.context_id
-        JOIN api_calls a ON a.pid = c.pid AND a.correlation_id = k.correlation_id ORDER BY a.tid`);
+    const launchers = ids(
+      file,
+      `SELECT a.tid FROM kernels k JOIN contexts c ON c.id = k.context_id
+        JOIN api_calls a ON a.pid = c.pid AND a.correlation_id = k.correlation_id ORDER BY a.tid`,
+    );
     expect(launchers).toEqual([455, 456]);
     const cte = `w(pid, tid, hostpid, s, e) AS (VALUES (${pid}, NULL, ${pid}, 120000000, 200000500))`;
     const expected = expectedIds(original, cte);
@@ -333,7 +371,10 @@ describe('a failure of the filter loses nothing', () => {
   const snapshot = (file: string) => {
     const db = new Database(file, { readonly: true });
     try {
-      return { rows: Object.fromEntries(CAPTURE_TABLES.map((t) => [t, allIds(file, t)])), zones: db.prepare('SELECT * FROM zones ORDER BY table_id, lane, first_id').all() };
+      return {
+        rows: Object.fromEntries(CAPTURE_TABLES.map((t) => [t, allIds(file, t)])),
+        zones: db.prepare('SELECT * FROM zones ORDER BY table_id, lane, first_id').all(),
+      };
     } finally {
       db.close();
     }
@@ -352,7 +393,9 @@ describe('a failure of the filter loses nothing', () => {
   it('the end of a recording keeps everything and says the capture failed (and a working capture there)', () => {
     const progress = (pid: number) => ({
       files: new Map([[`${pid}.ssr`, { pid, complete: true, truncated: null, lastKind: 'End', lastFlush: null } as unknown as IngestProgress]]),
-      records: 1, originNs: null, originWallNs: null,
+      records: 1,
+      originNs: null,
+      originWallNs: null,
     });
     const file = failingCopy('finalize-fails.sqlite');
     const before = snapshot(file);
@@ -361,7 +404,9 @@ describe('a failure of the filter loses nothing', () => {
     expect(failed.capture).toEqual({ spec: 'nvtx:step', result: null, error: 'overheads are read-only here' });
     expect(snapshot(file)).toEqual(before);
     const meta = metaOf(file);
-    expect(JSON.parse(meta.get('notes')!)).toEqual(['--capture-range nvtx:step could not be applied (overheads are read-only here): the recording holds everything recorded']);
+    expect(JSON.parse(meta.get('notes')!)).toEqual([
+      '--capture-range nvtx:step could not be applied (overheads are read-only here): the recording holds everything recorded',
+    ]);
     expect(meta.has('capture_range')).toBe(false);
 
     const good = copyOf(path.join(fixtures, 'torch_prefetch.sqlite'), 'finalize-works.sqlite');
@@ -390,7 +435,10 @@ describe('parseCaptureRange and the record command', () => {
   it('record refuses a malformed range with exit code 2 before the target starts', () => {
     const marker = path.join(dir, 'target-ran');
     const touch = [process.execPath, '-e', `require('fs').writeFileSync(${JSON.stringify(marker)}, '')`];
-    for (const [spec, message] of [['foo', /--capture-range 'foo': expected nvtx:NAME/], ['nvtx:', /give the NVTX range's name after 'nvtx:'/]] as const) {
+    for (const [spec, message] of [
+      ['foo', /--capture-range 'foo': expected nvtx:NAME/],
+      ['nvtx:', /give the NVTX range's name after 'nvtx:'/],
+    ] as const) {
       const out = path.join(dir, `refused-${spec.replace(/\W/g, '')}.sqlite`);
       const r = run(['record', '-o', out, '--capture-range', spec, '--', ...touch]);
       expect(r.code, r.stderr).toBe(2);

@@ -38,7 +38,11 @@ function run(args: string[]): Promise<{ url: string | null; stderr: string; code
 
 async function listRecordings(url: string): Promise<{ path: string }[]> {
   const u = new URL(url);
-  const r = await fetch(new URL('/api/listRecordings', u), { method: 'POST', headers: { 'x-streamscope-token': u.searchParams.get('token')! }, body: '{"args":[]}' });
+  const r = await fetch(new URL('/api/listRecordings', u), {
+    method: 'POST',
+    headers: { 'x-streamscope-token': u.searchParams.get('token')! },
+    body: '{"args":[]}',
+  });
   return (await r.json()) as { path: string }[];
 }
 

@@ -50,12 +50,14 @@ async function api(method: string, args: unknown[] = [], token: string | null = 
 /** GET with the path sent exactly as written (fetch would normalise `..`). */
 function rawGet(p: string): Promise<{ status: number; body: string; headers: http.IncomingHttpHeaders }> {
   return new Promise((resolve, reject) => {
-    http.get({ host: '127.0.0.1', port: server.port, path: p }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => (body += c));
-      res.on('end', () => resolve({ status: res.statusCode!, body, headers: res.headers }));
-    }).on('error', reject);
+    http
+      .get({ host: '127.0.0.1', port: server.port, path: p }, (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (body += c));
+        res.on('end', () => resolve({ status: res.statusCode!, body, headers: res.headers }));
+      })
+      .on('error', reject);
   });
 }
 
@@ -80,7 +82,9 @@ describe('the API', () => {
     const r = await api('listRecordings');
     expect(r.status).toBe(200);
     expect((r.body as unknown as { path: string }[]).map((h) => h.path)).toEqual([concurrent, serial]);
-    expect(server.failed).toEqual([{ file: path.join(dir, 'notes.sqlite'), code: 'not-a-recording', message: expect.stringMatching(/notes\.sqlite: not a SQLite database/) }]);
+    expect(server.failed).toEqual([
+      { file: path.join(dir, 'notes.sqlite'), code: 'not-a-recording', message: expect.stringMatching(/notes\.sqlite: not a SQLite database/) },
+    ]);
     const caps = await api('capabilities');
     expect(caps.body).toMatchObject({ mode: 'browser', canOpenFiles: false, canRecord: false });
     expect((await api('recentFiles')).body).toEqual([]);
@@ -107,7 +111,8 @@ describe('the API', () => {
     const args = [h!.recordingId, { rows, startNs: -1e12, endNs: 1e12, resolutionNs: 1 }];
     const json = await api('window', args);
     const r = await fetch(`${base}/api/window`, {
-      method: 'POST', body: JSON.stringify({ args }),
+      method: 'POST',
+      body: JSON.stringify({ args }),
       headers: { 'content-type': 'application/json', 'x-streamscope-token': server.token, accept: `${WINDOW_MEDIA_TYPE}, application/json` },
     });
     expect(r.status).toBe(200);
@@ -115,7 +120,8 @@ describe('the API', () => {
     expect(decodeWindow(new Uint8Array(await r.arrayBuffer()))).toEqual(json.body);
     // Errors stay JSON whatever was asked for.
     const bad = await fetch(`${base}/api/window`, {
-      method: 'POST', body: JSON.stringify({ args: ['nope', args[1]] }),
+      method: 'POST',
+      body: JSON.stringify({ args: ['nope', args[1]] }),
       headers: { 'content-type': 'application/json', 'x-streamscope-token': server.token, accept: WINDOW_MEDIA_TYPE },
     });
     expect(bad.headers.get('content-type')).toBe('application/json');
@@ -133,7 +139,13 @@ describe('the API', () => {
 
   it('refuses what browser mode cannot do: forbidden', async () => {
     const [h] = (await api('listRecordings')).body as unknown as { recordingId: string }[];
-    for (const [method, args] of [['openRecording', ['/etc/passwd']], ['showOpenDialog', []], ['record', [{ command: ['rm', '-rf', '/'] }]], ['recordStatus', ['1']], ['exportTrace', [h!.recordingId]]] as const) {
+    for (const [method, args] of [
+      ['openRecording', ['/etc/passwd']],
+      ['showOpenDialog', []],
+      ['record', [{ command: ['rm', '-rf', '/'] }]],
+      ['recordStatus', ['1']],
+      ['exportTrace', [h!.recordingId]],
+    ] as const) {
       const r = await api(method, [...args]);
       expect(r.status, method).toBe(403);
       expect(r.body.code).toBe('forbidden');
@@ -212,7 +224,14 @@ describe('static files', () => {
   });
 
   it('never outside its folder: .., encoded .., symlinks, bad escapes', async () => {
-    for (const p of ['/../secret.txt', '/..%2fsecret.txt', '/%2e%2e/secret.txt', '/assets/..%2f..%2fsecret.txt', '/assets/link.txt', `/${'..%2f'.repeat(12)}etc/passwd`]) {
+    for (const p of [
+      '/../secret.txt',
+      '/..%2fsecret.txt',
+      '/%2e%2e/secret.txt',
+      '/assets/..%2f..%2fsecret.txt',
+      '/assets/link.txt',
+      `/${'..%2f'.repeat(12)}etc/passwd`,
+    ]) {
       const r = await rawGet(p);
       expect(r.status, p).toBeGreaterThanOrEqual(400);
       expect(r.body, p).not.toContain('SECRET');
@@ -236,6 +255,9 @@ describe('static files', () => {
 
 describe('where it listens', () => {
   it('refuses a non-loopback address unless asked explicitly', async () => {
-    await expect(startServer({ files: [concurrent], host: '0.0.0.0', staticDir: dist })).rejects.toMatchObject({ code: 'forbidden', message: expect.stringMatching(/not a loopback address/) });
+    await expect(startServer({ files: [concurrent], host: '0.0.0.0', staticDir: dist })).rejects.toMatchObject({
+      code: 'forbidden',
+      message: expect.stringMatching(/not a loopback address/),
+    });
   });
 });

@@ -7,8 +7,12 @@ import { createRecording, openRecording, readMeta, writeMeta } from '../../profi
 import { latestSchemaVersion, migrations } from '../../profiler/store/migrations/index.ts';
 
 let dir: string;
-beforeEach(() => { dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ss-store-')); });
-afterEach(() => { fs.rmSync(dir, { recursive: true, force: true }); });
+beforeEach(() => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ss-store-'));
+});
+afterEach(() => {
+  fs.rmSync(dir, { recursive: true, force: true });
+});
 
 describe('recording files', () => {
   it('creates a recording at the latest schema and reopens it', () => {
@@ -66,13 +70,19 @@ describe('recording files', () => {
     const file = path.join(dir, 'cut.sqlite');
     const db = createRecording(file);
     const ins = db.prepare('INSERT INTO strings (value) VALUES (?)');
-    db.transaction(() => { for (let i = 0; i < 20000; i++) ins.run(`kernel_name_${i}_${'x'.repeat(40)}`); })();
+    db.transaction(() => {
+      for (let i = 0; i < 20000; i++) ins.run(`kernel_name_${i}_${'x'.repeat(40)}`);
+    })();
     db.close();
     const full = fs.readFileSync(file);
     fs.writeFileSync(file, full.subarray(0, Math.floor(full.length / 3)));
     expect(() => {
       const d = openRecording(file, { readonly: true });
-      try { d.prepare('SELECT count(*) FROM strings').get(); } finally { d.close(); }
+      try {
+        d.prepare('SELECT count(*) FROM strings').get();
+      } finally {
+        d.close();
+      }
     }).toThrow(file);
   });
 
@@ -90,20 +100,22 @@ describe('recording files', () => {
     fs.chmodSync(readOnlyCopy, 0o444);
     if (process.getuid?.() !== 0) {
       // (root may write anyway, so the refusal is only checked for other users)
-      expect(() => openRecording(readOnlyCopy, { readonly: true })).toThrow(`${readOnlyCopy}: schema version 1 needs migrating to ${latestSchemaVersion}, and the file is not writable`);
+      expect(() => openRecording(readOnlyCopy, { readonly: true })).toThrow(
+        `${readOnlyCopy}: schema version 1 needs migrating to ${latestSchemaVersion}, and the file is not writable`,
+      );
     }
     const reading = openRecording(file, { readonly: true });
     expect(reading.pragma('user_version', { simple: true })).toBe(latestSchemaVersion);
     reading.close();
     const migrated = openRecording(file);
     expect(migrated.pragma('user_version', { simple: true })).toBe(latestSchemaVersion);
-    expect(migrated.prepare('SELECT cupti_stream_id, flags, created_by_correlation_id FROM streams').all())
-      .toEqual([{ cupti_stream_id: 13, flags: 2, created_by_correlation_id: null }]);
+    expect(migrated.prepare('SELECT cupti_stream_id, flags, created_by_correlation_id FROM streams').all()).toEqual([
+      { cupti_stream_id: 13, flags: 2, created_by_correlation_id: null },
+    ]);
     migrated.close();
   });
 
   it('has increasing migration versions, each applied in order', () => {
     migrations.forEach((m, i) => expect(m.version).toBe(i + 1));
   });
-
 });

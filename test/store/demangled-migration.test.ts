@@ -15,7 +15,9 @@ const repo = path.resolve(import.meta.dirname, '../..');
 const fixture = (name: string) => path.join(repo, 'test/fixtures/recordings', name);
 
 let dir: string;
-beforeAll(() => { dir = tempDir('demangled'); });
+beforeAll(() => {
+  dir = tempDir('demangled');
+});
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
 /** A copy of `name` as schema 6 wrote it. */
@@ -38,7 +40,15 @@ function contents(file: string): Record<string, string[]> {
   try {
     const tables = db.prepare("SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name").pluck().all() as string[];
     // Sorted here: zones is a WITHOUT ROWID table.
-    const rows = (t: string) => (db.prepare(`SELECT ${t === 'strings' ? 'id, value' : '*'} FROM ${t}`).raw().all() as unknown[]).map((r) => JSON.stringify(r)).sort();
+    const rows = (t: string) =>
+      (
+        db
+          .prepare(`SELECT ${t === 'strings' ? 'id, value' : '*'} FROM ${t}`)
+          .raw()
+          .all() as unknown[]
+      )
+        .map((r) => JSON.stringify(r))
+        .sort();
     return Object.fromEntries(tables.map((t) => [t, rows(t)]));
   } finally {
     db.close();
@@ -47,7 +57,8 @@ function contents(file: string): Record<string, string[]> {
 
 describe('migration 0007: strings.demangled', () => {
   it.each(['torch_streams.sqlite', 'normalise-concurrent.sqlite', 'numba_streams.sqlite', 'cupy_streams.sqlite'])(
-    '%s: each _Z string gets its demangled form, nothing else changes', (name) => {
+    '%s: each _Z string gets its demangled form, nothing else changes',
+    (name) => {
       const file = schema6Copy(name);
       const before = contents(file);
       const db = openRecording(file);
@@ -58,17 +69,20 @@ describe('migration 0007: strings.demangled', () => {
       expect(mangled.map((s) => s.demangled)).toEqual(demangle(mangled.map((s) => s.value)));
       for (const s of mangled) expect(s.demangled, s.value).toEqual(expect.stringContaining('('));
       expect(strings.filter((s) => !s.value.startsWith('_Z')).every((s) => s.demangled === null)).toBe(true);
-      if (name === 'cupy_streams.sqlite') expect(mangled).toEqual([]); // cuBLAS only: nothing to demangle, no addon needed
+      if (name === 'cupy_streams.sqlite')
+        expect(mangled).toEqual([]); // cuBLAS only: nothing to demangle, no addon needed
       else expect(mangled.length).toBeGreaterThan(0);
       expect(contents(file)).toEqual(before);
-    });
+    },
+  );
 
   it('without the native addon, says so about the file and leaves it at schema 6', () => {
     const file = schema6Copy('torch_prefetch.sqlite');
     const script = `import { openRecording } from ${JSON.stringify(path.join(repo, 'profiler/store/database.ts'))};
       try { openRecording(${JSON.stringify(file)}); } catch (e) { console.log(e.message); }`;
     const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], {
-      encoding: 'utf8', env: { ...process.env, STREAMSCOPE_ADDON_PATH: path.join(dir, 'no-addon.node') },
+      encoding: 'utf8',
+      env: { ...process.env, STREAMSCOPE_ADDON_PATH: path.join(dir, 'no-addon.node') },
     });
     expect(out).toContain(`${file}: cannot migrate to schema version 7: StreamScope native addon not built`);
     const db = new Database(file, { readonly: true });

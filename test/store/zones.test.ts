@@ -19,7 +19,7 @@ const tables = Object.keys(ZONED_TABLES) as ZonedTable[];
 // A deterministic generator: the windows are random but reproducible.
 function lcg(seed: number): () => number {
   let x = seed >>> 0;
-  return () => ((x = (Math.imul(x, 1664525) + 1013904223) >>> 0) / 2 ** 32);
+  return () => (x = (Math.imul(x, 1664525) + 1013904223) >>> 0) / 2 ** 32;
 }
 
 function checkRecording(db: Database.Database): { windows: number; lookups: number } {
@@ -39,17 +39,26 @@ function checkRecording(db: Database.Database): { windows: number; lookups: numb
         const a = span.s + Math.floor(rnd() * (span.e - span.s + 1));
         const b = i === 0 ? span.e : a + Math.floor(rnd() * (span.e - a + 1) * (i % 2 ? 0.01 : 0.3));
         const got = itemsInWindow<{ id: number }>(db, table, lane, a, b, 't.id').map((r) => r.id);
-        const want = db.prepare(`SELECT id FROM ${table} WHERE ${t.lane} = ? AND start_ns <= ? AND ${t.end} >= ? ORDER BY start_ns, id`)
-          .all(lane, b, a).map((r) => (r as { id: number }).id);
+        const want = db
+          .prepare(`SELECT id FROM ${table} WHERE ${t.lane} = ? AND start_ns <= ? AND ${t.end} >= ? ORDER BY start_ns, id`)
+          .all(lane, b, a)
+          .map((r) => (r as { id: number }).id);
         expect(got, `${table} lane ${lane} [${a}, ${b}]`).toEqual(want);
         windows++;
       }
     }
     if (t.correlation === 'NULL') continue;
     const pidOf = table === 'syncs' || table === 'api_calls' ? 'pid' : '(SELECT pid FROM contexts c WHERE c.id = context_id)';
-    const sample = db.prepare(`SELECT id, correlation_id AS corr, ${pidOf} AS pid FROM ${table} ORDER BY random() LIMIT 40`).all() as { id: number; corr: number; pid: number }[];
+    const sample = db.prepare(`SELECT id, correlation_id AS corr, ${pidOf} AS pid FROM ${table} ORDER BY random() LIMIT 40`).all() as {
+      id: number;
+      corr: number;
+      pid: number;
+    }[];
     for (const s of sample) {
-      const want = db.prepare(`SELECT id FROM ${table} WHERE correlation_id = ? AND ${pidOf} = ? ORDER BY id`).all(s.corr, s.pid).map((r) => (r as { id: number }).id);
+      const want = db
+        .prepare(`SELECT id FROM ${table} WHERE correlation_id = ? AND ${pidOf} = ? ORDER BY id`)
+        .all(s.corr, s.pid)
+        .map((r) => (r as { id: number }).id);
       expect(rowsByCorrelation<{ id: number }>(db, table, s.pid, s.corr, 't.id').map((r) => r.id)).toEqual(want);
       lookups++;
     }

@@ -22,7 +22,10 @@ describe('import rules', () => {
     };
     write('profiler/analysis/a.ts', "import { x } from '../store/database.ts';\nimport type { Y } from '../query/api.ts';\n");
     write('profiler/store/b.ts', "export const b = await import('../report/report.ts');\n");
-    write('renderer/src/c.tsx', "import type { Scope } from '../../profiler/contract/api.ts';\nimport { openRecording } from '../../profiler/query/session.ts';\n");
+    write(
+      'renderer/src/c.tsx',
+      "import type { Scope } from '../../profiler/contract/api.ts';\nimport { openRecording } from '../../profiler/query/session.ts';\n",
+    );
     write('app/d.ts', "import { record } from '../profiler/record/recorder.ts';\n");
     expect(importBreaks(root)).toEqual([
       'profiler/analysis/a.ts -> profiler/query/api.ts',

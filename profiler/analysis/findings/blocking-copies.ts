@@ -28,7 +28,8 @@ export function blockingCopies(ctx: Context): Finding[] {
     const src = ops.detail[i]! >> 4;
     const dst = ops.detail[i]! & 15;
     let target: Map<string, Group> | null = null;
-    if (kind === OpKind.Memcpy && (cat === OpCategory.HtoD || cat === OpCategory.DtoH) && (src === PAGEABLE || dst === PAGEABLE) && ops.isAsync[i]) target = pageable;
+    if (kind === OpKind.Memcpy && (cat === OpCategory.HtoD || cat === OpCategory.DtoH) && (src === PAGEABLE || dst === PAGEABLE) && ops.isAsync[i])
+      target = pageable;
     else if (kind === OpKind.Memcpy && !ops.isAsync[i]) target = syncCopies;
     else if (kind === OpKind.Memset && !ops.isAsync[i]) target = syncSets;
     if (!target) continue;
@@ -75,7 +76,10 @@ export function blockingCopies(ctx: Context): Finding[] {
       nsightRule: 'cuda_memcpy_async',
     });
   }
-  for (const [what, groups, rule] of [['copies', syncCopies, 'cuda_memcpy_sync'], ['memsets', syncSets, 'cuda_memset_sync']] as const) {
+  for (const [what, groups, rule] of [
+    ['copies', syncCopies, 'cuda_memcpy_sync'],
+    ['memsets', syncSets, 'cuda_memset_sync'],
+  ] as const) {
     for (const g of groups.values()) {
       const ev = newEvidence();
       for (const i of g.ops) {
@@ -90,9 +94,10 @@ export function blockingCopies(ctx: Context): Finding[] {
         explanation:
           `Synchronous ${what === 'copies' ? 'cudaMemcpy' : 'cudaMemset'} returns only when the operation is done, and it runs in the legacy default stream's order: ` +
           'no other work can be issued while it runs.',
-        fix: what === 'copies'
-          ? 'Use cudaMemcpyAsync on the stream the data belongs to, from pinned host memory, and synchronize once where the result is needed.'
-          : 'Use cudaMemsetAsync on the stream the buffer belongs to.',
+        fix:
+          what === 'copies'
+            ? 'Use cudaMemcpyAsync on the stream the data belongs to, from pinned host memory, and synchronize once where the result is needed.'
+            : 'Use cudaMemsetAsync on the stream the buffer belongs to.',
         costNs: g.idle,
         deviceId: g.device,
         pid: g.pid,

@@ -15,7 +15,10 @@ export function copyEngineQueue(ctx: Context): Finding[] {
   const { ops } = ctx.trace;
   const findings: Finding[] = [];
   for (const [deviceId] of ctx.busy) {
-    for (const [category, label] of [[OpCategory.HtoD, 'host-to-device'], [OpCategory.DtoH, 'device-to-host']] as const) {
+    for (const [category, label] of [
+      [OpCategory.HtoD, 'host-to-device'],
+      [OpCategory.DtoH, 'device-to-host'],
+    ] as const) {
       let lastEnd = -Infinity;
       let lastStream = -1;
       let lastStart = 0;

@@ -41,7 +41,10 @@ export function legacyDefaultStream(ctx: Context): Finding[] {
       const ends: number[] = [];
       for (let i = 0; i < ops.length; i++) {
         if (ops.device[i] !== pairs.deviceId || ops.category[i] !== category || !blockedIds.has(ops.stream[i]!)) continue;
-        if (ctx.issue[i]! < ops.start[i]!) { starts.push(ctx.issue[i]!); ends.push(ops.start[i]!); }
+        if (ctx.issue[i]! < ops.start[i]!) {
+          starts.push(ctx.issue[i]!);
+          ends.push(ops.start[i]!);
+        }
       }
       if (starts.length === 0) continue;
       const engineBusy = unionOf(ops, pairs.deviceId, category);
@@ -80,4 +83,3 @@ export function legacyDefaultStream(ctx: Context): Finding[] {
   }
   return findings;
 }
-

@@ -30,7 +30,7 @@ const ABOUT: Record<BlockingFamily, { does: (names: string, one: boolean) => str
   alloc: {
     does: (names) =>
       `Device memory allocation and free (${names}) are not stream-ordered: the driver may make the whole device finish its queued work before the call returns (cudaFree does), and the call takes host time of its own.`,
-    fix: 'Allocate in stream order with cudaMallocAsync / cudaFreeAsync or a memory pool (cudaMemPool), or let the framework\'s caching allocator reuse memory (PyTorch\'s CUDA caching allocator, CuPy\'s memory pool) instead of raw cudaMalloc/cudaFree; or allocate the buffers once before the loop and reuse them.',
+    fix: "Allocate in stream order with cudaMallocAsync / cudaFreeAsync or a memory pool (cudaMemPool), or let the framework's caching allocator reuse memory (PyTorch's CUDA caching allocator, CuPy's memory pool) instead of raw cudaMalloc/cudaFree; or allocate the buffers once before the loop and reuse them.",
   },
   'pinned-alloc': {
     does: (names) =>
@@ -56,7 +56,14 @@ export function hostBlocking(ctx: Context): Finding[] {
   }
   const families = callFamilies(ctx);
   type Group = {
-    family: BlockingFamily; calls: number[]; nextOps: number[]; idle: number; blocked: number; pid: number; tid: number; device: number;
+    family: BlockingFamily;
+    calls: number[];
+    nextOps: number[];
+    idle: number;
+    blocked: number;
+    pid: number;
+    tid: number;
+    device: number;
     /** Per call name: calls and GPU idle charged. */
     byName: Map<string, { calls: number; idle: number }>;
   };
@@ -122,8 +129,10 @@ export function hostBlocking(ctx: Context): Finding[] {
     const byName = [...g.byName].sort((a, b) => b[1].idle - a[1].idle || b[1].calls - a[1].calls);
     const names = byName.map(([name]) => name);
     const list = names.length === 1 ? names[0]! : `${names.slice(0, -1).join(', ')} and ${names[names.length - 1]}`;
-    const breakdown = names.length === 1 ? ''
-      : ` (${byName.map(([name, n]) => `${name}: ${n.calls} call${n.calls > 1 ? 's' : ''}, GPU idle ${formatDuration(n.idle)}`).join('; ')})`;
+    const breakdown =
+      names.length === 1
+        ? ''
+        : ` (${byName.map(([name, n]) => `${name}: ${n.calls} call${n.calls > 1 ? 's' : ''}, GPU idle ${formatDuration(n.idle)}`).join('; ')})`;
     const about = ABOUT[g.family];
     findings.push({
       kind: 'host-blocking-call',

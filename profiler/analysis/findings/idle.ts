@@ -31,14 +31,21 @@ export function idleGaps(ctx: Context): Finding[] {
       // A module load inside the gap: the host was compiling or loading
       // kernels (JIT: Numba, Triton, torch.compile compile at first launch).
       const load = moduleLoadIn(ctx, g.start, g.end);
-      const what = load >= 0 ? `compiling/loading kernels (${nameOfCall(ctx, load)} before the next launch)`
-        : k >= 0 ? nameOfCall(ctx, k) : 'host code between CUDA calls';
+      const what =
+        load >= 0
+          ? `compiling/loading kernels (${nameOfCall(ctx, load)} before the next launch)`
+          : k >= 0
+            ? nameOfCall(ctx, k)
+            : 'host code between CUDA calls';
       during.set(what, (during.get(what) ?? 0) + g.end - g.start);
       if (k >= 0) addCall(ctx, ev, k);
       ev.window.start = ev.window.end === 0 ? g.start : Math.min(ev.window.start, g.start);
       ev.window.end = Math.max(ev.window.end, g.end);
     }
-    const causes = [...during].sort((a, b) => b[1] - a[1]).map(([what, t]) => `${what} ${formatDuration(t)}`).join(', ');
+    const causes = [...during]
+      .sort((a, b) => b[1] - a[1])
+      .map(([what, t]) => `${what} ${formatDuration(t)}`)
+      .join(', ');
     const share = total / length;
     const severity: Severity = share >= 0.1 ? 'warning' : 'info';
     findings.push({

@@ -3,7 +3,14 @@
 // the main process); in browser mode (`streamscope serve`) the same methods
 // are POSTed to /api/<method> with the access token taken from the page URL.
 // Both reject with the same ApiErrorShape, turned here into ApiCallError.
-import { apiMethods, type ApiErrorCode, type ApiErrorShape, type RecordingHandle, type StreamScopeApi, type WindowRequest } from '../../../profiler/contract/api.ts';
+import {
+  apiMethods,
+  type ApiErrorCode,
+  type ApiErrorShape,
+  type RecordingHandle,
+  type StreamScopeApi,
+  type WindowRequest,
+} from '../../../profiler/contract/api.ts';
 import { decodeWindow, decodeWindowColumns, WINDOW_MEDIA_TYPE, type WindowColumns } from '../../../profiler/contract/window-codec.ts';
 
 export class ApiCallError extends Error {
@@ -29,9 +36,7 @@ export function toApiError(err: unknown): ApiCallError {
 
 /** Main-process events (app/channels.ts AppEvent), mirrored here: the renderer imports only the API contract. */
 export type DesktopEvent =
-  | { type: 'recording-opened'; recording: RecordingHandle }
-  | { type: 'open-failed'; error: ApiErrorShape }
-  | { type: 'menu'; action: 'record' | 'export' };
+  { type: 'recording-opened'; recording: RecordingHandle } | { type: 'open-failed'; error: ApiErrorShape } | { type: 'menu'; action: 'record' | 'export' };
 
 /** The two desktop-only helpers the preload adds next to the API (app/preload.ts). */
 export interface DesktopExtras {
@@ -67,11 +72,18 @@ function httpApi(): StreamScopeApi {
         method: 'POST',
         // Window answers come binary when asked for (window-codec.ts): a
         // big one parsed as JSON held the page for 100+ ms.
-        headers: { 'content-type': 'application/json', 'x-streamscope-token': token, ...(method === 'window' ? { accept: `${WINDOW_MEDIA_TYPE}, application/json` } : {}) },
+        headers: {
+          'content-type': 'application/json',
+          'x-streamscope-token': token,
+          ...(method === 'window' ? { accept: `${WINDOW_MEDIA_TYPE}, application/json` } : {}),
+        },
         body: JSON.stringify({ args }),
       });
     } catch (err) {
-      throw new ApiCallError({ code: 'internal', message: `the StreamScope server did not answer (${(err as Error).message}); is \`streamscope serve\` still running?` });
+      throw new ApiCallError({
+        code: 'internal',
+        message: `the StreamScope server did not answer (${(err as Error).message}); is \`streamscope serve\` still running?`,
+      });
     }
     if (response.ok && response.headers.get('content-type') === WINDOW_MEDIA_TYPE) {
       try {

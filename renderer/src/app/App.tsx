@@ -62,24 +62,36 @@ export function App() {
   const findings = useScopedAnswer('findings', summary?.recordingId ?? null, scope, analyse);
   const overlays = useOverlays(summary?.recordingId ?? null, analyse);
   const iterations = overlays.iterations ?? null;
-  const chosenInstance = scope.kind === 'range' && iterations && scope.name === iterations.name ? scope.instance ?? null : null;
+  const chosenInstance = scope.kind === 'range' && iterations && scope.name === iterations.name ? (scope.instance ?? null) : null;
 
   const goTo = useGoTo(ui, iterations);
   const search = useSearch(summary, goTo, report);
   const { showEvidence } = search;
 
-  const onGoRelated = useCallback((ref: ItemRef, s: number, e: number) => {
-    const r = details?.related.find((x) => x.ref.table === ref.table && x.ref.id === ref.id);
-    goTo(ref, r?.rowId, s, e);
-  }, [details, goTo]);
-  const showFinding = useCallback((f: Finding) => {
-    if (!summary) return;
-    showEvidence(f);
-    const pad = Math.max(f.evidence.window.end - f.evidence.window.start, 1000) * 0.05;
-    setView(clampView({ start: f.evidence.window.start - pad, end: f.evidence.window.end + pad }, summary));
-    setTab('timeline');
-  }, [summary, showEvidence, setView]);
-  const onShowStream = useCallback((rowId: string) => { setTab('timeline'); showRow(rowId); }, [showRow]);
+  const onGoRelated = useCallback(
+    (ref: ItemRef, s: number, e: number) => {
+      const r = details?.related.find((x) => x.ref.table === ref.table && x.ref.id === ref.id);
+      goTo(ref, r?.rowId, s, e);
+    },
+    [details, goTo],
+  );
+  const showFinding = useCallback(
+    (f: Finding) => {
+      if (!summary) return;
+      showEvidence(f);
+      const pad = Math.max(f.evidence.window.end - f.evidence.window.start, 1000) * 0.05;
+      setView(clampView({ start: f.evidence.window.start - pad, end: f.evidence.window.end + pad }, summary));
+      setTab('timeline');
+    },
+    [summary, showEvidence, setView],
+  );
+  const onShowStream = useCallback(
+    (rowId: string) => {
+      setTab('timeline');
+      showRow(rowId);
+    },
+    [showRow],
+  );
 
   const rowName = useMemo(() => {
     const m = new Map<string, string>();
@@ -94,66 +106,173 @@ export function App() {
         <nav className="rec-tabs" data-testid="recording-tabs">
           {recordings.map((r) => (
             <span key={r.recordingId} className={`rec-tab${r.recordingId === activeId ? ' on' : ''}`}>
-              <button data-testid="recording-tab" title={r.path} onClick={() => select(r.recordingId)}>{r.name}</button>
-              {recordings.length > 1 && <button className="close" title="Close this tab" onClick={() => close(r.recordingId)}>×</button>}
+              <button data-testid="recording-tab" title={r.path} onClick={() => select(r.recordingId)}>
+                {r.name}
+              </button>
+              {recordings.length > 1 && (
+                <button className="close" title="Close this tab" onClick={() => close(r.recordingId)}>
+                  ×
+                </button>
+              )}
             </span>
           ))}
         </nav>
         <span className="spacer" />
-        {caps?.canOpenFiles && <button data-testid="open-file" onClick={openDialog}>Open…</button>}
+        {caps?.canOpenFiles && (
+          <button data-testid="open-file" onClick={openDialog}>
+            Open…
+          </button>
+        )}
         {caps?.canOpenFiles && recent.length > 0 && (
-          <select className="recent" data-testid="recent-files" value="" onChange={(e) => { if (e.target.value) openPath(e.target.value); }}>
+          <select
+            className="recent"
+            data-testid="recent-files"
+            value=""
+            onChange={(e) => {
+              if (e.target.value) openPath(e.target.value);
+            }}
+          >
             <option value="">Recent…</option>
-            {recent.map((p) => <option key={p} value={p}>{p}</option>)}
+            {recent.map((p) => (
+              <option key={p} value={p}>
+                {p}
+              </option>
+            ))}
           </select>
         )}
-        {caps?.canOpenFiles && activeId && <button data-testid="export-trace" title="Export the shown recording as Chrome trace JSON (Perfetto UI, chrome://tracing)" onClick={exportActive}>Export…</button>}
-        {caps?.canRecord && <button className="primary" data-testid="record-open" onClick={() => setRecordOpen(true)}>Record…</button>}
-        {caps && <span className="mode" title={`StreamScope ${caps.version}`}>{caps.mode === 'browser' ? 'browser mode · read-only' : `v${caps.version}`}</span>}
+        {caps?.canOpenFiles && activeId && (
+          <button data-testid="export-trace" title="Export the shown recording as Chrome trace JSON (Perfetto UI, chrome://tracing)" onClick={exportActive}>
+            Export…
+          </button>
+        )}
+        {caps?.canRecord && (
+          <button className="primary" data-testid="record-open" onClick={() => setRecordOpen(true)}>
+            Record…
+          </button>
+        )}
+        {caps && (
+          <span className="mode" title={`StreamScope ${caps.version}`}>
+            {caps.mode === 'browser' ? 'browser mode · read-only' : `v${caps.version}`}
+          </span>
+        )}
       </header>
       {summary && (
         <div className="subbar">
           <span className="view-tabs">
-            <button className={tab === 'timeline' ? 'on' : ''} data-testid="tab-timeline" onClick={() => setTab('timeline')}>Timeline</button>
-            <button className={tab === 'stats' ? 'on' : ''} data-testid="tab-stats" onClick={() => setTab('stats')}>Stats</button>
-            {recordings.length > 1 && <button className={tab === 'compare' ? 'on' : ''} data-testid="tab-compare" onClick={openCompare} title="The open recordings stacked on one time axis, with what changed">Compare</button>}
+            <button className={tab === 'timeline' ? 'on' : ''} data-testid="tab-timeline" onClick={() => setTab('timeline')}>
+              Timeline
+            </button>
+            <button className={tab === 'stats' ? 'on' : ''} data-testid="tab-stats" onClick={() => setTab('stats')}>
+              Stats
+            </button>
+            {recordings.length > 1 && (
+              <button
+                className={tab === 'compare' ? 'on' : ''}
+                data-testid="tab-compare"
+                onClick={openCompare}
+                title="The open recordings stacked on one time axis, with what changed"
+              >
+                Compare
+              </button>
+            )}
           </span>
-          {tab !== 'compare' && <span className="search">
-            <input data-testid="search" type="search" placeholder="Search kernels, calls, ranges…  (Enter: next)" value={search.text}
-              onChange={(e) => search.type(e.target.value)}
-              onKeyDown={(e) => {
-                if (e.key === 'Enter') { e.preventDefault(); search.step(e.shiftKey ? -1 : 1); }
-                else if (e.key === 'Escape') { search.clear(); (e.target as HTMLInputElement).blur(); }
-              }} />
-            <select data-testid="search-kind" value={search.kind} onChange={(e) => search.setKind(e.target.value)} title="Only operations of this kind">
-              {KIND_FILTERS.map((f) => <option key={f.id} value={f.id}>{f.label}</option>)}
-            </select>
-            <button data-testid="search-prev" title="Previous match (Shift+Enter)" disabled={!search.res?.items.length} onClick={() => search.step(-1)}>‹</button>
-            <button data-testid="search-next" title="Next match (Enter)" disabled={!search.res?.items.length} onClick={() => search.step(1)}>›</button>
-            <span className="match-count" data-testid="search-count" title={search.res?.names.slice(0, 20).map((n) => `${fullName(n)} × ${n.count}`).join('\n')}>{search.matchText}</span>
-          </span>}
+          {tab !== 'compare' && (
+            <span className="search">
+              <input
+                data-testid="search"
+                type="search"
+                placeholder="Search kernels, calls, ranges…  (Enter: next)"
+                value={search.text}
+                onChange={(e) => search.type(e.target.value)}
+                onKeyDown={(e) => {
+                  if (e.key === 'Enter') {
+                    e.preventDefault();
+                    search.step(e.shiftKey ? -1 : 1);
+                  } else if (e.key === 'Escape') {
+                    search.clear();
+                    (e.target as HTMLInputElement).blur();
+                  }
+                }}
+              />
+              <select data-testid="search-kind" value={search.kind} onChange={(e) => search.setKind(e.target.value)} title="Only operations of this kind">
+                {KIND_FILTERS.map((f) => (
+                  <option key={f.id} value={f.id}>
+                    {f.label}
+                  </option>
+                ))}
+              </select>
+              <button data-testid="search-prev" title="Previous match (Shift+Enter)" disabled={!search.res?.items.length} onClick={() => search.step(-1)}>
+                ‹
+              </button>
+              <button data-testid="search-next" title="Next match (Enter)" disabled={!search.res?.items.length} onClick={() => search.step(1)}>
+                ›
+              </button>
+              <span
+                className="match-count"
+                data-testid="search-count"
+                title={search.res?.names
+                  .slice(0, 20)
+                  .map((n) => `${fullName(n)} × ${n.count}`)
+                  .join('\n')}
+              >
+                {search.matchText}
+              </span>
+            </span>
+          )}
           {tab !== 'compare' && hidden.size > 0 && (
-            <select className="hidden-rows" data-testid="hidden-rows" value="" onChange={(e) => {
-              const v = e.target.value;
-              if (v === '*') setHidden(new Set());
-              else if (v) setHidden((h) => { const n = new Set(h); n.delete(v); return n; });
-            }}>
-              <option value="">{hidden.size} hidden row{hidden.size === 1 ? '' : 's'} — show…</option>
+            <select
+              className="hidden-rows"
+              data-testid="hidden-rows"
+              value=""
+              onChange={(e) => {
+                const v = e.target.value;
+                if (v === '*') setHidden(new Set());
+                else if (v)
+                  setHidden((h) => {
+                    const n = new Set(h);
+                    n.delete(v);
+                    return n;
+                  });
+              }}
+            >
+              <option value="">
+                {hidden.size} hidden row{hidden.size === 1 ? '' : 's'} — show…
+              </option>
               <option value="*">all rows</option>
-              {[...hidden].map((id) => <option key={id} value={id}>{rowName.get(id) ?? id}</option>)}
+              {[...hidden].map((id) => (
+                <option key={id} value={id}>
+                  {rowName.get(id) ?? id}
+                </option>
+              ))}
             </select>
           )}
           <span className="spacer" />
           <span className="meta" title={summary.meta.command ?? summary.path}>
-            {summary.devices.map((d) => d.name).filter(Boolean).join(', ')}{summary.meta.command ? ` · ${summary.meta.command}` : ''}
+            {summary.devices
+              .map((d) => d.name)
+              .filter(Boolean)
+              .join(', ')}
+            {summary.meta.command ? ` · ${summary.meta.command}` : ''}
           </span>
         </div>
       )}
       <div className="banners">
         {banners.map((b) => (
           <div key={b.id} className={`banner banner-${b.level}`} role="alert" data-testid={`${b.level}-banner`}>
-            <span className="b-text"><strong>{b.title}</strong>{b.file && <> · <code className="b-file">{b.file}</code></>}<br />{b.message}</span>
-            <button className="b-close" title="Dismiss" onClick={() => dismiss(b.id)}>×</button>
+            <span className="b-text">
+              <strong>{b.title}</strong>
+              {b.file && (
+                <>
+                  {' '}
+                  · <code className="b-file">{b.file}</code>
+                </>
+              )}
+              <br />
+              {b.message}
+            </span>
+            <button className="b-close" title="Dismiss" onClick={() => dismiss(b.id)}>
+              ×
+            </button>
           </div>
         ))}
       </div>
@@ -161,22 +280,62 @@ export function App() {
         {!summary && recordings.length === 0 && (
           <div className="empty" data-testid="empty">
             <h1>No recording open</h1>
-            {caps?.canOpenFiles
-              ? <p>Open a recording (<b>Open…</b>), drop a <code>.sqlite</code> file here{caps.canRecord ? <>, or <b>Record…</b> a run</> : null}.</p>
-              : <p>Browser mode shows the recordings given on the command line: <code>streamscope serve run.sqlite</code>.</p>}
+            {caps?.canOpenFiles ? (
+              <p>
+                Open a recording (<b>Open…</b>), drop a <code>.sqlite</code> file here
+                {caps.canRecord ? (
+                  <>
+                    , or <b>Record…</b> a run
+                  </>
+                ) : null}
+                .
+              </p>
+            ) : (
+              <p>
+                Browser mode shows the recordings given on the command line: <code>streamscope serve run.sqlite</code>.
+              </p>
+            )}
           </div>
         )}
         {tab === 'compare' && <CompareView recordings={recordings} state={compare} onState={setCompare} onError={report} />}
-        {summary && tab === 'stats' && <StatsView summary={summary} scope={scope} onScope={setScope} ranges={overlays.ranges} selection={selection} iterations={iterations} onShowStream={onShowStream} />}
+        {summary && tab === 'stats' && (
+          <StatsView
+            summary={summary}
+            scope={scope}
+            onScope={setScope}
+            ranges={overlays.ranges}
+            selection={selection}
+            iterations={iterations}
+            onShowStream={onShowStream}
+          />
+        )}
         {summary && view && tab === 'timeline' && (
           <>
-            <Timeline summary={summary} view={view} onView={setView} selected={selected} onSelect={setSelected} details={details}
-              search={search.highlight} hidden={hidden} onHidden={setHidden} folded={folded} onFolded={setFolded}
-              onFirstData={ui.onFirstData} onError={report} onStatus={setStatus} reveal={ui.reveal}
-              range={range} onRange={ui.onRange} startup={overlays.startup} iterations={iterations} chosenInstance={chosenInstance} onIteration={ui.onIteration} />
+            <Timeline
+              summary={summary}
+              view={view}
+              onView={setView}
+              selected={selected}
+              onSelect={setSelected}
+              details={details}
+              search={search.highlight}
+              hidden={hidden}
+              onHidden={setHidden}
+              folded={folded}
+              onFolded={setFolded}
+              onFirstData={ui.onFirstData}
+              onError={report}
+              onStatus={setStatus}
+              reveal={ui.reveal}
+              range={range}
+              onRange={ui.onRange}
+              startup={overlays.startup}
+              iterations={iterations}
+              chosenInstance={chosenInstance}
+              onIteration={ui.onIteration}
+            />
             <aside className="side">
-              <DetailsPanel details={details} summary={summary} loading={!!selected && !details}
-                onGo={onGoRelated} />
+              <DetailsPanel details={details} summary={summary} loading={!!selected && !details} onGo={onGoRelated} />
               <FindingsPanel answer={findings} onShow={showFinding} scope={scope} onScope={setScope} ranges={overlays.ranges} selection={selection} />
             </aside>
           </>
@@ -184,19 +343,43 @@ export function App() {
       </main>
       <footer className="statusbar">
         <span className="legend" data-testid="legend">
-          {ALL_KINDS.map((k) => <span key={k} className="lg"><i className={`swatch k-${k}`} style={{ background: KIND_COLORS[k] }} />{KIND_LABELS[k]}</span>)}
+          {ALL_KINDS.map((k) => (
+            <span key={k} className="lg">
+              <i className={`swatch k-${k}`} style={{ background: KIND_COLORS[k] }} />
+              {KIND_LABELS[k]}
+            </span>
+          ))}
         </span>
         <span className="spacer" />
         {summary && view && tab === 'timeline' && (
           <span className="status" data-testid="status">
-            {formatTimestamp(view.start, (view.end - view.start) / 1000)} – {formatTimestamp(view.end, (view.end - view.start) / 1000)} · {formatDuration(view.end - view.start)}
-            {status && ` · ${status.items.toLocaleString('en-US')} ops, ${status.coverage.toLocaleString('en-US')} merged spans at ${formatDuration(status.resolutionNs)}/px`}
-            {search.showingEvidence && <button className="linkish" onClick={search.clearEvidence}> · clear evidence highlight</button>}
+            {formatTimestamp(view.start, (view.end - view.start) / 1000)} – {formatTimestamp(view.end, (view.end - view.start) / 1000)} ·{' '}
+            {formatDuration(view.end - view.start)}
+            {status &&
+              ` · ${status.items.toLocaleString('en-US')} ops, ${status.coverage.toLocaleString('en-US')} merged spans at ${formatDuration(status.resolutionNs)}/px`}
+            {search.showingEvidence && (
+              <button className="linkish" onClick={search.clearEvidence}>
+                {' '}
+                · clear evidence highlight
+              </button>
+            )}
           </span>
         )}
       </footer>
-      {dragging && <div className="drop-overlay" data-testid="drop-overlay">{caps?.canOpenFiles ? 'Drop recordings to open them' : 'Browser mode cannot open files: use the desktop app'}</div>}
-      {recordOpen && <RecordDialog onClose={() => setRecordOpen(false)} onDone={(h) => { setRecordOpen(false); opened([h]); }} />}
+      {dragging && (
+        <div className="drop-overlay" data-testid="drop-overlay">
+          {caps?.canOpenFiles ? 'Drop recordings to open them' : 'Browser mode cannot open files: use the desktop app'}
+        </div>
+      )}
+      {recordOpen && (
+        <RecordDialog
+          onClose={() => setRecordOpen(false)}
+          onDone={(h) => {
+            setRecordOpen(false);
+            opened([h]);
+          }}
+        />
+      )}
     </div>
   );
 }

@@ -3,8 +3,14 @@ import { describe, expect, it } from 'vitest';
 import { matchNumber, planStep, type SearchPosition } from './search-pages.ts';
 
 const cursor = (id: number) => ({ startNs: id * 10, table: 'kernels' as const, id });
-const at = (page: number, index: number, length: number, total: number): SearchPosition =>
-  ({ page, pageSize: 3, length, index, total, cursors: [undefined, cursor(3), cursor(6)].slice(0, page + 1) });
+const at = (page: number, index: number, length: number, total: number): SearchPosition => ({
+  page,
+  pageSize: 3,
+  length,
+  index,
+  total,
+  cursors: [undefined, cursor(3), cursor(6)].slice(0, page + 1),
+});
 
 describe('planStep', () => {
   it('steps within a page, and starts at either end', () => {

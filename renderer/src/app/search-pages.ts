@@ -17,9 +17,7 @@ export interface SearchPosition {
   cursors: readonly (SearchCursor | undefined)[];
 }
 
-export type Step =
-  | { kind: 'within'; index: number }
-  | { kind: 'fetch'; page: number; after: SearchCursor | undefined; index: 'first' | 'last' };
+export type Step = { kind: 'within'; index: number } | { kind: 'fetch'; page: number; after: SearchCursor | undefined; index: 'first' | 'last' };
 
 /** Where a step in `dir` goes from `p`; `lastOfPage` is the cursor of the page's last match. */
 export function planStep(p: SearchPosition, dir: 1 | -1, lastOfPage: SearchCursor | undefined): Step {

@@ -52,7 +52,9 @@ export function readUrl(): UrlState {
     tab: p.get('tab') === 'stats' ? 'stats' : p.get('tab') === 'compare' ? 'compare' : 'timeline',
     cmp: list('cmp'),
     align: p.get('align') ?? undefined,
-    offs: list('offs').map(Number).map((v) => (Number.isFinite(v) ? v : 0)),
+    offs: list('offs')
+      .map(Number)
+      .map((v) => (Number.isFinite(v) ? v : 0)),
     linked: p.get('linked') !== '0',
     scope: p.get('scope') ?? undefined,
     cscope: p.get('cscope') ?? undefined,

@@ -17,7 +17,9 @@ export interface DesktopHandlers {
 export function useDesktopEvents(handlers: DesktopHandlers): void {
   const api = getApi();
   const latest = useRef(handlers);
-  useEffect(() => { latest.current = handlers; });
+  useEffect(() => {
+    latest.current = handlers;
+  });
   useEffect(() => {
     const off = api.onEvent?.((ev) => {
       if (ev.type === 'recording-opened') latest.current.opened([ev.recording]);

@@ -16,10 +16,22 @@ export function useDetails(summary: RecordingSummary | null, selected: ItemRef |
     setDetails(null);
   }
   useEffect(() => {
-    if (!summary || !selected) { setDetails(null); return; }
+    if (!summary || !selected) {
+      setDetails(null);
+      return;
+    }
     let live = true;
-    api.details(summary.recordingId, selected).then((d) => { if (live) setDetails(d); }).catch((e) => { if (live) report(e); });
-    return () => { live = false; };
+    api
+      .details(summary.recordingId, selected)
+      .then((d) => {
+        if (live) setDetails(d);
+      })
+      .catch((e) => {
+        if (live) report(e);
+      });
+    return () => {
+      live = false;
+    };
   }, [api, summary, selected, report]);
   return details;
 }

@@ -11,15 +11,26 @@ export function useDropFiles(canOpenFiles: boolean, openPath: (path: string) => 
   const [dragging, setDragging] = useState(false);
   useEffect(() => {
     const hasFiles = (e: DragEvent) => !!e.dataTransfer && Array.from(e.dataTransfer.types).includes('Files');
-    const over = (e: DragEvent) => { if (hasFiles(e)) { e.preventDefault(); setDragging(true); } };
-    const leave = (e: DragEvent) => { if (!e.relatedTarget) setDragging(false); };
+    const over = (e: DragEvent) => {
+      if (hasFiles(e)) {
+        e.preventDefault();
+        setDragging(true);
+      }
+    };
+    const leave = (e: DragEvent) => {
+      if (!e.relatedTarget) setDragging(false);
+    };
     const drop = (e: DragEvent) => {
       if (!hasFiles(e)) return;
       e.preventDefault();
       setDragging(false);
       const files = Array.from(e.dataTransfer!.files);
       if (!canOpenFiles) {
-        report({ code: 'forbidden', message: 'Opening files needs the desktop app; browser mode shows the recordings given to `streamscope serve FILE…`.', file: files[0]?.name });
+        report({
+          code: 'forbidden',
+          message: 'Opening files needs the desktop app; browser mode shows the recordings given to `streamscope serve FILE…`.',
+          file: files[0]?.name,
+        });
         return;
       }
       for (const f of files) {
@@ -31,7 +42,11 @@ export function useDropFiles(canOpenFiles: boolean, openPath: (path: string) => 
     window.addEventListener('dragover', over);
     window.addEventListener('dragleave', leave);
     window.addEventListener('drop', drop);
-    return () => { window.removeEventListener('dragover', over); window.removeEventListener('dragleave', leave); window.removeEventListener('drop', drop); };
+    return () => {
+      window.removeEventListener('dragover', over);
+      window.removeEventListener('dragleave', leave);
+      window.removeEventListener('drop', drop);
+    };
   }, [api, canOpenFiles, openPath, report]);
   return dragging;
 }

@@ -9,10 +9,13 @@ export function useExport(activeId: string | null, report: Banners['report'], in
   const api = getApi();
   return useCallback(() => {
     if (!activeId) return;
-    api.exportTrace(activeId).then((r) => {
-      if (!r) return;
-      const message = `${r.events.toLocaleString('en-US')} trace events (${r.flows.toLocaleString('en-US')} launch flows) written: open it in Perfetto UI or chrome://tracing.`;
-      inform('Exported', message, r.path);
-    }).catch((e) => report(e));
+    api
+      .exportTrace(activeId)
+      .then((r) => {
+        if (!r) return;
+        const message = `${r.events.toLocaleString('en-US')} trace events (${r.flows.toLocaleString('en-US')} launch flows) written: open it in Perfetto UI or chrome://tracing.`;
+        inform('Exported', message, r.path);
+      })
+      .catch((e) => report(e));
   }, [api, activeId, report, inform]);
 }

@@ -47,7 +47,7 @@ export interface RecordingUi extends ScopeState {
   onFirstData: () => void;
 }
 
-const without = <T,>(set: Set<T>, item: T): Set<T> => {
+const without = <T>(set: Set<T>, item: T): Set<T> => {
   const n = new Set(set);
   n.delete(item);
   return n;
@@ -57,7 +57,12 @@ const without = <T,>(set: Set<T>, item: T): Set<T> => {
  * @param activeId the recording whose tab is shown
  * @param activePath its file, named by an error about its summary
  */
-export function useRecordingUi(activeId: string | null, activePath: string | undefined, report: Report, warn: (title: string, message: string) => void): RecordingUi {
+export function useRecordingUi(
+  activeId: string | null,
+  activePath: string | undefined,
+  report: Report,
+  warn: (title: string, message: string) => void,
+): RecordingUi {
   const api = getApi();
   const [summary, setSummary] = useState<RecordingSummary | null>(null);
   const [view, setView] = useState<View | null>(null);
@@ -85,7 +90,7 @@ export function useRecordingUi(activeId: string | null, activePath: string | und
         const scopeFromUrl = fromUrl ? parseScope(url.scope) : STEADY_STATE;
         ui = {
           view: fromUrl && url.start !== undefined && url.end !== undefined ? { start: url.start, end: url.end } : undefined,
-          selected: fromUrl ? url.sel ?? null : null,
+          selected: fromUrl ? (url.sel ?? null) : null,
           hidden: new Set(fromUrl ? url.hide : []),
           folded: new Set(fromUrl ? url.fold : []),
           scope: scopeFromUrl,
@@ -106,14 +111,19 @@ export function useRecordingUi(activeId: string | null, activePath: string | und
     const cached = summaries.current.get(activeId);
     if (cached) show(cached);
     else {
-      api.summary(activeId).then((s) => {
-        summaries.current.set(activeId, s);
-        // Browser mode names the files given to `serve` that could not be opened.
-        for (const e of s.openErrors ?? []) report(e, e.file);
-        show(s);
-      }).catch((e) => report(e, activePath));
+      api
+        .summary(activeId)
+        .then((s) => {
+          summaries.current.set(activeId, s);
+          // Browser mode names the files given to `serve` that could not be opened.
+          for (const e of s.openErrors ?? []) report(e, e.file);
+          show(s);
+        })
+        .catch((e) => report(e, activePath));
     }
-    return () => { live = false; };
+    return () => {
+      live = false;
+    };
   }, [api, activeId, activePath, report, warn, restore]);
 
   // Remember the UI of the shown recording.
@@ -132,7 +142,19 @@ export function useRecordingUi(activeId: string | null, activePath: string | und
     ...scope,
     // With no tab shown (the last one closed) there is nothing to show.
     summary: activeId ? summary : null,
-    view, setView, selected, setSelected, hidden, setHidden, folded, setFolded, reveal, setReveal, showRow, ready, onFirstData,
+    view,
+    setView,
+    selected,
+    setSelected,
+    hidden,
+    setHidden,
+    folded,
+    setFolded,
+    reveal,
+    setReveal,
+    showRow,
+    ready,
+    onFirstData,
   };
 }
 
@@ -142,24 +164,27 @@ export function useRecordingUi(activeId: string | null, activePath: string | und
  */
 export function useGoTo(ui: RecordingUi, iterations: IterationTrack | null) {
   const { summary, folded, hidden, setSelected, setFolded, setHidden, setReveal, setView } = ui;
-  return useCallback((ref: ItemRef, rowId: string | undefined, startNs: number, endNs: number, select = true) => {
-    if (!summary) return;
-    if (select) setSelected(ref);
-    if (rowId) {
-      const group = buildGroups(summary, iterations).find((g) => g.rows.some((r) => r.id === rowId));
-      if (group && folded.has(group.id)) setFolded((f) => without(f, group.id));
-      if (hidden.has(rowId)) setHidden((h) => without(h, rowId));
-      setReveal({ rowId });
-    }
-    setView((v) => {
-      // Keep the zoom when the item reads at it (a few pixels wide at least);
-      // else zoom in until it spans a twentieth of the view. Center it.
-      const dur = Math.max(endNs - startNs, 20);
-      const span0 = v ? v.end - v.start : dur * 20;
-      const px = (dur / span0) * 1000;
-      const span = px >= 3 && dur < span0 * 0.8 ? span0 : dur * 20;
-      const mid = (startNs + endNs) / 2;
-      return clampView({ start: mid - span / 2, end: mid + span / 2 }, summary);
-    });
-  }, [summary, folded, hidden, iterations, setSelected, setFolded, setHidden, setReveal, setView]);
+  return useCallback(
+    (ref: ItemRef, rowId: string | undefined, startNs: number, endNs: number, select = true) => {
+      if (!summary) return;
+      if (select) setSelected(ref);
+      if (rowId) {
+        const group = buildGroups(summary, iterations).find((g) => g.rows.some((r) => r.id === rowId));
+        if (group && folded.has(group.id)) setFolded((f) => without(f, group.id));
+        if (hidden.has(rowId)) setHidden((h) => without(h, rowId));
+        setReveal({ rowId });
+      }
+      setView((v) => {
+        // Keep the zoom when the item reads at it (a few pixels wide at least);
+        // else zoom in until it spans a twentieth of the view. Center it.
+        const dur = Math.max(endNs - startNs, 20);
+        const span0 = v ? v.end - v.start : dur * 20;
+        const px = (dur / span0) * 1000;
+        const span = px >= 3 && dur < span0 * 0.8 ? span0 : dur * 20;
+        const mid = (startNs + endNs) / 2;
+        return clampView({ start: mid - span / 2, end: mid + span / 2 }, summary);
+      });
+    },
+    [summary, folded, hidden, iterations, setSelected, setFolded, setHidden, setReveal, setView],
+  );
 }

@@ -34,51 +34,77 @@ export function useRecordings(report: Report): Recordings {
   const [recent, setRecent] = useState<string[]>([]);
 
   const refreshRecent = useCallback(() => {
-    api.recentFiles().then(setRecent).catch(() => setRecent([]));
+    api
+      .recentFiles()
+      .then(setRecent)
+      .catch(() => setRecent([]));
   }, [api]);
 
-  const opened = useCallback((handles: RecordingHandle[]) => {
-    if (handles.length > 0) {
-      setRecordings((list) => {
-        const next = [...list];
-        for (const h of handles) if (!next.some((x) => x.recordingId === h.recordingId)) next.push(h);
-        return next;
-      });
-      setActiveId(handles[0]!.recordingId);
-    }
-    refreshRecent();
-  }, [refreshRecent]);
+  const opened = useCallback(
+    (handles: RecordingHandle[]) => {
+      if (handles.length > 0) {
+        setRecordings((list) => {
+          const next = [...list];
+          for (const h of handles) if (!next.some((x) => x.recordingId === h.recordingId)) next.push(h);
+          return next;
+        });
+        setActiveId(handles[0]!.recordingId);
+      }
+      refreshRecent();
+    },
+    [refreshRecent],
+  );
 
-  const openPath = useCallback((path: string) => {
-    api.openRecording(path).then((h) => opened([h])).catch((e) => report(e, path));
-  }, [api, opened, report]);
+  const openPath = useCallback(
+    (path: string) => {
+      api
+        .openRecording(path)
+        .then((h) => opened([h]))
+        .catch((e) => report(e, path));
+    },
+    [api, opened, report],
+  );
 
   const openDialog = useCallback(() => {
-    api.showOpenDialog().then((h) => { if (h) opened(h); }).catch((e) => report(e));
+    api
+      .showOpenDialog()
+      .then((h) => {
+        if (h) opened(h);
+      })
+      .catch((e) => report(e));
   }, [api, opened, report]);
 
-  const close = useCallback((id: string) => {
-    setRecordings((list) => list.filter((r) => r.recordingId !== id));
-    setActiveId((active) => (active === id ? recordings.find((r) => r.recordingId !== id)?.recordingId ?? null : active));
-    // Close the file in the query worker (the desktop app; browser mode
-    // keeps serving it). Already gone is fine: the tab is closed either way.
-    api.closeRecording(id).catch((err: unknown) => {
-      if (toApiError(err).code !== 'not-found') report(err);
-    });
-  }, [api, recordings, report]);
+  const close = useCallback(
+    (id: string) => {
+      setRecordings((list) => list.filter((r) => r.recordingId !== id));
+      setActiveId((active) => (active === id ? (recordings.find((r) => r.recordingId !== id)?.recordingId ?? null) : active));
+      // Close the file in the query worker (the desktop app; browser mode
+      // keeps serving it). Already gone is fine: the tab is closed either way.
+      api.closeRecording(id).catch((err: unknown) => {
+        if (toApiError(err).code !== 'not-found') report(err);
+      });
+    },
+    [api, recordings, report],
+  );
 
   // Start: capabilities (and with them the recent files), the recordings of this session.
   useEffect(() => {
-    api.capabilities().then((c) => {
-      setCaps(c);
-      if (c.canOpenFiles) refreshRecent();
-    }).catch((e) => report(e));
-    api.listRecordings().then((list) => {
-      setRecordings(list);
-      const wanted = readUrl().rec;
-      const first = list.find((r) => r.recordingId === wanted) ?? list[0];
-      if (first) setActiveId(first.recordingId);
-    }).catch((e) => report(e));
+    api
+      .capabilities()
+      .then((c) => {
+        setCaps(c);
+        if (c.canOpenFiles) refreshRecent();
+      })
+      .catch((e) => report(e));
+    api
+      .listRecordings()
+      .then((list) => {
+        setRecordings(list);
+        const wanted = readUrl().rec;
+        const first = list.find((r) => r.recordingId === wanted) ?? list[0];
+        if (first) setActiveId(first.recordingId);
+      })
+      .catch((e) => report(e));
   }, [api, refreshRecent, report]);
 
   return { caps, recordings, activeId, select: setActiveId, recent, opened, openPath, openDialog, close };

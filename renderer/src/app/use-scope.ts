@@ -29,12 +29,15 @@ export function useScope(): ScopeState {
   const setScope = useCallback((s: Scope) => setState((p) => ({ scope: s, picked: s.kind === 'window' ? p.picked : s })), []);
   // A selection in progress on the ruler (mouse down, not dragged yet) keeps
   // the scope: it becomes the new window as soon as it has a width.
-  const onRange = useCallback((r: [number, number] | null, done: boolean) => {
-    setRange(r);
-    const w = r && windowScope(r[0], r[1]);
-    if (w) setScope(w);
-    else if (!r && done) setState((p) => (p.scope.kind === 'window' ? { scope: p.picked, picked: p.picked } : p));
-  }, [setScope]);
+  const onRange = useCallback(
+    (r: [number, number] | null, done: boolean) => {
+      setRange(r);
+      const w = r && windowScope(r[0], r[1]);
+      if (w) setScope(w);
+      else if (!r && done) setState((p) => (p.scope.kind === 'window' ? { scope: p.picked, picked: p.picked } : p));
+    },
+    [setScope],
+  );
   const onIteration = useCallback((name: string, instance: number) => setScope({ kind: 'range', name, instance }), [setScope]);
   const restore = useCallback((scope: Scope, r: [number, number] | null) => {
     setState({ scope, picked: scope.kind === 'window' ? STEADY_STATE : scope });

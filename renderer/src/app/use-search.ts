@@ -48,7 +48,14 @@ export interface Search {
 }
 
 /** Where stepping through the matches stands (search-pages.ts). */
-const positionOf = (f: Found): SearchPosition => ({ page: f.page, cursors: f.cursors, pageSize: SEARCH_LIMIT, length: f.res.items.length, index: f.index, total: f.res.total });
+const positionOf = (f: Found): SearchPosition => ({
+  page: f.page,
+  cursors: f.cursors,
+  pageSize: SEARCH_LIMIT,
+  length: f.res.items.length,
+  index: f.index,
+  total: f.res.total,
+});
 
 function matchText(f: Found | null): string {
   if (!f) return '';
@@ -62,8 +69,11 @@ const kindsOf = (kind: string): ItemKind[] | undefined => KIND_FILTERS.find((f) 
 /** The items a finding names as its evidence, as `table:id` keys. */
 export function evidenceKeys(f: Finding): Set<string> {
   return new Set([
-    ...f.evidence.kernels.map((id) => `kernels:${id}`), ...f.evidence.memcpys.map((id) => `memcpys:${id}`),
-    ...f.evidence.memsets.map((id) => `memsets:${id}`), ...f.evidence.apiCalls.map((id) => `api_calls:${id}`), ...f.evidence.syncs.map((id) => `syncs:${id}`),
+    ...f.evidence.kernels.map((id) => `kernels:${id}`),
+    ...f.evidence.memcpys.map((id) => `memcpys:${id}`),
+    ...f.evidence.memsets.map((id) => `memsets:${id}`),
+    ...f.evidence.apiCalls.map((id) => `api_calls:${id}`),
+    ...f.evidence.syncs.map((id) => `syncs:${id}`),
   ]);
 }
 
@@ -84,14 +94,25 @@ export function useSearch(summary: RecordingSummary | null, goTo: GoTo, report: 
   // Names (and kinds) to highlight, and the first page of matches to step through.
   useEffect(() => {
     const kinds = kindsOf(kind);
-    if (!summary || (text.trim() === '' && kinds === undefined)) { setFound(null); return; }
+    if (!summary || (text.trim() === '' && kinds === undefined)) {
+      setFound(null);
+      return;
+    }
     let live = true;
     const t = setTimeout(() => {
-      api.search(summary.recordingId, { text: text.trim(), kinds, limit: SEARCH_LIMIT })
-        .then((r) => { if (live) setFound({ res: r, index: -1, page: 0, cursors: [undefined] }); })
-        .catch((e) => { if (live) report(e); });
+      api
+        .search(summary.recordingId, { text: text.trim(), kinds, limit: SEARCH_LIMIT })
+        .then((r) => {
+          if (live) setFound({ res: r, index: -1, page: 0, cursors: [undefined] });
+        })
+        .catch((e) => {
+          if (live) report(e);
+        });
     }, TYPING_REST_MS);
-    return () => { live = false; clearTimeout(t); };
+    return () => {
+      live = false;
+      clearTimeout(t);
+    };
   }, [api, summary, text, kind, report]);
 
   const highlight = useMemo<SearchHighlight | null>(() => {
@@ -102,31 +123,41 @@ export function useSearch(summary: RecordingSummary | null, goTo: GoTo, report: 
     return null;
   }, [found, evidence, kind]);
 
-  const step = useCallback((dir: 1 | -1) => {
-    if (!summary || !found || found.res.items.length === 0) return;
-    const { res } = found;
-    const last = res.items[res.items.length - 1]!;
-    const plan = planStep(positionOf(found), dir, { startNs: last.startNs, table: last.ref.table, id: last.ref.id });
-    if (plan.kind === 'within') {
-      setFound({ ...found, index: plan.index });
-      const it = res.items[plan.index]!;
-      goTo(it.ref, it.rowId, it.startNs, it.endNs);
-      return;
-    }
-    // Another page of matches: asked for after the cursor that starts it.
-    api.search(summary.recordingId, { text: text.trim(), kinds: kindsOf(kind), limit: SEARCH_LIMIT, ...(plan.after ? { after: plan.after } : {}) })
-      .then((r) => {
-        if (r.items.length === 0) return;
-        const i = plan.index === 'first' ? 0 : r.items.length - 1;
-        setFound({ res: r, index: i, page: plan.page, cursors: [...found.cursors.slice(0, plan.page), plan.after] });
-        const it = r.items[i]!;
+  const step = useCallback(
+    (dir: 1 | -1) => {
+      if (!summary || !found || found.res.items.length === 0) return;
+      const { res } = found;
+      const last = res.items[res.items.length - 1]!;
+      const plan = planStep(positionOf(found), dir, { startNs: last.startNs, table: last.ref.table, id: last.ref.id });
+      if (plan.kind === 'within') {
+        setFound({ ...found, index: plan.index });
+        const it = res.items[plan.index]!;
         goTo(it.ref, it.rowId, it.startNs, it.endNs);
-      })
-      .catch(report);
-  }, [api, summary, found, text, kind, goTo, report]);
+        return;
+      }
+      // Another page of matches: asked for after the cursor that starts it.
+      api
+        .search(summary.recordingId, { text: text.trim(), kinds: kindsOf(kind), limit: SEARCH_LIMIT, ...(plan.after ? { after: plan.after } : {}) })
+        .then((r) => {
+          if (r.items.length === 0) return;
+          const i = plan.index === 'first' ? 0 : r.items.length - 1;
+          setFound({ res: r, index: i, page: plan.page, cursors: [...found.cursors.slice(0, plan.page), plan.after] });
+          const it = r.items[i]!;
+          goTo(it.ref, it.rowId, it.startNs, it.endNs);
+        })
+        .catch(report);
+    },
+    [api, summary, found, text, kind, goTo, report],
+  );
 
-  const type = useCallback((t: string) => { setText(t); setEvidence(null); }, []);
-  const clear = useCallback(() => { setText(''); setKind('all'); }, []);
+  const type = useCallback((t: string) => {
+    setText(t);
+    setEvidence(null);
+  }, []);
+  const clear = useCallback(() => {
+    setText('');
+    setKind('all');
+  }, []);
   const showEvidence = useCallback((f: Finding) => {
     setEvidence(evidenceKeys(f));
     setText('');
@@ -134,5 +165,18 @@ export function useSearch(summary: RecordingSummary | null, goTo: GoTo, report: 
   }, []);
   const clearEvidence = useCallback(() => setEvidence(null), []);
 
-  return { text, type, kind, setKind, clear, res: found?.res ?? null, matchText: matchText(found), step, highlight, showingEvidence: evidence !== null, showEvidence, clearEvidence };
+  return {
+    text,
+    type,
+    kind,
+    setKind,
+    clear,
+    res: found?.res ?? null,
+    matchText: matchText(found),
+    step,
+    highlight,
+    showingEvidence: evidence !== null,
+    showEvidence,
+    clearEvidence,
+  };
 }

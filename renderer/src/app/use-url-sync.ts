@@ -26,10 +26,25 @@ export function useUrlSync({ recordingId, view, selected, hidden, folded, scope,
     if (!recordingId) return;
     // The compare view keeps its own (aligned) range in start/end.
     const shown = tab === 'compare' ? compare.view : view;
-    const t = setTimeout(() => writeUrl({
-      rec: recordingId, start: shown?.start, end: shown?.end, sel: selected ?? undefined, hide: [...hidden], fold: [...folded], tab, scope: scopeKey(scope),
-      cmp: compare.ids, align: formatAlignment(compare.align), offs: compare.offsets, linked: compare.linked, cscope: scopeKey(compare.scope),
-    }), 120);
+    const t = setTimeout(
+      () =>
+        writeUrl({
+          rec: recordingId,
+          start: shown?.start,
+          end: shown?.end,
+          sel: selected ?? undefined,
+          hide: [...hidden],
+          fold: [...folded],
+          tab,
+          scope: scopeKey(scope),
+          cmp: compare.ids,
+          align: formatAlignment(compare.align),
+          offs: compare.offsets,
+          linked: compare.linked,
+          cscope: scopeKey(compare.scope),
+        }),
+      120,
+    );
     return () => clearTimeout(t);
   }, [recordingId, view, selected, hidden, folded, scope, tab, compare]);
 }

@@ -26,15 +26,32 @@ export function SortTable<T>(props: { rows: T[]; cols: Col<T>[]; testId: string;
   if (props.rows.length === 0) return <p className="hint">{props.empty ?? 'None in this recording.'}</p>;
   return (
     <table className="stats" data-testid={props.testId}>
-      <thead><tr>{props.cols.map((c) => (
-        <th key={c.key} className={c.numeric ? 'num' : ''} aria-sort={sort.key === c.key ? (sort.desc ? 'descending' : 'ascending') : 'none'}
-          onClick={() => setSort((s) => ({ key: c.key, desc: s.key === c.key ? !s.desc : true }))}>
-          {c.label}<span className="sort">{sort.key === c.key ? (sort.desc ? '▾' : '▴') : ''}</span>
-        </th>
-      ))}</tr></thead>
-      <tbody>{sorted.map((r, i) => (
-        <tr key={i}>{props.cols.map((c) => <td key={c.key} className={c.numeric ? 'num' : ''} title={c.title?.(r)}>{c.show ? c.show(r) : String(c.value(r))}</td>)}</tr>
-      ))}</tbody>
+      <thead>
+        <tr>
+          {props.cols.map((c) => (
+            <th
+              key={c.key}
+              className={c.numeric ? 'num' : ''}
+              aria-sort={sort.key === c.key ? (sort.desc ? 'descending' : 'ascending') : 'none'}
+              onClick={() => setSort((s) => ({ key: c.key, desc: s.key === c.key ? !s.desc : true }))}
+            >
+              {c.label}
+              <span className="sort">{sort.key === c.key ? (sort.desc ? '▾' : '▴') : ''}</span>
+            </th>
+          ))}
+        </tr>
+      </thead>
+      <tbody>
+        {sorted.map((r, i) => (
+          <tr key={i}>
+            {props.cols.map((c) => (
+              <td key={c.key} className={c.numeric ? 'num' : ''} title={c.title?.(r)}>
+                {c.show ? c.show(r) : String(c.value(r))}
+              </td>
+            ))}
+          </tr>
+        ))}
+      </tbody>
     </table>
   );
 }
@@ -48,4 +65,3 @@ export function Bar(props: { share: number; color?: string; text?: string }) {
     </span>
   );
 }
-

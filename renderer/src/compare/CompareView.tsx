@@ -51,13 +51,18 @@ function Lane(props: {
   const [ready, setReady] = useState(false);
   const overlays = useOverlays(summary.recordingId, ready);
   const iterations = overlays.iterations ?? null;
-  const chosenInstance = scope.kind === 'range' && iterations && scope.name === iterations.name ? scope.instance ?? null : null;
+  const chosenInstance = scope.kind === 'range' && iterations && scope.name === iterations.name ? (scope.instance ?? null) : null;
   const [hidden, setHidden] = useState<Set<string>>(new Set());
   const [folded, setFolded] = useState<Set<string>>(new Set());
   const own = useMemo(() => ({ start: props.view.start + shift, end: props.view.end + shift }), [props.view, shift]);
   return (
-    <section className={`cmp-lane${props.focused ? ' focused' : ''}`} data-testid="compare-lane" data-recording={summary.recordingId}
-      onMouseEnter={props.onFocus} onMouseDown={props.onFocus}>
+    <section
+      className={`cmp-lane${props.focused ? ' focused' : ''}`}
+      data-testid="compare-lane"
+      data-recording={summary.recordingId}
+      onMouseEnter={props.onFocus}
+      onMouseDown={props.onFocus}
+    >
       <header className="cmp-lane-head">
         <span className="cmp-role">{props.role}</span>
         <b title={summary.path}>{summary.name}</b>
@@ -65,12 +70,27 @@ function Lane(props: {
           {props.anchorMissing ? 'alignment event not found: unshifted' : `t = 0 at ${formatDuration(shift)} into the recording`}
         </span>
       </header>
-      <Timeline summary={summary} view={own} onView={(v) => props.onView({ start: v.start - shift, end: v.end - shift })}
-        selected={selected} onSelect={setSelected} details={null} search={null}
-        hidden={hidden} onHidden={setHidden} folded={folded} onFolded={setFolded}
-        onError={props.onError} timeOrigin={shift} keyboard={props.focused} onFirstData={() => setReady(true)}
-        startup={overlays.startup} iterations={iterations} chosenInstance={chosenInstance}
-        onIteration={(name, instance) => props.onScope({ kind: 'range', name, instance })} />
+      <Timeline
+        summary={summary}
+        view={own}
+        onView={(v) => props.onView({ start: v.start - shift, end: v.end - shift })}
+        selected={selected}
+        onSelect={setSelected}
+        details={null}
+        search={null}
+        hidden={hidden}
+        onHidden={setHidden}
+        folded={folded}
+        onFolded={setFolded}
+        onError={props.onError}
+        timeOrigin={shift}
+        keyboard={props.focused}
+        onFirstData={() => setReady(true)}
+        startup={overlays.startup}
+        iterations={iterations}
+        chosenInstance={chosenInstance}
+        onIteration={(name, instance) => props.onScope({ kind: 'range', name, instance })}
+      />
     </section>
   );
 }
@@ -98,9 +118,16 @@ export function CompareView(props: {
     let live = true;
     for (const id of ids) {
       if (summaries.has(id)) continue;
-      api.summary(id).then((s) => { if (live) setSummaries((m) => new Map(m).set(id, s)); }).catch(props.onError);
+      api
+        .summary(id)
+        .then((s) => {
+          if (live) setSummaries((m) => new Map(m).set(id, s));
+        })
+        .catch(props.onError);
     }
-    return () => { live = false; };
+    return () => {
+      live = false;
+    };
     // eslint-disable-next-line react-hooks/exhaustive-deps -- the ids by value: a new array of the same recordings asks nothing; summaries already held are skipped inside
   }, [ids.join(',')]);
 
@@ -111,11 +138,25 @@ export function CompareView(props: {
     setAnchors(new Map());
     const req = anchorRequest(state.align);
     for (const id of ids) {
-      if (!req) { setAnchors((m) => new Map(m).set(id, 0)); continue; }
-      api.search(id, req).then((r) => { if (live) setAnchors((m) => new Map(m).set(id, anchorOf(state.align, r))); })
-        .catch((e) => { if (live) { setAnchors((m) => new Map(m).set(id, null)); props.onError(e); } });
+      if (!req) {
+        setAnchors((m) => new Map(m).set(id, 0));
+        continue;
+      }
+      api
+        .search(id, req)
+        .then((r) => {
+          if (live) setAnchors((m) => new Map(m).set(id, anchorOf(state.align, r)));
+        })
+        .catch((e) => {
+          if (live) {
+            setAnchors((m) => new Map(m).set(id, null));
+            props.onError(e);
+          }
+        });
     }
-    return () => { live = false; };
+    return () => {
+      live = false;
+    };
     // eslint-disable-next-line react-hooks/exhaustive-deps -- the ids and the alignment by value (alignKey), not by object identity
   }, [ids.join(','), alignKey]);
 
@@ -126,13 +167,21 @@ export function CompareView(props: {
     if (ids.length < 2 || !other || other === ids[0]) return;
     let live = true;
     setDiff({ key: diffKey, value: null, error: null });
-    api.compare(ids[0]!, other, state.scope).then((d) => { if (live) setDiff({ key: diffKey, value: d, error: null }); })
-      .catch((e) => { if (live) setDiff({ key: diffKey, value: null, error: toApiError(e).message }); });
-    return () => { live = false; };
+    api
+      .compare(ids[0]!, other, state.scope)
+      .then((d) => {
+        if (live) setDiff({ key: diffKey, value: d, error: null });
+      })
+      .catch((e) => {
+        if (live) setDiff({ key: diffKey, value: null, error: toApiError(e).message });
+      });
+    return () => {
+      live = false;
+    };
     // eslint-disable-next-line react-hooks/exhaustive-deps -- diffKey names both recordings and the scope: the diff is asked again exactly when one of them changes
   }, [diffKey]);
 
-  const shifts = ids.map((id, i) => shiftOf(anchors.get(id) ?? null, i === 0 ? 0 : state.offsets[i] ?? 0));
+  const shifts = ids.map((id, i) => shiftOf(anchors.get(id) ?? null, i === 0 ? 0 : (state.offsets[i] ?? 0)));
   const ready = ids.length >= 2 && ids.every((id) => summaries.has(id) && anchors.has(id));
 
   // The first view, once everything is known: the longest aligned GPU span, with a margin.
@@ -143,7 +192,7 @@ export function CompareView(props: {
     let span = 0;
     ids.forEach((id, i) => {
       const s = summaries.get(id)!;
-      span = Math.max(span, (s.endNs - shifts[i]!) - Math.min(0, s.startNs - shifts[i]!));
+      span = Math.max(span, s.endNs - shifts[i]! - Math.min(0, s.startNs - shifts[i]!));
     });
     const gpu = diff?.value ? Math.max(diff.value.gpuSpanNs.a ?? 0, diff.value.gpuSpanNs.b ?? 0) : 0;
     const width = state.align.by === 'origin' || gpu <= 0 ? span : gpu;
@@ -156,7 +205,7 @@ export function CompareView(props: {
   // The scope menu lists the base's NVTX ranges (asked once the lanes can be drawn).
   const baseRanges = useOverlays(ids[0] ?? null, ready).ranges;
   const setOffset = (i: number, ns: number) => {
-    const offsets = ids.map((_, j) => (j === i ? ns : state.offsets[j] ?? 0));
+    const offsets = ids.map((_, j) => (j === i ? ns : (state.offsets[j] ?? 0)));
     onState({ ...state, offsets });
   };
   const setLinked = (linked: boolean) => {
@@ -184,16 +233,24 @@ export function CompareView(props: {
             <label key={r.recordingId} className={ids[0] === r.recordingId ? 'base' : ''} title={r.path}>
               <input type="checkbox" data-testid="compare-pick" checked={ids.includes(r.recordingId)} onChange={() => toggle(r.recordingId)} />
               {r.name}
-              {ids.includes(r.recordingId) && ids[0] !== r.recordingId && <button className="linkish" onClick={() => makeBase(r.recordingId)} title="Compare the others against this one">make base</button>}
+              {ids.includes(r.recordingId) && ids[0] !== r.recordingId && (
+                <button className="linkish" onClick={() => makeBase(r.recordingId)} title="Compare the others against this one">
+                  make base
+                </button>
+              )}
             </label>
           ))}
         </span>
         <span className="cmp-align">
           Align at
-          <select data-testid="align-by" value={state.align.by} onChange={(e) => {
-            const by = e.target.value as Alignment['by'];
-            setAlign(by === 'kernel' || by === 'nvtx' ? { by, name: nameInput?.name ?? '', occurrence: nameInput?.occurrence ?? 1 } : { by } as Alignment);
-          }}>
+          <select
+            data-testid="align-by"
+            value={state.align.by}
+            onChange={(e) => {
+              const by = e.target.value as Alignment['by'];
+              setAlign(by === 'kernel' || by === 'nvtx' ? { by, name: nameInput?.name ?? '', occurrence: nameInput?.occurrence ?? 1 } : ({ by } as Alignment));
+            }}
+          >
             <option value="first-gpu">first GPU operation</option>
             <option value="kernel">a kernel…</option>
             <option value="nvtx">an NVTX range…</option>
@@ -201,11 +258,27 @@ export function CompareView(props: {
           </select>
           {nameInput && (
             <>
-              <input data-testid="align-name" placeholder={state.align.by === 'kernel' ? 'kernel name' : 'range name'} defaultValue={nameInput.name}
-                onKeyDown={(e) => { if (e.key === 'Enter') setAlign({ ...nameInput, name: (e.target as HTMLInputElement).value.trim() }); }}
-                onBlur={(e) => { if (e.target.value.trim() !== nameInput.name) setAlign({ ...nameInput, name: e.target.value.trim() }); }} />
-              #<input data-testid="align-occurrence" type="number" min={1} className="num-input" value={nameInput.occurrence}
-                onChange={(e) => setAlign({ ...nameInput, occurrence: Math.max(1, Number(e.target.value) || 1) })} title="Which occurrence (1 = the first)" />
+              <input
+                data-testid="align-name"
+                placeholder={state.align.by === 'kernel' ? 'kernel name' : 'range name'}
+                defaultValue={nameInput.name}
+                onKeyDown={(e) => {
+                  if (e.key === 'Enter') setAlign({ ...nameInput, name: (e.target as HTMLInputElement).value.trim() });
+                }}
+                onBlur={(e) => {
+                  if (e.target.value.trim() !== nameInput.name) setAlign({ ...nameInput, name: e.target.value.trim() });
+                }}
+              />
+              #
+              <input
+                data-testid="align-occurrence"
+                type="number"
+                min={1}
+                className="num-input"
+                value={nameInput.occurrence}
+                onChange={(e) => setAlign({ ...nameInput, occurrence: Math.max(1, Number(e.target.value) || 1) })}
+                title="Which occurrence (1 = the first)"
+              />
             </>
           )}
         </span>
@@ -216,32 +289,63 @@ export function CompareView(props: {
           <input type="checkbox" data-testid="compare-linked" checked={state.linked} onChange={(e) => setLinked(e.target.checked)} /> linked zoom
         </label>
         {ids.length > 2 && (
-          <label>Diff base against
+          <label>
+            Diff base against
             <select data-testid="diff-other" value={otherIndex} onChange={(e) => setOtherIndex(Number(e.target.value))}>
-              {ids.slice(1).map((id, i) => <option key={id} value={i + 1}>{recordings.find((r) => r.recordingId === id)?.name}</option>)}
+              {ids.slice(1).map((id, i) => (
+                <option key={id} value={i + 1}>
+                  {recordings.find((r) => r.recordingId === id)?.name}
+                </option>
+              ))}
             </select>
           </label>
         )}
       </div>
       <div className="cmp-body">
         <div className="cmp-lanes">
-          {ids.length < 2 && <div className="empty"><p>Pick at least two recordings to compare.</p></div>}
-          {ready && state.view && ids.map((id, i) => (
-            <div key={id} className="cmp-lane-wrap">
-              <Lane summary={summaries.get(id)!} shift={shifts[i]!} anchorMissing={anchors.get(id) === null}
-                view={state.linked ? state.view! : views.get(id) ?? state.view!}
-                onView={(v) => (state.linked ? onState({ ...latest.current, view: v }) : setViews((m) => new Map(m).set(id, v)))}
-                focused={focused === i} onFocus={() => setFocused(i)} role={i === 0 ? 'A · base' : ids.length > 2 ? `B${i}` : 'B'} onError={props.onError}
-                scope={state.scope} onScope={setScope} />
-              {i > 0 && (
-                <label className="cmp-offset" title="Shift this recording against the base (positive: its events move left)">
-                  offset <input data-testid="compare-offset" type="number" step="any" className="num-input" value={((state.offsets[i] ?? 0) / 1000).toString()}
-                    onChange={(e) => setOffset(i, (Number(e.target.value) || 0) * 1000)} /> µs
-                </label>
-              )}
+          {ids.length < 2 && (
+            <div className="empty">
+              <p>Pick at least two recordings to compare.</p>
             </div>
-          ))}
-          {!ready && ids.length >= 2 && <div className="empty"><p>Aligning…</p></div>}
+          )}
+          {ready &&
+            state.view &&
+            ids.map((id, i) => (
+              <div key={id} className="cmp-lane-wrap">
+                <Lane
+                  summary={summaries.get(id)!}
+                  shift={shifts[i]!}
+                  anchorMissing={anchors.get(id) === null}
+                  view={state.linked ? state.view! : (views.get(id) ?? state.view!)}
+                  onView={(v) => (state.linked ? onState({ ...latest.current, view: v }) : setViews((m) => new Map(m).set(id, v)))}
+                  focused={focused === i}
+                  onFocus={() => setFocused(i)}
+                  role={i === 0 ? 'A · base' : ids.length > 2 ? `B${i}` : 'B'}
+                  onError={props.onError}
+                  scope={state.scope}
+                  onScope={setScope}
+                />
+                {i > 0 && (
+                  <label className="cmp-offset" title="Shift this recording against the base (positive: its events move left)">
+                    offset{' '}
+                    <input
+                      data-testid="compare-offset"
+                      type="number"
+                      step="any"
+                      className="num-input"
+                      value={((state.offsets[i] ?? 0) / 1000).toString()}
+                      onChange={(e) => setOffset(i, (Number(e.target.value) || 0) * 1000)}
+                    />{' '}
+                    µs
+                  </label>
+                )}
+              </div>
+            ))}
+          {!ready && ids.length >= 2 && (
+            <div className="empty">
+              <p>Aligning…</p>
+            </div>
+          )}
         </div>
         <aside className="side cmp-side" data-testid="compare-side" data-scope={diff?.key === diffKey && diff.value ? scopeKey(state.scope) : ''}>
           <DiffPanel diff={diff?.key === diffKey ? diff.value : null} error={diff?.key === diffKey ? diff.error : null} />
@@ -251,7 +355,16 @@ export function CompareView(props: {
   );
 }
 
-export function initialCompareState(url: { cmp: string[]; align?: string; offs: number[]; linked: boolean; start?: number; end?: number; tab: string; cscope?: string }): CompareState {
+export function initialCompareState(url: {
+  cmp: string[];
+  align?: string;
+  offs: number[];
+  linked: boolean;
+  start?: number;
+  end?: number;
+  tab: string;
+  cscope?: string;
+}): CompareState {
   // A window means nothing across recordings (their times differ): only the other scopes are kept.
   const scope = parseScope(url.cscope);
   return {

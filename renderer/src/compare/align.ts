@@ -7,21 +7,22 @@
 // anchorRequest and turns the answer into an anchor with anchorOf.
 import type { ItemKind, SearchRequest, SearchResponse } from '../../../profiler/contract/api.ts';
 
-export type Alignment =
-  | { by: 'first-gpu' }
-  | { by: 'kernel' | 'nvtx'; name: string; occurrence: number }
-  | { by: 'origin' };
+export type Alignment = { by: 'first-gpu' } | { by: 'kernel' | 'nvtx'; name: string; occurrence: number } | { by: 'origin' };
 
 export const GPU_KINDS: ItemKind[] = ['kernel', 'memcpy-h2d', 'memcpy-d2h', 'memcpy-d2d', 'memcpy-peer', 'memcpy-other', 'memset'];
 
 /** The search that finds the anchor event of a recording, or null when none is needed. */
 export function anchorRequest(a: Alignment): SearchRequest | null {
   switch (a.by) {
-    case 'origin': return null;
-    case 'first-gpu': return { text: '', kinds: GPU_KINDS, limit: 1 };
+    case 'origin':
+      return null;
+    case 'first-gpu':
+      return { text: '', kinds: GPU_KINDS, limit: 1 };
     // Search matches substrings; exact names are picked from the answer, so
     // enough matches must come back to reach the wanted occurrence of one.
-    case 'kernel': case 'nvtx': return { text: a.name, kinds: [a.by], limit: Math.min(10_000, Math.max(1, a.occurrence) * 50) };
+    case 'kernel':
+    case 'nvtx':
+      return { text: a.name, kinds: [a.by], limit: Math.min(10_000, Math.max(1, a.occurrence) * 50) };
   }
 }
 

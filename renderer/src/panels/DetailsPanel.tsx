@@ -63,7 +63,11 @@ export const DetailsPanel = memo(function DetailsPanel(props: {
   return (
     <section className="panel" data-testid="details">
       <h2>Details</h2>
-      {!d && <p className="hint">{props.loading ? 'Loading…' : 'Click an operation on the timeline to see every stored field, its launch and the work it launched.'}</p>}
+      {!d && (
+        <p className="hint">
+          {props.loading ? 'Loading…' : 'Click an operation on the timeline to see every stored field, its launch and the work it launched.'}
+        </p>
+      )}
       {d && (
         <>
           <div className="d-head">
@@ -72,18 +76,40 @@ export const DetailsPanel = memo(function DetailsPanel(props: {
             <span className="d-dur">{formatDuration(d.durationNs)}</span>
           </div>
           {/* A kernel: its own name, then both full forms (demangled, as stored) where they say more. */}
-          <div className="d-name" data-testid="details-name" title={fullName(d)}>{d.kind === 'kernel' ? shortName(fullName(d)) : d.name}</div>
-          {d.kind === 'kernel' && d.demangledName !== null && <div className="d-demangled" data-testid="details-demangled" title="Demangled name">{d.demangledName}</div>}
-          {d.kind === 'kernel' && shortName(fullName(d)) !== d.name && <div className="d-mangled" data-testid="details-stored-name" title="Name as stored">{d.name}</div>}
-          <table className="kv d-summary"><tbody>
-            {summaryRows(d, summary).map(([k, v]) => <tr key={k}><th>{k}</th><td>{v}</td></tr>)}
-          </tbody></table>
+          <div className="d-name" data-testid="details-name" title={fullName(d)}>
+            {d.kind === 'kernel' ? shortName(fullName(d)) : d.name}
+          </div>
+          {d.kind === 'kernel' && d.demangledName !== null && (
+            <div className="d-demangled" data-testid="details-demangled" title="Demangled name">
+              {d.demangledName}
+            </div>
+          )}
+          {d.kind === 'kernel' && shortName(fullName(d)) !== d.name && (
+            <div className="d-mangled" data-testid="details-stored-name" title="Name as stored">
+              {d.name}
+            </div>
+          )}
+          <table className="kv d-summary">
+            <tbody>
+              {summaryRows(d, summary).map(([k, v]) => (
+                <tr key={k}>
+                  <th>{k}</th>
+                  <td>{v}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
           {d.related.length > 0 && (
             <>
               <h3>{d.ref.table === 'api_calls' ? `GPU work it launched (${d.related.length})` : 'Launched by'}</h3>
               {d.related.map((r) => (
-                <button key={refKey(r.ref)} className="related" data-testid="related" title={`${fullName(r)} · ${r.rowId}`}
-                  onClick={() => props.onGo(r.ref, Math.min(r.startNs, d.startNs), Math.max(r.endNs, d.endNs))}>
+                <button
+                  key={refKey(r.ref)}
+                  className="related"
+                  data-testid="related"
+                  title={`${fullName(r)} · ${r.rowId}`}
+                  onClick={() => props.onGo(r.ref, Math.min(r.startNs, d.startNs), Math.max(r.endNs, d.endNs))}
+                >
                   <i className="swatch" style={{ background: KIND_COLORS[r.kind] }} />
                   <span className="r-name">{r.kind === 'kernel' ? shortName(fullName(r)) : r.name}</span>
                   <span className="r-dur">{formatDuration(r.endNs - r.startNs)}</span>
@@ -92,11 +118,16 @@ export const DetailsPanel = memo(function DetailsPanel(props: {
             </>
           )}
           <h3>All fields</h3>
-          <table className="kv d-fields" data-testid="details-fields"><tbody>
-            {Object.entries({ name: d.name, ...d.fields }).map(([k, v]) => (
-              <tr key={k}><th>{k}</th><td data-field={k}>{v === null ? '—' : String(v)}</td></tr>
-            ))}
-          </tbody></table>
+          <table className="kv d-fields" data-testid="details-fields">
+            <tbody>
+              {Object.entries({ name: d.name, ...d.fields }).map(([k, v]) => (
+                <tr key={k}>
+                  <th>{k}</th>
+                  <td data-field={k}>{v === null ? '—' : String(v)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
         </>
       )}
     </section>

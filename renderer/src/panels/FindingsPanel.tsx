@@ -31,24 +31,50 @@ export const FindingsPanel = memo(function FindingsPanel(props: {
       <div className="scope-row">
         <ScopePicker scope={props.scope} onScope={props.onScope} ranges={props.ranges} selection={props.selection} />
       </div>
-      {shown && <p className="scope-label" data-testid="scope-label" title="What these findings looked at">{shown.info.label}{pending ? ' · updating…' : ''}</p>}
-      {error && <p className="hint scope-error" data-testid="scope-error">{error}</p>}
+      {shown && (
+        <p className="scope-label" data-testid="scope-label" title="What these findings looked at">
+          {shown.info.label}
+          {pending ? ' · updating…' : ''}
+        </p>
+      )}
+      {error && (
+        <p className="hint scope-error" data-testid="scope-error">
+          {error}
+        </p>
+      )}
       {findings === null && !error && <p className="hint">Diagnosing…</p>}
       {findings && findings.length === 0 && <p className="hint">Nothing serialized the streams.</p>}
       {findings?.map((f, i) => {
         const id = `${shownKey}:${i}`;
         return (
           <div key={id} className={`finding sev-${f.severity}`} data-kind={f.kind}>
-            <button className="f-head" data-testid="finding" onClick={() => { setOpen(open === id ? null : id); props.onShow(f); }}>
+            <button
+              className="f-head"
+              data-testid="finding"
+              onClick={() => {
+                setOpen(open === id ? null : id);
+                props.onShow(f);
+              }}
+            >
               <span className="sev">{f.severity}</span>
-              <span className="cost" title="Time it cost">{formatDuration(f.costNs)}</span>
+              <span className="cost" title="Time it cost">
+                {formatDuration(f.costNs)}
+              </span>
               <span className="title">{f.title}</span>
-              {f.whatIf && <span className="whatif">what if fixed: {formatDuration(f.whatIf.measuredNs)} → {formatDuration(f.whatIf.predictedNs)}</span>}
+              {f.whatIf && (
+                <span className="whatif">
+                  what if fixed: {formatDuration(f.whatIf.measuredNs)} → {formatDuration(f.whatIf.predictedNs)}
+                </span>
+              )}
             </button>
             {open === id && (
               <div className="f-body">
                 <p>{f.explanation}</p>
-                {f.fix && <p><b>Fix:</b> {f.fix}</p>}
+                {f.fix && (
+                  <p>
+                    <b>Fix:</b> {f.fix}
+                  </p>
+                )}
               </div>
             )}
           </div>

@@ -23,7 +23,7 @@ export const SCENARIOS: [string, string][] = [
 export function splitCommand(line: string): string[] {
   const out: string[] = [];
   const re = /"((?:\\.|[^"\\])*)"|'([^']*)'|(\S+)/g;
-  for (let m = re.exec(line); m; m = re.exec(line)) out.push(m[1] !== undefined ? m[1].replace(/\\(.)/g, '$1') : m[2] ?? m[3]!);
+  for (let m = re.exec(line); m; m = re.exec(line)) out.push(m[1] !== undefined ? m[1].replace(/\\(.)/g, '$1') : (m[2] ?? m[3]!));
   return out;
 }
 
@@ -36,17 +36,25 @@ export function RecordDialog(props: { onClose: () => void; onDone: (r: Recording
   const [progress, setProgress] = useState<RecordProgress | null>(null);
   const [error, setError] = useState<string | null>(null);
   const timer = useRef<ReturnType<typeof setTimeout> | null>(null);
-  useEffect(() => () => { if (timer.current) clearTimeout(timer.current); }, []);
+  useEffect(
+    () => () => {
+      if (timer.current) clearTimeout(timer.current);
+    },
+    [],
+  );
 
   const busy = progress !== null && !['done', 'failed'].includes(progress.state);
   const poll = (jobId: string) => {
     timer.current = setTimeout(() => {
-      getApi().recordStatus(jobId).then((p) => {
-        setProgress(p);
-        if (p.state === 'done' && p.recording) props.onDone(p.recording);
-        else if (p.state === 'failed') setError(p.message);
-        else poll(jobId);
-      }).catch((e) => setError(toApiError(e).message));
+      getApi()
+        .recordStatus(jobId)
+        .then((p) => {
+          setProgress(p);
+          if (p.state === 'done' && p.recording) props.onDone(p.recording);
+          else if (p.state === 'failed') setError(p.message);
+          else poll(jobId);
+        })
+        .catch((e) => setError(toApiError(e).message));
     }, 400);
   };
   const start = () => {
@@ -58,46 +66,82 @@ export function RecordDialog(props: { onClose: () => void; onDone: (r: Recording
       setError('Enter a command line, e.g. python3 train.py --epochs 1');
       return;
     }
-    getApi().record(req).then((p) => {
-      setProgress(p);
-      if (p.state === 'failed') setError(p.message);
-      else if (p.state === 'done' && p.recording) props.onDone(p.recording);
-      else poll(p.jobId);
-    }).catch((e) => setError(toApiError(e).message));
+    getApi()
+      .record(req)
+      .then((p) => {
+        setProgress(p);
+        if (p.state === 'failed') setError(p.message);
+        else if (p.state === 'done' && p.recording) props.onDone(p.recording);
+        else poll(p.jobId);
+      })
+      .catch((e) => setError(toApiError(e).message));
   };
 
   return (
-    <div className="modal-backdrop" onMouseDown={(e) => { if (e.target === e.currentTarget && !busy) props.onClose(); }}>
+    <div
+      className="modal-backdrop"
+      onMouseDown={(e) => {
+        if (e.target === e.currentTarget && !busy) props.onClose();
+      }}
+    >
       <div className="modal" role="dialog" aria-labelledby="record-title" data-testid="record-dialog">
         <h2 id="record-title">Record a run</h2>
         <div className="seg">
-          <label><input type="radio" checked={mode === 'workload'} onChange={() => setMode('workload')} disabled={busy} /> Bundled workload</label>
-          <label><input type="radio" checked={mode === 'command'} onChange={() => setMode('command')} disabled={busy} /> Command line</label>
+          <label>
+            <input type="radio" checked={mode === 'workload'} onChange={() => setMode('workload')} disabled={busy} /> Bundled workload
+          </label>
+          <label>
+            <input type="radio" checked={mode === 'command'} onChange={() => setMode('command')} disabled={busy} /> Command line
+          </label>
         </div>
         {mode === 'workload' ? (
           <div className="form">
-            <label>Workload
+            <label>
+              Workload
               <select data-testid="record-workload" value={workload} onChange={(e) => setWorkload(e.target.value)} disabled={busy}>
-                {WORKLOADS.map((w) => <option key={w}>{w}</option>)}
+                {WORKLOADS.map((w) => (
+                  <option key={w}>{w}</option>
+                ))}
               </select>
             </label>
-            <label>Scenario
+            <label>
+              Scenario
               <select data-testid="record-scenario" value={scenario} onChange={(e) => setScenario(e.target.value)} disabled={busy}>
-                {SCENARIOS.map(([s, what]) => <option key={s} value={s}>{s} — {what}</option>)}
+                {SCENARIOS.map(([s, what]) => (
+                  <option key={s} value={s}>
+                    {s} — {what}
+                  </option>
+                ))}
               </select>
             </label>
           </div>
         ) : (
           <div className="form">
-            <label>Command (run without a shell)
-              <input data-testid="record-command" value={command} placeholder="python3 train.py --epochs 1" onChange={(e) => setCommand(e.target.value)} disabled={busy}
-                onKeyDown={(e) => { if (e.key === 'Enter' && !busy) start(); }} />
+            <label>
+              Command (run without a shell)
+              <input
+                data-testid="record-command"
+                value={command}
+                placeholder="python3 train.py --epochs 1"
+                onChange={(e) => setCommand(e.target.value)}
+                disabled={busy}
+                onKeyDown={(e) => {
+                  if (e.key === 'Enter' && !busy) start();
+                }}
+              />
             </label>
           </div>
         )}
         <div className="form">
-          <label>Capture range (optional: keep only nvtx:NAME's instances, or cuda-profiler-api's start to stop)
-            <input data-testid="record-capture-range" value={captureRange} placeholder="nvtx:step" onChange={(e) => setCaptureRange(e.target.value)} disabled={busy} />
+          <label>
+            Capture range (optional: keep only nvtx:NAME's instances, or cuda-profiler-api's start to stop)
+            <input
+              data-testid="record-capture-range"
+              value={captureRange}
+              placeholder="nvtx:step"
+              onChange={(e) => setCaptureRange(e.target.value)}
+              disabled={busy}
+            />
           </label>
         </div>
         {progress && (
@@ -108,10 +152,18 @@ export function RecordDialog(props: { onClose: () => void; onDone: (r: Recording
             {busy && <span className="spinner" />}
           </div>
         )}
-        {error && <div className="dialog-error" role="alert" data-testid="record-error">{error}</div>}
+        {error && (
+          <div className="dialog-error" role="alert" data-testid="record-error">
+            {error}
+          </div>
+        )}
         <div className="buttons">
-          <button onClick={props.onClose} disabled={busy}>Close</button>
-          <button className="primary" data-testid="record-start" onClick={start} disabled={busy}>{busy ? 'Recording…' : 'Record'}</button>
+          <button onClick={props.onClose} disabled={busy}>
+            Close
+          </button>
+          <button className="primary" data-testid="record-start" onClick={start} disabled={busy}>
+            {busy ? 'Recording…' : 'Record'}
+          </button>
         </div>
       </div>
     </div>

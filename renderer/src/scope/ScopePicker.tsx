@@ -20,8 +20,12 @@ export const ScopePicker = memo(function ScopePicker(props: {
   const key = scopeKey(scope);
   const rangeName = scope.kind === 'range' ? scope.name : null;
   // The scope itself is always an option, even before the ranges are known or once the selection is gone.
-  const extra = scope.kind === 'window' && (!selection || scopeKey(selection) !== key) ? scope
-    : scope.kind === 'range' && (scope.instance !== undefined || !ranges.some((r) => r.name === rangeName)) ? scope : null;
+  const extra =
+    scope.kind === 'window' && (!selection || scopeKey(selection) !== key)
+      ? scope
+      : scope.kind === 'range' && (scope.instance !== undefined || !ranges.some((r) => r.name === rangeName))
+        ? scope
+        : null;
   const instances = ranges.find((r) => r.name === rangeName)?.instances;
   return (
     <span className="scope-picker">
@@ -32,18 +36,34 @@ export const ScopePicker = memo(function ScopePicker(props: {
         {extra && <option value={key}>{scopeTitle(extra)}</option>}
         {ranges.length > 0 && (
           <optgroup label="NVTX range">
-            {ranges.map((r) => <option key={r.name} value={scopeKey({ kind: 'range', name: r.name })}>{r.name} · {r.instances.toLocaleString('en-US')}×</option>)}
+            {ranges.map((r) => (
+              <option key={r.name} value={scopeKey({ kind: 'range', name: r.name })}>
+                {r.name} · {r.instances.toLocaleString('en-US')}×
+              </option>
+            ))}
           </optgroup>
         )}
       </select>
       {rangeName !== null && (
         <label className="scope-instance" title="One instance of the range (empty: all of them)">
-          #<input data-testid="scope-instance" type="number" className="num-input" min={1} max={instances} placeholder="all"
+          #
+          <input
+            data-testid="scope-instance"
+            type="number"
+            className="num-input"
+            min={1}
+            max={instances}
+            placeholder="all"
             value={scope.kind === 'range' && scope.instance !== undefined ? scope.instance : ''}
             onChange={(e) => {
               const k = Math.floor(Number(e.target.value));
-              onScope(e.target.value === '' || !(k >= 1) ? { kind: 'range', name: rangeName } : { kind: 'range', name: rangeName, instance: instances ? Math.min(k, instances) : k });
-            }} />
+              onScope(
+                e.target.value === '' || !(k >= 1)
+                  ? { kind: 'range', name: rangeName }
+                  : { kind: 'range', name: rangeName, instance: instances ? Math.min(k, instances) : k },
+              );
+            }}
+          />
         </label>
       )}
     </span>

@@ -30,9 +30,15 @@ function ask(id: string): Asked {
   let a = asked.get(id);
   if (!a) {
     const api = getApi();
-    a = { startup: api.scopeInfo(id, STEADY_STATE).then((i) => i.startup), ranges: api.ranges(id), iterations: api.iterations(id, null).then((it) => (it ? iterationTrack(it) : null)) };
+    a = {
+      startup: api.scopeInfo(id, STEADY_STATE).then((i) => i.startup),
+      ranges: api.ranges(id),
+      iterations: api.iterations(id, null).then((it) => (it ? iterationTrack(it) : null)),
+    };
     // A failure is asked again next time (a recording the analysis thread could not load now).
-    const forget = () => { if (asked.get(id) === a) asked.delete(id); };
+    const forget = () => {
+      if (asked.get(id) === a) asked.delete(id);
+    };
     a.startup.catch(forget);
     a.ranges.catch(forget);
     a.iterations.catch(forget);
@@ -48,12 +54,25 @@ export function useOverlays(recordingId: string | null, ready: boolean): Overlay
     if (!recordingId || !ready) return;
     let live = true;
     const a = ask(recordingId);
-    const put = (part: Overlays) => { if (live) setGot((g) => ({ id: recordingId, overlays: { ...(g.id === recordingId ? g.overlays : {}), ...part } })); };
+    const put = (part: Overlays) => {
+      if (live) setGot((g) => ({ id: recordingId, overlays: { ...(g.id === recordingId ? g.overlays : {}), ...part } }));
+    };
     // Nothing to show for a part that failed: the timeline draws without it.
-    a.startup.then((startup) => put({ startup }), () => put({ startup: null }));
-    a.ranges.then((ranges) => put({ ranges }), () => put({ ranges: [] }));
-    a.iterations.then((iterations) => put({ iterations }), () => put({ iterations: null }));
-    return () => { live = false; };
+    a.startup.then(
+      (startup) => put({ startup }),
+      () => put({ startup: null }),
+    );
+    a.ranges.then(
+      (ranges) => put({ ranges }),
+      () => put({ ranges: [] }),
+    );
+    a.iterations.then(
+      (iterations) => put({ iterations }),
+      () => put({ iterations: null }),
+    );
+    return () => {
+      live = false;
+    };
   }, [recordingId, ready]);
   return got.id === recordingId ? got.overlays : {};
 }

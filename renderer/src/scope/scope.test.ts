@@ -7,8 +7,12 @@ import { parseScope, sameScope, scopeKey, scopeTitle, windowScope } from './scop
 describe('scope keys', () => {
   it('read back what they write', () => {
     const scopes: Scope[] = [
-      { kind: 'steady-state' }, { kind: 'whole' }, { kind: 'range', name: 'step' }, { kind: 'range', name: 'train step', instance: 3 },
-      { kind: 'window', startNs: 336_155_534, endNs: 552_261_519 }, { kind: 'window', startNs: -2000, endNs: 15 },
+      { kind: 'steady-state' },
+      { kind: 'whole' },
+      { kind: 'range', name: 'step' },
+      { kind: 'range', name: 'train step', instance: 3 },
+      { kind: 'window', startNs: 336_155_534, endNs: 552_261_519 },
+      { kind: 'window', startNs: -2000, endNs: 15 },
     ];
     for (const s of scopes) expect(parseScope(scopeKey(s))).toEqual(s);
     expect(scopeKey({ kind: 'range', name: 'step', instance: 3 })).toBe('range:step#3');

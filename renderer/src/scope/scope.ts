@@ -16,10 +16,14 @@ export const STEADY_STATE: Scope = { kind: 'steady-state' };
  */
 export function scopeKey(s: Scope): string {
   switch (s.kind) {
-    case 'steady-state': return 'steady';
-    case 'whole': return 'whole';
-    case 'range': return `range:${s.name}${s.instance !== undefined ? `#${s.instance}` : ''}`;
-    case 'window': return `window:${s.startNs}..${s.endNs}`;
+    case 'steady-state':
+      return 'steady';
+    case 'whole':
+      return 'whole';
+    case 'range':
+      return `range:${s.name}${s.instance !== undefined ? `#${s.instance}` : ''}`;
+    case 'window':
+      return `window:${s.startNs}..${s.endNs}`;
   }
 }
 
@@ -55,9 +59,13 @@ export function windowScope(a: number, b: number): Scope | null {
 /** How the picker names a scope. */
 export function scopeTitle(s: Scope): string {
   switch (s.kind) {
-    case 'steady-state': return 'Steady state';
-    case 'whole': return 'Whole recording';
-    case 'range': return s.instance !== undefined ? `${s.name} #${s.instance}` : `${s.name} (all instances)`;
-    case 'window': return `Selection · ${formatDuration(s.endNs - s.startNs)}`;
+    case 'steady-state':
+      return 'Steady state';
+    case 'whole':
+      return 'Whole recording';
+    case 'range':
+      return s.instance !== undefined ? `${s.name} #${s.instance}` : `${s.name} (all instances)`;
+    case 'window':
+      return `Selection · ${formatDuration(s.endNs - s.startNs)}`;
   }
 }

@@ -66,7 +66,11 @@ export interface ScopedState<T> {
  */
 export function useScopedAnswer<M extends ScopedMethod>(method: M, recordingId: string | null, scope: Scope, enabled = true): ScopedState<AnswerOf<M>> {
   const key = scopeKey(scope);
-  const [got, setGot] = useState<{ id: string | null; shown: ScopedAnswer<AnswerOf<M>> | null; error: { key: string; message: string } | null }>({ id: null, shown: null, error: null });
+  const [got, setGot] = useState<{ id: string | null; shown: ScopedAnswer<AnswerOf<M>> | null; error: { key: string; message: string } | null }>({
+    id: null,
+    shown: null,
+    error: null,
+  });
   const order = useRef(new AnswerOrder());
   const current = useRef(recordingId);
   current.current = recordingId;
@@ -76,15 +80,18 @@ export function useScopedAnswer<M extends ScopedMethod>(method: M, recordingId: 
     const call = api[method] as (id: string, s: Scope) => Promise<AnswerOf<M>>;
     const send = () => {
       const n = order.current.ask();
-      Promise.all([call.call(api, recordingId, scope), api.scopeInfo(recordingId, scope)]).then(([value, info]) => {
-        if (current.current !== recordingId || !order.current.take(n)) return;
-        // A failure of a later request stays (an earlier answer may land after it).
-        setGot((g) => ({ id: recordingId, shown: { scope, info, value }, error: g.id === recordingId && g.error?.key !== key ? g.error : null }));
-      }, (err: unknown) => {
-        if (current.current !== recordingId || !order.current.isLast(n)) return;
-        const message = toApiError(err).message;
-        setGot((g) => ({ id: recordingId, shown: g.id === recordingId ? g.shown : null, error: { key, message } }));
-      });
+      Promise.all([call.call(api, recordingId, scope), api.scopeInfo(recordingId, scope)]).then(
+        ([value, info]) => {
+          if (current.current !== recordingId || !order.current.take(n)) return;
+          // A failure of a later request stays (an earlier answer may land after it).
+          setGot((g) => ({ id: recordingId, shown: { scope, info, value }, error: g.id === recordingId && g.error?.key !== key ? g.error : null }));
+        },
+        (err: unknown) => {
+          if (current.current !== recordingId || !order.current.isLast(n)) return;
+          const message = toApiError(err).message;
+          setGot((g) => ({ id: recordingId, shown: g.id === recordingId ? g.shown : null, error: { key, message } }));
+        },
+      );
     };
     if (scope.kind !== 'window') {
       send();

@@ -37,12 +37,24 @@ export function StatsView(props: {
   const head = (
     <div className="stats-scope" data-testid="stats-scope" data-scope={shown ? scopeKey(shown.scope) : ''} data-pending={pending ? 'true' : 'false'}>
       <ScopePicker scope={scope} onScope={props.onScope} ranges={props.ranges} selection={props.selection} />
-      {shown && <span className="scope-label" data-testid="stats-scope-label">{shown.info.label}{pending ? ' · updating…' : ''}</span>}
+      {shown && (
+        <span className="scope-label" data-testid="stats-scope-label">
+          {shown.info.label}
+          {pending ? ' · updating…' : ''}
+        </span>
+      )}
       {error && <span className="hint scope-error">{error}</span>}
     </div>
   );
   const iterations = props.iterations && <Iterations track={props.iterations} scope={scope} onScope={props.onScope} />;
-  if (!shown) return <div className="stats-view">{head}{!error && <p className="hint">Loading statistics…</p>}{iterations}</div>;
+  if (!shown)
+    return (
+      <div className="stats-view">
+        {head}
+        {!error && <p className="hint">Loading statistics…</p>}
+        {iterations}
+      </div>
+    );
   const stats = shown.value;
   const streamOf = (streamId: number) => summary.streams.find((s) => s.id === streamId);
   const label = (streamId: number) => String(streamOf(streamId)?.cuptiStreamId ?? streamId);
@@ -55,72 +67,161 @@ export function StatsView(props: {
     <div className={`stats-view${pending ? ' stale' : ''}`} data-testid="stats-view">
       {head}
       <section>
-        <h2>Overlap factors <span className="h-note">sum of busy time ÷ union of busy time, per device: 1.00× = nothing ran concurrently</span></h2>
-        <SortTable testId="stats-overlap" initial="all" rows={stats.overlapFactors} cols={[
-          { key: 'device', label: 'device', value: (r) => r.deviceId, show: (r) => devName(r.deviceId) },
-          { key: 'compute', label: 'compute', numeric: true, value: (r) => r.compute, show: (r) => <Factor value={r.compute} max={maxStreams(r.deviceId)} /> },
-          { key: 'h2d', label: 'HtoD', numeric: true, value: (r) => r.h2d, show: (r) => <Factor value={r.h2d} max={maxStreams(r.deviceId)} /> },
-          { key: 'd2h', label: 'DtoH', numeric: true, value: (r) => r.d2h, show: (r) => <Factor value={r.d2h} max={maxStreams(r.deviceId)} /> },
-          { key: 'all', label: 'all work', numeric: true, value: (r) => r.all, show: (r) => <Factor value={r.all} max={maxStreams(r.deviceId)} /> },
-        ]} />
+        <h2>
+          Overlap factors <span className="h-note">sum of busy time ÷ union of busy time, per device: 1.00× = nothing ran concurrently</span>
+        </h2>
+        <SortTable
+          testId="stats-overlap"
+          initial="all"
+          rows={stats.overlapFactors}
+          cols={[
+            { key: 'device', label: 'device', value: (r) => r.deviceId, show: (r) => devName(r.deviceId) },
+            {
+              key: 'compute',
+              label: 'compute',
+              numeric: true,
+              value: (r) => r.compute,
+              show: (r) => <Factor value={r.compute} max={maxStreams(r.deviceId)} />,
+            },
+            { key: 'h2d', label: 'HtoD', numeric: true, value: (r) => r.h2d, show: (r) => <Factor value={r.h2d} max={maxStreams(r.deviceId)} /> },
+            { key: 'd2h', label: 'DtoH', numeric: true, value: (r) => r.d2h, show: (r) => <Factor value={r.d2h} max={maxStreams(r.deviceId)} /> },
+            { key: 'all', label: 'all work', numeric: true, value: (r) => r.all, show: (r) => <Factor value={r.all} max={maxStreams(r.deviceId)} /> },
+          ]}
+        />
       </section>
       <section>
-        <h2>Kernels <span className="h-note">{stats.kernels.length} distinct, {launches.toLocaleString('en-US')} launches</span></h2>
-        <SortTable testId="stats-kernels" initial="total" rows={stats.kernels} cols={[
-          { key: 'name', label: 'name', value: (r) => r.name, title: (r) => fullName(r), show: (r) => <span className="kname">{shortName(fullName(r))}</span> },
-          { key: 'count', label: 'count', numeric: true, value: (r) => r.count },
-          { key: 'total', label: 'total', numeric: true, value: (r) => r.totalNs, show: (r) => <Bar share={r.totalNs / maxKernelNs} text={formatDuration(r.totalNs)} color={KIND_COLORS.kernel} /> },
-          { key: 'mean', label: 'mean', numeric: true, value: (r) => r.meanNs, show: (r) => formatDuration(r.meanNs) },
-          { key: 'min', label: 'min', numeric: true, value: (r) => r.minNs, show: (r) => formatDuration(r.minNs) },
-          { key: 'max', label: 'max', numeric: true, value: (r) => r.maxNs, show: (r) => formatDuration(r.maxNs) },
-          { key: 'share', label: 'share of kernel time', numeric: true, value: (r) => r.share, show: (r) => <Bar share={r.share} /> },
-        ]} />
+        <h2>
+          Kernels{' '}
+          <span className="h-note">
+            {stats.kernels.length} distinct, {launches.toLocaleString('en-US')} launches
+          </span>
+        </h2>
+        <SortTable
+          testId="stats-kernels"
+          initial="total"
+          rows={stats.kernels}
+          cols={[
+            {
+              key: 'name',
+              label: 'name',
+              value: (r) => r.name,
+              title: (r) => fullName(r),
+              show: (r) => <span className="kname">{shortName(fullName(r))}</span>,
+            },
+            { key: 'count', label: 'count', numeric: true, value: (r) => r.count },
+            {
+              key: 'total',
+              label: 'total',
+              numeric: true,
+              value: (r) => r.totalNs,
+              show: (r) => <Bar share={r.totalNs / maxKernelNs} text={formatDuration(r.totalNs)} color={KIND_COLORS.kernel} />,
+            },
+            { key: 'mean', label: 'mean', numeric: true, value: (r) => r.meanNs, show: (r) => formatDuration(r.meanNs) },
+            { key: 'min', label: 'min', numeric: true, value: (r) => r.minNs, show: (r) => formatDuration(r.minNs) },
+            { key: 'max', label: 'max', numeric: true, value: (r) => r.maxNs, show: (r) => formatDuration(r.maxNs) },
+            { key: 'share', label: 'share of kernel time', numeric: true, value: (r) => r.share, show: (r) => <Bar share={r.share} /> },
+          ]}
+        />
       </section>
       <section>
         <h2>Copies and memsets</h2>
-        <SortTable testId="stats-copies" initial="time" rows={stats.copies} cols={[
-          { key: 'dir', label: 'direction', value: (r) => r.direction },
-          { key: 'src', label: 'from', value: (r) => r.srcKind },
-          { key: 'dst', label: 'to', value: (r) => r.dstKind },
-          { key: 'count', label: 'count', numeric: true, value: (r) => r.count },
-          { key: 'bytes', label: 'bytes', numeric: true, value: (r) => r.bytes, show: (r) => formatBytes(r.bytes), title: (r) => `${r.bytes.toLocaleString('en-US')} bytes` },
-          { key: 'time', label: 'time', numeric: true, value: (r) => r.totalNs, show: (r) => <Bar share={r.totalNs / maxCopyNs} text={formatDuration(r.totalNs)} color={KIND_COLORS['memcpy-h2d']} /> },
-          { key: 'gbps', label: 'GB/s', numeric: true, value: (r) => r.gbPerS, show: (r) => r.gbPerS.toFixed(1) },
-        ]} />
+        <SortTable
+          testId="stats-copies"
+          initial="time"
+          rows={stats.copies}
+          cols={[
+            { key: 'dir', label: 'direction', value: (r) => r.direction },
+            { key: 'src', label: 'from', value: (r) => r.srcKind },
+            { key: 'dst', label: 'to', value: (r) => r.dstKind },
+            { key: 'count', label: 'count', numeric: true, value: (r) => r.count },
+            {
+              key: 'bytes',
+              label: 'bytes',
+              numeric: true,
+              value: (r) => r.bytes,
+              show: (r) => formatBytes(r.bytes),
+              title: (r) => `${r.bytes.toLocaleString('en-US')} bytes`,
+            },
+            {
+              key: 'time',
+              label: 'time',
+              numeric: true,
+              value: (r) => r.totalNs,
+              show: (r) => <Bar share={r.totalNs / maxCopyNs} text={formatDuration(r.totalNs)} color={KIND_COLORS['memcpy-h2d']} />,
+            },
+            { key: 'gbps', label: 'GB/s', numeric: true, value: (r) => r.gbPerS, show: (r) => r.gbPerS.toFixed(1) },
+          ]}
+        />
       </section>
       <section>
-        <h2>Streams <span className="h-note">click a stream to show it on the timeline</span></h2>
-        <SortTable testId="stats-streams" initial="busy" rows={stats.streams} cols={[
-          { key: 'stream', label: 'stream', numeric: true, value: (r) => Number(label(r.streamId)), show: (r) => <button className="linkish" onClick={() => props.onShowStream(r.rowId)}>{label(r.streamId)}</button> },
-          { key: 'kind', label: 'kind', value: (r) => streamOf(r.streamId)?.kind ?? '' },
-          { key: 'prio', label: 'priority', numeric: true, value: (r) => streamOf(r.streamId)?.priority ?? 0 },
-          { key: 'device', label: 'device', value: (r) => r.deviceId ?? -1, show: (r) => devName(r.deviceId) },
-          { key: 'kernels', label: 'kernels', numeric: true, value: (r) => r.kernels },
-          { key: 'copies', label: 'copies', numeric: true, value: (r) => r.copies },
-          { key: 'busy', label: 'busy', numeric: true, value: (r) => r.busyNs, show: (r) => formatDuration(r.busyNs) },
-          { key: 'util', label: 'utilization of the device span', numeric: true, value: (r) => r.utilization, show: (r) => <Bar share={r.utilization} /> },
-        ]} />
+        <h2>
+          Streams <span className="h-note">click a stream to show it on the timeline</span>
+        </h2>
+        <SortTable
+          testId="stats-streams"
+          initial="busy"
+          rows={stats.streams}
+          cols={[
+            {
+              key: 'stream',
+              label: 'stream',
+              numeric: true,
+              value: (r) => Number(label(r.streamId)),
+              show: (r) => (
+                <button className="linkish" onClick={() => props.onShowStream(r.rowId)}>
+                  {label(r.streamId)}
+                </button>
+              ),
+            },
+            { key: 'kind', label: 'kind', value: (r) => streamOf(r.streamId)?.kind ?? '' },
+            { key: 'prio', label: 'priority', numeric: true, value: (r) => streamOf(r.streamId)?.priority ?? 0 },
+            { key: 'device', label: 'device', value: (r) => r.deviceId ?? -1, show: (r) => devName(r.deviceId) },
+            { key: 'kernels', label: 'kernels', numeric: true, value: (r) => r.kernels },
+            { key: 'copies', label: 'copies', numeric: true, value: (r) => r.copies },
+            { key: 'busy', label: 'busy', numeric: true, value: (r) => r.busyNs, show: (r) => formatDuration(r.busyNs) },
+            { key: 'util', label: 'utilization of the device span', numeric: true, value: (r) => r.utilization, show: (r) => <Bar share={r.utilization} /> },
+          ]}
+        />
       </section>
       {stats.overlap.map((m) => {
         const max = Math.max(1, ...m.overlapNs.flatMap((row, i) => row.filter((_, j) => i !== j)));
         const dev = summary.devices.find((d) => d.id === m.deviceId);
         return (
           <section key={m.deviceId}>
-            <h2>Stream-pair overlap · {dev ? deviceTitle(dev) : devName(m.deviceId)} <span className="h-note">time both streams had an operation running; diagonal: the stream's busy time</span></h2>
+            <h2>
+              Stream-pair overlap · {dev ? deviceTitle(dev) : devName(m.deviceId)}{' '}
+              <span className="h-note">time both streams had an operation running; diagonal: the stream's busy time</span>
+            </h2>
             <table className="matrix" data-testid="stats-matrix">
-              <thead><tr><th className="corner">stream</th>{m.streamIds.map((s) => <th key={s}>{label(s)}</th>)}</tr></thead>
-              <tbody>{m.streamIds.map((a, i) => (
-                <tr key={a}><th>{label(a)}</th>{m.streamIds.map((b, j) => {
-                  const v = m.overlapNs[i]![j]!;
-                  const t = i === j ? 0 : v / max;
-                  return (
-                    <td key={b} className={i === j ? 'diag' : ''} title={`streams ${label(a)} × ${label(b)}: ${formatDuration(v)}`}
-                      style={i === j ? undefined : { background: v ? interpolateBlues(0.08 + 0.8 * t) : '#fff', color: t > 0.55 ? '#fff' : '#223' }}>
-                      {v ? formatDuration(v) : '·'}
-                    </td>
-                  );
-                })}</tr>
-              ))}</tbody>
+              <thead>
+                <tr>
+                  <th className="corner">stream</th>
+                  {m.streamIds.map((s) => (
+                    <th key={s}>{label(s)}</th>
+                  ))}
+                </tr>
+              </thead>
+              <tbody>
+                {m.streamIds.map((a, i) => (
+                  <tr key={a}>
+                    <th>{label(a)}</th>
+                    {m.streamIds.map((b, j) => {
+                      const v = m.overlapNs[i]![j]!;
+                      const t = i === j ? 0 : v / max;
+                      return (
+                        <td
+                          key={b}
+                          className={i === j ? 'diag' : ''}
+                          title={`streams ${label(a)} × ${label(b)}: ${formatDuration(v)}`}
+                          style={i === j ? undefined : { background: v ? interpolateBlues(0.08 + 0.8 * t) : '#fff', color: t > 0.55 ? '#fff' : '#223' }}
+                        >
+                          {v ? formatDuration(v) : '·'}
+                        </td>
+                      );
+                    })}
+                  </tr>
+                ))}
+              </tbody>
             </table>
           </section>
         );
@@ -137,27 +238,89 @@ export function StatsView(props: {
  */
 function Iterations(props: { track: IterationTrack; scope: Scope; onScope: (s: Scope) => void }) {
   const { track: t, scope } = props;
-  const chosen = scope.kind === 'range' && scope.name === t.name ? scope.instance ?? null : null;
+  const chosen = scope.kind === 'range' && scope.name === t.name ? (scope.instance ?? null) : null;
   const span = (r: IterationRow) => (r.gpuStartNs !== null && r.gpuEndNs !== null ? r.gpuEndNs - r.gpuStartNs : null);
   const maxSpan = Math.max(1, ...t.rows.map((r) => span(r) ?? 0));
   return (
     <section>
-      <h2>Iterations · '{t.name}' <span className="h-note">{t.rows.length} instances, median {formatDuration(t.medianNs)}; click an instance to analyse it alone</span></h2>
-      <SortTable testId="stats-iterations" initial="instance" rows={t.rows} cols={[
-        // Sorted by −instance: the table's first (descending) order lists #1 first.
-        { key: 'instance', label: 'instance', numeric: true, value: (r) => -r.instance,
-          show: (r) => <button className={`linkish${r.instance === chosen ? ' chosen' : ''}`} data-testid="iteration-pick" onClick={() => props.onScope({ kind: 'range', name: t.name, instance: r.instance })}>#{r.instance}</button> },
-        { key: 'start', label: 'GPU start', numeric: true, value: (r) => r.gpuStartNs ?? r.startNs, show: (r) => (r.gpuStartNs === null ? '—' : formatTimestamp(r.gpuStartNs, 1000)) },
-        { key: 'span', label: 'GPU span', numeric: true, value: (r) => span(r) ?? 0,
-          show: (r) => { const v = span(r); return v === null ? <span className="hint">no GPU work</span> : <Bar share={v / maxSpan} text={formatDuration(v)} color={r.outlier ? '#e69500' : '#8fb3da'} />; } },
-        { key: 'ops', label: 'operations', numeric: true, value: (r) => r.operations },
-        { key: 'gpus', label: 'busy · overlap per GPU', value: (r) => r.devices.reduce((n, d) => n + d.busyNs, 0),
-          show: (r) => r.devices.map((d) => `GPU ${d.gpu}: ${formatDuration(d.busyNs)}${d.overlap !== null ? ` · ${d.overlap.toFixed(2)}×` : ''}`).join('; ') || '—' },
-        { key: 'finding', label: 'top finding', value: (r) => r.topFinding?.costNs ?? 0, title: (r) => r.topFinding?.title ?? '',
-          show: (r) => (r.topFinding ? <span className="it-finding">{r.topFinding.title} <span className="hint">({formatDuration(r.topFinding.costNs)})</span></span> : '—') },
-        { key: 'flags', label: 'flags', value: (r) => (r.warmUp ? 2 : 0) + (r.outlier ? 1 : 0),
-          show: (r) => [r.warmUp ? 'warm-up' : '', r.outlier ? 'outlier' : ''].filter(Boolean).join(', ') },
-      ]} />
+      <h2>
+        Iterations · '{t.name}'{' '}
+        <span className="h-note">
+          {t.rows.length} instances, median {formatDuration(t.medianNs)}; click an instance to analyse it alone
+        </span>
+      </h2>
+      <SortTable
+        testId="stats-iterations"
+        initial="instance"
+        rows={t.rows}
+        cols={[
+          // Sorted by −instance: the table's first (descending) order lists #1 first.
+          {
+            key: 'instance',
+            label: 'instance',
+            numeric: true,
+            value: (r) => -r.instance,
+            show: (r) => (
+              <button
+                className={`linkish${r.instance === chosen ? ' chosen' : ''}`}
+                data-testid="iteration-pick"
+                onClick={() => props.onScope({ kind: 'range', name: t.name, instance: r.instance })}
+              >
+                #{r.instance}
+              </button>
+            ),
+          },
+          {
+            key: 'start',
+            label: 'GPU start',
+            numeric: true,
+            value: (r) => r.gpuStartNs ?? r.startNs,
+            show: (r) => (r.gpuStartNs === null ? '—' : formatTimestamp(r.gpuStartNs, 1000)),
+          },
+          {
+            key: 'span',
+            label: 'GPU span',
+            numeric: true,
+            value: (r) => span(r) ?? 0,
+            show: (r) => {
+              const v = span(r);
+              return v === null ? (
+                <span className="hint">no GPU work</span>
+              ) : (
+                <Bar share={v / maxSpan} text={formatDuration(v)} color={r.outlier ? '#e69500' : '#8fb3da'} />
+              );
+            },
+          },
+          { key: 'ops', label: 'operations', numeric: true, value: (r) => r.operations },
+          {
+            key: 'gpus',
+            label: 'busy · overlap per GPU',
+            value: (r) => r.devices.reduce((n, d) => n + d.busyNs, 0),
+            show: (r) =>
+              r.devices.map((d) => `GPU ${d.gpu}: ${formatDuration(d.busyNs)}${d.overlap !== null ? ` · ${d.overlap.toFixed(2)}×` : ''}`).join('; ') || '—',
+          },
+          {
+            key: 'finding',
+            label: 'top finding',
+            value: (r) => r.topFinding?.costNs ?? 0,
+            title: (r) => r.topFinding?.title ?? '',
+            show: (r) =>
+              r.topFinding ? (
+                <span className="it-finding">
+                  {r.topFinding.title} <span className="hint">({formatDuration(r.topFinding.costNs)})</span>
+                </span>
+              ) : (
+                '—'
+              ),
+          },
+          {
+            key: 'flags',
+            label: 'flags',
+            value: (r) => (r.warmUp ? 2 : 0) + (r.outlier ? 1 : 0),
+            show: (r) => [r.warmUp ? 'warm-up' : '', r.outlier ? 'outlier' : ''].filter(Boolean).join(', '),
+          },
+        ]}
+      />
     </section>
   );
 }

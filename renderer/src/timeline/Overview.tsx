@@ -22,10 +22,15 @@ export function Overview(props: { summary: RecordingSummary; view: View; onView:
   useEffect(() => {
     let live = true;
     if (width < 10) return;
-    getApi().overview(summary.recordingId, Math.min(4096, Math.round(width)))
-      .then((o) => { if (live) setConc(o); })
+    getApi()
+      .overview(summary.recordingId, Math.min(4096, Math.round(width)))
+      .then((o) => {
+        if (live) setConc(o);
+      })
       .catch(() => {});
-    return () => { live = false; };
+    return () => {
+      live = false;
+    };
   }, [summary.recordingId, width]);
   useEffect(() => {
     const c = ref.current!;
@@ -49,7 +54,11 @@ export function Overview(props: { summary: RecordingSummary; view: View; onView:
         // Stacked: kernels, then copies, then the rest, scaled to the device's peak.
         let y = y0 + LANE_H - 1;
         const x = xOf(conc.startNs + b * conc.bucketNs);
-        for (const [v, kind] of [[cr.kernels[b]!, 'kernel'], [cr.copies[b]!, 'memcpy-h2d'], [cr.other[b]!, 'memcpy-other']] as const) {
+        for (const [v, kind] of [
+          [cr.kernels[b]!, 'kernel'],
+          [cr.copies[b]!, 'memcpy-h2d'],
+          [cr.other[b]!, 'memcpy-other'],
+        ] as const) {
           if (!v) continue;
           const h = (v / peak) * (LANE_H - 2);
           g.fillStyle = KIND_COLORS[kind];
@@ -75,7 +84,11 @@ export function Overview(props: { summary: RecordingSummary; view: View; onView:
     onView({ start: toNs(px) - half, end: toNs(px) + half });
   };
   return (
-    <canvas ref={ref} data-testid="overview" className="overview" title="Overview of the whole recording: click or drag to move, shift-drag to choose a range"
+    <canvas
+      ref={ref}
+      data-testid="overview"
+      className="overview"
+      title="Overview of the whole recording: click or drag to move, shift-drag to choose a range"
       onMouseDown={(e) => {
         drag.current = { x: e.nativeEvent.offsetX, shift: e.shiftKey, view };
         if (!e.shiftKey) center(e.nativeEvent.offsetX);
@@ -92,6 +105,7 @@ export function Overview(props: { summary: RecordingSummary; view: View; onView:
           const [p, q] = [d.x, e.nativeEvent.offsetX].sort((m, n) => m - n);
           onView({ start: toNs(p!), end: toNs(q!) });
         }
-      }} />
+      }}
+    />
   );
 }

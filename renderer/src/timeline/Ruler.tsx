@@ -25,15 +25,26 @@ export function Ruler(props: {
   const axisRef = useRef<SVGGElement>(null);
   const baseRef = useRef<HTMLSpanElement>(null);
   useLayoutEffect(() => {
-    const x = scaleLinear().domain([view.start - origin, view.end - origin]).range([0, width]);
+    const x = scaleLinear()
+      .domain([view.start - origin, view.end - origin])
+      .range([0, width]);
     const count = Math.max(2, Math.floor(width / 120));
     const ticks = x.ticks(count);
     const step = ticks.length > 1 ? ticks[1]! - ticks[0]! : view.end - view.start;
     const { base, format } = rulerLabels(ticks[0] ?? view.start - origin, step);
     const axis = select(axisRef.current!);
-    axis.call(axisTop(x).ticks(count).tickSizeOuter(0).tickSize(6).tickFormat((v) => format(Number(v))));
+    axis.call(
+      axisTop(x)
+        .ticks(count)
+        .tickSizeOuter(0)
+        .tickSize(6)
+        .tickFormat((v) => format(Number(v))),
+    );
     // Labels that would be cut by the edges stay in the DOM but are not shown.
-    axis.selectAll<SVGGElement, number>('.tick').select('text').attr('visibility', (d) => (x(d) < 28 || x(d) > width - 28 ? 'hidden' : null));
+    axis
+      .selectAll<SVGGElement, number>('.tick')
+      .select('text')
+      .attr('visibility', (d) => (x(d) < 28 || x(d) > width - 28 ? 'hidden' : null));
     if (baseRef.current) baseRef.current.textContent = base === null ? '' : `${formatTimestamp(base, step)} +`;
   }, [view, width, origin]);
   const drag = useRef<number | null>(null);
@@ -46,16 +57,25 @@ export function Ruler(props: {
   const b = range ? xOf(Math.max(...range)) : 0;
   return (
     <div className="ruler" style={{ width }}>
-      <svg width={width} height={RULER_H} data-testid="ruler"
-        onMouseDown={(e) => { drag.current = toNs(e); onRange(null, false); }}
-        onMouseMove={(e) => { if (drag.current !== null && e.buttons & 1) onRange([drag.current, toNs(e)], false); }}
+      <svg
+        width={width}
+        height={RULER_H}
+        data-testid="ruler"
+        onMouseDown={(e) => {
+          drag.current = toNs(e);
+          onRange(null, false);
+        }}
+        onMouseMove={(e) => {
+          if (drag.current !== null && e.buttons & 1) onRange([drag.current, toNs(e)], false);
+        }}
         onMouseUp={(e) => {
           const start = drag.current;
           drag.current = null;
           if (start === null) return;
           // A click (no drag) leaves no range.
           onRange(Math.abs(toNs(e) - start) > (3 * (view.end - view.start)) / width ? [start, toNs(e)] : null, true);
-        }}>
+        }}
+      >
         {props.startup && <StartupBand startup={props.startup} x0={xOf(props.startup.startNs)} x1={xOf(props.startup.endNs)} width={width} />}
         {range && <rect className="ruler-range" x={a} y={0} width={Math.max(1, b - a)} height={RULER_H} />}
         <g ref={axisRef} className="axis" transform={`translate(0,${RULER_H - 1})`} />
@@ -93,7 +113,11 @@ function StartupBand(props: { startup: Startup; x0: number; x1: number; width: n
       <title>{tip}</title>
       <rect className="startup-fill" x={a} y={0} width={b - a} height={RULER_H} />
       {props.x1 <= width && <rect className="startup-edge" x={b - 1} y={0} width={1} height={RULER_H} />}
-      {b - a > 40 && <text className="startup-label" x={a + 4} y={9}>{b - a > label.length * 6 ? label : 'start-up'}</text>}
+      {b - a > 40 && (
+        <text className="startup-label" x={a + 4} y={9}>
+          {b - a > label.length * 6 ? label : 'start-up'}
+        </text>
+      )}
     </g>
   );
 }

@@ -91,7 +91,9 @@ function registerHooks(t: TimelineHooks): () => void {
       return null;
     },
     frames: allFrames,
-    get dataFrames() { return mounted.reduce((n, m) => n + m.dataFrames(), 0); },
+    get dataFrames() {
+      return mounted.reduce((n, m) => n + m.dataFrames(), 0);
+    },
     idle: () => mounted.every((m) => m.idle()),
     iterationBoxes: () => {
       for (const m of mounted) {
@@ -167,7 +169,8 @@ export function Timeline(props: {
   const devices = useMemo(() => {
     const m = new Map<number, string[]>();
     for (const r of lay.rows) if (r.row?.kind === 'conc') m.set(r.row.deviceId!, []);
-    for (const g of groups) for (const r of g.rows) if (r.kind === 'stream' && r.stream?.deviceId != null && m.has(r.stream.deviceId)) m.get(r.stream.deviceId)!.push(r.id);
+    for (const g of groups)
+      for (const r of g.rows) if (r.kind === 'stream' && r.stream?.deviceId != null && m.has(r.stream.deviceId)) m.get(r.stream.deviceId)!.push(r.id);
     return m;
   }, [lay, groups]);
 
@@ -179,7 +182,7 @@ export function Timeline(props: {
   const [hover, setHover] = useState<{ hit: Hit; clientX: number; clientY: number } | null>(null);
   const [cursorX, setCursorX] = useState<number | null>(null);
   const [ownRange, setOwnRange] = useState<[number, number] | null>(null);
-  const range = props.onRange ? props.range ?? null : ownRange;
+  const range = props.onRange ? (props.range ?? null) : ownRange;
   const setRange = useCallback((r: [number, number] | null, done = true) => {
     const on = latest.current.onRange;
     if (on) on(r, done);
@@ -193,19 +196,28 @@ export function Timeline(props: {
   // One loader per recording.
   const loaderRef = useRef<WindowLoader | null>(null);
   useEffect(() => {
-    const loader = new WindowLoader(getApi(), summary.recordingId, (l) => {
-      setLoaded(l);
-      setNvtxDepth((prev) => {
-        let changed = false;
-        const next = new Map(prev);
-        for (const [row, d] of l.nvtxDepth) if ((prev.get(row) ?? -1) < d) { next.set(row, d); changed = true; }
-        return changed ? next : prev;
-      });
-      if (!firstData.current) {
-        firstData.current = true;
-        latest.current.onFirstData?.();
-      }
-    }, (err) => latest.current.onError(err));
+    const loader = new WindowLoader(
+      getApi(),
+      summary.recordingId,
+      (l) => {
+        setLoaded(l);
+        setNvtxDepth((prev) => {
+          let changed = false;
+          const next = new Map(prev);
+          for (const [row, d] of l.nvtxDepth)
+            if ((prev.get(row) ?? -1) < d) {
+              next.set(row, d);
+              changed = true;
+            }
+          return changed ? next : prev;
+        });
+        if (!firstData.current) {
+          firstData.current = true;
+          latest.current.onFirstData?.();
+        }
+      },
+      (err) => latest.current.onError(err),
+    );
     loaderRef.current = loader;
     setLoaded(null);
     firstData.current = false;
@@ -244,8 +256,40 @@ export function Timeline(props: {
   const canvasH = Math.min(size.height, Math.max(lay.height, 1));
 
   // Draw in the next animation frame, once, whatever changed in between.
-  const drawState = useRef({ view, lay, loaded, selected, details, search, hover: hover?.hit ?? null, range, cursorX, scrollTop, size, canvasH, startup, iterations, chosenInstance });
-  drawState.current = { view, lay, loaded, selected, details, search, hover: hover?.hit ?? null, range, cursorX, scrollTop, size, canvasH, startup, iterations, chosenInstance };
+  const drawState = useRef({
+    view,
+    lay,
+    loaded,
+    selected,
+    details,
+    search,
+    hover: hover?.hit ?? null,
+    range,
+    cursorX,
+    scrollTop,
+    size,
+    canvasH,
+    startup,
+    iterations,
+    chosenInstance,
+  });
+  drawState.current = {
+    view,
+    lay,
+    loaded,
+    selected,
+    details,
+    search,
+    hover: hover?.hit ?? null,
+    range,
+    cursorX,
+    scrollTop,
+    size,
+    canvasH,
+    startup,
+    iterations,
+    chosenInstance,
+  };
   /** What the last frame drew from, for hit testing (draw.ts). */
   const geometry = (): Geometry => {
     const s = drawState.current;
@@ -268,9 +312,22 @@ export function Timeline(props: {
     const g = canvas.getContext('2d');
     if (!g) return;
     drawTimeline(g, {
-      width: s.size.width, height: s.canvasH, dpr, scrollTop: s.scrollTop, view: s.view, layout: s.lay, loaded: s.loaded,
-      selected: s.selected, details: s.details, search: s.search, hover: s.hover, range: s.range, cursorX: s.cursorX,
-      startup: s.startup, iterations: s.iterations, chosenInstance: s.chosenInstance,
+      width: s.size.width,
+      height: s.canvasH,
+      dpr,
+      scrollTop: s.scrollTop,
+      view: s.view,
+      layout: s.lay,
+      loaded: s.loaded,
+      selected: s.selected,
+      details: s.details,
+      search: s.search,
+      hover: s.hover,
+      range: s.range,
+      cursorX: s.cursorX,
+      startup: s.startup,
+      iterations: s.iterations,
+      chosenInstance: s.chosenInstance,
     });
     allFrames.push(performance.now() - t0);
     if (allFrames.length > FRAME_HISTORY) allFrames.splice(0, allFrames.length - FRAME_HISTORY);
@@ -279,10 +336,13 @@ export function Timeline(props: {
   useLayoutEffect(() => {
     if (frameRequest.current === null) frameRequest.current = requestAnimationFrame(draw);
   }, [draw, view, lay, loaded, selected, details, search, hover, range, cursorX, scrollTop, size, canvasH, startup, iterations, chosenInstance]);
-  useEffect(() => () => {
-    if (frameRequest.current !== null) cancelAnimationFrame(frameRequest.current);
-    frameRequest.current = null;
-  }, []);
+  useEffect(
+    () => () => {
+      if (frameRequest.current !== null) cancelAnimationFrame(frameRequest.current);
+      frameRequest.current = null;
+    },
+    [],
+  );
 
   useEffect(() => {
     const self: TimelineHooks = {
@@ -309,7 +369,9 @@ export function Timeline(props: {
           const shown = b && c && b.x + b.w >= 0 && b.x <= s.size.width && b.y + b.h > s.scrollTop && b.y < s.scrollTop + s.canvasH;
           const x0 = shown ? Math.max(0, b.x) : 0;
           return {
-            instance: row.instance, warmUp: row.warmUp, outlier: row.outlier,
+            instance: row.instance,
+            warmUp: row.warmUp,
+            outlier: row.outlier,
             rect: shown ? { x: c.left + x0, y: c.top + b.y - s.scrollTop, w: Math.max(1, Math.min(s.size.width, b.x + b.w) - x0), h: b.h } : null,
           };
         });
@@ -320,23 +382,32 @@ export function Timeline(props: {
 
   // View changes.
   const setView = useCallback((v: View) => latest.current.onView(clampView(v, latest.current.summary)), []);
-  const zoomAt = useCallback((factor: number, px: number) => {
-    const { view: v } = latest.current;
-    const w = drawState.current.size.width;
-    const t = v.start + (px / w) * (v.end - v.start);
-    const span = (v.end - v.start) * factor;
-    const frac = px / w;
-    setView({ start: t - span * frac, end: t + span * (1 - frac) });
-  }, [setView]);
-  const panBy = useCallback((fraction: number) => {
-    const { view: v } = latest.current;
-    const d = (v.end - v.start) * fraction;
-    setView({ start: v.start + d, end: v.end + d });
-  }, [setView]);
+  const zoomAt = useCallback(
+    (factor: number, px: number) => {
+      const { view: v } = latest.current;
+      const w = drawState.current.size.width;
+      const t = v.start + (px / w) * (v.end - v.start);
+      const span = (v.end - v.start) * factor;
+      const frac = px / w;
+      setView({ start: t - span * frac, end: t + span * (1 - frac) });
+    },
+    [setView],
+  );
+  const panBy = useCallback(
+    (fraction: number) => {
+      const { view: v } = latest.current;
+      const d = (v.end - v.start) * fraction;
+      setView({ start: v.start + d, end: v.end + d });
+    },
+    [setView],
+  );
   // The range stays selected: in the app it is what the findings and stats analyse.
-  const zoomToRange = useCallback((r: [number, number]) => {
-    setView({ start: Math.min(...r), end: Math.max(...r) });
-  }, [setView]);
+  const zoomToRange = useCallback(
+    (r: [number, number]) => {
+      setView({ start: Math.min(...r), end: Math.max(...r) });
+    },
+    [setView],
+  );
 
   const mouseX = useRef<number | null>(null);
   useEffect(() => {
@@ -433,14 +504,20 @@ export function Timeline(props: {
     };
     window.addEventListener('mousemove', onMove);
     window.addEventListener('mouseup', onUp);
-    return () => { window.removeEventListener('mousemove', onMove); window.removeEventListener('mouseup', onUp); };
+    return () => {
+      window.removeEventListener('mousemove', onMove);
+      window.removeEventListener('mouseup', onUp);
+    };
     // eslint-disable-next-line react-hooks/exhaustive-deps -- the window listeners read what changes through refs (latest, drawState, drag); re-adding them per render would drop a drag in flight
   }, [setView]);
 
   const onHoverMove = (e: React.MouseEvent<HTMLCanvasElement>) => {
     mouseX.current = e.nativeEvent.offsetX;
     setCursorX(e.nativeEvent.offsetX);
-    if (drag.current?.moved) { setHover(null); return; }
+    if (drag.current?.moved) {
+      setHover(null);
+      return;
+    }
     const h = hitAt(e.nativeEvent.offsetX, e.nativeEvent.offsetY + scrollTop);
     setHover(h ? { hit: h, clientX: e.clientX, clientY: e.clientY } : null);
   };
@@ -454,10 +531,14 @@ export function Timeline(props: {
     props.onFolded(f);
   };
 
-  const tip = !hover ? null
-    : hover.hit.instance !== undefined && iterations ? describeIteration(iterations, hover.hit.instance)
-    : describeHit(hover.hit, loaded?.strings ?? {});
-  const rangeBox: [number, number] | null = range ? [((Math.min(...range) - view.start) / (view.end - view.start)) * size.width, ((Math.max(...range) - view.start) / (view.end - view.start)) * size.width] : null;
+  const tip = !hover
+    ? null
+    : hover.hit.instance !== undefined && iterations
+      ? describeIteration(iterations, hover.hit.instance)
+      : describeHit(hover.hit, loaded?.strings ?? {});
+  const rangeBox: [number, number] | null = range
+    ? [((Math.min(...range) - view.start) / (view.end - view.start)) * size.width, ((Math.max(...range) - view.start) / (view.end - view.start)) * size.width]
+    : null;
   const concPeaks = useMemo(() => {
     const m = new Map<number, string>();
     for (const [dev, c] of loaded?.concurrency ?? []) {
@@ -471,38 +552,74 @@ export function Timeline(props: {
     <div className="timeline">
       <div className="tl-top">
         <div className="tl-corner" style={{ width: LABEL_W }}>
-          <button data-testid="zoom-all" title="Show the whole recording" onClick={() => setView({ start: summary.startNs, end: summary.endNs })}>Fit</button>
-          <button data-testid="zoom-in" title="Zoom in (W)" onClick={() => zoomAt(0.5, size.width / 2)}>+</button>
-          <button data-testid="zoom-out" title="Zoom out (S)" onClick={() => zoomAt(2, size.width / 2)}>−</button>
-          <span className="tl-span" data-testid="view-span" title="Visible time span">{formatDuration(view.end - view.start)}</span>
+          <button data-testid="zoom-all" title="Show the whole recording" onClick={() => setView({ start: summary.startNs, end: summary.endNs })}>
+            Fit
+          </button>
+          <button data-testid="zoom-in" title="Zoom in (W)" onClick={() => zoomAt(0.5, size.width / 2)}>
+            +
+          </button>
+          <button data-testid="zoom-out" title="Zoom out (S)" onClick={() => zoomAt(2, size.width / 2)}>
+            −
+          </button>
+          <span className="tl-span" data-testid="view-span" title="Visible time span">
+            {formatDuration(view.end - view.start)}
+          </span>
         </div>
         <div className="tl-ruler-col">
           <Ruler view={view} width={size.width} range={range} onRange={onRulerRange} origin={props.timeOrigin} startup={startup} />
         </div>
       </div>
       <div className="tl-top tl-overview-row">
-        <div className="tl-corner tl-corner-label" style={{ width: LABEL_W }}>Overview · whole recording</div>
-        <div className="tl-ruler-col"><Overview summary={summary} view={view} onView={setView} width={size.width} /></div>
+        <div className="tl-corner tl-corner-label" style={{ width: LABEL_W }}>
+          Overview · whole recording
+        </div>
+        <div className="tl-ruler-col">
+          <Overview summary={summary} view={view} onView={setView} width={size.width} />
+        </div>
       </div>
       <div className="tl-body" ref={bodyRef} onScroll={(e) => setScrollTop(e.currentTarget.scrollTop)}>
-        <Labels layout={lay} groups={groups} folded={folded} onFold={toggleFold} onHide={(id) => props.onHidden(new Set(hidden).add(id))} concPeaks={concPeaks} />
+        <Labels
+          layout={lay}
+          groups={groups}
+          folded={folded}
+          onFold={toggleFold}
+          onHide={(id) => props.onHidden(new Set(hidden).add(id))}
+          concPeaks={concPeaks}
+        />
         <div className="tl-canvas-col" ref={colRef} style={{ height: lay.height }}>
-          <canvas ref={canvasRef} data-testid="timeline-canvas" className="tl-canvas"
-            onMouseDown={onMouseDown} onMouseMove={onHoverMove}
-            onMouseLeave={() => { setHover(null); setCursorX(null); mouseX.current = null; }}
-            onDoubleClick={() => { if (range) zoomToRange(range); }} />
+          <canvas
+            ref={canvasRef}
+            data-testid="timeline-canvas"
+            className="tl-canvas"
+            onMouseDown={onMouseDown}
+            onMouseMove={onHoverMove}
+            onMouseLeave={() => {
+              setHover(null);
+              setCursorX(null);
+              mouseX.current = null;
+            }}
+            onDoubleClick={() => {
+              if (range) zoomToRange(range);
+            }}
+          />
         </div>
       </div>
       {range && rangeBox && (
         <div className="range-actions" style={{ left: LABEL_W + Math.max(0, Math.min(size.width - 200, rangeBox[1] + 6)) }}>
-          <button data-testid="zoom-to-range" onClick={() => zoomToRange(range)} title="Zoom to the selected range (Z, or double-click)">Zoom to range · {formatDuration(Math.abs(range[1] - range[0]))}</button>
-          <button onClick={() => setRange(null)} title="Clear the range (Esc)">×</button>
+          <button data-testid="zoom-to-range" onClick={() => zoomToRange(range)} title="Zoom to the selected range (Z, or double-click)">
+            Zoom to range · {formatDuration(Math.abs(range[1] - range[0]))}
+          </button>
+          <button onClick={() => setRange(null)} title="Clear the range (Esc)">
+            ×
+          </button>
         </div>
       )}
       {hover && tip && (
         <div className="tooltip" data-testid="tooltip" style={{ left: Math.min(hover.clientX + 14, window.innerWidth - 320), top: hover.clientY + 16 }}>
           <div className="tt-title">{tip.title}</div>
-          {tip.lines.map((l) => <div key={l}>{l}</div>)}
+          {tip.lines.map((l) => (
+            <div key={l}>{l}</div>
+          ))}
         </div>
       )}
     </div>
@@ -511,31 +628,56 @@ export function Timeline(props: {
 
 /** The label column: one DOM row per canvas row, at the same y. */
 const Labels = memo(function Labels(props: {
-  layout: Layout; groups: TrackGroup[]; folded: Set<string>; onFold: (id: string) => void; onHide: (id: string) => void; concPeaks: Map<number, string>;
+  layout: Layout;
+  groups: TrackGroup[];
+  folded: Set<string>;
+  onFold: (id: string) => void;
+  onHide: (id: string) => void;
+  concPeaks: Map<number, string>;
 }) {
   const { layout, folded, onFold, onHide, concPeaks } = props;
   return (
     <div className="tl-labels" style={{ width: LABEL_W, height: layout.height }}>
-      {layout.rows.map((r) => r.type === 'group' ? (
-        <div key={r.id} className="tl-group" data-testid={`group-${r.id}`} style={{ top: r.y, height: r.h }} title={`${r.group.title}${r.group.subtitle ? ` · ${r.group.subtitle}` : ''}`}>
-          <button className="fold" data-testid={`fold-${r.id}`} aria-expanded={!folded.has(r.id)} onClick={() => onFold(r.id)}>{folded.has(r.id) ? '▸' : '▾'}</button>
-          <span className="g-title">{r.group.title}</span>
-          <span className="g-sub">{r.group.subtitle}{folded.has(r.id) ? ` · ${r.group.rows.length} rows folded` : ''}</span>
-        </div>
-      ) : (
-        <div key={r.id} className={`tl-label tl-${r.row!.kind}`} data-testid={`row-${r.id}`} style={{ top: r.y, height: r.h }}
-          title={`${r.row!.label} · ${r.row!.kind === 'conc' ? concPeaks.get(r.row!.deviceId!) ?? r.row!.detail : r.row!.detail}`}>
-          <span className="l-name">{r.row!.label}</span>
-          <span className="l-detail">{r.row!.kind === 'conc' ? concPeaks.get(r.row!.deviceId!) ?? r.row!.detail : r.row!.detail}</span>
-          {r.row!.share !== undefined && (
-            <span className="l-share" title="Share of the device's busy time">
-              <span className="l-share-fill" style={{ width: `${Math.round(Math.min(1, r.row!.share) * 100)}%` }} />
-              <span className="l-share-num">{formatPercent(r.row!.share)}</span>
+      {layout.rows.map((r) =>
+        r.type === 'group' ? (
+          <div
+            key={r.id}
+            className="tl-group"
+            data-testid={`group-${r.id}`}
+            style={{ top: r.y, height: r.h }}
+            title={`${r.group.title}${r.group.subtitle ? ` · ${r.group.subtitle}` : ''}`}
+          >
+            <button className="fold" data-testid={`fold-${r.id}`} aria-expanded={!folded.has(r.id)} onClick={() => onFold(r.id)}>
+              {folded.has(r.id) ? '▸' : '▾'}
+            </button>
+            <span className="g-title">{r.group.title}</span>
+            <span className="g-sub">
+              {r.group.subtitle}
+              {folded.has(r.id) ? ` · ${r.group.rows.length} rows folded` : ''}
             </span>
-          )}
-          <button className="hide" data-testid={`hide-${r.id}`} title="Hide this row" onClick={() => onHide(r.id)}>×</button>
-        </div>
-      ))}
+          </div>
+        ) : (
+          <div
+            key={r.id}
+            className={`tl-label tl-${r.row!.kind}`}
+            data-testid={`row-${r.id}`}
+            style={{ top: r.y, height: r.h }}
+            title={`${r.row!.label} · ${r.row!.kind === 'conc' ? (concPeaks.get(r.row!.deviceId!) ?? r.row!.detail) : r.row!.detail}`}
+          >
+            <span className="l-name">{r.row!.label}</span>
+            <span className="l-detail">{r.row!.kind === 'conc' ? (concPeaks.get(r.row!.deviceId!) ?? r.row!.detail) : r.row!.detail}</span>
+            {r.row!.share !== undefined && (
+              <span className="l-share" title="Share of the device's busy time">
+                <span className="l-share-fill" style={{ width: `${Math.round(Math.min(1, r.row!.share) * 100)}%` }} />
+                <span className="l-share-num">{formatPercent(r.row!.share)}</span>
+              </span>
+            )}
+            <button className="hide" data-testid={`hide-${r.id}`} title="Hide this row" onClick={() => onHide(r.id)}>
+              ×
+            </button>
+          </div>
+        ),
+      )}
     </div>
   );
 });

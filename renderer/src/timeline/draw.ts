@@ -140,8 +140,8 @@ export function drawTimeline(g: CanvasRenderingContext2D, d: DrawInput): void {
 
   if (loaded) {
     const search = d.search;
-    const isMatch = (kind: ItemKind, nameId: number, table: string, id: number) => !!search
-      && ((search.nameIds.has(nameId) && (!search.kinds || search.kinds.has(kind))) || (!!search.refs && search.refs.has(`${table}:${id}`)));
+    const isMatch = (kind: ItemKind, nameId: number, table: string, id: number) =>
+      !!search && ((search.nameIds.has(nameId) && (!search.kinds || search.kinds.has(kind))) || (!!search.refs && search.refs.has(`${table}:${id}`)));
     const { kinds, tables } = loaded;
     for (const r of layout.rows) {
       if (r.type !== 'row' || r.y + r.h < top || r.y > bottom) continue;
@@ -279,7 +279,15 @@ export function iterationRect(geo: Geometry, i: number): { x: number; y: number;
  * colour, the instance that is the scope outlined. Labels were made with
  * the track: nothing is allocated per box.
  */
-function drawIterations(g: CanvasRenderingContext2D, t: IterationTrack, chosen: number | null, y0: number, h: number, width: number, xOf: (ns: number) => number): void {
+function drawIterations(
+  g: CanvasRenderingContext2D,
+  t: IterationTrack,
+  chosen: number | null,
+  y0: number,
+  h: number,
+  width: number,
+  xOf: (ns: number) => number,
+): void {
   const y = y0 + ITEM_PAD;
   const bh = h - 2 * ITEM_PAD;
   for (let i = 0; i < t.rows.length; i++) {
@@ -324,7 +332,11 @@ function iterationHit(geo: Geometry, x: number): Hit | undefined {
  * (by geometry, content coordinates, and for items their table and id):
  * a Hit is built only for those.
  */
-function rowHits(geo: Geometry, r: LaidRow, accept: (x: number, y: number, w: number, h: number, table: ItemTable | null, id: number) => boolean): Hit | undefined {
+function rowHits(
+  geo: Geometry,
+  r: LaidRow,
+  accept: (x: number, y: number, w: number, h: number, table: ItemTable | null, id: number) => boolean,
+): Hit | undefined {
   const data = r.type === 'row' && r.row?.kind !== 'conc' ? geo.loaded?.byRow.get(r.id) : undefined;
   if (!data) return undefined;
   const k = geo.width / Math.max(1e-9, geo.view.end - geo.view.start);
@@ -351,7 +363,18 @@ function rowHits(geo: Geometry, r: LaidRow, accept: (x: number, y: number, w: nu
     const y = laneY(r, it.depth[n]!);
     const table = tables[it.table[n]!]!;
     if (!accept(x0, y, w, h, table, it.id[n]!)) continue;
-    consider({ ref: { table, id: it.id[n]! }, kind: kinds[it.kind[n]!]!, rowId: r.id, nameId: it.nameId[n]!, startNs: it.startNs[n]!, endNs: it.endNs[n]!, x: x0, y, w, h });
+    consider({
+      ref: { table, id: it.id[n]! },
+      kind: kinds[it.kind[n]!]!,
+      rowId: r.id,
+      nameId: it.nameId[n]!,
+      startNs: it.startNs[n]!,
+      endNs: it.endNs[n]!,
+      x: x0,
+      y,
+      w,
+      h,
+    });
   }
   return best;
 }
@@ -391,7 +414,11 @@ function drawLabel(g: CanvasRenderingContext2D, text: string, x0: number, x1: nu
   g.fillText(s, x0 + 3, yMid + 0.5);
 }
 
-function drawArrow(g: CanvasRenderingContext2D, from: { x: number; y: number; w: number; h: number }, to: { x: number; y: number; w: number; h: number }): void {
+function drawArrow(
+  g: CanvasRenderingContext2D,
+  from: { x: number; y: number; w: number; h: number },
+  to: { x: number; y: number; w: number; h: number },
+): void {
   const down = to.y > from.y;
   const sx = from.x + Math.min(from.w, 8) / 2;
   const sy = down ? from.y + from.h : from.y;
@@ -419,11 +446,22 @@ function drawArrow(g: CanvasRenderingContext2D, from: { x: number; y: number; w:
 }
 
 const LANES: [keyof Pick<import('../../../profiler/contract/api.ts').ConcurrencyResponse, 'kernels' | 'h2d' | 'd2h'>, ItemKind][] = [
-  ['kernels', 'kernel'], ['h2d', 'memcpy-h2d'], ['d2h', 'memcpy-d2h'],
+  ['kernels', 'kernel'],
+  ['h2d', 'memcpy-h2d'],
+  ['d2h', 'memcpy-d2h'],
 ];
 
 /** Stepped bars per lane (kernels, HtoD, DtoH), each scaled to its own peak in the loaded window. */
-function drawConcurrency(g: CanvasRenderingContext2D, loaded: Loaded, deviceId: number, y0: number, h: number, width: number, xOf: (t: number) => number, k: number): void {
+function drawConcurrency(
+  g: CanvasRenderingContext2D,
+  loaded: Loaded,
+  deviceId: number,
+  y0: number,
+  h: number,
+  width: number,
+  xOf: (t: number) => number,
+  k: number,
+): void {
   const c = loaded.concurrency.get(deviceId);
   if (!c) return;
   const laneH = (h - 4) / LANES.length;
@@ -474,10 +512,21 @@ function hatch(g: CanvasRenderingContext2D, stroke: string): CanvasPattern | str
 
 /** Tooltip text of a hit. */
 export function describeHit(h: Hit, names: Record<number, string>): { title: string; lines: string[] } {
-  if (!h.ref) return { title: `${(h.count ?? 0).toLocaleString('en-US')} operations merged`, lines: [`mostly ${KIND_LABELS[h.kind]}`, `span ${formatDuration(h.endNs - h.startNs)}`, 'zoom in to see them one by one'] };
-  const name = h.nameId !== undefined ? names[h.nameId] ?? '' : '';
+  if (!h.ref)
+    return {
+      title: `${(h.count ?? 0).toLocaleString('en-US')} operations merged`,
+      lines: [`mostly ${KIND_LABELS[h.kind]}`, `span ${formatDuration(h.endNs - h.startNs)}`, 'zoom in to see them one by one'],
+    };
+  const name = h.nameId !== undefined ? (names[h.nameId] ?? '') : '';
   const title = h.kind === 'kernel' ? shortName(name) : name || KIND_LABELS[h.kind];
-  return { title, lines: [...(title === KIND_LABELS[h.kind] ? [] : [KIND_LABELS[h.kind]]), `duration ${formatDuration(h.endNs - h.startNs)}`, `start ${formatStart(h.startNs)}`] };
+  return {
+    title,
+    lines: [
+      ...(title === KIND_LABELS[h.kind] ? [] : [KIND_LABELS[h.kind]]),
+      `duration ${formatDuration(h.endNs - h.startNs)}`,
+      `start ${formatStart(h.startNs)}`,
+    ],
+  };
 }
 
 function formatStart(ns: number): string {

@@ -36,8 +36,15 @@ export function iterationTrack(it: Iterations): IterationTrack | null {
   const n = it.rows.length;
   if (n === 0) return null;
   const t: IterationTrack = {
-    name: it.name, rows: it.rows, medianNs: it.medianNs, pid: it.rows[0]!.pid,
-    startNs: new Float64Array(n), endNs: new Float64Array(n), flags: new Uint8Array(n), short: [], long: [],
+    name: it.name,
+    rows: it.rows,
+    medianNs: it.medianNs,
+    pid: it.rows[0]!.pid,
+    startNs: new Float64Array(n),
+    endNs: new Float64Array(n),
+    flags: new Uint8Array(n),
+    short: [],
+    long: [],
   };
   it.rows.forEach((r, i) => {
     t.startNs[i] = r.gpuStartNs ?? r.startNs;
@@ -60,9 +67,11 @@ export function describeIteration(t: IterationTrack, i: number): { title: string
   const lines: string[] = [];
   if (r.warmUp) lines.push('warm-up: slower than the instances after it (JIT, library initialisation, allocator growth)');
   if (r.outlier) lines.push(`outlier: ${(r.lengthNs / Math.max(1, t.medianNs)).toFixed(2)}× the median ${formatDuration(t.medianNs)}`);
-  lines.push(r.gpuStartNs !== null && r.gpuEndNs !== null
-    ? `GPU span ${formatDuration(r.gpuEndNs - r.gpuStartNs)} (${formatTimestamp(r.gpuStartNs, 1000)} – ${formatTimestamp(r.gpuEndNs, 1000)})`
-    : 'no GPU work launched');
+  lines.push(
+    r.gpuStartNs !== null && r.gpuEndNs !== null
+      ? `GPU span ${formatDuration(r.gpuEndNs - r.gpuStartNs)} (${formatTimestamp(r.gpuStartNs, 1000)} – ${formatTimestamp(r.gpuEndNs, 1000)})`
+      : 'no GPU work launched',
+  );
   lines.push(`range on the host ${formatDuration(r.endNs - r.startNs)} · ${r.operations.toLocaleString('en-US')} GPU operations`);
   // d.gpu: the CUDA ordinal (base/gpus.ts).
   for (const d of r.devices) lines.push(`GPU ${d.gpu}: busy ${formatDuration(d.busyNs)}${d.overlap !== null ? `, overlap ${d.overlap.toFixed(2)}×` : ''}`);

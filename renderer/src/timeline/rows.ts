@@ -43,14 +43,34 @@ export const NVTX_LANE_H = 16;
 
 export function buildGroups(s: RecordingSummary, iterations: IterationTrack | null = null): TrackGroup[] {
   const groups: TrackGroup[] = [];
-  const iterationsRow = (t: IterationTrack, groupId: string): TrackRow => ({ id: ITERATIONS_ROW, kind: 'iter', groupId, label: 'Iterations', detail: iterationsDetail(t) });
+  const iterationsRow = (t: IterationTrack, groupId: string): TrackRow => ({
+    id: ITERATIONS_ROW,
+    kind: 'iter',
+    groupId,
+    label: 'Iterations',
+    detail: iterationsDetail(t),
+  });
   for (const p of s.processes) {
     const rows: TrackRow[] = [];
     if (iterations?.pid === p.pid) rows.push(iterationsRow(iterations, `proc:${p.pid}`));
     for (const t of p.threads) {
       const thread = `thread ${t.tid}${t.name ? ` (${t.name})` : ''}`;
-      if (t.apiCalls) rows.push({ id: t.apiRowId, kind: 'api', groupId: `proc:${p.pid}`, label: 'CUDA API', detail: `${thread} · ${t.apiCalls.toLocaleString('en-US')} calls` });
-      if (t.nvtxRanges) rows.push({ id: t.nvtxRowId, kind: 'nvtx', groupId: `proc:${p.pid}`, label: 'NVTX', detail: `${thread} · ${t.nvtxRanges.toLocaleString('en-US')} ranges` });
+      if (t.apiCalls)
+        rows.push({
+          id: t.apiRowId,
+          kind: 'api',
+          groupId: `proc:${p.pid}`,
+          label: 'CUDA API',
+          detail: `${thread} · ${t.apiCalls.toLocaleString('en-US')} calls`,
+        });
+      if (t.nvtxRanges)
+        rows.push({
+          id: t.nvtxRowId,
+          kind: 'nvtx',
+          groupId: `proc:${p.pid}`,
+          label: 'NVTX',
+          detail: `${thread} · ${t.nvtxRanges.toLocaleString('en-US')} ranges`,
+        });
     }
     if (rows.length === 0) continue;
     const cmd = p.command ?? '';
@@ -58,10 +78,14 @@ export function buildGroups(s: RecordingSummary, iterations: IterationTrack | nu
   }
   // A process without rows of its own (nothing the summary lists): a group for the iterations alone, on top.
   if (iterations && !groups.some((g) => g.rows.some((r) => r.kind === 'iter'))) {
-    groups.unshift({ id: `proc:${iterations.pid}`, title: `Process ${iterations.pid}`, subtitle: '', rows: [iterationsRow(iterations, `proc:${iterations.pid}`)] });
+    groups.unshift({
+      id: `proc:${iterations.pid}`,
+      title: `Process ${iterations.pid}`,
+      subtitle: '',
+      rows: [iterationsRow(iterations, `proc:${iterations.pid}`)],
+    });
   }
-  const streamsOf = (deviceId: number | null) => s.streams.filter((st) => st.deviceId === deviceId)
-    .sort((a, b) => a.cuptiStreamId - b.cuptiStreamId);
+  const streamsOf = (deviceId: number | null) => s.streams.filter((st) => st.deviceId === deviceId).sort((a, b) => a.cuptiStreamId - b.cuptiStreamId);
   const deviceGroup = (id: string, title: string, subtitle: string, deviceId: number | null) => {
     const streams = streamsOf(deviceId);
     if (streams.length === 0) return;
@@ -69,7 +93,15 @@ export function buildGroups(s: RecordingSummary, iterations: IterationTrack | nu
     if (deviceId !== null) rows.push({ id: `conc:${deviceId}`, kind: 'conc', groupId: id, label: 'In flight', detail: 'kernels · HtoD · DtoH', deviceId });
     for (const st of streams) {
       const prio = st.priority === null ? '' : ` · prio ${st.priority}`;
-      rows.push({ id: st.rowId, kind: 'stream', groupId: id, label: `Stream ${st.cuptiStreamId}`, detail: `${st.kind}${prio}`, share: st.shareOfDevice, stream: st });
+      rows.push({
+        id: st.rowId,
+        kind: 'stream',
+        groupId: id,
+        label: `Stream ${st.cuptiStreamId}`,
+        detail: `${st.kind}${prio}`,
+        share: st.shareOfDevice,
+        stream: st,
+      });
     }
     groups.push({ id, title, subtitle, rows });
   };

@@ -85,13 +85,21 @@ export class WindowLoader {
     if (this.timer) clearTimeout(this.timer);
     // The first window goes at once; while zooming or panning, at most one
     // request per 30 ms (the trailing one always goes).
-    this.timer = setTimeout(() => {
-      this.timer = null;
-      void this.fetch(want, rows, devices, widthCssPx * dpr * 3);
-    }, this.loaded ? 30 : 0);
+    this.timer = setTimeout(
+      () => {
+        this.timer = null;
+        void this.fetch(want, rows, devices, widthCssPx * dpr * 3);
+      },
+      this.loaded ? 30 : 0,
+    );
   }
 
-  private async fetch(want: { startNs: number; endNs: number; resolutionNs: number; rowsKey: string }, rows: string[], devices: Map<number, string[]>, devicePx: number): Promise<void> {
+  private async fetch(
+    want: { startNs: number; endNs: number; resolutionNs: number; rowsKey: string },
+    rows: string[],
+    devices: Map<number, string[]>,
+    devicePx: number,
+  ): Promise<void> {
     const seq = ++this.seq;
     this.inFlight++;
     try {
@@ -104,11 +112,12 @@ export class WindowLoader {
       const request = { rows, startNs: want.startNs, endNs: want.endNs, resolutionNs: want.resolutionNs, concurrency };
       // Columns straight from the binary answer in browser mode; from the
       // objects where the transport gives objects (the desktop app's IPC).
-      const res: WindowColumns = !rows.length && !concurrency.length
-        ? { startNs: want.startNs, endNs: want.endNs, rows: [], strings: {}, tables: [], kinds: [] }
-        : this.api.windowColumns
-          ? await this.api.windowColumns(this.recordingId, request)
-          : windowColumnsOf(await this.api.window(this.recordingId, request));
+      const res: WindowColumns =
+        !rows.length && !concurrency.length
+          ? { startNs: want.startNs, endNs: want.endNs, rows: [], strings: {}, tables: [], kinds: [] }
+          : this.api.windowColumns
+            ? await this.api.windowColumns(this.recordingId, request)
+            : windowColumnsOf(await this.api.window(this.recordingId, request));
       const byId = new Map(res.rows.map((r) => [r.rowId, r]));
       const conc: ConcurrencyResponse[] = res.concurrency ?? [];
       // An answer older than the one drawn is dropped; a newer one is taken
@@ -127,9 +136,19 @@ export class WindowLoader {
         nvtxDepth.set(row.rowId, d);
       }
       this.loaded = {
-        seq, startNs: want.startNs, endNs: want.endNs, resolutionNs: want.resolutionNs, rowsKey: want.rowsKey,
-        byRow: byId, tables: res.tables, kinds: res.kinds, strings: res.strings,
-        concurrency: new Map(conc.map((c) => [c.deviceId, c])), nvtxDepth, itemCount, coverageCount,
+        seq,
+        startNs: want.startNs,
+        endNs: want.endNs,
+        resolutionNs: want.resolutionNs,
+        rowsKey: want.rowsKey,
+        byRow: byId,
+        tables: res.tables,
+        kinds: res.kinds,
+        strings: res.strings,
+        concurrency: new Map(conc.map((c) => [c.deviceId, c])),
+        nvtxDepth,
+        itemCount,
+        coverageCount,
       };
       if (this.wanted === want) this.wanted = null;
       this.onLoaded(this.loaded);
