@@ -11,13 +11,48 @@
 //   its earliest start: acquire  (READY event; the resource may queue it)
 //   resource held: begin         (BEGIN event after an engine handoff)
 //   its end: complete            (the completion event)
+import type { Ns } from '../contract/time.ts';
 import type { Host } from './host.ts';
-import type { ReplayOptions, ReplayResult } from './replay.ts';
 import { BEGIN, EventHeap, OP_MASK, READY } from './replay-events.ts';
 import { CompletedPrefix, type DependencyGraph, type IssueIndex, type LegacyBarrier } from './replay-graph.ts';
 import { WaitKind, type HostModel } from './replay-host.ts';
 import { Resources } from './replay-resources.ts';
 import { OpKind, type Trace } from './trace.ts';
+
+// ---------------------------------------------------------------------------
+// Options and result
+
+export interface ReplayOptions {
+  /** Per op: duration (ns) had it run alone (no duplex contention); NaN or absent: as recorded. */
+  duration?: Float64Array;
+  /** Per op: 1 = a copy that now uses pinned host memory (takes part in duplex contention). */
+  pinned?: Uint8Array;
+  /** Per op: stream (streams.id, or an id of a stream a fix created). Default: as recorded. */
+  stream?: Int32Array;
+  /** streams.flags of streams not in the recording's table (fresh ones), or overrides. */
+  streamFlags?: Map<number, number>;
+  /** Per op: 1 = its recorded launch lag no longer applies (e.g. a pageable copy's staging delay). */
+  lagUnknown?: Uint8Array;
+  /** Per call: 1 = the call no longer waits for anything (it returns after its CPU time). */
+  freed?: Uint8Array;
+  /** Per call: CPU time (ns) to use instead of the recorded one; NaN = unchanged. */
+  callDuration?: Float64Array;
+}
+
+export interface ReplayResult {
+  /** Per op: simulated start and end (ns, the recording's time base). */
+  start: Float64Array;
+  end: Float64Array;
+  /** First op issue (its call's start) → last op end. */
+  makespanNs: Ns;
+  /** First op start → last op end. */
+  gpuSpanNs: Ns;
+  gpuStart: Ns;
+  gpuEnd: Ns;
+  firstIssue: Ns;
+  /** devices.id → time with at least one op running (ns). */
+  busy: Map<number, Ns>;
+}
 
 // Enum values as module constants: the hot loops read them per op, and a test
 // runner that rewrites imports into property reads (vitest) made each read a

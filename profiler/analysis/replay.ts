@@ -60,44 +60,13 @@
 import { hostModel, type HostModel } from './replay-host.ts';
 import { buildGraph, issueIndex } from './replay-graph.ts';
 import { Simulation } from './replay-scheduler.ts';
-import type { Ns } from '../contract/time.ts';
 import type { Host } from './host.ts';
 import type { Trace } from './trace.ts';
 
-// ---------------------------------------------------------------------------
-// Options and result
-
-export interface ReplayOptions {
-  /** Per op: duration (ns) had it run alone (no duplex contention); NaN or absent: as recorded. */
-  duration?: Float64Array;
-  /** Per op: 1 = a copy that now uses pinned host memory (takes part in duplex contention). */
-  pinned?: Uint8Array;
-  /** Per op: stream (streams.id, or an id of a stream a fix created). Default: as recorded. */
-  stream?: Int32Array;
-  /** streams.flags of streams not in the recording's table (fresh ones), or overrides. */
-  streamFlags?: Map<number, number>;
-  /** Per op: 1 = its recorded launch lag no longer applies (e.g. a pageable copy's staging delay). */
-  lagUnknown?: Uint8Array;
-  /** Per call: 1 = the call no longer waits for anything (it returns after its CPU time). */
-  freed?: Uint8Array;
-  /** Per call: CPU time (ns) to use instead of the recorded one; NaN = unchanged. */
-  callDuration?: Float64Array;
-}
-
-export interface ReplayResult {
-  /** Per op: simulated start and end (ns, the recording's time base). */
-  start: Float64Array;
-  end: Float64Array;
-  /** First op issue (its call's start) → last op end. */
-  makespanNs: Ns;
-  /** First op start → last op end. */
-  gpuSpanNs: Ns;
-  gpuStart: Ns;
-  gpuEnd: Ns;
-  firstIssue: Ns;
-  /** devices.id → time with at least one op running (ns). */
-  busy: Map<number, Ns>;
-}
+// The options and the result are the scheduler's (it is what they
+// parameterise and what it produces); this entry point re-exports them.
+import type { ReplayOptions, ReplayResult } from './replay-scheduler.ts';
+export type { ReplayOptions, ReplayResult };
 
 // ---------------------------------------------------------------------------
 // The replay

@@ -12,22 +12,16 @@
 // Times are integer nanoseconds relative to the recording origin (meta
 // origin_ns), as in the store; they stay far below 2^53.
 
-/**
- * The tables of a recording that hold timeline items (profiler/store/SCHEMA.md):
- * the one list; the type, the argument checks and the query side's table
- * lookups all come from it.
- */
-export const ITEM_TABLES = ['kernels', 'memcpys', 'memsets', 'syncs', 'api_calls', 'nvtx_ranges'] as const;
-export type ItemTable = (typeof ITEM_TABLES)[number];
-
-/** What colour an item gets and what the legend lists. */
-export const ITEM_KINDS = ['kernel', 'memcpy-h2d', 'memcpy-d2h', 'memcpy-d2d', 'memcpy-peer', 'memcpy-other', 'memset', 'sync', 'api', 'nvtx'] as const;
-export type ItemKind = (typeof ITEM_KINDS)[number];
+// The item tables and kinds are their own module (items.ts): the argument
+// schemas need them too, and api-schema.ts must not import this file.
+export { ITEM_KINDS, ITEM_TABLES } from './items.ts';
+export type { ItemKind, ItemTable } from './items.ts';
+import type { ItemKind } from './items.ts';
 
 // The arguments the methods below take are defined once, as the schemas
 // their checks run (api-schema.ts); their types are derived from them.
 export type { ConcurrencyRequest, ItemRef, RecordRequest, SearchCursor, SearchRequest, WindowConcurrencyRequest, WindowRequest } from './api-schema.ts';
-import type { ConcurrencyRequest, ItemRef, RecordRequest, SearchRequest, WindowRequest } from './api-schema.ts';
+import type { API_ARGUMENTS, ArgumentValues, ConcurrencyRequest, ItemRef, RecordRequest, SearchRequest, WindowRequest } from './api-schema.ts';
 
 export type StreamKind = 'legacy-default' | 'per-thread-default' | 'blocking' | 'non-blocking';
 
@@ -410,3 +404,12 @@ export const apiMethods = [
 ] as const satisfies readonly (keyof StreamScopeApi)[];
 
 export type ApiMethod = (typeof apiMethods)[number];
+
+// Compile time: each method's checked arguments (api-schema.ts) are exactly
+// the parameters StreamScopeApi declares for it, and every method has them
+// (a method whose schema and signature disagree is named in the error).
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+type Disagreeing = { [M in ApiMethod]: Same<ArgumentValues<(typeof API_ARGUMENTS)[M]>, Parameters<StreamScopeApi[M]>> extends true ? never : M }[ApiMethod];
+type Unknown = Exclude<keyof typeof API_ARGUMENTS, ApiMethod>;
+const argumentsMatchTheApi: [Disagreeing | Unknown] extends [never] ? true : Disagreeing | Unknown = true;
+void argumentsMatchTheApi;

@@ -53,8 +53,8 @@ function filesListing(words: readonly string[]): string[] {
 }
 
 describe('item tables', () => {
-  it('are listed once, in the contract (ITEM_TABLES); the type, the checks and the zones take them from there', () => {
-    expect(filesListing(ITEM_TABLES)).toEqual(['profiler/contract/api.ts']);
+  it('are listed once, in the contract (items.ts, ITEM_TABLES); the type, the checks and the zones take them from there', () => {
+    expect(filesListing(ITEM_TABLES)).toEqual(['profiler/contract/items.ts']);
   });
 
   it('each is a table of a recording, with ids and start times, and is zoned', () => {
