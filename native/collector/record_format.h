@@ -72,6 +72,31 @@ enum class Kind : uint16_t {
   End = 17,
 };
 
+// The kind's name as the format spells it (profiler/record/format.ts uses
+// the same names): "Kernel"; nullptr for a value this version does not know.
+inline const char* kindName(Kind k) {
+  switch (k) {
+    case Kind::String: return "String";
+    case Kind::Process: return "Process";
+    case Kind::Device: return "Device";
+    case Kind::Context: return "Context";
+    case Kind::Stream: return "Stream";
+    case Kind::Kernel: return "Kernel";
+    case Kind::Memcpy: return "Memcpy";
+    case Kind::Memset: return "Memset";
+    case Kind::Synchronization: return "Synchronization";
+    case Kind::CudaEvent: return "CudaEvent";
+    case Kind::ApiCall: return "ApiCall";
+    case Kind::Marker: return "Marker";
+    case Kind::Overhead: return "Overhead";
+    case Kind::Dropped: return "Dropped";
+    case Kind::Error: return "Error";
+    case Kind::Flush: return "Flush";
+    case Kind::End: return "End";
+  }
+  return nullptr;
+}
+
 struct RecordHeader {
   uint16_t kind;      // Kind
   uint16_t reserved;  // 0

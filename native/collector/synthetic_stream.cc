@@ -153,28 +153,10 @@ void fields(Json& j, const EndRecord& r) { F(reason); F(reserved); F(end_ns); F(
 #undef F
 // clang-format on
 
-// The enum names of Kind.
-const char* kindName(Kind k) {
-  switch (k) {
-    case Kind::String: return "String";
-    case Kind::Process: return "Process";
-    case Kind::Device: return "Device";
-    case Kind::Context: return "Context";
-    case Kind::Stream: return "Stream";
-    case Kind::Kernel: return "Kernel";
-    case Kind::Memcpy: return "Memcpy";
-    case Kind::Memset: return "Memset";
-    case Kind::Synchronization: return "Synchronization";
-    case Kind::CudaEvent: return "CudaEvent";
-    case Kind::ApiCall: return "ApiCall";
-    case Kind::Marker: return "Marker";
-    case Kind::Overhead: return "Overhead";
-    case Kind::Dropped: return "Dropped";
-    case Kind::Error: return "Error";
-    case Kind::Flush: return "Flush";
-    case Kind::End: return "End";
-  }
-  return "?";
+// The enum names of Kind (record_format.h).
+const char* nameOf(Kind k) {
+  const char* name = kindName(k);
+  return name ? name : "?";
 }
 
 // Encodes, writes in chunks, and (when asked) describes every record in
@@ -201,7 +183,7 @@ class Writer {
   void write(R r) {
     enc_.write(r);
     if (json_) {
-      json_->begin(kindName(KindOf<R>::value));
+      json_->begin(nameOf(KindOf<R>::value));
       fields(*json_, r);
       json_->end();
     }

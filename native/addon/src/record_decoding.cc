@@ -10,28 +10,7 @@ namespace streamscope::addon {
 
 using namespace rs;
 
-const char* kindName(uint16_t kind) {
-  switch (static_cast<Kind>(kind)) {
-    case Kind::String: return "String";
-    case Kind::Process: return "Process";
-    case Kind::Device: return "Device";
-    case Kind::Context: return "Context";
-    case Kind::Stream: return "Stream";
-    case Kind::Kernel: return "Kernel";
-    case Kind::Memcpy: return "Memcpy";
-    case Kind::Memset: return "Memset";
-    case Kind::Synchronization: return "Synchronization";
-    case Kind::CudaEvent: return "CudaEvent";
-    case Kind::ApiCall: return "ApiCall";
-    case Kind::Marker: return "Marker";
-    case Kind::Overhead: return "Overhead";
-    case Kind::Dropped: return "Dropped";
-    case Kind::Error: return "Error";
-    case Kind::Flush: return "Flush";
-    case Kind::End: return "End";
-  }
-  return nullptr;
-}
+const char* kindName(uint16_t kind) { return rs::kindName(static_cast<Kind>(kind)); }
 
 uint32_t fixedSize(uint16_t kind) {
   switch (static_cast<Kind>(kind)) {
