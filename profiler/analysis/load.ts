@@ -3,6 +3,8 @@
 // steady state unless told otherwise).
 import { loadTimelineColumns } from '../native/addon.ts';
 import type { Db } from '../store/database.ts';
+import { communicationOf, readCommunicationInputs } from './communication.ts';
+import type { Communication } from '../contract/communication.ts';
 import { diagnose, type Diagnosis } from './diagnose.ts';
 import { callNames, loadHost, type Host } from './host.ts';
 import { closeWindows, selectScope, type TimelineColumns } from './scope.ts';
@@ -18,6 +20,12 @@ export interface Analysis {
   scope: ScopeInfo;
   /** The whole recording's columns (the trace holds the scope's views or copies of them): analyse another scope without reading the file again. */
   columns: TimelineColumns;
+  /**
+   * NCCL kernels and peer copies, and each rank's compute / communication /
+   * copy / idle time with the share of communication hidden behind compute
+   * (communication.ts), over the scope's GPU span. Computed on first use.
+   */
+  readonly communication: Communication;
 }
 
 /** Milliseconds per phase of one analyze() call (the benchmark prints them). */
@@ -69,5 +77,17 @@ export function analyze(db: Db, options: AnalyzeOptions = {}): Analysis {
   lap('host');
   const diagnosis = diagnose(trace, host);
   lap('diagnose');
-  return { trace, host, diagnosis, scope: selection.info, columns };
+  // Read now (the file may be closed by the time it is used); computed when asked for.
+  const inputs = readCommunicationInputs(db);
+  let communication: Communication | null = null;
+  return {
+    trace,
+    host,
+    diagnosis,
+    scope: selection.info,
+    columns,
+    get communication() {
+      return (communication ??= communicationOf(trace, inputs, diagnosis.context.gpuSpan));
+    },
+  };
 }
