@@ -263,6 +263,8 @@ export interface StatsResponse {
   overlap: OverlapMatrix[];
   /** Per device and kind: sum of busy / union of busy. */
   overlapFactors: { deviceId: number; compute: number; h2d: number; d2h: number; all: number }[];
+  /** NCCL kernels and peer copies, each rank's compute / communication / copy / idle time and overlap (communication.ts; `report`'s Communication section). */
+  communication: Communication;
 }
 
 export interface RecordingHandle {
@@ -313,6 +315,8 @@ export type { Finding } from './findings.ts';
 export type { DiffSummary } from './diff.ts';
 export type { Scope, ScopeInfo, Startup } from './scope.ts';
 export type { Iterations, IterationRow, RangeName } from './iterations.ts';
+export type { Collective, CommKernel, Communication, RankDeviceTime, RankTime } from './communication.ts';
+import type { Communication } from './communication.ts';
 import type { Finding } from './findings.ts';
 import type { DiffSummary } from './diff.ts';
 import type { Scope, ScopeInfo } from './scope.ts';

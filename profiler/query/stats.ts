@@ -1,6 +1,7 @@
 // The Stats tab (StatsResponse) from a loaded and diagnosed recording:
 // kernel and copy summaries, per-stream utilization, the stream-pair
-// overlap matrix and the overlap factors. Everything here is already
+// overlap matrix, the overlap factors and communication (per-rank time
+// breakdown, collectives). Everything here is already
 // computed by profiler/analysis (the report prints the same numbers); this
 // module only reshapes it, so the app and `streamscope report` agree.
 import type { Analysis } from '../analysis/load.ts';
@@ -75,5 +76,5 @@ export function buildStats(analysis: Analysis): StatsResponse {
       d2h: o.dtoh.overlapFactor ?? 1,
       all: o.all.overlapFactor ?? 1,
     }));
-  return { kernels, copies, streams, overlap, overlapFactors };
+  return { kernels, copies, streams, overlap, overlapFactors, communication: analysis.communication };
 }

@@ -3,6 +3,7 @@
 import { MIN_ITERATIONS } from '../analysis/iterations.ts';
 import { type Iterations } from '../contract/iterations.ts';
 import type { Analysis } from '../analysis/load.ts';
+import type { CommKernel, Communication } from '../contract/communication.ts';
 import { overlapByDevice, type Busy, type DeviceOverlap } from '../analysis/overlap.ts';
 import type { ScopeInfo } from '../contract/scope.ts';
 import type { Startup } from '../contract/scope.ts';
@@ -15,8 +16,9 @@ import { renderTable } from './table.ts';
 
 // 2: findings (the diagnosis) added. 3: scope (what was analysed, start-up);
 // gpu (the CUDA ordinal) beside every deviceId. 4: findings carry fixId
-// (the what-if fix that removes their cause).
-export const REPORT_VERSION = 4;
+// (the what-if fix that removes their cause). 5 (issue 13): communication
+// (NCCL kernels, peer copies, per-rank time breakdown and overlap).
+export const REPORT_VERSION = 5;
 
 export interface RecordingInfo {
   command: string | null;
@@ -45,6 +47,8 @@ export interface Report {
   streams: (StreamSummary & { gpu: number | null })[];
   kernels: KernelSummary[];
   copies: CopySummary[];
+  /** NCCL kernels and peer copies; each rank's compute, communication, copy and idle time (profiler/contract/communication.ts). */
+  communication: Communication;
   /** The diagnosis, worst first (profiler/contract/findings.ts). */
   findings: Finding[];
 }
@@ -79,6 +83,7 @@ export function buildReport(file: string, analysis: Analysis): Report {
     streams: summarizeStreams(trace, deviceBusy).map((st) => ({ ...st, gpu: st.deviceId === null ? null : gpu(st.deviceId) })),
     kernels: summarizeKernels(trace),
     copies: summarizeCopies(trace),
+    communication: analysis.communication,
     findings: analysis.diagnosis.findings,
   };
 }
@@ -153,6 +158,8 @@ export function formatReport(r: Report): string {
     ),
   );
 
+  if (r.communication.present) out.push('', ...formatCommunication(r.communication, gpuOf));
+
   out.push('', ...formatFindings(r.findings));
 
   // Streams without any GPU operation (the CUDA runtime creates a few for
@@ -212,6 +219,61 @@ export function formatReport(r: Report): string {
     ),
   );
   return out.join('\n') + '\n';
+}
+
+/** NCCL's variant of a kernel in one cell: `RING LL f32 sum`. */
+export function commVariant(k: CommKernel): string {
+  return [k.algorithm, k.protocol, k.dtype, k.op].filter(Boolean).join(' ') || '-';
+}
+
+/**
+ * The Communication section: per rank and GPU, where its time went over the
+ * scope's GPU span and how much communication compute hid; collectives by
+ * kind; the NCCL kernels with their labels.
+ */
+export function formatCommunication(c: Communication, gpuOf: (id: number | null) => number | string): string[] {
+  const out: string[] = [];
+  const span = c.ranks[0]?.devices[0]?.spanNs ?? 0;
+  out.push(`Communication (NCCL kernels and peer copies), per rank and GPU over the GPU span of ${formatDuration(span)}`);
+  const withRank = c.ranks.some((r) => r.rank !== null);
+  const hosts = new Set(c.ranks.map((r) => r.host)).size > 1;
+  const share = (ns: number, of: number) => `${formatDuration(ns)} ${of > 0 ? `${((ns / of) * 100).toFixed(1)}%` : ''}`.trim();
+  out.push(
+    renderTable(
+      [...(hosts ? ['host'] : []), ...(withRank ? ['rank'] : []), 'pid', 'GPU', 'compute', 'communication', 'hidden', 'exposed', 'copies', 'idle', 'overlap'],
+      c.ranks.flatMap((r) =>
+        r.devices.map((d) => [
+          ...(hosts ? [r.host ?? '?'] : []),
+          ...(withRank ? [r.rank === null ? '-' : `${r.rank}${r.worldSize !== null ? `/${r.worldSize}` : ''}`] : []),
+          r.pid,
+          gpuOf(d.deviceId),
+          share(d.computeNs, d.spanNs),
+          share(d.communicationNs, d.spanNs),
+          formatDuration(d.hiddenNs),
+          share(d.exposedNs, d.spanNs),
+          share(d.copyNs, d.spanNs),
+          share(d.idleNs, d.spanNs),
+          pct(d.overlap),
+        ]),
+      ),
+    ),
+  );
+  out.push('  compute + exposed + copies + idle = the span; hidden: communication while compute ran on the same GPU; overlap = hidden / communication');
+  const rows: (string | number)[][] = c.collectives.map((k) => [k.collective, k.count, formatDuration(k.totalNs), '']);
+  if (c.peerCopies.count > 0) rows.push(['peer copies', c.peerCopies.count, formatDuration(c.peerCopies.totalNs), formatBytes(c.peerCopies.bytes)]);
+  out.push('', 'Collectives (every rank)', renderTable(['kind', 'count', 'total', 'bytes'], rows));
+  if (c.kernels.length > 0) {
+    const name = readableNames(c.kernels);
+    out.push(
+      '',
+      'NCCL kernels (variant: what the kernel was compiled for, as its name says)',
+      renderTable(
+        ['collective', 'variant', 'count', 'total', 'name'],
+        c.kernels.map((k) => [k.collective, commVariant(k), k.count, formatDuration(k.totalNs), shorten(name.get(k.name)!)]),
+      ),
+    );
+  }
+  return out;
 }
 
 const SEVERITY_LABEL = { error: 'ERROR', warning: 'WARN ', info: 'info ' } as const;

@@ -14,6 +14,7 @@
 //   out as HTA writes it, on random single-GPU traces.
 // - On every recording fixture (none has NCCL): no communication, and each
 //   rank's compute + copies + idle add up to the span on every GPU.
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
@@ -26,6 +27,7 @@ import type { Scope } from '../../profiler/contract/scope.ts';
 import { RecordingWriter } from '../../profiler/import/recording-writer.ts';
 import { demangle } from '../../profiler/native/addon.ts';
 import { repoRoot } from '../../profiler/native/paths.ts';
+import { RecordingQuery } from '../../profiler/query/recording-query.ts';
 import { openRecording } from '../../profiler/store/database.ts';
 import { tempDir } from '../helpers/native.ts';
 
@@ -351,6 +353,41 @@ describe('the breakdown on a recording constructed for the arithmetic (not a GPU
       [0, 0, 2, 200],
       [1, 1, 2, 100],
     ]);
+  });
+
+  it('report: the Communication section and --json (the CLI)', () => {
+    const report = (...args: string[]) =>
+      spawnSync(process.execPath, [path.join(repoRoot, 'profiler/cli/streamscope.ts'), 'report', file, '--whole', ...args], { encoding: 'utf8' });
+    const json = report('--json');
+    expect(json.status).toBe(0);
+    const j = JSON.parse(json.stdout) as { reportVersion: number; communication: unknown };
+    expect(j.reportVersion).toBe(5);
+    expect(j.communication).toEqual(JSON.parse(JSON.stringify(c)));
+    const text = report();
+    expect(text.status).toBe(0);
+    expect(text.stdout).toContain('Communication (NCCL kernels and peer copies)');
+    // pid 100 on GPU 0: 200 ns compute (62.5% of 320), 150 communication, 100 hidden, 50 exposed, 70 copies, overlap 66.7%.
+    expect(text.stdout).toMatch(/^\s+100\s+0\s+200 ns 62\.5%\s+150 ns 46\.9%\s+100 ns\s+50 ns 15\.6%\s+70 ns 21\.9%\s+0 ns 0\.0%\s+66\.7%$/m);
+    expect(text.stdout).toMatch(/^\s+all-reduce\s+2\s+230 ns\s*$/m);
+    expect(text.stdout).toMatch(/^\s+peer copies\s+2\s+80 ns/m);
+    expect(text.stdout).toMatch(/^\s+all-reduce\s+RING LL f32 sum\s+2\s+230 ns\s+ncclDevKernel_AllReduce_Sum_f32_RING_LL$/m);
+    // A recording without communication has no such section.
+    const none = spawnSync(
+      process.execPath,
+      [path.join(repoRoot, 'profiler/cli/streamscope.ts'), 'report', path.join(repoRoot, 'test/fixtures/recordings/normalise-concurrent.sqlite')],
+      { encoding: 'utf8' },
+    );
+    expect(none.status).toBe(0);
+    expect(none.stdout).not.toContain('Communication');
+  });
+
+  it("the API's stats carry the same", () => {
+    const q = new RecordingQuery('constructed', file);
+    try {
+      expect(q.stats({ kind: 'whole' }).communication).toEqual(c);
+    } finally {
+      q.close();
+    }
   });
 });
 

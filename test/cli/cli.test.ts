@@ -97,11 +97,15 @@ describe('streamscope ingest + report on a synthetic stream', () => {
     const r = run(['report', recording, '--json']);
     expect(r.code).toBe(0);
     const j = JSON.parse(r.stdout);
-    expect(j.reportVersion).toBe(4);
+    expect(j.reportVersion).toBe(5);
     expect(Array.isArray(j.findings)).toBe(true);
     const db = new Database(recording, { readonly: true });
     const kernels = (db.prepare('SELECT count(*) AS n FROM kernels').get() as { n: number }).n;
+    // The stream's peer-to-peer copy is communication (CUPTI copy kind 10).
+    const peer = db.prepare('SELECT count(*) AS n, coalesce(sum(bytes), 0) AS bytes FROM memcpys WHERE copy_kind = 10').get() as { n: number; bytes: number };
     db.close();
+    expect(peer.n).toBeGreaterThan(0);
+    expect(j.communication).toMatchObject({ present: true, collectives: [], peerCopies: { count: peer.n, bytes: peer.bytes } });
     expect(j.kernels.reduce((a: number, k: { count: number }) => a + k.count, 0)).toBe(kernels);
     expect(j.devices[0]).toMatchObject({ name: 'NVIDIA H100 80GB HBM3', smCount: 132, asyncEngineCount: 3 });
     expect(j.overlap[0].all).toHaveProperty('overlapFactor');
