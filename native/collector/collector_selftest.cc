@@ -29,6 +29,7 @@
 #include "activity_translator.h"
 #include "buffer_pool.h"
 #include "nvtx_default_domain.h"
+#include "process_env.h"
 #include "record_encoder.h"
 #include "stream_writer.h"
 
@@ -609,6 +610,35 @@ void testNvtxDefaultDomain() {
   CHECK(m.flags == kMarkerInstantaneous && m.name == "here");
 }
 
+// The launcher variables: only process_env.h's names, in its order, each
+// that is set (empty included), values cut at kProcessEnvValueBytes.
+void testProcessEnv() {
+  const std::string long_value(kProcessEnvValueBytes + 100, 'x');
+  const std::map<std::string, std::string> env = {
+      {"WORLD_SIZE", "8"}, {"RANK", "3"}, {"CUDA_VISIBLE_DEVICES", ""}, {"SLURM_JOB_ID", long_value}, {"HOME", "/root"}};
+  std::vector<uint8_t> out(sizeof(FileHeader));
+  const FileHeader h = makeFileHeader(kOrigin, 0, 1, 0, 100);
+  std::memcpy(out.data(), &h, sizeof h);
+  std::vector<uint8_t> records;
+  RecordEncoder enc(&records);
+  writeProcessEnv(enc, [&](const char* name) -> const char* {
+    auto it = env.find(name);
+    return it == env.end() ? nullptr : it->second.c_str();
+  });
+  out.insert(out.end(), records.begin(), records.end());
+  const Decoded d = decode(out);
+  CHECK(d.clean);
+  std::vector<std::pair<std::string, std::string>> got;
+  for (const Rec& r : d.records) {
+    if (r.kind != Kind::ProcessEnv) continue;
+    const auto e = r.as<ProcessEnvRecord>();
+    got.emplace_back(d.strings.at(e.name_sid), d.strings.at(e.value_sid));
+  }
+  const std::vector<std::pair<std::string, std::string>> want = {
+      {"RANK", "3"}, {"WORLD_SIZE", "8"}, {"SLURM_JOB_ID", long_value.substr(0, kProcessEnvValueBytes)}, {"CUDA_VISIBLE_DEVICES", ""}};
+  CHECK(got == want);
+}
+
 void testPool() {
   BufferPool pool(100, 2);  // rounded up to the minimum
   CHECK(pool.bufferBytes() == BufferPool::kMinBufferBytes);
@@ -626,6 +656,7 @@ void testPool() {
 
 int main() {
   testPool();
+  testProcessEnv();
   testNvtxDefaultDomain();
   testTranslator();
   testWriter();

@@ -41,6 +41,7 @@
 #include "collector_version.h"
 #include "driver_api.h"
 #include "nvtx_default_domain.h"
+#include "process_env.h"
 #include "record_encoder.h"
 #include "signals.h"
 #include "stream_writer.h"
@@ -595,7 +596,12 @@ int initialize() {
     g->finished = true;
     return 1;
   }
-  g->writer->writeNow([](rs::RecordEncoder& enc) { writeProcess(enc, 0); });
+  g->writer->writeNow([](rs::RecordEncoder& enc) {
+    writeProcess(enc, 0);
+    // Who launched it, as which rank: a fixed list of variables, read once
+    // with getenv (process_env.h).
+    writeProcessEnv(enc, [](const char* name) { return std::getenv(name); });
+  });
   logLine("recording process %d to %s%s", static_cast<int>(g->pid), g->path.c_str(),
           g->discard ? " (discard mode: activity buffers are thrown away unread)" : "");
 

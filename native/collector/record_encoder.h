@@ -39,6 +39,7 @@ STREAMSCOPE_KIND_OF(DroppedRecord, Dropped);
 STREAMSCOPE_KIND_OF(ErrorRecord, Error);
 STREAMSCOPE_KIND_OF(FlushRecord, Flush);
 STREAMSCOPE_KIND_OF(EndRecord, End);
+STREAMSCOPE_KIND_OF(ProcessEnvRecord, ProcessEnv);
 #undef STREAMSCOPE_KIND_OF
 
 inline FileHeader makeFileHeader(uint64_t origin_ns, uint64_t origin_wall_ns, uint32_t pid, uint32_t flags, uint32_t collector_version) {

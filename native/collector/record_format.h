@@ -70,6 +70,7 @@ enum class Kind : uint16_t {
   Error = 15,
   Flush = 16,
   End = 17,
+  ProcessEnv = 18,
 };
 
 // The kind's name as the format spells it (profiler/record/format.ts uses
@@ -93,6 +94,7 @@ inline const char* kindName(Kind k) {
     case Kind::Error: return "Error";
     case Kind::Flush: return "Flush";
     case Kind::End: return "End";
+    case Kind::ProcessEnv: return "ProcessEnv";
   }
   return nullptr;
 }
@@ -377,6 +379,19 @@ struct EndRecord {
   uint64_t buffers_completed;  // CUPTI buffers processed
 };
 static_assert(sizeof(EndRecord) == 40);
+
+// One environment variable of the process, as it was when the process
+// initialised CUDA: written right after the first Process record, one per
+// variable of process_env.h's list that is set (a launcher's rank identity:
+// RANK, OMPI_COMM_WORLD_RANK, SLURM_PROCID, ...). Nothing else of the
+// environment is recorded. Added with issue 13 (collector 0.1.0) as a new
+// kind, so the format version stays 1: older readers skip it by its size.
+struct ProcessEnvRecord {
+  RecordHeader h;
+  uint32_t name_sid;   // the variable's name
+  uint32_t value_sid;  // its value (its first kProcessEnvValueBytes bytes, process_env.h)
+};
+static_assert(sizeof(ProcessEnvRecord) == 16);
 
 inline constexpr uint32_t align8(uint32_t n) { return (n + 7u) & ~7u; }
 

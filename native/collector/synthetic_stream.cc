@@ -3,18 +3,20 @@
 // contract test and the ingest benchmark.
 //
 //   streamscope-synthetic-stream --out FILE [--expect FILE.json] [--pid N]
-//                                [--origin-ns N] [--no-end]
+//                                [--origin-ns N] [--no-end] [--env NAME=VALUE]...
 //       A deterministic stream with at least one record of every kind and
 //       edge values (negative relative times, kNone ids, 0 and maximum small
 //       integers, non-ASCII/empty/100 KB strings, a uuid of 16 distinct
-//       bytes), then End unless --no-end. --expect also writes JSON of
+//       bytes), then End unless --no-end. --env (repeatable) replaces the
+//       stream's ProcessEnv records (a torchrun rank's by default) with one
+//       per NAME=VALUE given, in that order, as a launcher's would be. --expect also writes JSON of
 //       exactly what was written, generated from the same C++ values:
 //         {"header": {...}, "records": [{"kind": "String", "id": 1, "value": "..."},
 //                                       {"kind": "Kernel", <every field but h>}, ...]}
 //       64-bit origins are decimal strings; uuid is 32 lowercase hex digits;
 //       every other field is a JSON number (all below 2^53 in magnitude).
 //
-//   streamscope-synthetic-stream --out FILE --bench-launches N [--pid N] [--origin-ns N]
+//   streamscope-synthetic-stream --out FILE --bench-launches N [--pid N] [--origin-ns N] [--env NAME=VALUE]...
 //       A launch-bound stream as the collector writes it for a loop of N
 //       kernel launches on 4 streams: per launch a cudaLaunchKernel runtime
 //       record and its kernel (~4 us apart), a pinned copy every 64 launches,
@@ -25,6 +27,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "collector_version.h"
@@ -150,6 +153,7 @@ void fields(Json& j, const DroppedRecord& r) { F(count); F(source); F(context_id
 void fields(Json& j, const ErrorRecord& r) { F(code); F(message_sid); }
 void fields(Json& j, const FlushRecord& r) { F(reason); F(signal); F(at_ns); F(records_so_far); }
 void fields(Json& j, const EndRecord& r) { F(reason); F(reserved); F(end_ns); F(records_written); F(buffers_completed); }
+void fields(Json& j, const ProcessEnvRecord& r) { F(name_sid); F(value_sid); }
 #undef F
 // clang-format on
 
@@ -210,7 +214,19 @@ class Writer {
 
 // ---- Every kind, edge values ------------------------------------------------------
 
-void edgeCases(Writer& w, uint32_t pid, bool with_end) {
+// NAME=VALUE pairs of --env: the ProcessEnv records to write.
+using EnvList = std::vector<std::pair<std::string, std::string>>;
+
+void processEnv(Writer& w, const EnvList& env) {
+  for (const auto& [name, value] : env) {
+    ProcessEnvRecord r{};
+    r.name_sid = w.intern(name);
+    r.value_sid = w.intern(value);
+    w.write(r);
+  }
+}
+
+void edgeCases(Writer& w, uint32_t pid, bool with_end, const EnvList* env) {
   ProcessRecord p{};
   p.pid = pid;
   p.ppid = 1;
@@ -225,6 +241,18 @@ void edgeCases(Writer& w, uint32_t pid, bool with_end) {
   p.cupti_api_version = 130001;
   p.reserved = 0;
   w.write(p);
+
+  // Right after Process, as the collector writes them: a torchrun worker's
+  // rank identity by default, with an empty value and a value that is a
+  // string already interned (the host name).
+  const EnvList torchrun = {{"RANK", "3"},
+                            {"LOCAL_RANK", "1"},
+                            {"WORLD_SIZE", "8"},
+                            {"MASTER_ADDR",
+                             "gpu-n\xc3\xb8"
+                             "de-\xe2\x9c\x93-\xf0\x9f\x9a\x80"},
+                            {"CUDA_VISIBLE_DEVICES", ""}};
+  processEnv(w, env ? *env : torchrun);
 
   DeviceRecord d{};
   d.device_id = 0;
@@ -531,7 +559,7 @@ void edgeCases(Writer& w, uint32_t pid, bool with_end) {
 
 // ---- Launch-bound stream for the ingest benchmark -----------------------------------
 
-void benchLaunches(Writer& w, uint32_t pid, uint64_t launches) {
+void benchLaunches(Writer& w, uint32_t pid, uint64_t launches, const EnvList* env) {
   ProcessRecord p{};
   p.pid = pid;
   p.ppid = 1;
@@ -543,6 +571,7 @@ void benchLaunches(Writer& w, uint32_t pid, uint64_t launches) {
   p.cupti_version = 130001;
   p.cupti_api_version = 130001;
   w.write(p);
+  if (env) processEnv(w, *env);
 
   DeviceRecord d{};
   d.device_id = 0;
@@ -674,7 +703,8 @@ void benchLaunches(Writer& w, uint32_t pid, uint64_t launches) {
   std::fprintf(stderr,
                "streamscope-synthetic-stream: %s\n"
                "usage: streamscope-synthetic-stream --out FILE [--expect FILE.json] [--pid N] [--origin-ns N] [--no-end]\n"
-               "       streamscope-synthetic-stream --out FILE --bench-launches N [--pid N] [--origin-ns N]\n",
+               "                                    [--env NAME=VALUE]...\n"
+               "       streamscope-synthetic-stream --out FILE --bench-launches N [--pid N] [--origin-ns N] [--env NAME=VALUE]...\n",
                why.c_str());
   std::exit(2);
 }
@@ -689,6 +719,13 @@ uint64_t parseNumber(const std::string& option, const char* text, uint64_t max) 
   return v;
 }
 
+// NAME=VALUE (the value may be empty, and may hold '=').
+std::pair<std::string, std::string> envPair(const std::string& pair) {
+  const size_t eq = pair.find('=');
+  if (eq == std::string::npos || eq == 0) usage("--env wants NAME=VALUE, got " + pair);
+  return {pair.substr(0, eq), pair.substr(eq + 1)};
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -699,6 +736,8 @@ int main(int argc, char** argv) {
   uint64_t bench = 0;
   bool bench_mode = false;
   bool with_end = true;
+  EnvList env;
+  bool env_given = false;
   for (int i = 1; i < argc; i++) {
     const std::string a = argv[i];
     auto value = [&]() -> const char* {
@@ -711,6 +750,7 @@ int main(int argc, char** argv) {
     else if (a == "--origin-ns") origin = parseNumber(a, value(), UINT64_MAX);
     else if (a == "--bench-launches") bench = parseNumber(a, value(), UINT32_MAX / 2), bench_mode = true;
     else if (a == "--no-end") with_end = false;
+    else if (a == "--env") env.push_back(envPair(value())), env_given = true;
     else usage("unknown option " + a);
   }
   if (!out) usage("--out is required");
@@ -726,8 +766,8 @@ int main(int argc, char** argv) {
   Writer w(f, out, expect ? &json : nullptr);
   const FileHeader h = makeFileHeader(origin, 1763800000123456789ull, pid, 0, streamscope::kCollectorVersion);
   w.header(h);
-  if (bench_mode) benchLaunches(w, pid, bench);
-  else edgeCases(w, pid, with_end);
+  if (bench_mode) benchLaunches(w, pid, bench, env_given ? &env : nullptr);
+  else edgeCases(w, pid, with_end, env_given ? &env : nullptr);
   w.flush();
   if (std::fclose(f) != 0) {
     std::fprintf(stderr, "streamscope-synthetic-stream: writing %s failed: %s\n", out, std::strerror(errno));

@@ -9,6 +9,7 @@ import { FlushReason } from './format.ts';
 import { devices } from '../native/addon.ts';
 import type { Db } from '../store/database.ts';
 import { markPerThreadDefaultStreams } from './stream-kinds.ts';
+import { storeRanks } from '../store/ranks.ts';
 import { addNote, applyCaptureRange, type CaptureResult } from './capture-range.ts';
 import { captureRangeSpec, type CaptureRange } from '../contract/record-request.ts';
 import type { DirectoryProgress } from './stream-ingest.ts';
@@ -108,6 +109,8 @@ export function finalizeRecording(
     }
     // Stream kinds are told from the calls that created and used the streams: before a capture range removes those.
     markPerThreadDefaultStreams(db);
+    // Each process's rank, from the launcher variables its collector recorded.
+    storeRanks(db);
     recordPcieLinks(db);
     writeMeta(db, { notes: notes.length ? JSON.stringify(notes) : undefined });
     const captured = captureRange ? capture(db, captureRange) : undefined;

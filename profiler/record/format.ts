@@ -52,6 +52,7 @@ export const Kind = {
   Error: 15,
   Flush: 16,
   End: 17,
+  ProcessEnv: 18,
 } as const;
 export type KindName = keyof typeof Kind;
 
@@ -147,6 +148,7 @@ export const LAYOUTS: Readonly<Record<Exclude<KindName, 'String'>, RecordLayout>
   Error: layout('Error', u32('code', 'message_sid')),
   Flush: layout('Flush', [...u32('reason', 'signal'), ['at_ns', 'i64'], ['records_so_far', 'u64']]),
   End: layout('End', [...u32('reason', 'reserved'), ['end_ns', 'i64'], ['records_written', 'u64'], ['buffers_completed', 'u64']]),
+  ProcessEnv: layout('ProcessEnv', u32('name_sid', 'value_sid')),
 };
 
 export const STRING_FIXED_BYTES = 16;

@@ -27,6 +27,12 @@ const COLUMNS_NOT_WRITTEN: Record<string, Record<string, string>> = {
     pcie_width: 'as pcie_generation',
   },
   threads: { name: 'CUPTI does not report thread names; importers fill them' },
+  processes: {
+    rank: "read from the process_env rows the ingest writes, when the recording is finished (profiler/store/ranks.ts): the launchers' rules are defined once, in TypeScript (profiler/contract/ranks.ts), for the recording and for record -o %r",
+    local_rank: 'as rank',
+    world_size: 'as rank',
+    rank_variable: 'as rank',
+  },
 };
 
 const dir = tempDir('ingest-schema');

@@ -158,6 +158,18 @@ describe('native ingest', () => {
     expect(strings.some((s) => s.value === 'cudaLaunchKernel')).toBe(true);
   });
 
+  it('stores the launcher variables of each process (ProcessEnv, schema 8) as written, an empty value included', async () => {
+    const file = newRecording('process-env');
+    const ingest = new Ingest(file, { originNs: origin() });
+    await ingest.ingestFile(stream, { final: true });
+    await ingest.finish();
+    const env = ofKind('ProcessEnv').map((e) => ({ pid: 4242, name: str(e.name_sid as number), value: str(e.value_sid as number) }));
+    expect(env.map((e) => e.name)).toEqual(['RANK', 'LOCAL_RANK', 'WORLD_SIZE', 'MASTER_ADDR', 'CUDA_VISIBLE_DEVICES']);
+    expect(rows(file, 'SELECT pid, name, value FROM process_env ORDER BY name')).toEqual([...env].sort((a, b) => (String(a.name) < String(b.name) ? -1 : 1)));
+    // The ingest stores the variables; the rank columns are filled when a recording is finished (test/record/ranks.test.ts).
+    expect(rows(file, 'SELECT rank FROM processes')).toEqual([{ rank: null }]);
+  });
+
   it('creates devices, contexts and streams, including implicit ones, with flags and priorities', async () => {
     const file = newRecording('tables');
     const ingest = new Ingest(file, { originNs: origin() });

@@ -161,9 +161,9 @@ describe('streamscope ingest + report on a synthetic stream', () => {
   it('keeps what precedes a corrupt record and names the file and byte', () => {
     const s = syntheticStream(dir, 'corrupt');
     const bytes = fs.readFileSync(s.stream);
-    // Damage the size field of the record at the middle of the file.
-    let at = 64;
-    for (let i = 0; i < 12; i++) at += bytes.readUInt32LE(at + 4);
+    // Damage the size field of a record a few after the first Device record.
+    const records = decodeStream(new Uint8Array(bytes), s.stream).records;
+    const at = records[records.findIndex((x) => x.kind === 'Device') + 3]!.offset;
     bytes.writeUInt32LE(13, at + 4);
     fs.writeFileSync(s.stream, bytes);
     const out = path.join(dir, 'corrupt.sqlite');

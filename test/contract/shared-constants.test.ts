@@ -2,7 +2,9 @@
 // themselves: every enum of the record stream (native/collector/record_format.h)
 // against profiler/record/format.ts and profiler/store/enums.ts, the
 // record sizes, and the zone vocabulary (native/addon/src/zone_tables.h)
-// against profiler/store/zone-tables.ts. The values are stored in files, so
+// against profiler/store/zone-tables.ts, and the environment variables the
+// collector records (native/collector/process_env.h) against
+// profiler/contract/ranks.ts. The values are stored in files, so
 // a drift on either side is a misread recording, not a cosmetic difference.
 // An enum or constant added to a header without its TypeScript counterpart
 // fails too: each one is either compared or named below with the reason it
@@ -27,9 +29,11 @@ import {
 } from '../../profiler/record/format.ts';
 import { ApiDomain, CollectorErrorCode, DropSource, StreamFlags } from '../../profiler/store/enums.ts';
 import { THREAD_LANE_FACTOR, ZONE_ROWS, ZONED_TABLES } from '../../profiler/store/zone-tables.ts';
+import { CAPTURED_ENV, RANK_LAUNCHERS } from '../../profiler/contract/ranks.ts';
 
 const recordFormat = fs.readFileSync(path.join(repoRoot, 'native/collector/record_format.h'), 'utf8');
 const zoneTables = fs.readFileSync(path.join(repoRoot, 'native/addon/src/zone_tables.h'), 'utf8');
+const processEnv = fs.readFileSync(path.join(repoRoot, 'native/collector/process_env.h'), 'utf8');
 
 /** A C++ integer constant expression of the forms the headers use: 17, 0xFFFFFFFFu, 1u << 3. */
 function evaluate(expr: string): number {
@@ -127,6 +131,16 @@ describe('constants shared by C++ and TypeScript', () => {
     expect(size.get('StringRecord')).toBe(STRING_FIXED_BYTES);
     const fixed = Object.fromEntries(Object.values(LAYOUTS).map((l) => [`${l.name}Record`, l.size]));
     expect(Object.fromEntries([...size].filter(([n]) => n in fixed))).toEqual(fixed);
+  });
+
+  it('process_env.h = profiler/contract/ranks.ts: the variables the collector records, and every launcher variable among them', () => {
+    const list = /kProcessEnvNames\[\]\s*=\s*\{([^}]*)\}/.exec(withoutComments(processEnv));
+    expect(list).not.toBeNull();
+    const names = [...list![1]!.matchAll(/"([^"]*)"/g)].map((m) => m[1]);
+    expect(names).toEqual([...CAPTURED_ENV]);
+    // A rank read from a variable the collector never records would never be found in a recording.
+    const launcherVariables = RANK_LAUNCHERS.flatMap((l) => [l.rank, l.localRank, l.worldSize]).filter((v) => v !== null);
+    expect(launcherVariables.filter((v) => !CAPTURED_ENV.includes(v))).toEqual([]);
   });
 
   it('zone_tables.h = profiler/store/zone-tables.ts: table ids, rows per zone, thread lanes', () => {

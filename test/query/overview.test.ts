@@ -76,7 +76,8 @@ describe('overview from zones', () => {
     const shape = 'SELECT table_id, first_id, max_dur_ns, max_gap_ns, copy_kind_rows FROM zones ORDER BY table_id, first_id';
     const shapes = old.prepare(shape).all();
     old.exec(
-      'ALTER TABLE zones DROP COLUMN busy_ns; ALTER TABLE zones DROP COLUMN max_dur_ns; ALTER TABLE zones DROP COLUMN max_gap_ns; ALTER TABLE zones DROP COLUMN copy_kind_rows; ALTER TABLE strings DROP COLUMN demangled',
+      'ALTER TABLE zones DROP COLUMN busy_ns; ALTER TABLE zones DROP COLUMN max_dur_ns; ALTER TABLE zones DROP COLUMN max_gap_ns; ALTER TABLE zones DROP COLUMN copy_kind_rows; ALTER TABLE strings DROP COLUMN demangled;' +
+        ' DROP TABLE process_env; ALTER TABLE processes DROP COLUMN rank; ALTER TABLE processes DROP COLUMN local_rank; ALTER TABLE processes DROP COLUMN world_size; ALTER TABLE processes DROP COLUMN rank_variable',
     );
     old.pragma('user_version = 4');
     old.close();

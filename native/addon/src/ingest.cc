@@ -430,6 +430,15 @@ void Ingest::store(FileState& f, const std::string& path, const Record& record) 
       p.last_flush = FlushInfo{r.reason, r.signal, r.at_ns + shift};
       break;
     }
+    case Kind::ProcessEnv: {
+      const auto r = load<ProcessEnvRecord>(rec);
+      // Rank, local rank and world size are read from these rows when the
+      // recording is finished (profiler/store/ranks.ts): one definition of
+      // which launcher's variables count, shared with `record -o %r`.
+      Binder{st_.process_env}(int64_t{pid}, textOf(stringId(f, r.name_sid)), textOf(stringId(f, r.value_sid)));
+      step(db_, st_.process_env, where);
+      break;
+    }
     case Kind::End: {
       const auto r = load<EndRecord>(rec);
       Binder{st_.process_end}(r.end_ns + shift, int64_t{pid});

@@ -75,6 +75,9 @@ const std::vector<Entry>& entries() {
               "ON CONFLICT(pid) DO UPDATE SET stream_flags = excluded.stream_flags, origin_wall_ns = excluded.origin_wall_ns")},
       {&S::process_end,
        StatementSpec{"process_end", "UPDATE processes SET end_ns = ?, complete = 1 WHERE pid = ?", "processes", {"end_ns", "complete"}}},
+      // The variables the collector read (ProcessEnvRecord); a process that initialised CUDA again after exec (same pid) keeps the latest.
+      {&S::process_env,
+       insert("process_env", "process_env", "pid, name, value", "ON CONFLICT(pid, name) DO UPDATE SET value = excluded.value")},
       {&S::device, insert("device", "devices",
                           "uuid, ordinal, name, cc_major, cc_minor, sm_count, async_engine_count, concurrent_kernels, total_memory_bytes,"
                           " pci_domain, pci_bus, pci_device, core_clock_khz, memory_clock_khz, memory_bus_width_bits, l2_cache_bytes,"

@@ -38,8 +38,9 @@ struct Statements {
   sqlite3_stmt *strings = nullptr, *cuda_events = nullptr, *overheads = nullptr, *dropped_records = nullptr, *collector_errors = nullptr,
                *threads = nullptr;
   // Processes, devices, contexts and streams: upserts, and lookups of their ids.
-  sqlite3_stmt *process_from_header = nullptr, *process = nullptr, *process_end = nullptr, *device = nullptr, *device_by_uuid = nullptr,
-               *context = nullptr, *stream = nullptr, *implicit_stream = nullptr, *stream_by_cupti_id = nullptr, *text_of = nullptr;
+  sqlite3_stmt *process_from_header = nullptr, *process = nullptr, *process_end = nullptr, *process_env = nullptr, *device = nullptr,
+               *device_by_uuid = nullptr, *context = nullptr, *stream = nullptr, *implicit_stream = nullptr, *stream_by_cupti_id = nullptr,
+               *text_of = nullptr;
 
   using Member = sqlite3_stmt* Statements::*;
 

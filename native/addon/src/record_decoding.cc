@@ -31,6 +31,7 @@ uint32_t fixedSize(uint16_t kind) {
     case Kind::Error: return sizeof(ErrorRecord);
     case Kind::Flush: return sizeof(FlushRecord);
     case Kind::End: return sizeof(EndRecord);
+    case Kind::ProcessEnv: return sizeof(ProcessEnvRecord);
   }
   return 0;
 }

@@ -5,7 +5,7 @@ import struct
 import sys
 
 KINDS = ['', 'String', 'Process', 'Device', 'Context', 'Stream', 'Kernel', 'Memcpy', 'Memset', 'Synchronization',
-         'CudaEvent', 'ApiCall', 'Marker', 'Overhead', 'Dropped', 'Error', 'Flush', 'End']
+         'CudaEvent', 'ApiCall', 'Marker', 'Overhead', 'Dropped', 'Error', 'Flush', 'End', 'ProcessEnv']
 
 
 def decode(path):
@@ -37,6 +37,9 @@ def decode(path):
             r.update(zip(['reason', 'signal', 'at_ns', 'records_so_far'], struct.unpack_from('<IIqQ', b, at + 8)))
         elif name == 'End':
             r.update(zip(['reason', '_', 'end_ns', 'records_written', 'buffers_completed'], struct.unpack_from('<IIqQQ', b, at + 8)))
+        elif name == 'ProcessEnv':
+            name_sid, value_sid = struct.unpack_from('<II', b, at + 8)
+            r.update(name=strings.get(name_sid), value=strings.get(value_sid))
         elif name == 'ApiCall':
             r['name'] = strings.get(struct.unpack_from('<I', b, at + 8 + 16 + 20)[0])
         recs.append(r)
@@ -84,6 +87,22 @@ def main():
         expect(all(e['code'] == 3 for e in errors), f'no other errors: {errors}')
         names = {r.get('name') for r in recs if r['kind'] == 'ApiCall'}
         expect(names <= {'cudaLaunchKernel'}, f'runtime API names stripped of their version: {names}')
+
+    envs = [(r['name'], r['value']) for r in recs if r['kind'] == 'ProcessEnv']
+    env_names = [n for n, _ in envs]
+    expect(len(env_names) == len(set(env_names)), f'each variable once: {env_names}')
+    if envs:
+        # Strings aside: the String records of their names and values come between them.
+        nonstring = [k for k in kinds if k != 'String']
+        first = nonstring.index('ProcessEnv')
+        expect(nonstring[first - 1] == 'Process' and nonstring[first:first + len(envs)] == ['ProcessEnv'] * len(envs),
+               'ProcessEnv records right after the first Process record')
+    if scenario == 'exit':
+        # run-fake-cupti-tests.sh sets a torchrun rank's variables, an empty one and one the collector does not read.
+        got = dict(envs)
+        want = {'RANK': '3', 'LOCAL_RANK': '1', 'WORLD_SIZE': '8', 'CUDA_VISIBLE_DEVICES': ''}
+        expect(all(got.get(k) == v for k, v in want.items()), f'the launcher variables as set: {got}')
+        expect('STREAMSCOPE_TEST_NOT_READ' not in got, 'no variable outside process_env.h')
 
     kernels = [r['correlation_id'] for r in recs if r['kind'] == 'Kernel']
     if scenario == 'exit':

@@ -2,7 +2,8 @@
 # Runs the injection library against a fake CUPTI and a fake driver
 # (fake_cupti.cc, fake_cuda.cc) in scenarios that need no GPU: normal exit,
 # cuProfilerStop, SIGTERM/SIGINT with each previous disposition, fork,
-# SIGKILL, the buffer cap, discard mode, another CUPTI client, an old CUPTI.
+# SIGKILL, the buffer cap, discard mode, another CUPTI client, an old CUPTI,
+# and the launcher variables it records (ProcessEnv, in the exit scenario).
 # What it cannot show — what the real CUPTI delivers — is checked on a GPU.
 #
 #   native/collector/test/run-fake-cupti-tests.sh [BUILD_DIR]   (default native/build)
@@ -47,7 +48,7 @@ run() {  # scenario, expected status (exit code, or "signal N"), extra env...
 }
 
 echo "collector against fake CUPTI:"
-run exit 0
+run exit 0 RANK=3 LOCAL_RANK=1 WORLD_SIZE=8 CUDA_VISIBLE_DEVICES= STREAMSCOPE_TEST_NOT_READ=1
 run discard 0 STREAMSCOPE_DISCARD=1
 run sigterm-default "signal 15"
 run sigint-handler 0

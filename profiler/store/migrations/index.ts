@@ -9,6 +9,7 @@ import * as m0004 from './0004-pcie-link.ts';
 import * as m0005 from './0005-zone-busy.ts';
 import * as m0006 from './0006-zone-shape.ts';
 import * as m0007 from './0007-demangled-names.ts';
+import * as m0008 from './0008-ranks.ts';
 
 export interface Migration {
   readonly version: number;
@@ -17,7 +18,7 @@ export interface Migration {
   readonly run?: (db: Database) => void;
 }
 
-export const migrations: readonly Migration[] = [m0001, m0002, m0003, m0004, m0005, m0006, m0007];
+export const migrations: readonly Migration[] = [m0001, m0002, m0003, m0004, m0005, m0006, m0007, m0008];
 
 for (let i = 0; i < migrations.length; i++) {
   if (migrations[i]!.version !== i + 1) {
