@@ -6,7 +6,7 @@
 // with small bars where a bar reads faster than a number.
 import { interpolateBlues } from 'd3';
 import { Bar, SortTable } from '../base/tables.tsx';
-import type { IterationRow, RangeName, RecordingSummary, Scope } from '../../../profiler/contract/api.ts';
+import type { Communication as CommunicationStats, IterationRow, RangeName, RecordingSummary, Scope } from '../../../profiler/contract/api.ts';
 import { KIND_COLORS } from '../base/colors.ts';
 import { deviceTitle, gpuName } from '../base/gpus.ts';
 import { fullName, shortName } from '../../../profiler/contract/names.ts';
@@ -21,6 +21,65 @@ import type { IterationTrack } from '../timeline/iterations.ts';
 function Factor(props: { value: number; max: number }) {
   if (!Number.isFinite(props.value) || props.value === 0) return <span className="hint">—</span>;
   return <Bar share={(props.value - 1) / Math.max(1, props.max - 1)} text={`${props.value.toFixed(2)}×`} color="#6a9fd0" />;
+}
+
+/**
+ * Communication (issue 13; `report`'s Communication section): per rank and
+ * GPU, its time over the scope's GPU span as compute, communication
+ * (hidden behind compute or exposed), other copies and idle, and the share
+ * of communication compute hid; the collectives by kind.
+ */
+function Communication(props: { communication: CommunicationStats; devName: (id: number | null) => string }) {
+  const c = props.communication;
+  const rows = c.ranks.flatMap((r) => r.devices.map((d) => ({ ...d, pid: r.pid, rank: r.rank, worldSize: r.worldSize })));
+  const time = (ns: number, span: number, color: string) => <Bar share={span > 0 ? ns / span : 0} text={formatDuration(ns)} color={color} />;
+  return (
+    <section>
+      <h2>
+        Communication <span className="h-note">NCCL kernels and peer copies; per rank and GPU: compute + exposed + copies + idle = the GPU span</span>
+      </h2>
+      <SortTable
+        testId="stats-communication"
+        initial="overlap"
+        rows={rows}
+        cols={[
+          {
+            key: 'rank',
+            label: 'rank',
+            value: (r) => r.rank ?? -1,
+            show: (r) => (r.rank === null ? '—' : `${r.rank}${r.worldSize !== null ? ` of ${r.worldSize}` : ''}`),
+          },
+          { key: 'pid', label: 'pid', numeric: true, value: (r) => r.pid },
+          { key: 'device', label: 'device', value: (r) => r.deviceId, show: (r) => props.devName(r.deviceId) },
+          { key: 'compute', label: 'compute', numeric: true, value: (r) => r.computeNs, show: (r) => time(r.computeNs, r.spanNs, KIND_COLORS.kernel) },
+          { key: 'comm', label: 'communication', numeric: true, value: (r) => r.communicationNs, show: (r) => time(r.communicationNs, r.spanNs, '#c0504d') },
+          { key: 'exposed', label: 'exposed', numeric: true, value: (r) => r.exposedNs, show: (r) => time(r.exposedNs, r.spanNs, '#c0504d') },
+          { key: 'copies', label: 'copies', numeric: true, value: (r) => r.copyNs, show: (r) => time(r.copyNs, r.spanNs, '#6a9fd0') },
+          { key: 'idle', label: 'idle', numeric: true, value: (r) => r.idleNs, show: (r) => time(r.idleNs, r.spanNs, '#999') },
+          {
+            key: 'overlap',
+            label: 'hidden behind compute',
+            numeric: true,
+            value: (r) => r.overlap ?? -1,
+            show: (r) => (r.overlap === null ? <span className="hint">—</span> : <Bar share={r.overlap} />),
+          },
+        ]}
+      />
+      <SortTable
+        testId="stats-collectives"
+        initial="total"
+        rows={[
+          ...c.collectives.map((k) => ({ kind: k.collective, count: k.count, totalNs: k.totalNs })),
+          ...(c.peerCopies.count > 0 ? [{ kind: 'peer copies', count: c.peerCopies.count, totalNs: c.peerCopies.totalNs }] : []),
+        ]}
+        cols={[
+          { key: 'kind', label: 'collective', value: (r) => r.kind },
+          { key: 'count', label: 'count', numeric: true, value: (r) => r.count },
+          { key: 'total', label: 'total', numeric: true, value: (r) => r.totalNs, show: (r) => formatDuration(r.totalNs) },
+        ]}
+      />
+    </section>
+  );
 }
 
 export function StatsView(props: {
@@ -89,6 +148,7 @@ export function StatsView(props: {
           ]}
         />
       </section>
+      {stats.communication?.present && <Communication communication={stats.communication} devName={devName} />}
       <section>
         <h2>
           Kernels{' '}
