@@ -18,6 +18,8 @@ import { tempDir } from '../helpers/native.ts';
 /** Tables of a recording the native ingest does not write, and why. */
 const TABLES_NOT_WRITTEN: Record<string, string> = {
   meta: 'facts about the recording as a whole: the recorder writes them (profiler/record)',
+  sources: 'the recordings a merged recording was made of: streamscope merge writes them (profiler/merge)',
+  source_rows: 'as sources',
 };
 
 /** Columns of tables the ingest writes that it leaves to others, and why. */
@@ -32,6 +34,8 @@ const COLUMNS_NOT_WRITTEN: Record<string, Record<string, string>> = {
     local_rank: 'as rank',
     world_size: 'as rank',
     rank_variable: 'as rank',
+    source_id: 'the recording a process of a merged recording came from: streamscope merge writes it (profiler/merge); NULL in a recording',
+    original_pid: 'as source_id: its pid there, when merge renumbered it',
   },
 };
 

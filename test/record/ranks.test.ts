@@ -11,6 +11,7 @@ import { CAPTURED_ENV, formatRank, NO_RANK, RANK_LAUNCHERS, rankFromEnv } from '
 import { ingestStreamFiles } from '../../profiler/record/ingest-files.ts';
 import { repoRoot } from '../../profiler/native/paths.ts';
 import { openRecording } from '../../profiler/store/database.ts';
+import { latestSchemaVersion } from '../../profiler/store/migrations/index.ts';
 import { readProcesses } from '../../profiler/store/ranks.ts';
 import { syntheticStream, tempDir } from '../helpers/native.ts';
 
@@ -125,6 +126,9 @@ describe('migration 0008 on a recording made before it', () => {
     const file = path.join(dir, 'v7.sqlite');
     fs.copyFileSync(path.join(repoRoot, 'test/fixtures/recordings/multiprocess_cupy.sqlite'), file);
     const old = new Database(file);
+    // Schema 9's additions (0009-merge-sources.ts) go first.
+    if ((old.pragma('user_version', { simple: true }) as number) >= 9)
+      old.exec('DROP TABLE sources; DROP TABLE source_rows; ALTER TABLE processes DROP COLUMN source_id; ALTER TABLE processes DROP COLUMN original_pid');
     if ((old.pragma('user_version', { simple: true }) as number) >= 8) {
       old.exec(
         'DROP TABLE process_env; ALTER TABLE processes DROP COLUMN rank; ALTER TABLE processes DROP COLUMN local_rank; ALTER TABLE processes DROP COLUMN world_size; ALTER TABLE processes DROP COLUMN rank_variable',
@@ -135,8 +139,11 @@ describe('migration 0008 on a recording made before it', () => {
     old.close();
     const db = openRecording(file);
     try {
-      expect(db.pragma('user_version', { simple: true })).toBe(8);
-      const after = db.prepare('SELECT * FROM processes ORDER BY pid').all() as Record<string, unknown>[];
+      expect(db.pragma('user_version', { simple: true })).toBe(latestSchemaVersion);
+      // Without the columns of later schemas (0009's source_id, original_pid: NULL outside a merged recording).
+      const after = (db.prepare('SELECT * FROM processes ORDER BY pid').all() as Record<string, unknown>[]).map(
+        ({ source_id: _source, original_pid: _original, ...rest }) => rest,
+      );
       expect(after.length).toBeGreaterThan(1);
       expect(after.map(({ rank, local_rank, world_size, rank_variable, ...rest }) => ({ rest, rank: [rank, local_rank, world_size, rank_variable] }))).toEqual(
         before.map((rest) => ({ rest, rank: [null, null, null, null] })),

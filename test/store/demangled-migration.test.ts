@@ -26,6 +26,9 @@ function schema6Copy(name: string): string {
   const file = path.join(dir, name);
   fs.copyFileSync(fixture(name), file);
   const db = new Database(file);
+  // Schema 9's additions (0009-merge-sources.ts), then 8's.
+  if ((db.pragma('user_version', { simple: true }) as number) >= 9)
+    db.exec('DROP TABLE sources; DROP TABLE source_rows; ALTER TABLE processes DROP COLUMN source_id; ALTER TABLE processes DROP COLUMN original_pid');
   if ((db.pragma('user_version', { simple: true }) as number) >= 8) {
     // Schema 8's additions (0008-ranks.ts) go first.
     db.exec(
@@ -48,8 +51,8 @@ function contents(file: string): Record<string, string[]> {
     // Tables and columns of schema 6: later migrations add their own (rows of theirs are compared by their own tests).
     const tables = (
       db.prepare("SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name").pluck().all() as string[]
-    ).filter((t) => t !== 'process_env');
-    const laterColumns = new Set(['demangled', 'rank', 'local_rank', 'world_size', 'rank_variable']);
+    ).filter((t) => t !== 'process_env' && t !== 'sources' && t !== 'source_rows');
+    const laterColumns = new Set(['demangled', 'rank', 'local_rank', 'world_size', 'rank_variable', 'source_id', 'original_pid']);
     const columns = (t: string) =>
       (db.prepare(`SELECT name FROM pragma_table_info('${t}')`).pluck().all() as string[]).filter((c) => !laterColumns.has(c)).join(', ');
     // Sorted here: zones is a WITHOUT ROWID table.

@@ -10,6 +10,7 @@ import * as m0005 from './0005-zone-busy.ts';
 import * as m0006 from './0006-zone-shape.ts';
 import * as m0007 from './0007-demangled-names.ts';
 import * as m0008 from './0008-ranks.ts';
+import * as m0009 from './0009-merge-sources.ts';
 
 export interface Migration {
   readonly version: number;
@@ -18,7 +19,7 @@ export interface Migration {
   readonly run?: (db: Database) => void;
 }
 
-export const migrations: readonly Migration[] = [m0001, m0002, m0003, m0004, m0005, m0006, m0007, m0008];
+export const migrations: readonly Migration[] = [m0001, m0002, m0003, m0004, m0005, m0006, m0007, m0008, m0009];
 
 for (let i = 0; i < migrations.length; i++) {
   if (migrations[i]!.version !== i + 1) {
