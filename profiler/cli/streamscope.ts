@@ -19,6 +19,7 @@ import { isLoopback, startServer } from '../serve/server.ts';
 import { repoRoot } from '../native/paths.ts';
 import { TraceFormatError } from '../import/json-events.ts';
 import { checkLine, CheckUsageError, parseCheckArgs, runCheck } from './check.ts';
+import { cmdMerge } from './merge.ts';
 import { devices } from '../native/addon.ts';
 import { RecordError } from '../record/record-error.ts';
 import { record } from '../record/recorder.ts';
@@ -47,6 +48,7 @@ usage:
   streamscope serve FILE... [--port N] [--host H]   (the timeline in a browser, read-only, token URL)
   streamscope diff A.sqlite B.sqlite [--json] [--fail-if-slower 5%] [--whole | --range NAME[#k] | --from T --to T]
   streamscope import TRACE -o OUT.sqlite     (PyTorch profiler / Kineto or any Chrome trace JSON)
+  streamscope merge A.sqlite B.sqlite ... -o JOB.sqlite [--force] [--align collectives|wall-clock] [--json]
   streamscope export FILE -o OUT.json        (Chrome trace JSON: Perfetto UI, chrome://tracing)
   streamscope check FILE [--min-overlap X] [--fail-on info|warning|error] [--json] [scope flags]
   streamscope devices [--json]
@@ -76,7 +78,13 @@ it; --range NAME (or NAME#k, the k-th instance from 1) analyses the GPU work
 launched inside an NVTX range; --from/--to a time range (1.5s, 350ms, 20us;
 a bare number is seconds). report --iterations adds one row per instance of
 the repeating NVTX range (the one given with --range, or the one covering
-most time).`;
+most time).
+
+merge puts the recordings of one job (one per rank or node) into one, each
+host's clock corrected by the NCCL collectives its ranks share with the
+others (the same collective ends at nearly the same time on every rank), and
+prints per input the correction and the residual after it; --align
+wall-clock keeps the recorded times.`;
 
 function fail(message: string, code = 1): never {
   process.stderr.write(`streamscope: ${message}\n`);
@@ -558,6 +566,8 @@ async function main(argv: string[]): Promise<number> {
       return cmdImport(rest);
     case 'diff':
       return cmdDiff(rest);
+    case 'merge':
+      return cmdMerge(rest);
     case 'serve':
       return cmdServe(rest);
     case 'open':

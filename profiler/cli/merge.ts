@@ -1,0 +1,93 @@
+// `streamscope merge A.sqlite B.sqlite … -o job.sqlite [--force]
+// [--align collectives|wall-clock] [--json]`: many recordings (one per rank
+// or node) as one job. Prints, per input, the shift its times got and how
+// well its collectives line up after it, so the alignment can be judged.
+// Exit 0 when merged, 2 for bad usage or a file that cannot be merged
+// (nothing is written then).
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { formatDuration } from '../contract/time.ts';
+import { mergeRecordings, type AlignMode, type MergedSource, type MergeResult } from '../merge/merge.ts';
+import { RecordingFileError } from '../store/recording-error.ts';
+
+export const MERGE_USAGE = 'usage: streamscope merge A.sqlite B.sqlite ... -o JOB.sqlite [--force] [--align collectives|wall-clock] [--json]';
+
+export class MergeUsageError extends Error {}
+
+export function parseMergeArgs(args: string[]): { inputs: string[]; output: string; force: boolean; align: AlignMode; json: boolean } {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: { output: { type: 'string', short: 'o' }, force: { type: 'boolean', short: 'f' }, align: { type: 'string' }, json: { type: 'boolean' } },
+  });
+  if (positionals.length === 0 || !values.output) throw new MergeUsageError(MERGE_USAGE);
+  const align = values.align ?? 'collectives';
+  if (align !== 'collectives' && align !== 'wall-clock') throw new MergeUsageError(`--align: expected collectives or wall-clock, got '${align}'`);
+  return { inputs: positionals, output: values.output, force: values.force ?? false, align, json: values.json ?? false };
+}
+
+/** ±duration, as the shift is printed. */
+function signed(ns: number): string {
+  return `${ns < 0 ? '−' : '+'}${formatDuration(Math.abs(ns))}`;
+}
+
+/** A correction: the duration, and to the nanosecond (what the residual is compared with). */
+function correction(ns: number): string {
+  return Math.abs(ns) < 1000 ? signed(ns) : `${signed(ns)} (${ns < 0 ? '−' : '+'}${Math.abs(ns).toLocaleString('en-US')} ns)`;
+}
+
+/** One line per input: how its times were placed. */
+export function alignmentLine(s: MergedSource): string {
+  const what =
+    s.clock === 'reference'
+      ? 'reference clock'
+      : s.clock === 'collectives'
+        ? `clock corrected ${correction(s.correctionNs)} by its NCCL collectives`
+        : s.clock === 'same-host'
+          ? `clock corrected ${correction(s.correctionNs)} as its host's other recordings were (none of its own collectives matched)`
+          : 'no NCCL collective matched another recording: placed by its recorded times (its host clock; error unknown)';
+  const residual =
+    s.residualNs !== null
+      ? `; residual ${formatDuration(s.residualNs)} median, ${formatDuration(s.residualMaxNs!)} max over ${s.collectives.toLocaleString('en-US')} collectives`
+      : '';
+  return `${s.file}${s.host ? ` (host ${s.host})` : ''}: ${what}${residual}; times shifted ${signed(s.shiftNs)}`;
+}
+
+export function formatMerge(r: MergeResult): string {
+  const lines = [
+    `streamscope: merged ${r.sources.length} recordings (${r.processes} processes, ${r.devices} GPUs, ` +
+      `${((r.rows.kernels ?? 0) + (r.rows.memcpys ?? 0) + (r.rows.memsets ?? 0)).toLocaleString('en-US')} GPU operations) → ${r.output} in ${r.seconds.toFixed(1)} s`,
+    ...r.sources.map((s) => `  ${alignmentLine(s)}`),
+    ...r.notes.map((n) => `streamscope: note: ${n}`),
+  ];
+  return lines.join('\n') + '\n';
+}
+
+/** The command: exit code, lines on stderr (JSON on stdout with --json). */
+export function cmdMerge(args: string[]): number {
+  let parsed;
+  try {
+    parsed = parseMergeArgs(args);
+  } catch (err) {
+    if (err instanceof MergeUsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+      process.stderr.write(`streamscope: ${(err as Error).message}\n`);
+      return 2;
+    }
+    throw err;
+  }
+  let result: MergeResult;
+  try {
+    result = mergeRecordings(parsed.inputs, parsed.output, { overwrite: parsed.force, align: parsed.align });
+  } catch (err) {
+    if (err instanceof RecordingFileError) {
+      process.stderr.write(`streamscope: ${err.message}\n`);
+      return 2;
+    }
+    throw err;
+  }
+  if (parsed.json) {
+    process.stdout.write(JSON.stringify({ mergeVersion: 1, ...result, output: path.resolve(result.output) }, null, 2) + '\n');
+  }
+  process.stderr.write(formatMerge(result));
+  return 0;
+}
