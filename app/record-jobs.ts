@@ -70,7 +70,8 @@ interface Job {
 
 /** The CLI arguments of a request (after the subcommand). Requests are checked by ipc.ts first. */
 export function recordArguments(request: RecordRequest, output: string): string[] {
-  const args = ['record', '--force', '--progress', 'json', '-o', output];
+  // -o takes placeholders (%h, %r, …): a path of the app's own is passed with its % doubled.
+  const args = ['record', '--force', '--progress', 'json', '-o', output.replaceAll('%', '%%')];
   if (request.captureRange !== undefined) args.push('--capture-range', request.captureRange);
   if (request.workload) {
     args.push('--workload', request.workload.name, '--scenario', request.workload.scenario, ...(request.workload.args ?? []));

@@ -28,9 +28,11 @@ import { formatCaptureResult } from '../record/capture-range.ts';
 import { ingested, progressLine, type EventFields } from '../record/progress.ts';
 import { CaptureRangeError, parseCaptureRange, type CaptureRange } from '../contract/record-request.ts';
 import { ingestStreamFiles } from '../record/ingest-files.ts';
+import { expandOutputName } from '../record/output-name.ts';
 import { workloadArgv } from '../record/workload.ts';
 import { SCENARIOS, WORKLOADS } from '../contract/record-request.ts';
 import { openRecording, type Db } from '../store/database.ts';
+import { readProcesses } from '../store/ranks.ts';
 import { RecordingFileError } from '../store/recording-error.ts';
 import { buildReport, formatIterations, formatReport } from '../report/report.ts';
 import { SCOPE_OPTIONS, SCOPE_USAGE, scopeFromArgs, type ScopeValues } from './scope-args.ts';
@@ -64,6 +66,11 @@ ranges per device and stream in one SQLite file, and exits with the target's
 exit code. --capture-range keeps only the activity inside the instances of an
 NVTX range (nvtx:NAME), or per process from cudaProfilerStart to
 cudaProfilerStop (cuda-profiler-api), as nsys --capture-range does.
+-o may hold %h (the host name), %p (the recorder's pid), %r and %l (its rank
+and local rank, from the launcher that started it: torchrun, mpirun, srun)
+and %% (a %), so that a job's own launcher can start one recorder per node or
+rank: \`srun streamscope record -o run-%h-%r.sqlite -- python3 train.py\`.
+Every recorded process's rank is stored either way (report shows it).
 --progress json replaces record's own lines on stderr with one JSON object per
 line, for programs: {"streamscope":"record-progress","version":1,"phase":...,
 "elapsedMs","output","records","bytes","processes",...}; phase preflight, then
@@ -134,13 +141,16 @@ async function cmdRecord(args: string[]): Promise<number> {
   const mode = values.progress ?? 'text';
   if (mode !== 'text' && mode !== 'json') fail(`--progress: expected text or json, got '${mode}'`, 2);
   const defaultName = values.workload !== undefined ? `${values.workload}-${values.scenario ?? ''}` : path.basename(target[0] ?? 'recording');
-  const output = values.output ?? `streamscope-${defaultName}-${stamp()}.sqlite`;
-  if (mode === 'text') return recordTo(values, target, output, null);
+  // -o may name the host, pid, rank and local rank (%h %p %r %l): one recorder per node or rank, started by the job's own launcher.
+  const named = (): string => (values.output !== undefined ? expandOutputName(values.output) : `streamscope-${defaultName}-${stamp()}.sqlite`);
+  if (mode === 'text') return recordTo(values, target, named(), null);
   // JSON: every way this ends is a line, the failures included.
+  let output = values.output ?? '';
   const emit = (fields: EventFields) => {
     process.stderr.write(progressLine(fields, { elapsedMs: Date.now() - t0, output }));
   };
   try {
+    output = named();
     return await recordTo(values, target, output, emit);
   } catch (err) {
     const failed = failure(err);
@@ -298,7 +308,7 @@ async function cmdReport(args: string[]): Promise<number> {
   const db = openForReading(file);
   try {
     const analysis = analyzeOrFail(db, file, scope);
-    const report = buildReport(file, analysis);
+    const report = buildReport(file, analysis, readProcesses(db));
     let iterations: Iterations | null = null;
     if (values.iterations) {
       const named = scope.kind === 'range' ? scope.name : null;

@@ -17,6 +17,9 @@
 export { ITEM_KINDS, ITEM_TABLES } from './items.ts';
 export type { ItemKind, ItemTable } from './items.ts';
 import type { ItemKind } from './items.ts';
+// A process's rank in its job (ProcessInfo).
+export type { RankInfo } from './ranks.ts';
+import type { RankInfo } from './ranks.ts';
 
 // The arguments the methods below take are defined once, as the schemas
 // their checks run (api-schema.ts); their types are derived from them.
@@ -78,9 +81,15 @@ export interface ThreadInfo {
   nvtxRanges: number;
 }
 
-export interface ProcessInfo {
+/**
+ * A recorded process: its rank in a distributed job as its launcher set it
+ * (rank, localRank, worldSize, rankVariable: null when it was not launched
+ * as a rank; contract/ranks.ts), so that views can group by host and rank.
+ */
+export interface ProcessInfo extends RankInfo {
   pid: number;
   command: string | null;
+  host: string | null;
   complete: boolean;
   threads: ThreadInfo[];
 }

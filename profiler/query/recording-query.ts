@@ -21,6 +21,7 @@ import { fullName, type StoredName } from '../contract/names.ts';
 import type { Finding } from '../contract/findings.ts';
 import { readMeta } from '../store/database.ts';
 import { DropSource } from '../store/enums.ts';
+import { readProcesses } from '../store/ranks.ts';
 import { ZONED_TABLES } from '../store/zone-tables.ts';
 import { coverageInZone, itemsInZone, threadLane, zonesInWindow, type ZonedTable } from '../store/zones.ts';
 import { ApiError, apiErrorOf } from './api-error.ts';
@@ -246,12 +247,8 @@ export class RecordingQuery {
         nvtxRanges: rowsOf('nvtx_ranges', threadLane(t.pid, t.tid)),
       }))
       .filter((t) => t.apiCalls + t.nvtxRanges > 0);
-    const processRows = db.prepare('SELECT pid, command, complete FROM processes ORDER BY pid').all() as {
-      pid: number;
-      command: string | null;
-      complete: number;
-    }[];
-    const processes = processRows.map((p) => ({ pid: p.pid, command: p.command, complete: p.complete === 1, threads: threads.filter((t) => t.pid === p.pid) }));
+    const processRows = readProcesses(db);
+    const processes = processRows.map((p) => ({ ...p, threads: threads.filter((t) => t.pid === p.pid) }));
     const span = db.prepare('SELECT min(start_ns) AS s, max(end_ns) AS e FROM zones').get() as { s: number | null; e: number | null };
     const complete = meta.complete === '1';
     return {
@@ -280,12 +277,12 @@ export class RecordingQuery {
   }
 
   /** What the user must know before trusting the numbers: incomplete, dropped, collector trouble. */
-  #warnings(complete: boolean, reason: string | undefined, processes: { pid: number; command: string | null; complete: number }[]): string[] {
+  #warnings(complete: boolean, reason: string | undefined, processes: { pid: number; command: string | null; complete: boolean }[]): string[] {
     const db = this.#db;
     const warnings: string[] = [];
     if (!complete) warnings.push(`incomplete recording: ${reason ?? 'it was not finished'}; what arrived is shown`);
     for (const p of processes) {
-      if (p.complete !== 1) warnings.push(`process ${p.pid}${p.command ? ` (${p.command})` : ''} did not end its stream: its last records may be missing`);
+      if (!p.complete) warnings.push(`process ${p.pid}${p.command ? ` (${p.command})` : ''} did not end its stream: its last records may be missing`);
     }
     for (const d of db.prepare('SELECT source, pid, sum(count) AS n FROM dropped_records GROUP BY source, pid HAVING n > 0 ORDER BY pid, source').all() as {
       source: number;

@@ -11,14 +11,16 @@ import { summarizeCopies, summarizeKernels, summarizeStreams, type CopySummary, 
 import type { Finding } from '../contract/findings.ts';
 import { gpuOrdinals, type DeviceRow } from '../analysis/trace.ts';
 import { readableNames } from '../contract/names.ts';
+import { formatRank, launcherOfRankVariable, type RankedProcess } from '../contract/ranks.ts';
 import { formatBytes, formatDuration } from '../contract/time.ts';
 import { renderTable } from './table.ts';
 
 // 2: findings (the diagnosis) added. 3: scope (what was analysed, start-up);
 // gpu (the CUDA ordinal) beside every deviceId. 4: findings carry fixId
 // (the what-if fix that removes their cause). 5 (issue 13): communication
-// (NCCL kernels, peer copies, per-rank time breakdown and overlap).
-export const REPORT_VERSION = 5;
+// (NCCL kernels, peer copies, per-rank time breakdown and overlap). 6 (issue
+// 13): processes, each with its rank, local rank and world size.
+export const REPORT_VERSION = 6;
 
 export interface RecordingInfo {
   command: string | null;
@@ -42,6 +44,8 @@ export interface Report {
   recording: RecordingInfo;
   /** What the rest of the report covers (steady state unless asked otherwise), and start-up as detected. */
   scope: ScopeInfo;
+  /** The recorded processes, by pid, each with its rank in its job (null fields when not launched as a rank). */
+  processes: RankedProcess[];
   devices: DeviceRow[];
   overlap: (DeviceOverlap & { gpu: number })[];
   streams: (StreamSummary & { gpu: number | null })[];
@@ -53,7 +57,8 @@ export interface Report {
   findings: Finding[];
 }
 
-export function buildReport(file: string, analysis: Analysis): Report {
+/** `processes`: the recording's processes with their ranks (profiler/store/ranks.ts readProcesses); the CLI passes them. */
+export function buildReport(file: string, analysis: Analysis, processes: RankedProcess[] = []): Report {
   const { trace } = analysis;
   const m = trace.meta;
   const num = (k: string) => (m.has(k) && m.get(k) !== '' ? Number(m.get(k)) : null);
@@ -78,6 +83,7 @@ export function buildReport(file: string, analysis: Analysis): Report {
       notes: m.has('notes') ? (JSON.parse(m.get('notes')!) as string[]) : [],
     },
     scope: analysis.scope,
+    processes,
     devices: trace.devices,
     overlap,
     streams: summarizeStreams(trace, deviceBusy).map((st) => ({ ...st, gpu: st.deviceId === null ? null : gpu(st.deviceId) })),
@@ -94,6 +100,29 @@ export function formatStartup(s: Startup): string {
   const before =
     s.beforeCudaNs !== null ? `; before that, ${formatDuration(s.beforeCudaNs)} from process start to CUDA initialisation (interpreter, imports)` : '';
   return `${formatDuration(s.endNs - s.startNs)}, until ${formatDuration(s.endNs)} (ended by ${s.lastCall}${s.ops ? `; ${s.ops} GPU operation${s.ops > 1 ? 's' : ''} left out` : ''}): ${parts.join(', ')}${before}`;
+}
+
+/**
+ * The Processes section: each process with its rank (as its launcher set it)
+ * and host where there is more than one host. Left out for a single process
+ * that is not a rank: the command line above says all there is.
+ */
+export function formatProcesses(processes: RankedProcess[]): string[] {
+  const ranked = processes.some((p) => p.rank !== null);
+  if (processes.length === 0 || (processes.length === 1 && !ranked)) return [];
+  const hosts = new Set(processes.map((p) => p.host)).size > 1;
+  const rows = processes.map((p) => [
+    p.pid,
+    ...(ranked ? [formatRank(p), p.rankVariable ? `${launcherOfRankVariable(p.rankVariable)} (${p.rankVariable})` : '-'] : []),
+    ...(hosts ? [p.host ?? '?'] : []),
+    p.complete ? 'yes' : 'NO',
+    shorten(p.command ?? '?', 100),
+  ]);
+  return [
+    '',
+    ranked ? 'Processes (rank of ranks, as its launcher set it)' : 'Processes',
+    renderTable(['pid', ...(ranked ? ['rank', 'from'] : []), ...(hosts ? ['host'] : []), 'complete', 'command'], rows),
+  ];
 }
 
 /** Kernel names can be 100 KB of template arguments: shorten them for a terminal. */
@@ -122,6 +151,8 @@ export function formatReport(r: Report): string {
   if (rec.droppedRecords > 0) out.push(`WARNING: ${rec.droppedRecords} records were dropped by the collector (buffers full); totals below are lower bounds`);
   out.push(`scope     ${r.scope.label}${r.scope.kind === 'steady-state' && r.scope.startup ? ' (--whole includes it)' : ''}`);
   if (r.scope.startup) out.push(`start-up  ${formatStartup(r.scope.startup)}`);
+
+  out.push(...formatProcesses(r.processes));
 
   const gpu = gpuOrdinals(r.devices);
   const gpuOf = (id: number | null) => (id === null ? '-' : gpu(id));

@@ -208,4 +208,8 @@ describe('CLI arguments', () => {
       'events',
     ]);
   });
+
+  it("doubles a % of the app's own output path, which record -o would read as a placeholder", () => {
+    expect(recordArguments({ command: ['true'] }, '/data/100%/%r.sqlite').slice(4, 6)).toEqual(['-o', '/data/100%%/%%r.sqlite']);
+  });
 });

@@ -6,9 +6,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { constants as osConstants } from 'node:os';
+import os, { constants as osConstants } from 'node:os';
 import { decodeStream, type DecodedRecord } from '../../profiler/record/decoder.ts';
 import { repoRoot } from '../../profiler/native/paths.ts';
+import { RANK_LAUNCHERS } from '../../profiler/contract/ranks.ts';
 import { syntheticStream, tempDir } from '../helpers/native.ts';
 
 const cli = path.join(repoRoot, 'profiler/cli/streamscope.ts');
@@ -68,6 +69,46 @@ describe('streamscope record: refuses clearly before starting anything', () => {
   });
 });
 
+describe('streamscope record -o placeholders (one recorder per node or rank)', () => {
+  // No launcher's rank in the test's own environment (a CI job may run under one).
+  const noRank = Object.fromEntries(
+    RANK_LAUNCHERS.flatMap((l) => [l.rank, l.localRank, l.worldSize])
+      .filter((v) => v !== null)
+      .map((v) => [v, undefined]),
+  );
+
+  it('fills the host, rank, local rank, pid and %% in the path', () => {
+    const r = run(['record', '-o', path.join(dir, 'no-such-dir', 'run-%h-%r-%l-%p-%%.sqlite'), '--', 'true'], {
+      ...noRank,
+      RANK: '3',
+      LOCAL_RANK: '1',
+      WORLD_SIZE: '8',
+    });
+    // The directory does not exist: the refusal names the path as expanded.
+    expect(r.code).toBe(1);
+    const expanded = new RegExp(
+      `cannot write ${path.join(dir, 'no-such-dir', `run-${os.hostname()}-3-1-`).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\d+-%\\.sqlite`,
+    );
+    expect(r.stderr).toMatch(expanded);
+  });
+
+  it('refuses %r outside a launcher, naming the variables it looked for (exit 2), in text and JSON progress', () => {
+    const out = path.join(dir, 'run-%r.sqlite');
+    const r = run(['record', '-o', out, '--', 'true'], noRank);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(
+      `streamscope: -o ${out}: %r is this process's rank, but no launcher set one: none of RANK (torchrun), OMPI_COMM_WORLD_RANK (Open MPI)`,
+    );
+    expect(r.stderr).toContain('SLURM_PROCID (Slurm srun)');
+    const j = run(['record', '--progress', 'json', '-o', out, '--', 'true'], noRank);
+    expect(j.code).toBe(2);
+    const failed = JSON.parse(j.stderr.trim().split('\n').at(-1)!) as { phase: string; exitCode: number; error: string; output: string };
+    expect(failed).toMatchObject({ phase: 'failed', exitCode: 2, output: path.resolve(out) });
+    expect(failed.error).toContain('%r is this process');
+    expect(fs.readdirSync(dir).some((f) => f.includes('run-'))).toBe(false);
+  });
+});
+
 describe('streamscope ingest + report on a synthetic stream', () => {
   let recording: string;
   beforeAll(() => {
@@ -91,13 +132,16 @@ describe('streamscope ingest + report on a synthetic stream', () => {
     expect(Math.max(...r.stdout.split('\n').map((l) => l.length))).toBeLessThan(400);
     expect(r.stdout).toContain('legacy-default');
     expect(r.stdout).toContain('non-blocking');
+    // The stream's process was a torchrun rank (its ProcessEnv records): the Processes section says which.
+    expect(r.stdout).toContain('Processes (rank of ranks, as its launcher set it)');
+    expect(r.stdout).toMatch(/^\s*4242\s+3 of 8 \(local 1\)\s+torchrun \(RANK\)\s+yes\s+python3 train\.py/m);
   });
 
   it('reports JSON with the documented shape and values that match the database', () => {
     const r = run(['report', recording, '--json']);
     expect(r.code).toBe(0);
     const j = JSON.parse(r.stdout);
-    expect(j.reportVersion).toBe(5);
+    expect(j.reportVersion).toBe(6);
     expect(Array.isArray(j.findings)).toBe(true);
     const db = new Database(recording, { readonly: true });
     const kernels = (db.prepare('SELECT count(*) AS n FROM kernels').get() as { n: number }).n;
@@ -120,6 +164,19 @@ describe('streamscope ingest + report on a synthetic stream', () => {
     db2.close();
     expect(counts.kernels).toBeGreaterThan(0);
     expect(s13).toMatchObject({ flags: ['non-blocking'], priority: -5, ...counts });
+    // reportVersion 6: every process with its rank.
+    expect(j.processes).toEqual([
+      {
+        pid: 4242,
+        command: expect.stringContaining('python3 train.py') as string,
+        host: 'gpu-nøde-✓-🚀',
+        complete: true,
+        rank: 3,
+        localRank: 1,
+        worldSize: 8,
+        rankVariable: 'RANK',
+      },
+    ]);
   });
 
   // A --no-end synthetic stream cut before its first Error record: it ends

@@ -2,13 +2,15 @@
 // (profiler/contract/ranks.ts), the rank columns of a finished recording
 // (streams from the C++ encoder with a launcher's variables, through
 // `streamscope ingest`'s path: native ingest, then profiler/store/ranks.ts),
-// and migration 0008 on a recording made before it.
+// and record -o's placeholders (profiler/record/output-name.ts).
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CAPTURED_ENV, formatRank, NO_RANK, RANK_LAUNCHERS, rankFromEnv } from '../../profiler/contract/ranks.ts';
 import { ingestStreamFiles } from '../../profiler/record/ingest-files.ts';
+import { expandOutputName } from '../../profiler/record/output-name.ts';
+import { RecordError } from '../../profiler/record/record-error.ts';
 import { repoRoot } from '../../profiler/native/paths.ts';
 import { openRecording } from '../../profiler/store/database.ts';
 import { latestSchemaVersion } from '../../profiler/store/migrations/index.ts';
@@ -153,5 +155,45 @@ describe('migration 0008 on a recording made before it', () => {
     } finally {
       db.close();
     }
+  });
+});
+
+describe('record -o placeholders', () => {
+  const ctx = (env: Record<string, string>) => ({ env, hostname: 'gpu-node-7', pid: 4242 });
+  const torchrunRank = { RANK: '3', LOCAL_RANK: '1', WORLD_SIZE: '8' };
+
+  it('fills %h, %p, %r, %l and %%', () => {
+    expect(expandOutputName('run-%h-%r.sqlite', ctx(torchrunRank))).toBe('run-gpu-node-7-3.sqlite');
+    expect(expandOutputName('out/%h/%p-rank%r-local%l.sqlite', ctx(torchrunRank))).toBe('out/gpu-node-7/4242-rank3-local1.sqlite');
+    expect(expandOutputName('node-%h.sqlite', ctx({}))).toBe('node-gpu-node-7.sqlite');
+    expect(expandOutputName('100%%-%%r.sqlite', ctx({}))).toBe('100%-%r.sqlite');
+    expect(expandOutputName('plain.sqlite', ctx({}))).toBe('plain.sqlite');
+    expect(expandOutputName('run-%r.sqlite', ctx({ OMPI_COMM_WORLD_RANK: '12' }))).toBe('run-12.sqlite');
+    expect(expandOutputName('run-%r-%l.sqlite', ctx({ SLURM_PROCID: '5', SLURM_LOCALID: '1' }))).toBe('run-5-1.sqlite');
+  });
+
+  it('%r without a launcher is a usage error that names the variables it looked for', () => {
+    let err: unknown;
+    try {
+      expandOutputName('run-%r.sqlite', ctx({}));
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(RecordError);
+    expect((err as RecordError).exitCode).toBe(2);
+    const message = (err as Error).message;
+    expect(message).toMatch(
+      /^-o run-%r\.sqlite: %r is this process's rank, but no launcher set one: none of RANK \(torchrun\), OMPI_COMM_WORLD_RANK \(Open MPI\)/,
+    );
+    for (const l of RANK_LAUNCHERS) expect(message).toContain(l.rank);
+  });
+
+  it('%l where the launcher set no local rank, unknown placeholders and a lone % are usage errors too', () => {
+    expect(() => expandOutputName('r%l.sqlite', ctx({ PMIX_RANK: '2' }))).toThrow('its launcher (PMIX_RANK=2) set no local rank');
+    expect(() => expandOutputName('r%l.sqlite', ctx({}))).toThrow(/none of LOCAL_RANK \(torchrun\), .*SLURM_LOCALID \(Slurm srun\) holds a number/);
+    expect(() => expandOutputName('run-%x.sqlite', ctx({}))).toThrow(
+      'unknown placeholder %x (placeholders: %h host name, %p pid, %r rank, %l local rank, %% a literal %)',
+    );
+    expect(() => expandOutputName('run-100%', ctx({}))).toThrow('a lone % at the end');
   });
 });
