@@ -123,6 +123,65 @@ describe('a finished recording: each process with its rank and its variables', (
   });
 });
 
+describe('recorded on an H100 under torchrun (test/fixtures/recordings/torchrun-*.sqlite, scripts/device/ranks-check.sh)', () => {
+  const fixture = (name: string) => path.join(repoRoot, 'test/fixtures/recordings', name);
+  const env = (file: string, pid: number) => {
+    const db = new Database(file, { readonly: true });
+    try {
+      return Object.fromEntries(db.prepare('SELECT name, value FROM process_env WHERE pid = ?').raw().all(pid) as [string, string][]);
+    } finally {
+      db.close();
+    }
+  };
+
+  it('one recorder around torchrun: the worker is rank 0 of 1 from RANK, the agent (which initialised CUDA too) no rank', () => {
+    const db = openRecording(fixture('torchrun-node.sqlite'), { readonly: true });
+    let processes;
+    try {
+      processes = readProcesses(db);
+    } finally {
+      db.close();
+    }
+    const agent = processes.find((p) => p.command?.includes('bin/torchrun'));
+    const worker = processes.find((p) => p.command?.includes('-u /tmp/ranks_prog.py'));
+    expect(processes).toHaveLength(2);
+    expect(agent).toMatchObject({ rank: null, localRank: null, worldSize: null, rankVariable: null });
+    expect(worker).toMatchObject({ rank: 0, localRank: 0, worldSize: 1, rankVariable: 'RANK', host: 'vm', complete: true });
+    // What torchrun set in its worker, as the collector read it there.
+    expect(env(fixture('torchrun-node.sqlite'), worker!.pid)).toMatchObject({
+      RANK: '0',
+      LOCAL_RANK: '0',
+      WORLD_SIZE: '1',
+      LOCAL_WORLD_SIZE: '1',
+      GROUP_RANK: '0',
+      MASTER_ADDR: '127.0.0.1',
+      MASTER_PORT: '29500',
+      TORCHELASTIC_RUN_ID: 'none',
+    });
+    expect(env(fixture('torchrun-node.sqlite'), agent!.pid).RANK).toBeUndefined();
+  });
+
+  it('a recorder per rank started by torchrun --no-python: its target is the rank', () => {
+    const db = openRecording(fixture('torchrun-rank.sqlite'), { readonly: true });
+    try {
+      expect(readProcesses(db)).toEqual([
+        {
+          pid: expect.any(Number) as number,
+          command: 'python3 /tmp/ranks_prog.py --dist',
+          host: 'vm',
+          complete: true,
+          rank: 0,
+          localRank: 0,
+          worldSize: 1,
+          rankVariable: 'RANK',
+        },
+      ]);
+    } finally {
+      db.close();
+    }
+  });
+});
+
 describe('migration 0008 on a recording made before it', () => {
   it('adds the rank columns (NULL: nothing was recorded to tell) and an empty process_env; every process row stays', () => {
     const file = path.join(dir, 'v7.sqlite');
