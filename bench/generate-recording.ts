@@ -9,6 +9,9 @@
 // transactions, then zones and indexes (endBulkLoad). Lane by lane, so each
 // zone holds one stream's consecutive rows, as the native ingest makes them.
 // About 5 s per million operations on the 2-core development machine.
+// With `collectiveEvery: n`, the last stream is a data-parallel job's NCCL
+// stream instead: one all-reduce kernel per n operations (the merge
+// benchmark's ranks, bench/generate-ranks.ts).
 //
 //   node bench/generate-recording.ts -o FILE [--ops 10000000] [--streams 64] [--devices 1] [--seed 12345]
 import path from 'node:path';
@@ -19,7 +22,14 @@ export interface GenerateOptions {
   devices?: 1 | 2;
   /** Same seed, same recording. */
   seed?: number;
+  /** One NCCL all-reduce per this many operations, on the last stream (the others share the rest). */
+  collectiveEvery?: number;
+  /** Meta of the recording (host, origin_ns, …) beside the command. */
+  meta?: Record<string, string>;
 }
+
+/** NCCL 2.19+'s float all-reduce kernel, as CUPTI names it (mangled). */
+export const NCCL_ALL_REDUCE = '_Z39ncclDevKernel_AllReduce_Sum_f32_RING_LL24ncclDevKernelArgsStorageILm4096EE';
 
 const PID = 1;
 const CONTEXT = 1;
@@ -33,18 +43,23 @@ export function generate(out: string, ops: number, streams: number, opts: Genera
   // A linear congruential generator: deterministic and cheap (Math.random is neither seedable nor needed).
   let seed = (opts.seed ?? 12345) >>> 0;
   const rnd = () => (seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0) / 2 ** 32;
-  const perStream = Math.ceil(ops / streams);
+  const collectives = opts.collectiveEvery ? Math.floor(ops / opts.collectiveEvery) : 0;
+  const computeStreams = collectives ? streams - 1 : streams;
+  const perStream = Math.ceil((ops - collectives) / computeStreams);
   let corr = 1;
   for (let s = 0; s < streams && corr <= ops; s++) {
     const device = s % devices;
     const stream = 100 + s; // CUPTI stream ids of created streams start above the default streams'
+    const nccl = collectives > 0 && s === streams - 1;
     w.streamFacts(device, CONTEXT + device, stream, PID, { flags: NON_BLOCKING });
     let t = Math.floor(rnd() * 1000);
-    for (let i = 0; i < perStream && corr <= ops; i++) {
+    for (let i = 0; i < (nccl ? collectives : perStream) && corr <= ops; i++) {
       const dur = 1000 + Math.floor(rnd() * 199_000);
       const lane = { start: t, end: t + dur, device, context: CONTEXT + device, stream, pid: PID, correlation: corr };
-      const copy = i % 5 === 4;
-      if (copy) {
+      const copy = !nccl && i % 5 === 4;
+      if (nccl) {
+        w.kernel({ ...lane, name: NCCL_ALL_REDUCE, grid: [32, 1, 1], block: [512, 1, 1], registers: 96 });
+      } else if (copy) {
         const h2d = i % 10 === 4;
         // ~20 GB/s: bytes per ns × 20.
         w.memcpy({ ...lane, bytes: dur * 20, copyKind: h2d ? 1 : 2, srcKind: h2d ? 2 : 3, dstKind: h2d ? 3 : 2, async: true });
@@ -65,11 +80,12 @@ export function generate(out: string, ops: number, streams: number, opts: Genera
         returnValue: 0,
       });
       corr++;
-      t += dur + Math.floor(rnd() * 50_000);
+      // The NCCL stream's collectives are spread over the compute streams' span.
+      t += dur + Math.floor(rnd() * 50_000) + (nccl ? Math.floor((perStream / collectives) * 110_000) : 0);
     }
   }
   w.setCommand(PID, 'generated');
-  w.finish({ command: `generated: ${ops} operations over ${streams} streams on ${devices} device(s)` });
+  w.finish({ command: `generated: ${ops} operations over ${streams} streams on ${devices} device(s)`, ...opts.meta });
 }
 
 // Run as a script (not when bench/run-bench.ts or a test imports generate()).

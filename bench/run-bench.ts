@@ -17,9 +17,14 @@
 //            recomputed on a 1 M-operation recording: over HTTP, and in the page
 //            from releasing the mouse on the ruler; beside the whole-recording
 //            analysis. Target: < 300 ms.
+//  merge     `streamscope merge` of a generated 64-rank job (8 streams, 1 M
+//            operations per rank, each with its launch call), beside the floor
+//            of any merge measured in the same run: SQLite copying the same
+//            rows into one file (ATTACH, INSERT … SELECT, nothing rewritten).
+//            Target (issue 13): < 30 s on the 2-core development machine.
 //
-// Options: --only ingest|analysis|import|renderer|selection|overhead, --renderer-ops N, --selection-ops N, --analysis-launches N, --import-mb N, --launches N (overhead loop), --pairs N,
-// --ingest-launches N, --json FILE (write the results).
+// Options: --only ingest|analysis|import|renderer|selection|merge|overhead, --renderer-ops N, --selection-ops N, --analysis-launches N, --import-mb N, --launches N (overhead loop), --pairs N,
+// --ingest-launches N, --merge-ranks N, --merge-ops N (per rank), --merge-rounds N, --json FILE (write the results).
 import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -32,6 +37,9 @@ import { beginBulkLoad, createRecording, endBulkLoad, openRecording } from '../p
 import { analyze, type AnalysisTimings } from '../profiler/analysis/load.ts';
 import type { Scope } from '../profiler/contract/scope.ts';
 import { generate } from './generate-recording.ts';
+import { generateRanks } from './generate-ranks.ts';
+import { mergeRecordings } from '../profiler/merge/merge.ts';
+import type { Db } from '../profiler/store/database.ts';
 import { mainThreadWorkPerFrame } from './frame-trace.ts';
 
 const { values } = parseArgs({
@@ -44,6 +52,9 @@ const { values } = parseArgs({
     'import-mb': { type: 'string', default: '1024' },
     'renderer-ops': { type: 'string', default: '10000000' },
     'selection-ops': { type: 'string', default: '1000000' },
+    'merge-ranks': { type: 'string', default: '64' },
+    'merge-ops': { type: 'string', default: '1000000' },
+    'merge-rounds': { type: 'string', default: '3' },
     json: { type: 'string' },
   },
 });
@@ -516,11 +527,141 @@ async function benchSelection(): Promise<void> {
   }
 }
 
+/**
+ * The floor of any merge: every row of every rank's rowid tables copied by
+ * SQLite into one new recording (ATTACH, then INSERT OR IGNORE … SELECT of
+ * every column but the id, which SQLite assigns), nothing rewritten, nothing
+ * looked up; the same settings as merge's output (no journal, no sync until
+ * the end, no foreign-key checks, the same cache) and the same fsync at the
+ * end. Returns seconds and rows copied.
+ */
+function copyFloor(files: string[], out: string): { seconds: number; rows: number } {
+  const t0 = performance.now();
+  const db: Db = createRecording(out, { overwrite: true });
+  let rows = 0;
+  try {
+    db.pragma('foreign_keys = OFF');
+    db.pragma('journal_mode = OFF');
+    db.pragma('synchronous = OFF');
+    db.pragma('cache_size = -262144');
+    beginBulkLoad(db);
+    const tables = (db.prepare("SELECT name FROM sqlite_schema WHERE type = 'table' AND sql NOT LIKE '%WITHOUT ROWID%'").pluck().all() as string[]).filter(
+      (t) => !t.startsWith('sqlite_'),
+    );
+    const columns = new Map(tables.map((t) => [t, (db.prepare('SELECT name FROM pragma_table_info(?)').pluck().all(t) as string[]).filter((c) => c !== 'id')]));
+    for (const file of files) {
+      db.prepare('ATTACH DATABASE ? AS src').run(file);
+      db.exec('BEGIN');
+      for (const t of tables) {
+        const c = columns.get(t)!.join(', ');
+        // OR IGNORE: strings, devices, contexts and streams are unique by value, and the ranks' are alike.
+        rows += db.prepare(`INSERT OR IGNORE INTO main.${t} (${c}) SELECT ${c} FROM src.${t}`).run().changes;
+      }
+      db.exec('COMMIT');
+      db.exec('DETACH DATABASE src');
+    }
+  } finally {
+    db.close();
+  }
+  const fd = fs.openSync(out, 'r+');
+  fs.fsyncSync(fd);
+  fs.closeSync(fd);
+  return { seconds: (performance.now() - t0) / 1000, rows };
+}
+
+/**
+ * merge: a generated job of N ranks (bench/generate-ranks.ts: one host and
+ * GPU per rank, the same pid everywhere, each host's clock off by up to
+ * ± 5 ms, kernel names interned in another order per rank) merged by
+ * `streamscope merge`'s library call, alternated with the floor (copyFloor)
+ * on the same files, each from a synced disk. Also checks that merge found
+ * each host's clock offset (the ranks' collectives end at the same true
+ * time). Target: < 30 s for 64 ranks × 1 M operations.
+ */
+function benchMerge(): void {
+  const ranks = Number(values['merge-ranks']);
+  const ops = Number(values['merge-ops']);
+  const rounds = Number(values['merge-rounds']);
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ss-bench-merge-'));
+  try {
+    const tg = performance.now();
+    const generated = generateRanks(path.join(dir, 'ranks'), ranks, ops, 8);
+    const files = generated.map((g) => g.file);
+    const inputBytes = files.reduce((s, f) => s + fs.statSync(f).size, 0);
+    const generateSeconds = (performance.now() - tg) / 1000;
+    const out = path.join(dir, 'job.sqlite');
+    const floor: number[] = [];
+    const merge: number[] = [];
+    // CPU seconds too: this VM is shared, and a run that waited for a core shows it as wall time only.
+    const floorCpu: number[] = [];
+    const mergeCpu: number[] = [];
+    const cpu = () => {
+      const u = process.cpuUsage();
+      return (u.user + u.system) / 1e6;
+    };
+    let rows = 0;
+    let outputBytes = 0;
+    let worstClockError = 0;
+    execFileSync('sync');
+    for (let round = 0; round < rounds; round++) {
+      let c = cpu();
+      const f = copyFloor(files, out);
+      floorCpu.push(cpu() - c);
+      floor.push(f.seconds);
+      rows = f.rows;
+      fs.rmSync(out, { force: true });
+      execFileSync('sync');
+      c = cpu();
+      const r = mergeRecordings(files, out, { overwrite: true });
+      mergeCpu.push(cpu() - c);
+      merge.push(r.seconds);
+      outputBytes = fs.statSync(out).size;
+      worstClockError = Math.max(...r.sources.map((s, i) => Math.abs(s.correctionNs + generated[i]!.clockOffsetNs)));
+      fs.rmSync(out, { force: true });
+      execFileSync('sync');
+    }
+    const m = median(merge);
+    const fl = median(floor);
+    results.merge = {
+      ranks,
+      operationsPerRank: ops,
+      streams: 8,
+      rows,
+      inputBytes,
+      outputBytes,
+      generateSeconds,
+      mergeSeconds: merge,
+      floorSeconds: floor,
+      mergeCpuSeconds: mergeCpu,
+      floorCpuSeconds: floorCpu,
+      ratioToFloor: m / fl,
+      worstClockErrorNs: worstClockError,
+      target: 30,
+    };
+    lines.push(
+      `merge     ${ranks} ranks × 8 streams, ${ops.toLocaleString('en-US')} operations each (${rows.toLocaleString('en-US')} rows, ${(inputBytes / 2 ** 30).toFixed(1)} GiB; generated in ${generateSeconds.toFixed(0)} s)`,
+    );
+    lines.push(
+      `          streamscope merge ${merge.map((x) => `${x.toFixed(1)} s`).join(', ')}; floor (SQLite copying the same rows) ${floor.map((x) => `${x.toFixed(1)} s`).join(', ')}`,
+    );
+    lines.push(
+      `          CPU time: merge ${mergeCpu.map((x) => `${x.toFixed(1)} s`).join(', ')}; floor ${floorCpu.map((x) => `${x.toFixed(1)} s`).join(', ')} (= ${(median(mergeCpu) / median(floorCpu)).toFixed(2)} ×)`,
+    );
+    lines.push(
+      `          median ${m.toFixed(1)} s = ${(m / fl).toFixed(2)} × the floor, ${(rows / m / 1e6).toFixed(2)} M rows/s; target < 30 s: ${m < 30 ? 'met' : 'not met'} (the floor alone: ${fl < 30 ? 'within' : 'over'} it)`,
+    );
+    lines.push(`          each rank's clock offset found to within ${worstClockError} ns`);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 if (values.only === undefined || values.only === 'ingest') await benchIngest();
 if (values.only === undefined || values.only === 'renderer') await benchRenderer();
 if (values.only === undefined || values.only === 'selection') await benchSelection();
 if (values.only === undefined || values.only === 'analysis') await benchAnalysis();
 if (values.only === undefined || values.only === 'import') await benchImport();
+if (values.only === undefined || values.only === 'merge') benchMerge();
 if (values.only === undefined || values.only === 'overhead') {
   const inv = devices();
   if (inv.devices.length === 0) lines.push(`overhead  skipped: no GPU here (${inv.error})`);

@@ -29,12 +29,14 @@
 // alignment error only if the collectives really end together; it is the
 // number a user judges the alignment by.
 
-/** One rank's collectives: key (stream#kind#n) → end time, ns on the merged timeline before any correction. */
+/** One rank's collectives: key (stream#kind#n) → end time, ns from its recording's origin. */
 export type RankCollectives = Map<string, number>;
 
 export interface ClockInput {
   /** Its ranks (a process on a GPU) that ran collectives. */
   ranks: RankCollectives[];
+  /** Its origin on the common timeline before any correction (the difference of origins): added to every end. */
+  baseNs?: number;
 }
 
 export type ClockMethod = 'reference' | 'collectives' | 'same-host' | 'wall-clock';
@@ -93,9 +95,10 @@ export function alignClocks(inputs: readonly ClockInput[], opts: AlignOptions = 
   const K = keyIds.size;
   const ends: Float64Array[] = inputs.map(() => new Float64Array(K).fill(NaN));
   const counts = new Int32Array(N);
+  const base = inputs.map((input) => input.baseNs ?? 0);
   inputs.forEach((input, i) => {
     const perKey: number[][] = [];
-    for (const rank of input.ranks) for (const [key, end] of rank) (perKey[keyIds.get(key)!] ??= []).push(end);
+    for (const rank of input.ranks) for (const [key, end] of rank) (perKey[keyIds.get(key)!] ??= []).push(end + base[i]!);
     perKey.forEach((xs, k) => {
       ends[i]![k] = xs.length === 1 ? xs[0]! : median(xs);
       counts[i]!++;
@@ -184,7 +187,7 @@ export function alignClocks(inputs: readonly ClockInput[], opts: AlignOptions = 
   const perKey: { v: number; input: number }[][] = [];
   inputs.forEach((input, i) => {
     if (cluster[i] === -1) return;
-    for (const rank of input.ranks) for (const [key, end] of rank) (perKey[keyIds.get(key)!] ??= []).push({ v: end + delta[i]!, input: i });
+    for (const rank of input.ranks) for (const [key, end] of rank) (perKey[keyIds.get(key)!] ??= []).push({ v: end + base[i]! + delta[i]!, input: i });
   });
   for (const entries of perKey) {
     if (!entries || entries.length < 2) continue;

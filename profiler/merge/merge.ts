@@ -26,7 +26,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { VERSION } from '../contract/version.ts';
-import { beginBulkLoad, compact, createRecording, endBulkLoad, openRecording, readMeta, recordedDurationNs, writeMeta, type Db } from '../store/database.ts';
+import { beginBulkLoad, compact, createRecording, endBulkLoad, openRecording, readMeta, writeMeta, type Db } from '../store/database.ts';
 import { latestSchemaVersion } from '../store/migrations/index.ts';
 import { RecordingFileError } from '../store/recording-error.ts';
 import { THREAD_LANE_FACTOR, ZONED_TABLES, zoneShapeSql, zonesFromRowsSql, type ZonedTable } from '../store/zone-tables.ts';
@@ -129,11 +129,7 @@ export function mergeRecordings(inputs: readonly string[], output: string, opts:
   }
   let alignment: InputAlignment[];
   if ((opts.align ?? 'collectives') === 'collectives') {
-    alignment = alignClocks(
-      list.map((input, i) => ({
-        ranks: [...input.collectives.values()].map((keys) => new Map([...keys].map(([k, end]) => [k, end + Number(base[i]!)]))),
-      })),
-    );
+    alignment = alignClocks(list.map((input, i) => ({ ranks: [...input.collectives.values()], baseNs: Number(base[i]!) })));
     followHosts(list, alignment);
   } else {
     alignment = list.map((_, i) => ({
@@ -192,12 +188,11 @@ export function mergeRecordings(inputs: readonly string[], output: string, opts:
     endBulkLoad(db);
     compact(db, partial);
     db.pragma('journal_mode = DELETE');
-    const rows = Object.fromEntries(
-      (db.prepare("SELECT name FROM sqlite_schema WHERE type = 'table'").pluck().all() as string[]).map((t) => [
-        t,
-        (db.prepare(`SELECT count(*) AS n FROM "${t}"`).get() as { n: number }).n,
-      ]),
-    );
+    // Rows per table: what was copied, and the tables merge wrote itself (small) counted.
+    const rows: Record<string, number> = {};
+    for (const s of sources) for (const [t, n] of Object.entries(s.rows)) rows[t] = (rows[t] ?? 0) + n;
+    for (const t of db.prepare("SELECT name FROM sqlite_schema WHERE type = 'table'").pluck().all() as string[])
+      if (!(t in rows)) rows[t] = (db.prepare(`SELECT count(*) AS n FROM "${t}"`).get() as { n: number }).n;
     db.close();
     const fd = fs.openSync(partial, 'r+');
     try {
@@ -271,6 +266,7 @@ function followHosts(list: Input[], alignment: InputAlignment[]): void {
 function inspect(file: string): Input {
   const db = openRecording(file, { readonly: true });
   try {
+    db.pragma('mmap_size = 1073741824'); // the scan for collectives reads every kernel: mapped, not copied (a quarter faster)
     const version = db.pragma('user_version', { simple: true }) as number;
     if (version !== latestSchemaVersion) throw new RecordingFileError(file, `schema version ${version}, expected ${latestSchemaVersion} after migrating`);
     const meta = readMeta(db);
@@ -321,18 +317,26 @@ function plus(column: string, n: number | bigint): string {
   return n === 0 || n === 0n ? column : `(${column} + ${n})`;
 }
 
-/** `column` with the values `map` moves replaced (a CASE; the column itself when nothing moves). Others stay, or become NULL without `keepOthers`. */
-function mapped(column: string, map: Map<number, number>, keepOthers: boolean): string {
-  if ([...map].every(([a, b]) => a === b)) return column;
-  const pairs = keepOthers ? [...map].filter(([a, b]) => a !== b) : [...map];
-  return `CASE ${column} ${pairs.map(([a, b]) => `WHEN ${a} THEN ${b}`).join(' ')} ELSE ${keepOthers ? column : 'NULL'} END`;
+/**
+ * `column` with the values `map` moves replaced: the column itself when
+ * nothing moves; plus a constant when every value moves by one (a rank's
+ * devices, its one process, as a rule) and `onlyKeys` says the column
+ * holds no other values; else a CASE, where values not in the map stay
+ * (`keepOthers`) or become NULL.
+ */
+function mapped(column: string, map: Map<number, number>, opts: { keepOthers: boolean; onlyKeys: boolean }): string {
+  const pairs = [...map];
+  if (pairs.every(([a, b]) => a === b)) return column;
+  const d = pairs[0]![1] - pairs[0]![0];
+  if (opts.onlyKeys && pairs.every(([a, b]) => b - a === d)) return plus(column, d);
+  const listed = opts.keepOthers ? pairs.filter(([a, b]) => a !== b) : pairs;
+  return `CASE ${column} ${listed.map(([a, b]) => `WHEN ${a} THEN ${b}`).join(' ')} ELSE ${opts.keepOthers ? column : 'NULL'} END`;
 }
 
 function copyInput(db: Db, input: Input, shift: number, align: InputAlignment, state: CopyState) {
   // Read only: nothing here writes to src (SQLite in better-sqlite3 takes no URI filenames, so no mode=ro).
   db.prepare('ATTACH DATABASE ? AS src').run(input.abs);
   try {
-    db.pragma('src.mmap_size = 1073741824');
     db.exec('BEGIN');
     const result = copyAttached(db, input, shift, align, state);
     db.exec('COMMIT');
@@ -425,40 +429,48 @@ function copyAttached(db: Db, input: Input, shift: number, align: InputAlignment
 
   // Offsets of the tables with ids of their own.
   const sourceId = maxId(db, 'main', 'sources') + 1;
-  const offsets = new Map<string, { off: number; min: number; max: number; count: number; dense: boolean }>();
+  // The input's ids min..max land at min + off..max + off, right after the rows already there.
+  // (Two queries: SQLite answers a lone min() or max() of a rowid with one b-tree descent.)
+  const offsets = new Map<string, { off: number; min: number; max: number; count: number }>();
   for (const [table, spec] of Object.entries(MERGE_TABLES)) {
     if (spec.how !== 'rows' || !tables.has(table)) continue;
     const idRole = spec.columns.id;
     if (idRole !== 'rowid' && idRole !== 'context' && idRole !== 'stream') continue;
-    const min = (db.prepare(`SELECT min(id) AS m FROM src.${table}`).get() as { m: number | null }).m;
+    const min = (db.prepare(`SELECT min(id) AS m FROM src.${table}`).get() as { m: number | null }).m ?? 1;
     const max = maxId(db, 'src', table);
-    const count = (db.prepare(`SELECT count(*) AS n FROM src.${table}`).get() as { n: number }).n;
-    const off = maxId(db, 'main', table) + 1 - (min ?? 1);
-    offsets.set(table, { off, min: min ?? 0, max, count, dense: count === max - (min ?? 1) + 1 });
+    offsets.set(table, { off: maxId(db, 'main', table) + 1 - min, min, max, count: 0 });
   }
   const offsetOf = (table: string) => offsets.get(table)?.off ?? 0;
   const renumberedPids = renumbered.map((r) => r.originalPid);
+  // A few moved strings (ranks of one program name their kernels alike): a CASE; many: a lookup per row.
+  const movedStrings = stringsIdentity ? [] : (db.prepare('SELECT old, new FROM temp.merge_strings WHERE old <> new').raw().all() as [number, number][]);
+  const stringExpr = (column: string) =>
+    movedStrings.length === 0
+      ? column
+      : movedStrings.length <= 16
+        ? `CASE ${column} ${movedStrings.map(([a, b]) => `WHEN ${a} THEN ${b}`).join(' ')} ELSE ${column} END`
+        : `(SELECT new FROM temp.merge_strings WHERE old = ${column})`;
 
-  const expr = (table: string, column: string, role: Role): string | null => {
+  /** SQL for one column of the input's rows as the merged recording holds it; null: left to SQLite (the rowid, numbered in order). */
+  const expr = (table: string, column: string, role: Role, explicitIds: boolean): string | null => {
     switch (role) {
       case 'keep':
         return column;
       case 'time':
         return plus(column, shift);
       case 'pid':
-        return mapped(column, pids, true);
+        // Every pid column names one of the input's processes, except a parent's (ppid), which may be outside it.
+        return mapped(column, pids, { keepOthers: true, onlyKeys: column !== 'ppid' });
       case 'device':
-        return mapped(column, devices, false);
+        return mapped(column, devices, { keepOthers: false, onlyKeys: true });
       case 'context':
         return plus(column, offsetOf('contexts'));
       case 'stream':
         return plus(column, offsetOf('streams'));
       case 'string':
-        return stringsIdentity ? column : `(SELECT new FROM temp.merge_strings WHERE old = ${column})`;
-      case 'rowid': {
-        const o = offsets.get(table)!;
-        return o.dense ? null : plus(column, o.off); // null: SQLite numbers the rows itself, in order, from the offset on
-      }
+        return stringExpr(column);
+      case 'rowid':
+        return explicitIds ? plus(column, offsets.get(table)!.off) : null;
       case 'source':
         return input.hasSources ? `(${column} + ${sourceId})` : `${sourceId}`;
       case 'original-pid':
@@ -468,25 +480,39 @@ function copyAttached(db: Db, input: Input, shift: number, align: InputAlignment
 
   // Every table of rows, in order: what a row refers to is there before it.
   const rows: Record<string, number> = {};
-  for (const [table, spec] of Object.entries(MERGE_TABLES)) {
-    if (spec.how !== 'rows' || !tables.has(table)) continue;
+  const copy = (table: string, explicitIds: boolean): number => {
+    const spec = MERGE_TABLES[table]!;
     const target: string[] = [];
     const select: string[] = [];
     for (const column of columnsOf(table)) {
-      const role = spec.columns[column];
-      if (role === undefined) throw new Error(`merge: column ${table}.${column} has no role in profiler/merge/tables.ts`);
-      const e = expr(table, column, role);
+      const e = expr(table, column, spec.columns[column]!, explicitIds);
       if (e === null) continue;
       target.push(column);
       select.push(e);
     }
-    const o = offsets.get(table);
     const order = spec.columns.id === 'rowid' ? ' ORDER BY id' : '';
-    const before = o ? maxId(db, 'main', table) : 0;
-    const n = db.prepare(`INSERT INTO main.${table} (${target.join(', ')}) SELECT ${select.join(', ')} FROM src.${table}${order}`).run().changes;
+    return db.prepare(`INSERT INTO main.${table} (${target.join(', ')}) SELECT ${select.join(', ')} FROM src.${table}${order}`).run().changes;
+  };
+  for (const [table, spec] of Object.entries(MERGE_TABLES)) {
+    if (spec.how !== 'rows' || !tables.has(table)) continue;
+    const o = offsets.get(table);
+    let n: number;
+    if (spec.columns.id === 'rowid') {
+      // SQLite numbering the rows itself (max + 1, in id order) is cheaper than checking each given id; right when the
+      // input's ids have no gaps. When they have (rows a capture range left out), copied again with their ids moved.
+      const before = maxId(db, 'main', table);
+      n = copy(table, false);
+      if (n > 0 && n !== o!.max - o!.min + 1) {
+        db.prepare(`DELETE FROM main.${table} WHERE id > ?`).run(before);
+        n = copy(table, true);
+      }
+      if (n > 0 && maxId(db, 'main', table) !== o!.max + o!.off)
+        throw new Error(`merge: ${table} of ${input.file} did not land at ids ${o!.min + o!.off}..${o!.max + o!.off} (from ${before + 1})`);
+    } else {
+      n = copy(table, true);
+    }
+    if (o) o.count = n;
     rows[table] = n;
-    if (o && o.count > 0 && maxId(db, 'main', table) !== o.max + o.off)
-      throw new Error(`merge: ${table} of ${input.file} did not land at ids ${o.min + o.off}..${o.max + o.off} (from ${before + 1})`);
   }
 
   // Zones: the input's own, moved with its rows.
@@ -548,6 +574,17 @@ function copyAttached(db: Db, input: Input, shift: number, align: InputAlignment
   return { renumbered, rows };
 }
 
+/**
+ * meta duration_ns (first to last API call or GPU operation), from the
+ * zones: their spans are their rows', and reading them is reading thousands
+ * of rows rather than the job's hundreds of millions (recordedDurationNs).
+ */
+function durationFromZones(db: Db): number | null {
+  const ids = (['kernels', 'memcpys', 'memsets', 'api_calls'] as const).map((t) => ZONED_TABLES[t].id).join(', ');
+  const span = db.prepare(`SELECT min(start_ns) AS s, max(end_ns) AS e FROM zones WHERE table_id IN (${ids})`).get() as { s: number | null; e: number | null };
+  return span.s !== null && span.e !== null ? span.e - span.s : null;
+}
+
 /** The merged recording's meta: what all inputs share, summaries of what they do not. */
 function mergedMeta(
   db: Db,
@@ -597,7 +634,7 @@ function mergedMeta(
     scenario: same('scenario'),
     exit_code: exitCodes.every((c) => c === exitCodes[0]) ? (exitCodes[0] ?? null) : (exitCodes.find((c) => c !== undefined && c !== '0') ?? null),
     exit_signal: distinct('exit_signal')[0] ?? null,
-    duration_ns: recordedDurationNs(db),
+    duration_ns: durationFromZones(db),
     wall_time_ms: Math.max(0, ...all('wall_time_ms').map((v) => Number(v ?? 0))),
     driver_version: first.meta.get('driver_version') ?? null,
     runtime_version: first.meta.get('runtime_version') ?? null,

@@ -12,6 +12,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { analyze } from '../../profiler/analysis/load.ts';
 import { mergeRecordings, unclassified, type MergeResult } from '../../profiler/merge/merge.ts';
 import { MERGE_TABLES } from '../../profiler/merge/tables.ts';
+import { parseCaptureRange } from '../../profiler/contract/record-request.ts';
+import { applyCaptureRange } from '../../profiler/record/capture-range.ts';
 import { createRecording, openRecording } from '../../profiler/store/database.ts';
 import { latestSchemaVersion } from '../../profiler/store/migrations/index.ts';
 import { RecordingFileError } from '../../profiler/store/recording-error.ts';
@@ -156,7 +158,7 @@ describe('merge of real recordings', () => {
       let next = 1;
       for (const r of ranges) {
         expect(r.first_id, table).toBe(next);
-        expect(r.rows).toBe(r.last_id - r.first_id + 1);
+        expect(r.rows).toBe(r.last_id - r.first_id + 1); // these inputs have no gaps in their ids
         expect(r.rows).toBe(count(inputs[r.source_id - 1]!, table));
         next = r.last_id + 1;
       }
@@ -191,6 +193,26 @@ describe('merge of real recordings', () => {
   });
 });
 
+describe('ranks', () => {
+  it("keep each process's rank and launcher variables (the torchrun fixtures: a recorder per node and one per rank)", () => {
+    const node = copy('torchrun-node');
+    const rank = copy('torchrun-rank');
+    const job = path.join(dir, 'torchrun-job.sqlite');
+    const r = mergeRecordings([node, rank], job);
+    const ranks = (f: string, pid: number) => read(f, 'SELECT rank, local_rank, world_size, rank_variable, command, host FROM processes WHERE pid = ?', pid)[0];
+    const env = (f: string, pid: number) => read(f, 'SELECT name, value FROM process_env WHERE pid = ? ORDER BY name', pid);
+    for (const [i, f] of [node, rank].entries()) {
+      for (const { pid } of read<{ pid: number }>(f, 'SELECT pid FROM processes')) {
+        const to = r.sources[i]!.renumbered.find((x) => x.originalPid === pid)?.pid ?? pid;
+        expect(ranks(job, to), `${f} pid ${pid}`).toEqual(ranks(f, pid));
+        expect(env(job, to), `${f} pid ${pid}`).toEqual(env(f, pid));
+      }
+    }
+    expect(count(job, 'process_env')).toBe(count(node, 'process_env') + count(rank, 'process_env'));
+    expect(zoneRuleProblems(job)).toEqual([]);
+  });
+});
+
 describe('pids', () => {
   it('that collide stay distinct processes: renumbered, with the original kept', () => {
     // The same program recorded twice on "two hosts": a copy of a recording given another host and origin.
@@ -218,6 +240,31 @@ describe('pids', () => {
     // Thread lanes of the zones follow the new pid.
     expect(zoneRuleProblems(job)).toEqual([]);
     expect(r.notes.join('\n')).toContain(`pid ${pid} of ${b} (host other-host) is pid ${renumbered.pid} here`);
+  });
+});
+
+describe('an input with gaps in its ids (a capture range kept part of it)', () => {
+  it('lands with its gaps, its zones still its rows', () => {
+    const captured = copy('nvtx_nvtx', 'captured');
+    const db = openRecording(captured);
+    const result = applyCaptureRange(db, parseCaptureRange('nvtx:ss_nvtx_main'));
+    db.close();
+    expect(result.dropped.api_calls).toBeGreaterThan(0);
+    const ids = read<{ a: number; b: number; n: number }>(captured, 'SELECT min(id) AS a, max(id) AS b, count(*) AS n FROM api_calls')[0]!;
+    expect(ids.n).toBeLessThan(ids.b - ids.a + 1);
+    const first = copy('matmul-serial', 'before-captured');
+    const job = path.join(dir, 'captured-job.sqlite');
+    const r = mergeRecordings([first, captured], job);
+    const pid = read<{ pid: number }>(captured, 'SELECT pid FROM processes')[0]!.pid;
+    const here = r.sources[1]!.renumbered.find((x) => x.originalPid === pid)?.pid ?? pid;
+    expect(hostRowsOf(job, here, r.sources[1]!.shiftNs)).toEqual(hostRowsOf(captured, pid));
+    expect(operationsOf(job, here, r.sources[1]!.shiftNs)).toEqual(operationsOf(captured, pid));
+    const range = read<{ first_id: number; last_id: number; rows: number }>(
+      job,
+      "SELECT first_id, last_id, rows FROM source_rows WHERE source_id = 2 AND table_name = 'api_calls'",
+    )[0]!;
+    expect(range).toEqual({ first_id: count(first, 'api_calls') + 1, last_id: count(first, 'api_calls') + ids.b - ids.a + 1, rows: ids.n });
+    expect(zoneRuleProblems(job)).toEqual([]);
   });
 });
 
