@@ -34,6 +34,17 @@ export interface TableSpec {
 const k = 'keep' as const;
 const t = 'time' as const;
 
+/** The columns every GPU operation table (kernels, memcpys, memsets) starts with. */
+const gpuOperation = {
+  id: 'rowid',
+  start_ns: t,
+  end_ns: t,
+  device_id: 'device',
+  context_id: 'context',
+  stream_id: 'stream',
+  correlation_id: k,
+} as const;
+
 /** In the order merge copies them: what a table refers to is there before it. */
 export const MERGE_TABLES: Record<string, TableSpec> = {
   // Each input's meta goes to sources.meta; the merged recording gets meta of its own.
@@ -137,13 +148,7 @@ export const MERGE_TABLES: Record<string, TableSpec> = {
   kernels: {
     how: 'rows',
     columns: {
-      id: 'rowid',
-      start_ns: t,
-      end_ns: t,
-      device_id: 'device',
-      context_id: 'context',
-      stream_id: 'stream',
-      correlation_id: k,
+      ...gpuOperation,
       name_id: 'string',
       grid_x: k,
       grid_y: k,
@@ -168,13 +173,7 @@ export const MERGE_TABLES: Record<string, TableSpec> = {
   memcpys: {
     how: 'rows',
     columns: {
-      id: 'rowid',
-      start_ns: t,
-      end_ns: t,
-      device_id: 'device',
-      context_id: 'context',
-      stream_id: 'stream',
-      correlation_id: k,
+      ...gpuOperation,
       bytes: k,
       copy_kind: k,
       src_kind: k,
@@ -189,13 +188,7 @@ export const MERGE_TABLES: Record<string, TableSpec> = {
   memsets: {
     how: 'rows',
     columns: {
-      id: 'rowid',
-      start_ns: t,
-      end_ns: t,
-      device_id: 'device',
-      context_id: 'context',
-      stream_id: 'stream',
-      correlation_id: k,
+      ...gpuOperation,
       bytes: k,
       value: k,
       memory_kind: k,

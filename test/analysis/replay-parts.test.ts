@@ -11,6 +11,7 @@ import { hostModel } from '../../profiler/analysis/replay-host.ts';
 import { Resources } from '../../profiler/analysis/replay-resources.ts';
 import { allocateOps, OpCategory, OpKind, type Trace } from '../../profiler/analysis/trace.ts';
 import { StreamFlags } from '../../profiler/store/enums.ts';
+import { H100 } from '../helpers/devices.ts';
 
 interface OpSpec {
   kind: 'kernel' | 'HtoD' | 'DtoH';
@@ -80,26 +81,7 @@ function build(
     strings: new Map(),
     demangled: new Map(),
     span: { start: 0, end: n * 10_000 },
-    devices: [
-      {
-        id: 1,
-        uuid: null,
-        ordinal: 0,
-        name: 'H100',
-        ccMajor: 9,
-        ccMinor: 0,
-        smCount: 132,
-        asyncEngineCount: 3,
-        concurrentKernels: 1,
-        totalMemoryBytes: null,
-        maxThreadsPerSm: 2048,
-        maxSharedMemoryPerSm: 233472,
-        maxRegistersPerSm: 65536,
-        maxBlocksPerSm: 32,
-        pcieGeneration: 5,
-        pcieWidth: 16,
-      },
-    ],
+    devices: [{ ...H100 }],
     streams: Object.entries(streams).map(([id, flags]) => ({
       id: Number(id),
       pid: 1,

@@ -25,6 +25,7 @@ import { diagnose } from '../../profiler/analysis/diagnose.ts';
 import { analyze } from '../../profiler/analysis/load.ts';
 import { replay } from '../../profiler/analysis/replay.ts';
 import { hostModel, WaitKind } from '../../profiler/analysis/replay-host.ts';
+import { H100 } from '../helpers/devices.ts';
 import { allocateOps, OpCategory, OpKind, type Trace } from '../../profiler/analysis/trace.ts';
 import { estimate, tryEstimate } from '../../profiler/analysis/whatif.ts';
 import type { FixId } from '../../profiler/contract/findings.ts';
@@ -102,25 +103,6 @@ interface Spec {
   events?: { call: number; eventId: number; stream: number }[];
   waits?: { call: number; eventId: number; stream: number }[];
 }
-
-const H100 = {
-  id: 1,
-  uuid: null,
-  ordinal: 0,
-  name: 'H100',
-  ccMajor: 9,
-  ccMinor: 0,
-  smCount: 132,
-  asyncEngineCount: 3,
-  concurrentKernels: 1,
-  totalMemoryBytes: null,
-  maxThreadsPerSm: 2048,
-  maxSharedMemoryPerSm: 233472,
-  maxRegistersPerSm: 65536,
-  maxBlocksPerSm: 32,
-  pcieGeneration: 5,
-  pcieWidth: 16,
-};
 
 function build(spec: Spec): { trace: Trace; host: Host } {
   const names = [...new Set(spec.calls.map((c) => c.name))];

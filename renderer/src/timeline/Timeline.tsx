@@ -256,24 +256,7 @@ export function Timeline(props: {
   const canvasH = Math.min(size.height, Math.max(lay.height, 1));
 
   // Draw in the next animation frame, once, whatever changed in between.
-  const drawState = useRef({
-    view,
-    lay,
-    loaded,
-    selected,
-    details,
-    search,
-    hover: hover?.hit ?? null,
-    range,
-    cursorX,
-    scrollTop,
-    size,
-    canvasH,
-    startup,
-    iterations,
-    chosenInstance,
-  });
-  drawState.current = {
+  const frameState = {
     view,
     lay,
     loaded,
@@ -290,6 +273,8 @@ export function Timeline(props: {
     iterations,
     chosenInstance,
   };
+  const drawState = useRef(frameState);
+  drawState.current = frameState;
   /** What the last frame drew from, for hit testing (draw.ts). */
   const geometry = (): Geometry => {
     const s = drawState.current;
