@@ -196,17 +196,10 @@ export interface CommunicationInputs {
   peerCopyIds: Set<number>;
 }
 
-/**
- * Each process's rank, local rank, world size and host. The rank columns
- * come with a later schema (rank, local_rank, world_size in `processes`):
- * read where the file has them, null otherwise.
- */
+/** Each process's rank, local rank, world size (null when not launched as a rank) and host. */
 export function readProcessFacts(db: Db): Map<number, ProcessFacts> {
-  const columns = new Set((db.prepare('PRAGMA table_info(processes)').all() as { name: string }[]).map((c) => c.name));
-  const col = (name: string) => (columns.has(name) ? name : 'NULL');
-  const rows = db
-    .prepare(`SELECT pid, ${col('rank')} AS rank, ${col('local_rank')} AS localRank, ${col('world_size')} AS worldSize, ${col('host')} AS host FROM processes`)
-    .all() as ProcessFacts[];
+  // Every recording has the rank columns once open: schema 8 added them, and opening migrates.
+  const rows = db.prepare('SELECT pid, rank, local_rank AS localRank, world_size AS worldSize, host FROM processes').all() as ProcessFacts[];
   return new Map(rows.map((r) => [r.pid, r]));
 }
 
