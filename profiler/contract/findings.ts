@@ -20,7 +20,11 @@ export type FindingKind =
   | 'launch-bound'
   | 'gpu-idle-gap'
   | 'low-utilization'
-  | 'event-ordering';
+  | 'event-ordering'
+  /** An NCCL collective ran while no computation ran beside it, where computation before it could have (issue 13). */
+  | 'serialized-collective'
+  /** One rank reaches the collectives last and the other ranks wait for it inside them (issue 13). */
+  | 'straggler-rank';
 
 /** Rows of the recording that prove a finding (ids in their tables). */
 export interface Evidence {
