@@ -13,6 +13,7 @@ import { idleGaps, lowUtilization } from './findings/idle.ts';
 import { launchBound } from './findings/launch-bound.ts';
 import { singleStream } from './findings/single-stream.ts';
 import { SEVERITY_RANK, type Finding, type FixId } from '../contract/findings.ts';
+import type { ProcessFacts } from './communication.ts';
 import type { Host } from './host.ts';
 import type { Trace } from './trace.ts';
 
@@ -37,8 +38,9 @@ export interface Diagnosis {
   context: Context;
 }
 
-export function diagnose(trace: Trace, host: Host): Diagnosis {
-  const context = buildContext(trace, host);
+/** `processes`: the recording's process facts (readProcessFacts), for the rules across ranks; none without them. */
+export function diagnose(trace: Trace, host: Host, processes?: Map<number, ProcessFacts>): Diagnosis {
+  const context = buildContext(trace, host, processes);
   const findings = RULES.flatMap((rule) => rule(context));
   // The replay's estimate of the fix each finding names (its fixId, set by
   // the rule); where there is one, it is the finding's cost (the time the

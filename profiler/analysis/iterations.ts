@@ -8,6 +8,7 @@
 // launched inside it on its thread), so a row says what `report --range
 // NAME#k` would say.
 import type { Db } from '../store/database.ts';
+import { readProcessFacts, type ProcessFacts } from './communication.ts';
 import { diagnose } from './diagnose.ts';
 import { callNames, loadHost, readHostTables, type HostTables } from './host.ts';
 import { overlapByDevice } from './overlap.ts';
@@ -48,11 +49,11 @@ export function pickIterationRange(db: Db): string | null {
  */
 export function iterationsOf(db: Db, columns: TimelineColumns, name: string, chosen: Iterations['chosen'] = 'named'): Iterations {
   const instances = rangeInstances(db, name);
-  // The small tables and the call names read once for all instances.
+  // The small tables, the call names and the process facts read once for all instances.
   const tables = readTraceTables(db);
-  const host = { tables: readHostTables(db), names: callNames(db, columns.calls) };
+  const shared = { tables: readHostTables(db), names: callNames(db, columns.calls), processes: readProcessFacts(db) };
   const gpu = gpuOrdinals(tables.devices);
-  const rows = instances.map((inst, x) => analyseInstance(db, columns, tables, host, gpu, inst, x + 1));
+  const rows = instances.map((inst, x) => analyseInstance(db, columns, tables, shared, gpu, inst, x + 1));
   flag(rows);
   const steady = rows.filter((r) => !r.warmUp).map((r) => r.lengthNs);
   return { name, rows, medianNs: steady.length ? median(steady) : 0, chosen };
@@ -62,7 +63,7 @@ function analyseInstance(
   db: Db,
   columns: TimelineColumns,
   tables: ReturnType<typeof readTraceTables>,
-  hostTables: { tables: HostTables; names: Map<number, string> },
+  shared: { tables: HostTables; names: Map<number, string>; processes: Map<number, ProcessFacts> },
   gpu: (deviceId: number) => number,
   inst: RangeInstance,
   instance: number,
@@ -76,8 +77,8 @@ function analyseInstance(
     if (ops.start[i]! < gpuStart) gpuStart = ops.start[i]!;
     if (ops.end[i]! > gpuEnd) gpuEnd = ops.end[i]!;
   }
-  const host = loadHost(db, ops, sel.calls, { scoped: true, ...hostTables });
-  const top = ops.length ? diagnose(trace, host).findings[0] : undefined;
+  const host = loadHost(db, ops, sel.calls, { scoped: true, tables: shared.tables, names: shared.names });
+  const top = ops.length ? diagnose(trace, host, shared.processes).findings[0] : undefined;
   const hasGpu = Number.isFinite(gpuStart);
   return {
     instance,

@@ -75,10 +75,10 @@ export function analyze(db: Db, options: AnalyzeOptions = {}): Analysis {
   lap('trace');
   const host = loadHost(db, trace.ops, selection.columns.calls, { names, scoped: selection.columns !== columns });
   lap('host');
-  const diagnosis = diagnose(trace, host);
-  lap('diagnose');
-  // Read now (the file may be closed by the time it is used); computed when asked for.
+  // Read now (the file may be closed by the time it is used): the diagnosis's rules across ranks name processes by them.
   const inputs = readCommunicationInputs(db);
+  const diagnosis = diagnose(trace, host, inputs.processes);
+  lap('diagnose');
   let communication: Communication | null = null;
   return {
     trace,

@@ -3,6 +3,7 @@
 // unions, stream pairs), computed once.
 import type { Ns } from '../../contract/time.ts';
 import { familiesByNameId } from '../call-families.ts';
+import type { ProcessFacts } from '../communication.ts';
 import { callName, type Host } from '../host.ts';
 import { unionOf, type IntervalList } from '../intervals.ts';
 import { streamPairs, type StreamPairs } from '../stream-pairs.ts';
@@ -24,9 +25,16 @@ export interface Context {
   gpuSpan: { start: Ns; end: Ns };
   /** Stream-pair waits per device: computed on first use (a sweep over every op). */
   readonly pairs: StreamPairs[];
+  /**
+   * Each recorded process's rank, local rank, world size and host, by pid
+   * (readProcessFacts): what the rules across ranks (issue 13) name a
+   * process by. Empty where the caller read none (a trace built in memory).
+   */
+  processes: Map<number, ProcessFacts>;
 }
 
-export function buildContext(trace: Trace, host: Host): Context {
+/** `processes`: readProcessFacts of the recording (communication.ts); every caller holding the file passes them. */
+export function buildContext(trace: Trace, host: Host, processes: Map<number, ProcessFacts> = new Map()): Context {
   const { ops } = trace;
   const issue = new Float64Array(ops.length);
   for (let i = 0; i < ops.length; i++) {
@@ -61,6 +69,7 @@ export function buildContext(trace: Trace, host: Host): Context {
     get pairs() {
       return (pairs ??= streamPairs(trace, issue));
     },
+    processes,
   };
 }
 
