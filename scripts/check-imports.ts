@@ -32,8 +32,11 @@ export const RULES: { unit: string; mayImport: string[] }[] = [
     mayImport: ['profiler/store/', 'profiler/native/', 'profiler/contract/', 'profiler/analysis/scope.ts', 'profiler/analysis/call-families.ts'],
   },
   { unit: 'profiler/import/', mayImport: ['profiler/store/', 'profiler/native/', 'profiler/contract/'] },
-  // Merging recordings into one job: the store, and the one definition of NCCL's kernels (clock alignment reads the collectives).
-  { unit: 'profiler/merge/', mayImport: ['profiler/store/', 'profiler/native/', 'profiler/contract/', 'profiler/analysis/communication.ts'] },
+  // Merging recordings into one job: the store, and the one definition of NCCL's kernels and of which instance each is (clock alignment reads the collectives).
+  {
+    unit: 'profiler/merge/',
+    mayImport: ['profiler/store/', 'profiler/native/', 'profiler/contract/', 'profiler/analysis/communication.ts', 'profiler/analysis/collective-order.ts'],
+  },
   { unit: 'profiler/report/', mayImport: ['profiler/analysis/', 'profiler/contract/'] },
   { unit: 'profiler/compare/', mayImport: ['profiler/analysis/', 'profiler/contract/', 'profiler/report/table.ts'] },
   { unit: 'profiler/export/', mayImport: ['profiler/store/', 'profiler/analysis/', 'profiler/contract/'] },

@@ -12,6 +12,7 @@ import { hostBlocking } from './findings/host-blocking.ts';
 import { idleGaps, lowUtilization } from './findings/idle.ts';
 import { launchBound } from './findings/launch-bound.ts';
 import { singleStream } from './findings/single-stream.ts';
+import { stragglerRank } from './findings/straggler.ts';
 import { SEVERITY_RANK, type Finding, type FixId } from '../contract/findings.ts';
 import type { ProcessFacts } from './communication.ts';
 import type { Host } from './host.ts';
@@ -28,6 +29,7 @@ export const RULES: readonly Rule[] = [
   launchBound,
   idleGaps,
   lowUtilization,
+  stragglerRank,
   copyEngineQueue,
   deviceFull,
   eventOrdering,

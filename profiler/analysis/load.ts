@@ -5,11 +5,13 @@ import { loadTimelineColumns } from '../native/addon.ts';
 import type { Db } from '../store/database.ts';
 import { communicationOf, readCommunicationInputs } from './communication.ts';
 import type { Communication } from '../contract/communication.ts';
+import type { Stragglers } from '../contract/stragglers.ts';
 import { diagnose, type Diagnosis } from './diagnose.ts';
 import { callNames, loadHost, type Host } from './host.ts';
 import { closeWindows, selectScope, type TimelineColumns } from './scope.ts';
 import { STEADY_STATE, type Scope, type ScopeInfo } from '../contract/scope.ts';
 import { detectStartup } from './startup.ts';
+import { stragglersOfContext } from './stragglers.ts';
 import { loadTrace, readTraceTables, type Trace } from './trace.ts';
 
 export interface Analysis {
@@ -26,6 +28,13 @@ export interface Analysis {
    * (communication.ts), over the scope's GPU span. Computed on first use.
    */
   readonly communication: Communication;
+  /**
+   * The NCCL collective instances matched across ranks: arrival skew, who
+   * arrived last, the time the others waited, the straggler if one holds
+   * the job back (stragglers.ts). Computed once, by the diagnosis's
+   * straggler rule or on first use.
+   */
+  readonly stragglers: Stragglers;
 }
 
 /** Milliseconds per phase of one analyze() call (the benchmark prints them). */
@@ -88,6 +97,9 @@ export function analyze(db: Db, options: AnalyzeOptions = {}): Analysis {
     columns,
     get communication() {
       return (communication ??= communicationOf(trace, inputs, diagnosis.context.gpuSpan));
+    },
+    get stragglers() {
+      return stragglersOfContext(diagnosis.context);
     },
   };
 }

@@ -1,10 +1,13 @@
 // The NCCL collectives of a recording, per rank, as clock alignment reads
 // them (align.ts): each rank's (process and GPU's) collective kernels,
-// keyed by their order on its streams, with their end times. Which
-// kernels are NCCL's, and which collective each runs, is the
-// communication analysis's one definition (analysis/communication.ts,
+// named by the matching rule shared with the straggler analysis
+// (analysis/collective-order.ts: their order on their streams), with their
+// end times. Which kernels are NCCL's, and which collective each runs, is
+// the communication analysis's one definition (analysis/communication.ts,
 // commKernelOf: every naming NCCL has used, mangled or not).
+import { COLLECTIVE_CODE, CollectiveNumbering } from '../analysis/collective-order.ts';
 import { commKernelOf } from '../analysis/communication.ts';
+import { COLLECTIVES } from '../contract/communication.ts';
 import type { Db } from '../store/database.ts';
 import type { RankCollectives } from './align.ts';
 
@@ -16,40 +19,31 @@ import type { RankCollectives } from './align.ts';
  */
 export function readCollectives(db: Db): Map<string, RankCollectives> {
   const out = new Map<string, RankCollectives>();
-  const kinds = new Map<number, string>();
+  const codes = new Map<number, number>();
   // Every NCCL kernel's name holds 'nccl' (case as written): the few strings that do are read, not every name.
   for (const [id, value] of db.prepare("SELECT id, value FROM strings WHERE instr(value, 'nccl') > 0").raw().all() as [number, string][]) {
     const kind = commKernelOf(value)?.collective;
-    if (kind) kinds.set(id, kind);
+    if (kind) codes.set(id, COLLECTIVE_CODE.get(kind)!);
   }
-  if (kinds.size === 0) return out;
+  if (codes.size === 0) return out;
   const streamPid = new Map((db.prepare('SELECT id, pid FROM streams').raw().all() as [number, number][]).map(([id, pid]) => [id, pid]));
   const rows = db
-    .prepare(`SELECT stream_id, device_id, name_id, start_ns, end_ns FROM kernels WHERE name_id IN (${[...kinds.keys()].join(',')})`)
+    .prepare(`SELECT stream_id, device_id, name_id, start_ns, end_ns FROM kernels WHERE name_id IN (${[...codes.keys()].join(',')})`)
     .raw()
     .all() as [number, number, number, number, number][];
-  // Per rank, per stream, in start order.
-  const byRank = new Map<string, Map<number, [number, string, number][]>>();
-  for (const [stream, device, name, start, end] of rows) {
+  // The numbering takes each rank's kernels in start order.
+  rows.sort((a, b) => a[3] - b[3]);
+  const numbering = new CollectiveNumbering();
+  const rankIds = new Map<string, number>();
+  for (const [stream, device, name, , end] of rows) {
     const rank = `${streamPid.get(stream) ?? 0}:${device}`;
-    let streams = byRank.get(rank);
-    if (!streams) byRank.set(rank, (streams = new Map()));
-    let list = streams.get(stream);
-    if (!list) streams.set(stream, (list = []));
-    list.push([start, kinds.get(name)!, end]);
-  }
-  for (const [rank, streams] of byRank) {
-    const lists = [...streams.values()].map((l) => l.sort((a, b) => a[0] - b[0])).sort((a, b) => a[0]![0] - b[0]![0]);
-    const keys: RankCollectives = new Map();
-    lists.forEach((list, s) => {
-      const nth = new Map<string, number>();
-      for (const [, kind, end] of list) {
-        const n = nth.get(kind) ?? 0;
-        nth.set(kind, n + 1);
-        keys.set(`${s}#${kind}#${n}`, end);
-      }
-    });
-    out.set(rank, keys);
+    let keys = out.get(rank);
+    if (!keys) out.set(rank, (keys = new Map()));
+    let id = rankIds.get(rank);
+    if (id === undefined) rankIds.set(rank, (id = rankIds.size));
+    const code = codes.get(name)!;
+    const n = numbering.next(id, stream, code);
+    keys.set(`${numbering.stream}#${COLLECTIVES[code]}#${n}`, end);
   }
   return out;
 }
