@@ -11,6 +11,7 @@ import { eventOrdering } from './findings/event-ordering.ts';
 import { hostBlocking } from './findings/host-blocking.ts';
 import { idleGaps, lowUtilization } from './findings/idle.ts';
 import { launchBound } from './findings/launch-bound.ts';
+import { serializedCollectives } from './findings/serialized-collective.ts';
 import { singleStream } from './findings/single-stream.ts';
 import { stragglerRank } from './findings/straggler.ts';
 import { SEVERITY_RANK, type Finding, type FixId } from '../contract/findings.ts';
@@ -26,6 +27,7 @@ export const RULES: readonly Rule[] = [
   blockingCopies,
   hostBlocking,
   singleStream,
+  serializedCollectives,
   launchBound,
   idleGaps,
   lowUtilization,

@@ -6,9 +6,12 @@
 //  * the previous operation of its stream (stream order);
 //  * its call: it cannot start before the replayed host thread makes the
 //    call that issues it (the scheduler counts this one down at the call);
-//  * after a cudaStreamWaitEvent on its stream, the operation that the
-//    event's last record captured (the last one issued to the recorded
-//    stream before the record);
+//  * after a cudaStreamWaitEvent on its stream, what the event's last
+//    record captured: the last operation issued to the recorded stream
+//    before the record, and what that stream had itself been told to wait
+//    for and not yet passed on to an operation of its own (a record on a
+//    stream that only waited captures the wait: PyTorch chains its
+//    streams that way, compute → side stream → NCCL's stream);
 //  * the legacy default stream's implicit barrier, both ways: an operation
 //    on the legacy stream waits for every operation issued before it to a
 //    blocking stream of its context, and the next operation of each
@@ -133,12 +136,21 @@ export interface DependencyGraph {
   edgeTo: Int32Array;
   /** Null where no op runs on a legacy default stream. */
   legacy: LegacyBarrier | null;
+  /** The event-wait edges alone (no legacy barrier), by target in issue order: op waitTo[j] waits for waitFrom[j]. */
+  waitFrom: Int32Array;
+  waitTo: Int32Array;
 }
 
-/** What a fix may change about streams (replay.ts: ReplayOptions). */
+/** What a fix may change about streams and event waits (replay.ts: ReplayOptions). */
 export interface StreamChanges {
   stream?: Int32Array;
   streamFlags?: Map<number, number>;
+  /**
+   * Per op: the ops it waits for instead of what the recorded event waits
+   * on its stream gave it (stream order and its call stay): how a fix
+   * moves a dependency (whatif.ts: overlap-collectives).
+   */
+  waitFor?: ReadonlyMap<number, readonly number[]>;
 }
 
 /**
@@ -203,24 +215,59 @@ export function buildGraph(trace: Trace, host: Host, model: HostModel, index: Is
     : null;
   const edgeFrom: number[] = [];
   const edgeTo: number[] = [];
+  // Event-wait and legacy edges interleave in edgeFrom/edgeTo; which are which is kept aside.
+  const waitIndex: number[] = [];
   // Event records and waits, at their positions in the issue order: what
-  // each event captured (`${pid}:${eventId}` → op, -1 for nothing), and the
-  // ops each stream's next op must wait for.
+  // each event captured (`${pid}:${eventId}` → an op, -1 for nothing, or
+  // several where the recorded stream had waits pending), and the ops each
+  // stream's next op must wait for.
   const { eventOps } = model;
-  const capturedOp = new Map<string, number>();
+  const waitFor = changes.waitFor;
+  const captured = new Map<string, number | number[]>();
   const waitsOfStream: number[][] = Array.from({ length: S }, () => []);
+  // Streams that run no op of the replay still pass waits on (by streams.id).
+  const waitsOfIdle = new Map<number, number[]>();
+  const pendingOf = (s: number, id: number) => {
+    if (s >= 0) return waitsOfStream[s]!;
+    let w = waitsOfIdle.get(id);
+    if (!w) waitsOfIdle.set(id, (w = []));
+    return w;
+  };
+  // A wait for an op implies the waits for the ops before it on its stream:
+  // a list keeps the latest per stream, so that a stream without ops, which
+  // never passes its waits on, holds one per stream at most.
+  const emitted = eventOps.length ? new Int32Array(n) : null;
+  const addWait = (list: number[], op: number) => {
+    for (let k = 0; k < list.length; k++)
+      if (opStream[list[k]!] === opStream[op]) {
+        if (emitted![op]! > emitted![list[k]!]!) list[k] = op;
+        return;
+      }
+    list.push(op);
+  };
   let e = 0;
   for (let p = 0; p < n; p++) {
     while (e < eventOps.length && eventOps[e]!.pos <= p) {
       const ev = eventOps[e++]!;
       const s = ev.stream <= maxId ? denseOf[ev.stream]! : -1;
-      if (!ev.wait) capturedOp.set(ev.key, s >= 0 ? lastOfStream[s]! : -1);
-      else if (s >= 0) {
-        const c = capturedOp.get(ev.key);
-        if (c !== undefined && c >= 0) waitsOfStream[s]!.push(c);
+      const pendingWaits = pendingOf(s, ev.stream);
+      if (!ev.wait) {
+        const last = s >= 0 ? lastOfStream[s]! : -1;
+        if (pendingWaits.length === 0) captured.set(ev.key, last);
+        else {
+          const all = pendingWaits.slice();
+          if (last >= 0) addWait(all, last);
+          captured.set(ev.key, all);
+        }
+      } else {
+        const c = captured.get(ev.key);
+        if (typeof c === 'number') {
+          if (c >= 0) addWait(pendingWaits, c);
+        } else if (c) for (const x of c) addWait(pendingWaits, x);
       }
     }
     const i = order[p]!;
+    if (emitted) emitted[i] = p;
     const s = opStream[i]!;
     const c = ctxOfOp[i]!;
     const prev = lastOfStream[s]!;
@@ -231,13 +278,13 @@ export function buildGraph(trace: Trace, host: Host, model: HostModel, index: Is
     lastOfStream[s] = i;
     if (opCall[i]! >= 0) pending[i]!++;
     const w = waitsOfStream[s]!;
-    if (w.length) {
-      for (const from of w) {
-        edgeFrom.push(from);
-        edgeTo.push(i);
-      }
-      w.length = 0;
+    const instead = waitFor?.get(i);
+    for (const from of instead ?? w) {
+      waitIndex.push(edgeFrom.length);
+      edgeFrom.push(from);
+      edgeTo.push(i);
     }
+    w.length = 0;
     if (legacy) {
       if (isLegacyStream[s]) {
         legacy.need[i] = blockingIssued[c]!;
@@ -266,5 +313,7 @@ export function buildGraph(trace: Trace, host: Host, model: HostModel, index: Is
     pending[edgeTo[j]!]!++;
   }
 
-  return { opStream, isLegacyStream, isBlockingStream, nextInStream, pending, edgeStart, edgeTo: to, legacy };
+  const waitFrom = Int32Array.from(waitIndex, (j) => edgeFrom[j]!);
+  const waitTo = Int32Array.from(waitIndex, (j) => edgeTo[j]!);
+  return { opStream, isLegacyStream, isBlockingStream, nextInStream, pending, edgeStart, edgeTo: to, legacy, waitFrom, waitTo };
 }

@@ -8,7 +8,13 @@
 //    its device (capped at 1; 0 where its shape or the device's limits are
 //    unknown: no limit). A kernel starts when its share fits beside the
 //    running ones, in arrival order: a big kernel at the head of the queue
-//    holds back later small ones, as the block scheduler does.
+//    holds back later small ones, as the block scheduler does. NCCL's
+//    kernels stand outside this: a collective runs a handful of blocks
+//    (one per channel) that take SMs as soon as blocks of the kernels
+//    beside it retire, and it then spins until its peers' data arrives, so
+//    it is seen running beside a full-GPU GEMM for most of the GEMM's
+//    length (PyTorch overlaps its all-reduces exactly so); queued behind
+//    the GEMM, the model would forbid the overlap the recording shows.
 //  * Duplex: while a pinned HtoD and a pinned DtoH copy of one device run
 //    together, each progresses at its direction's duplex factor
 //    (bandwidth.ts), so its end moves when the other starts or ends.
@@ -16,6 +22,7 @@
 // The scheduler (replay-scheduler.ts) decides when to ask; this only
 // grants, queues and hands over.
 import { isPinnedTransfer } from './bandwidth.ts';
+import { commKernelLabels } from './communication.ts';
 import { blocksPerSm } from './occupancy.ts';
 import type { EventHeap } from './replay-events.ts';
 import type { HostModel } from './replay-host.ts';
@@ -32,6 +39,8 @@ const pinnedTransfer = isPinnedTransfer;
 
 /** Two kernels' shares fit together up to this much above 1 (float error). */
 const SHARE_SLACK = 1e-9;
+/** The share of a kernel outside the SM model (NCCL's): it starts as soon as its dependencies allow. */
+const NO_SHARE = -1;
 
 /** The devices table's rows by the host model's dense device index (undefined: a device not in the table). */
 function deviceRows(trace: Trace, model: HostModel): (DeviceRow | undefined)[] {
@@ -42,16 +51,25 @@ function deviceRows(trace: Trace, model: HostModel): (DeviceRow | undefined)[] {
 
 const sharesOf = new WeakMap<HostModel, Float32Array>();
 
-/** Per kernel: the share of its device's SMs it occupies. The same for every replay of a recording: computed on its first. */
+/**
+ * Per kernel: the share of its device's SMs it occupies (NO_SHARE for a
+ * communication kernel). The same for every replay of a recording:
+ * computed on its first.
+ */
 function kernelShares(trace: Trace, model: HostModel): Float32Array {
   let share = sharesOf.get(model);
   if (share) return share;
   const { ops } = trace;
   const n = ops.length;
   const devRows = deviceRows(trace, model);
+  const comm = commKernelLabels(trace);
   share = new Float32Array(n);
   for (let i = 0; i < n; i++) {
     if (ops.kind[i] !== KERNEL) continue;
+    if (comm.size > 0 && comm.has(ops.detail[i]!)) {
+      share[i] = NO_SHARE;
+      continue;
+    }
     const dev = devRows[model.devOf[i]!];
     if (!dev?.smCount || ops.blocks[i]! <= 0) continue;
     share[i] = Math.min(1, ops.blocks[i]! / (dev.smCount * blocksPerSm(dev, ops.blockThreads[i]!, ops.registers[i]!, ops.sharedBytes[i]!)));
@@ -157,7 +175,7 @@ export class Resources {
       this.engineTail[eng] = i;
       return false;
     }
-    if (this.kind[i] === KERNEL) {
+    if (this.kind[i] === KERNEL && this.share[i] !== NO_SHARE) {
       const d = this.devOf[i]!;
       const share = this.share[i]!;
       if (this.smHead[d]! < 0 && (this.smRunning[d] === 0 || this.smUsed[d]! + share <= 1 + SHARE_SLACK)) {
@@ -188,6 +206,7 @@ export class Resources {
 
   /** Kernel i has completed: its share of device d's SMs is free. */
   releaseSms(i: number, d: number): void {
+    if (this.share[i] === NO_SHARE) return;
     this.smUsed[d]! -= this.share[i]!;
     this.smRunning[d]!--;
     if (this.smRunning[d] === 0) this.smUsed[d] = 0; // no drift

@@ -37,6 +37,8 @@ export interface ReplayOptions {
   freed?: Uint8Array;
   /** Per call: CPU time (ns) to use instead of the recorded one; NaN = unchanged. */
   callDuration?: Float64Array;
+  /** Per op: the ops it waits for instead of its recorded event waits (replay-graph.ts: StreamChanges). */
+  waitFor?: ReadonlyMap<number, readonly number[]>;
 }
 
 export interface ReplayResult {

@@ -15,6 +15,15 @@
 //    no longer wait (they keep their own CPU time); the syncs after a
 //    thread's last launch stay, since a program needs them before it
 //    reads its results;
+//  * overlap-collectives: each group of NCCL collectives that waited for a
+//    whole stretch of computation (collective-groups.ts) is issued the way
+//    DDP issues its buckets: the j-th of n collectives waits only for the
+//    first j/n of the stretch's kernels (the last one still for all of
+//    it), on a side stream where it ran on the computation's own; what
+//    came after the group still waits for all of it. Durations stay as
+//    recorded: NCCL's kernels and the computation beside them slow each
+//    other down a little (SMs and memory bandwidth), which the prediction
+//    leaves out;
 //  * hoist-alloc, hoist-pinned-alloc, hoist-register: the
 //    device allocations, pinned host allocations or host registrations a
 //    thread makes between its first and last launch move out of the loop
@@ -29,6 +38,7 @@ import type { Db } from '../store/database.ts';
 import type { Ns } from '../contract/time.ts';
 import { bandwidthFor, pinnedBandwidth, type BandwidthReference, type PinnedBandwidth } from './bandwidth.ts';
 import { blocksOnDevice, familiesByNameId, type BlockingFamily } from './call-families.ts';
+import { canOverlap, collectiveDependencies } from './collective-groups.ts';
 import { FIX_IDS, type CallFamily, type FixId } from '../contract/findings.ts';
 import type { Host } from './host.ts';
 import { replay, type ReplayOptions } from './replay.ts';
@@ -61,6 +71,10 @@ const FIXES: Record<FixId, FixSpec> = {
   'hoist-alloc': blockingFix('alloc', 'device allocation', 'device allocations between launches moved before the loop'),
   'hoist-pinned-alloc': blockingFix('pinned-alloc', 'pinned host allocation', 'pinned host allocations between launches moved before the loop'),
   'hoist-register': blockingFix('register', 'host registration', 'host memory pinned once before the loop instead of registered between launches'),
+  'overlap-collectives': {
+    label: 'each collective issued as soon as its share of the computation is done, on a side stream',
+    apply: (trace, host) => overlapCollectives(trace, host),
+  },
 };
 
 /** What the fix changes, as people read it (a finding's whatIf.fix). */
@@ -179,6 +193,49 @@ export function moveDefaultStreamWork(trace: Trace, host: Host): Applied {
     `${moved} operations moved off the legacy default stream${toFresh ? ` (${toFresh} to a fresh non-blocking stream: their thread had issued nothing to another stream before)` : ''}`,
   ];
   return { options: { stream, streamFlags }, notes };
+}
+
+export function overlapCollectives(trace: Trace, host: Host): Applied {
+  const { ops } = trace;
+  const { groups, waitsOf } = collectiveDependencies(trace, host);
+  const spread = groups.filter(canOverlap);
+  if (spread.length === 0) return { unavailable: 'no group of collectives waited for a stretch of computation it could overlap' };
+  const waitFor = new Map<number, number[]>();
+  let stream: Int32Array | undefined;
+  const streamFlags = new Map<number, number>();
+  const side = new Map<number, number>(); // computation's stream → its side stream
+  let nextId = 1;
+  for (const s of trace.streams) nextId = Math.max(nextId, s.id + 1);
+  for (let i = 0; i < ops.length; i++) nextId = Math.max(nextId, ops.stream[i]! + 1);
+  let moved = 0;
+  for (const g of spread) {
+    const n = g.collectives.length;
+    const kernels = g.segmentKernels;
+    const inSegment = new Set(g.segment);
+    g.collectives.forEach((k, j) => {
+      const gate = j === n - 1 ? g.gate : kernels[Math.ceil(((j + 1) * kernels.length) / n) - 1]!;
+      // Its recorded waits on other work than the stretch stay.
+      waitFor.set(k, [gate, ...(waitsOf.get(k) ?? []).filter((f) => !inSegment.has(f))]);
+    });
+    if (g.sameStream) {
+      stream ??= ops.stream.slice();
+      const from = ops.stream[g.collectives[0]!]!;
+      let to = side.get(from);
+      if (to === undefined) {
+        side.set(from, (to = nextId++));
+        streamFlags.set(to, StreamFlags.NonBlocking);
+      }
+      for (const k of g.collectives) stream[k] = to;
+      // What followed the group on the computation's stream waited for it there: it still does.
+      if (g.next >= 0) waitFor.set(g.next, [...(waitFor.get(g.next) ?? waitsOf.get(g.next) ?? []), g.collectives.at(-1)!]);
+    }
+    moved += n;
+  }
+  const notes = [
+    `${moved} collectives in ${spread.length} groups each issued after its share of the computation before it${side.size ? ' (on a side stream)' : ''}; the last of each group still waits for all of it`,
+    'assumes the j-th of n collectives reduces data ready after the first j/n of the kernels before them, as gradients are in a backward pass',
+  ];
+  return { options: { waitFor, ...(stream ? { stream, streamFlags } : {}) }, notes };
 }
 
 /** The what-if fix that takes away the host-blocking calls of this family; undefined for families no fix removes. */

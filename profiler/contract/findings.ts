@@ -55,6 +55,8 @@ export const FIX_IDS = [
   'hoist-pinned-alloc',
   /** Host registrations between launches done once, before the loop. */
   'hoist-register',
+  /** Each collective issued as soon as its share of the computation before it is done, on a side stream (DDP's buckets). */
+  'overlap-collectives',
 ] as const;
 export type FixId = (typeof FIX_IDS)[number];
 

@@ -9,97 +9,15 @@ import { EventHeap } from '../../profiler/analysis/replay-events.ts';
 import { buildGraph, CompletedPrefix, issueIndex, type DependencyGraph } from '../../profiler/analysis/replay-graph.ts';
 import { hostModel } from '../../profiler/analysis/replay-host.ts';
 import { Resources } from '../../profiler/analysis/replay-resources.ts';
-import { allocateOps, OpCategory, OpKind, type Trace } from '../../profiler/analysis/trace.ts';
+import { OpKind, type Trace } from '../../profiler/analysis/trace.ts';
 import { StreamFlags } from '../../profiler/store/enums.ts';
-import { H100 } from '../helpers/devices.ts';
+import { build, NCCL_KERNEL } from '../helpers/replay-traces.ts';
 
-interface OpSpec {
-  kind: 'kernel' | 'HtoD' | 'DtoH';
-  stream: number;
-  /** Kernels: blocks of 1024 threads (an H100 holds 2 per SM, 264 in all). */
-  blocks?: number;
-}
-
-/** Ops issued in this order, 10 µs apart, each by its own call; streams: id → flags, all in one context. */
-function build(
-  streams: Record<number, number>,
-  specs: OpSpec[],
-  events: { after: number; eventId: number; stream: number; wait: boolean }[] = [],
-): { trace: Trace; host: Host } {
-  const n = specs.length;
-  const calls = {
-    length: n,
-    rowId: new Float64Array(n),
-    start: new Float64Array(n),
-    end: new Float64Array(n),
-    pid: new Int32Array(n).fill(1),
-    tid: new Int32Array(n).fill(1),
-    nameId: new Int32Array(n),
-    correlation: new Uint32Array(n),
-    domain: new Uint8Array(n).fill(1),
-  };
-  const ops = allocateOps(n);
-  specs.forEach((s, i) => {
-    const kernel = s.kind === 'kernel';
-    calls.rowId[i] = i + 1;
-    calls.start[i] = i * 10_000;
-    calls.end[i] = i * 10_000 + 1_000;
-    calls.nameId[i] = kernel ? 1 : 2;
-    calls.correlation[i] = i + 1;
-    ops.kind[i] = kernel ? OpKind.Kernel : OpKind.Memcpy;
-    ops.category[i] = kernel ? OpCategory.Compute : s.kind === 'HtoD' ? OpCategory.HtoD : OpCategory.DtoH;
-    ops.detail[i] = kernel ? 1 : s.kind === 'HtoD' ? 2 * 16 + 3 : 3 * 16 + 2; // pinned host memory
-    ops.start[i] = i * 10_000 + 3_000;
-    ops.end[i] = i * 10_000 + 8_000;
-    ops.stream[i] = s.stream;
-    ops.device[i] = 1;
-    ops.pid[i] = 1;
-    ops.correlation[i] = i + 1;
-    ops.isAsync[i] = 1;
-    ops.blocks[i] = kernel ? (s.blocks ?? 10) : 0;
-    ops.blockThreads[i] = kernel ? 1024 : 0;
-    ops.registers[i] = kernel ? 32 : 0;
-  });
-  // An event record or wait is made by the call after op `after`'s, before that call issues its op.
-  const host: Host = {
-    calls,
-    opCall: Int32Array.from({ length: n }, (_, i) => i),
-    threads: new Map([['1:1', Int32Array.from({ length: n }, (_, i) => i)]]),
-    names: new Map([
-      [1, 'cudaLaunchKernel'],
-      [2, 'cudaMemcpyAsync'],
-    ]),
-    events: events.filter((e) => !e.wait).map((e) => ({ pid: 1, eventId: e.eventId, stream: e.stream, call: e.after + 1, correlation: e.after + 2 })),
-    waits: events
-      .filter((e) => e.wait)
-      .map((e) => ({ pid: 1, eventId: e.eventId, stream: e.stream, call: e.after + 1, correlation: e.after + 2, start: calls.start[e.after + 1]! })),
-    callOf: (_pid, c) => c - 1,
-  };
-  const trace: Trace = {
-    meta: new Map(),
-    ops,
-    strings: new Map(),
-    demangled: new Map(),
-    span: { start: 0, end: n * 10_000 },
-    devices: [{ ...H100 }],
-    streams: Object.entries(streams).map(([id, flags]) => ({
-      id: Number(id),
-      pid: 1,
-      contextId: 1,
-      deviceId: 1,
-      cuptiStreamId: Number(id),
-      flags,
-      priority: 0,
-    })),
-  };
-  return { trace, host };
-}
-
-function graphOf(trace: Trace, host: Host, stream?: Int32Array, streamFlags?: Map<number, number>): DependencyGraph {
+function graphOf(trace: Trace, host: Host, stream?: Int32Array, streamFlags?: Map<number, number>, waitFor?: Map<number, number[]>): DependencyGraph {
   const model = hostModel(trace, host);
   const n = trace.ops.length;
   const scratch = { opStream: new Int32Array(n), nextInStream: new Int32Array(n).fill(-1), pending: new Int32Array(n) };
-  return buildGraph(trace, host, model, issueIndex(host, model), { stream, streamFlags }, scratch);
+  return buildGraph(trace, host, model, issueIndex(host, model), { stream, streamFlags, waitFor }, scratch);
 }
 
 /** The ops that wait for op i besides the next op of its stream. */
@@ -167,6 +85,68 @@ describe('dependency graph', () => {
   });
 });
 
+describe('dependency graph: waits passed on', () => {
+  // PyTorch's chain for an asynchronous all-reduce: the compute stream (1)
+  // records, a side stream without ops of its own (2) waits and records,
+  // NCCL's stream (3) waits and runs the kernel.
+  const chain = () =>
+    build(
+      { 1: NON_BLOCKING, 2: NON_BLOCKING, 3: NON_BLOCKING },
+      [
+        { kind: 'kernel', stream: 1 }, // 0
+        { kind: 'kernel', stream: 1 }, // 1: the record after it captures it
+        { kind: 'kernel', stream: 1 }, // 2: issued later, waited for by nobody
+        { kind: 'kernel', stream: 3, nccl: true }, // 3
+      ],
+      [
+        { after: 1, eventId: 1, stream: 1, wait: false },
+        { after: 1, eventId: 1, stream: 2, wait: true },
+        { after: 2, eventId: 2, stream: 2, wait: false },
+        { after: 2, eventId: 2, stream: 3, wait: true },
+      ],
+    );
+
+  it('a record on a stream that only waited captures the wait: the NCCL kernel waits for the compute op', () => {
+    const { trace, host } = chain();
+    const g = graphOf(trace, host);
+    expect(waitersOf(g, 1)).toEqual([3]);
+    expect(waitersOf(g, 2)).toEqual([]);
+    expect([...g.waitFrom]).toEqual([1]);
+    expect([...g.waitTo]).toEqual([3]);
+  });
+
+  it("a fix's waitFor replaces an op's recorded event waits", () => {
+    const { trace, host } = chain();
+    const g = graphOf(trace, host, undefined, undefined, new Map([[3, [0]]]));
+    expect(waitersOf(g, 0)).toEqual([3]);
+    expect(waitersOf(g, 1)).toEqual([]);
+  });
+
+  it('a stream without ops keeps one wait per stream waited for, the latest', () => {
+    // Stream 2 waits for op 0, then for op 1 (same stream): a record on it captures op 1 only.
+    const { trace, host } = build(
+      { 1: NON_BLOCKING, 2: NON_BLOCKING, 3: NON_BLOCKING },
+      [
+        { kind: 'kernel', stream: 1 }, // 0
+        { kind: 'kernel', stream: 1 }, // 1
+        { kind: 'kernel', stream: 1 }, // 2
+        { kind: 'kernel', stream: 3 }, // 3
+      ],
+      [
+        { after: 0, eventId: 1, stream: 1, wait: false },
+        { after: 0, eventId: 1, stream: 2, wait: true },
+        { after: 1, eventId: 2, stream: 1, wait: false },
+        { after: 1, eventId: 2, stream: 2, wait: true },
+        { after: 2, eventId: 3, stream: 2, wait: false },
+        { after: 2, eventId: 3, stream: 3, wait: true },
+      ],
+    );
+    const g = graphOf(trace, host);
+    expect([...g.waitFrom]).toEqual([1]);
+    expect([...g.waitTo]).toEqual([3]);
+  });
+});
+
 describe('completed prefix', () => {
   it("counts a context's ops complete from its first, up to the first one that is not", () => {
     // Context 0's ops in issue order: 5, 3, 7; context 1's: 2.
@@ -203,6 +183,22 @@ describe('resources', () => {
     expect(r.nextKernel(0)).toBe(1);
     expect(r.nextKernel(0)).toBe(2); // 0.6 + 0.1 fit together
     expect(r.nextKernel(0)).toBe(-1);
+  });
+
+  it('an NCCL kernel takes no share of the SMs: it starts beside a kernel that fills the GPU, and frees none when it ends', () => {
+    const { trace, host } = build({ 1: NON_BLOCKING, 2: NON_BLOCKING, 3: NON_BLOCKING }, [
+      { kind: 'kernel', stream: 1, blocks: 264 },
+      { kind: 'kernel', stream: 2, blocks: 264, nccl: true },
+      { kind: 'kernel', stream: 3, blocks: 26 },
+    ]);
+    const r = resourcesOf(trace, host);
+    expect(r.acquire(0)).toBe(true);
+    expect(r.acquire(1)).toBe(true);
+    expect(r.acquire(2)).toBe(false); // the GPU is full of op 0
+    r.releaseSms(1, 0);
+    expect(r.nextKernel(0)).toBe(-1); // op 1 freed nothing
+    r.releaseSms(0, 0);
+    expect(r.nextKernel(0)).toBe(2);
   });
 
   it('copies of one direction take turns on its engine, first come first served; the other direction has an engine of its own', () => {

@@ -40,7 +40,10 @@ def main():
     ap.add_argument("--delay-ms", type=float, default=0.0)
     args = ap.parse_args()
 
-    local_rank = int(os.environ.get("LOCAL_RANK", "0"))
+    # Modulo the GPUs it sees: several ranks can share one GPU where each
+    # believes itself on a host of its own (NCCL_HOSTID), as the one-GPU
+    # check of scripts/device/nccl-check.sh runs it.
+    local_rank = int(os.environ.get("LOCAL_RANK", "0")) % torch.cuda.device_count()
     torch.cuda.set_device(local_rank)
     dist.init_process_group("nccl", device_id=torch.device("cuda", local_rank))
     rank, world = dist.get_rank(), dist.get_world_size()
@@ -86,9 +89,10 @@ def main():
         for _ in range(3):
             h = torch.tanh(h @ weights[b])
         mine.append(h)
-    total = [m.clone() for m in mine]
-    for t in total:
-        dist.all_reduce(t)
+    # One all-reduce for all buckets: the check must not look like the
+    # serialized buckets the analysis is to find in --mode serial.
+    total = torch.stack(mine)
+    dist.all_reduce(total)
     err = max(float((grads[b] - total[b]).abs().max()) for b in range(args.buckets))
     torch.cuda.synchronize()
     dist.destroy_process_group()

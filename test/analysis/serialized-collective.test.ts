@@ -1,0 +1,121 @@
+// The serialized-collective rule and its what-if (issue 13) on hand-built
+// data-parallel steps: eight compute kernels (the backward pass) and four
+// NCCL all-reduces (the gradient buckets) per step, written three ways:
+//
+//   same-stream serial   the all-reduces after the whole step on the compute
+//                        stream (PyTorch ≥ 2.6 runs a blocking collective
+//                        on the current stream)
+//   event serial         on NCCL's stream, each after an event wait on the
+//                        compute stream's last kernel (older PyTorch)
+//   overlapped           each bucket's all-reduce on NCCL's stream as soon
+//                        as its two kernels are done (DDP)
+//
+// Their "recorded" times are the replay's own (every op as soon as its
+// dependencies and the SMs allow), so these tests check the rule's and the
+// fix's arithmetic; the real recordings (test/gpu, the NCCL fixtures) check
+// the model.
+import { describe, expect, it } from 'vitest';
+import { collectiveDependencies } from '../../profiler/analysis/collective-groups.ts';
+import { buildContext } from '../../profiler/analysis/findings/context.ts';
+import { serializedCollectives } from '../../profiler/analysis/findings/serialized-collective.ts';
+import type { Host } from '../../profiler/analysis/host.ts';
+import { replay } from '../../profiler/analysis/replay.ts';
+import type { Trace } from '../../profiler/analysis/trace.ts';
+import { tryEstimate } from '../../profiler/analysis/whatif.ts';
+import { StreamFlags } from '../../profiler/store/enums.ts';
+import { build, type OpSpec } from '../helpers/replay-traces.ts';
+
+const STEPS = 5;
+const KERNELS = 8;
+const BUCKETS = 4;
+const COMPUTE_NS = 100_000;
+const ALLREDUCE_NS = 80_000;
+const COMPUTE = 1;
+const NCCL = 3;
+
+type Style = 'same-stream' | 'events' | 'overlapped';
+type EventSpec = { after: number; eventId: number; stream: number; wait: boolean };
+
+function step(style: Style): { trace: Trace; host: Host } {
+  const specs: OpSpec[] = [];
+  const events: EventSpec[] = [];
+  let eventId = 1;
+  // Makes stream `to` wait for what stream `from` has done so far, at the call of the next op.
+  const order = (from: number, to: number) => {
+    const after = specs.length - 1;
+    if (after < 0) return;
+    events.push({ after, eventId, stream: from, wait: false }, { after, eventId: eventId++, stream: to, wait: true });
+  };
+  const compute = () => specs.push({ kind: 'kernel', stream: COMPUTE, blocks: 264, ns: COMPUTE_NS });
+  const allReduce = (stream: number) => specs.push({ kind: 'kernel', stream, blocks: 2, nccl: true, ns: ALLREDUCE_NS });
+  for (let s = 0; s < STEPS; s++) {
+    if (s > 0 && style !== 'same-stream') order(NCCL, COMPUTE); // the step's results are needed
+    for (let b = 0; b < BUCKETS; b++) {
+      for (let k = 0; k < KERNELS / BUCKETS; k++) compute();
+      if (style === 'overlapped') {
+        order(COMPUTE, NCCL);
+        allReduce(NCCL);
+      }
+    }
+    for (let b = 0; b < BUCKETS && style !== 'overlapped'; b++) {
+      if (style === 'events') order(COMPUTE, NCCL);
+      allReduce(style === 'events' ? NCCL : COMPUTE);
+    }
+  }
+  const built = build({ [COMPUTE]: StreamFlags.NonBlocking, [NCCL]: StreamFlags.NonBlocking }, specs, events);
+  // Recorded = replayed: every op as early as its dependencies allow.
+  const r = replay(built.trace, built.host);
+  built.trace.ops.start.set(r.start);
+  built.trace.ops.end.set(r.end);
+  built.trace.span = { start: r.gpuStart, end: r.gpuEnd };
+  return built;
+}
+
+const spanOf = (t: Trace) => t.span.end - t.span.start;
+
+describe('serialized collectives', () => {
+  it('the steps take as long as the arithmetic says: serialized 8 × 100 + 4 × 80 µs, overlapped 8 × 100 + 80 µs (plus the GPU latency between dependent ops)', () => {
+    const serialized = STEPS * (KERNELS * COMPUTE_NS + BUCKETS * ALLREDUCE_NS);
+    const overlapped = STEPS * (KERNELS * COMPUTE_NS + ALLREDUCE_NS);
+    for (const style of ['same-stream', 'events'] as const) expect(spanOf(step(style).trace) / serialized - 1).toBeLessThan(0.08);
+    expect(spanOf(step('overlapped').trace) / overlapped - 1).toBeLessThan(0.08);
+  });
+
+  for (const style of ['same-stream', 'events'] as const) {
+    it(`${style}: one group of 4 all-reduces per step, after all 8 kernels of it; the finding, and a what-if equal to the overlapped run`, () => {
+      const { trace, host } = step(style);
+      const { groups } = collectiveDependencies(trace, host);
+      expect(groups.map((g) => [g.collectives.length, g.segmentKernels.length, g.sameStream])).toEqual(
+        Array.from({ length: STEPS }, () => [BUCKETS, KERNELS, style === 'same-stream']),
+      );
+
+      const findings = serializedCollectives(buildContext(trace, host));
+      expect(findings).toHaveLength(1);
+      const f = findings[0]!;
+      expect(f.kind).toBe('serialized-collective');
+      expect(f.fixId).toBe('overlap-collectives');
+      expect(f.evidence.kernels).toHaveLength(STEPS * BUCKETS);
+      // Every all-reduce ran alone: all of it exposed.
+      expect(f.costNs).toBeCloseTo(STEPS * BUCKETS * ALLREDUCE_NS, -4);
+      expect(f.title).toMatch(/20 all-reduces on GPU 0 waited for all the computation before them/);
+
+      const r = tryEstimate(trace, host, 'overlap-collectives');
+      if (!('estimate' in r)) throw new Error(r.unavailable);
+      const overlapped = spanOf(step('overlapped').trace);
+      expect(Math.abs(r.estimate.predictedNs / overlapped - 1)).toBeLessThan(0.01);
+      expect(Math.abs(r.estimate.savedNs / (spanOf(trace) - overlapped) - 1)).toBeLessThan(0.01);
+      expect(r.estimate.savedNs).toBeGreaterThan(STEPS * (BUCKETS - 1) * ALLREDUCE_NS);
+    });
+  }
+
+  it('overlapped: each all-reduce is a group of its own, hidden behind the next bucket; no finding, nothing to estimate', () => {
+    const { trace, host } = step('overlapped');
+    const { groups } = collectiveDependencies(trace, host);
+    expect(groups).toHaveLength(STEPS * BUCKETS);
+    expect(groups.every((g) => g.collectives.length === 1)).toBe(true);
+    expect(serializedCollectives(buildContext(trace, host))).toEqual([]);
+    expect(tryEstimate(trace, host, 'overlap-collectives')).toEqual({
+      unavailable: 'no group of collectives waited for a stretch of computation it could overlap',
+    });
+  });
+});
