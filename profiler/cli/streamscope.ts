@@ -14,7 +14,7 @@ import { exportChromeTrace } from '../export/chrome-trace.ts';
 import { importTrace } from '../import/index.ts';
 import { diffRecordings } from '../compare/diff.ts';
 import { formatDiff } from '../compare/format.ts';
-import { formatDuration } from '../contract/time.ts';
+import { diffGateFailures } from '../compare/gate.ts';
 import { isLoopback, startServer } from '../serve/server.ts';
 import { repoRoot } from '../native/paths.ts';
 import { TraceFormatError } from '../import/json-events.ts';
@@ -48,7 +48,7 @@ usage:
   streamscope report FILE [--json] [--iterations] [--whole | --range NAME[#k] | --from T --to T]
   streamscope open FILE...                   (the timeline in the desktop app; browser mode where it cannot start)
   streamscope serve FILE... [--port N] [--host H]   (the timeline in a browser, read-only, token URL)
-  streamscope diff A.sqlite B.sqlite [--json] [--fail-if-slower 5%] [--whole | --range NAME[#k] | --from T --to T]
+  streamscope diff A.sqlite B.sqlite [--json] [--fail-if-slower 5%] [--fail-if-overlap-drops 10] [--whole | --range NAME[#k] | --from T --to T]
   streamscope import TRACE -o OUT.sqlite     (PyTorch profiler / Kineto or any Chrome trace JSON)
   streamscope merge A.sqlite B.sqlite ... -o JOB.sqlite [--force] [--align collectives|wall-clock] [--json]
   streamscope export FILE -o OUT.json        (Chrome trace JSON: Perfetto UI, chrome://tracing)
@@ -91,7 +91,14 @@ merge puts the recordings of one job (one per rank or node) into one, each
 host's clock corrected by the NCCL collectives its ranks share with the
 others (the same collective ends at nearly the same time on every rank), and
 prints per input the correction and the residual after it; --align
-wall-clock keeps the recorded times.`;
+wall-clock keeps the recorded times.
+
+diff compares B with A: spans, overlap, findings, kernels, copies; for jobs
+of several ranks (a merged job, or one recorder's torchrun workers) also
+each rank against the same rank of the other (by rank, not pid), its streams
+paired within it, and the collectives. --fail-if-slower 5% exits 1 when B's
+GPU span is more than 5% longer; --fail-if-overlap-drops 10 when a rank's
+communication overlap fell by more than 10 percentage points.`;
 
 function fail(message: string, code = 1): never {
   process.stderr.write(`streamscope: ${message}\n`);
@@ -414,16 +421,20 @@ function cmdDiff(args: string[]): number {
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,
-    options: { json: { type: 'boolean' }, 'fail-if-slower': { type: 'string' }, ...SCOPE_OPTIONS },
+    options: { json: { type: 'boolean' }, 'fail-if-slower': { type: 'string' }, 'fail-if-overlap-drops': { type: 'string' }, ...SCOPE_OPTIONS },
   });
-  if (positionals.length !== 2) fail(`usage: streamscope diff A.sqlite B.sqlite [--json] [--fail-if-slower 5%] ${SCOPE_USAGE}`, 2);
+  if (positionals.length !== 2) fail(`usage: streamscope diff A.sqlite B.sqlite [--json] [--fail-if-slower 5%] [--fail-if-overlap-drops 10] ${SCOPE_USAGE}`, 2);
   const scope = scopeOrFail(values);
-  let limit: number | null = null;
-  if (values['fail-if-slower'] !== undefined) {
-    const m = /^(\d+(?:\.\d+)?)%?$/.exec(values['fail-if-slower']);
-    if (!m) fail(`--fail-if-slower: expected a percentage such as 5%, got '${values['fail-if-slower']}'`, 2);
-    limit = Number(m[1]) / 100;
-  }
+  // Both gates take a number, '%' optional: a percentage of the GPU span, percentage points of overlap.
+  const limit = (option: 'fail-if-slower' | 'fail-if-overlap-drops', example: string): number | null => {
+    const v = values[option];
+    if (v === undefined) return null;
+    const m = /^(\d+(?:\.\d+)?)%?$/.exec(v);
+    if (!m) fail(`--${option}: expected ${example}, got '${v}'`, 2);
+    return Number(m[1]);
+  };
+  const slower = limit('fail-if-slower', 'a percentage such as 5%');
+  const overlapDropPoints = limit('fail-if-overlap-drops', 'percentage points such as 10');
   // Both sides on the same scope: the steady state of each, or the same range or times.
   const load = (file: string) => {
     const db = openForReading(file);
@@ -436,14 +447,10 @@ function cmdDiff(args: string[]): number {
   const [fa, fb] = positionals as [string, string];
   const summary = diffRecordings(fa, load(fa), fb, load(fb));
   process.stdout.write(values.json ? JSON.stringify(summary, null, 2) + '\n' : formatDiff(summary));
-  const slower = summary.gpuSpanNs.relative;
-  if (limit !== null && slower !== null && slower > limit) {
-    process.stderr.write(
-      `FAIL ${fb} is ${(slower * 100).toFixed(1)}% slower than ${fa} (GPU span ${formatDuration(summary.gpuSpanNs.a!)} → ${formatDuration(summary.gpuSpanNs.b!)}; limit ${(limit * 100).toFixed(1)}%)\n`,
-    );
-    return 1;
-  }
-  return 0;
+  const reasons = diffGateFailures(summary, { slower: slower === null ? null : slower / 100, overlapDropPoints });
+  if (reasons.length === 0) return 0;
+  process.stderr.write(`FAIL ${reasons.join('; ')}\n`);
+  return 1;
 }
 
 /** Options of `serve` and `open` (open falls back to serving). */

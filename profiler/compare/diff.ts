@@ -2,20 +2,19 @@
 // compare view and `streamscope diff` show it: run time, GPU busy time and
 // overlap per device and kind, kernels matched by name, copy throughput by
 // direction and memory kind, and which findings were fixed, are new, or
-// stayed. Pure: two analyses in, one summary out (shape: profiler/README.md,
-// "diff --json").
+// stayed; for multi-rank recordings also each rank against the same rank
+// (ranks.ts) and the collectives. Pure: two analyses in, one summary out
+// (shape: profiler/README.md, "diff --json").
 import type { Analysis } from '../analysis/load.ts';
+import type { Communication } from '../contract/communication.ts';
 import type { Finding, FindingKind } from '../contract/findings.ts';
-import { DIFF_VERSION, type Delta, type DeviceDiff, type DiffSummary, type FindingDiff } from '../contract/diff.ts';
-import { overlapByDevice } from '../analysis/overlap.ts';
+import { DIFF_VERSION, type CollectiveDiff, type DeviceDiff, type DiffSummary, type FindingDiff } from '../contract/diff.ts';
+import { overlapByDevice, type DeviceOverlap } from '../analysis/overlap.ts';
 import { gpuOrdinals } from '../analysis/trace.ts';
 import { summarizeCopies, summarizeKernels } from '../analysis/summary.ts';
 import type { Ns } from '../contract/time.ts';
-
-export function delta(a: number | null, b: number | null): Delta {
-  const d = a !== null && b !== null ? b - a : null;
-  return { a, b, delta: d, relative: d !== null && a ? d / a : null };
-}
+import { delta } from './delta.ts';
+import { isMultiRank, rankDiffs, type DevicePair } from './ranks.ts';
 
 function gpuSpan(x: Analysis): Ns | null {
   const { ops } = x.trace;
@@ -32,26 +31,16 @@ function gpuSpan(x: Analysis): Ns | null {
 export function diffRecordings(aFile: string, a: Analysis, bFile: string, b: Analysis): DiffSummary {
   const oa = overlapByDevice(a.trace).filter((o) => o.all.count > 0);
   const ob = overlapByDevice(b.trace).filter((o) => o.all.count > 0);
-  const devices: DeviceDiff[] = [];
-  const gpuA = gpuOrdinals(a.trace.devices);
-  const gpuB = gpuOrdinals(b.trace.devices);
-  for (let i = 0; i < Math.max(oa.length, ob.length); i++) {
-    const x = oa[i];
-    const y = ob[i];
-    const f = (o: typeof x, k: 'compute' | 'htod' | 'dtoh' | 'all') => o?.[k].overlapFactor ?? null;
-    devices.push({
-      index: i,
-      gpu: x ? gpuA(x.deviceId) : y ? gpuB(y.deviceId) : i,
-      name: a.trace.devices.find((d) => d.id === x?.deviceId)?.name ?? b.trace.devices.find((d) => d.id === y?.deviceId)?.name ?? null,
-      busyNs: delta(x?.all.union ?? null, y?.all.union ?? null),
-      overlap: {
-        compute: delta(f(x, 'compute'), f(y, 'compute')),
-        htod: delta(f(x, 'htod'), f(y, 'htod')),
-        dtoh: delta(f(x, 'dtoh'), f(y, 'dtoh')),
-        all: delta(f(x, 'all'), f(y, 'all')),
-      },
-    });
-  }
+  // Multi-rank: each rank against the same rank, and GPUs through their ranks;
+  // otherwise devices by position (first of A with first of B, ...).
+  const multiRank = isMultiRank(a) || isMultiRank(b);
+  const perRank = multiRank ? rankDiffs(a, b) : null;
+  const pairs: DevicePair[] =
+    perRank?.devices ??
+    Array.from({ length: Math.max(oa.length, ob.length) }, (_, i) => ({ a: oa[i]?.deviceId ?? null, b: ob[i]?.deviceId ?? null, rank: null }));
+  const byIdA = new Map(oa.map((o) => [o.deviceId, o]));
+  const byIdB = new Map(ob.map((o) => [o.deviceId, o]));
+  const devices = pairs.map((p, index) => deviceDiff(index, p, a, byIdA, b, byIdB));
 
   const ka = new Map(summarizeKernels(a.trace).map((k) => [k.name, k]));
   const kb = new Map(summarizeKernels(b.trace).map((k) => [k.name, k]));
@@ -97,7 +86,42 @@ export function diffRecordings(aFile: string, a: Analysis, bFile: string, b: Ana
     kernels,
     copies,
     findings: diffFindings(a.diagnosis.findings, b.diagnosis.findings),
+    ranks: perRank?.ranks ?? null,
+    collectives: diffCollectives(a.communication, b.communication),
   };
+}
+
+/** One device pair: its busy time and overlap factors, A → B (ids null: on one side only). */
+function deviceDiff(index: number, p: DevicePair, a: Analysis, oa: Map<number, DeviceOverlap>, b: Analysis, ob: Map<number, DeviceOverlap>): DeviceDiff {
+  const x = p.a === null ? undefined : oa.get(p.a);
+  const y = p.b === null ? undefined : ob.get(p.b);
+  const f = (o: DeviceOverlap | undefined, k: 'compute' | 'htod' | 'dtoh' | 'all') => o?.[k].overlapFactor ?? null;
+  return {
+    index,
+    gpu: p.a !== null ? gpuOrdinals(a.trace.devices)(p.a) : p.b !== null ? gpuOrdinals(b.trace.devices)(p.b) : index,
+    name: a.trace.devices.find((d) => d.id === p.a)?.name ?? b.trace.devices.find((d) => d.id === p.b)?.name ?? null,
+    rank: p.rank,
+    busyNs: delta(x?.all.union ?? null, y?.all.union ?? null),
+    overlap: {
+      compute: delta(f(x, 'compute'), f(y, 'compute')),
+      htod: delta(f(x, 'htod'), f(y, 'htod')),
+      dtoh: delta(f(x, 'dtoh'), f(y, 'dtoh')),
+      all: delta(f(x, 'all'), f(y, 'all')),
+    },
+  };
+}
+
+/** NCCL kernels by collective, most time (on either side) first. */
+function diffCollectives(a: Communication, b: Communication): CollectiveDiff[] {
+  const ca = new Map(a.collectives.map((c) => [c.collective, c]));
+  const cb = new Map(b.collectives.map((c) => [c.collective, c]));
+  return [...new Set([...ca.keys(), ...cb.keys()])]
+    .map((collective) => ({
+      collective,
+      count: delta(ca.get(collective)?.count ?? 0, cb.get(collective)?.count ?? 0),
+      totalNs: delta(ca.get(collective)?.totalNs ?? 0, cb.get(collective)?.totalNs ?? 0),
+    }))
+    .sort((p, q) => Math.max(q.totalNs.a!, q.totalNs.b!) - Math.max(p.totalNs.a!, p.totalNs.b!));
 }
 
 function num(v: string | undefined): number | null {

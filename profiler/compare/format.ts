@@ -2,12 +2,20 @@
 import { readableNames } from '../contract/names.ts';
 import { formatBytes, formatDuration } from '../contract/time.ts';
 import { renderTable } from '../report/table.ts';
-import type { Delta, DiffSummary } from '../contract/diff.ts';
+import type { Delta, DiffSummary, RankDiff } from '../contract/diff.ts';
 
 const pct = (d: Delta) => (d.relative === null ? '' : `${d.relative >= 0 ? '+' : ''}${(d.relative * 100).toFixed(1)}%`);
 const dur = (v: number | null) => (v === null ? '-' : formatDuration(v));
 const signedDur = (d: Delta) => (d.delta === null ? '-' : `${d.delta >= 0 ? '+' : '−'}${formatDuration(Math.abs(d.delta))}`);
 const fx = (v: number | null) => (v === null ? '-' : v.toFixed(2));
+const share = (v: number | null) => (v === null ? '-' : `${(v * 100).toFixed(0)}%`);
+/** "1.2 ms → 1.5 ms +25.0%": one cell per value of a row. */
+const durChange = (d: Delta) => `${dur(d.a)} → ${dur(d.b)} ${pct(d)}`.trimEnd();
+/** A share's change in percentage points (a relative change of a percentage reads wrongly). */
+const points = (d: Delta) => (d.delta === null ? '' : `${d.delta >= 0 ? '+' : '−'}${Math.abs(d.delta * 100).toFixed(0)} pt`);
+
+/** Stream rows printed before the rest is left to --json. */
+const STREAM_ROWS = 64;
 
 export function formatDiff(d: DiffSummary): string {
   const out: string[] = [`StreamScope diff\n  A  ${d.a}  (${d.scopeA})\n  B  ${d.b}  (${d.scopeB})`, ''];
@@ -25,7 +33,7 @@ export function formatDiff(d: DiffSummary): string {
     renderTable(
       ['GPU', 'busy A', 'busy B', 'change', 'overlap all A → B', 'compute', 'HtoD', 'DtoH'],
       d.devices.map((x) => [
-        `${x.gpu}: ${x.name ?? '?'}`,
+        `${x.rank ? `${x.rank} · ` : ''}${x.gpu}: ${x.name ?? '?'}`,
         dur(x.busyNs.a),
         dur(x.busyNs.b),
         `${signedDur(x.busyNs)} ${pct(x.busyNs)}`,
@@ -36,6 +44,22 @@ export function formatDiff(d: DiffSummary): string {
       ]),
     ),
   );
+  if (d.ranks) out.push('', ...formatRanks(d.ranks));
+  if (d.collectives.length > 0) {
+    out.push('', 'Collectives (NCCL kernels, every rank)');
+    out.push(
+      renderTable(
+        ['collective', 'count A → B', 'total A', 'total B', 'change'],
+        d.collectives.map((c) => [
+          c.collective,
+          `${c.count.a} → ${c.count.b}`,
+          dur(c.totalNs.a),
+          dur(c.totalNs.b),
+          `${signedDur(c.totalNs)} ${pct(c.totalNs)}`,
+        ]),
+      ),
+    );
+  }
   out.push('', 'Findings');
   out.push(
     d.findings.length === 0
@@ -77,4 +101,50 @@ export function formatDiff(d: DiffSummary): string {
     ),
   );
   return out.join('\n') + '\n';
+}
+
+/** Each rank against the same rank of B, then its streams paired within it. */
+function formatRanks(ranks: RankDiff[]): string[] {
+  const byRank = ranks.filter((r) => r.pairedBy === 'rank').length;
+  const only = (side: 'a' | 'b') =>
+    ranks
+      .filter((r) => r[side] === null)
+      .map((r) => r.label)
+      .join(', ') || 'none';
+  const out = [
+    `Ranks (${byRank} paired by rank, ${ranks.length - byRank} by pid order; only in A: ${only('b')}; only in B: ${only('a')})`,
+    renderTable(
+      ['rank', 'pid A → B', 'GPU span (its own)', 'compute', 'communication', 'exposed', 'overlap A → B'],
+      ranks.map((r) => [
+        r.label,
+        `${r.a?.pid ?? '-'} → ${r.b?.pid ?? '-'}`,
+        durChange(r.gpuSpanNs),
+        durChange(r.computeNs),
+        durChange(r.communicationNs),
+        durChange(r.exposedNs),
+        `${share(r.overlap.a)} → ${share(r.overlap.b)} ${points(r.overlap)}`.trimEnd(),
+      ]),
+    ),
+    '  exposed: communication while no compute ran on the GPU; overlap = the share of communication hidden behind compute',
+  ];
+  const streams = ranks.flatMap((r) => r.streams.map((s) => ({ rank: r.label, ...s })));
+  out.push(
+    '',
+    'Streams of each rank (paired within the rank and GPU: the same CUPTI stream id, else in order of first operation; same role)',
+    renderTable(
+      ['rank', 'GPU', 'stream A → B', 'role', 'ops A → B', 'busy A → B'],
+      streams
+        .slice(0, STREAM_ROWS)
+        .map((s) => [
+          s.rank,
+          `${s.a?.gpu ?? '-'} → ${s.b?.gpu ?? '-'}`,
+          `${s.a?.cuptiStreamId ?? '-'} → ${s.b?.cuptiStreamId ?? '-'}`,
+          s.role,
+          `${s.ops.a ?? '-'} → ${s.ops.b ?? '-'}`,
+          durChange(s.busyNs),
+        ]),
+    ),
+  );
+  if (streams.length > STREAM_ROWS) out.push(`  … ${streams.length - STREAM_ROWS} more streams in --json`);
+  return out;
 }

@@ -1,10 +1,14 @@
 // The answer of `streamscope diff --json` and of the compare view: two
 // recordings of one program side by side. Types only (plus the version):
 // compare/diff.ts computes it; the renderer draws it.
+import type { Collective } from './communication.ts';
 import type { FindingKind } from './findings.ts';
 
 // 2: scopeA/scopeB (what each side's analysis covered); gpu (CUDA ordinal) per device.
-export const DIFF_VERSION = 2;
+// 3 (issue 13): ranks (per-rank rows of multi-rank recordings, paired by rank, each
+// with its streams paired within it), collectives; a multi-rank diff pairs devices
+// through their ranks (DeviceDiff.rank).
+export const DIFF_VERSION = 3;
 
 export interface Delta {
   a: number | null;
@@ -16,11 +20,18 @@ export interface Delta {
 }
 
 export interface DeviceDiff {
-  /** Devices are matched by position (first device of A with first of B, ...): ids differ between files. */
+  /**
+   * Ids differ between files, so devices are matched by position (first
+   * device of A with first of B, ...); in a multi-rank diff (ranks not
+   * null) through the ranks: the k-th GPU of a rank with the k-th GPU of
+   * the rank it is paired with, then the devices left by position.
+   */
   index: number;
   /** The CUDA ordinal (A's, else B's), as nvidia-smi names the GPU. */
   gpu: number;
   name: string | null;
+  /** Multi-rank diff: the rank row (RankDiff.label) this device was paired through; null otherwise and for devices paired by position. */
+  rank: string | null;
   busyNs: Delta;
   overlap: { compute: Delta; htod: Delta; dtoh: Delta; all: Delta };
 }
@@ -51,6 +62,84 @@ export interface FindingDiff {
   titleB: string | null;
 }
 
+/** One side of a rank row: the process that is this rank in that recording. */
+export interface RankSide {
+  pid: number;
+  host: string | null;
+  worldSize: number | null;
+  /** The CUDA ordinals of the GPUs it ran operations on in the scope. */
+  gpus: number[];
+}
+
+/** One side of a stream row. */
+export interface StreamSide {
+  /** streams.id in that recording. */
+  streamId: number;
+  /** CUPTI's stream id (what the timeline's stream rows are named by). */
+  cuptiStreamId: number;
+  /** The CUDA ordinal of its GPU. */
+  gpu: number;
+}
+
+/**
+ * A stream of a rank against the stream of the paired rank it is matched
+ * with, never a stream of another rank: first the same CUPTI stream id on
+ * the rank's same GPU (its k-th by ordinal; a program run twice creates
+ * its streams in the same order, so they get the same ids), then, among
+ * the streams left on that GPU, in order of their first operation within
+ * the same role.
+ */
+export interface StreamDiff {
+  /** null: only on one side. */
+  pairedBy: 'stream-id' | 'order' | null;
+  /** communication: it ran NCCL kernels; compute: kernels only of other names; copy: copies and memsets only. */
+  role: 'communication' | 'compute' | 'copy';
+  a: StreamSide | null;
+  b: StreamSide | null;
+  /** Operations of every kind on it. */
+  ops: Delta;
+  /** The union of its operations' intervals. */
+  busyNs: Delta;
+}
+
+/**
+ * One rank of a multi-rank recording against the same rank of the other.
+ * Times are the rank's over the scope (profiler/contract/communication.ts,
+ * RankTime.total: summed over its GPUs), except gpuSpanNs, which is its own.
+ */
+export interface RankDiff {
+  /**
+   * rank: both processes recorded this rank (the k-th process of a rank
+   * with the k-th, by pid, where one rank has several); pid-order: neither
+   * has a rank, so processes without one are paired in pid order.
+   */
+  pairedBy: 'rank' | 'pid-order';
+  rank: number | null;
+  /** How outputs name the row: "rank 3", or "pid 4242 / 5151" for a pid-order pair ("pid 4242 / -" when only in A). */
+  label: string;
+  /** null: the rank is only in the other recording. */
+  a: RankSide | null;
+  b: RankSide | null;
+  /** The rank's first operation start to its last operation end. */
+  gpuSpanNs: Delta;
+  /** Kernels that are not communication (busy time). */
+  computeNs: Delta;
+  /** NCCL kernels and peer copies (busy time). */
+  communicationNs: Delta;
+  /** Communication while no compute ran on its GPU. */
+  exposedNs: Delta;
+  /** Hidden / communication: the share of communication hidden behind compute, 0–1 (null without communication). */
+  overlap: Delta;
+  streams: StreamDiff[];
+}
+
+/** NCCL kernels of one collective, every rank. */
+export interface CollectiveDiff {
+  collective: Collective;
+  count: Delta;
+  totalNs: Delta;
+}
+
 export interface DiffSummary {
   diffVersion: number;
   a: string;
@@ -66,4 +155,13 @@ export interface DiffSummary {
   kernels: KernelDiff[];
   copies: CopyDiff[];
   findings: FindingDiff[];
+  /**
+   * Per rank, when either recording is one of several processes' or ranks'
+   * work (more than one process with GPU operations in the scope, a rank
+   * recorded, or communication): ranked rows by rank, then the pid-order
+   * rows. null for two single-process recordings without communication.
+   */
+  ranks: RankDiff[] | null;
+  /** NCCL kernels by collective (empty when neither recording has any). */
+  collectives: CollectiveDiff[];
 }

@@ -7,6 +7,8 @@
 // is in, the same time on every rank give or take `jitterNs`. Each host's
 // clock is off by its `clockOffsetNs`: that is the skew merge must find.
 import { RecordingWriter } from '../../profiler/import/recording-writer.ts';
+import { openRecording } from '../../profiler/store/database.ts';
+import { storeRanks } from '../../profiler/store/ranks.ts';
 
 /** CUPTI's name for NCCL 2.19+'s float all-reduce kernel (mangled, as recorded). */
 export const NCCL_ALL_REDUCE = '_Z39ncclDevKernel_AllReduce_Sum_f32_RING_LL24ncclDevKernelArgsStorageILm4096EE';
@@ -27,6 +29,14 @@ export interface RankSpec {
   jitterNs: number;
   /** Without collectives: only the compute kernels. */
   collectives?: boolean;
+  /**
+   * The process recorded as torchrun's rank `rank` of this many (RANK,
+   * LOCAL_RANK and WORLD_SIZE, stored as the recorder stores them); without
+   * it no rank is recorded.
+   */
+  worldSize?: number;
+  /** Each all-reduce starts this much earlier than 2 µs after the rank's compute, partly hidden behind it (DDP's bucketing); default 0. */
+  overlapNs?: number;
   seed?: number;
 }
 
@@ -56,7 +66,7 @@ export function writeRankRecording(spec: RankSpec, jobStartNs: bigint): void {
     for (let k = 0; k < 3; k++) launch(stepStart + (k * work) / 3, stepStart + ((k + 1) * work) / 3 - 1000, 7, `compute_kernel_${k}`);
     if (spec.collectives === false) continue;
     const end = offset + stepEnd(s) + Math.round((rnd() * 2 - 1) * spec.jitterNs);
-    launch(stepStart + work + 2000, end, 13, s % 10 === 9 ? NCCL_ALL_GATHER : NCCL_ALL_REDUCE);
+    launch(stepStart + work + 2000 - (spec.overlapNs ?? 0), end, 13, s % 10 === 9 ? NCCL_ALL_GATHER : NCCL_ALL_REDUCE);
   }
   w.setCommand(pid, 'python train.py');
   w.finish({
@@ -66,4 +76,15 @@ export function writeRankRecording(spec: RankSpec, jobStartNs: bigint): void {
     origin_ns: (spec.originNs + BigInt(spec.clockOffsetNs)).toString(),
     started_at: new Date(Number(spec.originNs / 1_000_000n)).toISOString(),
   });
+  if (spec.worldSize !== undefined) {
+    const db = openRecording(spec.file);
+    try {
+      const env = db.prepare('INSERT INTO process_env (pid, name, value) VALUES (?, ?, ?)');
+      const vars = { RANK: spec.rank, LOCAL_RANK: spec.rank, WORLD_SIZE: spec.worldSize };
+      for (const [name, value] of Object.entries(vars)) env.run(pid, name, String(value));
+      storeRanks(db);
+    } finally {
+      db.close();
+    }
+  }
 }

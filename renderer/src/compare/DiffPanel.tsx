@@ -3,9 +3,11 @@
 // prints). Every delta is coloured by whether it is an improvement — lower
 // is better for times, higher for overlap factors and throughput — and the
 // tables sort by any column; kernel time deltas get a diverging bar, which
-// shows at a glance which kernels the change made faster or slower.
+// shows at a glance which kernels the change made faster or slower. A
+// multi-rank diff adds each rank against the same rank (paired by rank, not
+// pid) and the collectives.
 import type { DiffSummary } from '../../../profiler/contract/api.ts';
-import type { Delta } from '../../../profiler/contract/diff.ts';
+import type { Delta, RankDiff } from '../../../profiler/contract/diff.ts';
 import { fullName, shortName } from '../../../profiler/contract/names.ts';
 import { SortTable, type Col } from '../base/tables.tsx';
 import { formatBytes, formatDuration } from '../../../profiler/contract/time.ts';
@@ -29,13 +31,19 @@ const gbps = (v: number | null) => (v === null ? '–' : `${v.toFixed(1)} GB/s`)
 const dur = (v: number | null) => (v === null ? '–' : formatDuration(v));
 const count = (v: number | null) => (v === null ? '–' : v.toLocaleString('en-US'));
 
-/** "a → b  (±x%)", coloured. */
-function Change(props: { d: Delta; better: Better; format: (v: number | null) => string; testId?: string }) {
+const share = (v: number | null) => (v === null ? '–' : `${(v * 100).toFixed(0)}%`);
+/** A share's change in percentage points: a relative change of a percentage reads wrongly. */
+const points = (d: Delta) => (d.delta === null ? null : `${d.delta > 0 ? '+' : ''}${(d.delta * 100).toFixed(0)} pt`);
+const relative = (d: Delta) => (d.relative === null ? null : pct(d.relative));
+
+/** "a → b  (±x%)", coloured; `change` says how the change itself reads (default: relative). */
+function Change(props: { d: Delta; better: Better; format: (v: number | null) => string; change?: (d: Delta) => string | null; testId?: string }) {
   const { d, better, format } = props;
+  const change = (props.change ?? relative)(d);
   return (
     <span className={`chg ${verdict(d, better)}`} data-testid={props.testId}>
       {format(d.a)} → {format(d.b)}
-      {d.relative !== null && <span className="chg-rel"> {pct(d.relative)}</span>}
+      {change !== null && <span className="chg-rel"> {change}</span>}
     </span>
   );
 }
@@ -64,6 +72,71 @@ const DEVICE_ROWS: [string, (d: DiffSummary['devices'][number]) => Delta, Better
 ];
 
 const fileName = (p: string) => p.split(/[\\/]/).pop() ?? p;
+
+/** The columns of the per-rank table: one rank per row, A → B in each cell. */
+const RANK_VALUES: [key: string, label: string, pick: (r: RankDiff) => Delta, better: Better, format: (v: number | null) => string][] = [
+  ['exposed', 'exposed', (r) => r.exposedNs, 'lower', dur],
+  ['comm', 'communication', (r) => r.communicationNs, 'lower', dur],
+  ['compute', 'compute', (r) => r.computeNs, 'lower', dur],
+  ['span', 'GPU span', (r) => r.gpuSpanNs, 'lower', dur],
+];
+
+/** Which process a rank is on each side, and its streams as paired: the rank cell's tooltip. */
+function rankTitle(r: RankDiff): string {
+  const side = (x: RankDiff['a']) => (x ? `pid ${x.pid}${x.host ? ` on ${x.host}` : ''}, GPU ${x.gpus.join(', ')}` : 'not in this recording');
+  const streams = r.streams.map((s) => `${s.a?.cuptiStreamId ?? '–'} → ${s.b?.cuptiStreamId ?? '–'} (${s.role})`);
+  return `A: ${side(r.a)}\nB: ${side(r.b)}\nstreams A → B: ${streams.join(', ')}`;
+}
+
+const rankCols: Col<RankDiff>[] = [
+  {
+    key: 'rank',
+    label: 'rank',
+    // Sorted descending first: ranked rows by rank, pid-order rows after them (in their order).
+    value: (r) => (r.rank === null ? -Number.MAX_SAFE_INTEGER : -r.rank),
+    title: rankTitle,
+    show: (r) => (
+      <span data-testid="diff-rank" data-rank={r.rank ?? ''} data-pid-a={r.a?.pid ?? ''} data-pid-b={r.b?.pid ?? ''}>
+        {r.label}
+        {(!r.a || !r.b) && <span className="hint"> only in {r.a ? 'A' : 'B'}</span>}
+      </span>
+    ),
+  },
+  // The overlap first: what a change to a job's communication is for; the panel may scroll the rest.
+  {
+    key: 'overlap',
+    label: 'overlap',
+    numeric: true,
+    value: (r) => r.overlap.delta ?? 0,
+    show: (r) => <Change d={r.overlap} better="higher" format={share} change={points} testId={`diff-rank-overlap-${r.label}`} />,
+  },
+  ...RANK_VALUES.map(([key, label, pick, better, format]): Col<RankDiff> => ({
+    key,
+    label,
+    numeric: true,
+    value: (r) => pick(r).delta ?? 0,
+    show: (r) => <Change d={pick(r)} better={better} format={format} />,
+  })),
+];
+
+const collectiveCols: Col<DiffSummary['collectives'][number]>[] = [
+  { key: 'collective', label: 'collective', value: (c) => c.collective },
+  { key: 'count', label: 'count', numeric: true, value: (c) => c.count.b ?? 0, show: (c) => <Change d={c.count} better="lower" format={count} /> },
+  { key: 'total', label: 'total', numeric: true, value: (c) => c.totalNs.b ?? 0, show: (c) => <Change d={c.totalNs} better="lower" format={dur} /> },
+];
+
+/** "paired by rank · rank 3 only in A": how the rows came about. */
+function rankNote(ranks: RankDiff[]): string {
+  const byRank = ranks.some((r) => r.pairedBy === 'rank');
+  const byPid = ranks.some((r) => r.pairedBy === 'pid-order');
+  const how = byRank && byPid ? 'paired by rank, then pid order' : byRank ? 'paired by rank' : 'paired in pid order (no ranks recorded)';
+  const only = (side: 'A' | 'B') =>
+    ranks
+      .filter((r) => (side === 'A' ? !r.b : !r.a))
+      .map((r) => r.label)
+      .join(', ');
+  return [how, only('A') && `${only('A')} only in A`, only('B') && `${only('B')} only in B`].filter(Boolean).join(' · ');
+}
 
 export function DiffPanel(props: { diff: DiffSummary | null; error: string | null }) {
   const { diff } = props;
@@ -168,31 +241,55 @@ export function DiffPanel(props: { diff: DiffSummary | null; error: string | nul
       <div className="panel">
         <h2>Per device</h2>
         <p className="hint">Overlap = busy time summed over streams ÷ busy union: higher means more ran at once.</p>
-        <table className="stats diff-devices" data-testid="diff-devices">
-          <thead>
-            <tr>
-              <th />
-              {diff.devices.map((d) => (
-                <th key={d.index} className="num" title={d.name ?? ''}>
-                  GPU {d.gpu}
-                </th>
-              ))}
-            </tr>
-          </thead>
-          <tbody>
-            {DEVICE_ROWS.map(([label, pick, better, format]) => (
-              <tr key={label}>
-                <th>{label}</th>
+        <div className="diff-scroll">
+          <table className="stats diff-devices" data-testid="diff-devices">
+            <thead>
+              <tr>
+                <th />
                 {diff.devices.map((d) => (
-                  <td key={d.index} className="num">
-                    <Change d={pick(d)} better={better} format={format} testId={label === 'overlap, all work' ? `diff-overlap-${d.index}` : undefined} />
-                  </td>
+                  <th key={d.index} className="num" title={d.name ?? ''}>
+                    {d.rank && <span className="hint">{d.rank} · </span>}GPU {d.gpu}
+                  </th>
                 ))}
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {DEVICE_ROWS.map(([label, pick, better, format]) => (
+                <tr key={label}>
+                  <th>{label}</th>
+                  {diff.devices.map((d) => (
+                    <td key={d.index} className="num">
+                      <Change d={pick(d)} better={better} format={format} testId={label === 'overlap, all work' ? `diff-overlap-${d.index}` : undefined} />
+                    </td>
+                  ))}
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
       </div>
+      {diff.ranks && (
+        <div className="panel">
+          <h2>
+            Per rank <span className="h-note">{rankNote(diff.ranks)}</span>
+          </h2>
+          <p className="hint">
+            Times summed over the rank&rsquo;s GPUs; exposed = communication while no compute ran; overlap = the share of communication hidden behind compute.
+            Hover a rank for its processes and streams, paired within it.
+          </p>
+          <div className="diff-scroll diff-ranks">
+            <SortTable rows={diff.ranks} cols={rankCols} testId="diff-ranks" initial="rank" />
+          </div>
+        </div>
+      )}
+      {diff.collectives.length > 0 && (
+        <div className="panel">
+          <h2>
+            Collectives <span className="h-note">NCCL kernels, every rank</span>
+          </h2>
+          <SortTable rows={diff.collectives} cols={collectiveCols} testId="diff-collectives" initial="total" />
+        </div>
+      )}
       <div className="panel">
         <h2>
           Findings{' '}
