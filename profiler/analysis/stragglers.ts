@@ -268,8 +268,8 @@ export function stragglersOf(trace: Trace, processes: ReadonlyMap<number, Proces
       perCollective.skew[c]! += skew;
       perCollective.wait[c]! += wait;
       if (skew > perCollective.skewMax[c]!) perCollective.skewMax[c] = skew;
-      // The worst WORST instances by wait: an object only for one that enters the list.
-      if (worst.length < WORST || wait > worst[worst.length - 1]!.waitNs) {
+      // The worst WORST instances by wait (none without one): an object only for one that enters the list.
+      if (wait > 0 && (worst.length < WORST || wait > worst[worst.length - 1]!.waitNs)) {
         if (worst.length === WORST) worst.pop();
         let p = worst.length;
         while (p > 0 && worst[p - 1]!.waitNs < wait) p--;

@@ -274,6 +274,8 @@ export interface StatsResponse {
   overlapFactors: { deviceId: number; compute: number; h2d: number; d2h: number; all: number }[];
   /** NCCL kernels and peer copies, each rank's compute / communication / copy / idle time and overlap (communication.ts; `report`'s Communication section). */
   communication: Communication;
+  /** NCCL collective instances matched across ranks: arrival skew, who was last, the wait, the straggler (stragglers.ts; `report`'s Stragglers section). */
+  stragglers: Stragglers;
 }
 
 export interface RecordingHandle {
@@ -325,7 +327,9 @@ export type { DiffSummary } from './diff.ts';
 export type { Scope, ScopeInfo, Startup } from './scope.ts';
 export type { Iterations, IterationRow, RangeName } from './iterations.ts';
 export type { Collective, CommKernel, Communication, RankDeviceTime, RankTime } from './communication.ts';
+export type { CollectiveInstance, CollectiveSkew, Straggler, StragglerRank, Stragglers } from './stragglers.ts';
 import type { Communication } from './communication.ts';
+import type { Stragglers } from './stragglers.ts';
 import type { Finding } from './findings.ts';
 import type { DiffSummary } from './diff.ts';
 import type { Scope, ScopeInfo } from './scope.ts';

@@ -120,7 +120,7 @@ export interface Stragglers {
   instances: number;
   /** Per collective, most wait first. */
   collectives: CollectiveSkew[];
-  /** The instances the ranks waited longest in, worst first (at most 10). */
+  /** The instances the ranks waited longest in, worst first (at most 10; none where nobody waited). */
   worst: CollectiveInstance[];
   gaps: StragglerGaps;
   /** The rank last at most instances, when that is no chance and its cost is material; else null. */

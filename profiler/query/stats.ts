@@ -1,7 +1,8 @@
 // The Stats tab (StatsResponse) from a loaded and diagnosed recording:
 // kernel and copy summaries, per-stream utilization, the stream-pair
-// overlap matrix, the overlap factors and communication (per-rank time
-// breakdown, collectives). Everything here is already
+// overlap matrix, the overlap factors, communication (per-rank time
+// breakdown, collectives) and stragglers (collectives across ranks: skew,
+// wait). Everything here is already
 // computed by profiler/analysis (the report prints the same numbers); this
 // module only reshapes it, so the app and `streamscope report` agree.
 import type { Analysis } from '../analysis/load.ts';
@@ -76,5 +77,5 @@ export function buildStats(analysis: Analysis): StatsResponse {
       d2h: o.dtoh.overlapFactor ?? 1,
       all: o.all.overlapFactor ?? 1,
     }));
-  return { kernels, copies, streams, overlap, overlapFactors, communication: analysis.communication };
+  return { kernels, copies, streams, overlap, overlapFactors, communication: analysis.communication, stragglers: analysis.stragglers };
 }

@@ -12,6 +12,7 @@ import type { Finding } from '../contract/findings.ts';
 import { gpuOrdinals, type DeviceRow } from '../analysis/trace.ts';
 import { readableNames } from '../contract/names.ts';
 import { formatRank, launcherOfRankVariable, type RankedProcess } from '../contract/ranks.ts';
+import { participantName, type Stragglers } from '../contract/stragglers.ts';
 import { formatBytes, formatDuration } from '../contract/time.ts';
 import { renderTable } from './table.ts';
 
@@ -19,8 +20,9 @@ import { renderTable } from './table.ts';
 // gpu (the CUDA ordinal) beside every deviceId. 4: findings carry fixId
 // (the what-if fix that removes their cause). 5 (issue 13): communication
 // (NCCL kernels, peer copies, per-rank time breakdown and overlap). 6 (issue
-// 13): processes, each with its rank, local rank and world size.
-export const REPORT_VERSION = 6;
+// 13): processes, each with its rank, local rank and world size. 7 (issue
+// 13): stragglers (collective instances across ranks, arrival skew, wait).
+export const REPORT_VERSION = 7;
 
 export interface RecordingInfo {
   command: string | null;
@@ -53,6 +55,8 @@ export interface Report {
   copies: CopySummary[];
   /** NCCL kernels and peer copies; each rank's compute, communication, copy and idle time (profiler/contract/communication.ts). */
   communication: Communication;
+  /** NCCL collective instances matched across ranks: arrival skew, who was last, the wait, the straggler (profiler/contract/stragglers.ts). */
+  stragglers: Stragglers;
   /** The diagnosis, worst first (profiler/contract/findings.ts). */
   findings: Finding[];
 }
@@ -90,6 +94,7 @@ export function buildReport(file: string, analysis: Analysis, processes: RankedP
     kernels: summarizeKernels(trace),
     copies: summarizeCopies(trace),
     communication: analysis.communication,
+    stragglers: analysis.stragglers,
     findings: analysis.diagnosis.findings,
   };
 }
@@ -190,6 +195,7 @@ export function formatReport(r: Report): string {
   );
 
   if (r.communication.present) out.push('', ...formatCommunication(r.communication, gpuOf));
+  if (r.stragglers.ranks.length > 1) out.push('', ...formatStragglers(r.stragglers));
 
   out.push('', ...formatFindings(r.findings));
 
@@ -304,6 +310,104 @@ export function formatCommunication(c: Communication, gpuOf: (id: number | null)
       ),
     );
   }
+  return out;
+}
+
+/**
+ * The Stragglers section: the collective instances matched across ranks,
+ * per rank how often it arrived last and what that cost the others, the
+ * straggler or why none is named, the worst instances, and what could not
+ * be matched.
+ */
+export function formatStragglers(s: Stragglers): string[] {
+  const out: string[] = [];
+  out.push(
+    `Stragglers (NCCL collectives matched across ${s.ranks.length} ranks: ${s.instances} instance${s.instances === 1 ? '' : 's'}; skew = last start − first start, wait = the others' time in it before the last arrived)`,
+  );
+  const hosts = new Set(s.ranks.map((r) => r.host)).size > 1;
+  const withRank = s.ranks.some((r) => r.rank !== null);
+  const share = (n: number, of: number) => `${n}${of > 0 ? ` ${((n / of) * 100).toFixed(0)}%` : ''}`;
+  const maybe = (ns: number | null) => (ns === null ? '-' : formatDuration(ns));
+  out.push(
+    renderTable(
+      [
+        ...(hosts ? ['host'] : []),
+        ...(withRank ? ['rank'] : []),
+        'pid',
+        'GPU',
+        'instances',
+        'last',
+        'wait caused',
+        'waited',
+        'mean late',
+        'skew when last',
+        'max',
+      ],
+      s.ranks.map((r) => [
+        ...(hosts ? [r.host ?? '?'] : []),
+        ...(withRank ? [r.rank === null ? '-' : `${r.rank}${r.worldSize !== null ? `/${r.worldSize}` : ''}`] : []),
+        r.pid,
+        r.gpu,
+        r.instances,
+        share(r.lastCount, r.instances),
+        formatDuration(r.causedWaitNs),
+        formatDuration(r.waitedNs),
+        formatDuration(r.meanLateNs),
+        maybe(r.meanSkewWhenLastNs),
+        maybe(r.maxSkewWhenLastNs),
+      ]),
+    ),
+  );
+  const st = s.straggler;
+  if (st) {
+    out.push(
+      `  straggler: ${participantName(st)}, last at ${st.lastCount} of ${st.instances}; the other ranks waited ${formatDuration(st.causedWaitNs)} for it, ${(st.waitShare * 100).toFixed(0)}% of their time in these collectives`,
+    );
+  } else if (s.present) {
+    out.push('  straggler: none (no rank is last more often than chance has it, with a wait that matters)');
+  }
+  if (s.collectives.length > 0) {
+    out.push(
+      '',
+      'Arrival skew by collective',
+      renderTable(
+        ['collective', 'instances', 'mean skew', 'max skew', 'wait'],
+        s.collectives.map((c) => [c.collective, c.instances, formatDuration(c.meanSkewNs), formatDuration(c.maxSkewNs), formatDuration(c.waitNs)]),
+      ),
+    );
+  }
+  if (s.worst.length > 0) {
+    out.push(
+      '',
+      'Longest waits (the collective instances the ranks waited longest in)',
+      renderTable(
+        ['collective', 'stream', 'n', 'starts at', 'skew', 'wait', 'last'],
+        s.worst.map((w) => {
+          const last = w.ranks[w.last]!;
+          const who = s.ranks.find((r) => r.pid === last.pid && r.deviceId === last.deviceId)!;
+          return [
+            w.collective,
+            w.stream,
+            w.n,
+            formatDuration(Math.min(...w.ranks.map((k) => k.startNs))),
+            formatDuration(w.skewNs),
+            formatDuration(w.waitNs),
+            participantName(who),
+          ];
+        }),
+      ),
+    );
+  }
+  const g = s.gaps;
+  const gaps = [
+    g.partialInstances &&
+      `${g.partialInstances} instance${g.partialInstances > 1 ? 's' : ''} not run by every rank of its stream (${g.partialKernels} kernels)`,
+    g.leadingKernels && `${g.leadingKernels} kernel${g.leadingKernels > 1 ? 's' : ''} before the first instance every rank ran (cut by the scope's start)`,
+    g.unsynchronizedInstances &&
+      `${g.unsynchronizedInstances} instance${g.unsynchronizedInstances > 1 ? 's' : ''} whose kernels did not end together (several communicators, or clocks not aligned)`,
+    g.pointToPointKernels && `${g.pointToPointKernels} send/receive kernel${g.pointToPointKernels > 1 ? 's' : ''} (point-to-point)`,
+  ].filter(Boolean);
+  if (gaps.length) out.push(`  not analysed: ${gaps.join('; ')}`);
   return out;
 }
 

@@ -6,6 +6,8 @@
 // that starts when the rank arrives and ends when the slowest rank's data
 // is in, the same time on every rank give or take `jitterNs`. Each host's
 // clock is off by its `clockOffsetNs`: that is the skew merge must find.
+// One rank can be made late every step (`delay`): the straggler the
+// straggler analysis must name.
 import { RecordingWriter } from '../../profiler/import/recording-writer.ts';
 import { openRecording } from '../../profiler/store/database.ts';
 import { storeRanks } from '../../profiler/store/ranks.ts';
@@ -37,12 +39,26 @@ export interface RankSpec {
   worldSize?: number;
   /** Each all-reduce starts this much earlier than 2 µs after the rank's compute, partly hidden behind it (DDP's bucketing); default 0. */
   overlapNs?: number;
+  /**
+   * The job's straggler, the same on every rank's spec: rank `rank`'s
+   * compute takes `ns` longer every step, so it reaches each all-reduce
+   * that much later, every rank's all-reduce ends that much later (it
+   * cannot end before the last rank arrives) and steps are that much
+   * longer. Without it no rank is delayed: ranks arrive 300–500 µs into
+   * their step, at random.
+   */
+  delay?: { rank: number; ns: number };
   seed?: number;
 }
 
+/** True time (ns after the job's start) at which step s starts on every rank; `delayNs`: RankSpec.delay's. */
+export function stepStart(s: number, delayNs = 0): number {
+  return 2_000_000 + s * (1_000_000 + delayNs);
+}
+
 /** True time (ns after the job's start) at which step s's all-reduce ends on every rank. */
-export function stepEnd(s: number): number {
-  return 2_000_000 + s * 1_000_000 + 600_000;
+export function stepEnd(s: number, delayNs = 0): number {
+  return stepStart(s, delayNs) + 600_000 + delayNs;
 }
 
 export function writeRankRecording(spec: RankSpec, jobStartNs: bigint): void {
@@ -59,14 +75,15 @@ export function writeRankRecording(spec: RankSpec, jobStartNs: bigint): void {
     w.kernel({ start, end, device: 0, context: 1, stream, pid, correlation: corr, name, grid: [132, 1, 1], block: [256, 1, 1] });
     corr++;
   };
+  const delayNs = spec.delay?.ns ?? 0;
   for (let s = 0; s < spec.steps; s++) {
-    const stepStart = offset + 2_000_000 + s * 1_000_000;
-    // Compute: 3 kernels; this rank is done after 300–500 µs (so ranks arrive at different times).
-    const work = 300_000 + Math.floor(rnd() * 200_000);
-    for (let k = 0; k < 3; k++) launch(stepStart + (k * work) / 3, stepStart + ((k + 1) * work) / 3 - 1000, 7, `compute_kernel_${k}`);
+    const at = offset + stepStart(s, delayNs);
+    // Compute: 3 kernels; this rank is done after 300–500 µs (so ranks arrive at different times), the straggler D later.
+    const work = 300_000 + Math.floor(rnd() * 200_000) + (spec.delay?.rank === spec.rank ? delayNs : 0);
+    for (let k = 0; k < 3; k++) launch(at + (k * work) / 3, at + ((k + 1) * work) / 3 - 1000, 7, `compute_kernel_${k}`);
     if (spec.collectives === false) continue;
-    const end = offset + stepEnd(s) + Math.round((rnd() * 2 - 1) * spec.jitterNs);
-    launch(stepStart + work + 2000 - (spec.overlapNs ?? 0), end, 13, s % 10 === 9 ? NCCL_ALL_GATHER : NCCL_ALL_REDUCE);
+    const end = offset + stepEnd(s, delayNs) + Math.round((rnd() * 2 - 1) * spec.jitterNs);
+    launch(at + work + 2000 - (spec.overlapNs ?? 0), end, 13, s % 10 === 9 ? NCCL_ALL_GATHER : NCCL_ALL_REDUCE);
   }
   w.setCommand(pid, 'python train.py');
   w.finish({

@@ -1,12 +1,20 @@
 // Statistics of a recording on the scope picked at the top (stats(id,
 // scope): the same scope as the findings panel's): overlap factors,
-// kernels, copies, per-stream utilization and the stream-pair overlap
-// matrix; and, when an NVTX range repeats, one row per instance (click one
+// communication and stragglers (multi-rank jobs), kernels, copies,
+// per-stream utilization and the stream-pair overlap matrix; and, when an NVTX range repeats, one row per instance (click one
 // to analyse it alone). Sortable tables (click a header; again to reverse),
 // with small bars where a bar reads faster than a number.
 import { interpolateBlues } from 'd3';
 import { Bar, SortTable } from '../base/tables.tsx';
-import type { Communication as CommunicationStats, IterationRow, RangeName, RecordingSummary, Scope } from '../../../profiler/contract/api.ts';
+import type {
+  Communication as CommunicationStats,
+  IterationRow,
+  RangeName,
+  RecordingSummary,
+  Scope,
+  Stragglers as StragglerStats,
+} from '../../../profiler/contract/api.ts';
+import { participantName } from '../../../profiler/contract/stragglers.ts';
 import { KIND_COLORS } from '../base/colors.ts';
 import { deviceTitle, gpuName } from '../base/gpus.ts';
 import { fullName, shortName } from '../../../profiler/contract/names.ts';
@@ -82,6 +90,75 @@ function Communication(props: { communication: CommunicationStats; devName: (id:
   );
 }
 
+/**
+ * Stragglers (issue 13; `report`'s Stragglers section): the NCCL collective
+ * instances matched across ranks; per rank how often it arrived last, the
+ * wait that caused the others and its own wait, how late it arrives; the
+ * straggler, when one is named.
+ */
+function Stragglers(props: { stragglers: StragglerStats; devName: (id: number | null) => string }) {
+  const s = props.stragglers;
+  const maxWait = Math.max(1, ...s.ranks.map((r) => Math.max(r.causedWaitNs, r.waitedNs)));
+  const wait = (ns: number) => <Bar share={ns / maxWait} text={formatDuration(ns)} color="#c0504d" />;
+  const g = s.gaps;
+  const skipped = g.partialInstances + g.unsynchronizedInstances;
+  return (
+    <section>
+      <h2>
+        Stragglers{' '}
+        <span className="h-note">
+          {s.instances.toLocaleString('en-US')} NCCL collective instances matched across {s.ranks.length} ranks
+          {skipped > 0 ? ` (${skipped.toLocaleString('en-US')} more not matched on every rank)` : ''}; wait: time spent in a collective before its last rank
+          arrived
+        </span>
+      </h2>
+      <p className="hint" data-testid="stats-straggler">
+        {s.straggler
+          ? `Straggler: ${participantName(s.straggler)}, last at ${s.straggler.lastCount} of ${s.straggler.instances}; the others waited ${formatDuration(s.straggler.causedWaitNs)} for it.`
+          : 'No straggler: no rank arrives last more often than chance has it, with a wait that matters.'}
+      </p>
+      <SortTable
+        testId="stats-stragglers"
+        initial="caused"
+        rows={s.ranks}
+        cols={[
+          {
+            key: 'rank',
+            label: 'rank',
+            value: (r) => r.rank ?? -1,
+            show: (r) => (r.rank === null ? '—' : `${r.rank}${r.worldSize !== null ? ` of ${r.worldSize}` : ''}`),
+          },
+          { key: 'host', label: 'host', value: (r) => r.host ?? '' },
+          { key: 'pid', label: 'pid', numeric: true, value: (r) => r.pid },
+          { key: 'device', label: 'device', value: (r) => r.deviceId, show: (r) => props.devName(r.deviceId) },
+          {
+            key: 'last',
+            label: 'last',
+            numeric: true,
+            value: (r) => r.lastCount,
+            show: (r) => <Bar share={r.instances > 0 ? r.lastCount / r.instances : 0} text={`${r.lastCount} of ${r.instances}`} />,
+          },
+          { key: 'caused', label: 'wait caused', numeric: true, value: (r) => r.causedWaitNs, show: (r) => wait(r.causedWaitNs) },
+          { key: 'waited', label: 'waited', numeric: true, value: (r) => r.waitedNs, show: (r) => wait(r.waitedNs) },
+          { key: 'late', label: 'mean late', numeric: true, value: (r) => r.meanLateNs, show: (r) => formatDuration(r.meanLateNs) },
+          {
+            key: 'skew',
+            label: 'skew when last',
+            numeric: true,
+            value: (r) => r.meanSkewWhenLastNs ?? -1,
+            show: (r) =>
+              r.meanSkewWhenLastNs === null ? (
+                <span className="hint">—</span>
+              ) : (
+                `${formatDuration(r.meanSkewWhenLastNs)} (max ${formatDuration(r.maxSkewWhenLastNs!)})`
+              ),
+          },
+        ]}
+      />
+    </section>
+  );
+}
+
 export function StatsView(props: {
   summary: RecordingSummary;
   scope: Scope;
@@ -149,6 +226,7 @@ export function StatsView(props: {
         />
       </section>
       {stats.communication?.present && <Communication communication={stats.communication} devName={devName} />}
+      {stats.stragglers?.present && <Stragglers stragglers={stats.stragglers} devName={devName} />}
       <section>
         <h2>
           Kernels{' '}
