@@ -87,8 +87,23 @@ export function noStragglers(): Stragglers {
   };
 }
 
-/** Collective code (COLLECTIVE_CODE) of each kernel name id, −1 for names that are not NCCL's; null when no name is. */
+const codesOfStrings = new WeakMap<Map<number, string>, Int8Array | null>();
+
+/**
+ * Collective code (COLLECTIVE_CODE) of each kernel name id, −1 for names
+ * that are not NCCL's; null when no name is. Once per strings table: every
+ * scope of a file shares it (readTraceTables), and `report --iterations`
+ * diagnoses each instance of a range.
+ */
 function collectiveCodes(trace: Trace): Int8Array | null {
+  const known = codesOfStrings.get(trace.strings);
+  if (known !== undefined) return known;
+  const codes = readCodes(trace);
+  codesOfStrings.set(trace.strings, codes);
+  return codes;
+}
+
+function readCodes(trace: Trace): Int8Array | null {
   let maxId = -1;
   for (const id of trace.strings.keys()) if (id > maxId) maxId = id;
   const code = new Int8Array(maxId + 1).fill(-1);
@@ -114,6 +129,7 @@ interface Series {
   first: Int32Array;
 }
 
+/** The stragglers of a trace of several ranks (as the header says); `processes`: readProcessFacts, to name the ranks. Nothing present for one rank. */
 export function stragglersOf(trace: Trace, processes: ReadonlyMap<number, ProcessFacts>): Stragglers {
   const codes = collectiveCodes(trace);
   if (!codes) return noStragglers();
