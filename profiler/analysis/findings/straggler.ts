@@ -45,7 +45,7 @@ export function stragglerRank(ctx: Context): Finding[] {
     {
       kind: 'straggler-rank',
       severity: severityByCost(ctx, st.causedWaitNs / Math.max(1, others)),
-      title: `${name[0]!.toUpperCase()}${name.slice(1)} arrives last at ${st.lastCount} of ${st.instances} NCCL collectives: the other ${others} rank${others > 1 ? 's' : ''} waited ${formatDuration(st.causedWaitNs)} for it`,
+      title: `${name[0]!.toUpperCase()}${name.slice(1)} arrives last at ${st.lastCount} of ${st.instances} NCCL collectives: the other ${others > 1 ? `${others} ranks` : 'rank'} waited ${formatDuration(st.causedWaitNs)} for it`,
       explanation:
         `Matched across ${s.ranks.length} ranks (the n-th collective of a kind on each rank's stream is the same instance), ${name} started its collective kernel last in ${st.lastCount} of ${st.instances} instances${skew}. ` +
         `A collective cannot finish before its last rank arrives, so the others sat in it for ${formatDuration(st.causedWaitNs)} in total, ${(st.waitShare * 100).toFixed(0)}% of their time in these collectives. ` +
