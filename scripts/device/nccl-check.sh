@@ -13,7 +13,7 @@
 #                      torchrun on this host (one GPU each), merged; beside
 #                      `serial`, the same run recorded by one recorder
 #   peer copies        cudaMemcpyPeer and a tensor's .to() between the GPUs
-# One GPU (any kind): serial and overlap with both ranks on the one GPU,
+# One GPU (any kind): serial, overlap and straggler with both ranks on the one GPU,
 # each told it is on a host of its own (NCCL_HOSTID), so that NCCL connects
 # them over sockets instead of refusing the shared GPU. The GPU time-slices
 # the two processes: the recordings are real in structure (PyTorch's
@@ -73,6 +73,7 @@ else
   export NCCL_SOCKET_IFNAME=lo NCCL_IB_DISABLE=1
   rec one-gpu-serial 240 -- "${torchrun[@]}" --nproc-per-node 2 --no-python $wrap "$prog" --mode serial --steps "$steps" --size 1024
   rec one-gpu-overlap 240 -- "${torchrun[@]}" --nproc-per-node 2 --no-python $wrap "$prog" --mode overlap --steps "$steps" --size 1024
+  rec one-gpu-straggler 240 -- "${torchrun[@]}" --nproc-per-node 2 --no-python $wrap "$prog" --mode serial --steps "$steps" --size 1024 --delay-rank 1 --delay-ms "$delay"
 fi
 
 for f in $dir/*.sqlite; do
@@ -99,5 +100,13 @@ for f in sorted(glob.glob(sys.argv[1] + "/*.sqlite")):
     except Exception as e:
         ov, fk = str(e)[:40], []
     print(os.path.basename(f), "procs", [(p[1], p[2]) for p in procs], "nccl", nccl, "copies", kinds, "overlap", ov, "findings", fk)
+    try:
+        span = (r.get("summary") or {}).get("gpuSpanNs")
+        for x in r.get("findings", []):
+            if x["kind"] in ("serialized-collective", "straggler-rank"):
+                w = x.get("whatIf") or {}
+                print("   ", x["kind"], round(x["costNs"] / 1e6, 2), "ms:", x["title"][:110], "| what-if", w.get("measuredNs"), "->", w.get("predictedNs"))
+    except Exception as e:
+        print("   ", e)
 PY
 exit 0

@@ -9,9 +9,9 @@ import { EventHeap } from '../../profiler/analysis/replay-events.ts';
 import { buildGraph, CompletedPrefix, issueIndex, type DependencyGraph } from '../../profiler/analysis/replay-graph.ts';
 import { hostModel } from '../../profiler/analysis/replay-host.ts';
 import { Resources } from '../../profiler/analysis/replay-resources.ts';
-import { OpKind, type Trace } from '../../profiler/analysis/trace.ts';
+import type { Trace } from '../../profiler/analysis/trace.ts';
 import { StreamFlags } from '../../profiler/store/enums.ts';
-import { build, NCCL_KERNEL } from '../helpers/replay-traces.ts';
+import { build } from '../helpers/replay-traces.ts';
 
 function graphOf(trace: Trace, host: Host, stream?: Int32Array, streamFlags?: Map<number, number>, waitFor?: Map<number, number[]>): DependencyGraph {
   const model = hostModel(trace, host);

@@ -14,14 +14,17 @@
 // dependencies and the SMs allow), so these tests check the rule's and the
 // fix's arithmetic; the real recordings (test/gpu, the NCCL fixtures) check
 // the model.
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { collectiveDependencies } from '../../profiler/analysis/collective-groups.ts';
 import { buildContext } from '../../profiler/analysis/findings/context.ts';
 import { serializedCollectives } from '../../profiler/analysis/findings/serialized-collective.ts';
 import type { Host } from '../../profiler/analysis/host.ts';
+import { analyze } from '../../profiler/analysis/load.ts';
 import { replay } from '../../profiler/analysis/replay.ts';
 import type { Trace } from '../../profiler/analysis/trace.ts';
-import { tryEstimate } from '../../profiler/analysis/whatif.ts';
+import { fixLabel, tryEstimate } from '../../profiler/analysis/whatif.ts';
+import { openRecording } from '../../profiler/store/database.ts';
 import { StreamFlags } from '../../profiler/store/enums.ts';
 import { build, type OpSpec } from '../helpers/replay-traces.ts';
 
@@ -117,5 +120,56 @@ describe('serialized collectives', () => {
     expect(tryEstimate(trace, host, 'overlap-collectives')).toEqual({
       unavailable: 'no group of collectives waited for a stretch of computation it could overlap',
     });
+  });
+});
+
+// The same program under PyTorch 2.11 and NCCL 2.28 on an H100, both ranks
+// time-sliced on the one GPU (PROVENANCE.md: real in structure, not in
+// timing). Per rank 6 steps of 4 buckets, each bucket 3 matmuls and 3 tanh.
+describe('serialized collectives in real recordings (nccl-1gpu-*)', () => {
+  const dir = path.resolve(import.meta.dirname, '../fixtures/recordings');
+  const open = (name: string) => {
+    const db = openRecording(path.join(dir, `nccl-1gpu-${name}.sqlite`), { readonly: true });
+    try {
+      return analyze(db);
+    } finally {
+      db.close();
+    }
+  };
+
+  it('serial: per rank one group per step, the 4 blocking all-reduces after its 24 kernels on the compute stream; both ranks get the finding and a what-if', () => {
+    const a = open('serial');
+    const { groups } = collectiveDependencies(a.trace, a.host);
+    const spread = groups.filter((g) => g.collectives.length > 1);
+    // 2 ranks × 6 steps (the check's one all-reduce at the end is a group of one).
+    expect(spread).toHaveLength(12);
+    for (const g of spread) {
+      expect(g.collectives).toHaveLength(4);
+      expect(g.sameStream).toBe(true);
+      expect(g.segmentKernels.length).toBeGreaterThanOrEqual(22);
+    }
+    const found = a.diagnosis.findings.filter((f) => f.kind === 'serialized-collective');
+    expect(found.map((f) => a.diagnosis.context.processes.get(f.pid!)?.rank).sort()).toEqual([0, 1]);
+    for (const f of found) {
+      expect(f.title).toMatch(/^Rank [01] \(pid \d+\): 24 all-reduces on GPU 0 waited for all the computation before them/);
+      expect(f.whatIf?.fix).toBe(fixLabel('overlap-collectives'));
+      // What the computation beside them could hide: at most the computation itself.
+      expect(f.whatIf!.savedNs).toBeGreaterThan(0);
+      expect(f.evidence.kernels).toHaveLength(24);
+    }
+  });
+
+  it('overlap: every all-reduce waited for its own bucket, through the side stream that only waited (no ops of its own); no finding', () => {
+    const a = open('overlap');
+    const { groups } = collectiveDependencies(a.trace, a.host);
+    const steps = groups.filter((g) => !g.sameStream);
+    expect(steps).toHaveLength(2 * 6 * 4);
+    for (const g of steps) {
+      expect(g.collectives).toHaveLength(1);
+      // The bucket: 3 matmuls and 3 tanh (fewer at the very start, where the step waited for the warm-up).
+      expect(g.segmentKernels.length).toBeGreaterThanOrEqual(4);
+      expect(g.segmentKernels.length).toBeLessThanOrEqual(11);
+    }
+    expect(a.diagnosis.findings.filter((f) => f.kind === 'serialized-collective')).toEqual([]);
   });
 });

@@ -320,3 +320,21 @@ describe('recordings with one rank: nothing to match, no error', () => {
     });
   }
 });
+
+// Two ranks time-sliced on one H100 (PROVENANCE.md: real in structure, not
+// in timing): rank 1 slept 20 ms before each step's collectives. On one GPU
+// the rank whose time slice comes second is late in any run, so only the
+// delayed run is checked for the name; the two-GPU recordings (test/gpu)
+// are the test of record.
+describe('a real recording of two ranks, rank 1 delayed (nccl-1gpu-straggler)', () => {
+  it('names rank 1, from the instances matched across the two ranks', () => {
+    const a = analysed(path.join(repoRoot, 'test/fixtures/recordings/nccl-1gpu-straggler.sqlite'));
+    expect(a.stragglers.present).toBe(true);
+    expect(a.stragglers.ranks.map((r) => r.rank)).toEqual([0, 1]);
+    expect(a.stragglers.straggler?.rank).toBe(1);
+    expect(a.stragglers.straggler!.lastCount / a.stragglers.straggler!.instances).toBeGreaterThan(0.8);
+    const f = a.diagnosis.findings.find((x) => x.kind === 'straggler-rank');
+    expect(f?.title).toMatch(/^Rank 1 /);
+    expect(f?.costNs).toBe(a.stragglers.straggler!.causedWaitNs);
+  });
+});
