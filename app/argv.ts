@@ -1,7 +1,10 @@
 // Files named on the command line: `streamscope open FILE...` and plain
 // `StreamScope FILE...` (packaged app, desktop file `%F`), also when they reach
-// an already running instance (Electron's 'second-instance' argv).
+// an already running instance (Electron's 'second-instance' argv); and how
+// several are opened (`--job`: as one job whatever they hold; `--separate`:
+// each alone; neither: one job's ranks as one, profiler/merge/job-cache.ts).
 import path from 'node:path';
+import type { OpenMode } from '../profiler/merge/job-cache.ts';
 
 /**
  * Recording paths in `args` (the arguments after the executable and, in
@@ -36,4 +39,13 @@ export function filesFromArgs(args: string[], cwd: string): string[] {
  */
 export function userArgs(argv: string[], packaged: boolean): string[] {
   return argv.slice(packaged ? 1 : 2);
+}
+
+/** How the files of `args` open together: `--job` or `--separate` before a `--`, else 'auto'. */
+export function openModeFromArgs(args: string[]): OpenMode {
+  const end = args.indexOf('--');
+  const switches = end === -1 ? args : args.slice(0, end);
+  if (switches.includes('--separate')) return 'separate';
+  if (switches.includes('--job')) return 'job';
+  return 'auto';
 }

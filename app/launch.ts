@@ -7,6 +7,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
+import type { OpenMode } from '../profiler/merge/job-cache.ts';
 import { repoRoot } from '../profiler/native/paths.ts';
 
 export const MAIN_BUNDLE = path.join(repoRoot, 'app/dist/main.cjs');
@@ -19,6 +20,8 @@ export interface LaunchOptions {
   log?: (line: string) => void;
   /** The app must stay up this long to count as started (a missing library or sandbox helper ends it at once). */
   settleMs?: number;
+  /** How several files open together (`streamscope open --job / --separate`; app/argv.ts reads it back). */
+  openMode?: OpenMode;
 }
 
 /** The Electron executable, or why there is none. Never downloads. */
@@ -61,7 +64,8 @@ export async function startElectron(files: string[], opts: LaunchOptions = {}): 
   const exe = (electronBinary(opts.env ?? process.env) as { path: string }).path;
   const env = { ...(opts.env ?? process.env) };
   delete env.ELECTRON_RUN_AS_NODE;
-  const child = spawn(exe, [MAIN_BUNDLE, 'open', ...files.map((f) => path.resolve(f))], { env, stdio: 'inherit' });
+  const mode = opts.openMode && opts.openMode !== 'auto' ? [`--${opts.openMode}`] : [];
+  const child = spawn(exe, [MAIN_BUNDLE, 'open', ...mode, ...files.map((f) => path.resolve(f))], { env, stdio: 'inherit' });
   return new Promise((resolve) => {
     const timer = setTimeout(() => {
       child.off('exit', onExit);

@@ -1,8 +1,10 @@
 // StreamScopeApi as the desktop app answers it: recordings through the query
-// worker, files through the dialog and the recent list, recordings through
-// record jobs. Plain module: Electron's pieces (the dialog) come in as
+// worker (several files at once: one job's ranks merged there into the
+// job cache, profiler/merge/job-cache.ts), files through the dialog and the
+// recent list, recordings through record jobs. Plain module: Electron's pieces (the dialog) come in as
 // functions, so tests run the real worker, list and jobs under Node.
-import type { Capabilities, RecordingHandle, StreamScopeApi } from '../profiler/contract/api.ts';
+import type { Capabilities, OpenResult, RecordingHandle, StreamScopeApi } from '../profiler/contract/api.ts';
+import type { OpenMode } from '../profiler/merge/job-cache.ts';
 import { ApiError, toApiError } from './ipc.ts';
 import type { QueryBackend } from './query-backend.ts';
 import type { RecentFiles } from './recent-files.ts';
@@ -21,9 +23,17 @@ export interface MainApiDeps {
   canRecord: () => Promise<boolean>;
   /** Told after every successful open (menu, dialog, drop, argv, record). */
   onOpened?: (recording: RecordingHandle) => void;
+  /** Where several recordings opened as one job are merged (userData/jobs): never beside the user's files. */
+  jobCacheDir: string;
 }
 
-export function createMainApi(deps: MainApiDeps): StreamScopeApi & { openFile(path: string): Promise<RecordingHandle> } {
+/** What main.ts calls besides the API: one file (record jobs, Open Recent), several with a mode (the command line's --job / --separate). */
+export interface MainApi extends StreamScopeApi {
+  openFile(path: string): Promise<RecordingHandle>;
+  openPaths(paths: string[], mode: OpenMode): Promise<OpenResult>;
+}
+
+export function createMainApi(deps: MainApiDeps): MainApi {
   let canRecord: Promise<boolean> | null = null;
 
   /** Opens a file and keeps the recent list in step (a file that is gone leaves it). */
@@ -39,27 +49,43 @@ export function createMainApi(deps: MainApiDeps): StreamScopeApi & { openFile(pa
     }
   };
 
+  /**
+   * Several files (the dialog, a drop, the command line): one job's ranks as
+   * one merged recording, the others alone; the recent list gets what was
+   * opened (a job's merged file: reopening it needs no merge) and loses
+   * the files that are gone.
+   */
+  const openPaths = async (paths: string[], mode: OpenMode): Promise<OpenResult> => {
+    const result = await deps.query.openFiles(paths, deps.jobCacheDir, mode);
+    for (const f of result.failed) if (f.code === 'not-found') deps.recent.remove(f.file);
+    for (const handle of result.opened) {
+      deps.recent.add(handle.path);
+      deps.onOpened?.(handle);
+    }
+    return result;
+  };
+
   return {
     openFile,
+    openPaths,
     async capabilities(): Promise<Capabilities> {
       canRecord ??= deps.canRecord().catch(() => false);
       return { mode: 'electron', version: deps.version, canOpenFiles: true, canRecord: await canRecord };
     },
     listRecordings: () => deps.query.listRecordings(),
     openRecording: (file) => openFile(file),
+    openRecordings: (paths) => openPaths(paths, 'auto'),
     closeRecording: (id) => deps.query.closeRecording(id),
     async showOpenDialog() {
       const files = await deps.showOpenDialog();
       if (!files || files.length === 0) return null;
-      const handles: RecordingHandle[] = [];
-      for (const f of files) handles.push(await openFile(f));
-      return handles;
+      return openPaths(files, 'auto');
     },
     recentFiles: async () => deps.recent.list(),
     summary: (id) => deps.query.summary(id),
     window: (id, r) => deps.query.window(id, r),
     concurrency: (id, r) => deps.query.concurrency(id, r),
-    overview: (id, buckets) => deps.query.overview(id, buckets),
+    overview: (id, buckets, range) => deps.query.overview(id, buckets, range),
     details: (id, ref) => deps.query.details(id, ref),
     search: (id, r) => deps.query.search(id, r),
     stats: (id, scope) => deps.query.stats(id, scope),

@@ -6,9 +6,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { app, BrowserWindow, dialog, ipcMain, Menu, protocol, session, type MenuItemConstructorOptions, type WebContents } from 'electron';
-import { apiMethods, type RecordingHandle } from '../profiler/contract/api.ts';
+import { apiMethods, type OpenResult, type RecordingHandle } from '../profiler/contract/api.ts';
 import { VERSION } from '../profiler/contract/version.ts';
-import { filesFromArgs, userArgs } from './argv.ts';
+import { filesFromArgs, openModeFromArgs, userArgs } from './argv.ts';
 import { EVENT_CHANNEL, type AppEvent } from './channels.ts';
 import { channelFor, dispatch, toApiError } from './ipc.ts';
 import { createMainApi } from './main-api.ts';
@@ -100,16 +100,21 @@ function main(): void {
       send({ type: 'recording-opened', recording });
       buildMenu();
     },
+    jobCacheDir: path.join(userData, 'jobs'),
   });
 
-  const openFiles = async (files: string[]) => {
-    for (const f of files) {
-      try {
-        await api.openFile(f);
-      } catch (err) {
-        send({ type: 'open-failed', error: toApiError(err) });
-        buildMenu();
-      }
+  /** Files from outside the page (command line, second instance, menu): what failed goes to the page as events. */
+  const reportFailed = (result: OpenResult | null) => {
+    for (const f of result?.failed ?? []) send({ type: 'open-failed', error: { code: f.code, message: f.message, file: f.file } });
+    if (result?.failed.length) buildMenu();
+  };
+  const openFiles = async (args: string[], cwd: string) => {
+    const files = filesFromArgs(args, cwd);
+    if (files.length === 0) return;
+    try {
+      reportFailed(await api.openPaths(files, openModeFromArgs(args)));
+    } catch (err) {
+      send({ type: 'open-failed', error: toApiError(err) });
     }
   };
 
@@ -133,13 +138,20 @@ function main(): void {
         {
           label: 'Open…',
           accelerator: 'CmdOrCtrl+O',
-          click: () => void api.showOpenDialog().catch((err) => send({ type: 'open-failed', error: toApiError(err) })),
+          click: () =>
+            void api
+              .showOpenDialog()
+              .then(reportFailed)
+              .catch((err) => send({ type: 'open-failed', error: toApiError(err) })),
         },
         {
           label: 'Open Recent',
           enabled: recentFiles.length > 0,
           submenu: [
-            ...recentFiles.map((f): MenuItemConstructorOptions => ({ label: f, click: () => void openFiles([f]) })),
+            ...recentFiles.map((f): MenuItemConstructorOptions => ({
+              label: f,
+              click: () => void api.openFile(f).catch((err) => send({ type: 'open-failed', error: toApiError(err) })),
+            })),
             { type: 'separator' },
             {
               label: 'Clear Recent',
@@ -202,7 +214,7 @@ function main(): void {
   });
 
   app.on('second-instance', (_e, argv, cwd) => {
-    void openFiles(filesFromArgs(userArgs(argv, app.isPackaged), cwd));
+    void openFiles(userArgs(argv, app.isPackaged), cwd);
     if (win) {
       if (win.isMinimized()) win.restore();
       win.focus();
@@ -243,6 +255,6 @@ function main(): void {
       dialog.showErrorBox('StreamScope', `The user interface is not built: ${rendererDir}/index.html is missing (run \`npm run build:renderer\`).`);
     }
     void win.loadURL(APP_ENTRY_URL);
-    void openFiles(filesFromArgs(userArgs(process.argv, app.isPackaged), process.cwd()));
+    void openFiles(userArgs(process.argv, app.isPackaged), process.cwd());
   });
 }

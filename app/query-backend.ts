@@ -3,13 +3,15 @@
 // one RecordingQuery per open file. Runs inside the query worker
 // (query-worker.ts), never on the main process's event loop.
 import type { ExportSummary } from '../profiler/export/chrome-trace.ts';
-import type { StreamScopeApi } from '../profiler/contract/api.ts';
+import type { OpenResult, StreamScopeApi } from '../profiler/contract/api.ts';
+import type { OpenMode } from '../profiler/merge/job-cache.ts';
 import { SessionRegistry } from '../profiler/query/session.ts';
 
 /** The API methods answered by the query worker. */
 export const queryMethods = [
   'listRecordings',
   'openRecording',
+  'openFiles',
   'closeRecording',
   'summary',
   'window',
@@ -26,9 +28,15 @@ export const queryMethods = [
   'exportTraceTo',
 ] as const;
 export type QueryMethod = (typeof queryMethods)[number];
-export type QueryBackend = Pick<StreamScopeApi, Exclude<QueryMethod, 'exportTraceTo'>> & {
+export type QueryBackend = Pick<StreamScopeApi, Exclude<QueryMethod, 'exportTraceTo' | 'openFiles'>> & {
   /** exportTrace's work, once main has the path from the save dialog: the worker holds the open file. */
   exportTraceTo(recordingId: string, out: string): Promise<ExportSummary>;
+  /**
+   * Several files at once (SessionRegistry.openFiles): one job's ranks
+   * merged into `jobCacheDir` and opened as one, the others alone. The
+   * merge runs here, on the worker: the main process stays free meanwhile.
+   */
+  openFiles(paths: string[], jobCacheDir: string, mode: OpenMode): Promise<OpenResult>;
   close(): void;
 };
 
@@ -42,6 +50,10 @@ export function createQueryBackend(): QueryBackend {
   return {
     listRecordings: async () => registry.list(),
     openRecording: async (file) => registry.open(file),
+    openFiles: async (paths, jobCacheDir, mode) => {
+      const { opened, failed } = registry.openFiles(paths, { jobCacheDir, mode });
+      return { opened, failed };
+    },
     closeRecording: async (id) => {
       registry.close(id);
       return null;
@@ -49,7 +61,7 @@ export function createQueryBackend(): QueryBackend {
     summary: async (id) => q(id).summary(),
     window: async (id, r) => q(id).window(r),
     concurrency: (id, r) => registry.concurrency(id, r),
-    overview: async (id, buckets) => q(id).overview(buckets),
+    overview: async (id, buckets, range) => q(id).overview(buckets, range),
     details: async (id, ref) => q(id).details(ref),
     search: async (id, r) => q(id).search(r),
     stats: (id, scope) => registry.stats(id, scope),

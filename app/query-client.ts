@@ -4,7 +4,8 @@
 // flight with 'internal' and is started again on the next call (recordings
 // must then be opened again: the ids of the old worker are gone).
 import { Worker } from 'node:worker_threads';
-import type { RecordingHandle } from '../profiler/contract/api.ts';
+import type { OpenResult, RecordingHandle } from '../profiler/contract/api.ts';
+import type { OpenMode } from '../profiler/merge/job-cache.ts';
 import { ApiError } from './ipc.ts';
 import type { QueryBackend, QueryMethod } from './query-backend.ts';
 import type { QueryRequestMessage, QueryResponseMessage } from './query-worker.ts';
@@ -15,6 +16,9 @@ export interface QueryClientOptions {
   /** A query answering later than this is reported as failed (the worker keeps running). */
   timeoutMs?: number;
 }
+
+/** How long opening several files as one job may take (the merge runs then). */
+const MERGE_TIMEOUT_MS = 30 * 60_000;
 
 interface Pending {
   resolve: (v: unknown) => void;
@@ -60,14 +64,14 @@ export class QueryClient implements QueryBackend {
     return worker;
   }
 
-  #call<T>(method: QueryMethod, args: unknown[]): Promise<T> {
+  #call<T>(method: QueryMethod, args: unknown[], timeoutMs = this.#opts.timeoutMs): Promise<T> {
     const worker = this.#ensureWorker();
     const id = this.#nextId++;
     return new Promise<T>((resolve, reject) => {
       const timer = setTimeout(() => {
         this.#pending.delete(id);
-        reject(new ApiError('internal', `${method} took longer than ${Math.round(this.#opts.timeoutMs / 1000)} s`));
-      }, this.#opts.timeoutMs);
+        reject(new ApiError('internal', `${method} took longer than ${Math.round(timeoutMs / 1000)} s`));
+      }, timeoutMs);
       this.#pending.set(id, { resolve: resolve as (v: unknown) => void, reject, timer });
       if (this.#pending.size === 1) worker.ref();
       worker.postMessage({ id, method, args } satisfies QueryRequestMessage);
@@ -81,6 +85,10 @@ export class QueryClient implements QueryBackend {
   }
   openRecording(path: string): Promise<RecordingHandle> {
     return this.#call('openRecording', [path]);
+  }
+  /** Merging a big job takes minutes (64 ranks of a million operations: about one), not a query's seconds. */
+  openFiles(paths: string[], jobCacheDir: string, mode: OpenMode): Promise<OpenResult> {
+    return this.#call('openFiles', [paths, jobCacheDir, mode], Math.max(this.#opts.timeoutMs, MERGE_TIMEOUT_MS));
   }
   closeRecording(recordingId: string): Promise<null> {
     return this.#call('closeRecording', [recordingId]);
@@ -118,8 +126,8 @@ export class QueryClient implements QueryBackend {
   exportTraceTo(id: string, out: string) {
     return this.#call<Awaited<ReturnType<QueryBackend['exportTraceTo']>>>('exportTraceTo', [id, out]);
   }
-  overview(id: string, buckets: number) {
-    return this.#call<Awaited<ReturnType<QueryBackend['overview']>>>('overview', [id, buckets]);
+  overview(id: string, buckets: number, range: Parameters<QueryBackend['overview']>[2]) {
+    return this.#call<Awaited<ReturnType<QueryBackend['overview']>>>('overview', [id, buckets, range]);
   }
   compare(base: string, other: string, scope: Parameters<QueryBackend['compare']>[2]) {
     return this.#call<Awaited<ReturnType<QueryBackend['compare']>>>('compare', [base, other, scope]);

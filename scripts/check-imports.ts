@@ -41,12 +41,14 @@ export const RULES: { unit: string; mayImport: string[] }[] = [
   { unit: 'profiler/compare/', mayImport: ['profiler/analysis/', 'profiler/contract/', 'profiler/report/table.ts'] },
   { unit: 'profiler/export/', mayImport: ['profiler/store/', 'profiler/analysis/', 'profiler/contract/'] },
   // The query service answers every question a view asks, so it sits above
-  // the analysis, the diff and the exporters.
+  // the analysis, the diff and the exporters; and it opens several
+  // recordings as one job through merge (merge/job-cache.ts).
   {
     unit: 'profiler/query/',
-    mayImport: ['profiler/store/', 'profiler/analysis/', 'profiler/native/', 'profiler/contract/', 'profiler/compare/', 'profiler/export/'],
+    mayImport: ['profiler/store/', 'profiler/analysis/', 'profiler/native/', 'profiler/contract/', 'profiler/compare/', 'profiler/export/', 'profiler/merge/'],
   },
-  { unit: 'profiler/serve/', mayImport: ['profiler/query/', 'profiler/native/', 'profiler/contract/'] },
+  // Browser mode serves several recordings of one job as one: where merged jobs are cached, and how files are grouped, are the job cache's.
+  { unit: 'profiler/serve/', mayImport: ['profiler/query/', 'profiler/native/', 'profiler/contract/', 'profiler/merge/job-cache.ts'] },
   // The CLI is the top: everything below it, and the desktop app's launcher (`open`, `npm start`).
   { unit: 'profiler/cli/', mayImport: ['profiler/', 'app/launch.ts'] },
   { unit: 'app/', mayImport: ['profiler/'] },

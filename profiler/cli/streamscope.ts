@@ -16,6 +16,7 @@ import { diffRecordings } from '../compare/diff.ts';
 import { formatDiff } from '../compare/format.ts';
 import { diffGateFailures } from '../compare/gate.ts';
 import { isLoopback, startServer } from '../serve/server.ts';
+import type { OpenMode } from '../merge/job-cache.ts';
 import { repoRoot } from '../native/paths.ts';
 import { TraceFormatError } from '../import/json-events.ts';
 import { checkLine, CheckUsageError, parseCheckArgs, runCheck } from './check.ts';
@@ -46,8 +47,8 @@ usage:
   streamscope record [-o FILE] [--force] [--capture-range ...] [--progress text|json] --workload NAME --scenario NAME
                      [--size N] [--iterations N] [--streams N] [--chunks N] [--variant V]
   streamscope report FILE [--json] [--iterations] [--whole | --range NAME[#k] | --from T --to T]
-  streamscope open FILE...                   (the timeline in the desktop app; browser mode where it cannot start)
-  streamscope serve FILE... [--port N] [--host H]   (the timeline in a browser, read-only, token URL)
+  streamscope open FILE... [--job | --separate]   (the timeline in the desktop app; browser mode where it cannot start)
+  streamscope serve FILE... [--job | --separate] [--port N] [--host H]   (the timeline in a browser, read-only, token URL)
   streamscope diff A.sqlite B.sqlite [--json] [--fail-if-slower 5%] [--fail-if-overlap-drops 10] [--whole | --range NAME[#k] | --from T --to T]
   streamscope import TRACE -o OUT.sqlite     (PyTorch profiler / Kineto or any Chrome trace JSON)
   streamscope merge A.sqlite B.sqlite ... -o JOB.sqlite [--force] [--align collectives|wall-clock] [--json]
@@ -453,14 +454,30 @@ function cmdDiff(args: string[]): number {
   return 1;
 }
 
-/** Options of `serve` and `open` (open falls back to serving). */
-function parseServeArgs(command: string, args: string[]): { files: string[]; port: number; host: string; allowRemote: boolean } {
-  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { port: { type: 'string' }, host: { type: 'string' } } });
-  if (positionals.length === 0) fail(`usage: streamscope ${command} FILE... [--port N] [--host 127.0.0.1]`, 2);
+/**
+ * Options of `serve` and `open` (open falls back to serving). Several files:
+ * the recordings of one job's ranks open as one (merged into the job cache,
+ * profiler/merge/job-cache.ts); --job merges whatever was given, --separate
+ * nothing.
+ */
+function parseServeArgs(command: string, args: string[]): { files: string[]; port: number; host: string; allowRemote: boolean; openMode: OpenMode } {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: { port: { type: 'string' }, host: { type: 'string' }, job: { type: 'boolean' }, separate: { type: 'boolean' } },
+  });
+  if (positionals.length === 0) fail(`usage: streamscope ${command} FILE... [--job | --separate] [--port N] [--host 127.0.0.1]`, 2);
+  if (values.job && values.separate) fail('--job and --separate: give one or the other', 2);
   const port = values.port === undefined ? 0 : Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) fail(`--port: expected a port number (0–65535), got '${values.port}'`, 2);
   // A non-loopback --host is the explicit request startServer wants for serving beyond this machine.
-  return { files: positionals, port, host: values.host ?? '127.0.0.1', allowRemote: values.host !== undefined };
+  return {
+    files: positionals,
+    port,
+    host: values.host ?? '127.0.0.1',
+    allowRemote: values.host !== undefined,
+    openMode: values.job ? 'job' : values.separate ? 'separate' : 'auto',
+  };
 }
 
 /**
@@ -481,6 +498,12 @@ async function serveUntilStopped(opts: ReturnType<typeof parseServeArgs>): Promi
       allowRemote: opts.allowRemote,
       staticDir: path.join(repoRoot, 'renderer/dist'),
       onOpenError: (_file, message) => process.stderr.write(`streamscope: ${message}\n`),
+      openMode: opts.openMode,
+      onJob: (job) =>
+        process.stderr.write(
+          `streamscope: ${job.inputs.length} recordings opened as one job: ${job.handle.path} ` +
+            `(${job.reused ? 'merged before, taken from the cache' : `merged in ${job.seconds.toFixed(1)} s`})\n`,
+        ),
     });
   } catch (err) {
     fail(`cannot serve on ${opts.host}:${opts.port}: ${(err as Error).message}`, 2);
@@ -517,8 +540,10 @@ async function cmdOpen(args: string[]): Promise<number> {
   let launched = false;
   try {
     // Imported only here: app/ is the Electron side, and `serve` must work without it.
-    const { launchElectron } = (await import('../../app/launch.ts')) as { launchElectron: (files: string[]) => Promise<boolean> };
-    launched = await launchElectron(opts.files);
+    const { launchElectron } = (await import('../../app/launch.ts')) as {
+      launchElectron: (files: string[], opts: { openMode: OpenMode }) => Promise<boolean>;
+    };
+    launched = await launchElectron(opts.files, { openMode: opts.openMode });
   } catch (err) {
     process.stderr.write(`streamscope: the desktop app cannot start here: ${(err as Error).message}\n`);
   }

@@ -33,6 +33,8 @@ const MAX_SEARCH_LIMIT = 100_000;
 const MAX_RANGE_NAME = 4096;
 const MAX_ARGV = 1024;
 const MAX_ARG_LENGTH = 32_768;
+/** Files one openRecordings call may name (a job of a few thousand ranks). */
+const MAX_OPEN_FILES = 4096;
 /** Workload options the CLI accepts (`streamscope record --workload`), each with a value. */
 const WORKLOAD_OPTIONS = ['--size', '--iterations', '--streams', '--chunks', '--variant'];
 const WORKLOAD_VALUE = /^[A-Za-z0-9._-]{1,64}$/;
@@ -196,6 +198,16 @@ export const ConcurrencyRequestSchema = v.pipe(
 );
 export type ConcurrencyRequest = v.InferOutput<typeof ConcurrencyRequestSchema>;
 
+/** A span of the recording's time (ns from its origin), end after start. */
+export const TimeRangeSchema = v.pipe(
+  record({ startNs: time(), endNs: time() }),
+  v.forward(
+    v.check((r) => r.endNs > r.startNs, 'must be after startNs'),
+    ['endNs'],
+  ),
+);
+export type TimeRange = v.InferOutput<typeof TimeRangeSchema>;
+
 /** A position in the order of search matches. */
 export const SearchCursorSchema = record({ startNs: time(), table: itemTable, id: itemId });
 export type SearchCursor = v.InferOutput<typeof SearchCursorSchema>;
@@ -325,6 +337,7 @@ export const API_ARGUMENTS = {
   capabilities: [],
   listRecordings: [],
   openRecording: [['path', absolutePath]],
+  openRecordings: [['paths', list(absolutePath, MAX_OPEN_FILES, 1)]],
   closeRecording: [['recordingId', recordingId]],
   showOpenDialog: [],
   recentFiles: [],
@@ -340,6 +353,7 @@ export const API_ARGUMENTS = {
   overview: [
     ['recordingId', recordingId],
     ['buckets', buckets],
+    ['range', v.nullable(TimeRangeSchema)],
   ],
   details: [
     ['recordingId', recordingId],

@@ -23,8 +23,17 @@ import type { RankInfo } from './ranks.ts';
 
 // The arguments the methods below take are defined once, as the schemas
 // their checks run (api-schema.ts); their types are derived from them.
-export type { ConcurrencyRequest, ItemRef, RecordRequest, SearchCursor, SearchRequest, WindowConcurrencyRequest, WindowRequest } from './api-schema.ts';
-import type { API_ARGUMENTS, ArgumentValues, ConcurrencyRequest, ItemRef, RecordRequest, SearchRequest, WindowRequest } from './api-schema.ts';
+export type {
+  ConcurrencyRequest,
+  ItemRef,
+  RecordRequest,
+  SearchCursor,
+  SearchRequest,
+  TimeRange,
+  WindowConcurrencyRequest,
+  WindowRequest,
+} from './api-schema.ts';
+import type { API_ARGUMENTS, ArgumentValues, ConcurrencyRequest, ItemRef, RecordRequest, SearchRequest, TimeRange, WindowRequest } from './api-schema.ts';
 
 export type StreamKind = 'legacy-default' | 'per-thread-default' | 'blocking' | 'non-blocking';
 
@@ -92,6 +101,13 @@ export interface ProcessInfo extends RankInfo {
   host: string | null;
   complete: boolean;
   threads: ThreadInfo[];
+  /**
+   * A merged recording's process: the source it was recorded in
+   * (JobSource.id) and, when merge had to give it another pid (an earlier
+   * recording had one alike), the pid it had there. null otherwise.
+   */
+  sourceId: number | null;
+  originalPid: number | null;
 }
 
 export interface RecordingSummary {
@@ -117,6 +133,8 @@ export interface RecordingSummary {
    * be opened, with why (the page shows them; there is no other way to tell).
    */
   openErrors?: OpenFailure[];
+  /** A recording merged from several (`streamscope merge`, or several opened as one job): its sources and their clock alignment; null otherwise. */
+  job: JobInfo | null;
 }
 
 /** A file that could not be opened: which, why, and the error code. */
@@ -124,6 +142,16 @@ export interface OpenFailure {
   file: string;
   message: string;
   code: ApiErrorCode;
+}
+
+/**
+ * What openRecordings (and the open dialog) opened: the recordings of one
+ * job's ranks as one merged recording, any other file as itself; and the
+ * files that could not be opened, each with why.
+ */
+export interface OpenResult {
+  opened: RecordingHandle[];
+  failed: OpenFailure[];
 }
 
 /** One drawable item. */
@@ -170,7 +198,8 @@ export interface WindowResponse {
 }
 
 /**
- * The overview (minimap) of a whole recording, per device: the average
+ * The overview of a whole recording (the minimap) or of a range of it (a
+ * folded rank's GPU-busy row), per device: the average
  * number of kernels / copies / other operations in flight per bucket
  * (their busy time in the bucket ÷ its width). From the zones alone: each
  * block of a stream's rows spreads its busy time evenly over its span, so a
@@ -308,8 +337,9 @@ export interface RecordProgress {
   recording?: RecordingHandle;
 }
 
-/** Error codes the renderer shows distinct messages for. */
-export type ApiErrorCode = 'not-found' | 'not-a-recording' | 'newer-schema' | 'locked' | 'corrupt' | 'no-gpu' | 'bad-request' | 'forbidden' | 'internal';
+/** Error codes the renderer shows distinct messages for ('not-mergeable': recordings that cannot be opened as one job). */
+export type ApiErrorCode =
+  'not-found' | 'not-a-recording' | 'newer-schema' | 'locked' | 'corrupt' | 'not-mergeable' | 'no-gpu' | 'bad-request' | 'forbidden' | 'internal';
 
 /** What an implementation rejects with (serialised as JSON in both modes). */
 export interface ApiErrorShape {
@@ -328,6 +358,8 @@ export type { Scope, ScopeInfo, Startup } from './scope.ts';
 export type { Iterations, IterationRow, RangeName } from './iterations.ts';
 export type { Collective, CommKernel, Communication, RankDeviceTime, RankTime } from './communication.ts';
 export type { CollectiveInstance, CollectiveSkew, Straggler, StragglerRank, Stragglers } from './stragglers.ts';
+export type { ClockMethod, JobInfo, JobSource } from './job.ts';
+import type { JobInfo } from './job.ts';
 import type { Communication } from './communication.ts';
 import type { Stragglers } from './stragglers.ts';
 import type { Finding } from './findings.ts';
@@ -342,6 +374,14 @@ export interface StreamScopeApi {
   /** Electron only (browser mode rejects with 'forbidden'). */
   openRecording(path: string): Promise<RecordingHandle>;
   /**
+   * Electron only: several files at once (dropped together). Recordings of
+   * one job's ranks (ranks in each, none twice, the same world size) open
+   * as one recording, merged into the app's cache and reused while the
+   * files are unchanged; any other file opens as itself. Files that cannot
+   * be opened (or merged) are in `failed`, each with why.
+   */
+  openRecordings(paths: string[]): Promise<OpenResult>;
+  /**
    * Closes a recording of this session (a tab the user closed): the query
    * side closes its file; its id answers 'not-found' from then on. (The
    * analysis thread keeps its own copy among its three most recently used
@@ -349,14 +389,18 @@ export interface StreamScopeApi {
    * long as it runs, to every page, so there it releases nothing.
    */
   closeRecording(recordingId: string): Promise<null>;
-  /** Electron only: shows the file dialog; null when cancelled. */
-  showOpenDialog(): Promise<RecordingHandle[] | null>;
+  /** Electron only: shows the file dialog (several files: as openRecordings); null when cancelled. */
+  showOpenDialog(): Promise<OpenResult | null>;
   recentFiles(): Promise<string[]>;
   summary(recordingId: string): Promise<RecordingSummary>;
   window(recordingId: string, request: WindowRequest): Promise<WindowResponse>;
   concurrency(recordingId: string, request: ConcurrencyRequest): Promise<ConcurrencyResponse>;
-  /** The whole recording at `buckets` columns per device, for the minimap (OverviewResponse). */
-  overview(recordingId: string, buckets: number): Promise<OverviewResponse>;
+  /**
+   * Per device, `buckets` columns over `range` (null: the whole recording)
+   * of its average operations in flight, from the zones alone
+   * (OverviewResponse): the minimap, and a folded rank's GPU-busy row.
+   */
+  overview(recordingId: string, buckets: number, range: TimeRange | null): Promise<OverviewResponse>;
   details(recordingId: string, ref: ItemRef): Promise<ItemDetails>;
   search(recordingId: string, request: SearchRequest): Promise<SearchResponse>;
   /** Kernel, copy, stream and overlap statistics of `scope`. */
@@ -400,6 +444,7 @@ export const apiMethods = [
   'capabilities',
   'listRecordings',
   'openRecording',
+  'openRecordings',
   'closeRecording',
   'showOpenDialog',
   'recentFiles',

@@ -1,6 +1,7 @@
-// The minimap of a whole recording from its zones (OverviewResponse in
-// api.ts): per device and bucket, the average number of kernels, copies and
-// other operations in flight. A zone is a block of one stream's rows with
+// The minimap of a whole recording, and a folded rank's GPU-busy row over
+// the timeline's window, from the zones (OverviewResponse in api.ts): per
+// device and bucket, the average number of kernels, copies and other
+// operations in flight. A zone is a block of one stream's rows with
 // its span and busy time (schema 5); spreading the busy time evenly over the
 // span is exact for a block that was busy throughout and smooths one with
 // gaps — fine for a strip a few pixels high that says where the work is.
@@ -22,9 +23,10 @@ export function overviewOf(db: Database, startNs: number, endNs: number, bucketC
   const zones = db
     .prepare(
       `SELECT z.table_id AS t, s.device_id AS device, z.start_ns AS s, z.end_ns AS e, z.busy_ns AS busy
-      FROM zones z JOIN streams s ON s.id = z.lane WHERE z.table_id IN (${[...track.keys()].join(',')}) AND s.device_id IS NOT NULL`,
+      FROM zones z JOIN streams s ON s.id = z.lane WHERE z.table_id IN (${[...track.keys()].join(',')}) AND s.device_id IS NOT NULL
+      AND z.end_ns >= ? AND z.start_ns <= ?`,
     )
-    .all() as { t: number; device: number; s: number; e: number; busy: number | null }[];
+    .all(startNs, endNs) as { t: number; device: number; s: number; e: number; busy: number | null }[];
   for (const z of zones) {
     let d = devices.get(z.device);
     if (!d)

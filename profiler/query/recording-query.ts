@@ -22,6 +22,7 @@ import type { Finding } from '../contract/findings.ts';
 import { readMeta } from '../store/database.ts';
 import { DropSource } from '../store/enums.ts';
 import { readProcesses } from '../store/ranks.ts';
+import { readProcessOrigins, readSources } from '../store/sources.ts';
 import { ZONED_TABLES } from '../store/zone-tables.ts';
 import { coverageInZone, itemsInZone, threadLane, zonesInWindow, type ZonedTable } from '../store/zones.ts';
 import { ApiError, apiErrorOf } from './api-error.ts';
@@ -40,6 +41,7 @@ import type {
   SearchResponse,
   StatsResponse,
   StreamInfo,
+  TimeRange,
   WindowRequest,
   WindowResponse,
   WindowRow,
@@ -248,7 +250,14 @@ export class RecordingQuery {
       }))
       .filter((t) => t.apiCalls + t.nvtxRanges > 0);
     const processRows = readProcesses(db);
-    const processes = processRows.map((p) => ({ ...p, threads: threads.filter((t) => t.pid === p.pid) }));
+    const origins = readProcessOrigins(db);
+    const processes = processRows.map((p) => ({
+      ...p,
+      threads: threads.filter((t) => t.pid === p.pid),
+      sourceId: origins.get(p.pid)?.sourceId ?? null,
+      originalPid: origins.get(p.pid)?.originalPid ?? null,
+    }));
+    const sources = readSources(db);
     const span = db.prepare('SELECT min(start_ns) AS s, max(end_ns) AS e FROM zones').get() as { s: number | null; e: number | null };
     const complete = meta.complete === '1';
     return {
@@ -273,6 +282,7 @@ export class RecordingQuery {
         nvtxRanges: total('nvtx_ranges'),
       },
       warnings: this.#warnings(complete, meta.incomplete_reason, processRows),
+      job: sources.length ? { sources } : null,
     };
   }
 
@@ -383,10 +393,10 @@ export class RecordingQuery {
     return this.#guard(() => concurrencyOf(this.#trace(), req));
   }
 
-  /** The minimap of the whole recording (overview.ts): zones only. */
-  overview(buckets: number): OverviewResponse {
+  /** The minimap of the whole recording, or the GPU busy over `range` (overview.ts): zones only. */
+  overview(buckets: number, range: TimeRange | null = null): OverviewResponse {
     return this.#guard(() => {
-      const s = this.summary();
+      const s = range ?? this.summary();
       return overviewOf(this.#db, s.startNs, s.endNs, buckets);
     });
   }

@@ -1,18 +1,23 @@
 // The recordings open in one session of the desktop app (its query worker)
 // or of the server, by id. Ids are random, so a page cannot guess the id of
 // a recording it was not given, and stable while the file stays open.
+// Several files opened at once (openFiles) open the recordings of one job's
+// ranks as one, merged into a cache (profiler/merge/job-cache.ts).
 //
 // The recent-files list (File ▸ Open Recent) is app/recent-files.ts: only
 // the desktop app has one; browser mode never lists local paths.
 import crypto from 'node:crypto';
+import fs from 'node:fs';
 import path from 'node:path';
 import type { Finding } from '../contract/findings.ts';
 import type { DiffSummary } from '../contract/diff.ts';
+import { cachedJob, planOpen, type OpenMode } from '../merge/job-cache.ts';
+import { RecordingFileError } from '../store/recording-error.ts';
 import { AnalysisThread, type AnalysisTarget } from './analysis-thread.ts';
-import { ApiError } from './api-error.ts';
+import { ApiError, apiErrorOf } from './api-error.ts';
 import type { Iterations, RangeName } from '../contract/iterations.ts';
 import type { Scope, ScopeInfo } from '../contract/scope.ts';
-import type { ConcurrencyRequest, ConcurrencyResponse, RecordingHandle, StatsResponse } from '../contract/api.ts';
+import type { ConcurrencyRequest, ConcurrencyResponse, OpenFailure, OpenResult, RecordingHandle, StatsResponse } from '../contract/api.ts';
 import { compareRecordings } from './compare.ts';
 import { RecordingQuery } from './recording-query.ts';
 
@@ -42,6 +47,52 @@ export class SessionRegistry {
     const q = new RecordingQuery(id, abs);
     this.#open.set(id, q);
     return handleOf(q);
+  }
+
+  /**
+   * Opens several files at once: the recordings of one job's ranks as one
+   * recording, merged into `jobCacheDir` (or taken from it when the same
+   * files were merged before: merge/job-cache.ts), every other file alone.
+   * Never throws for a file: each that cannot be opened, or a job that
+   * cannot be merged, is in `failed` with why ('not-mergeable' for the
+   * merge's own refusals, naming the file).
+   */
+  openFiles(files: readonly string[], opts: { jobCacheDir: string; mode?: OpenMode }): OpenFilesResult {
+    const plan = planOpen(files, opts.mode);
+    const failed: OpenFailure[] = plan.failed.map(({ file, error }) => failure(apiErrorOf(error, file), file));
+    const opened: RecordingHandle[] = [];
+    let job: OpenFilesResult['job'] = null;
+    if (plan.job.length) {
+      const t0 = performance.now();
+      try {
+        const cached = cachedJob(plan.job, opts.jobCacheDir);
+        let handle: RecordingHandle;
+        try {
+          handle = this.open(cached.file);
+        } catch (err) {
+          // A cached job that no longer opens (a disk that filled, say): merged again, once.
+          if (!cached.reused) throw err;
+          fs.rmSync(cached.file, { force: true });
+          handle = this.open(cachedJob(plan.job, opts.jobCacheDir).file);
+        }
+        opened.push(handle);
+        job = { handle, inputs: plan.job, reused: cached.reused, seconds: (performance.now() - t0) / 1000 };
+      } catch (err) {
+        const e =
+          err instanceof RecordingFileError
+            ? new ApiError('not-mergeable', `cannot open ${plan.job.length} recordings as one job: ${err.message}`, err.file)
+            : apiErrorOf(err, plan.job[0]);
+        failed.push(failure(e, plan.job[0]!));
+      }
+    }
+    for (const file of plan.separate) {
+      try {
+        opened.push(this.open(file));
+      } catch (err) {
+        failed.push(failure(apiErrorOf(err, file), file));
+      }
+    }
+    return { opened, failed, job };
   }
 
   list(): RecordingHandle[] {
@@ -102,6 +153,15 @@ export class SessionRegistry {
     const other = this.get(otherId);
     return this.#analysis ? this.#analysis.compare(targetOf(base), targetOf(other), scope) : compareRecordings(base, other, scope);
   }
+}
+
+/** openFiles' answer: the API's OpenResult, and the job it merged or took from the cache (the CLI says which). */
+export interface OpenFilesResult extends OpenResult {
+  job: { handle: RecordingHandle; inputs: string[]; reused: boolean; seconds: number } | null;
+}
+
+function failure(e: ApiError, file: string): OpenFailure {
+  return { file: e.file ?? file, message: e.message, code: e.code };
 }
 
 function targetOf(q: RecordingQuery): AnalysisTarget {

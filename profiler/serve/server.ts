@@ -17,7 +17,8 @@ import http from 'node:http';
 import { checkArguments } from '../query/api-args.ts';
 import { ApiError, apiErrorOf } from '../query/api-error.ts';
 import { apiMethods, type ApiErrorCode, type ApiMethod, type Capabilities, type OpenFailure, type WindowResponse } from '../contract/api.ts';
-import { SessionRegistry } from '../query/session.ts';
+import { SessionRegistry, type OpenFilesResult } from '../query/session.ts';
+import { defaultJobCacheDir, type OpenMode } from '../merge/job-cache.ts';
 import { encodeWindow, WINDOW_MEDIA_TYPE } from '../contract/window-codec.ts';
 import { contentSecurityPolicy } from '../contract/content-security-policy.ts';
 import { VERSION } from '../contract/version.ts';
@@ -41,6 +42,15 @@ export interface ServerOptions {
   staticDir: string;
   /** Called with each file that could not be opened (the server keeps going without it). */
   onOpenError?: (file: string, message: string) => void;
+  /**
+   * Several files: the recordings of one job's ranks are served as one,
+   * merged into `jobCacheDir` (default: merge/job-cache.ts
+   * defaultJobCacheDir) unless `openMode` says otherwise.
+   */
+  openMode?: OpenMode;
+  jobCacheDir?: string;
+  /** Called when files were opened as one job (merged now, or reused from the cache). */
+  onJob?: (job: NonNullable<OpenFilesResult['job']>) => void;
 }
 
 export interface RunningServer {
@@ -56,7 +66,7 @@ export function isLoopback(host: string): boolean {
   return host === 'localhost' || host === '::1' || host === '[::1]' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
 }
 
-const STATUS: Partial<Record<ApiErrorCode, number>> = { 'bad-request': 400, forbidden: 403, 'not-found': 404, locked: 423 };
+const STATUS: Partial<Record<ApiErrorCode, number>> = { 'bad-request': 400, forbidden: 403, 'not-found': 404, 'not-mergeable': 422, locked: 423 };
 
 /** What browser mode can do: read the recordings it was given, nothing else. */
 const CAPABILITIES: Capabilities = { mode: 'browser', version: VERSION, canOpenFiles: false, canRecord: false };
@@ -72,16 +82,10 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const token = crypto.randomBytes(32).toString('hex');
   const tokenBytes = Buffer.from(token);
   const registry = new SessionRegistry({ analysisThread: true });
-  const failed: OpenFailure[] = [];
-  for (const f of opts.files) {
-    try {
-      registry.open(f);
-    } catch (err) {
-      const e = apiErrorOf(err, f);
-      failed.push({ file: f, message: e.message, code: e.code });
-      opts.onOpenError?.(f, e.message);
-    }
-  }
+  const opened = registry.openFiles(opts.files, { jobCacheDir: opts.jobCacheDir ?? defaultJobCacheDir(), mode: opts.openMode });
+  const failed: OpenFailure[] = opened.failed;
+  for (const f of failed) opts.onOpenError?.(f.file, f.message);
+  if (opened.job) opts.onJob?.(opened.job);
 
   const call = (method: ApiMethod, args: unknown[]): unknown => {
     const q = () => registry.get(args[0] as string);
@@ -104,7 +108,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       case 'concurrency':
         return registry.concurrency(args[0] as string, args[1] as never);
       case 'overview':
-        return q().overview(args[1] as number);
+        return q().overview(args[1] as number, args[2] as never);
       case 'details':
         return q().details(args[1] as never);
       case 'search':
@@ -122,6 +126,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       case 'compare':
         return registry.compare(args[0] as string, args[1] as string, args[2] as never);
       case 'openRecording':
+      case 'openRecordings':
       case 'showOpenDialog':
       case 'record':
       case 'recordStatus':

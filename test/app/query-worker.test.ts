@@ -40,6 +40,7 @@ function desktopApi(query: QueryClient, saveAs: string | null = null) {
     showSaveDialog: async () => saveAs,
     canRecord: async () => false,
     onOpened: (h) => opened.push(h),
+    jobCacheDir: path.join(userData, 'jobs'),
   });
   return { api, recent, opened };
 }
@@ -135,7 +136,7 @@ describe('query worker', () => {
   it('showOpenDialog opens what the dialog chose', async () => {
     const { api } = desktopApi(client());
     const r = await dispatch(api, channelFor('showOpenDialog'), []);
-    expect(r).toMatchObject({ ok: true, value: [expect.objectContaining({ path: fixture('normalise-concurrent') })] });
+    expect(r).toMatchObject({ ok: true, value: { opened: [expect.objectContaining({ path: fixture('normalise-concurrent') })], failed: [] } });
   });
 });
 

@@ -73,6 +73,14 @@ function desktopStandIn(methods: readonly string[]): void {
     calls.push(`export ${id === all[0]?.recordingId ? 'shown' : id}`);
     return { path: '/home/me/run.json', events: 1234, flows: 56 };
   };
+  // Several files at once: the main process's answer, played (test/app/open-job.test.ts runs the real one).
+  api.openRecordings = async (paths: string[]) => {
+    calls.push(`openRecordings ${paths.join(' ')}`);
+    return {
+      opened: [all[1]],
+      failed: [{ file: paths[2], code: 'not-mergeable', message: `cannot open 2 recordings as one job: ${paths[2]}: holds the same recording as ${paths[0]}` }],
+    };
+  };
   api.pathForFile = (f: File) => `/dropped/${f.name}`;
   // The main process's menu events (File ▸ Export… and others), played by the test.
   api.onEvent = (listener: (e: unknown) => void) => {
@@ -121,6 +129,24 @@ describe('desktop-only features (preload stand-in)', () => {
       'open /dropped/notes.sqlite',
     ]);
     expect(await page.locator('[data-testid^="row-stream:"]').count()).toBeGreaterThan(0);
+    await page.close();
+  });
+
+  it('files dropped together are opened together: what opened is a new tab, what failed a banner naming the file', async () => {
+    const page = await openDesktop();
+    expect(await page.locator('[data-testid="recording-tab"]').count()).toBe(1);
+    await page.evaluate(() => {
+      const dt = new DataTransfer();
+      for (const name of ['run-rank0.sqlite', 'run-rank1.sqlite', 'run-rank1-copy.sqlite']) dt.items.add(new File(['x'], name));
+      window.dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }));
+    });
+    const banner = page.locator('[data-testid="error-banner"]:has-text("/dropped/run-rank1-copy.sqlite")');
+    await banner.waitFor();
+    expect(await banner.textContent()).toContain('Recordings cannot be opened as one job');
+    await page.waitForFunction(() => document.querySelectorAll('[data-testid="recording-tab"]').length === 2);
+    expect(await page.evaluate(() => (window as unknown as { __calls: string[] }).__calls)).toEqual([
+      'openRecordings /dropped/run-rank0.sqlite /dropped/run-rank1.sqlite /dropped/run-rank1-copy.sqlite',
+    ]);
     await page.close();
   });
 

@@ -141,6 +141,7 @@ describe('the API', () => {
     const [h] = (await api('listRecordings')).body as unknown as { recordingId: string }[];
     for (const [method, args] of [
       ['openRecording', ['/etc/passwd']],
+      ['openRecordings', [['/etc/passwd', '/etc/hosts']]],
       ['showOpenDialog', []],
       ['record', [{ command: ['rm', '-rf', '/'] }]],
       ['recordStatus', ['1']],

@@ -5,7 +5,8 @@
 // recording and what the user looks at in it, remembered per recording
 // (use-recording-ui.ts, with its scope: use-scope.ts), the details of the
 // selected item (use-details.ts), search and the evidence highlight
-// (use-search.ts), drag and drop (use-drop-files.ts), export
+// (use-search.ts), drag and drop (use-drop-files.ts; several files at once
+// may be one job's ranks, shown as one recording with its JobBar), export
 // (use-export.ts), the compare view (use-compare.ts), the banners
 // (use-banners.ts), and the URL that a reload reads back (use-url-sync.ts,
 // url-state.ts). What is left here: which view tab and dialog are shown,
@@ -19,11 +20,12 @@ import { formatDuration } from '../../../profiler/contract/time.ts';
 import { CompareView } from '../compare/CompareView.tsx';
 import { DetailsPanel } from '../panels/DetailsPanel.tsx';
 import { FindingsPanel } from '../panels/FindingsPanel.tsx';
+import { JobBar } from '../panels/JobBar.tsx';
 import { RecordDialog } from '../record/RecordDialog.tsx';
 import { useOverlays } from '../scope/overlays.ts';
 import { useScopedAnswer } from '../scope/scoped-answer.ts';
 import { StatsView } from '../stats/StatsView.tsx';
-import { buildGroups } from '../timeline/rows.ts';
+import { buildGroups, defaultFolded } from '../timeline/rows.ts';
 import { clampView, Timeline } from '../timeline/Timeline.tsx';
 import { useBanners } from './use-banners.ts';
 import { useCompare } from './use-compare.ts';
@@ -45,16 +47,17 @@ export function App() {
   const [recordOpen, setRecordOpen] = useState(false);
   const [status, setStatus] = useState<{ items: number; coverage: number; resolutionNs: number; loading: boolean } | null>(null);
 
-  const { caps, recordings, activeId, select, recent, opened, openPath, openDialog, close } = useRecordings(report);
+  const { caps, recordings, activeId, select, recent, opened, openPath, openPaths, openDialog, close } = useRecordings(report);
   const exportActive = useExport(activeId, report, inform);
   useDesktopEvents({ opened, openFailed: report, record: () => setRecordOpen(true), export: exportActive });
 
   const ui = useRecordingUi(activeId, recordings.find((r) => r.recordingId === activeId)?.path, report, warn);
   const { summary, view, setView, selected, setSelected, hidden, setHidden, folded, setFolded, showRow, scope, setScope, range, selection } = ui;
   const { compare, setCompare, openCompare } = useCompare(recordings, setTab);
-  useUrlSync({ recordingId: summary?.recordingId ?? null, view, selected, hidden, folded, scope, tab, compare });
+  const foldedByDefault = useMemo(() => (summary ? defaultFolded(buildGroups(summary)) : new Set<string>()), [summary]);
+  useUrlSync({ recordingId: summary?.recordingId ?? null, view, selected, hidden, folded, foldedByDefault, scope, tab, compare });
   const details = useDetails(summary, selected, report);
-  const dragging = useDropFiles(!!caps?.canOpenFiles, openPath, report);
+  const dragging = useDropFiles(!!caps?.canOpenFiles, openPaths, report);
 
   // The diagnosis, start-up, ranges and iterations after the first frame: they must not delay it.
   // (Another tab draws no timeline: nothing to wait for there.)
@@ -256,6 +259,7 @@ export function App() {
           </span>
         </div>
       )}
+      {summary?.job && tab !== 'compare' && <JobBar job={summary.job} />}
       <div className="banners">
         {banners.map((b) => (
           <div key={b.id} className={`banner banner-${b.level}`} role="alert" data-testid={`${b.level}-banner`}>

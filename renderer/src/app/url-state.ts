@@ -12,7 +12,8 @@ export interface UrlState {
   end?: number;
   sel?: ItemRef;
   hide: string[];
-  fold: string[];
+  /** Folded groups; null (no `fold` in the URL): as the recording opens, rows.ts defaultFolded (a job of many ranks: its ranks). */
+  fold: string[] | null;
   tab: 'timeline' | 'stats' | 'compare';
   /** The findings' and stats' scope (scope/scope.ts scopeKey); absent: the steady state. */
   scope?: string;
@@ -48,7 +49,7 @@ export function readUrl(): UrlState {
     end: num('end'),
     sel: parseRef(p.get('sel')),
     hide: list('hide'),
-    fold: list('fold'),
+    fold: p.has('fold') ? list('fold') : null,
     tab: p.get('tab') === 'stats' ? 'stats' : p.get('tab') === 'compare' ? 'compare' : 'timeline',
     cmp: list('cmp'),
     align: p.get('align') ?? undefined,
@@ -70,7 +71,8 @@ export function writeUrl(s: UrlState): void {
   }
   if (s.sel) p.set('sel', refKey(s.sel));
   if (s.hide.length) p.set('hide', s.hide.join(','));
-  if (s.fold.length) p.set('fold', s.fold.join(','));
+  // An empty list is written too (`fold=`): nothing folded where the recording would open folded.
+  if (s.fold) p.set('fold', s.fold.join(','));
   if (s.tab !== 'timeline') p.set('tab', s.tab);
   if (s.scope && s.scope !== 'steady') p.set('scope', s.scope);
   if (s.tab === 'compare') {

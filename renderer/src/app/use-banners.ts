@@ -18,6 +18,7 @@ const ERROR_TITLES: Record<string, string> = {
   corrupt: 'Recording is truncated or corrupt',
   locked: 'Recording is locked by another process',
   'newer-schema': 'Recording was written by a newer StreamScope',
+  'not-mergeable': 'Recordings cannot be opened as one job',
   'not-found': 'File not found',
   'no-gpu': 'No GPU',
   forbidden: 'Not available here',

@@ -1,12 +1,13 @@
 // Drag and drop: the desktop app opens dropped recordings (through the
 // preload's pathForFile: a sandboxed page cannot see a file's path
-// otherwise); browser mode says it cannot. Answers whether files are being
+// otherwise), several dropped together at once (one job's ranks open as one
+// recording); browser mode says it cannot. Answers whether files are being
 // dragged over the page (the drop overlay).
 import { useEffect, useState } from 'react';
 import { getApi } from '../api/client.ts';
 import type { Report } from './use-banners.ts';
 
-export function useDropFiles(canOpenFiles: boolean, openPath: (path: string) => void, report: Report): boolean {
+export function useDropFiles(canOpenFiles: boolean, openPaths: (paths: string[]) => void, report: Report): boolean {
   const api = getApi();
   const [dragging, setDragging] = useState(false);
   useEffect(() => {
@@ -33,11 +34,14 @@ export function useDropFiles(canOpenFiles: boolean, openPath: (path: string) => 
         });
         return;
       }
+      // Opened together: files dropped at once may be the ranks of one job.
+      const paths: string[] = [];
       for (const f of files) {
         const path = api.pathForFile?.(f) || (f as File & { path?: string }).path || '';
         if (!path) report({ code: 'bad-request', message: `${f.name}: not a file on disk`, file: f.name });
-        else openPath(path);
+        else paths.push(path);
       }
+      openPaths(paths);
     };
     window.addEventListener('dragover', over);
     window.addEventListener('dragleave', leave);
@@ -47,6 +51,6 @@ export function useDropFiles(canOpenFiles: boolean, openPath: (path: string) => 
       window.removeEventListener('dragleave', leave);
       window.removeEventListener('drop', drop);
     };
-  }, [api, canOpenFiles, openPath, report]);
+  }, [api, canOpenFiles, openPaths, report]);
   return dragging;
 }

@@ -9,7 +9,8 @@ import type { ItemRef, RecordingSummary, Scope } from '../../../profiler/contrac
 import { getApi } from '../api/client.ts';
 import { parseScope, STEADY_STATE } from '../scope/scope.ts';
 import type { IterationTrack } from '../timeline/iterations.ts';
-import { buildGroups } from '../timeline/rows.ts';
+import { buildGroups, defaultFolded, groupsToUnfold } from '../timeline/rows.ts';
+import { jobWarnings } from '../../../profiler/contract/job.ts';
 import { clampView, type View } from '../timeline/Timeline.tsx';
 import type { Report } from './use-banners.ts';
 import { useScope, type ScopeState } from './use-scope.ts';
@@ -92,7 +93,8 @@ export function useRecordingUi(
           view: fromUrl && url.start !== undefined && url.end !== undefined ? { start: url.start, end: url.end } : undefined,
           selected: fromUrl ? (url.sel ?? null) : null,
           hidden: new Set(fromUrl ? url.hide : []),
-          folded: new Set(fromUrl ? url.fold : []),
+          // A job of many ranks opens with them folded (rows.ts defaultFolded), unless the URL says what is folded.
+          folded: fromUrl && url.fold ? new Set(url.fold) : defaultFolded(buildGroups(s)),
           scope: scopeFromUrl,
           range: scopeFromUrl.kind === 'window' ? [scopeFromUrl.startNs, scopeFromUrl.endNs] : null,
         };
@@ -107,6 +109,7 @@ export function useRecordingUi(
       setReady(false);
       if (!s.complete) warn('Incomplete recording', `${s.name}: ${s.incompleteReason ?? 'the recording was cut short'}; it holds what arrived before.`);
       for (const w of s.warnings) warn(`${s.name}`, w);
+      if (s.job) for (const w of jobWarnings(s.job)) warn(`${s.name}: clock not aligned`, w);
     };
     const cached = summaries.current.get(activeId);
     if (cached) show(cached);
@@ -169,8 +172,9 @@ export function useGoTo(ui: RecordingUi, iterations: IterationTrack | null) {
       if (!summary) return;
       if (select) setSelected(ref);
       if (rowId) {
-        const group = buildGroups(summary, iterations).find((g) => g.rows.some((r) => r.id === rowId));
-        if (group && folded.has(group.id)) setFolded((f) => without(f, group.id));
+        // Its group and the groups it is nested in (a job's host and rank).
+        const unfold = groupsToUnfold(buildGroups(summary, iterations), rowId).filter((id) => folded.has(id));
+        if (unfold.length) setFolded((f) => unfold.reduce(without, f));
         if (hidden.has(rowId)) setHidden((h) => without(h, rowId));
         setReveal({ rowId });
       }

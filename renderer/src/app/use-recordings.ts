@@ -1,11 +1,11 @@
 // The open recordings, one tab each, and how they get there: the ones this
 // session already holds (the files given to `serve` in browser mode; the
-// one in the URL is shown first), Open… and Recent (desktop app), a path
-// (drag and drop), `opened` for the rest (a file opened from the desktop's
+// one in the URL is shown first), Open… and Recent (desktop app), paths
+// (drag and drop; several: one job's ranks as one merged recording), `opened` for the rest (a file opened from the desktop's
 // menu or command line, a finished recording). Also what this side may do:
 // capabilities().
 import { useCallback, useEffect, useState } from 'react';
-import type { Capabilities, RecordingHandle } from '../../../profiler/contract/api.ts';
+import type { Capabilities, OpenResult, RecordingHandle } from '../../../profiler/contract/api.ts';
 import { getApi, toApiError } from '../api/client.ts';
 import type { Report } from './use-banners.ts';
 import { readUrl } from './url-state.ts';
@@ -21,6 +21,8 @@ export interface Recordings {
   /** Recordings that were opened: added as tabs, the first one shown; the recent list follows. */
   opened: (handles: RecordingHandle[]) => void;
   openPath: (path: string) => void;
+  /** Several at once (a drop): one job's ranks open as one merged recording, the others alone; what failed is reported. */
+  openPaths: (paths: string[]) => void;
   /** File ▸ Open… */
   openDialog: () => void;
   close: (id: string) => void;
@@ -65,14 +67,34 @@ export function useRecordings(report: Report): Recordings {
     [api, opened, report],
   );
 
+  /** What several files gave: the recordings opened (the first is shown), a banner per file that failed. */
+  const took = useCallback(
+    (r: OpenResult | null) => {
+      if (!r) return;
+      opened(r.opened);
+      for (const f of r.failed) report(f, f.file);
+    },
+    [opened, report],
+  );
+
+  const openPaths = useCallback(
+    (paths: string[]) => {
+      if (paths.length === 1) openPath(paths[0]!);
+      else if (paths.length > 1)
+        api
+          .openRecordings(paths)
+          .then(took)
+          .catch((e) => report(e));
+    },
+    [api, openPath, took, report],
+  );
+
   const openDialog = useCallback(() => {
     api
       .showOpenDialog()
-      .then((h) => {
-        if (h) opened(h);
-      })
+      .then(took)
       .catch((e) => report(e));
-  }, [api, opened, report]);
+  }, [api, took, report]);
 
   const close = useCallback(
     (id: string) => {
@@ -107,5 +129,5 @@ export function useRecordings(report: Report): Recordings {
       .catch((e) => report(e));
   }, [api, refreshRecent, report]);
 
-  return { caps, recordings, activeId, select: setActiveId, recent, opened, openPath, openDialog, close };
+  return { caps, recordings, activeId, select: setActiveId, recent, opened, openPath, openPaths, openDialog, close };
 }

@@ -16,12 +16,14 @@ export interface UrlSource {
   selected: ItemRef | null;
   hidden: Set<string>;
   folded: Set<string>;
+  /** What the recording opens folded (rows.ts defaultFolded): left out of the URL while it is what is folded. */
+  foldedByDefault: Set<string>;
   scope: Scope;
   tab: UrlState['tab'];
   compare: CompareState;
 }
 
-export function useUrlSync({ recordingId, view, selected, hidden, folded, scope, tab, compare }: UrlSource): void {
+export function useUrlSync({ recordingId, view, selected, hidden, folded, foldedByDefault, scope, tab, compare }: UrlSource): void {
   useEffect(() => {
     if (!recordingId) return;
     // The compare view keeps its own (aligned) range in start/end.
@@ -34,7 +36,7 @@ export function useUrlSync({ recordingId, view, selected, hidden, folded, scope,
           end: shown?.end,
           sel: selected ?? undefined,
           hide: [...hidden],
-          fold: [...folded],
+          fold: folded.size === foldedByDefault.size && [...folded].every((id) => foldedByDefault.has(id)) ? null : [...folded],
           tab,
           scope: scopeKey(scope),
           cmp: compare.ids,
@@ -46,5 +48,5 @@ export function useUrlSync({ recordingId, view, selected, hidden, folded, scope,
       120,
     );
     return () => clearTimeout(t);
-  }, [recordingId, view, selected, hidden, folded, scope, tab, compare]);
+  }, [recordingId, view, selected, hidden, folded, foldedByDefault, scope, tab, compare]);
 }

@@ -9,7 +9,9 @@ import { getApi } from '../api/client.ts';
 import { KIND_COLORS } from '../base/colors.ts';
 import type { View } from './window-loader.ts';
 
+/** A lane per GPU, this high while they fit in OVERVIEW_MAX_H; thinner for a job of many GPUs (64 ranks: 2 px each), so the minimap never pushes the rows down. */
 const LANE_H = 14;
+const OVERVIEW_MAX_H = 128;
 
 export function Overview(props: { summary: RecordingSummary; view: View; onView: (v: View) => void; width: number }) {
   const { summary, view, onView, width } = props;
@@ -17,13 +19,14 @@ export function Overview(props: { summary: RecordingSummary; view: View; onView:
   const [conc, setConc] = useState<OverviewResponse | null>(null);
   // The devices that have streams: derived from the summary once, so the drawing effect depends on it stably.
   const devices = useMemo(() => summary.devices.filter((d) => summary.streams.some((s) => s.deviceId === d.id)), [summary]);
-  const H = Math.max(1, devices.length) * LANE_H + 4;
+  const laneH = Math.max(2, Math.min(LANE_H, Math.floor(OVERVIEW_MAX_H / Math.max(1, devices.length))));
+  const H = Math.max(1, devices.length) * laneH + 4;
   const span = Math.max(1, summary.endNs - summary.startNs);
   useEffect(() => {
     let live = true;
     if (width < 10) return;
     getApi()
-      .overview(summary.recordingId, Math.min(4096, Math.round(width)))
+      .overview(summary.recordingId, Math.min(4096, Math.round(width)), null)
       .then((o) => {
         if (live) setConc(o);
       })
@@ -47,12 +50,12 @@ export function Overview(props: { summary: RecordingSummary; view: View; onView:
     devices.forEach((dev, i) => {
       const cr = conc?.devices.find((d) => d.deviceId === dev.id);
       if (!cr || !conc) return;
-      const y0 = 2 + i * LANE_H;
+      const y0 = 2 + i * laneH;
       const bw = (conc.bucketNs / span) * width;
       const peak = Math.max(1e-9, ...cr.kernels.map((k, b) => k + cr.copies[b]! + cr.other[b]!));
       for (let b = 0; b < cr.kernels.length; b++) {
         // Stacked: kernels, then copies, then the rest, scaled to the device's peak.
-        let y = y0 + LANE_H - 1;
+        let y = y0 + laneH - (laneH > 4 ? 1 : 0);
         const x = xOf(conc.startNs + b * conc.bucketNs);
         for (const [v, kind] of [
           [cr.kernels[b]!, 'kernel'],
@@ -60,7 +63,7 @@ export function Overview(props: { summary: RecordingSummary; view: View; onView:
           [cr.other[b]!, 'memcpy-other'],
         ] as const) {
           if (!v) continue;
-          const h = (v / peak) * (LANE_H - 2);
+          const h = (v / peak) * (laneH - (laneH > 4 ? 2 : 0));
           g.fillStyle = KIND_COLORS[kind];
           g.fillRect(x, y - h, Math.max(1, bw), h);
           y -= h;
@@ -76,7 +79,7 @@ export function Overview(props: { summary: RecordingSummary; view: View; onView:
     g.strokeStyle = '#1f4e80';
     g.lineWidth = 1.5;
     g.strokeRect(Math.min(a, width - 3) + 0.75, 0.75, Math.max(3, b - a) - 1.5, H - 1.5);
-  }, [conc, view, width, devices, summary, span, H]);
+  }, [conc, view, width, devices, summary, span, H, laneH]);
   const drag = useRef<{ x: number; shift: boolean; view: View } | null>(null);
   const toNs = (px: number) => summary.startNs + (px / width) * span;
   const center = (px: number) => {

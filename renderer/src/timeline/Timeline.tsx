@@ -173,6 +173,12 @@ export function Timeline(props: {
       for (const r of g.rows) if (r.kind === 'stream' && r.stream?.deviceId != null && m.has(r.stream.deviceId)) m.get(r.stream.deviceId)!.push(r.id);
     return m;
   }, [lay, groups]);
+  // Devices of the busy rows shown (folded ranks), as one stable list.
+  const busyKey = lay.rows
+    .flatMap((r) => r.row?.deviceIds ?? [])
+    .sort((a, b) => a - b)
+    .join(',');
+  const busyDevices = useMemo(() => (busyKey ? [...new Set(busyKey.split(',').map(Number))] : []), [busyKey]);
 
   const canvasRef = useRef<HTMLCanvasElement>(null);
   const bodyRef = useRef<HTMLDivElement>(null);
@@ -225,8 +231,8 @@ export function Timeline(props: {
   }, [summary.recordingId]);
 
   useEffect(() => {
-    loaderRef.current?.update(view, size.width, dpr, fetchRows, devices);
-  }, [view, size.width, dpr, fetchRows, devices, loaded]);
+    loaderRef.current?.update(view, size.width, dpr, fetchRows, devices, busyDevices);
+  }, [view, size.width, dpr, fetchRows, devices, busyDevices, loaded]);
 
   useEffect(() => {
     props.onStatus?.({ items: loaded?.itemCount ?? 0, coverage: loaded?.coverageCount ?? 0, resolutionNs: loaded?.resolutionNs ?? 0, loading: !loaded });
@@ -627,7 +633,7 @@ const Labels = memo(function Labels(props: {
         r.type === 'group' ? (
           <div
             key={r.id}
-            className="tl-group"
+            className={`tl-group depth-${r.group.depth} tl-group-${r.group.kind}`}
             data-testid={`group-${r.id}`}
             style={{ top: r.y, height: r.h }}
             title={`${r.group.title}${r.group.subtitle ? ` · ${r.group.subtitle}` : ''}`}
@@ -638,13 +644,13 @@ const Labels = memo(function Labels(props: {
             <span className="g-title">{r.group.title}</span>
             <span className="g-sub">
               {r.group.subtitle}
-              {folded.has(r.id) ? ` · ${r.group.rows.length} rows folded` : ''}
+              {folded.has(r.id) ? ` · ${r.group.contents} folded` : ''}
             </span>
           </div>
         ) : (
           <div
             key={r.id}
-            className={`tl-label tl-${r.row!.kind}`}
+            className={`tl-label tl-${r.row!.kind} depth-${r.group.depth}`}
             data-testid={`row-${r.id}`}
             style={{ top: r.y, height: r.h }}
             title={`${r.row!.label} · ${r.row!.kind === 'conc' ? (concPeaks.get(r.row!.deviceId!) ?? r.row!.detail) : r.row!.detail}`}

@@ -9,7 +9,7 @@ import { shortName } from '../../../profiler/contract/names.ts';
 import { formatDuration } from '../../../profiler/contract/time.ts';
 import { ITERATIONS_ROW, OUTLIER, WARM_UP, type IterationTrack } from './iterations.ts';
 import { NVTX_LANE_H, type LaidRow, type Layout } from './rows.ts';
-import type { Loaded, View } from './window-loader.ts';
+import type { Busy, Loaded, View } from './window-loader.ts';
 
 /** What is under a pixel: an item (selectable) or merged coverage. */
 export interface Hit {
@@ -101,7 +101,7 @@ export function drawTimeline(g: CanvasRenderingContext2D, d: DrawInput): void {
     if (r.y + r.h < top || r.y > bottom) continue;
     const y = r.y - top;
     if (r.type === 'group') {
-      g.fillStyle = '#e9edf2';
+      g.fillStyle = GROUP_FILL[Math.min(r.group.depth, GROUP_FILL.length - 1)]!;
       g.fillRect(0, y, width, r.h);
       g.fillStyle = '#cfd6df';
       g.fillRect(0, y + r.h - 1, width, 1);
@@ -149,6 +149,10 @@ export function drawTimeline(g: CanvasRenderingContext2D, d: DrawInput): void {
       const y0 = r.y - top;
       if (row.kind === 'conc') {
         drawConcurrency(g, loaded, row.deviceId!, y0, r.h, width, xOf, k);
+        continue;
+      }
+      if (row.kind === 'busy') {
+        if (loaded.busy) drawBusy(g, loaded.busy, row.deviceIds!, y0, r.h, width, xOf, k);
         continue;
       }
       const data = loaded.byRow.get(row.id);
@@ -486,6 +490,54 @@ function drawConcurrency(
     }
   });
 }
+
+/**
+ * A folded rank's GPU busy: per bucket, its devices' average kernels,
+ * copies and other operations in flight (from the zones), stacked, on the
+ * scale every busy row shares (Busy.peak): a rank that idles while the
+ * others work shows as a gap below theirs.
+ */
+function drawBusy(
+  g: CanvasRenderingContext2D,
+  busy: Busy,
+  deviceIds: number[],
+  y0: number,
+  h: number,
+  width: number,
+  xOf: (t: number) => number,
+  k: number,
+): void {
+  const devices = deviceIds.map((d) => busy.devices.get(d)).filter((d) => d !== undefined);
+  if (devices.length === 0) return;
+  const base = y0 + h - 2;
+  const scale = (h - 4) / busy.peak;
+  const bw = busy.bucketNs * k;
+  const n = devices[0]!.kernels.length;
+  const first = Math.max(0, Math.floor((0 - xOf(busy.startNs)) / bw));
+  const last = Math.min(n - 1, Math.ceil((width - xOf(busy.startNs)) / bw));
+  // One colour at a time (fillStyle is set three times per row, not per bucket).
+  const tracks = [
+    ['kernels', 'kernel'],
+    ['copies', 'memcpy-h2d'],
+    ['other', 'memcpy-other'],
+  ] as const;
+  const below = new Float64Array(last - first + 1);
+  for (const [track, kind] of tracks) {
+    g.fillStyle = KIND_COLORS[kind];
+    for (let b = first; b <= last; b++) {
+      let v = 0;
+      for (const d of devices) v += d[track][b]!;
+      if (v <= 0) continue;
+      const bh = Math.max(1, v * scale);
+      const x = xOf(busy.startNs + b * busy.bucketNs);
+      g.fillRect(x, base - below[b - first]! - bh, Math.max(1, bw + 0.5), bh);
+      below[b - first] = below[b - first]! + bh;
+    }
+  }
+}
+
+/** Group bands by nesting: a job's hosts, its ranks, their GPUs (rows.ts). */
+const GROUP_FILL = ['#e9edf2', '#eef1f5', '#f3f5f8'];
 
 /** Stroke colours of the hatches: parts of the view not loaded yet, warm-up iterations. */
 const UNLOADED_HATCH = 'rgba(0,0,0,0.08)';

@@ -5,8 +5,9 @@
 // loaded window, the resolution bucket changes, or the rows change. The
 // query side merges items shorter than the resolution into coverage spans,
 // so an answer holds a few rectangles per pixel column at most, whatever the
-// recording's size.
-import type { ConcurrencyResponse, ItemKind, ItemTable, StreamScopeApi } from '../../../profiler/contract/api.ts';
+// recording's size. Folded ranks' busy rows come with it, from the zones
+// (overview() over the same window), asked in parallel.
+import type { ConcurrencyResponse, ItemKind, ItemTable, OverviewResponse, StreamScopeApi } from '../../../profiler/contract/api.ts';
 import { windowColumnsOf, type RowColumns, type WindowColumns } from '../../../profiler/contract/window-codec.ts';
 import type { TransportExtras } from '../api/client.ts';
 
@@ -31,9 +32,23 @@ export interface Loaded {
   concurrency: Map<number, ConcurrencyResponse>;
   /** Deepest NVTX nesting seen per row. */
   nvtxDepth: Map<string, number>;
+  /**
+   * Folded ranks' GPU busy: per device, the average kernels, copies and
+   * other operations in flight per bucket over [startNs, endNs), from the
+   * zones (api.overview over the window); null when no busy row is shown.
+   */
+  busy: Busy | null;
   /** Items and coverage spans held (for the status line). */
   itemCount: number;
   coverageCount: number;
+}
+
+export interface Busy {
+  startNs: number;
+  bucketNs: number;
+  devices: Map<number, { kernels: number[]; copies: number[]; other: number[] }>;
+  /** The most operations in flight in any bucket of any device (at least 1): every busy row is drawn to this one scale, so ranks compare. */
+  peak: number;
 }
 
 /** ns per device pixel, rounded down to a power of two (at least 1 ns). */
@@ -72,10 +87,11 @@ export class WindowLoader {
    * Called on every view change; cheap when the loaded window still serves.
    * `devices`: per device with a concurrency track, its stream rows (fetched
    * even when hidden: the track counts every stream of the device).
+   * `busyDevices`: the devices of the busy rows shown (folded ranks).
    */
-  update(view: View, widthCssPx: number, dpr: number, rows: string[], devices: Map<number, string[]>): void {
+  update(view: View, widthCssPx: number, dpr: number, rows: string[], devices: Map<number, string[]>, busyDevices: number[] = []): void {
     const resolutionNs = resolutionBucket(view, widthCssPx, dpr);
-    const rowsKey = `${rows.join(',')}|${[...devices.keys()].join(',')}`;
+    const rowsKey = `${rows.join(',')}|${[...devices.keys()].join(',')}|${busyDevices.join(',')}`;
     const serves = (w: { startNs: number; endNs: number; resolutionNs: number; rowsKey: string } | null) =>
       w !== null && w.resolutionNs === resolutionNs && w.rowsKey === rowsKey && w.startNs <= view.start && w.endNs >= view.end;
     if (serves(this.loaded) || serves(this.wanted)) return;
@@ -88,7 +104,7 @@ export class WindowLoader {
     this.timer = setTimeout(
       () => {
         this.timer = null;
-        void this.fetch(want, rows, devices, widthCssPx * dpr * 3);
+        void this.fetch(want, rows, devices, busyDevices, widthCssPx * dpr * 3);
       },
       this.loaded ? 30 : 0,
     );
@@ -98,6 +114,7 @@ export class WindowLoader {
     want: { startNs: number; endNs: number; resolutionNs: number; rowsKey: string },
     rows: string[],
     devices: Map<number, string[]>,
+    busyDevices: number[],
     devicePx: number,
   ): Promise<void> {
     const seq = ++this.seq;
@@ -112,12 +129,17 @@ export class WindowLoader {
       const request = { rows, startNs: want.startNs, endNs: want.endNs, resolutionNs: want.resolutionNs, concurrency };
       // Columns straight from the binary answer in browser mode; from the
       // objects where the transport gives objects (the desktop app's IPC).
-      const res: WindowColumns =
+      // Folded ranks' busy rows: from the zones, so a job of many ranks
+      // costs a few thousand zone rows here, not a window over every stream.
+      const none: WindowColumns = { startNs: want.startNs, endNs: want.endNs, rows: [], strings: {}, tables: [], kinds: [] };
+      const [res, overview] = await Promise.all([
         !rows.length && !concurrency.length
-          ? { startNs: want.startNs, endNs: want.endNs, rows: [], strings: {}, tables: [], kinds: [] }
+          ? none
           : this.api.windowColumns
-            ? await this.api.windowColumns(this.recordingId, request)
-            : windowColumnsOf(await this.api.window(this.recordingId, request));
+            ? this.api.windowColumns(this.recordingId, request)
+            : this.api.window(this.recordingId, request).then(windowColumnsOf),
+        busyDevices.length ? this.api.overview(this.recordingId, buckets, { startNs: want.startNs, endNs: want.endNs }) : null,
+      ]);
       const byId = new Map(res.rows.map((r) => [r.rowId, r]));
       const conc: ConcurrencyResponse[] = res.concurrency ?? [];
       // An answer older than the one drawn is dropped; a newer one is taken
@@ -147,6 +169,7 @@ export class WindowLoader {
         strings: res.strings,
         concurrency: new Map(conc.map((c) => [c.deviceId, c])),
         nvtxDepth,
+        busy: overview && busyOf(overview, busyDevices),
         itemCount,
         coverageCount,
       };
@@ -159,4 +182,13 @@ export class WindowLoader {
       this.inFlight--;
     }
   }
+}
+
+/** The busy rows' data from an overview answer: the devices asked for, and the common scale. */
+function busyOf(o: OverviewResponse, deviceIds: number[]): Busy {
+  const wanted = new Set(deviceIds);
+  const devices = new Map(o.devices.filter((d) => wanted.has(d.deviceId)).map((d) => [d.deviceId, d]));
+  let peak = 1;
+  for (const d of devices.values()) for (let b = 0; b < d.kernels.length; b++) peak = Math.max(peak, d.kernels[b]! + d.copies[b]! + d.other[b]!);
+  return { startNs: o.startNs, bucketNs: o.bucketNs, devices, peak };
 }

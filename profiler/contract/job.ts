@@ -1,0 +1,113 @@
+// Recordings merged as one job (issue 13), as the views show them: where a
+// merged recording's processes came from (the `sources` table, schema 9,
+// SCHEMA.md "Merged recordings") and how well their clocks were lined up.
+// RecordingSummary.job carries it; the app shows `jobHeadline` above the
+// timeline ("4 recordings merged as one job, clocks aligned by NCCL
+// collectives, residual 0.2 µs") and `jobWarnings` as warnings.
+import { formatDuration } from './time.ts';
+
+/**
+ * How a source's times were placed on the merged clock (sources.clock):
+ * reference — the first input, every other is aligned to its clock;
+ * collectives — its clock corrected by the NCCL collectives it shares with
+ * the others; same-host — none of its own matched, corrected as its host's
+ * other recordings were; wall-clock — its times as recorded (its host's
+ * clock, error unknown). profiler/merge/align.ts defines them.
+ */
+export type ClockMethod = 'reference' | 'collectives' | 'same-host' | 'wall-clock';
+
+/** One recording the job was merged from (a sources row). */
+export interface JobSource {
+  id: number;
+  /** null: an input of the merge that wrote the file; else the merged input it came in. */
+  parentId: number | null;
+  /** Its path when it was merged. */
+  file: string;
+  host: string | null;
+  clock: ClockMethod;
+  /** Added to each of its times. */
+  shiftNs: number;
+  /** The part of the shift that corrects its host's clock against the reference. */
+  correctionNs: number;
+  /** Its collectives compared with the other recordings' ranks. */
+  collectives: number;
+  /** Median and largest |end − the other ranks' median end| of those collectives after the shift; null when none matched. */
+  residualNs: number | null;
+  residualMaxNs: number | null;
+}
+
+export interface JobInfo {
+  /** Every source, in sources.id order (an input, then the sources a merged input held). */
+  sources: JobSource[];
+}
+
+/** The recordings the merge that wrote the file was given (a merged input's own sources are inside it). */
+export function jobInputs(job: JobInfo): JobSource[] {
+  return job.sources.filter((s) => s.parentId === null);
+}
+
+function fileName(file: string): string {
+  return file.split(/[\\/]/).pop() ?? file;
+}
+
+/**
+ * One line saying what the job is and how far to trust its common clock:
+ * "4 recordings merged as one job, clocks aligned by NCCL collectives,
+ * residual 0.2 µs (worst collective 1.10 µs)". The residual is the largest
+ * of the inputs' median residuals: how far the collectives' ends still lie
+ * apart after the alignment, the number the alignment is judged by.
+ */
+export function jobHeadline(job: JobInfo): string {
+  const inputs = jobInputs(job);
+  const aligned = inputs.filter((s) => s.clock === 'collectives');
+  const sameHost = inputs.filter((s) => s.clock === 'same-host');
+  const asRecorded = inputs.filter((s) => s.clock === 'wall-clock');
+  const others = inputs.length - 1; // every input but the reference is placed somehow
+  const plural = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 's'}`;
+  let clocks: string;
+  if (inputs.length < 2) clocks = 'one clock';
+  else if (aligned.length === others) clocks = 'clocks aligned by NCCL collectives';
+  else if (asRecorded.length === others) clocks = 'times as recorded (no NCCL collective matched across recordings)';
+  else {
+    const parts = [
+      aligned.length ? `${aligned.length} aligned by NCCL collectives` : '',
+      sameHost.length ? `${sameHost.length} as their host's other recordings` : '',
+      asRecorded.length ? `${asRecorded.length} as recorded` : '',
+    ].filter(Boolean);
+    clocks = `clocks: ${parts.join(', ')}`;
+  }
+  const residuals = inputs.filter((s) => s.residualNs !== null);
+  const residual = residuals.length
+    ? `, residual ${formatDuration(Math.max(...residuals.map((s) => s.residualNs!)))} (worst collective ${formatDuration(Math.max(...residuals.map((s) => s.residualMaxNs ?? s.residualNs!)))})`
+    : '';
+  return `${plural(inputs.length, 'recording')} merged as one job, ${clocks}${residual}`;
+}
+
+/** What the user must know before trusting times across recordings: each input placed by its recorded times, by name. */
+export function jobWarnings(job: JobInfo): string[] {
+  if (jobInputs(job).length < 2) return [];
+  return jobInputs(job)
+    .filter((s) => s.clock === 'wall-clock')
+    .map(
+      (s) =>
+        `${fileName(s.file)}${s.host ? ` (host ${s.host})` : ''}: no NCCL collective matched another recording's, so its clock could not be aligned: ` +
+        "placed by its recorded times (its host's clock; the error is unknown)",
+    );
+}
+
+/** How one source was placed, for the list of sources: "collectives, corrected +1.20 ms, residual 0.2 µs over 40". */
+export function describeSource(s: JobSource): string {
+  const how =
+    s.clock === 'reference'
+      ? 'reference clock'
+      : s.clock === 'collectives'
+        ? `aligned by NCCL collectives, corrected ${s.correctionNs < 0 ? '−' : '+'}${formatDuration(Math.abs(s.correctionNs))}`
+        : s.clock === 'same-host'
+          ? `corrected ${s.correctionNs < 0 ? '−' : '+'}${formatDuration(Math.abs(s.correctionNs))} as its host's other recordings`
+          : 'as recorded (not aligned)';
+  const residual =
+    s.residualNs !== null
+      ? `, residual ${formatDuration(s.residualNs)} (max ${formatDuration(s.residualMaxNs ?? s.residualNs)}) over ${s.collectives.toLocaleString('en-US')} collectives`
+      : '';
+  return `${how}${residual}`;
+}
