@@ -1,10 +1,55 @@
+// The payload extension's types (nvtxPayloadData_t and the registration
+// structs CUPTI hands back); this file implements none of NVTX's functions.
+#define NVTX_NO_IMPL
 #include "activity_translator.h"
 
+#include <cstdlib>
 #include <cstring>
+
+#include <nvtx3/nvToolsExtPayload.h>
+
+#include "cupti_copy.h"
 
 namespace streamscope {
 
 using namespace rs;
+
+namespace {
+
+// CUPTI's record of a domain's payload registrations (CUPTI's documentation,
+// "CUPTI NVTX Extended Payload Support"; declared in no header, so looked
+// up by name, in the CUPTI copy the collector is bound to: an older CUPTI
+// without it leaves payloads undecoded instead of the library unloadable).
+using GetPayloadAttr = CUptiResult(CUPTIAPI*)(uint32_t cupti_domain_id, uint64_t schema_id, CUpti_NvtxExtPayloadAttr* out);
+
+nvtx_payload::Registration registrationFromCupti(uint32_t domain, uint64_t id) {
+  static const auto get = reinterpret_cast<GetPayloadAttr>(cuptiSymbol("cuptiActivityGetNvtxExtPayloadAttr"));
+  nvtx_payload::Registration r;
+  CUpti_NvtxExtPayloadAttr a{};
+  a.structSize = sizeof a;
+  if (!get || get(domain, id, &a) != CUPTI_SUCCESS || !a.attributes) return r;
+  // CUPTI hands out copies allocated with malloc, the attributes and their
+  // entries array, for the caller to free (as CUPTI's nvtx_payload_attributes
+  // sample and XLA's profiler do).
+  if (a.type == CUPTI_NVTX_EXT_PAYLOAD_TYPE_SCHEMA) {
+    auto* s = static_cast<nvtxPayloadSchemaAttr_t*>(a.attributes);
+    r.kind = nvtx_payload::Registration::kSchema;
+    r.schema = nvtx_payload::schemaOf(*s);
+    std::free(const_cast<nvtxPayloadSchemaEntry_t*>(s->entries));
+  } else if (a.type == CUPTI_NVTX_EXT_PAYLOAD_TYPE_ENUM) {
+    auto* e = static_cast<nvtxPayloadEnumAttr_t*>(a.attributes);
+    r.kind = nvtx_payload::Registration::kEnum;
+    r.enumeration = nvtx_payload::enumOf(*e);
+    std::free(const_cast<nvtxPayloadEnum_t*>(e->entries));
+  }
+  std::free(a.attributes);
+  return r;
+}
+
+}  // namespace
+
+ActivityTranslator::ActivityTranslator(RecordEncoder& encoder, uint64_t origin_ns)
+    : enc_(encoder), origin_(origin_ns), payload_types_(registrationFromCupti) {}
 
 void ActivityTranslator::translateBuffer(uint8_t* buffer, size_t valid_size) {
   if (!buffer || valid_size == 0) return;
@@ -42,6 +87,7 @@ void ActivityTranslator::translate(const CUpti_Activity* record) {
     case CUPTI_ACTIVITY_KIND_RUNTIME: handleApi(*reinterpret_cast<const CUpti_ActivityAPI*>(record), kApiRuntime); break;
     case CUPTI_ACTIVITY_KIND_DRIVER: handleApi(*reinterpret_cast<const CUpti_ActivityAPI*>(record), kApiDriver); break;
     case CUPTI_ACTIVITY_KIND_MARKER: handleMarker(*reinterpret_cast<const CUpti_ActivityMarker2*>(record)); break;
+    case CUPTI_ACTIVITY_KIND_MARKER_DATA: handleMarkerData(*reinterpret_cast<const CUpti_ActivityMarkerData2*>(record)); break;
     case CUPTI_ACTIVITY_KIND_STREAM: handleStream(*reinterpret_cast<const CUpti_ActivityStream*>(record)); break;
     case CUPTI_ACTIVITY_KIND_OVERHEAD: handleOverhead(*reinterpret_cast<const CUpti_ActivityOverhead3*>(record)); break;
     default: ++unknown_; return;
@@ -249,6 +295,43 @@ void ActivityTranslator::handleMarker(const CUpti_ActivityMarker2& m) {
   r.object_kind = m.objectKind;
   r.thread_id = m.objectKind == CUPTI_ACTIVITY_OBJECT_THREAD ? m.objectId.pt.threadId : 0;
   enc_.write(r);
+}
+
+// MARKER_DATA comes for markers with event attributes (color, category,
+// payload); only an extended payload (NVTX's payload extension) is kept.
+// CUPTI copied it when the range was pushed — an nvtxPayloadData_t and the
+// block it points to, both allocated with malloc — and leaves both to the
+// reader of the record to free, decoded or not (CUPTI's
+// cupti_nvtx_ext_payload sample, XLA's profiler).
+void ActivityTranslator::handleMarkerData(const CUpti_ActivityMarkerData2& m) {
+  if (m.payloadKind != CUPTI_METRIC_VALUE_KIND_NVTX_EXTENDED_PAYLOAD) return;
+  auto* data = reinterpret_cast<nvtxPayloadData_t*>(static_cast<uintptr_t>(m.payload.metricValueNvtxExtendedPayload));
+  if (!data) return;
+  const uint64_t schema_id = data->schemaId;
+  const bool decoded = nvtx_payload::decode(payload_types_, m.cuptiDomainId, schema_id, data->payload, data->size, &payload_fields_);
+  std::free(const_cast<void*>(data->payload));
+  std::free(data);
+  if (!decoded) {
+    ++payloads_undecoded_;
+    return;
+  }
+  payload_record_.clear();
+  for (const nvtx_payload::Field& f : payload_fields_) {
+    MarkerPayloadField out{};
+    // Interned before the record is written: its String records must precede it.
+    out.name_sid = f.name.empty() ? 0 : enc_.intern(std::string_view(f.name));
+    out.kind = f.kind;
+    out.value = f.value;
+    out.label_sid = f.label.empty() ? 0 : enc_.intern(std::string_view(f.label));
+    out.entry_index = f.entry_index;
+    payload_record_.push_back(out);
+  }
+  MarkerPayloadRecord r{};
+  r.marker_id = m.id;
+  r.field_count = static_cast<uint32_t>(payload_record_.size());
+  r.schema_id = schema_id;
+  enc_.writeWithItems(r, payload_record_.data(), r.field_count);
+  ++payloads_written_;
 }
 
 void ActivityTranslator::handleOverhead(const CUpti_ActivityOverhead3& o) {

@@ -14,16 +14,18 @@
 #include <string>
 #include <unordered_map>
 #include <utility>
+#include <vector>
 
 #include <cupti.h>
 
+#include "nvtx_payload.h"
 #include "record_encoder.h"
 
 namespace streamscope {
 
 class ActivityTranslator {
  public:
-  ActivityTranslator(rs::RecordEncoder& encoder, uint64_t origin_ns) : enc_(encoder), origin_(origin_ns) {}
+  ActivityTranslator(rs::RecordEncoder& encoder, uint64_t origin_ns);
 
   // Encodes every record of a completed CUPTI buffer (validSize bytes).
   void translateBuffer(uint8_t* buffer, size_t valid_size);
@@ -47,6 +49,15 @@ class ActivityTranslator {
   void ignoreApiCallsFromThread(uint32_t tid) { own_tid_ = tid; }
   uint64_t ownApiCallsSkipped() const { return own_calls_; }
 
+  // NVTX extended payloads (MARKER_DATA records): written as MarkerPayload
+  // records, or counted when their schema is unknown or nothing in them
+  // could be decoded.
+  uint64_t payloadsWritten() const { return payloads_written_; }
+  uint64_t payloadsUndecoded() const { return payloads_undecoded_; }
+  // Where the schemas and enums the program registered come from: CUPTI
+  // (cuptiActivityGetNvtxExtPayloadAttr) unless a test gives its own.
+  void setPayloadRegistrations(nvtx_payload::Registry::Fetch fetch) { payload_types_ = nvtx_payload::Registry(std::move(fetch)); }
+
  private:
   int64_t rel(uint64_t ts) const { return static_cast<int64_t>(ts - origin_); }
 
@@ -58,6 +69,7 @@ class ActivityTranslator {
   void handleCudaEvent(const CUpti_ActivityCudaEvent2& e);
   void handleApi(const CUpti_ActivityAPI& a, uint32_t domain);
   void handleMarker(const CUpti_ActivityMarker2& m);
+  void handleMarkerData(const CUpti_ActivityMarkerData2& m);
   void handleOverhead(const CUpti_ActivityOverhead3& o);
   void handleStream(const CUpti_ActivityStream& s);
 
@@ -72,6 +84,11 @@ class ActivityTranslator {
   uint64_t bad_buffers_ = 0;
   uint32_t own_tid_ = 0;
   uint64_t own_calls_ = 0;
+  uint64_t payloads_written_ = 0;
+  uint64_t payloads_undecoded_ = 0;
+  nvtx_payload::Registry payload_types_;
+  std::vector<nvtx_payload::Field> payload_fields_;     // reused per payload
+  std::vector<rs::MarkerPayloadField> payload_record_;  // reused per payload
   // (domain << 32 | cbid) → string id: cuptiGetCallbackName once per API.
   std::unordered_map<uint64_t, uint32_t> api_names_;
   // CUPTI hands the same name pointer for every launch of a function. The

@@ -7,6 +7,9 @@
 //
 // Real-GPU behaviour (what CUPTI actually delivers, callbacks, signals in a
 // CUDA process) is checked separately on a GPU machine.
+//
+// NVTX's types only: the selftest calls none of NVTX's functions.
+#define NVTX_NO_IMPL
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/resource.h>
@@ -25,10 +28,12 @@
 
 #include <cupti.h>
 #include <generated_nvtx_meta.h>
+#include <nvtx3/nvToolsExtPayload.h>
 
 #include "activity_translator.h"
 #include "buffer_pool.h"
 #include "nvtx_default_domain.h"
+#include "nvtx_payload.h"
 #include "process_env.h"
 #include "record_encoder.h"
 #include "stream_writer.h"
@@ -610,6 +615,308 @@ void testNvtxDefaultDomain() {
   CHECK(m.flags == kMarkerInstantaneous && m.name == "here");
 }
 
+// ---- NVTX payloads ------------------------------------------------------------------
+//
+// NCCL 2.28.9's schemas (src/include/nvtx_payload_schemas.h, nvtx.h,
+// init_nvtx.cc), registered as NCCL registers them: static schemas of the
+// structs below with offsetof offsets, the reduction an enum of int size,
+// all in domain "NCCL". CUPTI hands the registrations back in these
+// structs (cuptiActivityGetNvtxExtPayloadAttr), so the selftest's registry
+// converts them with the collector's own schemaOf / enumOf.
+
+constexpr uint64_t kStatic = NVTX_PAYLOAD_SCHEMA_ID_STATIC_START;
+constexpr uint64_t kNcclAllReduce = kStatic + 5;  // NVTX_SID_AllReduce
+constexpr uint64_t kNcclSend = kStatic + 9;       // NVTX_SID_Send
+constexpr uint64_t kNcclCommInit = kStatic + 11;  // NVTX_SID_CommInitRankConfig
+constexpr uint64_t kNcclRedOp = kStatic + 20;     // NVTX_PAYLOAD_ENTRY_NCCL_REDOP in 2.28.9
+constexpr uint64_t kNatural = kStatic + 100;      // CUPTI's sample: offsets left to natural alignment
+constexpr uint64_t kAwkward = kStatic + 101;      // entries that cannot or must not be decoded
+constexpr uint64_t kUnion = kStatic + 102;
+constexpr uint64_t kWide = kStatic + 103;  // more entries than a record carries
+constexpr uint32_t kNcclDomain = 7;        // CUPTI's id of the domain
+
+enum NcclRedOp { ncclSum, ncclProd, ncclMax, ncclMin, ncclAvg };
+struct NcclAllReduce {
+  uint64_t comm;
+  size_t bytes;
+  NcclRedOp op;
+};
+struct NcclSendRecv {
+  uint64_t comm;
+  size_t bytes;
+  int peer;
+};
+struct NcclCommInitRank {
+  uint64_t newcomm;
+  int nranks;
+  int myrank;
+  int cudaDev;
+};
+struct Natural {  // CUPTI's cupti_nvtx_ext_payload sample: an enum, then u32, int, size_t
+  int op;
+  uint32_t device;
+  int elements;
+  size_t bytes;
+};
+
+constexpr uint64_t kNcclSchemaFields = NVTX_PAYLOAD_SCHEMA_ATTR_FIELD_TYPE | NVTX_PAYLOAD_SCHEMA_ATTR_FIELD_ENTRIES |
+                                       NVTX_PAYLOAD_SCHEMA_ATTR_FIELD_NUM_ENTRIES | NVTX_PAYLOAD_SCHEMA_ATTR_FIELD_STATIC_SIZE |
+                                       NVTX_PAYLOAD_SCHEMA_ATTR_FIELD_SCHEMA_ID;
+
+nvtxPayloadSchemaAttr_t schemaAttr(const nvtxPayloadSchemaEntry_t* entries, size_t n, size_t size, uint64_t id,
+                                   uint64_t type = NVTX_PAYLOAD_SCHEMA_TYPE_STATIC) {
+  nvtxPayloadSchemaAttr_t a{};
+  a.fieldMask = kNcclSchemaFields;
+  a.type = type;
+  a.flags = NVTX_PAYLOAD_SCHEMA_FLAG_NONE;
+  a.entries = entries;
+  a.numEntries = n;
+  a.payloadStaticSize = size;
+  a.schemaId = id;
+  return a;
+}
+
+// The registry as CUPTI would answer for the NCCL domain.
+nvtx_payload::Registration ncclRegistration(uint32_t domain, uint64_t id) {
+  static const nvtxPayloadSchemaEntry_t all_reduce[] = {
+      {0, NVTX_PAYLOAD_ENTRY_TYPE_UINT64, "NCCL communicator ID", nullptr, 0, offsetof(NcclAllReduce, comm), nullptr, nullptr},
+      {0, NVTX_PAYLOAD_ENTRY_TYPE_SIZE, "Message size [bytes]", nullptr, 0, offsetof(NcclAllReduce, bytes), nullptr, nullptr},
+      {0, kNcclRedOp, "Reduction operation", nullptr, 0, offsetof(NcclAllReduce, op), nullptr, nullptr}};
+  static const nvtxPayloadSchemaEntry_t send_recv[] = {
+      {0, NVTX_PAYLOAD_ENTRY_TYPE_UINT64, "NCCL communicator ID", nullptr, 0, offsetof(NcclSendRecv, comm), nullptr, nullptr},
+      {0, NVTX_PAYLOAD_ENTRY_TYPE_SIZE, "Message size [bytes]", nullptr, 0, offsetof(NcclSendRecv, bytes), nullptr, nullptr},
+      {0, NVTX_PAYLOAD_ENTRY_TYPE_INT, "Peer rank", nullptr, 0, offsetof(NcclSendRecv, peer), nullptr, nullptr}};
+  static const nvtxPayloadSchemaEntry_t comm_init[] = {
+      {0, NVTX_PAYLOAD_ENTRY_TYPE_UINT64, "NCCL communicator ID", nullptr, 0, offsetof(NcclCommInitRank, newcomm), nullptr, nullptr},
+      {0, NVTX_PAYLOAD_ENTRY_TYPE_INT, "No. of ranks", nullptr, 0, offsetof(NcclCommInitRank, nranks), nullptr, nullptr},
+      {0, NVTX_PAYLOAD_ENTRY_TYPE_INT, "Rank", nullptr, 0, offsetof(NcclCommInitRank, myrank), nullptr, nullptr},
+      {0, NVTX_PAYLOAD_ENTRY_TYPE_INT, "CUDA device", nullptr, 0, offsetof(NcclCommInitRank, cudaDev), nullptr, nullptr}};
+  static const nvtxPayloadSchemaEntry_t natural[] = {{0, kNcclRedOp, "VectorAddOp", nullptr, 0, 0, nullptr, nullptr},
+                                                     {0, NVTX_PAYLOAD_ENTRY_TYPE_UINT32, "Device ID", nullptr, 0, 0, nullptr, nullptr},
+                                                     {0, NVTX_PAYLOAD_ENTRY_TYPE_INT, "No. of elements", nullptr, 0, 0, nullptr, nullptr},
+                                                     {0, NVTX_PAYLOAD_ENTRY_TYPE_SIZE, "Size of vector", nullptr, 0, 0, nullptr, nullptr}};
+  // Skipped, each for its reason, while the entries after them are still
+  // placed where they belong; the last lies past the end of any payload.
+  static const nvtxPayloadSchemaEntry_t awkward[] = {
+      {0, NVTX_PAYLOAD_ENTRY_TYPE_INT32, "first", nullptr, 0, 0, nullptr, nullptr},            // 0..4
+      {0, NVTX_PAYLOAD_ENTRY_TYPE_ADDRESS, "pointer value", nullptr, 0, 0, nullptr, nullptr},  // 8..16, skipped
+      {NVTX_PAYLOAD_ENTRY_FLAG_ARRAY_FIXED_SIZE, NVTX_PAYLOAD_ENTRY_TYPE_UINT16, "array", nullptr, 3, 0, nullptr, nullptr},  // 16..22
+      {0, NVTX_PAYLOAD_ENTRY_TYPE_CSTRING, "name", nullptr, 5, 0, nullptr, nullptr},                                         // 22..27
+      {NVTX_PAYLOAD_ENTRY_FLAG_HIDE, NVTX_PAYLOAD_ENTRY_TYPE_UINT8, "hidden", nullptr, 0, 0, nullptr, nullptr},              // 27
+      {0, NVTX_PAYLOAD_ENTRY_TYPE_DOUBLE, nullptr, nullptr, 0, 0, nullptr, nullptr},  // 32..40, unnamed
+      {NVTX_PAYLOAD_ENTRY_FLAG_ARRAY_ZERO_TERMINATED, NVTX_PAYLOAD_ENTRY_TYPE_INT32, "terminated", nullptr, 0, 0, nullptr, nullptr},
+      {0, NVTX_PAYLOAD_ENTRY_TYPE_INT16, "lost after it", nullptr, 0, 0, nullptr, nullptr},  // no offset: unplaceable
+      {0, NVTX_PAYLOAD_ENTRY_TYPE_INT16, "own offset", nullptr, 0, 48, nullptr, nullptr},    // 48..50
+      {0, kStatic + 999, "unregistered type", nullptr, 0, 52, nullptr, nullptr},
+      {0, NVTX_PAYLOAD_ENTRY_TYPE_FLOAT, "float", nullptr, 0, 56, nullptr, nullptr},  // 56..60
+      {0, NVTX_PAYLOAD_ENTRY_TYPE_UINT64, "past the end", nullptr, 0, 1ull << 62, nullptr, nullptr}};
+  static const nvtxPayloadSchemaEntry_t one_int[] = {{0, NVTX_PAYLOAD_ENTRY_TYPE_INT, "member", nullptr, 0, 0, nullptr, nullptr}};
+  static const std::vector<nvtxPayloadSchemaEntry_t> wide = [] {
+    std::vector<nvtxPayloadSchemaEntry_t> w(
+        40, nvtxPayloadSchemaEntry_t{0, NVTX_PAYLOAD_ENTRY_TYPE_UINT8, nullptr, nullptr, 0, 0, nullptr, nullptr});
+    static const std::string long_name = std::string(150, 'n') + "\xc3\xbc";  // cut inside nothing: 128 bytes of 'n'
+    w[0].name = long_name.c_str();
+    return w;
+  }();
+  static const nvtxPayloadEnum_t red_ops[] = {
+      {"Sum", ncclSum, 0}, {"Product", ncclProd, 0}, {"Max", ncclMax, 0}, {"Min", ncclMin, 0}, {"Avg", ncclAvg, 0}};
+
+  nvtx_payload::Registration r;
+  if (domain != kNcclDomain) return r;
+  auto schema = [&](const nvtxPayloadSchemaAttr_t& a) {
+    r.kind = nvtx_payload::Registration::kSchema;
+    r.schema = nvtx_payload::schemaOf(a);
+  };
+  switch (id) {
+    case kNcclAllReduce: schema(schemaAttr(all_reduce, 3, sizeof(NcclAllReduce), id)); break;
+    case kNcclSend: schema(schemaAttr(send_recv, 3, sizeof(NcclSendRecv), id)); break;
+    case kNcclCommInit: schema(schemaAttr(comm_init, 4, sizeof(NcclCommInitRank), id)); break;
+    case kNatural: schema(schemaAttr(natural, 4, sizeof(Natural), id)); break;
+    case kAwkward: schema(schemaAttr(awkward, sizeof awkward / sizeof awkward[0], 64, id)); break;
+    case kUnion: schema(schemaAttr(one_int, 1, 4, id, NVTX_PAYLOAD_SCHEMA_TYPE_UNION)); break;
+    case kWide: schema(schemaAttr(wide.data(), wide.size(), wide.size(), id)); break;
+    case kNcclRedOp: {
+      nvtxPayloadEnumAttr_t e{};
+      e.fieldMask = NVTX_PAYLOAD_ENUM_ATTR_FIELD_ENTRIES | NVTX_PAYLOAD_ENUM_ATTR_FIELD_NUM_ENTRIES | NVTX_PAYLOAD_ENUM_ATTR_FIELD_SIZE |
+                    NVTX_PAYLOAD_ENUM_ATTR_FIELD_SCHEMA_ID;
+      e.entries = red_ops;
+      e.numEntries = 5;
+      e.sizeOfEnum = sizeof(NcclRedOp);
+      e.schemaId = id;
+      r.kind = nvtx_payload::Registration::kEnum;
+      r.enumeration = nvtx_payload::enumOf(e);
+      break;
+    }
+    default: break;
+  }
+  return r;
+}
+
+// A MARKER_DATA record as CUPTI delivers one: the payload copied with malloc, for the translator to free.
+template <class T>
+CUpti_ActivityMarkerData2 markerData(uint32_t marker_id, uint64_t schema_id, const T& payload, size_t size = sizeof(T),
+                                     uint32_t domain = kNcclDomain) {
+  auto* blob = static_cast<uint8_t*>(std::calloc(1, sizeof(T)));
+  std::memcpy(blob, &payload, sizeof(T));
+  auto* data = static_cast<nvtxPayloadData_t*>(std::malloc(sizeof(nvtxPayloadData_t)));
+  *data = nvtxPayloadData_t{schema_id, size, blob};
+  CUpti_ActivityMarkerData2 m{};
+  m.kind = CUPTI_ACTIVITY_KIND_MARKER_DATA;
+  m.id = marker_id;
+  m.payloadKind = CUPTI_METRIC_VALUE_KIND_NVTX_EXTENDED_PAYLOAD;
+  m.payload.metricValueNvtxExtendedPayload = reinterpret_cast<uintptr_t>(data);
+  m.cuptiDomainId = domain;
+  return m;
+}
+
+struct DecodedField {
+  std::string name;
+  uint32_t kind;
+  uint64_t value;
+  std::string label;
+  uint32_t entry;
+  bool operator==(const DecodedField& o) const {
+    return name == o.name && kind == o.kind && value == o.value && label == o.label && entry == o.entry;
+  }
+};
+
+// Every MarkerPayload record of a stream: marker id → its fields.
+std::map<uint32_t, std::vector<DecodedField>> payloadsOf(const Decoded& d, std::map<uint32_t, uint64_t>* schemas = nullptr) {
+  std::map<uint32_t, std::vector<DecodedField>> out;
+  for (const Rec& r : d.records) {
+    if (r.kind != Kind::MarkerPayload) continue;
+    const auto p = r.as<MarkerPayloadRecord>();
+    CHECK(r.bytes.size() == sizeof p + p.field_count * sizeof(MarkerPayloadField) && p.h.size == r.bytes.size());
+    if (schemas) (*schemas)[p.marker_id] = p.schema_id;
+    auto& fields = out[p.marker_id];
+    for (uint32_t i = 0; i < p.field_count; i++) {
+      MarkerPayloadField f;
+      std::memcpy(&f, r.bytes.data() + sizeof p + i * sizeof f, sizeof f);
+      fields.push_back(
+          {f.name_sid ? d.strings.at(f.name_sid) : "", f.kind, f.value, f.label_sid ? d.strings.at(f.label_sid) : "", f.entry_index});
+    }
+  }
+  return out;
+}
+
+uint64_t bitsOf(double d) {
+  uint64_t b;
+  std::memcpy(&b, &d, sizeof b);
+  return b;
+}
+
+void testNvtxPayloads() {
+  std::vector<uint8_t> out(sizeof(FileHeader));
+  const FileHeader h = makeFileHeader(kOrigin, 0, 1, 0, 100);
+  std::memcpy(out.data(), &h, sizeof h);
+  std::vector<uint8_t> records;
+  RecordEncoder enc(&records);
+  ActivityTranslator t(enc, kOrigin);
+  t.setPayloadRegistrations(ncclRegistration);
+  alignas(64) static uint8_t storage[1 << 14];
+  CuptiBuffer b{storage};
+
+  const uint64_t comm = 0xfedcba9876543210ull;  // a communicator hash above 2^53
+  b.add(markerData(1, kNcclAllReduce, NcclAllReduce{comm, 16777216, ncclMax}));
+  b.add(markerData(2, kNcclSend, NcclSendRecv{comm, 4096, -1}));
+  b.add(markerData(3, kNcclCommInit, NcclCommInitRank{comm, 2, 1, 0}));
+  b.add(markerData(4, kNatural, Natural{ncclAvg, 3, -7, size_t{1} << 40}));
+  NcclAllReduce unknown_op{comm, 8, static_cast<NcclRedOp>(77)};
+  b.add(markerData(5, kNcclAllReduce, unknown_op));
+  // Cut short by the program: only what lies wholly inside is read.
+  b.add(markerData(6, kNcclAllReduce, NcclAllReduce{comm, 99, ncclSum}, 12));
+  uint8_t awkward[64] = {};
+  const int32_t first = -5;
+  const double unnamed = 2.5;
+  const int16_t own = -300;
+  const float fl = 0.25f;
+  std::memcpy(awkward, &first, 4);
+  std::memcpy(awkward + 32, &unnamed, 8);
+  std::memcpy(awkward + 48, &own, 2);
+  std::memcpy(awkward + 56, &fl, 4);
+  b.add(markerData(7, kAwkward, awkward));
+  uint8_t wide[40];
+  for (int i = 0; i < 40; i++) wide[i] = static_cast<uint8_t>(i);
+  b.add(markerData(8, kWide, wide));
+  const uint64_t lone = 12345;
+  b.add(markerData(9, NVTX_PAYLOAD_ENTRY_TYPE_UINT64, lone));  // a predefined type as the schema: one unnamed value
+  // Not decodable, each freed all the same: unknown schema, unknown domain,
+  // a union, a size left to the tool, nothing.
+  b.add(markerData(20, kStatic + 4242, lone));
+  b.add(markerData(21, kNcclAllReduce, NcclAllReduce{comm, 1, ncclSum}, sizeof(NcclAllReduce), 99));
+  b.add(markerData(22, kUnion, first));
+  b.add(markerData(23, kNcclAllReduce, NcclAllReduce{comm, 1, ncclSum}, SIZE_MAX));
+  b.add(markerData(24, kNcclAllReduce, NcclAllReduce{comm, 1, ncclSum}, 0));
+  // Other marker data (a color) and a null payload: no record, nothing counted.
+  CUpti_ActivityMarkerData2 color{};
+  color.kind = CUPTI_ACTIVITY_KIND_MARKER_DATA;
+  color.id = 30;
+  color.payloadKind = CUPTI_METRIC_VALUE_KIND_DOUBLE;
+  color.color = 0xff00ff00;
+  b.add(color);
+  CUpti_ActivityMarkerData2 null_payload = color;
+  null_payload.payloadKind = CUPTI_METRIC_VALUE_KIND_NVTX_EXTENDED_PAYLOAD;
+  null_payload.payload.metricValueNvtxExtendedPayload = 0;
+  b.add(null_payload);
+  t.translateBuffer(storage, b.size);
+
+  out.insert(out.end(), records.begin(), records.end());
+  const Decoded d = decode(out);
+  CHECK(d.clean);
+  CHECK(t.payloadsWritten() == 9);
+  CHECK(t.payloadsUndecoded() == 5);
+  std::map<uint32_t, uint64_t> schemas;
+  const auto p = payloadsOf(d, &schemas);
+  CHECK(p.size() == 9);
+  CHECK(schemas[1] == kNcclAllReduce && schemas[9] == NVTX_PAYLOAD_ENTRY_TYPE_UINT64);
+  using F = DecodedField;
+  const uint32_t S = kPayloadSigned, U = kPayloadUnsigned, E = kPayloadEnum, D = kPayloadFloat;
+  CHECK(p.at(1) == (std::vector<F>{{"NCCL communicator ID", U, comm, "", 0},
+                                   {"Message size [bytes]", U, 16777216, "", 1},
+                                   {"Reduction operation", E, ncclMax, "Max", 2}}));
+  CHECK(p.at(2) == (std::vector<F>{{"NCCL communicator ID", U, comm, "", 0},
+                                   {"Message size [bytes]", U, 4096, "", 1},
+                                   {"Peer rank", S, static_cast<uint64_t>(-1), "", 2}}));
+  CHECK(p.at(3) ==
+        (std::vector<F>{
+            {"NCCL communicator ID", U, comm, "", 0}, {"No. of ranks", S, 2, "", 1}, {"Rank", S, 1, "", 2}, {"CUDA device", S, 0, "", 3}}));
+  CHECK(p.at(4) == (std::vector<F>{{"VectorAddOp", E, ncclAvg, "Avg", 0},
+                                   {"Device ID", U, 3, "", 1},
+                                   {"No. of elements", S, static_cast<uint64_t>(-7), "", 2},
+                                   {"Size of vector", U, uint64_t{1} << 40, "", 3}}));
+  CHECK(p.at(5).size() == 3 && p.at(5)[2] == (F{"Reduction operation", E, 77, "", 2}));
+  CHECK(p.at(6) == (std::vector<F>{{"NCCL communicator ID", U, comm, "", 0}}));
+  CHECK(p.at(7) == (std::vector<F>{{"first", S, static_cast<uint64_t>(-5), "", 0},
+                                   {"", D, bitsOf(2.5), "", 5},
+                                   {"own offset", S, static_cast<uint64_t>(-300), "", 8},
+                                   {"float", D, bitsOf(0.25), "", 10}}));
+  CHECK(p.at(8).size() == kMarkerPayloadMaxFields && p.at(8)[31] == (F{"", U, 31, "", 31}));
+  CHECK(p.at(8)[0].name == std::string(nvtx_payload::kMaxNameBytes, 'n'));
+  CHECK(p.at(9) == (std::vector<F>{{"", U, 12345, "", 0}}));
+
+  // The registry asks once per (domain, id), unknown ids included.
+  std::map<std::pair<uint32_t, uint64_t>, int> asked;
+  nvtx_payload::Registry counting([&](uint32_t domain, uint64_t id) {
+    ++asked[{domain, id}];
+    return ncclRegistration(domain, id);
+  });
+  std::vector<nvtx_payload::Field> fields;
+  const NcclAllReduce ar{comm, 64, ncclSum};
+  for (int i = 0; i < 3; i++) CHECK(nvtx_payload::decode(counting, kNcclDomain, kNcclAllReduce, &ar, sizeof ar, &fields));
+  CHECK(!nvtx_payload::decode(counting, kNcclDomain, kStatic + 4242, &ar, sizeof ar, &fields) && fields.empty());
+  CHECK(!nvtx_payload::decode(counting, kNcclDomain, kStatic + 4242, &ar, sizeof ar, &fields));
+  const std::map<std::pair<uint32_t, uint64_t>, int> once = {
+      {{kNcclDomain, kNcclAllReduce}, 1}, {{kNcclDomain, kNcclRedOp}, 1}, {{kNcclDomain, kStatic + 4242}, 1}};
+  CHECK(asked == once);
+  CHECK(!nvtx_payload::decode(counting, kNcclDomain, kNcclAllReduce, nullptr, sizeof ar, &fields));
+  // Null pointers in a registration read as empty.
+  nvtxPayloadSchemaAttr_t no_entries = schemaAttr(nullptr, 5, 8, kStatic);
+  CHECK(nvtx_payload::schemaOf(no_entries).entries.empty());
+  nvtxPayloadSchemaEntry_t nameless{0, NVTX_PAYLOAD_ENTRY_TYPE_INT, nullptr, nullptr, 0, 0, nullptr, nullptr};
+  nvtxPayloadSchemaAttr_t one = schemaAttr(&nameless, 1, 4, kStatic);
+  CHECK(nvtx_payload::schemaOf(one).entries.at(0).name.empty());
+}
+
 // The launcher variables: only process_env.h's names, in its order, each
 // that is set (empty included), values cut at kProcessEnvValueBytes.
 void testProcessEnv() {
@@ -658,6 +965,7 @@ int main() {
   testPool();
   testProcessEnv();
   testNvtxDefaultDomain();
+  testNvtxPayloads();
   testTranslator();
   testWriter();
   testOutputError();

@@ -512,11 +512,13 @@ void finish() {
     }
     logLine(
         "%s: %llu records, %llu CUPTI buffers (%zu of %zu allocated, %zu not returned by CUPTI), "
-        "%llu records of unknown kind, %llu without GPU timestamps, %llu lost to output errors",
+        "%llu records of unknown kind, %llu without GPU timestamps, %llu lost to output errors, "
+        "%llu NVTX payloads decoded, %llu not decodable",
         c->path.c_str(), static_cast<unsigned long long>(c->writer->recordsInFile()),
         static_cast<unsigned long long>(c->writer->buffersCompleted()), c->pool->allocated(), c->pool->maxBuffers(), c->pool->outstanding(),
         static_cast<unsigned long long>(t.unknownRecords()), static_cast<unsigned long long>(incomplete),
-        static_cast<unsigned long long>(c->writer->recordsLost()));
+        static_cast<unsigned long long>(c->writer->recordsLost()), static_cast<unsigned long long>(t.payloadsWritten()),
+        static_cast<unsigned long long>(t.payloadsUndecoded()));
     c->writer->close();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "streamscope: finishing the record stream failed: %s\n", e.what());
@@ -544,6 +546,10 @@ constexpr KindToEnable kKinds[] = {
     {CUPTI_ACTIVITY_KIND_RUNTIME, "RUNTIME"},
     {CUPTI_ACTIVITY_KIND_DRIVER, "DRIVER"},
     {CUPTI_ACTIVITY_KIND_MARKER, "MARKER"},
+    // The payloads of NVTX ranges and marks (NCCL's collectives: message
+    // size, reduction, ...), decoded into MarkerPayload records
+    // (nvtx_payload.h); one record per marker with event attributes.
+    {CUPTI_ACTIVITY_KIND_MARKER_DATA, "MARKER_DATA"},
     {CUPTI_ACTIVITY_KIND_OVERHEAD, "OVERHEAD"},
     // Stream flags and priority, without calling the driver on the target's
     // thread (CUPTI would record such calls as the target's own).

@@ -20,6 +20,14 @@
 // wrapped: CUPTI records nothing for calls on the default domain (a null
 // domain handle; nvtx_default_domain.h), so the wrappers pass every call on
 // to CUPTI and report the default-domain ones to the collector too.
+//
+// NVTX's payload extension (nvtx3/nvToolsExtPayload.h: schemas, enums and
+// the payloads NCCL attaches to its collectives' ranges) is loaded apart
+// from the core: on its first call NVTX dlopens the same injection library
+// and looks up InitializeInjectionNvtxExtension (nvtxExtInit.h). Without it
+// the extension is disabled and every schema registration is dropped; with
+// it handed on to CUPTI, CUPTI keeps the registrations and delivers each
+// payload in a MARKER_DATA record (nvtx_payload.h).
 #include <dlfcn.h>
 
 #include <atomic>
@@ -30,6 +38,7 @@
 #include <cupti.h>
 #include <generated_nvtx_meta.h>
 
+#include "cupti_copy.h"
 #include "nvtx_default_domain.h"
 
 namespace {
@@ -37,6 +46,10 @@ namespace {
 // NVTX's own typedef (nvtx3/nvtxDetail/nvtxTypes.h).
 using NvtxGetExportTable = const void* (*)(uint32_t export_table_id);
 using InitializeNvtx = int (*)(NvtxGetExportTable);
+// CUPTI's handler of NVTX extension modules (CUPTI's documentation, "CUPTI
+// NVTX Extended Payload Support"; declared in no header). Its argument is
+// NVTX's nvtxExtModuleInfo_t* (nvtxExtTypes.h), passed through untouched.
+using InitializeNvtxExtension = CUptiResult(CUPTIAPI*)(void* module_info);
 
 // Set while a wrapper of this thread runs: a chain that calls back into
 // NVTX's table (another tool's trampoline) ends here instead of recursing.
@@ -186,22 +199,36 @@ void wrapDomainApi(NvtxGetExportTable get_export_table) {
 // has no NVTX entry point, in which case NVTX turns itself into no-ops and
 // the target runs on unrecorded ranges.
 extern "C" __attribute__((visibility("default"))) int InitializeInjectionNvtx2(NvtxGetExportTable get_export_table) {
-  Dl_info info{};
-  // The address this library's call to cuptiGetVersion is bound to lies in
-  // the CUPTI copy the collector uses.
-  if (dladdr(reinterpret_cast<void*>(&cuptiGetVersion), &info) == 0 || !info.dli_fname) {
+  const streamscope::CuptiCopy& cupti = streamscope::boundCupti();
+  if (!cupti.path) {
     std::fprintf(stderr, "streamscope: NVTX ranges not recorded: cannot tell which libcupti is loaded\n");
     return 0;
   }
-  void* cupti = dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD);
-  auto init = cupti ? reinterpret_cast<InitializeNvtx>(dlsym(cupti, "InitializeInjectionNvtx2")) : nullptr;
+  auto init = reinterpret_cast<InitializeNvtx>(streamscope::cuptiSymbol("InitializeInjectionNvtx2"));
   if (!init) {
-    std::fprintf(stderr, "streamscope: NVTX ranges not recorded: %s has no InitializeInjectionNvtx2\n", info.dli_fname);
+    std::fprintf(stderr, "streamscope: NVTX ranges not recorded: %s has no InitializeInjectionNvtx2\n", cupti.path);
     return 0;
   }
   const int ok = init(get_export_table);
-  cupti_base = info.dli_fbase;
+  cupti_base = cupti.base;
   if (ok) wrapDomainApi(get_export_table);
-  if (verbose()) std::fprintf(stderr, "streamscope: NVTX handed to %s (%s)\n", info.dli_fname, ok ? "accepted" : "refused");
+  if (verbose()) std::fprintf(stderr, "streamscope: NVTX handed to %s (%s)\n", cupti.path, ok ? "accepted" : "refused");
+  return ok;
+}
+
+// NVTX calls this once per extension module a copy of NVTX loads (the
+// payload extension: NCCL's schemas and payloads). Handed to the same CUPTI
+// copy. 0 (CUPTI without NVTX extension support, or refusing the module):
+// NVTX disables that module's calls, as it did before StreamScope exported
+// this entry point; ranges still arrive, without their payloads.
+extern "C" __attribute__((visibility("default"))) int InitializeInjectionNvtxExtension(void* module_info) {
+  auto init = reinterpret_cast<InitializeNvtxExtension>(streamscope::cuptiSymbol("cuptiNvtxExtensionInitialize"));
+  const int ok = init && init(module_info) == CUPTI_SUCCESS ? 1 : 0;
+  if (verbose()) {
+    std::fprintf(stderr, "streamscope: NVTX extension module %s\n",
+                 !init ? "not handled: this CUPTI has no cuptiNvtxExtensionInitialize"
+                 : ok  ? "handed to CUPTI"
+                       : "refused by CUPTI");
+  }
   return ok;
 }

@@ -40,6 +40,7 @@ STREAMSCOPE_KIND_OF(ErrorRecord, Error);
 STREAMSCOPE_KIND_OF(FlushRecord, Flush);
 STREAMSCOPE_KIND_OF(EndRecord, End);
 STREAMSCOPE_KIND_OF(ProcessEnvRecord, ProcessEnv);
+STREAMSCOPE_KIND_OF(MarkerPayloadRecord, MarkerPayload);
 #undef STREAMSCOPE_KIND_OF
 
 inline FileHeader makeFileHeader(uint64_t origin_ns, uint64_t origin_wall_ns, uint32_t pid, uint32_t flags, uint32_t collector_version) {
@@ -90,6 +91,20 @@ class RecordEncoder {
     r.h.reserved = 0;
     r.h.size = sizeof(R);
     append(&r, sizeof r);
+    ++records_;
+  }
+
+  // A record followed by `n` items of a fixed size (MarkerPayload and its
+  // fields), as one record whose size covers both.
+  template <class R, class T>
+  void writeWithItems(R& r, const T* items, uint32_t n) {
+    static_assert(std::is_trivially_copyable_v<R> && sizeof(R) % 8 == 0);
+    static_assert(std::is_trivially_copyable_v<T> && sizeof(T) % 8 == 0);
+    r.h.kind = static_cast<uint16_t>(KindOf<R>::value);
+    r.h.reserved = 0;
+    r.h.size = static_cast<uint32_t>(sizeof(R) + n * sizeof(T));
+    append(&r, sizeof r);
+    if (n > 0) append(items, n * sizeof(T));
     ++records_;
   }
 

@@ -71,6 +71,7 @@ enum class Kind : uint16_t {
   Flush = 16,
   End = 17,
   ProcessEnv = 18,
+  MarkerPayload = 19,
 };
 
 // The kind's name as the format spells it (profiler/record/format.ts uses
@@ -95,6 +96,7 @@ inline const char* kindName(Kind k) {
     case Kind::Flush: return "Flush";
     case Kind::End: return "End";
     case Kind::ProcessEnv: return "ProcessEnv";
+    case Kind::MarkerPayload: return "MarkerPayload";
   }
   return nullptr;
 }
@@ -392,6 +394,44 @@ struct ProcessEnvRecord {
   uint32_t value_sid;  // its value (its first kProcessEnvValueBytes bytes, process_env.h)
 };
 static_assert(sizeof(ProcessEnvRecord) == 16);
+
+// What an NVTX range or mark carried in NVTX's payload extension
+// (nvtx3/nvToolsExtPayload.h): a block of bytes laid out by a schema the
+// program registered. NCCL (2.19 and later) attaches one to every
+// collective's range: the communicator, the message size in bytes, the
+// reduction, the root or peer. The collector decodes the scalar entries of
+// the schema (integers, floats, registered enums) with the entries' own
+// names, so readers never need the schema. Refers to the Marker record of
+// `marker_id` in the same file (the range's Start, or the mark), which it
+// may precede or follow. Variable size: followed by `field_count`
+// MarkerPayloadField. Added with issue 13 (collector 0.1.0) as a new kind,
+// so the format version stays 1: older readers skip it by its size.
+struct MarkerPayloadRecord {
+  RecordHeader h;
+  uint32_t marker_id;
+  uint32_t field_count;  // at most kMarkerPayloadMaxFields
+  uint64_t schema_id;    // the NVTX payload schema the fields were decoded with
+};
+static_assert(sizeof(MarkerPayloadRecord) == 24);
+
+inline constexpr uint32_t kMarkerPayloadMaxFields = 32;
+
+// How MarkerPayloadField::value reads.
+enum PayloadValueKind : uint32_t {
+  kPayloadSigned = 1,    // an int64_t
+  kPayloadUnsigned = 2,  // a uint64_t
+  kPayloadFloat = 3,     // the bits of an IEEE 754 double
+  kPayloadEnum = 4,      // a registered enum's integer (uint64_t); label_sid names it
+};
+
+struct MarkerPayloadField {
+  uint32_t name_sid;     // the schema entry's name ("Message size [bytes]"); 0: the entry has none
+  uint32_t kind;         // PayloadValueKind
+  uint64_t value;        // by kind
+  uint32_t label_sid;    // kPayloadEnum: the name the program registered for the value ("Sum"); 0: none matched
+  uint32_t entry_index;  // the entry's place in its schema, from 0 (what names an unnamed entry)
+};
+static_assert(sizeof(MarkerPayloadField) == 24);
 
 inline constexpr uint32_t align8(uint32_t n) { return (n + 7u) & ~7u; }
 

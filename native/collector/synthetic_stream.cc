@@ -14,7 +14,10 @@
 //         {"header": {...}, "records": [{"kind": "String", "id": 1, "value": "..."},
 //                                       {"kind": "Kernel", <every field but h>}, ...]}
 //       64-bit origins are decimal strings; uuid is 32 lowercase hex digits;
-//       every other field is a JSON number (all below 2^53 in magnitude).
+//       MarkerPayload's fields are a list ("fields": [{name_sid, kind,
+//       value, label_sid, entry_index}]) whose 64-bit value is a decimal
+//       string of its bits; every other field is a JSON number (all below
+//       2^53 in magnitude).
 //
 //   streamscope-synthetic-stream --out FILE --bench-launches N [--pid N] [--origin-ns N] [--env NAME=VALUE]...
 //       A launch-bound stream as the collector writes it for a loop of N
@@ -58,6 +61,11 @@ class Json {
   void str(const char* name, const std::string& s) {
     key(name);
     out_ += quote(s);
+  }
+  // Text that is JSON already (a list).
+  void raw(const char* name, const std::string& json) {
+    key(name);
+    out_ += json;
   }
   void uuid(const char* name, const uint8_t* u) {
     char hex[33];
@@ -192,6 +200,26 @@ class Writer {
       json_->end();
     }
     if (bytes_.size() >= (4u << 20)) flush();
+  }
+
+  // A MarkerPayload record and its fields.
+  void payload(MarkerPayloadRecord r, const std::vector<MarkerPayloadField>& fields) {
+    enc_.writeWithItems(r, fields.data(), static_cast<uint32_t>(fields.size()));
+    if (json_) {
+      json_->begin(nameOf(Kind::MarkerPayload));
+      json_->num("marker_id", r.marker_id);
+      json_->num("field_count", r.field_count);
+      json_->num("schema_id", r.schema_id);
+      std::string list = "[";
+      for (const MarkerPayloadField& f : fields) {
+        list += list.size() > 1 ? "," : "";
+        list += "{\"name_sid\":" + std::to_string(f.name_sid) + ",\"kind\":" + std::to_string(f.kind) + ",\"value\":\"" +
+                std::to_string(f.value) + "\",\"label_sid\":" + std::to_string(f.label_sid) +
+                ",\"entry_index\":" + std::to_string(f.entry_index) + "}";
+      }
+      json_->raw("fields", list + "]");
+      json_->end();
+    }
   }
 
   uint64_t records() const { return enc_.recordsWritten(); }
@@ -477,11 +505,42 @@ void edgeCases(Writer& w, uint32_t pid, bool with_end, const EnvList* env) {
   mk.object_kind = 2;  // thread
   mk.thread_id = 123456;
   w.write(mk);
+  // The range's payload, as NCCL's AllReduce range carries one: between its
+  // Start and End. Edge values: a 64-bit hash above 2^53, a negative
+  // number, a float, an enum with and without its name, an unnamed entry, a
+  // name to escape.
+  const auto bits = [](double d) {
+    uint64_t b;
+    std::memcpy(&b, &d, sizeof b);
+    return b;
+  };
+  MarkerPayloadRecord pl{};
+  pl.marker_id = 1;
+  pl.schema_id = (1u << 24) + 5;
+  const std::vector<MarkerPayloadField> fields = {{w.intern("NCCL communicator ID"), kPayloadUnsigned, 0xfedcba9876543210ull, 0, 0},
+                                                  {w.intern("Message size [bytes]"), kPayloadUnsigned, 16777216, 0, 1},
+                                                  {w.intern("Reduction operation"), kPayloadEnum, 0, w.intern("Sum"), 2},
+                                                  {0, kPayloadSigned, static_cast<uint64_t>(-1), 0, 3},
+                                                  {w.intern("ratio \"q\" \\ f\xc3\xbcr"), kPayloadFloat, bits(0.5), 0, 4},
+                                                  {w.intern("unnamed enum value"), kPayloadEnum, 77, 0, UINT32_MAX}};
+  pl.field_count = static_cast<uint32_t>(fields.size());
+  w.payload(pl, fields);
   MarkerRecord mk2 = mk;
   mk2.name_sid = 0;  // End records carry no name
   mk2.timestamp_ns = 7000;
   mk2.flags = kMarkerEnd;
   w.write(mk2);
+  // A mark's payload written before the mark itself (CUPTI's order is not
+  // promised), and one for a marker that never comes, with no fields.
+  MarkerPayloadRecord early{};
+  early.marker_id = 2;
+  early.schema_id = 18;  // NVTX_PAYLOAD_ENTRY_TYPE_UINT64: one unnamed value
+  early.field_count = 1;
+  w.payload(early, {{0, kPayloadUnsigned, 12345, 0, 0}});
+  MarkerPayloadRecord orphan{};
+  orphan.marker_id = 4000;
+  orphan.schema_id = (1u << 24) + 9;
+  w.payload(orphan, {});
   MarkerRecord mk3 = mk;
   mk3.name_sid = w.intern("");  // the empty string
   mk3.domain_sid = w.intern("my-domain");

@@ -84,6 +84,8 @@ export interface RangeRow {
   tid: number;
   name: string;
   domain?: string;
+  /** What the range carried in NVTX's payload extension, by entry name (nvtx_ranges.payload, SCHEMA.md "NVTX payloads"). */
+  payload?: Record<string, number | string | null>;
 }
 
 export class RecordingWriter {
@@ -128,7 +130,7 @@ export class RecordingWriter {
       memset: db.prepare(`INSERT INTO memsets (start_ns, end_ns, device_id, context_id, stream_id, correlation_id, bytes, value, memory_kind, is_async)
           VALUES (?,?,?,?,?,?,?,?,?,?)`),
       api: db.prepare(`INSERT INTO api_calls (start_ns, end_ns, pid, tid, domain, cbid, name_id, correlation_id, return_value) VALUES (?,?,?,?,?,?,?,?,?)`),
-      range: db.prepare('INSERT INTO nvtx_ranges (start_ns, end_ns, pid, tid, name_id, domain_id) VALUES (?,?,?,?,?,?)'),
+      range: db.prepare('INSERT INTO nvtx_ranges (start_ns, end_ns, pid, tid, name_id, domain_id, payload) VALUES (?,?,?,?,?,?,?)'),
     };
     db.exec('BEGIN');
   }
@@ -283,6 +285,7 @@ export class RecordingWriter {
       r.tid,
       this.#string(r.name),
       r.domain ? this.#string(r.domain) : null,
+      r.payload ? JSON.stringify(r.payload) : null,
     );
     this.counts.ranges++;
     this.#tick();

@@ -231,7 +231,7 @@ export const MERGE_TABLES: Record<string, TableSpec> = {
       return_value: k,
     },
   },
-  nvtx_ranges: { how: 'rows', columns: { id: 'rowid', start_ns: t, end_ns: t, pid: 'pid', tid: k, name_id: 'string', domain_id: 'string' } },
+  nvtx_ranges: { how: 'rows', columns: { id: 'rowid', start_ns: t, end_ns: t, pid: 'pid', tid: k, name_id: 'string', domain_id: 'string', payload: k } },
   // object_id is CUPTI's (a thread or device id in the process).
   overheads: {
     how: 'rows',

@@ -4,7 +4,18 @@
 // `streamscope dump-stream` and for diagnostics. Bulk ingest into SQLite
 // goes through the native addon (native/addon), which is ~2x faster than any
 // JS path into better-sqlite3 can be.
-import { FILE_HEADER_BYTES, FORMAT_VERSION, KIND_NAMES, MAGIC, RECORD_HEADER_BYTES, STRING_FIXED_BYTES, layoutOfKind, type KindName } from './format.ts';
+import {
+  FILE_HEADER_BYTES,
+  FORMAT_VERSION,
+  KIND_NAMES,
+  MAGIC,
+  MARKER_PAYLOAD_FIELD_BYTES,
+  MARKER_PAYLOAD_FIXED_BYTES,
+  RECORD_HEADER_BYTES,
+  STRING_FIXED_BYTES,
+  layoutOfKind,
+  type FixedKindName,
+} from './format.ts';
 
 export interface StreamHeader {
   format_version: number;
@@ -16,9 +27,19 @@ export interface StreamHeader {
   collector_version: number;
 }
 
+/** One field of a MarkerPayload record; `value` is the decimal text of its 64 bits, read by `kind` (PayloadValueKind). */
+export interface DecodedPayloadField {
+  name_sid: number;
+  kind: number;
+  value: string;
+  label_sid: number;
+  entry_index: number;
+}
+
 export type DecodedRecord =
   | { kind: 'String'; offset: number; id: number; value: string }
-  | { kind: Exclude<KindName, 'String'>; offset: number; [field: string]: number | string }
+  | { kind: 'MarkerPayload'; offset: number; marker_id: number; field_count: number; schema_id: number; fields: DecodedPayloadField[] }
+  | { kind: FixedKindName; offset: number; [field: string]: number | string }
   | { kind: 'Unknown'; offset: number; kindNumber: number; size: number };
 
 export interface DecodedStream {
@@ -113,13 +134,31 @@ function decodeRecord(view: DataView, bytes: Uint8Array, at: number, kind: numbe
     const start = at + STRING_FIXED_BYTES;
     return { kind: 'String', offset: at, id, value: utf8.decode(bytes.subarray(start, start + length)) };
   }
+  if (name === 'MarkerPayload') {
+    const count = size >= MARKER_PAYLOAD_FIXED_BYTES ? view.getUint32(at + 12, true) : 0;
+    if (size < MARKER_PAYLOAD_FIXED_BYTES || MARKER_PAYLOAD_FIXED_BYTES + count * MARKER_PAYLOAD_FIELD_BYTES > size) {
+      throw new StreamFormatError(file, `corrupt record at byte ${at}: MarkerPayload record of ${size} bytes for ${count} fields`);
+    }
+    const fields: DecodedPayloadField[] = [];
+    for (let i = 0; i < count; i++) {
+      const p = at + MARKER_PAYLOAD_FIXED_BYTES + i * MARKER_PAYLOAD_FIELD_BYTES;
+      fields.push({
+        name_sid: view.getUint32(p, true),
+        kind: view.getUint32(p + 4, true),
+        value: view.getBigUint64(p + 8, true).toString(),
+        label_sid: view.getUint32(p + 16, true),
+        entry_index: view.getUint32(p + 20, true),
+      });
+    }
+    return { kind: 'MarkerPayload', offset: at, marker_id: view.getUint32(at + 8, true), field_count: count, schema_id: readU64(view, at + 16), fields };
+  }
   const layout = layoutOfKind(kind);
   if (!layout) return { kind: 'Unknown', offset: at, kindNumber: kind, size };
   if (size < layout.size) {
     throw new StreamFormatError(file, `corrupt record at byte ${at}: ${layout.name} record of ${size} bytes, expected at least ${layout.size}`);
   }
-  const out: { kind: Exclude<KindName, 'String'>; offset: number; [field: string]: number | string } = {
-    kind: layout.name as Exclude<KindName, 'String'>,
+  const out: { kind: FixedKindName; offset: number; [field: string]: number | string } = {
+    kind: layout.name as FixedKindName,
     offset: at,
   };
   for (const f of layout.fields) {

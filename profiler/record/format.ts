@@ -53,6 +53,7 @@ export const Kind = {
   Flush: 16,
   End: 17,
   ProcessEnv: 18,
+  MarkerPayload: 19,
 } as const;
 export type KindName = keyof typeof Kind;
 
@@ -72,8 +73,12 @@ function layout(name: KindName, fields: [string, FieldType][]): RecordLayout {
 const u32 = (...names: string[]): [string, FieldType][] => names.map((n) => [n, 'u32']);
 const i32 = (...names: string[]): [string, FieldType][] => names.map((n) => [n, 'i32']);
 
-/** Fixed-size records (String is variable: id, length, then bytes). */
-export const LAYOUTS: Readonly<Record<Exclude<KindName, 'String'>, RecordLayout>> = {
+/** The kinds of variable size: String (id, length, then bytes) and MarkerPayload (its fields follow). */
+export type VariableKindName = 'String' | 'MarkerPayload';
+export type FixedKindName = Exclude<KindName, VariableKindName>;
+
+/** Fixed-size records. */
+export const LAYOUTS: Readonly<Record<FixedKindName, RecordLayout>> = {
   Process: layout(
     'Process',
     u32('pid', 'ppid', 'command_sid', 'executable_sid', 'hostname_sid', 'driver_version', 'runtime_version', 'cupti_version', 'cupti_api_version', 'reserved'),
@@ -152,6 +157,13 @@ export const LAYOUTS: Readonly<Record<Exclude<KindName, 'String'>, RecordLayout>
 };
 
 export const STRING_FIXED_BYTES = 16;
+/** MarkerPayload: marker_id u32, field_count u32, schema_id u64, then field_count fields. */
+export const MARKER_PAYLOAD_FIXED_BYTES = 24;
+/** Each field: name_sid u32, kind u32, value u64 (by kind), label_sid u32, entry_index u32. */
+export const MARKER_PAYLOAD_FIELD_BYTES = 24;
+export const MARKER_PAYLOAD_MAX_FIELDS = 32;
+/** How a MarkerPayload field's 64-bit value reads (record_format.h PayloadValueKind). */
+export const PayloadValueKind = { Signed: 1, Unsigned: 2, Float: 3, Enum: 4 } as const;
 
 const BY_KIND = new Map<number, RecordLayout>(Object.values(LAYOUTS).map((l) => [l.kind, l]));
 export function layoutOfKind(kind: number): RecordLayout | undefined {

@@ -267,6 +267,35 @@ describe('native ingest', () => {
     expect(ranges.some((r) => r.end_ns === null)).toBe(true);
   });
 
+  it("stores each NVTX payload with its range as JSON named by the schema's entries, whichever record came first", async () => {
+    const file = newRecording('payloads');
+    const ingest = new Ingest(file, { originNs: origin() });
+    await ingest.ingestFile(stream, { final: true });
+    await ingest.finish();
+    const withPayload = rows<{ name: string; payload: string }>(
+      file,
+      'SELECT s.value AS name, r.payload FROM nvtx_ranges r JOIN strings s ON s.id = r.name_id WHERE r.payload IS NOT NULL ORDER BY r.start_ns',
+    );
+    // The synthetic stream's payloads (native/collector/synthetic_stream.cc): the range's between its Start and End,
+    // the mark's before the mark, and one for a marker that never comes (no row).
+    expect(withPayload.map((r) => ({ name: r.name, payload: JSON.parse(r.payload) as unknown }))).toEqual([
+      {
+        name: 'issue chunk 0',
+        payload: {
+          'NCCL communicator ID': '18364758544493064720', // above 2^53: exact, as text
+          'Message size [bytes]': 16777216,
+          'Reduction operation': 'Sum',
+          '#3': -1, // an unnamed entry, by its index
+          'ratio "q" \\ f\u00fcr': 0.5,
+          'unnamed enum value': 77, // an enum value no name was registered for
+        },
+      },
+      { name: '', payload: { '#0': 12345 } },
+    ]);
+    const ranges = rows<{ n: number }>(file, 'SELECT count(*) AS n FROM nvtx_ranges')[0]!.n;
+    expect(ranges).toBe(ofKind('Marker').filter((m) => !((m.flags as number) & 4)).length);
+  });
+
   it('gives the same rows when the file is fed in growing slices (a target still writing)', async () => {
     const full = fs.readFileSync(stream);
     const growing = path.join(dir, 'growing.ssr');

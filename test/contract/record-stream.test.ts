@@ -59,7 +59,7 @@ describe('record stream contract (C++ encoder → TS decoder)', () => {
   it('agrees with the C++ struct sizes for every fixed-size kind', () => {
     const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     for (const r of decodeStream(bytes, stream).records) {
-      if (r.kind === 'String' || r.kind === 'Unknown') continue;
+      if (r.kind === 'String' || r.kind === 'MarkerPayload' || r.kind === 'Unknown') continue;
       expect({ kind: r.kind, size: view.getUint32(r.offset + 4, true) }).toEqual({ kind: r.kind, size: LAYOUTS[r.kind].size });
     }
   });
@@ -99,6 +99,13 @@ describe('record stream contract (C++ encoder → TS decoder)', () => {
     const bad = bytes.slice();
     new DataView(bad.buffer).setUint32(kernel.offset + 4, 16, true);
     expect(() => decodeStream(bad, stream)).toThrow(/Kernel record of 16 bytes, expected at least 112/);
+  });
+
+  it('rejects a MarkerPayload record too small for its fields', () => {
+    const payload = decodeStream(bytes, stream).records.find((r) => r.kind === 'MarkerPayload' && r.field_count > 0)!;
+    const bad = bytes.slice();
+    new DataView(bad.buffer).setUint32(payload.offset + 12, 1000, true);
+    expect(() => decodeStream(bad, stream)).toThrow(`${stream}: corrupt record at byte ${payload.offset}: MarkerPayload record of`);
   });
 
   it('skips records of an unknown (newer) kind by their size', () => {

@@ -22,8 +22,12 @@ import {
   Kind,
   LAYOUTS,
   MAGIC,
+  MARKER_PAYLOAD_FIELD_BYTES,
+  MARKER_PAYLOAD_FIXED_BYTES,
+  MARKER_PAYLOAD_MAX_FIELDS,
   MarkerFlags,
   NONE_ID,
+  PayloadValueKind,
   RECORD_HEADER_BYTES,
   STRING_FIXED_BYTES,
 } from '../../profiler/record/format.ts';
@@ -98,6 +102,7 @@ const RECORD_ENUMS: Record<string, { ts: Record<string, number>; prefix: string 
   DropSource: { ts: DropSource, prefix: 'kDrop' },
   ErrorCode: { ts: CollectorErrorCode, prefix: 'kError' },
   FlushReason: { ts: FlushReason, prefix: 'kFlush' },
+  PayloadValueKind: { ts: PayloadValueKind, prefix: 'kPayload' },
   HeaderFlags: { none: 'read by no TypeScript code: the ingest stores the header flags as they are (processes.stream_flags)' },
 };
 
@@ -129,6 +134,9 @@ describe('constants shared by C++ and TypeScript', () => {
     expect(size.get('FileHeader')).toBe(FILE_HEADER_BYTES);
     expect(size.get('RecordHeader')).toBe(RECORD_HEADER_BYTES);
     expect(size.get('StringRecord')).toBe(STRING_FIXED_BYTES);
+    expect(size.get('MarkerPayloadRecord')).toBe(MARKER_PAYLOAD_FIXED_BYTES);
+    expect(size.get('MarkerPayloadField')).toBe(MARKER_PAYLOAD_FIELD_BYTES);
+    expect(c.get('kMarkerPayloadMaxFields')).toBe(MARKER_PAYLOAD_MAX_FIELDS);
     const fixed = Object.fromEntries(Object.values(LAYOUTS).map((l) => [`${l.name}Record`, l.size]));
     expect(Object.fromEntries([...size].filter(([n]) => n in fixed))).toEqual(fixed);
   });

@@ -26,7 +26,8 @@ function schema6Copy(name: string): string {
   const file = path.join(dir, name);
   fs.copyFileSync(fixture(name), file);
   const db = new Database(file);
-  // Schema 9's additions (0009-merge-sources.ts), then 8's.
+  // Schema 10's addition (0010-nvtx-payload.ts), then 9's (0009-merge-sources.ts), then 8's.
+  if ((db.pragma('user_version', { simple: true }) as number) >= 10) db.exec('ALTER TABLE nvtx_ranges DROP COLUMN payload');
   if ((db.pragma('user_version', { simple: true }) as number) >= 9)
     db.exec('DROP TABLE sources; DROP TABLE source_rows; ALTER TABLE processes DROP COLUMN source_id; ALTER TABLE processes DROP COLUMN original_pid');
   if ((db.pragma('user_version', { simple: true }) as number) >= 8) {
@@ -52,7 +53,7 @@ function contents(file: string): Record<string, string[]> {
     const tables = (
       db.prepare("SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name").pluck().all() as string[]
     ).filter((t) => t !== 'process_env' && t !== 'sources' && t !== 'source_rows');
-    const laterColumns = new Set(['demangled', 'rank', 'local_rank', 'world_size', 'rank_variable', 'source_id', 'original_pid']);
+    const laterColumns = new Set(['demangled', 'rank', 'local_rank', 'world_size', 'rank_variable', 'source_id', 'original_pid', 'payload']);
     const columns = (t: string) =>
       (db.prepare(`SELECT name FROM pragma_table_info('${t}')`).pluck().all() as string[]).filter((c) => !laterColumns.has(c)).join(', ');
     // Sorted here: zones is a WITHOUT ROWID table.

@@ -13,6 +13,7 @@
 
 #include "demangle.h"
 #include "device_inventory.h"
+#include "payload_json.h"
 #include "sqlite3.h"
 #include "zone_tables.h"
 
@@ -97,6 +98,7 @@ void Ingest::timelineTable(PendingTable& t, int table_id, Statements::Member ins
   t.insert = st_.*insert;
   t.columns = static_cast<int>(Statements::spec(insert).columns.size());
   t.copy_kind_column = Statements::columnIndex(insert, "copy_kind");
+  t.text_column = Statements::columnIndex(insert, "payload");
   pending_.push_back(&t);
 }
 
@@ -383,21 +385,37 @@ void Ingest::store(FileState& f, const std::string& path, const Record& record) 
       if (r.thread_id != 0) thread(pid, r.thread_id);  // 0: a process-scoped marker
       const uint32_t name = r.name_sid ? static_cast<uint32_t>(stringId(f, r.name_sid)) : 0;
       const uint32_t domain = r.domain_sid ? static_cast<uint32_t>(stringId(f, r.domain_sid)) : 0;
-      auto insert = [&](int64_t start, std::optional<int64_t> end, uint32_t tid, uint32_t name_id, uint32_t domain_id) {
-        pend(nvtx_, threadLane(pid, tid), start, end.value_or(start), kNull)(start, end, int64_t{pid}, int64_t{tid},
-                                                                             int64_t{name_id ? name_id : internGlobal("")},
-                                                                             domain_id ? std::optional<int64_t>(domain_id) : std::nullopt);
+      auto insert = [&](int64_t start, std::optional<int64_t> end, uint32_t tid, uint32_t name_id, uint32_t domain_id,
+                        std::string payload) {
+        pend(nvtx_, threadLane(pid, tid), start, end.value_or(start), kNull)(
+            start, end, int64_t{pid}, int64_t{tid}, int64_t{name_id ? name_id : internGlobal("")},
+            domain_id ? std::optional<int64_t>(domain_id) : std::nullopt,
+            payload.empty() ? std::nullopt : std::optional<std::string>(std::move(payload)));
       };
       if (r.flags & kMarkerStart) {
-        f.open_markers[r.id] = OpenMarker{r.timestamp_ns + shift, r.thread_id, name, domain};
+        f.open_markers[r.id] = OpenMarker{r.timestamp_ns + shift, r.thread_id, name, domain, takeWaitingPayload(f, r.id)};
       } else if (r.flags & kMarkerEnd) {
         auto it = f.open_markers.find(r.id);
         if (it != f.open_markers.end()) {
-          insert(it->second.start_ns, r.timestamp_ns + shift, it->second.tid, it->second.name_id, it->second.domain_id);
+          insert(it->second.start_ns, r.timestamp_ns + shift, it->second.tid, it->second.name_id, it->second.domain_id,
+                 std::move(it->second.payload));
           f.open_markers.erase(it);
         }
       } else {
-        insert(r.timestamp_ns + shift, std::nullopt, r.thread_id, name, domain);
+        insert(r.timestamp_ns + shift, std::nullopt, r.thread_id, name, domain, takeWaitingPayload(f, r.id));
+      }
+      break;
+    }
+    case Kind::MarkerPayload: {
+      const auto r = load<MarkerPayloadRecord>(rec);
+      std::string json = payloadJson(payloadFields(record, path), [&](uint32_t sid) { return textOf(stringId(f, sid)); });
+      // With its range's Start (the usual order), or before it: it waits.
+      auto it = f.open_markers.find(r.marker_id);
+      if (it != f.open_markers.end()) {
+        it->second.payload = std::move(json);
+      } else {
+        if (f.waiting_payloads.size() >= kWaitingPayloads) f.waiting_payloads.clear();
+        f.waiting_payloads[r.marker_id] = std::move(json);
       }
       break;
     }
@@ -513,6 +531,16 @@ int64_t Ingest::deviceForOp(FileState& f, uint32_t cupti_device) {
   return id;
 }
 
+// The payload that came before marker `marker_id`, if one did (and no longer waiting).
+std::string Ingest::takeWaitingPayload(FileState& f, uint32_t marker_id) {
+  if (f.waiting_payloads.empty()) return std::string();  // the usual case: nothing to look up
+  auto it = f.waiting_payloads.find(marker_id);
+  if (it == f.waiting_payloads.end()) return std::string();
+  std::string json = std::move(it->second);
+  f.waiting_payloads.erase(it);
+  return json;
+}
+
 std::string Ingest::textOf(int64_t string_id) {
   sqlite3_bind_int64(st_.text_of, 1, string_id);
   std::string out;
@@ -583,12 +611,14 @@ void Ingest::finish(const std::vector<std::string>& final_sql) {
   if (!db_) return;
   exec("BEGIN");
   for (auto& [path, f] : files_) {
-    for (const auto& [id, m] : f.open_markers) {
+    for (auto& [id, m] : f.open_markers) {
       pend(nvtx_, threadLane(f.header.pid, m.tid), m.start_ns, m.start_ns, kNull)(
           m.start_ns, std::nullopt, int64_t{f.header.pid}, int64_t{m.tid}, int64_t{m.name_id ? m.name_id : internGlobal("")},
-          m.domain_id ? std::optional<int64_t>(m.domain_id) : std::nullopt);
+          m.domain_id ? std::optional<int64_t>(m.domain_id) : std::nullopt,
+          m.payload.empty() ? std::nullopt : std::optional<std::string>(std::move(m.payload)));
     }
     f.open_markers.clear();
+    f.waiting_payloads.clear();
   }
   writePending(db_path_);
   exec("COMMIT");
@@ -639,8 +669,14 @@ void Ingest::writePending(PendingTable& t, const std::string& where) {
   for (const PendingTable::Key& k : t.keys) {
     const int64_t* v = t.valuesOf(k);
     for (int c = 0; c < t.columns; c++) {
-      if (v[c] == kNull) sqlite3_bind_null(t.insert, c + 1);
-      else sqlite3_bind_int64(t.insert, c + 1, v[c]);
+      if (v[c] == kNull) {
+        sqlite3_bind_null(t.insert, c + 1);
+      } else if (c == t.text_column) {
+        const std::string& text = t.texts[static_cast<size_t>(v[c])];
+        sqlite3_bind_text(t.insert, c + 1, text.data(), static_cast<int>(text.size()), SQLITE_STATIC);
+      } else {
+        sqlite3_bind_int64(t.insert, c + 1, v[c]);
+      }
     }
     step(db_, t.insert, where);
     // Rowids are consecutive within a batch (nothing else inserts into the

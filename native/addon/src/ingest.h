@@ -35,7 +35,7 @@ struct sqlite3;
 namespace streamscope::addon {
 
 // The schema version this ingest writes (profiler/store/migrations).
-inline constexpr int kSchemaVersion = 9;
+inline constexpr int kSchemaVersion = 10;
 
 struct FlushInfo {
   uint32_t reason = 0, signal = 0;
@@ -85,7 +85,13 @@ class Ingest {
   struct OpenMarker {
     int64_t start_ns;
     uint32_t tid, name_id, domain_id;
+    std::string payload;  // nvtx_ranges.payload's JSON; empty: none
   };
+  // Payloads whose marker has not come yet: CUPTI does not promise the
+  // order of a MARKER_DATA record and its MARKER. A marker claims its
+  // payload as it comes, so only payloads whose marker never comes pile
+  // up; at this many they are dropped.
+  static constexpr size_t kWaitingPayloads = 4096;
   struct FileState {
     bool header_read = false;
     uint64_t last_size = 0;
@@ -94,6 +100,7 @@ class Ingest {
     std::vector<int64_t> strings;                   // local string id → strings.id (0 = none)
     std::unordered_map<uint32_t, int64_t> devices;  // CUDA ordinal in the process → devices.id
     std::unordered_map<uint32_t, OpenMarker> open_markers;
+    std::unordered_map<uint32_t, std::string> waiting_payloads;  // marker id → JSON
     FileProgress progress;
   };
 
@@ -106,6 +113,7 @@ class Ingest {
   std::optional<int64_t> deviceId(FileState& f, uint32_t cupti_device);
   int64_t deviceForOp(FileState& f, uint32_t cupti_device);
   std::string textOf(int64_t string_id);
+  std::string takeWaitingPayload(FileState& f, uint32_t marker_id);
   int64_t contextId(FileState& f, uint32_t cupti_context, std::optional<int64_t> device);
   std::optional<int64_t> contextIdOrNull(FileState& f, uint32_t cupti_context);
   int64_t streamId(FileState& f, int64_t context, uint32_t cupti_stream, std::optional<int64_t> device);

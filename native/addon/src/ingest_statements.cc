@@ -54,7 +54,7 @@ const std::vector<Entry>& entries() {
        insert("syncs", "syncs", "start_ns, end_ns, pid, context_id, stream_id, sync_type, event_id, correlation_id, return_value")},
       {&S::cuda_events, insert("cuda_events", "cuda_events", "device_ns, pid, context_id, stream_id, device_id, event_id, correlation_id")},
       {&S::api_calls, insert("api_calls", "api_calls", "start_ns, end_ns, pid, tid, domain, cbid, name_id, correlation_id, return_value")},
-      {&S::nvtx_ranges, insert("nvtx_ranges", "nvtx_ranges", "start_ns, end_ns, pid, tid, name_id, domain_id")},
+      {&S::nvtx_ranges, insert("nvtx_ranges", "nvtx_ranges", "start_ns, end_ns, pid, tid, name_id, domain_id, payload")},
       {&S::zones, insert("zones", "zones",
                          "table_id, lane, start_ns, first_id, last_id, end_ns, rows, min_correlation, max_correlation, busy_ns,"
                          " max_dur_ns, max_gap_ns, copy_kind_rows")},

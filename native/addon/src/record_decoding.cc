@@ -32,6 +32,7 @@ uint32_t fixedSize(uint16_t kind) {
     case Kind::Flush: return sizeof(FlushRecord);
     case Kind::End: return sizeof(EndRecord);
     case Kind::ProcessEnv: return sizeof(ProcessEnvRecord);
+    case Kind::MarkerPayload: return sizeof(MarkerPayloadRecord);
   }
   return 0;
 }

@@ -17,6 +17,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "zone_tables.h"
@@ -33,29 +34,40 @@ struct PendingTable {
   sqlite3_stmt* insert = nullptr;  // where its rows go
   int columns = 0;                 // values per row: the insert's columns
   int copy_kind_column = -1;       // memcpys: where copy_kind is in a row, for the zones' rows per copy kind
+  int text_column = -1;            // nvtx_ranges: where payload is; its value indexes `texts` (kNull: NULL)
   struct Key {
     int64_t lane, start, end, correlation;  // correlation kNull: none
     uint32_t row;
   };
   std::vector<Key> keys;
-  std::vector<int64_t> values;  // `columns` per row; kNull binds NULL
+  std::vector<int64_t> values;     // `columns` per row; kNull binds NULL
+  std::vector<std::string> texts;  // the text column's values, by index
 
   // Appends a row's values, in the insert's column order: integers, or
-  // optional integers (nullopt binds NULL).
+  // optional integers (nullopt binds NULL), or the text column's optional text.
   struct Appender {
     std::vector<int64_t>& values;
+    std::vector<std::string>& texts;
     template <class... V>
-    void operator()(const V&... v) {
-      (one(v), ...);
+    void operator()(V&&... v) {
+      (one(std::forward<V>(v)), ...);
     }
     void one(int64_t v) { values.push_back(v); }
     void one(const std::optional<int64_t>& v) { values.push_back(v ? *v : kNull); }
     void one(std::nullopt_t) { values.push_back(kNull); }
+    void one(std::optional<std::string>&& text) {
+      if (!text) {
+        values.push_back(kNull);
+        return;
+      }
+      values.push_back(static_cast<int64_t>(texts.size()));
+      texts.push_back(std::move(*text));
+    }
   };
   // A new row: its zone key now, its values through the Appender.
   Appender append(int64_t lane, int64_t start, int64_t end, int64_t correlation) {
     keys.push_back(Key{lane, start, end, correlation, static_cast<uint32_t>(keys.size())});
-    return Appender{values};
+    return Appender{values, texts};
   }
   const int64_t* valuesOf(const Key& k) const { return values.data() + static_cast<size_t>(k.row) * columns; }
   // Every row has exactly `columns` values (a row appended with too few or too many would shift every row after it).
@@ -66,6 +78,7 @@ struct PendingTable {
   void clear() {
     keys.clear();
     values.clear();
+    texts.clear();
   }
 };
 

@@ -11,6 +11,7 @@ import * as m0006 from './0006-zone-shape.ts';
 import * as m0007 from './0007-demangled-names.ts';
 import * as m0008 from './0008-ranks.ts';
 import * as m0009 from './0009-merge-sources.ts';
+import * as m0010 from './0010-nvtx-payload.ts';
 
 export interface Migration {
   readonly version: number;
@@ -19,7 +20,7 @@ export interface Migration {
   readonly run?: (db: Database) => void;
 }
 
-export const migrations: readonly Migration[] = [m0001, m0002, m0003, m0004, m0005, m0006, m0007, m0008, m0009];
+export const migrations: readonly Migration[] = [m0001, m0002, m0003, m0004, m0005, m0006, m0007, m0008, m0009, m0010];
 
 for (let i = 0; i < migrations.length; i++) {
   if (migrations[i]!.version !== i + 1) {
