@@ -36,7 +36,20 @@
 // `nccl` is communication of collective 'other', as Holistic Trace
 // Analysis counts it (hta/common/types.py, CommunicateKernelGroupingPattern
 // `^nccl.*`). NCCL runs all-to-all (and gather, scatter) in its SendRecv
-// kernel, so a kernel name never says 'all-to-all'; NCCL's NVTX ranges would.
+// kernel, so a kernel name never says 'all-to-all'; NCCL's NVTX ranges do.
+//
+// NCCL's NVTX ranges (domain NCCL) wrap each of its API calls, named after
+// the call (src/include/nvtx.h: the range of `__func__`, so `ncclAllReduce`,
+// `ncclAlltoAll`, `ncclSend`, …), and since 2.19 carry the call's parameters
+// as an NVTX payload (src/include/nvtx_payload_schemas.h; the recording's
+// nvtx_ranges.payload, SCHEMA.md "NVTX payloads"): the message size in
+// bytes among them. A call outside a group launches its kernel before it
+// returns (ncclEnqueueCheck → ncclGroupEndInternal → cuLaunchKernelEx), so
+// the launch lies inside the call's range, on its thread; inside
+// ncclGroupStart … ncclGroupEnd the calls only enqueue, and the launch lies
+// inside ncclGroupEnd's range, for the group's calls. A kernel whose launch
+// lies in such a range takes its collective from the call (the kernel's name
+// where the calls are not of one kind) and its bytes from the payloads.
 //
 // Peer copies are communication too: CUPTI's peer-to-peer copies (copy kind
 // PtoP) and device-to-device copies whose source and destination are
@@ -45,6 +58,7 @@ import type { Db } from '../store/database.ts';
 import { ZONED_TABLES } from '../store/zone-tables.ts';
 import type { Collective, CommKernel, CommKernelTime, Communication, RankDeviceTime, RankTime } from '../contract/communication.ts';
 import type { Ns } from '../contract/time.ts';
+import type { CallColumns } from '../native/addon.ts';
 import { intersectionLength, lengthOf, unionOfLists, type IntervalList } from './intervals.ts';
 import { gpuOrdinals, OpCategory, OpKind, type Trace } from './trace.ts';
 
@@ -194,6 +208,8 @@ export interface CommunicationInputs {
   processes: Map<number, ProcessFacts>;
   /** memcpys.id of the device-to-device copies between two different GPUs. */
   peerCopyIds: Set<number>;
+  /** NCCL's own NVTX ranges (readNcclRanges); none in a recording without them. */
+  ncclRanges: NcclRange[];
 }
 
 /** Each process's rank, local rank, world size (null when not launched as a rank) and host. */
@@ -242,7 +258,198 @@ export function readPeerCopyIds(db: Db): Set<number> {
 }
 
 export function readCommunicationInputs(db: Db): CommunicationInputs {
-  return { processes: readProcessFacts(db), peerCopyIds: readPeerCopyIds(db) };
+  return { processes: readProcessFacts(db), peerCopyIds: readPeerCopyIds(db), ncclRanges: readNcclRanges(db) };
+}
+
+// ---------------------------------------------------------------------------
+// NCCL's NVTX ranges: which call launched an NCCL kernel
+
+/** One of NCCL's NVTX ranges: an NCCL API call, on its thread. */
+export interface NcclRange {
+  /** nvtx_ranges.id */
+  id: number;
+  pid: number;
+  tid: number;
+  startNs: Ns;
+  endNs: Ns;
+  /** The call: ncclAllReduce, ncclGroupEnd, … */
+  name: string;
+  /** The call's message size in bytes, from its payload; null where it carried none (NCCL before 2.19, recordings before schema 10). */
+  bytes: number | null;
+}
+
+/** NCCL's NVTX domain (nvtx.h: nccl_domain). */
+export const NCCL_DOMAIN = 'NCCL';
+/** The payload entry NCCL names the message size with (nvtx_payload_schemas.h: nccl_nvtxMsgSizeStr). */
+export const NCCL_MESSAGE_SIZE = 'Message size [bytes]';
+
+/** The collective of each NCCL call that launches one (NCCL 2.28 has ncclAlltoAll, ncclGather, ncclScatter). */
+const COLLECTIVE_OF_CALL: Record<string, Collective> = {
+  ncclAllReduce: 'all-reduce',
+  ncclAllGather: 'all-gather',
+  ncclReduceScatter: 'reduce-scatter',
+  ncclReduce: 'reduce',
+  ncclBroadcast: 'broadcast',
+  ncclBcast: 'broadcast',
+  ncclAlltoAll: 'all-to-all',
+  ncclAllToAll: 'all-to-all',
+  ncclGather: 'gather',
+  ncclScatter: 'scatter',
+  ncclSend: 'send-recv',
+  ncclRecv: 'send-recv',
+};
+const GROUP_START = 'ncclGroupStart';
+const GROUP_END = 'ncclGroupEnd';
+/** A group's calls are looked for this many ranges back at most (a group of thousands of sends is not split, only cut). */
+const GROUP_CALLS_LOOKED_AT = 65536;
+
+/** The collective an NCCL API call (its NVTX range's name) runs, or null for a call that runs none. */
+export function collectiveOfCall(name: string): Collective | null {
+  return COLLECTIVE_OF_CALL[name] ?? null;
+}
+
+/** The message size in a payload's JSON: a number (or the digits of one above 2^53), else null. */
+function messageBytes(payload: string | null): number | null {
+  if (!payload) return null;
+  let v: unknown;
+  try {
+    v = (JSON.parse(payload) as Record<string, unknown>)[NCCL_MESSAGE_SIZE];
+  } catch {
+    return null; // not JSON: written by something else than the ingest
+  }
+  if (typeof v === 'number' && Number.isFinite(v) && v >= 0) return v;
+  if (typeof v === 'string' && /^\d+$/.test(v)) return Number(v); // beyond 2^53: near enough for bytes and bandwidth
+  return null;
+}
+
+/** Every closed NVTX range of NCCL's domain, by thread and start. */
+export function readNcclRanges(db: Db): NcclRange[] {
+  const domain = db.prepare('SELECT id FROM strings WHERE value = ?').pluck().get(NCCL_DOMAIN) as number | undefined;
+  if (domain === undefined) return [];
+  const rows = db
+    .prepare(
+      `SELECT r.id, r.pid, r.tid, r.start_ns AS startNs, r.end_ns AS endNs, s.value AS name, r.payload FROM nvtx_ranges r
+      JOIN strings s ON s.id = r.name_id WHERE r.domain_id = ? AND r.end_ns IS NOT NULL`,
+    )
+    .all(domain) as (Omit<NcclRange, 'bytes'> & { payload: string | null })[];
+  return rows.map(({ payload, ...r }) => ({ ...r, bytes: messageBytes(payload) }));
+}
+
+/** What NCCL's ranges say about the launch of a kernel. */
+export interface NcclLaunch {
+  /** The range the launch lies in: the call's, or ncclGroupEnd's for a group (nvtx_ranges.id). */
+  rangeId: number;
+  /** The call (ncclAllReduce, …); a group's when all its calls are one, else ncclGroupEnd. */
+  call: string;
+  /** The calls' collective; null where they are not of one kind. */
+  collective: Collective | null;
+  /** The calls' message sizes added up; null unless every call had one and they are of one kind. */
+  bytes: number | null;
+}
+
+/** The calls behind the operations: Host's opCall and its calls' columns. */
+export interface LaunchCalls {
+  /** For each GPU op (trace order), the index of the API call that issued it, or -1. */
+  opCall: Int32Array;
+  calls: Pick<CallColumns, 'start' | 'pid' | 'tid'>;
+}
+
+/** One thread's NCCL ranges in start order (outer before inner at equal starts), each with the range that encloses it. */
+class ThreadRanges {
+  readonly ranges: NcclRange[];
+  readonly parent: Int32Array;
+  readonly launches = new Map<number, NcclLaunch | null>();
+  constructor(ranges: NcclRange[]) {
+    this.ranges = ranges;
+    ranges.sort((a, b) => a.startNs - b.startNs || b.endNs - a.endNs || a.id - b.id);
+    this.parent = new Int32Array(ranges.length);
+    const open: number[] = [];
+    for (let i = 0; i < ranges.length; i++) {
+      while (open.length > 0 && ranges[open.at(-1)!]!.endNs < ranges[i]!.startNs) open.pop();
+      this.parent[i] = open.at(-1) ?? -1;
+      open.push(i);
+    }
+  }
+
+  /** The innermost range open at t (start ≤ t ≤ end), or -1. */
+  at(t: Ns): number {
+    let lo = 0;
+    let hi = this.ranges.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.ranges[mid]!.startNs <= t) lo = mid + 1;
+      else hi = mid;
+    }
+    let k = lo - 1;
+    while (k >= 0 && this.ranges[k]!.endNs < t) k = this.parent[k]!;
+    return k;
+  }
+
+  /** The call a launch at t belongs to: the innermost enclosing collective call or group end. */
+  launchAt(t: Ns): NcclLaunch | null {
+    let k = this.at(t);
+    while (k >= 0 && collectiveOfCall(this.ranges[k]!.name) === null && this.ranges[k]!.name !== GROUP_END) k = this.parent[k]!;
+    if (k < 0) return null;
+    let launch = this.launches.get(k);
+    if (launch === undefined) this.launches.set(k, (launch = this.#launchOf(k)));
+    return launch;
+  }
+
+  #launchOf(k: number): NcclLaunch | null {
+    const r = this.ranges[k]!;
+    if (r.name !== GROUP_END) return { rangeId: r.id, call: r.name, collective: collectiveOfCall(r.name), bytes: r.bytes };
+    // A group: its calls are the ranges before its end back to the matching ncclGroupStart (groups nest; only the outermost end launches).
+    const calls: NcclRange[] = [];
+    let depth = 0;
+    for (let j = k - 1; j >= 0 && j >= k - GROUP_CALLS_LOOKED_AT; j--) {
+      const name = this.ranges[j]!.name;
+      if (name === GROUP_END) depth++;
+      else if (name === GROUP_START) {
+        if (depth === 0) break;
+        depth--;
+      } else if (collectiveOfCall(name) !== null && this.ranges[j]!.endNs <= r.startNs) calls.push(this.ranges[j]!);
+    }
+    if (calls.length === 0) return null;
+    const kinds = new Set(calls.map((c) => collectiveOfCall(c.name)));
+    const names = new Set(calls.map((c) => c.name));
+    return {
+      rangeId: r.id,
+      call: names.size === 1 ? calls[0]!.name : GROUP_END,
+      collective: kinds.size === 1 ? [...kinds][0]! : null,
+      // Calls of several kinds launch kernels of several kinds: which bytes went with which kernel is not known.
+      bytes: kinds.size === 1 && calls.every((c) => c.bytes !== null) ? calls.reduce((t, c) => t + c.bytes!, 0) : null,
+    };
+  }
+}
+
+/**
+ * For each NCCL kernel of the trace (an op whose name `labels` knows), the
+ * NCCL call that launched it: the innermost collective call (or group end)
+ * among NCCL's ranges on the thread of its launching API call that is open
+ * when that call starts. Kernels launched outside NCCL's ranges (or whose
+ * launching call is not in the scope) have none.
+ */
+export function ncclLaunches(trace: Trace, labels: Map<number, CommKernel>, launch: LaunchCalls, ranges: readonly NcclRange[]): Map<number, NcclLaunch> {
+  const out = new Map<number, NcclLaunch>();
+  if (ranges.length === 0) return out;
+  const byThread = new Map<string, NcclRange[]>();
+  for (const r of ranges) {
+    const key = `${r.pid}:${r.tid}`;
+    const list = byThread.get(key);
+    if (list) list.push(r);
+    else byThread.set(key, [r]);
+  }
+  const threads = new Map([...byThread].map(([key, list]) => [key, new ThreadRanges([...list])]));
+  const { ops } = trace;
+  const { calls } = launch;
+  for (let i = 0; i < ops.length; i++) {
+    if (ops.kind[i] !== OpKind.Kernel || !labels.has(ops.detail[i]!)) continue;
+    const call = launch.opCall[i]!;
+    if (call < 0) continue;
+    const found = threads.get(`${calls.pid[call]}:${calls.tid[call]}`)?.launchAt(calls.start[call]!);
+    if (found) out.set(i, found);
+  }
+  return out;
 }
 
 // ---------------------------------------------------------------------------
@@ -331,20 +538,45 @@ function deviceTime(deviceId: number, gpu: number, spanNs: Ns, [compute, comm, c
   };
 }
 
+/** Kernel time and bytes of one NCCL kernel name run as one collective, or of one collective. */
+interface Tally {
+  count: number;
+  totalNs: number;
+  /** Bytes of the calls that launched them, each call counted once; null until one had a size. */
+  bytes: number | null;
+  /** Time of the kernels whose call had a size: what `bytes` moved in. */
+  sizedNs: number;
+}
+
+function tally(): Tally {
+  return { count: 0, totalNs: 0, bytes: null, sizedNs: 0 };
+}
+
+/** Bytes per second of `t`'s sized kernels: NCCL's algorithm bandwidth (nccl-tests' algbw: the call's size over its time). */
+function algorithmBandwidth(t: Tally): number | null {
+  return t.bytes !== null && t.sizedNs > 0 ? t.bytes / (t.sizedNs / 1e9) : null;
+}
+
 /**
  * Communication in a trace: every process's time breakdown on each GPU it
  * used, over `span` (the scope's GPU span: Context.gpuSpan), NCCL kernels
- * by collective, peer copies.
+ * by collective, peer copies. With `launch` (the host's calls behind the
+ * operations), each NCCL kernel whose launch lies in one of NCCL's NVTX
+ * ranges takes its collective and bytes from the call (ncclLaunches).
  */
-export function communicationOf(trace: Trace, inputs: CommunicationInputs, span: { start: Ns; end: Ns }): Communication {
+export function communicationOf(trace: Trace, inputs: CommunicationInputs, span: { start: Ns; end: Ns }, launch?: LaunchCalls): Communication {
   const { ops } = trace;
   const labels = commKernelLabels(trace);
   const roles = opRoles(trace, inputs.peerCopyIds, labels);
+  const launches = launch ? ncclLaunches(trace, labels, launch, inputs.ncclRanges) : new Map<number, NcclLaunch>();
   const spanNs = Math.max(0, span.end - span.start);
 
-  // One pass: busy unions per (process, device) and role; kernel times by name; peer copies.
+  // One pass: busy unions per (process, device) and role; kernel times by name and collective; peer copies.
   const unions = new Map<number, Map<number, RoleUnions>>();
-  const byName = new Map<number, { count: number; totalNs: number }>();
+  const byKernel = new Map<string, { nameId: number; collective: Collective; t: Tally }>();
+  const byCollective = new Map<Collective, Tally>();
+  const counted = new Set<number>(); // ranges whose bytes are added already: a call's bytes count once, however many kernels it launched
+  const nccl = { kernels: 0, fromRanges: 0, withBytes: 0 };
   const peerCopies = { count: 0, bytes: 0, totalNs: 0 };
   let lastPid = NaN;
   let lastDevice = NaN;
@@ -368,11 +600,28 @@ export function communicationOf(trace: Trace, inputs: CommunicationInputs, span:
     if (role !== OpRole.Communication) continue;
     if (ops.kind[i] === OpKind.Kernel) {
       const id = ops.detail[i]!;
-      const k = byName.get(id);
-      if (k) {
-        k.count++;
-        k.totalNs += b - a;
-      } else byName.set(id, { count: 1, totalNs: b - a });
+      const call = launches.get(i);
+      const collective = call?.collective ?? labels.get(id)!.collective;
+      const key = `${id}:${collective}`;
+      let k = byKernel.get(key);
+      if (!k) byKernel.set(key, (k = { nameId: id, collective, t: tally() }));
+      let c = byCollective.get(collective);
+      if (!c) byCollective.set(collective, (c = tally()));
+      nccl.kernels++;
+      if (call) nccl.fromRanges++;
+      for (const t of [k.t, c]) {
+        t.count++;
+        t.totalNs += b - a;
+      }
+      if (call?.bytes != null) {
+        nccl.withBytes++;
+        const first = !counted.has(call.rangeId);
+        counted.add(call.rangeId);
+        for (const t of [k.t, c]) {
+          t.sizedNs += b - a;
+          if (first) t.bytes = (t.bytes ?? 0) + call.bytes;
+        }
+      }
     } else {
       peerCopies.count++;
       peerCopies.bytes += ops.bytes[i]!;
@@ -410,27 +659,25 @@ export function communicationOf(trace: Trace, inputs: CommunicationInputs, span:
   });
   ranks.sort((x, y) => (x.rank ?? Infinity) - (y.rank ?? Infinity) || x.pid - y.pid);
 
-  const kernels: CommKernelTime[] = [...byName]
-    .map(([id, k]) => ({
-      name: trace.strings.get(id) ?? `<string ${id}>`,
-      demangledName: trace.demangled.get(id) ?? null,
-      ...labels.get(id)!,
-      count: k.count,
-      totalNs: k.totalNs,
+  const kernels: CommKernelTime[] = [...byKernel.values()]
+    .map(({ nameId, collective, t }) => ({
+      name: trace.strings.get(nameId) ?? `<string ${nameId}>`,
+      demangledName: trace.demangled.get(nameId) ?? null,
+      ...labels.get(nameId)!,
+      collective,
+      count: t.count,
+      totalNs: t.totalNs,
+      bytes: t.bytes,
     }))
-    .sort((x, y) => y.totalNs - x.totalNs || (x.name < y.name ? -1 : 1));
-  const collectives = new Map<Collective, { count: number; totalNs: number }>();
-  for (const k of kernels) {
-    const c = collectives.get(k.collective) ?? { count: 0, totalNs: 0 };
-    c.count += k.count;
-    c.totalNs += k.totalNs;
-    collectives.set(k.collective, c);
-  }
+    .sort((x, y) => y.totalNs - x.totalNs || (x.name < y.name ? -1 : x.name > y.name ? 1 : x.collective < y.collective ? -1 : 1));
   return {
     present: kernels.length > 0 || peerCopies.count > 0,
     ranks,
-    collectives: [...collectives].map(([collective, c]) => ({ collective, ...c })).sort((x, y) => y.totalNs - x.totalNs),
+    collectives: [...byCollective]
+      .map(([collective, t]) => ({ collective, count: t.count, totalNs: t.totalNs, bytes: t.bytes, algorithmBandwidth: algorithmBandwidth(t) }))
+      .sort((x, y) => y.totalNs - x.totalNs || (x.collective < y.collective ? -1 : 1)),
     peerCopies,
     kernels,
+    ncclRanges: nccl,
   };
 }

@@ -96,7 +96,7 @@ export function analyze(db: Db, options: AnalyzeOptions = {}): Analysis {
     scope: selection.info,
     columns,
     get communication() {
-      return (communication ??= communicationOf(trace, inputs, diagnosis.context.gpuSpan));
+      return (communication ??= communicationOf(trace, inputs, diagnosis.context.gpuSpan, host));
     },
     get stragglers() {
       return stragglersOfContext(diagnosis.context);

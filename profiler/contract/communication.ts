@@ -6,8 +6,25 @@
 // stats() carry it.
 import type { Ns } from './time.ts';
 
-/** The collectives a communication kernel can be labelled with. */
-export const COLLECTIVES = ['all-reduce', 'all-gather', 'reduce-scatter', 'broadcast', 'reduce', 'send-recv', 'all-to-all', 'other'] as const;
+/**
+ * The collectives a communication kernel can be labelled with. A kernel's
+ * name gives all but all-to-all, gather and scatter, which NCCL runs in its
+ * SendRecv kernel: those come from NCCL's NVTX range of the call that
+ * launched it. Appended to, never reordered: the position is a collective's
+ * code (analysis/collective-order.ts).
+ */
+export const COLLECTIVES = [
+  'all-reduce',
+  'all-gather',
+  'reduce-scatter',
+  'broadcast',
+  'reduce',
+  'send-recv',
+  'all-to-all',
+  'other',
+  'gather',
+  'scatter',
+] as const;
 export type Collective = (typeof COLLECTIVES)[number];
 
 /**
@@ -82,6 +99,20 @@ export interface CollectiveTime {
   count: number;
   /** Sum of their durations (every rank and device). */
   totalNs: Ns;
+  /**
+   * Bytes of the NCCL calls that launched them (every rank), each call once:
+   * the message size NCCL's NVTX range carried in its payload (NCCL ≥ 2.19,
+   * recorded since schema 10): the call's count × its type's size, so for
+   * all-gather each rank's contribution and for reduce-scatter each rank's
+   * result, as nccl-tests' "size". null when no kernel's call had one.
+   */
+  bytes: number | null;
+  /**
+   * bytes / the duration of the kernels those calls launched, in bytes per
+   * second: NCCL's algorithm bandwidth (nccl-tests' algbw), over the kernels
+   * whose call had a size; null without.
+   */
+  algorithmBandwidth: number | null;
 }
 
 export interface CommKernelTime extends CommKernel {
@@ -90,6 +121,8 @@ export interface CommKernelTime extends CommKernel {
   demangledName: string | null;
   count: number;
   totalNs: Ns;
+  /** Bytes of the calls that launched it (CollectiveTime.bytes); null when none had a size. */
+  bytes: number | null;
 }
 
 export interface Communication {
@@ -101,6 +134,18 @@ export interface Communication {
   collectives: CollectiveTime[];
   /** Copies between GPUs: CUPTI's peer-to-peer copies, and device-to-device copies whose source and destination are different GPUs. */
   peerCopies: { count: number; bytes: number; totalNs: Ns };
-  /** Each distinct NCCL kernel with its label, most time first. */
+  /**
+   * Each distinct NCCL kernel with its label, most time first: one row per
+   * name and collective, the collective from the NCCL call that launched
+   * it where NCCL's NVTX ranges say (a SendRecv kernel of ncclAlltoAll is
+   * all-to-all), else from the name.
+   */
   kernels: CommKernelTime[];
+  /**
+   * How many NCCL kernels were launched inside one of NCCL's NVTX ranges
+   * (domain NCCL, a collective call or a group's end, on the launching
+   * thread): their collective came from the call; and how many of those
+   * calls carried their message size (bytes and bandwidth count those).
+   */
+  ncclRanges: { kernels: number; fromRanges: number; withBytes: number };
 }

@@ -13,7 +13,7 @@ import { gpuOrdinals, type DeviceRow } from '../analysis/trace.ts';
 import { readableNames } from '../contract/names.ts';
 import { formatRank, launcherOfRankVariable, type RankedProcess } from '../contract/ranks.ts';
 import { participantName, type Stragglers } from '../contract/stragglers.ts';
-import { formatBytes, formatDuration } from '../contract/time.ts';
+import { formatBytes, formatDuration, gigabytesPerSecond } from '../contract/time.ts';
 import { renderTable } from './table.ts';
 
 // 2: findings (the diagnosis) added. 3: scope (what was analysed, start-up);
@@ -296,9 +296,29 @@ export function formatCommunication(c: Communication, gpuOf: (id: number | null)
     ),
   );
   out.push('  compute + exposed + copies + idle = the span; hidden: communication while compute ran on the same GPU; overlap = hidden / communication');
-  const rows: (string | number)[][] = c.collectives.map((k) => [k.collective, k.count, formatDuration(k.totalNs), '']);
-  if (c.peerCopies.count > 0) rows.push(['peer copies', c.peerCopies.count, formatDuration(c.peerCopies.totalNs), formatBytes(c.peerCopies.bytes)]);
-  out.push('', 'Collectives (every rank)', renderTable(['kind', 'count', 'total', 'bytes'], rows));
+  // Bytes and algorithm bandwidth where NCCL's NVTX ranges gave the calls' sizes; blank where they did not.
+  const rows: (string | number)[][] = c.collectives.map((k) => [
+    k.collective,
+    k.count,
+    formatDuration(k.totalNs),
+    k.bytes === null ? '' : formatBytes(k.bytes),
+    k.algorithmBandwidth === null ? '' : (k.algorithmBandwidth / 1e9).toFixed(1),
+  ]);
+  if (c.peerCopies.count > 0) {
+    const gbs = gigabytesPerSecond(c.peerCopies.bytes, c.peerCopies.totalNs);
+    rows.push(['peer copies', c.peerCopies.count, formatDuration(c.peerCopies.totalNs), formatBytes(c.peerCopies.bytes), gbs === null ? '' : gbs.toFixed(1)]);
+  }
+  out.push('', 'Collectives (every rank)', renderTable(['kind', 'count', 'total', 'bytes', 'GB/s'], rows));
+  const r = c.ncclRanges;
+  if (r.kernels > 0) {
+    out.push(
+      r.fromRanges === 0
+        ? "  kinds from the kernels' names: no NCCL kernel was launched inside one of NCCL's NVTX ranges"
+        : `  kinds from NCCL's NVTX ranges for ${r.fromRanges} of ${r.kernels} NCCL kernels; bytes (the calls' message sizes) for ${r.withBytes}` +
+            (r.withBytes === 0 ? ' (the ranges carried no payload: NCCL before 2.19, or recorded before StreamScope kept them)' : '') +
+            "; GB/s = bytes / kernel time (NCCL's algorithm bandwidth)",
+    );
+  }
   if (c.kernels.length > 0) {
     const name = readableNames(c.kernels);
     out.push(

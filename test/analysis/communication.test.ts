@@ -12,8 +12,9 @@
 //   come from the two-GPU machine (issue 13).
 // - The overlap against Holistic Trace Analysis's own computation, written
 //   out as HTA writes it, on random single-GPU traces.
-// - On every recording fixture (none has NCCL): no communication, and each
-//   rank's compute + copies + idle add up to the span on every GPU.
+// - On every recording fixture without NCCL: no communication, and each
+//   rank's compute + copies + idle add up to the span on every GPU (the
+//   nccl-* fixtures: test/analysis/nccl-ranges.test.ts).
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -32,6 +33,9 @@ import { openRecording } from '../../profiler/store/database.ts';
 import { tempDir } from '../helpers/native.ts';
 
 const dir = tempDir('communication');
+
+/** The real NCCL recordings (nccl-*.sqlite): their communication is checked in nccl-ranges.test.ts. */
+const isNcclFixture = (file: string) => file.startsWith('nccl-');
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
 function analysed(file: string, scope?: Scope): Analysis {
@@ -177,10 +181,10 @@ describe("NCCL's kernel names, from NCCL's sources (test/fixtures/nccl/kernel-na
     expect(commKernelOf('ncclSomethingNewKernel')).toEqual({ collective: 'other' });
   });
 
-  it('no kernel of any recording fixture is communication', () => {
+  it('no kernel of any recording fixture without NCCL is communication', () => {
     const fixtures = path.join(repoRoot, 'test/fixtures/recordings');
     const seen = new Set<string>();
-    for (const f of fs.readdirSync(fixtures).filter((x) => x.endsWith('.sqlite'))) {
+    for (const f of fs.readdirSync(fixtures).filter((x) => x.endsWith('.sqlite') && !isNcclFixture(x))) {
       const db = new Database(path.join(fixtures, f), { readonly: true });
       for (const n of db.prepare('SELECT DISTINCT s.value FROM kernels k JOIN strings s ON s.id = k.name_id').pluck().all() as string[]) seen.add(n);
       db.close();
@@ -315,7 +319,9 @@ describe('the breakdown on a recording constructed for the arithmetic (not a GPU
   });
 
   it('collectives, peer copies and kernels', () => {
-    expect(c.collectives).toEqual([{ collective: 'all-reduce', count: 2, totalNs: 150 + 80 }]);
+    // Launched outside any NCCL NVTX range (the recording has none): no bytes.
+    expect(c.collectives).toEqual([{ collective: 'all-reduce', count: 2, totalNs: 150 + 80, bytes: null, algorithmBandwidth: null }]);
+    expect(c.ncclRanges).toEqual({ kernels: 2, fromRanges: 0, withBytes: 0 });
     expect(c.peerCopies).toEqual({ count: 2, bytes: (1 << 20) + (1 << 19), totalNs: 60 + 20 });
     expect(c.kernels).toEqual([
       {
@@ -328,6 +334,7 @@ describe('the breakdown on a recording constructed for the arithmetic (not a GPU
         op: 'sum',
         count: 2,
         totalNs: 230,
+        bytes: null,
       },
     ]);
     for (const k of c.collectives) expect(COLLECTIVES).toContain(k.collective);
@@ -477,9 +484,9 @@ describe("the overlap is HTA's comm/comp overlap for a rank on one GPU (random t
 // ---------------------------------------------------------------------------
 // Every recording fixture
 
-describe('on every recording fixture (real recordings, none with NCCL)', () => {
+describe('on every recording fixture without NCCL (real recordings)', () => {
   const fixtures = path.join(repoRoot, 'test/fixtures/recordings');
-  for (const f of fs.readdirSync(fixtures).filter((x) => x.endsWith('.sqlite'))) {
+  for (const f of fs.readdirSync(fixtures).filter((x) => x.endsWith('.sqlite') && !isNcclFixture(x))) {
     it(f, () => {
       const a = analysed(path.join(fixtures, f));
       const c = a.communication;
