@@ -41,9 +41,11 @@ import { blocksOnDevice, familiesByNameId, type BlockingFamily } from './call-fa
 import { canOverlap, collectiveDependencies } from './collective-groups.ts';
 import { FIX_IDS, type CallFamily, type FixId } from '../contract/findings.ts';
 import type { Host } from './host.ts';
-import { replay, type ReplayOptions } from './replay.ts';
+import { busyWithin, unionOfPairs, type IntervalList } from './intervals.ts';
+import { blocksPerSm } from './occupancy.ts';
+import { replay, type ReplayOptions, type ReplayResult } from './replay.ts';
 import { hostModel, isPageableCopy, WaitKind } from './replay-host.ts';
-import { OpCategory, type Trace } from './trace.ts';
+import { OpCategory, OpKind, type Trace } from './trace.ts';
 import { StreamFlags } from '../store/enums.ts';
 import { THREAD_LANE_FACTOR } from '../store/zone-tables.ts';
 
@@ -104,8 +106,12 @@ export interface Estimate {
   notes: string[];
 }
 
-/** A fix applied: the replay options, or why it does not apply. */
-export type Applied = { options: ReplayOptions; notes: string[] } | { unavailable: string };
+/**
+ * A fix applied: the replay options, or why it does not apply. `refine`,
+ * where given, derives the options of a second replay from the first one's
+ * result (what the fix changes depends on what then runs side by side).
+ */
+export type Applied = { options: ReplayOptions; notes: string[]; refine?: (first: ReplayResult) => ReplayOptions } | { unavailable: string };
 
 /** What a freed call still costs when the recording has no async copy call to measure: 3–10 µs in the concurrent fixtures. */
 const ASYNC_CALL_NS = 5_000;
@@ -197,7 +203,7 @@ export function moveDefaultStreamWork(trace: Trace, host: Host): Applied {
 
 export function overlapCollectives(trace: Trace, host: Host): Applied {
   const { ops } = trace;
-  const { groups, waitsOf } = collectiveDependencies(trace, host);
+  const { groups, waitsOf, isComm } = collectiveDependencies(trace, host);
   const spread = groups.filter(canOverlap);
   if (spread.length === 0) return { unavailable: 'no group of collectives waited for a stretch of computation it could overlap' };
   const waitFor = new Map<number, number[]>();
@@ -235,7 +241,76 @@ export function overlapCollectives(trace: Trace, host: Host): Applied {
     `${moved} collectives in ${spread.length} groups each issued after its share of the computation before it${side.size ? ' (on a side stream)' : ''}; the last of each group still waits for all of it`,
     'assumes the j-th of n collectives reduces data ready after the first j/n of the kernels before them, as gradients are in a backward pass',
   ];
-  return { options: { waitFor, ...(stream ? { stream, streamFlags } : {}) }, notes };
+  const options: ReplayOptions = { waitFor, ...(stream ? { stream, streamFlags } : {}) };
+  const footprint = commFootprint(trace, isComm);
+  for (const [device, sms] of footprint)
+    notes.push(`computation beside the collectives on device ${device} has the SMs NCCL's blocks leave it (they hold ${sms}): its kernels need more waves of blocks while they overlap`);
+  return { options, notes, refine: (first) => ({ ...options, duration: slowedBesideComm(trace, first, isComm, footprint) }) };
+}
+
+/**
+ * Per device, how many of its SMs its NCCL kernels hold while they run:
+ * each block of a collective stays resident, spinning on its peers' data,
+ * for the kernel's whole length (one block per channel; NCCL's shared
+ * memory use lets one sit on an SM), so the computation beside it has the
+ * other SMs only. The largest kernel's, at most 90% of the SMs.
+ */
+export function commFootprint(trace: Trace, isComm: Uint8Array): Map<number, number> {
+  const { ops } = trace;
+  const devices = new Map(trace.devices.map((d) => [d.id, d]));
+  const held = new Map<number, number>();
+  for (let i = 0; i < ops.length; i++) {
+    if (!isComm[i]) continue;
+    const dev = devices.get(ops.device[i]!);
+    if (!dev?.smCount || ops.blocks[i]! <= 0) continue;
+    const sms = Math.ceil(ops.blocks[i]! / blocksPerSm(dev, ops.blockThreads[i]!, ops.registers[i]!, ops.sharedBytes[i]!));
+    held.set(dev.id, Math.min(Math.floor(0.9 * dev.smCount), Math.max(held.get(dev.id) ?? 0, sms)));
+  }
+  return held;
+}
+
+/**
+ * Durations for a second replay: each compute kernel that overlapped NCCL
+ * kernels of its device in the first one runs slower while it does, by the
+ * waves its blocks need on the SMs left to it against the waves on all of
+ * them: a GEMM whose 128 blocks fill 128 of 132 SMs in one wave needs two
+ * beside a collective that holds 24 (half speed), a kernel of many waves
+ * about 108 / 132 of its speed. Beside the collective for t ns it gets
+ * t / factor of its work done and finishes the rest after: t (1 − 1 /
+ * factor) later. Seen on two H200s (test/gpu/nccl.test.ts): the GEMMs
+ * beside NCCL's all-reduces ran at 0.43 of their speed alone, the waves'
+ * 0.5 and the collective's memory traffic.
+ */
+function slowedBesideComm(trace: Trace, first: ReplayResult, isComm: Uint8Array, held: Map<number, number>): Float64Array {
+  const { ops } = trace;
+  const n = ops.length;
+  const devices = new Map(trace.devices.map((d) => [d.id, d]));
+  const busy = new Map<number, IntervalList>();
+  for (const device of held.keys()) {
+    const starts: number[] = [];
+    const ends: number[] = [];
+    for (let i = 0; i < n; i++)
+      if (isComm[i] && ops.device[i] === device) {
+        starts.push(first.start[i]!);
+        ends.push(first.end[i]!);
+      }
+    busy.set(device, unionOfPairs(starts, ends));
+  }
+  const duration = new Float64Array(n).fill(NaN);
+  for (let i = 0; i < n; i++) {
+    if (ops.kind[i] !== OpKind.Kernel || isComm[i]) continue;
+    const c = held.get(ops.device[i]!);
+    const dev = devices.get(ops.device[i]!);
+    if (!c || !dev?.smCount || ops.blocks[i]! <= 0) continue;
+    const overlapped = busyWithin(busy.get(ops.device[i]!)!, first.start[i]!, first.end[i]!);
+    if (overlapped <= 0) continue;
+    const perWave = blocksPerSm(dev, ops.blockThreads[i]!, ops.registers[i]!, ops.sharedBytes[i]!);
+    const waves = (sms: number) => Math.ceil(ops.blocks[i]! / (sms * perWave));
+    const factor = waves(dev.smCount - c) / waves(dev.smCount);
+    // Beside the collective for `overlapped` ns it does 1 / factor of that work; the rest comes after.
+    duration[i] = ops.end[i]! - ops.start[i]! + overlapped * (1 - 1 / factor);
+  }
+  return duration;
 }
 
 /** The what-if fix that takes away the host-blocking calls of this family; undefined for families no fix removes. */
@@ -343,7 +418,8 @@ export function tryEstimate(trace: Trace, host: Host, fix: FixId, options: Estim
   }
   const measured = e - s;
   const base = baseReplay(trace, host);
-  const fixed = replay(trace, host, applied.options);
+  let fixed = replay(trace, host, applied.options);
+  if (applied.refine) fixed = replay(trace, host, applied.refine(fixed));
   const notes = [...applied.notes];
   const error = measured > 0 ? base / measured - 1 : 0;
   if (Math.abs(error) > 0.05)

@@ -35,7 +35,8 @@ import { tempDir } from '../helpers/native.ts';
 const dir = tempDir('communication');
 
 /** The real NCCL recordings (nccl-*.sqlite): their communication is checked in nccl-ranges.test.ts. */
-const isNcclFixture = (file: string) => file.startsWith('nccl-');
+/** Fixtures with communication: NCCL jobs and the peer copies between two GPUs. */
+const isNcclFixture = (file: string) => file.startsWith('nccl-') || file.startsWith('peer-copies-');
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
 function analysed(file: string, scope?: Scope): Analysis {
@@ -484,7 +485,7 @@ describe("the overlap is HTA's comm/comp overlap for a rank on one GPU (random t
 // ---------------------------------------------------------------------------
 // Every recording fixture
 
-describe('on every recording fixture without NCCL (real recordings)', () => {
+describe('on every recording fixture without communication (real recordings)', () => {
   const fixtures = path.join(repoRoot, 'test/fixtures/recordings');
   for (const f of fs.readdirSync(fixtures).filter((x) => x.endsWith('.sqlite') && !isNcclFixture(x))) {
     it(f, () => {
@@ -517,4 +518,14 @@ describe('on every recording fixture without NCCL (real recordings)', () => {
       }
     });
   }
+});
+
+describe('peer copies between two H200s (peer-copies-h200x2, a tensor copied GPU 0 → GPU 1 and back, 5 times each)', () => {
+  it("CUPTI's peer-to-peer copies are communication: 10 of 64 MiB, none of them compute or plain copies", () => {
+    const a = analysed(path.join(repoRoot, 'test/fixtures/recordings/peer-copies-h200x2.sqlite'));
+    expect(a.communication.peerCopies.count).toBe(10);
+    expect(a.communication.peerCopies.bytes).toBe(10 * 64 * 2 ** 20);
+    expect(a.communication.present).toBe(true);
+    expect(a.communication.kernels).toEqual([]);
+  });
 });

@@ -338,3 +338,17 @@ describe('a real recording of two ranks, rank 1 delayed (nccl-1gpu-straggler)', 
     expect(f?.costNs).toBe(a.stragglers.straggler!.causedWaitNs);
   });
 });
+
+describe('a real two-GPU job, rank 1 sleeping 20 ms before each of 20 steps (nccl-straggler-h200x2)', () => {
+  it('names rank 1 and the time rank 0 waited for it', () => {
+    const a = analysed(path.join(repoRoot, 'test/fixtures/recordings/nccl-straggler-h200x2.sqlite'));
+    const s = a.stragglers.straggler!;
+    expect(s.rank).toBe(1);
+    expect(s.lastCount / s.instances).toBeGreaterThan(0.9);
+    // Each step's first all-reduce waits for the sleep, less what rank 0 computed meanwhile.
+    expect(s.causedWaitNs).toBeGreaterThan(0.5 * 19 * 20e6);
+    expect(s.causedWaitNs).toBeLessThan(20 * 20e6);
+    // The run without the sleep names nobody.
+    expect(analysed(path.join(repoRoot, 'test/fixtures/recordings/nccl-serial-h200x2.sqlite')).stragglers.straggler).toBeNull();
+  });
+});

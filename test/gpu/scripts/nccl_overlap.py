@@ -18,6 +18,9 @@ Run under torchrun (one process per GPU; NCCL needs a GPU per rank):
 Each step is an NVTX range "step". Checks the all-reduced values: every
 bucket equals the sum over ranks of what each rank computed.
 
+  --warmup W        W steps before the measured ones, outside any "step"
+                   range: connecting the ranks and loading the kernels
+                   happen there
   --grad-scale K    each bucket's gradient is K copies of the bucket's
                    result (one concatenation kernel): K times the bytes to
                    all-reduce for the same computation, so that
@@ -25,7 +28,7 @@ bucket equals the sum over ranks of what each rank computed.
                    link
 
 Usage: python3 nccl_overlap.py [--mode serial|overlap] [--steps 8]
-         [--buckets 4] [--size 2048] [--grad-scale 1] [--delay-rank -1] [--delay-ms 0]
+         [--buckets 4] [--size 2048] [--grad-scale 1] [--warmup 1] [--delay-rank -1] [--delay-ms 0]
 """
 import argparse
 import os
@@ -43,6 +46,7 @@ def main():
     ap.add_argument("--buckets", type=int, default=4)
     ap.add_argument("--size", type=int, default=2048, help="matrix size; a bucket holds size*size floats")
     ap.add_argument("--grad-scale", type=int, default=1)
+    ap.add_argument("--warmup", type=int, default=1, help="steps run before the measured ones, outside the NVTX ranges")
     ap.add_argument("--delay-rank", type=int, default=-1)
     ap.add_argument("--delay-ms", type=float, default=0.0)
     args = ap.parse_args()
@@ -63,9 +67,8 @@ def main():
     comm = torch.cuda.Stream()
     compute = torch.cuda.current_stream()
 
-    for step in range(args.steps):
-        torch.cuda.nvtx.range_push("step")
-        if rank == args.delay_rank and args.delay_ms > 0:
+    def step(delay):
+        if delay:
             time.sleep(args.delay_ms / 1e3)
         grads = []
         works = []
@@ -88,6 +91,17 @@ def main():
         else:
             for w in works:
                 w.wait()  # makes the compute stream wait for the side stream
+        return grads
+
+    # Warm-up, outside the "step" ranges: the first collective connects the
+    # ranks and the first matmuls load their kernels (hundreds of ms).
+    for _ in range(args.warmup):
+        step(False)
+    torch.cuda.synchronize()
+    dist.barrier()
+    for _ in range(args.steps):
+        torch.cuda.nvtx.range_push("step")
+        grads = step(rank == args.delay_rank and args.delay_ms > 0)
         torch.cuda.nvtx.range_pop()
     torch.cuda.synchronize()
 
