@@ -20,10 +20,10 @@
 //    DDP issues its buckets: the j-th of n collectives waits only for the
 //    first j/n of the stretch's kernels (the last one still for all of
 //    it), on a side stream where it ran on the computation's own; what
-//    came after the group still waits for all of it. Durations stay as
-//    recorded: NCCL's kernels and the computation beside them slow each
-//    other down a little (SMs and memory bandwidth), which the prediction
-//    leaves out;
+//    came after the group still waits for all of it. NCCL's blocks hold
+//    SMs while they run, so a second replay slows the computation that
+//    overlapped a collective in the first: more waves of its blocks on the
+//    SMs left (slowedBesideComm). The collectives keep their durations;
 //  * hoist-alloc, hoist-pinned-alloc, hoist-register: the
 //    device allocations, pinned host allocations or host registrations a
 //    thread makes between its first and last launch move out of the loop
