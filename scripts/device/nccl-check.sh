@@ -13,7 +13,7 @@
 #                      torchrun on this host (one GPU each), merged; beside
 #                      `serial`, the same run recorded by one recorder
 #   peer copies        cudaMemcpyPeer and a tensor's .to() between the GPUs
-# One GPU (any kind): serial, overlap and straggler with both ranks on the one GPU,
+# One GPU (any kind): serial, overlap, straggler and two nodes (two recorders, merged) with both ranks on the one GPU,
 # each told it is on a host of its own (NCCL_HOSTID), so that NCCL connects
 # them over sockets instead of refusing the shared GPU. The GPU time-slices
 # the two processes: the recordings are real in structure (PyTorch's
@@ -74,6 +74,15 @@ else
   rec one-gpu-serial 240 -- "${torchrun[@]}" --nproc-per-node 2 --no-python $wrap "$prog" --mode serial --steps "$steps" --size 1024
   rec one-gpu-overlap 240 -- "${torchrun[@]}" --nproc-per-node 2 --no-python $wrap "$prog" --mode overlap --steps "$steps" --size 1024
   rec one-gpu-straggler 240 -- "${torchrun[@]}" --nproc-per-node 2 --no-python $wrap "$prog" --mode serial --steps "$steps" --size 1024 --delay-rank 1 --delay-ms "$delay"
+  # Two "nodes", a recorder each, both on the one GPU, each its own host to NCCL.
+  for n in 0 1; do
+    NCCL_HOSTID=fakenode$n timeout 240 $ss record -f -o "$dir/one-gpu-node$n.sqlite" -- "${torchrun[@]}" --nnodes 2 --node-rank $n \
+      --nproc-per-node 1 --master-addr 127.0.0.1 --master-port 29533 "$prog" --mode serial --steps "$steps" --size 1024 >> $dir/node$n.log 2>&1 &
+  done
+  wait
+  cat $dir/node0.log $dir/node1.log >> $log
+  $ss merge "$dir/one-gpu-node0.sqlite" "$dir/one-gpu-node1.sqlite" -o "$dir/one-gpu-two-nodes.sqlite" --json > $dir/merge.json 2>> $log
+  echo "merge exit $?" >> $log
 fi
 
 for f in $dir/*.sqlite; do
@@ -83,6 +92,7 @@ for f in $dir/*.sqlite; do
 done
 tar -C $dir -cJf "$OUT/nccl.tar.xz" .
 echo "== log"; grep -E "^(==|torch|GPU|.* exit|nccl_overlap|peer)" $log | head -60
+[ -f $dir/merge.json ] && { echo "== merge"; head -c 1500 $dir/merge.json; echo; }
 echo "== table"
 python3 - $dir <<'PY'
 import glob, json, os, sqlite3, sys
