@@ -244,7 +244,9 @@ export function overlapCollectives(trace: Trace, host: Host): Applied {
   const options: ReplayOptions = { waitFor, ...(stream ? { stream, streamFlags } : {}) };
   const footprint = commFootprint(trace, isComm);
   for (const [device, sms] of footprint)
-    notes.push(`computation beside the collectives on device ${device} has the SMs NCCL's blocks leave it (they hold ${sms}): its kernels need more waves of blocks while they overlap`);
+    notes.push(
+      `computation beside the collectives on device ${device} has the SMs NCCL's blocks leave it (they hold ${sms}): its kernels need more waves of blocks while they overlap`,
+    );
   return { options, notes, refine: (first) => ({ ...options, duration: slowedBesideComm(trace, first, isComm, footprint) }) };
 }
 
