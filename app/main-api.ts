@@ -94,6 +94,7 @@ export function createMainApi(deps: MainApiDeps): MainApi {
     ranges: (id) => deps.query.ranges(id),
     iterations: (id, name) => deps.query.iterations(id, name),
     compare: (base, other, scope) => deps.query.compare(base, other, scope),
+    sql: (id, request) => deps.query.sql(id, request),
     async exportTrace(id) {
       const handle = (await deps.query.listRecordings()).find((h) => h.recordingId === id);
       if (!handle) throw new ApiError('not-found', `no open recording with id '${id}'`);

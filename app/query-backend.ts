@@ -25,6 +25,7 @@ export const queryMethods = [
   'ranges',
   'iterations',
   'compare',
+  'sql',
   'exportTraceTo',
 ] as const;
 export type QueryMethod = (typeof queryMethods)[number];
@@ -70,6 +71,7 @@ export function createQueryBackend(): QueryBackend {
     ranges: (id) => registry.ranges(id),
     iterations: (id, name) => registry.iterations(id, name),
     compare: (base, other, scope) => registry.compare(base, other, scope),
+    sql: (id, request) => registry.sql(id, request),
     exportTraceTo: (id, out) => q(id).exportTrace(out),
     close: () => registry.closeAll(),
   };

@@ -133,6 +133,10 @@ export class QueryClient implements QueryBackend {
     return this.#call<Awaited<ReturnType<QueryBackend['compare']>>>('compare', [base, other, scope]);
   }
 
+  sql(id: string, request: Parameters<QueryBackend['sql']>[1]) {
+    return this.#call<Awaited<ReturnType<QueryBackend['sql']>>>('sql', [id, request]);
+  }
+
   /** Closes every recording and ends the worker. */
   close(): void {
     const w = this.#worker;

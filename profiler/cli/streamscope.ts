@@ -21,6 +21,8 @@ import { repoRoot } from '../native/paths.ts';
 import { TraceFormatError } from '../import/json-events.ts';
 import { checkLine, CheckUsageError, parseCheckArgs, runCheck } from './check.ts';
 import { cmdMerge } from './merge.ts';
+import { cmdSql } from './sql.ts';
+import { defaultSqlHistoryFile } from './sql-repl.ts';
 import { devices } from '../native/addon.ts';
 import { RecordError } from '../record/record-error.ts';
 import { record } from '../record/recorder.ts';
@@ -38,13 +40,14 @@ import { RecordingFileError } from '../store/recording-error.ts';
 import { buildReport, formatIterations, formatReport } from '../report/report.ts';
 import { SCOPE_OPTIONS, SCOPE_USAGE, scopeFromArgs, type ScopeValues } from './scope-args.ts';
 import { dumpStream } from '../record/dump.ts';
+import { openLiveView, type LiveView } from './live-view.ts';
 import { StreamFormatError } from '../record/decoder.ts';
 
 const HELP = `streamscope ${VERSION}: are my CUDA streams really running concurrently?
 
 usage:
-  streamscope record [-o FILE] [--force] [--capture-range nvtx:NAME|cuda-profiler-api] [--progress text|json] -- COMMAND [ARGS...]
-  streamscope record [-o FILE] [--force] [--capture-range ...] [--progress text|json] --workload NAME --scenario NAME
+  streamscope record [-o FILE] [--force] [--live] [--capture-range nvtx:NAME|cuda-profiler-api] [--progress text|json] -- COMMAND [ARGS...]
+  streamscope record [-o FILE] [--force] [--live] [--capture-range ...] [--progress text|json] --workload NAME --scenario NAME
                      [--size N] [--iterations N] [--streams N] [--chunks N] [--variant V]
   streamscope report FILE [--json] [--iterations] [--whole | --range NAME[#k] | --from T --to T]
   streamscope open FILE... [--job | --separate]   (the timeline in the desktop app; browser mode where it cannot start)
@@ -53,6 +56,7 @@ usage:
   streamscope import TRACE -o OUT.sqlite     (PyTorch profiler / Kineto or any Chrome trace JSON)
   streamscope merge A.sqlite B.sqlite ... -o JOB.sqlite [--force] [--align collectives|wall-clock] [--json]
   streamscope export FILE -o OUT.json        (Chrome trace JSON: Perfetto UI, chrome://tracing)
+  streamscope sql FILE ["SELECT …" | -] [--json | --csv] [--timeout 5s] [--max-rows N]   (no query: a prompt)
   streamscope check FILE [--min-overlap X] [--fail-on info|warning|error] [--json] [scope flags]
   streamscope devices [--json]
   streamscope ingest -o FILE [--force] STREAM_FILE_OR_DIR...
@@ -64,7 +68,9 @@ scenarios: ${SCENARIOS.join(', ')}
 record runs the target with StreamScope's CUPTI collector injected, stores
 kernels, copies, memsets, synchronizations, CUDA events, API calls and NVTX
 ranges per device and stream in one SQLite file, and exits with the target's
-exit code. --capture-range keeps only the activity inside the instances of an
+exit code. --live opens the timeline on the recording as it grows (the
+desktop app, else browser mode: its URL is printed, and it keeps serving the
+finished recording until Ctrl-C). --capture-range keeps only the activity inside the instances of an
 NVTX range (nvtx:NAME), or per process from cudaProfilerStart to
 cudaProfilerStop (cuda-profiler-api), as nsys --capture-range does.
 -o may hold %h (the host name), %p (the recorder's pid), %r and %l (its rank
@@ -93,6 +99,15 @@ host's clock corrected by the NCCL collectives its ranks share with the
 others (the same collective ends at nearly the same time on every rank), and
 prints per input the correction and the residual after it; --align
 wall-clock keeps the recorded times.
+
+sql runs one read-only query on a recording and prints its rows (a table;
+--json, --csv); without a query it opens a prompt (.help, .tables, .schema,
+.examples, .quit; history kept in StreamScope's cache directory). Views make
+the schema pleasant: kernel_view, copy_view, memset_view, sync_view,
+api_view, nvtx_view, operation_view (names demangled, streams by CUPTI id,
+GPUs by ordinal, times in µs). Anything that writes, ATTACH, PRAGMAs that
+set, more than one statement are refused; a query stops after --timeout
+(5 s) and keeps --max-rows rows (10000).
 
 diff compares B with A: spans, overlap, findings, kernels, copies; for jobs
 of several ranks (a merged job, or one recorder's torchrun workers) also
@@ -144,6 +159,7 @@ async function cmdRecord(args: string[]): Promise<number> {
       quiet: { type: 'boolean', short: 'q' },
       'capture-range': { type: 'string' },
       progress: { type: 'string' },
+      live: { type: 'boolean' },
     },
   });
   const mode = values.progress ?? 'text';
@@ -179,6 +195,7 @@ type RecordValues = {
   variant?: string;
   quiet?: boolean;
   'capture-range'?: string;
+  live?: boolean;
 };
 
 /**
@@ -216,7 +233,10 @@ async function recordTo(values: RecordValues, target: string[], output: string, 
   let pid: number | null = null;
   emit?.({ phase: 'preflight' });
   const tty = !emit && process.stderr.isTTY && !values.quiet;
+  let viewer: Promise<LiveView> | null = null;
+  const say = (line: string) => process.stderr.write(`${tty ? '\r\x1b[K' : ''}${line}\n`);
   const result = await record({
+    onCreated: values.live ? (file) => (viewer = openLiveView(file, say)) : undefined,
     output,
     overwrite: values.force,
     argv,
@@ -289,7 +309,23 @@ async function recordTo(values: RecordValues, target: string[], output: string, 
   for (const e of result.collectorErrors) process.stderr.write(`streamscope: collector (pid ${e.pid}): ${e.message}\n`);
   for (const n of result.notes) process.stderr.write(`streamscope: note: ${n}\n`);
   if (captureLine) process.stderr.write(`streamscope: ${captureLine}\n`);
+  if (viewer) await keepServing(await viewer);
   return exitCode;
+}
+
+/**
+ * After `record --live`: browser mode's view of the finished recording
+ * stays until Ctrl-C when someone is at the terminal (a script goes on at
+ * once). The exit code stays the target's.
+ */
+async function keepServing(view: LiveView): Promise<void> {
+  if (!view.url || !process.stdin.isTTY) return view.stop();
+  process.stderr.write(`streamscope: the live view keeps serving the finished recording at ${view.url} (Ctrl-C stops it)\n`);
+  await new Promise<void>((resolve) => {
+    process.once('SIGINT', resolve);
+    process.once('SIGTERM', resolve);
+  });
+  view.stop();
 }
 
 /** The message and exit code of an error that ends a command (as `main` prints it). */
@@ -519,6 +555,8 @@ async function serveUntilStopped(opts: ReturnType<typeof parseServeArgs>): Promi
     };
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);
+    // Started by `record --live` (live-view.ts) with an IPC channel: it ends with the recorder.
+    if (process.connected) process.once('disconnect', stop);
   });
   return 0;
 }
@@ -610,6 +648,8 @@ async function main(argv: string[]): Promise<number> {
       return cmdDiff(rest);
     case 'merge':
       return cmdMerge(rest);
+    case 'sql':
+      return cmdSql(rest, { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr, historyFile: defaultSqlHistoryFile() });
     case 'serve':
       return cmdServe(rest);
     case 'open':

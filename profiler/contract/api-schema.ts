@@ -21,6 +21,7 @@
 import * as v from 'valibot';
 import { ITEM_KINDS, ITEM_TABLES } from './items.ts';
 import { CaptureRangeError, parseCaptureRange, SCENARIOS, WORKLOADS } from './record-request.ts';
+import { SQL_MAX_QUERY_LENGTH, SQL_MAX_TIME_LIMIT_MS, SQL_ROW_LIMIT } from './sql.ts';
 
 /** Rows one window request may ask for (a screen shows far fewer). */
 export const MAX_WINDOW_ROWS = 1024;
@@ -299,6 +300,16 @@ export const RecordRequestSchema = v.pipe(
 );
 export type RecordRequest = v.InferOutput<typeof RecordRequestSchema>;
 
+/** A query for the SQL console (contract/sql.ts): one statement that reads; the console says what it refuses. */
+export const SqlRequestSchema = record({
+  query: text(SQL_MAX_QUERY_LENGTH, 0),
+  /** Stop the query after this long (ms); SQL_TIME_LIMIT_MS when absent. */
+  timeoutMs: v.optional(integer(1, SQL_MAX_TIME_LIMIT_MS)),
+  /** Keep at most this many rows (the answer says when there were more); SQL_ROW_LIMIT when absent. */
+  rowLimit: v.optional(integer(1, SQL_ROW_LIMIT)),
+});
+export type SqlRequest = v.InferOutput<typeof SqlRequestSchema>;
+
 /** What an analysis looks at (scope.ts says what each kind covers). */
 export const ScopeSchema = v.pipe(
   v.unknown(),
@@ -384,6 +395,10 @@ export const API_ARGUMENTS = {
     ['baseId', recordingId],
     ['otherId', recordingId],
     ['scope', ScopeSchema],
+  ],
+  sql: [
+    ['recordingId', recordingId],
+    ['request', SqlRequestSchema],
   ],
   exportTrace: [['recordingId', recordingId]],
   record: [['request', RecordRequestSchema]],

@@ -29,11 +29,22 @@ export type {
   RecordRequest,
   SearchCursor,
   SearchRequest,
+  SqlRequest,
   TimeRange,
   WindowConcurrencyRequest,
   WindowRequest,
 } from './api-schema.ts';
-import type { API_ARGUMENTS, ArgumentValues, ConcurrencyRequest, ItemRef, RecordRequest, SearchRequest, TimeRange, WindowRequest } from './api-schema.ts';
+import type {
+  API_ARGUMENTS,
+  ArgumentValues,
+  ConcurrencyRequest,
+  ItemRef,
+  RecordRequest,
+  SearchRequest,
+  SqlRequest,
+  TimeRange,
+  WindowRequest,
+} from './api-schema.ts';
 
 export type StreamKind = 'legacy-default' | 'per-thread-default' | 'blocking' | 'non-blocking';
 
@@ -353,6 +364,8 @@ export interface ApiErrorShape {
 // diff.ts, scope.ts, iterations.ts; the finding shape is documented in
 // profiler/README.md).
 export type { Finding } from './findings.ts';
+export type { SqlAnswer, SqlFailure, SqlItemColumn, SqlRows, SqlValue } from './sql.ts';
+import type { SqlAnswer } from './sql.ts';
 export type { DiffSummary } from './diff.ts';
 export type { Scope, ScopeInfo, Startup } from './scope.ts';
 export type { Iterations, IterationRow, RangeName } from './iterations.ts';
@@ -428,6 +441,16 @@ export interface StreamScopeApi {
    */
   compare(baseId: string, otherId: string, scope: Scope): Promise<DiffSummary>;
   /**
+   * Runs one read-only SQL query on the recording (the Query tab; what
+   * `streamscope sql` runs): its rows, at most `rowLimit` (10 000), with
+   * the columns that name an operation, or why it gave none — SQLite's
+   * error with where it points, a statement refused (anything that writes,
+   * ATTACH, a PRAGMA that sets), the time limit (5 s) passed
+   * (contract/sql.ts). Runs on a thread of its own: a query never holds up
+   * the timeline or the findings.
+   */
+  sql(recordingId: string, request: SqlRequest): Promise<SqlAnswer>;
+  /**
    * File ▸ Export…: the recording as Chrome trace JSON (what `streamscope
    * export` writes), to a file the user picks in a save dialog. Null when
    * the dialog was cancelled. Desktop app only: browser mode answers
@@ -460,6 +483,7 @@ export const apiMethods = [
   'ranges',
   'iterations',
   'compare',
+  'sql',
   'exportTrace',
   'record',
   'recordStatus',

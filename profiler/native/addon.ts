@@ -191,6 +191,18 @@ export function demangle(names: string[]): (string | null)[] {
 }
 
 /**
+ * The SQL console's time limit (native/addon/src/sql_time_limit.cc): a
+ * SQLite extension compiled into the addon, for better-sqlite3's
+ * loadExtension(file, entryPoint). Loading it goes through SQLite's own
+ * dlopen of the same file; the addon is loaded first so that a missing
+ * build is named here.
+ */
+export function sqlTimeLimitExtension(): { file: string; entryPoint: string } {
+  addon();
+  return { file: addonPath(), entryPoint: 'sqlite3_streamscope_time_limit_init' };
+}
+
+/**
  * The vocabularies the addon shares with TypeScript, as the built addon has
  * them: the column lists of the loader, every statement of the ingest and
  * the schema version it writes. For the drift tests.

@@ -15,9 +15,11 @@ import type { Finding } from '../contract/findings.ts';
 import { ApiError } from './api-error.ts';
 import type { Iterations, RangeName } from '../contract/iterations.ts';
 import type { Scope, ScopeInfo } from '../contract/scope.ts';
+import type { SqlAnswer } from '../contract/sql.ts';
+import type { SqlRequest } from '../contract/api-schema.ts';
 import type { ApiErrorShape, ConcurrencyRequest, ConcurrencyResponse, StatsResponse } from '../contract/api.ts';
 
-export type AnalysisMethod = 'findings' | 'stats' | 'scopeInfo' | 'ranges' | 'iterations' | 'concurrency' | 'compare';
+export type AnalysisMethod = 'findings' | 'stats' | 'scopeInfo' | 'ranges' | 'iterations' | 'concurrency' | 'compare' | 'sql';
 
 export interface AnalysisTarget {
   id: string;
@@ -79,6 +81,10 @@ export class AnalysisThread {
 
   compare(base: AnalysisTarget, other: AnalysisTarget, scope: Scope): Promise<DiffSummary> {
     return this.#call('compare', [base, other], [scope]) as Promise<DiffSummary>;
+  }
+
+  sql(target: AnalysisTarget, request: SqlRequest): Promise<SqlAnswer> {
+    return this.#call('sql', [target], [request]) as Promise<SqlAnswer>;
   }
 
   /** Stops the thread; calls still waiting fail. */

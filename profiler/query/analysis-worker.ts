@@ -57,7 +57,9 @@ port.on('message', (msg: AnalysisRequest | { close: true }) => {
                 ? a!.iterations(arg)
                 : msg.method === 'concurrency'
                   ? a!.concurrency(arg)
-                  : compareRecordings(a!, b!, arg);
+                  : msg.method === 'sql'
+                    ? a!.sql(arg)
+                    : compareRecordings(a!, b!, arg);
     out = { n: msg.n, ok: true, value };
   } catch (err) {
     out = { n: msg.n, ok: false, error: toApiErrorShape(err, msg.targets[0]?.file) };

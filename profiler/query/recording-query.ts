@@ -55,6 +55,9 @@ import { openReadOnly } from './open-read-only.ts';
 import { overviewOf } from './overview.ts';
 import { NameSearch } from './search.ts';
 import { buildStats } from './stats.ts';
+import { SqlConsole } from './sql-console.ts';
+import type { SqlAnswer } from '../contract/sql.ts';
+import type { SqlRequest } from '../contract/api-schema.ts';
 
 /** Analyses kept per recording: the steady state, the whole, and a few selections. */
 const KEEP_ANALYSES = 4;
@@ -95,6 +98,8 @@ export class RecordingQuery {
   #wholeTrace: Trace | null = null;
   #summary: RecordingSummary | null = null;
   readonly #names = new Map<number, StoredName>();
+  /** The SQL console's own read-only connection, opened by the first query (sql-console.ts). */
+  #sql: SqlConsole | null = null;
 
   /** Opens `file` read-only; throws ApiError (not-found, not-a-recording, corrupt, locked, newer-schema) naming it. */
   constructor(recordingId: string, file: string) {
@@ -106,6 +111,7 @@ export class RecordingQuery {
   }
 
   close(): void {
+    this.#sql?.close();
     this.#db.close();
   }
 
@@ -417,6 +423,12 @@ export class RecordingQuery {
   }
 
   /** Writes the recording as Chrome trace JSON to `out` (File ▸ Export…). */
+  /** One read-only SQL query (sql-console.ts), on a connection of its own: the query cannot touch this one's state. */
+  sql(request: SqlRequest): SqlAnswer {
+    this.#sql ??= new SqlConsole(this.path);
+    return this.#sql.run(request.query, { timeoutMs: request.timeoutMs, rowLimit: request.rowLimit });
+  }
+
   exportTrace(out: string): Promise<ExportSummary> {
     return exportChromeTrace(this.#db, out);
   }

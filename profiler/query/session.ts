@@ -19,11 +19,15 @@ import type { Iterations, RangeName } from '../contract/iterations.ts';
 import type { Scope, ScopeInfo } from '../contract/scope.ts';
 import type { ConcurrencyRequest, ConcurrencyResponse, OpenFailure, OpenResult, RecordingHandle, StatsResponse } from '../contract/api.ts';
 import { compareRecordings } from './compare.ts';
+import type { SqlAnswer } from '../contract/sql.ts';
+import type { SqlRequest } from '../contract/api-schema.ts';
 import { RecordingQuery } from './recording-query.ts';
 
 export class SessionRegistry {
   readonly #open = new Map<string, RecordingQuery>();
   readonly #analysis: AnalysisThread | null;
+  /** SQL queries (sql-console.ts): a thread of their own, so that a query running to its time limit delays no analysis, and no analysis a query. */
+  readonly #sql: AnalysisThread | null;
 
   /**
    * With `analysisThread` (the server, the app's query worker), findings,
@@ -33,6 +37,7 @@ export class SessionRegistry {
    */
   constructor(opts: { analysisThread?: boolean } = {}) {
     this.#analysis = opts.analysisThread ? new AnalysisThread() : null;
+    this.#sql = opts.analysisThread ? new AnalysisThread() : null;
   }
 
   /**
@@ -116,6 +121,7 @@ export class SessionRegistry {
     for (const q of this.#open.values()) q.close();
     this.#open.clear();
     void this.#analysis?.close();
+    void this.#sql?.close();
   }
 
   async findings(id: string, scope: Scope): Promise<Finding[]> {
@@ -146,6 +152,11 @@ export class SessionRegistry {
   async concurrency(id: string, req: ConcurrencyRequest): Promise<ConcurrencyResponse> {
     const q = this.get(id);
     return this.#analysis ? this.#analysis.concurrency(targetOf(q), req) : q.concurrency(req);
+  }
+
+  async sql(id: string, request: SqlRequest): Promise<SqlAnswer> {
+    const q = this.get(id);
+    return this.#sql ? this.#sql.sql(targetOf(q), request) : q.sql(request);
   }
 
   async compare(baseId: string, otherId: string, scope: Scope): Promise<DiffSummary> {

@@ -125,6 +125,8 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
         return registry.iterations(args[0] as string, args[1] as string | null);
       case 'compare':
         return registry.compare(args[0] as string, args[1] as string, args[2] as never);
+      case 'sql':
+        return registry.sql(args[0] as string, args[1] as never);
       case 'openRecording':
       case 'openRecordings':
       case 'showOpenDialog':

@@ -9,6 +9,7 @@
 //     --scope KEY        the findings' and stats' scope: whole, range:NAME, range:NAME#k, window:START..END
 //                        (default: the steady state; the shot waits for their answer)
 //     --compare OTHER    the compare view: RECORDING (base) against OTHER.sqlite
+//     --query SQL        the Query tab, SQL run (`example:N`: the N-th example query, from 1)
 //     --size WxH         viewport in CSS pixels (default 1600x560)
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -26,12 +27,13 @@ const { values, positionals } = parseArgs({
     compare: { type: 'string' },
     size: { type: 'string', default: '1600x560' },
     scope: { type: 'string' },
+    query: { type: 'string' },
   },
 });
 const [file, out] = positionals;
 if (!file || !out) {
   process.stderr.write(
-    'usage: node test/e2e/screenshot.ts RECORDING.sqlite OUT.png [--gpu | --range START:END] [--select TABLE:ID] [--search TEXT] [--stats] [--scope KEY] [--size WxH]\n',
+    'usage: node test/e2e/screenshot.ts RECORDING.sqlite OUT.png [--gpu | --range START:END] [--select TABLE:ID] [--search TEXT] [--stats] [--query SQL|example:N] [--scope KEY] [--size WxH]\n',
   );
   process.exit(2);
 }
@@ -63,6 +65,7 @@ try {
   }
   if (values.select) hash.set('sel', values.select);
   if (values.stats) hash.set('tab', 'stats');
+  if (values.query) hash.set('tab', 'query');
   if (values.scope) hash.set('scope', values.scope);
   if (values.compare) {
     hash.set('tab', 'compare');
@@ -71,7 +74,15 @@ try {
   const page = await browser.newPage({ viewport: { width, height } });
   await page.goto(`${server.url}#${hash}`);
   if (values.stats) await page.waitForSelector('[data-testid="stats-view"] [data-testid="stats-scope"][data-pending="false"]');
-  else if (values.compare) {
+  else if (values.query) {
+    const example = /^example:(\d+)$/.exec(values.query);
+    if (example) await page.selectOption('[data-testid="query-examples"]', String(Number(example[1]) - 1));
+    else {
+      await page.fill('[data-testid="query-text"]', values.query);
+      await page.click('[data-testid="query-run"]');
+    }
+    await page.waitForSelector('[data-testid="query-results"], [data-testid="query-error"]');
+  } else if (values.compare) {
     await page.waitForSelector('[data-testid="diff-gpu-span"]');
     await page.waitForFunction(() => document.querySelectorAll('[data-testid="compare-lane"]').length >= 2 && (window.__streamscope?.dataFrames ?? 0) > 0);
     await settled(page);

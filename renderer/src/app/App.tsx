@@ -7,7 +7,8 @@
 // selected item (use-details.ts), search and the evidence highlight
 // (use-search.ts), drag and drop (use-drop-files.ts; several files at once
 // may be one job's ranks, shown as one recording with its JobBar), export
-// (use-export.ts), the compare view (use-compare.ts), the banners
+// (use-export.ts), the compare view (use-compare.ts), the Query tab's SQL
+// (query/use-query.ts), the banners
 // (use-banners.ts), and the URL that a reload reads back (use-url-sync.ts,
 // url-state.ts). What is left here: which view tab and dialog are shown,
 // the timeline's status line, and how the parts meet.
@@ -21,6 +22,8 @@ import { CompareView } from '../compare/CompareView.tsx';
 import { DetailsPanel } from '../panels/DetailsPanel.tsx';
 import { FindingsPanel } from '../panels/FindingsPanel.tsx';
 import { JobBar } from '../panels/JobBar.tsx';
+import { QueryView } from '../query/QueryView.tsx';
+import { useQuery } from '../query/use-query.ts';
 import { RecordDialog } from '../record/RecordDialog.tsx';
 import { useOverlays } from '../scope/overlays.ts';
 import { useScopedAnswer } from '../scope/scoped-answer.ts';
@@ -70,6 +73,8 @@ export function App() {
   const goTo = useGoTo(ui, iterations);
   const search = useSearch(summary, goTo, report);
   const { showEvidence } = search;
+  const showTimeline = useCallback(() => setTab('timeline'), []);
+  const query = useQuery(summary, goTo, showTimeline, report);
 
   const onGoRelated = useCallback(
     (ref: ItemRef, s: number, e: number) => {
@@ -168,6 +173,14 @@ export function App() {
             <button className={tab === 'stats' ? 'on' : ''} data-testid="tab-stats" onClick={() => setTab('stats')}>
               Stats
             </button>
+            <button
+              className={tab === 'query' ? 'on' : ''}
+              data-testid="tab-query"
+              onClick={() => setTab('query')}
+              title="SQL on the recording (read-only); rows that name an operation link to the timeline"
+            >
+              Query
+            </button>
             {recordings.length > 1 && (
               <button
                 className={tab === 'compare' ? 'on' : ''}
@@ -179,7 +192,7 @@ export function App() {
               </button>
             )}
           </span>
-          {tab !== 'compare' && (
+          {tab !== 'compare' && tab !== 'query' && (
             <span className="search">
               <input
                 data-testid="search"
@@ -313,6 +326,7 @@ export function App() {
             onShowStream={onShowStream}
           />
         )}
+        {summary && tab === 'query' && <QueryView query={query} />}
         {summary && view && tab === 'timeline' && (
           <>
             <Timeline

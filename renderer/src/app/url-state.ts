@@ -14,7 +14,7 @@ export interface UrlState {
   hide: string[];
   /** Folded groups; null (no `fold` in the URL): as the recording opens, rows.ts defaultFolded (a job of many ranks: its ranks). */
   fold: string[] | null;
-  tab: 'timeline' | 'stats' | 'compare';
+  tab: 'timeline' | 'stats' | 'compare' | 'query';
   /** The findings' and stats' scope (scope/scope.ts scopeKey); absent: the steady state. */
   scope?: string;
   /** Compare view: recording ids, the base first. */
@@ -50,7 +50,7 @@ export function readUrl(): UrlState {
     sel: parseRef(p.get('sel')),
     hide: list('hide'),
     fold: p.has('fold') ? list('fold') : null,
-    tab: p.get('tab') === 'stats' ? 'stats' : p.get('tab') === 'compare' ? 'compare' : 'timeline',
+    tab: (['stats', 'compare', 'query'] as const).find((t) => t === p.get('tab')) ?? 'timeline',
     cmp: list('cmp'),
     align: p.get('align') ?? undefined,
     offs: list('offs')
