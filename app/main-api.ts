@@ -88,6 +88,8 @@ export function createMainApi(deps: MainApiDeps): MainApi {
     overview: (id, buckets, range) => deps.query.overview(id, buckets, range),
     details: (id, ref) => deps.query.details(id, ref),
     search: (id, r) => deps.query.search(id, r),
+    dependencies: (id, ref) => deps.query.dependencies(id, ref),
+    waitSpans: (id, r) => deps.query.waitSpans(id, r),
     stats: (id, scope) => deps.query.stats(id, scope),
     findings: (id, scope) => deps.query.findings(id, scope),
     scopeInfo: (id, scope) => deps.query.scopeInfo(id, scope),

@@ -108,6 +108,12 @@ export class QueryClient implements QueryBackend {
   search(id: string, r: Parameters<QueryBackend['search']>[1]) {
     return this.#call<Awaited<ReturnType<QueryBackend['search']>>>('search', [id, r]);
   }
+  dependencies(id: string, ref: Parameters<QueryBackend['dependencies']>[1]) {
+    return this.#call<Awaited<ReturnType<QueryBackend['dependencies']>>>('dependencies', [id, ref]);
+  }
+  waitSpans(id: string, r: Parameters<QueryBackend['waitSpans']>[1]) {
+    return this.#call<Awaited<ReturnType<QueryBackend['waitSpans']>>>('waitSpans', [id, r]);
+  }
   stats(id: string, scope: Parameters<QueryBackend['stats']>[1]) {
     return this.#call<Awaited<ReturnType<QueryBackend['stats']>>>('stats', [id, scope]);
   }

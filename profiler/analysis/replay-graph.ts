@@ -139,6 +139,17 @@ export interface DependencyGraph {
   /** The event-wait edges alone (no legacy barrier), by target in issue order: op waitTo[j] waits for waitFrom[j]. */
   waitFrom: Int32Array;
   waitTo: Int32Array;
+  /**
+   * Per event-wait edge: the cudaEventRecord call that captured waitFrom[j]
+   * and the cudaStreamWaitEvent call on waitTo[j]'s stream (call indexes;
+   * where the wait was passed on through streams without ops, the first
+   * record and the last wait). -1 for an edge a fix's waitFor made.
+   */
+  waitRecordCall: Int32Array;
+  waitCall: Int32Array;
+  /** The legacy barrier's edges into blocking streams, in issue order: op barrierTo[j] waits for the legacy op barrierFrom[j]. */
+  barrierFrom: Int32Array;
+  barrierTo: Int32Array;
 }
 
 /** What a fix may change about streams and event waits (replay.ts: ReplayOptions). */
@@ -215,12 +226,28 @@ export function buildGraph(trace: Trace, host: Host, model: HostModel, index: Is
     : null;
   const edgeFrom: number[] = [];
   const edgeTo: number[] = [];
-  // Event-wait and legacy edges interleave in edgeFrom/edgeTo; which are which is kept aside.
+  // Event-wait and legacy edges interleave in edgeFrom/edgeTo; which are
+  // which is kept aside, the wait edges with their calls.
   const waitIndex: number[] = [];
+  const waitRecordCall: number[] = [];
+  const waitCall: number[] = [];
+  const barrierIndex: number[] = [];
+  // An awaited op travels as an entry: the op, the record call that
+  // captured it and the wait call that last passed it to a stream (-1:
+  // none yet), so that each wait edge can name both calls.
+  const entryOp: number[] = [];
+  const entryRecord: number[] = [];
+  const entryWait: number[] = [];
+  const entry = (op: number, record: number, wait: number) => {
+    entryOp.push(op);
+    entryRecord.push(record);
+    entryWait.push(wait);
+    return entryOp.length - 1;
+  };
   // Event records and waits, at their positions in the issue order: what
-  // each event captured (`${pid}:${eventId}` → an op, -1 for nothing, or
-  // several where the recorded stream had waits pending), and the ops each
-  // stream's next op must wait for.
+  // each event captured (`${pid}:${eventId}` → an entry, -1 for nothing, or
+  // several where the recorded stream had waits pending), and the entries
+  // each stream's next op must wait for.
   const { eventOps } = model;
   const waitFor = changes.waitFor;
   const captured = new Map<string, number | number[]>();
@@ -237,13 +264,16 @@ export function buildGraph(trace: Trace, host: Host, model: HostModel, index: Is
   // a list keeps the latest per stream, so that a stream without ops, which
   // never passes its waits on, holds one per stream at most.
   const emitted = eventOps.length ? new Int32Array(n) : null;
-  const addWait = (list: number[], op: number) => {
-    for (let k = 0; k < list.length; k++)
-      if (opStream[list[k]!] === opStream[op]) {
-        if (emitted![op]! > emitted![list[k]!]!) list[k] = op;
+  const addWait = (list: number[], x: number) => {
+    const op = entryOp[x]!;
+    for (let k = 0; k < list.length; k++) {
+      const held = entryOp[list[k]!]!;
+      if (opStream[held] === opStream[op]) {
+        if (emitted![op]! > emitted![held]!) list[k] = x;
         return;
       }
-    list.push(op);
+    }
+    list.push(x);
   };
   let e = 0;
   for (let p = 0; p < n; p++) {
@@ -253,17 +283,17 @@ export function buildGraph(trace: Trace, host: Host, model: HostModel, index: Is
       const pendingWaits = pendingOf(s, ev.stream);
       if (!ev.wait) {
         const last = s >= 0 ? lastOfStream[s]! : -1;
-        if (pendingWaits.length === 0) captured.set(ev.key, last);
+        if (pendingWaits.length === 0) captured.set(ev.key, last >= 0 ? entry(last, ev.call, -1) : -1);
         else {
           const all = pendingWaits.slice();
-          if (last >= 0) addWait(all, last);
+          if (last >= 0) addWait(all, entry(last, ev.call, -1));
           captured.set(ev.key, all);
         }
       } else {
         const c = captured.get(ev.key);
         if (typeof c === 'number') {
-          if (c >= 0) addWait(pendingWaits, c);
-        } else if (c) for (const x of c) addWait(pendingWaits, x);
+          if (c >= 0) addWait(pendingWaits, entry(entryOp[c]!, entryRecord[c]!, ev.call));
+        } else if (c) for (const x of c) addWait(pendingWaits, entry(entryOp[x]!, entryRecord[x]!, ev.call));
       }
     }
     const i = order[p]!;
@@ -279,11 +309,22 @@ export function buildGraph(trace: Trace, host: Host, model: HostModel, index: Is
     if (opCall[i]! >= 0) pending[i]!++;
     const w = waitsOfStream[s]!;
     const instead = waitFor?.get(i);
-    for (const from of instead ?? w) {
-      waitIndex.push(edgeFrom.length);
-      edgeFrom.push(from);
-      edgeTo.push(i);
-    }
+    if (instead)
+      for (const from of instead) {
+        waitIndex.push(edgeFrom.length);
+        waitRecordCall.push(-1);
+        waitCall.push(-1);
+        edgeFrom.push(from);
+        edgeTo.push(i);
+      }
+    else
+      for (const x of w) {
+        waitIndex.push(edgeFrom.length);
+        waitRecordCall.push(entryRecord[x]!);
+        waitCall.push(entryWait[x]!);
+        edgeFrom.push(entryOp[x]!);
+        edgeTo.push(i);
+      }
     w.length = 0;
     if (legacy) {
       if (isLegacyStream[s]) {
@@ -294,6 +335,7 @@ export function buildGraph(trace: Trace, host: Host, model: HostModel, index: Is
         blockingIssued[c]!++;
         const l = lastLegacy[c]!;
         if (l >= 0 && streamSawLegacy[s] !== l) {
+          barrierIndex.push(edgeFrom.length);
           edgeFrom.push(l);
           edgeTo.push(i);
           streamSawLegacy[s] = l;
@@ -313,7 +355,20 @@ export function buildGraph(trace: Trace, host: Host, model: HostModel, index: Is
     pending[edgeTo[j]!]!++;
   }
 
-  const waitFrom = Int32Array.from(waitIndex, (j) => edgeFrom[j]!);
-  const waitTo = Int32Array.from(waitIndex, (j) => edgeTo[j]!);
-  return { opStream, isLegacyStream, isBlockingStream, nextInStream, pending, edgeStart, edgeTo: to, legacy, waitFrom, waitTo };
+  return {
+    opStream,
+    isLegacyStream,
+    isBlockingStream,
+    nextInStream,
+    pending,
+    edgeStart,
+    edgeTo: to,
+    legacy,
+    waitFrom: Int32Array.from(waitIndex, (j) => edgeFrom[j]!),
+    waitTo: Int32Array.from(waitIndex, (j) => edgeTo[j]!),
+    waitRecordCall: Int32Array.from(waitRecordCall),
+    waitCall: Int32Array.from(waitCall),
+    barrierFrom: Int32Array.from(barrierIndex, (j) => edgeFrom[j]!),
+    barrierTo: Int32Array.from(barrierIndex, (j) => edgeTo[j]!),
+  };
 }

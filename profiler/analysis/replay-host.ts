@@ -69,9 +69,10 @@ export interface HostModel {
   /**
    * Each CUDA event record (wait false) and stream wait (wait true) that
    * names a stream, in issue order: `pos`, the ops issued before its call
-   * in `order`; `stream`, streams.id; `key`, `${pid}:${eventId}`.
+   * in `order`; `stream`, streams.id; `key`, `${pid}:${eventId}`; `call`,
+   * the recording or waiting call's index (the dependency view names it).
    */
-  eventOps: { pos: number; wait: boolean; stream: number; key: string }[];
+  eventOps: { pos: number; wait: boolean; stream: number; key: string; call: number }[];
   /** The calls of each thread, in start order (host.threads' values): a thread's index is its position here. */
   threadCalls: Int32Array[];
 }
@@ -368,7 +369,7 @@ function buildHostModel(trace: Trace, host: Host): HostModel {
       for (const e of recordsAt.get(k) ?? []) {
         if (e.stream === null) continue;
         const key = `${e.pid}:${e.eventId}`;
-        eventOps.push({ pos, wait: false, stream: e.stream, key });
+        eventOps.push({ pos, wait: false, stream: e.stream, key, call: k });
         const s = streamLookup.get(e.stream);
         capturedOf(e.pid).set(e.eventId, s < 0 ? -1 : lastOfStream[s]!);
       }
@@ -376,7 +377,7 @@ function buildHostModel(trace: Trace, host: Host): HostModel {
       for (const w of waitsAt.get(k) ?? []) {
         if (w.stream === null || w.eventId === null) continue;
         const key = `${w.pid}:${w.eventId}`;
-        eventOps.push({ pos, wait: true, stream: w.stream, key });
+        eventOps.push({ pos, wait: true, stream: w.stream, key, call: k });
         const s = streamLookup.get(w.stream);
         const c = captured.get(w.pid)?.get(w.eventId);
         if (s >= 0 && c !== undefined && c >= 0) waitEnd[s] = Math.max(waitEnd[s]!, ops.end[c]!);

@@ -209,6 +209,22 @@ export const TimeRangeSchema = v.pipe(
 );
 export type TimeRange = v.InferOutput<typeof TimeRangeSchema>;
 
+/** The event waits' hatched spans of some stream rows over a window (dependencies.ts WaitSpan). */
+export const WaitSpansRequestSchema = v.pipe(
+  record({
+    rows: rowIds,
+    startNs: time(),
+    endNs: time(),
+    /** Nanoseconds per pixel: spans shorter than this are left out (they would not show). */
+    resolutionNs: v.pipe(time(), v.gtValue(0, 'must be positive')),
+  }),
+  v.forward(
+    v.check((r) => r.endNs >= r.startNs, 'must not be before startNs'),
+    ['endNs'],
+  ),
+);
+export type WaitSpansRequest = v.InferOutput<typeof WaitSpansRequestSchema>;
+
 /** A position in the order of search matches. */
 export const SearchCursorSchema = record({ startNs: time(), table: itemTable, id: itemId });
 export type SearchCursor = v.InferOutput<typeof SearchCursorSchema>;
@@ -373,6 +389,14 @@ export const API_ARGUMENTS = {
   search: [
     ['recordingId', recordingId],
     ['request', SearchRequestSchema],
+  ],
+  dependencies: [
+    ['recordingId', recordingId],
+    ['ref', ItemRefSchema],
+  ],
+  waitSpans: [
+    ['recordingId', recordingId],
+    ['request', WaitSpansRequestSchema],
   ],
   stats: [
     ['recordingId', recordingId],

@@ -31,6 +31,7 @@ export type {
   SearchRequest,
   SqlRequest,
   TimeRange,
+  WaitSpansRequest,
   WindowConcurrencyRequest,
   WindowRequest,
 } from './api-schema.ts';
@@ -43,6 +44,7 @@ import type {
   SearchRequest,
   SqlRequest,
   TimeRange,
+  WaitSpansRequest,
   WindowRequest,
 } from './api-schema.ts';
 
@@ -372,6 +374,8 @@ export type { Iterations, IterationRow, RangeName } from './iterations.ts';
 export type { Collective, CommKernel, Communication, RankDeviceTime, RankTime } from './communication.ts';
 export type { CollectiveInstance, CollectiveSkew, Straggler, StragglerRank, Stragglers } from './stragglers.ts';
 export type { ClockMethod, JobInfo, JobSource } from './job.ts';
+export type { Dependency, DependencyEnd, DependencyKind, ItemDependencies, WaitSpan, WaitSpans } from './dependencies.ts';
+import type { ItemDependencies, WaitSpans } from './dependencies.ts';
 import type { JobInfo } from './job.ts';
 import type { Communication } from './communication.ts';
 import type { Stragglers } from './stragglers.ts';
@@ -416,6 +420,16 @@ export interface StreamScopeApi {
   overview(recordingId: string, buckets: number, range: TimeRange | null): Promise<OverviewResponse>;
   details(recordingId: string, ref: ItemRef): Promise<ItemDetails>;
   search(recordingId: string, request: SearchRequest): Promise<SearchResponse>;
+  /**
+   * What an item waited for and what waited for it — event waits with their
+   * wait time, the legacy barrier, synchronize calls — and a GPU
+   * operation's critical chain back to the host call that made it possible
+   * (ItemDependencies; its launch is in details()). Computed on the
+   * analysis thread; the first call on a recording walks it once.
+   */
+  dependencies(recordingId: string, ref: ItemRef): Promise<ItemDependencies>;
+  /** The spans event waits held operations' starts on these stream rows over a window: the timeline hatches them. */
+  waitSpans(recordingId: string, request: WaitSpansRequest): Promise<WaitSpans>;
   /** Kernel, copy, stream and overlap statistics of `scope`. */
   stats(recordingId: string, scope: Scope): Promise<StatsResponse>;
   /** The diagnosis of `scope`: why streams did not overlap, worst first, with evidence ids and what-if estimates. */
@@ -477,6 +491,8 @@ export const apiMethods = [
   'overview',
   'details',
   'search',
+  'dependencies',
+  'waitSpans',
   'stats',
   'findings',
   'scopeInfo',

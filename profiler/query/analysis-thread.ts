@@ -1,6 +1,6 @@
 // The analysis methods of the API off the thread that answers the timeline.
-// findings, stats, scopes, ranges, iterations, concurrency and compare need the whole recording loaded
-// and diagnosed: seconds for ten million operations (better-sqlite3 and
+// findings, stats, scopes, ranges, iterations, concurrency, dependencies and compare need the whole recording loaded
+// (and most of them diagnosed): seconds for ten million operations (better-sqlite3 and
 // the analysis are synchronous). Run where the windows are answered, they
 // would hold up every pan and zoom until done; so the server and the
 // desktop app's query worker send them to one thread of their own
@@ -17,9 +17,18 @@ import type { Iterations, RangeName } from '../contract/iterations.ts';
 import type { Scope, ScopeInfo } from '../contract/scope.ts';
 import type { SqlAnswer } from '../contract/sql.ts';
 import type { SqlRequest } from '../contract/api-schema.ts';
-import type { ApiErrorShape, ConcurrencyRequest, ConcurrencyResponse, StatsResponse } from '../contract/api.ts';
+import type {
+  ApiErrorShape,
+  ConcurrencyRequest,
+  ConcurrencyResponse,
+  ItemDependencies,
+  ItemRef,
+  StatsResponse,
+  WaitSpans,
+  WaitSpansRequest,
+} from '../contract/api.ts';
 
-export type AnalysisMethod = 'findings' | 'stats' | 'scopeInfo' | 'ranges' | 'iterations' | 'concurrency' | 'compare' | 'sql';
+export type AnalysisMethod = 'findings' | 'stats' | 'scopeInfo' | 'ranges' | 'iterations' | 'concurrency' | 'dependencies' | 'waitSpans' | 'compare' | 'sql';
 
 export interface AnalysisTarget {
   id: string;
@@ -77,6 +86,14 @@ export class AnalysisThread {
 
   concurrency(target: AnalysisTarget, req: ConcurrencyRequest): Promise<ConcurrencyResponse> {
     return this.#call('concurrency', [target], [req]) as Promise<ConcurrencyResponse>;
+  }
+
+  dependencies(target: AnalysisTarget, ref: ItemRef): Promise<ItemDependencies> {
+    return this.#call('dependencies', [target], [ref]) as Promise<ItemDependencies>;
+  }
+
+  waitSpans(target: AnalysisTarget, req: WaitSpansRequest): Promise<WaitSpans> {
+    return this.#call('waitSpans', [target], [req]) as Promise<WaitSpans>;
   }
 
   compare(base: AnalysisTarget, other: AnalysisTarget, scope: Scope): Promise<DiffSummary> {

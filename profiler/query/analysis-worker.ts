@@ -1,5 +1,5 @@
 // Entry of the analysis thread (analysis-thread.ts): the API methods that
-// need the whole recording analysed — findings, stats, concurrency, compare —
+// need the whole recording analysed — findings, stats, concurrency, dependencies, compare —
 // (and scopes, ranges, iterations) answered by RecordingQuery objects of this thread's own. Analysing ten
 // million operations takes seconds; here it holds up nothing but other
 // analyses, while the thread that draws the timeline keeps answering
@@ -57,9 +57,13 @@ port.on('message', (msg: AnalysisRequest | { close: true }) => {
                 ? a!.iterations(arg)
                 : msg.method === 'concurrency'
                   ? a!.concurrency(arg)
-                  : msg.method === 'sql'
-                    ? a!.sql(arg)
-                    : compareRecordings(a!, b!, arg);
+                  : msg.method === 'dependencies'
+                    ? a!.dependencies(arg)
+                    : msg.method === 'waitSpans'
+                      ? a!.waitSpans(arg)
+                      : msg.method === 'sql'
+                        ? a!.sql(arg)
+                        : compareRecordings(a!, b!, arg);
     out = { n: msg.n, ok: true, value };
   } catch (err) {
     out = { n: msg.n, ok: false, error: toApiErrorShape(err, msg.targets[0]?.file) };

@@ -17,7 +17,12 @@ const COPY_ITEM_KIND: Partial<Record<number, ItemKind>> = {
 
 /** memcpys.copy_kind → ItemKind (arrays count as device memory; HtoH and unknown kinds are 'other'). */
 export function itemKindOfCopy(copyKind: number): ItemKind {
-  return COPY_ITEM_KIND[categoryOfCopyKind(copyKind)] ?? 'memcpy-other';
+  return itemKindOfCategory(categoryOfCopyKind(copyKind));
+}
+
+/** A copy's category (analysis/trace.ts OpCategory) → ItemKind. */
+export function itemKindOfCategory(category: number): ItemKind {
+  return COPY_ITEM_KIND[category] ?? 'memcpy-other';
 }
 
 /** CUpti_ActivitySynchronizationType names (syncs.sync_type). */

@@ -15,6 +15,7 @@ import { analyze, type Analysis } from '../analysis/load.ts';
 import { ScopeError, type TimelineColumns } from '../analysis/scope.ts';
 import { STEADY_STATE, type Scope, type ScopeInfo } from '../contract/scope.ts';
 import { loadTrace, type Trace } from '../analysis/trace.ts';
+import { loadHost, type Host } from '../analysis/host.ts';
 import { loadTimelineColumns } from '../native/addon.ts';
 import { exportChromeTrace, type ExportSummary } from '../export/chrome-trace.ts';
 import { fullName, type StoredName } from '../contract/names.ts';
@@ -31,6 +32,7 @@ import { WindowRequestSchema } from '../contract/api-schema.ts';
 import type {
   ConcurrencyRequest,
   ConcurrencyResponse,
+  ItemDependencies,
   ItemDetails,
   ItemKind,
   ItemRef,
@@ -42,11 +44,14 @@ import type {
   StatsResponse,
   StreamInfo,
   TimeRange,
+  WaitSpans,
+  WaitSpansRequest,
   WindowRequest,
   WindowResponse,
   WindowRow,
 } from '../contract/api.ts';
 import { concurrencyOf } from './concurrency.ts';
+import { DependencyReader } from './dependencies.ts';
 import { ItemDetailsReader } from './item-details.ts';
 import { apiRowId, itemKindOf, nvtxRowId, parseRowId, streamKind, streamRowId } from './item-kinds.ts';
 import { nestingDepths, RowBuilder, zoneIsOneSpan, zoneKinds } from './level-of-detail.ts';
@@ -92,10 +97,12 @@ export class RecordingQuery {
   readonly #db: Database;
   readonly #details: ItemDetailsReader;
   readonly #search: NameSearch;
+  readonly #dependencies: DependencyReader;
   /** Analyses by scope (JSON of the Scope), least recently used first; each with its stats once asked. */
   readonly #analyses = new Map<string, { analysis: Analysis; stats?: StatsResponse }>();
   #columns: TimelineColumns | null = null;
   #wholeTrace: Trace | null = null;
+  #wholeHost: Host | null = null;
   #summary: RecordingSummary | null = null;
   readonly #names = new Map<number, StoredName>();
   /** The SQL console's own read-only connection, opened by the first query (sql-console.ts). */
@@ -108,6 +115,7 @@ export class RecordingQuery {
     this.#db = openReadOnly(this.path);
     this.#details = new ItemDetailsReader(this.#db, (id) => this.#name(id));
     this.#search = new NameSearch(this.#db);
+    this.#dependencies = new DependencyReader(this.#db, () => this.#whole());
   }
 
   close(): void {
@@ -166,6 +174,16 @@ export class RecordingQuery {
       this.#wholeTrace = whole ?? loadTrace(this.#db, columns!.ops, columns!.calls);
     }
     return this.#wholeTrace;
+  }
+
+  /** Every operation and API call (the dependency view follows dependencies across any scope). */
+  #whole(): { trace: Trace; host: Host } {
+    const trace = this.#trace();
+    if (!this.#wholeHost) {
+      const whole = this.#analyses.get(JSON.stringify({ kind: 'whole' } satisfies Scope))?.analysis;
+      this.#wholeHost = whole?.trace === trace ? whole.host : loadHost(this.#db, trace.ops, (this.#columns ??= loadTimelineColumns(this.#db.name)).calls);
+    }
+    return { trace, host: this.#wholeHost };
   }
 
   /** A strings row: its value and demangled form, read once. */
@@ -413,6 +431,16 @@ export class RecordingQuery {
 
   search(req: SearchRequest): SearchResponse {
     return this.#guard(() => this.#search.search(req));
+  }
+
+  /** What an item waited for, what waited for it, its critical chain (dependencies.ts). */
+  dependencies(ref: ItemRef): ItemDependencies {
+    return this.#guard(() => this.#dependencies.item(ref));
+  }
+
+  /** The spans event waits held operations' starts on stream rows over a window. */
+  waitSpans(req: WaitSpansRequest): WaitSpans {
+    return this.#guard(() => this.#dependencies.waitSpans(req));
   }
 
   stats(scope: Scope = STEADY_STATE): StatsResponse {

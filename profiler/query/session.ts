@@ -17,7 +17,18 @@ import { AnalysisThread, type AnalysisTarget } from './analysis-thread.ts';
 import { ApiError, apiErrorOf } from './api-error.ts';
 import type { Iterations, RangeName } from '../contract/iterations.ts';
 import type { Scope, ScopeInfo } from '../contract/scope.ts';
-import type { ConcurrencyRequest, ConcurrencyResponse, OpenFailure, OpenResult, RecordingHandle, StatsResponse } from '../contract/api.ts';
+import type {
+  ConcurrencyRequest,
+  ConcurrencyResponse,
+  ItemDependencies,
+  ItemRef,
+  OpenFailure,
+  OpenResult,
+  RecordingHandle,
+  StatsResponse,
+  WaitSpans,
+  WaitSpansRequest,
+} from '../contract/api.ts';
 import { compareRecordings } from './compare.ts';
 import type { SqlAnswer } from '../contract/sql.ts';
 import type { SqlRequest } from '../contract/api-schema.ts';
@@ -31,7 +42,7 @@ export class SessionRegistry {
 
   /**
    * With `analysisThread` (the server, the app's query worker), findings,
-   * stats, concurrency and compare are computed on a thread of their own
+   * stats, concurrency, dependencies and compare are computed on a thread of their own
    * (analysis-thread.ts), so windows keep being answered meanwhile; without
    * (tests, scripts), here.
    */
@@ -157,6 +168,16 @@ export class SessionRegistry {
   async sql(id: string, request: SqlRequest): Promise<SqlAnswer> {
     const q = this.get(id);
     return this.#sql ? this.#sql.sql(targetOf(q), request) : q.sql(request);
+  }
+
+  async dependencies(id: string, ref: ItemRef): Promise<ItemDependencies> {
+    const q = this.get(id);
+    return this.#analysis ? this.#analysis.dependencies(targetOf(q), ref) : q.dependencies(ref);
+  }
+
+  async waitSpans(id: string, req: WaitSpansRequest): Promise<WaitSpans> {
+    const q = this.get(id);
+    return this.#analysis ? this.#analysis.waitSpans(targetOf(q), req) : q.waitSpans(req);
   }
 
   async compare(baseId: string, otherId: string, scope: Scope): Promise<DiffSummary> {

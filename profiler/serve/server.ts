@@ -113,6 +113,10 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
         return q().details(args[1] as never);
       case 'search':
         return q().search(args[1] as never);
+      case 'dependencies':
+        return registry.dependencies(args[0] as string, args[1] as never);
+      case 'waitSpans':
+        return registry.waitSpans(args[0] as string, args[1] as never);
       case 'stats':
         return registry.stats(args[0] as string, args[1] as never);
       case 'findings':

@@ -19,6 +19,28 @@ declare global {
       dataFrames: number;
       idle(): boolean;
       iterationBoxes(): { instance: number; warmUp: boolean; outlier: boolean; rect: { x: number; y: number; w: number; h: number } | null }[] | null;
+      dependencies(): {
+        arrows: {
+          kind: string;
+          from: { table: string; id: number };
+          to: { table: string; id: number };
+          label: string | null;
+          critical: boolean;
+          fromRect: { x: number; y: number; w: number; h: number };
+          toRect: { x: number; y: number; w: number; h: number };
+          start: { x: number; y: number };
+          end: { x: number; y: number };
+        }[];
+        chain: { ref: { table: string; id: number }; rect: { x: number; y: number; w: number; h: number } | null }[];
+        waitSpans: {
+          rowId: string;
+          startNs: number;
+          endNs: number;
+          waiting: { table: string; id: number };
+          awaited: { table: string; id: number };
+          rect: { x: number; y: number; w: number; h: number };
+        }[];
+      } | null;
     };
   }
 }

@@ -14,7 +14,7 @@
 // the timeline's status line, and how the parts meet.
 import { useCallback, useMemo, useState } from 'react';
 import { fullName } from '../../../profiler/contract/names.ts';
-import type { Finding, ItemRef } from '../../../profiler/contract/api.ts';
+import type { DependencyEnd, Finding, ItemRef } from '../../../profiler/contract/api.ts';
 import { ALL_KINDS, KIND_COLORS, KIND_FILTERS, KIND_LABELS } from '../base/colors.ts';
 import { formatTimestamp } from '../base/time.ts';
 import { formatDuration } from '../../../profiler/contract/time.ts';
@@ -32,6 +32,7 @@ import { buildGroups, defaultFolded } from '../timeline/rows.ts';
 import { clampView, Timeline } from '../timeline/Timeline.tsx';
 import { useBanners } from './use-banners.ts';
 import { useCompare } from './use-compare.ts';
+import { useDependencies } from './use-dependencies.ts';
 import { useDetails } from './use-details.ts';
 import { useDropFiles } from './use-drop-files.ts';
 import { useExport } from './use-export.ts';
@@ -60,6 +61,7 @@ export function App() {
   const foldedByDefault = useMemo(() => (summary ? defaultFolded(buildGroups(summary)) : new Set<string>()), [summary]);
   useUrlSync({ recordingId: summary?.recordingId ?? null, view, selected, hidden, folded, foldedByDefault, scope, tab, compare });
   const details = useDetails(summary, selected, report);
+  const dependencies = useDependencies(summary, selected, report);
   const dragging = useDropFiles(!!caps?.canOpenFiles, openPaths, report);
 
   // The diagnosis, start-up, ranges and iterations after the first frame: they must not delay it.
@@ -81,6 +83,10 @@ export function App() {
       const r = details?.related.find((x) => x.ref.table === ref.table && x.ref.id === ref.id);
       goTo(ref, r?.rowId, s, e);
     },
+    [details, goTo],
+  );
+  const onGoDependency = useCallback(
+    (e: DependencyEnd) => goTo(e.ref, e.rowId, Math.min(e.startNs, details?.startNs ?? e.startNs), Math.max(e.endNs, details?.endNs ?? e.endNs)),
     [details, goTo],
   );
   const showFinding = useCallback(
@@ -351,9 +357,18 @@ export function App() {
               iterations={iterations}
               chosenInstance={chosenInstance}
               onIteration={ui.onIteration}
+              dependencies={dependencies.dependencies}
+              dependenciesPending={dependencies.pending}
             />
             <aside className="side">
-              <DetailsPanel details={details} summary={summary} loading={!!selected && !details} onGo={onGoRelated} />
+              <DetailsPanel
+                details={details}
+                summary={summary}
+                loading={!!selected && !details}
+                onGo={onGoRelated}
+                dependencies={dependencies.dependencies}
+                onGoDependency={onGoDependency}
+              />
               <FindingsPanel answer={findings} onShow={showFinding} scope={scope} onScope={setScope} ranges={overlays.ranges} selection={selection} />
             </aside>
           </>

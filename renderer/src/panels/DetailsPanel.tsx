@@ -1,9 +1,11 @@
 // The selected operation: a readable summary on top (launch configuration,
 // bytes and bandwidth, memory kinds, stream, device, timing), then every
 // field of details() as stored (data-field cells hold the raw value), then
-// the related API call or GPU operations (click to go there).
+// the related API call or GPU operations (click to go there), and its
+// dependencies (dependencies(): what it waited for and how long, what
+// waited for it, its critical chain; click to go there).
 import { memo } from 'react';
-import type { FieldValue, ItemDetails, ItemRef, RecordingSummary } from '../../../profiler/contract/api.ts';
+import type { Dependency, DependencyEnd, FieldValue, ItemDependencies, ItemDetails, ItemRef, RecordingSummary } from '../../../profiler/contract/api.ts';
 import { KIND_COLORS, KIND_LABELS } from '../base/colors.ts';
 import { deviceTitle } from '../base/gpus.ts';
 import { fullName, shortName } from '../../../profiler/contract/names.ts';
@@ -51,6 +53,75 @@ function summaryRows(d: ItemDetails, s: RecordingSummary): [string, string][] {
   return rows;
 }
 
+/** What a dependency is, as the list says it. */
+const DEPENDENCY_WORDS: Record<Dependency['kind'], string> = {
+  launch: 'launch',
+  stream: 'stream order',
+  event: 'event wait',
+  barrier: 'legacy-stream barrier',
+  sync: 'synchronize',
+};
+
+function endName(e: DependencyEnd): string {
+  return e.name === null ? KIND_LABELS[e.kind] : e.kind === 'kernel' ? shortName(e.name) : e.name;
+}
+
+/** One dependency, showing its other end (`end`): a button that goes there. */
+function DependencyRow(props: { dep: Dependency; end: DependencyEnd; dir: string; onGo: (e: DependencyEnd) => void }) {
+  const { dep, end } = props;
+  const time =
+    dep.waitNs === null
+      ? DEPENDENCY_WORDS[dep.kind]
+      : `${DEPENDENCY_WORDS[dep.kind]} · ${dep.kind === 'sync' ? 'blocked' : 'waited'} ${formatDuration(dep.waitNs)}`;
+  const via = dep.record && dep.wait ? ` · ${dep.record.name ?? 'record'} → ${dep.wait.name ?? 'wait'}` : '';
+  return (
+    <button
+      className="related dependency"
+      data-testid="dependency"
+      data-dir={props.dir}
+      data-kind={dep.kind}
+      data-ref={refKey(end.ref)}
+      title={`${end.name ?? KIND_LABELS[end.kind]} · ${end.rowId}${via}`}
+      onClick={() => props.onGo(end)}
+    >
+      <i className="swatch" style={{ background: KIND_COLORS[end.kind] }} />
+      <span className="r-name">{endName(end)}</span>
+      <span className="r-dur">{time}</span>
+    </button>
+  );
+}
+
+/** What the item waited for, what waited for it, the waits a call took part in, its critical chain. */
+function Dependencies(props: { deps: ItemDependencies; onGo: (e: DependencyEnd) => void }) {
+  const { deps, onGo } = props;
+  if (deps.waitedFor.length + deps.waitedBy.length + deps.through.length + deps.chain.length === 0) return null;
+  return (
+    <div data-testid="dependencies">
+      {deps.waitedFor.length > 0 && <h3>Waited for</h3>}
+      {deps.waitedFor.map((d, i) => (
+        <DependencyRow key={`f${i}`} dep={d} end={d.from} dir="for" onGo={onGo} />
+      ))}
+      {deps.waitedBy.length > 0 && <h3>Waited for it</h3>}
+      {deps.waitedBy.map((d, i) => (
+        <DependencyRow key={`b${i}`} dep={d} end={d.to} dir="by" onGo={onGo} />
+      ))}
+      {deps.through.length > 0 && <h3>Event waits it took part in</h3>}
+      {deps.through.map((d, i) => (
+        <DependencyRow key={`t${i}`} dep={d} end={d.to} dir="through" onGo={onGo} />
+      ))}
+      {deps.chain.length > 0 && (
+        <h3 title="At each step the dependency that ended last, back to the host call that made this operation possible">
+          Critical chain ({deps.chain.length} step{deps.chain.length === 1 ? '' : 's'}
+          {deps.chainComplete ? '' : ', cut'})
+        </h3>
+      )}
+      {deps.chain.map((d, i) => (
+        <DependencyRow key={`c${i}`} dep={d} end={d.from} dir="chain" onGo={onGo} />
+      ))}
+    </div>
+  );
+}
+
 // Memoised: the app re-renders on every view change while panning, and
 // this panel does not depend on the view.
 export const DetailsPanel = memo(function DetailsPanel(props: {
@@ -58,6 +129,9 @@ export const DetailsPanel = memo(function DetailsPanel(props: {
   summary: RecordingSummary;
   loading: boolean;
   onGo: (ref: ItemRef, startNs: number, endNs: number) => void;
+  /** The item's dependencies, when they have arrived (they come after the details). */
+  dependencies?: ItemDependencies | null;
+  onGoDependency?: (end: DependencyEnd) => void;
 }) {
   const { details: d, summary } = props;
   return (
@@ -116,6 +190,9 @@ export const DetailsPanel = memo(function DetailsPanel(props: {
                 </button>
               ))}
             </>
+          )}
+          {props.dependencies && refKey(props.dependencies.ref) === refKey(d.ref) && props.onGoDependency && (
+            <Dependencies deps={props.dependencies} onGo={props.onGoDependency} />
           )}
           <h3>All fields</h3>
           <table className="kv d-fields" data-testid="details-fields">

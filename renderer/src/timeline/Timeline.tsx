@@ -9,18 +9,32 @@
 //   W / S, A / D     zoom in / out around the cursor, pan left / right
 //   shift-drag, or drag on the ruler: select a time range; Z zooms to it, Esc clears
 //                    (the app analyses the selection: findings and stats of that window)
-//   click            select an operation (its launch arrow is drawn); F zooms to it;
+//   click            select an operation (its launch arrow, its dependencies and its
+//                    critical chain are drawn: dependency-overlay.ts); F zooms to it;
 //                    on the iterations row, zoom to that instance and make it the scope
 import { memo, useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
-import type { ItemDetails, ItemRef, RecordingSummary, Startup } from '../../../profiler/contract/api.ts';
+import type { DependencyKind, ItemDependencies, ItemDetails, ItemRef, RecordingSummary, Startup } from '../../../profiler/contract/api.ts';
 import { getApi } from '../api/client.ts';
 import { formatPercent } from '../base/time.ts';
 import { formatDuration } from '../../../profiler/contract/time.ts';
-import { describeHit, drawTimeline, hitAt as hitAtGeometry, itemHit, iterationRect, type Geometry, type Hit, type SearchHighlight } from './draw.ts';
+import { arrowPath, overlayOf, type Box } from './dependency-overlay.ts';
+import {
+  describeHit,
+  drawTimeline,
+  endBox,
+  hitAt as hitAtGeometry,
+  itemHit,
+  iterationRect,
+  waitSpanBox,
+  type Geometry,
+  type Hit,
+  type SearchHighlight,
+} from './draw.ts';
 import { describeIteration, type IterationTrack } from './iterations.ts';
 import { Overview } from './Overview.tsx';
 import { Ruler } from './Ruler.tsx';
 import { buildGroups, layout as layOut, windowed, type Layout, type TrackGroup } from './rows.ts';
+import { useWaitSpans } from './wait-spans.ts';
 import { WindowLoader, type Loaded, type View } from './window-loader.ts';
 
 export type { View };
@@ -48,6 +62,29 @@ export interface TestHooks {
    * row not shown); null when no timeline has the row.
    */
   iterationBoxes(): IterationBox[] | null;
+  /**
+   * The first timeline's dependency overlay as drawn now (page coordinates):
+   * the selection's arrows whose ends are both on shown rows, with each end's
+   * box and the path's first and last points; the critical chain's items;
+   * the hatched wait spans in view.
+   */
+  dependencies(): DrawnDependencies | null;
+}
+
+export interface DrawnDependencies {
+  arrows: {
+    kind: DependencyKind;
+    from: ItemRef;
+    to: ItemRef;
+    label: string | null;
+    critical: boolean;
+    fromRect: Box;
+    toRect: Box;
+    start: { x: number; y: number };
+    end: { x: number; y: number };
+  }[];
+  chain: { ref: ItemRef; rect: Box | null }[];
+  waitSpans: { rowId: string; startNs: number; endNs: number; waiting: ItemRef; awaited: ItemRef; rect: Box }[];
 }
 
 export interface IterationBox {
@@ -70,6 +107,7 @@ interface TimelineHooks {
   dataFrames(): number;
   idle(): boolean;
   iterationBoxes(): IterationBox[] | null;
+  dependencies(): DrawnDependencies;
 }
 
 /**
@@ -102,6 +140,7 @@ function registerHooks(t: TimelineHooks): () => void {
       }
       return null;
     },
+    dependencies: () => mounted[0]?.dependencies() ?? null,
   };
   return () => {
     mounted.splice(mounted.indexOf(t), 1);
@@ -152,6 +191,9 @@ export function Timeline(props: {
   iterations?: IterationTrack | null;
   chosenInstance?: number | null;
   onIteration?: (name: string, instance: number) => void;
+  /** The selection's dependencies (api.dependencies), drawn with its launch arrows; pending while they are on their way. */
+  dependencies?: ItemDependencies | null;
+  dependenciesPending?: boolean;
 }) {
   const { summary, view, selected, details, search, hidden, folded } = props;
   const latest = useRef(props);
@@ -261,6 +303,12 @@ export function Timeline(props: {
 
   const canvasH = Math.min(size.height, Math.max(lay.height, 1));
 
+  // The selection's arrows, made once per selection (not per frame); the wait spans of the loaded window.
+  const dependencies = props.dependencies ?? null;
+  const overlay = useMemo(() => overlayOf(selected, details, dependencies), [selected, details, dependencies]);
+  const onWaitSpansError = useCallback((err: unknown) => latest.current.onError(err), []);
+  const waits = useWaitSpans(summary.recordingId, loaded, onWaitSpansError);
+
   // Draw in the next animation frame, once, whatever changed in between.
   const frameState = {
     view,
@@ -278,6 +326,8 @@ export function Timeline(props: {
     startup,
     iterations,
     chosenInstance,
+    overlay,
+    waits,
   };
   const drawState = useRef(frameState);
   drawState.current = frameState;
@@ -319,6 +369,8 @@ export function Timeline(props: {
       startup: s.startup,
       iterations: s.iterations,
       chosenInstance: s.chosenInstance,
+      overlay: s.overlay,
+      waitSpans: s.waits.spans,
     });
     allFrames.push(performance.now() - t0);
     if (allFrames.length > FRAME_HISTORY) allFrames.splice(0, allFrames.length - FRAME_HISTORY);
@@ -326,7 +378,26 @@ export function Timeline(props: {
   }, [dpr]);
   useLayoutEffect(() => {
     if (frameRequest.current === null) frameRequest.current = requestAnimationFrame(draw);
-  }, [draw, view, lay, loaded, selected, details, search, hover, range, cursorX, scrollTop, size, canvasH, startup, iterations, chosenInstance]);
+  }, [
+    draw,
+    view,
+    lay,
+    loaded,
+    selected,
+    details,
+    search,
+    hover,
+    range,
+    cursorX,
+    scrollTop,
+    size,
+    canvasH,
+    startup,
+    iterations,
+    chosenInstance,
+    overlay,
+    waits,
+  ]);
   useEffect(
     () => () => {
       if (frameRequest.current !== null) cancelAnimationFrame(frameRequest.current);
@@ -349,7 +420,8 @@ export function Timeline(props: {
         return { x: c.left + x0, y: c.top + h.y - s.scrollTop, w: Math.max(1, x1 - x0), h: h.h };
       },
       dataFrames: () => dataFrames.current,
-      idle: () => frameRequest.current === null && (loaderRef.current?.idle() ?? true),
+      idle: () =>
+        frameRequest.current === null && (loaderRef.current?.idle() ?? true) && !drawState.current.waits.pending && !latest.current.dependenciesPending,
       iterationBoxes: () => {
         const s = drawState.current;
         if (!s.iterations) return null;
@@ -366,6 +438,41 @@ export function Timeline(props: {
             rect: shown ? { x: c.left + x0, y: c.top + b.y - s.scrollTop, w: Math.max(1, Math.min(s.size.width, b.x + b.w) - x0), h: b.h } : null,
           };
         });
+      },
+      dependencies: () => {
+        // The same geometry drawTimeline placed them with (draw.ts endBox, waitSpanBox).
+        const s = drawState.current;
+        const geo = geometry();
+        const c = canvasRef.current?.getBoundingClientRect() ?? { left: 0, top: 0 };
+        const page = (b: Box): Box => ({ x: c.left + b.x, y: c.top + b.y - s.scrollTop, w: b.w, h: b.h });
+        const arrows: DrawnDependencies['arrows'] = [];
+        for (const a of s.overlay.arrows) {
+          const from = endBox(geo, a.from);
+          const to = endBox(geo, a.to);
+          if (!from || !to) continue;
+          const p = arrowPath(a.kind, page(from), page(to));
+          arrows.push({
+            kind: a.kind,
+            from: a.from.ref,
+            to: a.to.ref,
+            label: a.label,
+            critical: a.critical,
+            fromRect: page(from),
+            toRect: page(to),
+            start: { x: p.sx, y: p.sy },
+            end: { x: p.ex, y: p.ey },
+          });
+        }
+        const chain = s.overlay.chain.map((e) => {
+          const b = endBox(geo, e);
+          return { ref: e.ref, rect: b && page(b) };
+        });
+        const waitSpans: DrawnDependencies['waitSpans'] = [];
+        for (const w of s.waits.spans) {
+          const b = waitSpanBox(geo, w);
+          if (b && b.y + b.h > s.scrollTop && b.y < s.scrollTop + s.canvasH) waitSpans.push({ ...w, rect: page(b) });
+        }
+        return { arrows, chain, waitSpans };
       },
     };
     return registerHooks(self);

@@ -3,10 +3,11 @@
 // *content* (CSS pixels; y from the top of the first row, as the label
 // column lays rows out) and *canvas* (content y minus the vertical scroll;
 // the backing store is scaled by devicePixelRatio once, in setTransform).
-import type { ItemDetails, ItemKind, ItemRef, ItemTable } from '../../../profiler/contract/api.ts';
+import type { ItemDetails, ItemKind, ItemRef, ItemTable, WaitSpan } from '../../../profiler/contract/api.ts';
 import { KIND_COLORS, KIND_LABELS } from '../base/colors.ts';
 import { shortName } from '../../../profiler/contract/names.ts';
 import { formatDuration } from '../../../profiler/contract/time.ts';
+import { drawOverlay, drawWaitSpans, WAIT_HATCH, type Box, type End, type Overlay } from './dependency-overlay.ts';
 import { ITERATIONS_ROW, OUTLIER, WARM_UP, type IterationTrack } from './iterations.ts';
 import { NVTX_LANE_H, type LaidRow, type Layout } from './rows.ts';
 import type { Busy, Loaded, View } from './window-loader.ts';
@@ -57,6 +58,10 @@ export interface DrawInput {
   /** The iterations row's boxes, and the instance that is the analysis scope (1-based; null: none). */
   iterations: IterationTrack | null;
   chosenInstance: number | null;
+  /** The selection's arrows, critical chain and launch ends (dependency-overlay.ts). */
+  overlay: Overlay;
+  /** Spans event waits held operations' starts, over the loaded window: hatched on their rows. */
+  waitSpans: readonly WaitSpan[];
 }
 
 /** Start-up's shade over the rows and its end line; the ruler's band (styles.css .startup-*) has the same hue. */
@@ -210,32 +215,26 @@ export function drawTimeline(g: CanvasRenderingContext2D, d: DrawInput): void {
     if (r && r.type === 'row' && r.y + r.h >= top && r.y <= bottom) drawIterations(g, d.iterations, d.chosenInstance, r.y - top, r.h, width, xOf);
   }
 
-  // The selection, the items related to it, and the launch arrows.
-  const det = d.details && d.selected && d.details.ref.table === d.selected.table && d.details.ref.id === d.selected.id ? d.details : null;
-  const box = (rowId: string, startNs: number, endNs: number) => {
-    const r = layout.byId.get(rowId);
-    if (!r || r.type !== 'row') return null;
-    const x0 = xOf(startNs);
-    const w = Math.max(2, xOf(endNs) - x0);
-    return { x: x0, y: r.y - top + ITEM_PAD, w, h: r.h - 2 * ITEM_PAD };
-  };
+  // Where event waits held a stream: hatched in the gap before the operation they held.
+  if (d.waitSpans.length)
+    drawWaitSpans(
+      g,
+      d.waitSpans,
+      (s) => {
+        const b = waitSpanBox(d, s);
+        return b && b.y + b.h >= top && b.y <= bottom ? { ...b, y: b.y - top } : null;
+      },
+      hatch(g, WAIT_HATCH),
+    );
+
+  // The selection: its launch and dependency arrows, its critical chain, its outline.
+  const toCanvas = (b: Box | null) => b && { ...b, y: b.y - top };
+  drawOverlay(g, d.overlay, (e) => toCanvas(endBox(d, e)));
   if (d.selected) {
-    const selHit = itemHit(d, d.selected, det?.rowId);
-    const sel = selHit ? { x: selHit.x, y: selHit.y - top, w: selHit.w, h: selHit.h } : det ? box(det.rowId, det.startNs, det.endNs) : null;
-    if (det) {
-      for (const rel of det.related) {
-        const other = box(rel.rowId, rel.startNs, rel.endNs);
-        if (!other || !sel) continue;
-        g.setLineDash([3, 2]);
-        g.strokeStyle = '#222';
-        g.lineWidth = 1;
-        g.strokeRect(other.x - 0.5, other.y - 0.5, other.w + 1, other.h + 1);
-        g.setLineDash([]);
-        // Arrow from the API call to the GPU operation it launched.
-        const [from, to] = det.ref.table === 'api_calls' ? [sel, other] : [other, sel];
-        drawArrow(g, from, to);
-      }
-    }
+    const det = d.details && d.details.ref.table === d.selected.table && d.details.ref.id === d.selected.id ? d.details : null;
+    const sel = toCanvas(
+      itemHit(d, d.selected, det?.rowId) ?? (det ? endBox(d, { ref: det.ref, rowId: det.rowId, startNs: det.startNs, endNs: det.endNs }) : null),
+    );
     if (sel) {
       g.strokeStyle = '#111';
       g.lineWidth = 2;
@@ -267,6 +266,37 @@ export function drawTimeline(g: CanvasRenderingContext2D, d: DrawInput): void {
 
 /** What drawTimeline drew where: the inputs hit testing needs. */
 export type Geometry = Pick<DrawInput, 'width' | 'view' | 'layout' | 'loaded' | 'iterations'>;
+
+/**
+ * Where an item is drawn (content coordinates), from its row and times
+ * alone: where rowHits would find it when it is loaded one by one, and
+ * where it lies when it is merged into coverage or outside the loaded
+ * window; null when its row is not shown (folded, hidden). No search of
+ * the row's items (a critical chain can have hundreds of ends, every
+ * frame) except for an NVTX range, whose lane is its nesting depth.
+ */
+export function endBox(geo: Geometry, e: End): Box | null {
+  const r = geo.layout.byId.get(e.rowId);
+  if (!r || r.type !== 'row') return null;
+  if (r.row?.kind === 'nvtx') {
+    const hit = itemHit(geo, e.ref, e.rowId);
+    if (hit) return { x: hit.x, y: hit.y, w: hit.w, h: hit.h };
+  }
+  const k = geo.width / Math.max(1e-9, geo.view.end - geo.view.start);
+  const x = (e.startNs - geo.view.start) * k;
+  return { x, y: laneY(r, -1), w: Math.max(1, (e.endNs - geo.view.start) * k - x), h: laneH(r) };
+}
+
+/** Where a wait span is hatched (content coordinates): its row's lane over its times; null when the row is not shown or the span is out of view. */
+export function waitSpanBox(geo: Geometry, s: WaitSpan): Box | null {
+  const r = geo.layout.byId.get(s.rowId);
+  if (!r || r.type !== 'row') return null;
+  const k = geo.width / Math.max(1e-9, geo.view.end - geo.view.start);
+  const x0 = Math.max(-1, (s.startNs - geo.view.start) * k);
+  const x1 = Math.min(geo.width + 1, (s.endNs - geo.view.start) * k);
+  if (x1 < 0 || x0 > geo.width) return null;
+  return { x: x0, y: r.y + ITEM_PAD, w: Math.max(1, x1 - x0), h: r.h - 2 * ITEM_PAD };
+}
 
 /** Where instance `i` of the iterations row is drawn (content coordinates; at least 1 px wide), or undefined when the row is not laid out. */
 export function iterationRect(geo: Geometry, i: number): { x: number; y: number; w: number; h: number } | undefined {
@@ -416,37 +446,6 @@ function drawLabel(g: CanvasRenderingContext2D, text: string, x0: number, x1: nu
   const s = text.length <= fits ? text : `${text.slice(0, Math.max(1, fits - 1))}…`;
   g.fillStyle = '#fff';
   g.fillText(s, x0 + 3, yMid + 0.5);
-}
-
-function drawArrow(
-  g: CanvasRenderingContext2D,
-  from: { x: number; y: number; w: number; h: number },
-  to: { x: number; y: number; w: number; h: number },
-): void {
-  const down = to.y > from.y;
-  const sx = from.x + Math.min(from.w, 8) / 2;
-  const sy = down ? from.y + from.h : from.y;
-  const ex = to.x;
-  const ey = down ? to.y : to.y + to.h;
-  const bend = Math.max(12, Math.abs(ey - sy) / 2);
-  g.strokeStyle = '#111';
-  g.lineWidth = 1.5;
-  g.beginPath();
-  g.moveTo(sx, sy);
-  g.bezierCurveTo(sx, sy + (down ? bend : -bend), ex, ey - (down ? bend : -bend), ex, ey);
-  g.stroke();
-  // Head pointing along the last tangent (vertical).
-  const dir = down ? 1 : -1;
-  g.fillStyle = '#111';
-  g.beginPath();
-  g.moveTo(ex, ey);
-  g.lineTo(ex - 4, ey - 7 * dir);
-  g.lineTo(ex + 4, ey - 7 * dir);
-  g.closePath();
-  g.fill();
-  g.beginPath();
-  g.arc(sx, sy, 2.5, 0, Math.PI * 2);
-  g.fill();
 }
 
 const LANES: [keyof Pick<import('../../../profiler/contract/api.ts').ConcurrencyResponse, 'kernels' | 'h2d' | 'd2h'>, ItemKind][] = [
