@@ -15,15 +15,18 @@ export type IntervalList = Float64Array;
  * of a recording (a per-op closure call and a JS array of millions of
  * numbers cost half a second at 10 M ops).
  */
-export function unionOf(ops: GpuOps, device: number, category = -1): IntervalList {
+export function unionOf(ops: GpuOps, device: number, category = -1, onDevice?: Int32Array): IntervalList {
   // Room for the worst case (every op its own interval): the pages are
   // only touched as intervals are written.
-  const out = new Float64Array(2 * ops.length + 2);
+  const out = new Float64Array(2 * (onDevice?.length ?? ops.length) + 2);
   let n = 0;
   let s = 0;
   let e = -Infinity;
   const { start, end } = ops;
-  for (let i = 0; i < ops.length; i++) {
+  // `onDevice`: the device's ops (Context.opsOnDevice), so that a job of many GPUs is not read once per GPU.
+  const count = onDevice ? onDevice.length : ops.length;
+  for (let k = 0; k < count; k++) {
+    const i = onDevice ? onDevice[k]! : k;
     if (ops.device[i] !== device || (category >= 0 && ops.category[i] !== category)) continue;
     const a = start[i]!;
     const b = end[i]!;

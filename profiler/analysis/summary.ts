@@ -1,6 +1,6 @@
 // Per-stream, per-kernel and per-copy-kind summaries of a loaded trace.
 import type { Ns } from '../contract/time.ts';
-import { busyOf, type Busy } from './overlap.ts';
+import { BusyUnion, type Busy } from './overlap.ts';
 import { STREAM_FLAG_NAMES } from '../store/enums.ts';
 import { OP_CATEGORY_NAMES, OpKind, type Trace } from './trace.ts';
 import { MEMORY_KIND_NAMES } from '../store/enums.ts';
@@ -26,15 +26,21 @@ export function streamFlagNames(flags: number): string[] {
 
 export function summarizeStreams(trace: Trace, deviceBusy: Map<number, Ns>): StreamSummary[] {
   const { ops } = trace;
+  // One pass: each stream's counts by kind and its busy union.
   const counts = new Map<number, [number, number, number]>();
+  const unions = new Map<number, BusyUnion>();
   for (let i = 0; i < ops.length; i++) {
-    const c = counts.get(ops.stream[i]!) ?? [0, 0, 0];
+    const stream = ops.stream[i]!;
+    let c = counts.get(stream);
+    if (!c) counts.set(stream, (c = [0, 0, 0]));
     c[ops.kind[i]! - 1]!++;
-    counts.set(ops.stream[i]!, c);
+    let u = unions.get(stream);
+    if (!u) unions.set(stream, (u = new BusyUnion()));
+    u.add(ops.start[i]!, ops.end[i]!);
   }
   return trace.streams.map((s) => {
     const [kernels, memcpys, memsets] = counts.get(s.id) ?? [0, 0, 0];
-    const busy = busyOf(ops, (i) => ops.stream[i] === s.id);
+    const busy = (unions.get(s.id) ?? new BusyUnion()).busy();
     const deviceUnion = s.deviceId !== null ? (deviceBusy.get(s.deviceId) ?? 0) : 0;
     return {
       streamId: s.id,

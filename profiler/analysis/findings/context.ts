@@ -18,6 +18,12 @@ export interface Context {
   issue: Float64Array;
   devices: Map<number, DeviceRow>;
   streams: Map<number, StreamRow>;
+  /**
+   * Each device's ops (indices, in start order). Rules that look at one
+   * device at a time read these rather than every op once per device: a
+   * job of 64 GPUs has 64 M operations.
+   */
+  opsOnDevice: Map<number, Int32Array>;
   /** Busy union of all ops per device. */
   busy: Map<number, IntervalList>;
   /** First op start to last op end, per device and over all. */
@@ -43,12 +49,11 @@ export function buildContext(trace: Trace, host: Host, processes: Map<number, Pr
   }
   const busy = new Map<number, IntervalList>();
   const deviceSpan = new Map<number, { start: Ns; end: Ns }>();
-  const deviceIds = new Set<number>();
-  for (let i = 0, last = NaN; i < ops.length; i++) if (ops.device[i] !== last) deviceIds.add((last = ops.device[i]!));
+  const opsOnDevice = opsByDevice(trace);
   let gs = Infinity;
   let ge = -Infinity;
-  for (const d of deviceIds) {
-    const u = unionOf(ops, d);
+  for (const [d, onDevice] of opsOnDevice) {
+    const u = unionOf(ops, d, -1, onDevice);
     busy.set(d, u);
     if (u.length) {
       deviceSpan.set(d, { start: u[0]!, end: u[u.length - 1]! });
@@ -63,6 +68,7 @@ export function buildContext(trace: Trace, host: Host, processes: Map<number, Pr
     issue,
     devices: new Map(trace.devices.map((d) => [d.id, d])),
     streams: new Map(trace.streams.map((s) => [s.id, s])),
+    opsOnDevice,
     busy,
     deviceSpan,
     gpuSpan: Number.isFinite(gs) ? { start: gs, end: ge } : { start: 0, end: 0 },
@@ -71,6 +77,22 @@ export function buildContext(trace: Trace, host: Host, processes: Map<number, Pr
     },
     processes,
   };
+}
+
+/** Each device's op indices in start order, devices in the order their first op comes: two passes over the ops. */
+function opsByDevice(trace: Trace): Map<number, Int32Array> {
+  const { ops } = trace;
+  const counts = new Map<number, number>();
+  for (let i = 0; i < ops.length; i++) counts.set(ops.device[i]!, (counts.get(ops.device[i]!) ?? 0) + 1);
+  const lists = new Map([...counts].map(([d, n]) => [d, new Int32Array(n)]));
+  const filled = new Map([...counts.keys()].map((d) => [d, 0]));
+  for (let i = 0; i < ops.length; i++) {
+    const d = ops.device[i]!;
+    const k = filled.get(d)!;
+    lists.get(d)![k] = i;
+    filled.set(d, k + 1);
+  }
+  return lists;
 }
 
 /** Evidence lists stop here: enough to highlight and to zoom to, bounded for huge recordings. */

@@ -15,6 +15,7 @@ export function copyEngineQueue(ctx: Context): Finding[] {
   const { ops } = ctx.trace;
   const findings: Finding[] = [];
   for (const [deviceId] of ctx.busy) {
+    const onDevice = ctx.opsOnDevice.get(deviceId)!;
     for (const [category, label] of [
       [OpCategory.HtoD, 'host-to-device'],
       [OpCategory.DtoH, 'device-to-host'],
@@ -25,8 +26,8 @@ export function copyEngineQueue(ctx: Context): Finding[] {
       let waited = 0;
       let count = 0;
       const ev = newEvidence();
-      for (let i = 0; i < ops.length; i++) {
-        if (ops.device[i] !== deviceId || ops.kind[i] !== OpKind.Memcpy || ops.category[i] !== category) continue;
+      for (const i of onDevice) {
+        if (ops.kind[i] !== OpKind.Memcpy || ops.category[i] !== category) continue;
         const s = ops.start[i]!;
         if (ops.stream[i] !== lastStream && ctx.issue[i]! < lastEnd && s >= lastEnd - 1 && s - lastEnd < BACK_TO_BACK_NS) {
           waited += s - Math.max(ctx.issue[i]!, lastStart);

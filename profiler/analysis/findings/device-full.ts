@@ -19,10 +19,10 @@ export function deviceFull(ctx: Context): Finding[] {
     let prev = -1; // the latest-ending kernel so far
     // Columns in locals: the loop calls out (addOp), after which the
     // compiler would reload each one from `ops` on every op.
-    const { device, kind, stream, start, end } = ops;
+    const { kind, stream, start, end } = ops;
     const issue = ctx.issue;
-    for (let i = 0; i < ops.length; i++) {
-      if (device[i] !== deviceId || kind[i] !== OpKind.Kernel) continue;
+    for (const i of ctx.opsOnDevice.get(deviceId) ?? []) {
+      if (kind[i] !== OpKind.Kernel) continue;
       if (prev >= 0 && stream[i] !== stream[prev] && issue[i]! < start[prev]! && start[i]! >= end[prev]! - 1) {
         const capacity = dev.smCount * blocksPerSm(dev, ops.blockThreads[prev]!, ops.registers[prev]!, ops.sharedBytes[prev]!);
         if (ops.blocks[prev]! >= capacity) {

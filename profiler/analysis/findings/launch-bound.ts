@@ -17,17 +17,18 @@ export function launchBound(ctx: Context): Finding[] {
   const findings: Finding[] = [];
   // Columns in locals: the loops call out (addOp), after which the compiler
   // would reload each one from `ops` on every op.
-  const { device, kind, start, end } = ops;
+  const { kind, start, end } = ops;
   const opCall = ctx.host.opCall;
   // Launch costs of one device's kernels at a time. Room for every op: only
   // the pages written are ever touched.
   const launchCost = new Float64Array(ops.length);
   for (const [deviceId] of ctx.busy) {
+    const onDevice = ctx.opsOnDevice.get(deviceId)!;
     // Launch cost: the median time the host spent in the launching call.
     let kernels = 0;
     let n = 0;
-    for (let i = 0; i < ops.length; i++) {
-      if (device[i] !== deviceId || kind[i] !== OpKind.Kernel) continue;
+    for (const i of onDevice) {
+      if (kind[i] !== OpKind.Kernel) continue;
       kernels++;
       const k = opCall[i]!;
       if (k >= 0) launchCost[n++] = calls.end[k]! - calls.start[k]!;
@@ -39,8 +40,7 @@ export function launchBound(ctx: Context): Finding[] {
     let short = 0;
     let last = -Infinity; // end of the latest op on the device so far
     const ev = newEvidence();
-    for (let i = 0; i < ops.length; i++) {
-      if (device[i] !== deviceId) continue;
+    for (const i of onDevice) {
       if (kind[i] === OpKind.Kernel) {
         const d = end[i]! - start[i]!;
         const gap = start[i]! - last;
