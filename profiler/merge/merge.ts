@@ -21,6 +21,10 @@
 //    processes.source_id. A merged input's own sources come along as its
 //    children, so a merge of merges keeps both levels.
 //
+// Where each input's rows land is planned before any is copied (plan.ts),
+// so that a large merge can rewrite the big tables of later inputs on a
+// second core while this thread writes the output (pipeline.ts).
+//
 // Written to a temporary file beside the output and renamed when complete:
 // a merge that fails leaves nothing, and never replaces an existing file.
 import fs from 'node:fs';
@@ -32,6 +36,9 @@ import { RecordingFileError } from '../store/recording-error.ts';
 import { THREAD_LANE_FACTOR, ZONED_TABLES, zoneShapeSql, zonesFromRowsSql, type ZonedTable } from '../store/zone-tables.ts';
 import { alignClocks, type ClockMethod, type InputAlignment } from './align.ts';
 import { readCollectives } from './collectives.ts';
+import { BulkPipeline } from './pipeline.ts';
+import { BULK_TABLES, type BulkJob } from './pipeline-shared.ts';
+import { ID_TABLES, NoFreePidError, planMerge, type InputFacts, type InputPlan } from './plan.ts';
 import { MERGE_TABLES, type Role } from './tables.ts';
 
 export type AlignMode = 'collectives' | 'wall-clock';
@@ -41,8 +48,16 @@ export interface MergeOptions {
   overwrite?: boolean;
   /** collectives (default): each host's clock corrected by the NCCL collectives; wall-clock: times as recorded. */
   align?: AlignMode;
-  /** After each input is copied. */
-  onProgress?: (done: number, total: number, file: string) => void;
+  /** After each input is copied; `byWorker`: its big tables were rewritten on the second thread (pipeline.ts). */
+  onProgress?: (done: number, total: number, file: string, byWorker: boolean) => void;
+  /**
+   * Rewrite later inputs' big tables on a second thread (pipeline.ts). By
+   * default when the inputs hold enough rows for it to pay (PARALLEL_ROWS),
+   * this thread taking over the inputs the worker has not started when it
+   * gets to them; true: always, and the worker does all of its share
+   * (the tests, which compare the two); false: one thread.
+   */
+  parallel?: boolean;
 }
 
 export interface MergedSource {
@@ -74,8 +89,20 @@ export interface MergeResult {
   seconds: number;
 }
 
-/** Linux pids and tids stay below 2^22; a thread lane is pid * 2^22 + tid, so renumbered pids must too. */
-const MAX_PID = THREAD_LANE_FACTOR - 1;
+/**
+ * Rows (the inputs' largest ids summed) from which a second thread pays for
+ * its start (a worker, scratch recordings: a few hundred ms): about 2 s of
+ * copying on one core.
+ */
+const PARALLEL_ROWS = 4_000_000;
+
+/**
+ * Every DIRECT_EVERY-th input is this thread's, copied directly, the others
+ * the worker's: copying an input directly costs this thread about twice
+ * what moving the worker's rows does, and the worker about as much as that
+ * (npm run bench), so one in three keeps both threads busy.
+ */
+const DIRECT_EVERY = 3;
 
 interface Input {
   file: string;
@@ -88,6 +115,10 @@ interface Input {
   pids: number[];
   hasSources: boolean;
   collectives: ReturnType<typeof readCollectives>;
+  /** What the plan needs (plan.ts). */
+  facts: InputFacts;
+  /** Tables of the schema it lacks (a damaged file): copying it fails there, as SQLite says. */
+  missingTables: string[];
 }
 
 /** Merges `inputs` into a new recording at `output`. Problems with a file are RecordingFileErrors naming it. */
@@ -144,11 +175,19 @@ export function mergeRecordings(inputs: readonly string[], output: string, opts:
   const corrected = list.map((input, i) => input.origin + BigInt(alignment[i]!.correctionNs));
   const originOut = corrected.reduce((m, o) => (o < m ? o : m), corrected[0]!);
   const shifts = corrected.map((o) => Number(o - originOut));
+  let plans: InputPlan[];
+  try {
+    plans = planMerge(list.map((i) => i.facts));
+  } catch (err) {
+    if (err instanceof NoFreePidError) throw new RecordingFileError(list[err.input]!.file, err.message);
+    throw err;
+  }
 
   // Written beside the output, renamed into place at the end.
   const partial = path.join(path.dirname(outAbs), `.${path.basename(outAbs)}.merging-${process.pid}`);
   const db = createRecording(partial, { overwrite: true });
   const sources: MergedSource[] = [];
+  let pipeline: BulkPipeline | null = null;
   try {
     db.pragma('foreign_keys = OFF'); // every reference is remapped by construction; test/merge checks foreign_key_check
     db.pragma('journal_mode = OFF'); // a failed merge deletes the file: no rollback needed
@@ -159,11 +198,11 @@ export function mergeRecordings(inputs: readonly string[], output: string, opts:
     if (missing.length) throw new Error(`merge: profiler/merge/tables.ts does not say how to merge ${missing.join(', ')}`);
     beginBulkLoad(db);
     db.exec('CREATE TEMP TABLE merge_strings (old INTEGER PRIMARY KEY, new INTEGER NOT NULL)');
-    const reserved = new Set(list.flatMap((i) => i.pids));
-    const state: CopyState = { usedPids: new Set(), reserved, nextPid: MAX_PID };
+    const sqls = list.map((input, i) => new InputSql(db, input, plans[i]!, shifts[i]!));
+    pipeline = startPipeline(partial, list, sqls, opts.parallel);
     list.forEach((input, i) => {
       const a = alignment[i]!;
-      const copied = copyInput(db, input, shifts[i]!, a, state);
+      const copied = copyInput(db, input, i, sqls[i]!, a, pipeline);
       sources.push({
         file: input.file,
         host: input.host,
@@ -182,8 +221,10 @@ export function mergeRecordings(inputs: readonly string[], output: string, opts:
           `pid ${r.originalPid} of ${input.file}${input.host ? ` (host ${input.host})` : ''} is pid ${r.pid} here: an earlier recording has a process ${r.originalPid}`,
         );
       }
-      opts.onProgress?.(i + 1, list.length, input.file);
+      opts.onProgress?.(i + 1, list.length, input.file, copied.byWorker);
     });
+    pipeline?.close();
+    pipeline = null;
     writeMeta(db, mergedMeta(db, list, originOut, sources, opts.align ?? 'collectives', notes));
     endBulkLoad(db);
     compact(db, partial);
@@ -211,6 +252,7 @@ export function mergeRecordings(inputs: readonly string[], output: string, opts:
       seconds: (performance.now() - t0) / 1000,
     };
   } catch (err) {
+    pipeline?.close();
     try {
       db.close();
     } catch {
@@ -219,6 +261,20 @@ export function mergeRecordings(inputs: readonly string[], output: string, opts:
     for (const f of [partial, `${partial}-journal`]) fs.rmSync(f, { force: true });
     throw err;
   }
+}
+
+/**
+ * The second thread, for a merge large enough (or as `parallel` says): the
+ * worker takes all inputs but the first and every DIRECT_EVERY-th, which
+ * this thread copies itself meanwhile; inputs that lack a table stay this
+ * thread's, so that their error is reported as it always is.
+ */
+function startPipeline(partial: string, list: Input[], sqls: InputSql[], parallel: boolean | undefined): BulkPipeline | null {
+  const rows = list.reduce((sum, input) => sum + BULK_TABLES.reduce((n, t) => n + (input.facts.ids[t]?.max ?? 0), 0), 0);
+  if (parallel === false || list.length < 2 || (parallel === undefined && rows < PARALLEL_ROWS)) return null;
+  const jobs: BulkJob[] = [];
+  for (let i = 1; i < list.length; i++) if (i % DIRECT_EVERY !== 0 && list[i]!.missingTables.length === 0) jobs.push(sqls[i]!.bulkJob(i));
+  return BulkPipeline.start(partial, list.length, jobs, parallel === undefined);
 }
 
 /**
@@ -288,6 +344,14 @@ function inspect(file: string): Input {
       ? inner.map((s) => `${s.host ?? ''}|${(JSON.parse(s.meta) as Record<string, string>).origin_ns ?? ''}`)
       : [`${host ?? ''}|${originText}`];
     const abs = path.resolve(file);
+    const tables = new Set(db.prepare("SELECT name FROM sqlite_schema WHERE type = 'table'").pluck().all() as string[]);
+    const ids: InputFacts['ids'] = {};
+    // (Two queries: SQLite answers a lone min() or max() of a rowid with one b-tree descent.)
+    for (const t of ID_TABLES.filter((t) => tables.has(t)))
+      ids[t] = {
+        min: db.prepare(`SELECT min(id) FROM ${t}`).pluck().get() as number | null,
+        max: db.prepare(`SELECT max(id) FROM ${t}`).pluck().get() as number | null,
+      };
     return {
       file,
       abs,
@@ -298,18 +362,18 @@ function inspect(file: string): Input {
       pids,
       hasSources: inner.length > 0,
       collectives: readCollectives(db),
+      facts: {
+        strings: db.prepare('SELECT id, value FROM strings ORDER BY id').raw().all() as [number, string][],
+        devices: db.prepare('SELECT id, uuid FROM devices ORDER BY id').raw().all() as [number, string | null][],
+        pids,
+        ids,
+        maxSourceId: (db.prepare('SELECT max(id) FROM sources').pluck().get() as number | null) ?? 0,
+      },
+      missingTables: Object.keys(MERGE_TABLES).filter((t) => !tables.has(t)),
     };
   } finally {
     db.close();
   }
-}
-
-interface CopyState {
-  /** pids of the merged recording so far. */
-  usedPids: Set<number>;
-  /** Every input's own pids: a renumbered process takes none of them. */
-  reserved: Set<number>;
-  nextPid: number;
 }
 
 /** SQL for `n` added to a column (nothing when 0). */
@@ -333,12 +397,114 @@ function mapped(column: string, map: Map<number, number>, opts: { keepOthers: bo
   return `CASE ${column} ${listed.map(([a, b]) => `WHEN ${a} THEN ${b}`).join(' ')} ELSE ${opts.keepOthers ? column : 'NULL'} END`;
 }
 
-function copyInput(db: Db, input: Input, shift: number, align: InputAlignment, state: CopyState) {
+/**
+ * The SQL that copies one input's rows as its plan says: each column of a
+ * table as the merged recording holds it. Written here for both threads:
+ * the worker runs the big tables' statements as this thread would have
+ * (bulkJob), into a scratch recording.
+ */
+class InputSql {
+  readonly input: Input;
+  readonly plan: InputPlan;
+  readonly shift: number;
+  readonly #columns: (table: string) => string[];
+  /** Its strings that move: a CASE when few (ranks of one program name their kernels alike), else a lookup per row in temp.merge_strings. */
+  readonly #movedStrings: [number, number][];
+
+  constructor(db: Db, input: Input, plan: InputPlan, shift: number) {
+    this.input = input;
+    this.plan = plan;
+    this.shift = shift;
+    this.#columns = (table) => columnsOfTable(db, table);
+    this.#movedStrings = [...plan.strings].filter(([a, b]) => a !== b);
+  }
+
+  get stringsLookup(): boolean {
+    return this.#movedStrings.length > 16;
+  }
+
+  /** Added to the ids of `table` (0: a table without ids of its own, or one the input lacks, whose copy then fails naming it). */
+  offsetOf(table: string): number {
+    return this.plan.ids.get(table)?.off ?? 0;
+  }
+
+  /** SQL for one column of the input's rows as the merged recording holds it; null: left to SQLite (the rowid, numbered in order). */
+  #expr(table: string, column: string, role: Role, givenIds: boolean): string | null {
+    const { plan } = this;
+    switch (role) {
+      case 'keep':
+        return column;
+      case 'time':
+        return plus(column, this.shift);
+      case 'pid':
+        // Every pid column names one of the input's processes, except a parent's (ppid), which may be outside it.
+        return mapped(column, plan.pids, { keepOthers: true, onlyKeys: column !== 'ppid' });
+      case 'device':
+        return mapped(column, plan.devices, { keepOthers: false, onlyKeys: true });
+      case 'context':
+        return plus(column, this.offsetOf('contexts'));
+      case 'stream':
+        return plus(column, this.offsetOf('streams'));
+      case 'string': {
+        const moved = this.#movedStrings;
+        if (moved.length === 0) return column;
+        if (!this.stringsLookup) return `CASE ${column} ${moved.map(([a, b]) => `WHEN ${a} THEN ${b}`).join(' ')} ELSE ${column} END`;
+        return `(SELECT new FROM temp.merge_strings WHERE old = ${column})`;
+      }
+      case 'rowid':
+        return givenIds ? plus(column, this.offsetOf(table)) : null;
+      case 'source':
+        return this.input.hasSources ? `(${column} + ${plan.sourceId})` : `${plan.sourceId}`;
+      case 'original-pid': {
+        const renumbered = plan.renumbered.map((r) => r.originalPid);
+        return renumbered.length ? `CASE WHEN pid IN (${renumbered.join(',')}) THEN coalesce(${column}, pid) ELSE ${column} END` : column;
+      }
+    }
+  }
+
+  /** INSERT … SELECT of the input's `table` (attached as src) into main; `givenIds`: ids moved by the offset rather than numbered by SQLite. */
+  rows(table: string, givenIds: boolean, tail = ''): string {
+    const spec = MERGE_TABLES[table]!;
+    const target: string[] = [];
+    const select: string[] = [];
+    for (const column of this.#columns(table)) {
+      const e = this.#expr(table, column, spec.columns[column]!, givenIds);
+      if (e === null) continue;
+      target.push(column);
+      select.push(e);
+    }
+    const order = spec.columns.id === 'rowid' ? ' ORDER BY id' : '';
+    return `INSERT INTO main.${table} (${target.join(', ')}) SELECT ${select.join(', ')} FROM src.${table}${tail}${order}`;
+  }
+
+  /** The worker's job for this input (its `index`): the big tables with their ids given, as they must land in the output. */
+  bulkJob(index: number): BulkJob {
+    return {
+      index,
+      file: this.input.abs,
+      tables: BULK_TABLES.map((table) => {
+        const run = this.plan.ids.get(table)!;
+        return {
+          table,
+          numbered: [`${this.rows(table, true)} LIMIT 1`, this.rows(table, false, ` WHERE id > ${run.min}`)],
+          given: this.rows(table, true),
+          lastId: run.max >= run.min ? run.max + run.off : null,
+        };
+      }),
+      strings: this.stringsLookup ? [...this.plan.strings] : null,
+    };
+  }
+}
+
+function copyInput(db: Db, input: Input, index: number, sql: InputSql, align: InputAlignment, pipeline: BulkPipeline | null) {
+  // The worker's rewrite of its big tables, if it did them (waits for it if it is on them).
+  const scratch = pipeline?.take(index) ?? null;
   // Read only: nothing here writes to src (SQLite in better-sqlite3 takes no URI filenames, so no mode=ro).
   db.prepare('ATTACH DATABASE ? AS src').run(input.abs);
+  if (scratch) db.prepare('ATTACH DATABASE ? AS scratch').run(scratch);
   try {
     db.exec('BEGIN');
-    const result = copyAttached(db, input, shift, align, state);
+    const result = { ...copyAttached(db, input, sql, align, scratch !== null, () => pipeline?.recycle(index)), byWorker: scratch !== null };
     db.exec('COMMIT');
     return result;
   } catch (err) {
@@ -350,6 +516,8 @@ function copyInput(db: Db, input: Input, shift: number, align: InputAlignment, s
     throw new RecordingFileError(input.file, `cannot merge: ${e.message}`, { cause: err });
   } finally {
     db.exec('DETACH DATABASE src');
+    if (scratch) db.exec('DETACH DATABASE scratch');
+    pipeline?.release(index);
   }
 }
 
@@ -372,27 +540,24 @@ function maxId(db: Db, schema: 'main' | 'src', table: string, column = 'id'): nu
   return (db.prepare(`SELECT max(${column}) AS m FROM ${schema}.${table}`).get() as { m: number | null }).m ?? 0;
 }
 
-function copyAttached(db: Db, input: Input, shift: number, align: InputAlignment, state: CopyState) {
+/** One input's rows into the output, as its plan says; `fromScratch`: its big tables are the worker's, rewritten in scratch. */
+function copyAttached(db: Db, input: Input, sql: InputSql, align: InputAlignment, fromScratch: boolean, scratchRead: () => void) {
+  const { plan, shift } = sql;
   const columnsOf = (table: string) => columnsOfTable(db, table);
   const tables = new Set(db.prepare("SELECT name FROM main.sqlite_schema WHERE type = 'table'").pluck().all() as string[]);
 
-  // Strings: by value.
-  let stringsIdentity: boolean;
-  if (maxId(db, 'main', 'strings') === 0) {
-    db.exec('INSERT INTO main.strings SELECT * FROM src.strings');
-    stringsIdentity = true;
-  } else {
-    db.exec(`INSERT INTO main.strings (value, demangled) SELECT value, demangled FROM src.strings s
-      WHERE NOT EXISTS (SELECT 1 FROM main.strings m WHERE m.value = s.value) ORDER BY s.id`);
+  // Strings: by value, with the ids the plan gave the new ones (the merged table's UNIQUE value would refuse a wrong plan).
+  if (plan.stringsFirst) db.exec('INSERT INTO main.strings SELECT * FROM src.strings');
+  else {
     db.exec('DELETE FROM temp.merge_strings');
-    db.exec('INSERT INTO temp.merge_strings SELECT s.id, m.id FROM src.strings s JOIN main.strings m ON m.value = s.value');
-    stringsIdentity = (db.prepare('SELECT count(*) AS n FROM temp.merge_strings WHERE old <> new').get() as { n: number }).n === 0;
+    const pair = db.prepare('INSERT INTO temp.merge_strings (old, new) VALUES (?, ?)');
+    for (const [a, b] of plan.strings) pair.run(a, b);
+    db.exec(`INSERT INTO main.strings (id, value, demangled) SELECT m.new, s.value, s.demangled FROM src.strings s JOIN temp.merge_strings m ON m.old = s.id
+      WHERE NOT EXISTS (SELECT 1 FROM main.strings x WHERE x.id = m.new) ORDER BY s.id`);
   }
 
-  // Devices: by uuid.
-  const devices = new Map<number, number>();
+  // Devices: by uuid; a GPU already there gets the facts it lacks from this input.
   const deviceCols = columnsOf('devices');
-  const byUuid = db.prepare('SELECT id FROM main.devices WHERE uuid = ?').pluck();
   const insertDevice = db.prepare(`INSERT INTO main.devices (${deviceCols.join(', ')}) VALUES (${deviceCols.map(() => '?').join(', ')})`);
   const fill = db.prepare(
     `UPDATE main.devices SET ${deviceCols
@@ -401,125 +566,48 @@ function copyAttached(db: Db, input: Input, shift: number, align: InputAlignment
       .join(', ')} WHERE id = @id`,
   );
   for (const d of db.prepare('SELECT * FROM src.devices ORDER BY id').all() as Record<string, unknown>[]) {
-    const existing = d.uuid !== null ? (byUuid.get(d.uuid) as number | undefined) : undefined;
-    if (existing !== undefined) {
-      fill.run({ ...d, id: existing });
-      devices.set(d.id as number, existing);
-    } else {
-      const id = maxId(db, 'main', 'devices') + 1;
-      insertDevice.run(deviceCols.map((c) => (c === 'id' ? id : d[c])));
-      devices.set(d.id as number, id);
-    }
+    const id = plan.devices.get(d.id as number)!;
+    if (plan.newDevices.has(d.id as number)) insertDevice.run(deviceCols.map((c) => (c === 'id' ? id : d[c])));
+    else fill.run({ ...d, id });
   }
 
-  // pids: kept unless taken.
-  const pids = new Map<number, number>();
-  const renumbered: { originalPid: number; pid: number }[] = [];
-  for (const pid of input.pids) {
-    let to = pid;
-    if (state.usedPids.has(pid)) {
-      while (state.nextPid > 0 && (state.usedPids.has(state.nextPid) || state.reserved.has(state.nextPid))) state.nextPid--;
-      if (state.nextPid <= 0) throw new RecordingFileError(input.file, 'no free pid left to give its processes');
-      to = state.nextPid--;
-      renumbered.push({ originalPid: pid, pid: to });
-    }
-    pids.set(pid, to);
-    state.usedPids.add(to);
-  }
-
-  // Offsets of the tables with ids of their own.
-  const sourceId = maxId(db, 'main', 'sources') + 1;
-  // The input's ids min..max land at min + off..max + off, right after the rows already there.
-  // (Two queries: SQLite answers a lone min() or max() of a rowid with one b-tree descent.)
-  const offsets = new Map<string, { off: number; min: number; max: number; count: number }>();
-  for (const [table, spec] of Object.entries(MERGE_TABLES)) {
-    if (spec.how !== 'rows' || !tables.has(table)) continue;
-    const idRole = spec.columns.id;
-    if (idRole !== 'rowid' && idRole !== 'context' && idRole !== 'stream') continue;
-    const min = (db.prepare(`SELECT min(id) AS m FROM src.${table}`).get() as { m: number | null }).m ?? 1;
-    const max = maxId(db, 'src', table);
-    offsets.set(table, { off: maxId(db, 'main', table) + 1 - min, min, max, count: 0 });
-  }
-  const offsetOf = (table: string) => offsets.get(table)?.off ?? 0;
-  const renumberedPids = renumbered.map((r) => r.originalPid);
-  // A few moved strings (ranks of one program name their kernels alike): a CASE; many: a lookup per row.
-  const movedStrings = stringsIdentity ? [] : (db.prepare('SELECT old, new FROM temp.merge_strings WHERE old <> new').raw().all() as [number, number][]);
-  const stringExpr = (column: string) =>
-    movedStrings.length === 0
-      ? column
-      : movedStrings.length <= 16
-        ? `CASE ${column} ${movedStrings.map(([a, b]) => `WHEN ${a} THEN ${b}`).join(' ')} ELSE ${column} END`
-        : `(SELECT new FROM temp.merge_strings WHERE old = ${column})`;
-
-  /** SQL for one column of the input's rows as the merged recording holds it; null: left to SQLite (the rowid, numbered in order). */
-  const expr = (table: string, column: string, role: Role, explicitIds: boolean): string | null => {
-    switch (role) {
-      case 'keep':
-        return column;
-      case 'time':
-        return plus(column, shift);
-      case 'pid':
-        // Every pid column names one of the input's processes, except a parent's (ppid), which may be outside it.
-        return mapped(column, pids, { keepOthers: true, onlyKeys: column !== 'ppid' });
-      case 'device':
-        return mapped(column, devices, { keepOthers: false, onlyKeys: true });
-      case 'context':
-        return plus(column, offsetOf('contexts'));
-      case 'stream':
-        return plus(column, offsetOf('streams'));
-      case 'string':
-        return stringExpr(column);
-      case 'rowid':
-        return explicitIds ? plus(column, offsets.get(table)!.off) : null;
-      case 'source':
-        return input.hasSources ? `(${column} + ${sourceId})` : `${sourceId}`;
-      case 'original-pid':
-        return renumberedPids.length ? `CASE WHEN pid IN (${renumberedPids.join(',')}) THEN coalesce(${column}, pid) ELSE ${column} END` : column;
-    }
-  };
+  const sourceId = plan.sourceId;
+  const offsetOf = (table: string) => sql.offsetOf(table);
 
   // Every table of rows, in order: what a row refers to is there before it.
   const rows: Record<string, number> = {};
-  const copy = (table: string, explicitIds: boolean): number => {
-    const spec = MERGE_TABLES[table]!;
-    const target: string[] = [];
-    const select: string[] = [];
-    for (const column of columnsOf(table)) {
-      const e = expr(table, column, spec.columns[column]!, explicitIds);
-      if (e === null) continue;
-      target.push(column);
-      select.push(e);
-    }
-    const order = spec.columns.id === 'rowid' ? ' ORDER BY id' : '';
-    return db.prepare(`INSERT INTO main.${table} (${target.join(', ')}) SELECT ${select.join(', ')} FROM src.${table}${order}`).run().changes;
-  };
+  const counts = new Map<string, number>();
   for (const [table, spec] of Object.entries(MERGE_TABLES)) {
     if (spec.how !== 'rows' || !tables.has(table)) continue;
-    const o = offsets.get(table);
+    const run = plan.ids.get(table);
     let n: number;
-    if (spec.columns.id === 'rowid') {
+    if (fromScratch && spec.columns.id === 'rowid') {
+      // The worker's rows, rewritten with their ids: moved across as stored (SQLite's transfer copy).
+      n = db.prepare(`INSERT INTO main.${table} SELECT * FROM scratch.${table}`).run().changes;
+    } else if (spec.columns.id === 'rowid') {
       // SQLite numbering the rows itself (max + 1, in id order) is cheaper than checking each given id; right when the
       // input's ids have no gaps. When they have (rows a capture range left out), copied again with their ids moved.
       const before = maxId(db, 'main', table);
-      n = copy(table, false);
-      if (n > 0 && n !== o!.max - o!.min + 1) {
+      n = db.prepare(sql.rows(table, false)).run().changes;
+      if (run && n > 0 && n !== run.max - run.min + 1) {
         db.prepare(`DELETE FROM main.${table} WHERE id > ?`).run(before);
-        n = copy(table, true);
+        n = db.prepare(sql.rows(table, true)).run().changes;
       }
-      if (n > 0 && maxId(db, 'main', table) !== o!.max + o!.off)
-        throw new Error(`merge: ${table} of ${input.file} did not land at ids ${o!.min + o!.off}..${o!.max + o!.off} (from ${before + 1})`);
     } else {
-      n = copy(table, true);
+      n = db.prepare(sql.rows(table, true)).run().changes;
     }
-    if (o) o.count = n;
+    if (run && n > 0 && maxId(db, 'main', table) !== run.max + run.off)
+      throw new Error(`merge: ${table} of ${input.file} did not land at ids ${run.min + run.off}..${run.max + run.off}`);
+    if (run) counts.set(table, n);
     rows[table] = n;
   }
 
+  if (fromScratch) scratchRead();
   // Zones: the input's own, moved with its rows.
   const zoneCase = (f: (table: ZonedTable) => string) =>
     `CASE table_id ${(Object.keys(ZONED_TABLES) as ZonedTable[]).map((t) => `WHEN ${ZONED_TABLES[t].id} THEN ${f(t)}`).join(' ')} END`;
   const streamOff = offsetOf('streams');
-  const pidLane = [...pids].filter(([a, b]) => a !== b);
+  const pidLane = [...plan.pids].filter(([a, b]) => a !== b);
   const threadLane = pidLane.length
     ? `lane + ${THREAD_LANE_FACTOR} * (CASE lane / ${THREAD_LANE_FACTOR} ${pidLane.map(([a, b]) => `WHEN ${a} THEN ${b - a}`).join(' ')} ELSE 0 END)`
     : 'lane';
@@ -537,8 +625,8 @@ function copyAttached(db: Db, input: Input, shift: number, align: InputAlignment
   db.exec(`INSERT INTO main.zones (${zoneColumns.join(', ')}) SELECT ${zoneSelect.join(', ')} FROM src.zones`);
   // Rows the input's writer left without zones (a recording never finished) get theirs now, before the next input's rows.
   for (const table of Object.keys(ZONED_TABLES) as ZonedTable[]) {
-    const o = offsets.get(table);
-    if (!o || o.count === 0) continue;
+    const o = plan.ids.get(table);
+    if (!o || !counts.get(table)) continue;
     const covered = (db.prepare('SELECT max(last_id) AS m FROM src.zones WHERE table_id = ?').get(ZONED_TABLES[table].id) as { m: number | null }).m ?? 0;
     if (covered >= o.max) continue;
     db.prepare(zonesFromRowsSql(table)).run({ after: Math.max(covered, o.min - 1) + o.off });
@@ -565,13 +653,16 @@ function copyAttached(db: Db, input: Input, shift: number, align: InputAlignment
     db.exec(`INSERT INTO main.sources (id, parent_id, file, host, meta, clock, shift_ns, correction_ns, collectives, residual_ns, residual_max_ns)
       SELECT id + ${sourceId}, coalesce(parent_id + ${sourceId}, ${sourceId}), file, host, meta, clock, shift_ns + ${shift},
         correction_ns + ${align.correctionNs}, collectives, residual_ns, residual_max_ns FROM src.sources ORDER BY id`);
-    const rangeOff = `CASE table_name ${[...offsets].map(([t, o]) => `WHEN '${t}' THEN ${o.off}`).join(' ')} ELSE 0 END`;
+    const rangeOff = `CASE table_name ${[...plan.ids].map(([t, o]) => `WHEN '${t}' THEN ${o.off}`).join(' ')} ELSE 0 END`;
     db.exec(`INSERT INTO main.source_rows (source_id, table_name, first_id, last_id, rows)
       SELECT source_id + ${sourceId}, table_name, first_id + ${rangeOff}, last_id + ${rangeOff}, rows FROM src.source_rows`);
   }
   const range = db.prepare('INSERT INTO main.source_rows (source_id, table_name, first_id, last_id, rows) VALUES (?, ?, ?, ?, ?)');
-  for (const [table, o] of offsets) if (o.count > 0) range.run(sourceId, table, o.min + o.off, o.max + o.off, o.count);
-  return { renumbered, rows };
+  for (const [table, o] of plan.ids) {
+    const n = counts.get(table) ?? 0;
+    if (n > 0) range.run(sourceId, table, o.min + o.off, o.max + o.off, n);
+  }
+  return { renumbered: plan.renumbered, rows };
 }
 
 /**
