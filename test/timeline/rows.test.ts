@@ -214,5 +214,12 @@ describe('a job groups host → rank → GPU → streams', () => {
       ['host:h1', '1 process'],
     ]);
     expect(groups.filter((g) => g.kind === 'process').map((g) => g.title)).toEqual(['Process 100', 'Process 101']);
+    // Hosts by name, numbers as numbers, whatever the pids: node-2 before node-10.
+    s.processes.forEach((p, i) => (p.host = ['node-10', 'node-2'][i]!));
+    expect(
+      buildGroups(s)
+        .filter((g) => g.kind === 'host')
+        .map((g) => g.id),
+    ).toEqual(['host:node-2', 'host:node-10']);
   });
 });

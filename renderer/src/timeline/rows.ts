@@ -199,7 +199,10 @@ function jobGroups(s: RecordingSummary, iterations: IterationTrack | null): Trac
   for (const st of s.streams) streamsOf.set(st.pid, [...(streamsOf.get(st.pid) ?? []), st]);
   const shown = [...processes.values()].filter((p) => p.threads.some((t) => t.apiCalls || t.nvtxRanges) || streamsOf.has(p.pid) || iterations?.pid === p.pid);
   const rankOrder = (p: ProcessInfo) => p.rank ?? Number.POSITIVE_INFINITY;
-  shown.sort((a, b) => rankOrder(a) - rankOrder(b) || a.pid - b.pid);
+  // Without ranks, by host name as people number nodes (node-2 before node-10), then pid:
+  // a merge renumbers pids in no order of the hosts'.
+  const hostName = new Intl.Collator(undefined, { numeric: true });
+  shown.sort((a, b) => rankOrder(a) - rankOrder(b) || hostName.compare(a.host ?? '', b.host ?? '') || a.pid - b.pid);
   // Hosts in the order of their first rank.
   const hosts = new Map<string, ProcessInfo[]>();
   for (const p of shown) hosts.set(p.host ?? '', [...(hosts.get(p.host ?? '') ?? []), p]);
