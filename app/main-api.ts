@@ -83,6 +83,7 @@ export function createMainApi(deps: MainApiDeps): MainApi {
     },
     recentFiles: async () => deps.recent.list(),
     summary: (id) => deps.query.summary(id),
+    recordingState: (id) => deps.query.recordingState(id),
     window: (id, r) => deps.query.window(id, r),
     concurrency: (id, r) => deps.query.concurrency(id, r),
     overview: (id, buckets, range) => deps.query.overview(id, buckets, range),

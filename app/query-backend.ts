@@ -14,6 +14,7 @@ export const queryMethods = [
   'openFiles',
   'closeRecording',
   'summary',
+  'recordingState',
   'window',
   'concurrency',
   'overview',
@@ -62,6 +63,7 @@ export function createQueryBackend(): QueryBackend {
       return null;
     },
     summary: async (id) => q(id).summary(),
+    recordingState: async (id) => q(id).recordingState(),
     window: async (id, r) => q(id).window(r),
     concurrency: (id, r) => registry.concurrency(id, r),
     overview: async (id, buckets, range) => q(id).overview(buckets, range),

@@ -96,6 +96,9 @@ export class QueryClient implements QueryBackend {
   summary(id: string) {
     return this.#call<Awaited<ReturnType<QueryBackend['summary']>>>('summary', [id]);
   }
+  recordingState(id: string) {
+    return this.#call<Awaited<ReturnType<QueryBackend['recordingState']>>>('recordingState', [id]);
+  }
   window(id: string, r: Parameters<QueryBackend['window']>[1]) {
     return this.#call<Awaited<ReturnType<QueryBackend['window']>>>('window', [id, r]);
   }

@@ -58,6 +58,8 @@ interface Job {
   message: string;
   recording?: RecordingHandle;
   output: string;
+  /** RecordRequest.live: opened while it runs. */
+  live: boolean;
   child: ChildProcess | null;
   stderrTail: string[];
   stdoutTail: string;
@@ -123,6 +125,7 @@ export class RecordJobs {
       records: 0,
       message: 'checking the GPU, driver and CUPTI…',
       output,
+      live: request.live === true,
       child: null,
       stderrTail: [],
       stdoutTail: '',
@@ -235,6 +238,8 @@ export class RecordJobs {
         job.message = 'checking the GPU, driver and CUPTI…';
         break;
       case 'running': {
+        // A live job: the recording opens once it exists, and the page follows it as it grows.
+        if (job.live && job.state !== 'running') this.#openLive(job);
         job.state = 'running';
         const mb = event.bytes > 0 ? ` (${(event.bytes / 1e6).toFixed(1)} MB)` : '';
         const target = job.stdoutTail.trim().split('\n').pop()?.slice(0, 200);
@@ -293,6 +298,18 @@ export class RecordJobs {
     parts.push(...result.notes);
     job.state = 'done';
     job.message = parts.join('; ');
+  }
+
+  #openLive(job: Job): void {
+    this.#opts.open(job.output).then(
+      (handle) => {
+        if (job.state === 'running' || job.state === 'finishing') job.recording ??= handle;
+      },
+      (err: unknown) => {
+        // Not fatal: the recording goes on, and opens when it is done.
+        job.stderrTail.push(`the live view could not open ${job.output}: ${(err as Error).message}`);
+      },
+    );
   }
 
   #fail(job: Job, message: string): void {

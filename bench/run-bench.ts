@@ -22,8 +22,11 @@
 //            of any merge measured in the same run: SQLite copying the same
 //            rows into one file (ATTACH, INSERT … SELECT, nothing rewritten).
 //            Target (issue 13): < 30 s on the 2-core development machine.
+//  live      the live timeline following a 10-minute run of 1 M GPU operations a
+//            minute, replayed 4× faster (bench/live-view.ts). Target: main-thread
+//            work per frame p95 ≤ 16 ms, memory bounded.
 //
-// Options: --only ingest|analysis|import|renderer|selection|merge|overhead, --renderer-ops N, --selection-ops N, --analysis-launches N, --import-mb N, --launches N (overhead loop), --pairs N,
+// Options: --only ingest|analysis|import|renderer|selection|merge|overhead|live, --live-launches N, --live-speed X, --renderer-ops N, --selection-ops N, --analysis-launches N, --import-mb N, --launches N (overhead loop), --pairs N,
 // --ingest-launches N, --merge-ranks N, --merge-ops N (per rank), --merge-rounds N, --json FILE (write the results).
 import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -41,6 +44,7 @@ import { generateRanks } from './generate-ranks.ts';
 import { mergeRecordings } from '../profiler/merge/merge.ts';
 import type { Db } from '../profiler/store/database.ts';
 import { mainThreadWorkPerFrame } from './frame-trace.ts';
+import { startLiveViewer } from './live-viewer.ts';
 
 const { values } = parseArgs({
   options: {
@@ -56,6 +60,8 @@ const { values } = parseArgs({
     'merge-ops': { type: 'string', default: '1000000' },
     'merge-rounds': { type: 'string', default: '3' },
     json: { type: 'string' },
+    'live-launches': { type: 'string', default: '10000000' },
+    'live-speed': { type: 'string', default: '4' },
   },
 });
 
@@ -134,6 +140,8 @@ function benchOverhead(): void {
   const plain: number[] = [];
   const floor: number[] = [];
   const streamscope: number[] = [];
+  /** StreamScope with a live viewer reading the recording as it grows (issue 14: bench/live-viewer.ts). */
+  const live: number[] = [];
   try {
     // Interleaved, so drifts in clocks or load hit every mode alike; the
     // order rotates every round so that no mode always runs first.
@@ -151,6 +159,21 @@ function benchOverhead(): void {
           { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] },
         );
         streamscope.push(Number(/us_per_launch=([\d.]+)/.exec(out)![1]));
+        fs.rmSync(rec, { force: true });
+      },
+      () => {
+        const rec = path.join(dir, `live${live.length}.sqlite`);
+        const viewer = startLiveViewer(rec);
+        try {
+          const out = execFileSync(
+            process.execPath,
+            [cli, 'record', '-q', '-o', rec, '--workload', 'launch-loop', '--scenario', 'concurrent', '--streams', '4', '--iterations', launches],
+            { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] },
+          );
+          live.push(Number(/us_per_launch=([\d.]+)/.exec(out)![1]));
+        } finally {
+          viewer.stop();
+        }
         fs.rmSync(rec, { force: true });
       },
     ];
@@ -178,7 +201,8 @@ function benchOverhead(): void {
   results.overhead = {
     launches: Number(launches),
     pairs,
-    usPerLaunch: { plain, floor, streamscope },
+    usPerLaunch: { plain, floor, streamscope, live },
+    liveAddedUs: median(live.map((x, i) => x - plain[i]!)),
     torch,
     floorAddedUs: floorAdded,
     streamscopeAddedUs: ssAdded,
@@ -196,6 +220,9 @@ function benchOverhead(): void {
     lines.push(`            torch.profiler  ${median(torch.profiled).toFixed(2)}   [${fmt(torch.profiled)}]  added ${tAdded.toFixed(2)}`);
   }
   lines.push(`          StreamScope added / floor added = ${(ssAdded / floorAdded).toFixed(2)} (target ≤ 1.10)`);
+  lines.push(
+    `          with a live viewer reading the recording as it grows: ${median(live).toFixed(2)} µs [${fmt(live)}], added ${median(live.map((x, i) => x - plain[i]!)).toFixed(2)} (issue 14: unchanged within noise)`,
+  );
 }
 
 /**
@@ -662,6 +689,13 @@ if (values.only === undefined || values.only === 'selection') await benchSelecti
 if (values.only === undefined || values.only === 'analysis') await benchAnalysis();
 if (values.only === undefined || values.only === 'import') await benchImport();
 if (values.only === undefined || values.only === 'merge') benchMerge();
+// live (issue 14): bench/live-view.ts.
+if (values.only === undefined || values.only === 'live') {
+  const { benchLive } = await import('./live-view.ts');
+  const live = await benchLive({ launches: Number(values['live-launches']), speed: Number(values['live-speed']) });
+  results.live = live.result;
+  lines.push(...live.lines);
+}
 if (values.only === undefined || values.only === 'overhead') {
   const inv = devices();
   if (inv.devices.length === 0) lines.push(`overhead  skipped: no GPU here (${inv.error})`);

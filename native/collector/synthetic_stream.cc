@@ -19,11 +19,13 @@
 //       string of its bits; every other field is a JSON number (all below
 //       2^53 in magnitude).
 //
-//   streamscope-synthetic-stream --out FILE --bench-launches N [--pid N] [--origin-ns N] [--env NAME=VALUE]...
+//   streamscope-synthetic-stream --out FILE --bench-launches N [--bench-period-ns P] [--pid N] [--origin-ns N] [--env NAME=VALUE]...
 //       A launch-bound stream as the collector writes it for a loop of N
 //       kernel launches on 4 streams: per launch a cudaLaunchKernel runtime
-//       record and its kernel (~4 us apart), a pinned copy every 64 launches,
-//       an NVTX range every 1000. Written in chunks: N = 5,000,000 is fine.
+//       record and its kernel (P ns apart, default 4000), a pinned copy every
+//       64 launches, an NVTX range every 1000. Written in chunks: N =
+//       5,000,000 is fine. P = 60000 is a run of 1 M launches per minute, as
+//       the live view's benchmark and tests replay it.
 #include <cinttypes>
 #include <cstdint>
 #include <cstdio>
@@ -618,7 +620,7 @@ void edgeCases(Writer& w, uint32_t pid, bool with_end, const EnvList* env) {
 
 // ---- Launch-bound stream for the ingest benchmark -----------------------------------
 
-void benchLaunches(Writer& w, uint32_t pid, uint64_t launches, const EnvList* env) {
+void benchLaunches(Writer& w, uint32_t pid, uint64_t launches, int64_t period, const EnvList* env) {
   ProcessRecord p{};
   p.pid = pid;
   p.ppid = 1;
@@ -671,7 +673,7 @@ void benchLaunches(Writer& w, uint32_t pid, uint64_t launches, const EnvList* en
   int64_t t = 1'000'000;
   uint32_t corr = 1;
   bool range_open = false;
-  for (uint64_t i = 0; i < launches; i++, t += 4000) {
+  for (uint64_t i = 0; i < launches; i++, t += period) {
     if (i % 1000 == 0) {
       MarkerRecord m{};
       m.name_sid = range_name;
@@ -763,7 +765,8 @@ void benchLaunches(Writer& w, uint32_t pid, uint64_t launches, const EnvList* en
                "streamscope-synthetic-stream: %s\n"
                "usage: streamscope-synthetic-stream --out FILE [--expect FILE.json] [--pid N] [--origin-ns N] [--no-end]\n"
                "                                    [--env NAME=VALUE]...\n"
-               "       streamscope-synthetic-stream --out FILE --bench-launches N [--pid N] [--origin-ns N] [--env NAME=VALUE]...\n",
+               "       streamscope-synthetic-stream --out FILE --bench-launches N [--bench-period-ns P] [--pid N] [--origin-ns N]\n"
+               "                                    [--env NAME=VALUE]...\n",
                why.c_str());
   std::exit(2);
 }
@@ -793,6 +796,8 @@ int main(int argc, char** argv) {
   uint32_t pid = 4242;
   uint64_t origin = 1763800000000000000ull;
   uint64_t bench = 0;
+  // ns between launches: more than a launch's own records span (9 us: its kernel and a copy end by then).
+  uint64_t period = 4000;
   bool bench_mode = false;
   bool with_end = true;
   EnvList env;
@@ -808,6 +813,7 @@ int main(int argc, char** argv) {
     else if (a == "--pid") pid = static_cast<uint32_t>(parseNumber(a, value(), UINT32_MAX));
     else if (a == "--origin-ns") origin = parseNumber(a, value(), UINT64_MAX);
     else if (a == "--bench-launches") bench = parseNumber(a, value(), UINT32_MAX / 2), bench_mode = true;
+    else if (a == "--bench-period-ns") period = parseNumber(a, value(), 1'000'000'000);
     else if (a == "--no-end") with_end = false;
     else if (a == "--env") env.push_back(envPair(value())), env_given = true;
     else usage("unknown option " + a);
@@ -825,7 +831,8 @@ int main(int argc, char** argv) {
   Writer w(f, out, expect ? &json : nullptr);
   const FileHeader h = makeFileHeader(origin, 1763800000123456789ull, pid, 0, streamscope::kCollectorVersion);
   w.header(h);
-  if (bench_mode) benchLaunches(w, pid, bench, env_given ? &env : nullptr);
+  if (period < 4000) usage("--bench-period-ns must be at least 4000");
+  if (bench_mode) benchLaunches(w, pid, bench, static_cast<int64_t>(period), env_given ? &env : nullptr);
   else edgeCases(w, pid, with_end, env_given ? &env : nullptr);
   w.flush();
   if (std::fclose(f) != 0) {

@@ -311,6 +311,8 @@ export const RecordRequestSchema = v.pipe(
     ),
     /** Keep only the activity inside this range, as `record --capture-range` does: 'nvtx:NAME' or 'cuda-profiler-api'. */
     captureRange: v.optional(captureRange),
+    /** Open the recording as soon as it exists and follow it while it grows (RecordProgress.recording comes while running). */
+    live: v.optional(v.boolean('must be true or false')),
   }),
   v.check((r) => (r.workload === undefined) !== (r.command === undefined), 'needs exactly one of workload or command'),
 );
@@ -369,6 +371,7 @@ export const API_ARGUMENTS = {
   showOpenDialog: [],
   recentFiles: [],
   summary: [['recordingId', recordingId]],
+  recordingState: [['recordingId', recordingId]],
   window: [
     ['recordingId', recordingId],
     ['request', WindowRequestSchema],

@@ -150,6 +150,25 @@ export interface RecordingSummary {
   job: JobInfo | null;
 }
 
+/**
+ * How far a recording has got (recordingState): cheap enough to ask a few
+ * times a second. While a recorder writes the file (`live`), a page polls
+ * it and, when `revision` moves, asks again for what grew — the summary,
+ * the windows at the end, the overview — and, at a bounded rate, the
+ * findings (profiler/README.md, "Live recordings").
+ */
+export interface RecordingState {
+  /** A recorder on this host is writing the recording now (meta writer_pid: SCHEMA.md). */
+  live: boolean;
+  /** Changes this side has seen since the recording was opened; another number: the data grew (or the recording was finished). */
+  revision: number;
+  complete: boolean;
+  /** Time span covered by any item so far, as RecordingSummary's. */
+  startNs: number;
+  endNs: number;
+  counts: RecordingSummary['counts'];
+}
+
 /** A file that could not be opened: which, why, and the error code. */
 export interface OpenFailure {
   file: string;
@@ -346,7 +365,7 @@ export interface RecordProgress {
   state: 'starting' | 'running' | 'finishing' | 'done' | 'failed';
   records: number;
   message: string;
-  /** Set when state is 'done'. */
+  /** Set when state is 'done'; with RecordRequest.live, as soon as the recording exists (it grows while running). */
   recording?: RecordingHandle;
 }
 
@@ -410,6 +429,12 @@ export interface StreamScopeApi {
   showOpenDialog(): Promise<OpenResult | null>;
   recentFiles(): Promise<string[]>;
   summary(recordingId: string): Promise<RecordingSummary>;
+  /**
+   * Whether the recording is still being written, and how far it has got:
+   * what a page polls to follow a recording as it grows (a finished one
+   * answers live: false and the same revision for ever).
+   */
+  recordingState(recordingId: string): Promise<RecordingState>;
   window(recordingId: string, request: WindowRequest): Promise<WindowResponse>;
   concurrency(recordingId: string, request: ConcurrencyRequest): Promise<ConcurrencyResponse>;
   /**
@@ -486,6 +511,7 @@ export const apiMethods = [
   'showOpenDialog',
   'recentFiles',
   'summary',
+  'recordingState',
   'window',
   'concurrency',
   'overview',

@@ -7,12 +7,13 @@
 // (analysis-worker.ts), which opens the files itself and keeps their
 // analyses. A thread that dies (out of memory on a huge recording) fails
 // what it was doing with 'internal' and is started again by the next call.
+// A recording still being written is analysed by the same code in a child
+// process instead (analysis-channel.ts says why), until it is finished.
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { Worker } from 'node:worker_threads';
 import type { DiffSummary } from '../contract/diff.ts';
 import type { Finding } from '../contract/findings.ts';
-import { ApiError } from './api-error.ts';
+import { AnalysisChannel } from './analysis-channel.ts';
 import type { Iterations, RangeName } from '../contract/iterations.ts';
 import type { Scope, ScopeInfo } from '../contract/scope.ts';
 import type { SqlAnswer } from '../contract/sql.ts';
@@ -33,6 +34,8 @@ export type AnalysisMethod = 'findings' | 'stats' | 'scopeInfo' | 'ranges' | 'it
 export interface AnalysisTarget {
   id: string;
   file: string;
+  /** Still being written (RecordingQuery.beingWritten): analysed in the process, not the thread. */
+  live?: boolean;
 }
 
 export interface AnalysisRequest {
@@ -55,13 +58,15 @@ function defaultEntry(): URL {
 }
 
 export class AnalysisThread {
-  readonly #entry: URL | string;
-  #worker: Worker | null = null;
-  #next = 1;
-  readonly #pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: unknown) => void }>();
+  readonly #thread: AnalysisChannel;
+  /** Recordings being written are analysed in a process of their own (analysis-channel.ts says why); started when one is asked about. */
+  readonly #process: AnalysisChannel;
+  /** The files the process holds: it is told to drop each once finished, and stopped when it holds none. */
+  readonly #inProcess = new Set<string>();
 
   constructor(entry: URL | string = defaultEntry()) {
-    this.#entry = entry;
+    this.#thread = new AnalysisChannel('thread', entry);
+    this.#process = new AnalysisChannel('process', entry);
   }
 
   findings(target: AnalysisTarget, scope: Scope): Promise<Finding[]> {
@@ -104,51 +109,23 @@ export class AnalysisThread {
     return this.#call('sql', [target], [request]) as Promise<SqlAnswer>;
   }
 
-  /** Stops the thread; calls still waiting fail. */
+  /** Stops the thread (and the process); calls still waiting fail. */
   async close(): Promise<void> {
-    const w = this.#worker;
-    this.#worker = null;
-    this.#failAll('the analysis thread was closed');
-    if (w) await w.terminate();
+    this.#inProcess.clear();
+    await Promise.all([this.#thread.close(), this.#process.close()]);
   }
 
   #call(method: AnalysisMethod, targets: AnalysisTarget[], args: unknown[] = []): Promise<unknown> {
-    const worker = this.#ensureWorker();
-    const n = this.#next++;
-    // Held while it works (a pending promise alone keeps no process alive); let go when idle.
-    worker.ref();
-    return new Promise((resolve, reject) => {
-      this.#pending.set(n, { resolve, reject });
-      worker.postMessage({ n, method, targets, args } satisfies AnalysisRequest);
-    });
-  }
-
-  #ensureWorker(): Worker {
-    if (this.#worker) return this.#worker;
-    const worker = new Worker(this.#entry);
-    // Idle, it must not keep a CLI or a test process alive.
-    worker.unref();
-    worker.on('message', (msg: AnalysisResponse) => {
-      const p = this.#pending.get(msg.n);
-      if (!p) return;
-      this.#pending.delete(msg.n);
-      if (this.#pending.size === 0) worker.unref();
-      if (msg.ok) p.resolve(msg.value);
-      else p.reject(new ApiError(msg.error.code, msg.error.message, msg.error.file));
-    });
-    const died = (why: string) => {
-      if (this.#worker !== worker) return;
-      this.#worker = null;
-      this.#failAll(why);
-    };
-    worker.on('error', (err) => died(`the analysis thread failed: ${err.message}`));
-    worker.on('exit', (code) => died(`the analysis thread ended (exit code ${code})`));
-    this.#worker = worker;
-    return worker;
-  }
-
-  #failAll(why: string): void {
-    for (const p of this.#pending.values()) p.reject(new ApiError('internal', why));
-    this.#pending.clear();
+    const live = targets.filter((t) => t.live);
+    for (const t of targets) {
+      if (t.live || !this.#inProcess.has(t.file)) continue;
+      // Finished since: its analyses from now on are the thread's.
+      this.#inProcess.delete(t.file);
+      this.#process.tell({ drop: t.file });
+    }
+    if (live.length === 0 && this.#inProcess.size === 0 && this.#process.running) void this.#process.close();
+    for (const t of live) this.#inProcess.add(t.file);
+    const request: Omit<AnalysisRequest, 'n'> = { method, targets, args };
+    return (live.length ? this.#process : this.#thread).call(request);
   }
 }

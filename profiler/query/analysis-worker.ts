@@ -13,8 +13,20 @@ import { compareRecordings } from './compare.ts';
 import { RecordingQuery } from './recording-query.ts';
 import type { AnalysisRequest, AnalysisResponse } from './analysis-thread.ts';
 
-if (!parentPort) throw new Error('profiler/query/analysis-worker.ts runs as a worker thread (see analysis-thread.ts)');
-const port = parentPort;
+/** The thread's port, or in a child process (a recording being written: analysis-channel.ts) its IPC channel. */
+const port = parentPort ?? processPort();
+
+function processPort(): Pick<NonNullable<typeof parentPort>, 'on' | 'postMessage' | 'close'> {
+  if (!process.send) throw new Error('profiler/query/analysis-worker.ts runs as a worker thread or a forked process (see analysis-thread.ts)');
+  // The parent went away: nothing is left to answer.
+  process.on('disconnect', () => process.exit(0));
+  const ipc = {
+    on: (event: 'message', listener: (m: unknown) => void) => (process.on(event, listener), ipc),
+    postMessage: (m: unknown) => void process.send!(m),
+    close: () => process.disconnect(),
+  };
+  return ipc as never;
+}
 
 /** Open recordings by file, least recently used first (an analysis of 10 M operations holds about a GB). */
 const open = new Map<string, RecordingQuery>();
@@ -33,10 +45,16 @@ function query(id: string, file: string): RecordingQuery {
   return q;
 }
 
-port.on('message', (msg: AnalysisRequest | { close: true }) => {
+port.on('message', (msg: AnalysisRequest | { close: true } | { drop: string }) => {
   if ('close' in msg) {
     for (const q of open.values()) q.close();
     port.close();
+    return;
+  }
+  if ('drop' in msg) {
+    // A recording this process analysed while it grew is finished: the thread takes it from here.
+    open.get(msg.drop)?.close();
+    open.delete(msg.drop);
     return;
   }
   let out: AnalysisResponse;

@@ -6,7 +6,11 @@
 //
 // Read-only: the connection is opened with readonly: true. What is costly
 // (the loaded trace and its diagnosis, stats, the summary) is computed once
-// per instance; a recording file does not change while it is open.
+// per instance and kept while the file does not change. A recording still
+// being written (growth.ts) does change: each call then reads one snapshot
+// (its statements in one read transaction: the zones and the rows they
+// index agree), what grew is computed again, and analyses at a bounded rate
+// (LIVE_ANALYSIS_MS).
 import path from 'node:path';
 import type { Database } from 'better-sqlite3';
 import { iterationsOf, pickIterationRange, rangeNames } from '../analysis/iterations.ts';
@@ -37,6 +41,7 @@ import type {
   ItemKind,
   ItemRef,
   OverviewResponse,
+  RecordingState,
   RecordingSummary,
   RowId,
   SearchRequest,
@@ -51,6 +56,7 @@ import type {
   WindowRow,
 } from '../contract/api.ts';
 import { concurrencyOf } from './concurrency.ts';
+import { Growth } from './growth.ts';
 import { DependencyReader } from './dependencies.ts';
 import { ItemDetailsReader } from './item-details.ts';
 import { apiRowId, itemKindOf, nvtxRowId, parseRowId, streamKind, streamRowId } from './item-kinds.ts';
@@ -66,6 +72,22 @@ import type { SqlRequest } from '../contract/api-schema.ts';
 
 /** Analyses kept per recording: the steady state, the whole, and a few selections. */
 const KEEP_ANALYSES = 4;
+
+/**
+ * While a recording grows, an analysis (and the columns it loads) is
+ * redone on the data so far at most this often — and never more often than
+ * four times the last one took, so that analysing a long run takes at most
+ * a fifth of a core from the machine the target runs on. Asked sooner, the
+ * last one is answered again. Once the recording is finished, the next
+ * call analyses the final data.
+ */
+export const LIVE_ANALYSIS_MS = 5000;
+
+/** A value computed from the rows of one revision, and when. */
+interface Computed {
+  revision: number;
+  at: number;
+}
 
 /** What a row's items are read as (select lists over the table aliased `t`, zones.ts). */
 // Always four: id, start, end, then the name id, or the copy kind for memcpys (else NULL).
@@ -96,26 +118,105 @@ export class RecordingQuery {
   readonly path: string;
   readonly #db: Database;
   readonly #details: ItemDetailsReader;
-  readonly #search: NameSearch;
+  #search: NameSearch;
   readonly #dependencies: DependencyReader;
   /** Analyses by scope (JSON of the Scope), least recently used first; each with its stats once asked. */
-  readonly #analyses = new Map<string, { analysis: Analysis; stats?: StatsResponse }>();
-  #columns: TimelineColumns | null = null;
+  readonly #analyses = new Map<string, { analysis: Analysis; stats?: StatsResponse } & Computed>();
+  #columns: (TimelineColumns & Computed) | null = null;
   #wholeTrace: Trace | null = null;
   #wholeHost: Host | null = null;
   #summary: RecordingSummary | null = null;
+  #state: Omit<RecordingState, 'live' | 'revision'> | null = null;
   readonly #names = new Map<number, StoredName>();
   /** The SQL console's own read-only connection, opened by the first query (sql-console.ts). */
   #sql: SqlConsole | null = null;
+  readonly #growth: Growth;
+  readonly #liveAnalysisMs: number;
+  /** How long the last analysis (or column load) of the growing recording took. */
+  #lastAnalysisMs = 0;
 
-  /** Opens `file` read-only; throws ApiError (not-found, not-a-recording, corrupt, locked, newer-schema) naming it. */
-  constructor(recordingId: string, file: string) {
+  /**
+   * Opens `file` read-only; throws ApiError (not-found, not-a-recording, corrupt, locked, newer-schema) naming it.
+   * `liveAnalysisMs`: LIVE_ANALYSIS_MS, which tests change.
+   */
+  constructor(recordingId: string, file: string, opts: { liveAnalysisMs?: number } = {}) {
     this.recordingId = recordingId;
     this.path = path.resolve(file);
     this.#db = openReadOnly(this.path);
     this.#details = new ItemDetailsReader(this.#db, (id) => this.#name(id));
     this.#search = new NameSearch(this.#db);
     this.#dependencies = new DependencyReader(this.#db, () => this.#whole());
+    this.#growth = this.#guard(() => new Growth(this.#db));
+    this.#liveAnalysisMs = opts.liveAnalysisMs ?? LIVE_ANALYSIS_MS;
+  }
+
+  /** Whether the file is still being written (its recorder runs). */
+  beingWritten(): boolean {
+    return this.#guard(() => this.#read(() => this.#growth.following));
+  }
+
+  /**
+   * `fn` on one snapshot of a recording that may change: one read
+   * transaction (a few milliseconds: the recorder's next commit waits for
+   * it), at whose start what changed since the last call is dropped. A
+   * finished recording is read as it always was.
+   */
+  #read<T>(fn: () => T): T {
+    if (!this.#growth.following || this.#db.inTransaction) return fn();
+    this.#db.exec('BEGIN');
+    try {
+      if (this.#growth.changed()) this.#grew();
+      return fn();
+    } finally {
+      if (this.#db.inTransaction) this.#db.exec('COMMIT');
+    }
+  }
+
+  /** Takes in what changed since the last call (a short snapshot of its own), for work that reads outside one. */
+  #sync(): void {
+    this.#read(() => undefined);
+  }
+
+  /** The file grew: what was computed from its rows is redone when next asked (analyses and columns at a bounded rate: #usable). */
+  #grew(): void {
+    this.#summary = null;
+    this.#state = null;
+    this.#wholeTrace = null;
+    this.#wholeHost = null;
+    this.#search = new NameSearch(this.#db);
+  }
+
+  /**
+   * Whether a value computed from an earlier revision may still be used:
+   * while the recording grows, until LIVE_ANALYSIS_MS (or four times the
+   * last analysis) has passed; once it is finished, never.
+   */
+  #usable(c: Computed): boolean {
+    if (c.revision === this.#growth.revision) return true;
+    if (!this.#growth.following) return false;
+    return performance.now() - c.at < Math.max(this.#liveAnalysisMs, 4 * this.#lastAnalysisMs);
+  }
+
+  /** The timeline's columns (natively loaded), loaded again when stale (#usable). */
+  #timelineColumns(): TimelineColumns {
+    this.#sync();
+    if (!this.#columns || !this.#usable(this.#columns)) {
+      this.#columns = this.#computed(() => loadTimelineColumns(this.#db.name));
+      this.#wholeTrace = null;
+      this.#wholeHost = null;
+    }
+    return this.#columns;
+  }
+
+  /** `fn`'s value stamped with the revision it read (taken before: it may read newer rows, never older) and timed. */
+  #computed<T extends object>(fn: () => T): T & Computed {
+    this.#sync();
+    const revision = this.#growth.revision;
+    const t0 = performance.now();
+    const value = fn();
+    const at = performance.now();
+    if (this.#growth.following) this.#lastAnalysisMs = at - t0;
+    return Object.assign(value, { revision, at });
   }
 
   close(): void {
@@ -144,17 +245,18 @@ export class RecordingQuery {
    */
   #entry(scope: Scope): { analysis: Analysis; stats?: StatsResponse } {
     const key = JSON.stringify(scope);
+    this.#sync();
     let e = this.#analyses.get(key);
-    if (e) {
+    if (e && this.#usable(e)) {
       this.#analyses.delete(key);
     } else {
+      this.#analyses.delete(key);
       try {
-        e = { analysis: analyze(this.#db, { scope, columns: this.#columns ?? undefined, file: this.path }) };
+        e = this.#computed(() => ({ analysis: analyze(this.#db, { scope, columns: this.#timelineColumns(), file: this.path }) }));
       } catch (err) {
         if (err instanceof ScopeError) throw new ApiError('bad-request', err.message, this.path);
         throw err;
       }
-      this.#columns = e.analysis.columns;
     }
     this.#analyses.set(key, e);
     while (this.#analyses.size > KEEP_ANALYSES) this.#analyses.delete(this.#analyses.keys().next().value!);
@@ -169,8 +271,9 @@ export class RecordingQuery {
   #trace(): Trace {
     if (!this.#wholeTrace) {
       // The whole-recording analysis's trace when there is one; else the trace alone (no diagnosis).
-      const whole = this.#analyses.get(JSON.stringify({ kind: 'whole' } satisfies Scope))?.analysis.trace;
-      const columns = whole ? null : (this.#columns ??= loadTimelineColumns(this.#db.name));
+      const entry = this.#analyses.get(JSON.stringify({ kind: 'whole' } satisfies Scope));
+      const whole = entry && entry.revision === this.#columns?.revision ? entry.analysis.trace : null;
+      const columns = whole ? null : this.#timelineColumns();
       this.#wholeTrace = whole ?? loadTrace(this.#db, columns!.ops, columns!.calls);
     }
     return this.#wholeTrace;
@@ -181,7 +284,7 @@ export class RecordingQuery {
     const trace = this.#trace();
     if (!this.#wholeHost) {
       const whole = this.#analyses.get(JSON.stringify({ kind: 'whole' } satisfies Scope))?.analysis;
-      this.#wholeHost = whole?.trace === trace ? whole.host : loadHost(this.#db, trace.ops, (this.#columns ??= loadTimelineColumns(this.#db.name)).calls);
+      this.#wholeHost = whole?.trace === trace ? whole.host : loadHost(this.#db, trace.ops, this.#timelineColumns().calls);
     }
     return { trace, host: this.#wholeHost };
   }
@@ -203,7 +306,43 @@ export class RecordingQuery {
    * opening a recording must not wait for a pass over all its rows in JS.
    */
   summary(): RecordingSummary {
-    return (this.#summary ??= this.#guard(() => this.#buildSummary()));
+    return this.#guard(() => this.#read(() => (this.#summary ??= this.#buildSummary())));
+  }
+
+  /** Whether the recording is being written, and how far it has got: zones and meta only (RecordingState). */
+  recordingState(): RecordingState {
+    return this.#guard(() =>
+      this.#read(() => {
+        if (!this.#state) {
+          const counts = { kernels: 0, memcpys: 0, memsets: 0, syncs: 0, apiCalls: 0, nvtxRanges: 0 };
+          const key: Record<number, keyof typeof counts> = {};
+          for (const [table, k] of [
+            ['kernels', 'kernels'],
+            ['memcpys', 'memcpys'],
+            ['memsets', 'memsets'],
+            ['syncs', 'syncs'],
+            ['api_calls', 'apiCalls'],
+            ['nvtx_ranges', 'nvtxRanges'],
+          ] as const)
+            key[ZONED_TABLES[table].id] = k;
+          let startNs: number | null = null;
+          let endNs: number | null = null;
+          for (const z of this.#db.prepare('SELECT table_id AS t, sum(rows) AS n, min(start_ns) AS s, max(end_ns) AS e FROM zones GROUP BY 1').all() as {
+            t: number;
+            n: number;
+            s: number;
+            e: number;
+          }[]) {
+            if (key[z.t]) counts[key[z.t]!] = z.n;
+            startNs = startNs === null ? z.s : Math.min(startNs, z.s);
+            endNs = endNs === null ? z.e : Math.max(endNs, z.e);
+          }
+          const complete = (this.#db.prepare("SELECT value FROM meta WHERE key = 'complete'").pluck().get() as string | undefined) === '1';
+          this.#state = { complete, startNs: startNs ?? 0, endNs: endNs ?? 0, counts };
+        }
+        return { ...this.#state, live: this.#growth.following, revision: this.#growth.revision };
+      }),
+    );
   }
 
   #buildSummary(): RecordingSummary {
@@ -314,6 +453,8 @@ export class RecordingQuery {
   #warnings(complete: boolean, reason: string | undefined, processes: { pid: number; command: string | null; complete: boolean }[]): string[] {
     const db = this.#db;
     const warnings: string[] = [];
+    // Being recorded: unfinished as a matter of course (the page says it is live).
+    if (this.#growth.following) return warnings;
     if (!complete) warnings.push(`incomplete recording: ${reason ?? 'it was not finished'}; what arrived is shown`);
     for (const p of processes) {
       if (!p.complete) warnings.push(`process ${p.pid}${p.command ? ` (${p.command})` : ''} did not end its stream: its last records may be missing`);
@@ -343,24 +484,26 @@ export class RecordingQuery {
    */
   window(req: WindowRequest): WindowResponse {
     checkWindowRequest(req);
-    return this.#guard(() => {
-      const nameIds = new Set<number>();
-      const rows = req.rows.map((rowId) => this.#windowRow(rowId, req, nameIds));
-      const strings: Record<number, string> = {};
-      for (const id of nameIds) strings[id] = fullName(this.#name(id));
-      if (!req.concurrency) return { startNs: req.startNs, endNs: req.endNs, rows, strings };
-      // The tracks from the same rows, here rather than in the page: for a
-      // window of ~250 k items the sweep takes tens of ms, which the page's
-      // main thread cannot spare while panning. Rows asked only for a track
-      // (hidden streams) are built but not sent.
-      const built = new Map(rows.map((r) => [r.rowId, r]));
-      const concurrency = req.concurrency.map((c) => {
-        const deviceRows = c.rows.map((rowId) => built.get(rowId) ?? this.#windowRow(rowId, req, new Set()));
-        for (const r of deviceRows) built.set(r.rowId, r);
-        return concurrencyFromRows(c.deviceId, deviceRows, req.startNs, req.endNs, c.buckets);
-      });
-      return { startNs: req.startNs, endNs: req.endNs, rows, strings, concurrency };
-    });
+    return this.#guard(() =>
+      this.#read(() => {
+        const nameIds = new Set<number>();
+        const rows = req.rows.map((rowId) => this.#windowRow(rowId, req, nameIds));
+        const strings: Record<number, string> = {};
+        for (const id of nameIds) strings[id] = fullName(this.#name(id));
+        if (!req.concurrency) return { startNs: req.startNs, endNs: req.endNs, rows, strings };
+        // The tracks from the same rows, here rather than in the page: for a
+        // window of ~250 k items the sweep takes tens of ms, which the page's
+        // main thread cannot spare while panning. Rows asked only for a track
+        // (hidden streams) are built but not sent.
+        const built = new Map(rows.map((r) => [r.rowId, r]));
+        const concurrency = req.concurrency.map((c) => {
+          const deviceRows = c.rows.map((rowId) => built.get(rowId) ?? this.#windowRow(rowId, req, new Set()));
+          for (const r of deviceRows) built.set(r.rowId, r);
+          return concurrencyFromRows(c.deviceId, deviceRows, req.startNs, req.endNs, c.buckets);
+        });
+        return { startNs: req.startNs, endNs: req.endNs, rows, strings, concurrency };
+      }),
+    );
   }
 
   #windowRow(rowId: RowId, req: WindowRequest, nameIds: Set<number>): WindowRow {
@@ -419,18 +562,26 @@ export class RecordingQuery {
 
   /** The minimap of the whole recording, or the GPU busy over `range` (overview.ts): zones only. */
   overview(buckets: number, range: TimeRange | null = null): OverviewResponse {
-    return this.#guard(() => {
-      const s = range ?? this.summary();
-      return overviewOf(this.#db, s.startNs, s.endNs, buckets);
-    });
+    return this.#guard(() =>
+      this.#read(() => {
+        const s = range ?? this.summary();
+        return overviewOf(this.#db, s.startNs, s.endNs, buckets);
+      }),
+    );
   }
 
   details(ref: ItemRef): ItemDetails {
-    return this.#guard(() => this.#details.details(ref));
+    return this.#guard(() => this.#read(() => this.#details.details(ref)));
   }
 
+  // Not one snapshot: a search of ten million rows may take a second, which
+  // the recorder's commits would wait out. Rows are only ever appended
+  // while a recording grows, so its statements see the same rows or more.
   search(req: SearchRequest): SearchResponse {
-    return this.#guard(() => this.#search.search(req));
+    return this.#guard(() => {
+      this.#sync();
+      return this.#search.search(req);
+    });
   }
 
   /** What an item waited for, what waited for it, its critical chain (dependencies.ts). */
@@ -475,7 +626,7 @@ export class RecordingQuery {
   }
 
   ranges(): RangeName[] {
-    return this.#guard(() => rangeNames(this.#db));
+    return this.#guard(() => this.#read(() => rangeNames(this.#db)));
   }
 
   /** Per instance of `name` (null: the repeating range covering most time); null when nothing repeats. */
@@ -483,8 +634,7 @@ export class RecordingQuery {
     return this.#guard(() => {
       const picked = name ?? pickIterationRange(this.#db);
       if (picked === null) return null;
-      const columns = (this.#columns ??= loadTimelineColumns(this.#db.name));
-      return iterationsOf(this.#db, columns, picked, name === null ? 'picked' : 'named');
+      return iterationsOf(this.#db, this.#timelineColumns(), picked, name === null ? 'picked' : 'named');
     });
   }
 }

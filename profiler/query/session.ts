@@ -197,7 +197,7 @@ function failure(e: ApiError, file: string): OpenFailure {
 }
 
 function targetOf(q: RecordingQuery): AnalysisTarget {
-  return { id: q.recordingId, file: q.path };
+  return { id: q.recordingId, file: q.path, live: q.beingWritten() };
 }
 
 function handleOf(q: RecordingQuery): RecordingHandle {

@@ -10,6 +10,7 @@ import { devices } from '../native/addon.ts';
 import type { Db } from '../store/database.ts';
 import { markPerThreadDefaultStreams } from './stream-kinds.ts';
 import { storeRanks } from '../store/ranks.ts';
+import { clearWriting } from '../store/writer.ts';
 import { addNote, applyCaptureRange, type CaptureResult } from './capture-range.ts';
 import { captureRangeSpec, type CaptureRange } from '../contract/record-request.ts';
 import type { DirectoryProgress } from './stream-ingest.ts';
@@ -136,6 +137,8 @@ export function finalizeRecording(
     if (complete) db.prepare("DELETE FROM meta WHERE key = 'incomplete_reason'").run();
     else writeMeta(db, { incomplete_reason: incompleteReason });
     compact(db, output);
+    // Last: from here on a reader takes the recording as finished (store/writer.ts).
+    clearWriting(db);
     return {
       output,
       exitCode: status?.code ?? null,

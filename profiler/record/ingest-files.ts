@@ -3,9 +3,9 @@
 // Node, or kept by a recorder that could not finish).
 import fs from 'node:fs';
 import path from 'node:path';
-import { beginBulkLoad, createRecording, writeMeta } from '../store/database.ts';
 import { RecordError } from './record-error.ts';
 import { finalizeRecording, type FinalState } from './finalize.ts';
+import { beginRecordingFile } from './recording-file.ts';
 import { STREAM_FILE_SUFFIX, StreamDirectoryIngest } from './stream-ingest.ts';
 
 export async function ingestStreamFiles(output: string, inputs: string[], opts: { overwrite?: boolean } = {}): Promise<FinalState> {
@@ -23,10 +23,11 @@ export async function ingestStreamFiles(output: string, inputs: string[], opts: 
       files.push(input);
     }
   }
-  const db = createRecording(output, { overwrite: opts.overwrite });
-  writeMeta(db, { source: 'streamscope-ingest', ingested_from: JSON.stringify(files.map((f) => path.resolve(f))) });
-  const indexSql = beginBulkLoad(db);
-  db.close();
+  const indexSql = beginRecordingFile(
+    output,
+    { source: 'streamscope-ingest', ingested_from: JSON.stringify(files.map((f) => path.resolve(f))) },
+    { overwrite: opts.overwrite },
+  );
   const ingest = new StreamDirectoryIngest(output, { files });
   let error: Error | null = null;
   try {

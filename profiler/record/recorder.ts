@@ -5,12 +5,12 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { beginBulkLoad, createRecording, writeMeta } from '../store/database.ts';
 import type { CaptureRange } from '../contract/record-request.ts';
 import { VERSION } from '../contract/version.ts';
 import { finalizeRecording, type FinalState } from './finalize.ts';
 import { preflight } from './preflight.ts';
 import { ingested } from './progress.ts';
+import { beginRecordingFile, followStreams } from './recording-file.ts';
 import { RecordError } from './record-error.ts';
 import { StreamDirectoryIngest, type DirectoryProgress } from './stream-ingest.ts';
 
@@ -22,11 +22,14 @@ export interface RecordOptions {
   /** Extra meta entries (e.g. workload and scenario of the bundled runner). */
   meta?: Record<string, string>;
   env?: NodeJS.ProcessEnv;
-  /** Called after each ingest poll while the target runs. */
+  /** Called after ingest polls while the target runs (at most every 250 ms: recording-file.ts). */
   onProgress?: (p: DirectoryProgress, elapsedMs: number) => void;
+  /** Between ingest polls (default recording-file.ts POLL_MS). */
   pollMs?: number;
   /** stdio of the target; 'inherit' for the CLI, 'pipe' to capture in tests. */
   stdio?: 'inherit' | 'pipe' | 'ignore';
+  /** Called once the recording file exists (still empty), before the target starts: `record --live` opens its viewer on it. */
+  onCreated?: (output: string) => void;
   /** Called once the target runs, with its pid (the app shows it; tests signal it). */
   onStart?: (pid: number) => void;
   /** Called when the target has exited, before the last ingest, the indexes and the capture range. */
@@ -47,22 +50,24 @@ export async function record(opts: RecordOptions): Promise<RecordResult> {
   const env = { ...(opts.env ?? process.env) };
   const checked = preflight(opts.argv, opts.output, env);
 
-  const db = createRecording(opts.output, { overwrite: opts.overwrite });
   const startedAt = new Date();
-  writeMeta(db, {
-    command: opts.argv.join(' '),
-    argv: JSON.stringify(opts.argv),
-    cwd: process.cwd(),
-    host: os.hostname(),
-    started_at: startedAt.toISOString(),
-    recorder_version: VERSION,
-    source: 'streamscope-collector',
-    complete: false,
-    incomplete_reason: 'recording in progress (or the recorder itself was killed)',
-    ...opts.meta,
-  });
-  const indexSql = beginBulkLoad(db);
-  db.close();
+  const indexSql = beginRecordingFile(
+    opts.output,
+    {
+      command: opts.argv.join(' '),
+      argv: JSON.stringify(opts.argv),
+      cwd: process.cwd(),
+      host: os.hostname(),
+      started_at: startedAt.toISOString(),
+      recorder_version: VERSION,
+      source: 'streamscope-collector',
+      complete: false,
+      incomplete_reason: 'recording in progress (or the recorder itself was killed)',
+      ...opts.meta,
+    },
+    { overwrite: opts.overwrite },
+  );
+  opts.onCreated?.(path.resolve(opts.output));
 
   // Streams go next to the output, so they survive a recorder crash and can
   // be ingested again with `streamscope ingest`.
@@ -104,50 +109,23 @@ export async function record(opts: RecordOptions): Promise<RecordResult> {
     child.on('error', (err) => reject(new RecordError(`cannot start ${opts.argv[0]}: ${err.message}`, 127)));
     child.on('exit', (code, signal) => resolve({ code, signal }));
   });
-  // The poll loop below only needs to know that the target has ended; its
-  // exit status is awaited once the loop stops.
-  let done = false;
-  exited.then(
-    () => {
-      done = true;
-    },
-    () => {
-      done = true;
-    },
-  );
 
   const t0 = Date.now();
-  const pollMs = opts.pollMs ?? 250;
-  let ingestError: Error | null = null;
-  let status: Awaited<typeof exited>;
+  let followed: Awaited<ReturnType<typeof followStreams<Awaited<typeof exited>>>>;
   try {
-    while (!done) {
-      await new Promise((r) => setTimeout(r, pollMs));
-      if (done) break;
-      try {
-        opts.onProgress?.(await ingest.poll(false), Date.now() - t0);
-      } catch (err) {
-        // A corrupt stream: stop ingesting it, let the target finish, report.
-        ingestError = err as Error;
-        break;
-      }
-    }
-    status = await exited;
-    opts.onTargetExit?.(status, ingest.progress(), Date.now() - t0);
-    if (!ingestError) {
-      try {
-        await ingest.poll(true);
-      } catch (err) {
-        ingestError = err as Error;
-      }
-    }
+    followed = await followStreams({
+      ingest,
+      indexSql,
+      ended: exited,
+      pollMs: opts.pollMs,
+      onProgress: opts.onProgress && ((p) => opts.onProgress!(p, Date.now() - t0)),
+      onEnded: opts.onTargetExit && ((status, p) => opts.onTargetExit!(status, p, Date.now() - t0)),
+    });
   } finally {
     process.off('SIGINT', forward);
     process.off('SIGTERM', forward);
-    await ingest.finish(indexSql);
   }
-
-  const progress = ingest.progress();
+  const { value: status, progress, error: ingestError } = followed;
   const result = finalizeRecording(opts.output, progress, { ...status, pid: child.pid }, Date.now() - t0, ingestError, opts.captureRange);
   if (!ingestError) fs.rmSync(streamDir, { recursive: true, force: true });
   else result.incompleteReason += ` (the raw streams are kept in ${streamDir})`;

@@ -9,6 +9,16 @@ import { FILE_HEADER_BYTES } from './format.ts';
 
 export const STREAM_FILE_SUFFIX = '.ssr';
 
+/**
+ * How long a stream's commit may keep meeting readers' locks before the
+ * ingest gives up on it. A commit waits for the readers' transactions under
+ * way (the ingest's busy timeout, 5 s); one that waited longer is undone by
+ * the ingest, its stream's state with it, and tried again: a reader that
+ * holds the file for seconds delays the recording, it does not break it.
+ */
+export const LOCKED_GIVE_UP_MS = 120_000;
+const LOCKED = /: database is locked\b/;
+
 export interface DirectoryProgress {
   files: Map<string, IngestProgress>;
   records: number;
@@ -23,6 +33,8 @@ export class StreamDirectoryIngest {
   #originNs: bigint | null = null;
   #originWallNs: bigint | null = null;
   readonly #files = new Map<string, IngestProgress>();
+  /** Since when commits have kept meeting readers' locks (null: the last one went through). */
+  #lockedSince: number | null = null;
 
   /**
    * @param recording an existing recording file (created by createRecording, closed)
@@ -48,10 +60,22 @@ export class StreamDirectoryIngest {
   async poll(final = false): Promise<DirectoryProgress> {
     for (const file of this.#sources()) {
       if (!this.#ingest && !this.#open(file, final)) continue;
-      try {
-        this.#files.set(file, await this.#ingest!.ingestFile(file, { final }));
-      } catch (err) {
-        throw new StreamFormatError(file, (err as Error).message);
+      for (;;) {
+        try {
+          this.#files.set(file, await this.#ingest!.ingestFile(file, { final }));
+          this.#lockedSince = null;
+          break;
+        } catch (err) {
+          const message = (err as Error).message;
+          if (!LOCKED.test(message)) throw new StreamFormatError(file, message);
+          this.#lockedSince ??= Date.now();
+          if (Date.now() - this.#lockedSince > LOCKED_GIVE_UP_MS) {
+            throw new StreamFormatError(file, `${message}: readers held the recording for over ${LOCKED_GIVE_UP_MS / 1000} s`);
+          }
+          // While the writers run, the next poll tries again; the last poll must get through.
+          if (!final) break;
+          await new Promise((r) => setTimeout(r, 100));
+        }
       }
     }
     return this.progress();

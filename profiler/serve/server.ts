@@ -103,6 +103,8 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       // With the files of `serve FILE...` that could not be opened: the page shows them.
       case 'summary':
         return { ...q().summary(), openErrors: failed };
+      case 'recordingState':
+        return q().recordingState();
       case 'window':
         return q().window(args[1] as never);
       case 'concurrency':

@@ -108,6 +108,32 @@ describe('record jobs', () => {
     expect(end.recording?.path).toMatch(/launch-loop-concurrent-[\d-]+\.sqlite$/);
   });
 
+  it('a live job opens its recording while it runs (issue 14), and keeps it when done', async () => {
+    const opened: string[] = [];
+    const open = async (file: string) => (opened.push(file), openStub(file));
+    const jobs = new RecordJobs({ outputDir: tempDir('jobs'), cli: replaying(fixture('launch-loop.stderr')), open });
+    const first = jobs.start({ workload: { name: 'launch-loop', scenario: 'concurrent' }, live: true });
+    const seen = await follow(jobs, first);
+    // Opened once it runs: the page follows the file from there (the recorder made it before starting the target).
+    const whileRunning = seen.filter((p) => p.state === 'running' && p.recording);
+    expect(whileRunning.length).toBeGreaterThan(0);
+    expect(seen.find((p) => p.state === 'starting')?.recording).toBeUndefined();
+    expect(opened[0]).toBe(whileRunning[0]!.recording!.path);
+    expect(seen.at(-1)).toMatchObject({ state: 'done', recording: { path: opened[0] } });
+  });
+
+  it('a job that is not live opens its recording only when done', async () => {
+    const opened: string[] = [];
+    const jobs = new RecordJobs({
+      outputDir: tempDir('jobs'),
+      cli: replaying(fixture('launch-loop.stderr'), 20),
+      open: async (f) => (opened.push(f), openStub(f)),
+    });
+    const seen = await follow(jobs, jobs.start({ workload: { name: 'launch-loop', scenario: 'concurrent' } }));
+    expect(seen.filter((p) => p.state !== 'done' && p.recording)).toEqual([]);
+    expect(opened).toHaveLength(1);
+  });
+
   it('a finished job says what its capture range did', async () => {
     const jobs = new RecordJobs({ outputDir: tempDir('jobs'), cli: replaying(fixture('normalise-capture-absent.stderr'), 5), open: openStub });
     const started = jobs.start({ workload: { name: 'normalise', scenario: 'concurrent' }, captureRange: 'nvtx:absent' });

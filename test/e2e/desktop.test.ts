@@ -177,9 +177,10 @@ describe('desktop-only features (preload stand-in)', () => {
     await page.waitForFunction(() => document.querySelectorAll('[data-testid="recording-tab"]').length === 2);
     await page.waitForFunction(() => document.querySelector('.rec-tab.on')?.textContent?.includes('default-stream'));
     const calls = await page.evaluate(() => (window as unknown as { __calls: string[] }).__calls);
+    // "Watch it live" is on by default (issue 14): the job opens the recording while it runs.
     expect(calls).toEqual([
-      'record {"workload":{"name":"matmul","scenario":"multi-gpu"}}',
-      'record {"workload":{"name":"matmul","scenario":"default-stream"}}',
+      'record {"workload":{"name":"matmul","scenario":"multi-gpu"},"live":true}',
+      'record {"workload":{"name":"matmul","scenario":"default-stream"},"live":true}',
     ]);
     await page.close();
   });

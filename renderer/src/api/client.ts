@@ -63,9 +63,39 @@ export function pageToken(): string {
   return new URLSearchParams(location.search).get('token') ?? '';
 }
 
+/**
+ * The methods the query side answers from its analysis thread, one at a
+ * time, in seconds on a large recording. Chromium opens at most six
+ * connections to one host over HTTP/1.1, and a request waits for one: with
+ * six of these on the wire, a window or the live poll (recordingState) would
+ * wait for an analysis to finish. At most ANALYSES_ON_THE_WIRE go at once
+ * (more would only queue on the analysis side), the rest wait here, in order.
+ */
+const ANALYSIS_METHODS = new Set(['findings', 'stats', 'scopeInfo', 'ranges', 'iterations', 'concurrency', 'compare', 'dependencies', 'waitSpans', 'sql']);
+const ANALYSES_ON_THE_WIRE = 3;
+
+/** Runs at most `limit` of the functions given at once, in the order given. */
+function limiter(limit: number): <T>(run: () => Promise<T>) => Promise<T> {
+  let running = 0;
+  const waiting: (() => void)[] = [];
+  return async <T>(run: () => Promise<T>): Promise<T> => {
+    if (running >= limit) await new Promise<void>((go) => waiting.push(go));
+    running++;
+    try {
+      return await run();
+    } finally {
+      running--;
+      waiting.shift()?.();
+    }
+  };
+}
+
 function httpApi(): StreamScopeApi {
   const token = pageToken();
-  const call = async (method: string, args: unknown[], columns = false): Promise<unknown> => {
+  const analysis = limiter(ANALYSES_ON_THE_WIRE);
+  const call = (method: string, args: unknown[], columns = false): Promise<unknown> =>
+    ANALYSIS_METHODS.has(method) ? analysis(() => send(method, args, columns)) : send(method, args, columns);
+  const send = async (method: string, args: unknown[], columns = false): Promise<unknown> => {
     let response: Response;
     try {
       response = await fetch(`api/${method}`, {

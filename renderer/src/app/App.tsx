@@ -10,7 +10,8 @@
 // (use-export.ts), the compare view (use-compare.ts), the Query tab's SQL
 // (query/use-query.ts), the banners
 // (use-banners.ts), and the URL that a reload reads back (use-url-sync.ts,
-// url-state.ts). What is left here: which view tab and dialog are shown,
+// url-state.ts), and following a recording being written (use-live.ts).
+// What is left here: which view tab and dialog are shown,
 // the timeline's status line, and how the parts meet.
 import { useCallback, useMemo, useState } from 'react';
 import { fullName } from '../../../profiler/contract/names.ts';
@@ -37,6 +38,7 @@ import { useDetails } from './use-details.ts';
 import { useDropFiles } from './use-drop-files.ts';
 import { useExport } from './use-export.ts';
 import { useGoTo, useRecordingUi } from './use-recording-ui.ts';
+import { LIVE_ANALYSIS_MS, useFollowEnd, useRecordingState, useThrottled } from './use-live.ts';
 import { useRecordings } from './use-recordings.ts';
 import { useDesktopEvents } from './use-desktop-events.ts';
 import { useSearch } from './use-search.ts';
@@ -55,7 +57,8 @@ export function App() {
   const exportActive = useExport(activeId, report, inform);
   useDesktopEvents({ opened, openFailed: report, record: () => setRecordOpen(true), export: exportActive });
 
-  const ui = useRecordingUi(activeId, recordings.find((r) => r.recordingId === activeId)?.path, report, warn);
+  const live = useRecordingState(activeId);
+  const ui = useRecordingUi(activeId, recordings.find((r) => r.recordingId === activeId)?.path, report, warn, live);
   const { summary, view, setView, selected, setSelected, hidden, setHidden, folded, setFolded, showRow, scope, setScope, range, selection } = ui;
   const { compare, setCompare, openCompare } = useCompare(recordings, setTab);
   const foldedByDefault = useMemo(() => (summary ? defaultFolded(buildGroups(summary)) : new Set<string>()), [summary]);
@@ -67,8 +70,11 @@ export function App() {
   // The diagnosis, start-up, ranges and iterations after the first frame: they must not delay it.
   // (Another tab draws no timeline: nothing to wait for there.)
   const analyse = ui.ready || tab !== 'timeline';
-  const findings = useScopedAnswer('findings', summary?.recordingId ?? null, scope, analyse);
-  const overlays = useOverlays(summary?.recordingId ?? null, analyse);
+  // A recording being written: analyses again at most every LIVE_ANALYSIS_MS as it grows (and once more when it is finished).
+  const analysed = useThrottled(live?.revision ?? 0, LIVE_ANALYSIS_MS);
+  const follow = useFollowEnd(live, view, setView);
+  const findings = useScopedAnswer('findings', summary?.recordingId ?? null, scope, analyse, analysed);
+  const overlays = useOverlays(summary?.recordingId ?? null, analyse, analysed);
   const iterations = overlays.iterations ?? null;
   const chosenInstance = scope.kind === 'range' && iterations && scope.name === iterations.name ? (scope.instance ?? null) : null;
 
@@ -269,6 +275,12 @@ export function App() {
             </select>
           )}
           <span className="spacer" />
+          {live?.live && (
+            <span className="live-badge" data-testid="live-badge" data-end-ns={live.endNs} title="Being recorded: the timeline follows it as it grows">
+              ● live · {formatDuration(live.endNs - live.startNs)} · {(live.counts.kernels + live.counts.memcpys + live.counts.memsets).toLocaleString('en-US')}{' '}
+              GPU ops
+            </span>
+          )}
           <span className="meta" title={summary.meta.command ?? summary.path}>
             {summary.devices
               .map((d) => d.name)
@@ -324,6 +336,7 @@ export function App() {
         {summary && tab === 'stats' && (
           <StatsView
             summary={summary}
+            refresh={analysed}
             scope={scope}
             onScope={setScope}
             ranges={overlays.ranges}
@@ -359,6 +372,11 @@ export function App() {
               onIteration={ui.onIteration}
               dependencies={dependencies.dependencies}
               dependenciesPending={dependencies.pending}
+              live={
+                live && (live.live || follow.following)
+                  ? { revision: live.revision, endNs: live.endNs, following: follow.following, onJumpToNow: follow.jumpToNow }
+                  : null
+              }
             />
             <aside className="side">
               <DetailsPanel

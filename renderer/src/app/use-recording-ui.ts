@@ -3,9 +3,11 @@
 // rows, folded groups, the row to scroll into view, and the scope
 // (use-scope.ts). Each recording's is remembered while another tab is
 // shown and restored when it is shown again; the first recording shown
-// takes its state from the URL (url-state.ts), as a reload left it.
+// takes its state from the URL (url-state.ts), as a reload left it. A
+// recording being written has its summary asked again as it grows
+// (use-live.ts), what the user looks at untouched.
 import { useCallback, useEffect, useRef, useState, type Dispatch, type SetStateAction } from 'react';
-import type { ItemRef, RecordingSummary, Scope } from '../../../profiler/contract/api.ts';
+import type { ItemRef, RecordingState, RecordingSummary, Scope } from '../../../profiler/contract/api.ts';
 import { getApi } from '../api/client.ts';
 import { parseScope, STEADY_STATE } from '../scope/scope.ts';
 import type { IterationTrack } from '../timeline/iterations.ts';
@@ -15,6 +17,7 @@ import { clampView, type View } from '../timeline/Timeline.tsx';
 import type { Report } from './use-banners.ts';
 import { useScope, type ScopeState } from './use-scope.ts';
 import { readUrl } from './url-state.ts';
+import { LIVE_SUMMARY_MS, useThrottled } from './use-live.ts';
 
 /** Per recording: what the user was looking at, restored when its tab is shown again. */
 interface Remembered {
@@ -57,12 +60,14 @@ const without = <T>(set: Set<T>, item: T): Set<T> => {
 /**
  * @param activeId the recording whose tab is shown
  * @param activePath its file, named by an error about its summary
+ * @param live its recordingState (use-live.ts): while it is written, the summary follows its revisions
  */
 export function useRecordingUi(
   activeId: string | null,
   activePath: string | undefined,
   report: Report,
   warn: (title: string, message: string) => void,
+  live: RecordingState | null = null,
 ): RecordingUi {
   const api = getApi();
   const [summary, setSummary] = useState<RecordingSummary | null>(null);
@@ -107,7 +112,6 @@ export function useRecordingUi(
       setFolded(ui.folded);
       restore(ui.scope, ui.range);
       setReady(false);
-      if (!s.complete) warn('Incomplete recording', `${s.name}: ${s.incompleteReason ?? 'the recording was cut short'}; it holds what arrived before.`);
       for (const w of s.warnings) warn(`${s.name}`, w);
       if (s.job) for (const w of jobWarnings(s.job)) warn(`${s.name}: clock not aligned`, w);
     };
@@ -128,6 +132,33 @@ export function useRecordingUi(
       live = false;
     };
   }, [api, activeId, activePath, report, warn, restore]);
+
+  // A recording being written: its summary again as it grows (streams appear, counts and shares change), at most every LIVE_SUMMARY_MS.
+  const grown = useThrottled(live?.revision ?? 0, LIVE_SUMMARY_MS);
+  useEffect(() => {
+    if (!activeId || grown === 0) return;
+    let current = true;
+    api.summary(activeId).then(
+      (s) => {
+        summaries.current.set(activeId, s);
+        if (current) setSummary((old) => (old?.recordingId === activeId ? s : old));
+      },
+      () => {}, // the next revision asks again
+    );
+    return () => {
+      current = false;
+    };
+  }, [api, activeId, grown]);
+
+  // An unfinished recording is worth a warning — unless it is being written now (the page follows it instead).
+  const liveNow = live?.live ?? null;
+  // (A summary asked before the recording was finished says incomplete for up to a second more: the state says complete.)
+  const finishedComplete = live?.complete ?? false;
+  useEffect(() => {
+    if (!summary || summary.complete || finishedComplete || liveNow !== false) return;
+    warn('Incomplete recording', `${summary.name}: ${summary.incompleteReason ?? 'the recording was cut short'}; it holds what arrived before.`);
+    for (const w of summary.warnings) warn(`${summary.name}`, w);
+  }, [summary, liveNow, finishedComplete, warn]);
 
   // Remember the UI of the shown recording.
   const { scope: current, range } = scope;

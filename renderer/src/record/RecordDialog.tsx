@@ -2,7 +2,8 @@
 // bundled workload runner under one of its stream scenarios, or any command
 // line (argv, no shell). record() starts the job; recordStatus() is polled
 // until it is done (the recording opens) or failed (the message is shown,
-// e.g. no GPU on this machine).
+// e.g. no GPU on this machine). "Watch it live" (on by default) opens the
+// recording as soon as it exists: the timeline follows it as it grows.
 import { useEffect, useRef, useState } from 'react';
 import type { RecordingHandle, RecordProgress, RecordRequest } from '../../../profiler/contract/api.ts';
 import { getApi, toApiError } from '../api/client.ts';
@@ -33,6 +34,7 @@ export function RecordDialog(props: { onClose: () => void; onDone: (r: Recording
   const [scenario, setScenario] = useState('concurrent');
   const [command, setCommand] = useState('');
   const [captureRange, setCaptureRange] = useState('');
+  const [live, setLive] = useState(true);
   const [progress, setProgress] = useState<RecordProgress | null>(null);
   const [error, setError] = useState<string | null>(null);
   const timer = useRef<ReturnType<typeof setTimeout> | null>(null);
@@ -50,7 +52,8 @@ export function RecordDialog(props: { onClose: () => void; onDone: (r: Recording
         .recordStatus(jobId)
         .then((p) => {
           setProgress(p);
-          if (p.state === 'done' && p.recording) props.onDone(p.recording);
+          // Live: the recording comes while it runs; the page follows it from here.
+          if ((p.state === 'done' || live) && p.recording) props.onDone(p.recording);
           else if (p.state === 'failed') setError(p.message);
           else poll(jobId);
         })
@@ -61,7 +64,7 @@ export function RecordDialog(props: { onClose: () => void; onDone: (r: Recording
     setError(null);
     const target: RecordRequest = mode === 'workload' ? { workload: { name: workload, scenario } } : { command: splitCommand(command) };
     // Checked by the API: a malformed range comes back as the error shown below.
-    const req: RecordRequest = captureRange.trim() ? { ...target, captureRange: captureRange.trim() } : target;
+    const req: RecordRequest = { ...(captureRange.trim() ? { ...target, captureRange: captureRange.trim() } : target), live };
     if (mode === 'command' && req.command!.length === 0) {
       setError('Enter a command line, e.g. python3 train.py --epochs 1');
       return;
@@ -142,6 +145,12 @@ export function RecordDialog(props: { onClose: () => void; onDone: (r: Recording
               onChange={(e) => setCaptureRange(e.target.value)}
               disabled={busy}
             />
+          </label>
+        </div>
+        <div className="form">
+          <label>
+            <input type="checkbox" data-testid="record-live" checked={live} onChange={(e) => setLive(e.target.checked)} disabled={busy} /> Watch it live: open
+            the timeline now and follow the recording as it grows
           </label>
         </div>
         {progress && (

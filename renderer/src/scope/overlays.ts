@@ -3,7 +3,9 @@
 // .startup: the start-up band), the repeating NVTX range's instances
 // (iterations(id, null): the iterations row) and the NVTX range names (the
 // picker). Asked once per recording and page, after the timeline's first
-// frame (the analysis must not delay it), each part shown as it lands.
+// frame (the analysis must not delay it), each part shown as it lands; for
+// a recording being written, again when `refresh` changes (app/use-live.ts:
+// at most every 5 s), the parts shown meanwhile kept until the new ones land.
 import { useEffect, useState } from 'react';
 import type { RangeName, Startup } from '../../../profiler/contract/api.ts';
 import { getApi } from '../api/client.ts';
@@ -23,11 +25,12 @@ interface Asked {
   ranges: Promise<RangeName[]>;
 }
 
-/** Per recording id (stable for the page's life): the requests made, so a tab shown again asks nothing. */
+/** Per recording id (stable for the page's life) and refresh: the requests made, so a tab shown again asks nothing. */
 const asked = new Map<string, Asked>();
 
-function ask(id: string): Asked {
-  let a = asked.get(id);
+function ask(id: string, refresh: number): Asked {
+  const key = `${id}#${refresh}`;
+  let a = asked.get(key);
   if (!a) {
     const api = getApi();
     a = {
@@ -37,42 +40,55 @@ function ask(id: string): Asked {
     };
     // A failure is asked again next time (a recording the analysis thread could not load now).
     const forget = () => {
-      if (asked.get(id) === a) asked.delete(id);
+      if (asked.get(key) === a) asked.delete(key);
     };
     a.startup.catch(forget);
     a.ranges.catch(forget);
     a.iterations.catch(forget);
-    asked.set(id, a);
+    // The recording grew: the answers about its earlier data are not asked for again.
+    for (const k of asked.keys()) if (k.startsWith(`${id}#`)) asked.delete(k);
+    asked.set(key, a);
   }
   return a;
 }
 
+/** Whether the answers `a` are all in (a refresh waits for them: the analyses never overlap). */
+async function settledAll(a: Asked): Promise<void> {
+  await Promise.allSettled([a.startup, a.ranges, a.iterations]);
+}
+
 /** The overlays of `recordingId`, asked once `ready` (after its first frame); {} until then. */
-export function useOverlays(recordingId: string | null, ready: boolean): Overlays {
+export function useOverlays(recordingId: string | null, ready: boolean, refresh = 0): Overlays {
   const [got, setGot] = useState<{ id: string | null; overlays: Overlays }>({ id: null, overlays: {} });
   useEffect(() => {
     if (!recordingId || !ready) return;
     let live = true;
-    const a = ask(recordingId);
-    const put = (part: Overlays) => {
-      if (live) setGot((g) => ({ id: recordingId, overlays: { ...(g.id === recordingId ? g.overlays : {}), ...part } }));
+    // A refresh while the last requests are on their way waits for them (use-live.ts: never overlapping).
+    const pending = [...asked.entries()].find(([k]) => k.startsWith(`${recordingId}#`) && k !== `${recordingId}#${refresh}`)?.[1];
+    void (pending ? settledAll(pending) : Promise.resolve()).then(() => {
+      if (live) show(ask(recordingId, refresh));
+    });
+    const show = (a: Asked) => {
+      const put = (part: Overlays) => {
+        if (live) setGot((g) => ({ id: recordingId, overlays: { ...(g.id === recordingId ? g.overlays : {}), ...part } }));
+      };
+      // Nothing to show for a part that failed: the timeline draws without it.
+      a.startup.then(
+        (startup) => put({ startup }),
+        () => put({ startup: null }),
+      );
+      a.ranges.then(
+        (ranges) => put({ ranges }),
+        () => put({ ranges: [] }),
+      );
+      a.iterations.then(
+        (iterations) => put({ iterations }),
+        () => put({ iterations: null }),
+      );
     };
-    // Nothing to show for a part that failed: the timeline draws without it.
-    a.startup.then(
-      (startup) => put({ startup }),
-      () => put({ startup: null }),
-    );
-    a.ranges.then(
-      (ranges) => put({ ranges }),
-      () => put({ ranges: [] }),
-    );
-    a.iterations.then(
-      (iterations) => put({ iterations }),
-      () => put({ iterations: null }),
-    );
     return () => {
       live = false;
     };
-  }, [recordingId, ready]);
+  }, [recordingId, ready, refresh]);
   return got.id === recordingId ? got.overlays : {};
 }

@@ -11,7 +11,12 @@
 //     loader does: no starving while the selection keeps moving), and says
 //     which scope it is for, with `pending` set until the last one lands;
 //   - each answer comes with scopeInfo() of its scope (the label the panel
-//     shows: ScopeInfo.label), from the same cached analysis.
+//     shows: ScopeInfo.label), from the same cached analysis;
+//   - a recording being written asks again for the same scope when
+//     `refresh` changes (app/use-live.ts: at most every 5 s), but never
+//     while the last request is on its way: a change meanwhile is asked for
+//     once that one lands, so the runs never overlap and the last data
+//     always gets its answer.
 import { useEffect, useMemo, useRef, useState } from 'react';
 import type { Scope, ScopeInfo, StreamScopeApi } from '../../../profiler/contract/api.ts';
 import { getApi, toApiError } from '../api/client.ts';
@@ -64,7 +69,13 @@ export interface ScopedState<T> {
  * `method` of recording `recordingId` on `scope`, refetched when either
  * changes (not before `enabled`: the findings wait for the first frame).
  */
-export function useScopedAnswer<M extends ScopedMethod>(method: M, recordingId: string | null, scope: Scope, enabled = true): ScopedState<AnswerOf<M>> {
+export function useScopedAnswer<M extends ScopedMethod>(
+  method: M,
+  recordingId: string | null,
+  scope: Scope,
+  enabled = true,
+  refresh = 0,
+): ScopedState<AnswerOf<M>> {
   const key = scopeKey(scope);
   const [got, setGot] = useState<{ id: string | null; shown: ScopedAnswer<AnswerOf<M>> | null; error: { key: string; message: string } | null }>({
     id: null,
@@ -74,33 +85,54 @@ export function useScopedAnswer<M extends ScopedMethod>(method: M, recordingId: 
   const order = useRef(new AnswerOrder());
   const current = useRef(recordingId);
   current.current = recordingId;
+  // Requests on their way, and a refresh that came meanwhile (sent when they are all in).
+  const inFlight = useRef(0);
+  const deferred = useRef<(() => void) | null>(null);
+  const asked = useRef<{ id: string | null; key: string }>({ id: null, key: '' });
   useEffect(() => {
     if (!enabled || !recordingId) return;
     const api = getApi();
     const call = api[method] as (id: string, s: Scope) => Promise<AnswerOf<M>>;
     const send = () => {
       const n = order.current.ask();
-      Promise.all([call.call(api, recordingId, scope), api.scopeInfo(recordingId, scope)]).then(
-        ([value, info]) => {
-          if (current.current !== recordingId || !order.current.take(n)) return;
-          // A failure of a later request stays (an earlier answer may land after it).
-          setGot((g) => ({ id: recordingId, shown: { scope, info, value }, error: g.id === recordingId && g.error?.key !== key ? g.error : null }));
-        },
-        (err: unknown) => {
-          if (current.current !== recordingId || !order.current.isLast(n)) return;
-          const message = toApiError(err).message;
-          setGot((g) => ({ id: recordingId, shown: g.id === recordingId ? g.shown : null, error: { key, message } }));
-        },
-      );
+      inFlight.current++;
+      const landed = () => {
+        if (--inFlight.current > 0) return;
+        const later = deferred.current;
+        deferred.current = null;
+        later?.();
+      };
+      Promise.all([call.call(api, recordingId, scope), api.scopeInfo(recordingId, scope)])
+        .finally(landed)
+        .then(
+          ([value, info]) => {
+            if (current.current !== recordingId || !order.current.take(n)) return;
+            // A failure of a later request stays (an earlier answer may land after it).
+            setGot((g) => ({ id: recordingId, shown: { scope, info, value }, error: g.id === recordingId && g.error?.key !== key ? g.error : null }));
+          },
+          (err: unknown) => {
+            if (current.current !== recordingId || !order.current.isLast(n)) return;
+            const message = toApiError(err).message;
+            setGot((g) => ({ id: recordingId, shown: g.id === recordingId ? g.shown : null, error: { key, message } }));
+          },
+        );
     };
-    if (scope.kind !== 'window') {
+    // Only the data changed (same recording and scope): not while an answer is on its way.
+    const sameQuestion = asked.current.id === recordingId && asked.current.key === key;
+    asked.current = { id: recordingId, key };
+    if (sameQuestion && inFlight.current > 0) {
+      deferred.current = send;
+      return;
+    }
+    deferred.current = null;
+    if (scope.kind !== 'window' || sameQuestion) {
       send();
       return;
     }
     const t = setTimeout(send, SELECTION_DEBOUNCE_MS);
     return () => clearTimeout(t);
     // eslint-disable-next-line react-hooks/exhaustive-deps -- the scope by its key: a new object for the same scope asks nothing
-  }, [method, recordingId, key, enabled]);
+  }, [method, recordingId, key, enabled, refresh]);
   const shown = got.id === recordingId ? got.shown : null;
   const error = got.id === recordingId && got.error?.key === key ? got.error.message : null;
   const pending = error === null && (shown === null || scopeKey(shown.scope) !== key);

@@ -161,6 +161,8 @@ function Stragglers(props: { stragglers: StragglerStats; devName: (id: number | 
 
 export function StatsView(props: {
   summary: RecordingSummary;
+  /** A recording being written: ask again when this changes (app/use-live.ts, at most every 5 s). */
+  refresh?: number;
   scope: Scope;
   onScope: (s: Scope) => void;
   ranges: RangeName[] | undefined;
@@ -169,7 +171,7 @@ export function StatsView(props: {
   onShowStream: (rowId: string) => void;
 }) {
   const { summary, scope } = props;
-  const { shown, pending, error } = useScopedAnswer('stats', summary.recordingId, scope);
+  const { shown, pending, error } = useScopedAnswer('stats', summary.recordingId, scope, true, props.refresh);
   const head = (
     <div className="stats-scope" data-testid="stats-scope" data-scope={shown ? scopeKey(shown.scope) : ''} data-pending={pending ? 'true' : 'false'}>
       <ScopePicker scope={scope} onScope={props.onScope} ranges={props.ranges} selection={props.selection} />

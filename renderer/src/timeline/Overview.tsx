@@ -34,7 +34,8 @@ export function Overview(props: { summary: RecordingSummary; view: View; onView:
     return () => {
       live = false;
     };
-  }, [summary.recordingId, width]);
+    // endNs: a recording being written grew (its summary is asked again at most every second: app/use-live.ts).
+  }, [summary.recordingId, summary.endNs, width]);
   useEffect(() => {
     const c = ref.current!;
     const dpr = window.devicePixelRatio || 1;

@@ -147,7 +147,7 @@ function registerHooks(t: TimelineHooks): () => void {
   };
 }
 
-export function clampView(v: View, summary: RecordingSummary): View {
+export function clampView(v: View, summary: Pick<RecordingSummary, 'startNs' | 'endNs'>): View {
   const full = Math.max(1000, summary.endNs - summary.startNs);
   let span = v.end - v.start;
   if (!(span > 0)) span = full;
@@ -194,6 +194,8 @@ export function Timeline(props: {
   /** The selection's dependencies (api.dependencies), drawn with its launch arrows; pending while they are on their way. */
   dependencies?: ItemDependencies | null;
   dependenciesPending?: boolean;
+  /** A recording being written (app/use-live.ts): a new revision asks for the view again; the view follows the end, or offers to jump back to it. */
+  live?: { revision: number; endNs: number; following: boolean; onJumpToNow: () => void } | null;
 }) {
   const { summary, view, selected, details, search, hidden, folded } = props;
   const latest = useRef(props);
@@ -272,9 +274,15 @@ export function Timeline(props: {
     return () => loader.dispose();
   }, [summary.recordingId]);
 
+  // The recording grew (before the update below, which then asks again).
+  const revision = props.live?.revision;
+  useEffect(() => {
+    if (revision !== undefined) loaderRef.current?.refresh();
+  }, [revision]);
+
   useEffect(() => {
     loaderRef.current?.update(view, size.width, dpr, fetchRows, devices, busyDevices);
-  }, [view, size.width, dpr, fetchRows, devices, busyDevices, loaded]);
+  }, [view, size.width, dpr, fetchRows, devices, busyDevices, loaded, revision]);
 
   useEffect(() => {
     props.onStatus?.({ items: loaded?.itemCount ?? 0, coverage: loaded?.coverageCount ?? 0, resolutionNs: loaded?.resolutionNs ?? 0, loading: !loaded });
@@ -479,11 +487,17 @@ export function Timeline(props: {
   }, []);
 
   // View changes.
-  const setView = useCallback((v: View) => latest.current.onView(clampView(v, latest.current.summary)), []);
+  // Clamped to the recording, or to what a live one holds now (its summary is asked again only every second).
+  const setView = useCallback((v: View) => {
+    const { summary: s, live } = latest.current;
+    latest.current.onView(clampView(v, { startNs: s.startNs, endNs: Math.max(s.endNs, live?.endNs ?? s.endNs) }));
+  }, []);
   const zoomAt = useCallback(
-    (factor: number, px: number) => {
+    (factor: number, at: number) => {
       const { view: v } = latest.current;
       const w = drawState.current.size.width;
+      // Following a live recording's end, zooming keeps the end where it is (still followed).
+      const px = latest.current.live?.following ? w : at;
       const t = v.start + (px / w) * (v.end - v.start);
       const span = (v.end - v.start) * factor;
       const frac = px / w;
@@ -662,6 +676,11 @@ export function Timeline(props: {
           <span className="tl-span" data-testid="view-span" title="Visible time span">
             {formatDuration(view.end - view.start)}
           </span>
+          {props.live && !props.live.following && (
+            <button className="jump-now" data-testid="jump-to-now" title="Back to the newest data, and follow it" onClick={props.live.onJumpToNow}>
+              Jump to now ▸|
+            </button>
+          )}
         </div>
         <div className="tl-ruler-col">
           <Ruler view={view} width={size.width} range={range} onRange={onRulerRange} origin={props.timeOrigin} startup={startup} />

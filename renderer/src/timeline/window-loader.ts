@@ -6,7 +6,9 @@
 // query side merges items shorter than the resolution into coverage spans,
 // so an answer holds a few rectangles per pixel column at most, whatever the
 // recording's size. Folded ranks' busy rows come with it, from the zones
-// (overview() over the same window), asked in parallel.
+// (overview() over the same window), asked in parallel. A recording being
+// written grows under the loaded window: refresh() makes the next update
+// ask again, while what is loaded stays drawn until the answer lands.
 import type { ConcurrencyResponse, ItemKind, ItemTable, OverviewResponse, StreamScopeApi } from '../../../profiler/contract/api.ts';
 import { windowColumnsOf, type RowColumns, type WindowColumns } from '../../../profiler/contract/window-codec.ts';
 import type { TransportExtras } from '../api/client.ts';
@@ -18,6 +20,8 @@ export interface View {
 
 export interface Loaded {
   seq: number;
+  /** The loader's generation it was asked in (refresh() starts a new one). */
+  generation: number;
   startNs: number;
   endNs: number;
   resolutionNs: number;
@@ -62,7 +66,8 @@ export class WindowLoader {
   /** Requests sent and not answered. */
   inFlight = 0;
   private seq = 0;
-  private wanted: { startNs: number; endNs: number; resolutionNs: number; rowsKey: string } | null = null;
+  private generation = 0;
+  private wanted: { startNs: number; endNs: number; resolutionNs: number; rowsKey: string; generation: number } | null = null;
   private timer: ReturnType<typeof setTimeout> | null = null;
   private disposed = false;
 
@@ -76,6 +81,11 @@ export class WindowLoader {
   dispose(): void {
     this.disposed = true;
     if (this.timer) clearTimeout(this.timer);
+  }
+
+  /** The recording grew: the next update() asks for the view again, even where what is loaded covers it. */
+  refresh(): void {
+    this.generation++;
   }
 
   /** True when nothing is pending: what is drawn is what will stay drawn. */
@@ -92,11 +102,16 @@ export class WindowLoader {
   update(view: View, widthCssPx: number, dpr: number, rows: string[], devices: Map<number, string[]>, busyDevices: number[] = []): void {
     const resolutionNs = resolutionBucket(view, widthCssPx, dpr);
     const rowsKey = `${rows.join(',')}|${[...devices.keys()].join(',')}|${busyDevices.join(',')}`;
-    const serves = (w: { startNs: number; endNs: number; resolutionNs: number; rowsKey: string } | null) =>
-      w !== null && w.resolutionNs === resolutionNs && w.rowsKey === rowsKey && w.startNs <= view.start && w.endNs >= view.end;
+    const serves = (w: { startNs: number; endNs: number; resolutionNs: number; rowsKey: string; generation: number } | null) =>
+      w !== null &&
+      w.generation === this.generation &&
+      w.resolutionNs === resolutionNs &&
+      w.rowsKey === rowsKey &&
+      w.startNs <= view.start &&
+      w.endNs >= view.end;
     if (serves(this.loaded) || serves(this.wanted)) return;
     const span = view.end - view.start;
-    const want = { startNs: Math.floor(view.start - span), endNs: Math.ceil(view.end + span), resolutionNs, rowsKey };
+    const want = { startNs: Math.floor(view.start - span), endNs: Math.ceil(view.end + span), resolutionNs, rowsKey, generation: this.generation };
     this.wanted = want;
     if (this.timer) clearTimeout(this.timer);
     // The first window goes at once; while zooming or panning, at most one
@@ -111,7 +126,7 @@ export class WindowLoader {
   }
 
   private async fetch(
-    want: { startNs: number; endNs: number; resolutionNs: number; rowsKey: string },
+    want: { startNs: number; endNs: number; resolutionNs: number; rowsKey: string; generation: number },
     rows: string[],
     devices: Map<number, string[]>,
     busyDevices: number[],
@@ -159,6 +174,7 @@ export class WindowLoader {
       }
       this.loaded = {
         seq,
+        generation: want.generation,
         startNs: want.startNs,
         endNs: want.endNs,
         resolutionNs: want.resolutionNs,

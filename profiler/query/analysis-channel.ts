@@ -1,0 +1,146 @@
+// Where the analysis methods run (analysis-thread.ts): a worker thread, or —
+// for a recording that is still being written — a child process.
+//
+// Why a process for those: the analysis loads columns through the native
+// addon, whose SQLite is a second copy beside better-sqlite3's in the same
+// process, and SQLite's locks are POSIX locks, which belong to the process:
+// closing any descriptor of a file drops every lock the process holds on it.
+// A worker thread closing the addon's connections would drop the locks of
+// the windows the query thread is reading at that moment, and the recorder
+// could then commit under them: a torn read. A finished recording has no
+// writer, so nothing can happen; a growing one is analysed where the two
+// SQLite copies are used one after the other, never at once (the child's
+// one thread).
+import { fork, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import { ApiError } from './api-error.ts';
+import type { AnalysisResponse } from './analysis-thread.ts';
+
+export type ChannelKind = 'thread' | 'process';
+
+/** What the two transports have in common, as the channel uses them. */
+interface Transport {
+  post(message: unknown): void;
+  /** Holds the parent process alive while calls are pending; lets it go when idle. */
+  hold(on: boolean): void;
+  terminate(): Promise<void>;
+}
+
+function startThread(entry: URL | string, onMessage: (m: AnalysisResponse) => void, onDeath: (why: string) => void): Transport {
+  const worker = new Worker(entry);
+  worker.on('message', onMessage);
+  worker.on('error', (err) => onDeath(`the analysis thread failed: ${err.message}`));
+  worker.on('exit', (code) => onDeath(`the analysis thread ended (exit code ${code})`));
+  return {
+    post: (m) => worker.postMessage(m),
+    hold: (on) => (on ? worker.ref() : worker.unref()),
+    terminate: async () => void (await worker.terminate()),
+  };
+}
+
+function startProcess(entry: URL | string, onMessage: (m: AnalysisResponse) => void, onDeath: (why: string) => void): Transport {
+  const child: ChildProcess = fork(entry instanceof URL ? fileURLToPath(entry) : entry, [], {
+    // Not the parent's flags (a test runner's loaders); Electron's binary runs the bundled entry as Node.
+    execArgv: [],
+    env: { ...process.env, ELECTRON_RUN_AS_NODE: '1' },
+    serialization: 'advanced',
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  child.on('message', (m) => onMessage(m as AnalysisResponse));
+  child.on('error', (err) => onDeath(`the analysis process failed: ${err.message}`));
+  child.on('exit', (code, signal) => onDeath(`the analysis process ended (${signal ?? `exit code ${code}`})`));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  return {
+    post: (m) => child.send(m as never),
+    hold: (on) => {
+      if (on) {
+        child.ref();
+        child.channel?.ref();
+      } else {
+        child.unref();
+        child.channel?.unref();
+      }
+    },
+    terminate: async () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill();
+      await exited;
+    },
+  };
+}
+
+/**
+ * Calls to one worker (thread or process), numbered, each answered once. A
+ * worker that dies fails what it was doing with 'internal' and is started
+ * again by the next call.
+ */
+export class AnalysisChannel {
+  readonly #kind: ChannelKind;
+  readonly #entry: URL | string;
+  #transport: Transport | null = null;
+  #next = 1;
+  readonly #pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: unknown) => void }>();
+
+  constructor(kind: ChannelKind, entry: URL | string) {
+    this.#kind = kind;
+    this.#entry = entry;
+  }
+
+  get running(): boolean {
+    return this.#transport !== null;
+  }
+
+  call(message: object): Promise<unknown> {
+    const t = this.#ensure();
+    const n = this.#next++;
+    // Held while it works (a pending promise alone keeps no process alive); let go when idle.
+    t.hold(true);
+    return new Promise((resolve, reject) => {
+      this.#pending.set(n, { resolve, reject });
+      t.post({ ...message, n });
+    });
+  }
+
+  /** A message that wants no answer (analysis-worker.ts: drop a recording). */
+  tell(message: object): void {
+    this.#transport?.post(message);
+  }
+
+  /** Stops the worker; calls still waiting fail. */
+  async close(why = `the analysis ${this.#kind} was closed`): Promise<void> {
+    const t = this.#transport;
+    this.#transport = null;
+    this.#failAll(why);
+    if (t) await t.terminate();
+  }
+
+  #ensure(): Transport {
+    if (this.#transport) return this.#transport;
+    const start = this.#kind === 'thread' ? startThread : startProcess;
+    const t: Transport = start(
+      this.#entry,
+      (msg) => {
+        const p = this.#pending.get(msg.n);
+        if (!p) return;
+        this.#pending.delete(msg.n);
+        if (this.#pending.size === 0) t.hold(false);
+        if (msg.ok) p.resolve(msg.value);
+        else p.reject(new ApiError(msg.error.code, msg.error.message, msg.error.file));
+      },
+      (why) => {
+        if (this.#transport !== t) return;
+        this.#transport = null;
+        this.#failAll(why);
+      },
+    );
+    // Idle, it must not keep a CLI or a test process alive.
+    t.hold(false);
+    this.#transport = t;
+    return t;
+  }
+
+  #failAll(why: string): void {
+    for (const p of this.#pending.values()) p.reject(new ApiError('internal', why));
+    this.#pending.clear();
+  }
+}

@@ -1,0 +1,116 @@
+// A recording while it is written: created with its meta and the writer's
+// mark (store/writer.ts), its secondary indexes dropped for the load
+// (beginRecordingFile); then fed from the record streams while their
+// writers run (followStreams), in one transaction per stream file and
+// poll, each holding its rows and their zones, so that a reader — the live
+// timeline, `serve` on a recording being made — sees the recording as it
+// was after some commit, never half of one. finalize.ts ends it.
+//
+// Readers share the file (rollback journal, SCHEMA.md "Reading a recording
+// while it is written"): a commit waits for the readers' transactions under
+// way (milliseconds: the views read in short snapshots) and a commit that
+// waited past the ingest's busy timeout is undone and tried again at the
+// next poll (stream-ingest.ts). The target never waits for any of it: its
+// collector writes the stream files, and only this process reads them.
+import fs from 'node:fs';
+import { beginBulkLoad, createRecording, writeMeta } from '../store/database.ts';
+import { RecordingFileError } from '../store/recording-error.ts';
+import { markWriting } from '../store/writer.ts';
+import type { DirectoryProgress, StreamDirectoryIngest } from './stream-ingest.ts';
+
+/**
+ * Polls apart: with the collector's 500 ms flushes, work reaches the file
+ * at most 600 ms after the GPU did it (a reader polling every 250 ms shows
+ * it within 0.9 s). A poll that finds nothing new costs a directory listing
+ * and an empty transaction per stream.
+ */
+export const POLL_MS = 100;
+/** What `onProgress` is told at most this often (`record --progress json`'s lines: every 250 ms). */
+export const PROGRESS_MS = 250;
+
+/**
+ * Creates `output` (an existing file only with `overwrite`) holding `meta`
+ * and the writer's mark, and drops its secondary indexes for the load.
+ * Closed again: the native ingest writes it next (never two SQLite
+ * libraries on one file in one process). Returns the index DDL the ingest
+ * builds when it finishes.
+ */
+export function beginRecordingFile(output: string, meta: Record<string, string | boolean | undefined>, opts: { overwrite?: boolean } = {}): string[] {
+  if (!opts.overwrite && fs.existsSync(output)) throw new RecordingFileError(output, 'already exists (use --force to overwrite)');
+  // Made beside it and renamed into place: a reader waiting for the file (a
+  // live viewer) finds it whole, with its meta and the writer's mark.
+  const fresh = `${output}.${process.pid}.new`;
+  const db = createRecording(fresh, { overwrite: true });
+  let indexSql: string[];
+  try {
+    writeMeta(db, meta);
+    markWriting(db);
+    indexSql = beginBulkLoad(db);
+  } finally {
+    db.close();
+  }
+  fs.renameSync(fresh, output);
+  return indexSql;
+}
+
+export interface FollowOptions<T> {
+  ingest: StreamDirectoryIngest;
+  /** Index DDL from beginRecordingFile, built when the streams are done. */
+  indexSql: string[];
+  /** Settles when the streams' writers are done (the target has exited); a rejection ends the follow with it. */
+  ended: Promise<T>;
+  pollMs?: number;
+  /** After an ingest poll while the writers run (at most every PROGRESS_MS). */
+  onProgress?: (p: DirectoryProgress) => void;
+  /** The writers are done: before the last ingest and the indexes. */
+  onEnded?: (value: T, p: DirectoryProgress) => void;
+}
+
+/**
+ * Ingests the streams while `ended` is pending, then once more with
+ * `final` (a stream cut short is reported, not waited for), and finishes
+ * the ingest (indexes). A stream that cannot be read stops the ingest and
+ * is returned as `error`: the writers are still waited for, and what was
+ * stored before it is kept.
+ */
+export async function followStreams<T>(opts: FollowOptions<T>): Promise<{ value: T; progress: DirectoryProgress; error: Error | null }> {
+  const { ingest } = opts;
+  let done = false;
+  // The loop only needs to know that the writers are done; a rejection is rethrown below.
+  opts.ended.then(
+    () => (done = true),
+    () => (done = true),
+  );
+  const pollMs = opts.pollMs ?? POLL_MS;
+  let error: Error | null = null;
+  let told = 0;
+  try {
+    while (!done) {
+      await new Promise((r) => setTimeout(r, pollMs));
+      if (done) break;
+      try {
+        const p = await ingest.poll(false);
+        if (opts.onProgress && Date.now() - told >= PROGRESS_MS) {
+          told = Date.now();
+          opts.onProgress(p);
+        }
+      } catch (err) {
+        // A corrupt stream: stop ingesting it, let the writers finish, report.
+        error = err as Error;
+        break;
+      }
+    }
+    const value = await opts.ended;
+    opts.onEnded?.(value, ingest.progress());
+    if (!error) {
+      try {
+        await ingest.poll(true);
+      } catch (err) {
+        error = err as Error;
+      }
+    }
+    return { value, progress: ingest.progress(), error };
+  } finally {
+    await ingest.finish(opts.indexSql);
+  }
+}
