@@ -39,8 +39,7 @@
 // segment's kernels.
 import type { Host } from './host.ts';
 import { commKernelLabels } from './communication.ts';
-import { buildGraph, issueIndex } from './replay-graph.ts';
-import { hostModel } from './replay-host.ts';
+import { recordedGraph } from './replay-graph.ts';
 import { OpKind, type Trace } from './trace.ts';
 
 export interface CollectiveGroup {
@@ -96,15 +95,7 @@ function findGroups(trace: Trace, host: Host): CollectiveDependencies {
   if (labels.size === 0) return { groups: [], isComm, waitsOf: new Map() };
   for (let i = 0; i < n; i++) if (ops.kind[i] === OpKind.Kernel && labels.has(ops.detail[i]!)) isComm[i] = 1;
 
-  const model = hostModel(trace, host);
-  const graph = buildGraph(
-    trace,
-    host,
-    model,
-    issueIndex(host, model),
-    {},
-    { opStream: new Int32Array(n), nextInStream: new Int32Array(n).fill(-1), pending: new Int32Array(n) },
-  );
+  const { model, graph } = recordedGraph(trace, host);
   const waitsOf = new Map<number, number[]>();
   for (let j = 0; j < graph.waitTo.length; j++) {
     const to = graph.waitTo[j]!;

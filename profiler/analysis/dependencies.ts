@@ -36,8 +36,8 @@
 //    back to a launch call, the host call that made the chain possible.
 import type { DependencyKind } from '../contract/dependencies.ts';
 import type { Host } from './host.ts';
-import { buildGraph, issueIndex } from './replay-graph.ts';
-import { hostModel, WaitKind } from './replay-host.ts';
+import { recordedGraph } from './replay-graph.ts';
+import { WaitKind } from './replay-host.ts';
 import type { Trace } from './trace.ts';
 
 /** Edges sorted by one of their ends, found by binary search: a recording has few compared with its operations, so no array per operation. */
@@ -122,15 +122,7 @@ export function dependenciesOf(trace: Trace, host: Host): Dependencies {
 function build(trace: Trace, host: Host): Dependencies {
   const { ops } = trace;
   const n = ops.length;
-  const model = hostModel(trace, host);
-  const graph = buildGraph(
-    trace,
-    host,
-    model,
-    issueIndex(host, model),
-    {},
-    { opStream: new Int32Array(n), nextInStream: new Int32Array(n).fill(-1), pending: new Int32Array(n) },
-  );
+  const { model, graph } = recordedGraph(trace, host);
   const prev = new Int32Array(n).fill(-1);
   for (let i = 0; i < n; i++) if (graph.nextInStream[i]! >= 0) prev[graph.nextInStream[i]!] = i;
 

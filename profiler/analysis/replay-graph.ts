@@ -21,7 +21,7 @@
 // against how much of the context's blocking work has completed
 // (CompletedPrefix): one legacy operation may wait for thousands.
 import type { Host } from './host.ts';
-import { LEGACY_STREAM, NOT_BLOCKING, type HostModel } from './replay-host.ts';
+import { hostModel, LEGACY_STREAM, NOT_BLOCKING, type HostModel } from './replay-host.ts';
 import type { Trace } from './trace.ts';
 
 // ---------------------------------------------------------------------------
@@ -371,4 +371,22 @@ export function buildGraph(trace: Trace, host: Host, model: HostModel, index: Is
     barrierFrom: Int32Array.from(barrierIndex, (j) => edgeFrom[j]!),
     barrierTo: Int32Array.from(barrierIndex, (j) => edgeTo[j]!),
   };
+}
+
+const recorded = new WeakMap<HostModel, DependencyGraph>();
+
+/**
+ * The graph of the recording as it ran (no fix), with its host model: what
+ * the analyses that read dependencies rather than replay them use
+ * (collective-groups.ts, dependencies.ts). Built once per recording.
+ */
+export function recordedGraph(trace: Trace, host: Host): { model: HostModel; graph: DependencyGraph } {
+  const model = hostModel(trace, host);
+  let graph = recorded.get(model);
+  if (!graph) {
+    const n = trace.ops.length;
+    const scratch = { opStream: new Int32Array(n), nextInStream: new Int32Array(n).fill(-1), pending: new Int32Array(n) };
+    recorded.set(model, (graph = buildGraph(trace, host, model, issueIndex(host, model), {}, scratch)));
+  }
+  return { model, graph };
 }
