@@ -16,11 +16,8 @@ import { formatDuration } from './time.ts';
  */
 export type ClockMethod = 'reference' | 'collectives' | 'same-host' | 'wall-clock';
 
-/** One recording the job was merged from (a sources row). */
-export interface JobSource {
-  id: number;
-  /** null: an input of the merge that wrote the file; else the merged input it came in. */
-  parentId: number | null;
+/** How one merged recording was placed on the job's clock: what merge reports of it and the sources table keeps. */
+export interface SourceAlignment {
   /** Its path when it was merged. */
   file: string;
   host: string | null;
@@ -34,6 +31,13 @@ export interface JobSource {
   /** Median and largest |end − the other ranks' median end| of those collectives after the shift; null when none matched. */
   residualNs: number | null;
   residualMaxNs: number | null;
+}
+
+/** One recording the job was merged from (a sources row). */
+export interface JobSource extends SourceAlignment {
+  id: number;
+  /** null: an input of the merge that wrote the file; else the merged input it came in. */
+  parentId: number | null;
 }
 
 export interface JobInfo {

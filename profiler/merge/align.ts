@@ -39,7 +39,9 @@ export interface ClockInput {
   baseNs?: number;
 }
 
-export type ClockMethod = 'reference' | 'collectives' | 'same-host' | 'wall-clock';
+// How a source's clock was placed: named once, in the contract the views read it from.
+export type { ClockMethod } from '../contract/job.ts';
+import type { ClockMethod } from '../contract/job.ts';
 
 export interface InputAlignment {
   /**

@@ -34,7 +34,8 @@ import { beginBulkLoad, compact, createRecording, endBulkLoad, openRecording, re
 import { latestSchemaVersion } from '../store/migrations/index.ts';
 import { RecordingFileError } from '../store/recording-error.ts';
 import { THREAD_LANE_FACTOR, ZONED_TABLES, zoneShapeSql, zonesFromRowsSql, type ZonedTable } from '../store/zone-tables.ts';
-import { alignClocks, type ClockMethod, type InputAlignment } from './align.ts';
+import { alignClocks, type InputAlignment } from './align.ts';
+import type { SourceAlignment } from '../contract/job.ts';
 import { readCollectives } from './collectives.ts';
 import { BulkPipeline } from './pipeline.ts';
 import { BULK_TABLES, type BulkJob } from './pipeline-shared.ts';
@@ -60,17 +61,8 @@ export interface MergeOptions {
   parallel?: boolean;
 }
 
-export interface MergedSource {
-  /** As given. */
-  file: string;
-  host: string | null;
-  clock: ClockMethod;
-  /** Added to each of its times. */
-  shiftNs: number;
-  correctionNs: number;
-  collectives: number;
-  residualNs: number | null;
-  residualMaxNs: number | null;
+/** One input as merged: where its clock was placed (file as given), and what it brought. */
+export interface MergedSource extends SourceAlignment {
   processes: number;
   /** Its processes that got another pid here. */
   renumbered: { originalPid: number; pid: number }[];
