@@ -32,6 +32,8 @@ export class DependencyReader {
   readonly #db: Database;
   readonly #load: () => { trace: Trace; host: Host };
   #deps: Dependencies | null = null;
+  /** The calls #deps was built from: a growing recording's next revision loads new ones, and the index follows. */
+  #builtFor: Host | null = null;
 
   /** `load`: the whole recording's operations and calls (RecordingQuery holds them). */
   constructor(db: Database, load: () => { trace: Trace; host: Host }) {
@@ -40,9 +42,10 @@ export class DependencyReader {
   }
 
   #d(): Dependencies {
-    if (!this.#deps) {
-      const { trace, host } = this.#load();
+    const { trace, host } = this.#load();
+    if (!this.#deps || host !== this.#builtFor) {
       this.#deps = dependenciesOf(trace, host);
+      this.#builtFor = host;
     }
     return this.#deps;
   }

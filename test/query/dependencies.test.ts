@@ -3,11 +3,14 @@
 // items named as the timeline finds them (table, id, row, times), the
 // record and wait calls, the hold, the spans of a window; what an API call
 // or a synchronization record answers; the argument checks.
+import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { checkArguments } from '../../profiler/query/api-args.ts';
 import { RecordingQuery } from '../../profiler/query/recording-query.ts';
+import { startLiveFeed } from '../helpers/live-feed.ts';
+import { tempDir } from '../helpers/native.ts';
 
 const file = path.resolve(import.meta.dirname, '../fixtures/recordings/matmul-events.sqlite');
 const q = new RecordingQuery('abc123', file);
@@ -121,4 +124,40 @@ describe('dependencies of other items', () => {
     );
     expect(() => checkArguments('dependencies', ['a1', { table: 'strings', id: 1 }])).toThrow(/dependencies: ref.table must be one of/);
   });
+});
+
+// A recording still being written (issue 14's live view): the dependency
+// index follows its revisions. A real PyTorch record stream from an H100
+// (test/fixtures/streams) is appended in pieces to the recorder's ingest.
+describe('dependencies of a growing recording', () => {
+  it('a kernel that arrived after the index was first built has its chain once it is in', async () => {
+    const dir = tempDir('deps-live');
+    const out = path.join(dir, 'live.sqlite');
+    const stream = path.resolve(import.meta.dirname, '../fixtures/streams/torch_streams-h100.ssr');
+    const feed = await startLiveFeed({ stream, out, chunks: 8, intervalMs: 700, startDelayMs: 500 });
+    const live = new RecordingQuery('live01', out);
+    try {
+      const newest = () => {
+        const f = new Database(out, { readonly: true, timeout: 5000 });
+        try {
+          return (f.prepare('SELECT max(id) FROM kernels').pluck().get() as number | null) ?? 0;
+        } finally {
+          f.close();
+        }
+      };
+      // Some kernels in, not all: the index is built on this revision.
+      while (live.recordingState().counts.kernels === 0 || feed.chunks() < 3) await new Promise((r) => setTimeout(r, 200));
+      const early = newest();
+      expect(live.dependencies({ table: 'kernels', id: early }).chain.length).toBeGreaterThan(0);
+      await feed.done;
+      while (live.recordingState().live) await new Promise((r) => setTimeout(r, 200));
+      const last = newest();
+      expect(last).toBeGreaterThan(early);
+      expect(live.dependencies({ table: 'kernels', id: last }).chain.length).toBeGreaterThan(0);
+    } finally {
+      feed.stop();
+      live.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
 });
