@@ -429,7 +429,7 @@ class ThreadRanges {
  * when that call starts. Kernels launched outside NCCL's ranges (or whose
  * launching call is not in the scope) have none.
  */
-export function ncclLaunches(trace: Trace, labels: Map<number, CommKernel>, launch: LaunchCalls, ranges: readonly NcclRange[]): Map<number, NcclLaunch> {
+export function ncclLaunches(trace: Trace, labels: ReadonlyMap<number, CommKernel>, launch: LaunchCalls, ranges: readonly NcclRange[]): Map<number, NcclLaunch> {
   const out = new Map<number, NcclLaunch>();
   if (ranges.length === 0) return out;
   const byThread = new Map<string, NcclRange[]>();
@@ -459,8 +459,20 @@ export function ncclLaunches(trace: Trace, labels: Map<number, CommKernel>, laun
 export const OpRole = { Compute: 0, Communication: 1, Copy: 2 } as const;
 export type OpRoleValue = (typeof OpRole)[keyof typeof OpRole];
 
-/** The label of every distinct NCCL kernel name of the trace (kernels.name_id → label). */
-export function commKernelLabels(trace: Trace): Map<number, CommKernel> {
+const labelsOf = new WeakMap<Trace, ReadonlyMap<number, CommKernel>>();
+
+/**
+ * The label of every distinct NCCL kernel name of the trace (kernels.name_id
+ * → label). Once per trace: the breakdown, the replay's resources, the
+ * collective groups and their rule all ask.
+ */
+export function commKernelLabels(trace: Trace): ReadonlyMap<number, CommKernel> {
+  let labels = labelsOf.get(trace);
+  if (!labels) labelsOf.set(trace, (labels = readCommKernelLabels(trace)));
+  return labels;
+}
+
+function readCommKernelLabels(trace: Trace): Map<number, CommKernel> {
   const { ops } = trace;
   const seen = new Set<number>();
   const labels = new Map<number, CommKernel>();

@@ -158,6 +158,14 @@ export function pinPageableCopies(trace: Trace, host: Host, bandwidth: PinnedBan
   return { options: { duration, pinned, lagUnknown, freed, callDuration }, notes };
 }
 
+/** A stream id no stream of the recording has: where a fix's fresh streams start. */
+function firstFreeStreamId(trace: Trace): number {
+  let id = 1;
+  for (const s of trace.streams) id = Math.max(id, s.id + 1);
+  for (let i = 0; i < trace.ops.length; i++) id = Math.max(id, trace.ops.stream[i]! + 1);
+  return id;
+}
+
 export function moveDefaultStreamWork(trace: Trace, host: Host): Applied {
   const { ops } = trace;
   const m = hostModel(trace, host);
@@ -165,9 +173,7 @@ export function moveDefaultStreamWork(trace: Trace, host: Host): Applied {
   const isLegacy = (id: number) => ((rows.get(id)?.flags ?? 0) & StreamFlags.LegacyDefault) !== 0;
   const stream = ops.stream.slice();
   const streamFlags = new Map<number, number>();
-  let nextId = 1;
-  for (const s of trace.streams) nextId = Math.max(nextId, s.id + 1);
-  for (let i = 0; i < ops.length; i++) nextId = Math.max(nextId, ops.stream[i]! + 1);
+  let nextId = firstFreeStreamId(trace);
   const lastStream = new Map<number, number>(); // thread key → stream it last issued to
   const fresh = new Map<number, number>(); // thread key → fresh stream
   let moved = 0;
@@ -210,9 +216,7 @@ export function overlapCollectives(trace: Trace, host: Host): Applied {
   let stream: Int32Array | undefined;
   const streamFlags = new Map<number, number>();
   const side = new Map<number, number>(); // computation's stream → its side stream
-  let nextId = 1;
-  for (const s of trace.streams) nextId = Math.max(nextId, s.id + 1);
-  for (let i = 0; i < ops.length; i++) nextId = Math.max(nextId, ops.stream[i]! + 1);
+  let nextId = firstFreeStreamId(trace);
   let moved = 0;
   for (const g of spread) {
     const n = g.collectives.length;
@@ -287,17 +291,16 @@ function slowedBesideComm(trace: Trace, first: ReplayResult, isComm: Uint8Array,
   const { ops } = trace;
   const n = ops.length;
   const devices = new Map(trace.devices.map((d) => [d.id, d]));
-  const busy = new Map<number, IntervalList>();
-  for (const device of held.keys()) {
-    const starts: number[] = [];
-    const ends: number[] = [];
-    for (let i = 0; i < n; i++)
-      if (isComm[i] && ops.device[i] === device) {
-        starts.push(first.start[i]!);
-        ends.push(first.end[i]!);
-      }
-    busy.set(device, unionOfPairs(starts, ends));
+  // When the collectives ran in the first replay, per device: one pass over the ops.
+  const spans = new Map<number, { starts: number[]; ends: number[] }>();
+  for (let i = 0; i < n; i++) {
+    if (!isComm[i] || !held.has(ops.device[i]!)) continue;
+    let d = spans.get(ops.device[i]!);
+    if (!d) spans.set(ops.device[i]!, (d = { starts: [], ends: [] }));
+    d.starts.push(first.start[i]!);
+    d.ends.push(first.end[i]!);
   }
+  const busy = new Map<number, IntervalList>([...spans].map(([device, d]) => [device, unionOfPairs(d.starts, d.ends)]));
   const duration = new Float64Array(n).fill(NaN);
   for (let i = 0; i < n; i++) {
     if (ops.kind[i] !== OpKind.Kernel || isComm[i]) continue;

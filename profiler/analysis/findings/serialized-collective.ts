@@ -50,7 +50,8 @@ function computeBusy(ctx: Context, isComm: Uint8Array): Map<number, IntervalList
 export function serializedCollectives(ctx: Context): Finding[] {
   const { trace, host } = ctx;
   const { ops } = trace;
-  if (commKernelLabels(trace).size === 0) return [];
+  const labels = commKernelLabels(trace);
+  if (labels.size === 0) return [];
   const { groups, isComm } = collectiveDependencies(trace, host);
   const spread = groups.filter(canOverlap);
   if (spread.length === 0) return [];
@@ -85,7 +86,7 @@ export function serializedCollectives(ctx: Context): Finding[] {
     if (exposedNs < MIN_EXPOSED_NS && exposedNs < MIN_EXPOSED_SHARE * span) continue;
     const facts = ctx.processes.get(r.pid);
     const who = facts?.rank != null ? `Rank ${facts.rank} (pid ${r.pid})` : `Process ${r.pid}`;
-    const names = new Set(r.groups.flatMap((g) => g.collectives.map((k) => commKernelLabels(trace).get(ops.detail[k]!)?.collective ?? 'other')));
+    const names = new Set(r.groups.flatMap((g) => g.collectives.map((k) => labels.get(ops.detail[k]!)?.collective ?? 'other')));
     const what = names.size === 1 ? `${[...names][0]}s` : 'collectives';
     const ev = newEvidence();
     for (const g of r.groups) for (const k of g.collectives) addOp(ctx, ev, k);
