@@ -6,7 +6,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { repoRoot } from '../../profiler/native/paths.ts';
+import type { RecordingState } from '../../profiler/contract/api.ts';
 import { startServer, type RunningServer } from '../../profiler/serve/server.ts';
+import { startLiveFeed, type LiveFeed, type LiveFeedOptions } from '../helpers/live-feed.ts';
 
 // The renderer's test hooks (renderer/src/timeline/Timeline.tsx, TestHooks), as the page sees them.
 declare global {
@@ -143,4 +145,37 @@ export async function settled(page: Page): Promise<void> {
   await page.waitForFunction(() => window.__streamscope?.idle() === true);
   await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
   await page.waitForFunction(() => window.__streamscope?.idle() === true);
+}
+
+/**
+ * A recording growing from a record stream (helpers/live-feed.ts) while
+ * browser mode serves it from the moment it exists, with a browser to watch
+ * it: the live view's end-to-end tests share this.
+ */
+export interface WatchedFeed {
+  feed: LiveFeed;
+  browser: Browser;
+  server: RunningServer;
+  /** The recording's id in the server. */
+  id: string;
+  state(): Promise<RecordingState>;
+  close(): Promise<void>;
+}
+
+export async function watchLiveFeed(opts: LiveFeedOptions): Promise<WatchedFeed> {
+  const feed = await startLiveFeed(opts);
+  const [browser, server] = await Promise.all([launch(), serve([opts.out])]);
+  const id = (await callApi<{ recordingId: string }[]>(server, 'listRecordings'))[0]!.recordingId;
+  return {
+    feed,
+    browser,
+    server,
+    id,
+    state: () => callApi<RecordingState>(server, 'recordingState', id),
+    close: async () => {
+      feed.stop();
+      await server.close();
+      await browser.close();
+    },
+  };
 }

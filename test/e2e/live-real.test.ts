@@ -10,12 +10,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RecordingState } from '../../profiler/contract/api.ts';
 import { decodeStream } from '../../profiler/record/decoder.ts';
-import type { RunningServer } from '../../profiler/serve/server.ts';
-import { startLiveFeed, type LiveFeed } from '../helpers/live-feed.ts';
+import type { LiveFeed } from '../helpers/live-feed.ts';
 import { tempDir } from '../helpers/native.ts';
-import { callApi, launch, serve } from './browser.ts';
+import { watchLiveFeed, type WatchedFeed } from './browser.ts';
 
 const STREAM = path.resolve(import.meta.dirname, '../fixtures/streams/torch_streams-h100.ssr');
 const CHUNKS = 12;
@@ -23,10 +21,9 @@ const CHUNKS = 12;
 let dir: string;
 let file: string;
 let browser: Browser;
-let server: RunningServer;
 let feed: LiveFeed;
 let page: Page;
-let id: string;
+let watched: WatchedFeed;
 
 /** What the stream holds, by record kind (the decoder reads it as the ingest does). */
 function recordsOf(kind: string): number {
@@ -36,23 +33,20 @@ function recordsOf(kind: string): number {
 beforeAll(async () => {
   dir = tempDir('live-real');
   file = path.join(dir, 'live.sqlite');
-  feed = await startLiveFeed({ stream: STREAM, out: file, chunks: CHUNKS, intervalMs: 1000, startDelayMs: 3000 });
-  [browser, server] = await Promise.all([launch(), serve([file])]);
-  id = (await callApi<{ recordingId: string }[]>(server, 'listRecordings'))[0]!.recordingId;
+  watched = await watchLiveFeed({ stream: STREAM, out: file, chunks: CHUNKS, intervalMs: 1000, startDelayMs: 3000 });
+  ({ feed, browser } = watched);
 }, 120_000);
 afterAll(async () => {
-  feed?.stop();
-  await server?.close();
-  await browser?.close();
+  await watched?.close();
   if (dir) fs.rmSync(dir, { recursive: true, force: true });
 });
 
-const state = () => callApi<RecordingState>(server, 'recordingState', id);
+const state = () => watched.state();
 
 describe('a real PyTorch stream from an H100, watched while it grows', () => {
   it('opens live, and its kernels arrive in pieces while the page shows them', async () => {
     page = await browser.newPage({ viewport: { width: 1400, height: 800 } });
-    await page.goto(server.url);
+    await page.goto(watched.server.url);
     await page.waitForSelector('[data-testid="live-badge"]');
     // Kernel counts as the pieces come: seen growing at least twice before the end.
     const seen = new Set<number>();

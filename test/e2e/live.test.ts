@@ -12,12 +12,10 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RecordingState } from '../../profiler/contract/api.ts';
 import { syntheticStreamToolPath } from '../../profiler/native/paths.ts';
-import type { RunningServer } from '../../profiler/serve/server.ts';
-import { benchLaunchRows, finishedRecordingProblems, startLiveFeed, type LiveFeed } from '../helpers/live-feed.ts';
+import { benchLaunchRows, finishedRecordingProblems, type LiveFeed } from '../helpers/live-feed.ts';
 import { requireFile, tempDir } from '../helpers/native.ts';
-import { callApi, launch, serve } from './browser.ts';
+import { watchLiveFeed, type WatchedFeed } from './browser.ts';
 
 // 9 s of a run of 1 M launches per minute, appended in 50 pieces 500 ms apart: 25 s, so that it still
 // grows when the steps before the last one took long (the whole suite runs beside it on two cores).
@@ -27,10 +25,9 @@ const CHUNKS = 50;
 let dir: string;
 let file: string;
 let browser: Browser;
-let server: RunningServer;
 let feed: LiveFeed;
 let page: Page;
-let id: string;
+let watched: WatchedFeed;
 
 beforeAll(async () => {
   dir = tempDir('live-e2e');
@@ -38,18 +35,15 @@ beforeAll(async () => {
   execFileSync(requireFile(syntheticStreamToolPath()), ['--out', stream, '--bench-launches', String(LAUNCHES), '--bench-period-ns', '60000']);
   file = path.join(dir, 'live.sqlite');
   // The first piece waits for the page: it opens the recording while it is still empty.
-  feed = await startLiveFeed({ stream, out: file, chunks: CHUNKS, intervalMs: 500, startDelayMs: 3000 });
-  [browser, server] = await Promise.all([launch(), serve([file])]);
-  id = (await callApi<{ recordingId: string }[]>(server, 'listRecordings'))[0]!.recordingId;
+  watched = await watchLiveFeed({ stream, out: file, chunks: CHUNKS, intervalMs: 500, startDelayMs: 3000 });
+  ({ feed, browser } = watched);
 }, 120_000);
 afterAll(async () => {
-  feed?.stop();
-  await server?.close();
-  await browser?.close();
+  await watched?.close();
   if (dir) fs.rmSync(dir, { recursive: true, force: true });
 });
 
-const state = () => callApi<RecordingState>(server, 'recordingState', id);
+const state = () => watched.state();
 const view = () => page.evaluate(() => window.__streamscope!.view());
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -69,7 +63,7 @@ describe('a recording watched while it grows', () => {
     expect(s.live).toBe(true);
     expect(s.counts.kernels).toBe(0);
     page = await browser.newPage({ viewport: { width: 1400, height: 800 } });
-    await page.goto(server.url);
+    await page.goto(watched.server.url);
     await page.waitForSelector('[data-testid="live-badge"]');
     // No "incomplete recording" warning for a recording being written.
     expect(await page.locator('[data-testid="warning-banner"]').count()).toBe(0);
