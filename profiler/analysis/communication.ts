@@ -429,7 +429,12 @@ class ThreadRanges {
  * when that call starts. Kernels launched outside NCCL's ranges (or whose
  * launching call is not in the scope) have none.
  */
-export function ncclLaunches(trace: Trace, labels: ReadonlyMap<number, CommKernel>, launch: LaunchCalls, ranges: readonly NcclRange[]): Map<number, NcclLaunch> {
+export function ncclLaunches(
+  trace: Trace,
+  labels: ReadonlyMap<number, CommKernel>,
+  launch: LaunchCalls,
+  ranges: readonly NcclRange[],
+): Map<number, NcclLaunch> {
   const out = new Map<number, NcclLaunch>();
   if (ranges.length === 0) return out;
   const byThread = new Map<string, NcclRange[]>();
