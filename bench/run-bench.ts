@@ -724,14 +724,15 @@ function measured(run: () => void): Measured {
  * merge: a generated job of N ranks (bench/generate-ranks.ts: one host and
  * GPU per rank, the same pid everywhere, each host's clock off by up to
  * ± 5 ms, kernel names interned in another order per rank) merged by
- * `streamscope merge`'s library call — on two threads as it runs by
- * default, and on one (`parallel: false`, the merge before issue 13's part
- * 5 made it two) — beside three floors, all in each round, on the same
- * files, each started from the same page cache (the inputs read through,
- * everything synced): SQLite copying the same rows into one file
- * (copyFloor: what one thread cannot go below), SQLite's transfer copy of
- * the merged rows (transferFloor: what the merging thread does for the
- * worker's inputs) and the merged file's bytes copied (byteFloor). Also
+ * `streamscope merge`'s library call — the big tables written as pages on
+ * all cores as it runs by default, and all in SQL on one thread (`pages:
+ * false`, the merge when an input cannot go as pages) — beside three
+ * floors, all in each round, on the same files, each started from the same
+ * page cache (the inputs read through, everything synced): SQLite copying
+ * the same rows into one file (copyFloor: what SQL on one thread cannot go
+ * below), SQLite's transfer copy of the merged rows (transferFloor: SQLite
+ * moving finished records, nothing decoded) and the merged file's bytes
+ * copied (byteFloor: what no merge that writes the file goes below). Also
  * checks that merge found each host's clock offset (the ranks'
  * collectives end at the same true time), then measures the cross-rank
  * analysis of the merged job (benchJobAnalysis). Target: < 30 s for 64
@@ -750,12 +751,12 @@ async function benchMerge(): Promise<void> {
     const generateSeconds = (performance.now() - tg) / 1000;
     const out = path.join(dir, 'job.sqlite');
     const copied = path.join(dir, 'copy.sqlite');
-    const kinds = ['merge', 'oneThread', 'copyFloor', 'transferFloor', 'byteFloor'] as const;
+    const kinds = ['merge', 'sql', 'copyFloor', 'transferFloor', 'byteFloor'] as const;
     const runs = Object.fromEntries(kinds.map((k) => [k, [] as Measured[]])) as Record<(typeof kinds)[number], Measured[]>;
     let rows = 0;
     let outputBytes = 0;
     let worstClockError = 0;
-    let byWorker = 0;
+    let asPages = 0;
     const fresh = () => {
       for (const f of [out, copied]) fs.rmSync(f, { force: true });
       execFileSync('sync');
@@ -765,12 +766,12 @@ async function benchMerge(): Promise<void> {
       fresh();
       runs.copyFloor.push(measured(() => (rows = copyFloor(files, out).rows)));
       fresh();
-      runs.oneThread.push(measured(() => mergeRecordings(files, out, { overwrite: true, parallel: false })));
+      runs.sql.push(measured(() => mergeRecordings(files, out, { overwrite: true, pages: false })));
       fresh();
-      byWorker = 0;
       runs.merge.push(
         measured(() => {
-          const r = mergeRecordings(files, out, { overwrite: true, onProgress: (_d, _t, _f, w) => void (byWorker += w ? 1 : 0) });
+          const r = mergeRecordings(files, out, { overwrite: true });
+          asPages += r.bigTables === 'pages' ? 1 : 0;
           worstClockError = Math.max(...r.sources.map((s, i) => Math.abs(s.correctionNs + generated[i]!.clockOffsetNs)));
         }),
       );
@@ -792,12 +793,12 @@ async function benchMerge(): Promise<void> {
       inputBytes,
       outputBytes,
       generateSeconds,
-      inputsMergedByWorker: byWorker,
+      roundsWrittenAsPages: asPages,
       runs,
       medianSeconds: Object.fromEntries(kinds.map((k) => [k, med(k)])),
       ratioToCopyFloor: m / med('copyFloor'),
       ratioToTransferFloor: m / med('transferFloor'),
-      oneThreadOverTwo: med('oneThread') / m,
+      sqlOverPages: med('sql') / m,
       worstClockErrorNs: worstClockError,
       target: 30,
     };
@@ -806,16 +807,16 @@ async function benchMerge(): Promise<void> {
     lines.push(
       `merge     ${ranks} ranks × 8 streams, ${ops.toLocaleString('en-US')} operations each (${rows.toLocaleString('en-US')} rows, ${(inputBytes / 2 ** 30).toFixed(1)} GiB → ${(outputBytes / 2 ** 30).toFixed(1)} GiB; generated in ${generateSeconds.toFixed(0)} s); inputs read through before each run`,
     );
-    lines.push(`          streamscope merge (two threads) ${fmt('merge')}`);
+    lines.push(`          streamscope merge (pages)       ${fmt('merge')}`);
     lines.push(
-      `            its thread ${runs.merge.map((r) => r.mainCpu?.toFixed(1) ?? '?').join(', ')} CPU s, the worker ${runs.merge.map((r) => (r.mainCpu === null ? '?' : (r.cpu - r.mainCpu).toFixed(1))).join(', ')} (${byWorker} of ${ranks} inputs rewritten by the worker)`,
+      `            its thread ${runs.merge.map((r) => r.mainCpu?.toFixed(1) ?? '?').join(', ')} CPU s, the page writer's others ${runs.merge.map((r) => (r.mainCpu === null ? '?' : (r.cpu - r.mainCpu).toFixed(1))).join(', ')} (big tables as pages in ${asPages} of ${rounds} rounds)`,
     );
-    lines.push(`          one thread (parallel: false)    ${fmt('oneThread')}`);
+    lines.push(`          all in SQL (pages: false)       ${fmt('sql')}`);
     lines.push(`          floor: SQLite copying the rows  ${fmt('copyFloor')}`);
     lines.push(`          floor: transfer copy of merged  ${fmt('transferFloor')}`);
     lines.push(`          floor: the merged file's bytes  ${fmt('byteFloor')}`);
     lines.push(
-      `          median ${m.toFixed(1)} s = ${(m / 30).toFixed(2)} × the 30 s target (${m < 30 ? 'met' : 'not met'}), ${(rows / m / 1e6).toFixed(2)} M rows/s; ${(med('oneThread') / m).toFixed(2)} × faster than one thread; ${(m / med('copyFloor')).toFixed(2)} × the row-copy floor, ${(m / med('transferFloor')).toFixed(2)} × the transfer floor, ${(m / med('byteFloor')).toFixed(1)} × the byte floor`,
+      `          median ${m.toFixed(1)} s = ${(m / 30).toFixed(2)} × the 30 s target (${m < 30 ? 'met' : 'not met'}), ${(rows / m / 1e6).toFixed(2)} M rows/s; ${(med('sql') / m).toFixed(2)} × faster than all in SQL; ${(m / med('copyFloor')).toFixed(2)} × the row-copy floor, ${(m / med('transferFloor')).toFixed(2)} × the transfer floor, ${(m / med('byteFloor')).toFixed(1)} × the byte floor`,
     );
     lines.push(`          each rank's clock offset found to within ${worstClockError} ns`);
     if (values['merge-analysis'] !== 'none') benchJobAnalysis(files, out, dir);

@@ -19,6 +19,7 @@
         "src/record_decoding.cc",
         "src/zone_builder.cc",
         "src/table_loader.cc",
+        "src/page_merge.cc",
         "src/sql_time_limit.cc",
         "../../node_modules/better-sqlite3/deps/sqlite3/sqlite3.c"
       ],

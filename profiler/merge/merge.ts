@@ -22,8 +22,16 @@
 //    children, so a merge of merges keeps both levels.
 //
 // Where each input's rows land is planned before any is copied (plan.ts),
-// so that a large merge can rewrite the big tables of later inputs on a
-// second core while this thread writes the output (pipeline.ts).
+// so that the big tables (operations, calls, ranges: nearly every row) can
+// be written first, all inputs at once, as SQLite pages on all cores
+// (native/addon/src/page_merge.h): each record rewritten by the same moves
+// the SQL below applies (InputSql.move), packed into leaf pages appended to
+// the output, the b-tree built over them. SQLite writes a file from one
+// thread, row by row through its b-tree, which took 22–27 CPU s of a
+// 64-rank job's merge before any rewriting. The rest (small tables, zones,
+// provenance, meta, indexes) is SQL, input after input. Inputs the pages
+// cannot take (a record that overflows its page, a moved column that is not
+// an integer) are merged in SQL throughout, as `pages: false` does.
 //
 // Written to a temporary file beside the output and renamed when complete:
 // a merge that fails leaves nothing, and never replaces an existing file.
@@ -37,10 +45,10 @@ import { THREAD_LANE_FACTOR, ZONED_TABLES, zoneShapeSql, zonesFromRowsSql, type 
 import { alignClocks, type InputAlignment } from './align.ts';
 import type { SourceAlignment } from '../contract/job.ts';
 import { readCollectives } from './collectives.ts';
-import { BulkPipeline } from './pipeline.ts';
-import { BULK_TABLES, type BulkJob } from './pipeline-shared.ts';
 import { ID_TABLES, NoFreePidError, planMerge, type InputFacts, type InputPlan } from './plan.ts';
-import { MERGE_TABLES, type Role } from './tables.ts';
+import { BULK_TABLES, MERGE_TABLES, type Role } from './tables.ts';
+import { appendTablePages, type PageColumnOp, type PageMergeTable } from '../native/addon.ts';
+import Database from 'better-sqlite3';
 
 export type AlignMode = 'collectives' | 'wall-clock';
 
@@ -49,16 +57,15 @@ export interface MergeOptions {
   overwrite?: boolean;
   /** collectives (default): each host's clock corrected by the NCCL collectives; wall-clock: times as recorded. */
   align?: AlignMode;
-  /** After each input is copied; `byWorker`: its big tables were rewritten on the second thread (pipeline.ts). */
-  onProgress?: (done: number, total: number, file: string, byWorker: boolean) => void;
+  /** After each input is copied (its big tables were written before, all inputs at once, when they went as pages). */
+  onProgress?: (done: number, total: number, file: string) => void;
   /**
-   * Rewrite later inputs' big tables on a second thread (pipeline.ts). By
-   * default when the inputs hold enough rows for it to pay (PARALLEL_ROWS),
-   * this thread taking over the inputs the worker has not started when it
-   * gets to them; true: always, and the worker does all of its share
-   * (the tests, which compare the two); false: one thread.
+   * Write the big tables as SQLite pages on all cores (default: when every
+   * input allows it, else SQL); false: everything in SQL on one thread.
    */
-  parallel?: boolean;
+  pages?: boolean;
+  /** Rebuild a small output with 4 KiB pages (default true; the tests read the pages as merge wrote them). */
+  compact?: boolean;
 }
 
 /** One input as merged: where its clock was placed (file as given), and what it brought. */
@@ -79,22 +86,10 @@ export interface MergeResult {
   processes: number;
   notes: string[];
   seconds: number;
+  /** How the big tables were written; `sqlBecause`: why not as pages, when they could not be. */
+  bigTables: 'pages' | 'sql';
+  sqlBecause: string | null;
 }
-
-/**
- * Rows (the inputs' largest ids summed) from which a second thread pays for
- * its start (a worker, scratch recordings: a few hundred ms): about 2 s of
- * copying on one core.
- */
-const PARALLEL_ROWS = 4_000_000;
-
-/**
- * Every DIRECT_EVERY-th input is this thread's, copied directly, the others
- * the worker's: copying an input directly costs this thread about twice
- * what moving the worker's rows does, and the worker about as much as that
- * (npm run bench), so one in three keeps both threads busy.
- */
-const DIRECT_EVERY = 3;
 
 interface Input {
   file: string;
@@ -111,6 +106,10 @@ interface Input {
   facts: InputFacts;
   /** Tables of the schema it lacks (a damaged file): copying it fails there, as SQLite says. */
   missingTables: string[];
+  /** Per big table: its root page and columns (the pages need them; a table whose columns differ from the output's goes in SQL). */
+  bigTables: Map<string, { root: number; columns: string[] }>;
+  /** Why its big tables cannot go as pages (null: they can). */
+  notAsPages: string | null;
 }
 
 /** Merges `inputs` into a new recording at `output`. Problems with a file are RecordingFileErrors naming it. */
@@ -177,24 +176,74 @@ export function mergeRecordings(inputs: readonly string[], output: string, opts:
 
   // Written beside the output, renamed into place at the end.
   const partial = path.join(path.dirname(outAbs), `.${path.basename(outAbs)}.merging-${process.pid}`);
-  const db = createRecording(partial, { overwrite: true });
-  const sources: MergedSource[] = [];
-  let pipeline: BulkPipeline | null = null;
+  const merge: Merge = { list, plans, shifts, alignment, notes, originOut, opts, partial };
+  const blocked = opts.pages === false ? 'pages: false' : (list.find((i) => i.notAsPages !== null)?.notAsPages ?? null);
+  let result: Omit<MergeResult, 'output' | 'seconds' | 'sqlBecause'>;
+  let sqlBecause = blocked;
   try {
-    db.pragma('foreign_keys = OFF'); // every reference is remapped by construction; test/merge checks foreign_key_check
-    db.pragma('journal_mode = OFF'); // a failed merge deletes the file: no rollback needed
-    db.pragma('synchronous = OFF'); // synced once, before the rename
-    db.pragma('temp_store = MEMORY');
-    db.pragma('cache_size = -262144');
+    result = writeMerged(merge, blocked === null);
+  } catch (err) {
+    if (blocked !== null || (err as { code?: string }).code !== 'PAGE_MERGE_UNSUPPORTED') throw err;
+    // A record the pages cannot take: the output is started again, in SQL.
+    sqlBecause = (err as Error).message;
+    result = writeMerged(merge, false);
+  }
+  fs.renameSync(partial, output);
+  return { ...result, output, seconds: (performance.now() - t0) / 1000, sqlBecause: opts.pages === false ? null : sqlBecause };
+}
+
+/** What writing the merged file needs: the checked inputs, their plans, shifts and clocks. */
+interface Merge {
+  list: Input[];
+  plans: InputPlan[];
+  shifts: number[];
+  alignment: InputAlignment[];
+  notes: string[];
+  originOut: bigint;
+  opts: MergeOptions;
+  partial: string;
+}
+
+/**
+ * The merged recording written to `partial` and synced: with `pages`, the
+ * big tables of every input first, as pages on all cores, then the rest in
+ * SQL input by input. Any failure deletes the file.
+ */
+function writeMerged(m: Merge, pages: boolean): Omit<MergeResult, 'output' | 'seconds' | 'sqlBecause'> {
+  const { list, plans, shifts, alignment, partial, opts } = m;
+  const notes = [...m.notes];
+  let db = createRecording(partial, { overwrite: true });
+  const sources: MergedSource[] = [];
+  const settings = (d: Db) => {
+    d.pragma('foreign_keys = OFF'); // every reference is remapped by construction; test/merge checks foreign_key_check
+    d.pragma('journal_mode = OFF'); // a failed merge deletes the file: no rollback needed
+    d.pragma('synchronous = OFF'); // synced once, before the rename
+    d.pragma('temp_store = MEMORY');
+    d.pragma('cache_size = -262144');
+  };
+  try {
+    settings(db);
     const missing = unclassified(db);
     if (missing.length) throw new Error(`merge: profiler/merge/tables.ts does not say how to merge ${missing.join(', ')}`);
     beginBulkLoad(db);
-    db.exec('CREATE TEMP TABLE merge_strings (old INTEGER PRIMARY KEY, new INTEGER NOT NULL)');
     const sqls = list.map((input, i) => new InputSql(db, input, plans[i]!, shifts[i]!));
-    pipeline = startPipeline(partial, list, sqls, opts.parallel);
+    let pageRows: Map<string, number>[] | null = null;
+    if (pages) {
+      const roots = new Map(
+        db
+          .prepare(`SELECT name, rootpage FROM sqlite_schema WHERE type = 'table' AND name IN (${BULK_TABLES.map(() => '?').join(', ')})`)
+          .raw()
+          .all(...BULK_TABLES) as [string, number][],
+      );
+      db.close();
+      pageRows = writePages(partial, sqls, roots);
+      db = new Database(partial);
+      settings(db);
+    }
+    db.exec('CREATE TEMP TABLE merge_strings (old INTEGER PRIMARY KEY, new INTEGER NOT NULL)');
     list.forEach((input, i) => {
       const a = alignment[i]!;
-      const copied = copyInput(db, input, i, sqls[i]!, a, pipeline);
+      const copied = copyInput(db, input, sqls[i]!, a, pageRows?.[i] ?? null);
       sources.push({
         file: input.file,
         host: input.host,
@@ -213,13 +262,11 @@ export function mergeRecordings(inputs: readonly string[], output: string, opts:
           `pid ${r.originalPid} of ${input.file}${input.host ? ` (host ${input.host})` : ''} is pid ${r.pid} here: an earlier recording has a process ${r.originalPid}`,
         );
       }
-      opts.onProgress?.(i + 1, list.length, input.file, copied.byWorker);
+      opts.onProgress?.(i + 1, list.length, input.file);
     });
-    pipeline?.close();
-    pipeline = null;
-    writeMeta(db, mergedMeta(db, list, originOut, sources, opts.align ?? 'collectives', notes));
+    writeMeta(db, mergedMeta(db, list, m.originOut, sources, opts.align ?? 'collectives', notes));
     endBulkLoad(db);
-    compact(db, partial);
+    if (opts.compact !== false) compact(db, partial);
     db.pragma('journal_mode = DELETE');
     // Rows per table: what was copied, and the tables merge wrote itself (small) counted.
     const rows: Record<string, number> = {};
@@ -233,18 +280,8 @@ export function mergeRecordings(inputs: readonly string[], output: string, opts:
     } finally {
       fs.closeSync(fd);
     }
-    fs.renameSync(partial, output);
-    return {
-      output,
-      sources,
-      rows,
-      devices: rows.devices!,
-      processes: rows.processes!,
-      notes,
-      seconds: (performance.now() - t0) / 1000,
-    };
+    return { sources, rows, devices: rows.devices!, processes: rows.processes!, notes, bigTables: pages ? 'pages' : 'sql' };
   } catch (err) {
-    pipeline?.close();
     try {
       db.close();
     } catch {
@@ -256,17 +293,44 @@ export function mergeRecordings(inputs: readonly string[], output: string, opts:
 }
 
 /**
- * The second thread, for a merge large enough (or as `parallel` says): the
- * worker takes all inputs but the first and every DIRECT_EVERY-th, which
- * this thread copies itself meanwhile; inputs that lack a table stay this
- * thread's, so that their error is reported as it always is.
+ * Every input's big tables appended to the output as pages, all at once on
+ * all cores (native/addon/src/page_merge.h), each column moved as the SQL
+ * path would move it (InputSql.pageColumns). Returns per input the rows of
+ * each table; checks that each landed where the plan put it.
  */
-function startPipeline(partial: string, list: Input[], sqls: InputSql[], parallel: boolean | undefined): BulkPipeline | null {
-  const rows = list.reduce((sum, input) => sum + BULK_TABLES.reduce((n, t) => n + (input.facts.ids[t]?.max ?? 0), 0), 0);
-  if (parallel === false || list.length < 2 || (parallel === undefined && rows < PARALLEL_ROWS)) return null;
-  const jobs: BulkJob[] = [];
-  for (let i = 1; i < list.length; i++) if (i % DIRECT_EVERY !== 0 && list[i]!.missingTables.length === 0) jobs.push(sqls[i]!.bulkJob(i));
-  return BulkPipeline.start(partial, list.length, jobs, parallel === undefined);
+function writePages(partial: string, sqls: InputSql[], roots: Map<string, number>): Map<string, number>[] {
+  const tables: PageMergeTable[] = BULK_TABLES.map((table) => ({
+    name: table,
+    root: roots.get(table)!,
+    inputs: sqls.map((sql) => ({
+      file: sql.input.abs,
+      root: sql.input.bigTables.get(table)!.root,
+      rowidAdd: sql.offsetOf(table),
+      columns: sql.pageColumns(table),
+    })),
+  }));
+  let written;
+  try {
+    written = appendTablePages(partial, tables);
+  } catch (err) {
+    // The addon names the file first ("<path>: damaged …"): an input's problem is that input's.
+    const message = (err as Error).message;
+    const input = sqls.find((s) => message.startsWith(`${s.input.abs}:`) || message.startsWith(`${s.input.abs},`))?.input;
+    if (input && (err as { code?: string }).code !== 'PAGE_MERGE_UNSUPPORTED')
+      throw new RecordingFileError(input.file, `cannot merge: ${message.slice(input.abs.length + 2)}`, { cause: err });
+    throw err;
+  }
+  return sqls.map((sql, i) => {
+    const rows = new Map<string, number>();
+    BULK_TABLES.forEach((table, t) => {
+      const r = written.rows[t]![i]!;
+      const run = sql.plan.ids.get(table);
+      if (r.rows > 0 && (!run || r.lastRowid !== run.max + run.off || r.firstRowid !== run.min + run.off))
+        throw new Error(`merge: ${table} of ${sql.input.file} did not land at ids ${run ? `${run.min + run.off}..${run.max + run.off}` : '(none planned)'}`);
+      rows.set(table, r.rows);
+    });
+    return rows;
+  });
 }
 
 /**
@@ -337,6 +401,12 @@ function inspect(file: string): Input {
       : [`${host ?? ''}|${originText}`];
     const abs = path.resolve(file);
     const tables = new Set(db.prepare("SELECT name FROM sqlite_schema WHERE type = 'table'").pluck().all() as string[]);
+    const bigTables = new Map<string, { root: number; columns: string[] }>();
+    for (const [name, root] of db
+      .prepare(`SELECT name, rootpage FROM sqlite_schema WHERE type = 'table' AND name IN (${BULK_TABLES.map(() => '?').join(', ')})`)
+      .raw()
+      .all(...BULK_TABLES) as [string, number][])
+      bigTables.set(name, { root, columns: db.prepare('SELECT name FROM pragma_table_info(?)').pluck().all(name) as string[] });
     const ids: InputFacts['ids'] = {};
     // (Two queries: SQLite answers a lone min() or max() of a rowid with one b-tree descent.)
     for (const t of ID_TABLES.filter((t) => tables.has(t)))
@@ -362,10 +432,26 @@ function inspect(file: string): Input {
         maxSourceId: (db.prepare('SELECT max(id) FROM sources').pluck().get() as number | null) ?? 0,
       },
       missingTables: Object.keys(MERGE_TABLES).filter((t) => !tables.has(t)),
+      bigTables,
+      notAsPages: notAsPages(file, db, bigTables),
     };
   } finally {
     db.close();
   }
+}
+
+/**
+ * Why an input's big tables cannot be written as pages (null: they can):
+ * the pages read the file itself, so it must hold all of its rows (no
+ * write-ahead log beside it) and every big table (their columns are
+ * checked against the output's by InputSql.pageColumns).
+ */
+function notAsPages(file: string, db: Db, bigTables: Map<string, { columns: string[] }>): string | null {
+  const wal = `${file}-wal`;
+  if (fs.existsSync(wal) && fs.statSync(wal).size > 0) return `${file} has a write-ahead log beside it`;
+  if (db.pragma('encoding', { simple: true }) !== 'UTF-8') return `${file} is not UTF-8`;
+  const missing = BULK_TABLES.find((table) => !bigTables.has(table));
+  return missing ? `${file} has no table ${missing}` : null;
 }
 
 /** SQL for `n` added to a column (nothing when 0). */
@@ -374,26 +460,44 @@ function plus(column: string, n: number | bigint): string {
 }
 
 /**
- * `column` with the values `map` moves replaced: the column itself when
- * nothing moves; plus a constant when every value moves by one (a rank's
- * devices, its one process, as a rule) and `onlyKeys` says the column
- * holds no other values; else a CASE, where values not in the map stay
- * (`keepOthers`) or become NULL.
+ * How a column's values move, the one definition both ways of writing use:
+ * SQL (moveSql) and pages (the addon's column operations, the same three).
  */
-function mapped(column: string, map: Map<number, number>, opts: { keepOthers: boolean; onlyKeys: boolean }): string {
+type Move = { kind: 'keep' } | { kind: 'add'; add: number } | { kind: 'map'; pairs: [number, number][]; keepOthers: boolean };
+
+const KEEP: Move = { kind: 'keep' };
+const added = (n: number): Move => (n === 0 ? KEEP : { kind: 'add', add: n });
+
+/**
+ * The values `map` moves: nothing when none moves; a constant when every
+ * value moves by one (a rank's devices, its one process, as a rule) and
+ * `onlyKeys` says the column holds no other values; else the pairs, values
+ * not listed staying (`keepOthers`) or becoming NULL.
+ */
+function mapped(map: Map<number, number>, opts: { keepOthers: boolean; onlyKeys: boolean }): Move {
   const pairs = [...map];
-  if (pairs.every(([a, b]) => a === b)) return column;
+  if (pairs.every(([a, b]) => a === b)) return KEEP;
   const d = pairs[0]![1] - pairs[0]![0];
-  if (opts.onlyKeys && pairs.every(([a, b]) => b - a === d)) return plus(column, d);
-  const listed = opts.keepOthers ? pairs.filter(([a, b]) => a !== b) : pairs;
-  return `CASE ${column} ${listed.map(([a, b]) => `WHEN ${a} THEN ${b}`).join(' ')} ELSE ${opts.keepOthers ? column : 'NULL'} END`;
+  if (opts.onlyKeys && pairs.every(([a, b]) => b - a === d)) return added(d);
+  return { kind: 'map', pairs: opts.keepOthers ? pairs.filter(([a, b]) => a !== b) : pairs, keepOthers: opts.keepOthers };
+}
+
+/** A move as SQL over `column` (a CASE for a map). */
+function moveSql(column: string, m: Move): string {
+  switch (m.kind) {
+    case 'keep':
+      return column;
+    case 'add':
+      return plus(column, m.add);
+    case 'map':
+      return `CASE ${column} ${m.pairs.map(([a, b]) => `WHEN ${a} THEN ${b}`).join(' ')} ELSE ${m.keepOthers ? column : 'NULL'} END`;
+  }
 }
 
 /**
- * The SQL that copies one input's rows as its plan says: each column of a
- * table as the merged recording holds it. Written here for both threads:
- * the worker runs the big tables' statements as this thread would have
- * (bulkJob), into a scratch recording.
+ * How one input's rows are copied as its plan says: each column of a table
+ * as the merged recording holds it, as SQL (rows) and, for the big tables,
+ * as the column operations of the pages (pageColumns): one Move each.
  */
 class InputSql {
   readonly input: Input;
@@ -407,7 +511,9 @@ class InputSql {
     this.input = input;
     this.plan = plan;
     this.shift = shift;
-    this.#columns = (table) => columnsOfTable(db, table);
+    // Read now: the output's connection is closed and opened again around the pages.
+    const columns = new Map(Object.keys(MERGE_TABLES).map((table) => [table, columnsOfTable(db, table)]));
+    this.#columns = (table) => columns.get(table) ?? [];
     this.#movedStrings = [...plan.strings].filter(([a, b]) => a !== b);
   }
 
@@ -420,37 +526,68 @@ class InputSql {
     return this.plan.ids.get(table)?.off ?? 0;
   }
 
+  /** How one column's values move; null: not a move of values (a source id, an original pid: processes, in SQL only). */
+  move(table: string, column: string, role: Role): Move | null {
+    const { plan } = this;
+    switch (role) {
+      case 'keep':
+        return KEEP;
+      case 'time':
+        return added(this.shift);
+      case 'pid':
+        // Every pid column names one of the input's processes, except a parent's (ppid), which may be outside it.
+        return mapped(plan.pids, { keepOthers: true, onlyKeys: column !== 'ppid' });
+      case 'device':
+        return mapped(plan.devices, { keepOthers: false, onlyKeys: true });
+      case 'context':
+        return added(this.offsetOf('contexts'));
+      case 'stream':
+        return added(this.offsetOf('streams'));
+      case 'string':
+        return this.#movedStrings.length ? { kind: 'map', pairs: this.#movedStrings, keepOthers: true } : KEEP;
+      case 'rowid':
+        return added(this.offsetOf(table));
+      case 'source':
+      case 'original-pid':
+        return null;
+    }
+  }
+
+  /** The big table's column operations for the pages, in the output's column order (which the input's must have). */
+  pageColumns(table: string): PageColumnOp[] {
+    const columns = this.#columns(table);
+    const own = this.input.bigTables.get(table)!.columns;
+    if (own.length !== columns.length || own.some((c, i) => c !== columns[i]))
+      throw Object.assign(new Error(`${this.input.file}: its ${table} has columns ${own.join(', ')}, the merged recording ${columns.join(', ')}`), {
+        code: 'PAGE_MERGE_UNSUPPORTED',
+      });
+    const spec = MERGE_TABLES[table]!;
+    return columns.map((column): PageColumnOp => {
+      const m = spec.columns[column] === 'rowid' ? KEEP : this.move(table, column, spec.columns[column]!);
+      if (m === null) throw new Error(`merge: ${table}.${column} is not a move of values and cannot be written as pages`);
+      return m.kind === 'map' ? { kind: 'map', pairs: m.pairs.flat(), keepOthers: m.keepOthers } : m;
+    });
+  }
+
   /** SQL for one column of the input's rows as the merged recording holds it; null: left to SQLite (the rowid, numbered in order). */
   #expr(table: string, column: string, role: Role, givenIds: boolean): string | null {
     const { plan } = this;
     switch (role) {
-      case 'keep':
-        return column;
-      case 'time':
-        return plus(column, this.shift);
-      case 'pid':
-        // Every pid column names one of the input's processes, except a parent's (ppid), which may be outside it.
-        return mapped(column, plan.pids, { keepOthers: true, onlyKeys: column !== 'ppid' });
-      case 'device':
-        return mapped(column, plan.devices, { keepOthers: false, onlyKeys: true });
-      case 'context':
-        return plus(column, this.offsetOf('contexts'));
-      case 'stream':
-        return plus(column, this.offsetOf('streams'));
-      case 'string': {
-        const moved = this.#movedStrings;
-        if (moved.length === 0) return column;
-        if (!this.stringsLookup) return `CASE ${column} ${moved.map(([a, b]) => `WHEN ${a} THEN ${b}`).join(' ')} ELSE ${column} END`;
-        return `(SELECT new FROM temp.merge_strings WHERE old = ${column})`;
-      }
+      case 'string':
+        // Many moved strings: a lookup per row in temp.merge_strings rather than a long CASE.
+        return this.stringsLookup && this.#movedStrings.length
+          ? `(SELECT new FROM temp.merge_strings WHERE old = ${column})`
+          : moveSql(column, this.move(table, column, role)!);
       case 'rowid':
-        return givenIds ? plus(column, this.offsetOf(table)) : null;
+        return givenIds ? moveSql(column, this.move(table, column, role)!) : null;
       case 'source':
         return this.input.hasSources ? `(${column} + ${plan.sourceId})` : `${plan.sourceId}`;
       case 'original-pid': {
         const renumbered = plan.renumbered.map((r) => r.originalPid);
         return renumbered.length ? `CASE WHEN pid IN (${renumbered.join(',')}) THEN coalesce(${column}, pid) ELSE ${column} END` : column;
       }
+      default:
+        return moveSql(column, this.move(table, column, role)!);
     }
   }
 
@@ -468,35 +605,15 @@ class InputSql {
     const order = spec.columns.id === 'rowid' ? ' ORDER BY id' : '';
     return `INSERT INTO main.${table} (${target.join(', ')}) SELECT ${select.join(', ')} FROM src.${table}${tail}${order}`;
   }
-
-  /** The worker's job for this input (its `index`): the big tables with their ids given, as they must land in the output. */
-  bulkJob(index: number): BulkJob {
-    return {
-      index,
-      file: this.input.abs,
-      tables: BULK_TABLES.map((table) => {
-        const run = this.plan.ids.get(table)!;
-        return {
-          table,
-          numbered: [`${this.rows(table, true)} LIMIT 1`, this.rows(table, false, ` WHERE id > ${run.min}`)],
-          given: this.rows(table, true),
-          lastId: run.max >= run.min ? run.max + run.off : null,
-        };
-      }),
-      strings: this.stringsLookup ? [...this.plan.strings] : null,
-    };
-  }
 }
 
-function copyInput(db: Db, input: Input, index: number, sql: InputSql, align: InputAlignment, pipeline: BulkPipeline | null) {
-  // The worker's rewrite of its big tables, if it did them (waits for it if it is on them).
-  const scratch = pipeline?.take(index) ?? null;
+/** One input's rows into the output; `pageRows`: its big tables' rows, written as pages already. */
+function copyInput(db: Db, input: Input, sql: InputSql, align: InputAlignment, pageRows: Map<string, number> | null) {
   // Read only: nothing here writes to src (SQLite in better-sqlite3 takes no URI filenames, so no mode=ro).
   db.prepare('ATTACH DATABASE ? AS src').run(input.abs);
-  if (scratch) db.prepare('ATTACH DATABASE ? AS scratch').run(scratch);
   try {
     db.exec('BEGIN');
-    const result = { ...copyAttached(db, input, sql, align, scratch !== null, () => pipeline?.recycle(index)), byWorker: scratch !== null };
+    const result = copyAttached(db, input, sql, align, pageRows);
     db.exec('COMMIT');
     return result;
   } catch (err) {
@@ -508,8 +625,6 @@ function copyInput(db: Db, input: Input, index: number, sql: InputSql, align: In
     throw new RecordingFileError(input.file, `cannot merge: ${e.message}`, { cause: err });
   } finally {
     db.exec('DETACH DATABASE src');
-    if (scratch) db.exec('DETACH DATABASE scratch');
-    pipeline?.release(index);
   }
 }
 
@@ -532,8 +647,8 @@ function maxId(db: Db, schema: 'main' | 'src', table: string, column = 'id'): nu
   return (db.prepare(`SELECT max(${column}) AS m FROM ${schema}.${table}`).get() as { m: number | null }).m ?? 0;
 }
 
-/** One input's rows into the output, as its plan says; `fromScratch`: its big tables are the worker's, rewritten in scratch. */
-function copyAttached(db: Db, input: Input, sql: InputSql, align: InputAlignment, fromScratch: boolean, scratchRead: () => void) {
+/** One input's rows into the output, as its plan says; `pageRows`: its big tables' rows, written as pages already. */
+function copyAttached(db: Db, input: Input, sql: InputSql, align: InputAlignment, pageRows: Map<string, number> | null) {
   const { plan, shift } = sql;
   const columnsOf = (table: string) => columnsOfTable(db, table);
   const tables = new Set(db.prepare("SELECT name FROM main.sqlite_schema WHERE type = 'table'").pluck().all() as string[]);
@@ -573,9 +688,12 @@ function copyAttached(db: Db, input: Input, sql: InputSql, align: InputAlignment
     if (spec.how !== 'rows' || !tables.has(table)) continue;
     const run = plan.ids.get(table);
     let n: number;
-    if (fromScratch && spec.columns.id === 'rowid') {
-      // The worker's rows, rewritten with their ids: moved across as stored (SQLite's transfer copy).
-      n = db.prepare(`INSERT INTO main.${table} SELECT * FROM scratch.${table}`).run().changes;
+    if (pageRows?.has(table)) {
+      // Written as pages, where the plan put them (checked then).
+      n = pageRows.get(table)!;
+      if (run) counts.set(table, n);
+      rows[table] = n;
+      continue;
     } else if (spec.columns.id === 'rowid') {
       // SQLite numbering the rows itself (max + 1, in id order) is cheaper than checking each given id; right when the
       // input's ids have no gaps. When they have (rows a capture range left out), copied again with their ids moved.
@@ -594,7 +712,6 @@ function copyAttached(db: Db, input: Input, sql: InputSql, align: InputAlignment
     rows[table] = n;
   }
 
-  if (fromScratch) scratchRead();
   // Zones: the input's own, moved with its rows.
   const zoneCase = (f: (table: ZonedTable) => string) =>
     `CASE table_id ${(Object.keys(ZONED_TABLES) as ZonedTable[]).map((t) => `WHEN ${ZONED_TABLES[t].id} THEN ${f(t)}`).join(' ')} END`;
@@ -621,7 +738,7 @@ function copyAttached(db: Db, input: Input, sql: InputSql, align: InputAlignment
     if (!o || !counts.get(table)) continue;
     const covered = (db.prepare('SELECT max(last_id) AS m FROM src.zones WHERE table_id = ?').get(ZONED_TABLES[table].id) as { m: number | null }).m ?? 0;
     if (covered >= o.max) continue;
-    db.prepare(zonesFromRowsSql(table)).run({ after: Math.max(covered, o.min - 1) + o.off });
+    db.prepare(zonesFromRowsSql(table, undefined, true)).run({ after: Math.max(covered, o.min - 1) + o.off, upto: o.max + o.off });
     db.exec(zoneShapeSql(table));
   }
 

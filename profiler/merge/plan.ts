@@ -3,8 +3,9 @@
 // pids, its strings and devices in the merged tables, its source id. Pure
 // arithmetic over what inspecting the inputs read (their small tables and
 // each table's id range), in input order, as copying them one after the
-// other would find it — so that the rows of later inputs can be rewritten
-// ahead, on another thread (pipeline.ts), with the ids they will have.
+// other would find it — so that the big tables of every input can be
+// written at once, as pages on all cores (merge.ts), with the ids they
+// will have.
 import { THREAD_LANE_FACTOR } from '../store/zone-tables.ts';
 import { MERGE_TABLES } from './tables.ts';
 

@@ -259,3 +259,12 @@ export const MERGE_TABLES: Record<string, TableSpec> = {
     },
   },
 };
+
+/**
+ * The tables of rows with their own rowids — the big ones (operations,
+ * calls, ranges): written as pages on all cores (merge.ts, pages), in SQL
+ * otherwise.
+ */
+export const BULK_TABLES = Object.entries(MERGE_TABLES)
+  .filter(([, spec]) => spec.how === 'rows' && spec.columns.id === 'rowid')
+  .map(([table]) => table);

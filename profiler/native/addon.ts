@@ -140,6 +140,7 @@ interface AddonModule {
   loadTimeline(dbPath: string): { ops: OpColumns; calls: CallColumns };
   Ingest: new (dbPath: string, options: { originNs: bigint }) => IngestInstance;
   demangle(names: string[]): (string | null)[];
+  appendTablePages(output: string, tables: PageMergeTable[]): PageMergeResult;
   timelineColumns: { ops: ColumnTypes; calls: ColumnTypes };
   ingestStatements: IngestStatement[];
   ingestSchemaVersion: number;
@@ -188,6 +189,36 @@ export function loadCallColumns(dbPath: string): CallColumns {
  */
 export function demangle(names: string[]): (string | null)[] {
   return addon().demangle(names);
+}
+
+/** What happens to one column of a record written as pages: kept, moved by a constant, mapped (values not listed kept or NULL). */
+export type PageColumnOp = { kind: 'keep' } | { kind: 'add'; add: number } | { kind: 'map'; pairs: number[]; keepOthers: boolean };
+
+/** One table to append: its root page in the output, and each input's root page, rowid move and column operations, in output order. */
+export interface PageMergeTable {
+  name: string;
+  root: number;
+  inputs: { file: string; root: number; rowidAdd: number; columns: PageColumnOp[] }[];
+}
+
+export interface PageMergeResult {
+  /** [table][input]: rows appended, their first and last rowid (as moved). */
+  rows: { rows: number; firstRowid: number; lastRowid: number }[][];
+  /** The output's pages now. */
+  pages: number;
+  threads: number;
+}
+
+/**
+ * Appends the tables' rows of every input to `output` as SQLite pages, on
+ * all cores (native/addon/src/page_merge.h: the merge's big tables). The
+ * output must be a recording no connection holds open, the tables empty
+ * and without indexes. An input it cannot write as pages throws an error
+ * whose code is 'PAGE_MERGE_UNSUPPORTED'; the output is unusable after any
+ * error.
+ */
+export function appendTablePages(output: string, tables: PageMergeTable[]): PageMergeResult {
+  return addon().appendTablePages(output, tables);
 }
 
 /**

@@ -41,19 +41,20 @@ export const ZONED_TABLES: Record<ZonedTable, ZonedTableInfo> = {
 export const ZONE_ROWS = 4096;
 
 /**
- * SQL that zones every row of `table` with id > @after. Rows are grouped per
+ * SQL that zones every row of `table` with id > @after (and ≤ @upto when
+ * `bounded`: merge zones one input's rows while later inputs' are there). Rows are grouped per
  * lane and per block of ZONE_ROWS rowids: correct for any row order (range
  * queries filter rows by lane too), tight when the rows of a lane are
  * contiguous, as importers and generators that write lane by lane make them.
  */
-export function zonesFromRowsSql(table: ZonedTable, schemaVersion = 5): string {
+export function zonesFromRowsSql(table: ZonedTable, schemaVersion = 5, bounded = false): string {
   const t = ZONED_TABLES[table];
   // Schema 3's migration builds its zones before schema 5 added busy_ns.
   const busy = schemaVersion >= 5;
   return `INSERT INTO zones (table_id, lane, start_ns, first_id, last_id, end_ns, rows, min_correlation, max_correlation${busy ? ', busy_ns' : ''})
     SELECT ${t.id}, ${t.lane} AS zone_lane, min(start_ns), min(id), max(id), max(${t.end}), count(*),
            min(${t.correlation}), max(${t.correlation})${busy ? `, sum(${t.end} - start_ns)` : ''}
-    FROM ${table} WHERE id > @after GROUP BY zone_lane, id / ${ZONE_ROWS}`;
+    FROM ${table} WHERE id > @after${bounded ? ' AND id <= @upto' : ''} GROUP BY zone_lane, id / ${ZONE_ROWS}`;
 }
 
 /** SQL that fills busy_ns of the zones of `table` that have none (schema 5's migration). */

@@ -1,6 +1,6 @@
 // Module entry: devices(), cuptiInfo(path?), class Ingest, loadOps(path), loadCalls(path), loadTimeline(path),
-// demangle(names); and, for the drift tests, the vocabularies the TypeScript side repeats: timelineColumns,
-// ingestStatements, ingestSchemaVersion.
+// demangle(names), appendTablePages(output, tables); and, for the drift tests, the vocabularies the TypeScript side repeats:
+// timelineColumns, ingestStatements, ingestSchemaVersion.
 #include <napi.h>
 
 #include <chrono>
@@ -17,6 +17,7 @@
 #include "ingest.h"
 #include "ingest_binding.h"
 #include "ingest_statements.h"
+#include "page_merge.h"
 #include "table_loader.h"
 
 namespace streamscope::addon {
@@ -204,6 +205,86 @@ Napi::Value loadTimelineBinding(const Napi::CallbackInfo& info) {
 // One call for a whole list: the schema migration demangles every stored
 // name of a recording at once, and a call across Node-API costs more than
 // demangling a short name.
+// appendTablePages(output, tables): page_merge.h. tables: [{name, root, inputs: [{file, root, rowidAdd, columns:
+// [{kind: 'keep' | 'add' | 'map', add, pairs: [old, new, old, new, …], keepOthers}]}]}] → {rows: [[{rows,
+// firstRowid, lastRowid}]], pages, threads}. A file it cannot merge as pages throws an Error whose code is
+// 'PAGE_MERGE_UNSUPPORTED'.
+Napi::Value appendTablePagesBinding(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 2 || !info[0].IsString() || !info[1].IsArray()) throw Napi::TypeError::New(env, "expected (output, tables)");
+  auto num = [&](Napi::Object o, const char* key) -> int64_t {
+    const Napi::Value v = o.Get(key);
+    if (!v.IsNumber()) throw Napi::TypeError::New(env, std::string("expected a number for ") + key);
+    return v.As<Napi::Number>().Int64Value();
+  };
+  std::vector<PageMergeTable> tables;
+  const Napi::Array ts = info[1].As<Napi::Array>();
+  for (uint32_t t = 0; t < ts.Length(); t++) {
+    const Napi::Object to = ts.Get(t).As<Napi::Object>();
+    PageMergeTable table;
+    table.name = to.Get("name").As<Napi::String>().Utf8Value();
+    table.root = uint32_t(num(to, "root"));
+    const Napi::Array ins = to.Get("inputs").As<Napi::Array>();
+    for (uint32_t i = 0; i < ins.Length(); i++) {
+      const Napi::Object io = ins.Get(i).As<Napi::Object>();
+      PageMergeInput in;
+      in.file = io.Get("file").As<Napi::String>().Utf8Value();
+      in.root = uint32_t(num(io, "root"));
+      in.rowidAdd = num(io, "rowidAdd");
+      const Napi::Array cols = io.Get("columns").As<Napi::Array>();
+      for (uint32_t c = 0; c < cols.Length(); c++) {
+        const Napi::Object co = cols.Get(c).As<Napi::Object>();
+        const std::string kind = co.Get("kind").As<Napi::String>().Utf8Value();
+        ColumnOp op;
+        if (kind == "keep") {
+          op.kind = ColumnOp::Keep;
+        } else if (kind == "add") {
+          op.kind = ColumnOp::Add;
+          op.add = num(co, "add");
+        } else if (kind == "map") {
+          op.kind = ColumnOp::Map;
+          op.keepOthers = co.Get("keepOthers").ToBoolean();
+          const Napi::Array pairs = co.Get("pairs").As<Napi::Array>();
+          for (uint32_t k = 0; k + 1 < pairs.Length(); k += 2)
+            op.pairs.emplace_back(pairs.Get(k).As<Napi::Number>().Int64Value(), pairs.Get(k + 1).As<Napi::Number>().Int64Value());
+        } else {
+          throw Napi::TypeError::New(env, "unknown column operation " + kind);
+        }
+        in.columns.push_back(std::move(op));
+      }
+      table.inputs.push_back(std::move(in));
+    }
+    tables.push_back(std::move(table));
+  }
+  PageMergeResult r;
+  try {
+    r = appendTablePages(info[0].As<Napi::String>().Utf8Value(), tables);
+  } catch (const PageMergeUnsupported& e) {
+    Napi::Error err = Napi::Error::New(env, e.what());
+    err.Set("code", Napi::String::New(env, "PAGE_MERGE_UNSUPPORTED"));
+    throw err;
+  } catch (const std::exception& e) {
+    throw Napi::Error::New(env, e.what());
+  }
+  Napi::Object out = Napi::Object::New(env);
+  Napi::Array rows = Napi::Array::New(env, r.rows.size());
+  for (size_t t = 0; t < r.rows.size(); t++) {
+    Napi::Array per = Napi::Array::New(env, r.rows[t].size());
+    for (size_t i = 0; i < r.rows[t].size(); i++) {
+      Napi::Object o = Napi::Object::New(env);
+      o.Set("rows", Napi::Number::New(env, double(r.rows[t][i].rows)));
+      o.Set("firstRowid", Napi::Number::New(env, double(r.rows[t][i].firstRowid)));
+      o.Set("lastRowid", Napi::Number::New(env, double(r.rows[t][i].lastRowid)));
+      per.Set(uint32_t(i), o);
+    }
+    rows.Set(uint32_t(t), per);
+  }
+  out.Set("rows", rows);
+  out.Set("pages", Napi::Number::New(env, r.pagesWritten));
+  out.Set("threads", Napi::Number::New(env, r.threads));
+  return out;
+}
+
 Napi::Value demangleBinding(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (info.Length() < 1 || !info[0].IsArray()) throw Napi::TypeError::New(env, "demangle expects an array of strings");
@@ -249,6 +330,7 @@ static Napi::Object InitStreamScopeAddon(Napi::Env env, Napi::Object exports) {
   exports.Set("loadCalls", Napi::Function::New(env, loadCallsBinding, "loadCalls"));
   exports.Set("loadTimeline", Napi::Function::New(env, loadTimelineBinding, "loadTimeline"));
   exports.Set("demangle", Napi::Function::New(env, demangleBinding, "demangle"));
+  exports.Set("appendTablePages", Napi::Function::New(env, appendTablePagesBinding, "appendTablePages"));
   exports.Set("timelineColumns", timelineColumns(env));
   exports.Set("ingestStatements", ingestStatements(env));
   exports.Set("ingestSchemaVersion", Napi::Number::New(env, kSchemaVersion));

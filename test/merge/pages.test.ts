@@ -1,13 +1,14 @@
-// A large merge rewrites later inputs' big tables on a second thread
-// (profiler/merge/pipeline.ts) and moves them into the output as stored;
-// the result must be the one-thread merge's, byte for byte in every row:
-// the same ids, times, pids, strings, devices, zones and provenance. Checked
-// on the cases where the plan (plan.ts) does more than add offsets: real
-// recordings of different programs (strings and devices merged by value),
-// ranks that share a pid (renumbered), kernel names interned in another
-// order per rank (strings moved), an input with gaps in its ids (a capture
-// range) and a merge of merged recordings (sources of sources). Each merge
-// forces the split (`parallel: true`: the worker does all of its share).
+// A merge writes the big tables (operations, calls, ranges) as SQLite pages
+// of its own, on all cores (native/addon/src/page_merge.cc): the file must
+// be one SQLite reads as sound (integrity_check over the pages as written,
+// not rebuilt by VACUUM) and the SQL merge's (`pages: false`), equal in
+// every row: the same ids, times, pids, strings, devices, zones and
+// provenance. Checked on the cases where the plan (plan.ts) does more than
+// add offsets: real recordings of different programs (strings and devices
+// merged by value), ranks that share a pid (renumbered), kernel names
+// interned in another order per rank (strings moved), an input with gaps in
+// its ids (a capture range), a merge of merged recordings (sources of
+// sources), and tables of one row and of thousands of leaf pages.
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -62,21 +63,22 @@ function digest(file: string): Record<string, string> {
   }
 }
 
-/** Merges `inputs` on one thread and on two; expects the same recording, and the worker to have done its share. */
+/** Merges `inputs` in SQL and as pages; expects the same recording, and the pages to be sound as written. */
 function mergedAlike(inputs: string[], name: string): string {
-  const one = path.join(dir, `${name}-one.sqlite`);
-  const two = path.join(dir, `${name}-two.sqlite`);
-  mergeRecordings(inputs, one, { parallel: false });
-  let byWorker = 0;
-  mergeRecordings(inputs, two, { parallel: true, onProgress: (_done, _total, _file, w) => void (byWorker += w ? 1 : 0) });
-  expect(byWorker).toBeGreaterThan(0);
-  expect(digest(two)).toEqual(digest(one));
+  const one = path.join(dir, `${name}-sql.sqlite`);
+  const two = path.join(dir, `${name}-pages.sqlite`);
+  expect(mergeRecordings(inputs, one, { pages: false }).bigTables).toBe('sql');
+  const r = mergeRecordings(inputs, two, { compact: false });
+  expect([r.bigTables, r.sqlBecause]).toEqual(['pages', null]);
+  const pages = digest(two);
+  expect(pages.integrity).toBe('ok');
+  expect(pages).toEqual(digest(one));
   // Nothing left beside the output: no scratch recording, no partial file.
   expect(fs.readdirSync(dir).filter((f) => f.includes('.merging-'))).toEqual([]);
   return one;
 }
 
-describe('a merge on two threads is the merge on one', () => {
+describe('a merge written as pages is the merge in SQL', () => {
   it('real recordings of different programs and GPUs', () => {
     mergedAlike(
       copies(['matmul-concurrent', 'normalise-concurrent', 'torch_streams', 'matmul-multi-gpu-h200x2', 'torchrun-node', 'torchrun-rank'], 'real'),
