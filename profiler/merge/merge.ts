@@ -176,7 +176,7 @@ export function mergeRecordings(inputs: readonly string[], output: string, opts:
 
   // Written beside the output, renamed into place at the end.
   const partial = path.join(path.dirname(outAbs), `.${path.basename(outAbs)}.merging-${process.pid}`);
-  const merge: Merge = { list, plans, shifts, alignment, notes, originOut, opts, partial };
+  const merge: Merge = { list, plans, shifts, alignment, notes, originOut, opts, partial, output };
   const blocked = opts.pages === false ? 'pages: false' : (list.find((i) => i.notAsPages !== null)?.notAsPages ?? null);
   let result: Omit<MergeResult, 'output' | 'seconds' | 'sqlBecause'>;
   let sqlBecause = blocked;
@@ -201,7 +201,9 @@ interface Merge {
   notes: string[];
   originOut: bigint;
   opts: MergeOptions;
+  /** The temporary file written, and the output it becomes (the name errors give). */
   partial: string;
+  output: string;
 }
 
 /**
@@ -236,7 +238,7 @@ function writeMerged(m: Merge, pages: boolean): Omit<MergeResult, 'output' | 'se
           .all(...BULK_TABLES) as [string, number][],
       );
       db.close();
-      pageRows = writePages(partial, sqls, roots);
+      pageRows = writePages(m, sqls, roots);
       db = new Database(partial);
       settings(db);
     }
@@ -298,7 +300,7 @@ function writeMerged(m: Merge, pages: boolean): Omit<MergeResult, 'output' | 'se
  * path would move it (InputSql.pageColumns). Returns per input the rows of
  * each table; checks that each landed where the plan put it.
  */
-function writePages(partial: string, sqls: InputSql[], roots: Map<string, number>): Map<string, number>[] {
+function writePages({ partial, output }: Merge, sqls: InputSql[], roots: Map<string, number>): Map<string, number>[] {
   const tables: PageMergeTable[] = BULK_TABLES.map((table) => ({
     name: table,
     root: roots.get(table)!,
@@ -313,8 +315,9 @@ function writePages(partial: string, sqls: InputSql[], roots: Map<string, number
   try {
     written = appendTablePages(partial, tables);
   } catch (err) {
-    // The addon names the file first ("<path>: damaged …"): an input's problem is that input's.
+    // The addon names the file first ("<path>: damaged …"): an input's problem is that input's, the temporary file's the output's.
     const message = (err as Error).message;
+    if (message.startsWith(`${partial}:`)) throw new RecordingFileError(output, message.slice(partial.length + 2), { cause: err });
     const input = sqls.find((s) => message.startsWith(`${s.input.abs}:`) || message.startsWith(`${s.input.abs},`))?.input;
     if (input && (err as { code?: string }).code !== 'PAGE_MERGE_UNSUPPORTED')
       throw new RecordingFileError(input.file, `cannot merge: ${message.slice(input.abs.length + 2)}`, { cause: err });

@@ -146,6 +146,38 @@ describe('the page writer', () => {
     w.close();
   });
 
+  it('skips the page at the first GiB, which SQLite keeps for its locks, and keeps the free list', () => {
+    // An output of 64 KiB pages that already holds 1 GB, all of it freed: the rows appended cross page 2^30 / 65536 + 1.
+    const file = path.join(dir, 'gib.sqlite');
+    const db = new Database(file);
+    db.pragma('page_size = 65536');
+    db.pragma('journal_mode = OFF');
+    db.exec(SCHEMA);
+    db.exec('CREATE TABLE pad (x)');
+    const pad = db.prepare('INSERT INTO pad VALUES (zeroblob(?))');
+    for (let i = 0; i < 3; i++) pad.run(356_500_000);
+    db.exec('DELETE FROM pad');
+    const freeBefore = db.pragma('freelist_count', { simple: true }) as number;
+    const root = db.prepare("SELECT rootpage FROM sqlite_schema WHERE name = 't'").pluck().get() as number;
+    db.close();
+    const from = input('gib-in', 1, 24_000, 'y'.repeat(300));
+    try {
+      const r = appendTablePages(file, [{ name: 't', root, inputs: [{ file: from, root: rootOf(from, 't'), rowidAdd: 0, columns: Array(6).fill(keep) }] }]);
+      expect(r.pages).toBeGreaterThan(2 ** 30 / 65536 + 1);
+      const out = new Database(file, { readonly: true });
+      try {
+        expect(out.pragma('integrity_check', { simple: true })).toBe('ok');
+        expect(out.pragma('freelist_count', { simple: true })).toBe(freeBefore);
+        out.exec(`ATTACH '${from}' AS i`);
+        expect(out.prepare('SELECT count(*) FROM main.t t JOIN i.t u USING (id) WHERE t.note IS u.note AND t.a IS u.a').pluck().get()).toBe(24_000);
+      } finally {
+        out.close();
+      }
+    } finally {
+      fs.rmSync(file, { force: true });
+    }
+  });
+
   it('refuses what it cannot rewrite, as unsupported', () => {
     const big = input('big', 1, 3);
     const db = new Database(big);

@@ -177,6 +177,9 @@ struct Output {
   bool format4 = true;
   uint8_t header[100] = {};
   std::atomic<uint32_t> nextPage{0};
+  // The page holding byte 2^30 (SQLite's pending-byte page, which its file
+  // locks use on every platform): never a b-tree's, so never handed out.
+  uint32_t lockPage = 0;
 
   explicit Output(std::string path) : file(std::move(path)) {
     fd = ::open(file.c_str(), O_RDWR | O_CLOEXEC);
@@ -194,6 +197,14 @@ struct Output {
     const uint32_t pages =
         get32(header + 92) == get32(header + 24) && get32(header + 28) > 0 ? get32(header + 28) : uint32_t(st.st_size / pageSize);
     nextPage = pages + 1;
+    lockPage = uint32_t(0x40000000u / pageSize) + 1;
+  }
+
+  // The next page to write: one past the last, skipping the lock page.
+  uint32_t allocate() {
+    uint32_t pgno = nextPage.fetch_add(1);
+    if (pgno == lockPage) pgno = nextPage.fetch_add(1);
+    return pgno;
   }
   ~Output() {
     if (fd >= 0) ::close(fd);
@@ -252,7 +263,7 @@ class LeafWriter {
     put16(p + 3, cells_);
     put16(p + 5, content_ == 65536 ? 0 : content_);
     p[7] = 0;  // no fragmented bytes
-    const uint32_t pgno = out_.nextPage.fetch_add(1);
+    const uint32_t pgno = out_.allocate();
     out_.write(pgno, p);
     written_.push_back({pgno, last_});
     reset();
@@ -530,7 +541,7 @@ void buildTree(Output& out, uint32_t root, std::vector<Child> level, std::vector
     size_t from = 0;
     for (size_t k = 0; k < pages; k++) {
       const size_t to = level.size() * (k + 1) / pages;
-      const uint32_t pgno = out.nextPage.fetch_add(1);
+      const uint32_t pgno = out.allocate();
       writeInterior(level.data() + from, to - from, pgno);
       up.push_back({pgno, level[to - 1].lastRowid});
       from = to;
