@@ -178,6 +178,43 @@ describe('the page writer', () => {
     }
   });
 
+  it('copies records written before a column was added, which read as its default', () => {
+    const file = path.join(dir, 'altered.sqlite');
+    const db = new Database(file);
+    db.exec('CREATE TABLE s (id INTEGER PRIMARY KEY, a INTEGER)');
+    db.exec('INSERT INTO s VALUES (1, 10), (2, 20)');
+    db.exec('ALTER TABLE s ADD COLUMN b INTEGER DEFAULT 5');
+    db.exec('INSERT INTO s VALUES (3, 30, 7)');
+    db.close();
+    const make = (name: string) => {
+      const out = path.join(dir, `${name}.sqlite`);
+      fs.rmSync(out, { force: true });
+      const o = new Database(out);
+      o.exec('CREATE TABLE s (id INTEGER PRIMARY KEY, a INTEGER, b INTEGER DEFAULT 5)');
+      const root = o.prepare("SELECT rootpage FROM sqlite_schema WHERE name = 's'").pluck().get() as number;
+      o.close();
+      return { out, root };
+    };
+    const ok = make('altered-out');
+    appendTablePages(ok.out, [
+      { name: 's', root: ok.root, inputs: [{ file, root: rootOf(file, 's'), rowidAdd: 100, columns: [keep, { kind: 'add', add: 1 }, keep] }] },
+    ]);
+    const o = new Database(ok.out, { readonly: true });
+    expect(o.prepare('SELECT * FROM s ORDER BY id').raw().all()).toEqual([
+      [101, 11, 5],
+      [102, 21, 5],
+      [103, 31, 7],
+    ]);
+    o.close();
+    // A column to move that an old record lacks: its default would have to move too.
+    const moved = make('altered-moved');
+    expect(() =>
+      appendTablePages(moved.out, [
+        { name: 's', root: moved.root, inputs: [{ file, root: rootOf(file, 's'), rowidAdd: 0, columns: [keep, keep, { kind: 'add', add: 1 }] }] },
+      ]),
+    ).toThrow(/lacks a column to move/);
+  });
+
   it('refuses what it cannot rewrite, as unsupported', () => {
     const big = input('big', 1, 3);
     const db = new Database(big);
