@@ -138,6 +138,11 @@ interface AddonModule {
   loadOps(dbPath: string): OpColumns;
   loadCalls(dbPath: string): CallColumns;
   loadTimeline(dbPath: string): { ops: OpColumns; calls: CallColumns };
+  loadRows(
+    dbPath: string,
+    request: RowRanges & LoadRowsOptions,
+    out: { ops: Partial<Omit<OpColumns, 'length'>>; calls: Partial<Omit<CallColumns, 'length'>> },
+  ): { ops: number; calls: number };
   Ingest: new (dbPath: string, options: { originNs: bigint }) => IngestInstance;
   demangle(names: string[]): (string | null)[];
   appendTablePages(output: string, tables: PageMergeTable[]): PageMergeResult;
@@ -181,6 +186,103 @@ export function loadTimelineColumns(dbPath: string): { ops: OpColumns; calls: Ca
 /** API calls of a recording as columns, in (start, id) order. */
 export function loadCallColumns(dbPath: string): CallColumns {
   return addon().loadCalls(dbPath);
+}
+
+/** Inclusive rowid ranges of some rows, per table, flat: [lo, hi, lo, hi, …]. A table left out: none of its rows. */
+export interface RowRanges {
+  kernels?: number[];
+  memcpys?: number[];
+  memsets?: number[];
+  apiCalls?: number[];
+}
+
+export interface LoadRowsOptions {
+  /** Only these processes' rows (an operation's by its context); default every row of the ranges. */
+  pids?: number[];
+  /**
+   * Operations with only NARROW_OP_COLUMNS read (the others are 0), which
+   * SQLite then does not decode: what the job analysis's breakdown,
+   * stragglers and spans read.
+   */
+  narrow?: boolean;
+  /** Threads to read on (default every core). */
+  threads?: number;
+  /** Only rows that start at or before this (ns). */
+  maxStart?: number;
+  /**
+   * Only the rows of these zones, per table: flat (lane, first id, last id)
+   * triples (a lane as in `zones`: an op's stream, a call's pid × 2^22 + tid).
+   * The ranges may hold other lanes' rows; these keep a zone's own.
+   */
+  zones?: RowRanges;
+  /** Calls: only those named one of these (strings ids) or lasting callMinNs or more. */
+  callNames?: number[];
+  callMinNs?: number;
+  /** Only these op columns are written (the others read 0): less memory to fill for a caller that reads few. */
+  opColumns?: readonly (keyof typeof OP_COLUMNS)[];
+}
+
+/** The op columns a narrow load (LoadRowsOptions.narrow) reads. */
+export const NARROW_OP_COLUMNS: readonly (keyof typeof OP_COLUMNS)[] = ['kind', 'rowId', 'start', 'end', 'stream', 'device', 'bytes', 'detail', 'copyKind', 'pid'];
+
+type AnyTypedArray = Uint8Array | Int32Array | Uint32Array | Float64Array;
+const TYPED_ARRAYS = { Uint8Array, Int32Array, Uint32Array, Float64Array } as const;
+
+/**
+ * The typed arrays loadRows writes into, kept from one load to the next and
+ * grown when a load needs more: the columns of a load are views of them,
+ * valid until the next load with the same pool. Loading rank after rank
+ * into one pool touches its memory once (fresh pages cost ~2 s per GB on
+ * a VM whose host takes freed memory back).
+ */
+export class ColumnPool {
+  readonly #arrays = new Map<string, AnyTypedArray>();
+
+  /** The array `key` of type `type` with room for n values (its contents as the last load left them). */
+  array(key: string, type: keyof typeof TYPED_ARRAYS, n: number): AnyTypedArray {
+    const have = this.#arrays.get(key);
+    if (have && have.length >= n) return have;
+    const made = new TYPED_ARRAYS[type](Math.max(1024, Math.ceil(n * 1.25)));
+    this.#arrays.set(key, made);
+    return made;
+  }
+
+  /** A zeroed array of `type` with room for n values, never written: the columns a narrow load leaves out. */
+  zeros(type: keyof typeof TYPED_ARRAYS, n: number): AnyTypedArray {
+    return this.array(`zero:${type}`, type, n);
+  }
+}
+
+/** Σ (hi − lo + 1): the most rows the ranges can hold. */
+function slotsOf(ranges: number[] | undefined): number {
+  let n = 0;
+  for (let k = 0; ranges && k + 1 < ranges.length; k += 2) n += Math.max(0, ranges[k + 1]! - ranges[k]! + 1);
+  return n;
+}
+
+/**
+ * Some rows of a recording, by rowid ranges (a merged job's source, a
+ * process's zones), read natively and ordered as loadTimelineColumns
+ * orders them (ops by (start, kind, id), calls by (start, id)), into
+ * `pool`'s arrays: the columns are views, valid until the pool's next load.
+ */
+export function loadRows(dbPath: string, ranges: RowRanges, options: LoadRowsOptions, pool: ColumnPool): { ops: OpColumns; calls: CallColumns } {
+  const opSlots = slotsOf(ranges.kernels) + slotsOf(ranges.memcpys) + slotsOf(ranges.memsets);
+  const callSlots = slotsOf(ranges.apiCalls);
+  const out = { ops: {} as Record<string, AnyTypedArray>, calls: {} as Record<string, AnyTypedArray> };
+  for (const [name, type] of Object.entries(OP_COLUMNS)) {
+    const wanted = options.opColumns ?? (options.narrow ? NARROW_OP_COLUMNS : null);
+    if (!wanted || wanted.includes(name as keyof typeof OP_COLUMNS)) out.ops[name] = pool.array(`ops:${name}`, type, opSlots);
+  }
+  for (const [name, type] of Object.entries(CALL_COLUMNS)) out.calls[name] = pool.array(`calls:${name}`, type, callSlots);
+  const { opColumns: _, ...request } = options;
+  const n = addon().loadRows(dbPath, { ...ranges, ...request }, out);
+  const view = (columns: Record<string, keyof typeof TYPED_ARRAYS>, got: Record<string, AnyTypedArray>, length: number) => {
+    const c: Record<string, unknown> = { length };
+    for (const [name, type] of Object.entries(columns)) c[name] = (got[name] ?? pool.zeros(type, length)).subarray(0, length);
+    return c;
+  };
+  return { ops: view(OP_COLUMNS, out.ops, n.ops) as unknown as OpColumns, calls: view(CALL_COLUMNS, out.calls, n.calls) as unknown as CallColumns };
 }
 
 /**

@@ -187,6 +187,104 @@ Napi::Value loadCallsBinding(const Napi::CallbackInfo& info) {
   return guarded(info, [](Napi::Env env, const std::string& path) -> Napi::Value { return callsObject(env, loadCalls(path)); });
 }
 
+// The typed array type of each column element type.
+template <class T>
+constexpr napi_typedarray_type typedArrayKind() {
+  if constexpr (std::is_same_v<T, uint8_t>) return napi_uint8_array;
+  if constexpr (std::is_same_v<T, int32_t>) return napi_int32_array;
+  if constexpr (std::is_same_v<T, uint32_t>) return napi_uint32_array;
+  return napi_float64_array;
+}
+
+// loadRows(path, request, out): some rows of a recording (table_loader.h
+// RowsRequest) written, in order, into the typed arrays the caller holds,
+// so that one rank after another reuses the same memory.
+//   request: { kernels, memcpys, memsets, apiCalls: [lo, hi, lo, hi, …] (inclusive rowids),
+//              pids?: number[], narrow?: boolean, threads?: number, maxStart?: number,
+//              zones?: { kernels?, memcpys?, memsets?, apiCalls?: [lane, first, last, …] },
+//              callNames?: number[], callMinNs?: number }
+//   out:     { ops: { <column>: typed array, … }, calls: { … } }: the columns wanted (others are not
+//            written), each at least as long as the ranges' rowids
+// Returns { ops, calls }: the rows written.
+Napi::Value loadRowsBinding(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 3 || !info[0].IsString() || !info[1].IsObject() || !info[2].IsObject())
+    throw Napi::TypeError::New(env, "expected (path, request, out)");
+  const Napi::Object req = info[1].As<Napi::Object>();
+  RowsRequest r;
+  const char* tables[] = {"kernels", "memcpys", "memsets", "apiCalls"};
+  for (int t = 0; t < 4; t++) {
+    const Napi::Value v = req.Get(tables[t]);
+    if (v.IsUndefined()) continue;
+    if (!v.IsArray()) throw Napi::TypeError::New(env, std::string("loadRows: ") + tables[t] + " must be an array of rowid pairs");
+    const Napi::Array a = v.As<Napi::Array>();
+    for (uint32_t k = 0; k + 1 < a.Length(); k += 2)
+      r.ranges[t].emplace_back(a.Get(k).As<Napi::Number>().Int64Value(), a.Get(k + 1).As<Napi::Number>().Int64Value());
+  }
+  if (req.Get("pids").IsArray()) {
+    const Napi::Array a = req.Get("pids").As<Napi::Array>();
+    for (uint32_t k = 0; k < a.Length(); k++) r.pids.push_back(a.Get(k).As<Napi::Number>().Int32Value());
+  }
+  r.narrow = req.Get("narrow").ToBoolean();
+  if (req.Get("maxStart").IsNumber()) r.max_start = req.Get("maxStart").As<Napi::Number>().Int64Value();
+  if (req.Get("zones").IsObject()) {
+    const Napi::Object z = req.Get("zones").As<Napi::Object>();
+    for (int t = 0; t < 4; t++) {
+      if (!z.Get(tables[t]).IsArray()) continue;
+      const Napi::Array a = z.Get(tables[t]).As<Napi::Array>();
+      for (uint32_t k = 0; k < a.Length(); k++) r.zones[t].push_back(a.Get(k).As<Napi::Number>().Int64Value());
+    }
+  }
+  if (req.Get("callNames").IsArray()) {
+    const Napi::Array a = req.Get("callNames").As<Napi::Array>();
+    for (uint32_t k = 0; k < a.Length(); k++) r.call_names.push_back(a.Get(k).As<Napi::Number>().Int32Value());
+  }
+  if (req.Get("callMinNs").IsNumber()) r.call_min_ns = req.Get("callMinNs").As<Napi::Number>().Int64Value();
+  if (req.Get("threads").IsNumber()) r.threads = static_cast<size_t>(std::max(0, req.Get("threads").As<Napi::Number>().Int32Value()));
+  const Napi::Object out = info[2].As<Napi::Object>();
+  try {
+    Timeline& t = loadRows(info[0].As<Napi::String>().Utf8Value(), r);
+    std::vector<std::function<void()>> jobs;
+    // Each wanted column: one gather out[i] = staged[order[i]], into the caller's array.
+    auto into = [&](const Napi::Value& group, const char* js, const auto& column, const Column<uint32_t>& order) {
+      using T = typename std::decay_t<decltype(column)>::value_type;
+      if (!group.IsObject()) return;
+      const Napi::Value v = group.As<Napi::Object>().Get(js);
+      if (v.IsUndefined()) return;
+      if (!v.IsTypedArray() || v.As<Napi::TypedArray>().TypedArrayType() != typedArrayKind<T>())
+        throw Napi::TypeError::New(env, std::string("loadRows: out.") + js + " must be a " + JsArray<T>::name);
+      auto a = v.As<typename JsArray<T>::type>();
+      if (a.ElementLength() < order.size()) throw Napi::RangeError::New(env, std::string("loadRows: out.") + js + " is too short");
+      T* dst = a.Data();
+      const T* src = column.data();
+      const Column<uint32_t>* o = &order;
+      jobs.push_back([dst, src, o] {
+        const uint32_t* idx = o->data();
+        for (size_t i = 0, n = o->size(); i < n; i++) dst[i] = src[idx[i]];
+      });
+    };
+    const Napi::Value ops = out.Get("ops"), calls = out.Get("calls");
+#define STREAMSCOPE_INTO_OP(member, js, T) into(ops, js, t.ops.member, t.ops.order);
+#define STREAMSCOPE_INTO_CALL(member, js, T) into(calls, js, t.calls.member, t.calls.order);
+    STREAMSCOPE_OP_COLUMNS(STREAMSCOPE_INTO_OP)
+    STREAMSCOPE_CALL_COLUMNS(STREAMSCOPE_INTO_CALL)
+#undef STREAMSCOPE_INTO_OP
+#undef STREAMSCOPE_INTO_CALL
+    const auto g0 = std::chrono::steady_clock::now();
+    runParallel(
+        jobs.size(), [&](size_t i) { jobs[i](); }, r.threads);
+    if (std::getenv("STREAMSCOPE_LOAD_TIMING"))
+      std::fprintf(stderr, "loadRows gather   %7.1f ms\n",
+                   std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - g0).count());
+    Napi::Object n = Napi::Object::New(env);
+    n.Set("ops", Napi::Number::New(env, static_cast<double>(t.ops.size())));
+    n.Set("calls", Napi::Number::New(env, static_cast<double>(t.calls.size())));
+    return n;
+  } catch (const LoadError& e) {
+    throw Napi::Error::New(env, e.what());
+  }
+}
+
 // Both at once (table_loader.cc reads every table on all cores).
 Napi::Value loadTimelineBinding(const Napi::CallbackInfo& info) {
   return guarded(info, [](Napi::Env env, const std::string& path) -> Napi::Value {
@@ -326,6 +424,7 @@ static Napi::Object InitStreamScopeAddon(Napi::Env env, Napi::Object exports) {
   exports.Set("devices", Napi::Function::New(env, devices, "devices"));
   exports.Set("cuptiInfo", Napi::Function::New(env, cuptiInfo, "cuptiInfo"));
   initIngest(env, exports);
+  exports.Set("loadRows", Napi::Function::New(env, loadRowsBinding, "loadRows"));
   exports.Set("loadOps", Napi::Function::New(env, loadOpsBinding, "loadOps"));
   exports.Set("loadCalls", Napi::Function::New(env, loadCallsBinding, "loadCalls"));
   exports.Set("loadTimeline", Napi::Function::New(env, loadTimelineBinding, "loadTimeline"));

@@ -62,12 +62,20 @@ struct Db {
 
 inline int64_t i64(sqlite3_stmt* s, int c) { return sqlite3_column_int64(s, c); }
 
-// Threads for a job over n items: all cores, but no thread with less than
-// `min_per_thread` items (thread start-up would cost more than it saves).
-size_t threadsFor(size_t n, size_t min_per_thread) {
-  const size_t cores = std::max(1u, std::thread::hardware_concurrency());
+// Threads for a job over n items: all cores (at most `max_threads`, when
+// not 0), but no thread with less than `min_per_thread` items (thread
+// start-up would cost more than it saves).
+size_t threadsFor(size_t n, size_t min_per_thread, size_t max_threads = 0) {
+  size_t cores = std::max(1u, std::thread::hardware_concurrency());
+  if (max_threads > 0) cores = std::min(cores, max_threads);
   return std::max<size_t>(1, std::min(cores, n / min_per_thread));
 }
+
+// The sort's working columns: kept by loadRows's callers from one call to the next.
+struct SortScratch {
+  Column<uint64_t> k, k2;
+  Column<uint32_t> idx2;
+};
 
 // Stable LSD radix sort of row indexes by an integer key, on all cores:
 // each pass, every thread counts the digits of its slice, the counts are
@@ -77,18 +85,22 @@ size_t threadsFor(size_t n, size_t min_per_thread) {
 // in 170-210 ms with 11-bit digits, 260 ms with 16-bit, 350 ms with 8-bit),
 // as many passes as the key range needs.
 // Keys move with their indexes, so every pass reads sequentially.
-Column<uint32_t> orderBy(const Column<double>& key) {
+// The order lands in `idx`; `scratch` and `idx` are reused where large enough.
+void orderBy(const Column<double>& key, Column<uint32_t>& idx, SortScratch& scratch, size_t max_threads) {
   const size_t n = key.size();
-  Column<uint32_t> idx, idx2;
-  idx.allocate(n);
+  Column<uint64_t>& k = scratch.k;
+  Column<uint64_t>& k2 = scratch.k2;
+  Column<uint32_t>& idx2 = scratch.idx2;
+  idx.reuse(n);
   if (n < 2) {
     for (size_t i = 0; i < n; i++) idx[i] = static_cast<uint32_t>(i);
-    return idx;
+    return;
   }
-  const size_t slices = threadsFor(n, 1 << 16);
+  const size_t slices = threadsFor(n, 1 << 16, max_threads);
   auto slice = [&](size_t t) { return std::pair<size_t, size_t>{n * t / slices, n * (t + 1) / slices}; };
   std::vector<double> lo_of(slices), hi_of(slices);
-  runParallel(slices, [&](size_t t) {
+  auto run = [&](const std::function<void(size_t)>& task) { runParallel(slices, task, max_threads); };
+  run([&](size_t t) {
     auto [a, b] = slice(t);
     double lo = key[a], hi = key[a];
     for (size_t i = a; i < b; i++) {
@@ -103,24 +115,23 @@ Column<uint32_t> orderBy(const Column<double>& key) {
   int bits = 0;
   while (bits < 64 && (range >> bits) != 0) bits++;
   const int passes = (bits + 10) / 11;
-  Column<uint64_t> k, k2;
-  k.allocate(n);
-  runParallel(slices, [&](size_t t) {
+  k.reuse(n);
+  run([&](size_t t) {
     auto [a, b] = slice(t);
     for (size_t i = a; i < b; i++) {
       k[i] = static_cast<uint64_t>(key[i] - lo);
       idx[i] = static_cast<uint32_t>(i);
     }
   });
-  if (passes == 0) return idx;
+  if (passes == 0) return;
   const int digit_bits = (bits + passes - 1) / passes;
   const size_t buckets = size_t{1} << digit_bits;
   const uint64_t mask = buckets - 1;
-  k2.allocate(n);
-  idx2.allocate(n);
+  k2.reuse(n);
+  idx2.reuse(n);
   std::vector<size_t> at(slices * buckets);  // at[t * buckets + d]: next slot of digit d for slice t
   for (int p = 0, shift = 0; p < passes; p++, shift += digit_bits) {
-    runParallel(slices, [&](size_t t) {
+    run([&](size_t t) {
       auto [a, b] = slice(t);
       size_t* count = &at[t * buckets];
       std::fill(count, count + buckets, 0);
@@ -134,7 +145,7 @@ Column<uint32_t> orderBy(const Column<double>& key) {
         sum += c;
       }
     }
-    runParallel(slices, [&](size_t t) {
+    run([&](size_t t) {
       auto [a, b] = slice(t);
       size_t* next = &at[t * buckets];
       for (size_t i = a; i < b; i++) {
@@ -146,6 +157,13 @@ Column<uint32_t> orderBy(const Column<double>& key) {
     std::swap(k, k2);
     std::swap(idx, idx2);
   }
+}
+
+// The order of `key`'s rows, on every core, in columns of its own.
+Column<uint32_t> orderBy(const Column<double>& key) {
+  Column<uint32_t> idx;
+  SortScratch scratch;
+  orderBy(key, idx, scratch, 0);
   return idx;
 }
 
@@ -235,10 +253,68 @@ void checkRoom(const Db& db, const Part& part, size_t i, size_t at) {
     throw LoadError(db.path + ": the " + kTables[part.table] + " table changed while it was being read; close the writer and try again");
 }
 
-size_t readOps(Db& db, const Part& part, const std::unordered_map<int64_t, int32_t>& pid_of_context, OpColumns& o, size_t at) {
+// Rows of some zones (RowsRequest::zones): per lane, its zones' id ranges, sorted.
+class ZoneSet {
+ public:
+  ZoneSet() = default;
+  explicit ZoneSet(const std::vector<int64_t>& triples) {
+    for (size_t k = 0; k + 2 < triples.size(); k += 3) by_lane_[triples[k]].emplace_back(triples[k + 1], triples[k + 2]);
+    for (auto& [lane, list] : by_lane_) std::sort(list.begin(), list.end());
+  }
+  bool empty() const { return by_lane_.empty(); }
+  bool holds(int64_t lane, int64_t id) const {
+    auto it = by_lane_.find(lane);
+    if (it == by_lane_.end()) return false;
+    const auto& list = it->second;
+    // The last range starting at or before id.
+    auto r = std::upper_bound(list.begin(), list.end(), std::pair<int64_t, int64_t>{id, INT64_MAX});
+    return r != list.begin() && std::prev(r)->second >= id;
+  }
+
+ private:
+  std::unordered_map<int64_t, std::vector<std::pair<int64_t, int64_t>>> by_lane_;
+};
+
+// Which rows and columns a read keeps (loadRows); the default keeps all.
+struct ReadFilter {
+  // Only these processes' rows; null: every row.
+  const std::vector<int32_t>* pids = nullptr;
+  // Ops: correlation, asynchrony and shape not read (0).
+  bool narrow = false;
+  int64_t max_start = INT64_MAX;
+  // Per table (kernels, memcpys, memsets, api_calls): only rows of these zones, where not empty.
+  const ZoneSet* zones = nullptr;
+  // Calls: by name or duration (RowsRequest::call_names, call_min_ns).
+  const std::vector<int32_t>* call_names = nullptr;
+  int64_t call_min_ns = -1;
+  bool keeps(int32_t pid) const { return !pids || std::find(pids->begin(), pids->end(), pid) != pids->end(); }
+  bool inZones(int table, int64_t lane, int64_t id) const { return !zones || zones[table].empty() || zones[table].holds(lane, id); }
+  bool keepsCall(int32_t name, int64_t duration) const {
+    if (!call_names && call_min_ns < 0) return true;
+    return (call_min_ns >= 0 && duration >= call_min_ns) ||
+           (call_names && std::find(call_names->begin(), call_names->end(), name) != call_names->end());
+  }
+};
+
+size_t readOps(Db& db, const Part& part, const std::unordered_map<int64_t, int32_t>& pid_of_context, OpColumns& o, size_t at,
+               const ReadFilter& filter = {}) {
   size_t i = at;
+  int64_t last_context = INT64_MIN;
+  int32_t last_pid = 0;
+  // Whether the row is kept (its process's, when only some are asked for).
   auto common = [&](sqlite3_stmt* s, uint8_t kind) {
     checkRoom(db, part, i, at);
+    if (i64(s, 1) > filter.max_start || !filter.inZones(part.table, i64(s, 3), i64(s, 0))) return false;
+    // Rows of one context come in long runs: look its pid up when it changes.
+    const int64_t context = i64(s, 6);
+    if (context != last_context) {
+      auto it = pid_of_context.find(context);
+      last_pid = it == pid_of_context.end() ? 0 : it->second;
+      last_context = context;
+    }
+    const int32_t pid = last_pid;
+    if (!filter.keeps(pid)) return false;
+    o.pid[i] = pid;
     // Columns shared by the three queries: id, start, end, stream, device, correlation, context.
     o.kind[i] = kind;
     o.row_id[i] = static_cast<double>(i64(s, 0));
@@ -247,8 +323,7 @@ size_t readOps(Db& db, const Part& part, const std::unordered_map<int64_t, int32
     o.stream[i] = static_cast<int32_t>(i64(s, 3));
     o.device[i] = static_cast<int32_t>(i64(s, 4));
     o.correlation[i] = static_cast<uint32_t>(i64(s, 5));
-    auto it = pid_of_context.find(i64(s, 6));
-    o.pid[i] = it == pid_of_context.end() ? 0 : it->second;
+    return true;
   };
   auto noShape = [&] {
     o.blocks[i] = 0;
@@ -256,7 +331,20 @@ size_t readOps(Db& db, const Part& part, const std::unordered_map<int64_t, int32
     o.registers[i] = 0;
     o.shared_bytes[i] = 0;
   };
-  if (part.table == 0) {
+  if (part.table == 0 && filter.narrow) {
+    db.each(
+        "SELECT id, start_ns, end_ns, stream_id, device_id, 0, context_id, name_id FROM kernels WHERE id BETWEEN ? AND ? ORDER BY id",
+        [&](sqlite3_stmt* s) {
+          if (!common(s, 1)) return;
+          o.bytes[i] = 0;
+          o.detail[i] = static_cast<int32_t>(i64(s, 7));
+          o.copy_kind[i] = 0;
+          o.is_async[i] = 1;
+          noShape();
+          i++;
+        },
+        part.lo, part.hi);
+  } else if (part.table == 0) {
     // Raw shape columns, multiplied here: SQLite's arithmetic opcodes cost
     // more per row than the column reads themselves.
     db.each(
@@ -264,7 +352,7 @@ size_t readOps(Db& db, const Part& part, const std::unordered_map<int64_t, int32
         " grid_x, grid_y, grid_z, block_x, block_y, block_z, registers_per_thread, static_shared_bytes, dynamic_shared_bytes"
         " FROM kernels WHERE id BETWEEN ? AND ? ORDER BY id",
         [&](sqlite3_stmt* s) {
-          common(s, 1);
+          if (!common(s, 1)) return;
           o.bytes[i] = 0;
           o.detail[i] = static_cast<int32_t>(i64(s, 7));
           o.copy_kind[i] = 0;
@@ -278,10 +366,13 @@ size_t readOps(Db& db, const Part& part, const std::unordered_map<int64_t, int32
         part.lo, part.hi);
   } else if (part.table == 1) {
     db.each(
-        "SELECT id, start_ns, end_ns, stream_id, device_id, correlation_id, context_id, bytes, src_kind, dst_kind, copy_kind, is_async"
-        " FROM memcpys WHERE id BETWEEN ? AND ? ORDER BY id",
+        filter.narrow ? "SELECT id, start_ns, end_ns, stream_id, device_id, 0, context_id, bytes, src_kind, dst_kind, copy_kind, 0"
+                        " FROM memcpys WHERE id BETWEEN ? AND ? ORDER BY id"
+                      : "SELECT id, start_ns, end_ns, stream_id, device_id, correlation_id, context_id, bytes, src_kind, dst_kind, "
+                        "copy_kind, is_async"
+                        " FROM memcpys WHERE id BETWEEN ? AND ? ORDER BY id",
         [&](sqlite3_stmt* s) {
-          common(s, 2);
+          if (!common(s, 2)) return;
           o.bytes[i] = static_cast<double>(i64(s, 7));
           o.detail[i] = static_cast<int32_t>(i64(s, 8) * 16 + i64(s, 9));
           o.copy_kind[i] = static_cast<uint8_t>(i64(s, 10));
@@ -292,10 +383,12 @@ size_t readOps(Db& db, const Part& part, const std::unordered_map<int64_t, int32
         part.lo, part.hi);
   } else {
     db.each(
-        "SELECT id, start_ns, end_ns, stream_id, device_id, correlation_id, context_id, bytes, memory_kind, is_async"
-        " FROM memsets WHERE id BETWEEN ? AND ? ORDER BY id",
+        filter.narrow ? "SELECT id, start_ns, end_ns, stream_id, device_id, 0, context_id, bytes, memory_kind, 0"
+                        " FROM memsets WHERE id BETWEEN ? AND ? ORDER BY id"
+                      : "SELECT id, start_ns, end_ns, stream_id, device_id, correlation_id, context_id, bytes, memory_kind, is_async"
+                        " FROM memsets WHERE id BETWEEN ? AND ? ORDER BY id",
         [&](sqlite3_stmt* s) {
-          common(s, 3);
+          if (!common(s, 3)) return;
           o.bytes[i] = static_cast<double>(i64(s, 7));
           o.detail[i] = static_cast<int32_t>(i64(s, 8));
           o.copy_kind[i] = 0;
@@ -308,12 +401,16 @@ size_t readOps(Db& db, const Part& part, const std::unordered_map<int64_t, int32
   return i - at;
 }
 
-size_t readCalls(Db& db, const Part& part, CallColumns& c, size_t at) {
+size_t readCalls(Db& db, const Part& part, CallColumns& c, size_t at, const ReadFilter& filter = {}) {
   size_t i = at;
   db.each(
       "SELECT id, start_ns, end_ns, pid, tid, name_id, correlation_id, domain FROM api_calls WHERE id BETWEEN ? AND ? ORDER BY id",
       [&](sqlite3_stmt* s) {
         checkRoom(db, part, i, at);
+        if (!filter.keeps(static_cast<int32_t>(i64(s, 3))) || i64(s, 1) > filter.max_start ||
+            !filter.keepsCall(static_cast<int32_t>(i64(s, 5)), i64(s, 2) - i64(s, 1)) ||
+            !filter.inZones(3, zone_table::threadLane(static_cast<uint32_t>(i64(s, 3)), static_cast<uint32_t>(i64(s, 4))), i64(s, 0)))
+          return;
         c.row_id[i] = static_cast<double>(i64(s, 0));
         c.start[i] = static_cast<double>(i64(s, 1));
         c.end[i] = static_cast<double>(i64(s, 2));
@@ -332,10 +429,11 @@ size_t readCalls(Db& db, const Part& part, CallColumns& c, size_t at) {
 
 // Runs task(0..n-1) on up to hardware_concurrency threads; the first
 // exception (in task order) is rethrown after all have finished.
-void runParallel(size_t n, const std::function<void(size_t)>& task) {
+void runParallel(size_t n, const std::function<void(size_t)>& task, size_t max_threads) {
   std::vector<std::exception_ptr> failed(n);
   std::atomic<size_t> next{0};
-  const size_t workers = std::min<size_t>(n, std::max(1u, std::thread::hardware_concurrency()));
+  size_t workers = std::min<size_t>(n, std::max(1u, std::thread::hardware_concurrency()));
+  if (max_threads > 0) workers = std::min(workers, max_threads);
   auto work = [&] {
     for (size_t i; (i = next++) < n;) {
       try {
@@ -407,6 +505,101 @@ Timeline loadTimeline(const std::string& db_path, bool want_ops, bool want_calls
   // One after the other: each sort uses every core.
   t.ops.order = orderBy(t.ops.start);
   t.calls.order = orderBy(t.calls.start);
+  lap("sort");
+  return t;
+}
+
+namespace {
+// loadRows's columns and sort scratch, one set per calling thread (a JS
+// worker each), kept from one call to the next.
+struct RowsState {
+  Timeline t;
+  SortScratch scratch;
+};
+thread_local RowsState rows_state;
+}  // namespace
+
+// As loadTimeline, over the request's rowid ranges only: parts of at most
+// kRowsPerPart rows, read in batches of about that many rows (a process's
+// zones are often many short ranges), each batch on one connection.
+Timeline& loadRows(const std::string& db_path, const RowsRequest& request) {
+  const bool timing = std::getenv("STREAMSCOPE_LOAD_TIMING") != nullptr;
+  auto t0 = std::chrono::steady_clock::now();
+  auto lap = [&](const char* what) {
+    if (!timing) return;
+    auto t1 = std::chrono::steady_clock::now();
+    std::fprintf(stderr, "loadRows %-8s %7.1f ms\n", what, std::chrono::duration<double, std::milli>(t1 - t0).count());
+    t0 = t1;
+  };
+  Db db(db_path);
+  std::unordered_map<int64_t, int32_t> pid_of_context;
+  db.each("SELECT id, pid FROM contexts", [&](sqlite3_stmt* s) { pid_of_context[i64(s, 0)] = static_cast<int32_t>(i64(s, 1)); });
+  std::vector<Part> parts;
+  for (int table = 0; table < 4; table++) {
+    for (const auto& [lo, hi] : request.ranges[table]) {
+      for (int64_t a = lo; a <= hi; a += kRowsPerPart) {
+        Part p{table, a, std::min(hi, a + kRowsPerPart - 1), 0};
+        p.slots = static_cast<size_t>(p.hi - p.lo + 1);
+        parts.push_back(p);
+      }
+    }
+  }
+  std::vector<size_t> base(parts.size()), got(parts.size());
+  size_t op_slots = 0, call_slots = 0;
+  std::vector<size_t> batch_start{0};
+  size_t in_batch = 0;
+  for (size_t i = 0; i < parts.size(); i++) {
+    size_t& slots = parts[i].table == 3 ? call_slots : op_slots;
+    base[i] = slots;
+    slots += parts[i].slots;
+    in_batch += parts[i].slots;
+    if (in_batch >= static_cast<size_t>(kRowsPerPart) && i + 1 < parts.size()) {
+      batch_start.push_back(i + 1);
+      in_batch = 0;
+    }
+  }
+  batch_start.push_back(parts.size());
+  Timeline& t = rows_state.t;
+  eachOpColumn(t.ops, [&](auto& v) { v.reuse(op_slots); });
+  eachCallColumn(t.calls, [&](auto& v) { v.reuse(call_slots); });
+  lap("plan");
+  ZoneSet zones[4];
+  bool any_zones = false;
+  for (int table = 0; table < 4; table++) {
+    zones[table] = ZoneSet(request.zones[table]);
+    any_zones = any_zones || !zones[table].empty();
+  }
+  const bool by_call = !request.call_names.empty() || request.call_min_ns >= 0;
+  const ReadFilter filter{
+      request.pids.empty() ? nullptr : &request.pids, request.narrow,     request.max_start, any_zones ? zones : nullptr,
+      by_call ? &request.call_names : nullptr,        request.call_min_ns};
+  runParallel(
+      batch_start.size() - 1,
+      [&](size_t b) {
+        if (batch_start[b] == batch_start[b + 1]) return;
+        Db own(db_path);
+        for (size_t i = batch_start[b]; i < batch_start[b + 1]; i++) {
+          got[i] = parts[i].table == 3 ? readCalls(own, parts[i], t.calls, base[i], filter)
+                                       : readOps(own, parts[i], pid_of_context, t.ops, base[i], filter);
+        }
+      },
+      request.threads);
+  lap("read");
+  size_t ops = 0, calls = 0;
+  for (size_t i = 0; i < parts.size(); i++) {
+    if (parts[i].table == 3) {
+      eachCallColumn(t.calls, [&](auto& v) { shift(v, base[i], calls, got[i]); });
+      calls += got[i];
+    } else {
+      eachOpColumn(t.ops, [&](auto& v) { shift(v, base[i], ops, got[i]); });
+      ops += got[i];
+    }
+  }
+  eachOpColumn(t.ops, [&](auto& v) { v.truncate(ops); });
+  eachCallColumn(t.calls, [&](auto& v) { v.truncate(calls); });
+  lap("compact");
+  orderBy(t.ops.start, t.ops.order, rows_state.scratch, request.threads);
+  orderBy(t.calls.start, t.calls.order, rows_state.scratch, request.threads);
   lap("sort");
   return t;
 }

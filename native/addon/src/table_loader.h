@@ -27,8 +27,17 @@ class LoadError : public std::runtime_error {
 template <class T>
 class Column {
  public:
+  using value_type = T;
   void allocate(size_t n) {
     data_.reset(new T[n]);  // default-initialised: no fill for plain numbers
+    size_ = capacity_ = n;
+  }
+  // Like allocate, but keeps the memory it has when that is large enough:
+  // a column loaded again and again (loadRows, one rank after another)
+  // touches its pages once, not on every load (fresh pages cost ~2 s per GB
+  // on a VM whose host takes freed memory back).
+  void reuse(size_t n) {
+    if (n > capacity_) allocate(n);
     size_ = n;
   }
   // Keeps the first n values (n <= size()).
@@ -42,6 +51,7 @@ class Column {
  private:
   std::unique_ptr<T[]> data_;
   size_t size_ = 0;
+  size_t capacity_ = 0;
 };
 
 // GPU operations of kernels, memcpys and memsets, in read order; `order`
@@ -74,7 +84,39 @@ Timeline loadTimeline(const std::string& db_path, bool want_ops, bool want_calls
 OpColumns loadOps(const std::string& db_path);
 CallColumns loadCalls(const std::string& db_path);
 
-// Runs task(0..n-1) on up to hardware_concurrency threads; rethrows the first failure.
-void runParallel(size_t n, const std::function<void(size_t)>& task);
+// Some rows of a recording, by rowid: a merged job's source (its source_rows),
+// or a process's zones with `pids` set to it. The job analysis reads a job
+// rank by rank with it (profiler/analysis/job.ts).
+struct RowsRequest {
+  // Inclusive rowid ranges per table: kernels, memcpys, memsets, api_calls.
+  std::vector<std::pair<int64_t, int64_t>> ranges[4];
+  // Only these processes' rows (an op's by its context); empty: every row of the ranges.
+  std::vector<int32_t> pids;
+  // Ops without the columns the job analysis does not read (correlation,
+  // asynchrony, the kernels' shape: left 0), which SQLite then does not decode.
+  bool narrow = false;
+  // Threads to read on; 0: every core.
+  size_t threads = 0;
+  // Only rows that start at or before this (ops and calls).
+  int64_t max_start = INT64_MAX;
+  // Only the rows of these zones, per table: flat (lane, first_id, last_id)
+  // triples, the lane an op's stream or a call's pid * 2^22 + tid (the ranges
+  // may hold other lanes' rows, and the same lane's rows of other zones).
+  // Empty: no such filter.
+  std::vector<int64_t> zones[4];
+  // Calls: only those named one of `call_names` or lasting `call_min_ns` or
+  // more (both unset: every call).
+  std::vector<int32_t> call_names;
+  int64_t call_min_ns = -1;
+};
+
+// Reads the request into columns of the calling thread's own, kept from one
+// call to the next (Column::reuse), and orders them as loadTimeline does.
+// Valid until the thread's next call.
+Timeline& loadRows(const std::string& db_path, const RowsRequest& request);
+
+// Runs task(0..n-1) on up to hardware_concurrency threads (or `max_threads`,
+// when not 0); rethrows the first failure.
+void runParallel(size_t n, const std::function<void(size_t)>& task, size_t max_threads = 0);
 
 }  // namespace streamscope::addon

@@ -1,0 +1,98 @@
+// The column loader's rows by rowid ranges (native/addon/src/table_loader.cc
+// loadRows, what the job analysis reads rank by rank with) against the whole
+// recording's columns (loadTimelineColumns) on real recordings: the same
+// rows in the same order for any ranges, a process's rows by pid, the
+// filters (start, zones, calls by name or duration), narrow loads, and one
+// pool of arrays reused from load to load.
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { describe, expect, it } from 'vitest';
+import { ColumnPool, loadRows, loadTimelineColumns, NARROW_OP_COLUMNS, OP_COLUMNS, type CallColumns, type OpColumns } from '../../profiler/native/addon.ts';
+
+const fixture = (name: string) => path.resolve(import.meta.dirname, `../fixtures/recordings/${name}.sqlite`);
+const file = fixture('nccl-straggler-h200x2');
+
+/** Row i of every column, as one object. */
+function rows(c: OpColumns | CallColumns, keep: (i: number) => boolean = () => true, columns?: readonly string[]): Record<string, number>[] {
+  const out: Record<string, number>[] = [];
+  for (let i = 0; i < c.length; i++) {
+    if (!keep(i)) continue;
+    const row: Record<string, number> = {};
+    for (const [k, v] of Object.entries(c)) if (k !== 'length' && (!columns || columns.includes(k))) row[k] = (v as Float64Array)[i]!;
+    out.push(row);
+  }
+  return out;
+}
+
+function read<T>(sql: string): T[] {
+  const db = new Database(file, { readonly: true });
+  try {
+    return db.prepare(sql).all() as T[];
+  } finally {
+    db.close();
+  }
+}
+
+const all = loadTimelineColumns(file);
+const max = (table: string) => read<{ n: number }>(`SELECT max(id) AS n FROM ${table}`)[0]!.n;
+
+describe('loadRows: rows by rowid ranges', () => {
+  it('every id: the whole recording, row for row, in (start, kind, id) order; reused pool arrays give the same', () => {
+    const pool = new ColumnPool();
+    const ranges = { kernels: [1, max('kernels')], memcpys: [1, max('memcpys')], memsets: [1, max('memsets')], apiCalls: [1, max('api_calls')] };
+    for (let k = 0; k < 2; k++) {
+      const got = loadRows(file, ranges, { threads: k + 1 }, pool);
+      expect(rows(got.ops)).toEqual(rows(all.ops));
+      expect(rows(got.calls)).toEqual(rows(all.calls));
+    }
+  });
+
+  it("some ranges, and a process's rows by pid: those of the whole recording's columns", () => {
+    const kernels = max('kernels');
+    const calls = max('api_calls');
+    const ranges = { kernels: [1, 100, Math.floor(kernels / 2), kernels], apiCalls: [5, Math.floor(calls / 3)] };
+    const inRanges = (id: number, r: number[]) => (id >= r[0]! && id <= r[1]!) || (r.length > 2 && id >= r[2]! && id <= r[3]!);
+    const got = loadRows(file, ranges, {}, new ColumnPool());
+    expect(rows(got.ops)).toEqual(rows(all.ops, (i) => all.ops.kind[i] === 1 && inRanges(all.ops.rowId[i]!, ranges.kernels)));
+    expect(rows(got.calls)).toEqual(rows(all.calls, (i) => inRanges(all.calls.rowId[i]!, ranges.apiCalls)));
+    const byPid = loadRows(file, { kernels: [1, kernels], memcpys: [1, max('memcpys')], apiCalls: [1, calls] }, { pids: [883] }, new ColumnPool());
+    expect(byPid.ops.length).toBeGreaterThan(0);
+    expect(rows(byPid.ops)).toEqual(rows(all.ops, (i) => all.ops.pid[i] === 883 && all.ops.kind[i] !== 3));
+    expect(rows(byPid.calls)).toEqual(rows(all.calls, (i) => all.calls.pid[i] === 883));
+  });
+
+  it('narrow: the columns the job analysis reads, the others 0', () => {
+    const got = loadRows(file, { kernels: [1, max('kernels')], memcpys: [1, max('memcpys')] }, { narrow: true }, new ColumnPool());
+    const keep = (i: number) => all.ops.kind[i] !== 3;
+    expect(rows(got.ops, undefined, NARROW_OP_COLUMNS)).toEqual(rows(all.ops, keep, NARROW_OP_COLUMNS));
+    for (const k of Object.keys(OP_COLUMNS) as (keyof typeof OP_COLUMNS)[]) {
+      if (!NARROW_OP_COLUMNS.includes(k))
+        expect(
+          (got.ops[k] as Float64Array).every((x) => x === 0),
+          k,
+        ).toBe(true);
+    }
+  });
+
+  it('filters: rows up to a start, of some zones, calls by name or duration', () => {
+    const t = all.ops.start[Math.floor(all.ops.length / 2)]!;
+    const kernels = [1, max('kernels')];
+    const upTo = loadRows(file, { kernels }, { maxStart: t }, new ColumnPool());
+    expect(rows(upTo.ops)).toEqual(rows(all.ops, (i) => all.ops.kind[i] === 1 && all.ops.start[i]! <= t));
+
+    const zones = read<{ lane: number; first: number; last: number }>(
+      'SELECT lane, first_id AS first, last_id AS last FROM zones WHERE table_id = 1 ORDER BY first_id LIMIT 3',
+    );
+    const inZones = loadRows(file, { kernels }, { zones: { kernels: zones.flatMap((z) => [z.lane, z.first, z.last]) } }, new ColumnPool());
+    const held = (i: number) =>
+      all.ops.kind[i] === 1 && zones.some((z) => all.ops.stream[i] === z.lane && all.ops.rowId[i]! >= z.first && all.ops.rowId[i]! <= z.last);
+    expect(inZones.ops.length).toBeGreaterThan(0);
+    expect(rows(inZones.ops)).toEqual(rows(all.ops, held));
+
+    const launch = read<{ id: number }>("SELECT id FROM strings WHERE value = 'cudaLaunchKernel'")[0]!.id;
+    const named = loadRows(file, { apiCalls: [1, max('api_calls')] }, { callNames: [launch], callMinNs: 1_000_000 }, new ColumnPool());
+    const wanted = (i: number) => all.calls.nameId[i] === launch || all.calls.end[i]! - all.calls.start[i]! >= 1_000_000;
+    expect(named.calls.length).toBeGreaterThan(100);
+    expect(rows(named.calls)).toEqual(rows(all.calls, wanted));
+  });
+});
