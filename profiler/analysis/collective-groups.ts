@@ -38,7 +38,7 @@
 // j-th of n collectives reduces data ready after the first j/n of the
 // segment's kernels.
 import type { Host } from './host.ts';
-import { commKernelLabels } from './communication.ts';
+import { commKernelLabels, commNameFlags } from './communication.ts';
 import { recordedGraph } from './replay-graph.ts';
 import { OpKind, type Trace } from './trace.ts';
 
@@ -87,6 +87,32 @@ export function collectiveDependencies(trace: Trace, host: Host): CollectiveDepe
   return deps;
 }
 
+/**
+ * Whether the recording can have a group at all, read from its operations
+ * alone. A collective's gate is what it waited for: an operation of an
+ * event wait, or the operation before it on its stream. Without stream
+ * waits (`hasWaits`: the host's, or any the recording holds) and with every
+ * NCCL kernel on a stream that runs NCCL kernels only, it has neither, and
+ * no group: the host model need not be built (nor, for a job read rank by
+ * rank, the calls read).
+ */
+export function groupsPossible(trace: Trace, hasWaits: boolean): boolean {
+  const labels = commKernelLabels(trace);
+  if (labels.size === 0) return false;
+  if (hasWaits) return true;
+  const { length, stream, kind, detail } = trace.ops;
+  const nccl = commNameFlags(labels);
+  let maxStream = 0;
+  for (let i = 0; i < length; i++) if (stream[i]! > maxStream) maxStream = stream[i]!;
+  // Per stream (streams.id): 1 runs NCCL kernels, 2 runs anything else.
+  const seen = new Uint8Array(maxStream + 1);
+  for (let i = 0; i < length; i++) {
+    const s = stream[i]!;
+    if ((seen[s]! |= kind[i] === OpKind.Kernel && nccl[detail[i]!] === 1 ? 1 : 2) === 3) return true;
+  }
+  return false;
+}
+
 function findGroups(trace: Trace, host: Host): CollectiveDependencies {
   const { ops } = trace;
   const n = ops.length;
@@ -94,6 +120,7 @@ function findGroups(trace: Trace, host: Host): CollectiveDependencies {
   const labels = commKernelLabels(trace);
   if (labels.size === 0) return { groups: [], isComm, waitsOf: new Map() };
   for (let i = 0; i < n; i++) if (ops.kind[i] === OpKind.Kernel && labels.has(ops.detail[i]!)) isComm[i] = 1;
+  if (!groupsPossible(trace, host.waits.length > 0)) return { groups: [], isComm, waitsOf: new Map() };
 
   const { model, graph } = recordedGraph(trace, host);
   const waitsOf = new Map<number, number[]>();

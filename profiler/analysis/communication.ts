@@ -60,7 +60,8 @@ import type { Collective, CommKernel, CommKernelTime, Communication, RankDeviceT
 import type { Ns } from '../contract/time.ts';
 import type { CallColumns } from '../native/addon.ts';
 import { intersectionLength, lengthOf, unionOfLists, type IntervalList } from './intervals.ts';
-import { gpuOrdinals, OpCategory, OpKind, type Trace } from './trace.ts';
+import { meetsRanges, rowsWhere, type RowSubset } from './rows.ts';
+import { gpuOrdinals, OpCategory, OpKind, type DeviceRow, type Trace } from './trace.ts';
 
 // ---------------------------------------------------------------------------
 // Kernel names
@@ -227,7 +228,7 @@ const COPY_KIND_DTOD = 8;
  * the blocks of memcpys whose zones count DtoD rows are read (zones'
  * copy_kind_rows; a zone without the count is read).
  */
-export function readPeerCopyIds(db: Db): Set<number> {
+export function readPeerCopyIds(db: Db, subset?: RowSubset): Set<number> {
   const zones = db.prepare('SELECT first_id, last_id, copy_kind_rows FROM zones WHERE table_id = ? ORDER BY first_id').raw().all(ZONED_TABLES.memcpys.id) as [
     number,
     number,
@@ -236,7 +237,7 @@ export function readPeerCopyIds(db: Db): Set<number> {
   const ids = new Set<number>();
   const read = db.prepare(
     `SELECT id FROM memcpys WHERE id BETWEEN ? AND ? AND copy_kind = ${COPY_KIND_DTOD}
-      AND src_device_id IS NOT NULL AND dst_device_id IS NOT NULL AND src_device_id <> dst_device_id`,
+      AND src_device_id IS NOT NULL AND dst_device_id IS NOT NULL AND src_device_id <> dst_device_id AND ${rowsWhere(subset, 'memcpys')}`,
   );
   // Adjacent blocks are read as one range.
   let from = -1;
@@ -246,6 +247,7 @@ export function readPeerCopyIds(db: Db): Set<number> {
   };
   for (const [first, last, kinds] of zones) {
     if (kinds !== null && !kinds.includes(`"${COPY_KIND_DTOD}":`)) continue;
+    if (!meetsRanges(subset, 'memcpys', first, last)) continue;
     if (from >= 0 && first <= to + 1) to = Math.max(to, last);
     else {
       flush();
@@ -257,8 +259,9 @@ export function readPeerCopyIds(db: Db): Set<number> {
   return ids;
 }
 
-export function readCommunicationInputs(db: Db): CommunicationInputs {
-  return { processes: readProcessFacts(db), peerCopyIds: readPeerCopyIds(db), ncclRanges: readNcclRanges(db) };
+/** `subset`: the peer copies and NCCL ranges of only those rows (a part of a job read rank by rank, rows.ts); every process's facts. */
+export function readCommunicationInputs(db: Db, subset?: RowSubset): CommunicationInputs {
+  return { processes: readProcessFacts(db), peerCopyIds: readPeerCopyIds(db, subset), ncclRanges: readNcclRanges(db, subset) };
 }
 
 // ---------------------------------------------------------------------------
@@ -322,14 +325,14 @@ function messageBytes(payload: string | null): number | null {
   return null;
 }
 
-/** Every closed NVTX range of NCCL's domain, by thread and start. */
-export function readNcclRanges(db: Db): NcclRange[] {
+/** Every closed NVTX range of NCCL's domain (of `subset`'s rows: rows.ts). */
+export function readNcclRanges(db: Db, subset?: RowSubset): NcclRange[] {
   const domain = db.prepare('SELECT id FROM strings WHERE value = ?').pluck().get(NCCL_DOMAIN) as number | undefined;
   if (domain === undefined) return [];
   const rows = db
     .prepare(
       `SELECT r.id, r.pid, r.tid, r.start_ns AS startNs, r.end_ns AS endNs, s.value AS name, r.payload FROM nvtx_ranges r
-      JOIN strings s ON s.id = r.name_id WHERE r.domain_id = ? AND r.end_ns IS NOT NULL`,
+      JOIN strings s ON s.id = r.name_id WHERE r.domain_id = ? AND r.end_ns IS NOT NULL AND ${rowsWhere(subset, 'nvtx_ranges', 'r')}`,
     )
     .all(domain) as (Omit<NcclRange, 'bytes'> & { payload: string | null })[];
   return rows.map(({ payload, ...r }) => ({ ...r, bytes: messageBytes(payload) }));
@@ -478,18 +481,30 @@ export function commKernelLabels(trace: Trace): ReadonlyMap<number, CommKernel> 
 }
 
 function readCommKernelLabels(trace: Trace): Map<number, CommKernel> {
-  const { ops } = trace;
-  const seen = new Set<number>();
+  const { length, kind, detail } = trace.ops;
+  // Names seen, by id: a flag per string (ids are the strings table's; one outside it has no name).
+  let maxId = -1;
+  for (const id of trace.strings.keys()) if (id > maxId) maxId = id;
+  const seen = new Uint8Array(maxId + 1);
   const labels = new Map<number, CommKernel>();
-  for (let i = 0; i < ops.length; i++) {
-    if (ops.kind[i] !== OpKind.Kernel) continue;
-    const id = ops.detail[i]!;
-    if (seen.has(id)) continue;
-    seen.add(id);
+  for (let i = 0; i < length; i++) {
+    if (kind[i] !== OpKind.Kernel) continue;
+    const id = detail[i]!;
+    if (id < 0 || id > maxId || seen[id] === 1) continue;
+    seen[id] = 1;
     const label = commKernelOf(trace.strings.get(id) ?? '');
     if (label) labels.set(id, label);
   }
   return labels;
+}
+
+/** Per name id, 1 for the NCCL kernel names among `labels` (commKernelLabels): a lookup per operation without a Map. */
+export function commNameFlags(labels: ReadonlyMap<number, CommKernel>): Uint8Array {
+  let maxId = -1;
+  for (const id of labels.keys()) if (id > maxId) maxId = id;
+  const flags = new Uint8Array(maxId + 1);
+  for (const id of labels.keys()) if (id >= 0) flags[id] = 1;
+  return flags;
 }
 
 /**
@@ -498,14 +513,15 @@ function readCommKernelLabels(trace: Trace): Map<number, CommKernel> {
  * (any other copy, and memsets).
  */
 export function opRoles(trace: Trace, peerCopyIds: ReadonlySet<number>, labels = commKernelLabels(trace)): Uint8Array {
-  const { ops } = trace;
-  const roles = new Uint8Array(ops.length);
-  for (let i = 0; i < ops.length; i++) {
-    const kind = ops.kind[i]!;
-    if (kind === OpKind.Kernel) roles[i] = labels.has(ops.detail[i]!) ? OpRole.Communication : OpRole.Compute;
-    else if (kind === OpKind.Memcpy) {
-      const c = ops.category[i]!;
-      roles[i] = c === OpCategory.PtoP || (c === OpCategory.DtoD && peerCopyIds.has(ops.rowId[i]!)) ? OpRole.Communication : OpRole.Copy;
+  const { length, kind, detail, category, rowId } = trace.ops;
+  const roles = new Uint8Array(length);
+  const nccl = commNameFlags(labels);
+  for (let i = 0; i < length; i++) {
+    const k = kind[i]!;
+    if (k === OpKind.Kernel) roles[i] = nccl[detail[i]!] === 1 ? OpRole.Communication : OpRole.Compute;
+    else if (k === OpKind.Memcpy) {
+      const c = category[i]!;
+      roles[i] = c === OpCategory.PtoP || (c === OpCategory.DtoD && peerCopyIds.has(rowId[i]!)) ? OpRole.Communication : OpRole.Copy;
     } else roles[i] = OpRole.Copy;
   }
   return roles;
@@ -535,28 +551,53 @@ class RoleUnions {
   }
 }
 
-function deviceTime(deviceId: number, gpu: number, spanNs: Ns, [compute, comm, copy]: IntervalList[]): RankDeviceTime {
-  const computeNs = lengthOf(compute!);
-  const communicationNs = lengthOf(comm!);
-  const hiddenNs = intersectionLength(comm!, compute!);
-  const computeOrComm = lengthOf(unionOfLists([compute!, comm!]));
-  const busy = lengthOf(unionOfLists([compute!, comm!, copy!]));
+/**
+ * One process's busy time on one device, without the span: what the
+ * breakdown needs of its role unions, added up by the time the span is
+ * known (finishCommunication; a job analysed rank by rank learns the span
+ * from every rank).
+ */
+export interface DeviceBusy {
+  pid: number;
+  deviceId: number;
+  computeNs: Ns;
+  communicationNs: Ns;
+  hiddenNs: Ns;
+  /** Compute or communication. */
+  computeOrCommNs: Ns;
+  /** Any of its operations. */
+  busyNs: Ns;
+}
+
+function deviceBusy(pid: number, deviceId: number, [compute, comm, copy]: IntervalList[]): DeviceBusy {
   return {
+    pid,
     deviceId,
+    computeNs: lengthOf(compute!),
+    communicationNs: lengthOf(comm!),
+    hiddenNs: intersectionLength(comm!, compute!),
+    computeOrCommNs: lengthOf(unionOfLists([compute!, comm!])),
+    busyNs: lengthOf(unionOfLists([compute!, comm!, copy!])),
+  };
+}
+
+function deviceTime(b: DeviceBusy, gpu: number, spanNs: Ns): RankDeviceTime {
+  return {
+    deviceId: b.deviceId,
     gpu,
     spanNs,
-    computeNs,
-    communicationNs,
-    hiddenNs,
-    exposedNs: communicationNs - hiddenNs,
-    copyNs: busy - computeOrComm,
-    idleNs: spanNs - busy,
-    overlap: communicationNs > 0 ? hiddenNs / communicationNs : null,
+    computeNs: b.computeNs,
+    communicationNs: b.communicationNs,
+    hiddenNs: b.hiddenNs,
+    exposedNs: b.communicationNs - b.hiddenNs,
+    copyNs: b.busyNs - b.computeOrCommNs,
+    idleNs: spanNs - b.busyNs,
+    overlap: b.communicationNs > 0 ? b.hiddenNs / b.communicationNs : null,
   };
 }
 
 /** Kernel time and bytes of one NCCL kernel name run as one collective, or of one collective. */
-interface Tally {
+export interface Tally {
   count: number;
   totalNs: number;
   /** Bytes of the calls that launched them, each call counted once; null until one had a size. */
@@ -569,24 +610,42 @@ function tally(): Tally {
   return { count: 0, totalNs: 0, bytes: null, sizedNs: 0 };
 }
 
+/** `from` added into `into`: a call's bytes were counted once by the part that held its kernels (a process's calls are in one part). */
+function addTally(into: Tally, from: Tally): void {
+  into.count += from.count;
+  into.totalNs += from.totalNs;
+  if (from.bytes !== null) into.bytes = (into.bytes ?? 0) + from.bytes;
+  into.sizedNs += from.sizedNs;
+}
+
 /** Bytes per second of `t`'s sized kernels: NCCL's algorithm bandwidth (nccl-tests' algbw: the call's size over its time). */
 function algorithmBandwidth(t: Tally): number | null {
   return t.bytes !== null && t.sizedNs > 0 ? t.bytes / (t.sizedNs / 1e9) : null;
 }
 
 /**
- * Communication in a trace: every process's time breakdown on each GPU it
- * used, over `span` (the scope's GPU span: Context.gpuSpan), NCCL kernels
- * by collective, peer copies. With `launch` (the host's calls behind the
- * operations), each NCCL kernel whose launch lies in one of NCCL's NVTX
- * ranges takes its collective and bytes from the call (ncclLaunches).
+ * Communication in a trace, before the span is known: each process's busy
+ * time per device and role, NCCL kernel time by name and collective, peer
+ * copies. Parts of disjoint sets of processes add up (mergeCommunicationParts)
+ * to the part of all of them: a job analysed rank by rank.
  */
-export function communicationOf(trace: Trace, inputs: CommunicationInputs, span: { start: Ns; end: Ns }, launch?: LaunchCalls): Communication {
+export interface CommunicationPart {
+  busy: DeviceBusy[];
+  kernels: { nameId: number; collective: Collective; t: Tally }[];
+  collectives: { collective: Collective; t: Tally }[];
+  peerCopies: { count: number; bytes: number; totalNs: Ns };
+  ncclRanges: { kernels: number; fromRanges: number; withBytes: number };
+}
+
+/**
+ * The part of communicationOf that needs no span (see there): one pass over
+ * the trace's operations.
+ */
+export function communicationPart(trace: Trace, inputs: CommunicationInputs, launch?: LaunchCalls): CommunicationPart {
   const { ops } = trace;
   const labels = commKernelLabels(trace);
   const roles = opRoles(trace, inputs.peerCopyIds, labels);
   const launches = launch ? ncclLaunches(trace, labels, launch, inputs.ncclRanges) : new Map<number, NcclLaunch>();
-  const spanNs = Math.max(0, span.end - span.start);
 
   // One pass: busy unions per (process, device) and role; kernel times by name and collective; peer copies.
   const unions = new Map<number, Map<number, RoleUnions>>();
@@ -645,16 +704,75 @@ export function communicationOf(trace: Trace, inputs: CommunicationInputs, span:
       peerCopies.totalNs += b - a;
     }
   }
+  return {
+    busy: [...unions].flatMap(([pid, perDevice]) => [...perDevice].map(([deviceId, u]) => deviceBusy(pid, deviceId, u.done()))),
+    kernels: [...byKernel.values()],
+    collectives: [...byCollective].map(([collective, t]) => ({ collective, t })),
+    peerCopies,
+    ncclRanges: nccl,
+  };
+}
 
-  const gpu = gpuOrdinals(trace.devices);
-  const ranks: RankTime[] = [...unions].map(([pid, perDevice]) => {
-    const devices = [...perDevice]
-      .map(([deviceId, u]) => deviceTime(deviceId, gpu(deviceId), spanNs, u.done()))
-      .sort((x, y) => x.gpu - y.gpu || x.deviceId - y.deviceId);
+/** The parts of disjoint sets of processes as one (in the order given: the result does not depend on it). */
+export function mergeCommunicationParts(parts: CommunicationPart[]): CommunicationPart {
+  const kernels = new Map<string, { nameId: number; collective: Collective; t: Tally }>();
+  const collectives = new Map<Collective, Tally>();
+  const out: CommunicationPart = {
+    busy: [],
+    kernels: [],
+    collectives: [],
+    peerCopies: { count: 0, bytes: 0, totalNs: 0 },
+    ncclRanges: { kernels: 0, fromRanges: 0, withBytes: 0 },
+  };
+  for (const p of parts) {
+    out.busy.push(...p.busy);
+    for (const k of p.kernels) {
+      const key = `${k.nameId}:${k.collective}`;
+      let into = kernels.get(key);
+      if (!into) kernels.set(key, (into = { nameId: k.nameId, collective: k.collective, t: tally() }));
+      addTally(into.t, k.t);
+    }
+    for (const c of p.collectives) {
+      let into = collectives.get(c.collective);
+      if (!into) collectives.set(c.collective, (into = tally()));
+      addTally(into, c.t);
+    }
+    out.peerCopies.count += p.peerCopies.count;
+    out.peerCopies.bytes += p.peerCopies.bytes;
+    out.peerCopies.totalNs += p.peerCopies.totalNs;
+    out.ncclRanges.kernels += p.ncclRanges.kernels;
+    out.ncclRanges.fromRanges += p.ncclRanges.fromRanges;
+    out.ncclRanges.withBytes += p.ncclRanges.withBytes;
+  }
+  out.kernels = [...kernels.values()];
+  out.collectives = [...collectives].map(([collective, t]) => ({ collective, t }));
+  return out;
+}
+
+/** What finishCommunication names kernels, GPUs and ranks with: a trace's tables (TraceTables) and the processes. */
+export interface CommunicationNames {
+  strings: Map<number, string>;
+  demangled: Map<number, string>;
+  devices: DeviceRow[];
+  processes: ReadonlyMap<number, ProcessFacts>;
+}
+
+/** A part as the Communication the report and the API give, over `span` (the scope's GPU span). */
+export function finishCommunication(part: CommunicationPart, names: CommunicationNames, span: { start: Ns; end: Ns }): Communication {
+  const spanNs = Math.max(0, span.end - span.start);
+  const gpu = gpuOrdinals(names.devices);
+  const byPid = new Map<number, DeviceBusy[]>();
+  for (const b of part.busy) {
+    const list = byPid.get(b.pid);
+    if (list) list.push(b);
+    else byPid.set(b.pid, [b]);
+  }
+  const ranks: RankTime[] = [...byPid].map(([pid, busy]) => {
+    const devices = busy.map((b) => deviceTime(b, gpu(b.deviceId), spanNs)).sort((x, y) => x.gpu - y.gpu || x.deviceId - y.deviceId);
     const sum = (k: 'spanNs' | 'computeNs' | 'communicationNs' | 'hiddenNs' | 'exposedNs' | 'copyNs' | 'idleNs') => devices.reduce((t, d) => t + d[k], 0);
     const communicationNs = sum('communicationNs');
     const hiddenNs = sum('hiddenNs');
-    const facts = inputs.processes.get(pid);
+    const facts = names.processes.get(pid);
     return {
       pid,
       rank: facts?.rank ?? null,
@@ -676,25 +794,39 @@ export function communicationOf(trace: Trace, inputs: CommunicationInputs, span:
   });
   ranks.sort((x, y) => (x.rank ?? Infinity) - (y.rank ?? Infinity) || x.pid - y.pid);
 
-  const kernels: CommKernelTime[] = [...byKernel.values()]
-    .map(({ nameId, collective, t }) => ({
-      name: trace.strings.get(nameId) ?? `<string ${nameId}>`,
-      demangledName: trace.demangled.get(nameId) ?? null,
-      ...labels.get(nameId)!,
-      collective,
-      count: t.count,
-      totalNs: t.totalNs,
-      bytes: t.bytes,
-    }))
+  const kernels: CommKernelTime[] = part.kernels
+    .map(({ nameId, collective, t }) => {
+      const name = names.strings.get(nameId) ?? `<string ${nameId}>`;
+      return {
+        name,
+        demangledName: names.demangled.get(nameId) ?? null,
+        ...commKernelOf(name)!,
+        collective,
+        count: t.count,
+        totalNs: t.totalNs,
+        bytes: t.bytes,
+      };
+    })
     .sort((x, y) => y.totalNs - x.totalNs || (x.name < y.name ? -1 : x.name > y.name ? 1 : x.collective < y.collective ? -1 : 1));
   return {
-    present: kernels.length > 0 || peerCopies.count > 0,
+    present: kernels.length > 0 || part.peerCopies.count > 0,
     ranks,
-    collectives: [...byCollective]
-      .map(([collective, t]) => ({ collective, count: t.count, totalNs: t.totalNs, bytes: t.bytes, algorithmBandwidth: algorithmBandwidth(t) }))
+    collectives: part.collectives
+      .map(({ collective, t }) => ({ collective, count: t.count, totalNs: t.totalNs, bytes: t.bytes, algorithmBandwidth: algorithmBandwidth(t) }))
       .sort((x, y) => y.totalNs - x.totalNs || (x.collective < y.collective ? -1 : 1)),
-    peerCopies,
+    peerCopies: { ...part.peerCopies },
     kernels,
-    ncclRanges: nccl,
+    ncclRanges: { ...part.ncclRanges },
   };
+}
+
+/**
+ * Communication in a trace: every process's time breakdown on each GPU it
+ * used, over `span` (the scope's GPU span: Context.gpuSpan), NCCL kernels
+ * by collective, peer copies. With `launch` (the host's calls behind the
+ * operations), each NCCL kernel whose launch lies in one of NCCL's NVTX
+ * ranges takes its collective and bytes from the call (ncclLaunches).
+ */
+export function communicationOf(trace: Trace, inputs: CommunicationInputs, span: { start: Ns; end: Ns }, launch?: LaunchCalls): Communication {
+  return finishCommunication(communicationPart(trace, inputs, launch), { ...trace, processes: inputs.processes }, span);
 }

@@ -6,6 +6,7 @@ import { loadCallColumns, type CallColumns } from '../native/addon.ts';
 import type { Db } from '../store/database.ts';
 import type { GpuOps } from './trace.ts';
 import { THREAD_LANE_FACTOR } from '../store/zone-tables.ts';
+import { rowsWhere, type RowSubset } from './rows.ts';
 
 /** API calls in (start, id) order, as the native loader reads them. */
 export type HostCalls = CallColumns;
@@ -73,15 +74,18 @@ export interface HostTables {
   waits: Omit<StreamWait, 'call'>[];
 }
 
-export function readHostTables(db: Db): HostTables {
+/** `subset`: only those rows (a part of a job read rank by rank, rows.ts). */
+export function readHostTables(db: Db, subset?: RowSubset): HostTables {
   return {
     events: db
-      .prepare('SELECT pid, event_id AS eventId, stream_id AS stream, correlation_id AS correlation FROM cuda_events ORDER BY id')
+      .prepare(
+        `SELECT pid, event_id AS eventId, stream_id AS stream, correlation_id AS correlation FROM cuda_events WHERE ${rowsWhere(subset, 'cuda_events')} ORDER BY id`,
+      )
       .all() as HostTables['events'],
     waits: db
       .prepare(
         `SELECT pid, event_id AS eventId, stream_id AS stream, correlation_id AS correlation, start_ns AS start
-      FROM syncs WHERE sync_type = ${SyncType.StreamWaitEvent} ORDER BY start_ns`,
+      FROM syncs WHERE sync_type = ${SyncType.StreamWaitEvent} AND ${rowsWhere(subset, 'syncs')} ORDER BY start_ns, id`,
       )
       .all() as HostTables['waits'],
   };

@@ -48,6 +48,26 @@ export function unionOf(ops: GpuOps, device: number, category = -1, onDevice?: I
   return n >= out.length / 2 ? out.subarray(0, n) : out.slice(0, n);
 }
 
+/**
+ * First start and last end of the operations that last (end > start: those
+ * unionOf keeps), or null: the span of their union, which is the GPU span
+ * of the diagnosis (findings/context.ts buildContext, from each device's
+ * union) without building a union.
+ */
+export function extentOf(ops: Pick<GpuOps, 'length' | 'start' | 'end'>): { start: Ns; end: Ns } | null {
+  const { length, start, end } = ops;
+  let s = Infinity;
+  let e = -Infinity;
+  for (let i = 0; i < length; i++) {
+    const a = start[i]!;
+    const b = end[i]!;
+    if (b <= a) continue;
+    if (a < s) s = a;
+    if (b > e) e = b;
+  }
+  return Number.isFinite(s) ? { start: s, end: e } : null;
+}
+
 /** Total length of a list. */
 export function lengthOf(list: IntervalList): Ns {
   let t = 0;

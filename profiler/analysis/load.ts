@@ -7,7 +7,7 @@ import { communicationOf, readCommunicationInputs } from './communication.ts';
 import type { Communication } from '../contract/communication.ts';
 import type { Stragglers } from '../contract/stragglers.ts';
 import { diagnose, type Diagnosis } from './diagnose.ts';
-import { callNames, loadHost, type Host } from './host.ts';
+import { callNames, loadHost, readHostTables, type Host } from './host.ts';
 import { closeWindows, selectScope, type TimelineColumns } from './scope.ts';
 import { STEADY_STATE, type Scope, type ScopeInfo } from '../contract/scope.ts';
 import { detectStartup } from './startup.ts';
@@ -59,6 +59,12 @@ export interface AnalyzeOptions {
   timings?: AnalysisTimings;
   /** The file's name for messages (default: the database's). */
   file?: string;
+  /**
+   * `columns` hold only these processes' rows (one rank of a job:
+   * job.ts loadProcessColumns): the event records, stream waits, NCCL
+   * ranges and peer copies read besides are theirs too.
+   */
+  pids?: number[];
 }
 
 /** Throws ScopeError when the scope does not exist in this recording. */
@@ -82,10 +88,15 @@ export function analyze(db: Db, options: AnalyzeOptions = {}): Analysis {
   const trace = loadTrace(db, selection.columns.ops, selection.columns.calls, tables);
   closeWindows(selection.info, trace.span);
   lap('trace');
-  const host = loadHost(db, trace.ops, selection.columns.calls, { names, scoped: selection.columns !== columns });
+  const subset = options.pids ? { pids: options.pids } : undefined;
+  const host = loadHost(db, trace.ops, selection.columns.calls, {
+    names,
+    scoped: selection.columns !== columns,
+    ...(subset ? { tables: readHostTables(db, subset) } : {}),
+  });
   lap('host');
   // Read now (the file may be closed by the time it is used): the diagnosis's rules across ranks name processes by them.
-  const inputs = readCommunicationInputs(db);
+  const inputs = readCommunicationInputs(db, subset);
   const diagnosis = diagnose(trace, host, inputs.processes);
   lap('diagnose');
   let communication: Communication | null = null;

@@ -34,7 +34,9 @@ export const STARTUP_WORK_SHARE = 0.1;
 /** OpColumns.kind of a kernel (trace.ts OpKind). */
 const KERNEL = 1;
 /** A lookup or first runtime call this long did more than look something up. */
-const SLOW_CALL_NS = 1_000_000;
+export const SLOW_CALL_NS = 1_000_000;
+/** Families whose calls are start-up calls (function lookups only when slow): a job read rank by rank reads only these, and slow calls, to find start-up (job-scope.ts). */
+export const STARTUP_FAMILIES: ReadonlySet<CallFamily> = new Set(['module-load', 'context', 'function-lookup']);
 
 const PART_LABEL: Record<StartupPart['what'], string> = {
   context: 'CUDA initialisation and context creation',
@@ -60,7 +62,26 @@ const PRIORITY: StartupPart['what'][] = ['modules', 'context', 'memory', 'other-
  * `names`: call name by strings id (at least the calls' names).
  */
 export function detectStartup(ops: OpColumns, calls: CallColumns, names: Map<number, string>, meta: Map<string, string>): Startup | null {
-  const families = familiesByNameId(names);
+  const startup = startupOfCalls(calls, names, meta, workProgress(ops), ops.length ? ops.start[0]! : Infinity);
+  // The operations left out: those that start before the cut (start order).
+  if (startup) while (startup.ops < ops.length && ops.start[startup.ops]! < startup.endNs) startup.ops++;
+  return startup;
+}
+
+/**
+ * The GPU's work as start-up detection counts it (the kernels' summed
+ * durations; all operations' where no kernel lasts), and where a tenth of
+ * it is done: `limitStart`, the start of the operation (in start order) at
+ * which the work done so far first exceeds the tenth. A call that starts
+ * after it starts after a tenth of the work (Infinity: no work at all).
+ * From the whole recording's operations; a job analysed rank by rank
+ * finds the same from its zones (job-scope.ts).
+ */
+export interface WorkProgress {
+  limitStart: Ns;
+}
+
+export function workProgress(ops: Pick<OpColumns, 'length' | 'kind' | 'start' | 'end'>): WorkProgress {
   let kernelWork = 0;
   let allWork = 0;
   for (let i = 0; i < ops.length; i++) {
@@ -69,21 +90,53 @@ export function detectStartup(ops: OpColumns, calls: CallColumns, names: Map<num
     if (ops.kind[i] === KERNEL) kernelWork += d;
   }
   const onlyKernels = kernelWork > 0;
-  const totalWork = onlyKernels ? kernelWork : allWork;
-  const limit = totalWork * STARTUP_WORK_SHARE;
+  return { limitStart: tenthDoneAt(ops, onlyKernels, (onlyKernels ? kernelWork : allWork) * STARTUP_WORK_SHARE, onlyKernels ? kernelWork : allWork) };
+}
 
+/**
+ * The start of the first operation (in start order; kernels only when
+ * `onlyKernels`) at which the work done, counted from `doneBefore`, exceeds
+ * `limit`; Infinity where it never does or there is no work.
+ */
+export function tenthDoneAt(
+  ops: Pick<OpColumns, 'length' | 'kind' | 'start' | 'end'>,
+  onlyKernels: boolean,
+  limit: number,
+  totalWork: number,
+  doneBefore = 0,
+): Ns {
+  if (!(totalWork > 0)) return Infinity;
+  let done = doneBefore;
+  for (let j = 0; j < ops.length; j++) {
+    if (onlyKernels && ops.kind[j] !== KERNEL) continue;
+    done += ops.end[j]! - ops.start[j]!;
+    if (done > limit) return ops.start[j]!;
+  }
+  return Infinity;
+}
+
+/**
+ * Start-up from the calls (start order) and where a tenth of the GPU's work
+ * is done: the calls that start after `progress.limitStart` are not looked
+ * at, so `calls` may stop there (or at the cut, for the breakdown of what
+ * start-up was spent on). `firstOpStart`: the first operation's start.
+ * `ops` of the result is 0: the caller counts the operations before the cut.
+ */
+export function startupOfCalls(
+  calls: CallColumns,
+  names: Map<number, string>,
+  meta: Map<string, string>,
+  progress: WorkProgress,
+  firstOpStart: Ns,
+): Startup | null {
+  const families = familiesByNameId(names);
   const contextCreated = firstSlowCall(calls);
   let cut = -Infinity;
   let lastCall = -1;
-  let done = 0;
-  let j = 0;
   for (let k = 0; k < calls.length; k++) {
     const start = calls.start[k]!;
-    while (j < ops.length && ops.start[j]! < start) {
-      if (!onlyKernels || ops.kind[j] === KERNEL) done += ops.end[j]! - ops.start[j]!;
-      j++;
-    }
-    if (totalWork > 0 && done > limit) break;
+    // A tenth of the work is done before this call: start-up is over.
+    if (start > progress.limitStart) break;
     const duration = calls.end[k]! - start;
     const family = families.family(calls.nameId[k]!);
     let startupCall = family === 'module-load' || family === 'context' || (family === 'function-lookup' && duration >= SLOW_CALL_NS);
@@ -95,16 +148,14 @@ export function detectStartup(ops: OpColumns, calls: CallColumns, names: Map<num
   }
   if (lastCall < 0) return null;
 
-  const first = Math.min(calls.length ? calls.start[0]! : Infinity, ops.length ? ops.start[0]! : Infinity);
+  const first = Math.min(calls.length ? calls.start[0]! : Infinity, firstOpStart);
   const startNs = Math.min(first, cut);
-  let opsBefore = 0;
-  while (opsBefore < ops.length && ops.start[opsBefore]! < cut) opsBefore++;
   return {
     startNs,
     endNs: cut,
     lastCall: names.get(calls.nameId[lastCall]!) ?? '?',
     spentOn: breakdown(calls, families, startNs, cut),
-    ops: opsBefore,
+    ops: 0,
     beforeCudaNs: beforeCuda(meta),
   };
 }

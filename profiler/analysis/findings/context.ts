@@ -139,7 +139,12 @@ export function newEvidence(): Evidence {
  * main thing wrong with the run (error).
  */
 export function severityByCost(ctx: Context, costNs: Ns): Severity {
-  const span = ctx.gpuSpan.end - ctx.gpuSpan.start;
+  return severityInSpan(ctx.gpuSpan, costNs);
+}
+
+/** severityByCost against a GPU span given as such (a job analysed rank by rank knows it only from every rank). */
+export function severityInSpan(gpuSpan: { start: Ns; end: Ns }, costNs: Ns): Severity {
+  const span = gpuSpan.end - gpuSpan.start;
   if (span <= 0) return 'info';
   const share = costNs / span;
   return share >= 0.25 ? 'error' : share >= 0.02 ? 'warning' : 'info';

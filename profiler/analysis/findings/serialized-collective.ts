@@ -12,12 +12,12 @@
 // those groups. Groups of one collective are left alone: issued after all
 // of the computation, it is one bucket, and bucketing it is a change of
 // the program the replay cannot guess (how to split it).
-import { formatDuration } from '../../contract/time.ts';
+import { formatDuration, type Ns } from '../../contract/time.ts';
 import { canOverlap, collectiveDependencies, type CollectiveGroup } from '../collective-groups.ts';
 import { commKernelLabels } from '../communication.ts';
 import { intersectionLength, unionOfPairs, type IntervalList } from '../intervals.ts';
 import { OpKind } from '../trace.ts';
-import { addOp, gpuName, newEvidence, severityByCost, streamLabel, type Context } from './context.ts';
+import { addOp, gpuName, newEvidence, severityInSpan, streamLabel, type Context } from './context.ts';
 import type { Finding } from '../../contract/findings.ts';
 
 /** Communication hidden behind computation beyond this share is not "serialized". */
@@ -48,6 +48,30 @@ function computeBusy(ctx: Context, isComm: Uint8Array): Map<number, IntervalList
 }
 
 export function serializedCollectives(ctx: Context): Finding[] {
+  return serializedCollectiveFindings(serializedCollectiveCandidates(ctx), ctx.gpuSpan);
+}
+
+/**
+ * The findings of one process and GPU each, before the test that needs the
+ * GPU span (exposed time below MIN_EXPOSED_NS counts only if it is a
+ * share of the span that matters) and their severity: a job analysed rank by
+ * rank finds them per rank and knows the span only from every rank.
+ */
+export interface SerializedCollectiveCandidate {
+  exposedNs: Ns;
+  /** The finding, its severity 'info' until serializedCollectiveFindings sets it. */
+  finding: Finding;
+}
+
+/** Candidates (see above) and the GPU span (Context.gpuSpan) → the findings. */
+export function serializedCollectiveFindings(candidates: SerializedCollectiveCandidate[], gpuSpan: { start: Ns; end: Ns }): Finding[] {
+  const span = gpuSpan.end - gpuSpan.start;
+  return candidates
+    .filter((c) => c.exposedNs >= MIN_EXPOSED_NS || c.exposedNs >= MIN_EXPOSED_SHARE * span)
+    .map((c) => ({ ...c.finding, severity: severityInSpan(gpuSpan, c.exposedNs) }));
+}
+
+export function serializedCollectiveCandidates(ctx: Context): SerializedCollectiveCandidate[] {
   const { trace, host } = ctx;
   const { ops } = trace;
   const labels = commKernelLabels(trace);
@@ -78,12 +102,10 @@ export function serializedCollectives(ctx: Context): Finding[] {
     }
   }
 
-  const span = ctx.gpuSpan.end - ctx.gpuSpan.start;
-  const findings: Finding[] = [];
+  const candidates: SerializedCollectiveCandidate[] = [];
   for (const r of byRank.values()) {
     const exposedNs = r.commNs - r.hiddenNs;
     if (r.commNs <= 0 || r.hiddenNs / r.commNs > MAX_HIDDEN_SHARE) continue;
-    if (exposedNs < MIN_EXPOSED_NS && exposedNs < MIN_EXPOSED_SHARE * span) continue;
     const facts = ctx.processes.get(r.pid);
     const who = facts?.rank != null ? `Rank ${facts.rank} (pid ${r.pid})` : `Process ${r.pid}`;
     const names = new Set(r.groups.flatMap((g) => g.collectives.map((k) => labels.get(ops.detail[k]!)?.collective ?? 'other')));
@@ -96,9 +118,9 @@ export function serializedCollectives(ctx: Context): Finding[] {
     const where = first.sameStream
       ? `on the computation's own ${streamLabel(ctx, ops.stream[first.collectives[0]!]!)}`
       : `on ${streamLabel(ctx, ops.stream[first.collectives[0]!]!)}, after an event wait on the computation's ${streamLabel(ctx, ops.stream[first.gate]!)}`;
-    findings.push({
+    const finding: Finding = {
       kind: 'serialized-collective',
-      severity: severityByCost(ctx, exposedNs),
+      severity: 'info',
       title: `${who}: ${r.collectives} ${what} on ${gpuName(ctx, r.device)} waited for all the computation before them and ran alone (${formatDuration(exposedNs)} exposed)`,
       explanation:
         `${r.groups.length === 1 ? 'One group' : `${r.groups.length} groups`} of about ${perGroup} ${what}, each issued ${where} after the last of about ${kernelsPerGroup} kernels, ` +
@@ -113,7 +135,8 @@ export function serializedCollectives(ctx: Context): Finding[] {
       pid: r.pid,
       evidence: ev,
       fixId: 'overlap-collectives',
-    });
+    };
+    candidates.push({ exposedNs, finding });
   }
-  return findings;
+  return candidates;
 }

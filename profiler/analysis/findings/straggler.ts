@@ -8,14 +8,18 @@
 // time, as the communication breakdown adds ranks up). Severity: by the
 // mean wait of one other rank against the GPU span, so a 64-rank job is
 // not an error for a wait each rank hardly felt.
-import { participantName } from '../../contract/stragglers.ts';
-import { formatDuration } from '../../contract/time.ts';
+import { participantName, type Stragglers } from '../../contract/stragglers.ts';
+import { formatDuration, type Ns } from '../../contract/time.ts';
 import type { Finding } from '../../contract/findings.ts';
 import { stragglersOfContext } from '../stragglers.ts';
-import { newEvidence, severityByCost, type Context } from './context.ts';
+import { newEvidence, severityInSpan, type Context } from './context.ts';
 
 export function stragglerRank(ctx: Context): Finding[] {
-  const s = stragglersOfContext(ctx);
+  return stragglerFindings(stragglersOfContext(ctx), ctx.gpuSpan);
+}
+
+/** The finding of the stragglers `s`, severity against `gpuSpan` (the scope's: Context.gpuSpan). */
+export function stragglerFindings(s: Stragglers, gpuSpan: { start: Ns; end: Ns }): Finding[] {
   const st = s.straggler;
   if (!st) return [];
   const name = participantName(st);
@@ -44,7 +48,7 @@ export function stragglerRank(ctx: Context): Finding[] {
   return [
     {
       kind: 'straggler-rank',
-      severity: severityByCost(ctx, st.causedWaitNs / Math.max(1, others)),
+      severity: severityInSpan(gpuSpan, st.causedWaitNs / Math.max(1, others)),
       title: `${name[0]!.toUpperCase()}${name.slice(1)} arrives last at ${st.lastCount} of ${st.instances} NCCL collectives: the other ${others > 1 ? `${others} ranks` : 'rank'} waited ${formatDuration(st.causedWaitNs)} for it`,
       explanation:
         `Matched across ${s.ranks.length} ranks (the n-th collective of a kind on each rank's stream is the same instance), ${name} started its collective kernel last in ${st.lastCount} of ${st.instances} instances${skew}. ` +
