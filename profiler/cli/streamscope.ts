@@ -37,7 +37,10 @@ import { SCENARIOS, WORKLOADS } from '../contract/record-request.ts';
 import { openRecording, type Db } from '../store/database.ts';
 import { readProcesses } from '../store/ranks.ts';
 import { RecordingFileError } from '../store/recording-error.ts';
-import { buildReport, formatIterations, formatReport } from '../report/report.ts';
+import { buildJobReport, buildReport, formatIterations, formatJobReport, formatReport, type ReportedProcesses } from '../report/report.ts';
+import { analyzeJob, gpuProcessCount, JOB_RANKS, loadProcessColumns, ZonesDisagree, type JobAnalysis } from '../analysis/job.ts';
+import { readTraceTables } from '../analysis/trace.ts';
+import type { RankedProcess } from '../contract/ranks.ts';
 import { SCOPE_OPTIONS, SCOPE_USAGE, scopeFromArgs, type ScopeValues } from './scope-args.ts';
 import { dumpStream } from '../record/dump.ts';
 import { openLiveView, type LiveView } from './live-view.ts';
@@ -49,7 +52,7 @@ usage:
   streamscope record [-o FILE] [--force] [--live] [--capture-range nvtx:NAME|cuda-profiler-api] [--progress text|json] -- COMMAND [ARGS...]
   streamscope record [-o FILE] [--force] [--live] [--capture-range ...] [--progress text|json] --workload NAME --scenario NAME
                      [--size N] [--iterations N] [--streams N] [--chunks N] [--variant V]
-  streamscope report FILE [--json] [--iterations] [--whole | --range NAME[#k] | --from T --to T]
+  streamscope report FILE [--json] [--iterations] [--job | --no-job | --rank N | --pid P] [--whole | --range NAME[#k] | --from T --to T]
   streamscope open FILE... [--job | --separate]   (the timeline in the desktop app; browser mode where it cannot start)
   streamscope serve FILE... [--job | --separate] [--port N] [--host H]   (the timeline in a browser, read-only, token URL)
   streamscope diff A.sqlite B.sqlite [--json] [--fail-if-slower 5%] [--fail-if-overlap-drops 10] [--whole | --range NAME[#k] | --from T --to T]
@@ -93,6 +96,13 @@ launched inside an NVTX range; --from/--to a time range (1.5s, 350ms, 20us;
 a bare number is seconds). report --iterations adds one row per instance of
 the repeating NVTX range (the one given with --range, or the one covering
 most time).
+
+A recording of more than ${JOB_RANKS} ranks (processes with GPU work: a merged job)
+is reported rank by rank, never holding more than a few in memory: each
+rank's communication breakdown, the stragglers and the findings across
+ranks, as the whole recording's analysis gives them. --rank N (or --pid P)
+reports one rank whole, from its own rows; --job reads any recording so,
+--no-job analyses it whole.
 
 merge puts the recordings of one job (one per rank or node) into one, each
 host's clock corrected by the NCCL collectives its ranks share with the
@@ -340,19 +350,43 @@ function signalNumber(sig: NodeJS.Signals): number | undefined {
   return (osConstants.signals as Record<string, number>)[sig];
 }
 
+const REPORT_USAGE = `usage: streamscope report FILE [--json] [--iterations] [--job | --no-job | --rank N | --pid P] ${SCOPE_USAGE}`;
+
 async function cmdReport(args: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,
-    options: { json: { type: 'boolean' }, iterations: { type: 'boolean' }, ...SCOPE_OPTIONS },
+    allowNegative: true,
+    options: {
+      json: { type: 'boolean' },
+      iterations: { type: 'boolean' },
+      job: { type: 'boolean' },
+      rank: { type: 'string' },
+      pid: { type: 'string' },
+      ...SCOPE_OPTIONS,
+    },
   });
-  if (positionals.length !== 1) fail(`usage: streamscope report FILE [--json] [--iterations] ${SCOPE_USAGE}`, 2);
+  if (positionals.length !== 1) fail(REPORT_USAGE, 2);
   const file = positionals[0]!;
   const scope = scopeOrFail(values);
+  if (values.rank !== undefined && values.pid !== undefined) fail('report: give --rank or --pid, not both', 2);
   const db = openForReading(file);
   try {
-    const analysis = analyzeOrFail(db, file, scope);
-    const report = buildReport(file, analysis, readProcesses(db));
+    const processes = readProcesses(db);
+    const only = values.rank !== undefined || values.pid !== undefined ? processesToReport(file, processes, values.rank, values.pid) : null;
+    // A job of many ranks is read rank by rank (analysis/job.ts): its sections across ranks; one rank with --rank.
+    const asJob = !only && (values.job ?? gpuProcessCount(db) > JOB_RANKS);
+    if (asJob) {
+      if (values.iterations) fail(`report: --iterations reads every rank of ${file} at once: add --rank N (one rank's iterations) or --no-job`, 2);
+      const job = await analyzeJobOrNull(db, file, scope);
+      if (job) {
+        const report = buildJobReport(file, job.analysis, readTraceTables(db), processes, job.seconds);
+        process.stdout.write(values.json ? JSON.stringify(report, null, 2) + '\n' : formatJobReport(report));
+        return 0;
+      }
+    }
+    const analysis = analyzeOrFail(db, file, scope, only?.pids);
+    const report = buildReport(file, analysis, processes, only);
     let iterations: Iterations | null = null;
     if (values.iterations) {
       const named = scope.kind === 'range' ? scope.name : null;
@@ -382,11 +416,53 @@ function scopeOrFail(values: ScopeValues): Scope {
 }
 
 /** The analysis of `scope`, or exit 2 when the recording has no such scope (an unknown NVTX range). */
-function analyzeOrFail(db: Db, file: string, scope: Scope): Analysis {
+/** `pids`: analyse only these processes' rows (`report --rank N`). */
+function analyzeOrFail(db: Db, file: string, scope: Scope, pids?: number[]): Analysis {
   try {
-    return analyze(db, { scope, file });
+    return analyze(db, pids ? { scope, file, pids, columns: loadProcessColumns(db, pids) } : { scope, file });
   } catch (err) {
     if (err instanceof ScopeError) fail(err.message, 2);
+    throw err;
+  }
+}
+
+/** The process(es) `--rank N` or `--pid P` name, or exit 2 naming what the recording has. */
+function processesToReport(file: string, processes: RankedProcess[], rank: string | undefined, pid: string | undefined): ReportedProcesses {
+  const n = Number(rank ?? pid);
+  if (!Number.isInteger(n)) fail(`report: ${rank !== undefined ? '--rank' : '--pid'} takes a number, not '${rank ?? pid}'`, 2);
+  if (pid !== undefined) {
+    const p = processes.find((x) => x.pid === n);
+    if (!p) fail(`report: ${file} has no process ${n} (its pids: ${listed(processes.map((x) => x.pid))})`, 2);
+    return { pids: [n], label: p.rank !== null ? `rank ${p.rank} (pid ${n})` : `pid ${n}` };
+  }
+  const ranked = processes.filter((x) => x.rank === n);
+  if (ranked.length === 0) {
+    const ranks = processes.filter((x) => x.rank !== null).map((x) => x.rank!);
+    fail(
+      `report: ${file} has no rank ${n} (${ranks.length ? `its ranks: ${listed([...new Set(ranks)].sort((a, b) => a - b))}` : 'no process has a rank: name one with --pid'})`,
+      2,
+    );
+  }
+  return { pids: ranked.map((x) => x.pid), label: `rank ${n} (pid ${ranked.map((x) => x.pid).join(', ')})` };
+}
+
+/** At most 12 numbers, then how many more. */
+function listed(xs: number[]): string {
+  return xs.length <= 12 ? xs.join(', ') : `${xs.slice(0, 12).join(', ')} and ${xs.length - 12} more`;
+}
+
+/** The job's analysis rank by rank and its wall time; null where its zones disagree with its rows (then analysed whole, as before, after saying why). */
+async function analyzeJobOrNull(db: Db, file: string, scope: Scope): Promise<{ analysis: JobAnalysis; seconds: number } | null> {
+  const t = performance.now();
+  try {
+    const analysis = await analyzeJob(db, { scope, file });
+    return { analysis, seconds: (performance.now() - t) / 1000 };
+  } catch (err) {
+    if (err instanceof ScopeError) fail(err.message, 2);
+    if (err instanceof ZonesDisagree) {
+      process.stderr.write(`streamscope: note: ${file} is analysed whole, not rank by rank: ${err.message}\n`);
+      return null;
+    }
     throw err;
   }
 }

@@ -3,6 +3,7 @@
 import { MIN_ITERATIONS } from '../analysis/iterations.ts';
 import { type Iterations } from '../contract/iterations.ts';
 import type { Analysis } from '../analysis/load.ts';
+import type { JobAnalysis } from '../analysis/job.ts';
 import type { CommKernel, Communication } from '../contract/communication.ts';
 import { overlapByDevice, type Busy, type DeviceOverlap } from '../analysis/overlap.ts';
 import type { ScopeInfo } from '../contract/scope.ts';
@@ -22,7 +23,11 @@ import { renderTable } from './table.ts';
 // (NCCL kernels, peer copies, per-rank time breakdown and overlap). 6 (issue
 // 13): processes, each with its rank, local rank and world size. 7 (issue
 // 13): stragglers (collective instances across ranks, arrival skew, wait).
-export const REPORT_VERSION = 7;
+// 8 (issue 13): `job` — null, or for a recording of many ranks read rank by
+// rank (analysis/job.ts) what was read and how (JobReport: no overlap,
+// streams, kernels or copies, and only the findings across ranks); `only` —
+// null, or the processes a report of one rank (`--rank N`) covers.
+export const REPORT_VERSION = 8;
 
 export interface RecordingInfo {
   command: string | null;
@@ -59,36 +64,92 @@ export interface Report {
   stragglers: Stragglers;
   /** The diagnosis, worst first (profiler/contract/findings.ts). */
   findings: Finding[];
+  /** Always null here: a report of a job read rank by rank is a JobReport. */
+  job: null;
+  /** The processes the report covers where it covers some only (`report --rank N`), else null. */
+  only: ReportedProcesses | null;
+}
+
+/** Some processes of a recording, reported on their own. */
+export interface ReportedProcesses {
+  pids: number[];
+  /** "rank 3 (pid 4242)", "pid 4242". */
+  label: string;
+}
+
+/**
+ * A recording of many ranks read rank by rank (analysis/job.ts): the
+ * sections across ranks, and how it was read. What analyze() gives of one
+ * rank besides (its overlap, streams, kernels, copies, its other findings)
+ * is its own report: `report FILE --rank N`.
+ */
+export interface JobReport {
+  reportVersion: number;
+  file: string;
+  recording: RecordingInfo;
+  scope: ScopeInfo;
+  processes: RankedProcess[];
+  devices: DeviceRow[];
+  job: {
+    /** Processes with GPU work. */
+    ranks: number;
+    /** What was read at once: a merged job's sources, or processes ('process'), those sharing a GPU together. */
+    parts: number;
+    readBy: 'source' | 'process';
+    /** Parts whose API calls were read (NCCL's NVTX ranges, a host model, a range scope); the others' operations only. */
+    partsWithCalls: number;
+    /** Worker threads (0: the loader's threads, on the calling thread). */
+    workers: number;
+    /** Wall time of the analysis. */
+    seconds: number;
+    /** What the serialized-collective findings cost: their exposed communication (the what-if replay is one rank's report's). */
+    findingsCost: 'rule';
+  };
+  communication: Communication;
+  stragglers: Stragglers;
+  /** Serialized collectives (one per rank and GPU) and the straggler rank, worst first. */
+  findings: Finding[];
+  only: null;
 }
 
 /** `processes`: the recording's processes with their ranks (profiler/store/ranks.ts readProcesses); the CLI passes them. */
-export function buildReport(file: string, analysis: Analysis, processes: RankedProcess[] = []): Report {
-  const { trace } = analysis;
-  const m = trace.meta;
+/** The recording's facts from its meta table. */
+function recordingInfo(m: Map<string, string>): RecordingInfo {
   const num = (k: string) => (m.has(k) && m.get(k) !== '' ? Number(m.get(k)) : null);
+  return {
+    command: m.get('command') ?? null,
+    host: m.get('host') ?? null,
+    startedAt: m.get('started_at') ?? null,
+    durationNs: num('duration_ns'),
+    exitCode: num('exit_code'),
+    complete: m.get('complete') === '1',
+    incompleteReason: m.get('incomplete_reason') ?? null,
+    driverVersion: m.get('driver_version') ?? null,
+    runtimeVersion: m.get('runtime_version') ?? null,
+    cuptiVersion: m.get('cupti_version') ?? null,
+    droppedRecords: num('dropped_records') ?? 0,
+    notes: m.has('notes') ? (JSON.parse(m.get('notes')!) as string[]) : [],
+  };
+}
+
+/**
+ * `processes`: the recording's processes with their ranks (profiler/store/ranks.ts readProcesses); the CLI passes them.
+ * `only`: the analysis covers these processes' rows only (`report --rank N`): the processes and devices listed are theirs.
+ */
+export function buildReport(file: string, analysis: Analysis, processes: RankedProcess[] = [], only: ReportedProcesses | null = null): Report {
+  const { trace } = analysis;
   const gpu = gpuOrdinals(trace.devices);
   const overlap = overlapByDevice(trace).map((o) => ({ ...o, gpu: gpu(o.deviceId) }));
   const deviceBusy = new Map(overlap.map((o) => [o.deviceId, o.all.union]));
+  // One rank's report: its processes, and the devices its streams are on.
+  const theirs = only ? new Set(trace.streams.filter((s) => only.pids.includes(s.pid)).map((s) => s.deviceId)) : null;
   return {
     reportVersion: REPORT_VERSION,
     file,
-    recording: {
-      command: m.get('command') ?? null,
-      host: m.get('host') ?? null,
-      startedAt: m.get('started_at') ?? null,
-      durationNs: num('duration_ns'),
-      exitCode: num('exit_code'),
-      complete: m.get('complete') === '1',
-      incompleteReason: m.get('incomplete_reason') ?? null,
-      driverVersion: m.get('driver_version') ?? null,
-      runtimeVersion: m.get('runtime_version') ?? null,
-      cuptiVersion: m.get('cupti_version') ?? null,
-      droppedRecords: num('dropped_records') ?? 0,
-      notes: m.has('notes') ? (JSON.parse(m.get('notes')!) as string[]) : [],
-    },
+    recording: recordingInfo(trace.meta),
     scope: analysis.scope,
-    processes,
-    devices: trace.devices,
+    processes: only ? processes.filter((p) => only.pids.includes(p.pid)) : processes,
+    devices: theirs ? trace.devices.filter((d) => theirs.has(d.id)) : trace.devices,
     overlap,
     streams: summarizeStreams(trace, deviceBusy).map((st) => ({ ...st, gpu: st.deviceId === null ? null : gpu(st.deviceId) })),
     kernels: summarizeKernels(trace),
@@ -96,6 +157,39 @@ export function buildReport(file: string, analysis: Analysis, processes: RankedP
     communication: analysis.communication,
     stragglers: analysis.stragglers,
     findings: analysis.diagnosis.findings,
+    job: null,
+    only,
+  };
+}
+
+/** The report of a job read rank by rank (analysis/job.ts analyzeJob): `seconds`, the analysis's wall time. */
+export function buildJobReport(
+  file: string,
+  job: JobAnalysis,
+  tables: { meta: Map<string, string>; devices: DeviceRow[] },
+  processes: RankedProcess[],
+  seconds: number,
+): JobReport {
+  return {
+    reportVersion: REPORT_VERSION,
+    file,
+    recording: recordingInfo(tables.meta),
+    scope: job.scope,
+    processes,
+    devices: tables.devices,
+    job: {
+      ranks: job.ranks,
+      parts: job.parts,
+      readBy: job.merged ? 'source' : 'process',
+      partsWithCalls: job.partsWithCalls,
+      workers: job.workers,
+      seconds,
+      findingsCost: 'rule',
+    },
+    communication: job.communication,
+    stragglers: job.stragglers,
+    findings: job.findings,
+    only: null,
   };
 }
 
@@ -138,7 +232,8 @@ function shorten(name: string, max = 160): string {
 const pct = (x: number | null) => (x === null ? '-' : `${(x * 100).toFixed(1)}%`);
 const factor = (b: Busy) => (b.overlapFactor === null ? '-' : b.overlapFactor.toFixed(2));
 
-export function formatReport(r: Report): string {
+/** The lines every report starts with: the recording, its scope and start-up. */
+function formatHead(r: Report | JobReport): string[] {
   const out: string[] = [];
   const rec = r.recording;
   out.push(`StreamScope report: ${r.file}`);
@@ -156,6 +251,12 @@ export function formatReport(r: Report): string {
   if (rec.droppedRecords > 0) out.push(`WARNING: ${rec.droppedRecords} records were dropped by the collector (buffers full); totals below are lower bounds`);
   out.push(`scope     ${r.scope.label}${r.scope.kind === 'steady-state' && r.scope.startup ? ' (--whole includes it)' : ''}`);
   if (r.scope.startup) out.push(`start-up  ${formatStartup(r.scope.startup)}`);
+  return out;
+}
+
+export function formatReport(r: Report): string {
+  const out = formatHead(r);
+  if (r.only) out.push(`only      ${r.only.label}: its own rows, start-up detected on them (\`report\` without --rank: the job's sections across ranks)`);
 
   out.push(...formatProcesses(r.processes));
 
@@ -255,6 +356,35 @@ export function formatReport(r: Report): string {
       ]),
     ),
   );
+  return out.join('\n') + '\n';
+}
+
+/**
+ * A job read rank by rank: the recording, how it was read, then the
+ * sections across ranks — each rank's communication breakdown, the
+ * stragglers, the findings across ranks — and how to see one rank whole.
+ */
+export function formatJobReport(r: JobReport): string {
+  const out = formatHead(r);
+  const j = r.job;
+  const how = j.workers > 0 ? `${j.workers} worker thread${j.workers > 1 ? 's' : ''}` : 'one thread (the loader on every core)';
+  const one = r.processes.some((p) => p.rank !== null) ? '--rank N' : '--pid P';
+  out.push(
+    `job       ${j.ranks} ranks (processes with GPU work) read ${j.readBy === 'source' ? 'source by source' : 'process by process'}, ${j.parts} parts on ${how}, in ${j.seconds.toFixed(1)} s: the sections across ranks`,
+    `          one rank's whole report (its overlap, streams, kernels, copies, every finding): streamscope report ${r.file} ${one}`,
+  );
+  const gpu = gpuOrdinals(r.devices);
+  const gpuOf = (id: number | null) => (id === null ? '-' : gpu(id));
+  out.push('', ...formatCommunication(r.communication, gpuOf));
+  if (r.stragglers.ranks.length > 1) out.push('', ...formatStragglers(r.stragglers));
+  out.push('');
+  if (r.findings.length === 0) out.push("Findings across ranks: none (no rank's collectives serialized behind its computation, no straggler)");
+  else {
+    out.push(
+      ...formatFindings(r.findings),
+      `  (findings across ranks only; a serialized collective's cost is the communication it left exposed — the replay of its fix is in the rank's report, ${one})`,
+    );
+  }
   return out.join('\n') + '\n';
 }
 

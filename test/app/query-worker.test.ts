@@ -1,6 +1,6 @@
 // The query worker: the main process's data calls answered on another thread
 // by profiler/query's session registry, on real H100 recordings.
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -167,6 +167,18 @@ describe('the Electron build', () => {
       else process.env.STREAMSCOPE_ADDON_PATH = previous;
     }
   }, 120_000);
+
+  it("its CLI reads a job rank by rank on the bundled job worker (the build above's)", () => {
+    const outDir = path.resolve(import.meta.dirname, '../../node_modules/.cache/streamscope-test/app-build');
+    expect(fs.existsSync(path.join(outDir, 'job-worker.cjs'))).toBe(true);
+    const r = spawnSync(process.execPath, [path.join(outDir, 'streamscope-cli.cjs'), 'report', fixture('nccl-serial-h200x2'), '--job'], {
+      encoding: 'utf8',
+      env: { ...process.env, STREAMSCOPE_ADDON_PATH: addonPath() },
+    });
+    expect(r.stderr).toBe('');
+    expect(r.status).toBe(0);
+    expect(r.stdout).toMatch(/^job {7}2 ranks \(processes with GPU work\) read process by process, 3 parts on \d worker threads?/m);
+  }, 60_000);
 });
 
 describe('File ▸ Export…', () => {
