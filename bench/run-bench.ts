@@ -27,6 +27,14 @@
 //            (what `streamscope report` runs): opening it, a sample of ranks
 //            merged and reported, one rank alone, the whole job on request.
 //            Target (issue 13): < 10 s.
+//  job       the cross-rank analysis of a merged job read rank by rank, as
+//            `streamscope report` runs it on more than 8 ranks
+//            (profiler/analysis/job.ts): --job FILE (a merged job, e.g. the
+//            merge benchmark's), --job-rounds runs on two worker threads and
+//            on one thread, each in a process of its own, the file read
+//            through first; beside the whole analyze() of the same file with
+//            --merge-analysis whole. The merge benchmark measures it too, on
+//            the job it merged. Target (issue 13): < 10 s.
 //  live      the live timeline following a 10-minute run of 1 M GPU operations a
 //            minute, replayed 4× faster (bench/live-view.ts). Target: main-thread
 //            work per frame p95 ≤ 16 ms, memory bounded.
@@ -34,6 +42,7 @@
 // Options: --only ingest|analysis|import|renderer|selection|merge|overhead|live, --live-launches N, --live-speed X, --renderer-ops N, --selection-ops N, --analysis-launches N, --import-mb N, --launches N (overhead loop), --pairs N,
 // --ingest-launches N, --merge-ranks N, --merge-ops N (per rank), --merge-rounds N, --merge-sample N (ranks analysed as a sample),
 // --merge-analysis sample|whole|none (whole: also the whole job's analysis, minutes and ~12 GB), --json FILE (write the results).
+// --job FILE, --job-rounds N (the job's analysis rank by rank).
 import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -70,6 +79,8 @@ const { values } = parseArgs({
     'merge-rounds': { type: 'string', default: '3' },
     'merge-sample': { type: 'string', default: '8' },
     'merge-analysis': { type: 'string', default: 'sample' },
+    job: { type: 'string' },
+    'job-rounds': { type: 'string', default: '3' },
     json: { type: 'string' },
     'live-launches': { type: 'string', default: '10000000' },
     'live-speed': { type: 'string', default: '4' },
@@ -819,7 +830,7 @@ async function benchMerge(): Promise<void> {
       `          median ${m.toFixed(1)} s = ${(m / 30).toFixed(2)} × the 30 s target (${m < 30 ? 'met' : 'not met'}), ${(rows / m / 1e6).toFixed(2)} M rows/s; ${(med('sql') / m).toFixed(2)} × faster than all in SQL; ${(m / med('copyFloor')).toFixed(2)} × the row-copy floor, ${(m / med('transferFloor')).toFixed(2)} × the transfer floor, ${(m / med('byteFloor')).toFixed(1)} × the byte floor`,
     );
     lines.push(`          each rank's clock offset found to within ${worstClockError} ns`);
-    if (values['merge-analysis'] !== 'none') benchJobAnalysis(files, out, dir);
+    if (values['merge-analysis'] !== 'none') await benchJobAnalysis(files, out, dir);
     // The job in the timeline: more than 8 ranks open folded (bench/job-open.ts).
     const open = await benchJobOpen(out);
     const openMedian = median(open.seconds);
@@ -889,7 +900,7 @@ function jobReport(file: string): {
  * then reported), and for one rank's recording alone (what each of many
  * machines would do, a rank each).
  */
-function benchJobAnalysis(files: string[], job: string, dir: string): void {
+async function benchJobAnalysis(files: string[], job: string, dir: string): Promise<void> {
   const sampleSize = Math.min(files.length, Number(values['merge-sample']));
   const sample = Array.from({ length: sampleSize }, (_, i) => files[Math.floor((i * files.length) / sampleSize)]!);
   const sampled = path.join(dir, 'sample.sqlite');
@@ -917,6 +928,84 @@ function benchJobAnalysis(files: string[], job: string, dir: string): void {
     `          a sample of ${sampleSize} ranks: merged in ${sampleMerge.seconds.toFixed(1)} s, reported in ${sampleReport.total.toFixed(1)} s (${sampleReport.total < 10 ? 'within' : 'over'} the 10 s target); ${phases(sampleReport)}`,
   );
   lines.push(`          one rank's recording alone: reported in ${oneRank.total.toFixed(1)} s; ${phases(oneRank)}`);
+  await benchJobRankByRank(job, whole);
+}
+
+interface RankByRankRun {
+  seconds: number;
+  cpu: number;
+  maxRssGiB: number;
+  /** What the rest of the machine ran meanwhile (other sessions' work), CPU seconds. */
+  othersCpu: number | null;
+  workers: number;
+  timings: { plan: number; scope: number; parts: number; load: number; analyse: number; combine: number };
+}
+
+/**
+ * job: the cross-rank analysis of a merged job read rank by rank
+ * (profiler/analysis/job.ts), what `streamscope report` runs on more than 8
+ * ranks, each run in a process of its own (bench/job-analysis.ts: its
+ * memory its own), the file read through first: on two worker threads (the
+ * default on two cores) and on one thread with the loader on both cores,
+ * --job-rounds each, alternated. Printed against the 10 s target and beside
+ * the whole analyze() of the same file (`whole`: jobReport's, with
+ * --merge-analysis whole; else not run).
+ */
+async function benchJobRankByRank(job: string, whole: ReturnType<typeof jobReport> | null): Promise<void> {
+  const rounds = Number(values['job-rounds']);
+  const modes = [
+    { workers: null, label: 'worker threads (default)' },
+    { workers: 0, label: 'one thread, the loader on every core' },
+  ] as const;
+  const runs = new Map<string, RankByRankRun[]>(modes.map((m) => [m.label, []]));
+  for (let round = 0; round < rounds; round++) {
+    for (const mode of modes) {
+      readThrough([job]);
+      const busy0 = machineBusySeconds();
+      const r = spawnSync(
+        process.execPath,
+        [path.join(repoRoot, 'bench/job-analysis.ts'), job, ...(mode.workers === null ? [] : ['--workers', String(mode.workers)])],
+        {
+          encoding: 'utf8',
+        },
+      );
+      const busy1 = machineBusySeconds();
+      if (r.status !== 0) throw new Error(`bench/job-analysis.ts failed: ${r.stderr}`);
+      const run = JSON.parse(r.stdout) as Omit<RankByRankRun, 'othersCpu'>;
+      runs.get(mode.label)!.push({ ...run, othersCpu: busy0 !== null && busy1 !== null ? Math.max(0, busy1 - busy0 - run.cpu) : null });
+    }
+  }
+  const byMode = modes.map((m) => {
+    const rs = runs.get(m.label)!;
+    const quietest = [...rs].sort((a, b) => (a.othersCpu ?? 0) - (b.othersCpu ?? 0))[0]!;
+    return {
+      mode: m.label,
+      runs: rs,
+      medianSeconds: median(rs.map((x) => x.seconds)),
+      quietestSeconds: quietest.seconds,
+      quietestOthersCpu: quietest.othersCpu,
+    };
+  });
+  const best = byMode[0]!.medianSeconds;
+  results.jobRankByRank = { file: job, rounds, modes: byMode, wholeSeconds: whole?.total ?? null, wholeRssGiB: whole?.rssGiB ?? null, target: 10 };
+  lines.push(
+    `job       the merged job's cross-rank analysis read rank by rank (streamscope report, ${job}), each run in a process of its own, the file read through first:`,
+  );
+  for (const m of byMode) {
+    const r0 = m.runs[0]!;
+    lines.push(
+      `          ${m.mode.padEnd(38)} ${m.runs.map((x) => x.seconds.toFixed(1)).join(', ')} s (CPU ${m.runs.map((x) => x.cpu.toFixed(1)).join(', ')}; others ${m.runs.map((x) => x.othersCpu?.toFixed(1) ?? '?').join(', ')}; peak ${Math.max(...m.runs.map((x) => x.maxRssGiB)).toFixed(2)} GiB); median ${m.medianSeconds.toFixed(1)} s, quietest ${m.quietestSeconds.toFixed(1)} s`,
+    );
+    lines.push(
+      `            phases of the first: plan ${(r0.timings.plan / 1000).toFixed(2)}, start-up from the zones ${(r0.timings.scope / 1000).toFixed(2)}, parts ${(r0.timings.parts / 1000).toFixed(1)} (their loads ${(r0.timings.load / 1000).toFixed(1)} and analyses ${(r0.timings.analyse / 1000).toFixed(1)} CPU-side s, summed over ${r0.workers || 1} thread${r0.workers > 1 ? 's' : ''}), combination ${(r0.timings.combine / 1000).toFixed(2)} s`,
+    );
+  }
+  lines.push(
+    `          median ${best.toFixed(1)} s = ${(best / 10).toFixed(2)} × the 10 s target (${best < 10 ? 'met' : 'not met'})` +
+      (whole
+        ? `; the whole analyze() of the same job ${whole.total.toFixed(1)} s and ${whole.rssGiB.toFixed(1)} GiB: ${(whole.total / best).toFixed(1)} × as long`
+        : '; the whole analyze() of it: not run (--merge-analysis whole: minutes and ~12 GB on this machine)'),
+  );
 }
 
 if (values.only === undefined || values.only === 'ingest') await benchIngest();
@@ -925,6 +1014,11 @@ if (values.only === undefined || values.only === 'selection') await benchSelecti
 if (values.only === undefined || values.only === 'analysis') await benchAnalysis();
 if (values.only === undefined || values.only === 'import') await benchImport();
 if (values.only === undefined || values.only === 'merge') await benchMerge();
+// A merged job given: its analysis rank by rank (and whole, with --merge-analysis whole).
+if (values.only === 'job') {
+  if (!values.job) throw new Error('--only job needs --job FILE (a merged job)');
+  await benchJobRankByRank(values.job, values['merge-analysis'] === 'whole' ? (readThrough([values.job]), jobReport(values.job)) : null);
+}
 // live (issue 14): bench/live-view.ts.
 if (values.only === undefined || values.only === 'live') {
   const { benchLive } = await import('./live-view.ts');
