@@ -40,16 +40,23 @@ export function beginRecordingFile(output: string, meta: Record<string, string |
   // Made beside it and renamed into place: a reader waiting for the file (a
   // live viewer) finds it whole, with its meta and the writer's mark.
   const fresh = `${output}.${process.pid}.new`;
-  const db = createRecording(fresh, { overwrite: true });
   let indexSql: string[];
   try {
-    writeMeta(db, meta);
-    markWriting(db);
-    indexSql = beginBulkLoad(db);
-  } finally {
-    db.close();
+    const db = createRecording(fresh, { overwrite: true });
+    try {
+      writeMeta(db, meta);
+      markWriting(db);
+      indexSql = beginBulkLoad(db);
+    } finally {
+      db.close();
+    }
+    fs.renameSync(fresh, output);
+  } catch (err) {
+    // No room for even an empty recording (a full disk, a read-only directory): said of the output the user named, nothing left behind.
+    fs.rmSync(fresh, { force: true });
+    const message = err instanceof RecordingFileError ? err.problem : (err as Error).message;
+    throw new RecordingFileError(output, message.startsWith('cannot create') ? message : `cannot create: ${message}`, { cause: err });
   }
-  fs.renameSync(fresh, output);
   return indexSql;
 }
 

@@ -45,7 +45,12 @@ export function createRecording(file: string, opts: { overwrite?: boolean } = {}
     db.prepare('INSERT INTO meta (key, value) VALUES (?, ?)').run(FORMAT_KEY, FORMAT_VALUE);
   } catch (err) {
     db.close();
-    throw err;
+    // A file that could not even take the schema (a full disk, a read-only
+    // mount) is no recording: removed, and said in one line naming it.
+    fs.rmSync(file, { force: true });
+    fs.rmSync(`${file}-journal`, { force: true });
+    if (err instanceof RecordingFileError) throw err;
+    throw new RecordingFileError(file, `cannot create: ${(err as Error).message}`, { cause: err });
   }
   return db;
 }
