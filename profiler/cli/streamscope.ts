@@ -694,7 +694,15 @@ async function cmdIngest(args: string[]): Promise<number> {
     options: { output: { type: 'string', short: 'o' }, force: { type: 'boolean', short: 'f' } },
   });
   if (!values.output || positionals.length === 0) fail('usage: streamscope ingest -o FILE STREAM_FILE_OR_DIR...', 2);
-  const r = await ingestStreamFiles(values.output, positionals, { overwrite: values.force });
+  let r: Awaited<ReturnType<typeof ingestStreamFiles>>;
+  try {
+    r = await ingestStreamFiles(values.output, positionals, { overwrite: values.force });
+  } catch (err) {
+    // The recording could not be written (a full disk): what was stored before the failure is kept, marked incomplete.
+    if ((err as Error).message.includes(`${values.output}: `))
+      fail(`${values.output}: cannot write: ${(err as Error).message.split(`${values.output}: `).at(-1)}; it holds what was stored before, marked incomplete`);
+    throw err;
+  }
   const state = r.complete ? 'complete' : `INCOMPLETE: ${r.incompleteReason}`;
   process.stderr.write(`streamscope: ${r.records.toLocaleString('en-US')} records from ${r.processes} stream(s) → ${values.output} (${state})\n`);
   return 0;

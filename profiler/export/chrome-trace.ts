@@ -14,6 +14,7 @@
 // Times: trace events count microseconds (floats keep the ns), relative to
 // the recording origin.
 import fs from 'node:fs';
+import path from 'node:path';
 import type { Db } from '../store/database.ts';
 import { readMeta } from '../store/database.ts';
 import { COPY_KIND_NAMES, MEMORY_KIND_NAMES, streamKindName } from '../store/enums.ts';
@@ -34,8 +35,24 @@ export interface ExportSummary {
   bytes: number;
 }
 
-/** Writes `out` (a file path) from the open recording `db`. */
+/**
+ * Writes `out` (a file path) from the open recording `db`: into a
+ * temporary file beside it, renamed into place when whole, so that a failed
+ * write (a full disk) never leaves a cut trace that looks like a trace.
+ */
 export async function exportChromeTrace(db: Db, out: string): Promise<ExportSummary> {
+  const partial = path.join(path.dirname(out), `.${path.basename(out)}.exporting-${process.pid}`);
+  try {
+    const summary = await writeChromeTrace(db, partial);
+    fs.renameSync(partial, out);
+    return summary;
+  } catch (err) {
+    fs.rmSync(partial, { force: true });
+    throw err;
+  }
+}
+
+async function writeChromeTrace(db: Db, out: string): Promise<ExportSummary> {
   const file = fs.createWriteStream(out);
   let bytes = 0;
   let events = 0;

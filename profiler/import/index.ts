@@ -6,6 +6,7 @@ import { importChrome } from './chrome.ts';
 import { importKineto, type ImportResult } from './kineto.ts';
 import { importNsys } from './nsys.ts';
 import { TraceFormatError } from './json-events.ts';
+import { writeFailureOf } from '../store/recording-error.ts';
 
 export type ImportFormat = 'kineto' | 'chrome' | 'nsys';
 
@@ -55,12 +56,17 @@ export function detectFormat(file: string, explicit?: string): ImportFormat {
 
 export async function importTrace(file: string, out: string, opts: { format?: string; overwrite?: boolean } = {}): Promise<ImportResult> {
   const format = detectFormat(file, opts.format);
-  switch (format) {
-    case 'kineto':
-      return importKineto(file, out, { overwrite: opts.overwrite });
-    case 'chrome':
-      return importChrome(file, out, { overwrite: opts.overwrite });
-    case 'nsys':
-      return importNsys(file, out, { overwrite: opts.overwrite });
+  try {
+    switch (format) {
+      case 'kineto':
+        return await importKineto(file, out, { overwrite: opts.overwrite });
+      case 'chrome':
+        return await importChrome(file, out, { overwrite: opts.overwrite });
+      case 'nsys':
+        return await importNsys(file, out, { overwrite: opts.overwrite });
+    }
+  } catch (err) {
+    // The importers remove their half-written file; a failed write is the output's problem, not the trace's.
+    throw writeFailureOf(err, out) ?? err;
   }
 }

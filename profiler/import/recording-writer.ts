@@ -110,7 +110,12 @@ export class RecordingWriter {
     this.file = file;
     if (fs.existsSync(file) && !opts.overwrite) throw new RecordingFileError(file, 'already exists (use --force to overwrite)');
     this.#partial = path.join(path.dirname(file), `.${path.basename(file)}.importing-${process.pid}`);
-    this.#db = createRecording(this.#partial, { overwrite: true });
+    try {
+      this.#db = createRecording(this.#partial, { overwrite: true });
+    } catch (err) {
+      // Said of the output the user named, not of the temporary file.
+      throw err instanceof RecordingFileError ? new RecordingFileError(file, err.problem, { cause: err }) : err;
+    }
     beginBulkLoad(this.#db); // its index DDL waits in meta until endBulkLoad
     this.#origin = opts.originNs;
     const db = this.#db;

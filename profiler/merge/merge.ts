@@ -40,7 +40,7 @@ import path from 'node:path';
 import { VERSION } from '../contract/version.ts';
 import { beginBulkLoad, compact, createRecording, endBulkLoad, openRecording, readMeta, writeMeta, type Db } from '../store/database.ts';
 import { latestSchemaVersion } from '../store/migrations/index.ts';
-import { RecordingFileError } from '../store/recording-error.ts';
+import { RecordingFileError, writeFailureOf } from '../store/recording-error.ts';
 import { THREAD_LANE_FACTOR, ZONED_TABLES, zoneShapeSql, zonesFromRowsSql, type ZonedTable } from '../store/zone-tables.ts';
 import { alignClocks, type InputAlignment } from './align.ts';
 import type { SourceAlignment } from '../contract/job.ts';
@@ -214,7 +214,12 @@ interface Merge {
 function writeMerged(m: Merge, pages: boolean): Omit<MergeResult, 'output' | 'seconds' | 'sqlBecause'> {
   const { list, plans, shifts, alignment, partial, opts } = m;
   const notes = [...m.notes];
-  let db = createRecording(partial, { overwrite: true });
+  let db: Db;
+  try {
+    db = createRecording(partial, { overwrite: true });
+  } catch (err) {
+    throw err instanceof RecordingFileError ? new RecordingFileError(m.output, err.problem, { cause: err }) : err;
+  }
   const sources: MergedSource[] = [];
   const settings = (d: Db) => {
     d.pragma('foreign_keys = OFF'); // every reference is remapped by construction; test/merge checks foreign_key_check
@@ -290,7 +295,8 @@ function writeMerged(m: Merge, pages: boolean): Omit<MergeResult, 'output' | 'se
       // closed already
     }
     for (const f of [partial, `${partial}-journal`]) fs.rmSync(f, { force: true });
-    throw err;
+    // The output could not be written (a full disk, a write error): said of it, whichever input was being copied.
+    throw writeFailureOf(err, m.output) ?? err;
   }
 }
 
@@ -622,7 +628,7 @@ function copyInput(db: Db, input: Input, sql: InputSql, align: InputAlignment, p
   } catch (err) {
     if (db.inTransaction) db.exec('ROLLBACK');
     const e = err as { code?: string; message: string };
-    if (e instanceof RecordingFileError) throw err;
+    if (e instanceof RecordingFileError || writeFailureOf(err, '')) throw err;
     if (e.code === 'SQLITE_BUSY' || e.code === 'SQLITE_LOCKED')
       throw new RecordingFileError(input.file, 'database is locked by another process (is a recording still being written?)', { cause: err });
     throw new RecordingFileError(input.file, `cannot merge: ${e.message}`, { cause: err });

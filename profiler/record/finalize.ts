@@ -83,8 +83,11 @@ export function finalizeRecording(
   try {
     const reasons: string[] = [];
     if (status?.signal) reasons.push(`the target was killed by ${status.signal}; what its collector had written is kept`);
-    if (ingestError) reasons.push(`a record stream could not be read: ${ingestError.message}`);
-    if (progress.files.size === 0) {
+    // The native ingest names the file it failed on: the recording itself (it could not be written: a full disk) or a stream.
+    const writeFailed = ingestError !== null && ingestError.message.includes(`${output}: `);
+    if (ingestError && writeFailed) reasons.push(`writing the recording failed (${ingestError.message}); it holds what was stored before`);
+    else if (ingestError) reasons.push(`a record stream could not be read: ${ingestError.message}`);
+    if (progress.files.size === 0 && !writeFailed) {
       reasons.push('no CUDA activity was recorded: the target never initialised CUDA, or the collector could not load');
     }
     // Facts worth knowing that cost the recording nothing.

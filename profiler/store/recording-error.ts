@@ -10,3 +10,17 @@ export class RecordingFileError extends Error {
     this.problem = problem;
   }
 }
+
+/** Codes of a failed write: SQLite's (a full disk, an I/O error) and the system's through Node's fs. */
+const WRITE_FAILURES = new Set(['SQLITE_FULL', 'ENOSPC', 'EFBIG', 'EDQUOT', 'EIO', 'EROFS']);
+
+/**
+ * `err` as the output's error when it is a failure to write (a full disk, a
+ * file too large, an I/O error): said of the file the user named, whatever
+ * temporary file or input was being handled; null for any other error.
+ */
+export function writeFailureOf(err: unknown, output: string): RecordingFileError | null {
+  const code = (err as { code?: unknown }).code;
+  if (typeof code !== 'string' || !(WRITE_FAILURES.has(code) || code.startsWith('SQLITE_IOERR'))) return null;
+  return new RecordingFileError(output, `cannot write: ${(err as Error).message}`, { cause: err });
+}
