@@ -17,6 +17,12 @@ if [ "$need" = test ]; then
   # The renderer's end-to-end tests drive Debian's Chromium (never a downloaded one).
   chromium=${STREAMSCOPE_CHROMIUM:-/usr/bin/chromium}
   [ -x "$chromium" ] || { missing+=("Chromium at $chromium (or STREAMSCOPE_CHROMIUM)"); packages+=(chromium); }
+  # The fuzz targets' regression inputs replay under libFuzzer with ASan and UBSan (native/fuzz): clang and its runtime.
+  if ! have clang++; then
+    missing+=("clang"); packages+=(clang libclang-rt-14-dev)
+  elif [ ! -f "$(clang++ --print-file-name=libclang_rt.fuzzer-x86_64.a)" ]; then
+    missing+=("clang's libFuzzer and sanitizer runtime"); packages+=(libclang-rt-14-dev)
+  fi
 fi
 if [ ${#missing[@]} -gt 0 ]; then
   hint=""
