@@ -252,12 +252,33 @@ void Ingest::store(FileState& f, const std::string& path, const Record& record) 
   const uint32_t pid = f.header.pid;
   const int64_t shift = f.shift;
   const std::string& where = path;
+  // A time of the record on the recording's clock. Relative times stay
+  // within 2^53 ns of the origin (SCHEMA.md "Time": exact as JS numbers; 104
+  // days): one beyond comes only from a corrupt record, and the arithmetic
+  // on it (this shift, the zones' durations and gaps) would overflow int64,
+  // so the record is malformed input like any other.
+  auto at = [&](int64_t t) {
+    constexpr int64_t kLimit = int64_t{1} << 53;
+    int64_t v;
+    if (__builtin_add_overflow(t, shift, &v) || v <= -kLimit || v >= kLimit) {
+      throw IngestError(path + ": corrupt record at byte " + std::to_string(record.offset) + ": " + name + " time " + std::to_string(t) +
+                        " ns is more than 2^53 ns from the recording's origin");
+    }
+    return v;
+  };
   switch (static_cast<Kind>(record.kind)) {
     case Kind::String: {
       const auto r = load<StringRecord>(rec);
       const int64_t id = internGlobal(std::string(stringText(record, path)));
-      if (f.strings.size() <= r.id) f.strings.resize(r.id + 1, 0);
-      f.strings[r.id] = id;
+      // The encoder gives ids out dense from 1 (record_encoder.h), so a table indexed by id is the lookup. An id far
+      // beyond the String records so far comes from a corrupt record (id 0xFFFFFFFE asked for a 32 GiB table; 0xFFFFFFFF
+      // wrapped the size to 0 and wrote past it): it goes to a map, and the table stays within 8 bytes per record read.
+      if (r.id <= 2 * ++f.string_records + 1024) {
+        if (f.strings.size() <= r.id) f.strings.resize(size_t{r.id} + 1, 0);
+        f.strings[r.id] = id;
+      } else {
+        f.sparse_strings[r.id] = id;
+      }
       break;
     }
     case Kind::Process: {
@@ -311,8 +332,7 @@ void Ingest::store(FileState& f, const std::string& path, const Record& record) 
       const int64_t ctx = contextId(f, r.context_id, device);
       if (!device) device = contexts_[std::make_pair(pid, r.context_id)].device;
       Binder{st_.stream}(int64_t{pid}, ctx, device, int64_t{r.stream_id}, int64_t{r.flags}, int64_t{r.priority},
-                         r.created_ns == INT64_MIN ? std::nullopt : std::optional<int64_t>(r.created_ns + shift),
-                         nonzero(r.correlation_id));
+                         r.created_ns == INT64_MIN ? std::nullopt : std::optional<int64_t>(at(r.created_ns)), nonzero(r.correlation_id));
       streams_[{ctx, r.stream_id}] = stepReturningId(db_, st_.stream, where);
       break;
     }
@@ -321,8 +341,8 @@ void Ingest::store(FileState& f, const std::string& path, const Record& record) 
       const int64_t device = deviceForOp(f, r.device_id);
       const int64_t ctx = contextId(f, r.context_id, device);
       const int64_t stream = streamId(f, ctx, r.stream_id, device);
-      pend(kernels_, stream, r.start_ns + shift, r.end_ns + shift, r.correlation_id)(
-          r.start_ns + shift, r.end_ns + shift, device, ctx, stream, int64_t{r.correlation_id}, stringId(f, r.name_sid), int64_t{r.grid_x},
+      pend(kernels_, stream, at(r.start_ns), at(r.end_ns), r.correlation_id)(
+          at(r.start_ns), at(r.end_ns), device, ctx, stream, int64_t{r.correlation_id}, stringId(f, r.name_sid), int64_t{r.grid_x},
           int64_t{r.grid_y}, int64_t{r.grid_z}, int64_t{r.block_x}, int64_t{r.block_y}, int64_t{r.block_z}, int64_t{r.registers_per_thread},
           int64_t{r.static_shared_bytes}, int64_t{r.dynamic_shared_bytes}, int64_t{r.local_memory_per_thread}, int64_t{r.launch_type},
           int64_t{r.is_device_launched}, nonzero(r.graph_id), nonzero(r.graph_node_id), int64_t{r.cluster_x}, int64_t{r.cluster_y},
@@ -334,9 +354,9 @@ void Ingest::store(FileState& f, const std::string& path, const Record& record) 
       const int64_t device = deviceForOp(f, r.device_id);
       const int64_t ctx = contextId(f, r.context_id, device);
       const int64_t stream = streamId(f, ctx, r.stream_id, device);
-      pend(memcpys_, stream, r.start_ns + shift, r.end_ns + shift, r.correlation_id)(
-          r.start_ns + shift, r.end_ns + shift, device, ctx, stream, int64_t{r.correlation_id}, static_cast<int64_t>(r.bytes),
-          int64_t{r.copy_kind}, int64_t{r.src_kind}, int64_t{r.dst_kind}, int64_t{r.flags & 1},
+      pend(memcpys_, stream, at(r.start_ns), at(r.end_ns), r.correlation_id)(
+          at(r.start_ns), at(r.end_ns), device, ctx, stream, int64_t{r.correlation_id}, static_cast<int64_t>(r.bytes), int64_t{r.copy_kind},
+          int64_t{r.src_kind}, int64_t{r.dst_kind}, int64_t{r.flags & 1},
           r.src_device_id == kNone ? std::nullopt : std::optional<int64_t>(deviceForOp(f, r.src_device_id)),
           r.dst_device_id == kNone ? std::nullopt : std::optional<int64_t>(deviceForOp(f, r.dst_device_id)), nonzero(r.graph_id),
           int64_t{r.channel_id});
@@ -347,9 +367,9 @@ void Ingest::store(FileState& f, const std::string& path, const Record& record) 
       const int64_t device = deviceForOp(f, r.device_id);
       const int64_t ctx = contextId(f, r.context_id, device);
       const int64_t stream = streamId(f, ctx, r.stream_id, device);
-      pend(memsets_, stream, r.start_ns + shift, r.end_ns + shift, r.correlation_id)(
-          r.start_ns + shift, r.end_ns + shift, device, ctx, stream, int64_t{r.correlation_id}, static_cast<int64_t>(r.bytes),
-          int64_t{r.value}, int64_t{r.memory_kind}, int64_t{r.flags & 1}, nonzero(r.graph_id), int64_t{r.channel_id});
+      pend(memsets_, stream, at(r.start_ns), at(r.end_ns), r.correlation_id)(
+          at(r.start_ns), at(r.end_ns), device, ctx, stream, int64_t{r.correlation_id}, static_cast<int64_t>(r.bytes), int64_t{r.value},
+          int64_t{r.memory_kind}, int64_t{r.flags & 1}, nonzero(r.graph_id), int64_t{r.channel_id});
       break;
     }
     case Kind::Synchronization: {
@@ -357,8 +377,8 @@ void Ingest::store(FileState& f, const std::string& path, const Record& record) 
       const auto ctx = contextIdOrNull(f, r.context_id);
       const auto stream = streamIdOrNull(f, ctx, r.stream_id, std::nullopt);
       // Lane 0: synchronizations of no stream (context / event synchronize).
-      pend(syncs_, stream.value_or(0), r.start_ns + shift, r.end_ns + shift, r.correlation_id)(
-          r.start_ns + shift, r.end_ns + shift, int64_t{pid}, ctx, stream, int64_t{r.type},
+      pend(syncs_, stream.value_or(0), at(r.start_ns), at(r.end_ns), r.correlation_id)(
+          at(r.start_ns), at(r.end_ns), int64_t{pid}, ctx, stream, int64_t{r.type},
           r.event_id == kNone ? std::nullopt : std::optional<int64_t>(r.event_id), int64_t{r.correlation_id}, int64_t{r.return_value});
       break;
     }
@@ -367,17 +387,17 @@ void Ingest::store(FileState& f, const std::string& path, const Record& record) 
       const auto device = deviceId(f, r.device_id);
       const auto ctx = contextIdOrNull(f, r.context_id);
       const auto stream = streamIdOrNull(f, ctx, r.stream_id, device);
-      Binder{st_.cuda_events}(r.device_ns == INT64_MIN ? std::nullopt : std::optional<int64_t>(r.device_ns + shift), int64_t{pid}, ctx,
-                              stream, device, int64_t{r.event_id}, int64_t{r.correlation_id});
+      Binder{st_.cuda_events}(r.device_ns == INT64_MIN ? std::nullopt : std::optional<int64_t>(at(r.device_ns)), int64_t{pid}, ctx, stream,
+                              device, int64_t{r.event_id}, int64_t{r.correlation_id});
       step(db_, st_.cuda_events, where);
       break;
     }
     case Kind::ApiCall: {
       const auto r = load<ApiCallRecord>(rec);
       thread(pid, r.thread_id);
-      pend(api_calls_, threadLane(pid, r.thread_id), r.start_ns + shift, r.end_ns + shift, r.correlation_id)(
-          r.start_ns + shift, r.end_ns + shift, int64_t{pid}, int64_t{r.thread_id}, int64_t{r.domain}, int64_t{r.cbid},
-          stringId(f, r.name_sid), int64_t{r.correlation_id}, int64_t{r.return_value});
+      pend(api_calls_, threadLane(pid, r.thread_id), at(r.start_ns), at(r.end_ns), r.correlation_id)(
+          at(r.start_ns), at(r.end_ns), int64_t{pid}, int64_t{r.thread_id}, int64_t{r.domain}, int64_t{r.cbid}, stringId(f, r.name_sid),
+          int64_t{r.correlation_id}, int64_t{r.return_value});
       break;
     }
     case Kind::Marker: {
@@ -393,16 +413,16 @@ void Ingest::store(FileState& f, const std::string& path, const Record& record) 
             payload.empty() ? std::nullopt : std::optional<std::string>(std::move(payload)));
       };
       if (r.flags & kMarkerStart) {
-        f.open_markers[r.id] = OpenMarker{r.timestamp_ns + shift, r.thread_id, name, domain, takeWaitingPayload(f, r.id)};
+        f.open_markers[r.id] = OpenMarker{at(r.timestamp_ns), r.thread_id, name, domain, takeWaitingPayload(f, r.id)};
       } else if (r.flags & kMarkerEnd) {
         auto it = f.open_markers.find(r.id);
         if (it != f.open_markers.end()) {
-          insert(it->second.start_ns, r.timestamp_ns + shift, it->second.tid, it->second.name_id, it->second.domain_id,
+          insert(it->second.start_ns, at(r.timestamp_ns), it->second.tid, it->second.name_id, it->second.domain_id,
                  std::move(it->second.payload));
           f.open_markers.erase(it);
         }
       } else {
-        insert(r.timestamp_ns + shift, std::nullopt, r.thread_id, name, domain, takeWaitingPayload(f, r.id));
+        insert(at(r.timestamp_ns), std::nullopt, r.thread_id, name, domain, takeWaitingPayload(f, r.id));
       }
       break;
     }
@@ -421,7 +441,7 @@ void Ingest::store(FileState& f, const std::string& path, const Record& record) 
     }
     case Kind::Overhead: {
       const auto r = load<OverheadRecord>(rec);
-      Binder{st_.overheads}(r.start_ns + shift, r.end_ns + shift, int64_t{pid}, int64_t{r.overhead_kind}, int64_t{r.object_kind},
+      Binder{st_.overheads}(at(r.start_ns), at(r.end_ns), int64_t{pid}, int64_t{r.overhead_kind}, int64_t{r.object_kind},
                             int64_t{r.object_id}, nonzero(r.correlation_id));
       step(db_, st_.overheads, where);
       break;
@@ -445,7 +465,7 @@ void Ingest::store(FileState& f, const std::string& path, const Record& record) 
     }
     case Kind::Flush: {
       const auto r = load<FlushRecord>(rec);
-      p.last_flush = FlushInfo{r.reason, r.signal, r.at_ns + shift};
+      p.last_flush = FlushInfo{r.reason, r.signal, at(r.at_ns)};
       break;
     }
     case Kind::ProcessEnv: {
@@ -459,7 +479,7 @@ void Ingest::store(FileState& f, const std::string& path, const Record& record) 
     }
     case Kind::End: {
       const auto r = load<EndRecord>(rec);
-      Binder{st_.process_end}(r.end_ns + shift, int64_t{pid});
+      Binder{st_.process_end}(at(r.end_ns), int64_t{pid});
       step(db_, st_.process_end, where);
       p.complete = true;
       break;
@@ -486,6 +506,10 @@ int64_t Ingest::internGlobal(const std::string& value) {
 int64_t Ingest::stringId(FileState& f, uint32_t local) {
   if (local == 0) return internGlobal("");  // "no string"
   if (local < f.strings.size() && f.strings[local] != 0) return f.strings[local];
+  if (!f.sparse_strings.empty()) {
+    auto it = f.sparse_strings.find(local);
+    if (it != f.sparse_strings.end()) return it->second;
+  }
   // A reference to a string never defined: keep the row, name it honestly.
   return internGlobal("<undefined string " + std::to_string(local) + ">");
 }
@@ -669,7 +693,7 @@ void Ingest::writePending(PendingTable& t, const std::string& where) {
   for (const PendingTable::Key& k : t.keys) {
     const int64_t* v = t.valuesOf(k);
     for (int c = 0; c < t.columns; c++) {
-      if (v[c] == kNull) {
+      if (v[c] == kNull && t.isNull(k, c)) {
         sqlite3_bind_null(t.insert, c + 1);
       } else if (c == t.text_column) {
         const std::string& text = t.texts[static_cast<size_t>(v[c])];

@@ -96,9 +96,11 @@ class Ingest {
     bool header_read = false;
     uint64_t last_size = 0;
     rs::FileHeader header{};
-    int64_t shift = 0;                              // file origin - recording origin
-    std::vector<int64_t> strings;                   // local string id → strings.id (0 = none)
-    std::unordered_map<uint32_t, int64_t> devices;  // CUDA ordinal in the process → devices.id
+    int64_t shift = 0;                                     // file origin - recording origin
+    std::vector<int64_t> strings;                          // local string id → strings.id (0 = none)
+    std::unordered_map<uint32_t, int64_t> sparse_strings;  // the same for ids far beyond the String records so far
+    uint64_t string_records = 0;                           // String records read
+    std::unordered_map<uint32_t, int64_t> devices;         // CUDA ordinal in the process → devices.id
     std::unordered_map<uint32_t, OpenMarker> open_markers;
     std::unordered_map<uint32_t, std::string> waiting_payloads;  // marker id → JSON
     FileProgress progress;

@@ -42,18 +42,29 @@ struct PendingTable {
   std::vector<Key> keys;
   std::vector<int64_t> values;     // `columns` per row; kNull binds NULL
   std::vector<std::string> texts;  // the text column's values, by index
+  // Where in `values` a kNull is a real INT64_MIN, not NULL: a 64-bit unsigned field of 2^63 (a corrupt copy's bytes)
+  // read as int64 made a NOT NULL column NULL, and the schema's refusal rolled back the whole call. Rare: a list,
+  // ascending as the values are appended.
+  std::vector<size_t> literal_min;
 
   // Appends a row's values, in the insert's column order: integers, or
   // optional integers (nullopt binds NULL), or the text column's optional text.
   struct Appender {
     std::vector<int64_t>& values;
     std::vector<std::string>& texts;
+    std::vector<size_t>& literal_min;
     template <class... V>
     void operator()(V&&... v) {
       (one(std::forward<V>(v)), ...);
     }
-    void one(int64_t v) { values.push_back(v); }
-    void one(const std::optional<int64_t>& v) { values.push_back(v ? *v : kNull); }
+    void one(int64_t v) {
+      if (v == kNull) literal_min.push_back(values.size());
+      values.push_back(v);
+    }
+    void one(const std::optional<int64_t>& v) {
+      if (v) one(*v);
+      else values.push_back(kNull);
+    }
     void one(std::nullopt_t) { values.push_back(kNull); }
     void one(std::optional<std::string>&& text) {
       if (!text) {
@@ -67,9 +78,14 @@ struct PendingTable {
   // A new row: its zone key now, its values through the Appender.
   Appender append(int64_t lane, int64_t start, int64_t end, int64_t correlation) {
     keys.push_back(Key{lane, start, end, correlation, static_cast<uint32_t>(keys.size())});
-    return Appender{values, texts};
+    return Appender{values, texts, literal_min};
   }
   const int64_t* valuesOf(const Key& k) const { return values.data() + static_cast<size_t>(k.row) * columns; }
+  // Whether value `column` of the row binds NULL.
+  bool isNull(const Key& k, int column) const {
+    const size_t at = static_cast<size_t>(k.row) * columns + column;
+    return values[at] == kNull && (literal_min.empty() || !std::binary_search(literal_min.begin(), literal_min.end(), at));
+  }
   // Every row has exactly `columns` values (a row appended with too few or too many would shift every row after it).
   bool consistent() const { return values.size() == keys.size() * static_cast<size_t>(columns); }
   // Groups the keys by lane, keeping arrival order inside a lane, then sorts a lane by start only where CUPTI
@@ -78,6 +94,7 @@ struct PendingTable {
   void clear() {
     keys.clear();
     values.clear();
+    literal_min.clear();
     texts.clear();
   }
 };
@@ -109,7 +126,9 @@ class ZoneBuilder {
     z_.last = id;
     z_.start = std::min(z_.start, k.start);
     z_.end = std::max(z_.end, k.end);
-    z_.busy += k.end - k.start;
+    // Saturated, not wrapped: times are within 2^53 ns of the origin (ingest.cc), so a duration is below 2^54, but a
+    // corrupt stream's 4096 rows of a zone can still sum past 2^63 (signed overflow: undefined behaviour).
+    if (__builtin_add_overflow(z_.busy, k.end - k.start, &z_.busy)) z_.busy = k.end > k.start ? INT64_MAX : INT64_MIN;
     if (k.correlation != kNull) {
       z_.min_corr = z_.min_corr == kNull ? k.correlation : std::min(z_.min_corr, k.correlation);
       z_.max_corr = z_.max_corr == kNull ? k.correlation : std::max(z_.max_corr, k.correlation);
