@@ -4,6 +4,7 @@
 // rows in the same order for any ranges, a process's rows by pid, the
 // filters (start, zones, calls by name or duration), narrow loads, and one
 // pool of arrays reused from load to load.
+import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
@@ -71,6 +72,23 @@ describe('loadRows: rows by rowid ranges', () => {
           (got.ops[k] as Float64Array).every((x) => x === 0),
           k,
         ).toBe(true);
+    }
+  });
+
+  it("narrow on every fixture: each operation's process and device (read from its stream) as the whole columns have them", () => {
+    const dir = path.resolve(import.meta.dirname, '../fixtures/recordings');
+    for (const name of fs.readdirSync(dir).filter((f) => f.endsWith('.sqlite'))) {
+      const f = path.join(dir, name);
+      const db = new Database(f, { readonly: true });
+      const ids = db.prepare('SELECT (SELECT max(id) FROM kernels) AS k, (SELECT max(id) FROM memcpys) AS c, (SELECT max(id) FROM memsets) AS s').get() as {
+        k: number | null;
+        c: number | null;
+        s: number | null;
+      };
+      db.close();
+      const got = loadRows(f, { kernels: [1, ids.k ?? 0], memcpys: [1, ids.c ?? 0], memsets: [1, ids.s ?? 0] }, { narrow: true }, new ColumnPool());
+      const whole = loadTimelineColumns(f).ops;
+      expect(rows(got.ops, undefined, NARROW_OP_COLUMNS), name).toEqual(rows(whole, undefined, NARROW_OP_COLUMNS));
     }
   });
 
