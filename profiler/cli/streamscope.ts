@@ -760,7 +760,8 @@ async function main(argv: string[]): Promise<number> {
 }
 
 main(process.argv.slice(2)).then(
-  (code) => process.exit(code),
+  // Once stdout has taken everything written: a pipe takes 64 KiB at a time, and exiting at once cut a long report there.
+  (code) => process.stdout.write('', () => process.exit(code)),
   (err: unknown) => {
     const f = failure(err);
     fail(f.message, f.code);
