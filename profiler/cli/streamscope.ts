@@ -15,7 +15,9 @@ import { importTrace } from '../import/index.ts';
 import { diffRecordings } from '../compare/diff.ts';
 import { formatDiff } from '../compare/format.ts';
 import { diffGateFailures } from '../compare/gate.ts';
-import { isLoopback, startServer } from '../serve/server.ts';
+import { startServer } from '../serve/server.ts';
+import { exposureWarning } from '../serve/listen-address.ts';
+import { MIN_TOKEN_LENGTH, readTokenFile, TokenFileError } from '../serve/token-file.ts';
 import type { OpenMode } from '../merge/job-cache.ts';
 import { repoRoot } from '../native/paths.ts';
 import { TraceFormatError } from '../import/json-events.ts';
@@ -54,7 +56,7 @@ usage:
                      [--size N] [--iterations N] [--streams N] [--chunks N] [--variant V]
   streamscope report FILE [--json] [--iterations] [--job | --no-job | --rank N | --pid P] [--whole | --range NAME[#k] | --from T --to T]
   streamscope open FILE... [--job | --separate]   (the timeline in the desktop app; browser mode where it cannot start)
-  streamscope serve FILE... [--job | --separate] [--port N] [--host H]   (the timeline in a browser, read-only, token URL)
+  streamscope serve FILE... [--job | --separate] [--port N] [--host H] [--token-file F] [--allow-host NAME]...   (the timeline in a browser, read-only, token URL)
   streamscope diff A.sqlite B.sqlite [--json] [--fail-if-slower 5%] [--fail-if-overlap-drops 10] [--whole | --range NAME[#k] | --from T --to T]
   streamscope import TRACE -o OUT.sqlite     (PyTorch profiler / Kineto or any Chrome trace JSON)
   streamscope merge A.sqlite B.sqlite ... -o JOB.sqlite [--force] [--align collectives|wall-clock] [--json]
@@ -103,6 +105,15 @@ rank's communication breakdown, the stragglers and the findings across
 ranks, as the whole recording's analysis gives them. --rank N (or --pid P)
 reports one rank whole, from its own rows; --job reads any recording so,
 --no-job analyses it whole.
+
+serve listens on 127.0.0.1 (this machine only) and prints a URL holding a
+fresh access token, which every API request must carry; answers only
+requests that name it (127.0.0.1, localhost; DNS rebinding is refused).
+--host 0.0.0.0 (or an address) serves other machines too, over plain HTTP,
+and says so on stderr; --token-file F takes the token from F (the owner's
+alone: chmod 600; at least ${MIN_TOKEN_LENGTH} characters) and prints none. Beyond loopback
+the server answers to its addresses and this machine's name; --allow-host
+NAME adds a name it is reached by (a DNS name of the machine).
 
 merge puts the recordings of one job (one per rank or node) into one, each
 host's clock corrected by the NCCL collectives its ranks share with the
@@ -572,13 +583,25 @@ function cmdDiff(args: string[]): number {
  * profiler/merge/job-cache.ts); --job merges whatever was given, --separate
  * nothing.
  */
-function parseServeArgs(command: string, args: string[]): { files: string[]; port: number; host: string; allowRemote: boolean; openMode: OpenMode } {
+function parseServeArgs(
+  command: string,
+  args: string[],
+): { files: string[]; port: number; host: string; allowRemote: boolean; openMode: OpenMode; tokenFile: string | null; allowedHosts: string[] } {
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,
-    options: { port: { type: 'string' }, host: { type: 'string' }, job: { type: 'boolean' }, separate: { type: 'boolean' } },
+    options: {
+      port: { type: 'string' },
+      host: { type: 'string' },
+      job: { type: 'boolean' },
+      separate: { type: 'boolean' },
+      'token-file': { type: 'string' },
+      'allow-host': { type: 'string', multiple: true },
+    },
   });
-  if (positionals.length === 0) fail(`usage: streamscope ${command} FILE... [--job | --separate] [--port N] [--host 127.0.0.1]`, 2);
+  if (positionals.length === 0) {
+    fail(`usage: streamscope ${command} FILE... [--job | --separate] [--port N] [--host 127.0.0.1] [--token-file F] [--allow-host NAME]...`, 2);
+  }
   if (values.job && values.separate) fail('--job and --separate: give one or the other', 2);
   const port = values.port === undefined ? 0 : Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) fail(`--port: expected a port number (0–65535), got '${values.port}'`, 2);
@@ -589,17 +612,27 @@ function parseServeArgs(command: string, args: string[]): { files: string[]; por
     host: values.host ?? '127.0.0.1',
     allowRemote: values.host !== undefined,
     openMode: values.job ? 'job' : values.separate ? 'separate' : 'auto',
+    tokenFile: values['token-file'] ?? null,
+    allowedHosts: values['allow-host'] ?? [],
   };
 }
 
 /**
  * Serves `files` read-only in browser mode and prints the URL (with its
- * access token) on stdout, until SIGINT/SIGTERM. Files that cannot be
- * opened are reported on stderr and left out; if none can, exit 2.
+ * access token, unless it came from --token-file) on stdout, until
+ * SIGINT/SIGTERM. Beyond loopback, what that exposes is said on stderr
+ * first (serve/listen-address.ts). Files that cannot be opened are
+ * reported on stderr and left out; if none can, exit 2.
  */
 async function serveUntilStopped(opts: ReturnType<typeof parseServeArgs>): Promise<number> {
-  if (!isLoopback(opts.host)) {
-    process.stderr.write(`streamscope: serving on ${opts.host}: anyone who can reach it and has the URL's token can read these recordings\n`);
+  let token: string | undefined;
+  if (opts.tokenFile !== null) {
+    try {
+      token = readTokenFile(opts.tokenFile);
+    } catch (err) {
+      if (err instanceof TokenFileError) fail(err.message, 2);
+      throw err;
+    }
   }
   let server;
   try {
@@ -608,6 +641,8 @@ async function serveUntilStopped(opts: ReturnType<typeof parseServeArgs>): Promi
       port: opts.port,
       host: opts.host,
       allowRemote: opts.allowRemote,
+      token,
+      allowedHosts: opts.allowedHosts,
       staticDir: path.join(repoRoot, 'renderer/dist'),
       onOpenError: (_file, message) => process.stderr.write(`streamscope: ${message}\n`),
       openMode: opts.openMode,
@@ -624,7 +659,11 @@ async function serveUntilStopped(opts: ReturnType<typeof parseServeArgs>): Promi
     await server.close();
     fail('none of the files could be opened', 2);
   }
-  process.stdout.write(`StreamScope (read-only browser mode): ${server.url}\n`);
+  const warning = exposureWarning(opts.host, server.port, opts.tokenFile);
+  if (warning) process.stderr.write(`streamscope: ${warning}\n`);
+  // A token of the user's own is not printed: the URL says where it is.
+  const url = opts.tokenFile === null ? server.url : `${server.url.split('?')[0]}?token=<the token in ${opts.tokenFile}>`;
+  process.stdout.write(`StreamScope (read-only browser mode): ${url}\n`);
   await new Promise<void>((resolve) => {
     const stop = () => {
       void server.close().then(resolve);

@@ -72,6 +72,8 @@ import type { SqlRequest } from '../contract/api-schema.ts';
 
 /** Analyses kept per recording: the steady state, the whole, and a few selections. */
 const KEEP_ANALYSES = 4;
+/** The scopes every page opens on: kept while selections come and go (KEEP_ANALYSES counts them). */
+const KEPT_SCOPES: ReadonlySet<string> = new Set([JSON.stringify({ kind: 'steady-state' } satisfies Scope), JSON.stringify({ kind: 'whole' } satisfies Scope)]);
 
 /**
  * While a recording grows, an analysis (and the columns it loads) is
@@ -259,7 +261,12 @@ export class RecordingQuery {
       }
     }
     this.#analyses.set(key, e);
-    while (this.#analyses.size > KEEP_ANALYSES) this.#analyses.delete(this.#analyses.keys().next().value!);
+    // The least recently used selection goes first: a page that drags ranges on the ruler (or many
+    // pages at once, in browser mode) must not push out the steady state every page opens on.
+    while (this.#analyses.size > KEEP_ANALYSES) {
+      const keys = [...this.#analyses.keys()];
+      this.#analyses.delete(keys.find((k) => !KEPT_SCOPES.has(k)) ?? keys[0]!);
+    }
     return e;
   }
 

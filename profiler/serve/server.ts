@@ -3,12 +3,21 @@
 // for the end-to-end tests.
 //
 // Security model: the server listens on loopback unless the caller asks
-// for another address; every /api request must carry the random token of
-// the printed URL in the `x-streamscope-token` header (a header, so a page
-// of another origin cannot make the browser send it, and a DNS-rebound
-// host name does not get it either); it is read-only (no opening other
-// files, no recording); static files come only from the renderer's build
-// folder, under a Content-Security-Policy without inline scripts.
+// for another address; every request must name this server in its Host
+// header (listen-address.ts: a DNS-rebound name is refused, 421); every
+// /api request must carry the random token of the printed URL (or the
+// user's own, `--token-file`) in the `x-streamscope-token` header (a
+// header, so a page of another origin cannot make the browser send it, and
+// a DNS-rebound host name does not get it either); it is read-only (no
+// opening other files, no recording); static files come only from the
+// renderer's build folder; every answer, errors included, carries the
+// Content-Security-Policy (no inline scripts, nothing remote).
+//
+// A client that goes away before its answer costs what had started: an
+// answer not yet computed is not computed, one computed is not encoded or
+// sent (work-queue.ts: answers are computed in their turn, first come,
+// first served, and dropped if their client has gone by then; analyses wait
+// there too, not on the analysis thread).
 //
 // Protocol: POST /api/<method> with JSON {args: [...]} → 200 with the
 // result as JSON, or an ApiErrorShape with a 4xx/5xx status.
@@ -22,7 +31,11 @@ import { defaultJobCacheDir, type OpenMode } from '../merge/job-cache.ts';
 import { encodeWindow, WINDOW_MEDIA_TYPE } from '../contract/window-codec.ts';
 import { contentSecurityPolicy } from '../contract/content-security-policy.ts';
 import { VERSION } from '../contract/version.ts';
+import { hostAllowed, isLoopback } from './listen-address.ts';
 import { staticFile } from './static-files.ts';
+import { DROPPED, WorkQueue } from './work-queue.ts';
+
+export { isLoopback };
 
 /** The page's one policy (the desktop app's too), for a page that calls the API over HTTP on its own origin. */
 export const CONTENT_SECURITY_POLICY = contentSecurityPolicy('http');
@@ -38,6 +51,10 @@ export interface ServerOptions {
   host?: string;
   /** Listening where others can connect is a decision the user makes explicitly. */
   allowRemote?: boolean;
+  /** The access token (`serve --token-file`, token-file.ts); default: 32 random bytes, in hex. */
+  token?: string;
+  /** Host names beyond those listen-address.ts accepts that requests may reach the server by (`serve --allow-host`). */
+  allowedHosts?: string[];
   /** The renderer's build folder (renderer/dist). */
   staticDir: string;
   /** Called with each file that could not be opened (the server keeps going without it). */
@@ -59,14 +76,34 @@ export interface RunningServer {
   token: string;
   /** Files given that could not be opened, with why. */
   failed: OpenFailure[];
+  /** Answers not computed because their client had gone, so far. */
+  dropped(): number;
   close(): Promise<void>;
 }
 
-export function isLoopback(host: string): boolean {
-  return host === 'localhost' || host === '::1' || host === '[::1]' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
-}
-
 const STATUS: Partial<Record<ApiErrorCode, number>> = { 'bad-request': 400, forbidden: 403, 'not-found': 404, 'not-mergeable': 422, locked: 423 };
+
+/** Sent with every answer: static files, API results, errors of either, and Node's own refusals (clientError). */
+const SECURITY_HEADERS = {
+  'content-security-policy': CONTENT_SECURITY_POLICY,
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+  'cache-control': 'no-store',
+  'cross-origin-resource-policy': 'same-origin',
+} as const;
+
+/** The methods the session answers on its analysis thread (query/session.ts); sql on a thread of its own. */
+const ANALYSIS_METHODS: ReadonlySet<ApiMethod> = new Set<ApiMethod>([
+  'findings',
+  'stats',
+  'scopeInfo',
+  'ranges',
+  'iterations',
+  'concurrency',
+  'dependencies',
+  'waitSpans',
+  'compare',
+]);
 
 /** What browser mode can do: read the recordings it was given, nothing else. */
 const CAPABILITIES: Capabilities = { mode: 'browser', version: VERSION, canOpenFiles: false, canRecord: false };
@@ -79,7 +116,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       `refusing to serve on ${host}: not a loopback address (pass --host explicitly to serve there; anyone who can reach it with the URL's token can read these recordings)`,
     );
   }
-  const token = crypto.randomBytes(32).toString('hex');
+  const token = opts.token ?? crypto.randomBytes(32).toString('hex');
   const tokenBytes = Buffer.from(token);
   const registry = new SessionRegistry({ analysisThread: true });
   const opened = registry.openFiles(opts.files, { jobCacheDir: opts.jobCacheDir ?? defaultJobCacheDir(), mode: opts.openMode });
@@ -143,6 +180,14 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     }
   };
 
+  // Where each answer is computed (work-queue.ts): this thread, one at a
+  // time; the analysis thread (analysis-thread.ts), one running and the next
+  // ready; the SQL console's thread likewise.
+  const here = new WorkQueue(1);
+  const analyses = new WorkQueue(2);
+  const queries = new WorkQueue(2);
+  const queueOf = (method: ApiMethod) => (method === 'sql' ? queries : ANALYSIS_METHODS.has(method) ? analyses : here);
+
   const hasToken = (req: http.IncomingMessage) => {
     const given = req.headers['x-streamscope-token'];
     if (typeof given !== 'string') return false;
@@ -150,22 +195,28 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     return bytes.length === tokenBytes.length && crypto.timingSafeEqual(bytes, tokenBytes);
   };
 
+  const allowedHosts = opts.allowedHosts ?? [];
   const server = http.createServer((req, res) => {
+    // The client went away before its answer was sent (closed the tab, aborted the fetch).
+    let closed = false;
+    res.once('close', () => (closed = !res.writableFinished));
+    // Its connection's end read (the client closed it), or the connection gone.
+    const gone = () => closed || req.socket.readableEnded || req.socket.destroyed;
     const send = (status: number, body: string | Buffer, type: string) => {
-      res.writeHead(status, {
-        'content-type': type,
-        'content-security-policy': CONTENT_SECURITY_POLICY,
-        'x-content-type-options': 'nosniff',
-        'referrer-policy': 'no-referrer',
-        'cache-control': 'no-store',
-        'cross-origin-resource-policy': 'same-origin',
-      });
+      if (gone()) return;
+      res.writeHead(status, { ...SECURITY_HEADERS, 'content-type': type });
       res.end(body);
     };
-    const sendError = (e: ApiError) => send(STATUS[e.code] ?? 500, JSON.stringify(e.toJSON()), 'application/json');
+    const sendError = (e: ApiError, status = STATUS[e.code] ?? 500) => send(status, JSON.stringify(e.toJSON()), 'application/json');
     const url = new URL(req.url ?? '/', 'http://localhost');
+    const api = url.pathname.startsWith('/api/');
 
-    if (url.pathname.startsWith('/api/')) {
+    // DNS rebinding (listen-address.ts): a name that is not this server's is answered by nothing else.
+    if (!hostAllowed(req.headers.host, host, allowedHosts)) {
+      const message = `this server does not answer to the host name '${String(req.headers.host ?? '').slice(0, 100)}' (DNS rebinding protection): use the address printed by \`streamscope serve\`, or name this one with --allow-host`;
+      return api ? sendError(new ApiError('forbidden', message), 421) : send(421, message, 'text/plain; charset=utf-8');
+    }
+    if (api) {
       if (!hasToken(req)) return sendError(new ApiError('forbidden', 'missing or wrong access token (open the URL that `streamscope serve` printed)'));
       const name = url.pathname.slice('/api/'.length);
       if (req.method !== 'POST') return sendError(new ApiError('bad-request', 'API requests are POST with a JSON body {args: [...]}'));
@@ -179,18 +230,45 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
         } catch {
           return sendError(new ApiError('bad-request', 'the body is not JSON'));
         }
-        // The same argument contract as the Electron side (api-args.ts).
-        // Analysis methods answer later, from the analysis thread; the rest at once.
-        Promise.resolve()
-          .then(() => call(method, checkArguments(method, args)))
+        // The same argument contract as the Electron side (api-args.ts); then
+        // the answer in its turn (work-queue.ts), here or on the analysis thread.
+        let checked: unknown[];
+        try {
+          checked = checkArguments(method, args);
+        } catch (e) {
+          return sendError(apiErrorOf(e));
+        }
+        const answer = (value: unknown) => {
+          // Window answers in binary to a client that asks (window-codec.ts says why); JSON otherwise.
+          if (method === 'window' && (req.headers.accept ?? '').includes(WINDOW_MEDIA_TYPE)) {
+            const bytes = encodeWindow(value as WindowResponse);
+            return send(200, Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), WINDOW_MEDIA_TYPE);
+          }
+          send(200, JSON.stringify(value), 'application/json');
+        };
+        queueOf(method)
+          .run(
+            () => call(method, checked),
+            () => !gone(),
+          )
           .then(
             (value) => {
-              // Window answers in binary to a client that asks (window-codec.ts says why); JSON otherwise.
-              if (method === 'window' && (req.headers.accept ?? '').includes(WINDOW_MEDIA_TYPE)) {
-                const bytes = encodeWindow(value as WindowResponse);
-                return send(200, Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), WINDOW_MEDIA_TYPE);
-              }
-              send(200, JSON.stringify(value), 'application/json');
+              if (value === DROPPED) return;
+              // Encoded in a turn of its own: a client that left while its answer was computed is seen to have gone.
+              setImmediate(() => {
+                if (gone()) return;
+                try {
+                  answer(value);
+                } catch (e) {
+                  // An answer too large to encode (a window of millions of items in JSON): an error for this request, not the server's end.
+                  sendError(
+                    new ApiError(
+                      'internal',
+                      `${method}: the answer could not be sent (${(e as Error).message}): ask for less (a shorter window, a coarser resolution)`,
+                    ),
+                  );
+                }
+              });
             },
             (e: unknown) => sendError(apiErrorOf(e)),
           );
@@ -201,6 +279,15 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     if (url.pathname === '/favicon.ico') return send(204, '', 'image/x-icon');
     const file = staticFile(opts.staticDir, url.pathname);
     send(file.status, req.method === 'HEAD' ? '' : file.body, file.type);
+  });
+  // What Node answers itself (a request it cannot parse, headers too large, a request too slow): the same headers, CSP included.
+  server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
+    if (!socket.writable || err.code === 'ECONNRESET') return void socket.destroy();
+    const status = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
+    const head = Object.entries({ ...SECURITY_HEADERS, 'content-type': 'text/plain; charset=utf-8', connection: 'close', 'content-length': '0' })
+      .map(([k, v]) => `${k}: ${v}\r\n`)
+      .join('');
+    socket.end(`HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\n${head}\r\n`);
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -213,6 +300,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     port,
     token,
     failed,
+    dropped: () => here.dropped + analyses.dropped + queries.dropped,
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => {
