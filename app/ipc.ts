@@ -14,6 +14,7 @@ import { checkArguments } from '../profiler/query/api-args.ts';
 import { ApiError, toApiErrorShape } from '../profiler/query/api-error.ts';
 
 import { CHANNEL_PREFIX } from './channels.ts';
+import { ipcSenderRefusal, type SenderFrame } from './security.ts';
 
 export { ApiError, CHANNEL_PREFIX, checkArguments };
 
@@ -52,5 +53,26 @@ export async function dispatch(handler: StreamScopeApi, channel: unknown, args: 
     return { ok: true, value };
   } catch (err) {
     return { ok: false, error: toApiError(err) };
+  }
+}
+
+/** The part of Electron's ipcMain registerApiHandlers uses. */
+export interface IpcMainLike {
+  handle(channel: string, listener: (event: { senderFrame: SenderFrame | null }, ...args: unknown[]) => Promise<IpcResult> | IpcResult): void;
+}
+
+/**
+ * One handler per API method on `streamscope:<method>`, and none other.
+ * Each checks who is calling before anything else (security.ts,
+ * ipcSenderRefusal: only the app's own top frame), then dispatches.
+ */
+export function registerApiHandlers(ipcMain: IpcMainLike, api: StreamScopeApi): void {
+  for (const method of apiMethods) {
+    const channel = channelFor(method);
+    ipcMain.handle(channel, (event, ...args) => {
+      const refusal = ipcSenderRefusal(event.senderFrame);
+      if (refusal) return { ok: false, error: { code: 'forbidden', message: refusal } };
+      return dispatch(api, channel, args);
+    });
   }
 }

@@ -5,18 +5,19 @@
 // needs Electron itself. Built to app/dist/main.cjs (app/vite.config.ts).
 import fs from 'node:fs';
 import path from 'node:path';
-import { app, BrowserWindow, dialog, ipcMain, Menu, protocol, session, type MenuItemConstructorOptions, type WebContents } from 'electron';
-import { apiMethods, type OpenResult, type RecordingHandle } from '../profiler/contract/api.ts';
+import { app, BrowserWindow, dialog, ipcMain, Menu, protocol, session, type MenuItemConstructorOptions } from 'electron';
+import type { OpenResult, RecordingHandle } from '../profiler/contract/api.ts';
 import { VERSION } from '../profiler/contract/version.ts';
 import { filesFromArgs, openModeFromArgs, userArgs } from './argv.ts';
 import { EVENT_CHANNEL, type AppEvent } from './channels.ts';
-import { channelFor, dispatch, toApiError } from './ipc.ts';
+import { registerApiHandlers, toApiError } from './ipc.ts';
 import { createMainApi } from './main-api.ts';
 import { appProtocolResponse } from './protocol.ts';
 import { QueryClient } from './query-client.ts';
 import { RecentFiles } from './recent-files.ts';
 import { probeGpu, RecordJobs, type CliInvocation } from './record-jobs.ts';
-import { APP_ENTRY_URL, APP_SCHEME, browserWindowOptions, isAppUrl } from './window-options.ts';
+import { secureApp, secureSession } from './security.ts';
+import { APP_ENTRY_URL, APP_SCHEME, APP_SCHEME_PRIVILEGES, browserWindowOptions } from './window-options.ts';
 
 // app/dist/main.cjs → the app root (the repository, or resources/app.asar).
 const distDir = __dirname;
@@ -40,7 +41,9 @@ const cli: CliInvocation = {
   env: { ELECTRON_RUN_AS_NODE: '1' },
 };
 
-protocol.registerSchemesAsPrivileged([{ scheme: APP_SCHEME, privileges: { standard: true, secure: true, supportFetchAPI: true, codeCache: true } }]);
+protocol.registerSchemesAsPrivileged([{ scheme: APP_SCHEME, privileges: APP_SCHEME_PRIVILEGES }]);
+// Every renderer sandboxed, every web contents kept on the app's origin (security.ts).
+secureApp(app);
 
 // One instance: `streamscope open FILE` while the app runs opens FILE there.
 if (!app.requestSingleInstanceLock()) {
@@ -118,17 +121,8 @@ function main(): void {
     }
   };
 
-  // IPC: one handler per API method; only the app's own page may call.
-  for (const method of apiMethods) {
-    const channel = channelFor(method);
-    ipcMain.handle(channel, (event, ...args: unknown[]) => {
-      const url = event.senderFrame?.url ?? '';
-      if (!isAppUrl(url)) {
-        return { ok: false, error: { code: 'forbidden', message: `IPC from ${url || 'an unknown frame'} refused` } };
-      }
-      return dispatch(api, channel, args);
-    });
-  }
+  // IPC: one handler per API method; only the app's own page may call (ipc.ts, security.ts).
+  registerApiHandlers(ipcMain, api);
 
   function buildMenu(): void {
     const recentFiles = recent.list();
@@ -201,18 +195,6 @@ function main(): void {
     Menu.setApplicationMenu(Menu.buildFromTemplate(template));
   }
 
-  // Every web contents (the window, and anything it might try to create).
-  app.on('web-contents-created', (_e, contents: WebContents) => {
-    contents.setWindowOpenHandler(() => ({ action: 'deny' }));
-    contents.on('will-navigate', (event, url) => {
-      if (!isAppUrl(url)) event.preventDefault();
-    });
-    contents.on('will-redirect', (event, url) => {
-      if (!isAppUrl(url)) event.preventDefault();
-    });
-    contents.on('will-attach-webview', (event) => event.preventDefault());
-  });
-
   app.on('second-instance', (_e, argv, cwd) => {
     void openFiles(userArgs(argv, app.isPackaged), cwd);
     if (win) {
@@ -234,10 +216,9 @@ function main(): void {
   });
 
   void app.whenReady().then(() => {
-    // Nothing from outside: no permissions (camera, notifications, ...), and
-    // only app:// is ever loaded (the window cannot navigate elsewhere).
-    session.defaultSession.setPermissionRequestHandler((_wc, _perm, callback) => callback(false));
-    session.defaultSession.setPermissionCheckHandler(() => false);
+    // Nothing from outside: no permissions (camera, notifications, devices, ...),
+    // and only app:// is ever loaded (the window cannot navigate elsewhere).
+    secureSession(session.defaultSession);
     protocol.handle(APP_SCHEME, (request) => appProtocolResponse(request.url, rendererDir));
 
     buildMenu();

@@ -14,6 +14,16 @@ export const APP_ORIGIN = `${APP_SCHEME}://${APP_HOST}`;
 export const APP_ENTRY_URL = `${APP_ORIGIN}/index.html`;
 
 /**
+ * How app:// is registered (protocol.registerSchemesAsPrivileged): a
+ * standard scheme (an origin of its own: 'self' in the CSP means the app's
+ * files, not every file on disk as under file://), secure (a secure
+ * context), fetch for the page's own files, the code cache. Nothing that
+ * would loosen the page's limits: no bypassCSP, no CORS, no service workers,
+ * no streaming of media from it.
+ */
+export const APP_SCHEME_PRIVILEGES = { standard: true, secure: true, supportFetchAPI: true, codeCache: true } as const;
+
+/**
  * Content-Security-Policy sent with every file of the UI: the page's one
  * policy (profiler/contract/content-security-policy.ts, the same as browser
  * mode's), for a page that reaches the API over IPC.
