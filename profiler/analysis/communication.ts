@@ -59,7 +59,7 @@ import { ZONED_TABLES } from '../store/zone-tables.ts';
 import type { Collective, CommKernel, CommKernelTime, Communication, RankDeviceTime, RankTime } from '../contract/communication.ts';
 import type { Ns } from '../contract/time.ts';
 import type { CallColumns } from '../native/addon.ts';
-import { intersectionLength, lengthOf, unionOfLists, type IntervalList } from './intervals.ts';
+import { intersectionLength, lengthOf, lengthOfUnion, type IntervalList } from './intervals.ts';
 import { meetsRanges, rowsWhere, type RowSubset } from './rows.ts';
 import { gpuOrdinals, OpCategory, OpKind, type DeviceRow, type Trace } from './trace.ts';
 
@@ -576,8 +576,8 @@ function deviceBusy(pid: number, deviceId: number, [compute, comm, copy]: Interv
     computeNs: lengthOf(compute!),
     communicationNs: lengthOf(comm!),
     hiddenNs: intersectionLength(comm!, compute!),
-    computeOrCommNs: lengthOf(unionOfLists([compute!, comm!])),
-    busyNs: lengthOf(unionOfLists([compute!, comm!, copy!])),
+    computeOrCommNs: lengthOfUnion([compute!, comm!]),
+    busyNs: lengthOfUnion([compute!, comm!, copy!]),
   };
 }
 
