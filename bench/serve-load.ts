@@ -23,7 +23,7 @@
 // Requests still in flight when a phase ends are waited for and counted.
 //
 // Phases: warm-up (the page's first calls: summary, the steady state's
-// findings, which loads the columns), one client alone (15 s: the time each
+// findings, which loads the columns), one client alone (30 s: the time each
 // request takes when nothing waits before it), load (60 s), aborts (20 s: the same
 // clients, each request abandoned at a random moment in its first 2 s —
 // most while queued, some while their answer is computed or sent —, the
@@ -91,6 +91,8 @@ interface PhaseStats {
   answeredBeforeAbort: number;
   /** The generator's own CPU seconds in the phase. */
   generatorCpuSeconds: number;
+  /** Requests sent again: their kept-alive connection was reset as it was reused (not errors). */
+  retried: number;
 }
 
 /**
@@ -107,6 +109,8 @@ const MIX: [Method, number][] = [
 const SEARCH_TEXTS = ['kernel_1', 'kernel_', 'kernel_6', 'memcpy htod', 'memcpy', 'cudalaunch', 'cudamemcpyasync', 'no_such_kernel'];
 /** The page waits for its answers without a limit; the benchmark gives up after this (an error). */
 const REQUEST_TIMEOUT_MS = 600_000;
+/** One client alone: what each request costs with nothing queued before it. */
+const ALONE_SECONDS = 30;
 /** Device pixels of the page's timeline (1600 CSS px at dpr 1). */
 const WIDTH_PX = 1600;
 
@@ -152,6 +156,7 @@ async function runPhase(t: Target, agent: http.Agent, p: PhaseRequest): Promise<
   const errors: string[] = [];
   let aborted = 0;
   let answeredBeforeAbort = 0;
+  let retried = 0;
   const url = new URL(t.base);
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
@@ -179,42 +184,55 @@ async function runPhase(t: Target, agent: http.Agent, p: PhaseRequest): Promise<
         }
         resolve();
       };
-      const req = http.request(
-        {
-          host: url.hostname,
-          port: url.port,
-          path: `/api/${method}`,
-          method: 'POST',
-          agent,
-          headers: {
-            'content-type': 'application/json',
-            'content-length': Buffer.byteLength(body),
-            'x-streamscope-token': t.token,
-            ...(accept ? { accept } : {}),
+      let req: http.ClientRequest;
+      const send = (attempt: number) => {
+        req = http.request(
+          {
+            host: url.hostname,
+            port: url.port,
+            path: `/api/${method}`,
+            method: 'POST',
+            agent,
+            headers: {
+              'content-type': 'application/json',
+              'content-length': Buffer.byteLength(body),
+              'x-streamscope-token': t.token,
+              ...(accept ? { accept } : {}),
+            },
+            timeout: REQUEST_TIMEOUT_MS,
           },
-          timeout: REQUEST_TIMEOUT_MS,
-        },
-        (res) => {
-          let bytes = 0;
-          let last = 0;
-          res.on('data', (c: Buffer) => {
-            bytes += c.length;
-            last = c[c.length - 1]!;
-          });
-          res.on('end', () => {
-            if (res.statusCode !== 200) return done(`HTTP ${res.statusCode}`);
-            // A JSON answer ends with its closing bracket: cut short, it would not.
-            if (res.headers['content-type'] === 'application/json' && last !== 0x7d && last !== 0x5d) return done('a JSON answer cut short');
-            done(null, bytes);
-          });
-          res.on('error', (e) => done(e.message));
-        },
-      );
-      req.on('timeout', () => {
-        req.destroy();
-        done(`no answer after ${REQUEST_TIMEOUT_MS / 1000} s`);
-      });
-      req.on('error', (e) => done(e.message));
+          (res) => {
+            let bytes = 0;
+            let last = 0;
+            res.on('data', (c: Buffer) => {
+              bytes += c.length;
+              last = c[c.length - 1]!;
+            });
+            res.on('end', () => {
+              if (res.statusCode !== 200) return done(`HTTP ${res.statusCode}`);
+              // A JSON answer ends with its closing bracket: cut short, it would not.
+              if (res.headers['content-type'] === 'application/json' && last !== 0x7d && last !== 0x5d) return done('a JSON answer cut short');
+              done(null, bytes);
+            });
+            res.on('error', (e) => done(e.message));
+          },
+        );
+        const sent = req;
+        sent.on('timeout', () => {
+          sent.destroy();
+          done(`no answer after ${REQUEST_TIMEOUT_MS / 1000} s`);
+        });
+        sent.on('error', (e: NodeJS.ErrnoException) => {
+          // A kept-alive connection the server closed as it was reused (its idle timeout): sent
+          // again on a new one, as browsers do (and as Node's http.Agent documentation advises).
+          if (!settled && attempt === 0 && sent.reusedSocket && e.code === 'ECONNRESET') {
+            retried++;
+            return send(1);
+          }
+          done(e.message);
+        });
+        sent.end(body);
+      };
       if (p.abortWithinMs) {
         abortTimer = setTimeout(() => {
           if (settled) return;
@@ -224,7 +242,7 @@ async function runPhase(t: Target, agent: http.Agent, p: PhaseRequest): Promise<
           resolve();
         }, Math.random() * p.abortWithinMs);
       }
-      req.end(body);
+      send(0);
     });
   const client = async () => {
     while (performance.now() < endAt) await one();
@@ -238,6 +256,7 @@ async function runPhase(t: Target, agent: http.Agent, p: PhaseRequest): Promise<
     drainSeconds,
     methods,
     errors,
+    retried,
     aborted,
     answeredBeforeAbort,
     generatorCpuSeconds: (cpu.user + cpu.system) / 1e6,
@@ -268,6 +287,13 @@ function serverSample(pid: number): { rssMiB: number; hwmMiB: number; cpuSeconds
   const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return { rssMiB: kib('VmRSS') / 1024, hwmMiB: kib('VmHWM') / 1024, cpuSeconds: (Number(fields[11]) + Number(fields[12])) / 100 };
+}
+
+/** CPU seconds the whole machine has spent busy (all cores, every process), from /proc/stat. */
+function machineBusySeconds(): number {
+  const [, ...ticks] = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/);
+  const [user, nice, system, , , irq, softirq, steal] = ticks.map(Number);
+  return (user! + nice! + system! + irq! + softirq! + steal!) / 100;
 }
 
 function startCli(file: string): Promise<{ child: ChildProcess; url: string }> {
@@ -355,10 +381,16 @@ export async function benchServeLoad(opts: ServeLoadOptions): Promise<{ result: 
     const warm = sample();
 
     const cpuAt = () => serverSample(child.pid!).cpuSeconds;
-    const alone = await run({ phase: 'alone', clients: 1, seconds: 15 });
+    const alone = await run({ phase: 'alone', clients: 1, seconds: ALONE_SECONDS });
     let c = cpuAt();
+    const busy0 = machineBusySeconds();
+    const loadT0 = performance.now();
     const load = await run({ phase: 'load', clients: opts.clients, seconds: opts.seconds });
     const loadCpu = cpuAt() - c;
+    // What the rest of the machine ran meanwhile (other work on the same cores), in cores.
+    const loadWallS = (performance.now() - loadT0) / 1000;
+    const otherCores = (machineBusySeconds() - busy0 - loadCpu - load.generatorCpuSeconds) / loadWallS;
+    const loadAverageAfter = os.loadavg();
     const afterLoad = sample();
 
     c = cpuAt();
@@ -398,13 +430,16 @@ export async function benchServeLoad(opts: ServeLoadOptions): Promise<{ result: 
       operations: opts.ops,
       clients: opts.clients,
       loadAverageBefore: loadBefore,
+      loadAverageAfterLoad: loadAverageAfter,
+      otherProcessesCores: otherCores,
       warmUp: { steadyStateFindingsSeconds: warmFindingsS, rssMiB: warm.rssMiB, startRssMiB: started.rssMiB },
-      alone: { seconds: 15, requests: count(alone), errors: errs(alone), latencyMs: lat(all(alone)), methods: perMethod(alone) },
+      alone: { seconds: ALONE_SECONDS, requests: count(alone), errors: errs(alone), latencyMs: lat(all(alone)), methods: perMethod(alone) },
       load: {
         seconds: opts.seconds,
         requests: loadReq,
         perSecond: loadReq / (opts.seconds + load.drainSeconds),
         errors: errs(load),
+        retried: load.retried,
         errorSamples: load.errors,
         latencyMs: lat(all(load)),
         methods: perMethod(load),
@@ -418,6 +453,7 @@ export async function benchServeLoad(opts: ServeLoadOptions): Promise<{ result: 
         abandoned: aborts.aborted,
         answeredBeforeAbort: aborts.answeredBeforeAbort,
         errors: errs(aborts),
+        retried: aborts.retried,
         errorSamples: aborts.errors,
         serverCpuSeconds: abortCpu,
         drainSeconds: drainS,
@@ -430,6 +466,7 @@ export async function benchServeLoad(opts: ServeLoadOptions): Promise<{ result: 
         requests: count(again),
         perSecond: count(again) / (10 + again.drainSeconds),
         errors: errs(again),
+        retried: again.retried,
         errorSamples: again.errors,
         latencyMs: lat(all(again)),
         rssMiB: end.rssMiB,
@@ -445,24 +482,26 @@ export async function benchServeLoad(opts: ServeLoadOptions): Promise<{ result: 
     const l = result.load.latencyMs;
     lines.push(
       `serve     ${opts.clients} clients on a ${(opts.ops / 1e6).toFixed(0)} M-operation recording for ${opts.seconds} s (streamscope serve, loopback; load average before ${loadBefore.map((x) => x.toFixed(1)).join(' ')}): ` +
-        `${loadReq} requests (${result.load.perSecond.toFixed(1)}/s), ${result.load.errors} errors; latency p50 ${ms(l.p50)}, p95 ${ms(l.p95)}, p99 ${ms(l.p99)}, max ${ms(l.max)}`,
+        `${loadReq} requests (${result.load.perSecond.toFixed(1)}/s), ${result.load.errors} errors (${load.retried} sent again on a new connection); latency p50 ${ms(l.p50)}, p95 ${ms(l.p95)}, p99 ${ms(l.p99)}, max ${ms(l.max)}`,
     );
     for (const [m, x] of Object.entries(result.load.methods)) {
       const one = result.alone.methods[m]!;
       lines.push(
         `          ${m.padEnd(8)} ${String(x.requests).padStart(5)} requests, ${x.errors} errors, ${x.mib.toFixed(0)} MiB: p50 ${ms(x.latencyMs.p50)}, p95 ${ms(x.latencyMs.p95)}, p99 ${ms(x.latencyMs.p99)}` +
-          ` (one client alone: ${one.requests} requests, p50 ${ms(one.latencyMs.p50)}, p95 ${ms(one.latencyMs.p95)})`,
+          (one.requests
+            ? ` (one client alone: ${one.requests} requests, p50 ${ms(one.latencyMs.p50)}, p95 ${ms(one.latencyMs.p95)})`
+            : ' (one client alone: none in its time)'),
       );
     }
     lines.push(
-      `          server CPU ${loadCpu.toFixed(0)} s in ${(opts.seconds + load.drainSeconds).toFixed(0)} s (${(loadCpu / (opts.seconds + load.drainSeconds)).toFixed(2)} cores), the load generator's ${load.generatorCpuSeconds.toFixed(1)} s; ` +
+      `          server CPU ${loadCpu.toFixed(0)} s in ${(opts.seconds + load.drainSeconds).toFixed(0)} s (${(loadCpu / (opts.seconds + load.drainSeconds)).toFixed(2)} cores), the load generator's ${load.generatorCpuSeconds.toFixed(1)} s, other processes ${otherCores.toFixed(2)} cores meanwhile; ` +
         `server RSS ${warm.rssMiB.toFixed(0)} MiB after the warm-up (steady-state findings ${warmFindingsS.toFixed(1)} s), ${result.load.rssMiB.max.toFixed(0)} MiB max under load, ${afterLoad.rssMiB.toFixed(0)} MiB after`,
     );
     lines.push(
-      `          ${aborts.aborted} requests abandoned in ${opts.abortSeconds} s (${aborts.answeredBeforeAbort} answered before their time to go): server CPU ${abortCpu.toFixed(0)} s, then ${drainCpu.toFixed(1)} s more in ${drainS.toFixed(0)} s until idle; RSS ${afterAborts.rssMiB.toFixed(0)} MiB; ${errs(aborts)} errors`,
+      `          ${aborts.aborted} requests abandoned in ${opts.abortSeconds} s (${aborts.answeredBeforeAbort} answered before their time to go): server CPU ${abortCpu.toFixed(0)} s, then ${drainCpu.toFixed(1)} s more in ${drainS.toFixed(0)} s until idle; RSS ${afterAborts.rssMiB.toFixed(0)} MiB; ${errs(aborts)} errors (${aborts.retried} sent again)`,
     );
     lines.push(
-      `          then ${result.loadAgain.requests} requests in 10 s (${result.loadAgain.perSecond.toFixed(1)}/s), ${result.loadAgain.errors} errors, p99 ${ms(result.loadAgain.latencyMs.p99)}; server RSS max ${result.serverRssMiB.max.toFixed(0)} MiB over the run, ${end.rssMiB.toFixed(0)} MiB at its end`,
+      `          then ${result.loadAgain.requests} requests in 10 s (${result.loadAgain.perSecond.toFixed(1)}/s), ${result.loadAgain.errors} errors (${again.retried} sent again), p99 ${ms(result.loadAgain.latencyMs.p99)}; server RSS max ${result.serverRssMiB.max.toFixed(0)} MiB over the run, ${end.rssMiB.toFixed(0)} MiB at its end`,
     );
     return { result, lines };
   } finally {
