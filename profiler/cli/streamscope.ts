@@ -39,6 +39,7 @@ import { SCENARIOS, WORKLOADS } from '../contract/record-request.ts';
 import { openRecording, type Db } from '../store/database.ts';
 import { readProcesses } from '../store/ranks.ts';
 import { RecordingFileError } from '../store/recording-error.ts';
+import { recordingReadError } from '../store/read-error.ts';
 import { buildJobReport, buildReport, formatIterations, formatJobReport, formatReport, type ReportedProcesses } from '../report/report.ts';
 import { analyzeJob, gpuProcessCount, JOB_RANKS, loadProcessColumns, ZonesDisagree, type JobAnalysis } from '../analysis/job.ts';
 import { readTraceTables } from '../analysis/trace.ts';
@@ -410,6 +411,13 @@ async function cmdReport(args: string[]): Promise<number> {
       process.stdout.write(formatReport(report));
       if (values.iterations) process.stdout.write('\n' + formatIterations(iterations) + '\n');
     }
+  } catch (err) {
+    // A recording that opens but does not read (a corrupt page, a table or
+    // column missing, a value of the wrong type) is said about the file, as
+    // one that does not open is (fuzzing found these as stack traces).
+    const bad = recordingReadError(file, err);
+    if (bad) fail(bad.message, 2);
+    throw err;
   } finally {
     db.close();
   }
@@ -491,8 +499,10 @@ function cmdCheck(args: string[]): number {
   try {
     result = runCheck(parsed.file, parsed.minOverlap, parsed.failOn, parsed.scope);
   } catch (err) {
-    // A gate that cannot read its input must not look like a failed check.
-    if (err instanceof RecordingFileError || err instanceof ScopeError) fail(err.message, 2);
+    // A gate that cannot read its input must not look like a failed check
+    // (one that opens but does not read too: store/read-error.ts).
+    const bad = err instanceof ScopeError ? err : recordingReadError(parsed.file, err);
+    if (bad) fail(bad.message, 2);
     throw err;
   }
   if (parsed.json) process.stdout.write(JSON.stringify(result, null, 2) + '\n');

@@ -11,11 +11,9 @@
 //     holds device operations: copies and memsets by name (Memcpy HtoD,
 //     memset…), kernels otherwise, on that device and stream.
 // Instant, counter, async and flow events are counted as skipped.
-import { traceEvents, TraceFormatError, type TraceHeader } from './json-events.ts';
+import { idField, nsField, textField, traceEvents, TraceFormatError, type TraceHeader } from './json-events.ts';
 import type { ImportResult } from './kineto.ts';
 import { RecordingWriter } from './recording-writer.ts';
-
-const ns = (us: unknown): number => Math.round(Number(us) * 1000);
 
 /** CUPTI copy kinds (1 HtoD, 2 DtoH, 8 DtoD, 10 PtoP) by the direction a copy's name gives. */
 function copyKindOf(name: string): number {
@@ -77,28 +75,44 @@ export async function importChrome(file: string, out: string, opts: { overwrite?
     for await (const e of traceEvents(file, header)) {
       any = true;
       if (e.ph !== 'M') continue;
-      const name = (e.args as { name?: unknown } | undefined)?.name;
-      if (typeof name !== 'string') continue;
-      if (e.name === 'process_name') processNames.set(Number(e.pid ?? 0), name);
-      else if (e.name === 'thread_name') threadNames.set(`${Number(e.pid ?? 0)}:${Number(e.tid ?? 0)}`, name);
+      const name = (e.args as { name?: unknown } | null | undefined)?.name;
+      const pid = idField(e.pid ?? 0);
+      const tid = idField(e.tid ?? 0);
+      if (typeof name !== 'string' || pid === null || tid === null) continue;
+      if (e.name === 'process_name') processNames.set(pid, name);
+      else if (e.name === 'thread_name') threadNames.set(`${pid}:${tid}`, name);
     }
     if (!any) throw new TraceFormatError(file, 'no trace events');
     for await (const e of traceEvents(file)) {
       const ph = e.ph as string | undefined;
-      const pid = Number(e.pid ?? 0);
-      const tid = Number(e.tid ?? 0);
       if (ph === 'M') continue;
-      if ((ph !== 'X' && ph !== 'B' && ph !== 'E') || typeof e.ts !== 'number') {
+      // Fields of the wrong type skip the event (json-events.ts says why).
+      const pid = idField(e.pid ?? 0);
+      const tid = idField(e.tid ?? 0);
+      const start = nsField(e.ts);
+      const dur = e.dur === undefined ? 0 : nsField(e.dur);
+      const name = textField(e.name ?? '');
+      if (
+        (ph !== 'X' && ph !== 'B' && ph !== 'E') ||
+        typeof e.ts !== 'number' ||
+        pid === null ||
+        tid === null ||
+        start === null ||
+        dur === null ||
+        name === null
+      ) {
         skipped++;
         continue;
       }
       // The first timed event is time zero; later events may be earlier (negative times are fine).
-      writer ??= new RecordingWriter(out, { overwrite: opts.overwrite, originNs: ns(e.ts) });
-      const start = ns(e.ts);
+      writer ??= new RecordingWriter(out, { overwrite: opts.overwrite, originNs: start });
+      if (!writer.holds(start) || !writer.holds(start + dur)) {
+        skipped++;
+        continue;
+      }
       const cat = typeof e.cat === 'string' ? e.cat : undefined;
-      const name = String(e.name ?? '');
       if (ph === 'X') {
-        const end = start + ns(e.dur ?? 0);
+        const end = start + dur;
         last = Math.max(last, end);
         emit(pid, tid, start, end, name, cat);
         continue;

@@ -5,15 +5,50 @@
 // baseTimeNanoseconds, ...) are collected as they pass, up to a size cap.
 import fs from 'node:fs';
 import { StringDecoder } from 'node:string_decoder';
+import { oneLine } from '../store/recording-error.ts';
 
 export class TraceFormatError extends Error {
   readonly file: string;
   readonly problem: string;
   constructor(file: string, problem: string) {
-    super(`${file}: ${problem}`);
+    // One line, whatever the trace put in it (JSON.parse quotes the text around a bad token).
+    const line = oneLine(problem);
+    super(`${file}: ${line}`);
     this.file = file;
-    this.problem = problem;
+    this.problem = line;
   }
+}
+
+// Fields of an event as the importers may use them. A trace can hold any
+// JSON where a number or a name belongs; the importers skip an event whose
+// field is not what it must be (counted as skipped), as they skip events
+// of kinds they do not import. Found by fuzzing: a name that was a deeply
+// nested array overflowed the stack when made a string, a pid that was
+// text or a fraction failed SQLite's constraints half-way through.
+
+/** A pid or tid: an integer, or a string of one (some tracers quote them); null for anything else. */
+export function idField(v: unknown): number | null {
+  const n = typeof v === 'number' ? v : typeof v === 'string' && v.trim() !== '' ? Number(v) : Number.NaN;
+  return Number.isSafeInteger(n) ? n : null;
+}
+
+/** A name: a string, or a number as written; null for anything else (an object, an array, null). */
+export function textField(v: unknown): string | null {
+  return typeof v === 'string' ? v : typeof v === 'number' || typeof v === 'boolean' ? String(v) : null;
+}
+
+/** Microseconds (the format's unit), a number or a string of one, as nanoseconds: null unless finite. */
+export function nsField(us: unknown): number | null {
+  const n = typeof us === 'number' ? us : typeof us === 'string' && us.trim() !== '' ? Number(us) : Number.NaN;
+  const ns = Math.round(n * 1000);
+  return Number.isFinite(ns) ? ns : null;
+}
+
+/** An integer field (a count, a size, an id CUDA gave), a number or a string of one; null for anything else. */
+export function intField(v: unknown): number | null {
+  const n = typeof v === 'number' ? v : typeof v === 'string' && v.trim() !== '' ? Number(v) : Number.NaN;
+  const t = Math.trunc(n);
+  return Number.isSafeInteger(t) ? t : null;
 }
 
 /** Top-level members other than traceEvents, larger than this, are skipped. */

@@ -7,7 +7,7 @@
 // `user_annotation`, `python_function` (stored as host ranges, like NVTX);
 // `ac2g` flows only repeat the correlation ids, so they are not needed.
 // Times are microseconds (fractions keep the nanoseconds).
-import { traceEvents, TraceFormatError, type TraceHeader } from './json-events.ts';
+import { idField, intField, nsField, textField, traceEvents, TraceFormatError, type TraceHeader } from './json-events.ts';
 import { COPY_KIND_NAMES } from '../store/enums.ts';
 import { RecordingWriter } from './recording-writer.ts';
 
@@ -24,8 +24,6 @@ const MEMORY_KIND: Record<string, number> = { Pageable: 1, Pinned: 2, Device: 3,
 /** Host events kept as ranges on their thread. */
 const HOST_RANGES = new Set(['cpu_op', 'user_annotation', 'python_function', 'cuda_profiler_range', 'nvtx']);
 
-const ns = (us: unknown): number => Math.round(Number(us) * 1000);
-
 export async function importKineto(file: string, out: string, opts: { overwrite?: boolean } = {}): Promise<ImportResult> {
   const header: TraceHeader = { members: {} };
   let writer: RecordingWriter | null = null;
@@ -41,28 +39,37 @@ export async function importKineto(file: string, out: string, opts: { overwrite?
       const cat = e.cat as string | undefined;
       const args = (e.args ?? {}) as Record<string, unknown>;
       if (ph === 'M') {
-        if (e.name === 'process_name' && typeof args.name === 'string') processNames.set(Number(e.pid), args.name);
-        if (e.name === 'process_labels' && args.labels === 'CPU' && hostPid === null) hostPid = Number(e.pid);
+        const pid = idField(e.pid);
+        if (pid === null) continue; // metadata of no process we could store
+        if (e.name === 'process_name' && typeof args.name === 'string') processNames.set(pid, args.name);
+        if (e.name === 'process_labels' && args.labels === 'CPU' && hostPid === null) hostPid = pid;
         continue;
       }
-      if (ph !== 'X' || typeof e.ts !== 'number') {
+      // Fields of the wrong type skip the event (json-events.ts says why).
+      const start = nsField(e.ts);
+      const dur = e.dur === undefined ? 0 : nsField(e.dur);
+      const name = textField(e.name);
+      if (ph !== 'X' || typeof e.ts !== 'number' || start === null || dur === null || name === null) {
         skipped++;
         continue;
       }
       // The first timed event is time zero; later events may be earlier (negative times are fine).
-      writer ??= new RecordingWriter(out, { overwrite: opts.overwrite, originNs: ns(e.ts) });
-      const start = ns(e.ts);
-      const end = start + ns(e.dur ?? 0);
-      const pid = Number(e.pid);
-      const tid = Number(e.tid);
-      if (cat === 'cuda_runtime' || cat === 'cuda_driver') {
-        hostPid ??= pid;
+      writer ??= new RecordingWriter(out, { overwrite: opts.overwrite, originNs: start });
+      const end = start + dur;
+      if (!writer.holds(start) || !writer.holds(end)) {
+        skipped++;
+        continue;
+      }
+      const pid = idField(e.pid);
+      const tid = idField(e.tid);
+      const host = pid !== null && tid !== null ? { pid, tid } : null;
+      if ((cat === 'cuda_runtime' || cat === 'cuda_driver') && host) {
+        hostPid ??= host.pid;
         writer.apiCall({
           start,
           end,
-          pid,
-          tid,
-          name: String(e.name),
+          ...host,
+          name,
           domain: cat === 'cuda_runtime' ? 1 : 2,
           cbid: int(args.cbid),
           correlation: int(args.correlation),
@@ -83,30 +90,30 @@ export async function importKineto(file: string, out: string, opts: { overwrite?
             ...lane,
             start,
             end,
-            name: String(e.name),
+            name,
             grid: triple(args.grid),
             block: triple(args.block),
-            registers: Number(args['registers per thread'] ?? 0),
-            staticShared: Number(args['shared memory'] ?? 0),
+            registers: int(args['registers per thread']),
+            staticShared: int(args['shared memory']),
           });
         } else if (cat === 'gpu_memcpy') {
-          const m = /^Memcpy (\w+) \(([\w ]+) -> ([\w ]+)\)/.exec(String(e.name));
+          const m = /^Memcpy (\w+) \(([\w ]+) -> ([\w ]+)\)/.exec(name);
           writer.memcpy({
             ...lane,
             start,
             end,
-            bytes: Number(args.bytes ?? 0),
+            bytes: int(args.bytes),
             copyKind: COPY_KIND[m?.[1] ?? ''] ?? 0,
             srcKind: MEMORY_KIND[m?.[2] ?? ''] ?? 0,
             dstKind: MEMORY_KIND[m?.[3] ?? ''] ?? 0,
             async: true,
           });
         } else {
-          const m = /^Memset \(([\w ]+)\)/.exec(String(e.name));
-          writer.memset({ ...lane, start, end, bytes: Number(args.bytes ?? 0), value: 0, memoryKind: MEMORY_KIND[m?.[1] ?? ''] ?? 0, async: true });
+          const m = /^Memset \(([\w ]+)\)/.exec(name);
+          writer.memset({ ...lane, start, end, bytes: int(args.bytes), value: 0, memoryKind: MEMORY_KIND[m?.[1] ?? ''] ?? 0, async: true });
         }
-      } else if (cat && HOST_RANGES.has(cat)) {
-        writer.range({ start, end, pid, tid, name: String(e.name), domain: cat });
+      } else if (cat && HOST_RANGES.has(cat) && host) {
+        writer.range({ start, end, ...host, name, domain: cat });
       } else {
         skipped++;
       }
@@ -114,9 +121,12 @@ export async function importKineto(file: string, out: string, opts: { overwrite?
     if (!any) throw new TraceFormatError(file, 'no trace events');
     if (!writer) throw new TraceFormatError(file, 'no timed events (ph "X") to import');
     // GPU facts from deviceProperties.
-    for (const d of (header.members.deviceProperties ?? []) as Record<string, unknown>[]) {
-      writer.device(Number(d.id), {
-        name: (d.name as string) ?? null,
+    const devices = header.members.deviceProperties;
+    for (const d of (Array.isArray(devices) ? devices : []) as Record<string, unknown>[]) {
+      const id = d && typeof d === 'object' ? idField(d.id) : null;
+      if (id === null) continue; // not a device we can name
+      writer.device(id, {
+        name: textField(d.name),
         ccMajor: num(d.computeMajor),
         ccMinor: num(d.computeMinor),
         smCount: num(d.numSms),
@@ -131,7 +141,7 @@ export async function importKineto(file: string, out: string, opts: { overwrite?
     writer.finish({
       imported_from: 'kineto',
       imported_file: file,
-      cupti_version: header.members.cupti_version as string | undefined,
+      cupti_version: textField(header.members.cupti_version),
       driver_version: version(header.members.cuda_driver_version),
       runtime_version: version(header.members.cuda_runtime_version),
       command: hostPid !== null ? (processNames.get(hostPid) ?? null) : null,
@@ -146,21 +156,22 @@ export async function importKineto(file: string, out: string, opts: { overwrite?
 /** Host pid of GPU events seen before any host event named it. */
 const UNKNOWN_PID = -1;
 
+/** An integer arg, 0 when absent or not an integer (never Number() of an array: a deep one overflows the stack). */
 function int(v: unknown): number {
-  const n = Math.trunc(Number(v ?? 0));
-  return Number.isFinite(n) ? n : 0;
+  return intField(v) ?? 0;
 }
 
 function triple(v: unknown): [number, number, number] | undefined {
-  return Array.isArray(v) && v.length === 3 ? [Number(v[0]), Number(v[1]), Number(v[2])] : undefined;
+  return Array.isArray(v) && v.length === 3 ? [int(v[0]), int(v[1]), int(v[2])] : undefined;
 }
 
+/** A device fact: an integer, else unknown. */
 function num(v: unknown): number | null {
-  return typeof v === 'number' ? v : null;
+  return Number.isSafeInteger(v) ? (v as number) : null;
 }
 
 /** Kineto writes CUDA versions as 13000 → "13.0", like the recorder. */
 function version(v: unknown): string | null {
-  const n = Number(v);
-  return Number.isFinite(n) && n > 0 ? `${Math.floor(n / 1000)}.${Math.floor((n % 1000) / 10)}` : null;
+  const n = intField(v);
+  return n !== null && n > 0 ? `${Math.floor(n / 1000)}.${Math.floor((n % 1000) / 10)}` : null;
 }

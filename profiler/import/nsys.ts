@@ -21,176 +21,243 @@ const NVTX_RANGE = new Set([59, 60, 70, 71]);
 const NVTX_MARK = new Set([34]);
 
 export async function importNsys(file: string, out: string, opts: { overwrite?: boolean } = {}): Promise<ImportResult> {
-  let src: Database.Database;
+  let src: Database.Database | null = null;
   try {
     src = new Database(file, { readonly: true, fileMustExist: true });
     src.prepare('SELECT count(*) FROM sqlite_schema').get();
   } catch (err) {
+    src?.close();
     throw new TraceFormatError(file, `cannot open as SQLite: ${(err as Error).message}`);
   }
-  const tables = new Set((src.prepare("SELECT name FROM sqlite_schema WHERE type = 'table'").all() as { name: string }[]).map((t) => t.name));
-  if (!tables.has('StringIds') || !tables.has('CUPTI_ACTIVITY_KIND_KERNEL')) {
+  try {
+    return importFrom(src, file, out, opts);
+  } finally {
     src.close();
+  }
+}
+
+/**
+ * The export's rows and values as the importer may use them. Any SQLite
+ * error reading it (a table or column missing, a page corrupt) and any
+ * value of the wrong type where a number belongs say so about the file,
+ * naming the table and column: found by fuzzing, they were SqliteErrors
+ * naming nothing, or a TypeError, half-way through writing.
+ */
+function exportReader(src: Database.Database, file: string) {
+  const fail = (problem: string): never => {
+    throw new TraceFormatError(file, problem);
+  };
+  return {
+    rows<T = Record<string, unknown>>(table: string, sql: string): T[] {
+      try {
+        return src.prepare(sql).all() as T[];
+      } catch (err) {
+        return fail(`cannot read ${table}: ${(err as Error).message}`);
+      }
+    },
+    /** An integer column's value. */
+    int(table: string, row: Record<string, unknown>, column: string): number {
+      const v = row[column];
+      return typeof v === 'number' && Number.isSafeInteger(v) ? v : fail(`${table}.${column} holds ${describe(v)}, not an integer`);
+    },
+    /** An integer column that may be NULL. */
+    optInt(table: string, row: Record<string, unknown>, column: string): number | null {
+      return row[column] === null || row[column] === undefined ? null : this.int(table, row, column);
+    },
+  };
+}
+
+function describe(v: unknown): string {
+  if (v === null || v === undefined) return 'NULL';
+  if (Buffer.isBuffer(v)) return `a blob of ${v.length} bytes`;
+  if (typeof v === 'string') return `the text '${v.length > 40 ? `${v.slice(0, 40)}…` : v}'`;
+  return String(v);
+}
+
+/** A fact (a GPU's size, a name): the value when of the right type, else unknown. */
+const factInt = (v: unknown) => (typeof v === 'number' && Number.isSafeInteger(v) ? v : null);
+const factText = (v: unknown) => (typeof v === 'string' ? v : null);
+
+function importFrom(src: Database.Database, file: string, out: string, opts: { overwrite?: boolean }): ImportResult {
+  const read = exportReader(src, file);
+  const tables = new Set(read.rows<{ name: string }>('sqlite_schema', "SELECT name FROM sqlite_schema WHERE type = 'table'").map((t) => t.name));
+  if (!tables.has('StringIds') || !tables.has('CUPTI_ACTIVITY_KIND_KERNEL')) {
     throw new TraceFormatError(file, 'not an Nsight Systems SQLite export (no StringIds / CUPTI_ACTIVITY_KIND_KERNEL tables)');
   }
   const has = (t: string) => tables.has(t);
   const strings = new Map<number, string>();
-  for (const [id, v] of src.prepare('SELECT id, value FROM StringIds').raw().iterate() as Iterable<[number, string]>) strings.set(id, v);
+  for (const r of read.rows('StringIds', 'SELECT id, value FROM StringIds')) {
+    const id = read.int('StringIds', r, 'id');
+    if (typeof r.value !== 'string') throw new TraceFormatError(file, `StringIds.value holds ${describe(r.value)}, not text`);
+    strings.set(id, r.value);
+  }
   const str = (id: number | null) => (id === null ? '' : (strings.get(id) ?? `#${id}`));
   const writer = new RecordingWriter(out, { overwrite: opts.overwrite, originNs: 0 });
   let skipped = 0;
   try {
     if (has('TARGET_INFO_GPU')) {
-      for (const g of src.prepare('SELECT * FROM TARGET_INFO_GPU').all() as Record<string, number | string | null>[]) {
-        writer.device(Number(g.id), {
-          name: g.name as string,
-          uuid: g.uuid ? `GPU-${g.uuid}` : null,
-          ccMajor: g.computeMajor as number,
-          ccMinor: g.computeMinor as number,
-          smCount: g.smCount as number,
-          totalMemoryBytes: g.totalMemory as number,
-          maxRegistersPerSm: g.maxRegistersPerSm as number,
-          maxSharedMemoryPerSm: g.maxShmemPerSm as number,
-          maxThreadsPerSm: g.maxWarpsPerSm !== null ? Number(g.maxWarpsPerSm) * Number(g.threadsPerWarp ?? 32) : null,
+      for (const g of read.rows('TARGET_INFO_GPU', 'SELECT * FROM TARGET_INFO_GPU')) {
+        const warps = factInt(g.maxWarpsPerSm);
+        writer.device(read.int('TARGET_INFO_GPU', g, 'id'), {
+          name: factText(g.name),
+          uuid: typeof g.uuid === 'string' && g.uuid ? `GPU-${g.uuid}` : null,
+          ccMajor: factInt(g.computeMajor),
+          ccMinor: factInt(g.computeMinor),
+          smCount: factInt(g.smCount),
+          totalMemoryBytes: factInt(g.totalMemory),
+          maxRegistersPerSm: factInt(g.maxRegistersPerSm),
+          maxSharedMemoryPerSm: factInt(g.maxShmemPerSm),
+          maxThreadsPerSm: warps !== null ? warps * (factInt(g.threadsPerWarp) ?? 32) : null,
         });
       }
     }
     // Stream facts: the null (legacy default) stream of each context, priorities.
     if (has('TARGET_INFO_CUDA_NULL_STREAM')) {
-      for (const s of src.prepare('SELECT streamId, processId, deviceId, contextId FROM TARGET_INFO_CUDA_NULL_STREAM').all() as Record<string, number>[]) {
-        writer.streamFacts(s.deviceId!, s.contextId!, s.streamId!, s.processId!, { flags: 1 });
+      const t = 'TARGET_INFO_CUDA_NULL_STREAM';
+      for (const s of read.rows(t, `SELECT streamId, processId, deviceId, contextId FROM ${t}`)) {
+        writer.streamFacts(read.int(t, s, 'deviceId'), read.int(t, s, 'contextId'), read.int(t, s, 'streamId'), read.int(t, s, 'processId'), { flags: 1 });
       }
     }
     if (has('TARGET_INFO_CUDA_STREAM')) {
-      for (const s of src.prepare('SELECT streamId, processId, contextId, priority FROM TARGET_INFO_CUDA_STREAM').all() as Record<string, number>[]) {
-        writer.streamFacts(null, s.contextId!, s.streamId!, s.processId!, { priority: s.priority! });
+      const t = 'TARGET_INFO_CUDA_STREAM';
+      for (const s of read.rows(t, `SELECT streamId, processId, contextId, priority FROM ${t}`)) {
+        const priority = read.optInt(t, s, 'priority');
+        writer.streamFacts(null, read.int(t, s, 'contextId'), read.int(t, s, 'streamId'), read.int(t, s, 'processId'), priority === null ? {} : { priority });
       }
     }
     if (has('PROCESSES')) {
-      for (const p of src.prepare('SELECT pid, name FROM PROCESSES').all() as { pid: number; name: string | null }[]) {
-        if (p.name) writer.knownCommand(p.pid, p.name);
+      for (const p of read.rows('PROCESSES', 'SELECT pid, name FROM PROCESSES')) {
+        const name = factText(p.name);
+        if (name) writer.knownCommand(read.int('PROCESSES', p, 'pid'), name);
       }
     }
-    for (const k of src
-      .prepare(
+    {
+      const t = 'CUPTI_ACTIVITY_KIND_KERNEL';
+      for (const k of read.rows(
+        t,
         `SELECT start, end, deviceId, contextId, streamId, correlationId, globalPid, demangledName, gridX, gridY, gridZ,
-        blockX, blockY, blockZ, registersPerThread, staticSharedMemory, dynamicSharedMemory FROM CUPTI_ACTIVITY_KIND_KERNEL ORDER BY start`,
-      )
-      .all() as Record<string, number>[]) {
-      writer.kernel({
-        start: k.start!,
-        end: k.end!,
-        device: k.deviceId!,
-        context: k.contextId!,
-        stream: k.streamId!,
-        pid: pidOf(k.globalPid!),
-        correlation: k.correlationId!,
-        name: str(k.demangledName!),
-        grid: [k.gridX!, k.gridY!, k.gridZ!],
-        block: [k.blockX!, k.blockY!, k.blockZ!],
-        registers: k.registersPerThread!,
-        staticShared: k.staticSharedMemory!,
-        dynamicShared: k.dynamicSharedMemory!,
-      });
+        blockX, blockY, blockZ, registersPerThread, staticSharedMemory, dynamicSharedMemory FROM ${t} ORDER BY start`,
+      )) {
+        const int = (c: string) => read.int(t, k, c);
+        writer.kernel({
+          start: int('start'),
+          end: int('end'),
+          device: int('deviceId'),
+          context: int('contextId'),
+          stream: int('streamId'),
+          pid: pidOf(int('globalPid')),
+          correlation: int('correlationId'),
+          name: str(read.optInt(t, k, 'demangledName')),
+          grid: [int('gridX'), int('gridY'), int('gridZ')],
+          block: [int('blockX'), int('blockY'), int('blockZ')],
+          registers: int('registersPerThread'),
+          staticShared: int('staticSharedMemory'),
+          dynamicShared: int('dynamicSharedMemory'),
+        });
+      }
     }
     if (has('CUPTI_ACTIVITY_KIND_MEMCPY')) {
-      for (const m of src
-        .prepare(
-          `SELECT start, end, deviceId, contextId, streamId, correlationId, globalPid, bytes, copyKind, srcKind, dstKind
-          FROM CUPTI_ACTIVITY_KIND_MEMCPY ORDER BY start`,
-        )
-        .all() as Record<string, number | null>[]) {
+      const t = 'CUPTI_ACTIVITY_KIND_MEMCPY';
+      for (const m of read.rows(
+        t,
+        `SELECT start, end, deviceId, contextId, streamId, correlationId, globalPid, bytes, copyKind, srcKind, dstKind
+          FROM ${t} ORDER BY start`,
+      )) {
+        const int = (c: string) => read.int(t, m, c);
         writer.memcpy({
-          start: m.start!,
-          end: m.end!,
-          device: m.deviceId!,
-          context: m.contextId!,
-          stream: m.streamId!,
-          pid: pidOf(m.globalPid!),
-          correlation: m.correlationId!,
-          bytes: m.bytes!,
-          copyKind: m.copyKind!,
-          srcKind: memoryKind(m.srcKind),
-          dstKind: memoryKind(m.dstKind),
+          start: int('start'),
+          end: int('end'),
+          device: int('deviceId'),
+          context: int('contextId'),
+          stream: int('streamId'),
+          pid: pidOf(int('globalPid')),
+          correlation: int('correlationId'),
+          bytes: int('bytes'),
+          copyKind: int('copyKind'),
+          srcKind: memoryKind(read.optInt(t, m, 'srcKind')),
+          dstKind: memoryKind(read.optInt(t, m, 'dstKind')),
           async: false /* refined below from the API call name */,
         });
       }
     }
     if (has('CUPTI_ACTIVITY_KIND_MEMSET')) {
-      for (const m of src
-        .prepare(
-          `SELECT start, end, deviceId, contextId, streamId, correlationId, globalPid, bytes, value, memKind
-          FROM CUPTI_ACTIVITY_KIND_MEMSET ORDER BY start`,
-        )
-        .all() as Record<string, number | null>[]) {
+      const t = 'CUPTI_ACTIVITY_KIND_MEMSET';
+      for (const m of read.rows(
+        t,
+        `SELECT start, end, deviceId, contextId, streamId, correlationId, globalPid, bytes, value, memKind
+          FROM ${t} ORDER BY start`,
+      )) {
+        const int = (c: string) => read.int(t, m, c);
         writer.memset({
-          start: m.start!,
-          end: m.end!,
-          device: m.deviceId!,
-          context: m.contextId!,
-          stream: m.streamId!,
-          pid: pidOf(m.globalPid!),
-          correlation: m.correlationId!,
-          bytes: m.bytes!,
-          value: m.value ?? 0,
-          memoryKind: memoryKind(m.memKind),
+          start: int('start'),
+          end: int('end'),
+          device: int('deviceId'),
+          context: int('contextId'),
+          stream: int('streamId'),
+          pid: pidOf(int('globalPid')),
+          correlation: int('correlationId'),
+          bytes: int('bytes'),
+          value: read.optInt(t, m, 'value') ?? 0,
+          memoryKind: memoryKind(read.optInt(t, m, 'memKind')),
           async: false,
         });
       }
     }
-    for (const a of src
-      .prepare('SELECT start, end, globalTid, correlationId, nameId, returnValue FROM CUPTI_ACTIVITY_KIND_RUNTIME ORDER BY start')
-      .all() as Record<string, number>[]) {
-      const name = str(a.nameId!);
-      writer.apiCall({
-        start: a.start!,
-        end: a.end!,
-        pid: pidOf(a.globalTid!),
-        tid: tidOf(a.globalTid!),
-        name,
-        domain: /^cu[A-Z]/.test(name) ? 2 : 1,
-        cbid: 0,
-        correlation: a.correlationId!,
-        returnValue: a.returnValue ?? 0,
-      });
+    {
+      const t = 'CUPTI_ACTIVITY_KIND_RUNTIME';
+      for (const a of read.rows(t, `SELECT start, end, globalTid, correlationId, nameId, returnValue FROM ${t} ORDER BY start`)) {
+        const int = (c: string) => read.int(t, a, c);
+        const name = str(int('nameId'));
+        const globalTid = int('globalTid');
+        writer.apiCall({
+          start: int('start'),
+          end: int('end'),
+          pid: pidOf(globalTid),
+          tid: tidOf(globalTid),
+          name,
+          domain: /^cu[A-Z]/.test(name) ? 2 : 1,
+          cbid: 0,
+          correlation: int('correlationId'),
+          returnValue: read.optInt(t, a, 'returnValue') ?? 0,
+        });
+      }
     }
     if (has('NVTX_EVENTS')) {
-      for (const n of src.prepare('SELECT start, end, eventType, text, textId, globalTid FROM NVTX_EVENTS ORDER BY start').all() as Record<
-        string,
-        number | string | null
-      >[]) {
-        const type = Number(n.eventType);
-        if (!NVTX_RANGE.has(type) && !NVTX_MARK.has(type)) {
+      const t = 'NVTX_EVENTS';
+      for (const n of read.rows(t, `SELECT start, end, eventType, text, textId, globalTid FROM ${t} ORDER BY start`)) {
+        const type = read.optInt(t, n, 'eventType');
+        if (type === null || (!NVTX_RANGE.has(type) && !NVTX_MARK.has(type))) {
           skipped++; // domain and category registrations, payload-only events
           continue;
         }
-        const global = Number(n.globalTid);
+        const global = read.optInt(t, n, 'globalTid') ?? 0;
+        const end = read.optInt(t, n, 'end');
         writer.range({
-          start: Number(n.start),
-          end: NVTX_RANGE.has(type) && n.end !== null ? Number(n.end) : null,
+          start: read.int(t, n, 'start'),
+          end: NVTX_RANGE.has(type) && end !== null ? end : null,
           pid: pidOf(global),
           tid: tidOf(global),
-          name: (n.text as string | null) ?? str(n.textId as number | null),
+          name: factText(n.text) ?? str(read.optInt(t, n, 'textId')),
           domain: 'nvtx',
         });
       }
     }
     // Async or not is not stored per copy in this export: the API call says.
     writer.markAsyncByApiName();
-    const meta = has('EXPORT_META_DATA')
-      ? new Map((src.prepare('SELECT name, value FROM EXPORT_META_DATA').all() as { name: string; value: string }[]).map((r) => [r.name, r.value]))
-      : new Map<string, string>();
+    const meta = new Map<string, unknown>(
+      has('EXPORT_META_DATA')
+        ? read.rows<{ name: unknown; value: unknown }>('EXPORT_META_DATA', 'SELECT name, value FROM EXPORT_META_DATA').map((r) => [String(r.name), r.value])
+        : [],
+    );
     writer.finish({
       imported_from: 'nsys',
       imported_file: file,
-      nsys_version: meta.get('EXPORT_PRODUCT_VERSION') ?? null,
+      nsys_version: factText(meta.get('EXPORT_PRODUCT_VERSION')),
       command: writer.mainCommand(),
     });
     return { format: 'nsys', counts: writer.counts, skipped };
   } catch (err) {
     writer.abandon();
     throw err;
-  } finally {
-    src.close();
   }
 }

@@ -144,6 +144,15 @@ export class RecordingWriter {
     return Math.round(ns - this.#origin);
   }
 
+  /**
+   * Whether a time (ns, the source's clock) is stored exactly: within
+   * ±2^53 ns (104 days) of the origin. Further is no time of the same
+   * trace, and SQLite would keep it as a REAL the readers do not expect.
+   */
+  holds(ns: number): boolean {
+    return Number.isSafeInteger(this.#t(ns));
+  }
+
   #string(value: string): number {
     let id = this.#strings.get(value);
     if (id === undefined) {

@@ -3,7 +3,7 @@
 // distinct message per code, so the mapping must be by cause, not by
 // wording: store errors carry their cause in `problem`, SQLite errors in
 // their `code` (SQLITE_BUSY, SQLITE_CORRUPT, ...).
-import { RecordingFileError } from '../store/recording-error.ts';
+import { oneLine, RecordingFileError } from '../store/recording-error.ts';
 import type { ApiErrorCode, ApiErrorShape } from '../contract/api.ts';
 
 /** An error the renderer shows by code. Serialises to ApiErrorShape. */
@@ -11,7 +11,10 @@ export class ApiError extends Error {
   readonly code: ApiErrorCode;
   readonly file?: string;
   constructor(code: ApiErrorCode, message: string, file?: string) {
-    super(message);
+    // One line, whatever a value quoted in it holds: a job id or a
+    // recording id with a line break in it made a message of two lines
+    // (found by fuzzing the API).
+    super(oneLine(message, 2000));
     this.name = 'ApiError';
     this.code = code;
     this.file = file;

@@ -98,9 +98,23 @@ export function openRecording(file: string, opts: OpenOptions = {}): Db {
     if (!opts.readonly) endBulkLoad(db); // a bulk load that did not finish
   } catch (err) {
     db.close();
+    // A page found corrupt, or a lock, while migrating: said about the file
+    // as checkRecording says it (fuzzing found them as bare SqliteErrors).
+    const code = (err as { code?: unknown }).code;
+    if (typeof code === 'string' && code.startsWith('SQLITE_')) throw sqliteFileError(file, err);
     throw err;
   }
   return db;
+}
+
+/** A SQLite error met opening `file`, said about the file. */
+function sqliteFileError(file: string, err: unknown): RecordingFileError {
+  const e = err as { code?: string; message: string };
+  if (e.code === 'SQLITE_NOTADB') return new RecordingFileError(file, 'not a SQLite database (not a StreamScope recording)', { cause: err });
+  if (e.code === 'SQLITE_CORRUPT') return new RecordingFileError(file, `database is corrupt or truncated: ${e.message}`, { cause: err });
+  if (e.code === 'SQLITE_BUSY' || e.code === 'SQLITE_LOCKED')
+    return new RecordingFileError(file, 'database is locked by another process (is a recording still being written?)', { cause: err });
+  return new RecordingFileError(file, `cannot read: ${e.message}`, { cause: err });
 }
 
 function checkRecording(db: Db, file: string): void {
@@ -109,12 +123,7 @@ function checkRecording(db: Db, file: string): void {
     version = db.pragma('user_version', { simple: true }) as number;
     db.prepare('SELECT count(*) FROM sqlite_schema').get();
   } catch (err) {
-    const e = err as { code?: string; message: string };
-    if (e.code === 'SQLITE_NOTADB') throw new RecordingFileError(file, 'not a SQLite database (not a StreamScope recording)', { cause: err });
-    if (e.code === 'SQLITE_CORRUPT') throw new RecordingFileError(file, `database is corrupt or truncated: ${e.message}`, { cause: err });
-    if (e.code === 'SQLITE_BUSY' || e.code === 'SQLITE_LOCKED')
-      throw new RecordingFileError(file, 'database is locked by another process (is a recording still being written?)', { cause: err });
-    throw new RecordingFileError(file, `cannot read: ${e.message}`, { cause: err });
+    throw sqliteFileError(file, err);
   }
   if (version > latestSchemaVersion) {
     throw new RecordingFileError(
@@ -130,6 +139,41 @@ function checkRecording(db: Db, file: string): void {
   }
   if (format?.value !== FORMAT_VALUE) {
     throw new RecordingFileError(file, 'a SQLite database, but not a StreamScope recording (no StreamScope meta table)');
+  }
+  checkRowIds(db, file);
+}
+
+/**
+ * Row ids as the recorder, the importers and merge hand them out: from 1,
+ * and below this (68 billion rows: a job merged from many ranks may pass
+ * 2^31, no file StreamScope can write passes this).
+ */
+const MAX_ROW_ID = 2 ** 36 - 1;
+
+/**
+ * Every table's `id` within [1, MAX_ROW_ID]. The readers walk id ranges
+ * from the lowest id to the highest (the native column loader steps
+ * through the span a part at a time), so one row with an id of -2^62,
+ * edited in by hand or by a bad tool, hung `report` for ever (found by
+ * fuzzing). A lone min() or max() of a rowid is one b-tree descent: this
+ * costs microseconds whatever the file's size.
+ */
+function checkRowIds(db: Db, file: string): void {
+  const tables = db
+    .prepare(
+      "SELECT m.name FROM sqlite_schema m, pragma_table_info(m.name) c WHERE m.type = 'table' AND c.name = 'id' AND c.pk = 1 AND upper(c.type) = 'INTEGER'",
+    )
+    .pluck()
+    .all() as string[];
+  for (const table of tables) {
+    const q = `"${table.replace(/"/g, '""')}"`;
+    for (const end of ['min', 'max']) {
+      // As a bigint: an id past 2^53 is named exactly.
+      const id = db.prepare(`SELECT ${end}(id) FROM ${q}`).pluck().safeIntegers().get() as bigint | null;
+      if (id !== null && !(id >= 1n && id <= BigInt(MAX_ROW_ID))) {
+        throw new RecordingFileError(file, `not a StreamScope recording as written: ${table}.id ${id} is not a row id StreamScope writes (1 to ${MAX_ROW_ID})`);
+      }
+    }
   }
 }
 
@@ -148,10 +192,15 @@ export function migrate(db: Db, file: string): void {
         db.pragma(`user_version = ${m.version}`);
       })();
     } catch (err) {
-      // SQLite's own errors keep their codes (locked, corrupt: callers tell
-      // those apart); anything else (the native addon missing for 0007) is
-      // said about the file. Either way the step rolled back.
-      if (typeof (err as { code?: unknown }).code === 'string') throw err;
+      // SQLite's own errors keep their codes (locked, corrupt, a full disk:
+      // callers tell those apart), except SQLITE_ERROR: a step that does not
+      // apply (a table it adds is there already, one it changes is not) says
+      // the file's schema is not the one its user_version claims, which is
+      // the file's problem, said about it (fuzzing found it as a bare
+      // SqliteError). Anything else (the native addon missing for 0007) is
+      // said about the file too. Either way the step rolled back.
+      const code = (err as { code?: unknown }).code;
+      if (typeof code === 'string' && code !== 'SQLITE_ERROR') throw err;
       throw new RecordingFileError(file, `cannot migrate to schema version ${m.version}: ${(err as Error).message}`, { cause: err });
     }
   }

@@ -1,14 +1,30 @@
 // One error type for every problem with a file the user gave us: the message
-// always starts with the file's path, then says what is wrong with it.
+// always starts with the file's path, then says what is wrong with it, on
+// one line.
 export class RecordingFileError extends Error {
   readonly file: string;
   readonly problem: string;
   constructor(file: string, problem: string, options?: { cause?: unknown }) {
-    super(`${file}: ${problem}`, options);
+    const line = oneLine(problem);
+    super(`${file}: ${line}`, options);
     this.name = 'RecordingFileError';
     this.file = file;
-    this.problem = problem;
+    this.problem = line;
   }
+}
+
+/** Longest problem kept whole (one that quotes a corrupt schema or a value could run to megabytes). */
+const MAX_PROBLEM = 500;
+
+/**
+ * `text` as one line of at most `max` characters: what a bad file
+ * puts in a message (SQLite quoting a corrupt schema, a value's text) may
+ * hold line breaks and control characters, and a message is one line.
+ */
+export function oneLine(text: string, max = MAX_PROBLEM): string {
+  // eslint-disable-next-line no-control-regex -- control characters are what is replaced
+  const line = text.replace(/[\r\n]+/g, ' ').replace(/[\u0000-\u001f\u007f]/g, '?');
+  return line.length > max ? `${line.slice(0, max)}…` : line;
 }
 
 /** Codes of a failed write: SQLite's (a full disk, an I/O error) and the system's through Node's fs. */
