@@ -81,7 +81,7 @@ import { callNames, loadHost, readHostTables } from './host.ts';
 import { extentOf } from './intervals.ts';
 import { callsSpan, jobStartup, type ZoneWork } from './job-scope.ts';
 import type { RowSubset } from './rows.ts';
-import { closeWindows, selectScope, type TimelineColumns } from './scope.ts';
+import { closeWindows, lowerBound, selectScope, type TimelineColumns } from './scope.ts';
 import { stragglersOf } from './stragglers.ts';
 import { allocateOps, loadTrace, OpKind, readTraceTables, type Trace, type TraceTables } from './trace.ts';
 
@@ -280,16 +280,7 @@ function ncclKernelsOf(trace: Trace): NcclKernels {
     for (let i = 0; i < length; i++) if (kind[i] === OpKind.Kernel && nccl[detail[i]!] === 1) index.push(i);
   }
   const n = index.length;
-  const out: NcclKernels = {
-    length: n,
-    start: new Float64Array(n),
-    end: new Float64Array(n),
-    rowId: new Float64Array(n),
-    pid: new Int32Array(n),
-    device: new Int32Array(n),
-    stream: new Int32Array(n),
-    detail: new Int32Array(n),
-  };
+  const out = ncclKernels(n);
   index.forEach((i, k) => {
     out.start[k] = ops.start[i]!;
     out.end[k] = ops.end[i]!;
@@ -315,18 +306,6 @@ function rowWork(ops: TimelineColumns['ops']): PartResult['rows'] {
     if (d < 0) malformed++;
   }
   return { ops: length, kernelNs, allNs, malformed };
-}
-
-/** First index whose start is ≥ t. */
-function lowerBound(start: Float64Array, length: number, t: number): number {
-  let lo = 0;
-  let hi = length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (start[mid]! < t) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
 }
 
 /** Reads parts of one recording, one at a time, into one pool of columns (a worker thread holds one). */
@@ -578,10 +557,9 @@ async function readOnWorkers(file: string, requests: PartRequest[], count: numbe
   return results;
 }
 
-/** Sorted lists of NCCL kernels, one per part, merged in (start, id) order: the whole recording's columns' order. */
-function mergeNccl(lists: NcclKernels[]): NcclKernels {
-  const n = lists.reduce((s, l) => s + l.length, 0);
-  const out: NcclKernels = {
+/** Columns for `n` NCCL kernels, to be filled. */
+function ncclKernels(n: number): NcclKernels {
+  return {
     length: n,
     start: new Float64Array(n),
     end: new Float64Array(n),
@@ -591,6 +569,12 @@ function mergeNccl(lists: NcclKernels[]): NcclKernels {
     stream: new Int32Array(n),
     detail: new Int32Array(n),
   };
+}
+
+/** Sorted lists of NCCL kernels, one per part, merged in (start, id) order: the whole recording's columns' order. */
+function mergeNccl(lists: NcclKernels[]): NcclKernels {
+  const n = lists.reduce((s, l) => s + l.length, 0);
+  const out = ncclKernels(n);
   // A binary heap of the lists' heads, by (start, id).
   const at = new Int32Array(lists.length);
   const heap: number[] = [];

@@ -154,7 +154,7 @@ export function closeWindows(info: ScopeInfo, span: { start: Ns; end: Ns }): voi
 }
 
 /** First index whose start is ≥ t (columns in start order). */
-function lowerBound(start: Float64Array, length: number, t: number): number {
+export function lowerBound(start: Float64Array, length: number, t: number): number {
   let lo = 0;
   let hi = length;
   while (lo < hi) {

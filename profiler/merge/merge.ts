@@ -236,12 +236,7 @@ function writeMerged(m: Merge, pages: boolean): Omit<MergeResult, 'output' | 'se
     const sqls = list.map((input, i) => new InputSql(db, input, plans[i]!, shifts[i]!));
     let pageRows: Map<string, number>[] | null = null;
     if (pages) {
-      const roots = new Map(
-        db
-          .prepare(`SELECT name, rootpage FROM sqlite_schema WHERE type = 'table' AND name IN (${BULK_TABLES.map(() => '?').join(', ')})`)
-          .raw()
-          .all(...BULK_TABLES) as [string, number][],
-      );
+      const roots = new Map(bigTableRoots(db));
       db.close();
       pageRows = writePages(m, sqls, roots);
       db = new Database(partial);
@@ -411,10 +406,7 @@ function inspect(file: string): Input {
     const abs = path.resolve(file);
     const tables = new Set(db.prepare("SELECT name FROM sqlite_schema WHERE type = 'table'").pluck().all() as string[]);
     const bigTables = new Map<string, { root: number; columns: string[] }>();
-    for (const [name, root] of db
-      .prepare(`SELECT name, rootpage FROM sqlite_schema WHERE type = 'table' AND name IN (${BULK_TABLES.map(() => '?').join(', ')})`)
-      .raw()
-      .all(...BULK_TABLES) as [string, number][])
+    for (const [name, root] of bigTableRoots(db))
       bigTables.set(name, { root, columns: db.prepare('SELECT name FROM pragma_table_info(?)').pluck().all(name) as string[] });
     const ids: InputFacts['ids'] = {};
     // (Two queries: SQLite answers a lone min() or max() of a rowid with one b-tree descent.)
@@ -447,6 +439,14 @@ function inspect(file: string): Input {
   } finally {
     db.close();
   }
+}
+
+/** The big tables a recording has, each with its b-tree's root page (where the page writer reads or writes it). */
+function bigTableRoots(db: Db): [string, number][] {
+  return db
+    .prepare(`SELECT name, rootpage FROM sqlite_schema WHERE type = 'table' AND name IN (${BULK_TABLES.map(() => '?').join(', ')})`)
+    .raw()
+    .all(...BULK_TABLES) as [string, number][];
 }
 
 /**
