@@ -8,6 +8,7 @@
 // A name is reduced to its base first: the per-thread-default-stream forms
 // (_ptsz, _ptds) and driver ABI versions (_v2, _v3) are the same call.
 import type { CallFamily } from '../contract/findings.ts';
+import { IdTable } from './id-table.ts';
 
 /** Which work a synchronize call waits for. */
 export type SyncScope = 'device' | 'stream' | 'event';
@@ -111,9 +112,7 @@ export function blocksOnDevice(family: CallFamily): family is BlockingFamily {
  */
 export function familiesByNameId(names: Map<number, string>): { family: (nameId: number) => CallFamily } {
   const order: CallFamily[] = ['other', 'sync', 'alloc', 'pinned-alloc', 'register', 'module-load', 'function-lookup', 'context'];
-  let max = 0;
-  for (const id of names.keys()) if (id > max) max = id;
-  const table = new Uint8Array(max + 1);
-  for (const [id, name] of names) table[id] = order.indexOf(callFamily(name));
-  return { family: (nameId) => order[nameId >= 0 && nameId < table.length ? table[nameId]! : 0]! };
+  const table = IdTable.of(names.keys(), 0);
+  for (const [id, name] of names) table.set(id, order.indexOf(callFamily(name)));
+  return { family: (nameId) => order[table.get(nameId)]! };
 }

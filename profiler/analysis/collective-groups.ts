@@ -39,6 +39,7 @@
 // segment's kernels.
 import type { Host } from './host.ts';
 import { commKernelLabels, commNameFlags } from './communication.ts';
+import { IdTable } from './id-table.ts';
 import { recordedGraph } from './replay-graph.ts';
 import { OpKind, type Trace } from './trace.ts';
 
@@ -102,13 +103,14 @@ export function groupsPossible(trace: Trace, hasWaits: boolean): boolean {
   if (hasWaits) return true;
   const { length, stream, kind, detail } = trace.ops;
   const nccl = commNameFlags(labels);
-  let maxStream = 0;
-  for (let i = 0; i < length; i++) if (stream[i]! > maxStream) maxStream = stream[i]!;
   // Per stream (streams.id): 1 runs NCCL kernels, 2 runs anything else.
-  const seen = new Uint8Array(maxStream + 1);
+  const seen = IdTable.of(stream.subarray(0, length), 0);
   for (let i = 0; i < length; i++) {
     const s = stream[i]!;
-    if ((seen[s]! |= kind[i] === OpKind.Kernel && nccl[detail[i]!] === 1 ? 1 : 2) === 3) return true;
+    const was = seen.get(s);
+    const now = was | (kind[i] === OpKind.Kernel && nccl.get(detail[i]!) === 1 ? 1 : 2);
+    if (now === 3) return true;
+    if (now !== was) seen.set(s, now);
   }
   return false;
 }

@@ -59,6 +59,7 @@ import { ZONED_TABLES } from '../store/zone-tables.ts';
 import type { Collective, CommKernel, CommKernelTime, Communication, RankDeviceTime, RankTime } from '../contract/communication.ts';
 import type { Ns } from '../contract/time.ts';
 import type { CallColumns } from '../native/addon.ts';
+import { IdTable } from './id-table.ts';
 import { intersectionLength, lengthOf, lengthOfUnion, type IntervalList } from './intervals.ts';
 import { meetsRanges, rowsWhere, type RowSubset } from './rows.ts';
 import { gpuOrdinals, OpCategory, OpKind, type DeviceRow, type Trace } from './trace.ts';
@@ -483,15 +484,13 @@ export function commKernelLabels(trace: Trace): ReadonlyMap<number, CommKernel> 
 function readCommKernelLabels(trace: Trace): Map<number, CommKernel> {
   const { length, kind, detail } = trace.ops;
   // Names seen, by id: a flag per string (ids are the strings table's; one outside it has no name).
-  let maxId = -1;
-  for (const id of trace.strings.keys()) if (id > maxId) maxId = id;
-  const seen = new Uint8Array(maxId + 1);
+  const seen = IdTable.of(trace.strings.keys(), 0);
   const labels = new Map<number, CommKernel>();
   for (let i = 0; i < length; i++) {
     if (kind[i] !== OpKind.Kernel) continue;
     const id = detail[i]!;
-    if (id < 0 || id > maxId || seen[id] === 1) continue;
-    seen[id] = 1;
+    if (seen.get(id) !== 0) continue;
+    seen.set(id, 1);
     const label = commKernelOf(trace.strings.get(id) ?? '');
     if (label) labels.set(id, label);
   }
@@ -499,11 +498,9 @@ function readCommKernelLabels(trace: Trace): Map<number, CommKernel> {
 }
 
 /** Per name id, 1 for the NCCL kernel names among `labels` (commKernelLabels): a lookup per operation without a Map. */
-export function commNameFlags(labels: ReadonlyMap<number, CommKernel>): Uint8Array {
-  let maxId = -1;
-  for (const id of labels.keys()) if (id > maxId) maxId = id;
-  const flags = new Uint8Array(maxId + 1);
-  for (const id of labels.keys()) if (id >= 0) flags[id] = 1;
+export function commNameFlags(labels: ReadonlyMap<number, CommKernel>): IdTable {
+  const flags = IdTable.of(labels.keys(), 0);
+  for (const id of labels.keys()) flags.set(id, 1);
   return flags;
 }
 
@@ -518,7 +515,7 @@ export function opRoles(trace: Trace, peerCopyIds: ReadonlySet<number>, labels =
   const nccl = commNameFlags(labels);
   for (let i = 0; i < length; i++) {
     const k = kind[i]!;
-    if (k === OpKind.Kernel) roles[i] = nccl[detail[i]!] === 1 ? OpRole.Communication : OpRole.Compute;
+    if (k === OpKind.Kernel) roles[i] = nccl.get(detail[i]!) === 1 ? OpRole.Communication : OpRole.Compute;
     else if (k === OpKind.Memcpy) {
       const c = category[i]!;
       roles[i] = c === OpCategory.PtoP || (c === OpCategory.DtoD && peerCopyIds.has(rowId[i]!)) ? OpRole.Communication : OpRole.Copy;

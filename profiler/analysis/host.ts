@@ -5,6 +5,7 @@
 import { loadCallColumns, type CallColumns } from '../native/addon.ts';
 import type { Db } from '../store/database.ts';
 import type { GpuOps } from './trace.ts';
+import { IdTable } from './id-table.ts';
 import { THREAD_LANE_FACTOR } from '../store/zone-tables.ts';
 import { rowsWhere, type RowSubset } from './rows.ts';
 
@@ -47,16 +48,6 @@ export interface Host {
   threads: Map<string, Int32Array>;
 }
 
-/** One process's calls by correlation id: a dense array from the smallest id, or a Map where ids are far from dense. */
-type CallTable = { min: number; index: Int32Array } | Map<number, number>;
-
-/** The call with this correlation id in `table`, or -1. */
-function callIn(table: CallTable, correlation: number): number {
-  if (table instanceof Map) return table.get(correlation) ?? -1;
-  const slot = correlation - table.min;
-  return slot >= 0 && slot < table.index.length ? table.index[slot]! : -1;
-}
-
 export interface LoadHostOptions {
   /** Call names by strings id, when already read (callNames). */
   names?: Map<number, string>;
@@ -95,10 +86,10 @@ export function loadHost(db: Db, ops: GpuOps, columns?: CallColumns, options: Lo
   // Read natively, like the operations (trace.ts): millions of calls.
   const calls: HostCalls = columns ?? loadCallColumns(db.name);
 
-  // Correlation ids are handed out in sequence within a process, so a dense
-  // array per process finds a call in O(1) without a 10-million-entry Map.
-  // Ids that are far from dense (imported or synthetic traces) use a Map.
-  const byPid = new Map<number, CallTable>();
+  // One process's calls by correlation id. Ids are handed out in sequence
+  // within a process, so IdTable's array finds a call in O(1) without a
+  // 10-million-entry Map.
+  const byPid = new Map<number, IdTable>();
   {
     const range = new Map<number, [number, number, number]>(); // min, max, count
     // Calls of one process come in long runs: keep the run's range in
@@ -129,37 +120,32 @@ export function loadHost(db: Db, ops: GpuOps, columns?: CallColumns, options: Lo
     }
     flush();
     for (const [p, [min, max, count]] of range) {
-      byPid.set(p, max - min + 1 <= Math.max(1 << 16, 4 * count) ? { min, index: new Int32Array(max - min + 1).fill(-1) } : new Map());
+      byPid.set(p, new IdTable(min, max, count));
     }
     let fillPid = NaN;
-    let e: CallTable = new Map();
+    let e = new IdTable(0, 0, 0);
     const domain = calls.domain;
     for (let k = 0; k < calls.length; k++) {
       if (pid[k] !== fillPid) e = byPid.get((fillPid = pid[k]!))!;
       const c = correlation[k]!;
       // Runtime calls win over the driver calls inside them: the runtime
       // call is the one the user wrote.
-      if (e instanceof Map) {
-        if (!e.has(c) || domain[k] === 1) e.set(c, k);
-      } else {
-        const slot = c - e.min;
-        if (e.index[slot] === -1 || domain[k] === 1) e.index[slot] = k;
-      }
+      if (domain[k] === 1 || e.get(c) === -1) e.set(c, k);
     }
   }
   const callOf = (pid: number, correlation: number): number => {
     const e = byPid.get(pid);
-    return e ? callIn(e, correlation) : -1;
+    return e ? e.get(correlation) : -1;
   };
 
   // Ops of one process come in long runs: find its table when the pid changes.
   const opCall = new Int32Array(ops.length);
   let opPid = NaN;
-  let table: CallTable | undefined;
+  let table: IdTable | undefined;
   const { pid: opPids, correlation: opCorrelations } = ops;
   for (let k = 0; k < ops.length; k++) {
     if (opPids[k] !== opPid) table = byPid.get((opPid = opPids[k]!));
-    opCall[k] = table ? callIn(table, opCorrelations[k]!) : -1;
+    opCall[k] = table ? table.get(opCorrelations[k]!) : -1;
   }
 
   const names = options.names ?? callNames(db, calls);

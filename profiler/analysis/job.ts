@@ -277,7 +277,7 @@ function ncclKernelsOf(trace: Trace): NcclKernels {
   if (labels.size > 0) {
     const nccl = commNameFlags(labels);
     const { length, kind, detail } = ops;
-    for (let i = 0; i < length; i++) if (kind[i] === OpKind.Kernel && nccl[detail[i]!] === 1) index.push(i);
+    for (let i = 0; i < length; i++) if (kind[i] === OpKind.Kernel && nccl.get(detail[i]!) === 1) index.push(i);
   }
   const n = index.length;
   const out = ncclKernels(n);

@@ -21,6 +21,7 @@
 // against how much of the context's blocking work has completed
 // (CompletedPrefix): one legacy operation may wait for thousands.
 import type { Host } from './host.ts';
+import { IdTable } from './id-table.ts';
 import { hostModel, LEGACY_STREAM, NOT_BLOCKING, type HostModel } from './replay-host.ts';
 import type { Trace } from './trace.ts';
 
@@ -184,16 +185,14 @@ export function buildGraph(trace: Trace, host: Host, model: HostModel, index: Is
   // Dense stream indexes, with each stream's flags: a fix's, else the
   // recorded ones (a stream not in the table has none).
   const rows = new Map(trace.streams.map((s) => [s.id, s]));
-  let maxId = 0;
-  for (let i = 0; i < n; i++) if (streamOf[i]! > maxId) maxId = streamOf[i]!;
-  const denseOf = new Int32Array(maxId + 1).fill(-1);
+  const denseOf = IdTable.of(streamOf.subarray(0, n));
   const flags: number[] = [];
   const opStream = scratch.opStream;
   for (let i = 0; i < n; i++) {
     const id = streamOf[i]!;
-    let s = denseOf[id]!;
+    let s = denseOf.get(id);
     if (s < 0) {
-      denseOf[id] = s = flags.length;
+      denseOf.set(id, (s = flags.length));
       flags.push(changes.streamFlags?.get(id) ?? rows.get(id)?.flags ?? 0);
     }
     opStream[i] = s;
@@ -279,7 +278,7 @@ export function buildGraph(trace: Trace, host: Host, model: HostModel, index: Is
   for (let p = 0; p < n; p++) {
     while (e < eventOps.length && eventOps[e]!.pos <= p) {
       const ev = eventOps[e++]!;
-      const s = ev.stream <= maxId ? denseOf[ev.stream]! : -1;
+      const s = denseOf.get(ev.stream);
       const pendingWaits = pendingOf(s, ev.stream);
       if (!ev.wait) {
         const last = s >= 0 ? lastOfStream[s]! : -1;

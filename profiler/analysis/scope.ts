@@ -21,6 +21,7 @@
 // each start-ordered column, taken as views).
 import type { CallColumns, OpColumns } from '../native/addon.ts';
 import type { Db } from '../store/database.ts';
+import { IdTable } from './id-table.ts';
 import { formatDuration, type Ns } from '../contract/time.ts';
 import type { Scope, ScopeInfo, Startup } from '../contract/scope.ts';
 import { THREAD_LANE_FACTOR } from '../store/zone-tables.ts';
@@ -241,24 +242,11 @@ export function selectRange(c: TimelineColumns, instances: RangeInstance[]): Tim
   return { ops: gather(c.ops, Int32Array.from(opIndex)), calls: gather(c.calls, Int32Array.from(callIndex)) };
 }
 
-/**
- * Membership of correlation ids: a bitmap over their range where they are
- * dense (a process hands them out in sequence), a Set otherwise.
- */
+/** Membership of correlation ids (a process hands them out in sequence: IdTable's array). */
 function idSet(ids: number[]): (id: number) => boolean {
-  let min = Infinity;
-  let max = -Infinity;
-  for (const id of ids) {
-    if (id < min) min = id;
-    if (id > max) max = id;
-  }
-  if (max - min + 1 <= 4 * ids.length + 65536) {
-    const bits = new Uint8Array(max - min + 1);
-    for (const id of ids) bits[id - min] = 1;
-    return (id) => id >= min && id <= max && bits[id - min] === 1;
-  }
-  const set = new Set(ids);
-  return (id) => set.has(id);
+  const member = IdTable.of(ids, 0);
+  for (const id of ids) member.set(id, 1);
+  return (id) => member.get(id) === 1;
 }
 
 /** Instances as disjoint windows in time order (nested or overlapping instances merge). */

@@ -58,6 +58,7 @@ import { COLLECTIVES, type Collective } from '../contract/communication.ts';
 import type { CollectiveInstance, CollectiveSkew, StragglerParticipant, StragglerRank, Stragglers } from '../contract/stragglers.ts';
 import { COLLECTIVE_CODE, CollectiveNumbering } from './collective-order.ts';
 import { commKernelOf, type ProcessFacts } from './communication.ts';
+import { IdTable } from './id-table.ts';
 import type { Context } from './findings/context.ts';
 import { gpuOrdinals, OpKind, type Trace } from './trace.ts';
 
@@ -87,7 +88,7 @@ export function noStragglers(): Stragglers {
   };
 }
 
-const codesOfStrings = new WeakMap<Map<number, string>, Int8Array | null>();
+const codesOfStrings = new WeakMap<Map<number, string>, IdTable | null>();
 
 /**
  * Collective code (COLLECTIVE_CODE) of each kernel name id, −1 for names
@@ -95,7 +96,7 @@ const codesOfStrings = new WeakMap<Map<number, string>, Int8Array | null>();
  * scope of a file shares it (readTraceTables), and `report --iterations`
  * diagnoses each instance of a range.
  */
-function collectiveCodes(trace: Trace): Int8Array | null {
+function collectiveCodes(trace: Trace): IdTable | null {
   const known = codesOfStrings.get(trace.strings);
   if (known !== undefined) return known;
   const codes = readCodes(trace);
@@ -103,17 +104,15 @@ function collectiveCodes(trace: Trace): Int8Array | null {
   return codes;
 }
 
-function readCodes(trace: Trace): Int8Array | null {
-  let maxId = -1;
-  for (const id of trace.strings.keys()) if (id > maxId) maxId = id;
-  const code = new Int8Array(maxId + 1).fill(-1);
+function readCodes(trace: Trace): IdTable | null {
+  const code = IdTable.of(trace.strings.keys(), -1);
   let any = false;
   for (const [id, value] of trace.strings) {
     // commKernelOf needs a function name starting with 'nccl': most strings are skipped without parsing.
     if (!value.includes('nccl')) continue;
     const k = commKernelOf(value);
     if (!k) continue;
-    code[id] = COLLECTIVE_CODE.get(k.collective)!;
+    code.set(id, COLLECTIVE_CODE.get(k.collective)!);
     any = true;
   }
   return any ? code : null;
@@ -150,7 +149,7 @@ export function stragglersOf(trace: Trace, processes: ReadonlyMap<number, Proces
   for (let i = 0; i < ops.length; i++) {
     if (kind[i] !== OpKind.Kernel) continue;
     const d = detail[i]!;
-    const c = d >= 0 && d < codes.length ? codes[d]! : -1;
+    const c = codes.get(d);
     if (c < 0) continue;
     if (c === SEND_RECV) {
       pointToPoint++;

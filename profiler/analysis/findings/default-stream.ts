@@ -7,6 +7,7 @@
 // exempt, so they are not flagged.
 import { formatDuration } from '../../contract/time.ts';
 import { intersect, lengthOf, subtract, unionOf, unionOfLists, unionOfPairs, type IntervalList } from '../intervals.ts';
+import { IdTable } from '../id-table.ts';
 import { addOp, newEvidence, severityByCost, streamLabel, type Context } from './context.ts';
 import type { Finding } from '../../contract/findings.ts';
 import { StreamFlags } from '../../store/enums.ts';
@@ -17,10 +18,10 @@ export function legacyDefaultStream(ctx: Context): Finding[] {
   // The pair sweep costs a pass over every op: only when legacy-stream work exists.
   const legacyIds = [...ctx.streams.values()].filter((s) => s.flags & StreamFlags.LegacyDefault).map((s) => s.id);
   if (legacyIds.length === 0) return findings;
-  const isLegacy = new Uint8Array(Math.max(...legacyIds) + 1);
-  for (const id of legacyIds) isLegacy[id] = 1;
+  const isLegacy = IdTable.of(legacyIds, 0);
+  for (const id of legacyIds) isLegacy.set(id, 1);
   let legacyWork = false;
-  for (let i = 0; i < ops.length && !legacyWork; i++) legacyWork = isLegacy[ops.stream[i]!] === 1;
+  for (let i = 0; i < ops.length && !legacyWork; i++) legacyWork = isLegacy.get(ops.stream[i]!) === 1;
   if (!legacyWork) return findings;
   for (const pairs of ctx.pairs) {
     const legacy = pairs.streamIds.findIndex((s) => (ctx.streams.get(s)?.flags ?? 0) & StreamFlags.LegacyDefault);
