@@ -37,12 +37,7 @@ export class IdTable {
   }
 
   /** A table for `count` ids in [min, max], where the caller knows them already. */
-  constructor(
-    min: number,
-    max: number,
-    count: number,
-    missing = -1,
-  ) {
+  constructor(min: number, max: number, count: number, missing = -1) {
     this.missing = missing;
     if (count === 0 || !(max >= min)) {
       this.min = 0;
