@@ -1,3 +1,4 @@
+/// <reference lib="dom" />
 // Frame work from a Chromium trace, for the renderer benchmark: how long
 // the page's main thread was busy in each frame. Frame-to-frame times
 // measured in the page cannot say whether the app fits the 16 ms budget
@@ -63,4 +64,23 @@ export function mainThreadWorkPerFrame(trace: { traceEvents: TraceEvent[] } | Tr
     cpuMs.push(cpu / 1000);
   }
   return { wallMs, cpuMs };
+}
+
+/**
+ * A page's script whose frames do a known amount of work, for
+ * `page.evaluate`: 10 idle frames (a redraw each, nothing else), 10 frames
+ * each busy for 30 ms of wall time in a loop, 5 idle frames. The frame-trace
+ * test checks that mainThreadWorkPerFrame finds them; the responsiveness
+ * benchmark prints how busy and idle they read on this machine.
+ */
+export async function frameWorkPage(): Promise<void> {
+  const ctx = (document.getElementById('c') as HTMLCanvasElement).getContext('2d')!;
+  const frame = () => new Promise((r) => requestAnimationFrame(() => r(null)));
+  for (let i = 0; i < 10; i++) await frame();
+  for (let i = 0; i < 10; i++) {
+    await frame();
+    const until = performance.now() + 30;
+    while (performance.now() < until) ctx.fillRect(i, 0, 1, 1);
+  }
+  for (let i = 0; i < 5; i++) await frame();
 }

@@ -42,8 +42,14 @@
 //            concurrent clients sending the page's window, search and findings
 //            requests for 60 s, then clients that abandon their requests
 //            (bench/serve-load.ts). Target: no error, memory bounded; p99 reported.
+//  responsiveness  the timing properties `npm test` no longer asserts (they
+//            depend on the machine's speed and load): the main thread's
+//            event-loop utilization while the query worker answers, the
+//            frame-trace check's figures, how quickly launches and record jobs
+//            fail without Electron or a GPU, the replay of 10 M operations
+//            (bench/responsiveness.ts), --responsiveness-rounds each.
 //
-// Options: --only ingest|analysis|import|renderer|selection|merge|overhead|live|serve-load, --serve-ops N, --serve-clients N, --serve-seconds N, --live-launches N, --live-speed X, --renderer-ops N, --selection-ops N, --analysis-launches N, --import-mb N, --launches N (overhead loop), --pairs N,
+// Options: --only ingest|analysis|import|renderer|selection|merge|overhead|live|serve-load|responsiveness, --responsiveness-rounds N, --serve-ops N, --serve-clients N, --serve-seconds N, --live-launches N, --live-speed X, --renderer-ops N, --selection-ops N, --analysis-launches N, --import-mb N, --launches N (overhead loop), --pairs N,
 // --ingest-launches N, --merge-ranks N, --merge-ops N (per rank), --merge-rounds N, --merge-sample N (ranks analysed as a sample),
 // --merge-analysis sample|whole|none (whole: also the whole job's analysis, minutes and ~12 GB), --json FILE (write the results).
 // --job FILE, --job-rounds N (the job's analysis rank by rank).
@@ -91,6 +97,7 @@ const { values } = parseArgs({
     'serve-ops': { type: 'string', default: '10000000' },
     'serve-clients': { type: 'string', default: '200' },
     'serve-seconds': { type: 'string', default: '60' },
+    'responsiveness-rounds': { type: 'string', default: '5' },
   },
 });
 
@@ -1047,6 +1054,12 @@ if (values.only === undefined || values.only === 'serve-load') {
   });
   results.serveLoad = serve.result;
   lines.push(...serve.lines);
+}
+if (values.only === undefined || values.only === 'responsiveness') {
+  const { benchResponsiveness } = await import('./responsiveness.ts');
+  const r = await benchResponsiveness(Number(values['responsiveness-rounds']));
+  results.responsiveness = r.result;
+  lines.push(...r.lines);
 }
 if (values.only === undefined || values.only === 'overhead') {
   const inv = devices();

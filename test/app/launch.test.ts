@@ -8,12 +8,11 @@ import { filesFromArgs, userArgs } from '../../app/argv.ts';
 import { cannotLaunchReason, electronBinary, launchElectron } from '../../app/launch.ts';
 
 describe('launchElectron', () => {
-  it('returns false quickly with the reason logged', async () => {
+  // How quickly: `npm run bench -- --only responsiveness` (a bound on time depends on the machine's load).
+  it('returns false with the reason logged', async () => {
     const lines: string[] = [];
-    const t0 = Date.now();
     const ok = await launchElectron(['/tmp/x.sqlite'], { log: (l) => lines.push(l) });
     expect(ok).toBe(false);
-    expect(Date.now() - t0).toBeLessThan(2_000);
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatch(/^streamscope: the desktop app cannot start here: /);
   });

