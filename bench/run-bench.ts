@@ -9,6 +9,10 @@
 //            (the floor: identical CUPTI setup, buffers thrown away) /
 //            StreamScope / torch.profiler on an equivalent PyTorch loop.
 //            Target: StreamScope's added time per launch ≤ 1.1 × the floor's.
+//  record-wall (GPU only) what `streamscope record` adds to the wall time of a
+//            short runner job and a Numba script, against the CUPTI floor on
+//            the same program, and where it goes (bench/record-wall.ts).
+//            Target: ≤ 1.1 × the floor's added time.
 //
 //  analysis  the diagnosis of a 10-million-operation recording. Target: < 5 s.
 //  import    a 1 GB Chrome trace imported as a stream: time and peak memory.
@@ -49,7 +53,7 @@
 //            fail without Electron or a GPU, the replay of 10 M operations
 //            (bench/responsiveness.ts), --responsiveness-rounds each.
 //
-// Options: --only ingest|analysis|import|renderer|selection|merge|overhead|live|serve-load|responsiveness, --responsiveness-rounds N, --serve-ops N, --serve-clients N, --serve-seconds N, --live-launches N, --live-speed X, --renderer-ops N, --selection-ops N, --analysis-launches N, --import-mb N, --launches N (overhead loop), --pairs N,
+// Options: --only ingest|analysis|import|renderer|selection|merge|overhead|record-wall|live|serve-load|responsiveness, --responsiveness-rounds N, --wall-rounds N, --serve-ops N, --serve-clients N, --serve-seconds N, --live-launches N, --live-speed X, --renderer-ops N, --selection-ops N, --analysis-launches N, --import-mb N, --launches N (overhead loop), --pairs N,
 // --ingest-launches N, --merge-ranks N, --merge-ops N (per rank), --merge-rounds N, --merge-sample N (ranks analysed as a sample),
 // --merge-analysis sample|whole|none (whole: also the whole job's analysis, minutes and ~12 GB), --json FILE (write the results).
 // --job FILE, --job-rounds N (the job's analysis rank by rank).
@@ -98,6 +102,7 @@ const { values } = parseArgs({
     'serve-clients': { type: 'string', default: '200' },
     'serve-seconds': { type: 'string', default: '60' },
     'responsiveness-rounds': { type: 'string', default: '5' },
+    'wall-rounds': { type: 'string', default: '5' },
   },
 });
 
@@ -1065,6 +1070,23 @@ if (values.only === undefined || values.only === 'overhead') {
   const inv = devices();
   if (inv.devices.length === 0) lines.push(`overhead  skipped: no GPU here (${inv.error})`);
   else benchOverhead();
+}
+if (values.only === undefined || values.only === 'record-wall') {
+  const inv = devices();
+  if (inv.devices.length === 0) lines.push(`record-wall  skipped: no GPU here (${inv.error})`);
+  else {
+    const { benchRecordWall } = await import('./record-wall.ts');
+    // A runner job and a Numba script of a few seconds each: short programs, where what record adds shows most.
+    const wall = await benchRecordWall(
+      [
+        { name: 'runner', argv: [runnerPath(), '--workload', 'normalise', '--scenario', 'concurrent', '--iterations', '40'] },
+        { name: 'numba', argv: ['python3', path.join(repoRoot, 'test/gpu/scripts/numba_streams.py'), '--arrays', '8', '--cols', '20000'] },
+      ],
+      Number(values['wall-rounds']),
+    );
+    results.recordWall = wall.result;
+    lines.push(...wall.lines);
+  }
 }
 process.stdout.write(lines.join('\n') + '\n');
 if (values.json) fs.writeFileSync(values.json, JSON.stringify(results, null, 2) + '\n');

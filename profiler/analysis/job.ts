@@ -85,9 +85,6 @@ import { closeWindows, lowerBound, selectScope, type TimelineColumns } from './s
 import { stragglersOf } from './stragglers.ts';
 import { allocateOps, loadTrace, OpKind, readTraceTables, type Trace, type TraceTables } from './trace.ts';
 
-/** More processes with GPU work than this, and `report` analyses the recording as a job, rank by rank. */
-export const JOB_RANKS = 8;
-
 /** What is read at once: one or more processes (a merged job's source, or a process; those sharing a GPU together). */
 export interface JobPart {
   pids: number[];

@@ -6,6 +6,9 @@
 // collectives, residual 0.2 µs") and `jobWarnings` as warnings.
 import { formatDuration } from './time.ts';
 
+/** More processes with GPU work than this, and `report` analyses the recording as a job, rank by rank. */
+export const JOB_RANKS = 8;
+
 /**
  * How a source's times were placed on the merged clock (sources.clock):
  * reference — the first input, every other is aligned to its clock;

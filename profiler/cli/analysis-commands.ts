@@ -1,0 +1,206 @@
+// The commands that analyse recordings: `report`, `check` and `diff`.
+import { parseArgs } from 'node:util';
+import { iterationsOf, pickIterationRange } from '../analysis/iterations.ts';
+import { analyzeJob, gpuProcessCount, loadProcessColumns, ZonesDisagree, type JobAnalysis } from '../analysis/job.ts';
+import { analyze, type Analysis } from '../analysis/load.ts';
+import { ScopeError } from '../analysis/scope.ts';
+import { readTraceTables } from '../analysis/trace.ts';
+import { diffRecordings } from '../compare/diff.ts';
+import { formatDiff } from '../compare/format.ts';
+import { diffGateFailures } from '../compare/gate.ts';
+import { type Iterations } from '../contract/iterations.ts';
+import { JOB_RANKS } from '../contract/job.ts';
+import type { RankedProcess } from '../contract/ranks.ts';
+import { type Scope } from '../contract/scope.ts';
+import { buildJobReport, buildReport, formatIterations, formatJobReport, formatReport, type ReportedProcesses } from '../report/report.ts';
+import type { Db } from '../store/database.ts';
+import { readProcesses } from '../store/ranks.ts';
+import { recordingReadError } from '../store/read-error.ts';
+import { checkLine, CheckUsageError, parseCheckArgs, runCheck } from './check.ts';
+import { fail, openForReading } from './common.ts';
+import { SCOPE_OPTIONS, SCOPE_USAGE, scopeFromArgs, type ScopeValues } from './scope-args.ts';
+
+const REPORT_USAGE = `usage: streamscope report FILE [--json] [--iterations] [--job | --no-job | --rank N | --pid P] ${SCOPE_USAGE}`;
+
+export async function cmdReport(args: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    allowNegative: true,
+    options: {
+      json: { type: 'boolean' },
+      iterations: { type: 'boolean' },
+      job: { type: 'boolean' },
+      rank: { type: 'string' },
+      pid: { type: 'string' },
+      ...SCOPE_OPTIONS,
+    },
+  });
+  if (positionals.length !== 1) fail(REPORT_USAGE, 2);
+  const file = positionals[0]!;
+  const scope = scopeOrFail(values);
+  if (values.rank !== undefined && values.pid !== undefined) fail('report: give --rank or --pid, not both', 2);
+  const db = openForReading(file);
+  try {
+    const processes = readProcesses(db);
+    const only = values.rank !== undefined || values.pid !== undefined ? processesToReport(file, processes, values.rank, values.pid) : null;
+    // A job of many ranks is read rank by rank (analysis/job.ts): its sections across ranks; one rank with --rank.
+    const asJob = !only && (values.job ?? gpuProcessCount(db) > JOB_RANKS);
+    if (asJob) {
+      if (values.iterations) fail(`report: --iterations reads every rank of ${file} at once: add --rank N (one rank's iterations) or --no-job`, 2);
+      const job = await analyzeJobOrNull(db, file, scope);
+      if (job) {
+        const report = buildJobReport(file, job.analysis, readTraceTables(db), processes, job.seconds);
+        process.stdout.write(values.json ? JSON.stringify(report, null, 2) + '\n' : formatJobReport(report));
+        return 0;
+      }
+    }
+    const analysis = analyzeOrFail(db, file, scope, only?.pids);
+    const report = buildReport(file, analysis, processes, only);
+    let iterations: Iterations | null = null;
+    if (values.iterations) {
+      const named = scope.kind === 'range' ? scope.name : null;
+      const name = named ?? pickIterationRange(db);
+      iterations = name ? iterationsOf(db, analysis.columns, name, named ? 'named' : 'picked') : null;
+    }
+    if (values.json) {
+      process.stdout.write(JSON.stringify(values.iterations ? { ...report, iterations } : report, null, 2) + '\n');
+    } else {
+      process.stdout.write(formatReport(report));
+      if (values.iterations) process.stdout.write('\n' + formatIterations(iterations) + '\n');
+    }
+  } catch (err) {
+    // A recording that opens but does not read (a corrupt page, a table or
+    // column missing, a value of the wrong type) is said about the file, as
+    // one that does not open is (fuzzing found these as stack traces).
+    const bad = recordingReadError(file, err);
+    if (bad) fail(bad.message, 2);
+    throw err;
+  } finally {
+    db.close();
+  }
+  return 0;
+}
+
+/** The scope flags, or exit 2 with what is wrong with them. */
+function scopeOrFail(values: ScopeValues): Scope {
+  try {
+    return scopeFromArgs(values);
+  } catch (err) {
+    if (err instanceof ScopeError) fail(err.message, 2);
+    throw err;
+  }
+}
+
+/** The analysis of `scope`, or exit 2 when the recording has no such scope (an unknown NVTX range). */
+/** `pids`: analyse only these processes' rows (`report --rank N`). */
+function analyzeOrFail(db: Db, file: string, scope: Scope, pids?: number[]): Analysis {
+  try {
+    return analyze(db, pids ? { scope, file, pids, columns: loadProcessColumns(db, pids) } : { scope, file });
+  } catch (err) {
+    if (err instanceof ScopeError) fail(err.message, 2);
+    throw err;
+  }
+}
+
+/** The process(es) `--rank N` or `--pid P` name, or exit 2 naming what the recording has. */
+function processesToReport(file: string, processes: RankedProcess[], rank: string | undefined, pid: string | undefined): ReportedProcesses {
+  const n = Number(rank ?? pid);
+  if (!Number.isInteger(n)) fail(`report: ${rank !== undefined ? '--rank' : '--pid'} takes a number, not '${rank ?? pid}'`, 2);
+  if (pid !== undefined) {
+    const p = processes.find((x) => x.pid === n);
+    if (!p) fail(`report: ${file} has no process ${n} (its pids: ${listed(processes.map((x) => x.pid))})`, 2);
+    return { pids: [n], label: p.rank !== null ? `rank ${p.rank} (pid ${n})` : `pid ${n}` };
+  }
+  const ranked = processes.filter((x) => x.rank === n);
+  if (ranked.length === 0) {
+    const ranks = processes.filter((x) => x.rank !== null).map((x) => x.rank!);
+    fail(
+      `report: ${file} has no rank ${n} (${ranks.length ? `its ranks: ${listed([...new Set(ranks)].sort((a, b) => a - b))}` : 'no process has a rank: name one with --pid'})`,
+      2,
+    );
+  }
+  return { pids: ranked.map((x) => x.pid), label: `rank ${n} (pid ${ranked.map((x) => x.pid).join(', ')})` };
+}
+
+/** At most 12 numbers, then how many more. */
+function listed(xs: number[]): string {
+  return xs.length <= 12 ? xs.join(', ') : `${xs.slice(0, 12).join(', ')} and ${xs.length - 12} more`;
+}
+
+/** The job's analysis rank by rank and its wall time; null where its zones disagree with its rows (then analysed whole, as before, after saying why). */
+async function analyzeJobOrNull(db: Db, file: string, scope: Scope): Promise<{ analysis: JobAnalysis; seconds: number } | null> {
+  const t = performance.now();
+  try {
+    const analysis = await analyzeJob(db, { scope, file });
+    return { analysis, seconds: (performance.now() - t) / 1000 };
+  } catch (err) {
+    if (err instanceof ScopeError) fail(err.message, 2);
+    if (err instanceof ZonesDisagree) {
+      process.stderr.write(`streamscope: note: ${file} is analysed whole, not rank by rank: ${err.message}\n`);
+      return null;
+    }
+    throw err;
+  }
+}
+
+export function cmdCheck(args: string[]): number {
+  let parsed;
+  try {
+    parsed = parseCheckArgs(args);
+  } catch (err) {
+    if (err instanceof CheckUsageError || err instanceof ScopeError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS'))
+      fail((err as Error).message, 2);
+    throw err;
+  }
+  let result;
+  try {
+    result = runCheck(parsed.file, parsed.minOverlap, parsed.failOn, parsed.scope);
+  } catch (err) {
+    // A gate that cannot read its input must not look like a failed check
+    // (one that opens but does not read too: store/read-error.ts).
+    const bad = err instanceof ScopeError ? err : recordingReadError(parsed.file, err);
+    if (bad) fail(bad.message, 2);
+    throw err;
+  }
+  if (parsed.json) process.stdout.write(JSON.stringify(result, null, 2) + '\n');
+  // With --json, stdout is the JSON alone; the one line goes to stderr.
+  (result.pass && !parsed.json ? process.stdout : process.stderr).write(checkLine(result) + '\n');
+  return result.pass ? 0 : 1;
+}
+
+export function cmdDiff(args: string[]): number {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: { json: { type: 'boolean' }, 'fail-if-slower': { type: 'string' }, 'fail-if-overlap-drops': { type: 'string' }, ...SCOPE_OPTIONS },
+  });
+  if (positionals.length !== 2) fail(`usage: streamscope diff A.sqlite B.sqlite [--json] [--fail-if-slower 5%] [--fail-if-overlap-drops 10] ${SCOPE_USAGE}`, 2);
+  const scope = scopeOrFail(values);
+  // Both gates take a number, '%' optional: a percentage of the GPU span, percentage points of overlap.
+  const limit = (option: 'fail-if-slower' | 'fail-if-overlap-drops', example: string): number | null => {
+    const v = values[option];
+    if (v === undefined) return null;
+    const m = /^(\d+(?:\.\d+)?)%?$/.exec(v);
+    if (!m) fail(`--${option}: expected ${example}, got '${v}'`, 2);
+    return Number(m[1]);
+  };
+  const slower = limit('fail-if-slower', 'a percentage such as 5%');
+  const overlapDropPoints = limit('fail-if-overlap-drops', 'percentage points such as 10');
+  // Both sides on the same scope: the steady state of each, or the same range or times.
+  const load = (file: string) => {
+    const db = openForReading(file);
+    try {
+      return analyzeOrFail(db, file, scope);
+    } finally {
+      db.close();
+    }
+  };
+  const [fa, fb] = positionals as [string, string];
+  const summary = diffRecordings(fa, load(fa), fb, load(fb));
+  process.stdout.write(values.json ? JSON.stringify(summary, null, 2) + '\n' : formatDiff(summary));
+  const reasons = diffGateFailures(summary, { slower: slower === null ? null : slower / 100, overlapDropPoints });
+  if (reasons.length === 0) return 0;
+  process.stderr.write(`FAIL ${reasons.join('; ')}\n`);
+  return 1;
+}

@@ -1,0 +1,33 @@
+// What every command shares: how it fails, how it opens a recording to read,
+// and how an error that ends it is said.
+import { StreamFormatError } from '../record/decoder.ts';
+import { RecordError } from '../record/record-error.ts';
+import { openRecording, type Db } from '../store/database.ts';
+import { RecordingFileError } from '../store/recording-error.ts';
+
+export function fail(message: string, code = 1): never {
+  process.stderr.write(`streamscope: ${message}\n`);
+  process.exit(code);
+}
+
+/**
+ * A recording opened read-only for a command that reads it; a file that is
+ * not one (missing, truncated, newer schema, ...) ends the command with its
+ * message and exit code 2, the code for "could not run", not "failed".
+ */
+export function openForReading(file: string): Db {
+  try {
+    return openRecording(file, { readonly: true });
+  } catch (err) {
+    if (err instanceof RecordingFileError) fail(err.message, 2);
+    throw err;
+  }
+}
+
+/** The message and exit code of an error that ends a command (as `main` prints it). */
+export function failure(err: unknown): { message: string; code: number } {
+  if (err instanceof RecordError) return { message: err.message, code: err.exitCode };
+  if (err instanceof RecordingFileError || err instanceof StreamFormatError) return { message: err.message, code: 1 };
+  if (err instanceof Error && (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) return { message: err.message, code: 2 };
+  return { message: err instanceof Error ? (err.stack ?? err.message) : String(err), code: 70 };
+}

@@ -1,0 +1,141 @@
+// `streamscope serve` and `open`: the timeline in a browser or the desktop app.
+import fs from 'node:fs';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import type { OpenMode } from '../merge/job-cache.ts';
+import { repoRoot } from '../native/paths.ts';
+import { exposureWarning } from '../serve/listen-address.ts';
+import { startServer } from '../serve/server.ts';
+import { readTokenFile, TokenFileError } from '../serve/token-file.ts';
+import { fail } from './common.ts';
+
+/**
+ * Options of `serve` and `open` (open falls back to serving). Several files:
+ * the recordings of one job's ranks open as one (merged into the job cache,
+ * profiler/merge/job-cache.ts); --job merges whatever was given, --separate
+ * nothing.
+ */
+function parseServeArgs(
+  command: string,
+  args: string[],
+): { files: string[]; port: number; host: string; allowRemote: boolean; openMode: OpenMode; tokenFile: string | null; allowedHosts: string[] } {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: {
+      port: { type: 'string' },
+      host: { type: 'string' },
+      job: { type: 'boolean' },
+      separate: { type: 'boolean' },
+      'token-file': { type: 'string' },
+      'allow-host': { type: 'string', multiple: true },
+    },
+  });
+  if (positionals.length === 0) {
+    fail(`usage: streamscope ${command} FILE... [--job | --separate] [--port N] [--host 127.0.0.1] [--token-file F] [--allow-host NAME]...`, 2);
+  }
+  if (values.job && values.separate) fail('--job and --separate: give one or the other', 2);
+  const port = values.port === undefined ? 0 : Number(values.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) fail(`--port: expected a port number (0–65535), got '${values.port}'`, 2);
+  // A non-loopback --host is the explicit request startServer wants for serving beyond this machine.
+  return {
+    files: positionals,
+    port,
+    host: values.host ?? '127.0.0.1',
+    allowRemote: values.host !== undefined,
+    openMode: values.job ? 'job' : values.separate ? 'separate' : 'auto',
+    tokenFile: values['token-file'] ?? null,
+    allowedHosts: values['allow-host'] ?? [],
+  };
+}
+
+/**
+ * Serves `files` read-only in browser mode and prints the URL (with its
+ * access token, unless it came from --token-file) on stdout, until
+ * SIGINT/SIGTERM. Beyond loopback, what that exposes is said on stderr
+ * first (serve/listen-address.ts). Files that cannot be opened are
+ * reported on stderr and left out; if none can, exit 2.
+ */
+async function serveUntilStopped(opts: ReturnType<typeof parseServeArgs>): Promise<number> {
+  let token: string | undefined;
+  if (opts.tokenFile !== null) {
+    try {
+      token = readTokenFile(opts.tokenFile);
+    } catch (err) {
+      if (err instanceof TokenFileError) fail(err.message, 2);
+      throw err;
+    }
+  }
+  let server;
+  try {
+    server = await startServer({
+      files: opts.files,
+      port: opts.port,
+      host: opts.host,
+      allowRemote: opts.allowRemote,
+      token,
+      allowedHosts: opts.allowedHosts,
+      staticDir: path.join(repoRoot, 'renderer/dist'),
+      onOpenError: (_file, message) => process.stderr.write(`streamscope: ${message}\n`),
+      openMode: opts.openMode,
+      onJob: (job) =>
+        process.stderr.write(
+          `streamscope: ${job.inputs.length} recordings opened as one job: ${job.handle.path} ` +
+            `(${job.reused ? 'merged before, taken from the cache' : `merged in ${job.seconds.toFixed(1)} s`})\n`,
+        ),
+    });
+  } catch (err) {
+    fail(`cannot serve on ${opts.host}:${opts.port}: ${(err as Error).message}`, 2);
+  }
+  if (server.failed.length === opts.files.length) {
+    await server.close();
+    fail('none of the files could be opened', 2);
+  }
+  const warning = exposureWarning(opts.host, server.port, opts.tokenFile);
+  if (warning) process.stderr.write(`streamscope: ${warning}\n`);
+  // A token of the user's own is not printed: the URL says where it is.
+  const url = opts.tokenFile === null ? server.url : `${server.url.split('?')[0]}?token=<the token in ${opts.tokenFile}>`;
+  process.stdout.write(`StreamScope (read-only browser mode): ${url}\n`);
+  await new Promise<void>((resolve) => {
+    const stop = () => {
+      void server.close().then(resolve);
+    };
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+    // Started by `record --live` (live-view.ts) with an IPC channel: it ends with the recorder.
+    if (process.connected) process.once('disconnect', stop);
+  });
+  return 0;
+}
+
+export async function cmdServe(args: string[]): Promise<number> {
+  return serveUntilStopped(parseServeArgs('serve', args));
+}
+
+/**
+ * `open`: the desktop app where it can start; otherwise (no Electron binary,
+ * no display, app not built) browser mode, saying why.
+ */
+export async function cmdOpen(args: string[]): Promise<number> {
+  const opts = parseServeArgs('open', args);
+  for (const f of opts.files) {
+    // The app shows bad files itself, but a typo is quicker to fix from here.
+    if (!fs.existsSync(f)) fail(`${f}: no such file`, 2);
+  }
+  let launched = false;
+  try {
+    // Imported only here: app/ is the Electron side, and `serve` must work without it.
+    const { launchElectron } = (await import('../../app/launch.ts')) as {
+      launchElectron: (files: string[], opts: { openMode: OpenMode }) => Promise<boolean>;
+    };
+    launched = await launchElectron(opts.files, { openMode: opts.openMode });
+  } catch (err) {
+    process.stderr.write(`streamscope: the desktop app cannot start here: ${(err as Error).message}\n`);
+  }
+  if (launched) {
+    process.stdout.write(`StreamScope opened ${opts.files.map((f) => path.basename(f)).join(', ')} in the desktop app.\n`);
+    return 0;
+  }
+  process.stderr.write('streamscope: opening in browser mode instead (read-only)\n');
+  return serveUntilStopped(opts);
+}
