@@ -15,6 +15,7 @@
         "src/ingest.cc",
         "src/ingest_binding.cc",
         "src/ingest_statements.cc",
+        "src/insert_ceiling.cc",
         "src/payload_json.cc",
         "src/record_decoding.cc",
         "src/zone_builder.cc",

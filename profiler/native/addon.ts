@@ -69,6 +69,18 @@ interface IngestInstance {
   finish(options?: { finalSql?: string[] }): Promise<void>;
 }
 
+/** The ingest benchmark's ceiling (native/addon/src/insert_ceiling.h): a finished recording's rows, held in memory. */
+export interface InsertCeilingInstance {
+  /** Every row it holds. */
+  readonly rows: number;
+  /**
+   * Stores them in `target` (a fresh recording, its indexes dropped for the
+   * load) with the ingest's statements, pragmas, transactions and batches,
+   * then runs `finalSql` as Ingest.finish does; synchronous.
+   */
+  insert(target: string, options?: { finalSql?: string[] }): { rows: number; rowsSeconds: number; indexSeconds: number };
+}
+
 /** The typed array of each column type, by name. */
 interface TypedArrays {
   Uint8Array: Uint8Array;
@@ -144,6 +156,7 @@ interface AddonModule {
     out: { ops: Partial<Omit<OpColumns, 'length'>>; calls: Partial<Omit<CallColumns, 'length'>> },
   ): { ops: number; calls: number };
   Ingest: new (dbPath: string, options: { originNs: bigint }) => IngestInstance;
+  InsertCeiling: new (source: string) => InsertCeilingInstance;
   demangle(names: string[]): (string | null)[];
   appendTablePages(output: string, tables: PageMergeTable[]): PageMergeResult;
   timelineColumns: { ops: ColumnTypes; calls: ColumnTypes };
@@ -343,6 +356,11 @@ export function sqlTimeLimitExtension(): { file: string; entryPoint: string } {
 export function nativeVocabulary(): { timelineColumns: { ops: ColumnTypes; calls: ColumnTypes }; ingestStatements: IngestStatement[]; ingestSchemaVersion: number } {
   const a = addon();
   return { timelineColumns: a.timelineColumns, ingestStatements: a.ingestStatements, ingestSchemaVersion: a.ingestSchemaVersion };
+}
+
+/** Bench only: reads every row of the finished recording `source` that the ingest writes, for InsertCeilingInstance.insert. */
+export function insertCeiling(source: string): InsertCeilingInstance {
+  return new (addon().InsertCeiling)(source);
 }
 
 /**

@@ -17,6 +17,7 @@
 #include "ingest.h"
 #include "ingest_binding.h"
 #include "ingest_statements.h"
+#include "insert_ceiling.h"
 #include "page_merge.h"
 #include "table_loader.h"
 
@@ -424,6 +425,7 @@ static Napi::Object InitStreamScopeAddon(Napi::Env env, Napi::Object exports) {
   exports.Set("devices", Napi::Function::New(env, devices, "devices"));
   exports.Set("cuptiInfo", Napi::Function::New(env, cuptiInfo, "cuptiInfo"));
   initIngest(env, exports);
+  initInsertCeiling(env, exports);  // the ingest benchmark's ceiling (bench only)
   exports.Set("loadRows", Napi::Function::New(env, loadRowsBinding, "loadRows"));
   exports.Set("loadOps", Napi::Function::New(env, loadOpsBinding, "loadOps"));
   exports.Set("loadCalls", Napi::Function::New(env, loadCallsBinding, "loadCalls"));

@@ -245,7 +245,7 @@ void Ingest::store(FileState& f, const std::string& path, const Record& record) 
   const char* name = record.name;
   if (!name) {
     ++p.records;
-    ++p.records_by_kind["unknown"];
+    ++p.unknown_records;
     return;  // a newer kind: skipped by size, as the format promises
   }
   const uint8_t* rec = record.bytes;
@@ -334,6 +334,7 @@ void Ingest::store(FileState& f, const std::string& path, const Record& record) 
       Binder{st_.stream}(int64_t{pid}, ctx, device, int64_t{r.stream_id}, int64_t{r.flags}, int64_t{r.priority},
                          r.created_ns == INT64_MIN ? std::nullopt : std::optional<int64_t>(at(r.created_ns)), nonzero(r.correlation_id));
       streams_[{ctx, r.stream_id}] = stepReturningId(db_, st_.stream, where);
+      last_stream_.reset();
       break;
     }
     case Kind::Kernel: {
@@ -486,8 +487,20 @@ void Ingest::store(FileState& f, const std::string& path, const Record& record) 
     }
   }
   ++p.records;
-  ++p.records_by_kind[name];
+  if (record.kind < FileProgress::kKinds) ++p.records_of_kind[record.kind];
+  else ++p.unknown_records;  // a named kind beyond the array (none yet: kinds end at 19)
   p.last_kind = name;
+}
+
+std::map<std::string, uint64_t> FileProgress::recordsByKind() const {
+  std::map<std::string, uint64_t> out;
+  for (size_t k = 0; k < kKinds; k++) {
+    if (records_of_kind[k] == 0) continue;
+    const char* name = kindName(static_cast<uint16_t>(k));
+    out[name ? name : "unknown"] += records_of_kind[k];
+  }
+  if (unknown_records) out["unknown"] += unknown_records;
+  return out;
 }
 
 int64_t Ingest::internGlobal(const std::string& value) {
@@ -582,8 +595,12 @@ std::optional<int64_t> Ingest::contextIdOrNull(FileState& f, uint32_t cupti_cont
 
 int64_t Ingest::streamId(FileState& f, int64_t context, uint32_t cupti_stream, std::optional<int64_t> device) {
   const auto key = std::make_pair(context, cupti_stream);
+  if (last_stream_ && last_stream_->first == key) return last_stream_->second;
   auto it = streams_.find(key);
-  if (it != streams_.end()) return it->second;
+  if (it != streams_.end()) {
+    last_stream_.emplace(key, it->second);
+    return it->second;
+  }
   // Seen only through its operations: created before tracing, or a
   // per-thread default stream. Flagged implicit — and legacy default when it
   // is its context's NULL stream.
@@ -612,6 +629,8 @@ void Ingest::resetCaches() {
   contexts_.clear();
   streams_.clear();
   threads_.clear();
+  last_stream_.reset();
+  last_thread_.reset();
   loadExisting();
   for (auto& [path, f] : files_) {
     // Per-file maps point at rows that may be gone; they are rebuilt from
@@ -626,7 +645,10 @@ void Ingest::resetCaches() {
 }
 
 void Ingest::thread(uint32_t pid, uint32_t tid) {
-  if (!threads_.insert((static_cast<uint64_t>(pid) << 32) | tid).second) return;
+  const uint64_t key = (static_cast<uint64_t>(pid) << 32) | tid;
+  if (key == last_thread_) return;  // the usual case: the same thread as the record before
+  last_thread_ = key;
+  if (!threads_.insert(key).second) return;
   Binder{st_.threads}(int64_t{pid}, int64_t{tid});
   step(db_, st_.threads, db_path_);
 }

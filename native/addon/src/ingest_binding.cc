@@ -18,7 +18,7 @@ Napi::Object progressToJs(Napi::Env env, const FileProgress& p) {
   o.Set("bytesConsumed", Napi::Number::New(env, static_cast<double>(p.bytes_consumed)));
   o.Set("records", Napi::Number::New(env, static_cast<double>(p.records)));
   Napi::Object by = Napi::Object::New(env);
-  for (const auto& [k, v] : p.records_by_kind) by.Set(k, Napi::Number::New(env, static_cast<double>(v)));
+  for (const auto& [k, v] : p.recordsByKind()) by.Set(k, Napi::Number::New(env, static_cast<double>(v)));
   o.Set("recordsByKind", by);
   o.Set("complete", Napi::Boolean::New(env, p.complete));
   o.Set("pid", Napi::Number::New(env, p.pid));
@@ -40,7 +40,7 @@ Napi::Object progressToJs(Napi::Env env, const FileProgress& p) {
   }
   o.Set("errors", errors);
   o.Set("dropped", Napi::Number::New(env, static_cast<double>(p.dropped)));
-  o.Set("lastKind", p.last_kind.empty() ? env.Null() : Napi::String::New(env, p.last_kind));
+  o.Set("lastKind", p.last_kind ? Napi::String::New(env, p.last_kind) : env.Null());
   if (p.truncated) {
     Napi::Object t = Napi::Object::New(env);
     t.Set("atByte", Napi::Number::New(env, static_cast<double>(p.truncated->at_byte)));

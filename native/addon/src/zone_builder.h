@@ -40,6 +40,7 @@ struct PendingTable {
     uint32_t row;
   };
   std::vector<Key> keys;
+  std::vector<Key> scratch;        // sortByLane's
   std::vector<int64_t> values;     // `columns` per row; kNull binds NULL
   std::vector<std::string> texts;  // the text column's values, by index
   // Where in `values` a kNull is a real INT64_MIN, not NULL: a 64-bit unsigned field of 2^63 (a corrupt copy's bytes)
@@ -47,38 +48,49 @@ struct PendingTable {
   // ascending as the values are appended.
   std::vector<size_t> literal_min;
 
-  // Appends a row's values, in the insert's column order: integers, or
-  // optional integers (nullopt binds NULL), or the text column's optional text.
+  // Appends a row's values, in the insert's column order, in one call:
+  // integers, or optional integers (nullopt binds NULL), or the text column's
+  // optional text. The row's room is made once and its values stored in
+  // place (a push_back per value, not inlined, was ~7% of the ingest: perf).
   struct Appender {
     std::vector<int64_t>& values;
     std::vector<std::string>& texts;
     std::vector<size_t>& literal_min;
+    int columns;
     template <class... V>
     void operator()(V&&... v) {
-      (one(std::forward<V>(v)), ...);
-    }
-    void one(int64_t v) {
-      if (v == kNull) literal_min.push_back(values.size());
-      values.push_back(v);
-    }
-    void one(const std::optional<int64_t>& v) {
-      if (v) one(*v);
-      else values.push_back(kNull);
-    }
-    void one(std::nullopt_t) { values.push_back(kNull); }
-    void one(std::optional<std::string>&& text) {
-      if (!text) {
-        values.push_back(kNull);
+      if (sizeof...(V) != static_cast<size_t>(columns)) {
+        // A row of the wrong width: appended as it is, and consistent() refuses the batch.
+        values.insert(values.end(), sizeof...(V), kNull);
         return;
       }
-      values.push_back(static_cast<int64_t>(texts.size()));
+      size_t at = values.size();
+      values.resize(at + sizeof...(V));
+      (one(at++, std::forward<V>(v)), ...);
+    }
+    void one(size_t at, int64_t v) {
+      if (v == kNull) [[unlikely]]
+        literal_min.push_back(at);
+      values[at] = v;
+    }
+    void one(size_t at, const std::optional<int64_t>& v) {
+      if (v) one(at, *v);
+      else values[at] = kNull;
+    }
+    void one(size_t at, std::nullopt_t) { values[at] = kNull; }
+    void one(size_t at, std::optional<std::string>&& text) {
+      if (!text) {
+        values[at] = kNull;
+        return;
+      }
+      values[at] = static_cast<int64_t>(texts.size());
       texts.push_back(std::move(*text));
     }
   };
   // A new row: its zone key now, its values through the Appender.
   Appender append(int64_t lane, int64_t start, int64_t end, int64_t correlation) {
     keys.push_back(Key{lane, start, end, correlation, static_cast<uint32_t>(keys.size())});
-    return Appender{values, texts, literal_min};
+    return Appender{values, texts, literal_min, columns};
   }
   const int64_t* valuesOf(const Key& k) const { return values.data() + static_cast<size_t>(k.row) * columns; }
   // Whether value `column` of the row binds NULL.
