@@ -483,15 +483,16 @@ export function commKernelLabels(trace: Trace): ReadonlyMap<number, CommKernel> 
 
 function readCommKernelLabels(trace: Trace): Map<number, CommKernel> {
   const { length, kind, detail } = trace.ops;
-  // Names seen, by id: a flag per string (ids are the strings table's; one outside it has no name).
-  const seen = IdTable.of(trace.strings.keys(), 0);
+  // Names not yet seen, by id: 0 for each string; an id outside the strings table has no name and reads as seen.
+  const seen = IdTable.of(trace.strings.keys(), 1);
+  for (const id of trace.strings.keys()) seen.set(id, 0);
   const labels = new Map<number, CommKernel>();
   for (let i = 0; i < length; i++) {
     if (kind[i] !== OpKind.Kernel) continue;
     const id = detail[i]!;
     if (seen.get(id) !== 0) continue;
     seen.set(id, 1);
-    const label = commKernelOf(trace.strings.get(id) ?? '');
+    const label = commKernelOf(trace.strings.get(id)!);
     if (label) labels.set(id, label);
   }
   return labels;
