@@ -166,49 +166,93 @@ export const DEFAULT_DUPLEX: DuplexFactor = { HtoD: 0.935, DtoH: 0.89, measured:
 /** A copy that takes part in duplex contention: HtoD/DtoH with pinned host memory (pageable ones are bound by staging, not the link). */
 export function isPinnedTransfer(trace: Trace, i: number): boolean {
   const { ops } = trace;
-  if (ops.kind[i] !== MEMCPY) return false;
-  const cat = ops.category[i]!;
-  if (cat === HTOD) return ops.detail[i]! >> 4 !== 1;
-  if (cat === DTOH) return (ops.detail[i]! & 15) !== 1;
-  return false;
+  return pinnedDirection(ops.kind[i]!, ops.category[i]!, ops.detail[i]!) >= 0;
+}
+
+/** The direction of a copy that takes part in duplex contention (0 HtoD, 1 DtoH), -1 for any other op: isPinnedTransfer from the columns' values. */
+function pinnedDirection(kind: number, category: number, detail: number): number {
+  if (kind !== MEMCPY) return -1;
+  if (category === HTOD) return detail >> 4 !== 1 ? 0 : -1;
+  if (category === DTOH) return (detail & 15) !== 1 ? 1 : -1;
+  return -1;
+}
+
+/**
+ * devices.id → a dense slot, in order of first sight. A recording has a
+ * few devices and its copies mostly come from one at a time, so the last
+ * one found answers most lookups (a Map lookup per op cost ~0.1 s per
+ * 10 M ops).
+ */
+class DeviceSlots {
+  readonly ids: number[] = [];
+  private lastId = NaN;
+  private lastSlot = -1;
+  slot(id: number): number {
+    if (id === this.lastId) return this.lastSlot;
+    let s = this.ids.indexOf(id);
+    if (s < 0) s = this.ids.push(id) - 1;
+    this.lastId = id;
+    this.lastSlot = s;
+    return s;
+  }
+}
+
+/** A growable list of op indexes with its count: emptied and refilled per op without the slow path of setting a JS array's length. */
+class OpList {
+  ops = new Int32Array(16);
+  count = 0;
+  push(i: number): void {
+    if (this.count === this.ops.length) {
+      const grown = new Int32Array(this.count * 2);
+      grown.set(this.ops);
+      this.ops = grown;
+    }
+    this.ops[this.count++] = i;
+  }
 }
 
 /** Per op: time it overlapped pinned copies of the other direction on its device (0 for anything else). */
 export function oppositeOverlap(trace: Trace): Float64Array {
-  const { ops } = trace;
-  const out = new Float64Array(ops.length);
+  const { kind, category, detail, device, start: opStart, end: opEnd, length: n } = trace.ops;
+  const out = new Float64Array(n);
   // One pass in start order (ops are sorted by start). Per device and
-  // direction, the copies still running: one engine per direction, so
-  // rarely more than one. Each overlapping pair is counted once, when the
-  // later of the two starts, for both.
-  const open = new Map<number, number[]>(); // device * 2 + direction → running copies
-  for (let i = 0; i < ops.length; i++) {
-    if (!isPinnedTransfer(trace, i)) continue;
-    const dir = ops.category[i] === HTOD ? 0 : 1;
-    const key = ops.device[i]! * 2;
-    const start = ops.start[i]!;
-    const end = ops.end[i]!;
-    const other = open.get(key + (1 - dir));
-    if (other) {
+  // direction (slot * 2 + direction), the copies still running: one engine
+  // per direction, so rarely more than one. Each overlapping pair is
+  // counted once, when the later of the two starts, for both.
+  const slots = new DeviceSlots();
+  const open: OpList[] = [];
+  for (let i = 0; i < n; i++) {
+    const dir = pinnedDirection(kind[i]!, category[i]!, detail[i]!);
+    if (dir < 0) continue;
+    const key = slots.slot(device[i]!) * 2;
+    if (key >= open.length) open.push(new OpList(), new OpList());
+    const start = opStart[i]!;
+    const end = opEnd[i]!;
+    const other = open[key + (1 - dir)]!;
+    if (other.count) {
+      const list = other.ops;
       let w = 0;
-      for (const j of other) {
-        if (ops.end[j]! <= start) continue;
-        other[w++] = j;
-        const o = Math.min(end, ops.end[j]!) - start;
+      for (let x = 0; x < other.count; x++) {
+        const j = list[x]!;
+        const e = opEnd[j]!;
+        if (e <= start) continue;
+        list[w++] = j;
+        const o = Math.min(end, e) - start;
         out[i]! += o;
         out[j]! += o;
       }
-      other.length = w;
+      other.count = w;
     }
-    const mine = open.get(key + dir) ?? open.set(key + dir, []).get(key + dir)!;
+    const mine = open[key + dir]!;
     mine.push(i);
-    if (mine.length > 8) {
+    if (mine.count > 8) {
+      const list = mine.ops;
       let w = 0;
-      for (const j of mine) if (ops.end[j]! > start) mine[w++] = j;
-      mine.length = w;
+      for (let x = 0; x < mine.count; x++) if (opEnd[list[x]!]! > start) list[w++] = list[x]!;
+      mine.count = w;
     }
   }
-  for (let i = 0; i < ops.length; i++) if (out[i]! > 0) out[i] = Math.min(out[i]!, ops.end[i]! - ops.start[i]!);
+  for (let i = 0; i < n; i++) if (out[i]! > 0) out[i] = Math.min(out[i]!, opEnd[i]! - opStart[i]!);
   return out;
 }
 
@@ -222,30 +266,37 @@ export function oppositeOverlap(trace: Trace): Float64Array {
  */
 const MIN_SAMPLES = 3;
 export function duplexFactors(trace: Trace, overlap = oppositeOverlap(trace)): Map<number, DuplexFactor> {
-  const { ops } = trace;
+  const { kind, category, detail, device, bytes, start: opStart, end: opEnd, length: n } = trace.ops;
   const SAMPLES = 10_000; // plenty for a median
-  const samples = new Map<number, { alone: number[]; over: number[] }>(); // device * 2 + direction
-  for (let i = 0; i < ops.length; i++) {
-    const d = ops.end[i]! - ops.start[i]!;
-    if (ops.bytes[i]! < LARGE_COPY_BYTES || d <= 0 || !isPinnedTransfer(trace, i)) continue;
-    const key = ops.device[i]! * 2 + (ops.category[i] === HTOD ? 0 : 1);
-    const s = samples.get(key) ?? samples.set(key, { alone: [], over: [] }).get(key)!;
+  const slots = new DeviceSlots();
+  const samples: { alone: number[]; over: number[] }[] = []; // slot * 2 + direction
+  for (let i = 0; i < n; i++) {
+    const d = opEnd[i]! - opStart[i]!;
+    if (bytes[i]! < LARGE_COPY_BYTES || d <= 0) continue;
+    const dir = pinnedDirection(kind[i]!, category[i]!, detail[i]!);
+    if (dir < 0) continue;
+    const key = slots.slot(device[i]!) * 2 + dir;
+    while (samples.length <= key) samples.push({ alone: [], over: [] });
+    const s = samples[key]!;
     const share = overlap[i]! / d;
     if (share < 0.05) {
-      if (s.alone.length < SAMPLES) s.alone.push(ops.bytes[i]! / d);
-    } else if (share > 0.95 && s.over.length < SAMPLES) s.over.push(ops.bytes[i]! / d);
+      if (s.alone.length < SAMPLES) s.alone.push(bytes[i]! / d);
+    } else if (share > 0.95 && s.over.length < SAMPLES) s.over.push(bytes[i]! / d);
   }
   const median = (l: number[]) => l.sort((a, b) => a - b)[l.length >> 1]!;
   const out = new Map<number, DuplexFactor>();
+  // Devices of the table, then those only ops name, in order of first sight
+  // (consecutive ops mostly share a device: the Set sees each run once).
   const ids = new Set(trace.devices.map((d) => d.id));
-  for (let i = 0; i < ops.length; i++) ids.add(ops.device[i]!);
+  for (let i = 0; i < n; i++) if (i === 0 || device[i] !== device[i - 1]) ids.add(device[i]!);
   for (const id of ids) {
     const f: DuplexFactor = { ...DEFAULT_DUPLEX };
+    const slot = slots.ids.indexOf(id);
     for (const [dir, name] of [
       [0, 'HtoD'],
       [1, 'DtoH'],
     ] as const) {
-      const s = samples.get(id * 2 + dir);
+      const s = slot >= 0 ? samples[slot * 2 + dir] : undefined;
       if (s && s.alone.length >= MIN_SAMPLES && s.over.length >= MIN_SAMPLES) {
         f[name] = Math.min(1, Math.max(0.5, median(s.over) / median(s.alone)));
         f.measured = true;
@@ -262,17 +313,23 @@ export function duplexFactors(trace: Trace, overlap = oppositeOverlap(trace)): M
  * ns of uncontended work. Other ops: their recorded duration.
  */
 export function uncontendedDurations(trace: Trace, factors: Map<number, DuplexFactor>, overlap = oppositeOverlap(trace)): Float64Array {
-  const { ops } = trace;
-  const out = new Float64Array(ops.length);
-  for (let i = 0; i < ops.length; i++) {
-    const d = ops.end[i]! - ops.start[i]!;
+  const { category, device, start: opStart, end: opEnd, length: n } = trace.ops;
+  const out = new Float64Array(n);
+  // Only copies that overlapped look their device's factors up, the last device's kept.
+  let lastDevice = NaN;
+  let f = DEFAULT_DUPLEX;
+  for (let i = 0; i < n; i++) {
+    const d = opEnd[i]! - opStart[i]!;
     const a = overlap[i]!;
     if (a <= 0) {
       out[i] = d;
       continue;
     }
-    const f = factors.get(ops.device[i]!) ?? DEFAULT_DUPLEX; // only for copies that overlapped: few lookups
-    out[i] = d - a * (1 - (ops.category[i] === HTOD ? f.HtoD : f.DtoH));
+    if (device[i] !== lastDevice) {
+      lastDevice = device[i]!;
+      f = factors.get(lastDevice) ?? DEFAULT_DUPLEX;
+    }
+    out[i] = d - a * (1 - (category[i] === HTOD ? f.HtoD : f.DtoH));
   }
   return out;
 }

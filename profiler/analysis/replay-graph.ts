@@ -324,7 +324,9 @@ export function buildGraph(trace: Trace, host: Host, model: HostModel, index: Is
         edgeFrom.push(entryOp[x]!);
         edgeTo.push(i);
       }
-    w.length = 0;
+    // Setting a JS array's length is a slow path in V8 even when it is
+    // already 0 (0.2 s per 10 M ops): only a list that held waits is emptied.
+    if (w.length) w.length = 0;
     if (legacy) {
       if (isLegacyStream[s]) {
         legacy.need[i] = blockingIssued[c]!;
