@@ -145,7 +145,7 @@ export interface IngestStatement {
 }
 
 interface AddonModule {
-  devices(): DeviceInventory;
+  devices(driverOnly?: boolean): DeviceInventory;
   cuptiInfo(libraryPath?: string): CuptiInfo;
   loadOps(dbPath: string): OpColumns;
   loadCalls(dbPath: string): CallColumns;
@@ -180,6 +180,16 @@ function addon(): AddonModule {
 /** GPUs through the driver (dlopen): never throws for a missing driver. */
 export function devices(): DeviceInventory {
   return addon().devices();
+}
+
+/**
+ * The driver alone: whether libcuda.so.1 loads, and its version (`devices`
+ * empty). No cuInit, which costs 0.1–0.25 s: `record` checks this before
+ * the target starts and takes the inventory while it runs.
+ */
+export function driver(): Pick<DeviceInventory, 'driverVersion' | 'error'> {
+  const { driverVersion, error } = addon().devices(true);
+  return { driverVersion, error };
 }
 
 export function cuptiInfo(libraryPath?: string): CuptiInfo {

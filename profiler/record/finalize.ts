@@ -6,7 +6,7 @@ import { compact, openRecording, recordedDurationNs, writeMeta } from '../store/
 import { constants as osConstants } from 'node:os';
 import { CollectorErrorCode } from '../store/enums.ts';
 import { FlushReason } from './format.ts';
-import { devices } from '../native/addon.ts';
+import { devices, type DeviceInventory } from '../native/addon.ts';
 import type { Db } from '../store/database.ts';
 import { markPerThreadDefaultStreams } from './stream-kinds.ts';
 import { storeRanks } from '../store/ranks.ts';
@@ -62,8 +62,7 @@ function signalName(n: number): string {
  * recorder runs where the target ran). The what-if replay takes pinned-copy
  * bandwidth from it when the recording has no pinned copies to measure.
  */
-function recordPcieLinks(db: Db): void {
-  const inventory = devices();
+function recordPcieLinks(db: Db, inventory: DeviceInventory): void {
   const update = db.prepare('UPDATE devices SET pcie_generation = ?, pcie_width = ? WHERE uuid = ?');
   for (const d of inventory.devices) {
     if (d.pcie) update.run(d.pcie.maxGeneration, d.pcie.maxWidth, d.uuid);
@@ -78,6 +77,8 @@ export function finalizeRecording(
   elapsedMs: number | null,
   ingestError: Error | null,
   captureRange?: CaptureRange,
+  /** This machine's GPUs (devices()), when the caller took them already; else taken here. */
+  inventory: DeviceInventory = devices(),
 ): FinalState {
   const db = openRecording(output); // builds the indexes the bulk load dropped
   try {
@@ -88,7 +89,12 @@ export function finalizeRecording(
     if (ingestError && writeFailed) reasons.push(`writing the recording failed (${ingestError.message}); it holds what was stored before`);
     else if (ingestError) reasons.push(`a record stream could not be read: ${ingestError.message}`);
     if (progress.files.size === 0 && !writeFailed) {
-      reasons.push('no CUDA activity was recorded: the target never initialised CUDA, or the collector could not load');
+      const noGpu = inventory.error ?? (inventory.devices.length === 0 ? 'the NVIDIA driver reports no CUDA devices' : null);
+      reasons.push(
+        noGpu !== null
+          ? `no CUDA activity was recorded: no GPU to record on: ${noGpu}`
+          : 'no CUDA activity was recorded: the target never initialised CUDA, or the collector could not load',
+      );
     }
     // Facts worth knowing that cost the recording nothing.
     const notes: string[] = [];
@@ -115,7 +121,7 @@ export function finalizeRecording(
     markPerThreadDefaultStreams(db);
     // Each process's rank, from the launcher variables its collector recorded.
     storeRanks(db);
-    recordPcieLinks(db);
+    recordPcieLinks(db, inventory);
     writeMeta(db, { notes: notes.length ? JSON.stringify(notes) : undefined });
     const captured = captureRange ? capture(db, captureRange) : undefined;
     const dropped = (db.prepare('SELECT coalesce(sum(count), 0) AS n FROM dropped_records').get() as { n: number }).n;

@@ -2,7 +2,7 @@
 // when it cannot succeed, and every failure says what is wrong.
 import fs from 'node:fs';
 import path from 'node:path';
-import { cuptiInfo, devices } from '../native/addon.ts';
+import { cuptiInfo, driver } from '../native/addon.ts';
 import { collectorLibraryPath, cuptiLibraryPath, resolveExecutable } from '../native/paths.ts';
 import { RecordError } from './record-error.ts';
 
@@ -20,7 +20,6 @@ export interface Preflight {
   cupti: string;
   cuptiVersion: number;
   driverVersion: number | null;
-  deviceNames: string[];
 }
 
 export function preflight(argv: string[], output: string, env: NodeJS.ProcessEnv): Preflight {
@@ -44,10 +43,11 @@ export function preflight(argv: string[], output: string, env: NodeJS.ProcessEnv
 
   checkWritable(output);
 
-  const inventory = devices();
-  if (inventory.error !== null || inventory.devices.length === 0) {
-    throw new RecordError(`no GPU to record on: ${inventory.error ?? 'the NVIDIA driver reports no CUDA devices'}`);
-  }
+  // The driver only: the devices need cuInit (0.1-0.25 s), which the
+  // recorder does while the target runs (recorder.ts); a machine whose
+  // driver finds no device is said when nothing was recorded (finalize.ts).
+  const found = driver();
+  if (found.error !== null) throw new RecordError(`no GPU to record on: ${found.error}`);
 
   const cupti = cuptiLibraryPath();
   if (!cupti) throw new RecordError('CUPTI not found: install the CUDA toolkit (libcupti.so.13) or set STREAMSCOPE_CUPTI to its path');
@@ -62,8 +62,7 @@ export function preflight(argv: string[], output: string, env: NodeJS.ProcessEnv
     collector,
     cupti,
     cuptiVersion: info.version,
-    driverVersion: inventory.driverVersion,
-    deviceNames: inventory.devices.map((d) => d.name),
+    driverVersion: found.driverVersion,
   };
 }
 

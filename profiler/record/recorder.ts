@@ -7,6 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { CaptureRange } from '../contract/record-request.ts';
 import { VERSION } from '../contract/version.ts';
+import { devices } from '../native/addon.ts';
 import { finalizeRecording, type FinalState } from './finalize.ts';
 import { preflight } from './preflight.ts';
 import { ingested } from './progress.ts';
@@ -86,6 +87,10 @@ export async function record(opts: RecordOptions): Promise<RecordResult> {
     stdio: opts.stdio ?? 'inherit',
   });
   if (child.pid !== undefined) opts.onStart?.(child.pid);
+  // This machine's GPUs (cuInit, NVML: 0.1-0.25 s), taken while the target
+  // starts rather than before it: for the PCIe links and, where nothing is
+  // recorded, to say whether there was a GPU at all (finalize.ts).
+  const inventory = devices();
   let stdout = '';
   let stderr = '';
   child.stdout?.on('data', (d: Buffer) => {
@@ -126,7 +131,7 @@ export async function record(opts: RecordOptions): Promise<RecordResult> {
     process.off('SIGTERM', forward);
   }
   const { value: status, progress, error: ingestError } = followed;
-  const result = finalizeRecording(opts.output, progress, { ...status, pid: child.pid }, Date.now() - t0, ingestError, opts.captureRange);
+  const result = finalizeRecording(opts.output, progress, { ...status, pid: child.pid }, Date.now() - t0, ingestError, opts.captureRange, inventory);
   if (!ingestError) fs.rmSync(streamDir, { recursive: true, force: true });
   else result.incompleteReason += ` (the raw streams are kept in ${streamDir})`;
   return { ...result, bytes: ingested(progress).bytes, stdout, stderr };

@@ -26,7 +26,7 @@ namespace {
 
 Napi::Value devices(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  const Inventory inv = queryDevices();
+  const Inventory inv = queryDevices(info.Length() > 0 && info[0].IsBoolean() && info[0].As<Napi::Boolean>().Value());
   Napi::Object out = Napi::Object::New(env);
   out.Set("driverVersion", inv.driver_version ? Napi::Number::New(env, *inv.driver_version) : env.Null());
   Napi::Array list = Napi::Array::New(env, inv.devices.size());

@@ -98,13 +98,21 @@ std::string formatUuid(const uint8_t b[16]) {
   return s;
 }
 
-Inventory queryDevices() {
+Inventory queryDevices(bool driver_only) {
   Inventory inv;
   // Kept loaded for the life of the process: unloading a driver is never worth it.
-  static void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  // The reason it did not load is kept too: dlerror() tells it once.
+  static std::string why;
+  static void* lib = [] {
+    void* l = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!l) {
+      const char* e = dlerror();
+      why = e ? e : "not found";
+    }
+    return l;
+  }();
   if (!lib) {
-    const char* why = dlerror();
-    inv.error = std::string("NVIDIA driver not found (libcuda.so.1: ") + (why ? why : "not found") + ")";
+    inv.error = "NVIDIA driver not found (libcuda.so.1: " + why + ")";
     return inv;
   }
   auto cuInit = sym<CUresult (*)(unsigned)>(lib, "cuInit");
@@ -122,6 +130,7 @@ Inventory queryDevices() {
   }
   int version = 0;
   if (cuDriverGetVersion(&version) == 0) inv.driver_version = version;
+  if (driver_only) return inv;
   const CUresult init = cuInit(0);
   if (init != 0) {
     inv.error = "cuInit failed: " + cudaError(lib, init);

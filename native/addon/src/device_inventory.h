@@ -31,7 +31,10 @@ struct Inventory {
   std::optional<std::string> error;
 };
 
-Inventory queryDevices();
+// driver_only: the driver library and its version, without cuInit or the
+// devices (cuInit costs 0.1-0.25 s on the GPU hosts measured: record's
+// preflight asks only whether there is a driver at all).
+Inventory queryDevices(bool driver_only = false);
 
 // "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx", as nvidia-smi prints it.
 std::string formatUuid(const uint8_t bytes[16]);
