@@ -310,11 +310,16 @@ export function duplexFactors(trace: Trace, overlap = oppositeOverlap(trace)): M
 /**
  * Per op: its duration had it run alone. A pinned copy that overlapped the
  * other direction for `a` ns of its recorded duration D did D − a(1 − f)
- * ns of uncontended work. Other ops: their recorded duration.
+ * ns of uncontended work. Other ops: their recorded duration. `out` may be
+ * `overlap` itself (each op's duration is written after its overlap is read).
  */
-export function uncontendedDurations(trace: Trace, factors: Map<number, DuplexFactor>, overlap = oppositeOverlap(trace)): Float64Array {
+export function uncontendedDurations(
+  trace: Trace,
+  factors: Map<number, DuplexFactor>,
+  overlap = oppositeOverlap(trace),
+  out: Float64Array = new Float64Array(trace.ops.length),
+): Float64Array {
   const { category, device, start: opStart, end: opEnd, length: n } = trace.ops;
-  const out = new Float64Array(n);
   // Only copies that overlapped look their device's factors up, the last device's kept.
   let lastDevice = NaN;
   let f = DEFAULT_DUPLEX;

@@ -201,12 +201,8 @@ export function buildGraph(trace: Trace, host: Host, model: HostModel, index: Is
   const C = model.contexts;
   const isLegacyStream = Uint8Array.from(flags, (f) => (f & LEGACY_STREAM ? 1 : 0));
   const isBlockingStream = Uint8Array.from(flags, (f) => (f & NOT_BLOCKING ? 0 : 1));
-  let anyLegacy = false;
-  for (let i = 0; i < n; i++)
-    if (isLegacyStream[opStream[i]!]) {
-      anyLegacy = true;
-      break;
-    }
+  // Every dense stream has an op of the replay (it was met as one's stream).
+  const anyLegacy = isLegacyStream.includes(1);
 
   // The walk in issue order.
   const nextInStream = scratch.nextInStream;
@@ -345,15 +341,21 @@ export function buildGraph(trace: Trace, host: Host, model: HostModel, index: Is
     }
   }
 
-  // The edges as CSR by source, each counted at its target.
+  // The edges as CSR by source, each counted at its target. Counts at each
+  // source, summed to where its edges end, then placed from the last edge
+  // back (each source's edges keep their order) moving the bound to where
+  // they start: no second array of n. No edges (no event waits, no legacy
+  // work): all zero already.
+  const E = edgeFrom.length;
   const edgeStart = new Int32Array(n + 1);
-  for (const f of edgeFrom) edgeStart[f + 1]!++;
-  for (let i = 0; i < n; i++) edgeStart[i + 1]! += edgeStart[i]!;
-  const to = new Int32Array(edgeFrom.length);
-  const fill = edgeStart.slice(0, n);
-  for (let j = 0; j < edgeFrom.length; j++) {
-    to[fill[edgeFrom[j]!]!++] = edgeTo[j]!;
-    pending[edgeTo[j]!]!++;
+  const to = new Int32Array(E);
+  if (E > 0) {
+    for (let j = 0; j < E; j++) edgeStart[edgeFrom[j]!]!++;
+    for (let i = 0; i < n; i++) edgeStart[i + 1]! += edgeStart[i]!;
+    for (let j = E - 1; j >= 0; j--) {
+      to[--edgeStart[edgeFrom[j]!]!] = edgeTo[j]!;
+      pending[edgeTo[j]!]!++;
+    }
   }
 
   return {

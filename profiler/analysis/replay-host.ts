@@ -212,33 +212,38 @@ function buildHostModel(trace: Trace, host: Host): HostModel {
   const contexts = ctxIndex.size;
 
   // Calls in start order (the native loader returns them by id, which is
-  // start order per thread; check globally and sort only if needed).
-  let sorted = true;
+  // start order per thread; check globally and sort only if needed). Null:
+  // in index order, the usual case, without a 10 M-entry identity array.
+  let callOrder: Int32Array | null = null;
   for (let k = 1; k < nc; k++)
     if (calls.start[k]! < calls.start[k - 1]!) {
-      sorted = false;
+      callOrder = Int32Array.from({ length: nc }, (_, x) => x).sort((a, b) => calls.start[a]! - calls.start[b]! || a - b);
       break;
     }
-  let callOrder: Int32Array;
-  if (sorted) {
-    callOrder = new Int32Array(nc);
-    for (let k = 0; k < nc; k++) callOrder[k] = k;
-  } else {
-    callOrder = Int32Array.from({ length: nc }, (_, k) => k).sort((a, b) => calls.start[a]! - calls.start[b]! || a - b);
-  }
 
-  // Ops per call (CSR), in op order (= start order).
+  // Ops per call (CSR), in op order (= start order): call k's are
+  // callOps[firstOp[k] .. firstOp[k + 1]). Null callOps: op j itself, where
+  // every op has a call and the ops come in their calls' order (a program
+  // whose ops start in the order it issued them: no copy of the identity).
+  const opCall = host.opCall;
   const firstOp = new Int32Array(nc + 1);
-  for (let i = 0; i < n; i++) {
-    const k = host.opCall[i]!;
-    if (k >= 0) firstOp[k + 1]!++;
+  let inCallOrder = true;
+  let withCall = 0;
+  for (let i = 0, prev = -1; i < n; i++) {
+    const k = opCall[i]!;
+    if (k < 0) continue;
+    firstOp[k + 1]!++;
+    withCall++;
+    if (k < prev) inCallOrder = false;
+    prev = k;
   }
   for (let k = 0; k < nc; k++) firstOp[k + 1]! += firstOp[k]!;
-  const callOps = new Int32Array(firstOp[nc]!);
-  {
+  let callOps: Int32Array | null = null;
+  if (!inCallOrder || withCall < n) {
+    callOps = new Int32Array(firstOp[nc]!);
     const fill = firstOp.slice(0, nc);
     for (let i = 0; i < n; i++) {
-      const k = host.opCall[i]!;
+      const k = opCall[i]!;
       if (k >= 0) callOps[fill[k]!++] = i;
     }
   }
@@ -328,7 +333,7 @@ function buildHostModel(trace: Trace, host: Host): HostModel {
   const blockingMaxEnd = new Float64Array(contexts).fill(-Infinity);
   const legacyEnd = new Float64Array(contexts).fill(-Infinity);
   let pos = 0;
-  let loose = 0; // next op index to look at for ops without a call
+  let loose = withCall === n ? n : 0; // next op index to look at for ops without a call (none: nothing to look at)
   const emit = (i: number, t: number) => {
     order[pos++] = i;
     const s = streamOfOp[i]!;
@@ -359,7 +364,7 @@ function buildHostModel(trace: Trace, host: Host): HostModel {
   };
 
   for (let r = 0; r < nc; r++) {
-    const k = callOrder[r]!;
+    const k = callOrder === null ? r : callOrder[r]!;
     emitLooseBefore(calls.start[k]!);
     callPos[k] = pos;
     const t = threadOf[k]!;
@@ -385,7 +390,7 @@ function buildHostModel(trace: Trace, host: Host): HostModel {
     // Its own ops.
     let blockingOwn = -1;
     for (let j = firstOp[k]!; j < firstOp[k + 1]!; j++) {
-      const i = callOps[j]!;
+      const i = callOps === null ? j : callOps[j]!;
       emit(i, t);
       if (ops.isAsync[i] === 0 || isPageableCopy(trace, i)) blockingOwn = i;
     }
@@ -398,7 +403,7 @@ function buildHostModel(trace: Trace, host: Host): HostModel {
       kind = WaitKind.Op;
       target = blockingOwn;
       waitsOwn[k] = 1;
-      for (let j = firstOp[k]!; j < firstOp[k + 1]!; j++) waitedUntil = Math.max(waitedUntil, ops.end[callOps[j]!]!);
+      for (let j = firstOp[k]!; j < firstOp[k + 1]!; j++) waitedUntil = Math.max(waitedUntil, ops.end[callOps === null ? j : callOps[j]!]!);
     } else {
       const cls = Math.max(NameClass.Other, classOfName.get(calls.nameId[k]!));
       if (cls === NameClass.Device || cls === NameClass.Implicit) {
@@ -449,6 +454,8 @@ function buildHostModel(trace: Trace, host: Host): HostModel {
 
   const overlap = oppositeOverlap(trace);
   const factors = duplexFactors(trace, overlap);
+  // The durations alone overwrite the overlaps, needed no longer: 80 MB less per 10 M ops.
+  const work = uncontendedDurations(trace, factors, overlap, overlap);
   const duplex = new Float64Array(devIndex.size * 2).fill(1);
   for (const [id, d] of devIndex) {
     const f = factors.get(id) ?? DEFAULT_DUPLEX;
@@ -456,7 +463,7 @@ function buildHostModel(trace: Trace, host: Host): HostModel {
     duplex[d * 2 + 1] = f.DtoH;
   }
   return {
-    work: uncontendedDurations(trace, factors, overlap),
+    work,
     duplex,
     order,
     callPos,

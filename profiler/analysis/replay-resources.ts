@@ -35,7 +35,6 @@ const KERNEL = OpKind.Kernel;
 const MEMCPY = OpKind.Memcpy;
 const HTOD = OpCategory.HtoD;
 const DTOH = OpCategory.DtoH;
-const pinnedTransfer = isPinnedTransfer;
 
 /** Two kernels' shares fit together up to this much above 1 (float error). */
 const SHARE_SLACK = 1e-9;
@@ -49,33 +48,74 @@ function deviceRows(trace: Trace, model: HostModel): (DeviceRow | undefined)[] {
   return rows;
 }
 
-const sharesOf = new WeakMap<HostModel, Float32Array>();
-
 /**
- * Per kernel: the share of its device's SMs it occupies (NO_SHARE for a
- * communication kernel). The same for every replay of a recording:
+ * What each op needs, looked up per op by every step of the scheduler:
+ * the same for every replay of a recording (a fix moves ops between
+ * streams and changes durations, never an op's kind, direction or device),
  * computed on its first.
  */
-function kernelShares(trace: Trace, model: HostModel): Float32Array {
-  let share = sharesOf.get(model);
-  if (share) return share;
-  const { ops } = trace;
-  const n = ops.length;
+interface OpResources {
+  /** The engine (device × 2 + direction) an HtoD or DtoH copy needs; -1 for every other op. */
+  engine: Int32Array;
+  /** Per kernel: the share of its device's SMs it occupies (NO_SHARE for a communication kernel). */
+  share: Float32Array;
+  /** 1 for a recorded pinned HtoD/DtoH copy on a device with an engine per direction: it takes part in duplex contention. */
+  duplex: Uint8Array;
+}
+
+const resourcesOf = new WeakMap<HostModel, OpResources>();
+
+function opResources(trace: Trace, model: HostModel): OpResources {
+  let r = resourcesOf.get(model);
+  if (r) return r;
+  const { kind, category, detail, blocks, blockThreads, registers, sharedBytes, length: n } = trace.ops;
+  const devOf = model.devOf;
   const devRows = deviceRows(trace, model);
+  const shared = sharedEngines(devRows);
   const comm = commKernelLabels(trace);
-  share = new Float32Array(n);
+  const engine = new Int32Array(n);
+  const share = new Float32Array(n);
+  const duplex = new Uint8Array(n);
+  // Kernels of one shape follow each other: the last shape's blocks per SM is kept.
+  let lastDev = -1;
+  let lastThreads = -1;
+  let lastRegisters = -1;
+  let lastShared = -1;
+  let perSm = 0;
   for (let i = 0; i < n; i++) {
-    if (ops.kind[i] !== KERNEL) continue;
-    if (comm.size > 0 && comm.has(ops.detail[i]!)) {
+    const k = kind[i]!;
+    const d = devOf[i]!;
+    engine[i] = -1;
+    if (k === MEMCPY) {
+      const cat = category[i]!;
+      if (cat !== HTOD && cat !== DTOH) continue;
+      engine[i] = d * 2 + (shared[d] || cat === HTOD ? 0 : 1);
+      if (!shared[d] && isPinnedTransfer(trace, i)) duplex[i] = 1;
+      continue;
+    }
+    if (k !== KERNEL) continue;
+    if (comm.size > 0 && comm.has(detail[i]!)) {
       share[i] = NO_SHARE;
       continue;
     }
-    const dev = devRows[model.devOf[i]!];
-    if (!dev?.smCount || ops.blocks[i]! <= 0) continue;
-    share[i] = Math.min(1, ops.blocks[i]! / (dev.smCount * blocksPerSm(dev, ops.blockThreads[i]!, ops.registers[i]!, ops.sharedBytes[i]!)));
+    const dev = devRows[d];
+    if (!dev?.smCount || blocks[i]! <= 0) continue;
+    if (d !== lastDev || blockThreads[i] !== lastThreads || registers[i] !== lastRegisters || sharedBytes[i] !== lastShared) {
+      lastDev = d;
+      lastThreads = blockThreads[i]!;
+      lastRegisters = registers[i]!;
+      lastShared = sharedBytes[i]!;
+      perSm = blocksPerSm(dev, lastThreads, lastRegisters, lastShared);
+    }
+    share[i] = Math.min(1, blocks[i]! / (dev.smCount * perSm));
   }
-  sharesOf.set(model, share);
-  return share;
+  resourcesOf.set(model, (r = { engine, share, duplex }));
+  return r;
+}
+
+/** Per dense device: 1 where one engine serves both directions (async_engine_count ≤ 1). */
+function sharedEngines(devRows: (DeviceRow | undefined)[]): Uint8Array {
+  return Uint8Array.from(devRows, (d) => ((d?.asyncEngineCount ?? 2) <= 1 ? 1 : 0));
 }
 
 /**
@@ -87,10 +127,12 @@ function kernelShares(trace: Trace, model: HostModel): Float32Array {
  */
 export class Resources {
   private readonly kind: Uint8Array;
-  private readonly category: Uint8Array;
   private readonly devOf: Int32Array;
-  private readonly trace: Trace;
-  /** Per op: 1 = a copy that now uses pinned host memory (a fix's), null: as recorded. */
+  /** Per op: its engine, -1 for none (OpResources). */
+  private readonly engine: Int32Array;
+  /** Per op: 1 = a recorded pinned copy, which takes part in duplex contention (OpResources). */
+  private readonly duplex: Uint8Array;
+  /** Per op: 1 = a copy that now uses pinned host memory (a fix's, so it takes part too), null: none. */
   private readonly pinned: Uint8Array | null;
   /** Per op: the next op in the same queue, -1 for none. */
   private readonly queueNext: Int32Array;
@@ -125,13 +167,14 @@ export class Resources {
 
   constructor(trace: Trace, model: HostModel, pinned: Uint8Array | null, queueNext: Int32Array, end: Float64Array, heap: EventHeap) {
     const D = model.devIndex.size;
+    const ops = opResources(trace, model);
     this.kind = trace.ops.kind;
-    this.category = trace.ops.category;
     this.devOf = model.devOf;
-    this.trace = trace;
+    this.engine = ops.engine;
+    this.duplex = ops.duplex;
     this.pinned = pinned;
     this.queueNext = queueNext;
-    this.sharedEngine = Uint8Array.from(deviceRows(trace, model), (d) => ((d?.asyncEngineCount ?? 2) <= 1 ? 1 : 0));
+    this.sharedEngine = sharedEngines(deviceRows(trace, model));
     this.engineBusy = new Uint8Array(D * 2);
     this.engineHead = new Int32Array(D * 2).fill(-1);
     this.engineTail = new Int32Array(D * 2).fill(-1);
@@ -142,7 +185,7 @@ export class Resources {
     this.duplexFactor = model.duplex;
     this.end = end;
     this.heap = heap;
-    this.share = kernelShares(trace, model);
+    this.share = ops.share;
     this.smUsed = new Float64Array(D);
     this.smRunning = new Int32Array(D);
     this.smHead = new Int32Array(D).fill(-1);
@@ -151,10 +194,7 @@ export class Resources {
 
   /** The engine op i needs: HtoD and DtoH copies only; -1 for every other op. */
   engineOf(i: number): number {
-    const cat = this.category[i]!;
-    if (this.kind[i] !== MEMCPY || (cat !== HTOD && cat !== DTOH)) return -1;
-    const d = this.devOf[i]!;
-    return d * 2 + (this.sharedEngine[d] || cat === HTOD ? 0 : 1);
+    return this.engine[i]!;
   }
 
   /**
@@ -163,7 +203,7 @@ export class Resources {
    * false (a later handover starts it).
    */
   acquire(i: number): boolean {
-    const eng = this.engineOf(i);
+    const eng = this.engine[i]!;
     if (eng >= 0) {
       if (!this.engineBusy[eng]) {
         this.engineBusy[eng] = 1;
@@ -233,8 +273,8 @@ export class Resources {
    * the caller sets its end.
    */
   beginContended(i: number, t: number, alone: number): boolean {
-    const eng = this.engineOf(i);
-    if (eng < 0 || this.sharedEngine[this.devOf[i]!] || !((this.pinned !== null && this.pinned[i] === 1) || pinnedTransfer(this.trace, i))) return false;
+    const eng = this.engine[i]!;
+    if (eng < 0 || this.sharedEngine[this.devOf[i]!] || !(this.duplex[i] === 1 || (this.pinned !== null && this.pinned[i] === 1))) return false;
     const other = eng ^ 1;
     const both = this.duplexOp[other]! >= 0;
     this.duplexOp[eng] = i;

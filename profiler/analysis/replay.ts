@@ -93,7 +93,12 @@ const scratchOf = new WeakMap<HostModel, Scratch>();
 
 function scratch(model: HostModel, n: number): Scratch {
   let sc = scratchOf.get(model);
-  if (!sc || sc.inUse) {
+  if (sc && !sc.inUse) {
+    sc.pending.fill(0);
+    sc.readyMin.fill(0);
+    sc.done.fill(0);
+  } else {
+    // Fresh arrays are zeroed already: only the -1 fills below are needed.
     sc = {
       nextInStream: new Int32Array(n),
       pending: new Int32Array(n),
@@ -106,10 +111,7 @@ function scratch(model: HostModel, n: number): Scratch {
     if (!scratchOf.has(model)) scratchOf.set(model, sc);
   }
   sc.nextInStream.fill(-1);
-  sc.pending.fill(0);
   sc.queueNext.fill(-1);
-  sc.readyMin.fill(0);
-  sc.done.fill(0);
   return sc;
 }
 
