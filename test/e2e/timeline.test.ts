@@ -158,6 +158,41 @@ describe('timeline in Chromium', () => {
     await page.close();
   });
 
+  it('zooming and panning ask for one window at a time, and the window of where they stopped comes', async () => {
+    const page = await openApp(browser, at(concurrent, 0, 5e8));
+    await settled(page);
+    // Each window answer held back 500 ms, as a large recording's would be: the panning outruns the server.
+    await page.route('**/api/window', async (route) => {
+      await new Promise((r) => setTimeout(r, 500));
+      await route.continue();
+    });
+    let inFlight = 0;
+    let most = 0;
+    const asked: { startNs: number; endNs: number }[] = [];
+    const isWindow = (url: string) => url.endsWith('/api/window');
+    page.on('request', (r) => {
+      if (!isWindow(r.url())) return;
+      most = Math.max(most, ++inFlight);
+      asked.push((JSON.parse(r.postData()!) as { args: [string, { startNs: number; endNs: number }] }).args[1]);
+    });
+    for (const done of ['requestfinished', 'requestfailed'] as const) page.on(done, (r) => void (isWindow(r.url()) && inFlight--));
+    // Each zoom step changes the resolution, so each needs a window of its own.
+    for (let i = 0; i < 12; i++) {
+      await page.keyboard.press(i % 3 === 2 ? 'd' : 'w');
+      await page.waitForTimeout(40);
+    }
+    await settled(page);
+    const view = await page.evaluate(() => window.__streamscope!.view());
+    expect(most).toBe(1);
+    // 12 view changes, throttled to 30 ms and one at a time: a few windows, not one per change.
+    expect(asked.length).toBeGreaterThan(1);
+    expect(asked.length).toBeLessThan(8);
+    const last = asked.at(-1)!;
+    expect(last.startNs).toBeLessThanOrEqual(view.start);
+    expect(last.endNs).toBeGreaterThanOrEqual(view.end);
+    await page.close();
+  });
+
   it('zoom (wheel, keys, range selection) changes the view and the ruler', async () => {
     const page = await openApp(browser, server.url);
     const ticks = () => page.locator('[data-testid="ruler"] .tick text').allTextContents();

@@ -5,7 +5,12 @@
 // loaded window, the resolution bucket changes, or the rows change. The
 // query side merges items shorter than the resolution into coverage spans,
 // so an answer holds a few rectangles per pixel column at most, whatever the
-// recording's size. Folded ranks' busy rows come with it, from the zones
+// recording's size. One window is asked at a time: while it is computed, a
+// newer view replaces the one waiting to go, and only the latest goes when
+// the answer lands (a zoomed-in window of a large recording costs the server
+// a few hundred milliseconds; asking for one every 30 ms while panning kept a
+// core of a 2-core machine busy with windows no one would see, and the frames
+// of the page waited for it). Folded ranks' busy rows come with it, from the zones
 // (overview() over the same window), asked in parallel. A recording being
 // written grows under the loaded window: refresh() makes the next update
 // ask again, while what is loaded stays drawn until the answer lands.
@@ -69,6 +74,8 @@ export class WindowLoader {
   private generation = 0;
   private wanted: { startNs: number; endNs: number; resolutionNs: number; rowsKey: string; generation: number } | null = null;
   private timer: ReturnType<typeof setTimeout> | null = null;
+  /** The request waiting for the one in flight to land (only the latest is kept). */
+  private next: Parameters<WindowLoader['fetch']> | null = null;
   private disposed = false;
 
   constructor(
@@ -90,7 +97,7 @@ export class WindowLoader {
 
   /** True when nothing is pending: what is drawn is what will stay drawn. */
   idle(): boolean {
-    return this.inFlight === 0 && this.timer === null;
+    return this.inFlight === 0 && this.timer === null && this.next === null;
   }
 
   /**
@@ -119,7 +126,9 @@ export class WindowLoader {
     this.timer = setTimeout(
       () => {
         this.timer = null;
-        void this.fetch(want, rows, devices, busyDevices, widthCssPx * dpr * 3);
+        const args: Parameters<WindowLoader['fetch']> = [want, rows, devices, busyDevices, widthCssPx * dpr * 3];
+        if (this.inFlight > 0) this.next = args;
+        else void this.fetch(...args);
       },
       this.loaded ? 30 : 0,
     );
@@ -196,6 +205,10 @@ export class WindowLoader {
       if (!this.disposed) this.onError(err);
     } finally {
       this.inFlight--;
+      const next = this.next;
+      this.next = null;
+      // The latest view asked for while this one was computed; not when an answer since covers it.
+      if (next && !this.disposed && this.wanted === next[0]) void this.fetch(...next);
     }
   }
 }
