@@ -17,9 +17,10 @@
 //                 the start timeout (300 ms) stopping a hung recorder,
 //                 probeGpu (were < 10 s, < 5 s, < 10 s,
 //                 test/app/record-jobs.test.ts)
-//  replay         the replay of 10 M operations on 64 streams (requirement
-//                 ~3 s; test/analysis/replay.test.ts asserted < 40 s for
-//                 host model and replay together)
+//  replay         the replay of 10 M operations on 64 streams: host model
+//                 and replay together against the issue-16 goal (≤ 4 s;
+//                 test/analysis/replay.test.ts asserted < 40 s). `--only
+//                 whatif` (bench/whatif.ts) measures it alone, beside its anchor
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -33,6 +34,7 @@ import { devices } from '../profiler/native/addon.ts';
 import { repoRoot } from '../profiler/native/paths.ts';
 import { syntheticReplay } from '../test/helpers/synthetic-replay.ts';
 import { frameWorkPage, mainThreadWorkPerFrame } from './frame-trace.ts';
+import { WHATIF_GOAL_SECONDS } from './whatif.ts';
 
 const fixture = (name: string) => path.join(repoRoot, `test/fixtures/recordings/${name}.sqlite`);
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -150,7 +152,8 @@ export async function benchResponsiveness(rounds: number): Promise<{ result: Rec
       probeGpuSeconds: { runs: probe, bound: 10 },
     };
   }
-  result.replay10M = { hostModelSeconds: model, replaySeconds: replayS, requirementReplaySeconds: 3, testBoundSeconds: 40 };
+  const together = model.map((m, i) => m + replayS[i]!);
+  result.replay10M = { hostModelSeconds: model, replaySeconds: replayS, totalSeconds: together, goalTotalSeconds: WHATIF_GOAL_SECONDS, testBoundSeconds: 40 };
   const within = (xs: number[], bound: number) => `${xs.filter((x) => x < bound).length}/${xs.length} within`;
   lines.push(
     `responsiveness  ${rounds} rounds, load average ${os
@@ -176,6 +179,9 @@ export async function benchResponsiveness(rounds: number): Promise<{ result: Rec
       `          record jobs without a GPU: no-driver failure ${fmt(noDriver, 2)} s (< 10), 300 ms start timeout ${fmt(startTimeout, 2)} s (< 5), probeGpu ${fmt(probe, 2)} s (< 10)`,
     );
   }
-  lines.push(`          replay of 10 M operations: host model ${fmt(model, 2)} s, replay ${fmt(replayS, 2)} s (requirement ~3 s: ${within(replayS, 3)})`);
+  lines.push(
+    `          replay of 10 M operations: host model ${fmt(model, 2)} s + replay ${fmt(replayS, 2)} s = ${fmt(together, 2)} s, ` +
+      `median ${(median(together) / WHATIF_GOAL_SECONDS).toFixed(2)} × the ${WHATIF_GOAL_SECONDS} s goal (${within(together, WHATIF_GOAL_SECONDS)})`,
+  );
   return { result, lines };
 }

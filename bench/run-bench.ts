@@ -56,8 +56,13 @@
 //            frame-trace check's figures, how quickly launches and record jobs
 //            fail without Electron or a GPU, the replay of 10 M operations
 //            (bench/responsiveness.ts), --responsiveness-rounds each.
+//  whatif    the what-if replay of 10 M operations, host model + replay,
+//            beside one plain pass over the ops' columns (bench/whatif.ts),
+//            --whatif-rounds rounds, alternated with an older checkout's
+//            code with --whatif-against DIR. Target (issue 16): ≤ 4 s on the
+//            2-core development machine.
 //
-// Options: --only ingest|analysis|import|renderer|selection|merge|overhead|record-wall|live|serve-load|responsiveness, --responsiveness-rounds N, --wall-rounds N, --serve-ops N, --serve-clients N, --serve-seconds N, --live-launches N, --live-speed X, --renderer-ops N, --selection-ops N, --analysis-launches N, --import-mb N, --launches N (overhead loop), --pairs N,
+// Options: --only ingest|analysis|import|renderer|selection|merge|overhead|record-wall|live|serve-load|responsiveness|whatif, --responsiveness-rounds N, --whatif-rounds N, --whatif-against DIR, --wall-rounds N, --serve-ops N, --serve-clients N, --serve-seconds N, --live-launches N, --live-speed X, --renderer-ops N, --selection-ops N, --analysis-launches N, --import-mb N, --launches N (overhead loop), --pairs N,
 // --ingest-launches N, --ingest-runs N (ingest and ceiling pairs), --merge-ranks N, --merge-ops N (per rank), --merge-rounds N, --merge-sample N (ranks analysed as a sample),
 // --merge-analysis sample|whole|none (whole: also the whole job's analysis, minutes and ~12 GB), --json FILE (write the results).
 // --job FILE, --job-rounds N (the job's analysis rank by rank).
@@ -107,6 +112,8 @@ const { values } = parseArgs({
     'serve-clients': { type: 'string', default: '200' },
     'serve-seconds': { type: 'string', default: '60' },
     'responsiveness-rounds': { type: 'string', default: '5' },
+    'whatif-rounds': { type: 'string', default: '5' },
+    'whatif-against': { type: 'string' },
     'wall-rounds': { type: 'string', default: '5' },
   },
 });
@@ -1154,6 +1161,12 @@ if (values.only === undefined || values.only === 'responsiveness') {
   const { benchResponsiveness } = await import('./responsiveness.ts');
   const r = await benchResponsiveness(Number(values['responsiveness-rounds']));
   results.responsiveness = r.result;
+  lines.push(...r.lines);
+}
+if (values.only === undefined || values.only === 'whatif') {
+  const { benchWhatif } = await import('./whatif.ts');
+  const r = benchWhatif(Number(values['whatif-rounds']), values['whatif-against']);
+  results.whatif = r.result;
   lines.push(...r.lines);
 }
 if (values.only === undefined || values.only === 'overhead') {

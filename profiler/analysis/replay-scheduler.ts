@@ -392,9 +392,11 @@ export class Simulation {
         this.release(l, this.afterDependency(l, t));
       }
     }
-    const reached = this.contextDone.advance(c, done);
+    // (Stepped over only when a thread waits on the context: a device
+    // synchronize that asks later steps over what completed meanwhile.)
     const waiters = this.contextWaiters[c]!;
     if (waiters.length) {
+      const reached = this.contextDone.advance(c, done);
       const waitArg = this.model.waitArg;
       for (let j = 0; j < waiters.length;) {
         const th = waiters[j]!;
@@ -488,7 +490,7 @@ export class Simulation {
         this.waitingOnOps++;
       } else {
         const c = waitCtx[call]!;
-        if (this.contextDone.count(c) >= waitArg[call]!) {
+        if (this.contextDone.advance(c, this.done) >= waitArg[call]!) {
           clock = startAt + tail;
           continue;
         }
