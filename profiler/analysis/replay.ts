@@ -55,8 +55,9 @@
 // who may run and how fast; the scheduler (replay-scheduler.ts) is the
 // simulation over one state, its events in time order on a 4-ary heap
 // (replay-events.ts). Everything per operation lives in typed arrays, and
-// nothing is allocated per operation (10 M operations: ~2.5 s, see the
-// performance test in test/analysis/replay.test.ts).
+// nothing is allocated per operation (10 M operations: host model and
+// replay ~3.4 s of CPU on the 2-core development VM, `npm run bench --
+// --only whatif`; test/analysis/replay-identity.test.ts pins the results).
 import { hostModel, type HostModel } from './replay-host.ts';
 import { buildGraph, issueIndex } from './replay-graph.ts';
 import { Simulation } from './replay-scheduler.ts';
