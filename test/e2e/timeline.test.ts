@@ -175,7 +175,11 @@ describe('timeline in Chromium', () => {
       most = Math.max(most, ++inFlight);
       asked.push((JSON.parse(r.postData()!) as { args: [string, { startNs: number; endNs: number }] }).args[1]);
     });
-    for (const done of ['requestfinished', 'requestfailed'] as const) page.on(done, (r) => void (isWindow(r.url()) && inFlight--));
+    const landed = (r: { url(): string }) => {
+      if (isWindow(r.url())) inFlight--;
+    };
+    page.on('requestfinished', landed);
+    page.on('requestfailed', landed);
     // Each zoom step changes the resolution, so each needs a window of its own.
     for (let i = 0; i < 12; i++) {
       await page.keyboard.press(i % 3 === 2 ? 'd' : 'w');
