@@ -21,6 +21,7 @@
         "src/zone_builder.cc",
         "src/table_loader.cc",
         "src/page_merge.cc",
+        "src/btree_reader.cc",
         "src/sql_time_limit.cc",
         "../../node_modules/better-sqlite3/deps/sqlite3/sqlite3.c"
       ],
@@ -43,6 +44,9 @@
         "SQLITE_OMIT_DEPRECATED",
         "SQLITE_OMIT_SHARED_CACHE",
         "SQLITE_LIKE_DOESNT_MATCH_BLOBS",
+        # The column loader reads a recording's pages through SQLite's map of
+        # the file (table_loader.cc): up to 1 TiB, not the default 2 GB.
+        "SQLITE_MAX_MMAP_SIZE=0x10000000000",
         "SQLITE_API=__attribute__((visibility(\"hidden\")))"
       ],
       "cflags": ["-O2", "-fvisibility=hidden"],

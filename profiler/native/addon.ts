@@ -149,12 +149,12 @@ interface AddonModule {
   cuptiInfo(libraryPath?: string): CuptiInfo;
   loadOps(dbPath: string): OpColumns;
   loadCalls(dbPath: string): CallColumns;
-  loadTimeline(dbPath: string): { ops: OpColumns; calls: CallColumns };
+  loadTimeline(dbPath: string, options?: { via?: LoadVia }): { ops: OpColumns; calls: CallColumns; via: string };
   loadRows(
     dbPath: string,
     request: RowRanges & LoadRowsOptions,
     out: { ops: Partial<Omit<OpColumns, 'length'>>; calls: Partial<Omit<CallColumns, 'length'>> },
-  ): { ops: number; calls: number };
+  ): { ops: number; calls: number; via: string };
   Ingest: new (dbPath: string, options: { originNs: bigint }) => IngestInstance;
   InsertCeiling: new (source: string) => InsertCeilingInstance;
   demangle(names: string[]): (string | null)[];
@@ -201,9 +201,20 @@ export function loadOpColumns(dbPath: string): OpColumns {
   return addon().loadOps(dbPath);
 }
 
-/** Both, read on two threads at once. */
-export function loadTimelineColumns(dbPath: string): { ops: OpColumns; calls: CallColumns } {
-  return addon().loadTimeline(dbPath);
+/**
+ * How the native loader reads a recording's rows (native/addon/src/table_loader.h):
+ * 'pages' straight from the file's table b-trees (throws where the file
+ * cannot be read so), 'sql' through SQLite alone, 'auto' (the default)
+ * pages where it can, else SQLite. STREAMSCOPE_LOAD_VIA=sql|pages overrides auto.
+ */
+export type LoadVia = 'auto' | 'pages' | 'sql';
+
+/**
+ * Ops and calls at once, every table read on all cores. `via`: how the rows
+ * were read, 'pages' or 'sql: ' and why not through the pages.
+ */
+export function loadTimelineColumns(dbPath: string, options: { via?: LoadVia } = {}): { ops: OpColumns; calls: CallColumns; via: string } {
+  return addon().loadTimeline(dbPath, options);
 }
 
 /** API calls of a recording as columns, in (start, id) order. */
@@ -243,6 +254,8 @@ export interface LoadRowsOptions {
   callMinNs?: number;
   /** Only these op columns are written (the others read 0): less memory to fill for a caller that reads few. */
   opColumns?: readonly (keyof typeof OP_COLUMNS)[];
+  /** How to read the rows (LoadVia; default 'auto'). */
+  via?: LoadVia;
 }
 
 /** The op columns a narrow load (LoadRowsOptions.narrow) reads. */
@@ -289,7 +302,12 @@ function slotsOf(ranges: number[] | undefined): number {
  * orders them (ops by (start, kind, id), calls by (start, id)), into
  * `pool`'s arrays: the columns are views, valid until the pool's next load.
  */
-export function loadRows(dbPath: string, ranges: RowRanges, options: LoadRowsOptions, pool: ColumnPool): { ops: OpColumns; calls: CallColumns } {
+export function loadRows(
+  dbPath: string,
+  ranges: RowRanges,
+  options: LoadRowsOptions,
+  pool: ColumnPool,
+): { ops: OpColumns; calls: CallColumns; via: string } {
   const opSlots = slotsOf(ranges.kernels) + slotsOf(ranges.memcpys) + slotsOf(ranges.memsets);
   const callSlots = slotsOf(ranges.apiCalls);
   const out = { ops: {} as Record<string, AnyTypedArray>, calls: {} as Record<string, AnyTypedArray> };
@@ -305,7 +323,11 @@ export function loadRows(dbPath: string, ranges: RowRanges, options: LoadRowsOpt
     for (const [name, type] of Object.entries(columns)) c[name] = (got[name] ?? pool.zeros(type, length)).subarray(0, length);
     return c;
   };
-  return { ops: view(OP_COLUMNS, out.ops, n.ops) as unknown as OpColumns, calls: view(CALL_COLUMNS, out.calls, n.calls) as unknown as CallColumns };
+  return {
+    ops: view(OP_COLUMNS, out.ops, n.ops) as unknown as OpColumns,
+    calls: view(CALL_COLUMNS, out.calls, n.calls) as unknown as CallColumns,
+    via: n.via,
+  };
 }
 
 /**

@@ -197,16 +197,26 @@ constexpr napi_typedarray_type typedArrayKind() {
   return napi_float64_array;
 }
 
+// A load's `via` option (table_loader.h LoadVia): 'pages', 'sql', or absent (auto).
+LoadVia viaOf(Napi::Env env, const Napi::Value& v) {
+  if (v.IsUndefined()) return LoadVia::Auto;
+  const std::string s = v.IsString() ? v.As<Napi::String>().Utf8Value() : "";
+  if (s == "pages") return LoadVia::Pages;
+  if (s == "sql") return LoadVia::Sql;
+  if (s == "auto") return LoadVia::Auto;
+  throw Napi::TypeError::New(env, "via must be 'auto', 'pages' or 'sql'");
+}
+
 // loadRows(path, request, out): some rows of a recording (table_loader.h
 // RowsRequest) written, in order, into the typed arrays the caller holds,
 // so that one rank after another reuses the same memory.
 //   request: { kernels, memcpys, memsets, apiCalls: [lo, hi, lo, hi, …] (inclusive rowids),
 //              pids?: number[], narrow?: boolean, threads?: number, maxStart?: number,
 //              zones?: { kernels?, memcpys?, memsets?, apiCalls?: [lane, first, last, …] },
-//              callNames?: number[], callMinNs?: number }
+//              callNames?: number[], callMinNs?: number, via?: 'auto' | 'pages' | 'sql' }
 //   out:     { ops: { <column>: typed array, … }, calls: { … } }: the columns wanted (others are not
 //            written), each at least as long as the ranges' rowids
-// Returns { ops, calls }: the rows written.
+// Returns { ops, calls, via }: the rows written, and how they were read (Timeline::via).
 Napi::Value loadRowsBinding(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (info.Length() < 3 || !info[0].IsString() || !info[1].IsObject() || !info[2].IsObject())
@@ -242,6 +252,7 @@ Napi::Value loadRowsBinding(const Napi::CallbackInfo& info) {
   }
   if (req.Get("callMinNs").IsNumber()) r.call_min_ns = req.Get("callMinNs").As<Napi::Number>().Int64Value();
   if (req.Get("threads").IsNumber()) r.threads = static_cast<size_t>(std::max(0, req.Get("threads").As<Napi::Number>().Int32Value()));
+  r.via = viaOf(env, req.Get("via"));
   const Napi::Object out = info[2].As<Napi::Object>();
   try {
     Timeline& t = loadRows(info[0].As<Napi::String>().Utf8Value(), r);
@@ -280,20 +291,23 @@ Napi::Value loadRowsBinding(const Napi::CallbackInfo& info) {
     Napi::Object n = Napi::Object::New(env);
     n.Set("ops", Napi::Number::New(env, static_cast<double>(t.ops.size())));
     n.Set("calls", Napi::Number::New(env, static_cast<double>(t.calls.size())));
+    n.Set("via", Napi::String::New(env, t.via));
     return n;
   } catch (const LoadError& e) {
     throw Napi::Error::New(env, e.what());
   }
 }
 
-// Both at once (table_loader.cc reads every table on all cores).
+// Both at once (table_loader.cc reads every table on all cores); loadTimeline(path, { via }?).
 Napi::Value loadTimelineBinding(const Napi::CallbackInfo& info) {
-  return guarded(info, [](Napi::Env env, const std::string& path) -> Napi::Value {
-    Timeline t = loadTimeline(path, true, true);
+  return guarded(info, [&info](Napi::Env env, const std::string& path) -> Napi::Value {
+    const LoadVia via = info.Length() > 1 && info[1].IsObject() ? viaOf(env, info[1].As<Napi::Object>().Get("via")) : LoadVia::Auto;
+    Timeline t = loadTimeline(path, true, true, via);
     const auto t0 = std::chrono::steady_clock::now();
     Napi::Object out = Napi::Object::New(env);
     out.Set("ops", opsObject(env, t.ops));
     out.Set("calls", callsObject(env, t.calls));
+    out.Set("via", Napi::String::New(env, t.via));
     if (std::getenv("STREAMSCOPE_LOAD_TIMING"))
       std::fprintf(stderr, "load gather   %7.0f ms\n",
                    std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());

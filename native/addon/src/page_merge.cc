@@ -15,114 +15,23 @@
 #include <mutex>
 #include <thread>
 
+#include "btree_reader.h"
+
 namespace streamscope::addon {
 namespace {
 
-constexpr uint8_t kTableLeaf = 0x0D;
-constexpr uint8_t kTableInterior = 0x05;
-// The deepest b-tree a sane file has (SQLite's own limit is 20): a cycle in a damaged file stops here.
-constexpr int kMaxDepth = 40;
-
-uint32_t get16(const uint8_t* p) { return (uint32_t(p[0]) << 8) | p[1]; }
-uint32_t get32(const uint8_t* p) { return (uint32_t(p[0]) << 24) | (uint32_t(p[1]) << 16) | (uint32_t(p[2]) << 8) | p[3]; }
-void put16(uint8_t* p, uint32_t v) {
-  p[0] = uint8_t(v >> 8);
-  p[1] = uint8_t(v);
-}
-void put32(uint8_t* p, uint32_t v) {
-  p[0] = uint8_t(v >> 24);
-  p[1] = uint8_t(v >> 16);
-  p[2] = uint8_t(v >> 8);
-  p[3] = uint8_t(v);
-}
-
-// SQLite's varint: 1–9 bytes, big-endian, 7 bits a byte, the 9th byte whole.
-// Returns the bytes read, 0 when it runs past `end`.
-int getVarint(const uint8_t* p, const uint8_t* end, uint64_t* out) {
-  uint64_t v = 0;
-  for (int i = 0; i < 8; i++) {
-    if (p + i >= end) return 0;
-    v = (v << 7) | (p[i] & 0x7f);
-    if ((p[i] & 0x80) == 0) {
-      *out = v;
-      return i + 1;
-    }
-  }
-  if (p + 8 >= end) return 0;
-  *out = (v << 8) | p[8];
-  return 9;
-}
-
-int varintLen(uint64_t v) {
-  if (v > 0x00ffffffffffffffULL) return 9;
-  int n = 1;
-  while (v >>= 7) n++;
-  return n;
-}
-
-int putVarint(uint8_t* p, uint64_t v) {
-  if (v > 0x00ffffffffffffffULL) {
-    p[8] = uint8_t(v);
-    v >>= 8;
-    for (int i = 7; i >= 0; i--) {
-      p[i] = uint8_t((v & 0x7f) | 0x80);
-      v >>= 7;
-    }
-    return 9;
-  }
-  uint8_t tmp[10];
-  int n = 0;
-  do {
-    tmp[n++] = uint8_t((v & 0x7f) | 0x80);
-    v >>= 7;
-  } while (v);
-  tmp[0] &= 0x7f;
-  for (int i = 0; i < n; i++) p[i] = tmp[n - 1 - i];
-  return n;
-}
-
-// Bytes of a value of serial type t in a record's body; -1: a reserved type (a damaged record).
-int64_t serialLen(uint64_t t) {
-  static const int8_t small[12] = {0, 1, 2, 3, 4, 6, 8, 8, 0, 0, -1, -1};
-  if (t < 12) return small[t];
-  return int64_t((t - 12) / 2);
-}
-
-bool isInteger(uint64_t t) { return (t >= 1 && t <= 6) || t == 8 || t == 9; }
-
-int64_t readInt(uint64_t t, const uint8_t* p) {
-  if (t == 8) return 0;
-  if (t == 9) return 1;
-  const int n = int(serialLen(t));
-  int64_t v = int8_t(p[0]);  // sign from the first byte
-  for (int i = 1; i < n; i++) v = int64_t(uint64_t(v) << 8) | p[i];
-  return v;
-}
-
-// The serial type SQLite gives an integer (sqlite3VdbeSerialType) and its body length.
-uint64_t intSerialType(int64_t i, bool format4, int* len) {
-  const uint64_t u = i < 0 ? ~uint64_t(i) : uint64_t(i);
-  if (u <= 127) {
-    if ((i & 1) == i && format4) {
-      *len = 0;
-      return 8 + uint64_t(i);
-    }
-    *len = 1;
-    return 1;
-  }
-  if (u <= 32767) return *len = 2, 2;
-  if (u <= 8388607) return *len = 3, 3;
-  if (u <= 2147483647) return *len = 4, 4;
-  if (u <= 0x00007fffffffffffULL) return *len = 6, 5;
-  return *len = 8, 6;
-}
-
-void writeInt(uint8_t* p, int64_t v, int len) {
-  for (int i = len - 1; i >= 0; i--) {
-    p[i] = uint8_t(v);
-    v = int64_t(uint64_t(v) >> 8);
-  }
-}
+using btree::get16;
+using btree::get32;
+using btree::intSerialType;
+using btree::isInteger;
+using btree::kTableInterior;
+using btree::kTableLeaf;
+using btree::put16;
+using btree::put32;
+using btree::putVarint;
+using btree::readInt;
+using btree::varintLen;
+using btree::writeInt;
 
 bool addOverflows(int64_t a, int64_t b, int64_t* out) { return __builtin_add_overflow(a, b, out); }
 
@@ -134,9 +43,7 @@ struct Input {
   int fd = -1;
   const uint8_t* base = nullptr;
   size_t size = 0;
-  uint32_t pageSize = 0;
-  uint32_t usable = 0;
-  uint32_t pages = 0;
+  btree::Pages pages;
 
   explicit Input(std::string path) : file(std::move(path)) {
     fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
@@ -148,12 +55,13 @@ struct Input {
     void* p = mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0);
     if (p == MAP_FAILED) throw PageMergeError(file + ": cannot map: " + errnoText());
     base = static_cast<const uint8_t*>(p);
-    if (std::memcmp(base, "SQLite format 3", 16) != 0) throw PageMergeError(file + ": not a SQLite database");
-    pageSize = get16(base + 16) == 1 ? 65536 : get16(base + 16);
-    if (pageSize < 512 || (pageSize & (pageSize - 1)) != 0) throw PageMergeError(file + ": damaged header (page size)");
-    usable = pageSize - base[20];
-    if (get32(base + 56) != 1) throw PageMergeUnsupported(file + ": text is not UTF-8");
-    pages = uint32_t(size / pageSize);
+    try {
+      pages.init(base, size);
+    } catch (const btree::Unsupported& e) {
+      throw PageMergeUnsupported(file + ": " + e.what());
+    } catch (const btree::Damaged& e) {
+      throw PageMergeError(file + ": " + e.what());
+    }
   }
   ~Input() {
     if (base) munmap(const_cast<uint8_t*>(base), size);
@@ -161,11 +69,6 @@ struct Input {
   }
   Input(const Input&) = delete;
   Input& operator=(const Input&) = delete;
-
-  const uint8_t* page(uint32_t pgno) const {
-    if (pgno < 1 || pgno > pages) throw PageMergeError(file + ": refers to page " + std::to_string(pgno) + " beyond its end (damaged)");
-    return base + size_t(pgno - 1) * pageSize;
-  }
 };
 
 // The output: its header facts, its pages handed out to the threads.
@@ -353,33 +256,21 @@ class RecordRewriter {
 
   // The record at p (payloadLen bytes) rewritten; returns its new length (in rec()).
   uint32_t rewrite(const uint8_t* p, uint32_t payloadLen) {
-    const uint8_t* end = p + payloadLen;
-    uint64_t hdrSize = 0;
-    int n = getVarint(p, end, &hdrSize);
-    if (n == 0 || hdrSize > payloadLen || hdrSize < uint64_t(n)) damaged("record header");
-    const uint8_t* h = p + n;
-    const uint8_t* hEnd = p + hdrSize;
-    const uint8_t* b = hEnd;
     types_.clear();
     size_t bodyLen = 0;
     size_t col = 0;
-    while (h < hEnd) {
-      uint64_t t = 0;
-      const int k = getVarint(h, hEnd, &t);
-      if (k == 0) damaged("record header");
-      h += k;
-      const int64_t len = serialLen(t);
-      if (len < 0 || b + len > end) damaged("record");
+    for (btree::Record r(p, payloadLen); r.next(); col++) {
+      const uint64_t t = r.type;
       if (col >= u_.ops.size()) unsupported("a record has more columns than the table");
       const PreparedOp& op = u_.ops[col];
       if (op.kind == ColumnOp::Keep || t == 0) {
         // Copied as stored (NULL stays NULL under every operation: NULL + x, and no key is NULL).
         types_.push_back(t);
-        std::memcpy(body_.data() + bodyLen, b, size_t(len));
-        bodyLen += size_t(len);
+        std::memcpy(body_.data() + bodyLen, r.value, r.valueLen);
+        bodyLen += r.valueLen;
       } else {
         if (!isInteger(t)) unsupported("a column to move holds a value that is not an integer");
-        const int64_t v = readInt(t, b);
+        const int64_t v = readInt(t, r.value);
         int64_t w = 0;
         bool isNull = false;
         if (op.kind == ColumnOp::Add) {
@@ -397,8 +288,6 @@ class RecordRewriter {
         }
       }
       if (bodyLen + 16 > body_.size()) unsupported("a record does not fit in its page");
-      b += len;
-      col++;
     }
     // Columns the record lacks (added to the table after it was written) read as their default: fine to keep only if copied.
     for (size_t c = col; c < u_.ops.size(); c++)
@@ -418,12 +307,7 @@ class RecordRewriter {
 
   const uint8_t* rec() const { return rec_.data(); }
 
-  [[noreturn]] void damaged(const char* what) const {
-    throw PageMergeError(u_.in->file + ": damaged " + what + " in table " + u_.tableName);
-  }
-  [[noreturn]] void unsupported(const char* what) const {
-    throw PageMergeUnsupported(u_.in->file + ", table " + u_.tableName + ": " + what);
-  }
+  [[noreturn]] static void unsupported(const char* what) { throw btree::Unsupported(what); }
 
  private:
   Unit& u_;
@@ -436,67 +320,25 @@ class RecordRewriter {
 
 void runUnit(Unit& u, Output& out) {
   const Input& in = *u.in;
-  // A table leaf cell's payload stays on its page up to usable − 35 bytes; beyond, it overflows.
-  const uint32_t inMaxLocal = in.usable - 35;
   RecordRewriter rw(u, out.format4, out.usable - 35);
   LeafWriter leaves(out, u.leaves);
   bool first = true;
   int64_t prev = 0;
-
-  struct Frame {
-    uint32_t pgno;
-    uint32_t next;  // the next child to visit
-  };
-  std::vector<Frame> stack{{u.root, 0}};
-  while (!stack.empty()) {
-    if (stack.size() > size_t(kMaxDepth)) rw.damaged("b-tree (too deep: a cycle)");
-    Frame& f = stack.back();
-    const uint8_t* page = in.page(f.pgno);
-    const uint8_t* h = page + (f.pgno == 1 ? 100 : 0);
-    const uint32_t cells = get16(h + 3);
-    if (h[0] == kTableInterior) {
-      if (f.next > cells) {
-        stack.pop_back();
-        continue;
-      }
-      uint32_t child;
-      if (f.next == cells) {
-        child = get32(h + 8);
-      } else {
-        const uint32_t at = get16(h + 12 + 2 * f.next);
-        if (at + 4 > in.usable) rw.damaged("interior page");
-        child = get32(page + at);
-      }
-      f.next++;
-      stack.push_back({child, 0});
-      continue;
-    }
-    if (h[0] != kTableLeaf) rw.damaged("b-tree page (not a table page)");
-    for (uint32_t c = 0; c < cells; c++) {
-      const uint32_t at = get16(h + 8 + 2 * c);
-      if (at >= in.usable) rw.damaged("leaf page");
-      const uint8_t* cell = page + at;
-      const uint8_t* limit = page + in.usable;
-      uint64_t payload = 0;
-      uint64_t rowid = 0;
-      int k = getVarint(cell, limit, &payload);
-      if (k == 0) rw.damaged("cell");
-      const int k2 = getVarint(cell + k, limit, &rowid);
-      if (k2 == 0) rw.damaged("cell");
-      if (payload > inMaxLocal) rw.unsupported("a record overflows its page");
-      const uint8_t* p = cell + k + k2;
-      if (p + payload > limit) rw.damaged("cell");
+  try {
+    btree::scanTable(in.pages, u.root, INT64_MIN, INT64_MAX, [&](int64_t rowid, const uint8_t* p, uint32_t payload) {
       int64_t id = 0;
-      if (addOverflows(int64_t(rowid), u.rowidAdd, &id)) rw.unsupported("a moved rowid overflows 64 bits");
-      if (!first && id <= prev) rw.damaged("b-tree (rowids out of order)");
-      const uint32_t len = rw.rewrite(p, uint32_t(payload));
+      if (addOverflows(rowid, u.rowidAdd, &id)) throw btree::Unsupported("a moved rowid overflows 64 bits");
+      const uint32_t len = rw.rewrite(p, payload);
       leaves.add(rw.rec(), len, id);
       if (first) u.result.firstRowid = id;
       first = false;
       prev = id;
       u.result.rows++;
-    }
-    stack.pop_back();
+    });
+  } catch (const btree::Damaged& e) {
+    throw PageMergeError(in.file + ": " + e.what() + " in table " + u.tableName);
+  } catch (const btree::Unsupported& e) {
+    throw PageMergeUnsupported(in.file + ", table " + u.tableName + ": " + e.what());
   }
   leaves.flush();
   u.result.lastRowid = prev;

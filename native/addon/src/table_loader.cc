@@ -12,6 +12,13 @@
 #include <utility>
 #include <vector>
 
+#include <sys/stat.h>
+
+#include <cctype>
+#include <cstring>
+#include <iterator>
+
+#include "btree_reader.h"
 #include "sqlite3.h"
 #include "zone_tables.h"
 
@@ -30,7 +37,11 @@ struct Db {
     sqlite3_busy_timeout(db, 5000);
     // Map the file instead of copying every page through read(): a 1 GB
     // recording otherwise spends more time in the kernel than in SQLite.
-    sqlite3_exec(db, "PRAGMA mmap_size = 17179869184", nullptr, nullptr, nullptr);
+    sqlite3_exec(db, "PRAGMA mmap_size = 1099511627776", nullptr, nullptr, nullptr);
+  }
+
+  void exec(const char* sql) {
+    if (sqlite3_exec(db, sql, nullptr, nullptr, nullptr) != SQLITE_OK) throw LoadError(path + ": " + sqlite3_errmsg(db));
   }
 
   int64_t count(const char* sql) {
@@ -159,14 +170,6 @@ void orderBy(const Column<double>& key, Column<uint32_t>& idx, SortScratch& scra
   }
 }
 
-// The order of `key`'s rows, on every core, in columns of its own.
-Column<uint32_t> orderBy(const Column<double>& key) {
-  Column<uint32_t> idx;
-  SortScratch scratch;
-  orderBy(key, idx, scratch, 0);
-  return idx;
-}
-
 // A table's rows [lo, hi] by rowid: a piece one thread reads on its own
 // connection. Rowids are dense (rows are only ever appended), so equal
 // rowid spans are about equal work.
@@ -248,9 +251,9 @@ void eachCallColumn(CallColumns& c, F&& f) {
 // A part never holds more rows than its slots (its rowid span, or its count
 // when sparse) unless a writer changed the table while it was read: then
 // stop rather than write past the part.
-void checkRoom(const Db& db, const Part& part, size_t i, size_t at) {
+void checkRoom(const std::string& path, const Part& part, size_t i, size_t at) {
   if (i >= at + part.slots)
-    throw LoadError(db.path + ": the " + kTables[part.table] + " table changed while it was being read; close the writer and try again");
+    throw LoadError(path + ": the " + kTables[part.table] + " table changed while it was being read; close the writer and try again");
 }
 
 // Rows of some zones (RowsRequest::zones): per lane, its zones' id ranges, sorted.
@@ -302,20 +305,246 @@ struct ReadFilter {
 // A row on a stream place_of_stream does not know: read the part again with the rows' own columns.
 struct UnplacedStream {};
 
-size_t readOps(Db& db, const Part& part, const std::unordered_map<int64_t, int32_t>& pid_of_context, OpColumns& o, size_t at,
-               const ReadFilter& filter = {}) {
+// What a part's read asks of its table: columns by name, in the order the
+// row is read back (row.i64(k)); "0" is the constant 0. Both ways of reading
+// take it: as the SELECT it spells (SqlSource) and as the record columns it
+// names (PageSource).
+struct Query {
+  int table;
+  std::vector<const char*> columns;
+  std::string sql() const {
+    std::string s = "SELECT ";
+    for (size_t k = 0; k < columns.size(); k++) s += (k ? ", " : "") + std::string(columns[k]);
+    return s + " FROM " + kTables[table] + " WHERE id BETWEEN ? AND ? ORDER BY id";
+  }
+};
+
+// The part's queries. Narrow ops leave out what the job analysis does not
+// read, and placed by stream their device and context too (each column
+// SQLite decodes costs ~12 ns a row).
+const Query kKernelsByStream{0, {"id", "start_ns", "end_ns", "stream_id", "0", "0", "0", "name_id"}};
+const Query kKernelsNarrow{0, {"id", "start_ns", "end_ns", "stream_id", "device_id", "0", "context_id", "name_id"}};
+// Raw shape columns, multiplied here: SQLite's arithmetic opcodes cost more per row than the column reads themselves.
+const Query kKernels{0,
+                     {"id", "start_ns", "end_ns", "stream_id", "device_id", "correlation_id", "context_id", "name_id", "grid_x", "grid_y",
+                      "grid_z", "block_x", "block_y", "block_z", "registers_per_thread", "static_shared_bytes", "dynamic_shared_bytes"}};
+const Query kMemcpysByStream{1,
+                             {"id", "start_ns", "end_ns", "stream_id", "0", "0", "0", "bytes", "src_kind", "dst_kind", "copy_kind", "0"}};
+const Query kMemcpysNarrow{
+    1, {"id", "start_ns", "end_ns", "stream_id", "device_id", "0", "context_id", "bytes", "src_kind", "dst_kind", "copy_kind", "0"}};
+const Query kMemcpys{1,
+                     {"id", "start_ns", "end_ns", "stream_id", "device_id", "correlation_id", "context_id", "bytes", "src_kind", "dst_kind",
+                      "copy_kind", "is_async"}};
+const Query kMemsetsByStream{2, {"id", "start_ns", "end_ns", "stream_id", "0", "0", "0", "bytes", "memory_kind", "0"}};
+const Query kMemsetsNarrow{2, {"id", "start_ns", "end_ns", "stream_id", "device_id", "0", "context_id", "bytes", "memory_kind", "0"}};
+const Query kMemsets{
+    2, {"id", "start_ns", "end_ns", "stream_id", "device_id", "correlation_id", "context_id", "bytes", "memory_kind", "is_async"}};
+const Query kCalls{3, {"id", "start_ns", "end_ns", "pid", "tid", "name_id", "correlation_id", "domain"}};
+constexpr size_t kMaxQueryColumns = 17;
+
+// Rows through SQLite: the query's SELECT on the part's own connection.
+struct SqlSource {
+  Db& db;
+  struct Row {
+    sqlite3_stmt* s;
+    int64_t i64(int k) const { return sqlite3_column_int64(s, k); }
+  };
+  template <class F>
+  void each(const Query& q, int64_t lo, int64_t hi, F&& row) {
+    db.each(
+        q.sql().c_str(), [&](sqlite3_stmt* s) { row(Row{s}); }, lo, hi);
+  }
+};
+
+// Rows straight from the file's table b-trees (btree_reader.h), through
+// SQLite's own map of the file, while `db` holds a read transaction: the
+// pages cannot change underneath (a writer's commit waits for the shared
+// lock), and they are the pages SQLite itself would read. Each value is
+// what sqlite3_column_int64 gives for it: NULL 0, integers of every width,
+// a REAL truncated; a column a record lacks (written before an ALTER TABLE
+// ADD COLUMN) its default, as SQLite computes it. What this cannot give
+// exactly (TEXT or BLOB where an integer is read, a record overflowing its
+// page, a table that is not a rowid table) throws btree::Unsupported, a file
+// that is not what its tree says btree::Damaged: the caller then reads the
+// whole load through SQLite (which reports a damaged file as it always has).
+class PageSource {
+ public:
+  // Maps the file; an empty string when ready, else why not.
+  std::string open(Db& db, const bool (&tables)[4]);
+  ~PageSource() {
+    if (mapped_) file_->pMethods->xUnfetch(file_, 0, mapped_);
+  }
+
+  struct Row {
+    const int64_t* v;
+    int64_t i64(int k) const { return v[k]; }
+  };
+
+  template <class F>
+  void each(const Query& q, int64_t lo, int64_t hi, F&& row) {
+    const Table& t = tables_[q.table];
+    if (!t.ready) throw btree::Unsupported(std::string(kTables[q.table]) + " not prepared");
+    // slot_of[c]: where schema column c goes in the row (-1: not read).
+    int8_t slot_of[64];
+    int last = -1;
+    int64_t v[kMaxQueryColumns] = {};
+    int64_t dflt[kMaxQueryColumns] = {};
+    std::fill(std::begin(slot_of), std::end(slot_of), int8_t(-1));
+    for (size_t k = 0; k < q.columns.size(); k++) {
+      if (std::strcmp(q.columns[k], "0") == 0) continue;
+      auto it = t.position.find(q.columns[k]);
+      if (it == t.position.end()) throw btree::Unsupported(std::string(kTables[q.table]) + " has no column " + q.columns[k]);
+      const int c = it->second;
+      if (c >= 64) throw btree::Unsupported(std::string(kTables[q.table]) + "." + q.columns[k] + " is beyond column 64");
+      slot_of[c] = int8_t(k);
+      dflt[k] = t.dflt[c];
+      last = std::max(last, c);
+    }
+    const int id = t.rowid_column;
+    const char* table = kTables[q.table];
+    btree::scanTable(pages_, t.root, lo, hi, [&](int64_t rowid, const uint8_t* p, uint32_t len) {
+      int c = 0;
+      for (btree::Record r(p, len); c <= last && r.next(); c++) {
+        const int k = slot_of[c];
+        if (c == id) {
+          // The INTEGER PRIMARY KEY: NULL in the record, the rowid in the cell.
+          if (r.type != 0) throw btree::Unsupported(std::string(table) + ".id stored in its record");
+          if (k >= 0) v[k] = rowid;
+          continue;
+        }
+        if (k < 0) continue;
+        const uint64_t type = r.type;
+        if (type == 0) v[k] = 0;
+        else if (type == 7) v[k] = btree::realToInt(btree::readReal(r.value));
+        else if (type < 12) v[k] = btree::readInt(type, r.value);
+        else throw btree::Unsupported(std::string("a text or blob value in ") + table + "." + q.columns[k]);
+      }
+      for (; c <= last; c++) {
+        const int k = slot_of[c];
+        if (k >= 0) v[k] = c == id ? rowid : dflt[k];
+      }
+      row(Row{v});
+    });
+  }
+
+ private:
+  struct Table {
+    bool ready = false;
+    uint32_t root = 0;
+    int rowid_column = -1;  // the INTEGER PRIMARY KEY's position
+    std::unordered_map<std::string, int> position;
+    std::vector<int64_t> dflt;  // per column: what a record that lacks it reads
+  };
+  Table tables_[4];
+  btree::Pages pages_;
+  sqlite3_file* file_ = nullptr;
+  void* mapped_ = nullptr;
+};
+
+// A column's default as SQLite reads it (column_int64) from a row written
+// before the column was added: computed by SQLite, on a table in memory
+// given the same column by ALTER TABLE ADD COLUMN.
+int64_t defaultValue(const std::string& type, const std::string& dflt) {
+  sqlite3* m = nullptr;
+  if (sqlite3_open_v2(":memory:", &m, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nullptr) != SQLITE_OK) {
+    sqlite3_close(m);
+    throw btree::Unsupported("cannot compute a column's default");
+  }
+  std::unique_ptr<sqlite3, int (*)(sqlite3*)> own(m, sqlite3_close);
+  const std::string sql = "CREATE TABLE t(a); INSERT INTO t VALUES (1); ALTER TABLE t ADD COLUMN x " + type + " DEFAULT " + dflt + ";";
+  if (sqlite3_exec(m, sql.c_str(), nullptr, nullptr, nullptr) != SQLITE_OK)
+    throw btree::Unsupported("cannot compute the default " + dflt + ": " + sqlite3_errmsg(m));
+  int64_t v = 0;
+  sqlite3_stmt* s = nullptr;
+  if (sqlite3_prepare_v2(m, "SELECT x FROM t", -1, &s, nullptr) == SQLITE_OK && sqlite3_step(s) == SQLITE_ROW)
+    v = sqlite3_column_int64(s, 0);
+  sqlite3_finalize(s);
+  return v;
+}
+
+std::string PageSource::open(Db& db, const bool (&tables)[4]) {
+  try {
+    if (sqlite3_file_control(db.db, "main", SQLITE_FCNTL_FILE_POINTER, &file_) != SQLITE_OK || !file_ || !file_->pMethods)
+      return "no file to map";
+    const sqlite3_io_methods* io = file_->pMethods;
+    if (io->iVersion < 3 || !io->xFetch || !io->xUnfetch) return "the file cannot be mapped (VFS without xFetch)";
+    sqlite3_int64 size = 0;
+    if (io->xFileSize(file_, &size) != SQLITE_OK) return "cannot size the file";
+    if (size < 1024) return "the file is too small";
+    // xFetch keeps 256 bytes past what it hands out: asking for all but those proves the whole file is mapped.
+    if (io->xFetch(file_, 0, int(std::min<sqlite3_int64>(size - 256, INT32_MAX)), &mapped_) != SQLITE_OK || !mapped_)
+      return "the file is not memory-mapped (beyond SQLite's map limit)";
+    if (size - 256 > INT32_MAX) {
+      // Larger than one xFetch can ask for: ask for the end too (its map is one region from the start).
+      void* tail = nullptr;
+      if (io->xFetch(file_, size - 256 - (1 << 20), 1 << 20, &tail) != SQLITE_OK || !tail)
+        return "the file is not memory-mapped (beyond SQLite's map limit)";
+      io->xUnfetch(file_, size - 256 - (1 << 20), tail);
+      if (static_cast<uint8_t*>(tail) != static_cast<uint8_t*>(mapped_) + (size - 256 - (1 << 20))) return "the file is mapped in pieces";
+    }
+    const uint8_t* base = static_cast<const uint8_t*>(mapped_);
+    if (base[18] == 2 || base[19] == 2) {
+      struct stat st {};
+      if (::stat((db.path + "-wal").c_str(), &st) == 0 && st.st_size > 0)
+        return "WAL mode with a non-empty -wal file (a recording still being written)";
+    }
+    pages_.init(base, size_t(size));
+    for (int t = 0; t < 4; t++) {
+      if (!tables[t]) continue;
+      Table& table = tables_[t];
+      const std::string name = kTables[t];
+      // A WITHOUT ROWID table's root is an index page, which the walk refuses; a
+      // key that is not the rowid (INTEGER PRIMARY KEY DESC) is stored in the record, which the read refuses.
+      db.each(("SELECT rootpage FROM sqlite_schema WHERE type = 'table' AND name = '" + name + "'").c_str(),
+              [&](sqlite3_stmt* s) { table.root = static_cast<uint32_t>(sqlite3_column_int64(s, 0)); });
+      if (table.root == 0) return name + " is not a table";
+      int pks = 0;
+      db.each(("SELECT cid, name, upper(coalesce(type, '')), dflt_value, pk FROM pragma_table_info('" + name + "')").c_str(),
+              [&](sqlite3_stmt* s) {
+                const int cid = static_cast<int>(sqlite3_column_int64(s, 0));
+                const std::string col = reinterpret_cast<const char*>(sqlite3_column_text(s, 1));
+                const std::string type = reinterpret_cast<const char*>(sqlite3_column_text(s, 2));
+                std::string lower = col;
+                for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+                table.position[lower] = cid;
+                if (table.dflt.size() <= size_t(cid)) table.dflt.resize(cid + 1, 0);
+                if (sqlite3_column_type(s, 3) != SQLITE_NULL)
+                  table.dflt[cid] = defaultValue(type, reinterpret_cast<const char*>(sqlite3_column_text(s, 3)));
+                if (sqlite3_column_int64(s, 4) > 0) {
+                  pks++;
+                  if (lower == "id" && type == "INTEGER") table.rowid_column = cid;
+                }
+              });
+      if (pks != 1 || table.rowid_column < 0) return name + ".id is not its rowid (INTEGER PRIMARY KEY)";
+      table.ready = true;
+    }
+    return "";
+  } catch (const btree::Damaged& e) {
+    return e.what();
+  } catch (const btree::Unsupported& e) {
+    return e.what();
+  } catch (const LoadError& e) {
+    return e.what();
+  }
+}
+
+// One part of kernels, memcpys or memsets, written straight to its place
+// in the final columns from slot `at` on. Returns how many rows it kept.
+template <class Source>
+size_t readOps(Source& src, const std::string& path, const Part& part, const std::unordered_map<int64_t, int32_t>& pid_of_context,
+               OpColumns& o, size_t at, const ReadFilter& filter) {
   size_t i = at;
   int64_t last_context = INT64_MIN, last_stream = INT64_MIN;
   int32_t last_pid = 0, last_device = 0;
   const bool by_stream = filter.narrow && filter.place_of_stream;
   // Whether the row is kept (its process's, when only some are asked for).
-  auto common = [&](sqlite3_stmt* s, uint8_t kind) {
-    checkRoom(db, part, i, at);
-    if (i64(s, 1) > filter.max_start || !filter.inZones(part.table, i64(s, 3), i64(s, 0))) return false;
+  auto common = [&](const auto& s, uint8_t kind) {
+    checkRoom(path, part, i, at);
+    if (s.i64(1) > filter.max_start || !filter.inZones(part.table, s.i64(3), s.i64(0))) return false;
     // Rows of one context (or stream) come in long runs: look its pid up when it changes.
     int32_t device;
     if (by_stream) {
-      const int64_t stream = i64(s, 3);
+      const int64_t stream = s.i64(3);
       if (stream != last_stream) {
         auto it = filter.place_of_stream->find(stream);
         if (it == filter.place_of_stream->end()) throw UnplacedStream{};
@@ -325,25 +554,25 @@ size_t readOps(Db& db, const Part& part, const std::unordered_map<int64_t, int32
       }
       device = last_device;
     } else {
-      const int64_t context = i64(s, 6);
+      const int64_t context = s.i64(6);
       if (context != last_context) {
         auto it = pid_of_context.find(context);
         last_pid = it == pid_of_context.end() ? 0 : it->second;
         last_context = context;
       }
-      device = static_cast<int32_t>(i64(s, 4));
+      device = static_cast<int32_t>(s.i64(4));
     }
     const int32_t pid = last_pid;
     if (!filter.keeps(pid)) return false;
     o.pid[i] = pid;
-    // Columns shared by the three queries: id, start, end, stream, device, correlation, context.
+    // Columns shared by the queries: id, start, end, stream, device, correlation, context.
     o.kind[i] = kind;
-    o.row_id[i] = static_cast<double>(i64(s, 0));
-    o.start[i] = static_cast<double>(i64(s, 1));
-    o.end[i] = static_cast<double>(i64(s, 2));
-    o.stream[i] = static_cast<int32_t>(i64(s, 3));
+    o.row_id[i] = static_cast<double>(s.i64(0));
+    o.start[i] = static_cast<double>(s.i64(1));
+    o.end[i] = static_cast<double>(s.i64(2));
+    o.stream[i] = static_cast<int32_t>(s.i64(3));
     o.device[i] = device;
-    o.correlation[i] = static_cast<uint32_t>(i64(s, 5));
+    o.correlation[i] = static_cast<uint32_t>(s.i64(5));
     return true;
   };
   auto noShape = [&] {
@@ -352,104 +581,73 @@ size_t readOps(Db& db, const Part& part, const std::unordered_map<int64_t, int32
     o.registers[i] = 0;
     o.shared_bytes[i] = 0;
   };
-  // Narrow, placed by stream: device and context not read (each column SQLite decodes costs ~12 ns a row here).
-  if (part.table == 0 && filter.narrow) {
-    db.each(
-        by_stream
-            ? "SELECT id, start_ns, end_ns, stream_id, 0, 0, 0, name_id FROM kernels WHERE id BETWEEN ? AND ? ORDER BY id"
-            : "SELECT id, start_ns, end_ns, stream_id, device_id, 0, context_id, name_id FROM kernels WHERE id BETWEEN ? AND ? ORDER BY id",
-        [&](sqlite3_stmt* s) {
-          if (!common(s, 1)) return;
-          o.bytes[i] = 0;
-          o.detail[i] = static_cast<int32_t>(i64(s, 7));
-          o.copy_kind[i] = 0;
-          o.is_async[i] = 1;
-          noShape();
-          i++;
-        },
-        part.lo, part.hi);
-  } else if (part.table == 0) {
-    // Raw shape columns, multiplied here: SQLite's arithmetic opcodes cost
-    // more per row than the column reads themselves.
-    db.each(
-        "SELECT id, start_ns, end_ns, stream_id, device_id, correlation_id, context_id, name_id,"
-        " grid_x, grid_y, grid_z, block_x, block_y, block_z, registers_per_thread, static_shared_bytes, dynamic_shared_bytes"
-        " FROM kernels WHERE id BETWEEN ? AND ? ORDER BY id",
-        [&](sqlite3_stmt* s) {
-          if (!common(s, 1)) return;
-          o.bytes[i] = 0;
-          o.detail[i] = static_cast<int32_t>(i64(s, 7));
-          o.copy_kind[i] = 0;
-          o.is_async[i] = 1;
-          o.blocks[i] = static_cast<double>(i64(s, 8)) * static_cast<double>(i64(s, 9)) * static_cast<double>(i64(s, 10));
-          o.block_threads[i] = static_cast<int32_t>(i64(s, 11) * i64(s, 12) * i64(s, 13));
-          o.registers[i] = static_cast<int32_t>(i64(s, 14));
-          o.shared_bytes[i] = static_cast<int32_t>(i64(s, 15) + i64(s, 16));
-          i++;
-        },
-        part.lo, part.hi);
+  if (part.table == 0) {
+    const bool shape = !filter.narrow;
+    src.each(filter.narrow ? (by_stream ? kKernelsByStream : kKernelsNarrow) : kKernels, part.lo, part.hi, [&](const auto& s) {
+      if (!common(s, 1)) return;
+      o.bytes[i] = 0;
+      o.detail[i] = static_cast<int32_t>(s.i64(7));
+      o.copy_kind[i] = 0;
+      o.is_async[i] = 1;
+      if (shape) {
+        o.blocks[i] = static_cast<double>(s.i64(8)) * static_cast<double>(s.i64(9)) * static_cast<double>(s.i64(10));
+        o.block_threads[i] = static_cast<int32_t>(s.i64(11) * s.i64(12) * s.i64(13));
+        o.registers[i] = static_cast<int32_t>(s.i64(14));
+        o.shared_bytes[i] = static_cast<int32_t>(s.i64(15) + s.i64(16));
+      } else {
+        noShape();
+      }
+      i++;
+    });
   } else if (part.table == 1) {
-    db.each(
-        by_stream       ? "SELECT id, start_ns, end_ns, stream_id, 0, 0, 0, bytes, src_kind, dst_kind, copy_kind, 0"
-                          " FROM memcpys WHERE id BETWEEN ? AND ? ORDER BY id"
-        : filter.narrow ? "SELECT id, start_ns, end_ns, stream_id, device_id, 0, context_id, bytes, src_kind, dst_kind, copy_kind, 0"
-                          " FROM memcpys WHERE id BETWEEN ? AND ? ORDER BY id"
-                        : "SELECT id, start_ns, end_ns, stream_id, device_id, correlation_id, context_id, bytes, src_kind, dst_kind, "
-                          "copy_kind, is_async"
-                          " FROM memcpys WHERE id BETWEEN ? AND ? ORDER BY id",
-        [&](sqlite3_stmt* s) {
-          if (!common(s, 2)) return;
-          o.bytes[i] = static_cast<double>(i64(s, 7));
-          o.detail[i] = static_cast<int32_t>(i64(s, 8) * 16 + i64(s, 9));
-          o.copy_kind[i] = static_cast<uint8_t>(i64(s, 10));
-          o.is_async[i] = static_cast<uint8_t>(i64(s, 11));
-          noShape();
-          i++;
-        },
-        part.lo, part.hi);
+    src.each(by_stream       ? kMemcpysByStream
+             : filter.narrow ? kMemcpysNarrow
+                             : kMemcpys,
+             part.lo, part.hi, [&](const auto& s) {
+               if (!common(s, 2)) return;
+               o.bytes[i] = static_cast<double>(s.i64(7));
+               o.detail[i] = static_cast<int32_t>(s.i64(8) * 16 + s.i64(9));
+               o.copy_kind[i] = static_cast<uint8_t>(s.i64(10));
+               o.is_async[i] = static_cast<uint8_t>(s.i64(11));
+               noShape();
+               i++;
+             });
   } else {
-    db.each(
-        by_stream
-            ? "SELECT id, start_ns, end_ns, stream_id, 0, 0, 0, bytes, memory_kind, 0 FROM memsets WHERE id BETWEEN ? AND ? ORDER BY id"
-        : filter.narrow ? "SELECT id, start_ns, end_ns, stream_id, device_id, 0, context_id, bytes, memory_kind, 0"
-                          " FROM memsets WHERE id BETWEEN ? AND ? ORDER BY id"
-                        : "SELECT id, start_ns, end_ns, stream_id, device_id, correlation_id, context_id, bytes, memory_kind, is_async"
-                          " FROM memsets WHERE id BETWEEN ? AND ? ORDER BY id",
-        [&](sqlite3_stmt* s) {
-          if (!common(s, 3)) return;
-          o.bytes[i] = static_cast<double>(i64(s, 7));
-          o.detail[i] = static_cast<int32_t>(i64(s, 8));
-          o.copy_kind[i] = 0;
-          o.is_async[i] = static_cast<uint8_t>(i64(s, 9));
-          noShape();
-          i++;
-        },
-        part.lo, part.hi);
+    src.each(by_stream       ? kMemsetsByStream
+             : filter.narrow ? kMemsetsNarrow
+                             : kMemsets,
+             part.lo, part.hi, [&](const auto& s) {
+               if (!common(s, 3)) return;
+               o.bytes[i] = static_cast<double>(s.i64(7));
+               o.detail[i] = static_cast<int32_t>(s.i64(8));
+               o.copy_kind[i] = 0;
+               o.is_async[i] = static_cast<uint8_t>(s.i64(9));
+               noShape();
+               i++;
+             });
   }
   return i - at;
 }
 
-size_t readCalls(Db& db, const Part& part, CallColumns& c, size_t at, const ReadFilter& filter = {}) {
+template <class Source>
+size_t readCalls(Source& src, const std::string& path, const Part& part, CallColumns& c, size_t at, const ReadFilter& filter) {
   size_t i = at;
-  db.each(
-      "SELECT id, start_ns, end_ns, pid, tid, name_id, correlation_id, domain FROM api_calls WHERE id BETWEEN ? AND ? ORDER BY id",
-      [&](sqlite3_stmt* s) {
-        checkRoom(db, part, i, at);
-        if (!filter.keeps(static_cast<int32_t>(i64(s, 3))) || i64(s, 1) > filter.max_start ||
-            !filter.keepsCall(static_cast<int32_t>(i64(s, 5)), i64(s, 2) - i64(s, 1)) ||
-            !filter.inZones(3, zone_table::threadLane(static_cast<uint32_t>(i64(s, 3)), static_cast<uint32_t>(i64(s, 4))), i64(s, 0)))
-          return;
-        c.row_id[i] = static_cast<double>(i64(s, 0));
-        c.start[i] = static_cast<double>(i64(s, 1));
-        c.end[i] = static_cast<double>(i64(s, 2));
-        c.pid[i] = static_cast<int32_t>(i64(s, 3));
-        c.tid[i] = static_cast<int32_t>(i64(s, 4));
-        c.name_id[i] = static_cast<int32_t>(i64(s, 5));
-        c.correlation[i] = static_cast<uint32_t>(i64(s, 6));
-        c.domain[i] = static_cast<uint8_t>(i64(s, 7));
-        i++;
-      },
-      part.lo, part.hi);
+  src.each(kCalls, part.lo, part.hi, [&](const auto& s) {
+    checkRoom(path, part, i, at);
+    if (!filter.keeps(static_cast<int32_t>(s.i64(3))) || s.i64(1) > filter.max_start ||
+        !filter.keepsCall(static_cast<int32_t>(s.i64(5)), s.i64(2) - s.i64(1)) ||
+        !filter.inZones(3, zone_table::threadLane(static_cast<uint32_t>(s.i64(3)), static_cast<uint32_t>(s.i64(4))), s.i64(0)))
+      return;
+    c.row_id[i] = static_cast<double>(s.i64(0));
+    c.start[i] = static_cast<double>(s.i64(1));
+    c.end[i] = static_cast<double>(s.i64(2));
+    c.pid[i] = static_cast<int32_t>(s.i64(3));
+    c.tid[i] = static_cast<int32_t>(s.i64(4));
+    c.name_id[i] = static_cast<int32_t>(s.i64(5));
+    c.correlation[i] = static_cast<uint32_t>(s.i64(6));
+    c.domain[i] = static_cast<uint8_t>(s.i64(7));
+    i++;
+  });
   return i - at;
 }
 
@@ -479,44 +677,105 @@ void runParallel(size_t n, const std::function<void(size_t)>& task, size_t max_t
     if (e) std::rethrow_exception(e);
 }
 
-// Every table is cut into rowid parts read in parallel, each on its own
-// read-only connection (SQLite connections are not shared across threads),
-// then the parts are joined in rowid order and both results sorted by start
-// at once: the wait is the slowest core's share, not the sum.
-Timeline loadTimeline(const std::string& db_path, bool want_ops, bool want_calls) {
-  const bool timing = std::getenv("STREAMSCOPE_LOAD_TIMING") != nullptr;
-  auto t0 = std::chrono::steady_clock::now();
-  auto lap = [&](const char* what) {
-    if (!timing) return;
-    auto t1 = std::chrono::steady_clock::now();
-    std::fprintf(stderr, "load %-8s %7.0f ms\n", what, std::chrono::duration<double, std::milli>(t1 - t0).count());
-    t0 = t1;
-  };
-  Db db(db_path);
-  std::unordered_map<int64_t, int32_t> pid_of_context;
-  db.each("SELECT id, pid FROM contexts", [&](sqlite3_stmt* s) { pid_of_context[i64(s, 0)] = static_cast<int32_t>(i64(s, 1)); });
-  std::vector<Part> parts;
-  for (const Part& p : partsOf(db))
-    if ((p.table == 3 && want_calls) || (p.table != 3 && want_ops)) parts.push_back(p);
-  lap("parts");
-  // Each part's slots in the final columns: its rowid span, after the spans before it.
+namespace {
+
+// Reads `parts` into `t` (its columns reused where large enough), each
+// part into its slots, in batches of about kRowsPerPart rows (a process's
+// zones are often many short ranges) on up to `threads` cores, then closes
+// the gaps and orders ops and calls by start. Through the file's pages
+// where `via` allows and the file can be read that way, else through
+// SQLite, one connection per batch. Returns how it read: "pages", or
+// "sql" and why not pages.
+std::string readParts(Db& db, const std::vector<Part>& parts, const std::unordered_map<int64_t, int32_t>& pid_of_context,
+                      const ReadFilter& filter, const ReadFilter& by_rows, Timeline& t, SortScratch& scratch, size_t threads, LoadVia via,
+                      const std::function<void(const char*)>& lap) {
+  if (via == LoadVia::Auto) {
+    const char* env = std::getenv("STREAMSCOPE_LOAD_VIA");
+    if (env && std::string(env) == "sql") via = LoadVia::Sql;
+    if (env && std::string(env) == "pages") via = LoadVia::Pages;
+  }
   std::vector<size_t> base(parts.size()), got(parts.size());
   size_t op_slots = 0, call_slots = 0;
+  std::vector<size_t> batch_start{0};
+  size_t in_batch = 0;
+  bool wanted[4] = {false, false, false, false};
   for (size_t i = 0; i < parts.size(); i++) {
     size_t& slots = parts[i].table == 3 ? call_slots : op_slots;
     base[i] = slots;
     slots += parts[i].slots;
+    wanted[parts[i].table] = true;
+    in_batch += parts[i].slots;
+    if (in_batch >= static_cast<size_t>(kRowsPerPart) && i + 1 < parts.size()) {
+      batch_start.push_back(i + 1);
+      in_batch = 0;
+    }
   }
-  Timeline t;
-  eachOpColumn(t.ops, [&](auto& v) { v.allocate(op_slots); });
-  eachCallColumn(t.calls, [&](auto& v) { v.allocate(call_slots); });
-  lap("allocate");
-  runParallel(parts.size(), [&](size_t i) {
-    Db own(db_path);
-    got[i] = parts[i].table == 3 ? readCalls(own, parts[i], t.calls, base[i]) : readOps(own, parts[i], pid_of_context, t.ops, base[i]);
-  });
+  batch_start.push_back(parts.size());
+  eachOpColumn(t.ops, [&](auto& v) { v.reuse(op_slots); });
+  eachCallColumn(t.calls, [&](auto& v) { v.reuse(call_slots); });
+  lap("plan");
+  // One batch from `src` (a part with a row on a stream not placed is read again with the rows' own device and context).
+  auto readBatch = [&](auto& src, size_t b) {
+    for (size_t i = batch_start[b]; i < batch_start[b + 1]; i++) {
+      if (parts[i].table == 3) {
+        got[i] = readCalls(src, db.path, parts[i], t.calls, base[i], filter);
+        continue;
+      }
+      try {
+        got[i] = readOps(src, db.path, parts[i], pid_of_context, t.ops, base[i], filter);
+      } catch (const UnplacedStream&) {
+        got[i] = readOps(src, db.path, parts[i], pid_of_context, t.ops, base[i], by_rows);
+      }
+    }
+  };
+  const size_t batches = batch_start.size() - 1;
+  std::string how = "sql: asked for";
+  if (via != LoadVia::Sql) {
+    // The pages under the read transaction `db` holds (began before the parts were planned).
+    PageSource pages;
+    std::string why = parts.empty() ? "" : pages.open(db, wanted);
+    if (why.empty()) {
+      std::atomic<bool> failed{false};
+      try {
+        runParallel(
+            batches,
+            [&](size_t b) {
+              if (failed) return;
+              try {
+                readBatch(pages, b);
+              } catch (...) {
+                failed = true;
+                throw;
+              }
+            },
+            threads);
+        how = "pages";
+      } catch (const btree::Damaged& e) {
+        why = e.what();
+      } catch (const btree::Unsupported& e) {
+        why = e.what();
+      }
+    }
+    if (!why.empty()) {
+      if (via == LoadVia::Pages) throw LoadError(db.path + ": cannot be read as pages: " + why);
+      how = "sql: " + why;
+    }
+  }
+  // SQLite's way reads without the transaction, as it always has: a live recorder's commits need not wait for it.
+  db.exec("COMMIT");
+  if (how != "pages") {
+    runParallel(
+        batches,
+        [&](size_t b) {
+          if (batch_start[b] == batch_start[b + 1]) return;
+          Db own(db.path);
+          SqlSource sql{own};
+          readBatch(sql, b);
+        },
+        threads);
+  }
   lap("read");
-  // Rowids with gaps (rows deleted by hand, say) leave unused slots: close them.
+  // Rowids with gaps (rows deleted by hand, rows of other processes) leave unused slots: close them.
   size_t ops = 0, calls = 0;
   for (size_t i = 0; i < parts.size(); i++) {
     if (parts[i].table == 3) {
@@ -531,13 +790,31 @@ Timeline loadTimeline(const std::string& db_path, bool want_ops, bool want_calls
   eachCallColumn(t.calls, [&](auto& v) { v.truncate(calls); });
   lap("compact");
   // One after the other: each sort uses every core.
-  t.ops.order = orderBy(t.ops.start);
-  t.calls.order = orderBy(t.calls.start);
+  orderBy(t.ops.start, t.ops.order, scratch, threads);
+  orderBy(t.calls.start, t.calls.order, scratch, threads);
   lap("sort");
-  return t;
+  return how;
 }
 
-namespace {
+// Prints each phase's time to stderr under STREAMSCOPE_LOAD_TIMING.
+std::function<void(const char*)> lapTimer(const char* prefix) {
+  if (std::getenv("STREAMSCOPE_LOAD_TIMING") == nullptr) return [](const char*) {};
+  auto t0 = std::make_shared<std::chrono::steady_clock::time_point>(std::chrono::steady_clock::now());
+  return [t0, prefix](const char* what) {
+    auto t1 = std::chrono::steady_clock::now();
+    std::fprintf(stderr, "%s %-8s %7.1f ms\n", prefix, what, std::chrono::duration<double, std::milli>(t1 - *t0).count());
+    *t0 = t1;
+  };
+}
+
+// The recording, in a read transaction (what is planned and what is read agree), and its contexts' processes.
+std::unordered_map<int64_t, int32_t> begin(Db& db) {
+  db.exec("BEGIN");
+  std::unordered_map<int64_t, int32_t> pid_of_context;
+  db.each("SELECT id, pid FROM contexts", [&](sqlite3_stmt* s) { pid_of_context[i64(s, 0)] = static_cast<int32_t>(i64(s, 1)); });
+  return pid_of_context;
+}
+
 // loadRows's columns and sort scratch, one set per calling thread (a JS
 // worker each), kept from one call to the next.
 struct RowsState {
@@ -545,23 +822,30 @@ struct RowsState {
   SortScratch scratch;
 };
 thread_local RowsState rows_state;
+
 }  // namespace
 
-// As loadTimeline, over the request's rowid ranges only: parts of at most
-// kRowsPerPart rows, read in batches of about that many rows (a process's
-// zones are often many short ranges), each batch on one connection.
-Timeline& loadRows(const std::string& db_path, const RowsRequest& request) {
-  const bool timing = std::getenv("STREAMSCOPE_LOAD_TIMING") != nullptr;
-  auto t0 = std::chrono::steady_clock::now();
-  auto lap = [&](const char* what) {
-    if (!timing) return;
-    auto t1 = std::chrono::steady_clock::now();
-    std::fprintf(stderr, "loadRows %-8s %7.1f ms\n", what, std::chrono::duration<double, std::milli>(t1 - t0).count());
-    t0 = t1;
-  };
+// Every table is cut into rowid parts read in parallel, then both results
+// sorted by start at once: the wait is the slowest core's share, not the sum.
+Timeline loadTimeline(const std::string& db_path, bool want_ops, bool want_calls, LoadVia via) {
+  const auto lap = lapTimer("load");
   Db db(db_path);
-  std::unordered_map<int64_t, int32_t> pid_of_context;
-  db.each("SELECT id, pid FROM contexts", [&](sqlite3_stmt* s) { pid_of_context[i64(s, 0)] = static_cast<int32_t>(i64(s, 1)); });
+  const auto pid_of_context = begin(db);
+  std::vector<Part> parts;
+  for (const Part& p : partsOf(db))
+    if ((p.table == 3 && want_calls) || (p.table != 3 && want_ops)) parts.push_back(p);
+  lap("parts");
+  Timeline t;
+  SortScratch scratch;
+  t.via = readParts(db, parts, pid_of_context, {}, {}, t, scratch, 0, via, lap);
+  return t;
+}
+
+// As loadTimeline, over the request's rowid ranges only, in parts of at most kRowsPerPart rows.
+Timeline& loadRows(const std::string& db_path, const RowsRequest& request) {
+  const auto lap = lapTimer("loadRows");
+  Db db(db_path);
+  const auto pid_of_context = begin(db);
   std::vector<Part> parts;
   for (int table = 0; table < 4; table++) {
     for (const auto& [lo, hi] : request.ranges[table]) {
@@ -572,25 +856,6 @@ Timeline& loadRows(const std::string& db_path, const RowsRequest& request) {
       }
     }
   }
-  std::vector<size_t> base(parts.size()), got(parts.size());
-  size_t op_slots = 0, call_slots = 0;
-  std::vector<size_t> batch_start{0};
-  size_t in_batch = 0;
-  for (size_t i = 0; i < parts.size(); i++) {
-    size_t& slots = parts[i].table == 3 ? call_slots : op_slots;
-    base[i] = slots;
-    slots += parts[i].slots;
-    in_batch += parts[i].slots;
-    if (in_batch >= static_cast<size_t>(kRowsPerPart) && i + 1 < parts.size()) {
-      batch_start.push_back(i + 1);
-      in_batch = 0;
-    }
-  }
-  batch_start.push_back(parts.size());
-  Timeline& t = rows_state.t;
-  eachOpColumn(t.ops, [&](auto& v) { v.reuse(op_slots); });
-  eachCallColumn(t.calls, [&](auto& v) { v.reuse(call_slots); });
-  lap("plan");
   ZoneSet zones[4];
   bool any_zones = false;
   for (int table = 0; table < 4; table++) {
@@ -615,46 +880,13 @@ Timeline& loadRows(const std::string& db_path, const RowsRequest& request) {
   // A part with a row on a stream not placed is read again with the rows' own device and context.
   ReadFilter by_rows = filter;
   filter.place_of_stream = request.narrow ? &place_of_stream : nullptr;
-  runParallel(
-      batch_start.size() - 1,
-      [&](size_t b) {
-        if (batch_start[b] == batch_start[b + 1]) return;
-        Db own(db_path);
-        for (size_t i = batch_start[b]; i < batch_start[b + 1]; i++) {
-          if (parts[i].table == 3) {
-            got[i] = readCalls(own, parts[i], t.calls, base[i], filter);
-            continue;
-          }
-          try {
-            got[i] = readOps(own, parts[i], pid_of_context, t.ops, base[i], filter);
-          } catch (const UnplacedStream&) {
-            got[i] = readOps(own, parts[i], pid_of_context, t.ops, base[i], by_rows);
-          }
-        }
-      },
-      request.threads);
-  lap("read");
-  size_t ops = 0, calls = 0;
-  for (size_t i = 0; i < parts.size(); i++) {
-    if (parts[i].table == 3) {
-      eachCallColumn(t.calls, [&](auto& v) { shift(v, base[i], calls, got[i]); });
-      calls += got[i];
-    } else {
-      eachOpColumn(t.ops, [&](auto& v) { shift(v, base[i], ops, got[i]); });
-      ops += got[i];
-    }
-  }
-  eachOpColumn(t.ops, [&](auto& v) { v.truncate(ops); });
-  eachCallColumn(t.calls, [&](auto& v) { v.truncate(calls); });
-  lap("compact");
-  orderBy(t.ops.start, t.ops.order, rows_state.scratch, request.threads);
-  orderBy(t.calls.start, t.calls.order, rows_state.scratch, request.threads);
-  lap("sort");
+  Timeline& t = rows_state.t;
+  t.via = readParts(db, parts, pid_of_context, filter, by_rows, t, rows_state.scratch, request.threads, request.via, lap);
   return t;
 }
 
-OpColumns loadOps(const std::string& db_path) { return std::move(loadTimeline(db_path, true, false).ops); }
+OpColumns loadOps(const std::string& db_path) { return std::move(loadTimeline(db_path, true, false, LoadVia::Auto).ops); }
 
-CallColumns loadCalls(const std::string& db_path) { return std::move(loadTimeline(db_path, false, true).calls); }
+CallColumns loadCalls(const std::string& db_path) { return std::move(loadTimeline(db_path, false, true, LoadVia::Auto).calls); }
 
 }  // namespace streamscope::addon

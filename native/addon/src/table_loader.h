@@ -76,11 +76,22 @@ struct CallColumns {
 struct Timeline {
   OpColumns ops;
   CallColumns calls;
+  // How the rows were read: "pages", or "sql: " and why not through the pages.
+  std::string via;
 };
 
+// How to read the rows. Pages: straight from the file's table b-trees
+// (btree_reader.h) under a read transaction, on all cores; where the file
+// cannot be read that way (a live WAL, a record overflowing its page, a
+// value not an integer, a damaged page: Timeline::via says which), Auto
+// reads the whole load through SQLite instead and Pages throws. Sql: SQLite
+// alone, each part on its own connection (sqlite3_step, ~0.2 µs a row).
+// STREAMSCOPE_LOAD_VIA=sql or =pages in the environment overrides Auto.
+enum class LoadVia { Auto, Pages, Sql };
+
 // Reads what is asked for, every table split into rowid parts read on all
-// cores (each part on its own connection), then orders both by start.
-Timeline loadTimeline(const std::string& db_path, bool want_ops, bool want_calls);
+// cores, then orders both by start.
+Timeline loadTimeline(const std::string& db_path, bool want_ops, bool want_calls, LoadVia via = LoadVia::Auto);
 OpColumns loadOps(const std::string& db_path);
 CallColumns loadCalls(const std::string& db_path);
 
@@ -108,6 +119,7 @@ struct RowsRequest {
   // more (both unset: every call).
   std::vector<int32_t> call_names;
   int64_t call_min_ns = -1;
+  LoadVia via = LoadVia::Auto;
 };
 
 // Reads the request into columns of the calling thread's own, kept from one

@@ -1,0 +1,243 @@
+// The column loader reading a recording's table b-trees from its pages
+// (native/addon/src/btree_reader.h, table_loader.cc PageSource) against the
+// same loader through SQLite: column for column, row for row, on real
+// files — every GPU recording among the fixtures, a merged job, imported
+// traces — and on files made to be awkward: small pages (deep trees),
+// tables given columns by ALTER TABLE ADD COLUMN after rows were written
+// (short records read the default), integers of every stored width, REALs
+// and NULLs where integers are read. What the pages cannot give exactly
+// (TEXT where an integer is read, a record overflowing its page, a live WAL)
+// is read through SQLite, and says why; damaged recordings fail as they do
+// through SQLite.
+import fs from 'node:fs';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, describe, expect, it } from 'vitest';
+import { importTrace } from '../../profiler/import/index.ts';
+import { mergeRecordings } from '../../profiler/merge/merge.ts';
+import { ColumnPool, loadRows, loadTimelineColumns, type CallColumns, type OpColumns } from '../../profiler/native/addon.ts';
+import { tempDir } from '../helpers/native.ts';
+
+const fixtures = path.resolve(import.meta.dirname, '../fixtures');
+const recording = (name: string) => path.join(fixtures, 'recordings', `${name}.sqlite`);
+const dir = tempDir('page-loader');
+afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+type Columns = OpColumns | CallColumns;
+
+/** Every column's values as plain arrays (toEqual on typed arrays of millions is slow to report). */
+function plain(c: Columns): Record<string, number[]> {
+  const out: Record<string, number[]> = {};
+  for (const [k, v] of Object.entries(c)) if (k !== 'length') out[k] = Array.from(v as Float64Array);
+  return out;
+}
+
+/** Loads `file` through SQLite and through its pages (forced: it throws where it cannot); the two must agree. */
+function samePagesAsSql(file: string): { ops: number; calls: number } {
+  const sql = loadTimelineColumns(file, { via: 'sql' });
+  const pages = loadTimelineColumns(file, { via: 'pages' });
+  expect(sql.via).toBe('sql: asked for');
+  expect(pages.via).toBe('pages');
+  expect(pages.ops.length).toBe(sql.ops.length);
+  expect(pages.calls.length).toBe(sql.calls.length);
+  expect(plain(pages.ops)).toEqual(plain(sql.ops));
+  expect(plain(pages.calls)).toEqual(plain(sql.calls));
+  return { ops: sql.ops.length, calls: sql.calls.length };
+}
+
+function copy(from: string, name: string): string {
+  const to = path.join(dir, name);
+  fs.copyFileSync(from, to);
+  return to;
+}
+
+function edit(file: string, sql: string): void {
+  const db = new Database(file);
+  try {
+    db.exec(`PRAGMA foreign_keys = OFF; ${sql}`);
+  } finally {
+    db.close();
+  }
+}
+
+describe('page loader: the same columns as SQLite', () => {
+  const gpu = fs
+    .readdirSync(path.join(fixtures, 'recordings'))
+    .filter((f) => f.endsWith('.sqlite'))
+    .map((f) => path.join(fixtures, 'recordings', f));
+
+  it.each(gpu.map((f) => [path.basename(f), f]))('GPU recording %s', (_, file) => {
+    samePagesAsSql(file);
+  });
+
+  it('a merged job (its tables written as pages by the merge)', () => {
+    const out = path.join(dir, 'job.sqlite');
+    mergeRecordings([recording('nccl-node0-h200x2'), recording('nccl-node1-h200x2')], out);
+    const n = samePagesAsSql(out);
+    expect(n.ops).toBeGreaterThan(1000);
+  });
+
+  it('imported traces: a PyTorch profiler trace and an Nsight Systems export', async () => {
+    for (const [from, name] of [
+      [path.join(fixtures, 'kineto/torch_streams_h100.json'), 'kineto.sqlite'],
+      [path.join(fixtures, 'nsys/saxpy-mpi-cuda_nsys_perlmutter0.sqlite'), 'nsys.sqlite'],
+    ] as const) {
+      const out = path.join(dir, name);
+      await importTrace(from, out);
+      expect(samePagesAsSql(out).ops).toBeGreaterThan(0);
+    }
+  });
+
+  it('pages of 512 and 1024 bytes: trees four and five levels deep', () => {
+    for (const size of [512, 1024]) {
+      const file = copy(recording('nccl-overlap-h200x2'), `small-${size}.sqlite`);
+      edit(file, `PRAGMA page_size = ${size}; VACUUM;`);
+      const db = new Database(file, { readonly: true });
+      expect(db.pragma('page_size', { simple: true })).toBe(size);
+      db.close();
+      expect(samePagesAsSql(file).calls).toBe(49348);
+    }
+  });
+
+  it('rowid ranges (loadRows), whole and narrow, by pid and zones, agree too', () => {
+    const file = recording('nccl-straggler-h200x2');
+    const db = new Database(file, { readonly: true });
+    const max = (t: string) => (db.prepare(`SELECT max(id) AS n FROM ${t}`).get() as { n: number }).n;
+    const ranges = { kernels: [1, 50, 200, max('kernels')], memcpys: [1, max('memcpys')], memsets: [1, max('memsets') ?? 0], apiCalls: [3, max('api_calls')] };
+    db.close();
+    for (const options of [{}, { narrow: true }, { pids: [883] }, { callMinNs: 10_000, maxStart: 2e9 }]) {
+      const sql = loadRows(file, ranges, { ...options, via: 'sql' }, new ColumnPool());
+      const pages = loadRows(file, ranges, { ...options, via: 'pages' }, new ColumnPool());
+      expect(pages.via).toBe('pages');
+      expect(plain(pages.ops)).toEqual(plain(sql.ops));
+      expect(plain(pages.calls)).toEqual(plain(sql.calls));
+    }
+  });
+});
+
+describe('page loader: records and values', () => {
+  it('integers of every stored width, REALs (truncated, clamped), and SQLite 0 and 1 without body bytes', () => {
+    const file = copy(recording('torch_streams'), 'widths.sqlite');
+    // Serial types 8 and 9 (0, 1), 1–6 (1, 2, 3, 4, 6, 8 bytes), negative and positive, and REALs.
+    const values = [0, 1, -1, 127, -128, 200, -32768, 40_000, -8_388_608, 2_147_483_647, -2_147_483_648, 2 ** 40, -(2 ** 40), 2 ** 47, 2 ** 53 - 1, -(2 ** 53)];
+    const reals = ['1.5', '-2.75', '1e300', '-1e300', '123456789.9'];
+    const all = [...values.map(String), ...reals];
+    edit(
+      file,
+      `UPDATE kernels SET correlation_id = CASE id % ${all.length} ${all.map((v, k) => `WHEN ${k} THEN ${v}`).join(' ')} END,
+         grid_y = CASE id % 3 WHEN 0 THEN 0 WHEN 1 THEN 1 ELSE 65535 END, registers_per_thread = -(id % 5) * 70000;
+       UPDATE api_calls SET name_id = CASE id % 4 WHEN 0 THEN 2.5 WHEN 1 THEN 0 WHEN 2 THEN 1 ELSE 9007199254740993 END,
+         end_ns = end_ns + 0.25 * (id % 2), domain = (id % 3) - 1;
+       UPDATE memcpys SET bytes = CASE id % 3 WHEN 0 THEN 1e19 WHEN 1 THEN -1e19 ELSE 4294967296 END;`,
+    );
+    const db = new Database(file, { readonly: true });
+    const types = db.prepare('SELECT DISTINCT typeof(correlation_id) AS t FROM kernels UNION SELECT DISTINCT typeof(name_id) FROM api_calls').all();
+    db.close();
+    expect(types).toEqual(expect.arrayContaining([{ t: 'integer' }, { t: 'real' }]));
+    samePagesAsSql(file);
+  });
+
+  it('columns added by ALTER TABLE after rows were written: short records read the default, as SQLite computes it', () => {
+    const file = copy(recording('matmul-concurrent'), 'altered.sqlite');
+    // kernels rebuilt without its shape and later columns (nullable, so NULLs can be stored), the rows
+    // copied, the columns then added with defaults of every kind, and more rows written in full.
+    const cols = db0Columns(file, 'kernels');
+    const head = cols.slice(0, cols.indexOf('grid_y'));
+    const tail = cols.slice(cols.indexOf('grid_y'));
+    const defaults: Record<string, string> = {
+      grid_y: '2',
+      grid_z: "'3'",
+      block_x: '4.75',
+      block_y: '-1',
+      block_z: 'NULL',
+      registers_per_thread: '9007199254740993',
+      static_shared_bytes: '1e3',
+      dynamic_shared_bytes: '(-5)',
+    };
+    edit(
+      file,
+      `ALTER TABLE kernels RENAME TO old_kernels;
+       CREATE TABLE kernels (id INTEGER PRIMARY KEY, ${head.slice(1).join(' INTEGER, ')} INTEGER);
+       INSERT INTO kernels SELECT ${head.join(', ')} FROM old_kernels;
+       ${tail.map((c) => `ALTER TABLE kernels ADD COLUMN ${c} INTEGER${defaults[c] ? ` DEFAULT ${defaults[c]}` : ''};`).join('\n')}
+       INSERT INTO kernels SELECT id + 100000, ${cols.slice(1).join(', ')} FROM old_kernels WHERE id % 2 = 0;
+       UPDATE kernels SET block_x = NULL, grid_x = NULL WHERE id % 7 = 0;
+       DROP TABLE old_kernels;`,
+    );
+    const db = new Database(file, { readonly: true });
+    const short = db.prepare('SELECT count(*) AS n FROM kernels WHERE id < 100000').get() as { n: number };
+    db.close();
+    expect(short.n).toBeGreaterThan(5);
+    samePagesAsSql(file);
+  });
+
+  it('TEXT where an integer is read: the load goes through SQLite and says why; forced to pages it throws', () => {
+    const file = copy(recording('torch_streams'), 'text.sqlite');
+    edit(file, "UPDATE kernels SET stream_id = '12abc' WHERE id = 3;");
+    const auto = loadTimelineColumns(file);
+    expect(auto.via).toMatch(/^sql: a text or blob value in kernels\.stream_id/);
+    const sql = loadTimelineColumns(file, { via: 'sql' });
+    expect(plain(auto.ops)).toEqual(plain(sql.ops));
+    expect(() => loadTimelineColumns(file, { via: 'pages' })).toThrow(/text\.sqlite: cannot be read as pages: a text or blob value/);
+  });
+
+  it('a record overflowing its page: through SQLite', () => {
+    const file = copy(recording('torch_streams'), 'overflow.sqlite');
+    edit(file, `ALTER TABLE api_calls ADD COLUMN note TEXT; UPDATE api_calls SET note = '${'x'.repeat(9000)}' WHERE id = 5;`);
+    const auto = loadTimelineColumns(file);
+    expect(auto.via).toBe('sql: a record overflows its page');
+    expect(plain(auto.calls)).toEqual(plain(loadTimelineColumns(file, { via: 'sql' }).calls));
+  });
+
+  it('a WAL recording being written (its -wal not empty): through SQLite, which sees the rows the WAL holds', () => {
+    const file = copy(recording('torch_streams'), 'wal.sqlite');
+    edit(file, 'PRAGMA journal_mode = WAL;');
+    const writer = new Database(file);
+    writer.pragma('wal_autocheckpoint = 0');
+    writer.exec(
+      'INSERT INTO kernels SELECT id + 100000, start_ns + 5, end_ns + 5, device_id, context_id, stream_id, correlation_id, name_id, grid_x, grid_y, grid_z, block_x, block_y, block_z, registers_per_thread, static_shared_bytes, dynamic_shared_bytes, local_memory_per_thread, launch_type, is_device_launched, graph_id, graph_node_id, cluster_x, cluster_y, cluster_z, channel_id FROM kernels',
+    );
+    // The live file as a reader finds it: the database and its -wal, copied while the writer holds them.
+    const live = path.join(dir, 'live.sqlite');
+    fs.copyFileSync(file, live);
+    fs.copyFileSync(`${file}-wal`, `${live}-wal`);
+    writer.close();
+    expect(fs.statSync(`${live}-wal`).size).toBeGreaterThan(0);
+    const auto = loadTimelineColumns(live);
+    expect(auto.via).toBe('sql: WAL mode with a non-empty -wal file (a recording still being written)');
+    const sql = loadTimelineColumns(live, { via: 'sql' });
+    expect(plain(auto.ops)).toEqual(plain(sql.ops));
+    expect(auto.ops.length).toBeGreaterThan(loadTimelineColumns(file.replace('wal.sqlite', 'text.sqlite'), { via: 'sql' }).ops.length);
+    // Checkpointed (the -wal emptied): the pages again.
+    edit(live, 'PRAGMA wal_checkpoint(TRUNCATE);');
+    expect(loadTimelineColumns(live).via).toBe('pages');
+  });
+
+  it('damaged recordings fail as they do through SQLite, naming the file, or give what SQLite gives', () => {
+    const damaged = path.join(fixtures, 'fuzz/recording-report');
+    // api-call-id-negative-hang: ids from -2^63 up, which the loader sizes its parts by, through SQLite too (the report reads it otherwise).
+    for (const name of fs.readdirSync(damaged).filter((f) => f.endsWith('.sqlite') && !f.includes('-hang'))) {
+      const file = copy(path.join(damaged, name), `damaged-${name}`);
+      const outcome = (via: 'auto' | 'sql') => {
+        try {
+          const t = loadTimelineColumns(file, { via });
+          return { ops: plain(t.ops), calls: plain(t.calls) };
+        } catch (e) {
+          return { error: (e as Error).message };
+        }
+      };
+      const sql = outcome('sql');
+      expect(outcome('auto'), name).toEqual(sql);
+      if ('error' in sql) expect(sql.error).toContain(file);
+    }
+  });
+});
+
+function db0Columns(file: string, table: string): string[] {
+  const db = new Database(file, { readonly: true });
+  try {
+    return (db.prepare(`SELECT name FROM pragma_table_info('${table}')`).all() as { name: string }[]).map((r) => r.name);
+  } finally {
+    db.close();
+  }
+}
