@@ -79,11 +79,23 @@ Napi::Value cuptiInfo(const Napi::CallbackInfo& info) {
 
 // Typed arrays are created on this (the JS) thread and filled on all cores:
 // each column is one gather v[order[i]] of millions of rows, memory-bound.
+// Columns already in order (in_order) go to JS as they are, no copy: their
+// memory becomes the typed array's (an external ArrayBuffer, freed by V8),
+// where the runtime allows it (Electron's V8 sandbox does not: copied).
 class Gather {
  public:
-  explicit Gather(const Column<uint32_t>& order) : order_(order) {}
+  explicit Gather(const Column<uint32_t>& order, bool in_order = false) : order_(order), in_order_(in_order) {}
   template <class TA, class T>
-  TA add(Napi::Env env, const Column<T>& v) {
+  TA add(Napi::Env env, Column<T>& v) {
+    if (in_order_ && v.size() > 0 && v.size() == order_.size()) {
+      napi_value buffer;
+      const napi_finalize drop = [](napi_env, void* data, void*) { std::free(data); };
+      if (napi_create_external_arraybuffer(env, v.data(), v.size() * sizeof(T), drop, nullptr, &buffer) == napi_ok) {
+        const size_t n = v.size();
+        v.release();
+        return TA::New(env, n, Napi::ArrayBuffer(env, buffer), 0);
+      }
+    }
     TA a = TA::New(env, order_.size());
     T* out = a.Data();
     const Column<uint32_t>* order = &order_;
@@ -100,6 +112,7 @@ class Gather {
 
  private:
   const Column<uint32_t>& order_;
+  bool in_order_;
   std::vector<std::function<void()>> jobs_;
 };
 
@@ -141,9 +154,9 @@ struct JsArray<double> {
 
 #define STREAMSCOPE_SET_ARRAY(member, js, T) out.Set(js, g.add<JsArray<T>::type>(env, c.member));
 
-Napi::Object opsObject(Napi::Env env, const OpColumns& c) {
+Napi::Object opsObject(Napi::Env env, OpColumns& c) {
   Napi::Object out = Napi::Object::New(env);
-  Gather g(c.order);
+  Gather g(c.order, c.in_order);
   out.Set("length", Napi::Number::New(env, static_cast<double>(c.size())));
   STREAMSCOPE_OP_COLUMNS(STREAMSCOPE_SET_ARRAY)
   g.run();
@@ -151,12 +164,15 @@ Napi::Object opsObject(Napi::Env env, const OpColumns& c) {
 }
 
 Napi::Value loadOpsBinding(const Napi::CallbackInfo& info) {
-  return guarded(info, [](Napi::Env env, const std::string& path) -> Napi::Value { return opsObject(env, loadOps(path)); });
+  return guarded(info, [](Napi::Env env, const std::string& path) -> Napi::Value {
+    OpColumns c = loadOps(path);
+    return opsObject(env, c);
+  });
 }
 
-Napi::Object callsObject(Napi::Env env, const CallColumns& c) {
+Napi::Object callsObject(Napi::Env env, CallColumns& c) {
   Napi::Object out = Napi::Object::New(env);
-  Gather g(c.order);
+  Gather g(c.order, c.in_order);
   out.Set("length", Napi::Number::New(env, static_cast<double>(c.size())));
   STREAMSCOPE_CALL_COLUMNS(STREAMSCOPE_SET_ARRAY)
   g.run();
@@ -185,7 +201,10 @@ Napi::Object timelineColumns(Napi::Env env) {
 }
 
 Napi::Value loadCallsBinding(const Napi::CallbackInfo& info) {
-  return guarded(info, [](Napi::Env env, const std::string& path) -> Napi::Value { return callsObject(env, loadCalls(path)); });
+  return guarded(info, [](Napi::Env env, const std::string& path) -> Napi::Value {
+    CallColumns c = loadCalls(path);
+    return callsObject(env, c);
+  });
 }
 
 // The typed array type of each column element type.

@@ -94,10 +94,11 @@ struct SortScratch {
 // order), and every thread scatters its slice. Digits are at most 11 bits
 // (2048 buckets per thread stay in cache; on 16 cores, 36-bit keys sorted
 // in 170-210 ms with 11-bit digits, 260 ms with 16-bit, 350 ms with 8-bit),
-// as many passes as the key range needs.
+// as many passes as the key range needs. Keys already in order (checked
+// in the first pass) are not sorted: returns true, the order the identity.
 // Keys move with their indexes, so every pass reads sequentially.
 // The order lands in `idx`; `scratch` and `idx` are reused where large enough.
-void orderBy(const Column<double>& key, Column<uint32_t>& idx, SortScratch& scratch, size_t max_threads) {
+bool orderBy(const Column<double>& key, Column<uint32_t>& idx, SortScratch& scratch, size_t max_threads) {
   const size_t n = key.size();
   Column<uint64_t>& k = scratch.k;
   Column<uint64_t>& k2 = scratch.k2;
@@ -105,22 +106,36 @@ void orderBy(const Column<double>& key, Column<uint32_t>& idx, SortScratch& scra
   idx.reuse(n);
   if (n < 2) {
     for (size_t i = 0; i < n; i++) idx[i] = static_cast<uint32_t>(i);
-    return;
+    return true;
   }
   const size_t slices = threadsFor(n, 1 << 16, max_threads);
   auto slice = [&](size_t t) { return std::pair<size_t, size_t>{n * t / slices, n * (t + 1) / slices}; };
   std::vector<double> lo_of(slices), hi_of(slices);
+  std::vector<uint8_t> sorted_of(slices);
   auto run = [&](const std::function<void(size_t)>& task) { runParallel(slices, task, max_threads); };
   run([&](size_t t) {
     auto [a, b] = slice(t);
     double lo = key[a], hi = key[a];
+    bool sorted = true;
     for (size_t i = a; i < b; i++) {
       lo = std::min(lo, key[i]);
       hi = std::max(hi, key[i]);
+      sorted &= i == a || key[i - 1] <= key[i];
     }
     lo_of[t] = lo;
     hi_of[t] = hi;
+    sorted_of[t] = sorted;
   });
+  // Already in order (a table written in time order, as api_calls usually is): the read order is the order.
+  bool sorted = true;
+  for (size_t t = 0; t < slices; t++) sorted = sorted && sorted_of[t] && (t == 0 || key[slice(t).first - 1] <= key[slice(t).first]);
+  if (sorted) {
+    run([&](size_t t) {
+      auto [a, b] = slice(t);
+      for (size_t i = a; i < b; i++) idx[i] = static_cast<uint32_t>(i);
+    });
+    return true;
+  }
   const double lo = *std::min_element(lo_of.begin(), lo_of.end());
   const uint64_t range = static_cast<uint64_t>(*std::max_element(hi_of.begin(), hi_of.end()) - lo);
   int bits = 0;
@@ -134,7 +149,7 @@ void orderBy(const Column<double>& key, Column<uint32_t>& idx, SortScratch& scra
       idx[i] = static_cast<uint32_t>(i);
     }
   });
-  if (passes == 0) return;
+  if (passes == 0) return true;
   const int digit_bits = (bits + passes - 1) / passes;
   const size_t buckets = size_t{1} << digit_bits;
   const uint64_t mask = buckets - 1;
@@ -168,6 +183,7 @@ void orderBy(const Column<double>& key, Column<uint32_t>& idx, SortScratch& scra
     std::swap(k, k2);
     std::swap(idx, idx2);
   }
+  return false;
 }
 
 // A table's rows [lo, hi] by rowid: a piece one thread reads on its own
@@ -653,6 +669,12 @@ size_t readCalls(Source& src, const std::string& path, const Part& part, CallCol
 
 }  // namespace
 
+void* allocateColumn(size_t bytes) {
+  void* p = std::malloc(std::max<size_t>(bytes, 1));
+  if (!p) throw std::bad_alloc();
+  return p;
+}
+
 // Runs task(0..n-1) on up to hardware_concurrency threads; the first
 // exception (in task order) is rethrown after all have finished.
 void runParallel(size_t n, const std::function<void(size_t)>& task, size_t max_threads) {
@@ -790,8 +812,8 @@ std::string readParts(Db& db, const std::vector<Part>& parts, const std::unorder
   eachCallColumn(t.calls, [&](auto& v) { v.truncate(calls); });
   lap("compact");
   // One after the other: each sort uses every core.
-  orderBy(t.ops.start, t.ops.order, scratch, threads);
-  orderBy(t.calls.start, t.calls.order, scratch, threads);
+  t.ops.in_order = orderBy(t.ops.start, t.ops.order, scratch, threads);
+  t.calls.in_order = orderBy(t.calls.start, t.calls.order, scratch, threads);
   lap("sort");
   return how;
 }

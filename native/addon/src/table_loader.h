@@ -5,10 +5,12 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdlib>
 #include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "timeline_columns.h"
@@ -24,12 +26,19 @@ class LoadError : public std::runtime_error {
 // read the parts write every slot they own, so the pages are first touched
 // in parallel (zero-filling 1.2 GB of staging for 10 M operations and as
 // many calls took one thread ~0.4 s before any row was read).
+// Its memory is malloc's (freed with std::free), so that it can be handed
+// to JS as it is (addon.cc Gather). Transparent huge pages (madvise) were
+// tried for it: the kernel's compaction on each fault made the load of
+// 10 M operations 1.5–2.5× slower on the development VM.
+void* allocateColumn(size_t bytes);
+
 template <class T>
 class Column {
  public:
   using value_type = T;
+  static_assert(std::is_trivially_default_constructible_v<T>, "plain numbers only");
   void allocate(size_t n) {
-    data_.reset(new T[n]);  // default-initialised: no fill for plain numbers
+    data_.reset(static_cast<T*>(allocateColumn(n * sizeof(T))));  // not filled
     size_ = capacity_ = n;
   }
   // Like allocate, but keeps the memory it has when that is large enough:
@@ -42,14 +51,22 @@ class Column {
   }
   // Keeps the first n values (n <= size()).
   void truncate(size_t n) { size_ = n; }
-  T& operator[](size_t i) { return data_[i]; }
-  const T& operator[](size_t i) const { return data_[i]; }
+  // Gives up its memory (to be freed with std::free) to the caller, leaving the column empty.
+  T* release() {
+    size_ = capacity_ = 0;
+    return data_.release();
+  }
+  T& operator[](size_t i) { return data_.get()[i]; }
+  const T& operator[](size_t i) const { return data_.get()[i]; }
   T* data() { return data_.get(); }
   const T* data() const { return data_.get(); }
   size_t size() const { return size_; }
 
  private:
-  std::unique_ptr<T[]> data_;
+  struct Free {
+    void operator()(T* p) const { std::free(p); }
+  };
+  std::unique_ptr<T, Free> data_;
   size_t size_ = 0;
   size_t capacity_ = 0;
 };
@@ -60,6 +77,8 @@ class Column {
 // copy of 10 million rows. The columns: timeline_columns.h.
 struct OpColumns {
   Column<uint32_t> order;
+  // The rows were read in that order already (order[i] == i).
+  bool in_order = false;
 #define STREAMSCOPE_MEMBER(member, js, T) Column<T> member;
   STREAMSCOPE_OP_COLUMNS(STREAMSCOPE_MEMBER)
   size_t size() const { return kind.size(); }
@@ -68,6 +87,7 @@ struct OpColumns {
 // CUDA API calls in read order; `order` lists them in (start, id) order.
 struct CallColumns {
   Column<uint32_t> order;
+  bool in_order = false;
   STREAMSCOPE_CALL_COLUMNS(STREAMSCOPE_MEMBER)
 #undef STREAMSCOPE_MEMBER
   size_t size() const { return start.size(); }
