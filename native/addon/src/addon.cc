@@ -6,9 +6,11 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 #include <exception>
 #include <functional>
+#include <mutex>
 #include <thread>
 
 #include "cupti_info.h"
@@ -79,24 +81,42 @@ Napi::Value cuptiInfo(const Napi::CallbackInfo& info) {
 
 // Typed arrays are created on this (the JS) thread and filled on all cores:
 // each column is one gather v[order[i]] of millions of rows, memory-bound.
-// Columns already in order (in_order) go to JS as they are, no copy: their
-// memory becomes the typed array's (an external ArrayBuffer, freed by V8),
-// where the runtime allows it (Electron's V8 sandbox does not: copied).
+// Where the runtime allows external ArrayBuffers (Node; Electron's V8
+// sandbox does not), a column's own memory becomes its typed array's (freed
+// by V8): columns already in order (in_order) as they are, the others
+// permuted in place through one scratch buffer per core, so that 10 M
+// operations do not fault in a second gigabyte of fresh pages for JS.
+// Elsewhere each column is gathered into a typed array V8 allocates.
 class Gather {
  public:
   explicit Gather(const Column<uint32_t>& order, bool in_order = false) : order_(order), in_order_(in_order) {}
+  ~Gather() {
+    for (void* p : scratch_) std::free(p);
+  }
+  Gather(const Gather&) = delete;
+  Gather& operator=(const Gather&) = delete;
+
   template <class TA, class T>
   TA add(Napi::Env env, Column<T>& v) {
-    if (in_order_ && v.size() > 0 && v.size() == order_.size()) {
+    const size_t n = order_.size();
+    if (n > 0 && v.size() == n) {
       napi_value buffer;
       const napi_finalize drop = [](napi_env, void* data, void*) { std::free(data); };
-      if (napi_create_external_arraybuffer(env, v.data(), v.size() * sizeof(T), drop, nullptr, &buffer) == napi_ok) {
-        const size_t n = v.size();
-        v.release();
+      if (napi_create_external_arraybuffer(env, v.data(), n * sizeof(T), drop, nullptr, &buffer) == napi_ok) {
+        T* data = v.release();
+        if (!in_order_) {
+          const uint32_t* o = order_.data();
+          jobs_.push_back([this, data, o, n] {
+            T* tmp = static_cast<T*>(takeScratch());
+            for (size_t i = 0; i < n; i++) tmp[i] = data[o[i]];
+            std::memcpy(data, tmp, n * sizeof(T));
+            giveScratch(tmp);
+          });
+        }
         return TA::New(env, n, Napi::ArrayBuffer(env, buffer), 0);
       }
     }
-    TA a = TA::New(env, order_.size());
+    TA a = TA::New(env, n);
     T* out = a.Data();
     const Column<uint32_t>* order = &order_;
     jobs_.push_back([out, &v, order] {
@@ -111,9 +131,32 @@ class Gather {
   }
 
  private:
+  // A buffer of 8 bytes a row (the widest column), one per core at most.
+  void* takeScratch() {
+    {
+      std::lock_guard<std::mutex> g(lock_);
+      if (!free_.empty()) {
+        void* p = free_.back();
+        free_.pop_back();
+        return p;
+      }
+    }
+    void* p = std::malloc(std::max<size_t>(1, order_.size() * 8));
+    if (!p) throw std::bad_alloc();
+    std::lock_guard<std::mutex> g(lock_);
+    scratch_.push_back(p);
+    return p;
+  }
+  void giveScratch(void* p) {
+    std::lock_guard<std::mutex> g(lock_);
+    free_.push_back(p);
+  }
+
   const Column<uint32_t>& order_;
   bool in_order_;
   std::vector<std::function<void()>> jobs_;
+  std::mutex lock_;
+  std::vector<void*> scratch_, free_;
 };
 
 template <class F>
