@@ -13,6 +13,11 @@ for tool in cmake make g++ python3; do
 done
 cuda=${CUDA_HOME:-/usr/local/cuda}
 [ -x "$cuda/bin/nvcc" ] || have nvcc || missing+=("the CUDA 13 toolkit (nvcc and CUPTI) under $cuda or CUDA_HOME")
+# The addon's Kineto importer parses JSON with simdjson (native/addon/src/trace_import.cc): header and library.
+simdjson=${STREAMSCOPE_SIMDJSON_INCLUDE:-/usr/include}
+if [ ! -f "$simdjson/simdjson.h" ] || ! ls /usr/lib/*/libsimdjson.so >/dev/null 2>&1; then
+  missing+=("simdjson (header and library)"); packages+=(libsimdjson-dev)
+fi
 if [ "$need" = test ]; then
   # The renderer's end-to-end tests drive Debian's Chromium (never a downloaded one).
   chromium=${STREAMSCOPE_CHROMIUM:-/usr/bin/chromium}

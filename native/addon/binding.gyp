@@ -23,6 +23,7 @@
         "src/page_merge.cc",
         "src/btree_reader.cc",
         "src/sql_time_limit.cc",
+        "src/trace_import.cc",
         "../../node_modules/better-sqlite3/deps/sqlite3/sqlite3.c"
       ],
       "include_dirs": [
@@ -53,7 +54,8 @@
       "cflags_cc": ["-std=c++17", "-O2", "-Wall", "-Wextra", "-fvisibility=hidden"],
       "cflags!": ["-fno-exceptions"],
       "cflags_cc!": ["-fno-exceptions", "-fno-rtti", "-std=gnu++17"],
-      "libraries": ["-ldl", "-lpthread"]
+      # simdjson: Debian's libsimdjson-dev (the Kineto importer's JSON parser, src/trace_import.cc).
+      "libraries": ["-ldl", "-lpthread", "-lsimdjson"]
     }
   ]
 }

@@ -3,6 +3,10 @@
 // own, so a 1 GB trace never sits in memory as one string or one object
 // tree. Other top-level members (Kineto's deviceProperties,
 // baseTimeNanoseconds, ...) are collected as they pass, up to a size cap.
+// The generic Chrome importer reads through traceEvents() below; the Kineto
+// importer through the addon (native/addon/src/trace_import.cc), which scans
+// by the same rules and reports its errors as nativeTraceError() turns them
+// into TraceFormatErrors.
 import fs from 'node:fs';
 import { StringDecoder } from 'node:string_decoder';
 import { oneLine } from '../store/recording-error.ts';
@@ -49,6 +53,41 @@ export function intField(v: unknown): number | null {
   const n = typeof v === 'number' ? v : typeof v === 'string' && v.trim() !== '' ? Number(v) : Number.NaN;
   const t = Math.trunc(n);
   return Number.isSafeInteger(t) ? t : null;
+}
+
+/**
+ * The native reader's error (code 'TRACE_FORMAT', its problem and the byte
+ * offset where it is) as the TraceFormatError this file's reader throws:
+ * the offset in characters of the decoded text, as always reported. Null
+ * for any other error.
+ */
+export function nativeTraceError(file: string, err: unknown): TraceFormatError | null {
+  const e = err as { code?: unknown; problem?: unknown; at?: unknown };
+  if (e?.code !== 'TRACE_FORMAT' || typeof e.problem !== 'string') return null;
+  const at = typeof e.at === 'number' && e.at >= 0 ? charactersBefore(file, e.at) : null;
+  return new TraceFormatError(file, at === null ? e.problem : `${e.problem} (at character ${at})`);
+}
+
+/** How many UTF-16 characters the first `bytes` bytes of `file` decode to, as the stream decoder decodes them (errors only: it reads them again). */
+function charactersBefore(file: string, bytes: number): number {
+  const decoder = new StringDecoder('utf8');
+  const buf = Buffer.alloc(1 << 20);
+  let chars = 0;
+  let fd: number | null = null;
+  try {
+    fd = fs.openSync(file, 'r');
+    for (let done = 0; done < bytes;) {
+      const n = fs.readSync(fd, buf, 0, Math.min(buf.length, bytes - done), done);
+      if (n <= 0) break;
+      chars += decoder.write(buf.subarray(0, n)).length;
+      done += n;
+    }
+  } catch {
+    return bytes; // the file went away: the bytes are the best we can say
+  } finally {
+    if (fd !== null) fs.closeSync(fd);
+  }
+  return chars;
 }
 
 /** Top-level members other than traceEvents, larger than this, are skipped. */

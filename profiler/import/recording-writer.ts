@@ -5,6 +5,7 @@
 // recorded ones to the timeline, report, diagnosis and compare.
 import fs from 'node:fs';
 import path from 'node:path';
+import Database from 'better-sqlite3';
 import { demangle } from '../native/addon.ts';
 import { RecordingFileError } from '../store/recording-error.ts';
 import { beginBulkLoad, compact, createRecording, endBulkLoad, openRecording, writeMeta, type Db } from '../store/database.ts';
@@ -92,7 +93,7 @@ export class RecordingWriter {
   readonly file: string;
   /** Written here, renamed to `file` by finish(): a failed import leaves `file` as it was. */
   readonly #partial: string;
-  readonly #db: Db;
+  #db: Db;
   readonly #strings = new Map<string, number>();
   readonly #devices = new Map<number, number>(); // source device → devices.id
   readonly #contexts = new Map<string, number>(); // pid:ctx → contexts.id
@@ -102,7 +103,7 @@ export class RecordingWriter {
   readonly #threadNames = new Map<string, string>();
   #pending = 0;
   #origin: number;
-  readonly #stmts;
+  #stmts;
   counts = { kernels: 0, memcpys: 0, memsets: 0, apiCalls: 0, ranges: 0 };
 
   /** `originNs`: the source's time zero, in its own clock; every stored time is relative to it. */
@@ -118,8 +119,13 @@ export class RecordingWriter {
     }
     beginBulkLoad(this.#db); // its index DDL waits in meta until endBulkLoad
     this.#origin = opts.originNs;
+    this.#stmts = this.#prepare();
+    this.#db.exec('BEGIN');
+  }
+
+  #prepare() {
     const db = this.#db;
-    this.#stmts = {
+    return {
       string: db.prepare('INSERT INTO strings (value, demangled) VALUES (?, ?)'),
       device: db.prepare('INSERT INTO devices (ordinal, name) VALUES (?, ?)'),
       context: db.prepare('INSERT INTO contexts (pid, cupti_context_id, device_id) VALUES (?, ?, ?)'),
@@ -137,7 +143,39 @@ export class RecordingWriter {
       api: db.prepare(`INSERT INTO api_calls (start_ns, end_ns, pid, tid, domain, cbid, name_id, correlation_id, return_value) VALUES (?,?,?,?,?,?,?,?,?)`),
       range: db.prepare('INSERT INTO nvtx_ranges (start_ns, end_ns, pid, tid, name_id, domain_id, payload) VALUES (?,?,?,?,?,?,?)'),
     };
+  }
+
+  /**
+   * Lets a native writer store the bulk of the rows (the Kineto importer,
+   * native/addon/src/trace_import.cc: better-sqlite3 takes ~1 µs a row from
+   * JavaScript): this connection commits and closes, `write` fills the file
+   * through the addon's own SQLite (never both open at once: two SQLite
+   * copies in one process do not see each other's locks), then the
+   * connection reopens and learns what was written — the ids of strings,
+   * devices, contexts and streams, the processes and threads, the counts and
+   * the origin, which the native writer chose at the first timed event.
+   */
+  handOver<T extends { originNs: number; counts: RecordingWriter['counts'] }>(write: (file: string) => T): T {
+    this.#db.exec('COMMIT');
+    this.#db.close();
+    const result = write(this.#partial);
+    this.#db = new Database(this.#partial);
+    this.#stmts = this.#prepare();
+    this.#origin = result.originNs;
+    this.counts = { ...result.counts };
+    const db = this.#db;
+    for (const r of db.prepare('SELECT id, value FROM strings').all() as { id: number; value: string }[]) this.#strings.set(r.value, r.id);
+    for (const r of db.prepare('SELECT id, ordinal FROM devices').all() as { id: number; ordinal: number }[]) this.#devices.set(r.ordinal, r.id);
+    for (const r of db.prepare('SELECT id, pid, cupti_context_id AS c FROM contexts').all() as { id: number; pid: number; c: number }[]) {
+      this.#contexts.set(`${r.pid}:${r.c}`, r.id);
+    }
+    for (const r of db.prepare('SELECT id, context_id AS c, cupti_stream_id AS s FROM streams').all() as { id: number; c: number; s: number }[]) {
+      this.#streams.set(`${r.c}:${r.s}`, r.id);
+    }
+    for (const r of db.prepare('SELECT pid FROM processes').all() as { pid: number }[]) this.#processes.add(r.pid);
+    for (const r of db.prepare('SELECT pid, tid FROM threads').all() as { pid: number; tid: number }[]) this.#threads.add(`${r.pid}:${r.tid}`);
     db.exec('BEGIN');
+    return result;
   }
 
   #t(ns: number): number {

@@ -1,7 +1,7 @@
 // The native addon (native/addon), typed. Loaded lazily, so that code paths
 // that never need it (report, decoding) work even where it is not built.
 import fs from 'node:fs';
-import { createRequire } from 'node:module';
+import os from 'node:os';
 import path from 'node:path';
 import { repoRoot } from './paths.ts';
 
@@ -158,6 +158,7 @@ interface AddonModule {
   Ingest: new (dbPath: string, options: { originNs: bigint }) => IngestInstance;
   InsertCeiling: new (source: string) => InsertCeilingInstance;
   demangle(names: string[]): (string | null)[];
+  importKinetoTrace(file: string, options: KinetoTraceOptions): KinetoTraceRows;
   appendTablePages(output: string, tables: PageMergeTable[]): PageMergeResult;
   timelineColumns: { ops: ColumnTypes; calls: ColumnTypes };
   ingestStatements: IngestStatement[];
@@ -173,7 +174,13 @@ function addon(): AddonModule {
   if (loaded) return loaded;
   const file = addonPath();
   if (!fs.existsSync(file)) throw new Error(`StreamScope native addon not built (run \`npm run build:native\`): ${file}`);
-  loaded = createRequire(import.meta.url)(file) as AddonModule;
+  // RTLD_DEEPBIND: the addon's references to simdjson (Debian's
+  // libsimdjson, native/addon/src/trace_import.cc) must reach that library,
+  // not the older copy of simdjson Node links in and exports under the same
+  // names (a parse went into Node's copy and crashed).
+  const module = { exports: {} as AddonModule };
+  process.dlopen(module, file, os.constants.dlopen.RTLD_LAZY | (os.constants.dlopen.RTLD_DEEPBIND ?? 0));
+  loaded = module.exports;
   return loaded;
 }
 
@@ -328,6 +335,44 @@ export function loadRows(
     calls: view(CALL_COLUMNS, out.calls, n.calls) as unknown as CallColumns,
     via: n.via,
   };
+}
+
+export interface KinetoTraceOptions {
+  /** The recording to write the rows into (created, its connection closed); null: stop at the first timed event (does the import get that far?). */
+  output: string | null;
+  /** CUPTI copy kinds and memory kinds by Kineto's names for them, and the categories kept as host ranges. */
+  copyKinds: Record<string, number>;
+  memoryKinds: Record<string, number>;
+  hostRanges: string[];
+  /** JSON.parse of UTF-8 bytes: the top-level members, and the events simdjson refuses or that need JavaScript's conversions. */
+  parse(bytes: Buffer): unknown;
+}
+
+export interface KinetoTraceRows {
+  /** Whether the file held any event; whether a timed one (the writer's first row) was reached. */
+  any: boolean;
+  timed: boolean;
+  /** The first timed event's time, ns in the trace's clock: the recording's origin. */
+  originNs: number;
+  counts: { kernels: number; memcpys: number; memsets: number; apiCalls: number; ranges: number };
+  skipped: number;
+  hostPid: number | null;
+  gpuPid: number | null;
+  processNames: [number, string][];
+  /** Top-level members other than traceEvents, parsed. */
+  members: Record<string, unknown>;
+  /** Events that went through JSON.parse (none in a trace as Kineto writes it). */
+  slowEvents: number;
+}
+
+/**
+ * The rows of a Kineto Chrome-trace JSON file, written natively
+ * (native/addon/src/trace_import.cc); synchronous. A problem with the trace
+ * throws an Error with code 'TRACE_FORMAT', `problem` and `at` (a byte
+ * offset, -1 for none); a failed write one with SQLite's code.
+ */
+export function importKinetoTrace(file: string, options: KinetoTraceOptions): KinetoTraceRows {
+  return addon().importKinetoTrace(file, options);
 }
 
 /**

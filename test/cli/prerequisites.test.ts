@@ -21,6 +21,14 @@ describe('prerequisites of npm test and npm start', () => {
     expect(r.stderr).toMatch(/npm test needs Chromium at \/nonexistent\/chromium .*sudo apt-get install chromium/);
   });
 
+  it('names a missing simdjson (the addon builds against it) and its package, for both commands', () => {
+    for (const what of ['test', 'start']) {
+      const r = run(what, { STREAMSCOPE_SIMDJSON_INCLUDE: '/nonexistent' });
+      expect(r.status).toBe(1);
+      expect(r.stderr).toMatch(new RegExp(`npm ${what} needs simdjson \\(header and library\\).*sudo apt-get install .*libsimdjson-dev`));
+    }
+  });
+
   it('npm start does not need Chromium; a missing CUDA toolkit is named', () => {
     expect(run('start', { STREAMSCOPE_CHROMIUM: '/nonexistent/chromium' }).status).toBe(0);
     const r = run('start', { CUDA_HOME: '/nonexistent/cuda', PATH: '/usr/bin:/bin' });

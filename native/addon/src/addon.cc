@@ -22,6 +22,7 @@
 #include "insert_ceiling.h"
 #include "page_merge.h"
 #include "table_loader.h"
+#include "trace_import.h"
 
 namespace streamscope::addon {
 namespace {
@@ -501,6 +502,7 @@ static Napi::Object InitStreamScopeAddon(Napi::Env env, Napi::Object exports) {
   exports.Set("devices", Napi::Function::New(env, devices, "devices"));
   exports.Set("cuptiInfo", Napi::Function::New(env, cuptiInfo, "cuptiInfo"));
   initIngest(env, exports);
+  initTraceImport(env, exports);
   initInsertCeiling(env, exports);  // the ingest benchmark's ceiling (bench only)
   exports.Set("loadRows", Napi::Function::New(env, loadRowsBinding, "loadRows"));
   exports.Set("loadOps", Napi::Function::New(env, loadOpsBinding, "loadOps"));

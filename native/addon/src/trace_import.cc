@@ -1,0 +1,1036 @@
+// The Kineto importer's rows, natively: a 1 GiB trace took 35 s in
+// JavaScript (a character-by-character scan, JSON.parse of each event, one
+// better-sqlite3 call per row); here the scan is a byte loop, each event is
+// parsed by simdjson (Debian's libsimdjson-dev: validating, SIMD) and the rows
+// go into SQLite's C API on a second thread while the next events are parsed.
+//
+// What must not change is what the JavaScript importer did with any input,
+// down to the odd ones fuzzing found (profiler/import/README in
+// profiler/README.md, "import"):
+//   - the scan is json-events.ts's state machine, byte for byte (its choices
+//     only ever depend on ASCII characters, so bytes and UTF-16 agree): events
+//     are the object elements of `traceEvents` (or of a bare array), other
+//     top-level members are captured up to 16 MiB and parsed by JSON.parse
+//     (through the `parse` callback), errors carry the byte offset that the
+//     caller turns into the character offset it always reported;
+//   - an event simdjson refuses (a number JSON.parse makes Infinity or rounds,
+//     a lone surrogate escape, invalid UTF-8, nesting past 1024 levels) or
+//     whose fields need JavaScript's own conversions (Number() of a string,
+//     String() of a number) is parsed again by JSON.parse through the same
+//     callback and its fields read from the object it returns, converted by
+//     Node itself (napi_coerce_to_number, napi_coerce_to_string): a few events
+//     of a fuzzed file, none of a real one;
+//   - the mapping (mapEvent) is the only definition of Kineto's conventions:
+//     what each category becomes, which fields of the wrong type skip an event;
+//   - ids are handed out in the order the JavaScript writer created them
+//     (strings, devices, contexts, streams on first use), rows are inserted
+//     in file order: the recording is the same, row for row
+//     (test/import/kineto-native.test.ts).
+#include "trace_import.h"
+
+#include <fcntl.h>
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <simdjson.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cmath>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "demangle.h"
+
+namespace streamscope::addon {
+namespace {
+
+// ---- errors -----------------------------------------------------------------
+
+// A problem with the trace: said by the caller as a TraceFormatError naming the file; `at` is a byte offset (-1: none)
+// that it turns into the character offset json-events.ts always reported.
+struct FormatError {
+  std::string problem;
+  int64_t at;
+};
+// SQLite refused a write: the caller says it about the output (a full disk) or as an internal error.
+struct WriteError {
+  std::string message;
+  std::string code;
+};
+// The fast path cannot decide this event the way JavaScript would: parse it again through JSON.parse.
+struct NeedJs {};
+
+// ---- values -----------------------------------------------------------------
+
+// One field of an event as the mapping reads it: what JavaScript's `typeof`
+// and Array.isArray would say, and the value. From simdjson (`js` false) or
+// from the object JSON.parse returned (`js` true: conversions done by Node).
+struct Val {
+  enum Kind : uint8_t { Missing, Null, Bool, Num, Str, Arr, Obj } kind = Missing;
+  bool js = false;
+  bool b = false;
+  double num = 0;
+  std::string_view str;
+  double str_num = NAN;       // js: Number(str), NaN when str.trim() === ''
+  std::string_view num_text;  // js: String(num) for Num and Bool
+  uint32_t len = 0;           // Arr
+};
+
+// JavaScript's Math.round: the nearest integer, halves toward +∞.
+double jsRound(double x) {
+  if (!std::isfinite(x)) return x;
+  const double f = std::floor(x);
+  return x - f >= 0.5 ? f + 1 : f;
+}
+
+constexpr double kMaxSafe = 9007199254740991.0;
+bool isSafeInteger(double n) { return std::isfinite(n) && std::trunc(n) == n && std::fabs(n) <= kMaxSafe; }
+
+// `typeof v === 'number' ? v : typeof v === 'string' && v.trim() !== '' ? Number(v) : NaN` (json-events.ts).
+double numberOf(const Val& v) {
+  if (v.kind == Val::Num) return v.num;
+  if (v.kind == Val::Str) {
+    if (!v.js) throw NeedJs{};
+    return v.str_num;
+  }
+  return NAN;
+}
+// idField: an integer, or a string of one.
+std::optional<int64_t> idField(const Val& v) {
+  const double n = numberOf(v);
+  if (!isSafeInteger(n)) return std::nullopt;
+  return static_cast<int64_t>(n);
+}
+// nsField: microseconds as nanoseconds, null unless finite.
+std::optional<double> nsField(const Val& v) {
+  const double ns = jsRound(numberOf(v) * 1000);
+  if (!std::isfinite(ns)) return std::nullopt;
+  return ns;
+}
+// intField, 0 when null (kineto.ts's int()).
+int64_t intOr0(const Val& v) {
+  const double t = std::trunc(numberOf(v));
+  return isSafeInteger(t) ? static_cast<int64_t>(t) : 0;
+}
+// textField: a string, or a number or boolean as String() writes it.
+std::optional<std::string_view> textField(const Val& v) {
+  if (v.kind == Val::Str) return v.str;
+  if (v.kind == Val::Num || v.kind == Val::Bool) {
+    if (v.js) return v.num_text;
+    if (v.kind == Val::Bool) return v.b ? std::string_view("true") : std::string_view("false");
+    throw NeedJs{};
+  }
+  return std::nullopt;
+}
+bool isString(const Val& v, std::string_view s) { return v.kind == Val::Str && v.str == s; }
+
+// The fields of an event that the mapping reads (kineto.ts read these and no others).
+struct Event {
+  Val ph, cat, name, pid, tid, ts, dur;
+  // args (e.args ?? {}): missing unless args is an object
+  Val a_name, a_labels, a_cbid, a_correlation, a_device, a_context, a_stream, a_bytes, a_registers, a_shared, a_grid, a_block;
+  std::array<Val, 3> grid, block;  // when a_grid / a_block is an array of 3
+};
+
+enum EventKey : int { kNone = -1, kPh, kCat, kName, kPid, kTid, kTs, kDur, kArgs };
+int eventKey(std::string_view k) {
+  switch (k.size()) {
+    case 2: return k == "ph" ? kPh : k == "ts" ? kTs : kNone;
+    case 3: return k == "cat" ? kCat : k == "pid" ? kPid : k == "tid" ? kTid : k == "dur" ? kDur : kNone;
+    case 4: return k == "name" ? kName : k == "args" ? kArgs : kNone;
+    default: return kNone;
+  }
+}
+Val Event::*argSlot(std::string_view k) {
+  if (k == "name") return &Event::a_name;
+  if (k == "labels") return &Event::a_labels;
+  if (k == "cbid") return &Event::a_cbid;
+  if (k == "correlation") return &Event::a_correlation;
+  if (k == "device") return &Event::a_device;
+  if (k == "context") return &Event::a_context;
+  if (k == "stream") return &Event::a_stream;
+  if (k == "bytes") return &Event::a_bytes;
+  if (k == "registers per thread") return &Event::a_registers;
+  if (k == "shared memory") return &Event::a_shared;
+  if (k == "grid") return &Event::a_grid;
+  if (k == "block") return &Event::a_block;
+  return nullptr;
+}
+
+// ---- the fast path: simdjson's DOM --------------------------------------------
+
+Val fromDom(simdjson::dom::element e) {
+  Val v;
+  switch (e.type()) {
+    case simdjson::dom::element_type::ARRAY:
+      v.kind = Val::Arr;
+      v.len = static_cast<uint32_t>(simdjson::dom::array(e).size());
+      break;
+    case simdjson::dom::element_type::OBJECT: v.kind = Val::Obj; break;
+    case simdjson::dom::element_type::INT64:
+      v.kind = Val::Num;
+      v.num = static_cast<double>(int64_t(e));
+      break;
+    case simdjson::dom::element_type::UINT64:
+      v.kind = Val::Num;
+      v.num = static_cast<double>(uint64_t(e));
+      break;
+    case simdjson::dom::element_type::DOUBLE:
+      v.kind = Val::Num;
+      v.num = double(e);
+      break;
+    case simdjson::dom::element_type::STRING:
+      v.kind = Val::Str;
+      v.str = std::string_view(e);
+      break;
+    case simdjson::dom::element_type::BOOL:
+      v.kind = Val::Bool;
+      v.b = bool(e);
+      break;
+    case simdjson::dom::element_type::NULL_VALUE: v.kind = Val::Null; break;
+  }
+  return v;
+}
+
+void tripleFromDom(simdjson::dom::element e, std::array<Val, 3>& out) {
+  size_t i = 0;
+  for (simdjson::dom::element item : simdjson::dom::array(e)) out[i++] = fromDom(item);
+}
+
+// Reads an event parsed by simdjson; duplicate keys: the last wins, as in JSON.parse.
+void eventFromDom(simdjson::dom::object obj, Event& ev) {
+  std::optional<simdjson::dom::element> args;
+  for (auto field : obj) {
+    switch (eventKey(field.key)) {
+      case kPh: ev.ph = fromDom(field.value); break;
+      case kCat: ev.cat = fromDom(field.value); break;
+      case kName: ev.name = fromDom(field.value); break;
+      case kPid: ev.pid = fromDom(field.value); break;
+      case kTid: ev.tid = fromDom(field.value); break;
+      case kTs: ev.ts = fromDom(field.value); break;
+      case kDur: ev.dur = fromDom(field.value); break;
+      case kArgs: args = field.value; break;
+      default: break;
+    }
+  }
+  if (!args || args->type() != simdjson::dom::element_type::OBJECT) return;
+  std::optional<simdjson::dom::element> grid, block;
+  for (auto field : simdjson::dom::object(*args)) {
+    Val Event::*slot = argSlot(field.key);
+    if (!slot) continue;
+    ev.*slot = fromDom(field.value);
+    if (slot == &Event::a_grid) grid = field.value;
+    if (slot == &Event::a_block) block = field.value;
+  }
+  if (ev.a_grid.kind == Val::Arr && ev.a_grid.len == 3) tripleFromDom(*grid, ev.grid);
+  if (ev.a_block.kind == Val::Arr && ev.a_block.len == 3) tripleFromDom(*block, ev.block);
+}
+
+// ---- the slow path: the object JSON.parse returned ----------------------------
+
+// Strings read from JavaScript values live here until the event is mapped.
+struct JsStrings {
+  std::deque<std::string> texts;
+  std::string_view keep(std::string s) { return texts.emplace_back(std::move(s)); }
+};
+
+Val fromJs(Napi::Env env, Napi::Value x, JsStrings& strings) {
+  Val v;
+  v.js = true;
+  switch (x.Type()) {
+    case napi_undefined: v.kind = Val::Missing; break;
+    case napi_null: v.kind = Val::Null; break;
+    case napi_boolean:
+      v.kind = Val::Bool;
+      v.b = x.As<Napi::Boolean>().Value();
+      v.num_text = strings.keep(x.ToString().Utf8Value());
+      break;
+    case napi_number:
+      v.kind = Val::Num;
+      v.num = x.As<Napi::Number>().DoubleValue();
+      v.num_text = strings.keep(x.ToString().Utf8Value());
+      break;
+    case napi_string: {
+      v.kind = Val::Str;
+      v.str = strings.keep(x.As<Napi::String>().Utf8Value());
+      // Number(s), except that s.trim() === '' is NaN for the field rules: a whitespace-only string is the only one
+      // Number() makes 0 without a '0' in it (both use the same white space).
+      const double n = x.ToNumber().DoubleValue();
+      v.str_num = n == 0 && v.str.find('0') == std::string_view::npos ? NAN : n;
+      break;
+    }
+    case napi_object:
+      if (x.IsArray()) {
+        v.kind = Val::Arr;
+        v.len = x.As<Napi::Array>().Length();
+      } else {
+        v.kind = Val::Obj;
+      }
+      break;
+    default: v.kind = Val::Obj; break;  // JSON.parse makes nothing else
+  }
+  (void)env;
+  return v;
+}
+
+void eventFromJs(Napi::Env env, Napi::Object obj, Event& ev, JsStrings& strings) {
+  ev.ph = fromJs(env, obj.Get("ph"), strings);
+  ev.cat = fromJs(env, obj.Get("cat"), strings);
+  ev.name = fromJs(env, obj.Get("name"), strings);
+  ev.pid = fromJs(env, obj.Get("pid"), strings);
+  ev.tid = fromJs(env, obj.Get("tid"), strings);
+  ev.ts = fromJs(env, obj.Get("ts"), strings);
+  ev.dur = fromJs(env, obj.Get("dur"), strings);
+  Napi::Value args = obj.Get("args");
+  if (!args.IsObject() || args.IsArray()) return;  // `e.args ?? {}`: a number, string or array has none of these keys
+  Napi::Object a = args.As<Napi::Object>();
+  static const char* const keys[] = {"name",   "labels", "cbid", "correlation",          "device",        "context",
+                                     "stream", "bytes",  "grid", "registers per thread", "shared memory", "block"};
+  for (const char* k : keys) ev.*argSlot(k) = fromJs(env, a.Get(k), strings);
+  auto triple = [&](const Val& v, const char* key, std::array<Val, 3>& out) {
+    if (v.kind != Val::Arr || v.len != 3) return;
+    Napi::Array arr = a.Get(key).As<Napi::Array>();
+    for (uint32_t i = 0; i < 3; i++) out[i] = fromJs(env, arr.Get(i), strings);
+  };
+  triple(ev.a_grid, "grid", ev.grid);
+  triple(ev.a_block, "block", ev.block);
+}
+
+// ---- rows and the writer thread -------------------------------------------------
+
+enum Table : uint8_t { kString, kDevice, kContext, kStream, kProcess, kThread, kKernel, kMemcpy, kMemset, kApi, kRange, kTables };
+
+// The statements: those of profiler/import/recording-writer.ts, with the ids it would have got from lastInsertRowid
+// given explicitly (the tables start empty, so they are the same).
+const char* const kSql[kTables] = {
+    "INSERT INTO strings (id, value, demangled) VALUES (?, ?, ?)",
+    "INSERT INTO devices (id, ordinal, name) VALUES (?, ?, NULL)",
+    "INSERT INTO contexts (id, pid, cupti_context_id, device_id) VALUES (?, ?, ?, ?)",
+    "INSERT INTO streams (id, pid, context_id, device_id, cupti_stream_id, flags) VALUES (?, ?, ?, ?, ?, 8)",
+    "INSERT OR IGNORE INTO processes (pid, complete) VALUES (?, 1)",
+    "INSERT OR IGNORE INTO threads (pid, tid) VALUES (?, ?)",
+    "INSERT INTO kernels (start_ns, end_ns, device_id, context_id, stream_id, correlation_id, name_id, grid_x, grid_y, grid_z, "
+    "block_x, block_y, block_z, registers_per_thread, static_shared_bytes, dynamic_shared_bytes, local_memory_per_thread, "
+    "launch_type) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,0,0)",
+    "INSERT INTO memcpys (start_ns, end_ns, device_id, context_id, stream_id, correlation_id, bytes, copy_kind, src_kind, "
+    "dst_kind, is_async) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+    "INSERT INTO memsets (start_ns, end_ns, device_id, context_id, stream_id, correlation_id, bytes, value, memory_kind, "
+    "is_async) VALUES (?,?,?,?,?,?,?,?,?,?)",
+    "INSERT INTO api_calls (start_ns, end_ns, pid, tid, domain, cbid, name_id, correlation_id, return_value) VALUES "
+    "(?,?,?,?,?,?,?,?,?)",
+    "INSERT INTO nvtx_ranges (start_ns, end_ns, pid, tid, name_id, domain_id, payload) VALUES (?,?,?,?,?,?,NULL)",
+};
+constexpr int kWidth[kTables] = {3, 2, 4, 5, 1, 2, 16, 11, 10, 9, 6};
+
+// A row: its table and integer values in the statement's order; for strings, v[1] and v[2] index the batch's texts
+// (v[2] -1: demangled is NULL).
+struct Row {
+  Table table;
+  int64_t v[16];
+};
+struct Batch {
+  std::vector<Row> rows;
+  std::vector<std::string> texts;
+};
+constexpr size_t kBatchRows = 32768;
+constexpr size_t kQueued = 4;  // batches waiting at most: memory stays flat whatever the file's size
+
+class Writer {
+ public:
+  explicit Writer(const std::string& path) {
+    if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE, nullptr) != SQLITE_OK) fail("open");
+    // The recording was created (schema, 64 KiB pages, journal mode) by recording-writer.ts; its connection is closed.
+    exec("PRAGMA cache_size = -32768");
+    for (int t = 0; t < kTables; t++) {
+      if (sqlite3_prepare_v3(db_, kSql[t], -1, SQLITE_PREPARE_PERSISTENT, &stmt_[t], nullptr) != SQLITE_OK) fail("prepare");
+    }
+    exec("BEGIN");
+    thread_ = std::thread([this] { loop(); });
+  }
+  ~Writer() {
+    stop();
+    for (sqlite3_stmt* s : stmt_) sqlite3_finalize(s);
+    sqlite3_close(db_);
+  }
+  // The next value of an INTEGER PRIMARY KEY of `table` (what lastInsertRowid would say after its next insert).
+  static int64_t nextId(const std::string& path, const char* table) {
+    sqlite3* db = nullptr;
+    int64_t id = 1;
+    if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
+      sqlite3_stmt* s = nullptr;
+      const std::string sql = std::string("SELECT coalesce(max(id), 0) + 1 FROM ") + table;
+      if (sqlite3_prepare_v2(db, sql.c_str(), -1, &s, nullptr) == SQLITE_OK && sqlite3_step(s) == SQLITE_ROW)
+        id = sqlite3_column_int64(s, 0);
+      sqlite3_finalize(s);
+    }
+    sqlite3_close(db);
+    return id;
+  }
+
+  Batch& batch() { return current_; }
+  // Hands the current batch to the writer thread once it is full (waits while kQueued are pending).
+  void maybeFlush() {
+    if (current_.rows.size() >= kBatchRows) flush();
+  }
+  void flush() {
+    if (current_.rows.empty()) return;
+    std::unique_lock<std::mutex> lock(mutex_);
+    space_.wait(lock, [&] { return queue_.size() < kQueued || error_; });
+    if (error_) throw *error_;
+    queue_.push_back(std::move(current_));
+    current_ = Batch{};
+    current_.rows.reserve(kBatchRows);
+    ready_.notify_one();
+  }
+  // Everything written and committed; throws what the writer thread met.
+  void finish() {
+    flush();
+    stop();
+    if (error_) throw *error_;
+    exec("COMMIT");
+  }
+
+ private:
+  void loop() {
+    for (;;) {
+      Batch b;
+      {
+        std::unique_lock<std::mutex> lock(mutex_);
+        ready_.wait(lock, [&] { return !queue_.empty() || done_; });
+        if (queue_.empty()) return;
+        b = std::move(queue_.front());
+        queue_.pop_front();
+        space_.notify_one();
+      }
+      try {
+        write(b);
+      } catch (const WriteError& e) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        error_ = e;
+        queue_.clear();
+        space_.notify_all();
+        return;
+      }
+    }
+  }
+  void write(const Batch& b) {
+    for (const Row& r : b.rows) {
+      sqlite3_stmt* s = stmt_[r.table];
+      if (r.table == kString) {
+        const std::string& value = b.texts[static_cast<size_t>(r.v[1])];
+        sqlite3_bind_int64(s, 1, r.v[0]);
+        sqlite3_bind_text(s, 2, value.data(), static_cast<int>(value.size()), SQLITE_STATIC);
+        if (r.v[2] < 0) {
+          sqlite3_bind_null(s, 3);
+        } else {
+          const std::string& d = b.texts[static_cast<size_t>(r.v[2])];
+          sqlite3_bind_text(s, 3, d.data(), static_cast<int>(d.size()), SQLITE_STATIC);
+        }
+      } else {
+        for (int i = 0; i < kWidth[r.table]; i++) sqlite3_bind_int64(s, i + 1, r.v[i]);
+      }
+      const int rc = sqlite3_step(s);
+      sqlite3_reset(s);
+      if (rc != SQLITE_DONE) fail("insert");
+    }
+  }
+  void stop() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      done_ = true;
+      ready_.notify_all();
+    }
+    if (thread_.joinable()) thread_.join();
+  }
+  void exec(const char* sql) {
+    if (sqlite3_exec(db_, sql, nullptr, nullptr, nullptr) != SQLITE_OK) fail(sql);
+  }
+  [[noreturn]] void fail(const char* what) {
+    const int rc = db_ ? sqlite3_extended_errcode(db_) : SQLITE_CANTOPEN;
+    const int primary = rc & 0xff;
+    std::string code = primary == SQLITE_FULL ? "SQLITE_FULL" : primary == SQLITE_IOERR ? "SQLITE_IOERR" : "SQLITE_ERROR";
+    throw WriteError{std::string(what) + ": " + (db_ ? sqlite3_errmsg(db_) : "cannot open"), code};
+  }
+
+  sqlite3* db_ = nullptr;
+  sqlite3_stmt* stmt_[kTables] = {};
+  Batch current_;
+  std::mutex mutex_;
+  std::condition_variable ready_, space_;
+  std::deque<Batch> queue_;
+  bool done_ = false;
+  std::optional<WriteError> error_;
+  std::thread thread_;
+};
+
+// ---- the mapping (was kineto.ts's loop) ------------------------------------------
+
+constexpr int64_t kUnknownPid = -1;  // host pid of GPU events seen before any host event named it
+
+bool isWordChar(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_'; }
+// The end of the run of /[\w ]/ characters from `i` (JavaScript's \w without the u flag: ASCII letters, digits, _).
+size_t wordsAndSpaces(std::string_view s, size_t i) {
+  while (i < s.size() && (isWordChar(s[i]) || s[i] == ' ')) i++;
+  return i;
+}
+// /^Memcpy (\w+) \(([\w ]+) -> ([\w ]+)\)/ (kineto.ts had it so): '-', '>' and ')' are not in [\w ], so each group
+// is its run of [\w ] characters, less the space that " -> " takes back.
+bool memcpyName(std::string_view n, std::string_view& kind, std::string_view& src, std::string_view& dst) {
+  constexpr std::string_view head = "Memcpy ";
+  if (n.substr(0, head.size()) != head) return false;
+  const size_t k0 = head.size();
+  size_t k = k0;
+  while (k < n.size() && isWordChar(n[k])) k++;
+  if (k == k0 || n.substr(k, 2) != " (") return false;
+  const size_t s = k + 2;
+  const size_t r = wordsAndSpaces(n, s);  // n[r - 1] must be the space of " -> "
+  if (r < s + 2 || n[r - 1] != ' ' || n.substr(r, 3) != "-> ") return false;
+  const size_t d = r + 3;
+  const size_t f = wordsAndSpaces(n, d);
+  if (f == d || f >= n.size() || n[f] != ')') return false;
+  kind = n.substr(k0, k - k0);
+  src = n.substr(s, r - 1 - s);
+  dst = n.substr(d, f - d);
+  return true;
+}
+// /^Memset \(([\w ]+)\)/
+bool memsetName(std::string_view n, std::string_view& kind) {
+  constexpr std::string_view head = "Memset (";
+  if (n.substr(0, head.size()) != head) return false;
+  const size_t s = head.size();
+  const size_t f = wordsAndSpaces(n, s);
+  if (f == s || f >= n.size() || n[f] != ')') return false;
+  kind = n.substr(s, f - s);
+  return true;
+}
+
+struct Counts {
+  int64_t kernels = 0, memcpys = 0, memsets = 0, api_calls = 0, ranges = 0;
+};
+
+class KinetoRows {
+ public:
+  KinetoRows(std::optional<std::string> output, std::map<std::string, int64_t> copy_kinds, std::map<std::string, int64_t> memory_kinds,
+             std::set<std::string> host_ranges)
+      : output_(std::move(output)),
+        copy_kinds_(std::move(copy_kinds)),
+        memory_kinds_(std::move(memory_kinds)),
+        host_ranges_(std::move(host_ranges)) {}
+
+  bool any = false;
+  bool timed = false;  // a first timed event was met (the writer exists)
+  double origin = 0;
+  Counts counts;
+  int64_t skipped = 0;
+  std::optional<int64_t> host_pid, gpu_pid;
+  std::vector<std::pair<int64_t, std::string>> process_names;  // in the order Map.set first saw them; last value wins
+
+  // Maps one event. Throws NeedJs (before any effect) when JavaScript must decide; returns false to stop (probe mode
+  // reached the first timed event).
+  bool map(const Event& e) {
+    any = true;
+    if (isString(e.ph, "M")) {
+      const auto pid = idField(e.pid);
+      if (!pid) return true;
+      if (isString(e.name, "process_name") && e.a_name.kind == Val::Str) setProcessName(*pid, std::string(e.a_name.str));
+      if (isString(e.name, "process_labels") && isString(e.a_labels, "CPU") && !host_pid) host_pid = *pid;
+      return true;
+    }
+    // Every conversion first: NeedJs must come before any effect.
+    const auto start = nsField(e.ts);
+    const std::optional<double> dur = e.dur.kind == Val::Missing ? std::optional<double>(0) : nsField(e.dur);
+    const auto name = textField(e.name);
+    if (!isString(e.ph, "X") || e.ts.kind != Val::Num || !start || !dur || !name) {
+      skipped++;
+      return true;
+    }
+    const auto pid = idField(e.pid);
+    const auto tid = idField(e.tid);
+    const bool api = isString(e.cat, "cuda_runtime") || isString(e.cat, "cuda_driver");
+    const bool kernel = isString(e.cat, "kernel"), memcpy = isString(e.cat, "gpu_memcpy"), memset = isString(e.cat, "gpu_memset");
+    const bool gpu = kernel || memcpy || memset;
+    const int64_t cbid = api ? intOr0(e.a_cbid) : 0;
+    const int64_t correlation = api || gpu ? intOr0(e.a_correlation) : 0;
+    int64_t device = 0, context = 0, stream = 0, bytes = 0, registers = 0, shared = 0;
+    std::array<int64_t, 3> grid{}, block{};
+    if (gpu) {
+      // `args.device ?? e.pid`, `args.stream ?? e.tid`
+      device = intOr0(e.a_device.kind == Val::Missing || e.a_device.kind == Val::Null ? e.pid : e.a_device);
+      context = intOr0(e.a_context);
+      stream = intOr0(e.a_stream.kind == Val::Missing || e.a_stream.kind == Val::Null ? e.tid : e.a_stream);
+      bytes = intOr0(e.a_bytes);
+      if (kernel) {
+        registers = intOr0(e.a_registers);
+        shared = intOr0(e.a_shared);
+        if (e.a_grid.kind == Val::Arr && e.a_grid.len == 3) grid = {intOr0(e.grid[0]), intOr0(e.grid[1]), intOr0(e.grid[2])};
+        if (e.a_block.kind == Val::Arr && e.a_block.len == 3) block = {intOr0(e.block[0]), intOr0(e.block[1]), intOr0(e.block[2])};
+      }
+    }
+    // The first timed event is time zero; later events may be earlier (negative times are fine).
+    if (!timed) {
+      timed = true;
+      origin = *start;
+      if (!output_) return false;  // probe: the caller only wanted to know that the import gets this far
+      next_string_ = Writer::nextId(*output_, "strings");
+      next_device_ = Writer::nextId(*output_, "devices");
+      next_context_ = Writer::nextId(*output_, "contexts");
+      next_stream_ = Writer::nextId(*output_, "streams");
+      writer_ = std::make_unique<Writer>(*output_);
+    }
+    const double end = *start + *dur;
+    const auto t_start = rebased(*start), t_end = rebased(end);
+    if (!t_start || !t_end) {
+      skipped++;
+      return true;
+    }
+    const bool host = pid && tid;
+    if (api && host) {
+      if (!host_pid) host_pid = *pid;
+      thread(*pid, *tid);
+      const int64_t name_id = string(*name);
+      row(kApi, {*t_start, *t_end, *pid, *tid, isString(e.cat, "cuda_runtime") ? 1 : 2, cbid, name_id, correlation, 0});
+      counts.api_calls++;
+    } else if (gpu) {
+      // Kineto puts GPU events under the device's pid; their host process is the one making CUDA calls, which may
+      // only show up later in the file.
+      if (!gpu_pid) gpu_pid = host_pid ? *host_pid : kUnknownPid;
+      const auto [dev, ctx, str] = lane(device, context, stream, *gpu_pid);
+      if (kernel) {
+        const int64_t name_id = string(*name);
+        row(kKernel, {*t_start, *t_end, dev, ctx, str, correlation, name_id, grid[0], grid[1], grid[2], block[0], block[1], block[2],
+                      registers, shared, 0});
+        counts.kernels++;
+      } else if (memcpy) {
+        std::string_view kind, src, dst;
+        const bool m = memcpyName(*name, kind, src, dst);
+        row(kMemcpy, {*t_start, *t_end, dev, ctx, str, correlation, bytes, m ? lookup(copy_kinds_, kind) : 0,
+                      m ? lookup(memory_kinds_, src) : 0, m ? lookup(memory_kinds_, dst) : 0, 1});
+        counts.memcpys++;
+      } else {
+        std::string_view kind;
+        const bool m = memsetName(*name, kind);
+        row(kMemset, {*t_start, *t_end, dev, ctx, str, correlation, bytes, 0, m ? lookup(memory_kinds_, kind) : 0, 1});
+        counts.memsets++;
+      }
+    } else if (e.cat.kind == Val::Str && host_ranges_.count(std::string(e.cat.str)) && host) {
+      thread(*pid, *tid);
+      const int64_t name_id = string(*name);
+      const int64_t domain_id = string(e.cat.str);
+      row(kRange, {*t_start, *t_end, *pid, *tid, name_id, domain_id});
+      counts.ranges++;
+    } else {
+      skipped++;
+    }
+    if (writer_) writer_->maybeFlush();
+    return true;
+  }
+
+  void finish() {
+    if (writer_) writer_->finish();
+  }
+
+ private:
+  // recording-writer.ts's #t and holds(): the time relative to the origin, when it is a safe integer.
+  std::optional<int64_t> rebased(double ns) const {
+    const double t = jsRound(ns - origin);
+    if (!isSafeInteger(t)) return std::nullopt;
+    return static_cast<int64_t>(t);
+  }
+  static int64_t lookup(const std::map<std::string, int64_t>& m, std::string_view k) {
+    const auto it = m.find(std::string(k));
+    return it == m.end() ? 0 : it->second;
+  }
+  void setProcessName(int64_t pid, std::string name) {
+    for (auto& [p, n] : process_names) {
+      if (p == pid) {
+        n = std::move(name);
+        return;
+      }
+    }
+    process_names.emplace_back(pid, std::move(name));
+  }
+  void row(Table t, std::initializer_list<int64_t> values) {
+    Row r;
+    r.table = t;
+    std::copy(values.begin(), values.end(), r.v);
+    writer_->batch().rows.push_back(r);
+  }
+  int64_t string(std::string_view value) {
+    // Keyed by the text: JavaScript keyed its Map by the string, and stored it as this UTF-8.
+    auto it = strings_.find(value);
+    if (it != strings_.end()) return it->second;
+    const int64_t id = next_string_++;
+    const std::string& key = string_store_.emplace_back(value);
+    strings_.emplace(key, id);
+    Batch& b = writer_->batch();
+    const auto value_at = static_cast<int64_t>(b.texts.size());
+    b.texts.emplace_back(key);
+    int64_t demangled_at = -1;
+    if (auto d = demangle(key)) {
+      demangled_at = static_cast<int64_t>(b.texts.size());
+      b.texts.push_back(std::move(*d));
+    }
+    row(kString, {id, value_at, demangled_at});
+    return id;
+  }
+  void process(int64_t pid) {
+    if (processes_.insert(pid).second) row(kProcess, {pid});
+  }
+  void thread(int64_t pid, int64_t tid) {
+    process(pid);
+    if (threads_.insert({pid, tid}).second) row(kThread, {pid, tid});
+  }
+  int64_t deviceId(int64_t ordinal) {
+    auto it = devices_.find(ordinal);
+    if (it != devices_.end()) return it->second;
+    const int64_t id = next_device_++;
+    devices_.emplace(ordinal, id);
+    row(kDevice, {id, ordinal});
+    return id;
+  }
+  std::array<int64_t, 3> lane(int64_t device, int64_t context, int64_t stream, int64_t pid) {
+    if (last_lane_ && last_lane_key_ == std::array<int64_t, 4>{device, context, stream, pid}) return *last_lane_;
+    const int64_t dev = deviceId(device);
+    process(pid);
+    auto c = contexts_.find({pid, context});
+    if (c == contexts_.end()) {
+      c = contexts_.emplace(std::make_pair(pid, context), next_context_++).first;
+      row(kContext, {c->second, pid, context, dev});
+    }
+    auto s = streams_.find({c->second, stream});
+    if (s == streams_.end()) {
+      s = streams_.emplace(std::make_pair(c->second, stream), next_stream_++).first;
+      row(kStream, {s->second, pid, c->second, dev, stream});
+    }
+    last_lane_key_ = {device, context, stream, pid};
+    last_lane_ = {dev, c->second, s->second};
+    return *last_lane_;
+  }
+
+  std::optional<std::string> output_;
+  std::map<std::string, int64_t> copy_kinds_, memory_kinds_;
+  std::set<std::string> host_ranges_;
+  std::unique_ptr<Writer> writer_;
+  int64_t next_string_ = 1, next_device_ = 1, next_context_ = 1, next_stream_ = 1;
+  std::deque<std::string> string_store_;  // the keys of strings_ (a deque: they never move)
+  std::unordered_map<std::string_view, int64_t> strings_;
+  std::map<int64_t, int64_t> devices_;
+  std::map<std::pair<int64_t, int64_t>, int64_t> contexts_, streams_;
+  std::set<int64_t> processes_;
+  std::set<std::pair<int64_t, int64_t>> threads_;
+  std::array<int64_t, 4> last_lane_key_{};
+  std::optional<std::array<int64_t, 3>> last_lane_;
+};
+
+// ---- the scan (was json-events.ts) ----------------------------------------------------
+
+constexpr size_t kMemberCap = 16u << 20;  // top-level members other than traceEvents larger than this are skipped
+constexpr size_t kChunk = 4u << 20;
+
+class Scanner {
+ public:
+  // on_event(ptr, len, offset of its closing brace); on_member(name, text, offset where it ended)
+  template <class OnEvent, class OnMember>
+  void run(int fd, OnEvent&& on_event, OnMember&& on_member) {
+    std::vector<char> buf(kChunk + simdjson::SIMDJSON_PADDING);
+    size_t have = 0;         // bytes in buf
+    int64_t base = 0;        // file offset of buf[0]
+    size_t keep = SIZE_MAX;  // start of the event being captured (kept across reads)
+    size_t pos = 0;
+    for (;;) {
+      // Make room: drop what is consumed, keep the open event.
+      const size_t from = keep != SIZE_MAX ? keep : pos;
+      if (from > 0) {
+        std::memmove(buf.data(), buf.data() + from, have - from);
+        have -= from;
+        pos -= from;
+        base += static_cast<int64_t>(from);
+        if (keep != SIZE_MAX) keep = 0;
+      }
+      if (buf.size() - simdjson::SIMDJSON_PADDING - have < kChunk / 2) buf.resize(buf.size() * 2);
+      const ssize_t n = ::read(fd, buf.data() + have, buf.size() - simdjson::SIMDJSON_PADDING - have);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        throw FormatError{std::string(errno == EISDIR ? "is a directory" : std::string("cannot read: ") + std::strerror(errno)), -1};
+      }
+      if (n == 0) break;
+      have += static_cast<size_t>(n);
+      std::memset(buf.data() + have, 0, simdjson::SIMDJSON_PADDING);
+      const size_t seg = pos;  // where this read's unseen bytes start (members: the part still to append)
+      size_t seg_start = seg;
+      const char* text = buf.data();
+      for (size_t i = pos; i < have; i++) {
+        const char ch = text[i];
+        if (in_string_) {
+          if (escape_) {
+            escape_ = false;
+          } else if (ch == '\\') {
+            escape_ = true;
+          } else if (ch == '"') {
+            in_string_ = false;
+            if (reading_key_) reading_key_ = false;
+          } else if (reading_key_) {
+            key_text_ += ch;
+          }
+          continue;
+        }
+        switch (ch) {
+          case '"':
+            in_string_ = true;
+            if (depth_ == 1 && !bare_array_ && !after_colon_ && !capture_) {
+              reading_key_ = true;
+              key_text_.clear();
+            }
+            break;
+          case ':':
+            if (depth_ == 1 && !bare_array_ && !capture_) {
+              key_ = key_text_;
+              has_key_ = true;
+              after_colon_ = true;
+              if (key_ != "traceEvents") {
+                capture_ = true;
+                capture_member_ = true;
+                member_name_ = key_;
+                member_text_.clear();
+                capture_size_ = 0;
+                seg_start = i + 1;
+              }
+            }
+            break;
+          case '{':
+          case '[':
+            if (!saw_root_) {
+              saw_root_ = true;
+              if (ch == '[') {
+                bare_array_ = true;
+                in_events_ = true;
+              }
+            } else if (in_events_ && !capture_ && depth_ == (bare_array_ ? 1 : 2) && ch == '{') {
+              capture_ = true;
+              capture_member_ = false;
+              capture_depth_ = depth_;
+              keep = i;
+            } else if (depth_ == 1 && has_key_ && key_ == "traceEvents" && after_colon_ && ch == '[') {
+              in_events_ = true;
+            }
+            depth_++;
+            break;
+          case '}':
+          case ']':
+            depth_--;
+            if (depth_ < 0) throw FormatError{std::string("unbalanced '") + ch + "'", base + static_cast<int64_t>(i)};
+            if (capture_ && !capture_member_ && depth_ == capture_depth_) {
+              capture_ = false;
+              on_event(text + keep, i + 1 - keep, base + static_cast<int64_t>(i));
+              keep = SIZE_MAX;
+            } else if (in_events_ && depth_ == (bare_array_ ? 0 : 1) && ch == ']') {
+              in_events_ = false;
+            }
+            if (depth_ == 0 && !bare_array_ && capture_ && capture_member_) {
+              // The root closed while capturing its last member's value.
+              member_text_.append(text + seg_start, i - seg_start);
+              finishMember(on_member, base + static_cast<int64_t>(i));
+            }
+            break;
+          case ',':
+            if (depth_ == 1 && !bare_array_) {
+              if (capture_ && capture_member_) {
+                member_text_.append(text + seg_start, i - seg_start);
+                finishMember(on_member, base + static_cast<int64_t>(i));
+              }
+              after_colon_ = false;
+              has_key_ = false;
+            }
+            break;
+          default: break;
+        }
+      }
+      if (capture_ && capture_member_) {
+        capture_size_ += have - seg_start;
+        if (capture_size_ > kMemberCap) {
+          capture_ = false;  // too big to be metadata: skip it
+          member_text_.clear();
+          member_text_.shrink_to_fit();
+        } else {
+          member_text_.append(text + seg_start, have - seg_start);
+        }
+      }
+      pos = have;
+      (void)seg;
+    }
+    end_ = base + static_cast<int64_t>(have);
+    if (!saw_root_) throw FormatError{"empty file or not JSON (expected a Chrome trace: {\"traceEvents\": [...]})", -1};
+    if (depth_ != 0 || in_string_) {
+      throw FormatError{std::string("truncated JSON: the file ends inside ") + (in_string_ ? "a string" : "an object or array"), end_};
+    }
+  }
+
+ private:
+  template <class OnMember>
+  void finishMember(OnMember& on_member, int64_t at) {
+    capture_ = false;
+    on_member(member_name_, member_text_, at);
+    member_text_.clear();
+  }
+
+  int depth_ = 0;
+  bool in_string_ = false, escape_ = false, saw_root_ = false, bare_array_ = false;
+  std::string key_, key_text_;
+  bool has_key_ = false, reading_key_ = false, after_colon_ = false, in_events_ = false;
+  bool capture_ = false, capture_member_ = false;
+  int capture_depth_ = 0;
+  size_t capture_size_ = 0;
+  std::string member_name_, member_text_;
+  int64_t end_ = 0;
+};
+
+// ---- the binding --------------------------------------------------------------------
+
+std::map<std::string, int64_t> numberTable(Napi::Value v) {
+  std::map<std::string, int64_t> out;
+  if (!v.IsObject()) return out;
+  Napi::Object o = v.As<Napi::Object>();
+  Napi::Array keys = o.GetPropertyNames();
+  for (uint32_t i = 0; i < keys.Length(); i++) {
+    const std::string k = keys.Get(i).ToString().Utf8Value();
+    out[k] = o.Get(k).ToNumber().Int64Value();
+  }
+  return out;
+}
+
+Napi::Error formatError(Napi::Env env, const FormatError& e) {
+  Napi::Error err = Napi::Error::New(env, e.problem);
+  err.Set("code", Napi::String::New(env, "TRACE_FORMAT"));
+  err.Set("problem", Napi::String::New(env, e.problem));
+  err.Set("at", Napi::Number::New(env, static_cast<double>(e.at)));
+  return err;
+}
+
+// importKinetoTrace(file, { output: string | null, copyKinds, memoryKinds, hostRanges: string[], parse(bytes) })
+Napi::Value importKinetoTrace(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 2 || !info[0].IsString() || !info[1].IsObject()) {
+    throw Napi::TypeError::New(env, "importKinetoTrace(file: string, options: object)");
+  }
+  const std::string file = info[0].As<Napi::String>().Utf8Value();
+  Napi::Object opts = info[1].As<Napi::Object>();
+  Napi::Function parse = opts.Get("parse").As<Napi::Function>();
+  std::optional<std::string> output;
+  if (opts.Get("output").IsString()) output = opts.Get("output").As<Napi::String>().Utf8Value();
+  std::set<std::string> host_ranges;
+  if (opts.Get("hostRanges").IsArray()) {
+    Napi::Array a = opts.Get("hostRanges").As<Napi::Array>();
+    for (uint32_t i = 0; i < a.Length(); i++) host_ranges.insert(a.Get(i).ToString().Utf8Value());
+  }
+  KinetoRows rows(output, numberTable(opts.Get("copyKinds")), numberTable(opts.Get("memoryKinds")), std::move(host_ranges));
+  Napi::Object members = Napi::Object::New(env);
+
+  // JSON.parse of `len` bytes at `p` (decoded as UTF-8 with replacement, as the stream was); a malformed text is the
+  // trace's problem at `at`.
+  auto jsParse = [&](const char* p, size_t len, int64_t at) -> Napi::Value {
+    try {
+      return parse.Call({Napi::Buffer<char>::Copy(env, p, len)});
+    } catch (const Napi::Error& e) {
+      throw FormatError{"malformed JSON: " + e.Message(), at};
+    }
+  };
+
+  const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    const int err = errno;
+    throw formatError(env, FormatError{err == ENOENT ? "no such file" : std::string("cannot read: ") + std::strerror(err), -1});
+  }
+  simdjson::dom::parser parser;
+  int64_t js_events = 0;
+  try {
+    bool stopped = false;
+    Scanner scanner;
+    struct Stop {};
+    try {
+      scanner.run(
+          fd,
+          [&](const char* p, size_t len, int64_t at) {
+            Event ev;
+            simdjson::dom::element root;
+            if (parser.parse(p, len, false).get(root) == simdjson::SUCCESS && root.type() == simdjson::dom::element_type::OBJECT) {
+              eventFromDom(simdjson::dom::object(root), ev);
+              try {
+                if (!rows.map(ev)) throw Stop{};
+                return;
+              } catch (const NeedJs&) {
+              }
+            }
+            // What simdjson refused or JavaScript must convert: JSON.parse decides (and says what is malformed).
+            js_events++;
+            Napi::Value v = jsParse(p, len, at);
+            if (!v.IsObject() || v.IsArray()) return;  // cannot happen for '{…}', as json-events.ts checked
+            JsStrings strings;
+            Event slow;
+            eventFromJs(env, v.As<Napi::Object>(), slow, strings);
+            if (!rows.map(slow)) throw Stop{};
+          },
+          [&](const std::string& name, const std::string& text, int64_t at) { members.Set(name, jsParse(text.data(), text.size(), at)); });
+    } catch (const Stop&) {
+      stopped = true;
+    }
+    (void)stopped;
+    rows.finish();
+  } catch (const FormatError& e) {
+    ::close(fd);
+    throw formatError(env, e);
+  } catch (const WriteError& e) {
+    ::close(fd);
+    Napi::Error err = Napi::Error::New(env, e.message);
+    err.Set("code", Napi::String::New(env, e.code));
+    throw err;
+  }
+  ::close(fd);
+
+  Napi::Object out = Napi::Object::New(env);
+  out.Set("any", Napi::Boolean::New(env, rows.any));
+  out.Set("timed", Napi::Boolean::New(env, rows.timed));
+  out.Set("originNs", Napi::Number::New(env, rows.origin));
+  Napi::Object counts = Napi::Object::New(env);
+  counts.Set("kernels", static_cast<double>(rows.counts.kernels));
+  counts.Set("memcpys", static_cast<double>(rows.counts.memcpys));
+  counts.Set("memsets", static_cast<double>(rows.counts.memsets));
+  counts.Set("apiCalls", static_cast<double>(rows.counts.api_calls));
+  counts.Set("ranges", static_cast<double>(rows.counts.ranges));
+  out.Set("counts", counts);
+  out.Set("skipped", static_cast<double>(rows.skipped));
+  out.Set("hostPid", rows.host_pid ? Napi::Number::New(env, static_cast<double>(*rows.host_pid)) : env.Null());
+  out.Set("gpuPid", rows.gpu_pid ? Napi::Number::New(env, static_cast<double>(*rows.gpu_pid)) : env.Null());
+  Napi::Array names = Napi::Array::New(env, rows.process_names.size());
+  for (size_t i = 0; i < rows.process_names.size(); i++) {
+    Napi::Array pair = Napi::Array::New(env, 2);
+    pair.Set(0u, static_cast<double>(rows.process_names[i].first));
+    pair.Set(1u, rows.process_names[i].second);
+    names.Set(static_cast<uint32_t>(i), pair);
+  }
+  out.Set("processNames", names);
+  out.Set("members", members);
+  out.Set("slowEvents", static_cast<double>(js_events));
+  return out;
+}
+
+}  // namespace
+
+void initTraceImport(Napi::Env env, Napi::Object exports) {
+  exports.Set("importKinetoTrace", Napi::Function::New(env, importKinetoTrace, "importKinetoTrace"));
+}
+
+}  // namespace streamscope::addon
