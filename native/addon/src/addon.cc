@@ -6,11 +6,9 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 
 #include <exception>
 #include <functional>
-#include <mutex>
 #include <thread>
 
 #include "cupti_info.h"
@@ -81,43 +79,17 @@ Napi::Value cuptiInfo(const Napi::CallbackInfo& info) {
 }
 
 // Typed arrays are created on this (the JS) thread and filled on all cores:
-// each column is one gather v[order[i]] of millions of rows, memory-bound.
-// Where the runtime allows external ArrayBuffers (Node; Electron's V8
-// sandbox does not), a column's own memory becomes its typed array's (freed
-// by V8): columns already in order (in_order) as they are, the others
-// permuted in place through one scratch buffer per core, so that 10 M
-// operations do not fault in a second gigabyte of fresh pages for JS.
-// Elsewhere each column is gathered into a typed array V8 allocates.
+// each column is one gather v[order[i]] of millions of rows, memory-bound
+// (a sequential copy where the rows were read in order). The columns' own
+// memory handed to V8 as external ArrayBuffers instead was tried: Node
+// frees those only once the event loop turns, so synchronous loads one
+// after another (the benchmark's) piled up 1.1 GB each.
 class Gather {
  public:
-  explicit Gather(const Column<uint32_t>& order, bool in_order = false) : order_(order), in_order_(in_order) {}
-  ~Gather() {
-    for (void* p : scratch_) std::free(p);
-  }
-  Gather(const Gather&) = delete;
-  Gather& operator=(const Gather&) = delete;
-
+  explicit Gather(const Column<uint32_t>& order) : order_(order) {}
   template <class TA, class T>
-  TA add(Napi::Env env, Column<T>& v) {
-    const size_t n = order_.size();
-    if (n > 0 && v.size() == n) {
-      napi_value buffer;
-      const napi_finalize drop = [](napi_env, void* data, void*) { std::free(data); };
-      if (napi_create_external_arraybuffer(env, v.data(), n * sizeof(T), drop, nullptr, &buffer) == napi_ok) {
-        T* data = v.release();
-        if (!in_order_) {
-          const uint32_t* o = order_.data();
-          jobs_.push_back([this, data, o, n] {
-            T* tmp = static_cast<T*>(takeScratch());
-            for (size_t i = 0; i < n; i++) tmp[i] = data[o[i]];
-            std::memcpy(data, tmp, n * sizeof(T));
-            giveScratch(tmp);
-          });
-        }
-        return TA::New(env, n, Napi::ArrayBuffer(env, buffer), 0);
-      }
-    }
-    TA a = TA::New(env, n);
+  TA add(Napi::Env env, const Column<T>& v) {
+    TA a = TA::New(env, order_.size());
     T* out = a.Data();
     const Column<uint32_t>* order = &order_;
     jobs_.push_back([out, &v, order] {
@@ -132,32 +104,8 @@ class Gather {
   }
 
  private:
-  // A buffer of 8 bytes a row (the widest column), one per core at most.
-  void* takeScratch() {
-    {
-      std::lock_guard<std::mutex> g(lock_);
-      if (!free_.empty()) {
-        void* p = free_.back();
-        free_.pop_back();
-        return p;
-      }
-    }
-    void* p = std::malloc(std::max<size_t>(1, order_.size() * 8));
-    if (!p) throw std::bad_alloc();
-    std::lock_guard<std::mutex> g(lock_);
-    scratch_.push_back(p);
-    return p;
-  }
-  void giveScratch(void* p) {
-    std::lock_guard<std::mutex> g(lock_);
-    free_.push_back(p);
-  }
-
   const Column<uint32_t>& order_;
-  bool in_order_;
   std::vector<std::function<void()>> jobs_;
-  std::mutex lock_;
-  std::vector<void*> scratch_, free_;
 };
 
 template <class F>
@@ -198,9 +146,9 @@ struct JsArray<double> {
 
 #define STREAMSCOPE_SET_ARRAY(member, js, T) out.Set(js, g.add<JsArray<T>::type>(env, c.member));
 
-Napi::Object opsObject(Napi::Env env, OpColumns& c) {
+Napi::Object opsObject(Napi::Env env, const OpColumns& c) {
   Napi::Object out = Napi::Object::New(env);
-  Gather g(c.order, c.in_order);
+  Gather g(c.order);
   out.Set("length", Napi::Number::New(env, static_cast<double>(c.size())));
   STREAMSCOPE_OP_COLUMNS(STREAMSCOPE_SET_ARRAY)
   g.run();
@@ -214,9 +162,9 @@ Napi::Value loadOpsBinding(const Napi::CallbackInfo& info) {
   });
 }
 
-Napi::Object callsObject(Napi::Env env, CallColumns& c) {
+Napi::Object callsObject(Napi::Env env, const CallColumns& c) {
   Napi::Object out = Napi::Object::New(env);
-  Gather g(c.order, c.in_order);
+  Gather g(c.order);
   out.Set("length", Napi::Number::New(env, static_cast<double>(c.size())));
   STREAMSCOPE_CALL_COLUMNS(STREAMSCOPE_SET_ARRAY)
   g.run();

@@ -812,8 +812,8 @@ std::string readParts(Db& db, const std::vector<Part>& parts, const std::unorder
   eachCallColumn(t.calls, [&](auto& v) { v.truncate(calls); });
   lap("compact");
   // One after the other: each sort uses every core.
-  t.ops.in_order = orderBy(t.ops.start, t.ops.order, scratch, threads);
-  t.calls.in_order = orderBy(t.calls.start, t.calls.order, scratch, threads);
+  orderBy(t.ops.start, t.ops.order, scratch, threads);
+  orderBy(t.calls.start, t.calls.order, scratch, threads);
   lap("sort");
   return how;
 }

@@ -26,10 +26,9 @@ class LoadError : public std::runtime_error {
 // read the parts write every slot they own, so the pages are first touched
 // in parallel (zero-filling 1.2 GB of staging for 10 M operations and as
 // many calls took one thread ~0.4 s before any row was read).
-// Its memory is malloc's (freed with std::free), so that it can be handed
-// to JS as it is (addon.cc Gather). Transparent huge pages (madvise) were
-// tried for it: the kernel's compaction on each fault made the load of
-// 10 M operations 1.5–2.5× slower on the development VM.
+// Transparent huge pages (madvise) were tried for its memory: the
+// kernel's compaction on each fault made the load of 10 M operations
+// 1.5–2.5× slower on the development VM.
 void* allocateColumn(size_t bytes);
 
 template <class T>
@@ -51,11 +50,6 @@ class Column {
   }
   // Keeps the first n values (n <= size()).
   void truncate(size_t n) { size_ = n; }
-  // Gives up its memory (to be freed with std::free) to the caller, leaving the column empty.
-  T* release() {
-    size_ = capacity_ = 0;
-    return data_.release();
-  }
   T& operator[](size_t i) { return data_.get()[i]; }
   const T& operator[](size_t i) const { return data_.get()[i]; }
   T* data() { return data_.get(); }
@@ -77,8 +71,6 @@ class Column {
 // copy of 10 million rows. The columns: timeline_columns.h.
 struct OpColumns {
   Column<uint32_t> order;
-  // The rows were read in that order already (order[i] == i).
-  bool in_order = false;
 #define STREAMSCOPE_MEMBER(member, js, T) Column<T> member;
   STREAMSCOPE_OP_COLUMNS(STREAMSCOPE_MEMBER)
   size_t size() const { return kind.size(); }
@@ -87,7 +79,6 @@ struct OpColumns {
 // CUDA API calls in read order; `order` lists them in (start, id) order.
 struct CallColumns {
   Column<uint32_t> order;
-  bool in_order = false;
   STREAMSCOPE_CALL_COLUMNS(STREAMSCOPE_MEMBER)
 #undef STREAMSCOPE_MEMBER
   size_t size() const { return start.size(); }
