@@ -5,8 +5,8 @@
 // go into SQLite's C API on a second thread while the next events are parsed.
 //
 // What must not change is what the JavaScript importer did with any input,
-// down to the odd ones fuzzing found (profiler/import/README in
-// profiler/README.md, "import"):
+// down to the odd ones fuzzing found (profiler/README.md,
+// "streamscope import"):
 //   - the scan is json-events.ts's state machine, byte for byte (its choices
 //     only ever depend on ASCII characters, so bytes and UTF-16 agree): events
 //     are the object elements of `traceEvents` (or of a bare array), other
@@ -248,7 +248,7 @@ struct JsStrings {
   std::string_view keep(std::string s) { return texts.emplace_back(std::move(s)); }
 };
 
-Val fromJs(Napi::Env env, Napi::Value x, JsStrings& strings) {
+Val fromJs(Napi::Value x, JsStrings& strings) {
   Val v;
   v.js = true;
   switch (x.Type()) {
@@ -283,28 +283,27 @@ Val fromJs(Napi::Env env, Napi::Value x, JsStrings& strings) {
       break;
     default: v.kind = Val::Obj; break;  // JSON.parse makes nothing else
   }
-  (void)env;
   return v;
 }
 
-void eventFromJs(Napi::Env env, Napi::Object obj, Event& ev, JsStrings& strings) {
-  ev.ph = fromJs(env, obj.Get("ph"), strings);
-  ev.cat = fromJs(env, obj.Get("cat"), strings);
-  ev.name = fromJs(env, obj.Get("name"), strings);
-  ev.pid = fromJs(env, obj.Get("pid"), strings);
-  ev.tid = fromJs(env, obj.Get("tid"), strings);
-  ev.ts = fromJs(env, obj.Get("ts"), strings);
-  ev.dur = fromJs(env, obj.Get("dur"), strings);
+void eventFromJs(Napi::Object obj, Event& ev, JsStrings& strings) {
+  ev.ph = fromJs(obj.Get("ph"), strings);
+  ev.cat = fromJs(obj.Get("cat"), strings);
+  ev.name = fromJs(obj.Get("name"), strings);
+  ev.pid = fromJs(obj.Get("pid"), strings);
+  ev.tid = fromJs(obj.Get("tid"), strings);
+  ev.ts = fromJs(obj.Get("ts"), strings);
+  ev.dur = fromJs(obj.Get("dur"), strings);
   Napi::Value args = obj.Get("args");
   if (!args.IsObject() || args.IsArray()) return;  // `e.args ?? {}`: a number, string or array has none of these keys
   Napi::Object a = args.As<Napi::Object>();
   static const char* const keys[] = {"name",   "labels", "cbid", "correlation",          "device",        "context",
                                      "stream", "bytes",  "grid", "registers per thread", "shared memory", "block"};
-  for (const char* k : keys) ev.*argSlot(k) = fromJs(env, a.Get(k), strings);
+  for (const char* k : keys) ev.*argSlot(k) = fromJs(a.Get(k), strings);
   auto triple = [&](const Val& v, const char* key, std::array<Val, 3>& out) {
     if (v.kind != Val::Arr || v.len != 3) return;
     Napi::Array arr = a.Get(key).As<Napi::Array>();
-    for (uint32_t i = 0; i < 3; i++) out[i] = fromJs(env, arr.Get(i), strings);
+    for (uint32_t i = 0; i < 3; i++) out[i] = fromJs(arr.Get(i), strings);
   };
   triple(ev.a_grid, "grid", ev.grid);
   triple(ev.a_block, "block", ev.block);
@@ -770,8 +769,7 @@ class Scanner {
       if (n == 0) break;
       have += static_cast<size_t>(n);
       std::memset(buf.data() + have, 0, simdjson::SIMDJSON_PADDING);
-      const size_t seg = pos;  // where this read's unseen bytes start (members: the part still to append)
-      size_t seg_start = seg;
+      size_t seg_start = pos;  // where this read's unseen bytes start (members: the part still to append)
       const char* text = buf.data();
       for (size_t i = pos; i < have; i++) {
         const char ch = text[i];
@@ -870,7 +868,6 @@ class Scanner {
         }
       }
       pos = have;
-      (void)seg;
     }
     end_ = base + static_cast<int64_t>(have);
     if (!saw_root_) throw FormatError{"empty file or not JSON (expected a Chrome trace: {\"traceEvents\": [...]})", -1};
@@ -957,7 +954,6 @@ Napi::Value importKinetoTrace(const Napi::CallbackInfo& info) {
   simdjson::dom::parser parser;
   int64_t js_events = 0;
   try {
-    bool stopped = false;
     Scanner scanner;
     struct Stop {};
     try {
@@ -980,14 +976,13 @@ Napi::Value importKinetoTrace(const Napi::CallbackInfo& info) {
             if (!v.IsObject() || v.IsArray()) return;  // cannot happen for '{…}', as json-events.ts checked
             JsStrings strings;
             Event slow;
-            eventFromJs(env, v.As<Napi::Object>(), slow, strings);
+            eventFromJs(v.As<Napi::Object>(), slow, strings);
             if (!rows.map(slow)) throw Stop{};
           },
           [&](const std::string& name, const std::string& text, int64_t at) { members.Set(name, jsParse(text.data(), text.size(), at)); });
     } catch (const Stop&) {
-      stopped = true;
+      // probe mode: the first timed event was reached
     }
-    (void)stopped;
     rows.finish();
   } catch (const FormatError& e) {
     ::close(fd);
