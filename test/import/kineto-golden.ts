@@ -4,7 +4,9 @@
 // digests in test/fixtures/import-golden/kineto.json were written by the
 // JavaScript importer this replaced (commit fca3855's kineto.ts and
 // json-events.ts); kineto-native.test.ts holds the native importer to them,
-// row for row. `node test/import/kineto-golden.ts --write` rewrites them
+// row for row; test/fixtures/import-golden/chrome.json likewise for the
+// generic Chrome importer (`--write --chrome`), written before its reading
+// moved to the same native scan. `node test/import/kineto-golden.ts --write` rewrites them
 // (only ever on purpose: the file is the old behaviour's record).
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -17,6 +19,8 @@ import { jsonRecipe, materialize } from '../fuzz/lib/json-trace.ts';
 
 const root = path.resolve(import.meta.dirname, '../..');
 export const GOLDEN = path.join(root, 'test/fixtures/import-golden/kineto.json');
+/** The same inputs through the generic Chrome importer (`--format chrome`), which reads through the same scan. */
+export const CHROME_GOLDEN = path.join(root, 'test/fixtures/import-golden/chrome.json');
 const GENERATED = 300;
 
 export interface Input {
@@ -79,7 +83,7 @@ export interface Outcome {
   tables?: Record<string, string>;
 }
 
-export async function outcomeOf(input: Input, work: string): Promise<Outcome> {
+export async function outcomeOf(input: Input, work: string, format: 'kineto' | 'chrome' = 'kineto'): Promise<Outcome> {
   let file = input.file;
   if (!file) {
     file = path.join(work, 'input.json');
@@ -88,7 +92,7 @@ export async function outcomeOf(input: Input, work: string): Promise<Outcome> {
   const out = path.join(work, 'out.sqlite');
   fs.rmSync(out, { force: true });
   try {
-    const result = await importTrace(file, out, { format: 'kineto' });
+    const result = await importTrace(file, out, { format });
     return { result, tables: digest(out, file) };
   } catch (err) {
     return { error: `${(err as Error).constructor.name}: ${(err as Error).message.split(file).join('<input>')}` };
@@ -98,13 +102,15 @@ export async function outcomeOf(input: Input, work: string): Promise<Outcome> {
 }
 
 if (process.argv.includes('--write')) {
+  const format = process.argv.includes('--chrome') ? 'chrome' : 'kineto';
+  const target = format === 'chrome' ? CHROME_GOLDEN : GOLDEN;
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'kineto-golden-'));
   const golden: Record<string, Outcome> = {};
   try {
-    for (const input of inputs()) golden[input.name] = await outcomeOf(input, work);
+    for (const input of inputs()) golden[input.name] = await outcomeOf(input, work, format);
   } finally {
     fs.rmSync(work, { recursive: true, force: true });
   }
-  fs.writeFileSync(GOLDEN, JSON.stringify(golden, null, 1) + '\n');
-  console.log(`${Object.keys(golden).length} outcomes → ${GOLDEN}`);
+  fs.writeFileSync(target, JSON.stringify(golden, null, 1) + '\n');
+  console.log(`${Object.keys(golden).length} outcomes → ${target}`);
 }
