@@ -33,4 +33,15 @@ if [ -f "$here/addon/build/Makefile" ]; then
 else
   "$root/node_modules/.bin/node-gyp" rebuild "${gyp_args[@]}" >/dev/null
 fi
+# The addon's one shared library beyond the C runtime, simdjson (Debian's
+# libsimdjson, the JSON importer's parser), goes beside it under its soname:
+# the addon's run path is $ORIGIN, so it loads where the library is not
+# installed (a GPU host that only records, a user's machine, the packaged
+# app, which carries this folder's libraries with the addon).
+addon_so="$here/addon/build/Release/streamscope_addon.node"
+simdjson=$(ldd "$addon_so" | awk '/libsimdjson/ { print $3; exit }')
+if [ -n "$simdjson" ] && [ "$(dirname "$(readlink -f "$simdjson")")" != "$(readlink -f "$here/addon/build/Release")" ]; then
+  soname=$(objdump -p "$simdjson" | awk '/SONAME/ { print $2 }')
+  cp -L "$simdjson" "$here/addon/build/Release/$soname"
+fi
 echo "native build done: $here/build, $here/addon/build/Release"

@@ -55,7 +55,10 @@
       "cflags!": ["-fno-exceptions"],
       "cflags_cc!": ["-fno-exceptions", "-fno-rtti", "-std=gnu++17"],
       # simdjson: Debian's libsimdjson-dev (the Kineto importer's JSON parser, src/trace_import.cc).
-      "libraries": ["-ldl", "-lpthread", "-lsimdjson"]
+      "libraries": ["-ldl", "-lpthread", "-lsimdjson"],
+      # Found beside the addon first (native/build.sh copies it there), so the
+      # addon loads on machines without libsimdjson installed.
+      "ldflags": ["-Wl,-rpath,'$$ORIGIN'"]
     }
   ]
 }

@@ -25,5 +25,6 @@ tar -cf .carry/bundle.tar \
   native/build/collector/libstreamscope_collector.so \
   native/build/collector/streamscope-synthetic-stream \
   native/build/workloads/streamscope-runner \
-  native/addon/build/Release/streamscope_addon.node
+  native/addon/build/Release/streamscope_addon.node \
+  native/addon/build/Release/libsimdjson.so.*
 du -sh .carry/*
