@@ -11,7 +11,7 @@
 //     holds device operations: copies and memsets by name (Memcpy HtoD,
 //     memset…), kernels otherwise, on that device and stream.
 // Instant, counter, async and flow events are counted as skipped.
-import { idField, nsField, textField, traceEvents, TraceFormatError, type TraceHeader } from './json-events.ts';
+import { forEachTraceEvent, idField, nsField, textField, TraceFormatError, type TraceHeader } from './json-events.ts';
 import type { ImportResult } from './kineto.ts';
 import { RecordingWriter } from './recording-writer.ts';
 
@@ -39,7 +39,7 @@ interface Open {
 
 export async function importChrome(file: string, out: string, opts: { overwrite?: boolean } = {}): Promise<ImportResult & { unterminated: number }> {
   const header: TraceHeader = { members: {} };
-  let writer: RecordingWriter | null = null;
+  let writer = null as RecordingWriter | null; // set inside the scan's callback (not narrowed to null)
   const processNames = new Map<number, string>();
   const threadNames = new Map<string, string>();
   const open = new Map<string, Open[]>();
@@ -72,20 +72,20 @@ export async function importChrome(file: string, out: string, opts: { overwrite?
     // First pass: the names. Metadata may come anywhere in the file
     // (Chromium writes it last), and a lane is known by its names before
     // its first event is stored. Streaming twice keeps memory flat.
-    for await (const e of traceEvents(file, header)) {
+    forEachTraceEvent(file, header, (e) => {
       any = true;
-      if (e.ph !== 'M') continue;
+      if (e.ph !== 'M') return;
       const name = (e.args as { name?: unknown } | null | undefined)?.name;
       const pid = idField(e.pid ?? 0);
       const tid = idField(e.tid ?? 0);
-      if (typeof name !== 'string' || pid === null || tid === null) continue;
+      if (typeof name !== 'string' || pid === null || tid === null) return;
       if (e.name === 'process_name') processNames.set(pid, name);
       else if (e.name === 'thread_name') threadNames.set(`${pid}:${tid}`, name);
-    }
+    });
     if (!any) throw new TraceFormatError(file, 'no trace events');
-    for await (const e of traceEvents(file)) {
+    forEachTraceEvent(file, { members: {} }, (e) => {
       const ph = e.ph as string | undefined;
-      if (ph === 'M') continue;
+      if (ph === 'M') return;
       // Fields of the wrong type skip the event (json-events.ts says why).
       const pid = idField(e.pid ?? 0);
       const tid = idField(e.tid ?? 0);
@@ -102,20 +102,20 @@ export async function importChrome(file: string, out: string, opts: { overwrite?
         name === null
       ) {
         skipped++;
-        continue;
+        return;
       }
       // The first timed event is time zero; later events may be earlier (negative times are fine).
       writer ??= new RecordingWriter(out, { overwrite: opts.overwrite, originNs: start });
       if (!writer.holds(start) || !writer.holds(start + dur)) {
         skipped++;
-        continue;
+        return;
       }
       const cat = typeof e.cat === 'string' ? e.cat : undefined;
       if (ph === 'X') {
         const end = start + dur;
         last = Math.max(last, end);
         emit(pid, tid, start, end, name, cat);
-        continue;
+        return;
       }
       last = Math.max(last, start);
       const key = `${pid}:${tid}`;
@@ -128,7 +128,7 @@ export async function importChrome(file: string, out: string, opts: { overwrite?
         if (b) emit(pid, tid, b.start, start, b.name, b.cat);
         else skipped++;
       }
-    }
+    });
     if (!writer) throw new TraceFormatError(file, 'no timed events (ph "X", or "B"/"E" pairs) to import');
     // Begins never ended (the trace was cut): kept, ending at the trace's last time.
     let unterminated = 0;

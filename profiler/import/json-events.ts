@@ -3,13 +3,14 @@
 // own, so a 1 GB trace never sits in memory as one string or one object
 // tree. Other top-level members (Kineto's deviceProperties,
 // baseTimeNanoseconds, ...) are collected as they pass, up to a size cap.
-// The generic Chrome importer reads through traceEvents() below; the Kineto
-// importer through the addon (native/addon/src/trace_import.cc), which scans
-// by the same rules and reports its errors as nativeTraceError() turns them
-// into TraceFormatErrors.
+// The scan is native (native/addon/src/trace_import.cc: a byte loop over
+// 4 MiB reads): the Kineto importer maps the events there too, the generic
+// Chrome importer here, through forEachTraceEvent(); nativeTraceError()
+// says their errors as TraceFormatErrors.
 import fs from 'node:fs';
 import { StringDecoder } from 'node:string_decoder';
 import { oneLine } from '../store/recording-error.ts';
+import { scanTraceEvents } from '../native/addon.ts';
 
 export class TraceFormatError extends Error {
   readonly file: string;
@@ -90,174 +91,29 @@ function charactersBefore(file: string, bytes: number): number {
   return chars;
 }
 
-/** Top-level members other than traceEvents, larger than this, are skipped. */
-const MEMBER_CAP = 16 * 2 ** 20;
-
 export interface TraceHeader {
-  /** Top-level members seen so far (complete once the iteration ends). */
+  /** Top-level members seen (complete once the scan ends). */
   members: Record<string, unknown>;
 }
 
 /**
- * Yields every element of the trace's event array, in file order. Throws
- * TraceFormatError naming the file and the byte offset for malformed JSON.
+ * Calls `each` with every element of the trace's event array, in file
+ * order, each parsed by JSON.parse; the top-level members go into
+ * `header`. The scan is native (native/addon/src/trace_import.cc, the one
+ * the Kineto importer reads through). Throws TraceFormatError naming the
+ * file and the character offset for malformed JSON.
  */
-export async function* traceEvents(file: string, header: TraceHeader = { members: {} }): AsyncGenerator<Record<string, unknown>> {
-  const decoder = new StringDecoder('utf8');
-  let depth = 0;
-  let inString = false;
-  let escape = false;
-  let offset = 0; // characters consumed before the current chunk
-  let sawRoot = false;
-  let bareArray = false;
-  // depth-1 object member tracking
-  let key: string | null = null;
-  let keyText = '';
-  let readingKey = false;
-  let afterColon = false;
-  let inEvents = false;
-  let capture: string[] | null = null; // text of the event or member being captured
-  let captureStartDepth = 0;
-  let captureSize = 0;
-  let captureMember: string | null = null;
-  let pendingEvents: Record<string, unknown>[] = [];
-
-  const fail = (at: number, problem: string): never => {
-    throw new TraceFormatError(file, `${problem} (at character ${at})`);
-  };
-
-  const parseCaptured = (at: number): unknown => {
-    const text = capture!.join('');
-    capture = null;
-    try {
-      return JSON.parse(text);
-    } catch (err) {
-      return fail(at, `malformed JSON: ${(err as Error).message}`);
-    }
-  };
-
-  const stream = fs.createReadStream(file, { highWaterMark: 1 << 20 });
+export function forEachTraceEvent(file: string, header: TraceHeader, each: (e: Record<string, unknown>) => void): void {
   try {
-    for await (const chunk of stream as AsyncIterable<Buffer>) {
-      const text = decoder.write(chunk);
-      let segStart = 0; // start of the part of `text` still to append to capture
-      for (let i = 0; i < text.length; i++) {
-        const ch = text.charCodeAt(i);
-        if (inString) {
-          if (escape) escape = false;
-          else if (ch === 92 /* \\ */) escape = true;
-          else if (ch === 34 /* " */) {
-            inString = false;
-            if (readingKey) readingKey = false;
-          } else if (readingKey) keyText += text[i];
-          continue;
-        }
-        switch (ch) {
-          case 34: // "
-            inString = true;
-            if (depth === 1 && !bareArray && !afterColon && capture === null) {
-              readingKey = true;
-              keyText = '';
-            }
-            break;
-          case 58: // :
-            if (depth === 1 && !bareArray && capture === null) {
-              key = keyText;
-              afterColon = true;
-              if (key !== 'traceEvents') {
-                // Capture this member's value from the next character.
-                capture = [];
-                captureStartDepth = depth;
-                captureSize = 0;
-                captureMember = key;
-                segStart = i + 1;
-              }
-            }
-            break;
-          case 123: // {
-          case 91: {
-            // [
-            if (!sawRoot) {
-              sawRoot = true;
-              if (ch === 91) {
-                bareArray = true;
-                inEvents = true;
-              }
-            } else if (inEvents && capture === null && depth === (bareArray ? 1 : 2) && ch === 123) {
-              capture = [];
-              captureStartDepth = depth;
-              captureMember = null;
-              segStart = i;
-            } else if (depth === 1 && key === 'traceEvents' && afterColon && ch === 91) {
-              inEvents = true;
-            }
-            depth++;
-            break;
-          }
-          case 125: // }
-          case 93: {
-            // ]
-            depth--;
-            if (depth < 0) fail(offset + i, `unbalanced '${text[i]}'`);
-            if (capture !== null && captureMember === null && depth === captureStartDepth) {
-              capture.push(text.slice(segStart, i + 1));
-              const ev = parseCaptured(offset + i);
-              if (ev && typeof ev === 'object' && !Array.isArray(ev)) pendingEvents.push(ev as Record<string, unknown>);
-            } else if (inEvents && depth === (bareArray ? 0 : 1) && ch === 93) {
-              inEvents = false;
-            }
-            if (depth === 0 && !bareArray && capture !== null && captureMember !== null) {
-              // The root closed while capturing its last member's value.
-              capture.push(text.slice(segStart, i));
-              finishMember(offset + i);
-            }
-            break;
-          }
-          case 44: // ,
-            if (depth === 1 && !bareArray) {
-              if (capture !== null && captureMember !== null) {
-                capture.push(text.slice(segStart, i));
-                finishMember(offset + i);
-              }
-              afterColon = false;
-              key = null;
-            }
-            break;
-          default:
-            break;
-        }
-      }
-      if (capture !== null) {
-        const part = text.slice(segStart);
-        captureSize += part.length;
-        if (captureMember !== null && captureSize > MEMBER_CAP) {
-          capture = null; // too big to be metadata: skip it
-        } else {
-          capture.push(part);
-        }
-      }
-      offset += text.length;
-      if (pendingEvents.length) {
-        const batch = pendingEvents;
-        pendingEvents = [];
-        yield* batch;
-      }
-    }
+    const members = scanTraceEvents(file, {
+      // Decoded as the stream always was (invalid UTF-8 replaced), parsed by JSON.parse.
+      parse: (bytes) => JSON.parse(bytes.toString('utf8')),
+      onEvents: (events) => {
+        for (const e of events as Record<string, unknown>[]) each(e);
+      },
+    });
+    Object.assign(header.members, members);
   } catch (err) {
-    if (err instanceof TraceFormatError) throw err;
-    const e = err as NodeJS.ErrnoException;
-    if (e.code === 'ENOENT') throw new TraceFormatError(file, 'no such file');
-    if (e.code === 'EISDIR') throw new TraceFormatError(file, 'is a directory');
-    throw new TraceFormatError(file, `cannot read: ${e.message}`);
-  }
-  if (!sawRoot) throw new TraceFormatError(file, 'empty file or not JSON (expected a Chrome trace: {"traceEvents": [...]})');
-  if (depth !== 0 || inString)
-    throw new TraceFormatError(file, `truncated JSON: the file ends inside ${inString ? 'a string' : 'an object or array'} (at character ${offset})`);
-
-  function finishMember(at: number): void {
-    const name = captureMember!;
-    const value = parseCaptured(at);
-    header.members[name] = value;
-    captureMember = null;
+    throw nativeTraceError(file, err) ?? err;
   }
 }

@@ -159,6 +159,7 @@ interface AddonModule {
   InsertCeiling: new (source: string) => InsertCeilingInstance;
   demangle(names: string[]): (string | null)[];
   importKinetoTrace(file: string, options: KinetoTraceOptions): KinetoTraceRows;
+  scanTraceEvents(file: string, options: { parse(bytes: Buffer): unknown; onEvents(events: unknown[]): void }): Record<string, unknown>;
   appendTablePages(output: string, tables: PageMergeTable[]): PageMergeResult;
   timelineColumns: { ops: ColumnTypes; calls: ColumnTypes };
   ingestStatements: IngestStatement[];
@@ -373,6 +374,16 @@ export interface KinetoTraceRows {
  */
 export function importKinetoTrace(file: string, options: KinetoTraceOptions): KinetoTraceRows {
   return addon().importKinetoTrace(file, options);
+}
+
+/**
+ * The Chrome-trace scan alone (the generic Chrome importer maps the events
+ * in JavaScript): each event parsed by `parse`, handed to `onEvents` in
+ * batches, in file order; returns the top-level members, parsed. Errors as
+ * importKinetoTrace's.
+ */
+export function scanTraceEvents(file: string, options: { parse(bytes: Buffer): unknown; onEvents(events: unknown[]): void }): Record<string, unknown> {
+  return addon().scanTraceEvents(file, options);
 }
 
 /**

@@ -7,7 +7,7 @@
 // What must not change is what the JavaScript importer did with any input,
 // down to the odd ones fuzzing found (profiler/README.md,
 // "streamscope import"):
-//   - the scan is json-events.ts's state machine, byte for byte (its choices
+//   - the scan is the state machine json-events.ts had in JavaScript, byte for byte (its choices
 //     only ever depend on ASCII characters, so bytes and UTF-16 agree): events
 //     are the object elements of `traceEvents` (or of a bare array), other
 //     top-level members are captured up to 16 MiB and parsed by JSON.parse
@@ -735,7 +735,8 @@ class KinetoRows {
   std::optional<std::array<int64_t, 3>> last_lane_;
 };
 
-// ---- the scan (was json-events.ts) ----------------------------------------------------
+// ---- the scan (was json-events.ts's; the generic Chrome importer reads through it too: scanTraceEvents)
+// ----------------------------------------------------
 
 constexpr size_t kMemberCap = 16u << 20;  // top-level members other than traceEvents larger than this are skipped
 constexpr size_t kChunk = 4u << 20;
@@ -1022,10 +1023,67 @@ Napi::Value importKinetoTrace(const Napi::CallbackInfo& info) {
   return out;
 }
 
+// scanTraceEvents(file, { parse(bytes), onEvents(events[]) }) → members: the same scan for the generic Chrome
+// importer (profiler/import/chrome.ts), which maps events in JavaScript: every event parsed by `parse` (JSON.parse),
+// handed over in batches; the top-level members parsed likewise and returned. Errors as importKinetoTrace's.
+Napi::Value scanTraceEvents(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 2 || !info[0].IsString() || !info[1].IsObject()) {
+    throw Napi::TypeError::New(env, "scanTraceEvents(file: string, { parse, onEvents })");
+  }
+  const std::string file = info[0].As<Napi::String>().Utf8Value();
+  Napi::Object opts = info[1].As<Napi::Object>();
+  Napi::Function parse = opts.Get("parse").As<Napi::Function>();
+  Napi::Function on_events = opts.Get("onEvents").As<Napi::Function>();
+  Napi::Object members = Napi::Object::New(env);
+  auto jsParse = [&](const char* p, size_t len, int64_t at) -> Napi::Value {
+    try {
+      return parse.Call({Napi::Buffer<char>::Copy(env, p, len)});
+    } catch (const Napi::Error& e) {
+      throw FormatError{"malformed JSON: " + e.Message(), at};
+    }
+  };
+  const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    const int err = errno;
+    throw formatError(env, FormatError{err == ENOENT ? "no such file" : std::string("cannot read: ") + std::strerror(err), -1});
+  }
+  constexpr uint32_t kEventsPerCall = 4096;
+  Napi::Array batch = Napi::Array::New(env);
+  uint32_t n = 0;
+  auto handOver = [&] {
+    if (n == 0) return;
+    on_events.Call({batch});
+    batch = Napi::Array::New(env);
+    n = 0;
+  };
+  try {
+    Scanner scanner;
+    scanner.run(
+        fd,
+        [&](const char* p, size_t len, int64_t at) {
+          // A batch's events were all parsed before any is mapped, as json-events.ts's chunks were.
+          batch.Set(n++, jsParse(p, len, at));
+          if (n == kEventsPerCall) handOver();
+        },
+        [&](const std::string& name, const std::string& text, int64_t at) { members.Set(name, jsParse(text.data(), text.size(), at)); });
+    handOver();
+  } catch (const FormatError& e) {
+    ::close(fd);
+    throw formatError(env, e);
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
+  ::close(fd);
+  return members;
+}
+
 }  // namespace
 
 void initTraceImport(Napi::Env env, Napi::Object exports) {
   exports.Set("importKinetoTrace", Napi::Function::New(env, importKinetoTrace, "importKinetoTrace"));
+  exports.Set("scanTraceEvents", Napi::Function::New(env, scanTraceEvents, "scanTraceEvents"));
 }
 
 }  // namespace streamscope::addon
