@@ -18,7 +18,9 @@ fi
 if [ -n "${NVTX_PYTHON_SRC:-}" ]; then
   rm -rf .carry/nvtx-python && cp -r "$NVTX_PYTHON_SRC" .carry/nvtx-python
 fi
-tar -cf .carry/bundle.tar \
+# Compressed: the tracked tree and Node already take most of the 64 MiB.
+rm -f .carry/bundle.tar
+tar -cJf .carry/bundle.tar.xz \
   node_modules/better-sqlite3/package.json node_modules/better-sqlite3/lib \
   node_modules/better-sqlite3/prebuilds/linux-x64.node \
   node_modules/valibot/package.json node_modules/valibot/dist/index.mjs \

@@ -4,6 +4,6 @@
 set -e
 mkdir -p /tmp/ssbin
 [ -x /tmp/ssbin/node ] || { xz -dc .carry/node.xz > /tmp/ssbin/node && chmod +x /tmp/ssbin/node; }
-tar -xf .carry/bundle.tar
+tar -xJf .carry/bundle.tar.xz
 export PATH=/tmp/ssbin:$PATH
 set +e
