@@ -918,6 +918,36 @@ Napi::Error formatError(Napi::Env env, const FormatError& e) {
   return err;
 }
 
+// JSON.parse, through the `parse` callback the caller gave (bytes → value):
+// a malformed text is the trace's problem at `at`.
+Napi::Value parseWithJs(Napi::Env env, const Napi::Function& parse, const char* p, size_t len, int64_t at) {
+  try {
+    return parse.Call({Napi::Buffer<char>::Copy(env, p, len)});
+  } catch (const Napi::Error& e) {
+    throw FormatError{"malformed JSON: " + e.Message(), at};
+  }
+}
+
+// The trace file, open for the scan and closed when it ends, whichever way;
+// one that cannot be opened is the trace's problem, said as the JavaScript
+// reader said it.
+class TraceFile {
+ public:
+  TraceFile(Napi::Env env, const std::string& file) : fd_(::open(file.c_str(), O_RDONLY | O_CLOEXEC)) {
+    if (fd_ < 0) {
+      const int err = errno;
+      throw formatError(env, FormatError{err == ENOENT ? "no such file" : std::string("cannot read: ") + std::strerror(err), -1});
+    }
+  }
+  ~TraceFile() { ::close(fd_); }
+  TraceFile(const TraceFile&) = delete;
+  TraceFile& operator=(const TraceFile&) = delete;
+  int fd() const { return fd_; }
+
+ private:
+  int fd_;
+};
+
 // importKinetoTrace(file, { output: string | null, copyKinds, memoryKinds, hostRanges: string[], parse(bytes) })
 Napi::Value importKinetoTrace(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
@@ -937,21 +967,10 @@ Napi::Value importKinetoTrace(const Napi::CallbackInfo& info) {
   KinetoRows rows(output, numberTable(opts.Get("copyKinds")), numberTable(opts.Get("memoryKinds")), std::move(host_ranges));
   Napi::Object members = Napi::Object::New(env);
 
-  // JSON.parse of `len` bytes at `p` (decoded as UTF-8 with replacement, as the stream was); a malformed text is the
-  // trace's problem at `at`.
-  auto jsParse = [&](const char* p, size_t len, int64_t at) -> Napi::Value {
-    try {
-      return parse.Call({Napi::Buffer<char>::Copy(env, p, len)});
-    } catch (const Napi::Error& e) {
-      throw FormatError{"malformed JSON: " + e.Message(), at};
-    }
-  };
+  // JSON.parse of `len` bytes at `p` (decoded as UTF-8 with replacement, as the stream was).
+  auto jsParse = [&](const char* p, size_t len, int64_t at) { return parseWithJs(env, parse, p, len, at); };
 
-  const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    const int err = errno;
-    throw formatError(env, FormatError{err == ENOENT ? "no such file" : std::string("cannot read: ") + std::strerror(err), -1});
-  }
+  const TraceFile trace(env, file);
   simdjson::dom::parser parser;
   int64_t js_events = 0;
   try {
@@ -959,7 +978,7 @@ Napi::Value importKinetoTrace(const Napi::CallbackInfo& info) {
     struct Stop {};
     try {
       scanner.run(
-          fd,
+          trace.fd(),
           [&](const char* p, size_t len, int64_t at) {
             Event ev;
             simdjson::dom::element root;
@@ -986,15 +1005,12 @@ Napi::Value importKinetoTrace(const Napi::CallbackInfo& info) {
     }
     rows.finish();
   } catch (const FormatError& e) {
-    ::close(fd);
     throw formatError(env, e);
   } catch (const WriteError& e) {
-    ::close(fd);
     Napi::Error err = Napi::Error::New(env, e.message);
     err.Set("code", Napi::String::New(env, e.code));
     throw err;
   }
-  ::close(fd);
 
   Napi::Object out = Napi::Object::New(env);
   out.Set("any", Napi::Boolean::New(env, rows.any));
@@ -1036,18 +1052,8 @@ Napi::Value scanTraceEvents(const Napi::CallbackInfo& info) {
   Napi::Function parse = opts.Get("parse").As<Napi::Function>();
   Napi::Function on_events = opts.Get("onEvents").As<Napi::Function>();
   Napi::Object members = Napi::Object::New(env);
-  auto jsParse = [&](const char* p, size_t len, int64_t at) -> Napi::Value {
-    try {
-      return parse.Call({Napi::Buffer<char>::Copy(env, p, len)});
-    } catch (const Napi::Error& e) {
-      throw FormatError{"malformed JSON: " + e.Message(), at};
-    }
-  };
-  const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    const int err = errno;
-    throw formatError(env, FormatError{err == ENOENT ? "no such file" : std::string("cannot read: ") + std::strerror(err), -1});
-  }
+  auto jsParse = [&](const char* p, size_t len, int64_t at) { return parseWithJs(env, parse, p, len, at); };
+  const TraceFile trace(env, file);
   constexpr uint32_t kEventsPerCall = 4096;
   Napi::Array batch = Napi::Array::New(env);
   uint32_t n = 0;
@@ -1060,7 +1066,7 @@ Napi::Value scanTraceEvents(const Napi::CallbackInfo& info) {
   try {
     Scanner scanner;
     scanner.run(
-        fd,
+        trace.fd(),
         [&](const char* p, size_t len, int64_t at) {
           // A batch's events were all parsed before any is mapped, as json-events.ts's chunks were.
           batch.Set(n++, jsParse(p, len, at));
@@ -1069,13 +1075,8 @@ Napi::Value scanTraceEvents(const Napi::CallbackInfo& info) {
         [&](const std::string& name, const std::string& text, int64_t at) { members.Set(name, jsParse(text.data(), text.size(), at)); });
     handOver();
   } catch (const FormatError& e) {
-    ::close(fd);
     throw formatError(env, e);
-  } catch (...) {
-    ::close(fd);
-    throw;
   }
-  ::close(fd);
   return members;
 }
 
