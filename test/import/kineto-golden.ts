@@ -32,7 +32,7 @@ export interface Input {
 
 export function inputs(): Input[] {
   const list: Input[] = [];
-  const dirs = [path.join(root, 'test/fixtures/kineto'), path.join(root, '../shared/fixtures/kineto'), path.join(root, 'test/fixtures/fuzz/import-json')];
+  const dirs = [path.join(root, 'test/fixtures/kineto'), path.join(root, 'test/fixtures/fuzz/import-json')];
   for (const dir of dirs) {
     if (!fs.existsSync(dir)) continue;
     for (const f of fs.readdirSync(dir).sort()) {
