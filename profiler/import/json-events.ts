@@ -91,6 +91,9 @@ function charactersBefore(file: string, bytes: number): number {
   return chars;
 }
 
+/** An event's bytes, as the native scan hands them to JavaScript: decoded as the stream always was (invalid UTF-8 replaced), parsed by JSON.parse. */
+export const parseEventBytes = (bytes: Buffer): unknown => JSON.parse(bytes.toString('utf8'));
+
 export interface TraceHeader {
   /** Top-level members seen (complete once the scan ends). */
   members: Record<string, unknown>;
@@ -106,8 +109,7 @@ export interface TraceHeader {
 export function forEachTraceEvent(file: string, header: TraceHeader, each: (e: Record<string, unknown>) => void): void {
   try {
     const members = scanTraceEvents(file, {
-      // Decoded as the stream always was (invalid UTF-8 replaced), parsed by JSON.parse.
-      parse: (bytes) => JSON.parse(bytes.toString('utf8')),
+      parse: parseEventBytes,
       onEvents: (events) => {
         for (const e of events as Record<string, unknown>[]) each(e);
       },

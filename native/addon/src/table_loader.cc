@@ -95,10 +95,10 @@ struct SortScratch {
 // (2048 buckets per thread stay in cache; on 16 cores, 36-bit keys sorted
 // in 170-210 ms with 11-bit digits, 260 ms with 16-bit, 350 ms with 8-bit),
 // as many passes as the key range needs. Keys already in order (checked
-// in the first pass) are not sorted: returns true, the order the identity.
+// in the first pass) are not sorted: the order is the identity.
 // Keys move with their indexes, so every pass reads sequentially.
 // The order lands in `idx`; `scratch` and `idx` are reused where large enough.
-bool orderBy(const Column<double>& key, Column<uint32_t>& idx, SortScratch& scratch, size_t max_threads) {
+void orderBy(const Column<double>& key, Column<uint32_t>& idx, SortScratch& scratch, size_t max_threads) {
   const size_t n = key.size();
   Column<uint64_t>& k = scratch.k;
   Column<uint64_t>& k2 = scratch.k2;
@@ -106,7 +106,7 @@ bool orderBy(const Column<double>& key, Column<uint32_t>& idx, SortScratch& scra
   idx.reuse(n);
   if (n < 2) {
     for (size_t i = 0; i < n; i++) idx[i] = static_cast<uint32_t>(i);
-    return true;
+    return;
   }
   const size_t slices = threadsFor(n, 1 << 16, max_threads);
   auto slice = [&](size_t t) { return std::pair<size_t, size_t>{n * t / slices, n * (t + 1) / slices}; };
@@ -134,7 +134,7 @@ bool orderBy(const Column<double>& key, Column<uint32_t>& idx, SortScratch& scra
       auto [a, b] = slice(t);
       for (size_t i = a; i < b; i++) idx[i] = static_cast<uint32_t>(i);
     });
-    return true;
+    return;
   }
   const double lo = *std::min_element(lo_of.begin(), lo_of.end());
   const uint64_t range = static_cast<uint64_t>(*std::max_element(hi_of.begin(), hi_of.end()) - lo);
@@ -149,7 +149,7 @@ bool orderBy(const Column<double>& key, Column<uint32_t>& idx, SortScratch& scra
       idx[i] = static_cast<uint32_t>(i);
     }
   });
-  if (passes == 0) return true;
+  if (passes == 0) return;
   const int digit_bits = (bits + passes - 1) / passes;
   const size_t buckets = size_t{1} << digit_bits;
   const uint64_t mask = buckets - 1;
@@ -183,7 +183,6 @@ bool orderBy(const Column<double>& key, Column<uint32_t>& idx, SortScratch& scra
     std::swap(k, k2);
     std::swap(idx, idx2);
   }
-  return false;
 }
 
 // A table's rows [lo, hi] by rowid: a piece one thread reads on its own

@@ -90,6 +90,12 @@ struct Val {
   uint32_t len = 0;           // Arr
 };
 
+// Names to numbers and name sets, looked up by string_view (std::less<>):
+// an event's fields are views into the parser's buffer, and a std::string
+// made for each lookup cost an allocation per event.
+using NameTable = std::map<std::string, int64_t, std::less<>>;
+using NameSet = std::set<std::string, std::less<>>;
+
 // JavaScript's Math.round: the nearest integer, halves toward +∞.
 double jsRound(double x) {
   if (!std::isfinite(x)) return x;
@@ -523,8 +529,7 @@ struct Counts {
 
 class KinetoRows {
  public:
-  KinetoRows(std::optional<std::string> output, std::map<std::string, int64_t> copy_kinds, std::map<std::string, int64_t> memory_kinds,
-             std::set<std::string> host_ranges)
+  KinetoRows(std::optional<std::string> output, NameTable copy_kinds, NameTable memory_kinds, NameSet host_ranges)
       : output_(std::move(output)),
         copy_kinds_(std::move(copy_kinds)),
         memory_kinds_(std::move(memory_kinds)),
@@ -625,7 +630,7 @@ class KinetoRows {
         row(kMemset, {*t_start, *t_end, dev, ctx, str, correlation, bytes, 0, m ? lookup(memory_kinds_, kind) : 0, 1});
         counts.memsets++;
       }
-    } else if (e.cat.kind == Val::Str && host_ranges_.count(std::string(e.cat.str)) && host) {
+    } else if (e.cat.kind == Val::Str && host_ranges_.count(e.cat.str) && host) {
       thread(*pid, *tid);
       const int64_t name_id = string(*name);
       const int64_t domain_id = string(e.cat.str);
@@ -649,8 +654,8 @@ class KinetoRows {
     if (!isSafeInteger(t)) return std::nullopt;
     return static_cast<int64_t>(t);
   }
-  static int64_t lookup(const std::map<std::string, int64_t>& m, std::string_view k) {
-    const auto it = m.find(std::string(k));
+  static int64_t lookup(const NameTable& m, std::string_view k) {
+    const auto it = m.find(k);
     return it == m.end() ? 0 : it->second;
   }
   void setProcessName(int64_t pid, std::string name) {
@@ -721,8 +726,8 @@ class KinetoRows {
   }
 
   std::optional<std::string> output_;
-  std::map<std::string, int64_t> copy_kinds_, memory_kinds_;
-  std::set<std::string> host_ranges_;
+  NameTable copy_kinds_, memory_kinds_;
+  NameSet host_ranges_;
   std::unique_ptr<Writer> writer_;
   int64_t next_string_ = 1, next_device_ = 1, next_context_ = 1, next_stream_ = 1;
   std::deque<std::string> string_store_;  // the keys of strings_ (a deque: they never move)
@@ -898,8 +903,8 @@ class Scanner {
 
 // ---- the binding --------------------------------------------------------------------
 
-std::map<std::string, int64_t> numberTable(Napi::Value v) {
-  std::map<std::string, int64_t> out;
+NameTable numberTable(Napi::Value v) {
+  NameTable out;
   if (!v.IsObject()) return out;
   Napi::Object o = v.As<Napi::Object>();
   Napi::Array keys = o.GetPropertyNames();
@@ -959,7 +964,7 @@ Napi::Value importKinetoTrace(const Napi::CallbackInfo& info) {
   Napi::Function parse = opts.Get("parse").As<Napi::Function>();
   std::optional<std::string> output;
   if (opts.Get("output").IsString()) output = opts.Get("output").As<Napi::String>().Utf8Value();
-  std::set<std::string> host_ranges;
+  NameSet host_ranges;
   if (opts.Get("hostRanges").IsArray()) {
     Napi::Array a = opts.Get("hostRanges").As<Napi::Array>();
     for (uint32_t i = 0; i < a.Length(); i++) host_ranges.insert(a.Get(i).ToString().Utf8Value());
