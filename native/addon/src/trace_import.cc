@@ -360,6 +360,7 @@ class Writer {
     if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE, nullptr) != SQLITE_OK) fail("open");
     // The recording was created (schema, 64 KiB pages, journal mode) by recording-writer.ts; its connection is closed.
     exec("PRAGMA cache_size = -32768");
+    next_ids = {nextId("strings"), nextId("devices"), nextId("contexts"), nextId("streams")};
     for (int t = 0; t < kTables; t++) {
       if (sqlite3_prepare_v3(db_, kSql[t], -1, SQLITE_PREPARE_PERSISTENT, &stmt_[t], nullptr) != SQLITE_OK) fail("prepare");
     }
@@ -371,20 +372,12 @@ class Writer {
     for (sqlite3_stmt* s : stmt_) sqlite3_finalize(s);
     sqlite3_close(db_);
   }
-  // The next value of an INTEGER PRIMARY KEY of `table` (what lastInsertRowid would say after its next insert).
-  static int64_t nextId(const std::string& path, const char* table) {
-    sqlite3* db = nullptr;
-    int64_t id = 1;
-    if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
-      sqlite3_stmt* s = nullptr;
-      const std::string sql = std::string("SELECT coalesce(max(id), 0) + 1 FROM ") + table;
-      if (sqlite3_prepare_v2(db, sql.c_str(), -1, &s, nullptr) == SQLITE_OK && sqlite3_step(s) == SQLITE_ROW)
-        id = sqlite3_column_int64(s, 0);
-      sqlite3_finalize(s);
-    }
-    sqlite3_close(db);
-    return id;
-  }
+  // The next value of the INTEGER PRIMARY KEY of strings, devices, contexts
+  // and streams as the file held them when opened (what lastInsertRowid
+  // would say after each table's next insert).
+  struct NextIds {
+    int64_t string, device, context, stream;
+  } next_ids{};
 
   Batch& batch() { return current_; }
   // Hands the current batch to the writer thread once it is full (waits while kQueued are pending).
@@ -469,6 +462,17 @@ class Writer {
     const int primary = rc & 0xff;
     std::string code = primary == SQLITE_FULL ? "SQLITE_FULL" : primary == SQLITE_IOERR ? "SQLITE_IOERR" : "SQLITE_ERROR";
     throw WriteError{std::string(what) + ": " + (db_ ? sqlite3_errmsg(db_) : "cannot open"), code};
+  }
+
+  int64_t nextId(const char* table) {
+    sqlite3_stmt* s = nullptr;
+    const std::string sql = std::string("SELECT coalesce(max(id), 0) + 1 FROM ") + table;
+    if (sqlite3_prepare_v2(db_, sql.c_str(), -1, &s, nullptr) != SQLITE_OK) fail("prepare");
+    const int rc = sqlite3_step(s);
+    const int64_t id = rc == SQLITE_ROW ? sqlite3_column_int64(s, 0) : 1;
+    sqlite3_finalize(s);
+    if (rc != SQLITE_ROW) fail("read ids");
+    return id;
   }
 
   sqlite3* db_ = nullptr;
@@ -589,11 +593,11 @@ class KinetoRows {
       timed = true;
       origin = *start;
       if (!output_) return false;  // probe: the caller only wanted to know that the import gets this far
-      next_string_ = Writer::nextId(*output_, "strings");
-      next_device_ = Writer::nextId(*output_, "devices");
-      next_context_ = Writer::nextId(*output_, "contexts");
-      next_stream_ = Writer::nextId(*output_, "streams");
       writer_ = std::make_unique<Writer>(*output_);
+      next_string_ = writer_->next_ids.string;
+      next_device_ = writer_->next_ids.device;
+      next_context_ = writer_->next_ids.context;
+      next_stream_ = writer_->next_ids.stream;
     }
     const double end = *start + *dur;
     const auto t_start = rebased(*start), t_end = rebased(end);
