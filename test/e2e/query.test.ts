@@ -84,6 +84,24 @@ describe('the Query tab', () => {
 
   it("shows SQLite's error with the token it names marked, and selected in the editor", async () => {
     const page = await openQueryTab(torch);
+    // The editor's selection as each error pointer is committed to the page
+    // (a MutationObserver runs at the end of the task that commits): the
+    // token must be selected by then, not in an effect that runs later,
+    // once the page may be typed into (QueryView.tsx says why).
+    await page.evaluate(() => {
+      const seen: number[][] = [];
+      (window as unknown as { __pointerSelections: number[][] }).__pointerSelections = seen;
+      let last = '';
+      new MutationObserver(() => {
+        const pointer = document.querySelector('[data-testid="query-error-pointer"]');
+        const editor = document.querySelector<HTMLTextAreaElement>('[data-testid="query-text"]')!;
+        const at = pointer ? `${pointer.getAttribute('data-start')}-${pointer.getAttribute('data-end')}` : '';
+        if (at === last) return;
+        last = at;
+        if (pointer)
+          seen.push([Number(pointer.getAttribute('data-start')), Number(pointer.getAttribute('data-end')), editor.selectionStart, editor.selectionEnd]);
+      }).observe(document.body, { subtree: true, childList: true, attributes: true, characterData: true });
+    });
     const query = 'SELECT name,\n       launches\nFROM kernel_view';
     await runQuery(page, query);
     const error = page.locator('[data-testid="query-error"]');
@@ -108,6 +126,12 @@ describe('the Query tab', () => {
     expect(await error.getAttribute('data-problem')).toBe('refused');
     expect(await error.textContent()).toContain('DELETE is refused: the SQL console only reads');
     expect(await page.locator('[data-testid="query-error-pointer"] mark').textContent()).toBe('DELETE');
+    const fromm = 'SELECT * '.length;
+    expect(await page.evaluate(() => (window as unknown as { __pointerSelections: number[][] }).__pointerSelections)).toEqual([
+      [start, start + 8, start, start + 8],
+      [fromm, fromm + 5, fromm, fromm + 5],
+      [0, 6, 0, 6],
+    ]);
     await page.close();
   });
 

@@ -6,7 +6,7 @@
 // is a link to it on the timeline, and so is a click on its row — or the
 // failure: SQLite's message, and where it points, the line with a caret
 // under the token and the token selected in the editor.
-import { useEffect, useRef, useState, type ReactNode } from 'react';
+import { useLayoutEffect, useRef, useState, type ReactNode } from 'react';
 import type { SqlFailure, SqlRows } from '../../../profiler/contract/api.ts';
 import { pointAt, SQL_EXAMPLES, SQL_ITEM_COLUMNS, SQL_ROW_LIMIT, SQL_TIME_LIMIT_MS, SQL_VIEWS, sqlValueText } from '../../../profiler/contract/sql.ts';
 import type { QueryState } from './use-query.ts';
@@ -19,8 +19,12 @@ export function QueryView(props: { query: QueryState }) {
   const editor = useRef<HTMLTextAreaElement>(null);
 
   // A failure that points somewhere selects that token in the editor (when the text is still the one it answered).
+  // A layout effect: the selection is set in the commit that shows the failure. A passive effect runs in a
+  // later task, after the page has shown the error and may already be typed into: select all, then the
+  // late effect selects the token, and what is typed next replaces only the token (the query text mangled,
+  // e.g. "SELECT * DELETE FROM kernels kernel_view" after "SELECT * FROMM kernel_view").
   const failure = answer && !answer.answer.ok ? answer.answer : null;
-  useEffect(() => {
+  useLayoutEffect(() => {
     const el = editor.current;
     if (!el || !failure?.position || answer?.query !== el.value) return;
     el.focus();
