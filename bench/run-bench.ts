@@ -653,11 +653,12 @@ async function benchRenderer(): Promise<void> {
     await home();
     await page.waitForFunction(() => window.__streamscope!.idle());
     const tracePath = path.join(os.tmpdir(), `streamscope-bench-trace-${process.pid}.json`);
-    await browser.startTracing(page, { path: tracePath, categories: ['toplevel', 'cc', 'benchmark'] });
+    await browser.startTracing(page, { path: tracePath, categories: process.env.STREAMSCOPE_TRACE_CATEGORIES?.split(',') ?? ['toplevel', 'cc', 'benchmark'] });
     await panZoom();
     await browser.stopTracing();
     const { wallMs: workMs, cpuMs } = mainThreadWorkPerFrame(JSON.parse(fs.readFileSync(tracePath, 'utf8')));
-    fs.rmSync(tracePath, { force: true });
+    if (process.env.STREAMSCOPE_KEEP_TRACE) lines.push(`          trace kept: ${tracePath}`);
+    else fs.rmSync(tracePath, { force: true });
     const q = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))]!;
     const p95 = q(frameMs, 0.95);
     const metrics = (await cdp.send('Performance.getMetrics')).metrics as { name: string; value: number }[];

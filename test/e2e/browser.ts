@@ -21,6 +21,11 @@ declare global {
       dataFrames: number;
       idle(): boolean;
       iterationBoxes(): { instance: number; warmUp: boolean; outlier: boolean; rect: { x: number; y: number; w: number; h: number } | null }[] | null;
+      rulers(): ({
+        ticks: { x: number; label: string; shown: boolean }[];
+        base: string | null;
+        startup: { startNs: number; endNs: number; x0: number; x1: number; label: string | null } | null;
+      } | null)[];
       dependencies(): {
         arrows: {
           kind: string;

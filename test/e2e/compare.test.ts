@@ -53,12 +53,13 @@ async function openCompare(hash = ''): Promise<Page> {
 }
 
 const views = (page: Page) => page.evaluate(() => window.__streamscope!.views());
+// Each lane's ruler labels as drawn (the rulers are canvases; the hooks list them top first, as the lanes).
 const rulerTexts = (page: Page) =>
-  page.locator('[data-testid="compare-lane"]').evaluateAll((lanes) =>
-    lanes.map((l) =>
-      Array.from(l.querySelectorAll('[data-testid="ruler"] .tick text'))
-        .filter((t) => t.getAttribute('visibility') !== 'hidden')
-        .map((t) => t.textContent)
+  page.evaluate(() =>
+    window.__streamscope!.rulers().map((r) =>
+      r!.ticks
+        .filter((t) => t.shown)
+        .map((t) => t.label)
         .join(' '),
     ),
   );

@@ -43,6 +43,7 @@ import { useRecordings } from './use-recordings.ts';
 import { useDesktopEvents } from './use-desktop-events.ts';
 import { useSearch } from './use-search.ts';
 import { useUrlSync } from './use-url-sync.ts';
+import { useSettled } from '../base/use-settled.ts';
 import { readUrl, type UrlState } from './url-state.ts';
 
 type Tab = UrlState['tab'];
@@ -73,6 +74,8 @@ export function App() {
   // A recording being written: analyses again at most every LIVE_ANALYSIS_MS as it grows (and once more when it is finished).
   const analysed = useThrottled(live?.revision ?? 0, LIVE_ANALYSIS_MS);
   const follow = useFollowEnd(live, view, setView);
+  // The status bar's range follows the view once it holds still (base/use-settled.ts).
+  const shownView = useSettled(view) ?? view;
   const findings = useScopedAnswer('findings', summary?.recordingId ?? null, scope, analyse, analysed);
   const overlays = useOverlays(summary?.recordingId ?? null, analyse, analysed);
   const iterations = overlays.iterations ?? null;
@@ -404,8 +407,8 @@ export function App() {
         <span className="spacer" />
         {summary && view && tab === 'timeline' && (
           <span className="status" data-testid="status">
-            {formatTimestamp(view.start, (view.end - view.start) / 1000)} – {formatTimestamp(view.end, (view.end - view.start) / 1000)} ·{' '}
-            {formatDuration(view.end - view.start)}
+            {formatTimestamp(shownView.start, (shownView.end - shownView.start) / 1000)} –{' '}
+            {formatTimestamp(shownView.end, (shownView.end - shownView.start) / 1000)} · {formatDuration(shownView.end - shownView.start)}
             {status &&
               ` · ${status.items.toLocaleString('en-US')} ops, ${status.coverage.toLocaleString('en-US')} merged spans at ${formatDuration(status.resolutionNs)}/px`}
             {search.showingEvidence && (

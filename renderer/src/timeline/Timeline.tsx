@@ -16,6 +16,7 @@ import { memo, useCallback, useEffect, useLayoutEffect, useMemo, useRef, useStat
 import type { DependencyKind, ItemDependencies, ItemDetails, ItemRef, RecordingSummary, Startup } from '../../../profiler/contract/api.ts';
 import { getApi } from '../api/client.ts';
 import { formatPercent } from '../base/time.ts';
+import { useSettled } from '../base/use-settled.ts';
 import { formatDuration } from '../../../profiler/contract/time.ts';
 import { arrowPath, overlayOf, type Box } from './dependency-overlay.ts';
 import {
@@ -32,7 +33,7 @@ import {
 } from './draw.ts';
 import { describeIteration, type IterationTrack } from './iterations.ts';
 import { Overview } from './Overview.tsx';
-import { Ruler } from './Ruler.tsx';
+import { Ruler, type RulerDrawn } from './Ruler.tsx';
 import { buildGroups, layout as layOut, windowed, type Layout, type TrackGroup } from './rows.ts';
 import { useWaitSpans } from './wait-spans.ts';
 import { WindowLoader, type Loaded, type View } from './window-loader.ts';
@@ -62,6 +63,8 @@ export interface TestHooks {
    * row not shown); null when no timeline has the row.
    */
   iterationBoxes(): IterationBox[] | null;
+  /** What each timeline's ruler drew last (Ruler.tsx draws it on a canvas), top first; null for one not drawn yet. */
+  rulers(): (RulerDrawn | null)[];
   /**
    * The first timeline's dependency overlay as drawn now (page coordinates):
    * the selection's arrows whose ends are both on shown rows, with each end's
@@ -108,6 +111,7 @@ interface TimelineHooks {
   idle(): boolean;
   iterationBoxes(): IterationBox[] | null;
   dependencies(): DrawnDependencies;
+  ruler(): RulerDrawn | null;
 }
 
 /**
@@ -141,6 +145,7 @@ function registerHooks(t: TimelineHooks): () => void {
       return null;
     },
     dependencies: () => mounted[0]?.dependencies() ?? null,
+    rulers: () => mounted.map((m) => m.ruler()),
   };
   return () => {
     mounted.splice(mounted.indexOf(t), 1);
@@ -225,6 +230,8 @@ export function Timeline(props: {
   const busyDevices = useMemo(() => (busyKey ? [...new Set(busyKey.split(',').map(Number))] : []), [busyKey]);
 
   const canvasRef = useRef<HTMLCanvasElement>(null);
+  const rulerDrawn = useRef<RulerDrawn | null>(null);
+  const shownView = useSettled(view);
   const bodyRef = useRef<HTMLDivElement>(null);
   const colRef = useRef<HTMLDivElement>(null);
   const [size, setSize] = useState({ width: 800, height: 400 });
@@ -428,6 +435,7 @@ export function Timeline(props: {
         return { x: c.left + x0, y: c.top + h.y - s.scrollTop, w: Math.max(1, x1 - x0), h: h.h };
       },
       dataFrames: () => dataFrames.current,
+      ruler: () => rulerDrawn.current,
       idle: () =>
         frameRequest.current === null && (loaderRef.current?.idle() ?? true) && !drawState.current.waits.pending && !latest.current.dependenciesPending,
       iterationBoxes: () => {
@@ -674,7 +682,7 @@ export function Timeline(props: {
             −
           </button>
           <span className="tl-span" data-testid="view-span" title="Visible time span">
-            {formatDuration(view.end - view.start)}
+            {formatDuration(shownView.end - shownView.start)}
           </span>
           {props.live && !props.live.following && (
             <button className="jump-now" data-testid="jump-to-now" title="Back to the newest data, and follow it" onClick={props.live.onJumpToNow}>
@@ -683,7 +691,7 @@ export function Timeline(props: {
           )}
         </div>
         <div className="tl-ruler-col">
-          <Ruler view={view} width={size.width} range={range} onRange={onRulerRange} origin={props.timeOrigin} startup={startup} />
+          <Ruler view={view} width={size.width} range={range} onRange={onRulerRange} origin={props.timeOrigin} startup={startup} drawn={rulerDrawn} />
         </div>
       </div>
       <div className="tl-top tl-overview-row">
