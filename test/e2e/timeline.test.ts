@@ -207,10 +207,7 @@ describe('timeline in Chromium', () => {
     const box = (await page.locator('[data-testid="timeline-canvas"]').boundingBox())!;
     await page.mouse.move(box.x + box.width * 0.75, box.y + 10);
     for (let i = 0; i < 8; i++) await page.mouse.wheel(0, -200);
-    await page.waitForFunction(
-      (b) => JSON.stringify(window.__streamscope!.rulers()[0]!.ticks.map((t) => t.label)) !== b,
-      JSON.stringify(before),
-    );
+    await page.waitForFunction((b) => JSON.stringify(window.__streamscope!.rulers()[0]!.ticks.map((t) => t.label)) !== b, JSON.stringify(before));
     expect(await ticks()).not.toEqual(before);
     // W zooms in, D pans right.
     const v0 = await page.evaluate(() => window.__streamscope!.view());

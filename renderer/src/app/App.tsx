@@ -405,7 +405,7 @@ export function App() {
           ))}
         </span>
         <span className="spacer" />
-        {summary && view && tab === 'timeline' && (
+        {summary && shownView && tab === 'timeline' && (
           <span className="status" data-testid="status">
             {formatTimestamp(shownView.start, (shownView.end - shownView.start) / 1000)} –{' '}
             {formatTimestamp(shownView.end, (shownView.end - shownView.start) / 1000)} · {formatDuration(shownView.end - shownView.start)}
