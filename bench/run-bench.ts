@@ -68,6 +68,7 @@
 // --ingest-launches N, --ingest-runs N (ingest and ceiling pairs), --merge-ranks N, --merge-ops N (per rank), --merge-rounds N, --merge-sample N (ranks analysed as a sample),
 // --merge-analysis sample|whole|none (whole: also the whole job's analysis, minutes and ~12 GB), --json FILE (write the results).
 // --job FILE, --job-rounds N (the job's analysis rank by rank).
+// Environment, renderer: STREAMSCOPE_KEEP_TRACE=1 keeps the Chromium trace (its path printed), STREAMSCOPE_TRACE_CATEGORIES=a,b,… traces other categories (to look into a frame).
 import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';

@@ -28,6 +28,9 @@ export const KIND_LABELS: Record<ItemKind, string> = {
   nvtx: 'NVTX range',
 };
 
+/** Start-up's hue, with the opacity each use wants: the rows lightly (draw.ts), the ruler's band more (Ruler.tsx). */
+export const startupColor = (alpha: number) => `rgba(124, 108, 170, ${alpha})`;
+
 export const ALL_KINDS = Object.keys(KIND_COLORS) as ItemKind[];
 
 /** Kind filters of the search box: one entry may stand for several kinds. */

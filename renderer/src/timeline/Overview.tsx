@@ -3,7 +3,7 @@
 // bucket per pixel (answered from the zones: instant even for ten million
 // operations), with the visible range framed. Click or drag to move the view;
 // shift-drag to choose a new range.
-import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
+import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
 import type { OverviewResponse, RecordingSummary } from '../../../profiler/contract/api.ts';
 import { getApi } from '../api/client.ts';
 import { KIND_COLORS } from '../base/colors.ts';
@@ -22,6 +22,7 @@ export function Overview(props: { summary: RecordingSummary; view: View; onView:
   const laneH = Math.max(2, Math.min(LANE_H, Math.floor(OVERVIEW_MAX_H / Math.max(1, devices.length))));
   const H = Math.max(1, devices.length) * laneH + 4;
   const span = Math.max(1, summary.endNs - summary.startNs);
+  const xOf = useCallback((t: number) => ((t - summary.startNs) / span) * width, [summary.startNs, span, width]);
   useEffect(() => {
     let live = true;
     if (width < 10) return;
@@ -49,7 +50,6 @@ export function Overview(props: { summary: RecordingSummary; view: View; onView:
     g.setTransform(dpr, 0, 0, dpr, 0, 0);
     g.fillStyle = '#f4f6f9';
     g.fillRect(0, 0, width, H);
-    const xOf = (t: number) => ((t - summary.startNs) / span) * width;
     devices.forEach((dev, i) => {
       const cr = conc?.devices.find((d) => d.deviceId === dev.id);
       if (!cr || !conc) return;
@@ -74,7 +74,7 @@ export function Overview(props: { summary: RecordingSummary; view: View; onView:
       }
     });
     return c;
-  }, [conc, width, devices, summary, span, H, laneH]);
+  }, [conc, width, devices, span, H, laneH, xOf]);
   useLayoutEffect(() => {
     const c = ref.current!;
     if (c.width !== density.width || c.height !== density.height) {
@@ -89,7 +89,6 @@ export function Overview(props: { summary: RecordingSummary; view: View; onView:
     g.drawImage(density, 0, 0);
     g.setTransform(dpr, 0, 0, dpr, 0, 0);
     // Outside the view: dimmed; the view: framed.
-    const xOf = (t: number) => ((t - summary.startNs) / span) * width;
     const a = Math.max(0, xOf(view.start));
     const b = Math.min(width, xOf(view.end));
     g.fillStyle = 'rgba(30, 40, 60, 0.18)';
@@ -98,7 +97,7 @@ export function Overview(props: { summary: RecordingSummary; view: View; onView:
     g.strokeStyle = '#1f4e80';
     g.lineWidth = 1.5;
     g.strokeRect(Math.min(a, width - 3) + 0.75, 0.75, Math.max(3, b - a) - 1.5, H - 1.5);
-  }, [density, view, width, summary, span, H]);
+  }, [density, view, width, H, xOf]);
   const drag = useRef<{ x: number; shift: boolean; view: View } | null>(null);
   const toNs = (px: number) => summary.startNs + (px / width) * span;
   const center = (px: number) => {

@@ -12,6 +12,7 @@
 import { scaleLinear } from 'd3';
 import { useLayoutEffect, useRef, type MutableRefObject } from 'react';
 import type { Startup } from '../../../profiler/contract/api.ts';
+import { startupColor } from '../base/colors.ts';
 import { formatTimestamp, rulerLabels } from '../base/time.ts';
 import { formatDuration } from '../../../profiler/contract/time.ts';
 import type { View } from './window-loader.ts';
@@ -20,8 +21,8 @@ export const RULER_H = 30;
 const TICK = 6;
 /** Labels closer than this to an edge would be cut: not drawn. */
 const EDGE = 28;
-const STARTUP_FILL = 'rgba(124, 108, 170, 0.16)';
-const STARTUP_EDGE = 'rgba(124, 108, 170, 0.7)';
+const STARTUP_FILL = startupColor(0.16);
+const STARTUP_EDGE = startupColor(0.7);
 const STARTUP_TEXT = '#54467f';
 const RANGE_FILL = 'rgba(47, 109, 176, 0.15)';
 const AXIS = '#9aa3ae';
@@ -44,7 +45,7 @@ export function Ruler(props: {
   /** Labels show time since this point (the compare view's alignment anchor); default 0, the recording origin. */
   origin?: number;
   startup?: Startup | null;
-  /** Filled with what each draw put on the canvas. */
+  /** Filled with what each draw put on the canvas (the ruler keeps its own when not given one). */
   drawn?: MutableRefObject<RulerDrawn | null>;
 }) {
   const { view, width, range, onRange } = props;
@@ -52,7 +53,8 @@ export function Ruler(props: {
   const startup = props.startup ?? null;
   const canvasRef = useRef<HTMLCanvasElement>(null);
   const baseRef = useRef<HTMLSpanElement>(null);
-  const drawnRef = useRef<RulerDrawn | null>(null);
+  const ownDrawn = useRef<RulerDrawn | null>(null);
+  const drawnRef = props.drawn ?? ownDrawn;
   useLayoutEffect(() => {
     const canvas = canvasRef.current!;
     const dpr = window.devicePixelRatio || 1;
@@ -139,8 +141,7 @@ export function Ruler(props: {
     if (span && span.textContent !== (baseText ?? '')) span.textContent = baseText ?? '';
     canvas.setAttribute('aria-label', `Time ruler: ${formatTimestamp(view.start - origin, step)} to ${formatTimestamp(view.end - origin, step)}`);
     drawnRef.current = { ticks: drawnTicks, base: baseText, startup: band };
-    if (props.drawn) props.drawn.current = drawnRef.current;
-  }, [view, width, origin, range, startup, props.drawn]);
+  }, [view, width, origin, range, startup, drawnRef]);
 
   const drag = useRef<number | null>(null);
   const toNs = (e: React.MouseEvent<HTMLCanvasElement>) => view.start + (e.nativeEvent.offsetX / width) * (view.end - view.start);
@@ -187,7 +188,7 @@ export function Ruler(props: {
 const RULER_TITLE = 'Drag to select a time range';
 
 /** Start-up's tooltip: how long, from when to when, and what the time went to. */
-export function startupTip(s: Startup): string {
+function startupTip(s: Startup): string {
   return [
     `Start-up: ${formatDuration(s.endNs - s.startNs)} (${formatTimestamp(s.startNs, 1000)} – ${formatTimestamp(s.endNs, 1000)}), left out of the steady state; ended by ${s.lastCall}`,
     ...s.spentOn.map((p) => `${p.label}: ${formatDuration(p.ns)}`),

@@ -4,7 +4,7 @@
 // column lays rows out) and *canvas* (content y minus the vertical scroll;
 // the backing store is scaled by devicePixelRatio once, in setTransform).
 import type { ItemDetails, ItemKind, ItemRef, ItemTable, WaitSpan } from '../../../profiler/contract/api.ts';
-import { KIND_COLORS, KIND_LABELS } from '../base/colors.ts';
+import { KIND_COLORS, KIND_LABELS, startupColor } from '../base/colors.ts';
 import { shortName } from '../../../profiler/contract/names.ts';
 import { formatDuration } from '../../../profiler/contract/time.ts';
 import { drawOverlay, drawWaitSpans, WAIT_HATCH, type Box, type End, type Overlay } from './dependency-overlay.ts';
@@ -65,8 +65,8 @@ export interface DrawInput {
 }
 
 /** Start-up's shade over the rows and its end line; the ruler's band (styles.css .startup-*) has the same hue. */
-const STARTUP_FILL = 'rgba(124, 108, 170, 0.08)';
-const STARTUP_EDGE = 'rgba(124, 108, 170, 0.55)';
+const STARTUP_FILL = startupColor(0.08);
+const STARTUP_EDGE = startupColor(0.55);
 /** Iteration boxes: an instance, a warm-up one (also hatched), an outlier (the findings' warning colour). */
 const ITERATION_COLORS = { normal: '#5f7fa8', warmUp: '#9d8fd0', outlier: '#e69500' };
 
