@@ -8,6 +8,7 @@
 //   node bench/job-open.ts JOB.sqlite [--runs 3]
 // run-bench.ts calls benchJobOpen on the job its merge benchmark wrote.
 import { parseArgs } from 'node:util';
+import { median } from './stats.ts';
 
 export interface JobOpen {
   /** Page load to the first frame drawn with data, per run (s). */
@@ -44,9 +45,8 @@ if (import.meta.main) {
     process.exit(2);
   }
   const r = await benchJobOpen(file, Number(values.runs));
-  const sorted = [...r.seconds].sort((a, b) => a - b);
-  const median = sorted[Math.floor(sorted.length / 2)]!;
+  const mid = median(r.seconds);
   console.log(
-    `job open  ${file}: first frame with data ${r.seconds.map((s) => s.toFixed(2)).join(', ')} s; median ${median.toFixed(2)} s = ${(median / 2).toFixed(2)} × the 2 s target`,
+    `job open  ${file}: first frame with data ${r.seconds.map((s) => s.toFixed(2)).join(', ')} s; median ${mid.toFixed(2)} s = ${(mid / 2).toFixed(2)} × the 2 s target`,
   );
 }

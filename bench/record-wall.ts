@@ -25,6 +25,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { collectorLibraryPath, repoRoot } from '../profiler/native/paths.ts';
 import { PROGRESS_MARKER } from '../profiler/record/progress.ts';
+import { median } from './stats.ts';
 
 export interface WallProgram {
   name: string;
@@ -58,11 +59,6 @@ function timed(argv: string[], env: NodeJS.ProcessEnv): Promise<Timed> {
     });
   });
 }
-
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
-};
 
 export async function benchRecordWall(programs: WallProgram[], rounds: number): Promise<{ result: unknown; lines: string[] }> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ss-wall-'));

@@ -35,9 +35,9 @@ import { repoRoot } from '../profiler/native/paths.ts';
 import { syntheticReplay } from '../test/helpers/synthetic-replay.ts';
 import { frameWorkPage, mainThreadWorkPerFrame } from './frame-trace.ts';
 import { WHATIF_GOAL_SECONDS } from './whatif.ts';
+import { median } from './stats.ts';
 
 const fixture = (name: string) => path.join(repoRoot, `test/fixtures/recordings/${name}.sqlite`);
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const fmt = (xs: number[], digits: number) => xs.map((x) => x.toFixed(digits)).join(', ');
 
 /** Main-thread event-loop utilization while the worker answers 40 window queries (torch_streams, 2000 px). */

@@ -27,6 +27,7 @@ import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
 import type { Host } from '../profiler/analysis/host.ts';
 import type { Trace } from '../profiler/analysis/trace.ts';
+import { median } from './stats.ts';
 
 /** The goal for host model + replay together (s). */
 export const WHATIF_GOAL_SECONDS = 4;
@@ -93,8 +94,6 @@ function roundInChild(root: string, code: string): WhatifRound {
   if (r.status !== 0) throw new Error(`what-if round failed: ${r.stderr}`);
   return { code, load, ...(JSON.parse(r.stdout.trim().split('\n').pop()!) as Omit<WhatifRound, 'code' | 'load'>) };
 }
-
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 export function benchWhatif(rounds: number, against?: string): { result: Record<string, unknown>; lines: string[] } {
   const here = path.resolve(import.meta.dirname, '..');

@@ -1,0 +1,42 @@
+// The benchmarks' summaries (bench/stats.ts): the collector-overhead ratio
+// is judged against 1.05, so its estimator and interval must be right on
+// data shaped like the real runs (two clusters, drifting rounds).
+import { describe, expect, it } from 'vitest';
+import { median, pairedAddedRatio, trimmedMean } from '../../bench/stats.ts';
+
+describe('bench statistics', () => {
+  it('median of odd and even counts', () => {
+    expect(median([3, 1, 2])).toBe(2);
+    expect(median([4, 1, 3, 2])).toBe(2.5);
+    expect(median([])).toBeNaN();
+  });
+
+  it('trimmed mean drops a tenth at each end', () => {
+    const xs = [100, 1, 2, 3, 4, 5, 6, 7, 8, -100];
+    expect(trimmedMean(xs)).toBe(4.5);
+    expect(trimmedMean(xs, 0)).toBe(3.6);
+  });
+
+  it('a known ratio is found, its interval holds it, and drifts between rounds cancel', () => {
+    // 40 rounds; each round's clock drifts (+0..4 µs to all three modes alike);
+    // mode a adds 2 µs, mode b 2.2 µs (ratio 1.1), each ± a cluster jump of 1 µs.
+    const base: number[] = [];
+    const a: number[] = [];
+    const b: number[] = [];
+    for (let i = 0; i < 40; i++) {
+      const drift = (i * 7) % 5;
+      base.push(4 + drift);
+      a.push(4 + drift + 2 + (i % 2 ? 0.5 : -0.5));
+      b.push(4 + drift + 2.2 + (i % 3 ? 0.5 : -0.5));
+    }
+    const est = pairedAddedRatio(base, a, b);
+    expect(est.aAdded).toBeCloseTo(2, 1);
+    expect(est.ratio).toBeGreaterThan(1.05);
+    expect(est.ratio).toBeLessThan(1.2);
+    expect(est.low).toBeLessThanOrEqual(est.ratio);
+    expect(est.high).toBeGreaterThanOrEqual(est.ratio);
+    expect(est.high - est.low).toBeLessThan(0.3);
+    // Seeded: the same runs give the same interval.
+    expect(pairedAddedRatio(base, a, b)).toEqual(est);
+  });
+});
