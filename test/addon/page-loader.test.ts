@@ -241,3 +241,102 @@ function db0Columns(file: string, table: string): string[] {
     db.close();
   }
 }
+
+// The pages' layouts of the tables (table_loader.cc LayoutCache) are kept
+// from one load to the next, keyed by each table's sqlite_schema row: a
+// table migrated or a file replaced between two loads must read with its
+// new layout, even where path, inode, schema cookie and user_version stay.
+describe('page loader: table layouts kept between loads', () => {
+  /** kernels rebuilt with its columns after `id` in the given order (same statements, so the same schema cookie). */
+  const rebuild = (file: string, columns: string[]) =>
+    edit(
+      file,
+      `ALTER TABLE kernels RENAME TO old_kernels;
+       CREATE TABLE kernels (id INTEGER PRIMARY KEY, ${columns.join(' INTEGER, ')} INTEGER);
+       INSERT INTO kernels (id, ${columns.join(', ')}) SELECT id, ${columns.join(', ')} FROM old_kernels;
+       DROP TABLE old_kernels;`,
+    );
+  const header = (file: string) => {
+    const db = new Database(file, { readonly: true });
+    try {
+      return { cookie: db.pragma('schema_version', { simple: true }), user: db.pragma('user_version', { simple: true }) };
+    } finally {
+      db.close();
+    }
+  };
+
+  it('two loads of a file give the same columns', () => {
+    const file = recording('nccl-straggler-h200x2');
+    const first = loadTimelineColumns(file, { via: 'pages' });
+    const second = loadTimelineColumns(file, { via: 'pages' });
+    expect(second.via).toBe('pages');
+    expect(plain(second.ops)).toEqual(plain(first.ops));
+    expect(plain(second.calls)).toEqual(plain(first.calls));
+  });
+
+  it('a table migrated in place between loads reads with its new columns', () => {
+    const file = copy(recording('matmul-concurrent'), 'migrated.sqlite');
+    samePagesAsSql(file);
+    const cols = db0Columns(file, 'kernels').slice(1);
+    rebuild(file, [...cols].reverse());
+    expect(db0Columns(file, 'kernels').slice(1)).toEqual([...cols].reverse());
+    samePagesAsSql(file);
+  });
+
+  it('a file replaced by another of the same path, inode, schema cookie and user_version but another layout', () => {
+    const file = copy(recording('matmul-concurrent'), 'replaced.sqlite');
+    const other = copy(recording('matmul-concurrent'), 'replacement.sqlite');
+    const cols = db0Columns(file, 'kernels').slice(1);
+    rebuild(file, cols);
+    rebuild(other, [...cols].reverse());
+    expect(header(other)).toEqual(header(file));
+    samePagesAsSql(file);
+    const inode = fs.statSync(file).ino;
+    fs.writeFileSync(file, fs.readFileSync(other)); // over the same inode
+    expect(fs.statSync(file).ino).toBe(inode);
+    samePagesAsSql(file);
+    // Replaced by a rename (a new inode) back to the first layout.
+    rebuild(other, cols);
+    fs.renameSync(other, file);
+    samePagesAsSql(file);
+  });
+
+  it('loadRows on workers at once: every load the same columns', async () => {
+    const file = recording('nccl-straggler-h200x2');
+    const expected = loadRows(file, { kernels: [1, 400], memcpys: [1, 400], memsets: [], apiCalls: [1, 400] }, { via: 'sql' }, new ColumnPool());
+    const { Worker } = await import('node:worker_threads');
+    const addon = path.resolve(import.meta.dirname, '../../profiler/native/addon.ts');
+    const script = `
+      const { parentPort, workerData } = require('node:worker_threads');
+      import(workerData.addon).then(({ ColumnPool, loadRows }) => {
+        const out = [];
+        for (let k = 0; k < 20; k++) {
+          const t = loadRows(workerData.file, { kernels: [1, 400], memcpys: [1, 400], memsets: [], apiCalls: [1, 400] }, { via: 'pages' }, new ColumnPool());
+          out.push({ via: t.via, ops: Array.from(t.ops.start), calls: Array.from(t.calls.start) });
+        }
+        parentPort.postMessage(out);
+      });`;
+    const runs = await Promise.all(
+      Array.from(
+        { length: 4 },
+        () =>
+          new Promise<{ via: string; ops: number[]; calls: number[] }[]>((resolve, reject) => {
+            const w = new Worker(script, { eval: true, workerData: { file, addon } });
+            w.once('message', (m) => {
+              resolve(m);
+              void w.terminate();
+            });
+            w.once('error', reject);
+          }),
+      ),
+    );
+    for (const run of runs) {
+      expect(run).toHaveLength(20);
+      for (const r of run) {
+        expect(r.via).toBe('pages');
+        expect(r.ops).toEqual(Array.from(expected.ops.start));
+        expect(r.calls).toEqual(Array.from(expected.calls.start));
+      }
+    }
+  });
+});
