@@ -211,10 +211,14 @@ class OpList {
   }
 }
 
-/** Per op: time it overlapped pinned copies of the other direction on its device (0 for anything else). */
-export function oppositeOverlap(trace: Trace): Float64Array {
+/**
+ * Per op: time it overlapped pinned copies of the other direction on its
+ * device (0 for anything else). Written into `out` where given (any
+ * content: each op's entry is cleared when the pass reaches it, before a
+ * later op adds to it), so that a caller can lend an array it is done with.
+ */
+export function oppositeOverlap(trace: Trace, out: Float64Array = new Float64Array(trace.ops.length)): Float64Array {
   const { kind, category, detail, device, start: opStart, end: opEnd, length: n } = trace.ops;
-  const out = new Float64Array(n);
   // One pass in start order (ops are sorted by start). Per device and
   // direction (slot * 2 + direction), the copies still running: one engine
   // per direction, so rarely more than one. Each overlapping pair is
@@ -222,6 +226,7 @@ export function oppositeOverlap(trace: Trace): Float64Array {
   const slots = new DeviceSlots();
   const open: OpList[] = [];
   for (let i = 0; i < n; i++) {
+    out[i] = 0;
     const dir = pinnedDirection(kind[i]!, category[i]!, detail[i]!);
     if (dir < 0) continue;
     const key = slots.slot(device[i]!) * 2;

@@ -28,10 +28,12 @@ import type { Trace } from './trace.ts';
 // ---------------------------------------------------------------------------
 // Where each call's and each context's ops lie in the issue order
 
-/** The same for every replay of a recording: computed on its first. */
+/**
+ * The same for every replay of a recording: computed on its first. (The
+ * ops of call k are order[model.callPos[k] ..] while their call is k: the
+ * host model emits them together, so no per-call end is stored.)
+ */
 export interface IssueIndex {
-  /** The ops of call k are order[model.callPos[k] .. callEnd[k]) (the host model emits them together). */
-  callEnd: Int32Array;
   /** The ops of context c in issue order: contextOps[contextStart[c] .. contextStart[c + 1]). */
   contextStart: Int32Array;
   contextOps: Int32Array;
@@ -44,23 +46,23 @@ export function issueIndex(host: Host, model: HostModel): IssueIndex {
   if (index) return index;
   const { order } = model;
   const n = order.length;
-  const callEnd = model.callPos.slice();
-  for (let p = 0; p < n; p++) {
-    const k = host.opCall[order[p]!]!;
-    if (k >= 0) callEnd[k] = p + 1;
-  }
-  // Counting sort of the issue order by context.
+  // Counting sort of the issue order by context. One context (the usual
+  // case): the issue order itself, not a 40 MB copy of it per 10 M ops.
   const C = model.contexts;
   const contextStart = new Int32Array(C + 1);
-  for (let i = 0; i < n; i++) contextStart[model.ctxOfOp[i]! + 1]!++;
-  for (let c = 0; c < C; c++) contextStart[c + 1]! += contextStart[c]!;
-  const contextOps = new Int32Array(n);
-  const fill = contextStart.slice(0, C);
-  for (let p = 0; p < n; p++) {
-    const i = order[p]!;
-    contextOps[fill[model.ctxOfOp[i]!]!++] = i;
+  let contextOps = order;
+  if (C === 1) contextStart[1] = n;
+  else {
+    for (let i = 0; i < n; i++) contextStart[model.ctxOfOp[i]! + 1]!++;
+    for (let c = 0; c < C; c++) contextStart[c + 1]! += contextStart[c]!;
+    contextOps = new Int32Array(n);
+    const fill = contextStart.slice(0, C);
+    for (let p = 0; p < n; p++) {
+      const i = order[p]!;
+      contextOps[fill[model.ctxOfOp[i]!]!++] = i;
+    }
   }
-  indexes.set(model, (index = { callEnd, contextStart, contextOps }));
+  indexes.set(model, (index = { contextStart, contextOps }));
   return index;
 }
 

@@ -221,40 +221,47 @@ function buildHostModel(trace: Trace, host: Host): HostModel {
       break;
     }
 
-  // Ops per call (CSR), in op order (= start order): call k's are
-  // callOps[firstOp[k] .. firstOp[k + 1]). Null callOps: op j itself, where
-  // every op has a call and the ops come in their calls' order (a program
-  // whose ops start in the order it issued them: no copy of the identity).
+  // Ops per call. Where every op has a call, the ops come in their calls'
+  // order (a program whose ops start in the order it issued them) and the
+  // calls are walked in index order, each call's ops are the next ones: a
+  // cursor finds them (firstOp null), no array of the calls. Else CSR, in
+  // op order (= start order): call k's are callOps[firstOp[k] ..
+  // firstOp[k + 1]); null callOps: op j itself, where every op has a call
+  // and the ops come in their calls' order (no copy of the identity).
   const opCall = host.opCall;
-  const firstOp = new Int32Array(nc + 1);
   let inCallOrder = true;
   let withCall = 0;
   for (let i = 0, prev = -1; i < n; i++) {
     const k = opCall[i]!;
     if (k < 0) continue;
-    firstOp[k + 1]!++;
     withCall++;
     if (k < prev) inCallOrder = false;
     prev = k;
   }
-  for (let k = 0; k < nc; k++) firstOp[k + 1]! += firstOp[k]!;
+  let firstOp: Int32Array | null = null;
   let callOps: Int32Array | null = null;
-  if (!inCallOrder || withCall < n) {
-    callOps = new Int32Array(firstOp[nc]!);
-    const fill = firstOp.slice(0, nc);
-    for (let i = 0; i < n; i++) {
-      const k = opCall[i]!;
-      if (k >= 0) callOps[fill[k]!++] = i;
+  if (!inCallOrder || withCall < n || callOrder !== null) {
+    firstOp = new Int32Array(nc + 1);
+    for (let i = 0; i < n; i++) if (opCall[i]! >= 0) firstOp[opCall[i]! + 1]!++;
+    for (let k = 0; k < nc; k++) firstOp[k + 1]! += firstOp[k]!;
+    if (!inCallOrder || withCall < n) {
+      callOps = new Int32Array(firstOp[nc]!);
+      const fill = firstOp.slice(0, nc);
+      for (let i = 0; i < n; i++) {
+        const k = opCall[i]!;
+        if (k >= 0) callOps[fill[k]!++] = i;
+      }
     }
   }
 
-  // Threads: dense index per call.
+  // Threads: dense index per call (null: one thread, every call's).
   const threadCalls = [...host.threads.values()];
-  const threadOf = new Int32Array(nc);
-  for (let t = 0; t < threadCalls.length; t++) {
-    const list = threadCalls[t]!;
-    for (let j = 0; j < list.length; j++) threadOf[list[j]!] = t;
-  }
+  const threadOf = threadCalls.length === 1 ? null : new Int32Array(nc);
+  if (threadOf !== null)
+    for (let t = 0; t < threadCalls.length; t++) {
+      const list = threadCalls[t]!;
+      for (let j = 0; j < list.length; j++) threadOf[list[j]!] = t;
+    }
 
   // Outermost call of each call (driver calls inside runtime calls).
   const outer = new Int32Array(nc);
@@ -334,6 +341,7 @@ function buildHostModel(trace: Trace, host: Host): HostModel {
   const legacyEnd = new Float64Array(contexts).fill(-Infinity);
   let pos = 0;
   let loose = withCall === n ? n : 0; // next op index to look at for ops without a call (none: nothing to look at)
+  let nextOp = 0; // the cursor over the ops where firstOp is null
   const emit = (i: number, t: number) => {
     order[pos++] = i;
     const s = streamOfOp[i]!;
@@ -367,7 +375,7 @@ function buildHostModel(trace: Trace, host: Host): HostModel {
     const k = callOrder === null ? r : callOrder[r]!;
     emitLooseBefore(calls.start[k]!);
     callPos[k] = pos;
-    const t = threadOf[k]!;
+    const t = threadOf === null ? 0 : threadOf[k]!;
     const pid = calls.pid[k]!;
     // Event records and waits: positions for the replay's own walk.
     if (hasEvent[k])
@@ -387,9 +395,19 @@ function buildHostModel(trace: Trace, host: Host): HostModel {
         const c = captured.get(w.pid)?.get(w.eventId);
         if (s >= 0 && c !== undefined && c >= 0) waitEnd[s] = Math.max(waitEnd[s]!, ops.end[c]!);
       }
-    // Its own ops.
+    // Its own ops: callOps[from .. to), or ops from .. to where callOps is null.
+    let from: number;
+    let to: number;
+    if (firstOp === null) {
+      from = nextOp;
+      while (nextOp < n && opCall[nextOp] === k) nextOp++;
+      to = nextOp;
+    } else {
+      from = firstOp[k]!;
+      to = firstOp[k + 1]!;
+    }
     let blockingOwn = -1;
-    for (let j = firstOp[k]!; j < firstOp[k + 1]!; j++) {
+    for (let j = from; j < to; j++) {
       const i = callOps === null ? j : callOps[j]!;
       emit(i, t);
       if (ops.isAsync[i] === 0 || isPageableCopy(trace, i)) blockingOwn = i;
@@ -403,7 +421,7 @@ function buildHostModel(trace: Trace, host: Host): HostModel {
       kind = WaitKind.Op;
       target = blockingOwn;
       waitsOwn[k] = 1;
-      for (let j = firstOp[k]!; j < firstOp[k + 1]!; j++) waitedUntil = Math.max(waitedUntil, ops.end[callOps === null ? j : callOps[j]!]!);
+      for (let j = from; j < to; j++) waitedUntil = Math.max(waitedUntil, ops.end[callOps === null ? j : callOps[j]!]!);
     } else {
       const cls = Math.max(NameClass.Other, classOfName.get(calls.nameId[k]!));
       if (cls === NameClass.Device || cls === NameClass.Implicit) {
@@ -452,9 +470,12 @@ function buildHostModel(trace: Trace, host: Host): HostModel {
   }
   emitLooseBefore(Infinity);
 
-  const overlap = oppositeOverlap(trace);
+  // The latencies first: the overlaps are then written over the ops'
+  // dependency ends, and the durations alone over the overlaps, each
+  // needed no longer (160 MB less per 10 M ops, and their page faults).
+  const latency = measureLatencies(trace, host, devIndex, devOf, waitsOwn, depEnd);
+  const overlap = oppositeOverlap(trace, depEnd);
   const factors = duplexFactors(trace, overlap);
-  // The durations alone overwrite the overlaps, needed no longer: 80 MB less per 10 M ops.
   const work = uncontendedDurations(trace, factors, overlap, overlap);
   const duplex = new Float64Array(devIndex.size * 2).fill(1);
   for (const [id, d] of devIndex) {
@@ -476,7 +497,7 @@ function buildHostModel(trace: Trace, host: Host): HostModel {
     cost,
     outer,
     waitsOwn,
-    latency: measureLatencies(trace, host, devIndex, devOf, waitsOwn, depEnd),
+    latency,
     devIndex,
     devOf,
     eventOps,

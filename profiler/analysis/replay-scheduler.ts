@@ -83,8 +83,6 @@ export class Simulation {
   private readonly opStart: Float64Array;
   private readonly devOf: Int32Array;
   private readonly ctxOfOp: Int32Array;
-  /** Ops of each call in the issue order (IssueIndex.callEnd). */
-  private readonly callEnd: Int32Array;
   /** The GPU's latencies (replay-host.ts: Latencies): launch and dependency per device × op kind; engine handoff and chain per engine. */
   private readonly launchLatency: Float64Array;
   private readonly dependencyLatency: Float64Array;
@@ -161,7 +159,6 @@ export class Simulation {
     this.opStart = trace.ops.start;
     this.devOf = model.devOf;
     this.ctxOfOp = model.ctxOfOp;
-    this.callEnd = index.callEnd;
     this.launchLatency = model.latency.launch;
     this.dependencyLatency = model.latency.dependency;
     this.chainLatency = model.latency.chain;
@@ -428,6 +425,8 @@ export class Simulation {
   private runThread(th: number): void {
     const { model, freed, lagUnknown, readyMin, pending } = this;
     const { outer, waitsOwn, waitKind, waitArg, waitCtx, order, callPos } = model;
+    const opCall = this.host.opCall;
+    const n = order.length;
     const callStart = this.host.calls.start;
     const recordedEnd = this.host.calls.end;
     const opStart = this.opStart;
@@ -456,8 +455,11 @@ export class Simulation {
         const partStart = callStart[part]!;
         const issueAt = startAt + Math.min(Math.max(0, partStart - recordedStart), duration);
         const waitsForOwn = waitsOwn[part] && !(freed && freed[part]);
-        for (let p = callPos[part]!, to = this.callEnd[part]!; p < to; p++) {
+        // Its ops follow each other in the issue order from callPos (the host
+        // model emits them together): read up to the first of another call.
+        for (let p = callPos[part]!; p < n; p++) {
           const i = order[p]!;
+          if (opCall[i] !== part) break;
           if (issueAt < this.firstIssue) this.firstIssue = issueAt;
           // Launch lag: the op's own recorded lag where it did not wait for
           // anything else (its call blocked until it was done); else the
