@@ -35,14 +35,7 @@ Ingest::Ingest(const std::string& db_path, uint64_t origin_ns) : db_path_(db_pat
     db_ = nullptr;
     throw IngestError(db_path + ": cannot open the recording: " + why);
   }
-  sqlite3_busy_timeout(db_, 5000);
-  // synchronous=OFF: a crash of the OS may lose the last transactions, a
-  // crash of this process cannot corrupt what was committed (the rollback
-  // journal stays on). Measured on 4 M records: journal_mode=OFF/MEMORY
-  // gained under 5%, not worth a database that a crash could corrupt.
-  exec("PRAGMA synchronous = OFF");
-  exec("PRAGMA cache_size = -65536");  // 64 MiB: a bigger cache only costs first-touch page clearing (perf), the batch commits anyway
-  exec("PRAGMA temp_store = MEMORY");
+  configureConnection(db_, db_path_);
   // Only a StreamScope recording of exactly the schema this code writes.
   sqlite3_stmt* probe = nullptr;
   std::string problem;
@@ -668,12 +661,7 @@ void Ingest::finish(const std::vector<std::string>& final_sql) {
   }
   writePending(db_path_);
   exec("COMMIT");
-  if (!final_sql.empty()) {
-    exec("PRAGMA threads = 2");  // CREATE INDEX sorts on a second thread
-    exec("BEGIN");
-    for (const std::string& sql : final_sql) exec(sql.c_str());
-    exec("COMMIT");
-  }
+  runFinalSql(db_, final_sql, db_path_);
   st_.finalize();
   sqlite3_close(db_);
   db_ = nullptr;

@@ -75,6 +75,10 @@ struct FileProgress {
 
 class Ingest {
  public:
+  // A timeline table's batch: its rows are written, with their zones, when
+  // this many are pending (InsertCeiling batches the same way).
+  static constexpr size_t kBatchRows = 131072;
+
   Ingest(const std::string& db_path, uint64_t origin_ns);
   ~Ingest();
   Ingest(const Ingest&) = delete;
@@ -133,9 +137,8 @@ class Ingest {
   void thread(uint32_t pid, uint32_t tid);
 
   // Timeline rows (kernels, copies, memsets, syncs, API calls, NVTX ranges)
-  // wait in a PendingTable until the batch is written with its zones
-  // (zone_builder.h).
-  static constexpr size_t kBatchRows = 131072;
+  // wait in a PendingTable until kBatchRows of a table are pending, then
+  // the batch is written with its zones (zone_builder.h).
   PendingTable::Appender pend(PendingTable& t, int64_t lane, int64_t start, int64_t end, int64_t correlation);
   void timelineTable(PendingTable& t, int table_id, Statements::Member insert);
   void writePending(const std::string& where);

@@ -182,4 +182,24 @@ void exec(sqlite3* db, const char* sql, const std::string& db_path) {
   }
 }
 
+void configureConnection(sqlite3* db, const std::string& db_path) {
+  sqlite3_busy_timeout(db, 5000);
+  // synchronous=OFF: a crash of the OS may lose the last transactions, a
+  // crash of this process cannot corrupt what was committed (the rollback
+  // journal stays on). Measured on 4 M records: journal_mode=OFF/MEMORY
+  // gained under 5%, not worth a database that a crash could corrupt.
+  exec(db, "PRAGMA synchronous = OFF", db_path);
+  // 64 MiB: a bigger cache only costs first-touch page clearing (perf), the batch commits anyway.
+  exec(db, "PRAGMA cache_size = -65536", db_path);
+  exec(db, "PRAGMA temp_store = MEMORY", db_path);
+}
+
+void runFinalSql(sqlite3* db, const std::vector<std::string>& final_sql, const std::string& db_path) {
+  if (final_sql.empty()) return;
+  exec(db, "PRAGMA threads = 2", db_path);  // CREATE INDEX sorts on a second thread
+  exec(db, "BEGIN", db_path);
+  for (const std::string& sql : final_sql) exec(db, sql.c_str(), db_path);
+  exec(db, "COMMIT", db_path);
+}
+
 }  // namespace streamscope::addon

@@ -92,5 +92,11 @@ void step(sqlite3* db, sqlite3_stmt* s, const std::string& where);
 int64_t stepReturningId(sqlite3* db, sqlite3_stmt* s, const std::string& where);
 // Runs SQL text (transactions, pragmas, the finishing DDL).
 void exec(sqlite3* db, const char* sql, const std::string& db_path);
+// The ingest's connection settings: busy timeout and pragmas (Ingest's, and
+// the InsertCeiling's that measures it against SQLite alone).
+void configureConnection(sqlite3* db, const std::string& db_path);
+// Runs `final_sql` (the index DDL the bulk load postponed) in a transaction
+// of its own, CREATE INDEX sorting on a second thread; nothing when empty.
+void runFinalSql(sqlite3* db, const std::vector<std::string>& final_sql, const std::string& db_path);
 
 }  // namespace streamscope::addon

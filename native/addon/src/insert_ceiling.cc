@@ -7,15 +7,13 @@
 #include <stdexcept>
 #include <tuple>
 
+#include "ingest.h"
 #include "ingest_statements.h"
 #include "sqlite3.h"
 #include "zone_tables.h"
 
 namespace streamscope::addon {
 namespace {
-
-// The ingest's batch: a timeline table's rows wait until this many are pending (Ingest::kBatchRows).
-constexpr size_t kBatchRows = 131072;
 
 struct Db {
   sqlite3* db = nullptr;
@@ -28,14 +26,8 @@ struct Db {
     }
   }
   ~Db() { sqlite3_close(db); }
-  void exec(const std::string& sql) const {
-    char* err = nullptr;
-    if (sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
-      const std::string why = err ? err : "unknown error";
-      sqlite3_free(err);
-      throw std::runtime_error(path + ": " + why + " (" + sql + ")");
-    }
-  }
+  // The ingest's exec (ingest_statements.h).
+  void exec(const char* sql) const { addon::exec(db, sql, path); }
   sqlite3_stmt* prepare(const std::string& sql, unsigned flags = 0) const {
     sqlite3_stmt* s = nullptr;
     if (sqlite3_prepare_v3(db, sql.c_str(), -1, flags, &s, nullptr) != SQLITE_OK) {
@@ -83,8 +75,10 @@ void load(const Db& src, const std::string& select, CeilingTable& t, std::vector
   }
 }
 
-// Binds row `r` of `t` to `s` and steps it: what Ingest::writePending does for each row, less the zones.
-inline void insertRow(sqlite3* db, sqlite3_stmt* s, const CeilingTable& t, size_t r) {
+// Binds row `r` of `t` to `s` and steps it with the ingest's step: what
+// Ingest::writePending does for each row, less the zones. `where` names the
+// target in a failure, as the ingest's path does.
+inline void insertRow(sqlite3* db, sqlite3_stmt* s, const CeilingTable& t, size_t r, const std::string& where) {
   const size_t at = r * static_cast<size_t>(t.columns);
   for (int c = 0; c < t.columns; c++) {
     const int64_t v = t.values[at + c];
@@ -103,9 +97,7 @@ inline void insertRow(sqlite3* db, sqlite3_stmt* s, const CeilingTable& t, size_
       }
     }
   }
-  const int rc = sqlite3_step(s);
-  sqlite3_reset(s);
-  if (rc != SQLITE_DONE) throw std::runtime_error(std::string("insert into ") + t.name + " failed: " + sqlite3_errmsg(db));
+  step(db, s, where);
 }
 
 double secondsSince(std::chrono::steady_clock::time_point t) {
@@ -169,17 +161,13 @@ uint64_t InsertCeiling::rows() const {
 CeilingTimings InsertCeiling::insert(const std::string& target, const std::vector<std::string>& final_sql) const {
   const auto t0 = std::chrono::steady_clock::now();
   Db db(target, SQLITE_OPEN_READWRITE);
-  // Ingest::Ingest's settings, word for word.
-  sqlite3_busy_timeout(db.db, 5000);
-  db.exec("PRAGMA synchronous = OFF");
-  db.exec("PRAGMA cache_size = -65536");
-  db.exec("PRAGMA temp_store = MEMORY");
+  configureConnection(db.db, db.path);  // Ingest::Ingest's settings
   std::vector<Stmt> small, timeline;
   for (const auto& t : small_) small.emplace_back(db.prepare(t.sql, SQLITE_PREPARE_PERSISTENT));
   for (const auto& t : timeline_) timeline.emplace_back(db.prepare(t.sql, SQLITE_PREPARE_PERSISTENT));
   Stmt zones(db.prepare(zones_.sql, SQLITE_PREPARE_PERSISTENT));
 
-  // The ingest writes a table's batch when 131 072 of its rows are pending,
+  // The ingest writes a table's batch when kBatchRows of its rows are pending,
   // so batches of different tables alternate as their records arrive; the
   // rest at the end of the call, in table order. Here each full batch goes
   // where its table's rows would fill it if they arrived evenly through the
@@ -191,9 +179,9 @@ CeilingTimings InsertCeiling::insert(const std::string& target, const std::vecto
   std::vector<Batch> batches;
   for (size_t ti = 0; ti < timeline_.size(); ti++) {
     const size_t n = timeline_[ti].rows;
-    for (size_t first = 0; first < n; first += kBatchRows) {
-      const size_t end = std::min(n, first + kBatchRows);
-      batches.push_back(Batch{end - first == kBatchRows ? static_cast<double>(end) / n : 2.0, ti, first, end});
+    for (size_t first = 0; first < n; first += Ingest::kBatchRows) {
+      const size_t end = std::min(n, first + Ingest::kBatchRows);
+      batches.push_back(Batch{end - first == Ingest::kBatchRows ? static_cast<double>(end) / n : 2.0, ti, first, end});
     }
   }
   std::stable_sort(batches.begin(), batches.end(), [](const Batch& a, const Batch& b) { return a.at < b.at; });
@@ -209,18 +197,18 @@ CeilingTimings InsertCeiling::insert(const std::string& target, const std::vecto
   CeilingTimings out;
   db.exec("BEGIN");
   for (size_t ti = 0; ti < small_.size(); ti++) {
-    for (size_t r = 0; r < small_[ti].rows; r++) insertRow(db.db, small[ti].get(), small_[ti], r);
+    for (size_t r = 0; r < small_[ti].rows; r++) insertRow(db.db, small[ti].get(), small_[ti], r, target);
     out.rows += small_[ti].rows;
   }
   for (const Batch& b : batches) {
     const CeilingTable& t = timeline_[b.table];
     auto& [z, z_end] = zones_of[b.table];
     for (size_t r = b.first; r < b.end; r++) {
-      insertRow(db.db, timeline[b.table].get(), t, r);
+      insertRow(db.db, timeline[b.table].get(), t, r, target);
       // A zone's row goes in after its last row, as the ingest writes it.
       const int64_t id = static_cast<int64_t>(r) + 1;
       while (z < z_end && zones_.values[z * zones_.columns + 4] == id) {
-        insertRow(db.db, zones.get(), zones_, z++);
+        insertRow(db.db, zones.get(), zones_, z++, target);
         ++out.rows;
       }
     }
@@ -229,12 +217,7 @@ CeilingTimings InsertCeiling::insert(const std::string& target, const std::vecto
   db.exec("COMMIT");
   out.rows_seconds = secondsSince(t0);
   const auto t1 = std::chrono::steady_clock::now();
-  if (!final_sql.empty()) {
-    db.exec("PRAGMA threads = 2");
-    db.exec("BEGIN");
-    for (const std::string& sql : final_sql) db.exec(sql);
-    db.exec("COMMIT");
-  }
+  runFinalSql(db.db, final_sql, db.path);  // as Ingest::finish runs it
   small.clear();
   timeline.clear();
   zones.reset();

@@ -3,7 +3,7 @@
 // into a fresh recording through SQLite's C API with the ingest's own
 // prepared INSERTs (ingest_statements.cc: same tables, columns and SQL), its
 // pragmas, its transactions (the rows in one, the index DDL in another, as
-// ingestFile and finish run them), its batches (131 072 rows of a table, the
+// ingestFile and finish run them), its batches (Ingest::kBatchRows rows of a table, the
 // batch's zone rows among them where the ingest writes them) — and nothing
 // else: no record decoding, no zone building, no sorting, no interning, no
 // id lookups. What SQLite alone takes to store what the ingest stores.
