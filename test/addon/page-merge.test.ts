@@ -253,3 +253,34 @@ describe('the page writer', () => {
     );
   });
 });
+
+// Every input unmapped and its descriptor closed, also where its header is
+// refused (the mapping is released by its owner as the input fails to build).
+describe('appendTablePages: its inputs left closed', () => {
+  const keepAll: PageColumnOp[] = Array(6).fill(keep);
+  const openFds = () => fs.readdirSync('/proc/self/fd').length;
+  const mapped = (file: string) => fs.readFileSync('/proc/self/maps', 'utf8').includes(file);
+
+  it('after a merge, and after an input refused by its header (not a database, text not UTF-8)', () => {
+    const good = input('closed-good', 1, 50);
+    const notDb = path.join(dir, 'closed-not-db.sqlite');
+    fs.writeFileSync(notDb, Buffer.alloc(4096, 0x41));
+    const utf16 = path.join(dir, 'closed-utf16.sqlite');
+    fs.rmSync(utf16, { force: true });
+    const db = new Database(utf16);
+    db.pragma("encoding = 'UTF-16le'");
+    db.exec(SCHEMA);
+    db.close();
+    const before = openFds();
+    for (let k = 0; k < 20; k++) {
+      for (const file of [notDb, utf16]) {
+        const out = output(`closed-out-${k}`);
+        expect(() => appendTablePages(out.file, [{ name: 't', root: out.roots.t!, inputs: [{ file, root: 2, rowidAdd: 0, columns: keepAll }] }])).toThrow(file);
+      }
+      const out = output(`closed-ok-${k}`);
+      appendTablePages(out.file, [{ name: 't', root: out.roots.t!, inputs: [{ file: good, root: rootOf(good, 't'), rowidAdd: 0, columns: keepAll }] }]);
+    }
+    expect(openFds()).toBe(before);
+    for (const file of [good, notDb, utf16]) expect(mapped(file), file).toBe(false);
+  });
+});

@@ -13,6 +13,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "btree_reader.h"
@@ -37,38 +38,61 @@ bool addOverflows(int64_t a, int64_t b, int64_t* out) { return __builtin_add_ove
 
 std::string errnoText() { return std::strerror(errno); }
 
-// An input recording, mapped read-only.
+// A file mapped read-only, and unmapped with it: also where what is built
+// on it throws while being built (an Input whose header is refused, which
+// no destructor of Input would unmap). The descriptor is closed once the
+// file is mapped: the mapping does not need it, and a merge of many ranks
+// then holds no descriptor per input.
+class Mapping {
+ public:
+  explicit Mapping(const std::string& file) {
+    const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) throw PageMergeError(file + ": cannot open: " + errnoText());
+    std::string why;
+    struct stat st {};
+    if (fstat(fd, &st) != 0) {
+      why = "cannot stat: " + errnoText();
+    } else if (size_t(st.st_size) < 512) {
+      why = "too short to be a SQLite database";
+    } else {
+      void* p = mmap(nullptr, size_t(st.st_size), PROT_READ, MAP_SHARED, fd, 0);
+      if (p == MAP_FAILED) {
+        why = "cannot map: " + errnoText();
+      } else {
+        data_ = static_cast<const uint8_t*>(p);
+        size_ = size_t(st.st_size);
+      }
+    }
+    ::close(fd);
+    if (!why.empty()) throw PageMergeError(file + ": " + why);
+  }
+  ~Mapping() { munmap(const_cast<uint8_t*>(data_), size_); }
+  Mapping(const Mapping&) = delete;
+  Mapping& operator=(const Mapping&) = delete;
+  const uint8_t* data() const { return data_; }
+  size_t size() const { return size_; }
+
+ private:
+  const uint8_t* data_ = nullptr;
+  size_t size_ = 0;
+};
+
+// An input recording: its bytes, and its pages read through `pages` (whose
+// base is where the mapping starts).
 struct Input {
   std::string file;
-  int fd = -1;
-  const uint8_t* base = nullptr;
-  size_t size = 0;
+  Mapping map;
   btree::Pages pages;
 
-  explicit Input(std::string path) : file(std::move(path)) {
-    fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) throw PageMergeError(file + ": cannot open: " + errnoText());
-    struct stat st {};
-    if (fstat(fd, &st) != 0) throw PageMergeError(file + ": cannot stat: " + errnoText());
-    size = size_t(st.st_size);
-    if (size < 512) throw PageMergeError(file + ": too short to be a SQLite database");
-    void* p = mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0);
-    if (p == MAP_FAILED) throw PageMergeError(file + ": cannot map: " + errnoText());
-    base = static_cast<const uint8_t*>(p);
+  explicit Input(std::string path) : file(std::move(path)), map(file) {
     try {
-      pages.init(base, size);
+      pages.init(map.data(), map.size());
     } catch (const btree::Unsupported& e) {
       throw PageMergeUnsupported(file + ": " + e.what());
     } catch (const btree::Damaged& e) {
       throw PageMergeError(file + ": " + e.what());
     }
   }
-  ~Input() {
-    if (base) munmap(const_cast<uint8_t*>(base), size);
-    if (fd >= 0) ::close(fd);
-  }
-  Input(const Input&) = delete;
-  Input& operator=(const Input&) = delete;
 };
 
 // The output: its header facts, its pages handed out to the threads.
@@ -322,17 +346,14 @@ void runUnit(Unit& u, Output& out) {
   const Input& in = *u.in;
   RecordRewriter rw(u, out.format4, out.usable - 35);
   LeafWriter leaves(out, u.leaves);
-  bool first = true;
-  int64_t prev = 0;
   try {
     btree::scanTable(in.pages, u.root, INT64_MIN, INT64_MAX, [&](int64_t rowid, const uint8_t* p, uint32_t payload) {
       int64_t id = 0;
       if (addOverflows(rowid, u.rowidAdd, &id)) throw btree::Unsupported("a moved rowid overflows 64 bits");
       const uint32_t len = rw.rewrite(p, payload);
       leaves.add(rw.rec(), len, id);
-      if (first) u.result.firstRowid = id;
-      first = false;
-      prev = id;
+      if (u.result.rows == 0) u.result.firstRowid = id;
+      u.result.lastRowid = id;
       u.result.rows++;
     });
   } catch (const btree::Damaged& e) {
@@ -341,7 +362,6 @@ void runUnit(Unit& u, Output& out) {
     throw PageMergeUnsupported(in.file + ", table " + u.tableName + ": " + e.what());
   }
   leaves.flush();
-  u.result.lastRowid = prev;
 }
 
 // Interior pages over `children` (one level), each holding as many as
@@ -448,15 +468,15 @@ PageMergeResult appendTablePages(const std::string& output, const std::vector<Pa
   result.rows.resize(tables.size());
   for (size_t t = 0; t < tables.size(); t++) result.rows[t].resize(tables[t].inputs.size());
   std::vector<std::vector<Child>> leaves(tables.size());
-  std::vector<int64_t> lastOf(tables.size(), 0);
-  std::vector<bool> any(tables.size(), false);
+  // Per table, the last rowid of the inputs before (none while they had no rows).
+  std::vector<std::optional<int64_t>> lastOf(tables.size());
   for (Unit& u : units) {  // in table, then input order
     if (u.result.rows > 0) {
-      if (any[u.table] && u.result.firstRowid <= lastOf[u.table])
+      const std::optional<int64_t>& last = lastOf[u.table];
+      if (last && u.result.firstRowid <= *last)
         throw PageMergeError(u.in->file + ": its rows of " + u.tableName + " would land among an earlier input's (ids " +
-                             std::to_string(u.result.firstRowid) + " ≤ " + std::to_string(lastOf[u.table]) + ")");
+                             std::to_string(u.result.firstRowid) + " ≤ " + std::to_string(*last) + ")");
       lastOf[u.table] = u.result.lastRowid;
-      any[u.table] = true;
     }
     result.rows[u.table][u.input] = u.result;
     leaves[u.table].insert(leaves[u.table].end(), u.leaves.begin(), u.leaves.end());
