@@ -21,9 +21,13 @@ export const OP_MASK = BEGIN - 1;
  * replay is deterministic.
  */
 export class EventHeap {
-  time = new Float64Array(1024);
-  code = new Int32Array(1024);
+  time: Float64Array;
+  code: Int32Array;
   size = 0;
+  constructor(capacity = 1024) {
+    this.time = new Float64Array(capacity);
+    this.code = new Int32Array(capacity);
+  }
   push(t: number, c: number): void {
     if (this.size === this.time.length) {
       const time = new Float64Array(this.size * 2);

@@ -169,7 +169,7 @@ export interface StreamChanges {
 
 /**
  * Per-op arrays the graph is written into: kept between replays by the
- * caller (replay.ts), with nextInStream filled with -1 and pending with 0.
+ * caller (replay.ts). Any content: the graph sets every op's entry.
  */
 export interface GraphScratch {
   opStream: Int32Array;
@@ -272,6 +272,7 @@ export function buildGraph(trace: Trace, host: Host, model: HostModel, index: Is
     }
     list.push(x);
   };
+  const streamWaits = eventOps.length > 0 || waitFor !== undefined;
   let e = 0;
   for (let p = 0; p < n; p++) {
     while (e < eventOps.length && eventOps[e]!.pos <= p) {
@@ -298,33 +299,36 @@ export function buildGraph(trace: Trace, host: Host, model: HostModel, index: Is
     const s = opStream[i]!;
     const c = ctxOfOp[i]!;
     const prev = lastOfStream[s]!;
-    if (prev >= 0) {
-      nextInStream[prev] = i;
-      pending[i]!++;
-    }
+    if (prev >= 0) nextInStream[prev] = i;
     lastOfStream[s] = i;
-    if (opCall[i]! >= 0) pending[i]!++;
-    const w = waitsOfStream[s]!;
-    const instead = waitFor?.get(i);
-    if (instead)
-      for (const from of instead) {
-        waitIndex.push(edgeFrom.length);
-        waitRecordCall.push(-1);
-        waitCall.push(-1);
-        edgeFrom.push(from);
-        edgeTo.push(i);
-      }
-    else
-      for (const x of w) {
-        waitIndex.push(edgeFrom.length);
-        waitRecordCall.push(entryRecord[x]!);
-        waitCall.push(entryWait[x]!);
-        edgeFrom.push(entryOp[x]!);
-        edgeTo.push(i);
-      }
-    // Setting a JS array's length is a slow path in V8 even when it is
-    // already 0 (0.2 s per 10 M ops): only a list that held waits is emptied.
-    if (w.length) w.length = 0;
+    // Its stream's previous op and its call (the walk meets each op once:
+    // set, not added to, so the scratch array needs no clearing).
+    pending[i] = (prev >= 0 ? 1 : 0) + (opCall[i]! >= 0 ? 1 : 0);
+    if (!streamWaits) {
+      // No event records or waits, no fix's waits: no wait edges to look for.
+    } else {
+      const w = waitsOfStream[s]!;
+      const instead = waitFor?.get(i);
+      if (instead)
+        for (const from of instead) {
+          waitIndex.push(edgeFrom.length);
+          waitRecordCall.push(-1);
+          waitCall.push(-1);
+          edgeFrom.push(from);
+          edgeTo.push(i);
+        }
+      else
+        for (const x of w) {
+          waitIndex.push(edgeFrom.length);
+          waitRecordCall.push(entryRecord[x]!);
+          waitCall.push(entryWait[x]!);
+          edgeFrom.push(entryOp[x]!);
+          edgeTo.push(i);
+        }
+      // Setting a JS array's length is a slow path in V8 even when it is
+      // already 0 (0.2 s per 10 M ops): only a list that held waits is emptied.
+      if (w.length) w.length = 0;
+    }
     if (legacy) {
       if (isLegacyStream[s]) {
         legacy.need[i] = blockingIssued[c]!;
@@ -342,6 +346,9 @@ export function buildGraph(trace: Trace, host: Host, model: HostModel, index: Is
       }
     }
   }
+
+  // Each stream's last op has no next one (the walk set every other op's).
+  for (let s = 0; s < S; s++) if (lastOfStream[s]! >= 0) nextInStream[lastOfStream[s]!] = -1;
 
   // The edges as CSR by source, each counted at its target. Counts at each
   // source, summed to where its edges end, then placed from the last edge
@@ -390,7 +397,7 @@ export function recordedGraph(trace: Trace, host: Host): { model: HostModel; gra
   let graph = recorded.get(model);
   if (!graph) {
     const n = trace.ops.length;
-    const scratch = { opStream: new Int32Array(n), nextInStream: new Int32Array(n).fill(-1), pending: new Int32Array(n) };
+    const scratch = { opStream: new Int32Array(n), nextInStream: new Int32Array(n), pending: new Int32Array(n) };
     recorded.set(model, (graph = buildGraph(trace, host, model, issueIndex(host, model), {}, scratch)));
   }
   return { model, graph };

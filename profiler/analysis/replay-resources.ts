@@ -123,7 +123,8 @@ function sharedEngines(devRows: (DeviceRow | undefined)[]): Uint8Array {
  * device × 2 + direction (0 HtoD, or both on a shared engine; 1 DtoH);
  * devices by the host model's dense index. Waiting ops form one FIFO per
  * engine and per device's SMs, linked through `queueNext` (an op waits in
- * one queue at most).
+ * one queue at most; its entry is set when it joins one, so the array
+ * needs no clearing between replays).
  */
 export class Resources {
   private readonly kind: Uint8Array;
@@ -154,7 +155,7 @@ export class Resources {
   private readonly duplexAt: Float64Array;
   private readonly duplexSpeed: Float64Array;
   private readonly duplexFactor: Float64Array;
-  /** Where a duplex copy's end, once moved, is written and queued: the scheduler's. */
+  /** Where a duplex copy's end, once moved, is written and queued: the scheduler's (its heap of duplex completions). */
   private readonly end: Float64Array;
   private readonly heap: EventHeap;
 
@@ -210,6 +211,7 @@ export class Resources {
         return true;
       }
       const tail = this.engineTail[eng]!;
+      this.queueNext[i] = -1;
       if (tail >= 0) this.queueNext[tail] = i;
       else this.engineHead[eng] = i;
       this.engineTail[eng] = i;
@@ -224,6 +226,7 @@ export class Resources {
         return true;
       }
       const tail = this.smTail[d]!;
+      this.queueNext[i] = -1;
       if (tail >= 0) this.queueNext[tail] = i;
       else this.smHead[d] = i;
       this.smTail[d] = i;

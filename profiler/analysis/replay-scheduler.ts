@@ -63,7 +63,7 @@ const KERNEL = OpKind.Kernel;
 const WAIT_NONE = WaitKind.None;
 const WAIT_OP = WaitKind.Op;
 
-/** Per-op arrays the scheduler works in, kept between replays by the caller (replay.ts): queueNext filled with -1, readyMin and done with 0. */
+/** Per-op arrays the scheduler works in, kept between replays by the caller (replay.ts): queueNext of any content, readyMin and done filled with 0. */
 export interface SchedulerScratch {
   queueNext: Int32Array;
   readyMin: Float64Array;
@@ -108,6 +108,14 @@ export class Simulation {
   /** The time of the event being processed (-Infinity before the first). */
   private now = -Infinity;
   private readonly heap = new EventHeap();
+  /**
+   * The duplex copies' completions (replay-resources.ts: their ends move
+   * while they run, and each move may queue one again): a heap of their
+   * own, a few entries deep, beside the main one of every other event
+   * (dozens to thousands). Half the events, each a few levels of sifting
+   * less. The two are popped as one: the smaller (time, code) first.
+   */
+  private readonly duplexHeap = new EventHeap(16);
 
   // --- Per op.
   /** Simulated start and end (the result). A duplex copy's end moves while it runs. */
@@ -180,7 +188,7 @@ export class Simulation {
     this.end = new Float64Array(n);
     this.readyMin = scratch.readyMin;
     this.done = scratch.done;
-    this.resources = new Resources(trace, model, options.pinned ?? null, scratch.queueNext, this.end, this.heap);
+    this.resources = new Resources(trace, model, options.pinned ?? null, scratch.queueNext, this.end, this.duplexHeap);
     for (let i = 0; i < n; i++) if (host.opCall[i]! < 0) this.readyMin[i] = trace.ops.start[i]!;
 
     this.running = new Int32Array(D);
@@ -215,11 +223,23 @@ export class Simulation {
     // the order in which they start does not matter.
     for (let th = 0; th < T; th++) this.runThread(th);
     const heap = this.heap;
+    const duplexHeap = this.duplexHeap;
     for (;;) {
-      while (heap.size) {
-        const t = heap.time[0]!;
-        const code = heap.code[0]!;
-        heap.pop();
+      for (;;) {
+        let t: number;
+        let code: number;
+        if (
+          duplexHeap.size &&
+          (!heap.size || duplexHeap.time[0]! < heap.time[0]! || (duplexHeap.time[0] === heap.time[0] && duplexHeap.code[0]! < heap.code[0]!))
+        ) {
+          t = duplexHeap.time[0]!;
+          code = duplexHeap.code[0]!;
+          duplexHeap.pop();
+        } else if (heap.size) {
+          t = heap.time[0]!;
+          code = heap.code[0]!;
+          heap.pop();
+        } else break;
         this.now = t;
         if (code & READY) this.acquire(code & OP_MASK, t);
         else if (code & BEGIN) this.begin(code & OP_MASK, t);
@@ -337,7 +357,7 @@ export class Simulation {
     if (done[i]) return;
     if (end[i] !== t) {
       // Duplex contention moved its end since this event was queued.
-      if (end[i]! > t) this.heap.push(end[i]!, i);
+      if (end[i]! > t) this.duplexHeap.push(end[i]!, i);
       return;
     }
     done[i] = 1;

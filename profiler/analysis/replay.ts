@@ -94,12 +94,13 @@ const scratchOf = new WeakMap<HostModel, Scratch>();
 
 function scratch(model: HostModel, n: number): Scratch {
   let sc = scratchOf.get(model);
+  // The graph sets every op's pending count and next op, and an op's
+  // queue link is set when it joins a queue: only readyMin and done are
+  // cleared for a later replay (fresh arrays are zeroed already).
   if (sc && !sc.inUse) {
-    sc.pending.fill(0);
     sc.readyMin.fill(0);
     sc.done.fill(0);
   } else {
-    // Fresh arrays are zeroed already: only the -1 fills below are needed.
     sc = {
       nextInStream: new Int32Array(n),
       pending: new Int32Array(n),
@@ -111,8 +112,6 @@ function scratch(model: HostModel, n: number): Scratch {
     };
     if (!scratchOf.has(model)) scratchOf.set(model, sc);
   }
-  sc.nextInStream.fill(-1);
-  sc.queueNext.fill(-1);
   return sc;
 }
 
