@@ -8,6 +8,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <unordered_map>
 #include <utility>
@@ -395,8 +396,8 @@ struct TableLayout {
 // whole load through SQLite (which reports a damaged file as it always has).
 class PageSource {
  public:
-  // Maps the file; an empty string when ready, else why not.
-  std::string open(Db& db, const bool (&tables)[4]);
+  // Maps the file; nullopt when ready, else why not.
+  std::optional<std::string> open(Db& db, const bool (&tables)[4]);
   ~PageSource() {
     if (mapped_) file_->pMethods->xUnfetch(file_, 0, mapped_);
   }
@@ -576,7 +577,7 @@ std::shared_ptr<const TableLayout> layoutOf(Db& db, const std::string& name, std
   return layout;
 }
 
-std::string PageSource::open(Db& db, const bool (&tables)[4]) {
+std::optional<std::string> PageSource::open(Db& db, const bool (&tables)[4]) {
   try {
     if (sqlite3_file_control(db.db, "main", SQLITE_FCNTL_FILE_POINTER, &file_) != SQLITE_OK || !file_ || !file_->pMethods)
       return "no file to map";
@@ -609,7 +610,7 @@ std::string PageSource::open(Db& db, const bool (&tables)[4]) {
       tables_[t] = layoutOf(db, kTables[t], why);
       if (!tables_[t]) return why;
     }
-    return "";
+    return std::nullopt;
   } catch (const btree::Damaged& e) {
     return e.what();
   } catch (const btree::Unsupported& e) {
@@ -776,13 +777,26 @@ void runParallel(size_t n, const std::function<void(size_t)>& task, size_t max_t
 
 namespace {
 
+// How readParts read the rows: through the file's pages, or through SQLite
+// as asked, or through SQLite because the pages could not be read.
+enum class ReadWay { Pages, SqlAsked, SqlFallback };
+
+// Timeline::via: "pages", or "sql: " and why not pages (`why`, for SqlFallback).
+std::string viaText(ReadWay way, const std::string& why) {
+  switch (way) {
+    case ReadWay::Pages: return "pages";
+    case ReadWay::SqlAsked: return "sql: asked for";
+    case ReadWay::SqlFallback: return "sql: " + why;
+  }
+  return "";
+}
+
 // Reads `parts` into `t` (its columns reused where large enough), each
 // part into its slots, in batches of about kRowsPerPart rows (a process's
 // zones are often many short ranges) on up to `threads` cores, then closes
 // the gaps and orders ops and calls by start. Through the file's pages
 // where `via` allows and the file can be read that way, else through
-// SQLite, one connection per batch. Returns how it read: "pages", or
-// "sql" and why not pages.
+// SQLite, one connection per batch. Returns how it read (viaText).
 std::string readParts(Db& db, const std::vector<Part>& parts, const std::unordered_map<int64_t, int32_t>& pid_of_context,
                       const ReadFilter& filter, const ReadFilter& by_rows, Timeline& t, SortScratch& scratch, size_t threads, LoadVia via,
                       const std::function<void(const char*)>& lap) {
@@ -826,12 +840,13 @@ std::string readParts(Db& db, const std::vector<Part>& parts, const std::unorder
     }
   };
   const size_t batches = batch_start.size() - 1;
-  std::string how = "sql: asked for";
-  if (via != LoadVia::Sql) {
+  ReadWay way = via == LoadVia::Sql ? ReadWay::SqlAsked : ReadWay::Pages;
+  std::string why;  // SqlFallback: why not the pages
+  if (way == ReadWay::Pages) {
     // The pages under the read transaction `db` holds (began before the parts were planned).
     PageSource pages;
-    std::string why = parts.empty() ? "" : pages.open(db, wanted);
-    if (why.empty()) {
+    std::optional<std::string> refused = parts.empty() ? std::nullopt : pages.open(db, wanted);
+    if (!refused) {
       std::atomic<bool> failed{false};
       try {
         runParallel(
@@ -846,21 +861,21 @@ std::string readParts(Db& db, const std::vector<Part>& parts, const std::unorder
               }
             },
             threads);
-        how = "pages";
       } catch (const btree::Damaged& e) {
-        why = e.what();
+        refused = e.what();
       } catch (const btree::Unsupported& e) {
-        why = e.what();
+        refused = e.what();
       }
     }
-    if (!why.empty()) {
-      if (via == LoadVia::Pages) throw LoadError(db.path + ": cannot be read as pages: " + why);
-      how = "sql: " + why;
+    if (refused) {
+      if (via == LoadVia::Pages) throw LoadError(db.path + ": cannot be read as pages: " + *refused);
+      way = ReadWay::SqlFallback;
+      why = *refused;
     }
   }
   // SQLite's way reads without the transaction, as it always has: a live recorder's commits need not wait for it.
   db.exec("COMMIT");
-  if (how != "pages") {
+  if (way != ReadWay::Pages) {
     runParallel(
         batches,
         [&](size_t b) {
@@ -890,7 +905,7 @@ std::string readParts(Db& db, const std::vector<Part>& parts, const std::unorder
   orderBy(t.ops.start, t.ops.order, scratch, threads);
   orderBy(t.calls.start, t.calls.order, scratch, threads);
   lap("sort");
-  return how;
+  return viaText(way, why);
 }
 
 // Prints each phase's time to stderr under STREAMSCOPE_LOAD_TIMING.
