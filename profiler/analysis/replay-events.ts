@@ -82,3 +82,50 @@ export class EventHeap {
     C[i] = c;
   }
 }
+
+/**
+ * A run of events queued in (time, code) order: a FIFO. A host thread
+ * issues its ops with readiness times that mostly grow (its calls' starts
+ * plus a launch lag), so most READY events can be appended here and taken
+ * from the front, not sifted through the heap. An event that would come
+ * before the last one queued is refused: the caller queues it on the heap.
+ * The scheduler takes the smaller (time, code) of the two fronts, so the
+ * events come out in the order a single heap gives.
+ */
+export class EventRun {
+  time = new Float64Array(1024);
+  code = new Int32Array(1024);
+  /** The events are time/code[head .. tail). */
+  head = 0;
+  tail = 0;
+  /** Queues (t, c) if it comes no earlier than the last one queued: true; else false. */
+  append(t: number, c: number): boolean {
+    let n = this.tail;
+    if (n > this.head) {
+      const last = this.time[n - 1]!;
+      if (t < last || (t === last && c < this.code[n - 1]!)) return false;
+    } else this.head = n = 0;
+    if (n === this.time.length) {
+      // Full: slide the events to the front, or double the room where
+      // more than half of it is in use.
+      const live = n - this.head;
+      if (live * 2 > n) {
+        const time = new Float64Array(n * 2);
+        time.set(this.time.subarray(this.head, n));
+        this.time = time;
+        const code = new Int32Array(n * 2);
+        code.set(this.code.subarray(this.head, n));
+        this.code = code;
+      } else {
+        this.time.copyWithin(0, this.head, n);
+        this.code.copyWithin(0, this.head, n);
+      }
+      this.head = 0;
+      n = live;
+    }
+    this.time[n] = t;
+    this.code[n] = c;
+    this.tail = n + 1;
+    return true;
+  }
+}

@@ -13,7 +13,7 @@
 //   its end: complete            (the completion event)
 import type { Ns } from '../contract/time.ts';
 import type { Host } from './host.ts';
-import { BEGIN, EventHeap, OP_MASK, READY } from './replay-events.ts';
+import { BEGIN, EventHeap, EventRun, OP_MASK, READY } from './replay-events.ts';
 import { CompletedPrefix, type DependencyGraph, type IssueIndex, type LegacyBarrier } from './replay-graph.ts';
 import { WaitKind, type HostModel } from './replay-host.ts';
 import { Resources } from './replay-resources.ts';
@@ -116,6 +116,13 @@ export class Simulation {
    * less. The two are popped as one: the smaller (time, code) first.
    */
   private readonly duplexHeap = new EventHeap(16);
+  /**
+   * Beside the main heap, the events that come in order: READY events (a
+   * thread issues its ops in time order) and completions of ops that run
+   * at full speed (they mostly begin in time order and take alike).
+   */
+  private readonly readyRun = new EventRun();
+  private readonly endRun = new EventRun();
 
   // --- Per op.
   /** Simulated start and end (the result). A duplex copy's end moves while it runs. */
@@ -224,22 +231,51 @@ export class Simulation {
     for (let th = 0; th < T; th++) this.runThread(th);
     const heap = this.heap;
     const duplexHeap = this.duplexHeap;
+    const run = this.readyRun;
+    const endRun = this.endRun;
     for (;;) {
       for (;;) {
-        let t: number;
-        let code: number;
-        if (
-          duplexHeap.size &&
-          (!heap.size || duplexHeap.time[0]! < heap.time[0]! || (duplexHeap.time[0] === heap.time[0] && duplexHeap.code[0]! < heap.code[0]!))
-        ) {
-          t = duplexHeap.time[0]!;
-          code = duplexHeap.code[0]!;
-          duplexHeap.pop();
-        } else if (heap.size) {
+        // The smallest (time, code) of the three queues' fronts (from: which queue, -1 none).
+        let from = -1;
+        let t = 0;
+        let code = 0;
+        if (heap.size) {
           t = heap.time[0]!;
           code = heap.code[0]!;
-          heap.pop();
-        } else break;
+          from = 0;
+        }
+        if (run.head < run.tail) {
+          const rt = run.time[run.head]!;
+          const rc = run.code[run.head]!;
+          if (from < 0 || rt < t || (rt === t && rc < code)) {
+            t = rt;
+            code = rc;
+            from = 1;
+          }
+        }
+        if (endRun.head < endRun.tail) {
+          const rt = endRun.time[endRun.head]!;
+          const rc = endRun.code[endRun.head]!;
+          if (from < 0 || rt < t || (rt === t && rc < code)) {
+            t = rt;
+            code = rc;
+            from = 3;
+          }
+        }
+        if (duplexHeap.size) {
+          const dt = duplexHeap.time[0]!;
+          const dc = duplexHeap.code[0]!;
+          if (from < 0 || dt < t || (dt === t && dc < code)) {
+            t = dt;
+            code = dc;
+            from = 2;
+          }
+        }
+        if (from < 0) break;
+        if (from === 0) heap.pop();
+        else if (from === 1) run.head++;
+        else if (from === 3) endRun.head++;
+        else duplexHeap.pop();
         this.now = t;
         if (code & READY) this.acquire(code & OP_MASK, t);
         else if (code & BEGIN) this.begin(code & OP_MASK, t);
@@ -325,8 +361,9 @@ export class Simulation {
       return;
     }
     const r = Math.max(t, this.readyMin[i]!);
-    if (r > this.now) this.heap.push(r, i | READY);
-    else this.acquire(i, r);
+    if (r > this.now) {
+      if (!this.readyRun.append(r, i | READY)) this.heap.push(r, i | READY);
+    } else this.acquire(i, r);
   }
 
   /** One edge into op j is satisfied at t. */
@@ -348,7 +385,7 @@ export class Simulation {
     if (this.resources.beginContended(i, t, alone)) return;
     const e = t + alone;
     this.end[i] = e;
-    this.heap.push(e, i);
+    if (!this.endRun.append(e, i)) this.heap.push(e, i);
   }
 
   /** Op i's completion event, at t. */

@@ -5,7 +5,7 @@
 // device (an H100's limits), one thread, one call per operation.
 import { describe, expect, it } from 'vitest';
 import type { Host } from '../../profiler/analysis/host.ts';
-import { EventHeap } from '../../profiler/analysis/replay-events.ts';
+import { EventHeap, EventRun } from '../../profiler/analysis/replay-events.ts';
 import { buildGraph, CompletedPrefix, issueIndex, type DependencyGraph } from '../../profiler/analysis/replay-graph.ts';
 import { hostModel } from '../../profiler/analysis/replay-host.ts';
 import { Resources } from '../../profiler/analysis/replay-resources.ts';
@@ -159,6 +159,68 @@ describe('completed prefix', () => {
     done[7] = 1;
     expect(prefix.advance(0, done)).toBe(3);
     expect(prefix.count(1)).toBe(0);
+  });
+});
+
+describe('event queues', () => {
+  it('a run takes events in (time, code) order and refuses one that would come before its last; full, it slides or grows', () => {
+    const run = new EventRun();
+    expect(run.append(10, 5)).toBe(true);
+    expect(run.append(10, 7)).toBe(true);
+    expect(run.append(10, 6)).toBe(false); // same time, smaller code than the last
+    expect(run.append(9, 9)).toBe(false);
+    run.head += 2; // both taken: empty, it takes anything again
+    expect(run.append(1, 1)).toBe(true);
+    // Past its room, taking from the front as it goes: the events stay in order.
+    const out: number[] = [];
+    for (let i = 0; i < 5000; i++) {
+      expect(run.append(2 + i, i)).toBe(true);
+      if (i % 3 === 0) out.push(run.code[run.head++]!);
+    }
+    while (run.head < run.tail) out.push(run.code[run.head++]!);
+    expect(out).toEqual([1, ...Array.from({ length: 5000 }, (_, i) => i)]);
+  });
+
+  it('heaps and runs popped by their smallest front give the order of one heap', () => {
+    // Pseudo-random (time, code) pairs, ties included, with pops among the pushes.
+    let seed = 7;
+    const rand = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
+    const one = new EventHeap();
+    const heap = new EventHeap(4);
+    const run = new EventRun();
+    const a: string[] = [];
+    const b: string[] = [];
+    const popOne = () => {
+      a.push(`${one.time[0]}:${one.code[0]}`);
+      one.pop();
+    };
+    const popSplit = () => {
+      const fromRun =
+        run.head < run.tail &&
+        (!heap.size || run.time[run.head]! < heap.time[0]! || (run.time[run.head] === heap.time[0] && run.code[run.head]! < heap.code[0]!));
+      if (fromRun) {
+        b.push(`${run.time[run.head]}:${run.code[run.head]}`);
+        run.head++;
+      } else {
+        b.push(`${heap.time[0]}:${heap.code[0]}`);
+        heap.pop();
+      }
+    };
+    let now = 0;
+    for (let i = 0; i < 20_000; i++) {
+      const t = now + Math.floor(rand() * 50);
+      const c = Math.floor(rand() * 1000);
+      one.push(t, c);
+      if (!run.append(t, c)) heap.push(t, c);
+      if (rand() < 0.5) {
+        popOne();
+        popSplit();
+        now = Number(a.at(-1)!.split(':')[0]);
+      }
+    }
+    while (one.size) popOne();
+    while (heap.size || run.head < run.tail) popSplit();
+    expect(b).toEqual(a);
   });
 });
 
