@@ -63,10 +63,9 @@ const KERNEL = OpKind.Kernel;
 const WAIT_NONE = WaitKind.None;
 const WAIT_OP = WaitKind.Op;
 
-/** Per-op arrays the scheduler works in, kept between replays by the caller (replay.ts): queueNext of any content, readyMin and done filled with 0. */
+/** Per-op arrays the scheduler works in, kept between replays by the caller (replay.ts): queueNext of any content, done filled with 0. */
 export interface SchedulerScratch {
   queueNext: Int32Array;
-  readyMin: Float64Array;
   done: Uint8Array;
 }
 
@@ -128,7 +127,13 @@ export class Simulation {
   /** Simulated start and end (the result). A duplex copy's end moves while it runs. */
   readonly start: Float64Array;
   readonly end: Float64Array;
-  /** Earliest start: its launch latency after its call is issued; ops without a call, their recorded start. */
+  /**
+   * Earliest start: its launch latency after its call is issued; ops
+   * without a call, their recorded start. Kept in `start` itself: it is
+   * read only until the op begins, when its start is written over it (one
+   * array of 80 MB per 10 M ops less); result() clears it where an op never
+   * began.
+   */
   private readonly readyMin: Float64Array;
   private readonly done: Uint8Array;
 
@@ -193,7 +198,7 @@ export class Simulation {
 
     this.start = new Float64Array(n);
     this.end = new Float64Array(n);
-    this.readyMin = scratch.readyMin;
+    this.readyMin = this.start;
     this.done = scratch.done;
     this.resources = new Resources(trace, model, options.pinned ?? null, scratch.queueNext, this.end, this.duplexHeap);
     for (let i = 0; i < n; i++) if (host.opCall[i]! < 0) this.readyMin[i] = trace.ops.start[i]!;
@@ -305,11 +310,13 @@ export class Simulation {
   }
 
   private result(): ReplayResult {
-    const { start, end } = this;
+    const { start, end, done } = this;
     const n = start.length;
     let gs = Infinity;
     let ge = -Infinity;
     for (let i = 0; i < n; i++) {
+      // An op that never began (its dependencies never met) holds its earliest start: 0, as an op never written.
+      if (!done[i]) start[i] = 0;
       if (start[i]! < gs) gs = start[i]!;
       if (end[i]! > ge) ge = end[i]!;
     }
@@ -429,11 +436,13 @@ export class Simulation {
 
     // Its dependents: the next op of its stream, event waiters, legacy barrier edges.
     if (nx >= 0 && nx !== chained) this.satisfy(nx, this.afterDependency(nx, t));
+    // (Without any such edge the per-op bounds are all 0: not read.)
     const { edgeStart, edgeTo } = this.graph;
-    for (let j = edgeStart[i]!; j < edgeStart[i + 1]!; j++) {
-      const x = edgeTo[j]!;
-      this.satisfy(x, this.afterDependency(x, t));
-    }
+    if (edgeTo.length)
+      for (let j = edgeStart[i]!; j < edgeStart[i + 1]!; j++) {
+        const x = edgeTo[j]!;
+        this.satisfy(x, this.afterDependency(x, t));
+      }
 
     // The work of its context completed so far: the legacy-stream op held by
     // the barrier, and threads in a device synchronize, may go on.

@@ -84,9 +84,8 @@ interface Scratch {
   opStream: Int32Array;
   nextInStream: Int32Array;
   pending: Int32Array;
-  /** Scheduler (replay-scheduler.ts): resource queues, earliest start, completed. */
+  /** Scheduler (replay-scheduler.ts): resource queues, completed. */
   queueNext: Int32Array;
-  readyMin: Float64Array;
   done: Uint8Array;
   inUse: boolean;
 }
@@ -95,17 +94,14 @@ const scratchOf = new WeakMap<HostModel, Scratch>();
 function scratch(model: HostModel, n: number): Scratch {
   let sc = scratchOf.get(model);
   // The graph sets every op's pending count and next op, and an op's
-  // queue link is set when it joins a queue: only readyMin and done are
-  // cleared for a later replay (fresh arrays are zeroed already).
-  if (sc && !sc.inUse) {
-    sc.readyMin.fill(0);
-    sc.done.fill(0);
-  } else {
+  // queue link is set when it joins a queue: only done is cleared for a
+  // later replay (fresh arrays are zeroed already).
+  if (sc && !sc.inUse) sc.done.fill(0);
+  else {
     sc = {
       nextInStream: new Int32Array(n),
       pending: new Int32Array(n),
       queueNext: new Int32Array(n),
-      readyMin: new Float64Array(n),
       done: new Uint8Array(n),
       opStream: new Int32Array(n),
       inUse: false,
