@@ -170,9 +170,11 @@ export interface StreamChanges {
 /**
  * Per-op arrays the graph is written into: kept between replays by the
  * caller (replay.ts). Any content: the graph sets every op's entry.
+ * opStream null: allocated here when a fix changes streams (else the host
+ * model's are used), and kept.
  */
 export interface GraphScratch {
-  opStream: Int32Array;
+  opStream: Int32Array | null;
   nextInStream: Int32Array;
   pending: Int32Array;
 }
@@ -185,26 +187,42 @@ export function buildGraph(trace: Trace, host: Host, model: HostModel, index: Is
   const opCall = host.opCall;
 
   // Dense stream indexes, with each stream's flags: a fix's, else the
-  // recorded ones (a stream not in the table has none).
-  const rows = new Map(trace.streams.map((s) => [s.id, s]));
-  const denseOf = IdTable.of(streamOf.subarray(0, n));
-  const flags: number[] = [];
-  const opStream = scratch.opStream;
-  for (let i = 0; i < n; i++) {
-    const id = streamOf[i]!;
-    let s = denseOf.get(id);
-    if (s < 0) {
-      denseOf.set(id, (s = flags.length));
-      flags.push(changes.streamFlags?.get(id) ?? rows.get(id)?.flags ?? 0);
+  // recorded ones (a stream not in the table has none). Where the fix
+  // changes neither, the host model's (its streams may include some
+  // without ops: their lists stay empty, as those of streams the graph
+  // does not index).
+  let opStream: Int32Array;
+  let denseOf: { get(id: number): number };
+  let flags: ArrayLike<number>;
+  let anyLegacy: boolean;
+  if (changes.stream === undefined && changes.streamFlags === undefined) {
+    opStream = model.opStream;
+    denseOf = model.streamIndex;
+    flags = model.streamFlags;
+    anyLegacy = model.legacyOps;
+  } else {
+    const rows = new Map(trace.streams.map((s) => [s.id, s]));
+    const table = IdTable.of(streamOf.subarray(0, n));
+    const list: number[] = [];
+    opStream = scratch.opStream ??= new Int32Array(n);
+    for (let i = 0; i < n; i++) {
+      const id = streamOf[i]!;
+      let s = table.get(id);
+      if (s < 0) {
+        table.set(id, (s = list.length));
+        list.push(changes.streamFlags?.get(id) ?? rows.get(id)?.flags ?? 0);
+      }
+      opStream[i] = s;
     }
-    opStream[i] = s;
+    denseOf = table;
+    flags = list;
+    // Every dense stream has an op of the replay (it was met as one's stream).
+    anyLegacy = list.some((f) => (f & LEGACY_STREAM) !== 0);
   }
   const S = flags.length;
   const C = model.contexts;
   const isLegacyStream = Uint8Array.from(flags, (f) => (f & LEGACY_STREAM ? 1 : 0));
   const isBlockingStream = Uint8Array.from(flags, (f) => (f & NOT_BLOCKING ? 0 : 1));
-  // Every dense stream has an op of the replay (it was met as one's stream).
-  const anyLegacy = isLegacyStream.includes(1);
 
   // The walk in issue order.
   const nextInStream = scratch.nextInStream;
@@ -397,7 +415,7 @@ export function recordedGraph(trace: Trace, host: Host): { model: HostModel; gra
   let graph = recorded.get(model);
   if (!graph) {
     const n = trace.ops.length;
-    const scratch = { opStream: new Int32Array(n), nextInStream: new Int32Array(n), pending: new Int32Array(n) };
+    const scratch = { opStream: null, nextInStream: new Int32Array(n), pending: new Int32Array(n) };
     recorded.set(model, (graph = buildGraph(trace, host, model, issueIndex(host, model), {}, scratch)));
   }
   return { model, graph };

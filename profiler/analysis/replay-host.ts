@@ -72,6 +72,18 @@ export interface HostModel {
   /** Per op: dense device index. */
   devOf: Int32Array;
   /**
+   * Streams as the recording ran them (the replay's graph reuses them where
+   * a fix moves no op and changes no flags): per op its dense stream (the
+   * streams table's rows first, then the streams only ops name, in order
+   * of first sight); per dense stream its streams.flags (0 for one not in
+   * the table); streams.id → dense index (-1: none); and whether any op
+   * runs on a legacy default stream.
+   */
+  opStream: Int32Array;
+  streamFlags: Int32Array;
+  streamIndex: { get(id: number): number };
+  legacyOps: boolean;
+  /**
    * Each CUDA event record (wait false) and stream wait (wait true) that
    * names a stream, in issue order: `pos`, the ops issued before its call
    * in `order`; `stream`, streams.id; `key`, `${pid}:${eventId}`; `call`,
@@ -177,6 +189,7 @@ function buildHostModel(trace: Trace, host: Host): HostModel {
     ctxOfStreamList.push(-1);
   }
   const streamOfOp = new Int32Array(n);
+  const streamHasOps: number[] = [];
   const ctxIndex = new Map<number, number>();
   const ctxPid: number[] = [];
   const ctxOfOp = new Int32Array(n);
@@ -197,6 +210,7 @@ function buildHostModel(trace: Trace, host: Host): HostModel {
       ctxOfStreamList.push(-1);
     }
     streamOfOp[i] = st;
+    streamHasOps[st] = 1;
     let c = ctxOfStreamList[st]!;
     if (c < 0) {
       // Unknown stream: one context per process and device.
@@ -343,6 +357,8 @@ function buildHostModel(trace: Trace, host: Host): HostModel {
   streamIds.forEach((id, x) => {
     flagsOf[x] = streamRow.get(id)?.flags ?? 0;
   });
+  let legacyOps = false;
+  for (let x = 0; x < flagsOf.length; x++) if (streamHasOps[x] && flagsOf[x]! & LEGACY_STREAM) legacyOps = true;
   const waitEnd = new Float64Array(streamIds.length).fill(-Infinity);
   const blockingMaxEnd = new Float64Array(contexts).fill(-Infinity);
   const legacyEnd = new Float64Array(contexts).fill(-Infinity);
@@ -509,6 +525,10 @@ function buildHostModel(trace: Trace, host: Host): HostModel {
     latency,
     devIndex,
     devOf,
+    opStream: streamOfOp,
+    streamFlags: flagsOf,
+    streamIndex: streamLookup,
+    legacyOps,
     eventOps,
     threadCalls,
   };

@@ -80,8 +80,8 @@ export type { ReplayOptions, ReplayResult };
  * of its own.
  */
 interface Scratch {
-  /** Graph (replay-graph.ts): dense stream, next op of the stream, edges not yet satisfied. */
-  opStream: Int32Array;
+  /** Graph (replay-graph.ts): dense stream (null until a fix changes streams), next op of the stream, edges not yet satisfied. */
+  opStream: Int32Array | null;
   nextInStream: Int32Array;
   pending: Int32Array;
   /** Scheduler (replay-scheduler.ts): resource queues, completed. */
@@ -103,7 +103,7 @@ function scratch(model: HostModel, n: number): Scratch {
       pending: new Int32Array(n),
       queueNext: new Int32Array(n),
       done: new Uint8Array(n),
-      opStream: new Int32Array(n),
+      opStream: null,
       inUse: false,
     };
     if (!scratchOf.has(model)) scratchOf.set(model, sc);
