@@ -216,8 +216,11 @@ class OpList {
  * device (0 for anything else). Written into `out` where given (any
  * content: each op's entry is cleared when the pass reaches it, before a
  * later op adds to it), so that a caller can lend an array it is done with.
+ * `clamp` false: an op's sum of overlaps is left as it is, possibly above
+ * its duration, saving a pass over the ops, where the caller only hands it
+ * to duplexFactors and uncontendedDurations (both read it as clamped).
  */
-export function oppositeOverlap(trace: Trace, out: Float64Array = new Float64Array(trace.ops.length)): Float64Array {
+export function oppositeOverlap(trace: Trace, out: Float64Array = new Float64Array(trace.ops.length), clamp = true): Float64Array {
   const { kind, category, detail, device, start: opStart, end: opEnd, length: n } = trace.ops;
   // One pass in start order (ops are sorted by start). Per device and
   // direction (slot * 2 + direction), the copies still running: one engine
@@ -257,7 +260,7 @@ export function oppositeOverlap(trace: Trace, out: Float64Array = new Float64Arr
       mine.count = w;
     }
   }
-  for (let i = 0; i < n; i++) if (out[i]! > 0) out[i] = Math.min(out[i]!, opEnd[i]! - opStart[i]!);
+  if (clamp) for (let i = 0; i < n; i++) if (out[i]! > 0) out[i] = Math.min(out[i]!, opEnd[i]! - opStart[i]!);
   return out;
 }
 
@@ -265,7 +268,8 @@ export function oppositeOverlap(trace: Trace, out: Float64Array = new Float64Arr
  * Duplex factors per device (devices.id): the median rate of large pinned
  * copies that overlapped the other direction (> 95% of their time) over
  * the median of those that ran alone (< 5%), where the recording has at
- * least MIN_SAMPLES of each; else DEFAULT_DUPLEX. (One or two samples gave
+ * least MIN_SAMPLES of each; else DEFAULT_DUPLEX. An overlap above the
+ * op's duration (unclamped) counts as its whole duration. (One or two samples gave
  * 0.92 for DtoH in transpose-default-stream against 0.88 in the
  * concurrent run, and the prediction for the fix came out 2% short.)
  */
@@ -275,7 +279,11 @@ export function duplexFactors(trace: Trace, overlap = oppositeOverlap(trace)): M
   const SAMPLES = 10_000; // plenty for a median
   const slots = new DeviceSlots();
   const samples: { alone: number[]; over: number[] }[] = []; // slot * 2 + direction
+  // Devices of the table, then those only ops name, in order of first sight
+  // (consecutive ops mostly share a device: the Set sees each run once).
+  const ids = new Set(trace.devices.map((d) => d.id));
   for (let i = 0; i < n; i++) {
+    if (i === 0 || device[i] !== device[i - 1]) ids.add(device[i]!);
     const d = opEnd[i]! - opStart[i]!;
     if (bytes[i]! < LARGE_COPY_BYTES || d <= 0) continue;
     const dir = pinnedDirection(kind[i]!, category[i]!, detail[i]!);
@@ -283,17 +291,13 @@ export function duplexFactors(trace: Trace, overlap = oppositeOverlap(trace)): M
     const key = slots.slot(device[i]!) * 2 + dir;
     while (samples.length <= key) samples.push({ alone: [], over: [] });
     const s = samples[key]!;
-    const share = overlap[i]! / d;
+    const share = overlap[i]! / d; // above 1 where unclamped: "over" as 1 is
     if (share < 0.05) {
       if (s.alone.length < SAMPLES) s.alone.push(bytes[i]! / d);
     } else if (share > 0.95 && s.over.length < SAMPLES) s.over.push(bytes[i]! / d);
   }
   const median = (l: number[]) => l.sort((a, b) => a - b)[l.length >> 1]!;
   const out = new Map<number, DuplexFactor>();
-  // Devices of the table, then those only ops name, in order of first sight
-  // (consecutive ops mostly share a device: the Set sees each run once).
-  const ids = new Set(trace.devices.map((d) => d.id));
-  for (let i = 0; i < n; i++) if (i === 0 || device[i] !== device[i - 1]) ids.add(device[i]!);
   for (const id of ids) {
     const f: DuplexFactor = { ...DEFAULT_DUPLEX };
     const slot = slots.ids.indexOf(id);
@@ -317,6 +321,7 @@ export function duplexFactors(trace: Trace, overlap = oppositeOverlap(trace)): M
  * other direction for `a` ns of its recorded duration D did D − a(1 − f)
  * ns of uncontended work. Other ops: their recorded duration. `out` may be
  * `overlap` itself (each op's duration is written after its overlap is read).
+ * The overlaps may be unclamped (oppositeOverlap): each is clamped here.
  */
 export function uncontendedDurations(
   trace: Trace,
@@ -330,11 +335,12 @@ export function uncontendedDurations(
   let f = DEFAULT_DUPLEX;
   for (let i = 0; i < n; i++) {
     const d = opEnd[i]! - opStart[i]!;
-    const a = overlap[i]!;
+    let a = overlap[i]!;
     if (a <= 0) {
       out[i] = d;
       continue;
     }
+    a = Math.min(a, d);
     if (device[i] !== lastDevice) {
       lastDevice = device[i]!;
       f = factors.get(lastDevice) ?? DEFAULT_DUPLEX;

@@ -193,11 +193,17 @@ function buildHostModel(trace: Trace, host: Host): HostModel {
   const ctxIndex = new Map<number, number>();
   const ctxPid: number[] = [];
   const ctxOfOp = new Int32Array(n);
+  // Consecutive ops mostly share a device: the last one's index is kept.
+  let lastDevId = NaN;
+  let d = -1;
   for (let i = 0; i < n; i++) {
-    let d = devLookup.get(ops.device[i]!);
-    if (d < 0) {
-      devIndex.set(ops.device[i]!, (d = devIndex.size));
-      devLookup.set(ops.device[i]!, d);
+    if (ops.device[i] !== lastDevId) {
+      lastDevId = ops.device[i]!;
+      d = devLookup.get(lastDevId);
+      if (d < 0) {
+        devIndex.set(lastDevId, (d = devIndex.size));
+        devLookup.set(lastDevId, d);
+      }
     }
     // Fresh arrays are zeroed: a recording of one device and one context
     // (the usual case) leaves their pages untouched.
@@ -499,7 +505,7 @@ function buildHostModel(trace: Trace, host: Host): HostModel {
   // dependency ends, and the durations alone over the overlaps, each
   // needed no longer (160 MB less per 10 M ops, and their page faults).
   const latency = measureLatencies(trace, host, devIndex, devOf, waitsOwn, depEnd);
-  const overlap = oppositeOverlap(trace, depEnd);
+  const overlap = oppositeOverlap(trace, depEnd, false);
   const factors = duplexFactors(trace, overlap);
   const work = uncontendedDurations(trace, factors, overlap, overlap);
   const duplex = new Float64Array(devIndex.size * 2).fill(1);

@@ -85,14 +85,17 @@ function opResources(trace: Trace, model: HostModel): OpResources {
   for (let i = 0; i < n; i++) {
     const k = kind[i]!;
     const d = devOf[i]!;
-    engine[i] = -1;
     if (k === MEMCPY) {
       const cat = category[i]!;
-      if (cat !== HTOD && cat !== DTOH) continue;
+      if (cat !== HTOD && cat !== DTOH) {
+        engine[i] = -1;
+        continue;
+      }
       engine[i] = d * 2 + (shared[d] || cat === HTOD ? 0 : 1);
       if (!shared[d] && isPinnedTransfer(trace, i)) duplex[i] = 1;
       continue;
     }
+    engine[i] = -1;
     if (k !== KERNEL) continue;
     if (comm.size > 0 && comm.has(detail[i]!)) {
       share[i] = NO_SHARE;

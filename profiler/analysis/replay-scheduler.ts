@@ -201,7 +201,6 @@ export class Simulation {
     this.readyMin = this.start;
     this.done = scratch.done;
     this.resources = new Resources(trace, model, options.pinned ?? null, scratch.queueNext, this.end, this.duplexHeap);
-    for (let i = 0; i < n; i++) if (host.opCall[i]! < 0) this.readyMin[i] = trace.ops.start[i]!;
 
     this.running = new Int32Array(D);
     this.busyOpen = new Float64Array(D);
@@ -225,9 +224,12 @@ export class Simulation {
     const n = this.start.length;
     const opCall = this.host.opCall;
     const T = this.threadPos.length;
-    // Ops without a call that have nothing to wait for, then every thread.
+    // Ops without a call: their earliest start is their recorded start (each
+    // set before it is released; no event runs before this loop is done);
+    // those that have nothing to wait for go, then every thread.
     for (let i = 0; i < n; i++) {
       if (opCall[i]! >= 0) continue;
+      this.readyMin[i] = this.opStart[i]!;
       if (this.readyMin[i]! < this.firstIssue) this.firstIssue = this.readyMin[i]!;
       if (this.pending[i] === 0) this.release(i, -Infinity);
     }
