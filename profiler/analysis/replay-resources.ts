@@ -161,6 +161,14 @@ export class Resources {
   /** Where a duplex copy's end, once moved, is written and queued: the scheduler's (its heap of duplex completions). */
   private readonly end: Float64Array;
   private readonly heap: EventHeap;
+  /**
+   * [0]: the scheduler's clock, the time of the event it processes (read
+   * by endContended); [1]: progress()'s time, set by its callers. Times
+   * travel here rather than as arguments: a number that is not a small
+   * integer, passed to a call the compiler did not inline, is boxed, a heap
+   * number per call (millions per replay) for the garbage collector.
+   */
+  private readonly clock: Float64Array;
 
   /** Per kernel: its share of its device's SMs; per device: the shares running, how many, and the queue. */
   private readonly share: Float32Array;
@@ -169,7 +177,15 @@ export class Resources {
   private readonly smHead: Int32Array;
   private readonly smTail: Int32Array;
 
-  constructor(trace: Trace, model: HostModel, pinned: Uint8Array | null, queueNext: Int32Array, end: Float64Array, heap: EventHeap) {
+  constructor(
+    trace: Trace,
+    model: HostModel,
+    pinned: Uint8Array | null,
+    queueNext: Int32Array,
+    end: Float64Array,
+    heap: EventHeap,
+    clock: Float64Array = new Float64Array(2),
+  ) {
     const D = model.devIndex.size;
     const ops = opResources(trace, model);
     this.kind = trace.ops.kind;
@@ -189,6 +205,7 @@ export class Resources {
     this.duplexFactor = model.duplex;
     this.end = end;
     this.heap = heap;
+    this.clock = clock;
     this.share = ops.share;
     this.smUsed = new Float64Array(D);
     this.smRunning = new Int32Array(D);
@@ -288,20 +305,30 @@ export class Resources {
     this.duplexAt[eng] = t;
     this.duplexSpeed[eng] = 1;
     this.end[i] = -Infinity; // nothing queued for it yet: progress() queues it
-    if (both) this.progress(other, t, this.duplexFactor[other]!);
-    this.progress(eng, t, both ? this.duplexFactor[eng]! : 1);
+    this.clock[1] = t;
+    if (both) this.progress(other, 1);
+    this.progress(eng, both ? 1 : 0);
     return true;
   }
 
-  /** Copy i, on engine `eng`, has completed: the other direction's copy, if any, goes on at full speed. */
-  endContended(i: number, eng: number, t: number): void {
+  /** Copy i, on engine `eng`, has completed at the scheduler's clock: the other direction's copy, if any, goes on at full speed. */
+  endContended(i: number, eng: number): void {
     if (this.duplexOp[eng] !== i) return;
     this.duplexOp[eng] = -1;
-    if (this.duplexOp[eng ^ 1]! >= 0) this.progress(eng ^ 1, t, 1);
+    if (this.duplexOp[eng ^ 1]! >= 0) {
+      this.clock[1] = this.clock[0]!;
+      this.progress(eng ^ 1, 0);
+    }
   }
 
-  /** Brings engine e's copy up to t at its old speed, then lets it go on at `speed`: its end moves. */
-  private progress(e: number, t: number, speed: number): void {
+  /**
+   * Brings engine e's copy up to clock[1] (t) at its old speed, then lets
+   * it go on at full speed (contended 0) or its direction's duplex factor
+   * (1): its end moves.
+   */
+  private progress(e: number, contended: number): void {
+    const t = this.clock[1]!;
+    const speed = contended ? this.duplexFactor[e]! : 1;
     const i = this.duplexOp[e]!;
     this.duplexLeft[e]! -= (t - this.duplexAt[e]!) * this.duplexSpeed[e]!;
     if (this.duplexLeft[e]! < 0) this.duplexLeft[e] = 0;

@@ -115,6 +115,8 @@ export class Simulation {
    * less. The two are popped as one: the smaller (time, code) first.
    */
   private readonly duplexHeap = new EventHeap(16);
+  /** [0]: `now`, for the resources (replay-resources.ts: Resources.clock). */
+  private readonly clock = new Float64Array(2);
   /**
    * Beside the main heap, the events that come in order: READY events (a
    * thread issues its ops in time order) and completions of ops that run
@@ -200,7 +202,7 @@ export class Simulation {
     this.end = new Float64Array(n);
     this.readyMin = this.start;
     this.done = scratch.done;
-    this.resources = new Resources(trace, model, options.pinned ?? null, scratch.queueNext, this.end, this.duplexHeap);
+    this.resources = new Resources(trace, model, options.pinned ?? null, scratch.queueNext, this.end, this.duplexHeap, this.clock);
 
     this.running = new Int32Array(D);
     this.busyOpen = new Float64Array(D);
@@ -284,9 +286,10 @@ export class Simulation {
         else if (from === 3) endRun.head++;
         else duplexHeap.pop();
         this.now = t;
+        this.clock[0] = t;
         if (code & READY) this.acquire(code & OP_MASK, t);
         else if (code & BEGIN) this.begin(code & OP_MASK, t);
-        else this.complete(code, t);
+        else this.complete(code);
       }
       // Nothing left to happen but a thread still waits: the wait was inferred
       // wrongly or timing changes made threads wait for each other. Let the
@@ -397,8 +400,13 @@ export class Simulation {
     if (!this.endRun.append(e, i)) this.heap.push(e, i);
   }
 
-  /** Op i's completion event, at t. */
-  private complete(i: number, t: number): void {
+  /**
+   * Op i's completion event, at `now`. (Read from the field, not passed:
+   * the call is not inlined, and a time passed to a call that is not is
+   * boxed, a heap number per event for the garbage collector.)
+   */
+  private complete(i: number): void {
+    const t = this.now;
     const { done, end, resources } = this;
     if (done[i]) return;
     if (end[i] !== t) {
@@ -415,7 +423,7 @@ export class Simulation {
     const nx = this.nextInStream[i]!;
     let chained = -1;
     if (eng >= 0) {
-      resources.endContended(i, eng, t);
+      resources.endContended(i, eng);
       if (nx >= 0 && resources.engineOf(nx) === eng && this.pending[nx] === 1 && this.readyMin[nx]! <= t + this.chainLatency[eng]! && !this.heldByBarrier(nx)) {
         // The engine goes on with this stream's next copy, waiting for
         // nothing but this one, ahead of other streams' queued copies
