@@ -181,6 +181,27 @@ describe('event queues', () => {
     expect(out).toEqual([1, ...Array.from({ length: 5000 }, (_, i) => i)]);
   });
 
+  it("a heap's top raised in place moves down to where a pop and a push would put it", () => {
+    const heap = new EventHeap(4);
+    for (const [t, c] of [
+      [5, 1],
+      [7, 2],
+      [7, 0],
+      [9, 3],
+      [6, 4],
+      [8, 5],
+    ])
+      heap.push(t, c);
+    heap.time[0] = 7.5; // (5, 1) becomes (7.5, 1)
+    heap.siftTop();
+    const out: string[] = [];
+    while (heap.size) {
+      out.push(`${heap.time[0]}:${heap.code[0]}`);
+      heap.pop();
+    }
+    expect(out).toEqual(['6:4', '7:0', '7:2', '7.5:1', '8:5', '9:3']);
+  });
+
   it('heaps and runs popped by their smallest front give the order of one heap', () => {
     // Pseudo-random (time, code) pairs, ties included, with pops among the pushes.
     let seed = 7;
