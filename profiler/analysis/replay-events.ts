@@ -1,6 +1,8 @@
-// The what-if replay's event queue (replay-scheduler.ts): what happens next,
-// in time order. An event is a time and a code: the op it concerns, and
-// what happens to it.
+// The what-if replay's event queues (replay-scheduler.ts): what happens
+// next, in time order. An event is a time and a code: the op it concerns,
+// and what happens to it. The scheduler keeps a heap and runs (FIFOs of
+// events that come in order) and takes the smallest (time, code) of their
+// fronts: the order one heap would give.
 
 /**
  * Event codes: the op index, plus BEGIN when it starts on a resource it

@@ -283,18 +283,22 @@ export class Simulation {
         if (from < 0) break;
         this.now = t;
         this.clock[0] = t;
-        if (from === 2 && !this.done[code] && this.end[code]! > t) {
-          // A duplex copy whose end moved later since its completion was
-          // queued (complete() would queue it again): the top takes the new
-          // time in place and moves down, one sift instead of two.
-          duplexHeap.time[0] = this.end[code]!;
-          duplexHeap.siftTop();
-          continue;
-        }
-        if (from === 0) heap.pop();
+        if (from === 2) {
+          const completed = this.done[code];
+          if (!completed && this.end[code]! > t) {
+            // A duplex copy whose end moved later since its completion was
+            // queued (complete() would queue it again): the top takes the new
+            // time in place and moves down, one sift instead of two.
+            duplexHeap.time[0] = this.end[code]!;
+            duplexHeap.siftTop();
+            continue;
+          }
+          duplexHeap.pop();
+          // Queued before its copy's end moved earlier, which completed it then.
+          if (completed) continue;
+        } else if (from === 0) heap.pop();
         else if (from === 1) run.head++;
-        else if (from === 3) endRun.head++;
-        else duplexHeap.pop();
+        else endRun.head++;
         if (code & READY) this.acquire(code & OP_MASK, t);
         else if (code & BEGIN) this.begin(code & OP_MASK, t);
         else this.complete(code);

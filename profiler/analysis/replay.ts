@@ -53,11 +53,13 @@
 // barrier) is built per replay, since a fix may move ops between streams;
 // the resource model (replay-resources.ts: copy engines, SMs, duplex) says
 // who may run and how fast; the scheduler (replay-scheduler.ts) is the
-// simulation over one state, its events in time order on a 4-ary heap
-// (replay-events.ts). Everything per operation lives in typed arrays, and
-// nothing is allocated per operation (10 M operations: host model and
-// replay ~3.4 s of CPU on the 2-core development VM, `npm run bench --
-// --only whatif`; test/analysis/replay-identity.test.ts pins the results).
+// simulation over one state, its events in time order (replay-events.ts:
+// a 4-ary heap, with FIFO runs of the events that come in order and a small
+// heap of the duplex copies' completions beside it). Everything per
+// operation lives in typed arrays, and nothing is allocated per operation
+// (10 M operations: host model and replay ~2.5 s of CPU on the 2-core
+// development VM, `npm run bench -- --only whatif`;
+// test/analysis/replay-identity.test.ts pins the results).
 import { hostModel, type HostModel } from './replay-host.ts';
 import { buildGraph, issueIndex } from './replay-graph.ts';
 import { Simulation } from './replay-scheduler.ts';

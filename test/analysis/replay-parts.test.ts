@@ -183,15 +183,15 @@ describe('event queues', () => {
 
   it("a heap's top raised in place moves down to where a pop and a push would put it", () => {
     const heap = new EventHeap(4);
-    for (const [t, c] of [
+    const events: [number, number][] = [
       [5, 1],
       [7, 2],
       [7, 0],
       [9, 3],
       [6, 4],
       [8, 5],
-    ])
-      heap.push(t, c);
+    ];
+    for (const [t, c] of events) heap.push(t, c);
     heap.time[0] = 7.5; // (5, 1) becomes (7.5, 1)
     heap.siftTop();
     const out: string[] = [];
