@@ -9,9 +9,14 @@
 //   record   `streamscope record --progress json -o X -- program`, as a user
 //            runs it: the CLI starting, preflight, the target under the
 //            collector with its streams ingested while it runs, then the
-//            last ingest, the indexes and the finishing steps.
-// Added time is taken within each round (record − plain, floor − plain) and
-// the median over rounds is compared: target record added ≤ 1.1 × floor added.
+//            last ingest, the indexes and the finishing steps;
+//   bundled  the same through the CLI bundled as one CommonJS file
+//            (app/dist/streamscope-cli.cjs, `npm run build:app`), what the
+//            desktop app's record jobs run: no TypeScript to strip and no
+//            module graph to resolve at start. Only where it is built.
+// Added time is taken within each round (record − plain, floor − plain),
+// then its trimmed mean over rounds with a 90% interval (stats.ts): target
+// record added ≤ 1.1 × floor added.
 // record's own progress lines split its wall time into where it goes:
 //   start    the CLI process starting up to its first line (Node, modules),
 //            and exiting after its last;
@@ -25,7 +30,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { collectorLibraryPath, repoRoot } from '../profiler/native/paths.ts';
 import { PROGRESS_MARKER } from '../profiler/record/progress.ts';
-import { median } from './stats.ts';
+import { median, pairedAdded } from './stats.ts';
 
 export interface WallProgram {
   name: string;
@@ -63,6 +68,7 @@ function timed(argv: string[], env: NodeJS.ProcessEnv): Promise<Timed> {
 export async function benchRecordWall(programs: WallProgram[], rounds: number): Promise<{ result: unknown; lines: string[] }> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ss-wall-'));
   const cli = path.join(repoRoot, 'profiler/cli/streamscope.ts');
+  const bundledCli = path.join(repoRoot, 'app/dist/streamscope-cli.cjs');
   const lines: string[] = [];
   const result: Record<string, unknown> = {};
   try {
@@ -72,6 +78,7 @@ export async function benchRecordWall(programs: WallProgram[], rounds: number): 
       const rec: Timed[] = [];
       /** The CLI started and ended with nothing to do (`--version`): the start + exit part without a recording. */
       const cliAlone: number[] = [];
+      const bundled: Timed[] = [];
       const modes = [
         async () => cliAlone.push((await timed([process.execPath, cli, '--version'], {})).wallMs),
         async () => plain.push((await timed(p.argv, {})).wallMs),
@@ -95,55 +102,90 @@ export async function benchRecordWall(programs: WallProgram[], rounds: number): 
           fs.rmSync(file, { force: true });
         },
       ];
+      if (fs.existsSync(bundledCli)) {
+        modes.push(async () => {
+          const file = path.join(dir, `${p.name}-bundled-${bundled.length}.sqlite`);
+          bundled.push(await timed([process.execPath, bundledCli, 'record', '--progress', 'json', '-o', file, '--', ...p.argv], {}));
+          fs.rmSync(file, { force: true });
+        });
+      }
       // One untimed run of each first: the page cache, the driver's JIT cache, Python's bytecode.
       for (const m of modes) await m();
-      plain.length = floor.length = rec.length = cliAlone.length = 0;
+      plain.length = floor.length = rec.length = cliAlone.length = bundled.length = 0;
       for (let i = 0; i < rounds; i++) for (let k = 0; k < modes.length; k++) await modes[(i + k) % modes.length]!();
 
-      const floorAdded = median(floor.map((f, i) => f - plain[i]!));
-      const recAdded = median(rec.map((r, i) => r.wallMs - plain[i]!));
-      // The four parts add up to the wall time.
-      const parts = rec.map((r, i) => {
-        const m = r.marks!;
+      // Trimmed means of the per-round differences, with their 90% intervals
+      // (stats.ts): the floor's added time is near zero on these programs, so
+      // a ratio to it says little; the intervals say what is measurable.
+      const floorEst = pairedAdded(plain, floor);
+      const summarize = (runs: Timed[]) => {
+        const est = pairedAdded(
+          plain,
+          runs.map((r) => r.wallMs),
+        );
+        // The four parts add up to the wall time.
+        const parts = runs.map((r, i) => {
+          const m = r.marks!;
+          return {
+            // The CLI's clock starts once Node is up and the command's modules are loaded.
+            start: r.wallMs - (m.done - m.first),
+            setup: m.running - m.first,
+            target: m.finishing - m.running,
+            targetOverFloor: m.finishing - m.running - floor[i]!,
+            finish: m.done - m.finishing,
+          };
+        });
+        const part = (k: keyof (typeof parts)[number]) => median(parts.map((x) => x[k]));
         return {
-          // The CLI's clock starts once Node is up and the command's modules are loaded.
-          start: r.wallMs - (m.done - m.first),
-          setup: m.running - m.first,
-          target: m.finishing - m.running,
-          targetOverFloor: m.finishing - m.running - floor[i]!,
-          finish: m.done - m.finishing,
+          est,
+          json: {
+            wallMs: runs.map((r) => r.wallMs),
+            marks: runs.map((r) => r.marks),
+            addedMs: est.added,
+            addedInterval90Ms: [est.low, est.high],
+            ratio: est.added / floorEst.added,
+            medianPartsMs: {
+              startAndExit: part('start'),
+              setup: part('setup'),
+              target: part('target'),
+              targetOverFloor: part('targetOverFloor'),
+              finish: part('finish'),
+            },
+          },
         };
-      });
-      const part = (k: 'start' | 'setup' | 'target' | 'targetOverFloor' | 'finish') => median(parts.map((x) => x[k]));
+      };
+      const recorded = summarize(rec);
+      const viaBundle = bundled.length > 0 ? summarize(bundled) : null;
       result[p.name] = {
         argv: p.argv,
         rounds,
-        wallMs: { plain, floor, record: rec.map((r) => r.wallMs), cliAlone },
-        marks: rec.map((r) => r.marks),
-        floorAddedMs: floorAdded,
-        recordAddedMs: recAdded,
-        ratio: recAdded / floorAdded,
+        wallMs: { plain, floor, cliAlone },
+        floorAddedMs: floorEst.added,
+        floorAddedInterval90Ms: [floorEst.low, floorEst.high],
+        estimator: 'trimmed mean (10% each end) of per-round differences; interval: bootstrap over rounds',
         target: 1.1,
-        medianPartsMs: {
-          startAndExit: part('start'),
-          setup: part('setup'),
-          target: part('target'),
-          targetOverFloor: part('targetOverFloor'),
-          finish: part('finish'),
-        },
+        record: recorded.json,
+        bundled: viaBundle?.json ?? null,
       };
-      const f = (xs: number[]) => xs.map((x) => (x / 1000).toFixed(2)).join(' ');
+      const sec = (ms: number) => (ms / 1000).toFixed(2);
+      const f = (xs: number[]) => xs.map(sec).join(' ');
+      const interval = (e: { low: number; high: number }) => `(90% ${sec(e.low)} – ${sec(e.high)})`;
       lines.push(`record-wall  ${p.name}: ${p.argv.join(' ')} (${rounds} interleaved rounds; s)`);
-      lines.push(`            plain    ${(median(plain) / 1000).toFixed(2)}  [${f(plain)}]`);
-      lines.push(`            floor    ${(median(floor) / 1000).toFixed(2)}  [${f(floor)}]  added ${(floorAdded / 1000).toFixed(2)}`);
-      lines.push(
-        `            record   ${(median(rec.map((r) => r.wallMs)) / 1000).toFixed(2)}  [${f(rec.map((r) => r.wallMs))}]  added ${(recAdded / 1000).toFixed(2)}`,
-      );
-      lines.push(
-        `            record's parts (medians, s): CLI start + exit ${(part('start') / 1000).toFixed(2)} (--version alone ${(median(cliAlone) / 1000).toFixed(2)}), setup ${(part('setup') / 1000).toFixed(2)}, ` +
-          `target ${(part('target') / 1000).toFixed(2)} (floor's run + ${(part('targetOverFloor') / 1000).toFixed(2)}), finish ${(part('finish') / 1000).toFixed(2)}`,
-      );
-      lines.push(`            record added / floor added = ${(recAdded / floorAdded).toFixed(2)} (target ≤ 1.10)`);
+      lines.push(`            plain    ${sec(median(plain))}  [${f(plain)}]`);
+      lines.push(`            floor    ${sec(median(floor))}  [${f(floor)}]  added ${sec(floorEst.added)} ${interval(floorEst)}`);
+      for (const [name, r] of [
+        ['record ', recorded],
+        ['bundled', viaBundle],
+      ] as const) {
+        if (!r) continue;
+        const parts = r.json.medianPartsMs;
+        lines.push(`            ${name}  ${sec(median(r.json.wallMs))}  [${f(r.json.wallMs)}]  added ${sec(r.est.added)} ${interval(r.est)}`);
+        lines.push(
+          `              parts (medians): CLI start + exit ${sec(parts.startAndExit)}, setup ${sec(parts.setup)}, ` +
+            `target ${sec(parts.target)} (floor's run + ${sec(parts.targetOverFloor)}), finish ${sec(parts.finish)}; added / floor added = ${r.json.ratio.toFixed(2)} (target ≤ 1.10)`,
+        );
+      }
+      lines.push(`            --version alone: ${sec(median(cliAlone))} s`);
     }
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });

@@ -35,6 +35,41 @@ function seeded(seed: number): () => number {
   };
 }
 
+function resampledTrimmedMeans(n: number, resamples: number, seed: number, ...columns: readonly number[][]): number[][] {
+  const random = seeded(seed);
+  const out = columns.map(() => [] as number[]);
+  for (let r = 0; r < resamples; r++) {
+    const picked = columns.map(() => [] as number[]);
+    for (let k = 0; k < n; k++) {
+      const i = Math.floor(random() * n);
+      columns.forEach((c, j) => picked[j]!.push(c[i]!));
+    }
+    picked.forEach((p, j) => out[j]!.push(trimmedMean(p)));
+  }
+  return out;
+}
+
+const central90 = (xs: number[]): [number, number] => {
+  const s = [...xs].sort((a, b) => a - b);
+  return [s[Math.floor(s.length * 0.05)]!, s[Math.floor(s.length * 0.95)]!];
+};
+
+export interface AddedEstimate {
+  /** The trimmed mean of x[i] − base[i] over rounds. */
+  added: number;
+  /** The central 90% of it over bootstrap resamples of whole rounds. */
+  low: number;
+  high: number;
+}
+
+/** What x adds over base, from rounds in which both ran side by side (for when a ratio has nothing to divide by). */
+export function pairedAdded(base: readonly number[], x: readonly number[], resamples = 2000, seed = 16): AddedEstimate {
+  const n = Math.min(base.length, x.length);
+  const d = Array.from({ length: n }, (_, i) => x[i]! - base[i]!);
+  const [low, high] = central90(resampledTrimmedMeans(n, resamples, seed, d)[0]!);
+  return { added: trimmedMean(d), low, high };
+}
+
 export interface RatioEstimate {
   /** trimmedMean(b − base) / trimmedMean(a − base), taken round by round. */
   ratio: number;
@@ -58,18 +93,7 @@ export function pairedAddedRatio(base: readonly number[], a: readonly number[], 
   const db = Array.from({ length: n }, (_, i) => b[i]! - base[i]!);
   const aAdded = trimmedMean(da);
   const bAdded = trimmedMean(db);
-  const random = seeded(seed);
-  const ratios: number[] = [];
-  for (let r = 0; r < resamples; r++) {
-    const ra: number[] = [];
-    const rb: number[] = [];
-    for (let k = 0; k < n; k++) {
-      const i = Math.floor(random() * n);
-      ra.push(da[i]!);
-      rb.push(db[i]!);
-    }
-    ratios.push(trimmedMean(rb) / trimmedMean(ra));
-  }
-  ratios.sort((x, y) => x - y);
-  return { ratio: bAdded / aAdded, aAdded, bAdded, low: ratios[Math.floor(resamples * 0.05)]!, high: ratios[Math.floor(resamples * 0.95)]! };
+  const [ra, rb] = resampledTrimmedMeans(n, resamples, seed, da, db);
+  const [low, high] = central90(ra!.map((a, i) => rb![i]! / a));
+  return { ratio: bAdded / aAdded, aAdded, bAdded, low, high };
 }

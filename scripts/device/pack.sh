@@ -18,6 +18,10 @@ fi
 if [ -n "${NVTX_PYTHON_SRC:-}" ]; then
   rm -rf .carry/nvtx-python && cp -r "$NVTX_PYTHON_SRC" .carry/nvtx-python
 fi
+# The bundled CLI and app (app/dist, `npm run build:app`), where built: the
+# record-wall bench times `record` through it as the desktop app runs it.
+bundled=()
+[ -f app/dist/streamscope-cli.cjs ] && bundled=(app/dist/*.cjs)
 # Compressed: the tracked tree and Node already take most of the 64 MiB.
 rm -f .carry/bundle.tar
 tar -cJf .carry/bundle.tar.xz \
@@ -28,5 +32,6 @@ tar -cJf .carry/bundle.tar.xz \
   native/build/collector/streamscope-synthetic-stream \
   native/build/workloads/streamscope-runner \
   native/addon/build/Release/streamscope_addon.node \
-  native/addon/build/Release/libsimdjson.so.*
+  native/addon/build/Release/libsimdjson.so.* \
+  "${bundled[@]}"
 du -sh .carry/*

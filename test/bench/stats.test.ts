@@ -2,7 +2,7 @@
 // is judged against 1.05, so its estimator and interval must be right on
 // data shaped like the real runs (two clusters, drifting rounds).
 import { describe, expect, it } from 'vitest';
-import { median, pairedAddedRatio, trimmedMean } from '../../bench/stats.ts';
+import { median, pairedAdded, pairedAddedRatio, trimmedMean } from '../../bench/stats.ts';
 
 describe('bench statistics', () => {
   it('median of odd and even counts', () => {
@@ -38,5 +38,18 @@ describe('bench statistics', () => {
     expect(est.high - est.low).toBeLessThan(0.3);
     // Seeded: the same runs give the same interval.
     expect(pairedAddedRatio(base, a, b)).toEqual(est);
+  });
+
+  it('what a mode adds with nothing to divide by: an interval that holds 0 for a mode that adds nothing', () => {
+    const base = Array.from({ length: 30 }, (_, i) => 3000 + ((i * 37) % 11) * 30);
+    const same = base.map((b, i) => b + (i % 2 ? 150 : -150));
+    const more = base.map((b, i) => b + 300 + (i % 2 ? 150 : -150));
+    const none = pairedAdded(base, same);
+    expect(none.low).toBeLessThan(0);
+    expect(none.high).toBeGreaterThan(0);
+    const some = pairedAdded(base, more);
+    expect(some.added).toBeCloseTo(300, 0);
+    expect(some.low).toBeGreaterThan(150);
+    expect(some.high).toBeLessThan(450);
   });
 });
