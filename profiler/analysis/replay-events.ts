@@ -55,40 +55,17 @@ export class EventHeap {
   }
   /** The top's time was raised in place (time[0]): moves it down to where it now belongs. */
   siftTop(): void {
-    const T = this.time;
-    const C = this.code;
-    const n = this.size;
-    const t = T[0]!;
-    const c = C[0]!;
-    let i = 0;
-    for (;;) {
-      const first = 4 * i + 1;
-      if (first >= n) break;
-      let m = first;
-      let tm = T[first]!;
-      const last = first + 4 < n ? first + 4 : n;
-      for (let j = first + 1; j < last; j++) {
-        const tj = T[j]!;
-        if (tj < tm || (tj === tm && C[j]! < C[m]!)) {
-          m = j;
-          tm = tj;
-        }
-      }
-      if (t < tm || (t === tm && c <= C[m]!)) break;
-      T[i] = tm;
-      C[i] = C[m]!;
-      i = m;
-    }
-    T[i] = t;
-    C[i] = c;
+    this.sink(this.time[0]!, this.code[0]!, this.size);
   }
   /** Removes the minimum; read it from time[0]/code[0] first. */
   pop(): void {
+    const n = --this.size;
+    this.sink(this.time[n]!, this.code[n]!, n);
+  }
+  /** Places (t, c) at the top of the first n entries and moves it down to where it belongs. */
+  private sink(t: number, c: number, n: number): void {
     const T = this.time;
     const C = this.code;
-    const n = --this.size;
-    const t = T[n]!;
-    const c = C[n]!;
     let i = 0;
     for (;;) {
       const first = 4 * i + 1;
