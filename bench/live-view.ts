@@ -28,6 +28,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { syntheticStreamToolPath } from '../profiler/native/paths.ts';
 import { mainThreadWorkPerFrame } from './frame-trace.ts';
+import { quantile } from './stats.ts';
 
 export interface LiveBenchOptions {
   /** Kernel launches of the run (default 10 M: 10 minutes at 1 M a minute). */
@@ -39,8 +40,6 @@ export interface LiveBenchOptions {
 /** ns between launches: 1 M a minute. */
 const PERIOD_NS = 60_000;
 const FLUSH_MS = 500;
-
-const q = (xs: number[], p: number) => (xs.length ? [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))]! : NaN);
 
 /** Runs the live benchmark; returns its figures and the lines to print. */
 export async function benchLive(opts: LiveBenchOptions): Promise<{ result: Record<string, unknown>; lines: string[] }> {
@@ -106,13 +105,13 @@ export async function benchLive(opts: LiveBenchOptions): Promise<{ result: Recor
       complete: done.complete,
       records: done.records,
       frames: wallMs.length,
-      p50WorkMs: q(wallMs, 0.5),
-      p95WorkMs: q(wallMs, 0.95),
+      p50WorkMs: quantile(wallMs, 0.5),
+      p95WorkMs: quantile(wallMs, 0.95),
       maxWorkMs: Math.max(...wallMs),
-      p95CpuMs: q(cpuMs, 0.95),
+      p95CpuMs: quantile(cpuMs, 0.95),
       heapMiB,
       serverRssMiB: { first: serverRssMiB[0], max: Math.max(...serverRssMiB), last: serverRssMiB.at(-1) },
-      lagRunMs: { p50: q(lagRunMs, 0.5), p95: q(lagRunMs, 0.95) },
+      lagRunMs: { p50: quantile(lagRunMs, 0.5), p95: quantile(lagRunMs, 0.95) },
       targets: { p95WorkMs: 16 },
     };
     lines.push(

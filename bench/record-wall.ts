@@ -79,6 +79,12 @@ export async function benchRecordWall(programs: WallProgram[], rounds: number): 
       /** The CLI started and ended with nothing to do (`--version`): the start + exit part without a recording. */
       const cliAlone: number[] = [];
       const bundled: Timed[] = [];
+      /** `record` of the program through one CLI entry, each run appended to `runs`. */
+      const recordThrough = (entry: string, runs: Timed[], tag: string) => async () => {
+        const file = path.join(dir, `${p.name}-${tag}-${runs.length}.sqlite`);
+        runs.push(await timed([process.execPath, entry, 'record', '--progress', 'json', '-o', file, '--', ...p.argv], {}));
+        fs.rmSync(file, { force: true });
+      };
       const modes = [
         async () => cliAlone.push((await timed([process.execPath, cli, '--version'], {})).wallMs),
         async () => plain.push((await timed(p.argv, {})).wallMs),
@@ -96,19 +102,9 @@ export async function benchRecordWall(programs: WallProgram[], rounds: number): 
           );
           fs.rmSync(out, { recursive: true, force: true });
         },
-        async () => {
-          const file = path.join(dir, `${p.name}-${rec.length}.sqlite`);
-          rec.push(await timed([process.execPath, cli, 'record', '--progress', 'json', '-o', file, '--', ...p.argv], {}));
-          fs.rmSync(file, { force: true });
-        },
+        recordThrough(cli, rec, 'record'),
       ];
-      if (fs.existsSync(bundledCli)) {
-        modes.push(async () => {
-          const file = path.join(dir, `${p.name}-bundled-${bundled.length}.sqlite`);
-          bundled.push(await timed([process.execPath, bundledCli, 'record', '--progress', 'json', '-o', file, '--', ...p.argv], {}));
-          fs.rmSync(file, { force: true });
-        });
-      }
+      if (fs.existsSync(bundledCli)) modes.push(recordThrough(bundledCli, bundled, 'bundled'));
       // One untimed run of each first: the page cache, the driver's JIT cache, Python's bytecode.
       for (const m of modes) await m();
       plain.length = floor.length = rec.length = cliAlone.length = bundled.length = 0;

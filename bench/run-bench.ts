@@ -91,7 +91,7 @@ import { readProcesses } from '../profiler/store/ranks.ts';
 import type { Db } from '../profiler/store/database.ts';
 import { mainThreadWorkPerFrame } from './frame-trace.ts';
 import { startLiveViewer } from './live-viewer.ts';
-import { median, pairedAddedRatio, trimmedMean } from './stats.ts';
+import { median, pairedAdded, pairedAddedRatio, quantile } from './stats.ts';
 
 const { values } = parseArgs({
   options: {
@@ -351,7 +351,7 @@ function benchOverhead(): void {
   // of few long rounds jumps between them.
   const base = median(plain);
   const est = pairedAddedRatio(plain, floor, streamscope);
-  const liveAdded = trimmedMean(live.map((x, i) => x - plain[i]!));
+  const liveAdded = pairedAdded(plain, live).added;
   results.overhead = {
     launches: Number(launches),
     pairs,
@@ -666,8 +666,7 @@ async function benchRenderer(): Promise<void> {
     const { wallMs: workMs, cpuMs } = mainThreadWorkPerFrame(JSON.parse(fs.readFileSync(tracePath, 'utf8')));
     if (process.env.STREAMSCOPE_KEEP_TRACE) lines.push(`          trace kept: ${tracePath}`);
     else fs.rmSync(tracePath, { force: true });
-    const q = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))]!;
-    const p95 = q(frameMs, 0.95);
+    const p95 = quantile(frameMs, 0.95);
     const metrics = (await cdp.send('Performance.getMetrics')).metrics as { name: string; value: number }[];
     const heap = metrics.find((m) => m.name === 'JSHeapUsedSize')?.value ?? NaN;
     results.renderer = {
@@ -677,9 +676,9 @@ async function benchRenderer(): Promise<void> {
       frameMs,
       p95FrameMs: p95,
       workMs,
-      p95WorkMs: q(workMs, 0.95),
+      p95WorkMs: quantile(workMs, 0.95),
       cpuMs,
-      p95CpuMs: q(cpuMs, 0.95),
+      p95CpuMs: quantile(cpuMs, 0.95),
       jsHeapBytes: heap,
       targets: { openSeconds: 2, p95FrameMs: 16, memoryBytes: 2 ** 30 },
     };
@@ -687,13 +686,13 @@ async function benchRenderer(): Promise<void> {
       `renderer  ${ops.toLocaleString('en-US')} operations over 64 streams in Chromium: open to first complete frame ${openS.toFixed(2)} s (target < 2 s)`,
     );
     lines.push(
-      `          pan/zoom, ${frameMs.length} view changes: main-thread work per frame p50 ${q(workMs, 0.5).toFixed(1)} ms, p95 ${q(workMs, 0.95).toFixed(1)} ms, max ${Math.max(...workMs).toFixed(0)} ms (target p95 ≤ 16 ms)`,
+      `          pan/zoom, ${frameMs.length} view changes: main-thread work per frame p50 ${quantile(workMs, 0.5).toFixed(1)} ms, p95 ${quantile(workMs, 0.95).toFixed(1)} ms, max ${Math.max(...workMs).toFixed(0)} ms (target p95 ≤ 16 ms)`,
     );
     lines.push(
-      `          of it on a CPU (thread time; the rest waited for a core): p50 ${q(cpuMs, 0.5).toFixed(1)} ms, p95 ${q(cpuMs, 0.95).toFixed(1)} ms, max ${Math.max(...cpuMs).toFixed(0)} ms`,
+      `          of it on a CPU (thread time; the rest waited for a core): p50 ${quantile(cpuMs, 0.5).toFixed(1)} ms, p95 ${quantile(cpuMs, 0.95).toFixed(1)} ms, max ${Math.max(...cpuMs).toFixed(0)} ms`,
     );
     lines.push(
-      `          frame-to-frame p50 ${q(frameMs, 0.5).toFixed(1)} ms, p95 ${p95.toFixed(1)} ms (60 Hz vsync: 16.7 ms at best); JS heap ${(heap / 2 ** 20).toFixed(0)} MiB (target < 1 GiB)`,
+      `          frame-to-frame p50 ${quantile(frameMs, 0.5).toFixed(1)} ms, p95 ${p95.toFixed(1)} ms (60 Hz vsync: 16.7 ms at best); JS heap ${(heap / 2 ** 20).toFixed(0)} MiB (target < 1 GiB)`,
     );
   } finally {
     await browser.close();

@@ -38,6 +38,7 @@ import path from 'node:path';
 import { repoRoot } from '../profiler/native/paths.ts';
 import { WINDOW_MEDIA_TYPE } from '../profiler/contract/window-codec.ts';
 import { generate } from './generate-recording.ts';
+import { quantile } from './stats.ts';
 
 export interface ServeLoadOptions {
   /** GPU operations of the generated recording (default 10 M). */
@@ -113,8 +114,6 @@ const REQUEST_TIMEOUT_MS = 600_000;
 const ALONE_SECONDS = 30;
 /** Device pixels of the page's timeline (1600 CSS px at dpr 1). */
 const WIDTH_PX = 1600;
-
-const q = (xs: number[], p: number) => (xs.length ? [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))]! : NaN);
 
 // ---- the load generator (a forked process) -------------------------------------------
 
@@ -418,7 +417,7 @@ export async function benchServeLoad(opts: ServeLoadOptions): Promise<{ result: 
     const all = (s: PhaseStats) => Object.values(s.methods).flatMap((m) => m.latenciesMs);
     const count = (s: PhaseStats) => Object.values(s.methods).reduce((n, m) => n + m.count, 0);
     const errs = (s: PhaseStats) => Object.values(s.methods).reduce((n, m) => n + m.errors, 0);
-    const lat = (xs: number[]) => ({ p50: q(xs, 0.5), p95: q(xs, 0.95), p99: q(xs, 0.99), max: xs.length ? Math.max(...xs) : NaN });
+    const lat = (xs: number[]) => ({ p50: quantile(xs, 0.5), p95: quantile(xs, 0.95), p99: quantile(xs, 0.99), max: xs.length ? Math.max(...xs) : NaN });
     const perMethod = (s: PhaseStats) =>
       Object.fromEntries(
         Object.entries(s.methods).map(([m, x]) => [m, { requests: x.count, errors: x.errors, mib: x.bytes / 2 ** 20, latencyMs: lat(x.latenciesMs) }]),

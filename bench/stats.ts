@@ -14,6 +14,12 @@ export function median(xs: readonly number[]): number {
   return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
 }
 
+/** The value at fraction p of the sorted values (p = 0.95: the 95th percentile, nearest rank below); NaN for none. */
+export function quantile(xs: readonly number[], p: number): number {
+  if (xs.length === 0) return NaN;
+  return [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))]!;
+}
+
 /** The mean after dropping `fraction` of the values at each end (0.1: the lowest and highest tenth). */
 export function trimmedMean(xs: readonly number[], fraction = 0.1): number {
   if (xs.length === 0) return NaN;
