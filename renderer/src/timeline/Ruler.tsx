@@ -70,7 +70,7 @@ export function Ruler(props: {
     const g = canvas.getContext('2d')!;
     g.setTransform(dpr, 0, 0, dpr, 0, 0);
     g.clearRect(0, 0, width, RULER_H);
-    const xOf = (ns: number) => ((ns - view.start) / (view.end - view.start)) * width;
+    const xOf = (ns: number) => xAt(ns, view, width);
 
     let band: RulerDrawn['startup'] = null;
     if (startup) {
@@ -145,7 +145,7 @@ export function Ruler(props: {
 
   const drag = useRef<number | null>(null);
   const toNs = (e: React.MouseEvent<HTMLCanvasElement>) => view.start + (e.nativeEvent.offsetX / width) * (view.end - view.start);
-  const xOf = (ns: number) => ((ns - view.start) / (view.end - view.start)) * width;
+  const xOf = (ns: number) => xAt(ns, view, width);
   const a = range ? xOf(Math.min(...range)) : 0;
   const b = range ? xOf(Math.max(...range)) : 0;
   return (
@@ -186,6 +186,11 @@ export function Ruler(props: {
 }
 
 const RULER_TITLE = 'Drag to select a time range';
+
+/** Where time ns falls on a ruler of the view at this width (CSS pixels). */
+function xAt(ns: number, view: View, width: number): number {
+  return ((ns - view.start) / (view.end - view.start)) * width;
+}
 
 /** Start-up's tooltip: how long, from when to when, and what the time went to. */
 function startupTip(s: Startup): string {

@@ -64,7 +64,7 @@ export interface DrawInput {
   waitSpans: readonly WaitSpan[];
 }
 
-/** Start-up's shade over the rows and its end line; the ruler's band (styles.css .startup-*) has the same hue. */
+/** Start-up's shade over the rows and its end line; the ruler's band (Ruler.tsx) has the same hue (base/colors.ts startupColor). */
 const STARTUP_FILL = startupColor(0.08);
 const STARTUP_EDGE = startupColor(0.55);
 /** Iteration boxes: an instance, a warm-up one (also hatched), an outlier (the findings' warning colour). */
