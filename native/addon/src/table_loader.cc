@@ -522,9 +522,9 @@ std::shared_ptr<const TableLayout> readLayout(Db& db, const std::string& name, u
 // loadRows rank after rank, on every JS worker.
 // An entry is keyed by what its layout is derived from, the table's
 // sqlite_schema row (name, root page, CREATE TABLE text), read again on
-// every load (one small query): a migrated table's text changed (ALTER
-// TABLE rewrites it, a rebuilt table has a new root), a replaced file's row
-// is its own. Path, inode, mtime, schema cookie or user_version would each
+// every load (one small query for all four tables, PageSource::open): a
+// migrated table's text changed (ALTER TABLE rewrites it, a rebuilt table
+// has a new root), a replaced file's row is its own. Path, inode, mtime, schema cookie or user_version would each
 // miss a case: a file copied over another keeps its path and inode, and two
 // files migrated differently can share a cookie and a user_version.
 // Ranks of one job share their entries (the same schema, usually the same roots).
@@ -558,19 +558,10 @@ class LayoutCache {
 
 LayoutCache layout_cache;
 
-// The table's layout: from the cache where its schema row is the one cached, else read and cached.
-std::shared_ptr<const TableLayout> layoutOf(Db& db, const std::string& name, std::string& why) {
-  uint32_t root = 0;
-  std::string key;
-  db.each(("SELECT rootpage, sql FROM sqlite_schema WHERE type = 'table' AND name = '" + name + "'").c_str(), [&](sqlite3_stmt* s) {
-    root = static_cast<uint32_t>(sqlite3_column_int64(s, 0));
-    const unsigned char* sql = sqlite3_column_text(s, 1);
-    key = name + '\0' + std::to_string(root) + '\0' + (sql ? reinterpret_cast<const char*>(sql) : "");
-  });
-  if (root == 0) {
-    why = name + " is not a table";
-    return nullptr;
-  }
+// The table's layout: from the cache where its sqlite_schema row (`root`,
+// `sql`: its CREATE TABLE text) is the one cached, else read and cached.
+std::shared_ptr<const TableLayout> layoutOf(Db& db, const std::string& name, uint32_t root, const std::string& sql, std::string& why) {
+  const std::string key = name + '\0' + std::to_string(root) + '\0' + sql;
   if (auto cached = layout_cache.find(key)) return cached;
   auto layout = readLayout(db, name, root, why);
   if (layout) layout_cache.put(key, layout);
@@ -604,10 +595,23 @@ std::optional<std::string> PageSource::open(Db& db, const bool (&tables)[4]) {
         return "WAL mode with a non-empty -wal file (a recording still being written)";
     }
     pages_.init(base, size_t(size));
+    // The tables' sqlite_schema rows, all in one query: root page and CREATE TABLE text.
+    uint32_t root[4] = {};
+    std::string sql[4];
+    db.each("SELECT name, rootpage, sql FROM sqlite_schema WHERE type = 'table'", [&](sqlite3_stmt* s) {
+      const char* name = reinterpret_cast<const char*>(sqlite3_column_text(s, 0));
+      for (int t = 0; t < 4; t++) {
+        if (!name || std::strcmp(name, kTables[t]) != 0) continue;
+        root[t] = static_cast<uint32_t>(sqlite3_column_int64(s, 1));
+        const unsigned char* text = sqlite3_column_text(s, 2);
+        sql[t] = text ? reinterpret_cast<const char*>(text) : "";
+      }
+    });
     for (int t = 0; t < 4; t++) {
       if (!tables[t]) continue;
+      if (root[t] == 0) return std::string(kTables[t]) + " is not a table";
       std::string why;
-      tables_[t] = layoutOf(db, kTables[t], why);
+      tables_[t] = layoutOf(db, kTables[t], root[t], sql[t], why);
       if (!tables_[t]) return why;
     }
     return std::nullopt;
