@@ -781,26 +781,13 @@ void runParallel(size_t n, const std::function<void(size_t)>& task, size_t max_t
 
 namespace {
 
-// How readParts read the rows: through the file's pages, or through SQLite
-// as asked, or through SQLite because the pages could not be read.
-enum class ReadWay { Pages, SqlAsked, SqlFallback };
-
-// Timeline::via: "pages", or "sql: " and why not pages (`why`, for SqlFallback).
-std::string viaText(ReadWay way, const std::string& why) {
-  switch (way) {
-    case ReadWay::Pages: return "pages";
-    case ReadWay::SqlAsked: return "sql: asked for";
-    case ReadWay::SqlFallback: return "sql: " + why;
-  }
-  return "";
-}
-
 // Reads `parts` into `t` (its columns reused where large enough), each
 // part into its slots, in batches of about kRowsPerPart rows (a process's
 // zones are often many short ranges) on up to `threads` cores, then closes
 // the gaps and orders ops and calls by start. Through the file's pages
 // where `via` allows and the file can be read that way, else through
-// SQLite, one connection per batch. Returns how it read (viaText).
+// SQLite, one connection per batch. Returns how it read (Timeline::via):
+// "pages", or "sql: " and why not pages ("asked for" where `via` said so).
 std::string readParts(Db& db, const std::vector<Part>& parts, const std::unordered_map<int64_t, int32_t>& pid_of_context,
                       const ReadFilter& filter, const ReadFilter& by_rows, Timeline& t, SortScratch& scratch, size_t threads, LoadVia via,
                       const std::function<void(const char*)>& lap) {
@@ -844,13 +831,15 @@ std::string readParts(Db& db, const std::vector<Part>& parts, const std::unorder
     }
   };
   const size_t batches = batch_start.size() - 1;
-  ReadWay way = via == LoadVia::Sql ? ReadWay::SqlAsked : ReadWay::Pages;
-  std::string why;  // SqlFallback: why not the pages
-  if (way == ReadWay::Pages) {
+  // Why the rows are read through SQLite; none: they were read through the pages.
+  std::optional<std::string> sql_because;
+  if (via == LoadVia::Sql) {
+    sql_because = "asked for";
+  } else {
     // The pages under the read transaction `db` holds (began before the parts were planned).
     PageSource pages;
-    std::optional<std::string> refused = parts.empty() ? std::nullopt : pages.open(db, wanted);
-    if (!refused) {
+    if (!parts.empty()) sql_because = pages.open(db, wanted);
+    if (!sql_because) {
       std::atomic<bool> failed{false};
       try {
         runParallel(
@@ -866,20 +855,16 @@ std::string readParts(Db& db, const std::vector<Part>& parts, const std::unorder
             },
             threads);
       } catch (const btree::Damaged& e) {
-        refused = e.what();
+        sql_because = e.what();
       } catch (const btree::Unsupported& e) {
-        refused = e.what();
+        sql_because = e.what();
       }
     }
-    if (refused) {
-      if (via == LoadVia::Pages) throw LoadError(db.path + ": cannot be read as pages: " + *refused);
-      way = ReadWay::SqlFallback;
-      why = *refused;
-    }
+    if (sql_because && via == LoadVia::Pages) throw LoadError(db.path + ": cannot be read as pages: " + *sql_because);
   }
   // SQLite's way reads without the transaction, as it always has: a live recorder's commits need not wait for it.
   db.exec("COMMIT");
-  if (way != ReadWay::Pages) {
+  if (sql_because) {
     runParallel(
         batches,
         [&](size_t b) {
@@ -909,7 +894,7 @@ std::string readParts(Db& db, const std::vector<Part>& parts, const std::unorder
   orderBy(t.ops.start, t.ops.order, scratch, threads);
   orderBy(t.calls.start, t.calls.order, scratch, threads);
   lap("sort");
-  return viaText(way, why);
+  return sql_because ? "sql: " + *sql_because : "pages";
 }
 
 // Prints each phase's time to stderr under STREAMSCOPE_LOAD_TIMING.
