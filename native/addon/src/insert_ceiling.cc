@@ -76,9 +76,9 @@ void load(const Db& src, const std::string& select, CeilingTable& t, std::vector
 }
 
 // Binds row `r` of `t` to `s` and steps it with the ingest's step: what
-// Ingest::writePending does for each row, less the zones. `where` names the
-// target in a failure, as the ingest's path does.
-inline void insertRow(sqlite3* db, sqlite3_stmt* s, const CeilingTable& t, size_t r, const std::string& where) {
+// Ingest::writePending does for each row, less the zones. A failure names
+// the target's path, as the ingest's do.
+inline void insertRow(const Db& db, sqlite3_stmt* s, const CeilingTable& t, size_t r) {
   const size_t at = r * static_cast<size_t>(t.columns);
   for (int c = 0; c < t.columns; c++) {
     const int64_t v = t.values[at + c];
@@ -97,7 +97,7 @@ inline void insertRow(sqlite3* db, sqlite3_stmt* s, const CeilingTable& t, size_
       }
     }
   }
-  step(db, s, where);
+  step(db.db, s, db.path);
 }
 
 double secondsSince(std::chrono::steady_clock::time_point t) {
@@ -197,18 +197,18 @@ CeilingTimings InsertCeiling::insert(const std::string& target, const std::vecto
   CeilingTimings out;
   db.exec("BEGIN");
   for (size_t ti = 0; ti < small_.size(); ti++) {
-    for (size_t r = 0; r < small_[ti].rows; r++) insertRow(db.db, small[ti].get(), small_[ti], r, target);
+    for (size_t r = 0; r < small_[ti].rows; r++) insertRow(db, small[ti].get(), small_[ti], r);
     out.rows += small_[ti].rows;
   }
   for (const Batch& b : batches) {
     const CeilingTable& t = timeline_[b.table];
     auto& [z, z_end] = zones_of[b.table];
     for (size_t r = b.first; r < b.end; r++) {
-      insertRow(db.db, timeline[b.table].get(), t, r, target);
+      insertRow(db, timeline[b.table].get(), t, r);
       // A zone's row goes in after its last row, as the ingest writes it.
       const int64_t id = static_cast<int64_t>(r) + 1;
       while (z < z_end && zones_.values[z * zones_.columns + 4] == id) {
-        insertRow(db.db, zones.get(), zones_, z++, target);
+        insertRow(db, zones.get(), zones_, z++);
         ++out.rows;
       }
     }
