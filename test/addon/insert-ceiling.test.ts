@@ -80,8 +80,6 @@ describe('InsertCeiling', () => {
       db.close();
     }
     // A second insert into the same target: its rows' ids are taken, and the write fails as the ingest's do.
-    expect(() => ceiling.insert(target, { finalSql: [] })).toThrow(
-      new RegExp(`${target.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: database write failed: UNIQUE constraint failed`),
-    );
+    expect(() => ceiling.insert(target, { finalSql: [] })).toThrow(`${target}: database write failed: UNIQUE constraint failed`);
   });
 });
