@@ -303,7 +303,8 @@ describe('page loader: table layouts kept between loads', () => {
 
   it('loadRows on workers at once: every load the same columns', async () => {
     const file = recording('nccl-straggler-h200x2');
-    const expected = loadRows(file, { kernels: [1, 400], memcpys: [1, 400], memsets: [], apiCalls: [1, 400] }, { via: 'sql' }, new ColumnPool());
+    const ranges = { kernels: [1, 400], memcpys: [1, 400], memsets: [], apiCalls: [1, 400] };
+    const expected = loadRows(file, ranges, { via: 'sql' }, new ColumnPool());
     const { Worker } = await import('node:worker_threads');
     const addon = path.resolve(import.meta.dirname, '../../profiler/native/addon.ts');
     const script = `
@@ -311,7 +312,7 @@ describe('page loader: table layouts kept between loads', () => {
       import(workerData.addon).then(({ ColumnPool, loadRows }) => {
         const out = [];
         for (let k = 0; k < 20; k++) {
-          const t = loadRows(workerData.file, { kernels: [1, 400], memcpys: [1, 400], memsets: [], apiCalls: [1, 400] }, { via: 'pages' }, new ColumnPool());
+          const t = loadRows(workerData.file, workerData.ranges, { via: 'pages' }, new ColumnPool());
           out.push({ via: t.via, ops: Array.from(t.ops.start), calls: Array.from(t.calls.start) });
         }
         parentPort.postMessage(out);
@@ -321,7 +322,7 @@ describe('page loader: table layouts kept between loads', () => {
         { length: 4 },
         () =>
           new Promise<{ via: string; ops: number[]; calls: number[] }[]>((resolve, reject) => {
-            const w = new Worker(script, { eval: true, workerData: { file, addon } });
+            const w = new Worker(script, { eval: true, workerData: { file, addon, ranges } });
             w.once('message', (m) => {
               resolve(m);
               void w.terminate();
