@@ -336,7 +336,7 @@ export class Resources {
     this.duplexSpeed[e] = speed;
     const moved = t + this.duplexLeft[e]! / speed;
     // Later than planned: the completion already queued finds that its op's
-    // end moved and queues it again (Simulation.complete); earlier: queue it now.
+    // end moved and takes the new time (Simulation.run); earlier: queue it now.
     const queued = this.end[i]!;
     this.end[i] = moved;
     if (moved < queued || !(queued > t)) this.heap.push(moved, i);

@@ -287,8 +287,8 @@ export class Simulation {
           const completed = this.done[code];
           if (!completed && this.end[code]! > t) {
             // A duplex copy whose end moved later since its completion was
-            // queued (complete() would queue it again): the top takes the new
-            // time in place and moves down, one sift instead of two.
+            // queued: the top takes the new time in place and moves down (one
+            // sift, not a pop and a push).
             duplexHeap.time[0] = this.end[code]!;
             duplexHeap.siftTop();
             continue;
@@ -413,19 +413,15 @@ export class Simulation {
   }
 
   /**
-   * Op i's completion event, at `now`. (Read from the field, not passed:
-   * the call is not inlined, and a time passed to a call that is not is
-   * boxed, a heap number per event for the garbage collector.)
+   * Op i's completion event, at `now`: its end, and not yet done (run()
+   * drops or re-times a duplex copy's completion that its end moved away
+   * from). (The time is read from the field, not passed: the call is not
+   * inlined, and a time passed to a call that is not is boxed, a heap
+   * number per event for the garbage collector.)
    */
   private complete(i: number): void {
     const t = this.now;
-    const { done, end, resources } = this;
-    if (done[i]) return;
-    if (end[i] !== t) {
-      // Duplex contention moved its end since this event was queued.
-      if (end[i]! > t) this.duplexHeap.push(end[i]!, i);
-      return;
-    }
+    const { done, resources } = this;
     done[i] = 1;
     const d = this.devOf[i]!;
     if (--this.running[d]! === 0) this.busySum[d]! += t - this.busyOpen[d]!;
