@@ -106,6 +106,13 @@ export class EventRun {
   /** The events are time/code[head .. tail). */
   head = 0;
   tail = 0;
+  /** Whether it holds an event and that comes before (t, c), or `any` (nothing to compare with). */
+  leads(t: number, c: number, any: boolean): boolean {
+    const h = this.head;
+    if (h === this.tail) return false;
+    const rt = this.time[h]!;
+    return any || rt < t || (rt === t && this.code[h]! < c);
+  }
   /** Queues (t, c) if it comes no earlier than the last one queued: true; else false. */
   append(t: number, c: number): boolean {
     let n = this.tail;

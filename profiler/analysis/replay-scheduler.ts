@@ -253,23 +253,15 @@ export class Simulation {
           code = heap.code[0]!;
           from = 0;
         }
-        if (run.head < run.tail) {
-          const rt = run.time[run.head]!;
-          const rc = run.code[run.head]!;
-          if (from < 0 || rt < t || (rt === t && rc < code)) {
-            t = rt;
-            code = rc;
-            from = 1;
-          }
+        if (run.leads(t, code, from < 0)) {
+          t = run.time[run.head]!;
+          code = run.code[run.head]!;
+          from = 1;
         }
-        if (endRun.head < endRun.tail) {
-          const rt = endRun.time[endRun.head]!;
-          const rc = endRun.code[endRun.head]!;
-          if (from < 0 || rt < t || (rt === t && rc < code)) {
-            t = rt;
-            code = rc;
-            from = 3;
-          }
+        if (endRun.leads(t, code, from < 0)) {
+          t = endRun.time[endRun.head]!;
+          code = endRun.code[endRun.head]!;
+          from = 3;
         }
         if (duplexHeap.size) {
           const dt = duplexHeap.time[0]!;
