@@ -213,14 +213,14 @@ class OpList {
 
 /**
  * Per op: time it overlapped pinned copies of the other direction on its
- * device (0 for anything else). Written into `out` where given (any
- * content: each op's entry is cleared when the pass reaches it, before a
- * later op adds to it), so that a caller can lend an array it is done with.
- * `clamp` false: an op's sum of overlaps is left as it is, possibly above
- * its duration, saving a pass over the ops, where the caller only hands it
- * to duplexFactors and uncontendedDurations (both read it as clamped).
+ * device (0 for anything else), summed over those copies: above its
+ * duration where they overlapped each other (duplexFactors and
+ * uncontendedDurations read it as its whole duration). Written into `out`
+ * where given (any content: each op's entry is cleared when the pass
+ * reaches it, before a later op adds to it), so that a caller can lend an
+ * array it is done with.
  */
-export function oppositeOverlap(trace: Trace, out: Float64Array = new Float64Array(trace.ops.length), clamp = true): Float64Array {
+export function oppositeOverlap(trace: Trace, out: Float64Array = new Float64Array(trace.ops.length)): Float64Array {
   const { kind, category, detail, device, start: opStart, end: opEnd, length: n } = trace.ops;
   // One pass in start order (ops are sorted by start). Per device and
   // direction (slot * 2 + direction), the copies still running: one engine
@@ -260,7 +260,6 @@ export function oppositeOverlap(trace: Trace, out: Float64Array = new Float64Arr
       mine.count = w;
     }
   }
-  if (clamp) for (let i = 0; i < n; i++) if (out[i]! > 0) out[i] = Math.min(out[i]!, opEnd[i]! - opStart[i]!);
   return out;
 }
 
@@ -269,7 +268,7 @@ export function oppositeOverlap(trace: Trace, out: Float64Array = new Float64Arr
  * copies that overlapped the other direction (> 95% of their time) over
  * the median of those that ran alone (< 5%), where the recording has at
  * least MIN_SAMPLES of each; else DEFAULT_DUPLEX. An overlap above the
- * op's duration (unclamped) counts as its whole duration. (One or two samples gave
+ * op's duration counts as its whole duration. (One or two samples gave
  * 0.92 for DtoH in transpose-default-stream against 0.88 in the
  * concurrent run, and the prediction for the fix came out 2% short.)
  */
@@ -291,7 +290,7 @@ export function duplexFactors(trace: Trace, overlap = oppositeOverlap(trace)): M
     const key = slots.slot(device[i]!) * 2 + dir;
     while (samples.length <= key) samples.push({ alone: [], over: [] });
     const s = samples[key]!;
-    const share = overlap[i]! / d; // above 1 where unclamped: "over" as 1 is
+    const share = overlap[i]! / d; // above 1: "over", as 1 is
     if (share < 0.05) {
       if (s.alone.length < SAMPLES) s.alone.push(bytes[i]! / d);
     } else if (share > 0.95 && s.over.length < SAMPLES) s.over.push(bytes[i]! / d);
@@ -321,7 +320,7 @@ export function duplexFactors(trace: Trace, overlap = oppositeOverlap(trace)): M
  * other direction for `a` ns of its recorded duration D did D − a(1 − f)
  * ns of uncontended work. Other ops: their recorded duration. `out` may be
  * `overlap` itself (each op's duration is written after its overlap is read).
- * The overlaps may be unclamped (oppositeOverlap): each is clamped here.
+ * An overlap above the op's duration (oppositeOverlap) is clamped here.
  */
 export function uncontendedDurations(
   trace: Trace,

@@ -505,7 +505,7 @@ function buildHostModel(trace: Trace, host: Host): HostModel {
   // dependency ends, and the durations alone over the overlaps, each
   // needed no longer (160 MB less per 10 M ops, and their page faults).
   const latency = measureLatencies(trace, host, devIndex, devOf, waitsOwn, depEnd);
-  const overlap = oppositeOverlap(trace, depEnd, false);
+  const overlap = oppositeOverlap(trace, depEnd);
   const factors = duplexFactors(trace, overlap);
   const work = uncontendedDurations(trace, factors, overlap, overlap);
   const duplex = new Float64Array(devIndex.size * 2).fill(1);
