@@ -189,7 +189,6 @@ function buildHostModel(trace: Trace, host: Host): HostModel {
     ctxOfStreamList.push(-1);
   }
   const streamOfOp = new Int32Array(n);
-  const streamHasOps: number[] = [];
   const ctxIndex = new Map<number, number>();
   const ctxPid: number[] = [];
   const ctxOfOp = new Int32Array(n);
@@ -216,7 +215,6 @@ function buildHostModel(trace: Trace, host: Host): HostModel {
       ctxOfStreamList.push(-1);
     }
     streamOfOp[i] = st;
-    streamHasOps[st] = 1;
     let c = ctxOfStreamList[st]!;
     if (c < 0) {
       // Unknown stream: one context per process and device.
@@ -363,8 +361,6 @@ function buildHostModel(trace: Trace, host: Host): HostModel {
   streamIds.forEach((id, x) => {
     flagsOf[x] = streamRow.get(id)?.flags ?? 0;
   });
-  let legacyOps = false;
-  for (let x = 0; x < flagsOf.length; x++) if (streamHasOps[x] && flagsOf[x]! & LEGACY_STREAM) legacyOps = true;
   const waitEnd = new Float64Array(streamIds.length).fill(-Infinity);
   const blockingMaxEnd = new Float64Array(contexts).fill(-Infinity);
   const legacyEnd = new Float64Array(contexts).fill(-Infinity);
@@ -500,6 +496,10 @@ function buildHostModel(trace: Trace, host: Host): HostModel {
     cost[k] = kind === WaitKind.None ? e - s : Math.max(MIN_CALL_COST_NS, e - Math.min(e, Math.max(s, waitedUntil)));
   }
   emitLooseBefore(Infinity);
+  // Does any op run on a legacy default stream? The walk emitted every op:
+  // the streams with ops are those it left a last op.
+  let legacyOps = false;
+  for (let x = 0; x < flagsOf.length; x++) if (lastOfStream[x]! >= 0 && flagsOf[x]! & LEGACY_STREAM) legacyOps = true;
 
   // The latencies first: the overlaps are then written over the ops'
   // dependency ends, and the durations alone over the overlaps, each
