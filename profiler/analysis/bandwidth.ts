@@ -130,7 +130,8 @@ export function referenceFrom(trace: Trace, from: string): BandwidthReference {
 /** Median uncontended rate of the large pinned copies, per `${deviceId}:${direction}`. */
 function measuredRates(trace: Trace): Map<string, { rate: number; copies: number }> {
   const { ops } = trace;
-  const work = uncontendedDurations(trace, duplexFactors(trace));
+  const overlap = oppositeOverlap(trace);
+  const work = uncontendedDurations(trace, duplexFactors(trace, overlap), overlap, overlap);
   const rates = new Map<string, number[]>();
   for (let i = 0; i < ops.length; i++) {
     if (ops.kind[i] !== MEMCPY) continue;
