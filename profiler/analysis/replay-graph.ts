@@ -322,9 +322,8 @@ export function buildGraph(trace: Trace, host: Host, model: HostModel, index: Is
     // Its stream's previous op and its call (the walk meets each op once:
     // set, not added to, so the scratch array needs no clearing).
     pending[i] = (prev >= 0 ? 1 : 0) + (opCall[i]! >= 0 ? 1 : 0);
-    if (!streamWaits) {
-      // No event records or waits, no fix's waits: no wait edges to look for.
-    } else {
+    // Its wait edges (none to look for without event records or waits, or a fix's waits).
+    if (streamWaits) {
       const w = waitsOfStream[s]!;
       const instead = waitFor?.get(i);
       if (instead)
