@@ -104,8 +104,6 @@ export class Simulation {
   private readonly resources: Resources;
 
   // --- Time.
-  /** The time of the event being processed (-Infinity before the first). */
-  private now = -Infinity;
   private readonly heap = new EventHeap();
   /**
    * The duplex copies' completions (replay-resources.ts: their ends move
@@ -115,8 +113,12 @@ export class Simulation {
    * less. The two are popped as one: the smaller (time, code) first.
    */
   private readonly duplexHeap = new EventHeap(16);
-  /** [0]: `now`, for the resources (replay-resources.ts: Resources.clock). */
-  private readonly clock = new Float64Array(2);
+  /**
+   * [0]: now, the time of the event being processed (-Infinity before the
+   * first), read by the resources too; [1]: theirs (replay-resources.ts:
+   * Resources.clock).
+   */
+  private readonly clock = Float64Array.of(-Infinity, 0);
   /**
    * Beside the main heap, the events that come in order: READY events (a
    * thread issues its ops in time order) and completions of ops that run
@@ -273,7 +275,6 @@ export class Simulation {
           }
         }
         if (from < 0) break;
-        this.now = t;
         this.clock[0] = t;
         if (from === 2) {
           const completed = this.done[code];
@@ -377,7 +378,7 @@ export class Simulation {
       return;
     }
     const r = Math.max(t, this.readyMin[i]!);
-    if (r > this.now) {
+    if (r > this.clock[0]!) {
       if (!this.readyRun.append(r, i | READY)) this.heap.push(r, i | READY);
     } else this.acquire(i, r);
   }
@@ -405,14 +406,14 @@ export class Simulation {
   }
 
   /**
-   * Op i's completion event, at `now`: its end, and not yet done (run()
+   * Op i's completion event, at now (clock[0]): its end, and not yet done (run()
    * drops or re-times a duplex copy's completion that its end moved away
-   * from). (The time is read from the field, not passed: the call is not
+   * from). (The time is read from the clock, not passed: the call is not
    * inlined, and a time passed to a call that is not is boxed, a heap
    * number per event for the garbage collector.)
    */
   private complete(i: number): void {
-    const t = this.now;
+    const t = this.clock[0]!;
     const { done, resources } = this;
     done[i] = 1;
     const d = this.devOf[i]!;
