@@ -58,13 +58,19 @@
 //            frame-trace check's figures, how quickly launches and record jobs
 //            fail without Electron or a GPU, the replay of 10 M operations
 //            (bench/responsiveness.ts), --responsiveness-rounds each.
+//  corpus    the diagnosis on the bug/fix corpus (test/fixtures/corpus: real
+//            programs recorded on an H200, each a mistake and its fix): per
+//            pair the top finding of the mistake, its what-if's predicted GPU
+//            span, the fix's measured span, the error. Targets (issue 25):
+//            the top finding names the fix in every pair; |error| median
+//            ≤ 10%, worst ≤ 25% (test/analysis/corpus.test.ts checks the same).
 //  whatif    the what-if replay of 10 M operations, host model + replay,
 //            beside one plain pass over the ops' columns (bench/whatif.ts),
 //            --whatif-rounds rounds, alternated with an older checkout's
 //            code with --whatif-against DIR. Target (issue 16): ≤ 4 s on the
 //            2-core development machine.
 //
-// Options: --only ingest|analysis|import|renderer|selection|merge|overhead|record-wall|live|serve-load|responsiveness|whatif, --responsiveness-rounds N, --whatif-rounds N, --whatif-against DIR, --wall-rounds N, --serve-ops N, --serve-clients N, --serve-seconds N, --live-launches N, --live-speed X, --renderer-ops N, --selection-ops N, --analysis-launches N, --import-mb N, --import-rounds N, --launches N (overhead loop), --pairs N,
+// Options: --only ingest|analysis|import|renderer|selection|merge|overhead|record-wall|live|serve-load|responsiveness|whatif|corpus, --responsiveness-rounds N, --whatif-rounds N, --whatif-against DIR, --wall-rounds N, --serve-ops N, --serve-clients N, --serve-seconds N, --live-launches N, --live-speed X, --renderer-ops N, --selection-ops N, --analysis-launches N, --import-mb N, --import-rounds N, --launches N (overhead loop), --pairs N,
 // --ingest-launches N, --ingest-runs N (ingest and ceiling pairs), --merge-ranks N, --merge-ops N (per rank), --merge-rounds N, --merge-sample N (ranks analysed as a sample),
 // --merge-analysis sample|whole|none (whole: also the whole job's analysis, minutes and ~12 GB), --json FILE (write the results).
 // --job FILE, --job-rounds N (the job's analysis rank by rank).
@@ -1265,6 +1271,28 @@ if (values.only === undefined || values.only === 'whatif') {
   const r = benchWhatif(Number(values['whatif-rounds']), values['whatif-against']);
   results.whatif = r.result;
   lines.push(...r.lines);
+}
+if (values.only === undefined || values.only === 'corpus') {
+  const { corpusPairs, corpusTable, evaluatePair } = await import('../test/helpers/corpus.ts');
+  const t = performance.now();
+  const rows = corpusPairs().map(evaluatePair);
+  results.corpus = {
+    pairs: rows.map((r) => ({
+      pair: r.pair,
+      expectedFix: r.expectedFix,
+      top: r.top ? { kind: r.top.kind, fixId: r.top.fixId ?? null, costNs: r.top.costNs } : null,
+      predictedNs: r.predictedNs,
+      bugSpanNs: r.bugSpanNs,
+      fixSpanNs: r.fixSpanNs,
+      error: r.error,
+      bugWallNs: r.bugWallNs,
+      fixWallNs: r.fixWallNs,
+    })),
+  };
+  lines.push(
+    `corpus  the diagnosis of each pair's mistake against its fix, both recorded on an H200 (test/fixtures/corpus; analysed here in ${((performance.now() - t) / 1000).toFixed(1)} s)`,
+  );
+  lines.push(...corpusTable(rows).map((l) => `        ${l}`));
 }
 if (values.only === undefined || values.only === 'overhead') {
   const inv = devices();

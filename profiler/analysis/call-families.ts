@@ -97,6 +97,17 @@ export function profilerControl(name: string): 'start' | 'stop' | null {
   return null;
 }
 
+/**
+ * cudaGraphLaunch / cuGraphLaunch: one call that runs every node of an
+ * instantiated CUDA graph, each kernel, copy and memset an operation of its
+ * own with the call's correlation id (analysis/graphs.ts). Not a family:
+ * the host pays for it as for any launch.
+ */
+export function isGraphLaunch(name: string): boolean {
+  const base = baseCallName(name);
+  return base === 'cudaGraphLaunch' || base === 'cuGraphLaunch';
+}
+
 /** The families whose calls block the host until the device has finished its work. */
 export type BlockingFamily = 'sync' | 'alloc' | 'pinned-alloc' | 'register';
 

@@ -25,7 +25,12 @@
 // communication waited for is communication's, and what it waited for
 // counts. The gate is the latest-issued operation so reached.
 // A collective that reaches none belongs to the group of the collective
-// before it on its stream.
+// before it on its stream. So does one separated from that collective only
+// by a few short kernels on their stream (TAIL_KERNELS, each at most
+// TAIL_NS): the previous collective's own post-processing, as a
+// hand-written loop does it (`for p in params: dist.all_reduce(p.grad);
+// p.grad /= world`: an all-reduce, a division of what it reduced, the next
+// all-reduce), not computation the next one waited for.
 //
 // The segment of a group: the operations of the gate's stream before the
 // gate, back to (not including) a communication operation or the gate of an
@@ -59,6 +64,8 @@ export interface CollectiveGroup {
   sameStream: boolean;
   /** The operation after the group's last collective on its stream; -1 for none. */
   next: number;
+  /** Per collective, the operation right after it on its stream where that is not a collective (its post-processing, or what follows the group); -1 for none. */
+  followers: number[];
 }
 
 export interface CollectiveDependencies {
@@ -76,6 +83,9 @@ export function canOverlap(g: CollectiveGroup): boolean {
 
 /** A segment longer than this is cut: enough for any step, bounded for a loop with no collectives in between. */
 const SEGMENT_CAP = 100_000;
+/** Kernels between two collectives of one stream that are the first one's post-processing (above): at most this many, each at most TAIL_NS long. */
+const TAIL_KERNELS = 4;
+const TAIL_NS = 100_000;
 
 const cache = new WeakMap<Trace, CollectiveDependencies>();
 
@@ -172,8 +182,14 @@ function findGroups(trace: Trace, host: Host): CollectiveDependencies {
     const k = model.order[p]!;
     if (!isComm[k]) continue;
     let gate = gateOf(k);
-    const before = prev[k]!;
+    // The collective before it on its stream, through the post-processing of that one.
+    let before = prev[k]!;
+    for (let t = 0; t < TAIL_KERNELS && before >= 0 && !isComm[before]; t++) {
+      if (ops.kind[before] !== OpKind.Kernel || ops.end[before]! - ops.start[before]! > TAIL_NS || waitedForComm(before)) break;
+      before = prev[before]!;
+    }
     const previousGroup = before >= 0 && isComm[before] ? groupOf.get(before) : undefined;
+    if (previousGroup && before !== prev[k]) gate = previousGroup.gate;
     if (gate < 0 && previousGroup) gate = previousGroup.gate;
     if (gate < 0) continue;
     if (previousGroup && previousGroup.gate === gate) {
@@ -198,11 +214,15 @@ function findGroups(trace: Trace, host: Host): CollectiveDependencies {
       segmentKernels: segment.filter((i) => ops.kind[i] === OpKind.Kernel),
       sameStream: ops.stream[k] === ops.stream[gate],
       next: -1,
+      followers: [],
     };
     isGate[gate] = 1;
     groups.push(group);
     groupOf.set(k, group);
   }
-  for (const g of groups) g.next = nextInStream[g.collectives.at(-1)!]!;
+  for (const g of groups) {
+    g.next = nextInStream[g.collectives.at(-1)!]!;
+    g.followers = g.collectives.map((c) => (nextInStream[c]! >= 0 && !isComm[nextInStream[c]!] ? nextInStream[c]! : -1));
+  }
   return { groups, isComm, waitsOf };
 }

@@ -2,8 +2,9 @@
 // what they cost. Pure: a Trace and its Host in, findings out (the CLI, the
 // report and the app's findings panel all call this).
 import { buildContext, severityByCost, type Context } from './findings/context.ts';
-import { estimate, fixLabel, type Estimate } from './whatif.ts';
+import { fixLabel, tryEstimate, type Estimate } from './whatif.ts';
 import { blockingCopies } from './findings/blocking-copies.ts';
+import { blockingReadbacks } from './findings/readback.ts';
 import { copyEngineQueue } from './findings/copy-engine.ts';
 import { legacyDefaultStream } from './findings/default-stream.ts';
 import { deviceFull } from './findings/device-full.ts';
@@ -25,6 +26,7 @@ export type Rule = (ctx: Context) => Finding[];
 export const RULES: readonly Rule[] = [
   legacyDefaultStream,
   blockingCopies,
+  blockingReadbacks,
   hostBlocking,
   singleStream,
   serializedCollectives,
@@ -50,13 +52,18 @@ export function diagnose(trace: Trace, host: Host, processes?: Map<number, Proce
   // the rule); where there is one, it is the finding's cost (the time the
   // run would save), since it counts what the rule's own measure cannot:
   // the overlap the cause prevented.
-  const estimates = new Map<FixId, Estimate | null>();
+  const estimates = new Map<FixId, { estimate: Estimate } | { unavailable: string }>();
   for (const f of findings) {
     const fix = f.fixId;
     if (!fix) continue;
-    if (!estimates.has(fix)) estimates.set(fix, estimate(context, fix));
-    const e = estimates.get(fix);
-    if (!e) continue;
+    if (!estimates.has(fix)) estimates.set(fix, tryEstimate(trace, host, fix));
+    const r = estimates.get(fix)!;
+    if ('unavailable' in r) {
+      // Said, not shown as a saving of 0: the finding keeps its own measure of the cost.
+      f.whatIfUnavailable = r.unavailable;
+      continue;
+    }
+    const e = r.estimate;
     f.whatIf = { fix: fixLabel(fix), measuredNs: e.measuredNs, predictedNs: e.predictedNs, savedNs: e.savedNs };
     f.costNs = e.savedNs;
     f.severity = severityByCost(context, f.costNs);

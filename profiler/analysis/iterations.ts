@@ -4,23 +4,23 @@
 // stand out flagged: warm-up (the first instances, slower than the rest:
 // JIT, cuBLAS/cuDNN initialisation, allocator growth) and outliers.
 //
-// Each instance is analysed as its own range scope (scope.ts: the operations
-// launched inside it on its thread), so a row says what `report --range
-// NAME#k` would say.
+// Each instance is its own range scope (scope.ts: the calls and operations
+// it owns, among all the range's instances), and its findings are its share
+// of the whole range's (attribution.ts), so a row says what `report --range
+// NAME#k` would say, and the rows share out `--range NAME`'s work and
+// findings: nothing is in two rows, and the rows add up to the range.
 import type { Db } from '../store/database.ts';
 import { readProcessFacts, type ProcessFacts } from './communication.ts';
-import { diagnose } from './diagnose.ts';
-import { callNames, loadHost, readHostTables, type HostTables } from './host.ts';
+import { callNames, readHostTables, type HostTables } from './host.ts';
+import { instanceFindings } from './load.ts';
+import type { Finding } from '../contract/findings.ts';
 import { overlapByDevice } from './overlap.ts';
-import { rangeInstances, selectRange, type RangeInstance, type TimelineColumns } from './scope.ts';
+import { median, rangeInstances, selectEachInstance, warmUpCount, type RangeInstance, type TimelineColumns } from './scope.ts';
 import type { IterationRow, Iterations, RangeName } from '../contract/iterations.ts';
-import { kthSmallest } from './select.ts';
 import { gpuOrdinals, loadTrace, readTraceTables } from './trace.ts';
 
 /** A range repeats when it has at least this many instances. */
 export const MIN_ITERATIONS = 3;
-/** Leading instances this much slower than the median are warm-up. */
-const WARM_UP_FACTOR = 1.5;
 /** An instance further than this from the median (relative), and beyond 3 MADs, is an outlier. */
 const OUTLIER_SHARE = 0.2;
 
@@ -53,7 +53,9 @@ export function iterationsOf(db: Db, columns: TimelineColumns, name: string, cho
   const tables = readTraceTables(db);
   const shared = { tables: readHostTables(db), names: callNames(db, columns.calls), processes: readProcessFacts(db) };
   const gpu = gpuOrdinals(tables.devices);
-  const rows = instances.map((inst, x) => analyseInstance(db, columns, tables, shared, gpu, inst, x + 1));
+  const selections = selectEachInstance(columns, instances);
+  const findings = instances.length ? instanceFindings(db, {}, columns, name) : [];
+  const rows = instances.map((inst, x) => analyseInstance(db, selections[x]!, tables, shared, gpu, inst, x + 1, findings[x]![0]));
   flag(rows);
   const steady = rows.filter((r) => !r.warmUp).map((r) => r.lengthNs);
   return { name, rows, medianNs: steady.length ? median(steady) : 0, chosen };
@@ -61,14 +63,14 @@ export function iterationsOf(db: Db, columns: TimelineColumns, name: string, cho
 
 function analyseInstance(
   db: Db,
-  columns: TimelineColumns,
+  sel: TimelineColumns,
   tables: ReturnType<typeof readTraceTables>,
   shared: { tables: HostTables; names: Map<number, string>; processes: Map<number, ProcessFacts> },
   gpu: (deviceId: number) => number,
   inst: RangeInstance,
   instance: number,
+  top: Finding | undefined,
 ): IterationRow {
-  const sel = selectRange(columns, [inst]);
   const trace = loadTrace(db, sel.ops, sel.calls, tables);
   const { ops } = trace;
   let gpuStart = Infinity;
@@ -77,8 +79,6 @@ function analyseInstance(
     if (ops.start[i]! < gpuStart) gpuStart = ops.start[i]!;
     if (ops.end[i]! > gpuEnd) gpuEnd = ops.end[i]!;
   }
-  const host = loadHost(db, ops, sel.calls, { scoped: true, tables: shared.tables, names: shared.names });
-  const top = ops.length ? diagnose(trace, host, shared.processes).findings[0] : undefined;
   const hasGpu = Number.isFinite(gpuStart);
   return {
     instance,
@@ -106,19 +106,15 @@ function analyseInstance(
 
 /**
  * Warm-up: the leading instances (from the first, without a gap) longer
- * than WARM_UP_FACTOR × the median of the others. Outliers: the others
- * whose length is further from that median than both OUTLIER_SHARE of it
- * and three median absolute deviations.
+ * than WARM_UP_FACTOR × the median of the others (scope.ts warmUpCount,
+ * which `--range NAME#k`'s notes use too). Outliers: the others whose
+ * length is further from that median than both OUTLIER_SHARE of it and
+ * three median absolute deviations.
  */
 function flag(rows: IterationRow[]): void {
   if (rows.length < 2) return;
   const lengths = rows.map((r) => r.lengthNs);
-  let warm = 0;
-  while (warm < rows.length - 1) {
-    const rest = median(lengths.slice(warm + 1));
-    if (lengths[warm]! > WARM_UP_FACTOR * rest) warm++;
-    else break;
-  }
+  const warm = warmUpCount(lengths);
   for (let x = 0; x < warm; x++) rows[x]!.warmUp = true;
   const steady = lengths.slice(warm);
   const mid = median(steady);
@@ -127,12 +123,4 @@ function flag(rows: IterationRow[]): void {
     const off = Math.abs(lengths[x]! - mid);
     rows[x]!.outlier = off > OUTLIER_SHARE * mid && off > 3 * mad;
   }
-}
-
-function median(values: number[]): number {
-  if (values.length === 0) return 0;
-  const v = Float64Array.from(values);
-  const k = (v.length - 1) >> 1;
-  const lo = kthSmallest(v, k);
-  return v.length % 2 ? lo : (lo + kthSmallest(v, k + 1)) / 2;
 }

@@ -81,7 +81,7 @@ import { callNames, loadHost, readHostTables } from './host.ts';
 import { extentOf } from './intervals.ts';
 import { callsSpan, jobStartup, type ZoneWork } from './job-scope.ts';
 import type { RowSubset } from './rows.ts';
-import { closeWindows, lowerBound, selectScope, type TimelineColumns } from './scope.ts';
+import { closeWindows, lowerBound, mergeRangeFacts, rangeInstances, rangeNotes, selectScope, type RangeFacts, type TimelineColumns } from './scope.ts';
 import { stragglersOf } from './stragglers.ts';
 import { allocateOps, loadTrace, OpKind, readTraceTables, type Trace, type TraceTables } from './trace.ts';
 
@@ -251,6 +251,8 @@ export interface PartResult {
   serialized: SerializedCollectiveCandidate[];
   /** Whether its calls were read (and a host model built). */
   withCalls: boolean;
+  /** For a range scope: what its notes are made of, on this part's rows (scope.ts RangeFacts). */
+  rangeFacts: RangeFacts | null;
   ms: { load: number; analyse: number };
 }
 
@@ -383,6 +385,7 @@ export class PartReader {
       nccl,
       serialized,
       withCalls,
+      rangeFacts: selection.facts ?? null,
       ms: { load, analyse: performance.now() - t1 },
     };
   }
@@ -657,6 +660,12 @@ function combine(
   }
   const gpuSpan = Number.isFinite(gs) ? { start: gs, end: ge } : { start: 0, end: 0 };
   if (startup) startup.ops = results.reduce((s, r) => s + r.opsBeforeCut, 0);
+  // A range scope's notes, from every part's facts: what analyze() says on all the rows at once.
+  if (scope.kind === 'range') {
+    const facts = mergeRangeFacts(results.flatMap((r) => (r.rangeFacts ? [r.rangeFacts] : [])));
+    const notes = facts ? rangeNotes(facts, scope.instance !== undefined ? scope.instance - 1 : -1, rangeInstances(db, scope.name)) : [];
+    if (notes.length && results.some((r) => r.rows.ops > 0)) info.notes = notes;
+  }
   // The windows of a whole or steady-state scope close on the span of the scope's operations and calls (loadTrace's).
   if (scope.kind === 'whole' || scope.kind === 'steady-state') {
     const calls = callsSpan(db, scope.kind === 'steady-state' && startup ? startup.endNs : null);

@@ -7,8 +7,13 @@ import { communicationOf, readCommunicationInputs } from './communication.ts';
 import type { Communication } from '../contract/communication.ts';
 import type { Stragglers } from '../contract/stragglers.ts';
 import { diagnose, type Diagnosis } from './diagnose.ts';
+import type { GraphLaunches } from '../contract/graphs.ts';
+import { graphLaunchesOf } from './graphs.ts';
 import { callNames, loadHost, readHostTables, type Host } from './host.ts';
-import { closeWindows, selectScope, type TimelineColumns } from './scope.ts';
+import { closeWindows, rangeInstances, selectScope, type TimelineColumns } from './scope.ts';
+import { instanceParts, shareFindings } from './attribution.ts';
+import { buildContext } from './findings/context.ts';
+import type { Finding } from '../contract/findings.ts';
 import { STEADY_STATE, type Scope, type ScopeInfo } from '../contract/scope.ts';
 import { detectStartup } from './startup.ts';
 import { stragglersOfContext } from './stragglers.ts';
@@ -35,6 +40,8 @@ export interface Analysis {
    * straggler rule or on first use.
    */
   readonly stragglers: Stragglers;
+  /** The scope's CUDA graph launches: calls, the operations they ran, their graphs' ids and nodes (graphs.ts). */
+  graphs: GraphLaunches;
 }
 
 /** Milliseconds per phase of one analyze() call (the benchmark prints them). */
@@ -45,7 +52,7 @@ export interface AnalysisTimings {
   scope: number;
   /** Devices, streams, strings and derived op columns. */
   trace: number;
-  /** Calls per thread, call of each op, events and waits. */
+  /** Calls per thread, call of each op, events and waits, graph launches. */
   host: number;
   /** Every rule, and the what-if replay of the findings it can fix. */
   diagnose: number;
@@ -66,6 +73,26 @@ export interface AnalyzeOptions {
    */
   pids?: number[];
 }
+
+/**
+ * Each instance's findings of the NVTX range `name`: the diagnosis of all
+ * of them, shared out (attribution.ts), so that an instance (`--range
+ * NAME#k`, an iterations row) and the whole range give one answer.
+ */
+export function instanceFindings(db: Db, options: AnalyzeOptions, columns: TimelineColumns, name: string): Finding[][] {
+  // Once per recording's columns and range: the iterations and each `--range NAME#k` asked in turn share it.
+  let byName = shared.get(columns);
+  if (!byName) shared.set(columns, (byName = new Map()));
+  let found = byName.get(name);
+  if (!found) {
+    const whole = analyze(db, { ...options, columns, scope: { kind: 'range', name }, timings: undefined });
+    const instances = rangeInstances(db, name);
+    found = shareFindings(whole.trace, whole.host, whole.diagnosis.findings, instanceParts(columns, instances, whole.trace, whole.host, name));
+    byName.set(name, found);
+  }
+  return found;
+}
+const shared = new WeakMap<TimelineColumns, Map<string, Finding[][]>>();
 
 /** Throws ScopeError when the scope does not exist in this recording. */
 export function analyze(db: Db, options: AnalyzeOptions = {}): Analysis {
@@ -94,10 +121,16 @@ export function analyze(db: Db, options: AnalyzeOptions = {}): Analysis {
     scoped: selection.columns !== columns,
     ...(subset ? { tables: readHostTables(db, subset) } : {}),
   });
+  // Read now, like the inputs below: the file may be closed by the time a report asks.
+  const graphs = graphLaunchesOf(db, trace, host);
   lap('host');
   // Read now (the file may be closed by the time it is used): the diagnosis's rules across ranks name processes by them.
   const inputs = readCommunicationInputs(db, subset);
-  const diagnosis = diagnose(trace, host, inputs.processes);
+  const scope = options.scope ?? STEADY_STATE;
+  const diagnosis =
+    scope.kind === 'range' && scope.instance !== undefined && trace.ops.length > 0
+      ? { findings: instanceFindings(db, options, columns, scope.name)[scope.instance - 1]!, context: buildContext(trace, host, inputs.processes) }
+      : diagnose(trace, host, inputs.processes);
   lap('diagnose');
   let communication: Communication | null = null;
   return {
@@ -106,6 +139,7 @@ export function analyze(db: Db, options: AnalyzeOptions = {}): Analysis {
     diagnosis,
     scope: selection.info,
     columns,
+    graphs,
     get communication() {
       return (communication ??= communicationOf(trace, inputs, diagnosis.context.gpuSpan, host));
     },

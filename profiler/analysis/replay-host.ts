@@ -92,6 +92,13 @@ export interface HostModel {
   eventOps: { pos: number; wait: boolean; stream: number; key: string; call: number }[];
   /** The calls of each thread, in start order (host.threads' values): a thread's index is its position here. */
   threadCalls: Int32Array[];
+  /**
+   * Per outer call: the call of another thread of its process whose end
+   * let it start (a handoff, inferHandoffs), or -1; read only where
+   * `handoffs` is true (a recording of one thread per process has none).
+   */
+  handoff: Int32Array;
+  handoffs: boolean;
 }
 
 /** A blocked call's tail (wake-up and return) is never modelled as shorter than this. */
@@ -514,7 +521,10 @@ function buildHostModel(trace: Trace, host: Host): HostModel {
     duplex[d * 2] = f.HtoD;
     duplex[d * 2 + 1] = f.DtoH;
   }
+  const handoff = inferHandoffs(calls, threadCalls, outer);
   return {
+    handoff: handoff ?? new Int32Array(0),
+    handoffs: handoff !== null,
     work,
     duplex,
     order,
@@ -538,6 +548,83 @@ function buildHostModel(trace: Trace, host: Host): HostModel {
     eventOps,
     threadCalls,
   };
+}
+
+/** A thread idle this long between two calls may have been waiting for another thread. */
+const HANDOFF_MIN_GAP_NS = 100_000;
+/** The most a thread takes to start after the thread it waited for handed over: a wake-up and the interpreter's lock. */
+const HANDOFF_MAX_LAG_NS = 300_000;
+
+/**
+ * Calls that started because another thread of their process handed over
+ * to them, the cross-thread order the program enforces itself (replay.ts:
+ * the host model keeps each thread's own time between calls, which for a
+ * thread that was waiting is the other thread's time). PyTorch's training
+ * step is the common case: the main thread launches the forward pass and
+ * waits inside `loss.backward()` while the autograd engine's thread
+ * launches the backward pass, then goes on with the optimizer step once
+ * that thread is done. A call k of thread T after an idle gap of at least
+ * HANDOFF_MIN_GAP_NS is a handoff from call j of thread U (same process)
+ * when j is U's last call before k, ended at most `lag` before k began,
+ * and U then stayed idle at least HANDOFF_MIN_GAP_NS itself: U stopped, T
+ * started (lag = min(HANDOFF_MAX_LAG_NS, a quarter of T's gap)); of several
+ * such threads, the one that ended last. How soon U took over after T went
+ * idle does not count: the other side of a handoff often runs host code
+ * first (the optimizer's Python before its first launch). Two threads
+ * working side by side (a data loader's and a training loop's) rarely stop
+ * and start in turn like that. Null where no process has two threads
+ * making calls.
+ */
+export function inferHandoffs(calls: Host['calls'], threadCalls: Int32Array[], outer: Int32Array): Int32Array | null {
+  const byPid = new Map<number, Int32Array[]>();
+  for (const list of threadCalls) {
+    if (list.length === 0) continue;
+    let n = 0;
+    for (let j = 0; j < list.length; j++) if (outer[list[j]!] === list[j]) n++;
+    const own = new Int32Array(n);
+    n = 0;
+    for (let j = 0; j < list.length; j++) if (outer[list[j]!] === list[j]) own[n++] = list[j]!;
+    const pid = calls.pid[list[0]!]!;
+    (byPid.get(pid) ?? byPid.set(pid, []).get(pid)!).push(own);
+  }
+  let handoff: Int32Array | null = null;
+  const { start, end } = calls;
+  // First index of `list` whose call starts at or after t (outer calls of one thread follow each other).
+  const firstFrom = (list: Int32Array, t: number) => {
+    let lo = 0;
+    let hi = list.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (start[list[mid]!]! < t) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  };
+  for (const threads of byPid.values()) {
+    if (threads.length < 2) continue;
+    for (const mine of threads) {
+      for (let x = 1; x < mine.length; x++) {
+        const p = mine[x - 1]!;
+        const k = mine[x]!;
+        const gap = start[k]! - end[p]!;
+        if (gap < HANDOFF_MIN_GAP_NS) continue;
+        const lag = Math.min(HANDOFF_MAX_LAG_NS, gap / 4);
+        let best = -1;
+        for (const other of threads) {
+          if (other === mine) continue;
+          // Its last call that started before k: it must have ended before k, within lag, and the thread then idled.
+          const l = firstFrom(other, start[k]!) - 1;
+          if (l < 0) continue;
+          const j = other[l]!;
+          if (end[j]! > start[k]! || start[k]! - end[j]! > lag) continue;
+          if (l + 1 < other.length && start[other[l + 1]!]! - end[j]! < HANDOFF_MIN_GAP_NS) continue;
+          if (best < 0 || end[j]! > end[best]!) best = j;
+        }
+        if (best >= 0) (handoff ??= new Int32Array(calls.length).fill(-1))[k] = best;
+      }
+    }
+  }
+  return handoff;
 }
 
 /** Latencies the GPU adds, measured from the recording (ns), per dense device. */

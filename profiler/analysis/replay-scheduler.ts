@@ -39,6 +39,10 @@ export interface ReplayOptions {
   callDuration?: Float64Array;
   /** Per op: the ops it waits for instead of its recorded event waits (replay-graph.ts: StreamChanges). */
   waitFor?: ReadonlyMap<number, readonly number[]>;
+  /** Per call: the host time before it (after its thread's previous call) instead of the recorded one; NaN = unchanged. */
+  callGap?: Float64Array;
+  /** Per op: the GPU's latency after what it depended on (its stream's previous op) instead of the measured one; NaN = unchanged. */
+  afterLatency?: Float64Array;
 }
 
 export interface ReplayResult {
@@ -92,6 +96,8 @@ export class Simulation {
   private readonly freed: Uint8Array | null;
   private readonly callDuration: Float64Array | null;
   private readonly lagUnknown: Uint8Array | null;
+  private readonly callGap: Float64Array | null;
+  private readonly afterLatency: Float64Array | null;
 
   // --- The dependency graph and the resources.
   private readonly graph: DependencyGraph;
@@ -169,6 +175,20 @@ export class Simulation {
   private waitingOnOps = 0;
   /** Threads blocked on a prefix of a context's work (device sync), by context. */
   private readonly contextWaiters: number[][];
+  /**
+   * Handoffs between threads (replay-host.ts: inferHandoffs), where the
+   * recording has any: each outer call's replayed end (NaN until then);
+   * per thread the call of another thread it waits to end (-1: none), and
+   * a call whose handoff it goes past without waiting (the deadlock
+   * fallback in run()); threads waiting, by the call they wait for; threads
+   * to run again once the thread running now has stopped.
+   */
+  private readonly callEnd: Float64Array | null;
+  private readonly handoffWait: Int32Array;
+  private readonly handoffSkip: Int32Array;
+  private readonly callWaiters = new Map<number, number[]>();
+  private readonly wake: number[] = [];
+  private running_ = false;
   /** The earliest op issue. */
   private firstIssue = Infinity;
 
@@ -191,6 +211,8 @@ export class Simulation {
     this.freed = options.freed ?? null;
     this.callDuration = options.callDuration ?? null;
     this.lagUnknown = options.lagUnknown ?? null;
+    this.callGap = options.callGap ?? null;
+    this.afterLatency = options.afterLatency ?? null;
 
     this.graph = graph;
     this.pending = graph.pending;
@@ -221,6 +243,9 @@ export class Simulation {
     this.blockedSince = new Float64Array(T);
     this.blockedCall = new Int32Array(T).fill(-1);
     this.contextWaiters = Array.from({ length: C }, () => []);
+    this.callEnd = model.handoffs ? new Float64Array(host.calls.length).fill(NaN) : null;
+    this.handoffWait = new Int32Array(T).fill(-1);
+    this.handoffSkip = new Int32Array(T).fill(-1);
   }
 
   /** Runs the replay to its end: every op's start and end, and the spans. */
@@ -301,7 +326,20 @@ export class Simulation {
       // earliest such thread go on as if its call had not waited.
       let th = -1;
       for (let x = 0; x < T; x++) if (this.blockedCall[x]! >= 0 && (th < 0 || this.blockedSince[x]! < this.blockedSince[th]!)) th = x;
-      if (th < 0) break;
+      if (th < 0) {
+        // Or a thread waits for a handoff from a thread that cannot go on:
+        // it goes on as if it had not waited.
+        for (let x = 0; x < T; x++) if (this.handoffWait[x]! >= 0 && (th < 0 || this.threadClock[x]! < this.threadClock[th]!)) th = x;
+        if (th < 0) break;
+        const j = this.handoffWait[th]!;
+        const list = this.callWaiters.get(j)!;
+        list.splice(list.indexOf(th), 1);
+        if (!list.length) this.callWaiters.delete(j);
+        this.handoffWait[th] = -1;
+        this.handoffSkip[th] = this.model.threadCalls[th]![this.threadPos[th]!]!;
+        this.runThread(th);
+        continue;
+      }
       for (const [op, list] of this.opWaiters) {
         const j = list.indexOf(th);
         if (j >= 0) {
@@ -360,6 +398,8 @@ export class Simulation {
 
   /** When op x may start after what it depended on ended at t (the GPU's dependency latency). */
   private afterDependency(x: number, t: number): number {
+    const o = this.afterLatency !== null ? this.afterLatency[x]! : NaN;
+    if (!Number.isNaN(o)) return t + o;
     return t + this.dependencyLatency[this.devOf[x]! * 4 + this.opKind[x]!]!;
   }
 
@@ -500,7 +540,25 @@ export class Simulation {
    * resumes it) or its calls run out.
    */
   private runThread(th: number): void {
-    const { model, freed, lagUnknown, readyMin, pending } = this;
+    // A thread woken by another's handoff runs once that one has stopped
+    // (its state written back), not inside it.
+    if (this.running_) {
+      this.wake.push(th);
+      return;
+    }
+    this.running_ = true;
+    this.runCalls(th);
+    this.running_ = false;
+    while (this.wake.length) {
+      this.running_ = true;
+      this.runCalls(this.wake.pop()!);
+      this.running_ = false;
+    }
+  }
+
+  private runCalls(th: number): void {
+    const { model, freed, lagUnknown, readyMin, pending, callEnd } = this;
+    const handoff = callEnd !== null ? model.handoff : null;
     const { outer, waitsOwn, waitKind, waitArg, waitCtx, order, callPos } = model;
     const opCall = this.host.opCall;
     const n = order.length;
@@ -520,7 +578,23 @@ export class Simulation {
       } // issued with its outer call below
       // It starts after the host time that preceded it in the recording.
       const recordedStart = callStart[call]!;
-      const startAt = started ? clock + Math.max(0, recordedStart - prevEnd) : recordedStart;
+      const gap = this.callGap !== null && !Number.isNaN(this.callGap[call]!) ? this.callGap[call]! : Math.max(0, recordedStart - prevEnd);
+      let startAt = started ? clock + gap : recordedStart;
+      const from = handoff !== null && this.handoffSkip[th] !== call ? handoff[call]! : -1;
+      if (from >= 0) {
+        // Handed over by another thread: it starts as long after that
+        // thread's call ends as it did in the recording, its own idle time
+        // before it being that wait.
+        const e = callEnd![from]!;
+        if (Number.isNaN(e)) {
+          const list = this.callWaiters.get(from);
+          if (list) list.push(th);
+          else this.callWaiters.set(from, [th]);
+          this.handoffWait[th] = from;
+          break;
+        }
+        startAt = Math.max(started ? clock : -Infinity, e + (recordedStart - recordedEnd[from]!));
+      }
       started = 1;
       prevEnd = recordedEnd[call]!;
       const duration = this.callTime(call);
@@ -554,6 +628,7 @@ export class Simulation {
       const kind = freed && freed[call] ? WAIT_NONE : waitKind[call]!;
       if (kind === WAIT_NONE) {
         clock = startAt + duration;
+        if (callEnd !== null) this.ended(call, clock);
         continue;
       }
       const tail = this.tailTime(call);
@@ -561,6 +636,7 @@ export class Simulation {
         const target = waitArg[call]!;
         if (this.done[target]) {
           clock = Math.max(startAt, this.end[target]!) + tail;
+          if (callEnd !== null) this.ended(call, clock);
           continue;
         }
         const list = this.opWaiters.get(target);
@@ -571,6 +647,7 @@ export class Simulation {
         const c = waitCtx[call]!;
         if (this.contextDone.advance(c, this.done) >= waitArg[call]!) {
           clock = startAt + tail;
+          if (callEnd !== null) this.ended(call, clock);
           continue;
         }
         this.contextWaiters[c]!.push(th);
@@ -590,6 +667,19 @@ export class Simulation {
     const k = this.blockedCall[th]!;
     this.threadClock[th] = Math.max(this.blockedSince[th]!, t) + this.tailTime(k);
     this.blockedCall[th] = -1;
+    if (this.callEnd !== null) this.ended(k, this.threadClock[th]!);
     this.runThread(th);
+  }
+
+  /** Call k's replayed end is t: the threads it hands over to may go on. */
+  private ended(k: number, t: number): void {
+    this.callEnd![k] = t;
+    const waiting = this.callWaiters.get(k);
+    if (!waiting) return;
+    this.callWaiters.delete(k);
+    for (const th of waiting) {
+      this.handoffWait[th] = -1;
+      this.runThread(th);
+    }
   }
 }

@@ -40,7 +40,13 @@
 //    each copy would have taken alone, so the unchanged replay keeps them,
 //    and a fix that makes copies overlap makes them slower, as they are.
 //  * durations as recorded, unless the caller (a fix) overrides them.
-// Approximations, beyond those above: cross-thread ordering that the
+//  * handoffs between threads: a call that started right after another
+//    thread of its process ended one, where that thread's calls filled its
+//    idle gap edge to edge (PyTorch's main thread waiting in
+//    loss.backward() while the autograd thread launches the backward
+//    pass), starts that long after that call's replayed end, its own idle
+//    time before it counted as the wait (replay-host.ts: inferHandoffs).
+// Approximations, beyond those above: other cross-thread ordering that the
 // program enforces itself (locks, joins) is not seen; the issue order of
 // threads and of event records is the recorded one; cudaSetDevice is not
 // recorded, so a device sync's device is inferred (the one whose work

@@ -5,12 +5,12 @@
 //
 //   steady-state (default)  everything after start-up (startup.ts)
 //   whole                   the whole recording, start-up included
-//   range NAME[#k]          the GPU work launched inside the instances of an
-//                           NVTX range (all of them, or the k-th, from 1):
-//                           operations whose launching API call started
-//                           inside an instance, on that instance's thread,
-//                           and the API calls (any thread) that started
-//                           inside one
+//   range NAME[#k]          the API calls and GPU work an NVTX range's
+//                           instances own (all of them, or the k-th, from
+//                           1): a call started while an instance was open
+//                           on some thread of its process, and the
+//                           operations it launched (rangeOwnership: whose
+//                           instance, when several are open)
 //   window FROM..TO         operations and calls that start in [FROM, TO)
 //                           (ns from the recording's origin): a time range
 //                           the user gave or dragged on the timeline
@@ -22,9 +22,9 @@
 import type { CallColumns, OpColumns } from '../native/addon.ts';
 import type { Db } from '../store/database.ts';
 import { IdTable } from './id-table.ts';
+import { kthSmallest } from './select.ts';
 import { formatDuration, type Ns } from '../contract/time.ts';
 import type { Scope, ScopeInfo, Startup } from '../contract/scope.ts';
-import { THREAD_LANE_FACTOR } from '../store/zone-tables.ts';
 
 /** A scope as the user wrote it is wrong for this recording (no such range, instance out of bounds, empty window). */
 export class ScopeError extends Error {}
@@ -68,6 +68,8 @@ export function parseRangeScope(text: string): Scope {
 export interface Selection {
   columns: TimelineColumns;
   info: ScopeInfo;
+  /** For a range scope: what its notes are made of (a job adds its parts' up: job.ts). */
+  facts?: RangeFacts;
 }
 
 /**
@@ -105,23 +107,164 @@ export function selectScope(db: Db, file: string, scope: Scope, columns: Timelin
       if (scope.instance !== undefined && scope.instance > all.length) {
         throw new ScopeError(`${file}: NVTX range '${scope.name}' has ${all.length} instance${all.length > 1 ? 's' : ''}; #${scope.instance} does not exist`);
       }
+      // One instance is what it owns among all of them: another thread's
+      // instance of the range may claim work launched while this one is open.
       const chosen = scope.instance !== undefined ? [all[scope.instance - 1]!] : all;
+      const own = rangeOwnership(columns, all);
+      const which = scope.instance !== undefined ? scope.instance - 1 : -1;
       const label =
         scope.instance !== undefined
           ? `NVTX range '${scope.name}' #${scope.instance} of ${all.length}`
           : `NVTX range '${scope.name}' (${all.length} instance${all.length > 1 ? 's' : ''})`;
+      const facts = rangeFacts(columns, all, own, which, startup);
+      const notes = columns.ops.length > 0 ? rangeNotes(facts, which, all) : [];
       return {
-        columns: selectRange(columns, chosen),
+        facts,
+        columns: selectOwned(columns, own, which < 0 ? () => true : (x) => x === which),
         info: {
           kind: 'range',
           label,
           startup,
           windows: chosen.map((r) => ({ startNs: r.startNs, endNs: r.endNs })),
           range: { name: scope.name, instances: all.length, ...(scope.instance !== undefined ? { instance: scope.instance } : {}) },
+          ...(notes.length ? { notes } : {}),
         },
       };
     }
   }
+}
+
+/**
+ * What a range scope's notes are made of, counted on the columns it was
+ * selected from: where those are one rank's of a job (job.ts), the parts'
+ * facts add up (mergeRangeFacts) to the whole recording's.
+ */
+export interface RangeFacts {
+  /** The scope's operations that start before start-up's end, and their GPU time (ns). */
+  inStartup: { ops: number; ns: number };
+  /** Operations of the steady state, and those of them the scope holds (all instances only; else 0). */
+  steady: { ops: number; ns: number };
+  owned: { ops: number; ns: number };
+  /** Per instance (rangeInstances' order): the first start and last end of the operations it owns (±Infinity: none). */
+  first: Float64Array;
+  last: Float64Array;
+}
+
+/** The facts of a range scope: the instance `which` (from 0), or all of them (-1). */
+export function rangeFacts(c: TimelineColumns, all: RangeInstance[], own: RangeOwnership, which: number, startup: Startup | null): RangeFacts {
+  const cut = startup ? startup.endNs : -Infinity;
+  const facts: RangeFacts = {
+    inStartup: { ops: 0, ns: 0 },
+    steady: { ops: 0, ns: 0 },
+    owned: { ops: 0, ns: 0 },
+    first: new Float64Array(all.length).fill(Infinity),
+    last: new Float64Array(all.length).fill(-Infinity),
+  };
+  for (let x = 0; x < own.ops.length; x++) {
+    const i = own.ops[x]!;
+    const o = own.opOwner[x]!;
+    const start = c.ops.start[i]!;
+    const end = c.ops.end[i]!;
+    if (start < facts.first[o]!) facts.first[o] = start;
+    if (end > facts.last[o]!) facts.last[o] = end;
+    if (which >= 0 && o !== which) continue;
+    const add = start < cut ? facts.inStartup : facts.owned;
+    add.ops++;
+    add.ns += end - start;
+  }
+  if (which < 0) {
+    for (let i = lowerBound(c.ops.start, c.ops.length, cut); i < c.ops.length; i++) {
+      facts.steady.ops++;
+      facts.steady.ns += c.ops.end[i]! - c.ops.start[i]!;
+    }
+  }
+  return facts;
+}
+
+/** The facts of a job's parts together (each part holds other processes' rows; the instances are the recording's). */
+export function mergeRangeFacts(parts: RangeFacts[]): RangeFacts | null {
+  if (parts.length === 0) return null;
+  const sum = (a: { ops: number; ns: number }, b: { ops: number; ns: number }) => ({ ops: a.ops + b.ops, ns: a.ns + b.ns });
+  return parts.reduce((a, b) => ({
+    inStartup: sum(a.inStartup, b.inStartup),
+    steady: sum(a.steady, b.steady),
+    owned: sum(a.owned, b.owned),
+    first: a.first.map((v, x) => Math.min(v, b.first[x]!)),
+    last: a.last.map((v, x) => Math.max(v, b.last[x]!)),
+  }));
+}
+
+/**
+ * Why a range scope's answer may differ from the steady state's or from
+ * the other instances', said with it (ScopeInfo.notes): start-up inside it
+ * (the steady state leaves that out), the steady state's work no instance
+ * owns (its findings are not this scope's), a warm-up instance (its
+ * one-time work weighs in its findings). `which`: the instance (from 0),
+ * or -1 for all. Nothing where nothing was loaded (a job's scope before its
+ * ranks are read).
+ */
+export function rangeNotes(facts: RangeFacts, which: number, all: RangeInstance[] | null = null): string[] {
+  const notes: string[] = [];
+  const { inStartup, steady, owned } = facts;
+  if (inStartup.ops > 0) {
+    notes.push(`${operations(inStartup.ops)} of it (${formatDuration(inStartup.ns)} of GPU time) ran during start-up, which the steady state leaves out`);
+  }
+  if (which < 0 && steady.ops > owned.ops) {
+    notes.push(
+      `${operations(steady.ops - owned.ops)} of the steady state (${formatDuration(steady.ns - owned.ns)} of GPU time) belong to no instance ` +
+        '(launched before the first, between instances or after the last): what the steady state finds there is not in this scope',
+    );
+  }
+  if (which >= 0) {
+    const lengths = instanceLengths(facts, all);
+    const warm = warmUpCount(lengths);
+    if (which < warm) {
+      notes.push(
+        `a warm-up instance: its GPU span, ${formatDuration(lengths[which]!)}, is over ${WARM_UP_FACTOR} × the median of the instances after it ` +
+          `(${formatDuration(median(lengths.slice(which + 1)))}): one-time work (loading, initialisation, allocator growth) weighs in its findings`,
+      );
+    }
+  }
+  return notes;
+}
+
+/** "1 operation", "1,234 operations". */
+function operations(n: number): string {
+  return `${n.toLocaleString('en-US')} operation${n === 1 ? '' : 's'}`;
+}
+
+/** Leading instances this much slower than the median of those after them are warm-up. */
+export const WARM_UP_FACTOR = 1.5;
+
+/**
+ * Each instance's length as the iterations measure it (iterations.ts
+ * lengthNs): the GPU span of the operations it owns, first start to last
+ * end, or its own length where it owns none (0 where `all` is not given).
+ */
+function instanceLengths(facts: RangeFacts, all: RangeInstance[] | null): number[] {
+  return Array.from(facts.first, (first, x) => (Number.isFinite(first) ? facts.last[x]! - first : all ? all[x]!.endNs - all[x]!.startNs : 0));
+}
+
+/**
+ * How many leading instances are warm-up: from the first, without a gap,
+ * each longer than WARM_UP_FACTOR × the median of those after it (JIT,
+ * cuBLAS/cuDNN initialisation, allocator growth). The last is never.
+ */
+export function warmUpCount(lengths: number[]): number {
+  let warm = 0;
+  while (warm < lengths.length - 1) {
+    if (lengths[warm]! > WARM_UP_FACTOR * median(lengths.slice(warm + 1))) warm++;
+    else break;
+  }
+  return warm;
+}
+
+export function median(values: number[]): number {
+  if (values.length === 0) return 0;
+  const v = Float64Array.from(values);
+  const k = (v.length - 1) >> 1;
+  const lo = kthSmallest(v, k);
+  return v.length % 2 ? lo : (lo + kthSmallest(v, k + 1)) / 2;
 }
 
 /** Open ends (--from or --to alone) are ±MAX_SAFE_INTEGER. */
@@ -200,53 +343,153 @@ export function sliceByStart(c: TimelineColumns, from: number, to: number): Time
 }
 
 /**
- * The calls that start inside one of `instances` (any thread), and the
- * operations launched by a call that started inside an instance on that
- * instance's own thread. An operation with no launch recorded (correlation
- * id 0: imported traces) counts when it starts inside an instance.
+ * Who owns what among the instances of one range (indices into the
+ * `instances` given, in start order): the calls and the operations owned by
+ * one, each with its owner. The rule (profiler/README.md, "Scopes"):
+ *
+ *  - a call belongs to an instance open when it started (start ≤ t < end)
+ *    in its own process, on any thread: the framework's threads launch work
+ *    on behalf of the thread that pushed the range (PyTorch's autograd
+ *    thread runs the backward pass of the step the main thread opened);
+ *  - an instance on the call's own thread comes first: a thread that has an
+ *    open instance of its own is doing its own step, not another's;
+ *  - otherwise, and among several on its own thread (nested instances),
+ *    the most recently opened one: nested, that is the innermost, the one
+ *    a thread's range stack would name; overlapping, the older one has had
+ *    its own time to launch its work, and a helper thread starts on work
+ *    after it was asked for, so it serves the newest step more likely than
+ *    an older one still waiting for its results. Equal starts: the later in
+ *    rangeInstances' order (start, then row id);
+ *  - an operation belongs to the owner of the call that launched it, as
+ *    recorded (correlation id, per process); one with no launch recorded
+ *    (correlation 0: imported traces) to the instance its own start falls
+ *    in, by the same rule without a thread.
+ *
+ * Each call and operation has one owner at most, so the instances'
+ * selections partition the range's: the iterations add up to `--range
+ * NAME`.
  */
-export function selectRange(c: TimelineColumns, instances: RangeInstance[]): TimelineColumns {
-  const windows = mergeWindows(instances);
-  const inWindow = insideWindows(windows);
-  const callIndex: number[] = [];
-  for (const w of windows) {
-    for (let k = lowerBound(c.calls.start, c.calls.length, w.start); k < c.calls.length && c.calls.start[k]! < w.end; k++) callIndex.push(k);
-  }
-  // Launches inside an instance on its thread: correlation ids by process.
-  const byThread = new Map<number, RangeInstance[]>();
-  for (const r of instances) {
-    const key = r.pid * THREAD_LANE_FACTOR + r.tid;
-    const list = byThread.get(key) ?? [];
-    list.push(r);
-    byThread.set(key, list);
-  }
-  const launched = new Map<number, number[]>(); // pid → correlation ids of launches inside
-  for (const k of callIndex) {
-    const list = byThread.get(c.calls.pid[k]! * THREAD_LANE_FACTOR + c.calls.tid[k]!);
-    if (!list) continue;
-    const t = c.calls.start[k]!;
-    if (!list.some((r) => t >= r.startNs && t < r.endNs)) continue;
-    const pid = c.calls.pid[k]!;
-    let ids = launched.get(pid);
-    if (!ids) launched.set(pid, (ids = []));
-    ids.push(c.calls.correlation[k]!);
-  }
-  const member = new Map([...launched].map(([pid, ids]) => [pid, idSet(ids)]));
-  const opIndex: number[] = [];
-  for (let i = 0; i < c.ops.length; i++) {
-    const corr = c.ops.correlation[i]!;
-    // Correlation 0: no launch recorded (imported traces); placed by its own start.
-    if (corr === 0 ? inWindow(c.ops.start[i]!) : member.get(c.ops.pid[i]!)?.(corr)) opIndex.push(i);
-  }
-  callIndex.sort((a, b) => a - b);
-  return { ops: gather(c.ops, Int32Array.from(opIndex)), calls: gather(c.calls, Int32Array.from(callIndex)) };
+export interface RangeOwnership {
+  /** Indices of the owned calls, ascending, and each one's owner. */
+  calls: Int32Array;
+  callOwner: Int32Array;
+  /** Indices of the owned operations, ascending, and each one's owner. */
+  ops: Int32Array;
+  opOwner: Int32Array;
 }
 
-/** Membership of correlation ids (a process hands them out in sequence: IdTable's array). */
-function idSet(ids: number[]): (id: number) => boolean {
-  const member = IdTable.of(ids, 0);
-  for (const id of ids) member.set(id, 1);
-  return (id) => member.get(id) === 1;
+/** Who owns what (the rule above): one pass over the calls inside the instances, one over the operations. */
+export function rangeOwnership(c: TimelineColumns, instances: RangeInstance[]): RangeOwnership {
+  const windows = mergeWindows(instances);
+  const inWindow = insideWindows(windows);
+  const calls: number[] = [];
+  const callOwner: number[] = [];
+  // Calls in start order, windows in time order: the sweep's times never go back.
+  const open = openInstances(instances);
+  for (const w of windows) {
+    for (let k = lowerBound(c.calls.start, c.calls.length, w.start); k < c.calls.length && c.calls.start[k]! < w.end; k++) {
+      const owner = open(c.calls.pid[k]!, c.calls.tid[k]!, c.calls.start[k]!);
+      if (owner < 0) continue; // inside another process's instance only
+      calls.push(k);
+      callOwner.push(owner);
+    }
+  }
+  // The launches' owners by correlation id, per process.
+  const byPid = new Map<number, { ids: number[]; owners: number[] }>();
+  for (let x = 0; x < calls.length; x++) {
+    const k = calls[x]!;
+    const pid = c.calls.pid[k]!;
+    let entry = byPid.get(pid);
+    if (!entry) byPid.set(pid, (entry = { ids: [], owners: [] }));
+    entry.ids.push(c.calls.correlation[k]!);
+    entry.owners.push(callOwner[x]!);
+  }
+  const ownerOf = new Map<number, IdTable>();
+  for (const [pid, { ids, owners }] of byPid) {
+    const table = IdTable.of(ids, -1);
+    for (let x = 0; x < ids.length; x++) table.set(ids[x]!, owners[x]!);
+    ownerOf.set(pid, table);
+  }
+  const ops: number[] = [];
+  const opOwner: number[] = [];
+  // Operations without a launch, in start order: a sweep of their own.
+  const openAtStart = openInstances(instances);
+  for (let i = 0; i < c.ops.length; i++) {
+    const corr = c.ops.correlation[i]!;
+    const pid = c.ops.pid[i]!;
+    let owner = -1;
+    if (corr !== 0) owner = ownerOf.get(pid)?.get(corr) ?? -1;
+    else if (inWindow(c.ops.start[i]!)) owner = openAtStart(pid, NO_THREAD, c.ops.start[i]!);
+    if (owner < 0) continue;
+    ops.push(i);
+    opOwner.push(owner);
+  }
+  return { calls: Int32Array.from(calls), callOwner: Int32Array.from(callOwner), ops: Int32Array.from(ops), opOwner: Int32Array.from(opOwner) };
+}
+
+/** A thread id no instance has: work whose thread is not known. */
+const NO_THREAD = -1;
+
+/**
+ * The owner, by rangeOwnership's rule, of work of thread `tid` of process
+ * `pid` that started at `t` (an index into `instances`, in start order;
+ * -1: none open in that process). The times asked must not decrease: the
+ * instances open at t are kept as the sweep goes, per process, in start
+ * order (few at a time: a thread's steps follow each other).
+ */
+function openInstances(instances: RangeInstance[]): (pid: number, tid: number, t: number) => number {
+  // rangeInstances gives them in start order; the capture's profiler windows come per process.
+  const order = instances.map((_, x) => x).sort((a, b) => instances[a]!.startNs - instances[b]!.startNs || a - b);
+  let next = 0;
+  const open = new Map<number, number[]>();
+  return (pid, tid, t) => {
+    while (next < order.length && instances[order[next]!]!.startNs <= t) {
+      const x = order[next++]!;
+      const p = instances[x]!.pid;
+      let list = open.get(p);
+      if (!list) open.set(p, (list = []));
+      list.push(x);
+    }
+    const list = open.get(pid);
+    if (!list) return -1;
+    let n = 0;
+    for (const x of list) if (instances[x]!.endNs > t) list[n++] = x;
+    list.length = n;
+    for (let y = n - 1; y >= 0; y--) if (instances[list[y]!]!.tid === tid) return list[y]!;
+    return n > 0 ? list[n - 1]! : -1;
+  };
+}
+
+/** The calls and operations owned by the instances `keep` accepts (indices into the instances rangeOwnership was given). */
+export function selectOwned(c: TimelineColumns, own: RangeOwnership, keep: (instance: number) => boolean): TimelineColumns {
+  const pick = (index: Int32Array, owner: Int32Array) => {
+    const out: number[] = [];
+    for (let x = 0; x < index.length; x++) if (keep(owner[x]!)) out.push(index[x]!);
+    return Int32Array.from(out);
+  };
+  return { ops: gather(c.ops, pick(own.ops, own.opOwner)), calls: gather(c.calls, pick(own.calls, own.callOwner)) };
+}
+
+/**
+ * Every instance's own selection, from one ownership pass (the iterations:
+ * one pass for all rows, where selecting each alone would pass over every
+ * operation once per instance).
+ */
+export function selectEachInstance(c: TimelineColumns, instances: RangeInstance[]): TimelineColumns[] {
+  const own = rangeOwnership(c, instances);
+  const bucket = (index: Int32Array, owner: Int32Array) => {
+    const lists: number[][] = instances.map(() => []);
+    for (let x = 0; x < index.length; x++) lists[owner[x]!]!.push(index[x]!);
+    return lists.map((l) => Int32Array.from(l));
+  };
+  const ops = bucket(own.ops, own.opOwner);
+  const calls = bucket(own.calls, own.callOwner);
+  return instances.map((_, x) => ({ ops: gather(c.ops, ops[x]!), calls: gather(c.calls, calls[x]!) }));
+}
+
+/** What `instances` own together (rangeOwnership): the range scope of all of them, and the capture range's GPU work. */
+export function selectRange(c: TimelineColumns, instances: RangeInstance[]): TimelineColumns {
+  return selectOwned(c, rangeOwnership(c, instances), () => true);
 }
 
 /** Instances as disjoint windows in time order (nested or overlapping instances merge). */

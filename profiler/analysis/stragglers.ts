@@ -50,7 +50,15 @@
 //    whatever happens, so a share alone would name one);
 //  - it matters: the wait it caused is WAIT_SHARE or more of the other
 //    ranks' time in the analysed instances' kernels (a rank last by a
-//    microsecond every time costs nothing).
+//    microsecond every time costs nothing), and, per other rank, RUN_SHARE
+//    or more of the stretch of the run the analysed instances cover (first
+//    start to last end). Collectives issued one after the other after the
+//    computation (a hand-written loop's all-reduces) are short and fully
+//    exposed, so a rank a few tens of µs behind every time is a large share
+//    of their time and a small one of the run: a data-parallel job on two
+//    H200s, the same program on both ranks, had rank 1 last at 73 of 98
+//    all-reduces, 30% of rank 0's time in them, 3.6% of the run; a rank
+//    made slower on purpose, 69% (test/fixtures/ddp).
 //
 // Speed: one pass over the operations' columns (only if an NCCL kernel name
 // exists), work per NCCL kernel in typed arrays, none per other operation.
@@ -70,6 +78,7 @@ export const MIN_INSTANCES = 3;
 export const LAST_SHARE = 0.5;
 export const CHANCE = 0.01;
 export const WAIT_SHARE = 0.05;
+export const RUN_SHARE = 0.05;
 /** Instances kept in Stragglers.worst. */
 const WORST = 10;
 
@@ -210,6 +219,9 @@ export function stragglersOf(trace: Trace, processes: ReadonlyMap<number, Proces
   let leadingKernels = 0;
   let unsynchronized = 0;
   let analysed = 0;
+  // The stretch of the run the analysed instances cover.
+  let coverStart = Infinity;
+  let coverEnd = -Infinity;
   const worst: { waitNs: number; s: Series; m: number; skewNs: number; last: number }[] = [];
   const members: number[] = [];
   for (const s of series.values()) {
@@ -270,6 +282,8 @@ export function stragglersOf(trace: Trace, processes: ReadonlyMap<number, Proces
         acc.waited[r]! += maxStart - start[i]!;
         acc.collective[r]! += end[i]! - start[i]!;
         acc.late[r]! += start[i]! - minStart;
+        if (start[i]! < coverStart) coverStart = start[i]!;
+        if (end[i]! > coverEnd) coverEnd = end[i]!;
       }
       // All arriving at once (skew 0), none is last.
       if (skew > 0) {
@@ -357,12 +371,12 @@ export function stragglersOf(trace: Trace, processes: ReadonlyMap<number, Proces
     collectives,
     worst: worstInstances,
     gaps: { partialInstances, partialKernels, leadingKernels, unsynchronizedInstances: unsynchronized, pointToPointKernels: pointToPoint },
-    straggler: pickStraggler(ranks, analysed),
+    straggler: pickStraggler(ranks, analysed, coverEnd - coverStart),
   };
 }
 
 /** The straggler by the rules in the header, or null. */
-function pickStraggler(ranks: StragglerRank[], analysed: number): Stragglers['straggler'] {
+function pickStraggler(ranks: StragglerRank[], analysed: number, coverNs: number): Stragglers['straggler'] {
   if (analysed < MIN_INSTANCES || ranks.length < 2) return null;
   let best = -1;
   let tied = false;
@@ -379,6 +393,7 @@ function pickStraggler(ranks: StragglerRank[], analysed: number): Stragglers['st
   const othersNs = ranks.reduce((t, o) => t + o.collectiveNs, 0) - r.collectiveNs;
   const waitShare = othersNs > 0 ? r.causedWaitNs / othersNs : 0;
   if (waitShare < WAIT_SHARE) return null;
+  if (r.causedWaitNs / (ranks.length - 1) < RUN_SHARE * coverNs) return null;
   const { pid, rank, worldSize, host, deviceId, gpu, lastCount, instances, causedWaitNs } = r;
   return { pid, rank, worldSize, host, deviceId, gpu, lastCount, instances, causedWaitNs, waitShare, chance };
 }

@@ -44,10 +44,14 @@ import type { Host } from './host.ts';
 import { busyWithin, unionOfPairs, type IntervalList } from './intervals.ts';
 import { blocksPerSm } from './occupancy.ts';
 import { replay, type ReplayOptions, type ReplayResult } from './replay.ts';
+import { readbacks, syncsRightAfter } from './copy-idioms.ts';
 import { hostModel, isPageableCopy, WaitKind } from './replay-host.ts';
 import { OpCategory, OpKind, type Trace } from './trace.ts';
 import { StreamFlags } from '../store/enums.ts';
 import { THREAD_LANE_FACTOR } from '../store/zone-tables.ts';
+
+/** Streams the split-streams fix deals chunks over: as many as the runner's concurrent scenario gives its eight chunks. */
+export const SPLIT_STREAMS = 8;
 
 interface FixSpec {
   /** What the replay changes, as a finding's whatIf.fix says it. */
@@ -68,6 +72,7 @@ const FIXES: Record<FixId, FixSpec> = {
     label: 'pageable copies pinned (at the measured pinned bandwidth)',
     apply: (trace, host, options) => pinPageableCopies(trace, host, pinnedBandwidth(trace, options.db, options.reference)),
   },
+  'defer-readback': { label: 'readbacks issued without waiting, read once after the loop', apply: (trace, host) => deferReadbacks(trace, host) },
   'move-default-stream': { label: "default-stream work moved to its chunk's stream", apply: (trace, host) => moveDefaultStreamWork(trace, host) },
   'remove-host-blocking': blockingFix('sync', 'synchronize', 'host synchronization between launches removed'),
   'hoist-alloc': blockingFix('alloc', 'device allocation', 'device allocations between launches moved before the loop'),
@@ -76,6 +81,14 @@ const FIXES: Record<FixId, FixSpec> = {
   'overlap-collectives': {
     label: 'each collective issued as soon as its share of the computation is done, on a side stream',
     apply: (trace, host) => overlapCollectives(trace, host),
+  },
+  'cuda-graph': {
+    label: 'each run of short kernel launches captured in a CUDA graph, one launch a run',
+    apply: (trace, host) => captureGraphs(trace, host),
+  },
+  'split-streams': {
+    label: `the work split by chunk over up to ${SPLIT_STREAMS} streams (each chunk's copy in, kernels and copy out on one stream)`,
+    apply: (trace, host) => splitStreams(trace, host),
   },
 };
 
@@ -117,6 +130,31 @@ export type Applied = { options: ReplayOptions; notes: string[]; refine?: (first
 const ASYNC_CALL_NS = 5_000;
 
 export function pinPageableCopies(trace: Trace, host: Host, bandwidth: PinnedBandwidth[]): Applied {
+  const reads = new Set(readbacks(trace, host).ops);
+  return releaseCopies(trace, host, (i) => isPageableCopy(trace, i) && !reads.has(i), bandwidth);
+}
+
+/**
+ * The readback fix: small copies back to pageable host memory (`.item()`,
+ * `.cpu()` of a scalar, `asnumpy` of a few values) no longer hold the host
+ * until everything queued before them is done, nor does the synchronize
+ * right after each (syncsRightAfter): the value stays on the GPU and is
+ * read once after the loop, or is copied non_blocking and read a step
+ * later. The copies keep their recorded times on the GPU.
+ */
+export function deferReadbacks(trace: Trace, host: Host): Applied {
+  const reads = new Set(readbacks(trace, host).ops);
+  return releaseCopies(trace, host, (i) => reads.has(i), null);
+}
+
+/**
+ * Copies that held the host (selected by `which`) issued without waiting:
+ * their async calls return after an ordinary async call's CPU time, the
+ * synchronize that followed each goes too (syncsRightAfter), and with
+ * `bandwidth` they run at the pinned rate of their direction (else as
+ * recorded).
+ */
+function releaseCopies(trace: Trace, host: Host, which: (i: number) => boolean, bandwidth: PinnedBandwidth[] | null): Applied {
   const { ops } = trace;
   const duration = new Float64Array(ops.length).fill(NaN); // NaN: as recorded
   const pinned = new Uint8Array(ops.length);
@@ -128,34 +166,108 @@ export function pinPageableCopies(trace: Trace, host: Host, bandwidth: PinnedBan
   let count = 0;
   let syncCopies = 0;
   for (let i = 0; i < ops.length; i++) {
-    if (!isPageableCopy(trace, i)) continue;
-    const direction = ops.category[i] === OpCategory.HtoD ? 'HtoD' : 'DtoH';
-    const bw = bandwidthFor(bandwidth, ops.device[i]!, direction);
-    if (!bw || bw.gbPerS === null) {
-      return {
-        unavailable: `no pinned ${direction} bandwidth for device ${ops.device[i]}: the recording has no large pinned copies, its devices no PCIe link, and no reference was given`,
-      };
+    if (!which(i)) continue;
+    if (bandwidth) {
+      const direction = ops.category[i] === OpCategory.HtoD ? 'HtoD' : 'DtoH';
+      const bw = bandwidthFor(bandwidth, ops.device[i]!, direction);
+      if (!bw || bw.gbPerS === null) {
+        return {
+          unavailable: `no pinned ${direction} bandwidth for device ${ops.device[i]}: the recording has no large pinned copies, its devices no PCIe link, and no reference was given`,
+        };
+      }
+      used.set(`${bw.deviceId}:${direction}`, bw);
+      // Uncontended: the replay slows it down where it overlaps the other direction.
+      duration[i] = ops.bytes[i]! / bw.gbPerS;
+      pinned[i] = 1;
     }
-    used.set(`${bw.deviceId}:${direction}`, bw);
-    // Uncontended: the replay slows it down where it overlaps the other direction.
-    duration[i] = ops.bytes[i]! / bw.gbPerS;
-    pinned[i] = 1;
+    // Its recorded lag was the wait for the work queued before it (a readback) or the staging.
     lagUnknown[i] = 1;
     const k = host.opCall[i]!;
     if (k >= 0 && ops.isAsync[i]) {
       freed[k] = 1;
-      callDuration[k] = callNs;
+      // A pageable copy's call held the host; an async call to pinned memory takes what it took.
+      if (isPageableCopy(trace, i)) callDuration[k] = callNs;
     } else if (k >= 0) syncCopies++;
     count++;
   }
-  if (count === 0) return { unavailable: 'no copies from or to pageable memory' };
-  const notes = [`${count} pageable copies pinned; async copy calls return after ${(callNs / 1000).toFixed(1)} µs`];
+  if (count === 0) return { unavailable: bandwidth ? 'no copies from or to pageable memory' : 'no reads of values back to the host' };
+  const after = syncsRightAfter(trace, host, freed);
+  for (const k of after) freed[k] = 1;
+  const notes = [
+    bandwidth
+      ? `${count} pageable copies pinned; async copy calls return after ${(callNs / 1000).toFixed(1)} µs`
+      : `${count} readbacks issued without waiting (async copy calls return after ${(callNs / 1000).toFixed(1)} µs); the values are read once the loop is done`,
+  ];
+  if (after.length)
+    notes.push(
+      `${after.length} synchronize calls right after those copies no longer wait: the copy idioms that make them (PyTorch's .cuda() / .to() without non_blocking, .item(), .cpu(); CuPy's get() / asnumpy) become non_blocking copies, waited for once where the host needs the data`,
+    );
   for (const b of used.values())
     notes.push(
       `device ${b.deviceId} ${b.direction}: ${b.gbPerS!.toFixed(1)} GB/s (${b.source === 'recording' ? `median of ${b.copies} pinned copies in this recording` : b.source === 'reference' ? 'measured pinned bandwidth from another recording' : 'PCIe link × 0.806'})`,
     );
-  if (syncCopies) notes.push(`${syncCopies} synchronous copies stay synchronous (cudaMemcpy blocks with pinned memory too), only faster`);
+  if (syncCopies) notes.push(`${syncCopies} synchronous copies stay synchronous (cudaMemcpy blocks with pinned memory too)${bandwidth ? ', only faster' : ''}`);
   return { options: { duration, pinned, lagUnknown, freed, callDuration }, notes };
+}
+
+/**
+ * The single-stream fix: each process that put all its work on a device on
+ * one stream has that work cut into chunks, each starting where a copy to
+ * the device follows other work (a chunk's copy in, its kernels, its copy
+ * out), dealt round-robin over SPLIT_STREAMS fresh non-blocking streams.
+ * Assumes the chunks are independent, as the chunked pipelines the finding
+ * is about are (each reads its own input); a loop whose steps depend on
+ * each other (a training loop) can overlap only its copies, by prefetching
+ * them on a side stream. Host calls stay as recorded: a synchronize
+ * between chunks still waits, for its own stream's work. Pageable copies
+ * stay pageable, and still hold the host.
+ */
+export function splitStreams(trace: Trace, host: Host): Applied {
+  const { ops } = trace;
+  const m = hostModel(trace, host);
+  // Processes × devices whose ops all ran on one stream.
+  const only = new Map<number, number>(); // pid * 4096 + device → its stream, or -1 for several
+  for (let i = 0; i < ops.length; i++) {
+    const key = ops.pid[i]! * 4096 + ops.device[i]!;
+    const s = only.get(key);
+    if (s === undefined) only.set(key, ops.stream[i]!);
+    else if (s !== ops.stream[i]) only.set(key, -1);
+  }
+  const stream = ops.stream.slice();
+  const streamFlags = new Map<number, number>();
+  let nextId = firstFreeStreamId(trace);
+  const state = new Map<number, { fresh: number[]; chunk: number; prevHtoD: boolean; any: boolean }>();
+  let moved = 0;
+  let chunks = 0;
+  for (let p = 0; p < m.order.length; p++) {
+    const i = m.order[p]!;
+    const key = ops.pid[i]! * 4096 + ops.device[i]!;
+    if (only.get(key)! < 0) continue;
+    let st = state.get(key);
+    if (!st) state.set(key, (st = { fresh: [], chunk: -1, prevHtoD: false, any: false }));
+    const htod = ops.kind[i] === OpKind.Memcpy && ops.category[i] === OpCategory.HtoD;
+    if (!st.any || (htod && !st.prevHtoD)) {
+      st.chunk++;
+      chunks++;
+    }
+    st.any = true;
+    st.prevHtoD = htod;
+    const slot = st.chunk % SPLIT_STREAMS;
+    while (st.fresh.length <= slot) {
+      streamFlags.set(nextId, StreamFlags.NonBlocking);
+      st.fresh.push(nextId++);
+    }
+    stream[i] = st.fresh[slot]!;
+    moved++;
+  }
+  if (moved === 0 || chunks <= state.size) return { unavailable: 'no process ran chunks of work on a single stream' };
+  return {
+    options: { stream, streamFlags },
+    notes: [
+      `${moved} operations in ${chunks} chunks (each from a copy to the device to the next) dealt over up to ${SPLIT_STREAMS} fresh streams per process and device`,
+      'assumes the chunks are independent of each other, as a chunked pipeline is; where each step needs the one before (a training loop), only prefetching the next copy on a side stream overlaps',
+    ],
+  };
 }
 
 /** A stream id no stream of the recording has: where a fix's fresh streams start. */
@@ -236,8 +348,14 @@ export function overlapCollectives(trace: Trace, host: Host): Applied {
         streamFlags.set(to, StreamFlags.NonBlocking);
       }
       for (const k of g.collectives) stream[k] = to;
-      // What followed the group on the computation's stream waited for it there: it still does.
-      if (g.next >= 0) waitFor.set(g.next, [...(waitFor.get(g.next) ?? waitsOf.get(g.next) ?? []), g.collectives.at(-1)!]);
+      // What followed each collective on the computation's stream (its
+      // post-processing; after the last, what followed the group) waited
+      // for it there: it still does.
+      g.collectives.forEach((k, j) => {
+        const f = g.followers[j]!;
+        if (f >= 0) waitFor.set(f, [...(waitFor.get(f) ?? waitsOf.get(f) ?? []), k]);
+      });
+      if (g.next >= 0 && g.followers.at(-1) !== g.next) waitFor.set(g.next, [...(waitFor.get(g.next) ?? waitsOf.get(g.next) ?? []), g.collectives.at(-1)!]);
     }
     moved += n;
   }
@@ -318,6 +436,127 @@ function slowedBesideComm(trace: Trace, first: ReplayResult, isComm: Uint8Array,
   return duration;
 }
 
+/**
+ * What a CUDA graph costs, measured on an H200 (test/fixtures/corpus/
+ * torch-launch-bound-graphs, fix.sqlite: 40 kernel nodes replayed 300
+ * times): cudaGraphLaunch held the host 38.7 µs (median), about 1 µs a
+ * node; on the GPU a node began 256 ns after the one before it ended
+ * (median; p90 288 ns), where a kernel launched on its own waits for its
+ * launch call.
+ */
+const GRAPH_LAUNCH_NS_PER_NODE = 1_000;
+const GRAPH_LAUNCH_MIN_NS = 5_000;
+const GRAPH_NODE_GAP_NS = 256;
+/** A run of fewer kernels than this is not worth a graph (the finding's threshold is per device: launch-bound.ts). */
+const MIN_GRAPH_KERNELS = 8;
+
+/**
+ * The launch-bound fix: each run of kernel launches a thread makes with
+ * nothing else between them that issues GPU work or waits (a training or
+ * inference step between its copies and synchronizations) is captured
+ * once and replayed as a graph. The run's first call becomes the
+ * cudaGraphLaunch (GRAPH_LAUNCH_NS_PER_NODE per kernel); the host time
+ * between the run's calls and the calls themselves (the framework's
+ * dispatch, cudaGetDevice and the like, each cudaLaunchKernel) are gone;
+ * on the GPU each kernel begins GRAPH_NODE_GAP_NS after the one before
+ * it. Runs count where they hold MIN_GRAPH_KERNELS kernels and at least
+ * half are shorter than the recording's median launch call (the
+ * launch-bound finding's measure). Calls outside the runs (the step's
+ * input copy, NVTX aside, the Python loop's own time before the run's
+ * first call) stay as recorded: the graph does not remove them.
+ */
+export function captureGraphs(trace: Trace, host: Host): Applied {
+  const { ops } = trace;
+  const m = hostModel(trace, host);
+  const nc = host.calls.length;
+  const kernels = new Int32Array(nc);
+  const short = new Int32Array(nc);
+  const other = new Uint8Array(nc);
+  const launch: number[] = [];
+  for (let i = 0; i < ops.length; i++) {
+    const k = host.opCall[i]!;
+    if (k >= 0 && ops.kind[i] === OpKind.Kernel) launch.push(host.calls.end[k]! - host.calls.start[k]!);
+  }
+  if (launch.length < MIN_GRAPH_KERNELS) return { unavailable: 'too few kernel launches to capture' };
+  launch.sort((a, b) => a - b);
+  const launchNs = launch[launch.length >> 1]!;
+  for (let i = 0; i < ops.length; i++) {
+    const k = host.opCall[i]!;
+    if (k < 0) continue;
+    const o = m.outer[k]!;
+    if (ops.kind[i] !== OpKind.Kernel) other[o] = 1;
+    else {
+      kernels[o]!++;
+      if (ops.end[i]! - ops.start[i]! < launchNs) short[o]!++;
+    }
+  }
+  const callGap = new Float64Array(nc).fill(NaN);
+  const callDuration = new Float64Array(nc).fill(NaN);
+  const afterLatency = new Float64Array(ops.length).fill(NaN);
+  let graphs = 0;
+  let captured = 0;
+  let hostNs = 0;
+  const run: number[] = [];
+  const close = () => {
+    // Up to its last launch: calls after it belong to what follows.
+    let last = run.length - 1;
+    while (last >= 0 && kernels[run[last]!] === 0) last--;
+    let n = 0;
+    let s = 0;
+    for (let j = 0; j <= last; j++) {
+      n += kernels[run[j]!]!;
+      s += short[run[j]!]!;
+    }
+    if (n >= MIN_GRAPH_KERNELS && 2 * s >= n) {
+      const first = run[0]!;
+      const cost = Math.max(GRAPH_LAUNCH_MIN_NS, n * GRAPH_LAUNCH_NS_PER_NODE);
+      hostNs += host.calls.end[run[last]!]! - host.calls.start[first]! - cost;
+      callDuration[first] = cost;
+      for (let j = 1; j <= last; j++) {
+        callGap[run[j]!] = 0;
+        callDuration[run[j]!] = 0;
+      }
+      graphs++;
+      captured += n;
+    }
+    run.length = 0;
+  };
+  for (const list of m.threadCalls) {
+    for (let j = 0; j < list.length; j++) {
+      const k = list[j]!;
+      if (m.outer[k] !== k) continue;
+      if (other[k] || m.waitKind[k] !== WaitKind.None) close();
+      else if (kernels[k]! > 0 || run.length > 0) run.push(k);
+    }
+    close();
+  }
+  if (graphs === 0) return { unavailable: `no run of ${MIN_GRAPH_KERNELS} or more kernel launches, most of them shorter than their launch` };
+  // On the GPU: each captured kernel after the first of its graph follows the one before it as a graph node does.
+  const firstOfRun = new Uint8Array(nc);
+  for (let k = 0; k < nc; k++) if (!Number.isNaN(callDuration[k]!) && Number.isNaN(callGap[k]!)) firstOfRun[k] = 1;
+  let seenFirst = -1;
+  for (let p = 0; p < m.order.length; p++) {
+    const i = m.order[p]!;
+    const k = host.opCall[i]!;
+    if (k < 0 || ops.kind[i] !== OpKind.Kernel) continue;
+    const o = m.outer[k]!;
+    if (Number.isNaN(callDuration[o]!)) continue;
+    if (firstOfRun[o] && seenFirst !== o) {
+      seenFirst = o; // the graph's first kernel: after its launch, as recorded
+      continue;
+    }
+    afterLatency[i] = GRAPH_NODE_GAP_NS;
+  }
+  const ms = (ns: number) => (ns / 1e6).toFixed(2);
+  return {
+    options: { callGap, callDuration, afterLatency },
+    notes: [
+      `${captured} kernels in ${graphs} runs captured as CUDA graphs: each run one cudaGraphLaunch (about ${(GRAPH_LAUNCH_NS_PER_NODE / 1000).toFixed(0)} µs of host time a node), ${ms(Math.max(0, hostNs))} ms of host time between and in their launch calls gone; nodes ${GRAPH_NODE_GAP_NS} ns apart on the GPU (measured on an H200)`,
+      'assumes each run is the same work every time (what capture needs: fixed shapes, no host synchronization inside), as a training or inference step is',
+    ],
+  };
+}
+
 /** The what-if fix that takes away the host-blocking calls of this family; undefined for families no fix removes. */
 export function fixForFamily(family: CallFamily): FixId | undefined {
   return blocksOnDevice(family) ? FIX_IDS.find((id) => FIXES[id].blocking?.family === family) : undefined;
@@ -339,6 +578,8 @@ export function removeBlockingCalls(trace: Trace, host: Host, family: BlockingFa
   const issuing = new Uint8Array(host.calls.length);
   for (let i = 0; i < host.opCall.length; i++) if (host.opCall[i]! >= 0) issuing[m.outer[host.opCall[i]!]!] = 1;
   const hoist = family !== 'sync';
+  // The synchronize calls of reads of values are the readback fix's (defer-readback), not this one's.
+  const readbackSyncs = hoist ? null : readbacks(trace, host).syncs;
   const freed = new Uint8Array(host.calls.length);
   const callDuration = hoist ? new Float64Array(host.calls.length).fill(NaN) : undefined;
   let count = 0;
@@ -356,7 +597,7 @@ export function removeBlockingCalls(trace: Trace, host: Host, family: BlockingFa
       }
     for (let j = hoist ? first + 1 : 0; j < last; j++) {
       const k = list[j]!;
-      if (m.outer[k] !== k || families.family(host.calls.nameId[k]!) !== family) continue;
+      if (m.outer[k] !== k || families.family(host.calls.nameId[k]!) !== family || readbackSyncs?.[k]) continue;
       const waited = m.waitKind[k] !== WaitKind.None;
       if (!hoist && !waited) continue;
       freed[k] = 1;
@@ -406,6 +647,22 @@ export function applyFix(trace: Trace, host: Host, fix: FixId, options: Estimate
   return FIXES[fix].apply(trace, host, options);
 }
 
+/** The replay of a fix applied (its second replay, where the fix refines its options from the first). */
+function replayApplied(trace: Trace, host: Host, applied: Exclude<Applied, { unavailable: string }>): ReplayResult {
+  const first = replay(trace, host, applied.options);
+  return applied.refine ? replay(trace, host, applied.refine(first)) : first;
+}
+
+/**
+ * The replay of the recording with `fix` applied, every op's replayed
+ * start and end (attribution.ts shares a fix's saving out among the parts
+ * of a scope by them), or null where the fix does not apply.
+ */
+export function fixedReplay(trace: Trace, host: Host, fix: FixId, options: EstimateOptions = {}): ReplayResult | null {
+  const applied = applyFix(trace, host, fix, options);
+  return 'unavailable' in applied ? null : replayApplied(trace, host, applied);
+}
+
 /** The estimate, or why there is none. */
 export function tryEstimate(trace: Trace, host: Host, fix: FixId, options: EstimateOptions = {}): { estimate: Estimate } | { unavailable: string } {
   const applied = applyFix(trace, host, fix, options);
@@ -423,8 +680,7 @@ export function tryEstimate(trace: Trace, host: Host, fix: FixId, options: Estim
   }
   const measured = e - s;
   const base = baseReplay(trace, host);
-  let fixed = replay(trace, host, applied.options);
-  if (applied.refine) fixed = replay(trace, host, applied.refine(fixed));
+  const fixed = replayApplied(trace, host, applied);
   const notes = [...applied.notes];
   const error = measured > 0 ? base / measured - 1 : 0;
   if (Math.abs(error) > 0.05)

@@ -38,8 +38,10 @@ export async function cmdImport(args: string[]): Promise<number> {
   try {
     const r = await importTrace(positionals[0]!, values.output!, { format: values.format, overwrite: values.force });
     const c = r.counts;
+    // Synchronizations and CPU operations only where the trace had them (a Kineto trace taken with cuda_sync events).
+    const more = [c.syncs ? `${c.syncs} synchronizations` : '', c.cpuOps ? `${c.cpuOps} CPU operations` : ''].filter(Boolean).map((x) => `${x}, `);
     process.stderr.write(
-      `streamscope: ${r.format}: ${c.kernels} kernels, ${c.memcpys} copies, ${c.memsets} memsets, ${c.apiCalls} API calls, ` +
+      `streamscope: ${r.format}: ${c.kernels} kernels, ${c.memcpys} copies, ${c.memsets} memsets, ${c.apiCalls} API calls, ${more.join('')}` +
         `${c.ranges} host ranges (${r.skipped} other events skipped) → ${values.output}\n`,
     );
     return 0;

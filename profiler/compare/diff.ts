@@ -1,20 +1,20 @@
 // The difference between two recordings of the same program, as the
 // compare view and `streamscope diff` show it: run time, GPU busy time and
 // overlap per device and kind, kernels matched by name, copy throughput by
-// direction and memory kind, and which findings were fixed, are new, or
-// stayed; for multi-rank recordings also each rank against the same rank
+// direction and memory kind, and which findings were fixed, are new,
+// changed or stayed, each matched by what it is about (findings.ts); for multi-rank recordings also each rank against the same rank
 // (ranks.ts) and the collectives. Pure: two analyses in, one summary out
 // (shape: profiler/README.md, "diff --json").
 import type { Analysis } from '../analysis/load.ts';
 import type { Communication } from '../contract/communication.ts';
-import type { Finding, FindingKind } from '../contract/findings.ts';
-import { DIFF_VERSION, type CollectiveDiff, type DeviceDiff, type DiffSummary, type FindingDiff } from '../contract/diff.ts';
+import { DIFF_VERSION, type CollectiveDiff, type DeviceDiff, type DiffSummary } from '../contract/diff.ts';
 import { overlapByDevice, type DeviceOverlap } from '../analysis/overlap.ts';
 import { gpuOrdinals } from '../analysis/trace.ts';
 import { summarizeCopies, summarizeKernels } from '../analysis/summary.ts';
 import type { Ns } from '../contract/time.ts';
 import { delta } from './delta.ts';
-import { isMultiRank, rankDiffs, type DevicePair } from './ranks.ts';
+import { diffFindings, findingPlaces } from './findings.ts';
+import { isMultiRank, pairProcesses, rankDiffs, type DevicePair } from './ranks.ts';
 
 function gpuSpan(x: Analysis): Ns | null {
   const { ops } = x.trace;
@@ -41,6 +41,8 @@ export function diffRecordings(aFile: string, a: Analysis, bFile: string, b: Ana
   const byIdA = new Map(oa.map((o) => [o.deviceId, o]));
   const byIdB = new Map(ob.map((o) => [o.deviceId, o]));
   const devices = pairs.map((p, index) => deviceDiff(index, p, a, byIdA, b, byIdB));
+  // Findings sit on the same device rows and, multi-rank, the same rank rows (pids differ between runs).
+  const places = findingPlaces(pairs, multiRank ? pairProcesses(a.communication.ranks, b.communication.ranks) : null);
 
   const ka = new Map(summarizeKernels(a.trace).map((k) => [k.name, k]));
   const kb = new Map(summarizeKernels(b.trace).map((k) => [k.name, k]));
@@ -85,7 +87,7 @@ export function diffRecordings(aFile: string, a: Analysis, bFile: string, b: Ana
     devices,
     kernels,
     copies,
-    findings: diffFindings(a.diagnosis.findings, b.diagnosis.findings),
+    findings: diffFindings(a, b, places, (row) => devices[row]!.gpu),
     ranks: perRank?.ranks ?? null,
     collectives: diffCollectives(a.communication, b.communication),
   };
@@ -126,40 +128,4 @@ function diffCollectives(a: Communication, b: Communication): CollectiveDiff[] {
 
 function num(v: string | undefined): number | null {
   return v === undefined || v === '' ? null : Number(v);
-}
-
-/** Findings matched by kind (costs summed per kind): fixed in B, new in B, or in both. */
-export function diffFindings(a: Finding[], b: Finding[]): FindingDiff[] {
-  const group = (fs: Finding[]) => {
-    const m = new Map<FindingKind, { cost: number; title: string; worst: number }>();
-    for (const f of fs) {
-      if (f.severity === 'info' && f.costNs === 0) continue; // intended behaviour: nothing to compare
-      const g = m.get(f.kind);
-      if (!g) m.set(f.kind, { cost: f.costNs, title: f.title, worst: f.costNs });
-      else {
-        g.cost += f.costNs;
-        if (f.costNs > g.worst) {
-          g.worst = f.costNs;
-          g.title = f.title;
-        }
-      }
-    }
-    return m;
-  };
-  const ga = group(a);
-  const gb = group(b);
-  const kinds = [...new Set([...ga.keys(), ...gb.keys()])];
-  return kinds
-    .map((kind) => {
-      const x = ga.get(kind);
-      const y = gb.get(kind);
-      return {
-        kind,
-        status: (x && !y ? 'fixed' : !x && y ? 'new' : 'unchanged') as FindingDiff['status'],
-        costNs: delta(x?.cost ?? 0, y?.cost ?? 0),
-        titleA: x?.title ?? null,
-        titleB: y?.title ?? null,
-      };
-    })
-    .sort((p, q) => Math.max(q.costNs.a ?? 0, q.costNs.b ?? 0) - Math.max(p.costNs.a ?? 0, p.costNs.b ?? 0));
 }

@@ -2,7 +2,7 @@
 import { readableNames } from '../contract/names.ts';
 import { formatBytes, formatDuration } from '../contract/time.ts';
 import { renderTable } from '../report/table.ts';
-import type { Delta, DiffSummary, RankDiff } from '../contract/diff.ts';
+import type { Delta, DiffSummary, FindingDiff, FindingSubject, RankDiff } from '../contract/diff.ts';
 
 const pct = (d: Delta) => (d.relative === null ? '' : `${d.relative >= 0 ? '+' : ''}${(d.relative * 100).toFixed(1)}%`);
 const dur = (v: number | null) => (v === null ? '-' : formatDuration(v));
@@ -65,10 +65,12 @@ export function formatDiff(d: DiffSummary): string {
     d.findings.length === 0
       ? '  none in either'
       : renderTable(
-          ['status', 'kind', 'cost A', 'cost B', 'B'],
-          d.findings.map((f) => [f.status.toUpperCase(), f.kind, dur(f.costNs.a), dur(f.costNs.b), f.titleB ?? f.titleA ?? '']),
+          ['status', 'kind', 'about', 'what changed'],
+          d.findings.map((f) => [f.status.toUpperCase(), f.kind, f.about, findingChange(f)]),
         ),
   );
+  if (d.findings.length > 0)
+    out.push('  matched by kind, GPU, process and what each is about (its calls, copies or stream): findings about different calls are different findings');
   out.push('', 'Kernels (matched by name; biggest change in total time first)');
   const kernelName = readableNames(d.kernels);
   out.push(
@@ -101,6 +103,29 @@ export function formatDiff(d: DiffSummary): string {
     ),
   );
   return out.join('\n') + '\n';
+}
+
+/** Subjects of a finding printed per side; the rest are in --json. */
+const SUBJECT_NAMES = 4;
+
+/** "cudaStreamSynchronize ×78, cudaDeviceSynchronize ×1"; "×1000+" where the evidence list was cut at its limit. */
+function subjects(xs: FindingSubject[]): string {
+  if (xs.length === 0) return 'none';
+  const shown = xs.slice(0, SUBJECT_NAMES).map((x) => `${x.name.length > 60 ? `${x.name.slice(0, 59)}…` : x.name} ×${x.count}${x.atLeast ? '+' : ''}`);
+  return [...shown, ...(xs.length > SUBJECT_NAMES ? [`${xs.length - SUBJECT_NAMES} more`] : [])].join(', ');
+}
+
+/**
+ * What a finding row says changed: its subjects A → B and its cost
+ * ("cudaStreamSynchronize ×78 → cudaDeviceSynchronize ×1, cost 30.1 ms →
+ * 2.05 ms"; "none" on the side it is not on, the subjects once when
+ * unchanged); for kinds without subjects the cost and its title (B's, else A's).
+ */
+function findingChange(f: FindingDiff): string {
+  const cost = `cost ${f.status === 'new' ? '-' : dur(f.costNs.a)} → ${f.status === 'fixed' ? '-' : dur(f.costNs.b)}`;
+  if (f.subjectKind === null) return `${cost}: ${f.titleB ?? f.titleA ?? ''}`;
+  if (f.status === 'unchanged') return `${subjects(f.subjectsA ?? [])}, ${cost}`;
+  return `${subjects(f.subjectsA ?? [])} → ${subjects(f.subjectsB ?? [])}, ${cost}`;
 }
 
 /** Each rank against the same rank of B, then its streams paired within it. */

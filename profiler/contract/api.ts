@@ -274,6 +274,12 @@ export interface ItemDetails {
   /** GPU op → the API call that launched it; API call → the GPU operations it launched. */
   related: { ref: ItemRef; kind: ItemKind; name: string; demangledName: string | null; startNs: number; endNs: number; rowId: RowId }[];
   rowId: RowId;
+  /**
+   * A GPU operation a CUDA graph launch ran: its graph, node, launching
+   * call and the launch's operations; the call that launched a graph: its
+   * operations. Null for everything else (contract/graphs.ts).
+   */
+  graph: GraphLaunchInfo | null;
 }
 
 export interface SearchResponse {
@@ -395,6 +401,8 @@ export type { CollectiveInstance, CollectiveSkew, Straggler, StragglerRank, Stra
 export type { ClockMethod, JobInfo, JobSource } from './job.ts';
 export type { Dependency, DependencyEnd, DependencyKind, ItemDependencies, WaitSpan, WaitSpans } from './dependencies.ts';
 import type { ItemDependencies, WaitSpans } from './dependencies.ts';
+export type { GraphLaunches, GraphLaunchInfo, GraphSummary } from './graphs.ts';
+import type { GraphLaunchInfo } from './graphs.ts';
 import type { JobInfo } from './job.ts';
 import type { Communication } from './communication.ts';
 import type { Stragglers } from './stragglers.ts';

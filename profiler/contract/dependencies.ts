@@ -90,3 +90,23 @@ export interface WaitSpans {
   /** Whether the recording holds any wait span at all (none: the page stops asking). */
   any: boolean;
 }
+
+/**
+ * What a recording imported from a PyTorch profiler (Kineto) trace without
+ * CUDA synchronization events says about its dependencies, once, where the
+ * report and the timeline show it: such a trace holds launches and GPU work
+ * but no cudaEventRecord → cudaStreamWaitEvent pairs, so the dependency view
+ * draws no event waits and the what-if replay runs its streams unjoined.
+ * The importer writes it into the recording's notes (`streamscope report`
+ * prints them) and meta `sync_events` 0; the summary's warnings (the
+ * timeline's banner) repeat it from that key.
+ */
+export const NO_SYNC_EVENTS_NOTE =
+  'the trace has no synchronization or dependency data (no cuda_sync events: no stream waits, event records or synchronizes), ' +
+  'so no event waits are drawn or replayed; take it with ' +
+  'torch.profiler.profile(..., experimental_config=torch._C._profiler._ExperimentalConfig(enable_cuda_sync_events=True))';
+
+/** Whether a recording's meta says it was imported from a Kineto trace without synchronization events (NO_SYNC_EVENTS_NOTE). */
+export function importedWithoutSyncEvents(meta: Readonly<Record<string, string | undefined>>): boolean {
+  return meta.imported_from === 'kineto' && meta.sync_events === '0';
+}

@@ -2,13 +2,16 @@
 // recordings of one program side by side. Types only (plus the version):
 // compare/diff.ts computes it; the renderer draws it.
 import type { Collective } from './communication.ts';
-import type { FindingKind } from './findings.ts';
+import type { CallFamily, FindingKind } from './findings.ts';
 
 // 2: scopeA/scopeB (what each side's analysis covered); gpu (CUDA ordinal) per device.
 // 3 (issue 13): ranks (per-rank rows of multi-rank recordings, paired by rank, each
 // with its streams paired within it), collectives; a multi-rank diff pairs devices
 // through their ranks (DeviceDiff.rank).
-export const DIFF_VERSION = 3;
+// 4: findings matched one by one by what each is about (kind, GPU, process, call
+// family, the calls or copies it names), not summed per kind; status 'changed';
+// gpu, rank, callFamily, about, subjectKind, subjectsA/subjectsB per row.
+export const DIFF_VERSION = 4;
 
 export interface Delta {
   a: number | null;
@@ -54,9 +57,65 @@ export interface CopyDiff {
   gbPerS: Delta;
 }
 
+/**
+ * One thing a finding is about, named as its recording names it (ids
+ * differ between recordings, names do not), and how many of the finding's
+ * evidence rows name it.
+ */
+export interface FindingSubject {
+  /**
+   * calls: the call's name without its per-thread-stream suffix or driver
+   * ABI version (cudaStreamSynchronize, cuMemHostRegister: _ptsz and _v2
+   * forms are the same call); copies: direction and memory kinds
+   * ("HtoD pageable→device"), memsets "memset device"; kernels (operations):
+   * the function's own name.
+   */
+  name: string;
+  count: number;
+  /** The evidence list it was counted in held its limit (1000 ids per table): there were at least `count`. */
+  atLeast: boolean;
+}
+
+/**
+ * A finding of A against the finding of B that is about the same thing.
+ * Findings are matched one by one (several findings of a kind are several
+ * rows): same kind, GPU (the device rows' pairing) and process (the rank
+ * rows' pairing, multi-rank diffs only), the same call family
+ * (host-blocking-call), copy direction (copy-engine-queue) or stream
+ * (legacy-default-stream, by CUPTI id); and where the subjects identify a
+ * finding (calls of host-blocking-call, copies of the copy findings), at
+ * least one subject in common: findings about different calls are
+ * different findings, one fixed and one new.
+ */
 export interface FindingDiff {
   kind: FindingKind;
-  status: 'fixed' | 'new' | 'unchanged';
+  /**
+   * fixed: only in A; new: only in B; changed: in both, with other subjects
+   * or other counts of them (the calls or copies it is about changed);
+   * unchanged: in both, about the same subjects as many times (its cost may
+   * still differ: costNs).
+   */
+  status: 'fixed' | 'new' | 'changed' | 'unchanged';
+  /** The CUDA ordinal of its GPU's device row (A's, else B's); null for findings about no one GPU. */
+  gpu: number | null;
+  /** Multi-rank diffs: the rank row (RankDiff.label) of its process; null otherwise and for findings about no one process. */
+  rank: string | null;
+  /** host-blocking-call: the family of calls it is about (Finding.callFamily); null for other kinds. */
+  callFamily: CallFamily | null;
+  /** What identifies it beyond its kind, in words: "rank 1 · GPU 0 · sync calls", "GPU 0 · stream 7", "GPU 0 · HtoD copies". */
+  about: string;
+  /**
+   * What its subjects are: calls (host-blocking-call, event-ordering),
+   * copies (pageable-async-copy, sync-copy, sync-memset, copy-engine-queue),
+   * operations (legacy-default-stream: the work on the stream;
+   * serialized-collective: the collectives); null for kinds about a GPU or
+   * process as a whole, whose evidence is a sample (then a match is
+   * unchanged whatever its cost).
+   */
+  subjectKind: 'calls' | 'copies' | 'operations' | null;
+  /** Its subjects in each recording, most often first; null: not in that recording; [] for kinds without subjects. */
+  subjectsA: FindingSubject[] | null;
+  subjectsB: FindingSubject[] | null;
   costNs: Delta;
   titleA: string | null;
   titleB: string | null;
@@ -154,6 +213,11 @@ export interface DiffSummary {
   devices: DeviceDiff[];
   kernels: KernelDiff[];
   copies: CopyDiff[];
+  /**
+   * One row per finding, matched by what it is about (FindingDiff), most
+   * cost first; findings that are intended behaviour (info, no cost) on
+   * every side they are on are left out.
+   */
   findings: FindingDiff[];
   /**
    * Per rank, when either recording is one of several processes' or ranks'

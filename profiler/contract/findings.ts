@@ -11,6 +11,8 @@ export const SEVERITY_RANK: Record<Severity, number> = { info: 0, warning: 1, er
 export type FindingKind =
   | 'legacy-default-stream'
   | 'pageable-async-copy'
+  /** Small copies back to pageable host memory (`.item()`, `.cpu()`), each waiting for all the work queued before it. */
+  | 'blocking-readback'
   | 'sync-copy'
   | 'sync-memset'
   | 'host-blocking-call'
@@ -45,6 +47,8 @@ export interface Evidence {
 export const FIX_IDS = [
   /** Pageable async copies made from pinned memory. */
   'pin-pageable',
+  /** Small reads of values back to the host issued without waiting (no .item() per step), read once after the loop. */
+  'defer-readback',
   /** Work on the legacy default stream moved to its chunk's stream. */
   'move-default-stream',
   /** Synchronize calls between launches no longer wait. */
@@ -57,6 +61,10 @@ export const FIX_IDS = [
   'hoist-register',
   /** Each collective issued as soon as its share of the computation before it is done, on a side stream (DDP's buckets). */
   'overlap-collectives',
+  /** Each run of short kernel launches captured once in a CUDA graph and replayed with one launch. */
+  'cuda-graph',
+  /** Work a process put on one stream dealt by chunk over several streams. */
+  'split-streams',
 ] as const;
 export type FixId = (typeof FIX_IDS)[number];
 
@@ -96,6 +104,12 @@ export interface Finding {
   fixId?: FixId;
   /** The what-if replay's estimate of fixId, where it applies to this recording. */
   whatIf?: WhatIf;
+  /**
+   * Why there is no estimate of fixId for this recording (the replay could
+   * not model the fix here: no pinned bandwidth known, nothing the fix
+   * would move): said instead of a saving of 0.
+   */
+  whatIfUnavailable?: string;
   /** The Nsight Systems expert-system rule this corresponds to, if any. */
   nsightRule?: string;
 }

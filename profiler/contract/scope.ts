@@ -27,6 +27,12 @@ export interface ScopeInfo {
   startup: Startup | null;
   /** For a range scope: its name, how many instances it has, which one was taken (absent: all). */
   range?: { name: string; instances: number; instance?: number };
+  /**
+   * Why this scope's findings may differ from the steady state's or the
+   * other instances' (a range scope: start-up inside it, steady-state work
+   * no instance owns, a warm-up instance), one sentence each; absent: none.
+   */
+  notes?: string[];
 }
 
 export interface StartupPart {

@@ -1,9 +1,13 @@
 // Export a recording as Chrome trace event JSON, the format Perfetto UI and
 // chrome://tracing open: each GPU device a process with one thread per
-// stream, each host process with its threads (CUDA API calls and NVTX
-// ranges), and a flow arrow from every API call to the GPU operation it
-// launched. Written row by row to a stream, so a recording of millions of
-// operations never sits in memory as one JSON document.
+// stream, each host process with its threads (CUDA API calls, NVTX
+// ranges and CPU operations), and a flow arrow from every API call to the
+// GPU operation it launched (and from a forward operator to its backward
+// one). Synchronizations are Kineto's cuda_sync events, a wait naming the
+// cudaEventRecord it waited for, so that a trace imported and exported
+// again keeps its dependencies. Written row by row to a stream, so a
+// recording of millions of operations never sits in memory as one JSON
+// document.
 //
 // The event shapes follow Kineto's (PyTorch profiler) conventions — cat
 // kernel / gpu_memcpy / gpu_memset / cuda_runtime / cuda_driver, args
@@ -22,6 +26,15 @@ import { COPY_KIND_NAMES, MEMORY_KIND_NAMES, streamKindName } from '../store/enu
 /** 'pinned' → 'Pinned', 'device static' → 'Device Static' (Kineto's spelling). */
 function memoryKindName(kind: number): string {
   return (MEMORY_KIND_NAMES[kind] ?? 'unknown').replace(/\b\w/g, (c) => c.toUpperCase());
+}
+
+/** Kineto's names of CUPTI's synchronization types (syncs.sync_type). */
+const SYNC_KINDS: Record<number, string> = { 1: 'Event Sync', 2: 'Stream Wait Event', 3: 'Stream Sync', 4: 'Context Sync' };
+
+/** An operation a CUDA graph launch ran: its graph's and (a kernel's) node's ids, as CUPTI gives them; nothing for any other. */
+function graphArgs(graph: number | null, node: number | null): Record<string, number> {
+  if (graph === null) return {};
+  return node === null ? { 'graph id': graph } : { 'graph id': graph, 'graph node id': node };
 }
 
 /** GPU processes get pids above any host pid so the two never collide. */
@@ -109,19 +122,25 @@ async function writeChromeTrace(db: Db, out: string): Promise<ExportSummary> {
       await event({ ph: 'M', name: 'process_name', pid: p.pid, args: { name: `${p.command ?? 'process'} (pid ${p.pid})` } });
     }
 
-    // API calls, each a complete event with a flow start when it launched GPU work.
-    const launched = new Set<string>();
+    // API calls, each a complete event with a flow start per GPU operation it
+    // launched. One flow per operation, not one per call that several
+    // operations end: chrome://tracing ends a flow at its first end, so a
+    // graph launch's other kernels would have no arrow. Counted per call
+    // first; the operations then take the flows' numbers one by one.
+    const launched = new Map<string, number>();
+    const taken = new Map<string, number>();
     for (const r of db
       .prepare(
-        `SELECT DISTINCT c.pid, o.correlation_id AS corr FROM (
+        `SELECT c.pid, o.correlation_id AS corr, count(*) FROM (
           SELECT context_id, correlation_id FROM kernels UNION ALL SELECT context_id, correlation_id FROM memcpys
-          UNION ALL SELECT context_id, correlation_id FROM memsets) o JOIN contexts c ON c.id = o.context_id`,
+          UNION ALL SELECT context_id, correlation_id FROM memsets) o JOIN contexts c ON c.id = o.context_id GROUP BY 1, 2`,
       )
       .raw()
-      .iterate() as Iterable<[number, number]>) {
-      launched.add(`${r[0]}:${r[1]}`);
+      .iterate() as Iterable<[number, number, number]>) {
+      launched.set(`${r[0]}:${r[1]}`, r[2]);
     }
-    const flowId = (pid: number, corr: number) => `${pid}:${corr}`;
+    // The first operation's flow keeps the plain pid:correlation id.
+    const flowId = (pid: number, corr: number, j = 0) => (j === 0 ? `${pid}:${corr}` : `${pid}:${corr}:${j}`);
     for (const a of db
       .prepare('SELECT start_ns, end_ns, pid, tid, name_id, correlation_id, return_value, domain, cbid FROM api_calls ORDER BY start_ns')
       .raw()
@@ -137,9 +156,10 @@ async function writeChromeTrace(db: Db, out: string): Promise<ExportSummary> {
         dur: us(end - start),
         args: { cbid, correlation: corr, return: ret },
       });
-      if (launched.has(flowId(pid, corr))) {
+      const ops = launched.get(flowId(pid, corr)) ?? 0;
+      for (let j = 0; j < ops; j++) {
         flows++;
-        await event({ ph: 's', cat: 'launch', name: 'launch', id: flowId(pid, corr), pid, tid, ts: us(start) });
+        await event({ ph: 's', cat: 'launch', name: 'launch', id: flowId(pid, corr, j), pid, tid, ts: us(start) });
       }
     }
     for (const n of db.prepare('SELECT start_ns, end_ns, pid, tid, name_id FROM nvtx_ranges ORDER BY start_ns').raw().iterate() as Iterable<
@@ -148,6 +168,20 @@ async function writeChromeTrace(db: Db, out: string): Promise<ExportSummary> {
       const [start, end, pid, tid, nameId] = n;
       if (end === null) await event({ ph: 'i', s: 't', cat: 'nvtx', name: name(nameId), pid, tid, ts: us(start) });
       else await event({ ph: 'X', cat: 'nvtx', name: name(nameId), pid, tid, ts: us(start), dur: us(end - start) });
+    }
+    // CPU operations (an imported PyTorch trace's), in Kineto's categories; a backward operator's flow from its forward one.
+    for (const [start, end, pid, tid, kind, nameId, id, fStart, fPid, fTid] of db
+      .prepare(
+        `SELECT o.start_ns, o.end_ns, o.pid, o.tid, o.kind, o.name_id, o.id, f.start_ns, f.pid, f.tid FROM cpu_ops o
+        LEFT JOIN cpu_ops f ON f.id = o.forward_id ORDER BY o.start_ns`,
+      )
+      .raw()
+      .iterate() as Iterable<[number, number, number, number, number, number, number, number | null, number | null, number | null]>) {
+      await event({ ph: 'X', cat: kind === 2 ? 'python_function' : 'cpu_op', name: name(nameId), pid, tid, ts: us(start), dur: us(end - start) });
+      if (fStart !== null) {
+        await event({ ph: 's', cat: 'fwdbwd', name: 'fwdbwd', id, pid: fPid, tid: fTid, ts: us(fStart) });
+        await event({ ph: 'f', bp: 'e', cat: 'fwdbwd', name: 'fwdbwd', id, pid, tid, ts: us(start) });
+      }
     }
 
     // GPU operations on their stream threads, each ending the flow of its launch.
@@ -178,19 +212,27 @@ async function writeChromeTrace(db: Db, out: string): Promise<ExportSummary> {
         dur: us(end - start),
         args: { device, context: contextOf.get(stream) ?? 0, stream: streamInfo.get(stream)?.cupti ?? stream, correlation: corr, ...args },
       });
-      if (launched.has(flowId(pid, corr))) {
-        await event({ ph: 'f', bp: 'e', cat: 'launch', name: 'launch', id: flowId(pid, corr), pid: GPU_PID_BASE + device, tid: stream, ts: us(start) });
+      const key = flowId(pid, corr);
+      const ops = launched.get(key);
+      if (ops) {
+        // Numbered in the order the operations are written (each table in start order); only launches of several need the count.
+        const j = ops > 1 ? (taken.get(key) ?? 0) : 0;
+        if (ops > 1) taken.set(key, j + 1);
+        await event({ ph: 'f', bp: 'e', cat: 'launch', name: 'launch', id: flowId(pid, corr, j), pid: GPU_PID_BASE + device, tid: stream, ts: us(start) });
       }
     };
     for (const k of db
       .prepare(
         `SELECT k.start_ns, k.end_ns, k.device_id, k.stream_id, c.pid, k.correlation_id, k.name_id,
-          k.grid_x, k.grid_y, k.grid_z, k.block_x, k.block_y, k.block_z, k.registers_per_thread, k.static_shared_bytes + k.dynamic_shared_bytes
+          k.grid_x, k.grid_y, k.grid_z, k.block_x, k.block_y, k.block_z, k.registers_per_thread, k.static_shared_bytes + k.dynamic_shared_bytes,
+          k.graph_id, k.graph_node_id
         FROM kernels k JOIN contexts c ON c.id = k.context_id ORDER BY k.start_ns`,
       )
       .raw()
       .iterate() as Iterable<number[]>) {
-      const [start, end, device, stream, pid, corr, nameId, gx, gy, gz, bx, by, bz, regs, shared] = k as number[] as [
+      const [start, end, device, stream, pid, corr, nameId, gx, gy, gz, bx, by, bz, regs, shared, graph, node] = k as number[] as [
+        number,
+        number,
         number,
         number,
         number,
@@ -212,16 +254,19 @@ async function writeChromeTrace(db: Db, out: string): Promise<ExportSummary> {
         block: [bx, by, bz],
         'registers per thread': regs,
         'shared memory': shared,
+        ...graphArgs(graph, node),
       });
     }
     for (const m of db
       .prepare(
-        `SELECT m.start_ns, m.end_ns, m.device_id, m.stream_id, c.pid, m.correlation_id, m.bytes, m.copy_kind, m.src_kind, m.dst_kind
+        `SELECT m.start_ns, m.end_ns, m.device_id, m.stream_id, c.pid, m.correlation_id, m.bytes, m.copy_kind, m.src_kind, m.dst_kind,
+          m.graph_id
         FROM memcpys m JOIN contexts c ON c.id = m.context_id ORDER BY m.start_ns`,
       )
       .raw()
       .iterate() as Iterable<number[]>) {
-      const [start, end, device, stream, pid, corr, nbytes, copyKind, src, dst] = m as [
+      const [start, end, device, stream, pid, corr, nbytes, copyKind, src, dst, graph] = m as [
+        number,
         number,
         number,
         number,
@@ -242,18 +287,58 @@ async function writeChromeTrace(db: Db, out: string): Promise<ExportSummary> {
         stream,
         pid,
         corr,
-        { bytes: nbytes },
+        { bytes: nbytes, ...graphArgs(graph, null) },
       );
     }
     for (const m of db
       .prepare(
-        `SELECT m.start_ns, m.end_ns, m.device_id, m.stream_id, c.pid, m.correlation_id, m.bytes, m.memory_kind
+        `SELECT m.start_ns, m.end_ns, m.device_id, m.stream_id, c.pid, m.correlation_id, m.bytes, m.memory_kind, m.graph_id
         FROM memsets m JOIN contexts c ON c.id = m.context_id ORDER BY m.start_ns`,
       )
       .raw()
       .iterate() as Iterable<number[]>) {
-      const [start, end, device, stream, pid, corr, nbytes, kind] = m as [number, number, number, number, number, number, number, number];
-      await gpu('gpu_memset', `Memset (${memoryKindName(kind)})`, start, end, device, stream, pid, corr, { bytes: nbytes });
+      const [start, end, device, stream, pid, corr, nbytes, kind, graph] = m as [
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+      ];
+      await gpu('gpu_memset', `Memset (${memoryKindName(kind)})`, start, end, device, stream, pid, corr, { bytes: nbytes, ...graphArgs(graph, null) });
+    }
+    // Synchronizations on their stream's thread (none: thread 0 of the device), as Kineto writes CUPTI's; an event
+    // wait or synchronize names the last record of its event before it (correlation ids grow within a process).
+    const records = new Map<string, [number, number | null][]>();
+    for (const [pid, eventId, corr, stream] of db
+      .prepare('SELECT pid, event_id, correlation_id, stream_id FROM cuda_events ORDER BY correlation_id')
+      .raw()
+      .iterate() as Iterable<[number, number, number, number | null]>) {
+      const key = `${pid}:${eventId}`;
+      (records.get(key) ?? records.set(key, []).get(key)!).push([corr, stream]);
+    }
+    const cupti = (stream: number | null) => (stream === null ? -1 : (streamInfo.get(stream)?.cupti ?? -1));
+    for (const [start, end, pid, ctx, device, stream, type, eventId, corr] of db
+      .prepare(
+        `SELECT y.start_ns, y.end_ns, y.pid, c.cupti_context_id, c.device_id, y.stream_id, y.sync_type, y.event_id, y.correlation_id
+        FROM syncs y LEFT JOIN contexts c ON c.id = y.context_id ORDER BY y.start_ns`,
+      )
+      .raw()
+      .iterate() as Iterable<[number, number, number, number | null, number | null, number | null, number, number | null, number]>) {
+      const kind = SYNC_KINDS[type] ?? 'Unknown';
+      const args: Record<string, unknown> = { cuda_sync_kind: kind };
+      if (type === 1 || type === 2) {
+        const record = (records.get(`${pid}:${eventId}`) ?? []).filter(([c]) => c < corr).at(-1);
+        args.wait_on_stream = record ? cupti(record[1]) : -1;
+        args.wait_on_cuda_event_record_corr_id = record ? record[0] : -1;
+        args.wait_on_cuda_event_id = eventId ?? -1;
+      }
+      Object.assign(args, { stream: cupti(stream), correlation: corr, device: device ?? 0, context: ctx ?? 0 });
+      await event({ ph: 'X', cat: 'cuda_sync', name: kind, pid: GPU_PID_BASE + (device ?? 0), tid: stream ?? 0, ts: us(start), dur: us(end - start), args });
     }
     await write('\n]}\n');
     await new Promise<void>((resolve, reject) => file.end((err?: Error | null) => (err ? reject(err) : resolve())));

@@ -54,12 +54,17 @@ export function detectFormat(file: string, explicit?: string): ImportFormat {
   );
 }
 
-export async function importTrace(file: string, out: string, opts: { format?: string; overwrite?: boolean } = {}): Promise<ImportResult> {
+/** `parseAllInJs`: the Kineto reader's JSON.parse path for every event (kineto.ts; the tests hold it to the simdjson one). */
+export async function importTrace(
+  file: string,
+  out: string,
+  opts: { format?: string; overwrite?: boolean; parseAllInJs?: boolean } = {},
+): Promise<ImportResult> {
   const format = detectFormat(file, opts.format);
   try {
     switch (format) {
       case 'kineto':
-        return await importKineto(file, out, { overwrite: opts.overwrite });
+        return await importKineto(file, out, { overwrite: opts.overwrite, parseAllInJs: opts.parseAllInJs });
       case 'chrome':
         return await importChrome(file, out, { overwrite: opts.overwrite });
       case 'nsys':

@@ -3,10 +3,21 @@
 // Kineto writes GPU work as complete events ("ph": "X") with cat `kernel`,
 // `gpu_memcpy`, `gpu_memset` and args {device, context, stream,
 // correlation, ...}; CUDA calls as cat `cuda_runtime` / `cuda_driver` with
-// args {cbid, correlation}; PyTorch operators as `cpu_op`,
-// `user_annotation`, `python_function` (stored as host ranges, like NVTX);
-// `ac2g` flows only repeat the correlation ids, so they are not needed.
-// Times are microseconds (fractions keep the nanoseconds).
+// args {cbid, correlation}; PyTorch's operators (`cpu_op`: aten::mm, …) and
+// Python functions (`python_function`) as CPU operations (cpu_ops, schema
+// 11), the program's own annotations (`user_annotation`: record_function,
+// ProfilerStep#N; `cuda_profiler_range`, `nvtx`) as host ranges, like NVTX:
+// only those are what `--range` and the iterations mean. With
+// enable_cuda_sync_events, `cuda_sync` events are CUPTI's synchronization
+// records (syncs: stream and event waits, stream, event and context
+// synchronizes) and name the cudaEventRecord each wait waited for where
+// Kineto found it (cuda_events), as does a newer Kineto's `cuda_event`:
+// the rows the collector writes, so the dependency view and the what-if
+// replay see the same waits (kineto-dependencies.ts ties the waits whose
+// record the trace does not name). `ac2g` flows only repeat the correlation
+// ids, so they are not needed; `fwdbwd` flows tie a backward operator to
+// its forward one (cpu_ops.forward_id). Times are microseconds (fractions
+// keep the nanoseconds).
 //
 // The events themselves are read and mapped natively
 // (native/addon/src/trace_import.cc: the scan, simdjson, the rows on a second
@@ -16,6 +27,8 @@
 import { idField, intField, nativeTraceError, parseEventBytes, textField, TraceFormatError } from './json-events.ts';
 import { COPY_KIND_NAMES } from '../store/enums.ts';
 import { RecordingWriter } from './recording-writer.ts';
+import { bindForwardOps, inferEventRecords } from './kineto-dependencies.ts';
+import { NO_SYNC_EVENTS_NOTE } from '../contract/dependencies.ts';
 import { importKinetoTrace, type KinetoTraceOptions, type KinetoTraceRows } from '../native/addon.ts';
 import { RecordingFileError } from '../store/recording-error.ts';
 
@@ -29,29 +42,38 @@ export interface ImportResult {
 const COPY_KIND: Record<string, number> = Object.fromEntries(Object.entries(COPY_KIND_NAMES).map(([k, v]) => [v, Number(k)]));
 /** CUPTI memory kinds by Kineto's names. */
 const MEMORY_KIND: Record<string, number> = { Pageable: 1, Pinned: 2, Device: 3, Array: 4, Managed: 5, 'Device Static': 6, 'Managed Static': 7 };
-/** Host events kept as ranges on their thread. */
-const HOST_RANGES = ['cpu_op', 'user_annotation', 'python_function', 'cuda_profiler_range', 'nvtx'];
+/** Host events kept as ranges on their thread: the program's own annotations. */
+const HOST_RANGES = ['user_annotation', 'cuda_profiler_range', 'nvtx'];
+/** Host events that are CPU operations, by cpu_ops.kind: the framework's operators and Python's functions. */
+const CPU_OPS: Record<string, number> = { cpu_op: 1, python_function: 2 };
 
 /** The native reader's options; `output` null: stop at the first timed event. */
-function options(output: string | null): KinetoTraceOptions {
+function options(output: string | null, parseAllInJs: boolean): KinetoTraceOptions {
   return {
     output,
     copyKinds: COPY_KIND,
     memoryKinds: MEMORY_KIND,
     hostRanges: HOST_RANGES,
+    cpuOps: CPU_OPS,
     parse: parseEventBytes,
+    parseAllInJs,
   };
 }
 
-function readRows(file: string, output: string | null): KinetoTraceRows {
+function readRows(file: string, output: string | null, parseAllInJs = false): KinetoTraceRows {
   try {
-    return importKinetoTrace(file, options(output));
+    return importKinetoTrace(file, options(output, parseAllInJs));
   } catch (err) {
     throw nativeTraceError(file, err) ?? err;
   }
 }
 
-export async function importKineto(file: string, out: string, opts: { overwrite?: boolean } = {}): Promise<ImportResult> {
+/**
+ * `parseAllInJs`: every event parsed by JSON.parse and read from the object
+ * it returns, none by simdjson (the path an event simdjson refuses takes):
+ * for the tests, which hold both paths to the same recording.
+ */
+export async function importKineto(file: string, out: string, opts: { overwrite?: boolean; parseAllInJs?: boolean } = {}): Promise<ImportResult> {
   // The writer comes first (the native rows go into its file), but its
   // refusals — the output exists, or cannot be created — were said at the
   // first timed event, after whatever is wrong with the trace before it: a
@@ -67,7 +89,7 @@ export async function importKineto(file: string, out: string, opts: { overwrite?
     throw err;
   }
   try {
-    const rows = writer.handOver((partial) => readRows(file, partial));
+    const rows = writer.handOver((partial) => readRows(file, partial, opts.parseAllInJs));
     if (!rows.any) throw new TraceFormatError(file, 'no trace events');
     if (!rows.timed) throw new TraceFormatError(file, 'no timed events (ph "X") to import');
     const processNames = new Map(rows.processNames);
@@ -91,6 +113,14 @@ export async function importKineto(file: string, out: string, opts: { overwrite?
     }
     if (gpuPid === UNKNOWN_PID && hostPid !== null) writer.reassignPid(UNKNOWN_PID, hostPid);
     if (hostPid !== null && processNames.has(hostPid)) writer.setCommand(hostPid, processNames.get(hostPid)!);
+    // The passes that need every row (with the pids as final): waits tied to records, backward operators to forward ones.
+    const records = inferEventRecords(writer.db);
+    writer.counts.cudaEvents += records.inferred;
+    bindForwardOps(writer.db, rows.flows);
+    const notes: string[] = [];
+    const { kernels, memcpys, memsets, syncs } = writer.counts;
+    if (syncs === 0 && kernels + memcpys + memsets > 0) notes.push(NO_SYNC_EVENTS_NOTE);
+    if (records.inferred + records.unresolved > 0) notes.push(recordNote(records));
     writer.finish({
       imported_from: 'kineto',
       imported_file: file,
@@ -98,12 +128,27 @@ export async function importKineto(file: string, out: string, opts: { overwrite?
       driver_version: version(header.members.cuda_driver_version),
       runtime_version: version(header.members.cuda_runtime_version),
       command: hostPid !== null ? (processNames.get(hostPid) ?? null) : null,
+      // Synchronization events the trace held (cuda_sync): 0 is a trace taken without enable_cuda_sync_events.
+      sync_events: syncs,
+      notes: notes.length ? JSON.stringify(notes) : null,
     });
     return { format: 'kineto', counts: writer.counts, skipped: rows.skipped };
   } catch (err) {
     writer.abandon();
     throw err;
   }
+}
+
+/** What the recording's notes say of stream waits whose event record the trace did not name (kineto-dependencies.ts). */
+function recordNote(r: ReturnType<typeof inferEventRecords>): string {
+  const open = r.inferred + r.unresolved;
+  const parts = [
+    `the trace does not say which cudaEventRecord (and stream) ${open} of ${r.waits} stream wait${r.waits === 1 ? '' : 's'} waited for ` +
+      '(Kineto wrote wait_on_cuda_event_record_corr_id -1)',
+  ];
+  if (r.inferred) parts.push(`${r.inferred} tied, each to the record call before it on its thread and the only stream that call could have captured work of`);
+  if (r.unresolved) parts.push(`${r.unresolved} left without one (more than one stream fitted, or none), so the dependency view has no event wait for them`);
+  return parts.join('; ');
 }
 
 /** Host pid of GPU events seen before any host event named it. */

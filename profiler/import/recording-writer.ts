@@ -104,7 +104,7 @@ export class RecordingWriter {
   #pending = 0;
   #origin: number;
   #stmts;
-  counts = { kernels: 0, memcpys: 0, memsets: 0, apiCalls: 0, ranges: 0 };
+  counts = { kernels: 0, memcpys: 0, memsets: 0, apiCalls: 0, ranges: 0, syncs: 0, cudaEvents: 0, cpuOps: 0 };
 
   /** `originNs`: the source's time zero, in its own clock; every stored time is relative to it. */
   constructor(file: string, opts: { overwrite?: boolean; originNs: number }) {
@@ -180,6 +180,16 @@ export class RecordingWriter {
 
   #t(ns: number): number {
     return Math.round(ns - this.#origin);
+  }
+
+  /**
+   * The connection to the file being written, for an importer's own passes
+   * over the rows it wrote (the Kineto importer ties stream waits to event
+   * records and backward operators to forward ones): inside the writer's
+   * open transaction, before finish().
+   */
+  get db(): Db {
+    return this.#db;
   }
 
   /**
@@ -347,7 +357,7 @@ export class RecordingWriter {
   reassignPid(from: number, to: number): void {
     if (!this.#processes.has(from)) return;
     this.process(to);
-    for (const table of ['contexts', 'streams', 'threads', 'api_calls', 'nvtx_ranges']) {
+    for (const table of ['contexts', 'streams', 'threads', 'api_calls', 'nvtx_ranges', 'syncs', 'cuda_events', 'cpu_ops']) {
       this.#db.prepare(`UPDATE ${table} SET pid = ? WHERE pid = ?`).run(to, from);
     }
     this.#db.prepare('DELETE FROM processes WHERE pid = ?').run(from);

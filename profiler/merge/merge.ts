@@ -556,6 +556,8 @@ class InputSql {
         return this.#movedStrings.length ? { kind: 'map', pairs: this.#movedStrings, keepOthers: true } : KEEP;
       case 'rowid':
         return added(this.offsetOf(table));
+      case 'cpu-op':
+        return added(this.offsetOf('cpu_ops'));
       case 'source':
       case 'original-pid':
         return null;

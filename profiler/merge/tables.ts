@@ -18,6 +18,8 @@ export type Role =
   | 'stream'
   /** strings.id: the merged string of the same value. */
   | 'string'
+  /** cpu_ops.id (a backward operator's forward one): + the input's offset for cpu_ops, as its own rows' ids. */
+  | 'cpu-op'
   /** The table's own rowid: + the input's offset for the table (one run of ids per input). */
   | 'rowid'
   /** processes.source_id: the source it was recorded in. */
@@ -232,6 +234,8 @@ export const MERGE_TABLES: Record<string, TableSpec> = {
     },
   },
   nvtx_ranges: { how: 'rows', columns: { id: 'rowid', start_ns: t, end_ns: t, pid: 'pid', tid: k, name_id: 'string', domain_id: 'string', payload: k } },
+  // (v11) An imported PyTorch trace's operators and Python functions.
+  cpu_ops: { how: 'rows', columns: { id: 'rowid', start_ns: t, end_ns: t, pid: 'pid', tid: k, kind: k, name_id: 'string', forward_id: 'cpu-op' } },
   // object_id is CUPTI's (a thread or device id in the process).
   overheads: {
     how: 'rows',

@@ -341,10 +341,13 @@ export function loadRows(
 export interface KinetoTraceOptions {
   /** The recording to write the rows into (created, its connection closed); null: stop at the first timed event (does the import get that far?). */
   output: string | null;
-  /** CUPTI copy kinds and memory kinds by Kineto's names for them, and the categories kept as host ranges. */
+  /** CUPTI copy kinds and memory kinds by Kineto's names for them, the categories kept as host ranges, and those that are CPU operations (cpu_ops.kind by category). */
   copyKinds: Record<string, number>;
   memoryKinds: Record<string, number>;
   hostRanges: string[];
+  cpuOps: Record<string, number>;
+  /** Every event through `parse` (JSON.parse), none through simdjson: the tests hold both paths to the same rows. */
+  parseAllInJs?: boolean;
   /** JSON.parse of UTF-8 bytes: the top-level members, and the events simdjson refuses or that need JavaScript's conversions. */
   parse(bytes: Buffer): unknown;
 }
@@ -355,8 +358,10 @@ export interface KinetoTraceRows {
   timed: boolean;
   /** The first timed event's time, ns in the trace's clock: the recording's origin. */
   originNs: number;
-  counts: { kernels: number; memcpys: number; memsets: number; apiCalls: number; ranges: number };
+  counts: { kernels: number; memcpys: number; memsets: number; apiCalls: number; ranges: number; syncs: number; cudaEvents: number; cpuOps: number };
   skipped: number;
+  /** The ends of fwdbwd flows (autograd's forward operator → its backward one), in file order: [id, 0 start | 1 finish, pid, tid, time (ns, as stored)]. */
+  flows: [number, 0 | 1, number, number, number][];
   hostPid: number | null;
   gpuPid: number | null;
   processNames: [number, string][];

@@ -16,6 +16,16 @@ export function collectorLibraryPath(): string {
   return process.env.STREAMSCOPE_COLLECTOR ?? path.join(repoRoot, 'native/build/collector/libstreamscope_collector.so');
 }
 
+/**
+ * The library the recorder preloads into the target beside the collector
+ * (native/collector/cupti_watch.cc): it notes a CUPTI client of the
+ * target's own that is refused the subscription. Built and packed next to
+ * the collector.
+ */
+export function cuptiWatchLibraryPath(): string {
+  return path.join(path.dirname(collectorLibraryPath()), 'libstreamscope_cupti_watch.so');
+}
+
 export function runnerPath(): string {
   return process.env.STREAMSCOPE_RUNNER ?? path.join(repoRoot, 'native/build/workloads/streamscope-runner');
 }

@@ -2,11 +2,16 @@
 // derived from them that a reader wants spelled out (GB/s, enum names,
 // grid and block shapes), and the launch in both directions through the
 // correlation id: a GPU operation → the API call(s) that issued it, an API
-// call → the GPU operations and synchronizations it caused.
+// call → the GPU operations and synchronizations it caused. Many operations
+// share one call where a CUDA graph launch ran them: such an operation is
+// also told its graph, node and place in the launch, and the call its
+// operations by kind (ItemDetails.graph, contract/graphs.ts).
 import type { Database } from 'better-sqlite3';
 import { rowsByCorrelation, type ZonedTable } from '../store/zones.ts';
 import { ApiError } from './api-error.ts';
-import type { FieldValue, ItemDetails, ItemKind, ItemRef, ItemTable, RowId } from '../contract/api.ts';
+import type { FieldValue, GraphLaunchInfo, ItemDetails, ItemKind, ItemRef, ItemTable, RowId } from '../contract/api.ts';
+import { graphLaunchText } from '../contract/graphs.ts';
+import { isGraphLaunch } from '../analysis/call-families.ts';
 import type { StoredName } from '../contract/names.ts';
 import { COPY_KIND_NAMES } from '../store/enums.ts';
 import {
@@ -25,6 +30,8 @@ import {
 
 type StoredRow = Record<string, FieldValue>;
 type Related = ItemDetails['related'][number];
+/** A row that shares the item's correlation id, as stored. */
+type Correlated = { table: ZonedTable; row: StoredRow };
 
 /** Looks up a strings id: its value and demangled form (name '' for none). */
 export type NameOf = (id: number | null | undefined) => StoredName;
@@ -42,9 +49,12 @@ export class ItemDetailsReader {
 
   details(ref: ItemRef): ItemDetails {
     const row = this.#row(ref);
+    const correlated = this.#correlated(ref.table, row);
+    const related = correlated.map((c) => this.#brief(c.table, c.row));
+    const graph = this.#graph(ref.table, row, correlated);
     const fields: Record<string, FieldValue> = { ...row, ...this.#derived(ref.table, row) };
+    if (graph) fields.graph_launch = graphLaunchText(graph);
     const { startNs, endNs } = extent(row);
-    const related = this.#related(ref.table, row);
     return {
       ref,
       kind: itemKindOf(ref.table, row as { copy_kind?: number }),
@@ -55,6 +65,7 @@ export class ItemDetailsReader {
       fields,
       related,
       rowId: this.#rowId(ref.table, row, related),
+      graph,
     };
   }
 
@@ -87,7 +98,7 @@ export class ItemDetailsReader {
    * Values spelled out for the reader, added beside the stored columns.
    * Their names are what the details panel (renderer/src/panels) and the
    * end-to-end tests read: name, duration_ns, grid, block, GB/s, src, dst,
-   * stream; the other enum names end in _name.
+   * stream, graph_launch (details()); the other enum names end in _name.
    */
   #derived(table: ItemTable, row: StoredRow): Record<string, FieldValue> {
     const out: Record<string, FieldValue> = {};
@@ -135,12 +146,58 @@ export class ItemDetailsReader {
     return (this.#db.prepare('SELECT pid FROM contexts WHERE id = ?').pluck().get(row.context_id) as number | undefined) ?? null;
   }
 
-  #related(table: ItemTable, row: StoredRow): Related[] {
+  #correlated(table: ItemTable, row: StoredRow): Correlated[] {
     if (table === 'nvtx_ranges') return []; // NVTX ranges have no correlation id
     const pid = this.#pidOf(row);
     if (pid === null) return [];
     const targets: readonly ZonedTable[] = table === 'api_calls' ? [...GPU_TABLES, 'syncs'] : ['api_calls'];
-    return targets.flatMap((t) => rowsByCorrelation<StoredRow>(this.#db, t, pid, row.correlation_id as number).map((r) => this.#brief(t, r)));
+    return targets.flatMap((t) => rowsByCorrelation<StoredRow>(this.#db, t, pid, row.correlation_id as number).map((r) => ({ table: t, row: r })));
+  }
+
+  /**
+   * The graph launch an operation belongs to, or a call launched: null
+   * unless graph ids were recorded for it. An operation's siblings are the
+   * GPU rows of its correlation id (its call's), read by their zones as the
+   * related rows are; a call's are its related rows themselves.
+   */
+  #graph(table: ItemTable, row: StoredRow, correlated: Correlated[]): GraphLaunchInfo | null {
+    const isOp = (GPU_TABLES as readonly string[]).includes(table);
+    let ops: Correlated[];
+    if (isOp) {
+      if (row.graph_id === null || row.graph_id === undefined) return null;
+      const pid = this.#pidOf(row);
+      ops =
+        pid === null
+          ? [{ table: table as ZonedTable, row }]
+          : GPU_TABLES.flatMap((t) => rowsByCorrelation<StoredRow>(this.#db, t, pid, row.correlation_id as number).map((r) => ({ table: t, row: r })));
+    } else if (table === 'api_calls') {
+      ops = correlated.filter((c) => c.table !== 'syncs');
+    } else return null;
+    const graphIds = ops.map((c) => c.row.graph_id).filter((g): g is number => typeof g === 'number');
+    if (graphIds.length === 0) return null;
+    const count = (t: ZonedTable) => ops.filter((c) => c.table === t).length;
+    const nodes = new Set(ops.map((c) => c.row.graph_node_id).filter((n) => typeof n === 'number'));
+    const common = { kernels: count('kernels'), memcpys: count('memcpys'), memsets: count('memsets'), nodes: nodes.size };
+    if (!isOp) return { graphId: Math.min(...graphIds), nodeId: null, call: null, ...common, position: null };
+    // Its place in the launch: the launch's operations in start order (ties by table, then id).
+    const order = GPU_TABLES as readonly string[];
+    ops.sort(
+      (a, b) =>
+        (a.row.start_ns as number) - (b.row.start_ns as number) ||
+        order.indexOf(a.table) - order.indexOf(b.table) ||
+        (a.row.id as number) - (b.row.id as number),
+    );
+    const position = ops.findIndex((c) => c.table === table && c.row.id === row.id) + 1;
+    // The launching call: the graph launch itself where a driver call shares its correlation id.
+    const calls = correlated.filter((c) => c.table === 'api_calls');
+    const launch = calls.find((c) => isGraphLaunch(this.#nameOf(c.row.name_id as number).name)) ?? calls[0];
+    return {
+      graphId: row.graph_id as number,
+      nodeId: typeof row.graph_node_id === 'number' ? row.graph_node_id : null,
+      call: launch ? { ref: { table: 'api_calls', id: launch.row.id as number }, name: this.#nameOf(launch.row.name_id as number).name } : null,
+      ...common,
+      position: position > 0 ? position : null,
+    };
   }
 
   #brief(table: ItemTable, row: StoredRow): Related {

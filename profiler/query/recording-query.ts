@@ -68,6 +68,7 @@ import { NameSearch } from './search.ts';
 import { buildStats } from './stats.ts';
 import { SqlConsole } from './sql-console.ts';
 import type { SqlAnswer } from '../contract/sql.ts';
+import { importedWithoutSyncEvents, NO_SYNC_EVENTS_NOTE } from '../contract/dependencies.ts';
 import type { SqlRequest } from '../contract/api-schema.ts';
 
 /** Analyses kept per recording: the steady state, the whole, and a few selections. */
@@ -451,18 +452,26 @@ export class RecordingQuery {
         apiCalls: total('api_calls'),
         nvtxRanges: total('nvtx_ranges'),
       },
-      warnings: this.#warnings(complete, meta.incomplete_reason, processRows),
+      warnings: this.#warnings(complete, meta, processRows, total('kernels') + total('memcpys') + total('memsets')),
       job: sources.length ? { sources } : null,
     };
   }
 
   /** What the user must know before trusting the numbers: incomplete, dropped, collector trouble. */
-  #warnings(complete: boolean, reason: string | undefined, processes: { pid: number; command: string | null; complete: boolean }[]): string[] {
+  #warnings(
+    complete: boolean,
+    meta: Record<string, string>,
+    processes: { pid: number; command: string | null; complete: boolean }[],
+    gpuOps: number,
+  ): string[] {
     const db = this.#db;
     const warnings: string[] = [];
     // Being recorded: unfinished as a matter of course (the page says it is live).
     if (this.#growth.following) return warnings;
-    if (!complete) warnings.push(`incomplete recording: ${reason ?? 'it was not finished'}; what arrived is shown`);
+    if (!complete) warnings.push(`incomplete recording: ${meta.incomplete_reason ?? 'it was not finished'}; what arrived is shown`);
+    // A PyTorch trace taken without cuda_sync events: the timeline draws no event waits, and says why and how to get them
+    // (where there was GPU work to wait for, as the importer's note).
+    if (importedWithoutSyncEvents(meta) && gpuOps > 0) warnings.push(`imported PyTorch profiler trace: ${NO_SYNC_EVENTS_NOTE}`);
     for (const p of processes) {
       if (!p.complete) warnings.push(`process ${p.pid}${p.command ? ` (${p.command})` : ''} did not end its stream: its last records may be missing`);
     }

@@ -12,9 +12,11 @@
 // recording. Recording everything and cutting afterwards costs the run
 // nothing a real capture would save, but it decides with every fact in
 // hand (which call launched what), and it is the one rule the analysis
-// already applies to `report --range NAME` (analysis/scope.ts): GPU work is
-// kept when its launching API call started inside a window on that window's
-// thread, so `report` on a capture equals `report --range NAME` on the whole.
+// already applies to `report --range NAME` (analysis/scope.ts, selectRange:
+// what the instances own): an API call is kept when it started inside a
+// window of its own process, on any thread, and GPU work with the call that
+// launched it, so `report` on a capture equals `report --range NAME` on the
+// whole.
 import type { CallColumns } from '../native/addon.ts';
 import { captureRangeSpec, type CaptureRange } from '../contract/record-request.ts';
 import { loadTimelineColumns } from '../native/addon.ts';
@@ -40,12 +42,10 @@ export interface CaptureResult {
   neverOccurred: string | null;
 }
 
-/** Where to keep rows: the windows on threads (GPU work, by its launch) and the rule for host rows. */
+/** Where to keep rows: the windows, as range instances of their process. */
 interface CaptureWindows {
-  /** For GPU work: a launch counts when it started inside one of these on its own thread. */
+  /** For calls and GPU work: what these own (scope.ts selectRange); for the other host rows, their windows, per process. */
   instances: RangeInstance[];
-  /** Host rows (calls, syncs, NVTX, overheads): only a window of their own process counts. */
-  perProcess: boolean;
   windows: number;
   /** Why there is no window, when there is none. */
   absent: string;
@@ -83,12 +83,9 @@ export function applyCaptureRange(db: Db, range: CaptureRange): CaptureResult {
     (keptOps[kind]!.has(id) ? kept : dropped)[OP_TABLES[kind]!].push(id);
   }
 
-  // API calls: the range selection's (any thread), narrowed to the call's
-  // own process where the windows are per process.
+  // API calls: the range selection's.
   const keptCalls = new Set<number>();
-  for (let k = 0; k < selected.calls.length; k++) {
-    if (host.inside(selected.calls.pid[k]!, selected.calls.start[k]!)) keptCalls.add(selected.calls.rowId[k]!);
-  }
+  for (let k = 0; k < selected.calls.length; k++) keptCalls.add(selected.calls.rowId[k]!);
   // CUDA events go with their cudaEventRecord call (pid and correlation id).
   const eventKey = (pid: number, corr: number) => pid * 2 ** 32 + corr;
   const events = new Map<number, { ids: number[]; hasCall: boolean; callKept: boolean }>();
@@ -112,14 +109,15 @@ export function applyCaptureRange(db: Db, range: CaptureRange): CaptureResult {
   // An event whose call was never recorded (an imported trace) is not the filter's to judge: kept.
   for (const e of events.values()) (e.hasCall && !e.callKept ? dropped : kept).cuda_events.push(...e.ids);
 
-  // Host rows with a start: kept when they start inside a window.
+  // Host rows with a start: kept when they start inside a window of their
+  // process, as the API calls are.
   for (const table of ['syncs', 'overheads'] as const) {
     for (const [id, pid, start] of db.prepare(`SELECT id, pid, start_ns FROM ${table}`).raw().iterate() as Iterable<[number, number, number]>) {
       (host.inside(pid, start) ? kept : dropped)[table].push(id);
     }
   }
-  // NVTX ranges: kept when they share time with a window (a marker: its instant), so
-  // the ranges around and inside the capture stay.
+  // NVTX ranges: kept when they share time with a window of their process (a
+  // marker: its instant), so the ranges around and inside the capture stay.
   for (const [id, pid, start, end] of db.prepare('SELECT id, pid, start_ns, coalesce(end_ns, start_ns) FROM nvtx_ranges').raw().iterate() as Iterable<
     [number, number, number, number]
   >) {
@@ -180,8 +178,7 @@ export function addNote(db: Db, note: string): void {
 
 function nvtxWindows(db: Db, name: string): CaptureWindows {
   const instances = rangeInstances(db, name);
-  // Every instance's window holds the host rows of any thread and process, as in report --range.
-  return { instances, perProcess: false, windows: instances.length, absent: `no closed NVTX range named '${name}' was recorded${knownRanges(db)}` };
+  return { instances, windows: instances.length, absent: `no closed NVTX range named '${name}' was recorded${knownRanges(db)}` };
 }
 
 /**
@@ -198,46 +195,41 @@ function profilerWindows(db: Db, calls: CallColumns): CaptureWindows {
     const c = profilerControl(s.value);
     if (c) control.set(s.id, c);
   }
-  const starts = new Map<number, number[]>(); // pid → start times of Start calls
+  const starts = new Map<number, { t: number; tid: number }[]>(); // pid → Start calls
   const stops = new Map<number, { start: number; end: number }[]>(); // pid → Stop calls, in start order
-  const threads = new Map<number, Set<number>>(); // pid → threads with calls: the ones that can launch
   for (let k = 0; k < calls.length; k++) {
-    const pid = calls.pid[k]!;
-    let tids = threads.get(pid);
-    if (!tids) threads.set(pid, (tids = new Set()));
-    tids.add(calls.tid[k]!);
     const c = control.size ? control.get(calls.nameId[k]!) : undefined;
     if (!c) continue;
-    const list = c === 'start' ? starts : stops;
-    if (!list.has(pid)) list.set(pid, []);
-    if (c === 'start') starts.get(pid)!.push(calls.start[k]!);
-    else stops.get(pid)!.push({ start: calls.start[k]!, end: calls.end[k]! });
+    const pid = calls.pid[k]!;
+    if (c === 'start') {
+      if (!starts.has(pid)) starts.set(pid, []);
+      starts.get(pid)!.push({ t: calls.start[k]!, tid: calls.tid[k]! });
+    } else {
+      if (!stops.has(pid)) stops.set(pid, []);
+      stops.get(pid)!.push({ start: calls.start[k]!, end: calls.end[k]! });
+    }
   }
   const instances: RangeInstance[] = [];
   let windows = 0;
-  for (const [pid, times] of starts) {
+  for (const [pid, list] of starts) {
     const pidStops = stops.get(pid) ?? [];
-    const intervals: RangeInstance[] = times.map((t) => {
+    // On the Start call's thread; what any thread of the process launches
+    // inside is the window's all the same (scope.ts: an instance owns the
+    // work of every thread of its process).
+    const intervals: RangeInstance[] = list.map(({ t, tid }) => {
       const stop = pidStops.find((s) => s.start >= t);
       // No Stop: to the process's end. Nothing of the process comes after its
       // end, so an open end keeps exactly that.
-      return { pid, tid: 0, startNs: t, endNs: stop ? stop.end : Number.MAX_SAFE_INTEGER };
+      return { pid, tid, startNs: t, endNs: stop ? stop.end : Number.MAX_SAFE_INTEGER };
     });
     windows += mergeWindows(intervals).length;
-    // Any thread of the process: the window on each thread that made a call.
-    for (const w of intervals) for (const tid of threads.get(pid)!) instances.push({ ...w, tid });
+    instances.push(...intervals);
   }
-  return { instances, perProcess: true, windows, absent: 'no cudaProfilerStart or cuProfilerStart call was recorded' };
+  return { instances, windows, absent: 'no cudaProfilerStart or cuProfilerStart call was recorded' };
 }
 
-/** Whether a host row (its process, its start or its span) lies in the capture. */
+/** Whether a host row (its process, its start or its span) lies in a window of its process. */
 function hostRule(capture: CaptureWindows): { inside: (pid: number, t: number) => boolean; overlaps: (pid: number, start: number, end: number) => boolean } {
-  if (!capture.perProcess) {
-    const windows = mergeWindows(capture.instances);
-    const inside = insideWindows(windows);
-    const overlaps = overlapsWindows(windows);
-    return { inside: (_pid, t) => inside(t), overlaps: (_pid, s, e) => overlaps(s, e) };
-  }
   const byPid = new Map<number, RangeInstance[]>();
   for (const r of capture.instances) {
     if (!byPid.has(r.pid)) byPid.set(r.pid, []);

@@ -77,9 +77,14 @@ export function finalizeRecording(
   elapsedMs: number | null,
   ingestError: Error | null,
   captureRange?: CaptureRange,
-  /** This machine's GPUs (devices()), when the caller took them already; else taken here. */
-  inventory: DeviceInventory = devices(),
+  run: {
+    /** This machine's GPUs (devices()), when the caller took them already; else taken here. */
+    inventory?: DeviceInventory;
+    /** Notes the recorder gathered about the run (cupti-refusals.ts). */
+    notes?: string[];
+  } = {},
 ): FinalState {
+  const inventory = run.inventory ?? devices();
   const db = openRecording(output); // builds the indexes the bulk load dropped
   try {
     const reasons: string[] = [];
@@ -97,7 +102,7 @@ export function finalizeRecording(
       );
     }
     // Facts worth knowing that cost the recording nothing.
-    const notes: string[] = [];
+    const notes: string[] = [...(run.notes ?? [])];
     for (const [file, p] of progress.files) {
       if (p.truncated) {
         reasons.push(`the stream of process ${p.pid} ends inside a record at byte ${p.truncated.atByte} (${path.basename(file)})`);

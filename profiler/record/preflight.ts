@@ -3,7 +3,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { cuptiInfo, driver } from '../native/addon.ts';
-import { collectorLibraryPath, cuptiLibraryPath, resolveExecutable } from '../native/paths.ts';
+import { collectorLibraryPath, cuptiLibraryPath, cuptiWatchLibraryPath, resolveExecutable } from '../native/paths.ts';
 import { RecordError } from './record-error.ts';
 
 /**
@@ -17,6 +17,8 @@ export const REQUIRED_CUPTI_VERSION = 130001;
 export interface Preflight {
   executable: string;
   collector: string;
+  /** The library preloaded to say when the target's own CUPTI client is refused (cupti-refusals.ts); null where it is not built. */
+  cuptiWatch: string | null;
   cupti: string;
   cuptiVersion: number;
   driverVersion: number | null;
@@ -57,9 +59,11 @@ export function preflight(argv: string[], output: string, env: NodeJS.ProcessEnv
     throw new RecordError(`CUPTI at ${cupti} is version ${info.version}, older than the ${REQUIRED_CUPTI_VERSION} StreamScope needs (CUDA 13.0 or newer)`);
   }
 
+  const watch = cuptiWatchLibraryPath();
   return {
     executable,
     collector,
+    cuptiWatch: fs.existsSync(watch) ? watch : null,
     cupti,
     cuptiVersion: info.version,
     driverVersion: found.driverVersion,

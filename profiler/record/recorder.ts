@@ -11,6 +11,7 @@ import { devices } from '../native/addon.ts';
 import { finalizeRecording, type FinalState } from './finalize.ts';
 import { preflight } from './preflight.ts';
 import { ingested } from './progress.ts';
+import { cuptiRefusalNotes } from './cupti-refusals.ts';
 import { beginRecordingFile, followStreams } from './recording-file.ts';
 import { RecordError } from './record-error.ts';
 import { StreamDirectoryIngest, type DirectoryProgress } from './stream-ingest.ts';
@@ -83,6 +84,8 @@ export async function record(opts: RecordOptions): Promise<RecordResult> {
       // The collector forwards NVTX to the CUPTI it is bound to (native/collector/nvtx_forward.cc).
       NVTX_INJECTION64_PATH: checked.collector,
       STREAMSCOPE_OUTPUT_DIR: streamDir,
+      // Says when a profiler inside the target is refused CUPTI (cupti-refusals.ts); first, before any of the target's own.
+      LD_PRELOAD: [checked.cuptiWatch, env.LD_PRELOAD].filter(Boolean).join(' '),
     },
     stdio: opts.stdio ?? 'inherit',
   });
@@ -131,7 +134,10 @@ export async function record(opts: RecordOptions): Promise<RecordResult> {
     process.off('SIGTERM', forward);
   }
   const { value: status, progress, error: ingestError } = followed;
-  const result = finalizeRecording(opts.output, progress, { ...status, pid: child.pid }, Date.now() - t0, ingestError, opts.captureRange, inventory);
+  const result = finalizeRecording(opts.output, progress, { ...status, pid: child.pid }, Date.now() - t0, ingestError, opts.captureRange, {
+    inventory,
+    notes: cuptiRefusalNotes(streamDir),
+  });
   if (!ingestError) fs.rmSync(streamDir, { recursive: true, force: true });
   else result.incompleteReason += ` (the raw streams are kept in ${streamDir})`;
   return { ...result, bytes: ingested(progress).bytes, stdout, stderr };

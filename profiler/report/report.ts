@@ -10,6 +10,7 @@ import type { ScopeInfo } from '../contract/scope.ts';
 import type { Startup } from '../contract/scope.ts';
 import { summarizeCopies, summarizeKernels, summarizeStreams, type CopySummary, type KernelSummary, type StreamSummary } from '../analysis/summary.ts';
 import type { Finding } from '../contract/findings.ts';
+import { graphLaunchesText, type GraphLaunches } from '../contract/graphs.ts';
 import { gpuOrdinals, type DeviceRow } from '../analysis/trace.ts';
 import { readableNames } from '../contract/names.ts';
 import { formatRank, launcherOfRankVariable, type RankedProcess } from '../contract/ranks.ts';
@@ -26,8 +27,9 @@ import { renderTable } from './table.ts';
 // 8 (issue 13): `job` — null, or for a recording of many ranks read rank by
 // rank (analysis/job.ts) what was read and how (JobReport: no overlap,
 // streams, kernels or copies, and only the findings across ranks); `only` —
-// null, or the processes a report of one rank (`--rank N`) covers.
-export const REPORT_VERSION = 8;
+// null, or the processes a report of one rank (`--rank N`) covers. 9:
+// graphs (CUDA graph launches: the operations they ran, their graphs).
+export const REPORT_VERSION = 9;
 
 export interface RecordingInfo {
   command: string | null;
@@ -58,6 +60,8 @@ export interface Report {
   streams: (StreamSummary & { gpu: number | null })[];
   kernels: KernelSummary[];
   copies: CopySummary[];
+  /** CUDA graph launches (cudaGraphLaunch): how many, the operations they ran, each graph's nodes (profiler/contract/graphs.ts). */
+  graphs: GraphLaunches;
   /** NCCL kernels and peer copies; each rank's compute, communication, copy and idle time (profiler/contract/communication.ts). */
   communication: Communication;
   /** NCCL collective instances matched across ranks: arrival skew, who was last, the wait, the straggler (profiler/contract/stragglers.ts). */
@@ -154,6 +158,7 @@ export function buildReport(file: string, analysis: Analysis, processes: RankedP
     streams: summarizeStreams(trace, deviceBusy).map((st) => ({ ...st, gpu: st.deviceId === null ? null : gpu(st.deviceId) })),
     kernels: summarizeKernels(trace),
     copies: summarizeCopies(trace),
+    graphs: analysis.graphs,
     communication: analysis.communication,
     stragglers: analysis.stragglers,
     findings: analysis.diagnosis.findings,
@@ -250,6 +255,7 @@ function formatHead(r: Report | JobReport): string[] {
   for (const n of rec.notes) out.push(`note: ${n}`);
   if (rec.droppedRecords > 0) out.push(`WARNING: ${rec.droppedRecords} records were dropped by the collector (buffers full); totals below are lower bounds`);
   out.push(`scope     ${r.scope.label}${r.scope.kind === 'steady-state' && r.scope.startup ? ' (--whole includes it)' : ''}`);
+  for (const n of r.scope.notes ?? []) out.push(`          ${n}`);
   if (r.scope.startup) out.push(`start-up  ${formatStartup(r.scope.startup)}`);
   return out;
 }
@@ -325,6 +331,8 @@ export function formatReport(r: Report): string {
   );
 
   out.push('', 'Kernels');
+  // Kernels a graph launched are counted below one by one, as CUPTI reports them; this says how they came.
+  if (r.graphs.launches > 0) out.push(`  ${graphLaunchesText(r.graphs)}`);
   const kernelName = readableNames(r.kernels);
   out.push(
     renderTable(
@@ -571,6 +579,7 @@ export function formatFindings(findings: Finding[]): string[] {
     out.push(`  ${SEVERITY_LABEL[f.severity]} ${formatDuration(f.costNs).padStart(9)}  ${f.title}`);
     if (f.whatIf)
       out.push(`                   what if fixed: ${formatDuration(f.whatIf.measuredNs)} → ${formatDuration(f.whatIf.predictedNs)} (${f.whatIf.fix})`);
+    else if (f.whatIfUnavailable) out.push(`                   what if fixed: not modelled here: ${f.whatIfUnavailable}`);
     if (f.severity !== 'info') {
       out.push(`                   why: ${f.explanation}`);
       if (f.fix) out.push(`                   fix: ${f.fix}`);

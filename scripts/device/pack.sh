@@ -29,6 +29,7 @@ tar -cJf .carry/bundle.tar.xz \
   node_modules/better-sqlite3/prebuilds/linux-x64.node \
   node_modules/valibot/package.json node_modules/valibot/dist/index.mjs \
   native/build/collector/libstreamscope_collector.so \
+  native/build/collector/libstreamscope_cupti_watch.so \
   native/build/collector/streamscope-synthetic-stream \
   native/build/workloads/streamscope-runner \
   native/addon/build/Release/streamscope_addon.node \

@@ -20,6 +20,8 @@ const TABLES_NOT_WRITTEN: Record<string, string> = {
   meta: 'facts about the recording as a whole: the recorder writes them (profiler/record)',
   sources: 'the recordings a merged recording was made of: streamscope merge writes them (profiler/merge)',
   source_rows: 'as sources',
+  cpu_ops:
+    "the framework's CPU operations (PyTorch's operators): only an imported PyTorch profiler trace holds them (profiler/import/kineto.ts); the collector records CUDA",
 };
 
 /** Columns of tables the ingest writes that it leaves to others, and why. */

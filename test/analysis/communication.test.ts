@@ -369,7 +369,7 @@ describe('the breakdown on a recording constructed for the arithmetic (not a GPU
     const json = report('--json');
     expect(json.status).toBe(0);
     const j = JSON.parse(json.stdout) as { reportVersion: number; communication: unknown };
-    expect(j.reportVersion).toBe(8);
+    expect(j.reportVersion).toBe(9);
     expect(j.communication).toEqual(JSON.parse(JSON.stringify(c)));
     const text = report();
     expect(text.status).toBe(0);

@@ -193,7 +193,7 @@ describe('start-up from the zones (job-scope.ts)', () => {
     const r = report(file, '--job', '--json');
     expect(r.status).toBe(0);
     expect(r.stderr).toContain('is analysed whole, not rank by rank: the zones count');
-    expect(JSON.parse(r.stdout)).toMatchObject({ reportVersion: 8, job: null, only: null });
+    expect(JSON.parse(r.stdout)).toMatchObject({ reportVersion: 9, job: null, only: null });
   });
 });
 
@@ -213,10 +213,10 @@ describe('streamscope report of a job', () => {
     const json = report(job, '--json');
     expect(json.status).toBe(0);
     const j = JSON.parse(json.stdout);
-    expect(j).toMatchObject({ reportVersion: 8, job: { ranks: 12, parts: 12, readBy: 'source', partsWithCalls: 0, findingsCost: 'rule' }, only: null });
+    expect(j).toMatchObject({ reportVersion: 9, job: { ranks: 12, parts: 12, readBy: 'source', partsWithCalls: 0, findingsCost: 'rule' }, only: null });
     expect(j).not.toHaveProperty('overlap');
     const whole = JSON.parse(report(job, '--json', '--no-job').stdout);
-    expect(whole).toMatchObject({ reportVersion: 8, job: null });
+    expect(whole).toMatchObject({ reportVersion: 9, job: null });
     for (const key of ['recording', 'scope', 'processes', 'devices', 'communication', 'stragglers']) expect(j[key], key).toEqual(whole[key]);
     expect(j.communication.ranks).toHaveLength(12);
     expect(j.stragglers.instances).toBeGreaterThan(100);

@@ -4,11 +4,13 @@
 // program was written with, not its start-up.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
+import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { iterationsOf } from '../../profiler/analysis/iterations.ts';
 import { analyze, type Analysis } from '../../profiler/analysis/load.ts';
-import { ScopeError } from '../../profiler/analysis/scope.ts';
+import { ScopeError, selectScope } from '../../profiler/analysis/scope.ts';
 import { type Scope } from '../../profiler/contract/scope.ts';
 import { callFamily } from '../../profiler/analysis/call-families.ts';
 import { repoRoot } from '../../profiler/native/paths.ts';
@@ -190,3 +192,258 @@ describe('iterations', () => {
     }
   });
 });
+
+// Which instance owns what (profiler/README.md, "Scopes"): the API calls any
+// thread of the instance's process started while it was open, and the GPU
+// operations they launched; a thread's own open instance first, else the
+// one opened last. Checked against SQL on real recordings: PyTorch runs the
+// backward pass of each step on its autograd thread, not on the thread
+// that pushed the step's range.
+describe('range ownership: the work any thread of the process launches while an instance is open', () => {
+  const corpus = path.join(repoRoot, 'test/fixtures/corpus');
+  const loops = [
+    path.join(fixtures, 'torch_train_loop.sqlite'),
+    path.join(fixtures, 'torch_train_loop-fixed.sqlite'),
+    path.join(corpus, 'torch-pageable-batches/bug.sqlite'),
+    path.join(corpus, 'torch-pageable-batches/fix.sqlite'),
+    path.join(corpus, 'torch-item-per-step/bug.sqlite'),
+    path.join(corpus, 'torch-item-per-step/fix.sqlite'),
+  ].filter((f) => fs.existsSync(f));
+  const name = 'train_step';
+
+  function rows<T>(file: string, query: string, ...params: unknown[]): T[] {
+    const db = openRecording(file, { readonly: true });
+    try {
+      return db.prepare(query).all(...params) as T[];
+    } finally {
+      db.close();
+    }
+  }
+
+  const OP_ROWS = `(SELECT 1 AS kind, id, context_id, correlation_id FROM kernels UNION ALL
+    SELECT 2, id, context_id, correlation_id FROM memcpys UNION ALL SELECT 3, id, context_id, correlation_id FROM memsets)`;
+
+  /**
+   * By SQL: each operation launched by a call that started inside an instance
+   * of `range` of the call's own process (instances in start order, from 0),
+   * with whether the call's thread is the instance's. Exactly the rule where
+   * no two instances of a process overlap, as in these single-loop programs.
+   */
+  function launchesInside(file: string, range: string): { k: number; op: string; own: number; tid: number }[] {
+    return rows(
+      file,
+      `WITH inst AS (SELECT r.pid, r.tid, r.start_ns AS s, r.end_ns AS e, row_number() OVER (ORDER BY r.start_ns, r.id) - 1 AS k
+        FROM nvtx_ranges r JOIN strings n ON n.id = r.name_id WHERE n.value = ? AND r.end_ns IS NOT NULL)
+      SELECT DISTINCT i.k, o.kind || ':' || o.id AS op, a.tid = i.tid AS own, a.tid FROM ${OP_ROWS} o
+        JOIN contexts c ON c.id = o.context_id JOIN api_calls a ON a.pid = c.pid AND a.correlation_id = o.correlation_id
+        JOIN inst i ON i.pid = a.pid AND a.start_ns >= i.s AND a.start_ns < i.e`,
+      range,
+    );
+  }
+
+  /** The operations a range scope selects, as "kind:rowId". */
+  function selected(file: string, scope: Scope, columns: Analysis['columns']): string[] {
+    const db = openRecording(file, { readonly: true });
+    try {
+      const { ops } = selectScope(db, file, scope, columns, null).columns;
+      return Array.from({ length: ops.length }, (_, i) => `${ops.kind[i]}:${ops.rowId[i]}`).sort();
+    } finally {
+      db.close();
+    }
+  }
+
+  function columnsOf(file: string): Analysis['columns'] {
+    const db = openRecording(file, { readonly: true });
+    try {
+      return analyze(db, { scope: { kind: 'whole' } }).columns;
+    } finally {
+      db.close();
+    }
+  }
+
+  it('the PyTorch loops: the range is pushed on one thread, another thread (autograd) launches the backward pass inside each instance', () => {
+    expect(loops.length).toBeGreaterThanOrEqual(2);
+    for (const file of loops) {
+      const pushers = rows<{ tid: number }>(file, `SELECT DISTINCT r.tid FROM nvtx_ranges r JOIN strings n ON n.id = r.name_id WHERE n.value = ?`, name);
+      expect(pushers, file).toHaveLength(1);
+      const inside = launchesInside(file, name);
+      const instances = rows<{ n: number }>(
+        file,
+        `SELECT count(*) AS n FROM nvtx_ranges r JOIN strings s ON s.id = r.name_id WHERE s.value = ? AND r.end_ns IS NOT NULL`,
+        name,
+      )[0]!.n;
+      // Every instance has launches of its own thread and of another one.
+      for (let k = 0; k < instances; k++) {
+        const mine = inside.filter((r) => r.k === k);
+        expect(mine.filter((r) => r.own).length, `${file} #${k + 1}`).toBeGreaterThan(0);
+        expect(mine.filter((r) => !r.own).length, `${file} #${k + 1}`).toBeGreaterThan(0);
+      }
+      expect(new Set(inside.filter((r) => !r.own).map((r) => r.tid)).size, file).toBe(1);
+    }
+  });
+
+  it('every operation launched inside an instance by any thread of its process is in that instance, and nothing else is (SQL)', () => {
+    for (const file of loops) {
+      const columns = columnsOf(file);
+      const inside = launchesInside(file, name);
+      const n = Math.max(...inside.map((r) => r.k)) + 1;
+      for (let k = 0; k < n; k++) {
+        expect(selected(file, { kind: 'range', name, instance: k + 1 }, columns), `${file} #${k + 1}`).toEqual(
+          inside
+            .filter((r) => r.k === k)
+            .map((r) => r.op)
+            .sort(),
+        );
+      }
+      expect(selected(file, { kind: 'range', name }, columns), file).toEqual(inside.map((r) => r.op).sort());
+    }
+  });
+
+  it('torch_train_loop: each step holds the 30 operations it launched (12 on the main thread, 18 from autograd), not 12', () => {
+    for (const file of ['torch_train_loop.sqlite', 'torch_train_loop-fixed.sqlite']) {
+      const inside = launchesInside(path.join(fixtures, file), name);
+      const db = openRecording(path.join(fixtures, file), { readonly: true });
+      try {
+        const a = analyze(db, { scope: { kind: 'range', name } });
+        const it = iterationsOf(db, a.columns, name);
+        expect(it.rows).toHaveLength(24);
+        for (const row of it.rows) {
+          expect(
+            inside.filter((r) => r.k === row.instance - 1 && r.own),
+            `${file} #${row.instance}`,
+          ).toHaveLength(12);
+          expect(
+            inside.filter((r) => r.k === row.instance - 1 && !r.own),
+            `${file} #${row.instance}`,
+          ).toHaveLength(18);
+          expect(row.operations, `${file} #${row.instance}`).toBe(30);
+        }
+        // The rows share out the range: 24 × 30.
+        expect(a.trace.ops.length).toBe(720);
+        expect(it.rows.reduce((t, r) => t + r.operations, 0)).toBe(a.trace.ops.length);
+        expect(a.scope.label).toBe("NVTX range 'train_step' (24 instances)");
+        // The steady state's work no instance owns (warm-up steps before, the check after) is said, not hidden.
+        expect(a.scope.notes?.[0]).toMatch(/^71 operations of the steady state \(.* of GPU time\) belong to no instance/);
+      } finally {
+        db.close();
+      }
+    }
+  });
+
+  it("a program whose processes launch from one thread each: every range's selection is the launches on the range's own thread, as before", () => {
+    const files = [
+      ...all.map((f) => path.join(fixtures, f)),
+      ...['torch-allocator-churn', 'torch-launch-bound-graphs', 'torch-side-stream-sync', 'torch-synchronize-in-loop', 'two-processes-one-gpu']
+        .flatMap((p) => ['bug', 'fix'].map((s) => path.join(corpus, p, `${s}.sqlite`)))
+        .filter((f) => fs.existsSync(f)),
+    ];
+    let checked = 0;
+    for (const file of files) {
+      const launchers = rows<{ pid: number; n: number }>(
+        file,
+        `SELECT c.pid, count(DISTINCT a.tid) AS n FROM ${OP_ROWS} o JOIN contexts c ON c.id = o.context_id
+        JOIN api_calls a ON a.pid = c.pid AND a.correlation_id = o.correlation_id GROUP BY c.pid`,
+      );
+      if (launchers.length === 0 || launchers.some((l) => l.n > 1)) continue;
+      const names = rows<{ value: string }>(file, `SELECT DISTINCT s.value FROM nvtx_ranges r JOIN strings s ON s.id = r.name_id WHERE r.end_ns IS NOT NULL`);
+      if (names.length === 0) continue;
+      const columns = columnsOf(file);
+      for (const { value } of names) {
+        const own = launchesInside(file, value)
+          .filter((r) => r.own)
+          .map((r) => r.op);
+        expect(selected(file, { kind: 'range', name: value }, columns), `${file} '${value}'`).toEqual([...new Set(own)].sort());
+        checked++;
+      }
+    }
+    expect(checked).toBeGreaterThanOrEqual(10);
+  });
+
+  it("two processes each running their steps: an instance owns its own process's calls and work only", () => {
+    const file = path.join(corpus, 'two-processes-one-gpu/bug.sqlite');
+    if (!fs.existsSync(file)) return;
+    const db = openRecording(file, { readonly: true });
+    try {
+      const a = analyze(db, { scope: { kind: 'range', name: 'step' } });
+      const { calls } = a.host;
+      // By SQL: calls that started inside an instance of their own process, and inside one of any process (the rule before).
+      const inOwn = sql0(
+        db,
+        `SELECT count(*) FROM api_calls a WHERE EXISTS (SELECT 1 FROM nvtx_ranges r JOIN strings s ON s.id = r.name_id
+        WHERE s.value = 'step' AND r.end_ns IS NOT NULL AND r.pid = a.pid AND a.start_ns >= r.start_ns AND a.start_ns < r.end_ns)`,
+      );
+      const inAny = sql0(
+        db,
+        `SELECT count(*) FROM api_calls a WHERE EXISTS (SELECT 1 FROM nvtx_ranges r JOIN strings s ON s.id = r.name_id
+        WHERE s.value = 'step' AND r.end_ns IS NOT NULL AND a.start_ns >= r.start_ns AND a.start_ns < r.end_ns)`,
+      );
+      expect(calls.length).toBe(inOwn);
+      expect(inAny).toBeGreaterThan(inOwn);
+      expect(new Set(Array.from(a.trace.ops.pid)).size).toBe(2);
+    } finally {
+      db.close();
+    }
+  });
+
+  it('instances of two threads open at once: a thread keeps its own instance, a thread with none serves the one opened last', () => {
+    // torch_train_loop with instances inserted as a program with several
+    // stepping threads would record them: the autograd thread's own, and one
+    // of a third thread that opens inside a main-thread step.
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ss-ownership-'));
+    try {
+      const file = path.join(dir, 'overlap.sqlite');
+      fs.copyFileSync(path.join(fixtures, 'torch_train_loop.sqlite'), file);
+      const inside = launchesInside(file, name);
+      const w = new Database(file);
+      const steps = w
+        .prepare(
+          `SELECT r.pid, r.tid, r.start_ns AS s, r.end_ns AS e, r.name_id FROM nvtx_ranges r JOIN strings n ON n.id = r.name_id WHERE n.value = ? ORDER BY r.start_ns`,
+        )
+        .all(name) as { pid: number; tid: number; s: number; e: number; name_id: number }[];
+      const autograd = inside.find((r) => !r.own)!.tid;
+      // The autograd thread's launches in step 5 (k 4) and step 6 (k 5): their calls' starts.
+      const callStarts = (k: number) =>
+        w
+          .prepare(
+            `SELECT a.start_ns FROM ${OP_ROWS} o JOIN contexts c ON c.id = o.context_id JOIN api_calls a ON a.pid = c.pid AND a.correlation_id = o.correlation_id
+            WHERE a.tid = ? AND a.start_ns >= ? AND a.start_ns < ? ORDER BY a.start_ns`,
+          )
+          .pluck()
+          .all(autograd, steps[k]!.s, steps[k]!.e) as number[];
+      const five = callStarts(4);
+      const six = callStarts(5);
+      const { pid, name_id } = steps[0]!;
+      const insert = w.prepare('INSERT INTO nvtx_ranges (start_ns, end_ns, pid, tid, name_id) VALUES (?, ?, ?, ?, ?)');
+      // Step 5: the autograd thread's own instance around its launches.
+      insert.run(five[0]! - 1, five[five.length - 1]! + 1, pid, autograd, name_id);
+      // Step 6: a third thread's instance, opened after the main thread's and before autograd launches, closed after them.
+      insert.run(six[0]! - 1, steps[5]!.e + 1000, pid, 999_999, name_id);
+      w.close();
+      openRecording(file).close(); // zones for the inserted rows
+      const columns = columnsOf(file);
+      // In start order: main's steps 1-5, autograd's (in 5), main's 6, the third thread's (in 6), main's 7-24: 26 instances.
+      const select = (instance: number) => selected(file, { kind: 'range', name, instance }, columns);
+      const of = (k: number, own: boolean) =>
+        inside
+          .filter((r) => r.k === k && r.own === (own ? 1 : 0))
+          .map((r) => r.op)
+          .sort();
+      expect(select(5)).toEqual(of(4, true)); // main's step 5: its own thread's launches
+      expect(select(6)).toEqual(of(4, false)); // the autograd thread's instance: its own launches
+      expect(select(7)).toEqual(of(5, true)); // main's step 6: its own thread's launches only…
+      expect(select(8)).toEqual(of(5, false)); // …the autograd thread, with none of its own, serves the one opened last
+      expect(select(9)).toEqual([...of(6, true), ...of(6, false)].sort()); // untouched steps keep both threads' work
+      // Still a partition: every instance's work adds up to the range's.
+      let sum = 0;
+      for (let k = 1; k <= 26; k++) sum += select(k).length;
+      expect(sum).toBe(selected(file, { kind: 'range', name }, columns).length);
+      expect(sum).toBe(720);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+function sql0(db: ReturnType<typeof openRecording>, query: string): number {
+  return db.prepare(query).pluck().get() as number;
+}

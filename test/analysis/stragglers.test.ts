@@ -171,7 +171,7 @@ describe('a rank slowed on purpose (constructed ranks, merged by the real merge)
     expect(st).toMatchObject({ rank: 2 });
   });
 
-  it('report: the Stragglers section and --json (reportVersion 8), through the CLI', () => {
+  it('report: the Stragglers section and --json (reportVersion 9), through the CLI', () => {
     const report = (...args: string[]) =>
       spawnSync(process.execPath, [path.join(repoRoot, 'profiler/cli/streamscope.ts'), 'report', path.join(dir, 'delayed.sqlite'), '--whole', ...args], {
         encoding: 'utf8',
@@ -179,7 +179,7 @@ describe('a rank slowed on purpose (constructed ranks, merged by the real merge)
     const json = report('--json');
     expect(json.status).toBe(0);
     const j = JSON.parse(json.stdout) as { reportVersion: number; stragglers: unknown };
-    expect(j.reportVersion).toBe(8);
+    expect(j.reportVersion).toBe(9);
     expect(j.stragglers).toEqual(JSON.parse(JSON.stringify(a.stragglers)));
     const text = report();
     expect(text.status).toBe(0);

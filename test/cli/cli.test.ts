@@ -141,7 +141,7 @@ describe('streamscope ingest + report on a synthetic stream', () => {
     const r = run(['report', recording, '--json']);
     expect(r.code).toBe(0);
     const j = JSON.parse(r.stdout);
-    expect(j.reportVersion).toBe(8);
+    expect(j.reportVersion).toBe(9);
     expect(Array.isArray(j.findings)).toBe(true);
     const db = new Database(recording, { readonly: true });
     const kernels = (db.prepare('SELECT count(*) AS n FROM kernels').get() as { n: number }).n;

@@ -46,7 +46,7 @@ describe('streamscope export', () => {
     const k0 = of('X', 'kernel').sort((a, b) => a.ts! - b.ts!)[0]!;
     expect(k0.ts).toBeCloseTo(first.start_ns / 1000, 6);
     expect(k0.dur).toBeCloseTo((first.end_ns - first.start_ns) / 1000, 6);
-    // Flows: one start per launching call, one end per op, matched by id.
+    // Flows: one start per op at its launching call, one end per op, matched by id.
     const starts = new Map(of('s', 'launch').map((e) => [e.id, e]));
     const ends = of('f', 'launch');
     expect(ends).toHaveLength(n('SELECT count(*) AS n FROM kernels') + n('SELECT count(*) AS n FROM memcpys') + n('SELECT count(*) AS n FROM memsets'));

@@ -168,6 +168,23 @@ describe('Python programs: the steady-state diagnosis names the cause each was w
     table.push({ program: 'torch_prefetch', first: a.diagnosis.findings[0]!.kind, stepOps: step.trace.ops.length });
   });
 
+  it("torch.profiler inside the recorded program: record says in one note that the target's profiler got nothing, and why", async () => {
+    const r = await record({
+      output: path.join(workDir, 'torch_profiler_inside.sqlite'),
+      overwrite: true,
+      argv: ['python3', script('torch_streams.py'), '--torch-profiler', path.join(workDir, 'inside.json')],
+      stdio: 'pipe',
+    });
+    assert.equal(r.exitCode, 0, r.stderr);
+    assert.ok(r.complete, `incomplete: ${r.incompleteReason}`);
+    const notes = r.notes.filter((n) => /CUPTI client of the target's own/.test(n));
+    assert.equal(notes.length, 1, `notes: ${r.notes.join(' | ')}`);
+    assert.match(notes[0]!, /recorded no GPU activity/);
+    // The target's own profiler saw nothing; the recording has the work.
+    assert.match(r.stdout, /"kernels": 0/);
+    assert.ok(rows<{ n: number }>(r.output, 'SELECT count(*) AS n FROM kernels')[0]!.n > 0);
+  });
+
   it('record --capture-range nvtx:step keeps only the work launched inside the steps', async () => {
     const file = path.join(os.tmpdir(), `ss-capture-${process.pid}.sqlite`);
     try {

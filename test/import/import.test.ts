@@ -1,10 +1,12 @@
 // Importers on real files: PyTorch profiler (Kineto) traces from the H100,
-// and StreamScope's own export read back (round trip).
+// and StreamScope's own export read back (round trip), stream waits included
+// (test/import/kineto-sync.test.ts: the H200 traces' synchronizations).
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
+import { dependenciesOf } from '../../profiler/analysis/dependencies.ts';
 import { loadHost } from '../../profiler/analysis/host.ts';
 import { loadTrace } from '../../profiler/analysis/trace.ts';
 import { importTrace } from '../../profiler/import/index.ts';
@@ -76,7 +78,7 @@ describe('round trip: export → import', () => {
     expect(spawnSync(process.execPath, [cli, 'export', src, '-o', json]).status).toBe(0);
     const out = path.join(dir, 'rt.sqlite');
     await importTrace(json, out);
-    for (const t of ['kernels', 'memcpys', 'memsets', 'api_calls', 'nvtx_ranges']) expect(count(out, t), t).toBe(count(src, t));
+    for (const t of ['kernels', 'memcpys', 'memsets', 'api_calls', 'nvtx_ranges', 'syncs']) expect(count(out, t), t).toBe(count(src, t));
     const rows = (file: string) => {
       const db = new Database(file, { readonly: true });
       try {
@@ -100,6 +102,40 @@ describe('round trip: export → import', () => {
     expect(names(out)).toEqual([
       { value: expect.stringMatching(/^_ZN6runner/), demangled: 'runner::(anonymous namespace)::normaliseColumns(double const*, double*, int)' },
     ]);
+  });
+});
+
+describe("round trip: a recording's stream waits, as Kineto's cuda_sync events", () => {
+  it("matmul's events scenario: the same synchronizations, records and event edges as the collector's rows", async () => {
+    const src = path.join(recordings, 'matmul-events.sqlite');
+    const json = path.join(dir, 'events.json');
+    expect(spawnSync(process.execPath, [cli, 'export', src, '-o', json]).status).toBe(0);
+    const out = path.join(dir, 'events.sqlite');
+    await importTrace(json, out);
+    const rows = (file: string) => {
+      const db = new Database(file, { readonly: true });
+      try {
+        return {
+          syncs: db.prepare('SELECT sync_type, event_id, correlation_id FROM syncs ORDER BY correlation_id, sync_type').all(),
+          records: db.prepare('SELECT event_id, correlation_id FROM cuda_events ORDER BY correlation_id').all(),
+        };
+      } finally {
+        db.close();
+      }
+    };
+    expect(rows(out)).toEqual(rows(src));
+    const edges = (file: string) => {
+      const db = openRecording(file, { readonly: true });
+      try {
+        const trace = loadTrace(db);
+        const d = dependenciesOf(trace, loadHost(db, trace.ops));
+        return [...d.waitFrom.keys()].map((j) => [trace.ops.correlation[d.waitFrom[j]!], trace.ops.correlation[d.waitTo[j]!]]);
+      } finally {
+        db.close();
+      }
+    };
+    expect(edges(out)).toHaveLength(16);
+    expect(edges(out)).toEqual(edges(src));
   });
 });
 

@@ -79,7 +79,7 @@ describe('overview from zones', () => {
       'ALTER TABLE zones DROP COLUMN busy_ns; ALTER TABLE zones DROP COLUMN max_dur_ns; ALTER TABLE zones DROP COLUMN max_gap_ns; ALTER TABLE zones DROP COLUMN copy_kind_rows; ALTER TABLE strings DROP COLUMN demangled;' +
         ' DROP TABLE process_env; ALTER TABLE processes DROP COLUMN rank; ALTER TABLE processes DROP COLUMN local_rank; ALTER TABLE processes DROP COLUMN world_size; ALTER TABLE processes DROP COLUMN rank_variable;' +
         ' DROP TABLE sources; DROP TABLE source_rows; ALTER TABLE processes DROP COLUMN source_id; ALTER TABLE processes DROP COLUMN original_pid;' +
-        ' ALTER TABLE nvtx_ranges DROP COLUMN payload',
+        ' ALTER TABLE nvtx_ranges DROP COLUMN payload; DROP TABLE IF EXISTS cpu_ops',
     );
     old.pragma('user_version = 4');
     old.close();

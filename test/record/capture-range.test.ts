@@ -13,6 +13,7 @@ import type { IngestProgress } from '../../profiler/native/addon.ts';
 import { applyCaptureRange, CAPTURE_TABLES, formatCaptureResult, type CaptureResult } from '../../profiler/record/capture-range.ts';
 import { CaptureRangeError, parseCaptureRange, type CaptureRange } from '../../profiler/contract/record-request.ts';
 import { finalizeRecording } from '../../profiler/record/finalize.ts';
+import { analyze } from '../../profiler/analysis/load.ts';
 import { openRecording, readMeta } from '../../profiler/store/database.ts';
 import { tempDir } from '../helpers/native.ts';
 import { zoneRuleProblems, zonesWrittenAndRecomputed } from '../helpers/zones.ts';
@@ -68,11 +69,11 @@ function metaOf(file: string): Map<string, string> {
 
 /**
  * The rows each table should keep, by SQL on the unfiltered file, given the
- * capture windows as a CTE `w(pid, tid, s, e)` (tid NULL: any thread of the
- * process; pid NULL: host rows of any process count, as for NVTX ranges).
+ * capture windows as a CTE `w(pid, tid, hostpid, s, e)` (tid NULL: any thread of the
+ * process; hostpid NULL: host rows of any process count).
  */
 function expectedIds(file: string, windows: string): Record<(typeof CAPTURE_TABLES)[number], number[]> {
-  // A launch is inside when its call started in a window on the window's thread.
+  // A launch is inside when its call started in a window of its process (on the window's thread, where one is named).
   const launchInside = `EXISTS (SELECT 1 FROM api_calls a JOIN w ON w.pid = a.pid AND (w.tid IS NULL OR w.tid = a.tid)
       AND a.start_ns >= w.s AND a.start_ns < w.e WHERE a.pid = c.pid AND a.correlation_id = o.correlation_id)`;
   const ops = (table: string) => `WITH ${windows} SELECT o.id FROM ${table} o JOIN contexts c ON c.id = o.context_id WHERE ${launchInside} ORDER BY o.id`;
@@ -103,8 +104,13 @@ function expectedIds(file: string, windows: string): Record<(typeof CAPTURE_TABL
   };
 }
 
-/** The windows of an NVTX capture, as expectedIds takes them: the closed instances of `name`; host rows of any process. */
-const nvtxWindowsSql = (name: string) => `w(pid, tid, hostpid, s, e) AS (SELECT r.pid, r.tid, NULL, r.start_ns, r.end_ns FROM nvtx_ranges r
+/**
+ * The windows of an NVTX capture, as expectedIds takes them: the closed
+ * instances of `name`, each holding what any thread of its process launched
+ * and the host rows of its process (profiler/README.md, "Scopes": an
+ * instance owns what its process does while it is open).
+ */
+const nvtxWindowsSql = (name: string) => `w(pid, tid, hostpid, s, e) AS (SELECT r.pid, NULL, r.pid, r.start_ns, r.end_ns FROM nvtx_ranges r
     JOIN strings n ON n.id = r.name_id WHERE n.value = '${name}' AND r.end_ns IS NOT NULL)`;
 
 function expectZonesValid(file: string): void {
@@ -189,6 +195,43 @@ describe('--capture-range nvtx:step on a PyTorch recording (torch_prefetch: 12 s
     expect(a.kernels).toEqual(b.kernels);
     expect(a.copies).toEqual(b.copies);
     expect(a.overlap).toEqual(b.overlap);
+  });
+});
+
+describe('--capture-range nvtx:train_step on a PyTorch training loop (torch_train_loop: the backward pass launched by the autograd thread)', () => {
+  it("keeps what any thread of the process launched inside a step, the autograd thread's backward pass included, as report --range does", () => {
+    const original = path.join(fixtures, 'torch_train_loop.sqlite');
+    const file = copyOf(original, 'train-step.sqlite');
+    const result = capture(file, { kind: 'nvtx', name: 'train_step' });
+    expect(result.windows).toBe(24);
+    const expected = expectedIds(original, nvtxWindowsSql('train_step'));
+    for (const table of CAPTURE_TABLES) expect(allIds(file, table), table).toEqual(expected[table]);
+    // Two threads' launches kept: the main thread's forward pass and the autograd thread's backward pass (12 + 18 a step).
+    const byThread = ids(
+      file,
+      `SELECT count(*) FROM (SELECT correlation_id, context_id FROM kernels UNION ALL SELECT correlation_id, context_id FROM memcpys
+        UNION ALL SELECT correlation_id, context_id FROM memsets) o JOIN contexts c ON c.id = o.context_id
+        JOIN api_calls a ON a.pid = c.pid AND a.correlation_id = o.correlation_id GROUP BY a.tid ORDER BY a.tid`,
+    );
+    expect(byThread).toEqual([24 * 12, 24 * 18]);
+    // What report --range train_step analyses on the whole recording: the same operations, one by one.
+    const db = openRecording(original, { readonly: true });
+    try {
+      const { ops } = analyze(db, { scope: { kind: 'range', name: 'train_step' } }).trace;
+      const TABLE = [null, 'kernels', 'memcpys', 'memsets'] as const;
+      for (const table of ['kernels', 'memcpys', 'memsets'] as const) {
+        const ranged = Array.from({ length: ops.length }, (_, i) => i)
+          .filter((i) => TABLE[ops.kind[i]!] === table)
+          .map((i) => ops.rowId[i]!);
+        expect(
+          ranged.sort((a, b) => a - b),
+          table,
+        ).toEqual(allIds(file, table));
+      }
+    } finally {
+      db.close();
+    }
+    expectZonesValid(file);
   });
 });
 

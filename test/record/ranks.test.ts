@@ -187,7 +187,8 @@ describe('migration 0008 on a recording made before it', () => {
     const file = path.join(dir, 'v7.sqlite');
     fs.copyFileSync(path.join(repoRoot, 'test/fixtures/recordings/multiprocess_cupy.sqlite'), file);
     const old = new Database(file);
-    // Schema 10's addition (0010-nvtx-payload.ts) and 9's (0009-merge-sources.ts) go first.
+    // Schema 11's addition (0011-cpu-ops.ts), 10's (0010-nvtx-payload.ts) and 9's (0009-merge-sources.ts) go first.
+    if ((old.pragma('user_version', { simple: true }) as number) >= 11) old.exec('DROP TABLE cpu_ops');
     if ((old.pragma('user_version', { simple: true }) as number) >= 10) old.exec('ALTER TABLE nvtx_ranges DROP COLUMN payload');
     if ((old.pragma('user_version', { simple: true }) as number) >= 9)
       old.exec('DROP TABLE sources; DROP TABLE source_rows; ALTER TABLE processes DROP COLUMN source_id; ALTER TABLE processes DROP COLUMN original_pid');

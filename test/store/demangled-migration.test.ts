@@ -26,7 +26,8 @@ function schema6Copy(name: string): string {
   const file = path.join(dir, name);
   fs.copyFileSync(fixture(name), file);
   const db = new Database(file);
-  // Schema 10's addition (0010-nvtx-payload.ts), then 9's (0009-merge-sources.ts), then 8's.
+  // Schema 11's addition (0011-cpu-ops.ts), 10's (0010-nvtx-payload.ts), then 9's (0009-merge-sources.ts), then 8's.
+  if ((db.pragma('user_version', { simple: true }) as number) >= 11) db.exec('DROP TABLE cpu_ops');
   if ((db.pragma('user_version', { simple: true }) as number) >= 10) db.exec('ALTER TABLE nvtx_ranges DROP COLUMN payload');
   if ((db.pragma('user_version', { simple: true }) as number) >= 9)
     db.exec('DROP TABLE sources; DROP TABLE source_rows; ALTER TABLE processes DROP COLUMN source_id; ALTER TABLE processes DROP COLUMN original_pid');
@@ -52,7 +53,7 @@ function contents(file: string): Record<string, string[]> {
     // Tables and columns of schema 6: later migrations add their own (rows of theirs are compared by their own tests).
     const tables = (
       db.prepare("SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name").pluck().all() as string[]
-    ).filter((t) => t !== 'process_env' && t !== 'sources' && t !== 'source_rows');
+    ).filter((t) => t !== 'process_env' && t !== 'sources' && t !== 'source_rows' && t !== 'cpu_ops');
     const laterColumns = new Set(['demangled', 'rank', 'local_rank', 'world_size', 'rank_variable', 'source_id', 'original_pid', 'payload']);
     const columns = (t: string) =>
       (db.prepare(`SELECT name FROM pragma_table_info('${t}')`).pluck().all() as string[]).filter((c) => !laterColumns.has(c)).join(', ');

@@ -19,6 +19,8 @@ describe('migration 0010 on a recording of schema 9', () => {
     // A real NCCL recording: its ncclAllReduce ranges were recorded before payloads were.
     fs.copyFileSync(path.join(repo, 'test/fixtures/recordings/nccl-1gpu-serial.sqlite'), file);
     const old = new Database(file);
+    // Schema 11's addition (0011-cpu-ops.ts) goes first.
+    if ((old.pragma('user_version', { simple: true }) as number) >= 11) old.exec('DROP TABLE cpu_ops');
     if ((old.pragma('user_version', { simple: true }) as number) >= 10) old.exec('ALTER TABLE nvtx_ranges DROP COLUMN payload');
     old.pragma('user_version = 9');
     const before = old.prepare('SELECT * FROM nvtx_ranges ORDER BY id').all();

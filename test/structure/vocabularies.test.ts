@@ -87,10 +87,21 @@ describe('fix ids', () => {
   });
 
   it('a finding names the fix for its cause, and its what-if is the estimate of that fix (chosen by id, whatever the title says)', () => {
-    const dir = path.resolve(import.meta.dirname, '../fixtures/recordings');
+    const fixtures = path.resolve(import.meta.dirname, '../fixtures');
     const seen = new Set<string>();
-    for (const name of ['normalise-default-stream', 'normalise-pageable', 'normalise-sync-each', 'numba_pinned_loop', 'cupy_streams', 'nccl-1gpu-serial']) {
-      const db = openRecording(path.join(dir, `${name}.sqlite`), { readonly: true });
+    for (const name of [
+      'recordings/normalise-default-stream',
+      'recordings/normalise-pageable',
+      'recordings/normalise-sync-each',
+      'recordings/numba_pinned_loop',
+      'recordings/cupy_streams',
+      'recordings/nccl-1gpu-serial',
+      // The corpus's mistakes whose fixes no recording above needs: a readback per step, launches a graph would take, one stream.
+      'corpus/torch-item-per-step/bug',
+      'corpus/torch-launch-bound-graphs/bug',
+      'corpus/runner-serial/bug',
+    ]) {
+      const db = openRecording(path.join(fixtures, `${name}.sqlite`), { readonly: true });
       let findings: Finding[];
       try {
         findings = analyze(db).diagnosis.findings;
@@ -98,8 +109,17 @@ describe('fix ids', () => {
         db.close();
       }
       for (const f of findings) {
-        const fixable =
-          f.kind === 'legacy-default-stream' || f.kind === 'pageable-async-copy' || f.kind === 'host-blocking-call' || f.kind === 'serialized-collective';
+        const fixable = (
+          [
+            'legacy-default-stream',
+            'pageable-async-copy',
+            'blocking-readback',
+            'host-blocking-call',
+            'serialized-collective',
+            'single-stream',
+            'launch-bound',
+          ] as string[]
+        ).includes(f.kind);
         expect(f.fixId !== undefined, `${name}: ${f.kind}`).toBe(fixable);
         if (f.whatIf) expect(f.whatIf.fix, `${name}: ${f.title}`).toBe(fixLabel(f.fixId!));
         if (f.fixId && f.whatIf) seen.add(f.fixId);

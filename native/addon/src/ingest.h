@@ -36,7 +36,7 @@ struct sqlite3;
 namespace streamscope::addon {
 
 // The schema version this ingest writes (profiler/store/migrations).
-inline constexpr int kSchemaVersion = 10;
+inline constexpr int kSchemaVersion = 11;
 
 struct FlushInfo {
   uint32_t reason = 0, signal = 0;

@@ -48,7 +48,7 @@ CUstream stream(uintptr_t v) { return reinterpret_cast<CUstream>(v); }
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 4) fail("usage: fake_target COLLECTOR.so FAKE_LIBCUDA SCENARIO");
+  if (argc != 4 && argc != 5) fail("usage: fake_target COLLECTOR.so FAKE_LIBCUDA SCENARIO [CLIENT.so]");
   const std::string scenario = argv[3];
 
   if (scenario == "sigint-handler") signal(SIGINT, targetHandler);
@@ -84,6 +84,16 @@ int main(int argc, char** argv) {
   }
   launches(1, 20000, 13);
 
+  if (scenario == "inner-client") {
+    // argv[4]: the client library (fake_client.cc), loaded as Python loads an extension.
+    void* client = argc > 4 ? dlopen(argv[4], RTLD_NOW | RTLD_LOCAL) : nullptr;
+    if (!client) fail(argc > 4 ? dlerror() : "inner-client needs the client library");
+    auto subscribe = reinterpret_cast<int (*)()>(dlsym(client, "fake_client_subscribe"));
+    if (!subscribe) fail("no fake_client_subscribe");
+    // Refused as the real CUPTI refuses it: the collector holds the subscription.
+    if (subscribe() != CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) fail("the client's subscription was not refused");
+    return 0;
+  }
   if (scenario == "exit" || scenario == "discard") {
     profiler_stop();
     sleepMs(200);

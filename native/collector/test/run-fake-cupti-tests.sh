@@ -3,6 +3,7 @@
 # (fake_cupti.cc, fake_cuda.cc) in scenarios that need no GPU: normal exit,
 # cuProfilerStop, SIGTERM/SIGINT with each previous disposition, fork,
 # SIGKILL, the buffer cap, discard mode, another CUPTI client, an old CUPTI,
+# a client of the target's own refused (the preloaded cupti_watch.cc),
 # and the launcher variables it records (ProcessEnv, in the exit scenario).
 # What it cannot show — what the real CUPTI delivers — is checked on a GPU.
 #
@@ -21,6 +22,8 @@ flags=(-std=c++17 -O1 -Wall -Wextra -fPIC -I"$cuda_include")
 "$cxx" "${flags[@]}" -shared -Wl,-soname,libcupti.so.13 -o "$work/libcupti.so.13" "$here/fake_cupti.cc" -lpthread
 "$cxx" "${flags[@]}" -shared -Wl,-soname,libcuda.so.1 -o "$work/libcuda.so.1" "$here/fake_cuda.cc"
 "$cxx" "${flags[@]}" -o "$work/fake_target" "$here/fake_target.cc" -ldl -lpthread
+"$cxx" "${flags[@]}" -shared -o "$work/libfake_client.so" "$here/fake_client.cc" -L"$work" -l:libcupti.so.13
+watch=$(cd "$build/collector" && pwd)/libstreamscope_cupti_watch.so
 
 failed=0
 run() {  # scenario, expected status (exit code, or "signal N"), extra env...
@@ -33,7 +36,7 @@ run() {  # scenario, expected status (exit code, or "signal N"), extra env...
   # (STREAMSCOPE_MAX_BUFFERS), unless the scenario says otherwise. The outer
   # 2>/dev/null silences the shell's own "Killed"/"Terminated" notices.
   { env LD_LIBRARY_PATH="$work" STREAMSCOPE_OUTPUT_DIR="$out" STREAMSCOPE_BUFFER_BYTES=65536 STREAMSCOPE_FLUSH_MS=100 \
-      STREAMSCOPE_MAX_BUFFERS=1000 "$@" "$work/fake_target" "$collector" "$work/libcuda.so.1" "$scenario" \
+      STREAMSCOPE_MAX_BUFFERS=1000 "$@" "$work/fake_target" "$collector" "$work/libcuda.so.1" "$scenario" ${TARGET_ARG:-} \
       >"$work/$scenario.log" 2>&1; } 2>/dev/null || status=$?
   local got=$status
   [ "$status" -gt 128 ] && got="signal $((status - 128))"
@@ -60,5 +63,16 @@ run abort "signal 6" STREAMSCOPE_FLUSH_MS=0
 run cap 0 STREAMSCOPE_MAX_BUFFERS=1
 run other 0 FAKE_CUPTI_OTHER="CUPTI for Nsight Systems"
 run old-cupti 0 FAKE_CUPTI_VERSION=120000
+# A client of the target's own refused the subscription: the preloaded
+# watch library (cupti_watch.cc) says so in a file beside the stream.
+TARGET_ARG="$work/libfake_client.so" run inner-client 0 LD_PRELOAD="$watch"
+refused=("$work"/out-inner-client/cupti-refused-*.txt)
+if [ ! -f "${refused[0]}" ] || ! grep -q $'libfake_client.so\tfake Kineto$' "${refused[0]}"; then
+  echo "  FAIL inner-client: no refusal noted (${refused[*]}): $(cat "${refused[@]}" 2>/dev/null)"; failed=1
+elif [ "$(wc -l < "${refused[0]}")" != 1 ]; then
+  echo "  FAIL inner-client: the collector's own subscription was noted too: $(cat "${refused[0]}")"; failed=1
+else
+  echo "  ok   inner-client: refusal noted ($(cut -f3 "${refused[0]}"))"
+fi
 [ "$failed" = 0 ] && echo "all fake-CUPTI scenarios passed"
 exit "$failed"

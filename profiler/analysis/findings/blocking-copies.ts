@@ -1,7 +1,8 @@
 // Copies and memsets the host has to wait for: async copies from or to
 // pageable memory (the driver stages them through a pinned buffer and the
 // call returns only when staging is done, so nothing overlaps them), and
-// synchronous cudaMemcpy / cudaMemset. Nsight Systems' rules
+// synchronous cudaMemcpy / cudaMemset. Reads of values back to the host
+// (copy-idioms.ts) are readback.ts's. Nsight Systems' rules
 // cuda_memcpy_async, cuda_memcpy_sync and cuda_memset_sync flag every such
 // call; here each finding also says what it cost: the GPU idle time while
 // the host was held in those calls, and for pageable copies the transfer
@@ -9,6 +10,7 @@
 import { formatBytes, formatDuration } from '../../contract/time.ts';
 import { pinnedGbps } from './bandwidth-ref.ts';
 import { idleWithin } from '../intervals.ts';
+import { readbacks } from '../copy-idioms.ts';
 import { OpCategory, OpKind } from '../trace.ts';
 import { addCall, addOp, newEvidence, severityByCost, type Context } from './context.ts';
 import type { Finding } from '../../contract/findings.ts';
@@ -19,6 +21,7 @@ export function blockingCopies(ctx: Context): Finding[] {
   const { ops } = ctx.trace;
   type Group = { ops: number[]; bytes: number; time: number; idle: number; pid: number; device: number };
   const pageable = new Map<string, Group>();
+  const reads = new Set(readbacks(ctx.trace, ctx.host).ops);
   const syncCopies = new Map<string, Group>();
   const syncSets = new Map<string, Group>();
   for (let i = 0; i < ops.length; i++) {
@@ -29,7 +32,7 @@ export function blockingCopies(ctx: Context): Finding[] {
     const dst = ops.detail[i]! & 15;
     let target: Map<string, Group> | null = null;
     if (kind === OpKind.Memcpy && (cat === OpCategory.HtoD || cat === OpCategory.DtoH) && (src === PAGEABLE || dst === PAGEABLE) && ops.isAsync[i])
-      target = pageable;
+      target = reads.has(i) ? null : pageable;
     else if (kind === OpKind.Memcpy && !ops.isAsync[i]) target = syncCopies;
     else if (kind === OpKind.Memset && !ops.isAsync[i]) target = syncSets;
     if (!target) continue;

@@ -16,6 +16,7 @@
 // which the diagnosis estimates (diagnose.ts).
 import { formatDuration } from '../../contract/time.ts';
 import { blocksOnDevice, type BlockingFamily } from '../call-families.ts';
+import { readbacks } from '../copy-idioms.ts';
 import { idleWithin } from '../intervals.ts';
 import { fixForFamily } from '../whatif.ts';
 import { addCall, addOp, callFamilies, nameOfCall, newEvidence, severityByCost, type Context } from './context.ts';
@@ -55,6 +56,8 @@ export function hostBlocking(ctx: Context): Finding[] {
     if (k >= 0 && firstOpOfCall[k] === -1) firstOpOfCall[k] = i;
   }
   const families = callFamilies(ctx);
+  // The synchronize right after a read of a value is that read's (readback.ts).
+  const readbackSyncs = readbacks(ctx.trace, ctx.host).syncs;
   type Group = {
     family: BlockingFamily;
     calls: number[];
@@ -91,7 +94,7 @@ export function hostBlocking(ctx: Context): Finding[] {
         issuedBefore = true;
         continue;
       }
-      if (nested || !issuedBefore) continue;
+      if (nested || !issuedBefore || readbackSyncs[k]) continue;
       if (blocksOnDevice(families.family(calls.nameId[k]!))) candidates.push(k);
     }
   }

@@ -22,6 +22,11 @@ export function launchBound(ctx: Context): Finding[] {
   // Launch costs of one device's kernels at a time. Room for every op: only
   // the pages written are ever touched.
   const launchCost = new Float64Array(ops.length);
+  // A call that launched several kernels (a cudaGraphLaunch: every node's
+  // kernel has its correlation id) cost each of them its share: a graph's
+  // 40 kernels are not each 38 µs "launches".
+  const launched = new Int32Array(calls.length);
+  for (let i = 0; i < ops.length; i++) if (kind[i] === OpKind.Kernel && opCall[i]! >= 0) launched[opCall[i]!]!++;
   for (const [deviceId] of ctx.busy) {
     const onDevice = ctx.opsOnDevice.get(deviceId)!;
     // Launch cost: the median time the host spent in the launching call.
@@ -31,7 +36,7 @@ export function launchBound(ctx: Context): Finding[] {
       if (kind[i] !== OpKind.Kernel) continue;
       kernels++;
       const k = opCall[i]!;
-      if (k >= 0) launchCost[n++] = calls.end[k]! - calls.start[k]!;
+      if (k >= 0) launchCost[n++] = (calls.end[k]! - calls.start[k]!) / launched[k]!;
     }
     if (kernels < MIN_KERNELS || n < MIN_KERNELS) continue;
     const launch = medianInPlace(launchCost.subarray(0, n));
@@ -65,6 +70,7 @@ export function launchBound(ctx: Context): Finding[] {
       deviceId,
       pid: null,
       evidence: ev,
+      fixId: 'cuda-graph',
     });
   }
   return findings;

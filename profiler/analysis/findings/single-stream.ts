@@ -63,6 +63,7 @@ export function singleStream(ctx: Context): Finding[] {
       deviceId: device,
       pid,
       evidence: ev,
+      fixId: 'split-streams',
     });
   }
   return findings;

@@ -12,6 +12,7 @@ import * as m0007 from './0007-demangled-names.ts';
 import * as m0008 from './0008-ranks.ts';
 import * as m0009 from './0009-merge-sources.ts';
 import * as m0010 from './0010-nvtx-payload.ts';
+import * as m0011 from './0011-cpu-ops.ts';
 
 export interface Migration {
   readonly version: number;
@@ -20,7 +21,7 @@ export interface Migration {
   readonly run?: (db: Database) => void;
 }
 
-export const migrations: readonly Migration[] = [m0001, m0002, m0003, m0004, m0005, m0006, m0007, m0008, m0009, m0010];
+export const migrations: readonly Migration[] = [m0001, m0002, m0003, m0004, m0005, m0006, m0007, m0008, m0009, m0010, m0011];
 
 for (let i = 0; i < migrations.length; i++) {
   if (migrations[i]!.version !== i + 1) {

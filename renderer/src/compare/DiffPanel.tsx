@@ -5,9 +5,11 @@
 // tables sort by any column; kernel time deltas get a diverging bar, which
 // shows at a glance which kernels the change made faster or slower. A
 // multi-rank diff adds each rank against the same rank (paired by rank, not
-// pid) and the collectives.
+// pid) and the collectives. Findings are matched one by one by what they are
+// about (their GPU, process, calls or copies): a changed one shows its
+// subjects on both sides.
 import type { DiffSummary } from '../../../profiler/contract/api.ts';
-import type { Delta, RankDiff } from '../../../profiler/contract/diff.ts';
+import type { Delta, FindingDiff, FindingSubject, RankDiff } from '../../../profiler/contract/diff.ts';
 import { fullName, shortName } from '../../../profiler/contract/names.ts';
 import { SortTable, type Col } from '../base/tables.tsx';
 import { formatBytes, formatDuration } from '../../../profiler/contract/time.ts';
@@ -125,6 +127,19 @@ const collectiveCols: Col<DiffSummary['collectives'][number]>[] = [
   { key: 'total', label: 'total', numeric: true, value: (c) => c.totalNs.b ?? 0, show: (c) => <Change d={c.totalNs} better="lower" format={dur} /> },
 ];
 
+/** "cudaStreamSynchronize ×78, cudaDeviceSynchronize ×1" ("×1000+": the evidence list was cut at its limit). */
+const subjectText = (xs: FindingSubject[] | null) =>
+  xs === null || xs.length === 0 ? 'none' : xs.map((x) => `${x.name} ×${x.count.toLocaleString('en-US')}${x.atLeast ? '+' : ''}`).join(', ');
+
+/** What a finding is about on each side: "A → B" where it changed or is on one side only, once where unchanged; null for kinds without subjects. */
+function subjectChange(f: FindingDiff): string | null {
+  if (f.subjectKind === null) return null;
+  return f.status === 'unchanged' ? subjectText(f.subjectsA) : `${subjectText(f.subjectsA)} → ${subjectText(f.subjectsB)}`;
+}
+
+/** Changed findings between fixed (green) and new (red): amber, without a rule of the shared stylesheet. */
+const CHANGED_STYLE = { borderLeftColor: '#b7791f', background: '#fdf8ee' };
+
 /** "paired by rank · rank 3 only in A": how the rows came about. */
 function rankNote(ranks: RankDiff[]): string {
   const byRank = ranks.some((r) => r.pairedBy === 'rank');
@@ -154,6 +169,7 @@ export function DiffPanel(props: { diff: DiffSummary | null; error: string | nul
     );
   const fixed = diff.findings.filter((f) => f.status === 'fixed');
   const added = diff.findings.filter((f) => f.status === 'new');
+  const changed = diff.findings.filter((f) => f.status === 'changed');
   const same = diff.findings.filter((f) => f.status === 'unchanged');
   const maxKernelDelta = Math.max(0, ...diff.kernels.map((k) => Math.abs(k.totalNs.delta ?? 0)));
 
@@ -294,19 +310,38 @@ export function DiffPanel(props: { diff: DiffSummary | null; error: string | nul
         <h2>
           Findings{' '}
           <span className="count">
-            {fixed.length} fixed · {added.length} new · {same.length} unchanged
+            {fixed.length} fixed · {added.length} new · {changed.length} changed · {same.length} unchanged
           </span>
         </h2>
         <ul className="diff-findings" data-testid="diff-findings">
-          {[...fixed, ...added, ...same].map((f, i) => (
-            <li key={i} className={`df df-${f.status}`} data-testid={`finding-${f.status}`} data-kind={f.kind}>
-              <span className="df-status">{f.status}</span>
-              <span className="df-title">{f.titleB ?? f.titleA}</span>
-              <span className="df-cost">
-                <Change d={f.costNs} better="lower" format={dur} />
-              </span>
-            </li>
-          ))}
+          {[...fixed, ...added, ...changed, ...same].map((f, i) => {
+            const subjects = subjectChange(f);
+            return (
+              <li
+                key={i}
+                className={`df df-${f.status}`}
+                style={f.status === 'changed' ? CHANGED_STYLE : undefined}
+                data-testid={`finding-${f.status}`}
+                data-kind={f.kind}
+                title={[f.titleA && `A: ${f.titleA}`, f.titleB && `B: ${f.titleB}`].filter(Boolean).join('\n')}
+              >
+                <span className="df-status">{f.status}</span>
+                <span className="df-title">
+                  {f.titleB ?? f.titleA}
+                  {f.about && <span className="hint"> · {f.about}</span>}
+                  {subjects && (
+                    <span className="hint" data-testid="finding-subjects">
+                      <br />
+                      {subjects}
+                    </span>
+                  )}
+                </span>
+                <span className="df-cost">
+                  <Change d={f.costNs} better="lower" format={dur} />
+                </span>
+              </li>
+            );
+          })}
           {diff.findings.length === 0 && <li className="hint">No findings in either recording.</li>}
         </ul>
       </div>

@@ -1,7 +1,8 @@
 // The selected operation: a readable summary on top (launch configuration,
 // bytes and bandwidth, memory kinds, stream, device, timing), then every
 // field of details() as stored (data-field cells hold the raw value), then
-// the related API call or GPU operations (click to go there), and its
+// the related API call or GPU operations (click to go there; a CUDA graph
+// launch's operations share one call, and say their graph and node), and its
 // dependencies (dependencies(): what it waited for and how long, what
 // waited for it, its critical chain; click to go there).
 import { memo } from 'react';
@@ -9,15 +10,19 @@ import type { Dependency, DependencyEnd, FieldValue, ItemDependencies, ItemDetai
 import { KIND_COLORS, KIND_LABELS } from '../base/colors.ts';
 import { deviceTitle } from '../base/gpus.ts';
 import { fullName, shortName } from '../../../profiler/contract/names.ts';
+import { graphLaunchText, graphOpsText } from '../../../profiler/contract/graphs.ts';
 import { formatTimestamp } from '../base/time.ts';
 import { formatBytes, formatDuration } from '../../../profiler/contract/time.ts';
 import { refKey } from '../app/url-state.ts';
 
 const num = (v: FieldValue | undefined) => (typeof v === 'number' ? v : null);
 
-function summaryRows(d: ItemDetails, s: RecordingSummary): [string, string][] {
+/** A summary row: label, value; a sentence (wrapped between words) carries the test id the end-to-end tests read it by. */
+type SummaryRow = [string, string] | [string, string, { sentence: string }];
+
+function summaryRows(d: ItemDetails, s: RecordingSummary): SummaryRow[] {
   const f = d.fields;
-  const rows: [string, string][] = [];
+  const rows: SummaryRow[] = [];
   const dim = (p: string) => {
     const [x, y, z] = [num(f[`${p}_x`]), num(f[`${p}_y`]), num(f[`${p}_z`])];
     return x === null ? null : `(${x}, ${y ?? 1}, ${z ?? 1})`;
@@ -50,6 +55,11 @@ function summaryRows(d: ItemDetails, s: RecordingSummary): [string, string][] {
   }
   const corr = num(f.correlation_id);
   if (corr !== null) rows.push(['Correlation id', String(corr)]);
+  if (d.graph) {
+    rows.push(['CUDA graph', graphLaunchText(d.graph), { sentence: 'details-graph' }]);
+    const g = d.graph;
+    if (g.position !== null) rows.push(['Place in launch', `${g.position} of ${g.kernels + g.memcpys + g.memsets}`]);
+  }
   return rows;
 }
 
@@ -165,8 +175,8 @@ export const DetailsPanel = memo(function DetailsPanel(props: {
           )}
           <table className="kv d-summary">
             <tbody>
-              {summaryRows(d, summary).map(([k, v]) => (
-                <tr key={k}>
+              {summaryRows(d, summary).map(([k, v, sentence]) => (
+                <tr key={k} data-testid={sentence?.sentence} className={sentence ? 'sentence' : undefined}>
                   <th>{k}</th>
                   <td>{v}</td>
                 </tr>
@@ -175,7 +185,13 @@ export const DetailsPanel = memo(function DetailsPanel(props: {
           </table>
           {d.related.length > 0 && (
             <>
-              <h3>{d.ref.table === 'api_calls' ? `GPU work it launched (${d.related.length})` : 'Launched by'}</h3>
+              <h3>
+                {d.ref.table !== 'api_calls'
+                  ? 'Launched by'
+                  : d.graph
+                    ? `GPU work it launched (CUDA graph ${d.graph.graphId}: ${graphOpsText(d.graph)})`
+                    : `GPU work it launched (${d.related.length})`}
+              </h3>
               {d.related.map((r) => (
                 <button
                   key={refKey(r.ref)}

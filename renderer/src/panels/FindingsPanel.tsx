@@ -61,10 +61,16 @@ export const FindingsPanel = memo(function FindingsPanel(props: {
                 {formatDuration(f.costNs)}
               </span>
               <span className="title">{f.title}</span>
-              {f.whatIf && (
+              {f.whatIf ? (
                 <span className="whatif">
                   what if fixed: {formatDuration(f.whatIf.measuredNs)} → {formatDuration(f.whatIf.predictedNs)}
                 </span>
+              ) : (
+                f.whatIfUnavailable && (
+                  <span className="whatif" title={f.whatIfUnavailable}>
+                    what if fixed: not modelled here
+                  </span>
+                )
               )}
             </button>
             {open === id && (
