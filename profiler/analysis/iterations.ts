@@ -10,8 +10,6 @@
 // NAME#k` would say, and the rows share out `--range NAME`'s work and
 // findings: nothing is in two rows, and the rows add up to the range.
 import type { Db } from '../store/database.ts';
-import { readProcessFacts, type ProcessFacts } from './communication.ts';
-import { callNames, readHostTables, type HostTables } from './host.ts';
 import { instanceFindings } from './load.ts';
 import type { Finding } from '../contract/findings.ts';
 import { overlapByDevice } from './overlap.ts';
@@ -49,13 +47,12 @@ export function pickIterationRange(db: Db): string | null {
  */
 export function iterationsOf(db: Db, columns: TimelineColumns, name: string, chosen: Iterations['chosen'] = 'named'): Iterations {
   const instances = rangeInstances(db, name);
-  // The small tables, the call names and the process facts read once for all instances.
+  // The small tables read once for all instances.
   const tables = readTraceTables(db);
-  const shared = { tables: readHostTables(db), names: callNames(db, columns.calls), processes: readProcessFacts(db) };
   const gpu = gpuOrdinals(tables.devices);
   const selections = selectEachInstance(columns, instances);
   const findings = instances.length ? instanceFindings(db, {}, columns, name) : [];
-  const rows = instances.map((inst, x) => analyseInstance(db, selections[x]!, tables, shared, gpu, inst, x + 1, findings[x]![0]));
+  const rows = instances.map((inst, x) => analyseInstance(db, selections[x]!, tables, gpu, inst, x + 1, findings[x]![0]));
   flag(rows);
   const steady = rows.filter((r) => !r.warmUp).map((r) => r.lengthNs);
   return { name, rows, medianNs: steady.length ? median(steady) : 0, chosen };
@@ -65,7 +62,6 @@ function analyseInstance(
   db: Db,
   sel: TimelineColumns,
   tables: ReturnType<typeof readTraceTables>,
-  shared: { tables: HostTables; names: Map<number, string>; processes: Map<number, ProcessFacts> },
   gpu: (deviceId: number) => number,
   inst: RangeInstance,
   instance: number,
