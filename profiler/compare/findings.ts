@@ -13,6 +13,7 @@
 // never by id.
 import type { Analysis } from '../analysis/load.ts';
 import { baseCallName } from '../analysis/call-families.ts';
+import { EVIDENCE_CAP } from '../analysis/findings/context.ts';
 import { callName } from '../analysis/host.ts';
 import { summarizeCopies } from '../analysis/summary.ts';
 import { allocateOps, OP_CATEGORY_NAMES, OpKind, type OpKindValue } from '../analysis/trace.ts';
@@ -21,13 +22,6 @@ import type { Finding, FindingKind } from '../contract/findings.ts';
 import { fullName, shortName } from '../contract/names.ts';
 import { delta } from './delta.ts';
 import type { DevicePair, ProcessPair } from './ranks.ts';
-
-/**
- * The diagnosis keeps at most this many ids per evidence table
- * (analysis/findings/context.ts; profiler/README.md, Findings): a list this
- * long was cut, and what is counted from it is a lower bound.
- */
-const EVIDENCE_LIMIT = 1000;
 
 type SubjectKind = NonNullable<FindingDiff['subjectKind']>;
 
@@ -155,12 +149,17 @@ function countCopies(x: Analysis, indexes: number[], atLeast: boolean, into: Sub
     count(into, c.direction === 'memset' ? `memset ${c.dstKind}` : `${c.direction} ${c.srcKind}→${c.dstKind}`, c.count, atLeast);
 }
 
+/**
+ * A finding's subjects, counted from its evidence. The diagnosis keeps at
+ * most EVIDENCE_CAP ids per evidence table (profiler/README.md, Findings):
+ * a list that long was cut, and what is counted from it is a lower bound.
+ */
 function subjectsOf(x: Analysis, f: Finding, rows: EvidenceRows): Subjects {
   const out: Subjects = new Map();
   const of = SUBJECTS[f.kind]?.of;
   const ev = f.evidence;
   if (of === 'calls') {
-    const cut = ev.apiCalls.length >= EVIDENCE_LIMIT;
+    const cut = ev.apiCalls.length >= EVIDENCE_CAP;
     for (const id of ev.apiCalls) {
       const k = rows.call.get(id);
       // Base names: cudaStreamSynchronize_ptsz in a per-thread-stream build is the same call.
@@ -169,15 +168,15 @@ function subjectsOf(x: Analysis, f: Finding, rows: EvidenceRows): Subjects {
   }
   if (of === 'operations') {
     const { strings, demangled } = x.trace;
-    const cut = ev.kernels.length >= EVIDENCE_LIMIT;
+    const cut = ev.kernels.length >= EVIDENCE_CAP;
     for (const i of opsOf(rows, OpKind.Kernel, ev.kernels)) {
       const id = x.trace.ops.detail[i]!;
       count(out, shortName(fullName({ name: strings.get(id) ?? '?', demangledName: demangled.get(id) ?? null })), 1, cut);
     }
   }
   if (of === 'copies' || of === 'operations') {
-    countCopies(x, opsOf(rows, OpKind.Memcpy, ev.memcpys), ev.memcpys.length >= EVIDENCE_LIMIT, out);
-    countCopies(x, opsOf(rows, OpKind.Memset, ev.memsets), ev.memsets.length >= EVIDENCE_LIMIT, out);
+    countCopies(x, opsOf(rows, OpKind.Memcpy, ev.memcpys), ev.memcpys.length >= EVIDENCE_CAP, out);
+    countCopies(x, opsOf(rows, OpKind.Memset, ev.memsets), ev.memsets.length >= EVIDENCE_CAP, out);
   }
   return out;
 }

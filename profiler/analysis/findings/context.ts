@@ -95,8 +95,8 @@ function opsByDevice(trace: Trace): Map<number, Int32Array> {
   return lists;
 }
 
-/** Evidence lists stop here: enough to highlight and to zoom to, bounded for huge recordings. */
-const EVIDENCE_CAP = 1000;
+/** Evidence lists stop here: enough to highlight and to zoom to, bounded for huge recordings (a list this long was cut: compare/findings.ts). */
+export const EVIDENCE_CAP = 1000;
 
 /** Adds op i to the evidence (and widens the window). */
 /**
