@@ -6,7 +6,8 @@
 // is held to CORPUS_MEDIAN. `npm run bench -- --only corpus` prints the
 // same table (test/helpers/corpus.ts).
 import { describe, expect, it } from 'vitest';
-import { CORPUS_MEDIAN, CORPUS_WORST, corpusPairs, corpusTable, evaluatePair, medianOf, type PairResult } from '../helpers/corpus.ts';
+import { median } from '../../bench/stats.ts';
+import { CORPUS_MEDIAN, CORPUS_WORST, corpusPairs, corpusTable, evaluatePair, type PairResult } from '../helpers/corpus.ts';
 
 const pairs = corpusPairs();
 const results: PairResult[] = [];
@@ -37,6 +38,6 @@ describe('the bug/fix corpus', () => {
   it(`median what-if error at most ${CORPUS_MEDIAN * 100}% over the corpus`, () => {
     expect(results.length).toBe(pairs.length);
     const errors = results.map((r) => Math.abs(r.error ?? Infinity));
-    expect(medianOf(errors), corpusTable(results).join('\n')).toBeLessThanOrEqual(CORPUS_MEDIAN);
+    expect(median(errors), corpusTable(results).join('\n')).toBeLessThanOrEqual(CORPUS_MEDIAN);
   });
 });

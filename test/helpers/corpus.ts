@@ -12,6 +12,7 @@ import { analyze, type Analysis } from '../../profiler/analysis/load.ts';
 import { diffRecordings } from '../../profiler/compare/diff.ts';
 import type { Finding, FixId } from '../../profiler/contract/findings.ts';
 import { openRecording } from '../../profiler/store/database.ts';
+import { median } from '../../bench/stats.ts';
 
 export const CORPUS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../fixtures/corpus');
 
@@ -91,11 +92,6 @@ export function evaluatePair(p: Pair): PairResult {
   }
 }
 
-export function medianOf(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[s.length >> 1]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
-}
-
 /** The per-pair table, as the benchmark prints it and bench/RESULTS.md quotes it. */
 export function corpusTable(results: PairResult[]): string[] {
   const ms = (ns: number | null) => (ns === null ? '-' : (ns / 1e6).toFixed(1));
@@ -116,6 +112,6 @@ export function corpusTable(results: PairResult[]): string[] {
     line(head),
     line(widths.map((w) => '-'.repeat(w))),
     ...rows.map(line),
-    `top finding names the fix: ${named}/${results.length}; what-if error |median| ${(medianOf(errors) * 100).toFixed(1)}%, worst ${(Math.max(...errors) * 100).toFixed(1)}% (targets ${CORPUS_MEDIAN * 100}%, ${CORPUS_WORST * 100}%)`,
+    `top finding names the fix: ${named}/${results.length}; what-if error |median| ${(median(errors) * 100).toFixed(1)}%, worst ${(Math.max(...errors) * 100).toFixed(1)}% (targets ${CORPUS_MEDIAN * 100}%, ${CORPUS_WORST * 100}%)`,
   ];
 }
