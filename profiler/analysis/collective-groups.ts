@@ -62,9 +62,11 @@ export interface CollectiveGroup {
   segmentKernels: number[];
   /** The collectives ran on the gate's stream (the computation's own). */
   sameStream: boolean;
-  /** The operation after the group's last collective on its stream; -1 for none. */
-  next: number;
-  /** Per collective, the operation right after it on its stream where that is not a collective (its post-processing, or what follows the group); -1 for none. */
+  /**
+   * Per collective, the operation right after it on its stream where that
+   * is not a collective (its post-processing); after the last, whatever
+   * follows the group there, a collective too. -1 for none.
+   */
   followers: number[];
 }
 
@@ -189,8 +191,8 @@ function findGroups(trace: Trace, host: Host): CollectiveDependencies {
       before = prev[before]!;
     }
     const previousGroup = before >= 0 && isComm[before] ? groupOf.get(before) : undefined;
-    if (previousGroup && before !== prev[k]) gate = previousGroup.gate;
-    if (gate < 0 && previousGroup) gate = previousGroup.gate;
+    // It reached nothing, or follows the previous collective's post-processing: that collective's group.
+    if (previousGroup && (gate < 0 || before !== prev[k])) gate = previousGroup.gate;
     if (gate < 0) continue;
     if (previousGroup && previousGroup.gate === gate) {
       previousGroup.collectives.push(k);
@@ -213,7 +215,6 @@ function findGroups(trace: Trace, host: Host): CollectiveDependencies {
       segment,
       segmentKernels: segment.filter((i) => ops.kind[i] === OpKind.Kernel),
       sameStream: ops.stream[k] === ops.stream[gate],
-      next: -1,
       followers: [],
     };
     isGate[gate] = 1;
@@ -221,8 +222,8 @@ function findGroups(trace: Trace, host: Host): CollectiveDependencies {
     groupOf.set(k, group);
   }
   for (const g of groups) {
-    g.next = nextInStream[g.collectives.at(-1)!]!;
-    g.followers = g.collectives.map((c) => (nextInStream[c]! >= 0 && !isComm[nextInStream[c]!] ? nextInStream[c]! : -1));
+    const last = g.collectives.length - 1;
+    g.followers = g.collectives.map((c, j) => (nextInStream[c]! >= 0 && (j === last || !isComm[nextInStream[c]!]) ? nextInStream[c]! : -1));
   }
   return { groups, isComm, waitsOf };
 }

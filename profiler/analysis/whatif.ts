@@ -355,7 +355,6 @@ export function overlapCollectives(trace: Trace, host: Host): Applied {
         const f = g.followers[j]!;
         if (f >= 0) waitFor.set(f, [...(waitFor.get(f) ?? waitsOf.get(f) ?? []), k]);
       });
-      if (g.next >= 0 && g.followers.at(-1) !== g.next) waitFor.set(g.next, [...(waitFor.get(g.next) ?? waitsOf.get(g.next) ?? []), g.collectives.at(-1)!]);
     }
     moved += n;
   }
