@@ -18,44 +18,43 @@ export function blockingReadbacks(ctx: Context): Finding[] {
   const { calls, opCall } = ctx.host;
   const reads = readbacks(ctx.trace, ctx.host);
   if (reads.ops.length === 0) return [];
-  // Per call: its first op (the next work a thread issued), and whether it made a readback.
+  // Per call: its first op (the next work a thread issued), and the readback it made (-1: none).
   const firstOp = new Int32Array(calls.length).fill(-1);
   for (let i = 0; i < ops.length; i++) {
     const k = opCall[i]!;
     if (k >= 0 && (firstOp[k]! < 0 || ops.start[i]! < ops.start[firstOp[k]!]!)) firstOp[k] = i;
   }
-  const readCall = new Uint8Array(calls.length);
-  for (const i of reads.ops) readCall[opCall[i]!] = 1;
+  const readOp = new Int32Array(calls.length).fill(-1);
+  for (const i of reads.ops) readOp[opCall[i]!] = i;
   type Group = { ops: number[]; calls: number[]; bytes: number; idle: number; waited: number; pid: number; device: number };
   const groups = new Map<string, Group>();
-  const byCall = new Map<number, number>(); // readback call → its op
-  for (const i of reads.ops) byCall.set(opCall[i]!, i);
   for (const list of ctx.host.threads.values()) {
-    let open = -1; // the readback op whose call the thread is in, until its next work
+    // The group of the readback whose call the thread is in, until its next work, and that call's start.
+    let open: Group | null = null;
+    let openedAt = 0;
     for (let j = 0; j < list.length; j++) {
       const k = list[j]!;
-      if (readCall[k]) {
-        open = byCall.get(k)!;
-        const key = `${ops.pid[open]}:${ops.device[open]}`;
+      const i = readOp[k]!;
+      if (i >= 0) {
+        const key = `${ops.pid[i]}:${ops.device[i]}`;
         let g = groups.get(key);
-        if (!g) groups.set(key, (g = { ops: [], calls: [], bytes: 0, idle: 0, waited: 0, pid: ops.pid[open]!, device: ops.device[open]! }));
-        g.ops.push(open);
+        if (!g) groups.set(key, (g = { ops: [], calls: [], bytes: 0, idle: 0, waited: 0, pid: ops.pid[i]!, device: ops.device[i]! }));
+        g.ops.push(i);
         g.calls.push(k);
-        g.bytes += ops.bytes[open]!;
+        g.bytes += ops.bytes[i]!;
         // Held from the call's start until the value arrived: the work queued before it.
-        g.waited += Math.max(0, ops.end[open]! - calls.start[k]!);
+        g.waited += Math.max(0, ops.end[i]! - calls.start[k]!);
+        open = g;
+        openedAt = calls.start[k]!;
         continue;
       }
       if (reads.syncs[k]) {
-        groups.get(`${ops.pid[open]}:${ops.device[open]}`)?.calls.push(k);
+        open?.calls.push(k);
         continue;
       }
-      if (open >= 0 && firstOp[k]! >= 0) {
-        const next = firstOp[k]!;
-        const start = calls.start[opCall[open]!]!;
-        const g = groups.get(`${ops.pid[open]}:${ops.device[open]}`)!;
-        g.idle += idleWithin(ctx.busy.get(ops.device[open]!)!, start, Math.max(start, ops.start[next]!));
-        open = -1;
+      if (open && firstOp[k]! >= 0) {
+        open.idle += idleWithin(ctx.busy.get(open.device)!, openedAt, Math.max(openedAt, ops.start[firstOp[k]!]!));
+        open = null;
       }
     }
   }
