@@ -156,8 +156,10 @@ export function deferReadbacks(trace: Trace, host: Host): Applied {
  */
 function releaseCopies(trace: Trace, host: Host, which: (i: number) => boolean, bandwidth: PinnedBandwidth[] | null): Applied {
   const { ops } = trace;
-  const duration = new Float64Array(ops.length).fill(NaN); // NaN: as recorded
-  const pinned = new Uint8Array(ops.length);
+  // The copies' pinned rate, durations (NaN: as recorded) and pinned flags:
+  // only with `bandwidth` (the readback fix keeps the copies as recorded,
+  // and no per-op arrays that would say so).
+  const rate = bandwidth && { bandwidth, duration: new Float64Array(ops.length).fill(NaN), pinned: new Uint8Array(ops.length) };
   const lagUnknown = new Uint8Array(ops.length);
   const freed = new Uint8Array(host.calls.length);
   const callDuration = new Float64Array(host.calls.length).fill(NaN);
@@ -167,9 +169,9 @@ function releaseCopies(trace: Trace, host: Host, which: (i: number) => boolean, 
   let syncCopies = 0;
   for (let i = 0; i < ops.length; i++) {
     if (!which(i)) continue;
-    if (bandwidth) {
+    if (rate) {
       const direction = ops.category[i] === OpCategory.HtoD ? 'HtoD' : 'DtoH';
-      const bw = bandwidthFor(bandwidth, ops.device[i]!, direction);
+      const bw = bandwidthFor(rate.bandwidth, ops.device[i]!, direction);
       if (!bw || bw.gbPerS === null) {
         return {
           unavailable: `no pinned ${direction} bandwidth for device ${ops.device[i]}: the recording has no large pinned copies, its devices no PCIe link, and no reference was given`,
@@ -177,8 +179,8 @@ function releaseCopies(trace: Trace, host: Host, which: (i: number) => boolean, 
       }
       used.set(`${bw.deviceId}:${direction}`, bw);
       // Uncontended: the replay slows it down where it overlaps the other direction.
-      duration[i] = ops.bytes[i]! / bw.gbPerS;
-      pinned[i] = 1;
+      rate.duration[i] = ops.bytes[i]! / bw.gbPerS;
+      rate.pinned[i] = 1;
     }
     // Its recorded lag was the wait for the work queued before it (a readback) or the staging.
     lagUnknown[i] = 1;
@@ -207,7 +209,7 @@ function releaseCopies(trace: Trace, host: Host, which: (i: number) => boolean, 
       `device ${b.deviceId} ${b.direction}: ${b.gbPerS!.toFixed(1)} GB/s (${b.source === 'recording' ? `median of ${b.copies} pinned copies in this recording` : b.source === 'reference' ? 'measured pinned bandwidth from another recording' : 'PCIe link × 0.806'})`,
     );
   if (syncCopies) notes.push(`${syncCopies} synchronous copies stay synchronous (cudaMemcpy blocks with pinned memory too)${bandwidth ? ', only faster' : ''}`);
-  return { options: { duration, pinned, lagUnknown, freed, callDuration }, notes };
+  return { options: { duration: rate?.duration, pinned: rate?.pinned, lagUnknown, freed, callDuration }, notes };
 }
 
 /**
