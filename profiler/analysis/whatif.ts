@@ -43,6 +43,7 @@ import { FIX_IDS, type CallFamily, type FixId } from '../contract/findings.ts';
 import type { Host } from './host.ts';
 import { busyWithin, unionOfPairs, type IntervalList } from './intervals.ts';
 import { blocksPerSm } from './occupancy.ts';
+import { medianInPlace } from './select.ts';
 import { replay, type ReplayOptions, type ReplayResult } from './replay.ts';
 import { readbacks, syncsRightAfter } from './copy-idioms.ts';
 import { hostModel, isPageableCopy, WaitKind } from './replay-host.ts';
@@ -473,14 +474,15 @@ export function captureGraphs(trace: Trace, host: Host): Applied {
   const kernels = new Int32Array(nc);
   const short = new Int32Array(nc);
   const other = new Uint8Array(nc);
-  const launch: number[] = [];
+  // Room for every op: only the pages written are ever touched.
+  const launch = new Float64Array(ops.length);
+  let launches = 0;
   for (let i = 0; i < ops.length; i++) {
     const k = host.opCall[i]!;
-    if (k >= 0 && ops.kind[i] === OpKind.Kernel) launch.push(host.calls.end[k]! - host.calls.start[k]!);
+    if (k >= 0 && ops.kind[i] === OpKind.Kernel) launch[launches++] = host.calls.end[k]! - host.calls.start[k]!;
   }
-  if (launch.length < MIN_GRAPH_KERNELS) return { unavailable: 'too few kernel launches to capture' };
-  launch.sort((a, b) => a - b);
-  const launchNs = launch[launch.length >> 1]!;
+  if (launches < MIN_GRAPH_KERNELS) return { unavailable: 'too few kernel launches to capture' };
+  const launchNs = medianInPlace(launch.subarray(0, launches));
   for (let i = 0; i < ops.length; i++) {
     const k = host.opCall[i]!;
     if (k < 0) continue;
@@ -494,6 +496,8 @@ export function captureGraphs(trace: Trace, host: Host): Applied {
   const callGap = new Float64Array(nc).fill(NaN);
   const callDuration = new Float64Array(nc).fill(NaN);
   const afterLatency = new Float64Array(ops.length).fill(NaN);
+  // The first call of each captured run: its cudaGraphLaunch.
+  const firstOfRun = new Uint8Array(nc);
   let graphs = 0;
   let captured = 0;
   let hostNs = 0;
@@ -513,6 +517,7 @@ export function captureGraphs(trace: Trace, host: Host): Applied {
       const cost = Math.max(GRAPH_LAUNCH_MIN_NS, n * GRAPH_LAUNCH_NS_PER_NODE);
       hostNs += host.calls.end[run[last]!]! - host.calls.start[first]! - cost;
       callDuration[first] = cost;
+      firstOfRun[first] = 1;
       for (let j = 1; j <= last; j++) {
         callGap[run[j]!] = 0;
         callDuration[run[j]!] = 0;
@@ -533,8 +538,6 @@ export function captureGraphs(trace: Trace, host: Host): Applied {
   }
   if (graphs === 0) return { unavailable: `no run of ${MIN_GRAPH_KERNELS} or more kernel launches, most of them shorter than their launch` };
   // On the GPU: each captured kernel after the first of its graph follows the one before it as a graph node does.
-  const firstOfRun = new Uint8Array(nc);
-  for (let k = 0; k < nc; k++) if (!Number.isNaN(callDuration[k]!) && Number.isNaN(callGap[k]!)) firstOfRun[k] = 1;
   let seenFirst = -1;
   for (let p = 0; p < m.order.length; p++) {
     const i = m.order[p]!;
