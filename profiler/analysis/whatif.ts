@@ -239,7 +239,7 @@ export function splitStreams(trace: Trace, host: Host): Applied {
   const stream = ops.stream.slice();
   const streamFlags = new Map<number, number>();
   let nextId = firstFreeStreamId(trace);
-  const state = new Map<number, { fresh: number[]; chunk: number; prevHtoD: boolean; any: boolean }>();
+  const state = new Map<number, { fresh: number[]; chunk: number; prevHtoD: boolean }>();
   let moved = 0;
   let chunks = 0;
   for (let p = 0; p < m.order.length; p++) {
@@ -247,13 +247,13 @@ export function splitStreams(trace: Trace, host: Host): Applied {
     const key = ops.pid[i]! * 4096 + ops.device[i]!;
     if (only.get(key)! < 0) continue;
     let st = state.get(key);
-    if (!st) state.set(key, (st = { fresh: [], chunk: -1, prevHtoD: false, any: false }));
+    if (!st) state.set(key, (st = { fresh: [], chunk: -1, prevHtoD: false }));
     const htod = ops.kind[i] === OpKind.Memcpy && ops.category[i] === OpCategory.HtoD;
-    if (!st.any || (htod && !st.prevHtoD)) {
+    // The first op, and each copy to the device after other work, begins a chunk.
+    if (st.chunk < 0 || (htod && !st.prevHtoD)) {
       st.chunk++;
       chunks++;
     }
-    st.any = true;
     st.prevHtoD = htod;
     const slot = st.chunk % SPLIT_STREAMS;
     while (st.fresh.length <= slot) {
