@@ -52,13 +52,14 @@ export function inferEventRecords(db: Db): EventRecordInference {
     )
     .all() as { pid: number; stream: number; eventId: number; correlation: number }[];
   const result: EventRecordInference = { waits: waits.length, named: 0, inferred: 0, unresolved: 0 };
-  // A wait the trace named the record of: a record of its event before it (correlation ids grow within a process).
-  const records = new Map<string, number[]>();
+  // A wait the trace named the record of: a record of its event before it
+  // (correlation ids grow within a process), as its first record is.
+  const firstRecord = new Map<string, number>();
   for (const r of db.prepare('SELECT pid, event_id AS e, correlation_id AS c FROM cuda_events').all() as { pid: number; e: number; c: number }[]) {
     const key = `${r.pid}:${r.e}`;
-    (records.get(key) ?? records.set(key, []).get(key)!).push(r.c);
+    firstRecord.set(key, Math.min(r.c, firstRecord.get(key) ?? Infinity));
   }
-  const open = waits.filter((w) => !(records.get(`${w.pid}:${w.eventId}`) ?? []).some((c) => c < w.correlation));
+  const open = waits.filter((w) => (firstRecord.get(`${w.pid}:${w.eventId}`) ?? Infinity) >= w.correlation);
   result.named = waits.length - open.length;
   if (open.length === 0) return result;
 

@@ -27,7 +27,7 @@
 import { idField, intField, nativeTraceError, parseEventBytes, textField, TraceFormatError } from './json-events.ts';
 import { COPY_KIND_NAMES } from '../store/enums.ts';
 import { RecordingWriter } from './recording-writer.ts';
-import { bindForwardOps, inferEventRecords } from './kineto-dependencies.ts';
+import { bindForwardOps, inferEventRecords, type EventRecordInference } from './kineto-dependencies.ts';
 import { NO_SYNC_EVENTS_NOTE } from '../contract/dependencies.ts';
 import { importKinetoTrace, type KinetoTraceOptions, type KinetoTraceRows } from '../native/addon.ts';
 import { RecordingFileError } from '../store/recording-error.ts';
@@ -140,7 +140,7 @@ export async function importKineto(file: string, out: string, opts: { overwrite?
 }
 
 /** What the recording's notes say of stream waits whose event record the trace did not name (kineto-dependencies.ts). */
-function recordNote(r: ReturnType<typeof inferEventRecords>): string {
+function recordNote(r: EventRecordInference): string {
   const open = r.inferred + r.unresolved;
   const parts = [
     `the trace does not say which cudaEventRecord (and stream) ${open} of ${r.waits} stream wait${r.waits === 1 ? '' : 's'} waited for ` +
