@@ -548,12 +548,8 @@ export class Simulation {
     }
     this.running_ = true;
     this.runCalls(th);
+    while (this.wake.length) this.runCalls(this.wake.pop()!);
     this.running_ = false;
-    while (this.wake.length) {
-      this.running_ = true;
-      this.runCalls(this.wake.pop()!);
-      this.running_ = false;
-    }
   }
 
   private runCalls(th: number): void {
