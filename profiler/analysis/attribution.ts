@@ -41,6 +41,15 @@ export interface PartOwnership {
   label: (part: number) => string;
 }
 
+/**
+ * An operation's row as one number, its table (OpKind, 1–3) and its id in
+ * it: a Map key per operation without a string made for each (row ids stay
+ * far below 2^51).
+ */
+function opRow(kind: number, rowId: number): number {
+  return rowId * 4 + kind;
+}
+
 /** Each part's findings (index = part), sorted as the diagnosis sorts them. */
 export function shareFindings(trace: Trace, host: Host, findings: Finding[], own: PartOwnership): Finding[][] {
   const { ops } = trace;
@@ -55,8 +64,8 @@ export function shareFindings(trace: Trace, host: Host, findings: Finding[], own
     if (ops.end[i]! > recEnd[p]!) recEnd[p] = ops.end[i]!;
   }
   // Which part owns each evidence row: by table and row id.
-  const opPart = new Map<string, number>();
-  for (let i = 0; i < ops.length; i++) if (own.opOwner[i]! >= 0) opPart.set(`${ops.kind[i]}:${ops.rowId[i]}`, own.opOwner[i]!);
+  const opPart = new Map<number, number>();
+  for (let i = 0; i < ops.length; i++) if (own.opOwner[i]! >= 0) opPart.set(opRow(ops.kind[i]!, ops.rowId[i]!), own.opOwner[i]!);
   const callPart = new Map<number, number>();
   for (let k = 0; k < host.calls.length; k++) if (own.callOwner[k]! >= 0) callPart.set(host.calls.rowId[k]!, own.callOwner[k]!);
 
@@ -91,7 +100,7 @@ export function shareFindings(trace: Trace, host: Host, findings: Finding[], own
       const ev = f.evidence;
       const count = (kind: number, ids: number[]) => {
         for (const id of ids) {
-          const p = opPart.get(`${kind}:${id}`);
+          const p = opPart.get(opRow(kind, id));
           if (p !== undefined) weight[p]!++;
         }
       };
@@ -131,9 +140,9 @@ export function shareFindings(trace: Trace, host: Host, findings: Finding[], own
           `${f.explanation} This is ${own.label(p)}'s share of the finding over the whole range` +
           (pred ? ', in proportion to how much shorter the what-if of the whole range makes it.' : ', by its share of the evidence.'),
         evidence: {
-          kernels: keep(f.evidence.kernels, (id) => opPart.get(`${OpKind.Kernel}:${id}`)),
-          memcpys: keep(f.evidence.memcpys, (id) => opPart.get(`${OpKind.Memcpy}:${id}`)),
-          memsets: keep(f.evidence.memsets, (id) => opPart.get(`${OpKind.Memset}:${id}`)),
+          kernels: keep(f.evidence.kernels, (id) => opPart.get(opRow(OpKind.Kernel, id))),
+          memcpys: keep(f.evidence.memcpys, (id) => opPart.get(opRow(OpKind.Memcpy, id))),
+          memsets: keep(f.evidence.memsets, (id) => opPart.get(opRow(OpKind.Memset, id))),
           apiCalls: keep(f.evidence.apiCalls, (id) => callPart.get(id)),
           syncs: [],
           window: { start: recStart[p]!, end: recEnd[p]! },
@@ -154,15 +163,15 @@ export function shareFindings(trace: Trace, host: Host, findings: Finding[], own
  */
 export function instanceParts(columns: TimelineColumns, instances: RangeInstance[], trace: Trace, host: Host, name: string): PartOwnership {
   const own = rangeOwnership(columns, instances);
-  const opOf = new Map<string, number>();
+  const opOf = new Map<number, number>();
   for (let x = 0; x < own.ops.length; x++) {
     const i = own.ops[x]!;
-    opOf.set(`${columns.ops.kind[i]}:${columns.ops.rowId[i]}`, own.opOwner[x]!);
+    opOf.set(opRow(columns.ops.kind[i]!, columns.ops.rowId[i]!), own.opOwner[x]!);
   }
   const callOf = new Map<number, number>();
   for (let x = 0; x < own.calls.length; x++) callOf.set(columns.calls.rowId[own.calls[x]!]!, own.callOwner[x]!);
   const opOwner = new Int32Array(trace.ops.length);
-  for (let i = 0; i < trace.ops.length; i++) opOwner[i] = opOf.get(`${trace.ops.kind[i]}:${trace.ops.rowId[i]}`) ?? -1;
+  for (let i = 0; i < trace.ops.length; i++) opOwner[i] = opOf.get(opRow(trace.ops.kind[i]!, trace.ops.rowId[i]!)) ?? -1;
   const callOwner = new Int32Array(host.calls.length);
   for (let k = 0; k < host.calls.length; k++) callOwner[k] = callOf.get(host.calls.rowId[k]!) ?? -1;
   return { opOwner, callOwner, parts: instances.length, label: (p) => `'${name}' #${p + 1} of ${instances.length}` };
