@@ -110,7 +110,8 @@ export function analyze(db: Db, options: AnalyzeOptions = {}): Analysis {
   const tables = readTraceTables(db);
   const names = callNames(db, columns.calls);
   const startup = detectStartup(columns.ops, columns.calls, names, tables.meta);
-  const selection = selectScope(db, options.file ?? db.name, options.scope ?? STEADY_STATE, columns, startup);
+  const scope = options.scope ?? STEADY_STATE;
+  const selection = selectScope(db, options.file ?? db.name, scope, columns, startup);
   lap('scope');
   const trace = loadTrace(db, selection.columns.ops, selection.columns.calls, tables);
   closeWindows(selection.info, trace.span);
@@ -126,7 +127,6 @@ export function analyze(db: Db, options: AnalyzeOptions = {}): Analysis {
   lap('host');
   // Read now (the file may be closed by the time it is used): the diagnosis's rules across ranks name processes by them.
   const inputs = readCommunicationInputs(db, subset);
-  const scope = options.scope ?? STEADY_STATE;
   const diagnosis =
     scope.kind === 'range' && scope.instance !== undefined && trace.ops.length > 0
       ? { findings: instanceFindings(db, options, columns, scope.name)[scope.instance - 1]!, context: buildContext(trace, host, inputs.processes) }
