@@ -22,6 +22,24 @@ import { OpCategory, OpKind, type Trace } from './trace.ts';
  */
 export const READBACK_MAX_BYTES = 64 * 1024;
 
+const issuingOf = new WeakMap<Host, Uint8Array>();
+
+/**
+ * Per call: 1 for an outer call that issued GPU work, itself or through a
+ * call nested in it (the launches a thread's calls are told apart by:
+ * here, and removeBlockingCalls in whatif.ts). Once per recording.
+ */
+export function issuingCalls(trace: Trace, host: Host): Uint8Array {
+  let issuing = issuingOf.get(host);
+  if (!issuing) {
+    const { outer } = hostModel(trace, host);
+    issuing = new Uint8Array(host.calls.length);
+    for (let i = 0; i < host.opCall.length; i++) if (host.opCall[i]! >= 0) issuing[outer[host.opCall[i]!]!] = 1;
+    issuingOf.set(host, issuing);
+  }
+  return issuing;
+}
+
 /**
  * The synchronize call that follows each of `copyCalls` on its thread with
  * no launch between (cheap calls such as cudaGetDevice may come between):
@@ -32,8 +50,7 @@ export const READBACK_MAX_BYTES = 64 * 1024;
 export function syncsRightAfter(trace: Trace, host: Host, copyCalls: Uint8Array): number[] {
   const m = hostModel(trace, host);
   const families = familiesByNameId(host.names);
-  const issuing = new Uint8Array(host.calls.length);
-  for (let i = 0; i < host.opCall.length; i++) if (host.opCall[i]! >= 0) issuing[m.outer[host.opCall[i]!]!] = 1;
+  const issuing = issuingCalls(trace, host);
   const found: number[] = [];
   for (const list of host.threads.values()) {
     let last = -1;

@@ -45,7 +45,7 @@ import { busyWithin, unionOfPairs, type IntervalList } from './intervals.ts';
 import { blocksPerSm } from './occupancy.ts';
 import { medianInPlace } from './select.ts';
 import { replay, type ReplayOptions, type ReplayResult } from './replay.ts';
-import { readbacks, syncsRightAfter } from './copy-idioms.ts';
+import { issuingCalls, readbacks, syncsRightAfter } from './copy-idioms.ts';
 import { hostModel, isPageableCopy, WaitKind } from './replay-host.ts';
 import { OpCategory, OpKind, type Trace } from './trace.ts';
 import { StreamFlags } from '../store/enums.ts';
@@ -579,8 +579,7 @@ export function fixForFamily(family: CallFamily): FixId | undefined {
 export function removeBlockingCalls(trace: Trace, host: Host, family: BlockingFamily): Applied {
   const m = hostModel(trace, host);
   const families = familiesByNameId(host.names);
-  const issuing = new Uint8Array(host.calls.length);
-  for (let i = 0; i < host.opCall.length; i++) if (host.opCall[i]! >= 0) issuing[m.outer[host.opCall[i]!]!] = 1;
+  const issuing = issuingCalls(trace, host);
   const hoist = family !== 'sync';
   // The synchronize calls of reads of values are the readback fix's (defer-readback), not this one's.
   const readbackSyncs = hoist ? null : readbacks(trace, host).syncs;
