@@ -157,22 +157,14 @@ export function shareFindings(trace: Trace, host: Host, findings: Finding[], own
 
 /**
  * Who owns each operation and call of the range's trace and host (the
- * range of all of `instances`, as analyze() loads it), read through their
- * row ids from the ownership of the recording's columns (scope.ts): part
- * x is instance x.
+ * range of all of `instances`, as analyze() loads it): part x is instance
+ * x. That trace and host are what the instances own of `columns`, row for
+ * row in the ownership's order (scope.ts: selectScope selects them with
+ * selectOwned of all instances, and loadTrace and loadHost keep those
+ * columns as they are), so each row's owner is read off the ownership
+ * itself, with no join by row ids.
  */
-export function instanceParts(columns: TimelineColumns, instances: RangeInstance[], trace: Trace, host: Host, name: string): PartOwnership {
+export function instanceParts(columns: TimelineColumns, instances: RangeInstance[], name: string): PartOwnership {
   const own = rangeOwnership(columns, instances);
-  const opOf = new Map<number, number>();
-  for (let x = 0; x < own.ops.length; x++) {
-    const i = own.ops[x]!;
-    opOf.set(opRow(columns.ops.kind[i]!, columns.ops.rowId[i]!), own.opOwner[x]!);
-  }
-  const callOf = new Map<number, number>();
-  for (let x = 0; x < own.calls.length; x++) callOf.set(columns.calls.rowId[own.calls[x]!]!, own.callOwner[x]!);
-  const opOwner = new Int32Array(trace.ops.length);
-  for (let i = 0; i < trace.ops.length; i++) opOwner[i] = opOf.get(opRow(trace.ops.kind[i]!, trace.ops.rowId[i]!)) ?? -1;
-  const callOwner = new Int32Array(host.calls.length);
-  for (let k = 0; k < host.calls.length; k++) callOwner[k] = callOf.get(host.calls.rowId[k]!) ?? -1;
-  return { opOwner, callOwner, parts: instances.length, label: (p) => `'${name}' #${p + 1} of ${instances.length}` };
+  return { opOwner: own.opOwner, callOwner: own.callOwner, parts: instances.length, label: (p) => `'${name}' #${p + 1} of ${instances.length}` };
 }

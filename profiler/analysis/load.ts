@@ -87,7 +87,7 @@ export function instanceFindings(db: Db, options: AnalyzeOptions, columns: Timel
   if (!found) {
     const whole = analyze(db, { ...options, columns, scope: { kind: 'range', name }, timings: undefined });
     const instances = rangeInstances(db, name);
-    found = shareFindings(whole.trace, whole.host, whole.diagnosis.findings, instanceParts(columns, instances, whole.trace, whole.host, name));
+    found = shareFindings(whole.trace, whole.host, whole.diagnosis.findings, instanceParts(columns, instances, name));
     byName.set(name, found);
   }
   return found;
