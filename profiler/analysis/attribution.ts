@@ -10,11 +10,12 @@
 //
 // How a finding of the range is shared out among the parts (each part is
 // the operations and calls it owns: scope.ts, rangeOwnership):
-//  * with a what-if: from the replay with the fix (whatif.ts:
-//    fixedReplay), how much sooner after the range's first operation each
-//    part ends, parts in the order they ended: what a part adds to that is
-//    its share (a fix that overlaps steps rather than shortening them still
-//    shares out), the range's saving split in proportion;
+//  * with a what-if: from the replay with the fix (the diagnosis's own:
+//    diagnose's replays), how much sooner after the range's first
+//    operation each part ends, parts in the order they ended: what a part
+//    adds to that is its share (a fix that overlaps steps rather than
+//    shortening them still shares out), the range's saving split in
+//    proportion;
 //  * without one: in proportion to the part's share of the finding's
 //    evidence (operations and calls), or, for a finding about time windows
 //    (low utilization), of its window, or, for a gap between parts, to the
@@ -23,7 +24,7 @@
 // evidence cut down to the part's own, its severity against the part's
 // span, and says whose share it is.
 import type { Finding, FixId } from '../contract/findings.ts';
-import { fixLabel, fixedReplay } from './whatif.ts';
+import { fixLabel } from './whatif.ts';
 import { severityInSpan } from './findings/context.ts';
 import type { ReplayResult } from './replay.ts';
 import type { Host } from './host.ts';
@@ -50,8 +51,12 @@ function opRow(kind: number, rowId: number): number {
   return rowId * 4 + kind;
 }
 
-/** Each part's findings (index = part), sorted as the diagnosis sorts them. */
-export function shareFindings(trace: Trace, host: Host, findings: Finding[], own: PartOwnership): Finding[][] {
+/**
+ * Each part's findings (index = part), sorted as the diagnosis sorts them.
+ * `replays`: the replay of each fix the diagnosis estimated (diagnose's
+ * `replays`), by fix.
+ */
+export function shareFindings(trace: Trace, host: Host, findings: Finding[], own: PartOwnership, replays: ReadonlyMap<FixId, ReplayResult>): Finding[][] {
   const { ops } = trace;
   const P = own.parts;
   // Each part's recorded GPU span.
@@ -69,11 +74,11 @@ export function shareFindings(trace: Trace, host: Host, findings: Finding[], own
   const callPart = new Map<number, number>();
   for (let k = 0; k < host.calls.length; k++) if (own.callOwner[k]! >= 0) callPart.set(host.calls.rowId[k]!, own.callOwner[k]!);
 
-  const replays = new Map<FixId, ReplayResult | null>();
   const out: Finding[][] = Array.from({ length: P }, () => []);
   for (const f of findings) {
     const weight = new Float64Array(P);
-    const pred = f.fixId && f.whatIf ? (replays.get(f.fixId) ?? replays.set(f.fixId, fixedReplay(trace, host, f.fixId)).get(f.fixId)!) : null;
+    // A finding with a what-if had its fix replayed by the diagnosis.
+    const pred = f.fixId && f.whatIf ? (replays.get(f.fixId) ?? null) : null;
     if (pred) {
       const s = new Float64Array(P).fill(Infinity);
       const e = new Float64Array(P).fill(-Infinity);

@@ -18,6 +18,7 @@ import { stragglerRank } from './findings/straggler.ts';
 import { SEVERITY_RANK, type Finding, type FixId } from '../contract/findings.ts';
 import type { ProcessFacts } from './communication.ts';
 import type { Host } from './host.ts';
+import type { ReplayResult } from './replay.ts';
 import type { Trace } from './trace.ts';
 
 export type Rule = (ctx: Context) => Finding[];
@@ -44,8 +45,13 @@ export interface Diagnosis {
   context: Context;
 }
 
-/** `processes`: the recording's process facts (readProcessFacts), for the rules across ranks; none without them. */
-export function diagnose(trace: Trace, host: Host, processes?: Map<number, ProcessFacts>): Diagnosis {
+/**
+ * `processes`: the recording's process facts (readProcessFacts), for the
+ * rules across ranks; none without them. `replays`: where given, filled
+ * with the replay of each fix estimated (attribution.ts shares a range's
+ * findings out by them, without replaying the fixes again).
+ */
+export function diagnose(trace: Trace, host: Host, processes?: Map<number, ProcessFacts>, replays?: Map<FixId, ReplayResult>): Diagnosis {
   const context = buildContext(trace, host, processes);
   const findings = RULES.flatMap((rule) => rule(context));
   // The replay's estimate of the fix each finding names (its fixId, set by
@@ -56,7 +62,7 @@ export function diagnose(trace: Trace, host: Host, processes?: Map<number, Proce
   for (const f of findings) {
     const fix = f.fixId;
     if (!fix) continue;
-    if (!estimates.has(fix)) estimates.set(fix, tryEstimate(trace, host, fix));
+    if (!estimates.has(fix)) estimates.set(fix, tryEstimate(trace, host, fix, { replays }));
     const r = estimates.get(fix)!;
     if ('unavailable' in r) {
       // Said, not shown as a saving of 0: the finding keeps its own measure of the cost.

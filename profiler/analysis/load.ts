@@ -13,7 +13,8 @@ import { callNames, loadHost, readHostTables, type Host } from './host.ts';
 import { closeWindows, rangeInstances, selectScope, type TimelineColumns } from './scope.ts';
 import { instanceParts, shareFindings } from './attribution.ts';
 import { buildContext } from './findings/context.ts';
-import type { Finding } from '../contract/findings.ts';
+import type { Finding, FixId } from '../contract/findings.ts';
+import type { ReplayResult } from './replay.ts';
 import { STEADY_STATE, type Scope, type ScopeInfo } from '../contract/scope.ts';
 import { detectStartup } from './startup.ts';
 import { stragglersOfContext } from './stragglers.ts';
@@ -72,6 +73,8 @@ export interface AnalyzeOptions {
    * ranges and peer copies read besides are theirs too.
    */
   pids?: number[];
+  /** Filled with the replay of each fix the diagnosis estimated (diagnose's `replays`). */
+  replays?: Map<FixId, ReplayResult>;
 }
 
 /**
@@ -85,9 +88,10 @@ export function instanceFindings(db: Db, options: AnalyzeOptions, columns: Timel
   if (!byName) shared.set(columns, (byName = new Map()));
   let found = byName.get(name);
   if (!found) {
-    const whole = analyze(db, { ...options, columns, scope: { kind: 'range', name }, timings: undefined });
+    const replays = new Map<FixId, ReplayResult>();
+    const whole = analyze(db, { ...options, columns, scope: { kind: 'range', name }, timings: undefined, replays });
     const instances = rangeInstances(db, name);
-    found = shareFindings(whole.trace, whole.host, whole.diagnosis.findings, instanceParts(columns, instances, name));
+    found = shareFindings(whole.trace, whole.host, whole.diagnosis.findings, instanceParts(columns, instances, name), replays);
     byName.set(name, found);
   }
   return found;
@@ -130,7 +134,7 @@ export function analyze(db: Db, options: AnalyzeOptions = {}): Analysis {
   const diagnosis =
     scope.kind === 'range' && scope.instance !== undefined && trace.ops.length > 0
       ? { findings: instanceFindings(db, options, columns, scope.name)[scope.instance - 1]!, context: buildContext(trace, host, inputs.processes) }
-      : diagnose(trace, host, inputs.processes);
+      : diagnose(trace, host, inputs.processes, options.replays);
   lap('diagnose');
   let communication: Communication | null = null;
   return {

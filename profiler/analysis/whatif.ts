@@ -103,6 +103,8 @@ export interface EstimateOptions {
   reference?: BandwidthReference;
   /** The recording's file: lets pinnedBandwidth read the PCIe link where the loaded devices lack it. */
   db?: Db;
+  /** Where given, the replay with the fix is kept here, by fix (attribution.ts shares a range's findings out among its parts by it). */
+  replays?: Map<FixId, ReplayResult>;
 }
 
 export interface Estimate {
@@ -656,16 +658,6 @@ function replayApplied(trace: Trace, host: Host, applied: Exclude<Applied, { una
   return applied.refine ? replay(trace, host, applied.refine(first)) : first;
 }
 
-/**
- * The replay of the recording with `fix` applied, every op's replayed
- * start and end (attribution.ts shares a fix's saving out among the parts
- * of a scope by them), or null where the fix does not apply.
- */
-export function fixedReplay(trace: Trace, host: Host, fix: FixId, options: EstimateOptions = {}): ReplayResult | null {
-  const applied = applyFix(trace, host, fix, options);
-  return 'unavailable' in applied ? null : replayApplied(trace, host, applied);
-}
-
 /** The estimate, or why there is none. */
 export function tryEstimate(trace: Trace, host: Host, fix: FixId, options: EstimateOptions = {}): { estimate: Estimate } | { unavailable: string } {
   const applied = applyFix(trace, host, fix, options);
@@ -684,6 +676,7 @@ export function tryEstimate(trace: Trace, host: Host, fix: FixId, options: Estim
   const measured = e - s;
   const base = baseReplay(trace, host);
   const fixed = replayApplied(trace, host, applied);
+  options.replays?.set(fix, fixed);
   const notes = [...applied.notes];
   const error = measured > 0 ? base / measured - 1 : 0;
   if (Math.abs(error) > 0.05)
