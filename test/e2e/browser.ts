@@ -153,6 +153,20 @@ export async function settled(page: Page): Promise<void> {
 }
 
 /**
+ * Waits until the URL hash matches; on a timeout the error says what the
+ * hash was instead (the URL is written 120 ms after the state last changed,
+ * so a wrong value and a write that never came read differently).
+ */
+export async function waitForHash(page: Page, pattern: RegExp): Promise<void> {
+  try {
+    await page.waitForFunction(([source, flags]) => new RegExp(source!, flags).test(location.hash), [pattern.source, pattern.flags]);
+  } catch (err) {
+    const hash = await page.evaluate(() => location.hash).catch(() => '(page gone)');
+    throw new Error(`the URL hash never matched ${pattern}; it was ${JSON.stringify(hash)}`, { cause: err });
+  }
+}
+
+/**
  * A recording growing from a record stream (helpers/live-feed.ts) while
  * browser mode serves it from the moment it exists, with a browser to watch
  * it: the live view's end-to-end tests share this.

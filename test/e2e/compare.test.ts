@@ -12,7 +12,7 @@ import { diffRecordings } from '../../profiler/compare/diff.ts';
 import type { DiffSummary } from '../../profiler/contract/diff.ts';
 import type { RunningServer } from '../../profiler/serve/server.ts';
 import { openRecording } from '../../profiler/store/database.ts';
-import { launch, serve, settled } from './browser.ts';
+import { launch, serve, settled, waitForHash } from './browser.ts';
 
 const fixtures = path.resolve(import.meta.dirname, '../fixtures/recordings');
 const before = path.join(fixtures, 'normalise-default-stream.sqlite');
@@ -143,7 +143,7 @@ describe('compare view in Chromium', () => {
     await page.locator('[data-testid="align-occurrence"]').fill('3');
     await page.locator('[data-testid="align-name"]').fill('normaliseColumns');
     await page.locator('[data-testid="align-name"]').press('Enter');
-    await page.waitForFunction(() => /align=kernel%3A3%3AnormaliseColumns|align=kernel:3:normaliseColumns/.test(location.hash));
+    await waitForHash(page, /align=kernel%3A3%3AnormaliseColumns|align=kernel:3:normaliseColumns/);
     await settled(page);
     const third = (file: string) => {
       const db = openRecording(file, { readonly: true });
@@ -192,7 +192,7 @@ describe('compare view in Chromium', () => {
 
   it('the URL reopens the same compare view (alignment, offset, range)', async () => {
     const page = await openCompare('&offs=0,125000');
-    await page.waitForFunction(() => /start=/.test(location.hash));
+    await waitForHash(page, /start=/);
     const hash = await page.evaluate(() => location.hash);
     expect(hash).toContain('tab=compare');
     expect(hash).toContain('offs=0%2C125000');

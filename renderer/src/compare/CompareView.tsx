@@ -110,8 +110,15 @@ export function CompareView(props: {
   const [diff, setDiff] = useState<{ key: string; value: DiffSummary | null; error: string | null } | null>(null);
   const [focused, setFocused] = useState(0);
   const [views, setViews] = useState<Map<string, View>>(new Map());
+  // The newest state, including an edit made since the last render: two quick
+  // edits (an occurrence typed, then a name entered) must not build the second
+  // on the state from before the first, or the first is lost.
   const latest = useRef(state);
   latest.current = state;
+  const update = (edit: (s: CompareState) => CompareState) => {
+    latest.current = edit(latest.current);
+    onState(latest.current);
+  };
 
   // Summaries of the compared recordings.
   useEffect(() => {
@@ -196,32 +203,33 @@ export function CompareView(props: {
     });
     const gpu = diff?.value ? Math.max(diff.value.gpuSpanNs.a ?? 0, diff.value.gpuSpanNs.b ?? 0) : 0;
     const width = state.align.by === 'origin' || gpu <= 0 ? span : gpu;
-    onState({ ...latest.current, view: { start: -0.04 * width, end: 1.04 * width } });
+    update((s) => ({ ...s, view: { start: -0.04 * width, end: 1.04 * width } }));
     // eslint-disable-next-line react-hooks/exhaustive-deps -- runs once, when everything the first view needs has arrived; the view is the user's afterwards
   }, [ready, diffDone]);
 
-  const setAlign = (a: Alignment) => onState({ ...state, align: a, view: null });
-  const setScope = (scope: Scope) => onState({ ...latest.current, scope });
+  const setAlign = (a: Alignment) => update((s) => ({ ...s, align: a, view: null }));
+  // A name or occurrence edit keeps the other half as it is now, not as it was rendered.
+  const editNamed = (edit: { name?: string; occurrence?: number }) =>
+    update((s) => (s.align.by === 'kernel' || s.align.by === 'nvtx' ? { ...s, align: { ...s.align, ...edit }, view: null } : s));
+  const setScope = (scope: Scope) => update((s) => ({ ...s, scope }));
   // The scope menu lists the base's NVTX ranges (asked once the lanes can be drawn).
   const baseRanges = useOverlays(ids[0] ?? null, ready).ranges;
-  const setOffset = (i: number, ns: number) => {
-    const offsets = ids.map((_, j) => (j === i ? ns : (state.offsets[j] ?? 0)));
-    onState({ ...state, offsets });
-  };
+  const setOffset = (i: number, ns: number) =>
+    update((s) => ({ ...s, offsets: ids.map((_, j) => (j === i ? ns : (s.offsets[j] ?? 0))) }));
   const setLinked = (linked: boolean) => {
     if (!linked && state.view) setViews(new Map(ids.map((id) => [id, state.view!])));
     if (linked) {
       const v = views.get(ids[focused] ?? '') ?? state.view;
-      onState({ ...state, linked, view: v ?? null });
-    } else onState({ ...state, linked });
+      update((s) => ({ ...s, linked, view: v ?? null }));
+    } else update((s) => ({ ...s, linked }));
   };
   const toggle = (id: string) => {
     const next = ids.includes(id) ? ids.filter((x) => x !== id) : [...ids, id];
-    if (next.length >= 1) onState({ ...state, ids: next, offsets: next.map((x) => state.offsets[ids.indexOf(x)] ?? 0) });
+    if (next.length >= 1) update((s) => ({ ...s, ids: next, offsets: next.map((x) => s.offsets[ids.indexOf(x)] ?? 0) }));
   };
   const makeBase = (id: string) => {
     const next = [id, ...ids.filter((x) => x !== id)];
-    onState({ ...state, ids: next, offsets: next.map(() => 0), view: null });
+    update((s) => ({ ...s, ids: next, offsets: next.map(() => 0), view: null }));
   };
 
   const nameInput = state.align.by === 'kernel' || state.align.by === 'nvtx' ? state.align : null;
@@ -248,7 +256,8 @@ export function CompareView(props: {
             value={state.align.by}
             onChange={(e) => {
               const by = e.target.value as Alignment['by'];
-              setAlign(by === 'kernel' || by === 'nvtx' ? { by, name: nameInput?.name ?? '', occurrence: nameInput?.occurrence ?? 1 } : ({ by } as Alignment));
+              const named = latest.current.align.by === 'kernel' || latest.current.align.by === 'nvtx' ? latest.current.align : null;
+              setAlign(by === 'kernel' || by === 'nvtx' ? { by, name: named?.name ?? '', occurrence: named?.occurrence ?? 1 } : ({ by } as Alignment));
             }}
           >
             <option value="first-gpu">first GPU operation</option>
@@ -263,10 +272,10 @@ export function CompareView(props: {
                 placeholder={state.align.by === 'kernel' ? 'kernel name' : 'range name'}
                 defaultValue={nameInput.name}
                 onKeyDown={(e) => {
-                  if (e.key === 'Enter') setAlign({ ...nameInput, name: (e.target as HTMLInputElement).value.trim() });
+                  if (e.key === 'Enter') editNamed({ name: (e.target as HTMLInputElement).value.trim() });
                 }}
                 onBlur={(e) => {
-                  if (e.target.value.trim() !== nameInput.name) setAlign({ ...nameInput, name: e.target.value.trim() });
+                  if (e.target.value.trim() !== nameInput.name) editNamed({ name: e.target.value.trim() });
                 }}
               />
               #
@@ -276,7 +285,7 @@ export function CompareView(props: {
                 min={1}
                 className="num-input"
                 value={nameInput.occurrence}
-                onChange={(e) => setAlign({ ...nameInput, occurrence: Math.max(1, Number(e.target.value) || 1) })}
+                onChange={(e) => editNamed({ occurrence: Math.max(1, Number(e.target.value) || 1) })}
                 title="Which occurrence (1 = the first)"
               />
             </>
@@ -317,7 +326,7 @@ export function CompareView(props: {
                   shift={shifts[i]!}
                   anchorMissing={anchors.get(id) === null}
                   view={state.linked ? state.view! : (views.get(id) ?? state.view!)}
-                  onView={(v) => (state.linked ? onState({ ...latest.current, view: v }) : setViews((m) => new Map(m).set(id, v)))}
+                  onView={(v) => (state.linked ? update((s) => ({ ...s, view: v })) : setViews((m) => new Map(m).set(id, v)))}
                   focused={focused === i}
                   onFocus={() => setFocused(i)}
                   role={i === 0 ? 'A · base' : ids.length > 2 ? `B${i}` : 'B'}
