@@ -214,8 +214,7 @@ export function CompareView(props: {
   const setScope = (scope: Scope) => update((s) => ({ ...s, scope }));
   // The scope menu lists the base's NVTX ranges (asked once the lanes can be drawn).
   const baseRanges = useOverlays(ids[0] ?? null, ready).ranges;
-  const setOffset = (i: number, ns: number) =>
-    update((s) => ({ ...s, offsets: ids.map((_, j) => (j === i ? ns : (s.offsets[j] ?? 0))) }));
+  const setOffset = (i: number, ns: number) => update((s) => ({ ...s, offsets: ids.map((_, j) => (j === i ? ns : (s.offsets[j] ?? 0))) }));
   const setLinked = (linked: boolean) => {
     if (!linked && state.view) setViews(new Map(ids.map((id) => [id, state.view!])));
     if (linked) {
