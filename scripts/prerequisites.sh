@@ -1,39 +1,99 @@
 #!/usr/bin/env bash
-# What `npm test` (and `npm start`) need from the machine besides npm
-# packages, checked before minutes of building: one line naming what is
-# missing and the Debian packages that bring it, exit 1.
-#   usage: bash scripts/prerequisites.sh test|start
+# What `npm start`, `npm test`, `npm run lint` and `npm run fuzz` need from the machine
+# besides npm packages, checked before minutes of building.
+#
+# Where Debian packages bring what is missing and this user may install them
+# (root, or passwordless `sudo -n`), they are installed here, saying so in
+# one line — as `playwright install --with-deps` does — so that the README's
+# two commands are the whole set-up on a fresh machine. Otherwise (or with
+# STREAMSCOPE_NO_APT=1) one line names what is missing and the command that
+# installs it, and the script exits 1. What no package brings (the CUDA
+# toolkit) is only named.
+#   usage: bash scripts/prerequisites.sh start|test|lint|fuzz
 set -u
 need=${1:-test}
-missing=()
-packages=()
+case "$need" in start | test | lint | fuzz) ;; *) echo "usage: scripts/prerequisites.sh start|test|lint|fuzz" >&2; exit 2 ;; esac
+
 have() { command -v "$1" >/dev/null 2>&1; }
-for tool in cmake make g++ python3; do
-  have "$tool" || { missing+=("$tool"); packages+=("$tool"); }
-done
-cuda=${CUDA_HOME:-/usr/local/cuda}
-[ -x "$cuda/bin/nvcc" ] || have nvcc || missing+=("the CUDA 13 toolkit (nvcc and CUPTI) under $cuda or CUDA_HOME")
-# The addon's Kineto importer parses JSON with simdjson (native/addon/src/trace_import.cc): header and library.
-simdjson=${STREAMSCOPE_SIMDJSON_INCLUDE:-/usr/include}
-if [ ! -f "$simdjson/simdjson.h" ] || ! ls /usr/lib/*/libsimdjson.so >/dev/null 2>&1; then
-  missing+=("simdjson (header and library)"); packages+=(libsimdjson-dev)
-fi
-if [ "$need" = test ]; then
-  # The renderer's end-to-end tests drive Debian's Chromium (never a downloaded one).
-  chromium=${STREAMSCOPE_CHROMIUM:-/usr/bin/chromium}
-  [ -x "$chromium" ] || { missing+=("Chromium at $chromium (or STREAMSCOPE_CHROMIUM)"); packages+=(chromium); }
-  # The fuzz targets' regression inputs replay under libFuzzer with ASan and UBSan (native/fuzz): clang and its runtime.
-  if ! have clang++; then
-    missing+=("clang"); packages+=(clang libclang-rt-14-dev)
-  elif [ ! -f "$(clang++ --print-file-name=libclang_rt.fuzzer-x86_64.a)" ]; then
-    missing+=("clang's libFuzzer and sanitizer runtime"); packages+=(libclang-rt-14-dev)
+# How the user asked for it: npm start, npm test, npm run lint, npm run fuzz.
+asked="npm $need"
+case "$need" in lint | fuzz) asked="npm run $need" ;; esac
+
+# Fills `missing` (what, as a person reads it) and `packages` (the Debian
+# packages that bring it). Run again after an install, to check it worked.
+check() {
+  missing=()
+  packages=()
+  if [ "$need" = start ] || [ "$need" = test ]; then
+    for tool in cmake make g++ python3; do
+      have "$tool" || { missing+=("$tool"); packages+=("$tool"); }
+    done
+    local cuda=${CUDA_HOME:-/usr/local/cuda}
+    [ -x "$cuda/bin/nvcc" ] || have nvcc || missing+=("the CUDA 13 toolkit (nvcc and CUPTI) under $cuda or CUDA_HOME")
+    # The addon's Kineto importer parses JSON with simdjson (native/addon/src/trace_import.cc): header and library.
+    # No well-kept npm package carries simdjson's source (the `simdjson` package holds 0.9.1 of 2021 and compiles
+    # itself with node-gyp on install), so Debian's package it is.
+    local simdjson=${STREAMSCOPE_SIMDJSON_INCLUDE:-/usr/include}
+    if [ ! -f "$simdjson/simdjson.h" ] || ! ls /usr/lib/*/libsimdjson.so >/dev/null 2>&1; then
+      missing+=("simdjson (header and library)"); packages+=(libsimdjson-dev)
+    fi
+  fi
+  if [ "$need" = test ]; then
+    # The renderer's end-to-end tests drive Debian's Chromium (never a downloaded one).
+    local chromium=${STREAMSCOPE_CHROMIUM:-/usr/bin/chromium}
+    [ -x "$chromium" ] || { missing+=("Chromium at $chromium (or STREAMSCOPE_CHROMIUM)"); packages+=(chromium); }
+  fi
+  if [ "$need" = test ] || [ "$need" = fuzz ]; then
+    # The fuzz targets' regression inputs replay under libFuzzer with ASan and UBSan (native/fuzz): clang and its runtime.
+    if ! have clang++; then
+      missing+=("clang"); packages+=(clang libclang-rt-14-dev)
+    elif [ ! -f "$(clang++ --print-file-name=libclang_rt.fuzzer-x86_64.a)" ]; then
+      missing+=("clang's libFuzzer and sanitizer runtime"); packages+=(libclang-rt-14-dev)
+    fi
+  fi
+  if [ "$need" = lint ]; then
+    # native/ is formatted by clang-format 14 (Debian 12's; scripts/format-native.sh).
+    have clang-format || { missing+=("clang-format"); packages+=(clang-format); }
+  fi
+}
+
+joined() {
+  local out="" m
+  for m in "$@"; do out+="${out:+; }$m"; done
+  printf '%s' "$out"
+}
+
+check
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+# Who may install: root, or a user with passwordless sudo.
+sudo=""
+may_install=0
+if [ "${STREAMSCOPE_NO_APT:-0}" != 1 ] && [ ${#packages[@]} -gt 0 ] && have apt-get; then
+  if [ "$(id -u)" -eq 0 ]; then
+    may_install=1
+  elif have sudo && sudo -n true 2>/dev/null; then
+    may_install=1; sudo="sudo -n"
   fi
 fi
-if [ ${#missing[@]} -gt 0 ]; then
-  hint=""
-  [ ${#packages[@]} -gt 0 ] && hint="; on Debian 12: sudo apt-get install ${packages[*]}"
-  list=""
-  for m in "${missing[@]}"; do list+="${list:+; }$m"; done
-  echo "streamscope: npm $need needs $list$hint" >&2
-  exit 1
+
+if [ $may_install -eq 1 ]; then
+  echo "streamscope: $asked needs $(joined "${missing[@]}"); installing ${packages[*]} from Debian (STREAMSCOPE_NO_APT=1 opts out)" >&2
+  log=$(mktemp)
+  # A fresh machine may have no package lists yet, so they are read first.
+  if ! { $sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq &&
+    $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${packages[@]}"; } >"$log" 2>&1; then
+    tail -n 5 "$log" >&2
+    echo "streamscope: installing ${packages[*]} failed (above); install them yourself: sudo apt-get install ${packages[*]}" >&2
+    rm -f "$log"
+    exit 1
+  fi
+  rm -f "$log"
+  check
+  [ ${#missing[@]} -eq 0 ] && exit 0
 fi
+
+hint=""
+[ ${#packages[@]} -gt 0 ] && hint="; on Debian 12: sudo apt-get install ${packages[*]}"
+echo "streamscope: $asked needs $(joined "${missing[@]}")$hint" >&2
+exit 1

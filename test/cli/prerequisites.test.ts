@@ -1,13 +1,17 @@
-// scripts/prerequisites.sh, which `npm test` and `npm start` run first: on a
-// machine without what they need it says so in one line, naming the Debian
-// packages, instead of failing minutes later inside a build or a test.
+// scripts/prerequisites.sh, which `npm test`, `npm start` and `npm run lint`
+// run first: on a machine without what they need it installs the Debian
+// packages where it may (root or passwordless sudo), and otherwise says so in
+// one line, naming them, instead of failing minutes later inside a build or a
+// test. STREAMSCOPE_NO_APT=1 keeps it from installing: the message cases.
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { repoRoot } from '../../profiler/native/paths.ts';
 
 const script = path.join(repoRoot, 'scripts/prerequisites.sh');
-const run = (what: string, env: Record<string, string>) => spawnSync('bash', [script, what], { env: { PATH: process.env.PATH!, ...env }, encoding: 'utf8' });
+const run = (what: string, env: Record<string, string>) =>
+  spawnSync('/bin/bash', [script, what], { env: { PATH: process.env.PATH!, STREAMSCOPE_NO_APT: '1', ...env }, encoding: 'utf8' });
+const root = process.getuid?.() === 0;
 
 describe('prerequisites of npm test and npm start', () => {
   it('passes here, where everything is installed', () => {
@@ -28,6 +32,34 @@ describe('prerequisites of npm test and npm start', () => {
       expect(r.stderr).toMatch(new RegExp(`npm ${what} needs simdjson \\(header and library\\).*sudo apt-get install .*libsimdjson-dev`));
     }
   });
+
+  it('npm run lint needs clang-format only', () => {
+    expect(run('lint', { STREAMSCOPE_CHROMIUM: '/nonexistent/chromium', STREAMSCOPE_SIMDJSON_INCLUDE: '/nonexistent' }).status).toBe(0);
+    const r = run('lint', { PATH: '/nonexistent' });
+    expect(r.status).toBe(1);
+    expect(r.stderr).toMatch(/npm run lint needs clang-format; on Debian 12: sudo apt-get install clang-format/);
+  });
+
+  it('an unknown need is a usage error', () => {
+    expect(run('build', {}).status).toBe(2);
+  });
+
+  // The real apt-get, as root: the packages are installed already, so the
+  // install is a no-op, and what is still missing (a Chromium path that does
+  // not exist) is named after it. Not as a user without sudo.
+  it.runIf(root)(
+    'as root, installs the missing packages itself, saying so in one line, then checks again',
+    () => {
+      const r = run('test', { STREAMSCOPE_NO_APT: '0', STREAMSCOPE_CHROMIUM: '/nonexistent/chromium' });
+      const lines = r.stderr.trim().split('\n');
+      expect(lines[0]).toMatch(
+        /^streamscope: npm test needs Chromium at \/nonexistent\/chromium .*; installing chromium from Debian \(STREAMSCOPE_NO_APT=1 opts out\)$/,
+      );
+      expect(r.status).toBe(1);
+      expect(lines.at(-1)).toMatch(/npm test needs Chromium at \/nonexistent\/chromium/);
+    },
+    300_000,
+  );
 
   it('npm start does not need Chromium; a missing CUDA toolkit is named', () => {
     expect(run('start', { STREAMSCOPE_CHROMIUM: '/nonexistent/chromium' }).status).toBe(0);
