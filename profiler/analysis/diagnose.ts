@@ -71,6 +71,7 @@ export function diagnose(trace: Trace, host: Host, processes?: Map<number, Proce
     }
     const e = r.estimate;
     f.whatIf = { fix: fixLabel(fix), measuredNs: e.measuredNs, predictedNs: e.predictedNs, savedNs: e.savedNs };
+    f.ruleCostNs = f.costNs;
     f.costNs = e.savedNs;
     f.severity = severityByCost(context, f.costNs);
   }

@@ -8,6 +8,7 @@
 import type { Analysis } from '../analysis/load.ts';
 import type { Communication } from '../contract/communication.ts';
 import { DIFF_VERSION, type CollectiveDiff, type DeviceDiff, type DiffSummary } from '../contract/diff.ts';
+import { readableNames } from '../contract/names.ts';
 import { overlapByDevice, type DeviceOverlap } from '../analysis/overlap.ts';
 import { gpuOrdinals } from '../analysis/trace.ts';
 import { summarizeCopies, summarizeKernels } from '../analysis/summary.ts';
@@ -87,7 +88,8 @@ export function diffRecordings(aFile: string, a: Analysis, bFile: string, b: Ana
     devices,
     kernels,
     copies,
-    findings: diffFindings(a, b, places, (row) => devices[row]!.gpu),
+    // Kernels in findings are named as in the Kernels table (outputs label it with readableNames too).
+    findings: diffFindings(a, b, places, (row) => devices[row]!.gpu, readableNames(kernels)),
     ranks: perRank?.ranks ?? null,
     collectives: diffCollectives(a.communication, b.communication),
   };

@@ -19,7 +19,7 @@ import { summarizeCopies } from '../analysis/summary.ts';
 import { allocateOps, OP_CATEGORY_NAMES, OpKind, type OpKindValue } from '../analysis/trace.ts';
 import type { FindingDiff, FindingSubject } from '../contract/diff.ts';
 import type { Finding, FindingKind } from '../contract/findings.ts';
-import { fullName, shortName } from '../contract/names.ts';
+import type { Ns } from '../contract/time.ts';
 import { delta } from './delta.ts';
 import type { DevicePair, ProcessPair } from './ranks.ts';
 
@@ -73,6 +73,8 @@ interface Described {
   rank: string | null;
   about: string;
   subjects: Map<string, { count: number; atLeast: boolean }>;
+  /** Its own cost (ownCosts). */
+  costNs: Ns;
 }
 
 /** Row ids of evidence → indexes into the loaded columns, for the rows some finding's subjects need (one pass over each column). */
@@ -154,7 +156,7 @@ function countCopies(x: Analysis, indexes: number[], atLeast: boolean, into: Sub
  * most EVIDENCE_CAP ids per evidence table (profiler/README.md, Findings):
  * a list that long was cut, and what is counted from it is a lower bound.
  */
-function subjectsOf(x: Analysis, f: Finding, rows: EvidenceRows): Subjects {
+function subjectsOf(x: Analysis, f: Finding, rows: EvidenceRows, kernelName: KernelNames): Subjects {
   const out: Subjects = new Map();
   const of = SUBJECTS[f.kind]?.of;
   const ev = f.evidence;
@@ -167,11 +169,10 @@ function subjectsOf(x: Analysis, f: Finding, rows: EvidenceRows): Subjects {
     }
   }
   if (of === 'operations') {
-    const { strings, demangled } = x.trace;
     const cut = ev.kernels.length >= EVIDENCE_CAP;
     for (const i of opsOf(rows, OpKind.Kernel, ev.kernels)) {
-      const id = x.trace.ops.detail[i]!;
-      count(out, shortName(fullName({ name: strings.get(id) ?? '?', demangledName: demangled.get(id) ?? null })), 1, cut);
+      const name = x.trace.strings.get(x.trace.ops.detail[i]!) ?? '?';
+      count(out, kernelName.get(name) ?? name, 1, cut);
     }
   }
   if (of === 'copies' || of === 'operations') {
@@ -204,8 +205,39 @@ function discriminator(x: Analysis, f: Finding, rows: EvidenceRows): string {
   return '';
 }
 
-function describe(x: Analysis, findings: Finding[], places: FindingPlaces, gpuOfRow: (row: number) => number): Described[] {
+/**
+ * Each finding's own cost. The diagnosis charges every finding that names
+ * a fix the whole of that fix's what-if saving (diagnose.ts): two threads'
+ * synchronize findings both cost what removing the synchronizes of both
+ * saves. A row of the diff is one finding, so findings of one recording
+ * sharing a fix's saving get it split in proportion to their rules' own
+ * measures (ruleCostNs; evenly where those are all 0), and the rows add up
+ * to the saving once. Any other finding costs its costNs.
+ */
+export function ownCosts(findings: readonly Finding[]): Map<Finding, Ns> {
+  const byFix = new Map<string, Finding[]>();
+  for (const f of findings) {
+    if (!f.fixId || !f.whatIf) continue;
+    let g = byFix.get(f.fixId);
+    if (!g) byFix.set(f.fixId, (g = []));
+    g.push(f);
+  }
+  const out = new Map(findings.map((f) => [f, f.costNs]));
+  for (const group of byFix.values()) {
+    if (group.length < 2) continue;
+    const measure = (f: Finding) => Math.max(0, f.ruleCostNs ?? 0);
+    const total = group.reduce((n, f) => n + measure(f), 0);
+    for (const f of group) out.set(f, f.costNs * (total > 0 ? measure(f) / total : 1 / group.length));
+  }
+  return out;
+}
+
+/** A kernel's stored name → how the diff names it (readableNames over both recordings' kernels). */
+export type KernelNames = ReadonlyMap<string, string>;
+
+function describe(x: Analysis, findings: Finding[], places: FindingPlaces, gpuOfRow: (row: number) => number, kernelName: KernelNames): Described[] {
   const rows = evidenceRows(x, findings);
+  const cost = ownCosts(findings);
   const ordinal = new Map(x.trace.devices.map((d) => [d.id, d.ordinal ?? d.id]));
   return findings.map((f) => {
     const row = f.deviceId === null ? undefined : places.deviceRow.get(f.deviceId);
@@ -221,7 +253,8 @@ function describe(x: Analysis, findings: Finding[], places: FindingPlaces, gpuOf
       gpu,
       rank,
       about: [rank, gpu === null ? null : `GPU ${gpu}`, what].filter(Boolean).join(' · '),
-      subjects: subjectsOf(x, f, rows),
+      subjects: subjectsOf(x, f, rows, kernelName),
+      costNs: cost.get(f)!,
     };
   });
 }
@@ -264,7 +297,7 @@ function pairWithin(xs: Described[], ys: Described[]): [Described | null, Descri
   xs.forEach((x, i) =>
     ys.forEach((y, j) => {
       if (identify && x.subjects.size > 0 && y.subjects.size > 0 && shared(x.subjects, y.subjects) === 0) return;
-      candidates.push({ i, j, alike: similarity(x.subjects, y.subjects), cost: closeness(x.finding.costNs, y.finding.costNs) });
+      candidates.push({ i, j, alike: similarity(x.subjects, y.subjects), cost: closeness(x.costNs, y.costNs) });
     }),
   );
   candidates.sort((p, q) => q.alike - p.alike || q.cost - p.cost || p.i - q.i || p.j - q.j);
@@ -291,13 +324,20 @@ const intended = (f: Finding | undefined) => !f || (f.severity === 'info' && f.c
 
 /**
  * The findings of A against those of B. `gpuOfRow`: the CUDA ordinal the
- * diff gives each device row. Rows in which the finding is intended
- * behaviour on every side it is on are left out, after matching: a
- * finding that cost nothing in A and something in B is the same finding.
+ * diff gives each device row; `kernelName`: how the diff names kernels.
+ * Rows in which the finding is intended behaviour on every side it is on
+ * are left out, after matching: a finding that cost nothing in A and
+ * something in B is the same finding.
  */
-export function diffFindings(a: Analysis, b: Analysis, places: { a: FindingPlaces; b: FindingPlaces }, gpuOfRow: (row: number) => number): FindingDiff[] {
-  const da = describe(a, a.diagnosis.findings, places.a, gpuOfRow);
-  const db = describe(b, b.diagnosis.findings, places.b, gpuOfRow);
+export function diffFindings(
+  a: Analysis,
+  b: Analysis,
+  places: { a: FindingPlaces; b: FindingPlaces },
+  gpuOfRow: (row: number) => number,
+  kernelName: KernelNames,
+): FindingDiff[] {
+  const da = describe(a, a.diagnosis.findings, places.a, gpuOfRow, kernelName);
+  const db = describe(b, b.diagnosis.findings, places.b, gpuOfRow, kernelName);
   const byKey = new Map<string, { a: Described[]; b: Described[] }>();
   for (const [side, list] of [
     ['a', da],
@@ -324,7 +364,8 @@ export function diffFindings(a: Analysis, b: Analysis, places: { a: FindingPlace
         subjectKind: of,
         subjectsA: x ? subjectList(x.subjects) : null,
         subjectsB: y ? subjectList(y.subjects) : null,
-        costNs: delta(x?.finding.costNs ?? 0, y?.finding.costNs ?? 0),
+        limit: [x, y].every((d) => !d || d.finding.fix === ''),
+        costNs: delta(x?.costNs ?? 0, y?.costNs ?? 0),
         titleA: x?.finding.title ?? null,
         titleB: y?.finding.title ?? null,
       });

@@ -66,11 +66,13 @@ export function formatDiff(d: DiffSummary): string {
       ? '  none in either'
       : renderTable(
           ['status', 'kind', 'about', 'what changed'],
-          d.findings.map((f) => [f.status.toUpperCase(), f.kind, f.about, findingChange(f)]),
+          // A limit is printed as such, not as NEW or FIXED: the program did not cause it (FindingDiff.limit).
+          d.findings.map((f) => [f.limit ? 'limit' : f.status.toUpperCase(), f.kind, f.about, findingChange(f)]),
         ),
   );
   if (d.findings.length > 0)
     out.push('  matched by kind, GPU, process and what each is about (its calls, copies or stream): findings about different calls are different findings');
+  if (d.findings.some((f) => f.limit)) out.push('  limit: the copy engines or SMs were full, a hardware limit, not a regression (nothing to fix)');
   out.push('', 'Kernels (matched by name; biggest change in total time first)');
   const kernelName = readableNames(d.kernels);
   out.push(

@@ -11,7 +11,10 @@ import type { CallFamily, FindingKind } from './findings.ts';
 // 4: findings matched one by one by what each is about (kind, GPU, process, call
 // family, the calls or copies it names), not summed per kind; status 'changed';
 // gpu, rank, callFamily, about, subjectKind, subjectsA/subjectsB per row.
-export const DIFF_VERSION = 4;
+// 5: limit per finding row; a row's cost is its own finding's (a fix's what-if
+// saving shared by several findings is split between them, not counted in each);
+// kernels are named in subjects as the Kernels table names them (readableNames).
+export const DIFF_VERSION = 5;
 
 export interface Delta {
   a: number | null;
@@ -68,7 +71,8 @@ export interface FindingSubject {
    * ABI version (cudaStreamSynchronize, cuMemHostRegister: _ptsz and _v2
    * forms are the same call); copies: direction and memory kinds
    * ("HtoD pageable→device"), memsets "memset device"; kernels (operations):
-   * the function's own name.
+   * as the diff's Kernels table names them (readableNames over both
+   * recordings' kernels: the function's own name where that is unambiguous).
    */
   name: string;
   count: number;
@@ -116,6 +120,21 @@ export interface FindingDiff {
   /** Its subjects in each recording, most often first; null: not in that recording; [] for kinds without subjects. */
   subjectsA: FindingSubject[] | null;
   subjectsB: FindingSubject[] | null;
+  /**
+   * A limit: on every side it is on, the finding names no fix (Finding.fix
+   * empty): the copy engines or SMs were full, which says what bounded the
+   * run, not what the program did wrong. A new one is no regression, a
+   * fixed one no improvement of the program's own: outputs show them
+   * apart, in no colour.
+   */
+  limit: boolean;
+  /**
+   * Its finding's own cost on each side (0 on a side it is not on). Where
+   * findings of one recording name one fix, the diagnosis charges each of
+   * them the whole of the fix's what-if saving; here each gets its share,
+   * in proportion to its rule's own measure (Finding.ruleCostNs), so the
+   * rows add up to the saving once.
+   */
   costNs: Delta;
   titleA: string | null;
   titleB: string | null;

@@ -86,8 +86,19 @@ export interface Finding {
   explanation: string;
   /** What to change. Empty for limits and intended behaviour. */
   fix: string;
-  /** Time it cost: GPU time lost or work delayed (ns); 0 for intended behaviour. */
+  /**
+   * Time it cost: GPU time lost or work delayed (ns); 0 for intended
+   * behaviour. Where the what-if estimates the finding's fix, that
+   * estimate's saving: every finding naming the fix gets the whole of it.
+   */
   costNs: Ns;
+  /**
+   * The rule's own measure of the cost (what the title says), kept where
+   * the what-if's saving replaced it in costNs: findings sharing one fix
+   * share its saving in proportion to it (compare/findings.ts, the diff's
+   * rows). A range part's finding keeps the range's.
+   */
+  ruleCostNs?: Ns;
   deviceId: number | null;
   pid: number | null;
   evidence: Evidence;

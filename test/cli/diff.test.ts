@@ -19,7 +19,7 @@ describe('streamscope diff', () => {
     const r = run(['diff', fixture('normalise-default-stream'), fixture('normalise-concurrent'), '--json']);
     expect(r.status, r.stderr).toBe(0);
     const d = JSON.parse(r.stdout);
-    expect(d.diffVersion).toBe(4);
+    expect(d.diffVersion).toBe(5);
     expect(d.ranks).toBeNull(); // one process each: no per-rank rows
     expect(d.gpuSpanNs.delta).toBeLessThan(0);
     expect(d.gpuSpanNs.b).toBeLessThan(d.gpuSpanNs.a);

@@ -18,7 +18,7 @@ import { diffRecordings } from '../../profiler/compare/diff.ts';
 import { formatDiff } from '../../profiler/compare/format.ts';
 import type { DiffSummary, FindingDiff, FindingSubject } from '../../profiler/contract/diff.ts';
 import type { Finding, FindingKind } from '../../profiler/contract/findings.ts';
-import { fullName, shortName } from '../../profiler/contract/names.ts';
+import { readableNames } from '../../profiler/contract/names.ts';
 import { openRecording } from '../../profiler/store/database.ts';
 import { MEMORY_KIND_NAMES } from '../../profiler/store/enums.ts';
 
@@ -32,6 +32,10 @@ const PAIRS = fs
 const trainLoop = path.join(fixtures, 'recordings/torch_train_loop.sqlite');
 const trainLoopFixed = path.join(fixtures, 'recordings/torch_train_loop-fixed.sqlite');
 PAIRS.push(['torch_train_loop', trainLoop, trainLoopFixed]);
+// The compare view's own pair (test/e2e/compare.test.ts): the concurrent run's copies wait for the copy engines.
+const defaultStream = path.join(fixtures, 'recordings/normalise-default-stream.sqlite');
+const concurrent = path.join(fixtures, 'recordings/normalise-concurrent.sqlite');
+PAIRS.push(['normalise', defaultStream, concurrent]);
 
 const analyses = new Map<string, Analysis>();
 function analysed(file: string): Analysis {
@@ -77,8 +81,8 @@ const IDENTIFYING: FindingKind[] = ['host-blocking-call', ...COPIES];
 type Counts = Map<string, number>;
 const add = (m: Counts, name: string) => m.set(name, (m.get(name) ?? 0) + 1);
 
-/** What a finding is about, from its evidence ids read back in its file. */
-function subjectsBySql(file: string, f: Finding): Counts {
+/** What a finding is about, from its evidence ids read back in its file; kernels named as the diff's Kernels table names them. */
+function subjectsBySql(file: string, f: Finding, d: DiffSummary): Counts {
   const out: Counts = new Map();
   if (CALLS.includes(f.kind)) {
     const calls = rowsById<{ name: string }>(
@@ -89,15 +93,13 @@ function subjectsBySql(file: string, f: Finding): Counts {
     for (const id of f.evidence.apiCalls) add(out, baseCallName(calls.get(id)!.name));
   }
   if (OPERATIONS.includes(f.kind)) {
-    const kernels = rowsById<{ name: string; demangled: string | null }>(
+    const kernels = rowsById<{ name: string }>(
       file,
-      'SELECT k.id, s.value AS name, s.demangled FROM kernels k JOIN strings s ON s.id = k.name_id WHERE k.id IN ?',
+      'SELECT k.id, s.value AS name FROM kernels k JOIN strings s ON s.id = k.name_id WHERE k.id IN ?',
       f.evidence.kernels,
     );
-    for (const id of f.evidence.kernels) {
-      const k = kernels.get(id)!;
-      add(out, shortName(fullName({ name: k.name, demangledName: k.demangled })));
-    }
+    const label = readableNames(d.kernels);
+    for (const id of f.evidence.kernels) add(out, label.get(kernels.get(id)!.name)!);
   }
   if (COPIES.includes(f.kind) || OPERATIONS.includes(f.kind)) {
     const copies = rowsById<{ copy_kind: number; src_kind: number; dst_kind: number }>(
@@ -142,7 +144,7 @@ function identity(file: string, x: Analysis, d: DiffSummary, side: 'a' | 'b', f:
   const rank = d.ranks && f.pid !== null ? (d.ranks.find((r) => r[side]?.pid === f.pid)?.label ?? null) : null;
   const extra =
     f.kind === 'copy-engine-queue'
-      ? [...subjectsBySql(file, f).keys()].map((n) => n.split(' ')[0]).sort()
+      ? [...subjectsBySql(file, f, d).keys()].map((n) => n.split(' ')[0]).sort()
       : f.kind === 'legacy-default-stream'
         ? streamsBySql(file, f)
         : null;
@@ -154,14 +156,34 @@ const sameCounts = (x: Counts, y: Counts) => x.size === y.size && [...x].every((
 const shareOne = (x: Counts, y: Counts) => [...x.keys()].some((n) => y.has(n));
 const intended = (f: Finding) => f.severity === 'info' && f.costNs === 0;
 
-/** Each row's finding on one side, found by its title and cost among that side's findings (each used once). */
+/**
+ * A finding's own cost as the diff's rows are to show it, from the
+ * diagnosis alone: the diagnosis charges each finding naming a fix the
+ * fix's whole saving; several such findings share it in proportion to
+ * their rules' own measures.
+ */
+function ownCost(f: Finding, all: Finding[]): number {
+  if (!f.fixId || !f.whatIf) return f.costNs;
+  const sharing = all.filter((g) => g.fixId === f.fixId && g.whatIf);
+  if (sharing.length === 1) return f.costNs;
+  const total = sharing.reduce((n, g) => n + (g.ruleCostNs ?? 0), 0);
+  return total > 0 ? (f.costNs * (f.ruleCostNs ?? 0)) / total : f.costNs / sharing.length;
+}
+
+/**
+ * Each row's finding on one side, found by its title among that side's
+ * findings (each used once; of several with one title, the one whose
+ * share of its fix's saving is the row's cost).
+ */
 function rowFindings(d: DiffSummary, findings: Finding[], side: 'a' | 'b'): Map<FindingDiff, Finding> {
   const left = [...findings];
   const out = new Map<FindingDiff, Finding>();
+  const close = (x: number, y: number) => Math.abs(x - y) <= 1e-6 * Math.max(1, Math.abs(y));
   for (const row of d.findings) {
     const title = side === 'a' ? row.titleA : row.titleB;
     if (title === null) continue;
-    const k = left.findIndex((f) => f.kind === row.kind && f.title === title && f.costNs === row.costNs[side]);
+    const same = left.filter((f) => f.kind === row.kind && f.title === title);
+    const k = left.indexOf(same.length === 1 ? same[0]! : (same.find((f) => close(ownCost(f, findings), row.costNs[side]!)) ?? same[0]!));
     expect(k, `${side}: ${row.kind} "${title}" is one of the file's findings`).toBeGreaterThanOrEqual(0);
     out.set(row, left.splice(k, 1)[0]!);
   }
@@ -183,10 +205,12 @@ describe('diff findings: matched by what they are about (real recordings)', () =
       const x = inA.get(row);
       const y = inB.get(row);
       expect(row.status).toBe(x && y ? row.status : x ? 'fixed' : 'new');
+      // A limit: no side's finding names a fix.
+      expect(row.limit, `${row.kind} ${row.about}`).toBe([x, y].every((f) => !f || f.fix === ''));
       expect([row.subjectsA === null, row.subjectsB === null]).toEqual([!x, !y]);
       // What a row says each side is about is what the evidence ids name in that file.
-      const sx = x && subjectsBySql(bugFile, x);
-      const sy = y && subjectsBySql(fixFile, y);
+      const sx = x && subjectsBySql(bugFile, x, d);
+      const sy = y && subjectsBySql(fixFile, y, d);
       if (sx) expect(asCounts(row.subjectsA!)).toEqual(sx);
       if (sy) expect(asCounts(row.subjectsB!)).toEqual(sy);
       if (!x || !y) continue;
@@ -205,9 +229,63 @@ describe('diff findings: matched by what they are about (real recordings)', () =
         const x = inA.get(r)!;
         const y = inB.get(s)!;
         if (identity(bugFile, a, d, 'a', x) !== identity(fixFile, b, d, 'b', y)) continue;
-        const [sx, sy] = [subjectsBySql(bugFile, x), subjectsBySql(fixFile, y)];
+        const [sx, sy] = [subjectsBySql(bugFile, x, d), subjectsBySql(fixFile, y, d)];
         expect(IDENTIFYING.includes(r.kind) && sx.size > 0 && sy.size > 0 && !shareOne(sx, sy), `${r.kind} ${r.about}: fixed and new`).toBe(true);
       }
+  });
+
+  it.each(PAIRS)("%s: each row costs its own finding; a fix's saving that several findings share is counted once", (_name, bugFile, fixFile) => {
+    const d = diff(bugFile, fixFile);
+    for (const [side, file] of [
+      ['a', bugFile],
+      ['b', fixFile],
+    ] as const) {
+      const findings = analysed(file).diagnosis.findings;
+      const rows = rowFindings(d, findings, side);
+      const byFix = new Map<string, { saved: number; rows: number }>();
+      for (const [row, f] of rows) {
+        expect(row.costNs[side]!, f.title).toBeCloseTo(ownCost(f, findings), 3);
+        if (!f.fixId || !f.whatIf) continue;
+        const g = byFix.get(f.fixId) ?? { saved: f.whatIf.savedNs, rows: 0 };
+        byFix.set(f.fixId, { saved: g.saved, rows: g.rows + row.costNs[side]! });
+      }
+      for (const [fix, g] of byFix) expect(g.rows, `${side}: ${fix}`).toBeCloseTo(g.saved, 0);
+    }
+  });
+
+  it("two processes' synchronize findings share one what-if: each row shows its own part, not the whole saving twice", () => {
+    const dir = path.join(corpus, 'two-processes-one-gpu');
+    const [bug, fix] = [path.join(dir, 'bug.sqlite'), path.join(dir, 'fix.sqlite')];
+    const sharing = analysed(bug).diagnosis.findings.filter((f) => f.fixId === 'remove-host-blocking' && f.callFamily === 'sync');
+    expect(sharing.map((f) => f.pid).sort(), 'one finding per process').toHaveLength(2);
+    const saved = sharing[0]!.whatIf!.savedNs;
+    // The diagnosis charges both the whole saving; their titles each say a GPU idle time of their own.
+    expect(sharing.map((f) => f.costNs)).toEqual([saved, saved]);
+    const rows = diff(bug, fix).findings.filter((r) => r.kind === 'host-blocking-call' && r.callFamily === 'sync' && r.titleA !== null);
+    expect(rows).toHaveLength(2);
+    const costs = rows.map((r) => r.costNs.a!);
+    for (const c of costs) expect(c).toBeLessThan(saved);
+    expect(costs[0]! + costs[1]!).toBeCloseTo(saved, 0);
+    // In proportion to what each rule measured.
+    const measured = new Map(sharing.map((f) => [f.title, f.ruleCostNs!]));
+    const total = [...measured.values()].reduce((n, v) => n + v, 0);
+    for (const r of rows) expect(r.costNs.a! / saved).toBeCloseTo(measured.get(r.titleA!)! / total, 6);
+  });
+
+  it('a copy-engine wait is a limit, not a new regression: the row says so, and the text prints it as one', () => {
+    const d = diff(defaultStream, concurrent);
+    const engine = d.findings.filter((r) => r.kind === 'copy-engine-queue');
+    expect(engine.map((r) => r.status)).toEqual(['new', 'new']);
+    for (const r of engine) {
+      expect(r.limit).toBe(true);
+      expect(r.titleB).toMatch(/waited .* for the copy engine \(a hardware limit\)$/);
+    }
+    // What the program changed: the default stream's finding is gone, nothing of its own is new.
+    expect(d.findings.filter((r) => !r.limit).map((r) => [r.status, r.kind])).toEqual([['fixed', 'legacy-default-stream']]);
+    const text = formatDiff(d);
+    expect(text).toMatch(/^\s+limit\s+copy-engine-queue\s+GPU 0 · HtoD copies\s+none → HtoD pinned→device ×\d+, cost - → \S+ \S+$/m);
+    expect(text).not.toMatch(/NEW\s+copy-engine-queue/);
+    expect(text).toMatch(/^\s+FIXED\s+legacy-default-stream/m);
   });
 
   it.each(
@@ -238,7 +316,7 @@ describe('diff findings: matched by what they are about (real recordings)', () =
     const syncCalls = (file: string) =>
       analysed(file)
         .diagnosis.findings.filter((f) => f.kind === 'host-blocking-call' && f.callFamily === 'sync' && !intended(f))
-        .map((f) => ({ f, calls: subjectsBySql(file, f) }));
+        .map((f) => ({ f, calls: subjectsBySql(file, f, diff(file, file)) }));
     const single = files.filter((f) => !diff(f, f).ranks && syncCalls(f).length === 1);
     const disjoint: [string, string][] = [];
     for (const x of single) for (const y of single) if (x !== y && !shareOne(syncCalls(x)[0]!.calls, syncCalls(y)[0]!.calls)) disjoint.push([x, y]);
@@ -281,9 +359,9 @@ describe('diff findings: matched by what they are about (real recordings)', () =
       expect(r.status).toBe(sameCounts(asCounts(r.subjectsA!), asCounts(r.subjectsB!)) ? 'unchanged' : 'changed');
   });
 
-  it('JSON: diffVersion 4, every row names its GPU, its family where it has one, and its subjects on each side', () => {
+  it('JSON: diffVersion 5, every row names its GPU, its family where it has one, and its subjects on each side', () => {
     const d = diff(trainLoop, trainLoopFixed);
-    expect(d.diffVersion).toBe(4);
+    expect(d.diffVersion).toBe(5);
     for (const row of d.findings) {
       expect(['fixed', 'new', 'changed', 'unchanged']).toContain(row.status);
       expect(row.callFamily).toEqual(row.kind === 'host-blocking-call' ? expect.any(String) : null);

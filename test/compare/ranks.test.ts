@@ -70,7 +70,7 @@ describe('diff of two multi-rank jobs (constructed per rank, merged)', () => {
     const a = analysed(serial);
     const b = analysed(overlapped);
     const d = diffRecordings(serial, a, overlapped, b);
-    expect(d.diffVersion).toBe(4);
+    expect(d.diffVersion).toBe(5);
     expect(d.ranks!.map((r) => [r.label, r.pairedBy, r.a?.pid, r.b?.pid])).toEqual([
       ['rank 0', 'rank', 1000, 2003],
       ['rank 1', 'rank', 1001, 2002],

@@ -11,6 +11,7 @@ import { analyze } from '../../profiler/analysis/load.ts';
 import { diffRecordings } from '../../profiler/compare/diff.ts';
 import type { DiffSummary } from '../../profiler/contract/diff.ts';
 import type { RunningServer } from '../../profiler/serve/server.ts';
+import { formatDuration } from '../../profiler/contract/time.ts';
 import { openRecording } from '../../profiler/store/database.ts';
 import { launch, serve, settled, waitForHash } from './browser.ts';
 
@@ -105,11 +106,47 @@ describe('compare view in Chromium', () => {
     expect(await page.locator('[data-testid="diff-overlap-0"]').getAttribute('class')).toContain('good');
 
     const fixed = page.locator('[data-testid="finding-fixed"]');
-    expect(await fixed.count()).toBe(expected.findings.filter((f) => f.status === 'fixed').length);
+    expect(await fixed.count()).toBe(expected.findings.filter((f) => f.status === 'fixed' && !f.limit).length);
     expect(await fixed.first().getAttribute('data-kind')).toBe('legacy-default-stream');
     expect(await fixed.first().textContent()).toMatch(/legacy default stream/);
     // Kernels matched by name, one row per name in either recording.
     expect(await page.locator('[data-testid="diff-kernels"] tbody tr').count()).toBe(expected.kernels.length);
+    await page.close();
+  });
+
+  it("the copy engines' waits are limits, not new regressions; each finding's cost is its own", async () => {
+    const page = await openCompare();
+    const limits = expected.findings.filter((f) => f.limit);
+    expect(limits.map((f) => [f.kind, f.status])).toEqual([
+      ['copy-engine-queue', 'new'],
+      ['copy-engine-queue', 'new'],
+    ]);
+    const shown = page.locator('[data-testid="finding-limit"]');
+    expect(await shown.count()).toBe(2);
+    expect(await page.locator('[data-testid="finding-new"]').count()).toBe(0);
+    expect(await page.locator('[data-testid="diff-findings"]').locator('xpath=..').locator('h2 .count').textContent()).toBe(
+      '1 fixed · 0 new · 0 changed · 0 unchanged · 2 limits',
+    );
+    for (let i = 0; i < 2; i++) {
+      const row = shown.nth(i);
+      expect(await row.getAttribute('data-kind')).toBe('copy-engine-queue');
+      expect(await row.getAttribute('class')).not.toMatch(/df-new/);
+      expect(await row.locator('.df-status').textContent()).toBe('limit');
+      // In no colour: the rule for new findings' red is not applied.
+      expect(await row.evaluate((el) => getComputedStyle(el).backgroundColor)).toBe('rgba(0, 0, 0, 0)');
+      expect(await row.locator('[data-testid="finding-cost"] .chg').getAttribute('class')).toBe('chg ');
+    }
+    // Each row's cost is its own finding's, as its title states it; '–' where it is not.
+    const rows = page.locator('[data-testid="diff-findings"] li');
+    expect(await rows.count()).toBe(expected.findings.length);
+    for (let i = 0; i < expected.findings.length; i++) {
+      const title = (await rows.nth(i).locator('.df-title').textContent())!;
+      const f = expected.findings.find((x) => title.startsWith((x.titleB ?? x.titleA)!))!;
+      const cost = (await rows.nth(i).locator('[data-testid="finding-cost"]').textContent())!;
+      const side = (v: number | null, title: string | null) => (title === null ? '–' : formatDuration(v!));
+      expect(cost).toMatch(new RegExp(`^${side(f.costNs.a, f.titleA)} → ${side(f.costNs.b, f.titleB)}`));
+      if (f.kind === 'copy-engine-queue') expect(title).toContain(formatDuration(f.costNs.b!));
+    }
     await page.close();
   });
 

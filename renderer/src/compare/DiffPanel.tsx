@@ -7,10 +7,12 @@
 // multi-rank diff adds each rank against the same rank (paired by rank, not
 // pid) and the collectives. Findings are matched one by one by what they are
 // about (their GPU, process, calls or copies): a changed one shows its
-// subjects on both sides.
+// subjects on both sides. A limit (the copy engines or SMs were full) is
+// listed apart, in no colour: the program did not cause it, so a new one is
+// no regression.
 import type { DiffSummary } from '../../../profiler/contract/api.ts';
 import type { Delta, FindingDiff, FindingSubject, RankDiff } from '../../../profiler/contract/diff.ts';
-import { fullName, shortName } from '../../../profiler/contract/names.ts';
+import { fullName, readableNames } from '../../../profiler/contract/names.ts';
 import { SortTable, type Col } from '../base/tables.tsx';
 import { formatBytes, formatDuration } from '../../../profiler/contract/time.ts';
 
@@ -38,12 +40,12 @@ const share = (v: number | null) => (v === null ? '–' : `${(v * 100).toFixed(0
 const points = (d: Delta) => (d.delta === null ? null : `${d.delta > 0 ? '+' : ''}${(d.delta * 100).toFixed(0)} pt`);
 const relative = (d: Delta) => (d.relative === null ? null : pct(d.relative));
 
-/** "a → b  (±x%)", coloured; `change` says how the change itself reads (default: relative). */
-function Change(props: { d: Delta; better: Better; format: (v: number | null) => string; change?: (d: Delta) => string | null; testId?: string }) {
+/** "a → b  (±x%)", coloured (`better` null: in no colour); `change` says how the change itself reads (default: relative). */
+function Change(props: { d: Delta; better: Better | null; format: (v: number | null) => string; change?: (d: Delta) => string | null; testId?: string }) {
   const { d, better, format } = props;
   const change = (props.change ?? relative)(d);
   return (
-    <span className={`chg ${verdict(d, better)}`} data-testid={props.testId}>
+    <span className={`chg ${better === null ? '' : verdict(d, better)}`} data-testid={props.testId}>
       {format(d.a)} → {format(d.b)}
       {change !== null && <span className="chg-rel"> {change}</span>}
     </span>
@@ -140,6 +142,12 @@ function subjectChange(f: FindingDiff): string | null {
 /** Changed findings between fixed (green) and new (red): amber, without a rule of the shared stylesheet. */
 const CHANGED_STYLE = { borderLeftColor: '#b7791f', background: '#fdf8ee' };
 
+/** Where a limit row's finding is, said in place of fixed / new / changed. */
+const LIMIT_WHERE: Record<FindingDiff['status'], string> = { fixed: 'only in A', new: 'only in B', changed: 'in both', unchanged: 'in both' };
+
+/** A finding's cost on each side, '–' (null) on a side it is not on, rather than 0. */
+const findingCost = (f: FindingDiff): Delta => ({ ...f.costNs, a: f.titleA === null ? null : f.costNs.a, b: f.titleB === null ? null : f.costNs.b });
+
 /** "paired by rank · rank 3 only in A": how the rows came about. */
 function rankNote(ranks: RankDiff[]): string {
   const byRank = ranks.some((r) => r.pairedBy === 'rank');
@@ -167,20 +175,24 @@ export function DiffPanel(props: { diff: DiffSummary | null; error: string | nul
         <p className="hint">Comparing…</p>
       </div>
     );
-  const fixed = diff.findings.filter((f) => f.status === 'fixed');
-  const added = diff.findings.filter((f) => f.status === 'new');
-  const changed = diff.findings.filter((f) => f.status === 'changed');
-  const same = diff.findings.filter((f) => f.status === 'unchanged');
+  const causes = diff.findings.filter((f) => !f.limit);
+  const fixed = causes.filter((f) => f.status === 'fixed');
+  const added = causes.filter((f) => f.status === 'new');
+  const changed = causes.filter((f) => f.status === 'changed');
+  const same = causes.filter((f) => f.status === 'unchanged');
+  const limits = diff.findings.filter((f) => f.limit);
   const maxKernelDelta = Math.max(0, ...diff.kernels.map((k) => Math.abs(k.totalNs.delta ?? 0)));
+  // As `streamscope diff` names them: short names where they tell the kernels apart.
+  const kernelName = readableNames(diff.kernels);
 
   const kernelCols: Col<DiffSummary['kernels'][number]>[] = [
     {
       key: 'name',
       label: 'kernel',
-      value: (k) => shortName(fullName(k)),
+      value: (k) => kernelName.get(k.name)!,
       show: (k) => (
-        <span className="kname" title={fullName(k)}>
-          {shortName(fullName(k))}
+        <span className="kname" data-testid="diff-kernel-name" title={fullName(k)}>
+          {kernelName.get(k.name)}
         </span>
       ),
     },
@@ -311,24 +323,34 @@ export function DiffPanel(props: { diff: DiffSummary | null; error: string | nul
           Findings{' '}
           <span className="count">
             {fixed.length} fixed · {added.length} new · {changed.length} changed · {same.length} unchanged
+            {limits.length > 0 && ` · ${limits.length} ${limits.length === 1 ? 'limit' : 'limits'}`}
           </span>
         </h2>
         <ul className="diff-findings" data-testid="diff-findings">
-          {[...fixed, ...added, ...changed, ...same].map((f, i) => {
+          {[...fixed, ...added, ...changed, ...same, ...limits].map((f, i) => {
             const subjects = subjectChange(f);
             return (
               <li
                 key={i}
-                className={`df df-${f.status}`}
-                style={f.status === 'changed' ? CHANGED_STYLE : undefined}
-                data-testid={`finding-${f.status}`}
+                // A limit has no rule of its own: .df's neutral border and grey status.
+                className={f.limit ? 'df df-limit' : `df df-${f.status}`}
+                style={!f.limit && f.status === 'changed' ? CHANGED_STYLE : undefined}
+                data-testid={f.limit ? 'finding-limit' : `finding-${f.status}`}
+                data-status={f.status}
                 data-kind={f.kind}
-                title={[f.titleA && `A: ${f.titleA}`, f.titleB && `B: ${f.titleB}`].filter(Boolean).join('\n')}
+                title={[
+                  f.titleA && `A: ${f.titleA}`,
+                  f.titleB && `B: ${f.titleB}`,
+                  f.limit && 'A hardware limit the run met, not something the program did wrong',
+                ]
+                  .filter(Boolean)
+                  .join('\n')}
               >
-                <span className="df-status">{f.status}</span>
+                <span className="df-status">{f.limit ? 'limit' : f.status}</span>
                 <span className="df-title">
                   {f.titleB ?? f.titleA}
                   {f.about && <span className="hint"> · {f.about}</span>}
+                  {f.limit && <span className="hint"> · {LIMIT_WHERE[f.status]}</span>}
                   {subjects && (
                     <span className="hint" data-testid="finding-subjects">
                       <br />
@@ -336,8 +358,8 @@ export function DiffPanel(props: { diff: DiffSummary | null; error: string | nul
                     </span>
                   )}
                 </span>
-                <span className="df-cost">
-                  <Change d={f.costNs} better="lower" format={dur} />
+                <span className="df-cost" data-testid="finding-cost">
+                  <Change d={findingCost(f)} better={f.limit ? null : 'lower'} format={dur} />
                 </span>
               </li>
             );
