@@ -81,7 +81,18 @@ import { callNames, loadHost, readHostTables } from './host.ts';
 import { extentOf } from './intervals.ts';
 import { callsSpan, jobStartup, type ZoneWork } from './job-scope.ts';
 import type { RowSubset } from './rows.ts';
-import { closeWindows, lowerBound, mergeRangeFacts, rangeInstances, rangeNotes, selectScope, type RangeFacts, type TimelineColumns } from './scope.ts';
+import {
+  closeWindows,
+  lowerBound,
+  mergeRangeFacts,
+  rangeInstances,
+  rangeNotes,
+  selectScope,
+  windowNotes,
+  type Clipped,
+  type RangeFacts,
+  type TimelineColumns,
+} from './scope.ts';
 import { stragglersOf } from './stragglers.ts';
 import { allocateOps, loadTrace, OpKind, readTraceTables, type Trace, type TraceTables } from './trace.ts';
 
@@ -253,6 +264,8 @@ export interface PartResult {
   withCalls: boolean;
   /** For a range scope: what its notes are made of, on this part's rows (scope.ts RangeFacts). */
   rangeFacts: RangeFacts | null;
+  /** For a window: the operations of this part it cut at its edges (scope.ts clipToWindow). */
+  clipped: Clipped | null;
   ms: { load: number; analyse: number };
 }
 
@@ -386,6 +399,7 @@ export class PartReader {
       serialized,
       withCalls,
       rangeFacts: selection.facts ?? null,
+      clipped: selection.clipped ?? null,
       ms: { load, analyse: performance.now() - t1 },
     };
   }
@@ -665,6 +679,17 @@ function combine(
     const facts = mergeRangeFacts(results.flatMap((r) => (r.rangeFacts ? [r.rangeFacts] : [])));
     const notes = facts ? rangeNotes(facts, scope.instance !== undefined ? scope.instance - 1 : -1, rangeInstances(db, scope.name)) : [];
     if (notes.length && results.some((r) => r.rows.ops > 0)) info.notes = notes;
+  }
+  // A window's note, from every part's cut operations: what analyze() says on all the rows at once.
+  if (scope.kind === 'window') {
+    const clipped = { ops: 0, ns: 0, keptNs: 0 };
+    for (const c of results) {
+      if (!c.clipped) continue;
+      clipped.ops += c.clipped.ops;
+      clipped.ns += c.clipped.ns;
+      clipped.keptNs += c.clipped.keptNs;
+    }
+    Object.assign(info, windowNotes(clipped));
   }
   // The windows of a whole or steady-state scope close on the span of the scope's operations and calls (loadTrace's).
   if (scope.kind === 'whole' || scope.kind === 'steady-state') {

@@ -11,14 +11,17 @@
 //                           on some thread of its process, and the
 //                           operations it launched (rangeOwnership: whose
 //                           instance, when several are open)
-//   window FROM..TO         operations and calls that start in [FROM, TO)
-//                           (ns from the recording's origin): a time range
-//                           the user gave or dragged on the timeline
+//   window FROM..TO         operations and calls that run in [FROM, TO)
+//                           (ns from the recording's origin), clipped to
+//                           it: a time range the user gave or dragged on
+//                           the timeline (clipToWindow says what a clipped
+//                           operation or call means to the diagnosis)
 //
 // The selection is made on the loaded columns before the analysis builds
-// anything from them: a scope costs one pass over the columns (a range) or
-// nothing at all (a window or the steady state: both are a contiguous run of
-// each start-ordered column, taken as views).
+// anything from them: a scope costs one pass over the columns (a range, a
+// window: what started before it and still runs) or nothing at all (the
+// steady state: a contiguous run of each start-ordered column, taken as
+// views).
 import type { CallColumns, OpColumns } from '../native/addon.ts';
 import type { Db } from '../store/database.ts';
 import { IdTable } from './id-table.ts';
@@ -70,6 +73,8 @@ export interface Selection {
   info: ScopeInfo;
   /** For a range scope: what its notes are made of (a job adds its parts' up: job.ts). */
   facts?: RangeFacts;
+  /** For a window: the operations it cut at its edges, what its note is made of (a job adds its parts' up). */
+  clipped?: Clipped;
 }
 
 /**
@@ -96,9 +101,11 @@ export function selectScope(db: Db, file: string, scope: Scope, columns: Timelin
       if (!(Number.isFinite(startNs) && Number.isFinite(endNs)) || endNs <= startNs) {
         throw new ScopeError(`${file}: the time range ${startNs}..${endNs} ns is empty (the end must be after the start)`);
       }
+      const { columns: inside, clipped } = clipToWindow(columns, startNs, endNs);
       return {
-        columns: sliceByStart(columns, startNs, endNs),
-        info: { kind: 'window', label: windowLabel(startNs, endNs), windows: [{ startNs, endNs }], startup },
+        columns: inside,
+        clipped,
+        info: { kind: 'window', label: windowLabel(startNs, endNs), windows: [{ startNs, endNs }], startup, ...windowNotes(clipped) },
       };
     }
     case 'range': {
@@ -267,6 +274,17 @@ export function median(values: number[]): number {
   return v.length % 2 ? lo : (lo + kthSmallest(v, k + 1)) / 2;
 }
 
+/** A window that cut operations says so: their numbers are the part inside it (clipToWindow). */
+export function windowNotes(clipped: Clipped): Pick<ScopeInfo, 'notes'> {
+  if (clipped.ops === 0) return {};
+  return {
+    notes: [
+      `${operations(clipped.ops)} ran across its edges (${formatDuration(clipped.ns)} of GPU time, ${formatDuration(clipped.keptNs)} of it inside): ` +
+        'only the part inside is analysed',
+    ],
+  };
+}
+
 /** Open ends (--from or --to alone) are ±MAX_SAFE_INTEGER. */
 function windowLabel(startNs: Ns, endNs: Ns): string {
   const open = Number.MAX_SAFE_INTEGER;
@@ -340,6 +358,78 @@ export function sliceByStart(c: TimelineColumns, from: number, to: number): Time
   const c0 = lowerBound(c.calls.start, c.calls.length, from);
   const c1 = to === Infinity ? c.calls.length : lowerBound(c.calls.start, c.calls.length, to);
   return { ops: view(c.ops, o0, o1), calls: view(c.calls, c0, c1) };
+}
+
+/**
+ * The operations and calls that run in [from, to), clipped to it: those
+ * that start in it, and those that started before and still run at
+ * `from` (a long copy, a synchronize the host sits in), their start moved
+ * to `from`; any that runs past `to` ends there. A window is what the user
+ * looked at, so everything in it is analysed as the part of it that ran
+ * there — a window inside a 50 ms copy holds that copy, not nothing:
+ *
+ *  - an operation keeps what it is: a clipped pageable copy is still
+ *    pageable and async (detail, isAsync), so it is still found and pinned
+ *    by the what-if; a kernel keeps its grid. Its bytes are counted pro
+ *    rata to the time kept, so its bandwidth (bytes / time) is the one
+ *    measured and what pinning would save is the window's share;
+ *  - a call keeps what it is too: a clipped cudaMemcpy, synchronize or
+ *    pageable cudaMemcpyAsync still holds its thread, for the part of it
+ *    in the window (the GPU idle while it does is measured there), and it
+ *    still launched the operation with its correlation id;
+ *  - a call that ended before `from` is not in the window, though an
+ *    operation it launched runs there: that operation has no launch in
+ *    scope, as one that starts in the window after a launch before it
+ *    always had;
+ *  - durations, busy time, overlap and counts are the window's: an
+ *    operation across its edge is counted once in each window it reaches.
+ *
+ * Row ids, correlation ids and every other column are kept, so evidence
+ * still names the stored rows. Views where nothing needs clipping (no
+ * copy: the common case of a window over many short operations), else
+ * copies in start order: the clipped starts are `from`, the earliest.
+ */
+export function clipToWindow(c: TimelineColumns, from: number, to: number): { columns: TimelineColumns; clipped: Clipped } {
+  const clipped: Clipped = { ops: 0, ns: 0, keptNs: 0 };
+  return { columns: { ops: clipRows(c.ops, from, to, clipped), calls: clipRows(c.calls, from, to, null) }, clipped };
+}
+
+/** The operations a window cut (clipToWindow): how many, their GPU time, and the part of it inside. */
+export interface Clipped {
+  ops: number;
+  ns: number;
+  keptNs: number;
+}
+
+function clipRows<T extends Columns>(c: T, from: number, to: number, clipped: Clipped | null): T {
+  const first = lowerBound(c.start, c.length, from);
+  const last = lowerBound(c.start, c.length, to);
+  // Ends are in no order: one that started long before may still be running.
+  const before: number[] = [];
+  for (let i = 0; i < first; i++) if (c.end[i]! > from) before.push(i);
+  let pastEnd = false;
+  for (let i = first; i < last && !pastEnd; i++) pastEnd = c.end[i]! > to;
+  if (before.length === 0 && !pastEnd) return view(c, first, last);
+  const index = new Int32Array(before.length + last - first);
+  index.set(before);
+  for (let i = first; i < last; i++) index[before.length + i - first] = i;
+  const out = gather(c, index);
+  const bytes = 'bytes' in out ? out.bytes : null;
+  for (let x = 0; x < out.length; x++) {
+    const start = out.start[x]!;
+    const end = out.end[x]!;
+    const kept = Math.min(end, to) - Math.max(start, from);
+    if (start >= from && end <= to) continue;
+    if (bytes && end > start) bytes[x] = Math.round((bytes[x]! * kept) / (end - start));
+    if (clipped) {
+      clipped.ops++;
+      clipped.ns += end - start;
+      clipped.keptNs += kept;
+    }
+    out.start[x] = Math.max(start, from);
+    out.end[x] = Math.min(end, to);
+  }
+  return out;
 }
 
 /**

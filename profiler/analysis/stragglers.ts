@@ -14,14 +14,15 @@
 // of a collective on each rank's s-th stream that runs collectives). Then,
 // so that nothing is guessed silently:
 //
-//  - Leading edge. A scope that starts mid-job (the steady state, a time
-//    window) cuts by start time, so an instance whose ranks started on
-//    either side of the cut is in the scope on some ranks only, and the
-//    order would be off by one from there on. Every instance ends at nearly
-//    the same moment on every rank (the last data arrives; merge's premise),
-//    so per stream and collective each rank starts at its kernel whose end
-//    is nearest the latest first end among the ranks; the kernels before it
-//    are counted (gaps.leadingKernels).
+//  - Leading edge. A scope that starts mid-job and cuts by start time (the
+//    steady state) has an instance whose ranks started on either side of
+//    the cut in the scope on some ranks only, and the order would be off by
+//    one from there on. (A time window keeps what still runs at its start,
+//    clipped: an instance under way there is in on every rank.) Every
+//    instance ends at nearly the same moment on every rank (the last data
+//    arrives; merge's premise), so per stream and collective each rank
+//    starts at its kernel whose end is nearest the latest first end among
+//    the ranks; the kernels before it are counted (gaps.leadingKernels).
 //  - An instance some ranks of its stream and collective lack (a recording
 //    that ends early, the scope's end, dropped records) is counted, not
 //    analysed (gaps.partialInstances).

@@ -30,7 +30,8 @@ export interface ScopeInfo {
   /**
    * Why this scope's findings may differ from the steady state's or the
    * other instances' (a range scope: start-up inside it, steady-state work
-   * no instance owns, a warm-up instance), one sentence each; absent: none.
+   * no instance owns, a warm-up instance; a window: operations it cut at
+   * its edges, counted by their part inside), one sentence each; absent: none.
    */
   notes?: string[];
 }

@@ -341,16 +341,16 @@ describe('the breakdown on a recording constructed for the arithmetic (not a GPU
     for (const k of c.collectives) expect(COLLECTIVES).toContain(k.collective);
   });
 
-  it('respects the scope: a window [0, 150) keeps the operations that start in it', () => {
+  it('respects the scope: a window [0, 150) keeps the operations that run in it, clipped to it', () => {
     const w = analysed(file, { kind: 'window', startNs: 0, endNs: 150 }).communication;
-    // Kept: gemms [0,100) (GPU 0) and [0,10) (GPU 1) of pid 100, its all-reduce [50,200);
-    // pid 200's gemm [20,120) and all-reduce [120,200). GPU span 0 → 200.
+    // Kept: gemms [0,100) (GPU 0) and [0,10) (GPU 1) of pid 100, its all-reduce [50,200) as [50,150);
+    // pid 200's gemm [20,120) and all-reduce [120,200) as [120,150). GPU span 0 → 150.
     expect(w.ranks[0]!.devices).toEqual([
-      dev({ gpu: 0, spanNs: 200, computeNs: 100, communicationNs: 150, hiddenNs: 50, exposedNs: 100, copyNs: 0, idleNs: 0, overlap: 50 / 150 }),
-      dev({ gpu: 1, spanNs: 200, computeNs: 10, communicationNs: 0, idleNs: 190 }),
+      dev({ gpu: 0, spanNs: 150, computeNs: 100, communicationNs: 100, hiddenNs: 50, exposedNs: 50, copyNs: 0, idleNs: 0, overlap: 50 / 100 }),
+      dev({ gpu: 1, spanNs: 150, computeNs: 10, communicationNs: 0, idleNs: 140 }),
     ]);
     expect(w.ranks[1]!.devices).toEqual([
-      dev({ gpu: 1, spanNs: 200, computeNs: 100, communicationNs: 80, hiddenNs: 0, exposedNs: 80, copyNs: 0, idleNs: 20, overlap: 0 }),
+      dev({ gpu: 1, spanNs: 150, computeNs: 100, communicationNs: 30, hiddenNs: 0, exposedNs: 30, copyNs: 0, idleNs: 20, overlap: 0 }),
     ]);
     expect(w.peerCopies.count).toBe(0);
   });

@@ -42,6 +42,7 @@ function sql<T>(file: string, query: string, ...params: unknown[]): T {
 }
 
 const OPS = `(SELECT start_ns FROM kernels UNION ALL SELECT start_ns FROM memcpys UNION ALL SELECT start_ns FROM memsets)`;
+const OPS_ENDS = `(SELECT end_ns FROM kernels UNION ALL SELECT end_ns FROM memcpys UNION ALL SELECT end_ns FROM memsets)`;
 
 describe('start-up and the steady state on every fixture', () => {
   for (const file of all) {
@@ -163,11 +164,11 @@ describe('range scopes', () => {
     expect(() => analysed('torch_prefetch.sqlite', { kind: 'range', name: 'step', instance: 13 })).toThrow(/has 12 instances; #13 does not exist/);
   });
 
-  it('a window scope holds the operations that start in it', () => {
+  it('a window scope holds the operations that run in it', () => {
     const whole = analysed('torch_prefetch.sqlite', { kind: 'whole' });
     const mid = (whole.trace.span.start + whole.trace.span.end) / 2;
     const w = analysed('torch_prefetch.sqlite', { kind: 'window', startNs: mid, endNs: whole.trace.span.end + 1 });
-    const n = sql<{ n: number }>('torch_prefetch.sqlite', `SELECT count(*) AS n FROM ${OPS} WHERE start_ns >= ?`, mid).n;
+    const n = sql<{ n: number }>('torch_prefetch.sqlite', `SELECT count(*) AS n FROM ${OPS_ENDS} WHERE end_ns > ?`, mid).n;
     expect(w.trace.ops.length).toBe(n);
     expect(() => analysed('torch_prefetch.sqlite', { kind: 'window', startNs: 10, endNs: 10 })).toThrow(/is empty/);
   });

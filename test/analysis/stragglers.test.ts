@@ -20,7 +20,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { analyze, type Analysis } from '../../profiler/analysis/load.ts';
+import { sliceByStart } from '../../profiler/analysis/scope.ts';
 import { binomialTail, stragglersOf } from '../../profiler/analysis/stragglers.ts';
+import { loadTrace } from '../../profiler/analysis/trace.ts';
+import type { Stragglers } from '../../profiler/contract/stragglers.ts';
 import { readProcessFacts } from '../../profiler/analysis/communication.ts';
 import type { Scope } from '../../profiler/contract/scope.ts';
 import { mergeRecordings } from '../../profiler/merge/merge.ts';
@@ -262,7 +265,7 @@ describe('what could not be matched is counted, not guessed', () => {
     expect(text.stdout).toContain('not analysed: 5 instances not run by every rank of its stream (10 kernels)');
   });
 
-  it("a scope whose start falls between the ranks' starts of one all-reduce: the leading kernels are dropped, not mismatched", () => {
+  it("a cut by start between the ranks' starts of one all-reduce (the steady state's): the leading kernels are dropped, not mismatched; a window there holds both, clipped", () => {
     const file = job('cut', { ranks: 2, delay: { rank: 1, ns: 800_000 } });
     // Step 5's all-reduce: rank 0 starts ~300–500 µs into the step, rank 1 (delayed) 800 µs after; cut in between.
     const db = openRecording(file);
@@ -282,12 +285,28 @@ describe('what could not be matched is counted, not guessed', () => {
     } finally {
       db.close();
     }
-    const s = analysed(file, { kind: 'window', startNs: cut, endNs: 1e15 }).stragglers;
-    // Rank 1 has step 5's all-reduce in the window, rank 0 not: rank 1's is dropped, and steps 6… match.
+    // What starts after the cut, as the steady state selects from its start-up's end (scope.ts sliceByStart).
+    const whole = analysed(file);
+    const after = sliceByStart(whole.columns, cut, Infinity);
+    const cutDb = openRecording(file);
+    let s: Stragglers;
+    try {
+      s = stragglersOf(loadTrace(cutDb, after.ops, after.calls), readProcessFacts(cutDb));
+    } finally {
+      cutDb.close();
+    }
+    // Rank 1 has step 5's all-reduce after the cut, rank 0 not: rank 1's is dropped, and steps 6… match.
     expect(s.gaps.leadingKernels).toBe(1);
     expect(s.gaps.unsynchronizedInstances).toBe(0);
     expect(s.instances).toBe(STEPS - 6);
     expect(s.straggler).toMatchObject({ rank: 1, lastCount: STEPS - 6 });
+    // A window from the cut holds what runs in it (scope.ts clipToWindow): rank 0's all-reduce, still running, clipped to start
+    // there, so step 5 is matched on both ranks, and rank 1 still arrived last in it.
+    const w = analysed(file, { kind: 'window', startNs: cut, endNs: 1e15 }).stragglers;
+    expect(w.gaps.leadingKernels).toBe(0);
+    expect(w.gaps.unsynchronizedInstances).toBe(0);
+    expect(w.instances).toBe(STEPS - 5);
+    expect(w.straggler).toMatchObject({ rank: 1, lastCount: STEPS - 5 });
   });
 
   it('kernels matched by order that do not end together are counted as unsynchronized and left out', () => {
