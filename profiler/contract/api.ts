@@ -135,6 +135,12 @@ export interface RecordingSummary {
   /** Time span covered by any item. */
   startNs: number;
   endNs: number;
+  /**
+   * From the first GPU operation's start to the last one's end (kernels,
+   * copies, memsets); null without any. The timeline's first view frames it
+   * at once, then narrows it to the steady state's once start-up is known.
+   */
+  gpuSpan: { startNs: number; endNs: number } | null;
   devices: DeviceInfo[];
   processes: ProcessInfo[];
   streams: StreamInfo[];

@@ -72,6 +72,8 @@ import { importedWithoutSyncEvents, NO_SYNC_EVENTS_NOTE } from '../contract/depe
 import type { SqlRequest } from '../contract/api-schema.ts';
 
 /** Analyses kept per recording: the steady state, the whole, and a few selections. */
+/** The zones' table ids of GPU operations (kernels, copies, memsets): the streams' busy time and the GPU span. */
+const GPU_TABLE_IDS = (['kernels', 'memcpys', 'memsets'] as const).map((t) => ZONED_TABLES[t].id).join(',');
 const KEEP_ANALYSES = 4;
 /** The scopes every page opens on: kept while selections come and go (KEEP_ANALYSES counts them). */
 const KEPT_SCOPES: ReadonlySet<string> = new Set([JSON.stringify({ kind: 'steady-state' } satisfies Scope), JSON.stringify({ kind: 'whole' } satisfies Scope)]);
@@ -369,11 +371,10 @@ export class RecordingQuery {
     // sum, which the zones hold per block of rows (schema 5): a few thousand
     // zone rows instead of every operation.
     const busy = new Map<number, number>();
-    for (const r of db
-      .prepare(
-        `SELECT lane AS s, sum(busy_ns) AS b FROM zones WHERE table_id IN (${['kernels', 'memcpys', 'memsets'].map((t) => ZONED_TABLES[t as ZonedTable].id).join(',')}) GROUP BY lane`,
-      )
-      .all() as { s: number; b: number }[]) {
+    for (const r of db.prepare(`SELECT lane AS s, sum(busy_ns) AS b FROM zones WHERE table_id IN (${GPU_TABLE_IDS}) GROUP BY lane`).all() as {
+      s: number;
+      b: number;
+    }[]) {
       busy.set(r.s, r.b);
     }
     const deviceRows = db
@@ -430,6 +431,10 @@ export class RecordingQuery {
     }));
     const sources = readSources(db);
     const span = db.prepare('SELECT min(start_ns) AS s, max(end_ns) AS e FROM zones').get() as { s: number | null; e: number | null };
+    const gpu = db.prepare(`SELECT min(start_ns) AS s, max(end_ns) AS e FROM zones WHERE table_id IN (${GPU_TABLE_IDS})`).get() as {
+      s: number | null;
+      e: number | null;
+    };
     const complete = meta.complete === '1';
     return {
       recordingId: this.recordingId,
@@ -441,6 +446,7 @@ export class RecordingQuery {
       meta,
       startNs: span.s ?? 0,
       endNs: span.e ?? 0,
+      gpuSpan: gpu.s !== null && gpu.e !== null ? { startNs: gpu.s, endNs: gpu.e } : null,
       devices: deviceRows.map((d) => ({ ...d, busyNs: deviceBusy.get(d.id) ?? 0 })),
       processes,
       streams,

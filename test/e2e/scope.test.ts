@@ -12,7 +12,7 @@
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DiffSummary, Finding, Iterations, Scope, ScopeInfo, StatsResponse } from '../../profiler/contract/api.ts';
+import type { DiffSummary, Finding, Iterations, RecordingSummary, Scope, ScopeInfo, StatsResponse } from '../../profiler/contract/api.ts';
 import type { RunningServer } from '../../profiler/serve/server.ts';
 import { formatDuration } from '../../profiler/contract/time.ts';
 import { parseScope, scopeKey } from '../../renderer/src/scope/scope.ts';
@@ -86,7 +86,9 @@ describe('scope in Chromium (torch_prefetch)', () => {
     expect(startup.endNs).toBeGreaterThan(250e6);
     expect(startup.endNs).toBeLessThan(500e6);
 
-    const page = await app();
+    // The whole recording in view, start-up and all (the first view would frame the steady state's GPU work).
+    const rec = await api<RecordingSummary>('summary', id);
+    const page = await app(`&start=${rec.startNs}&end=${rec.endNs}`);
     // The ruler is a canvas: the band as it drew it (the test hooks).
     await page.waitForFunction(() => !!window.__streamscope?.rulers()[0]?.startup);
     const band = (await page.evaluate(() => window.__streamscope!.rulers()[0]!.startup))!;

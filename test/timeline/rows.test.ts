@@ -13,7 +13,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RecordingSummary } from '../../profiler/contract/api.ts';
 import { mergeRecordings } from '../../profiler/merge/merge.ts';
 import { RecordingQuery } from '../../profiler/query/recording-query.ts';
-import { buildGroups, defaultFolded, FOLD_RANKS_ABOVE, groupsToUnfold, isJob, layout, type TrackGroup } from '../../renderer/src/timeline/rows.ts';
+import {
+  buildGroups,
+  defaultFolded,
+  FOLD_RANKS_ABOVE,
+  FOLD_THREAD_ROWS_ABOVE,
+  groupsToUnfold,
+  isJob,
+  layout,
+  type TrackGroup,
+} from '../../renderer/src/timeline/rows.ts';
+import { generate } from '../../bench/generate-recording.ts';
 import { tempDir } from '../helpers/native.ts';
 import { writeRankFiles } from '../helpers/rank-files.ts';
 import { writeRankRecording } from '../helpers/rank-recordings.ts';
@@ -59,11 +69,11 @@ describe('every fixture: flat groups without ranks, host → rank → GPU with t
     ).toEqual(s.streams.map((st) => st.rowId).sort());
     expect(defaultFolded(groups).size).toBe(0);
     if (ranked.length === 0) {
-      // As before ranks: processes with rows first (their threads), then a group per GPU with streams, streams without a device last.
+      // GPUs first: a group per GPU with streams, streams without a device, then processes with rows (their threads).
       expect(groups.every((g) => g.depth === 0 && g.ancestors.length === 0 && g.kind !== 'host' && g.foldedRows.length === 0)).toBe(true);
       const procs = s.processes.filter((p) => p.threads.some((t) => t.apiCalls || t.nvtxRanges)).map((p) => `proc:${p.pid}`);
       const gpus = s.devices.filter((d) => s.streams.some((st) => st.deviceId === d.id)).map((d) => `gpu:${d.id}`);
-      expect(groups.map((g) => g.id)).toEqual([...procs, ...gpus, ...(s.streams.some((st) => st.deviceId === null) ? ['gpu:none'] : [])]);
+      expect(groups.map((g) => g.id)).toEqual([...gpus, ...(s.streams.some((st) => st.deviceId === null) ? ['gpu:none'] : []), ...procs]);
       for (const d of s.devices) {
         const g = groups.find((x) => x.id === `gpu:${d.id}`);
         if (!g) continue;
@@ -82,6 +92,23 @@ describe('every fixture: flat groups without ranks, host → rank → GPU with t
       const tracks = groups.flatMap((g) => g.rows.filter((r) => r.kind === 'conc').map((r) => r.deviceId));
       expect(tracks.sort()).toEqual([...new Set(s.streams.flatMap((st) => (st.deviceId === null ? [] : [st.deviceId])))].sort());
     }
+  });
+});
+
+describe('the first frame shows the GPU work', () => {
+  it(`a process of a thread per stream (64): GPU rows first, the process folded (more than ${FOLD_THREAD_ROWS_ABOVE} API rows), one click away`, () => {
+    const file = path.join(dir, 'threads64.sqlite');
+    generate(file, 20_000, 64);
+    const s = summaryOf(file);
+    const groups = buildGroups(s);
+    const folded = defaultFolded(groups);
+    const proc = groups.find((g) => g.kind === 'process')!;
+    expect(proc.rows.filter((r) => r.kind === 'api')).toHaveLength(64);
+    expect([...folded]).toEqual([proc.id]);
+    const first = layout(groups, folded, new Set(), new Map()).rows;
+    // The GPU's header, its concurrency track and its 64 streams, then the folded process's header alone.
+    expect(first.map((r) => r.row?.kind ?? r.group.kind)).toEqual(['device', 'conc', ...Array(64).fill('stream'), 'process']);
+    expect(layout(groups, new Set(), new Set(), new Map()).rows.filter((r) => r.row?.kind === 'api')).toHaveLength(64);
   });
 });
 

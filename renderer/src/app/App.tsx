@@ -13,7 +13,7 @@
 // url-state.ts), and following a recording being written (use-live.ts).
 // What is left here: which view tab and dialog are shown,
 // the timeline's status line, and how the parts meet.
-import { useCallback, useMemo, useState } from 'react';
+import { useCallback, useEffect, useMemo, useState } from 'react';
 import { fullName } from '../../../profiler/contract/names.ts';
 import type { DependencyEnd, Finding, ItemRef } from '../../../profiler/contract/api.ts';
 import { ALL_KINDS, KIND_COLORS, KIND_FILTERS, KIND_LABELS } from '../base/colors.ts';
@@ -78,6 +78,11 @@ export function App() {
   const shownView = useSettled(view) ?? view;
   const findings = useScopedAnswer('findings', summary?.recordingId ?? null, scope, analyse, analysed);
   const overlays = useOverlays(summary?.recordingId ?? null, analyse, analysed);
+  // Start-up known: the first view narrows to the steady state's GPU span (first-view.ts).
+  const { startupKnown } = ui;
+  useEffect(() => {
+    if (summary && overlays.startup !== undefined) startupKnown(summary.recordingId, overlays.startup);
+  }, [summary, overlays.startup, startupKnown]);
   const iterations = overlays.iterations ?? null;
   const chosenInstance = scope.kind === 'range' && iterations && scope.name === iterations.name ? (scope.instance ?? null) : null;
 

@@ -7,7 +7,7 @@
 // recording being written has its summary asked again as it grows
 // (use-live.ts), what the user looks at untouched.
 import { useCallback, useEffect, useRef, useState, type Dispatch, type SetStateAction } from 'react';
-import type { ItemRef, RecordingState, RecordingSummary, Scope } from '../../../profiler/contract/api.ts';
+import type { ItemRef, RecordingState, RecordingSummary, Scope, Startup } from '../../../profiler/contract/api.ts';
 import { getApi } from '../api/client.ts';
 import { parseScope, STEADY_STATE } from '../scope/scope.ts';
 import type { IterationTrack } from '../timeline/iterations.ts';
@@ -18,6 +18,7 @@ import type { Report } from './use-banners.ts';
 import { useScope, type ScopeState } from './use-scope.ts';
 import { readUrl } from './url-state.ts';
 import { LIVE_SUMMARY_MS, useThrottled } from './use-live.ts';
+import { firstView } from './first-view.ts';
 
 /** Per recording: what the user was looking at, restored when its tab is shown again. */
 interface Remembered {
@@ -49,6 +50,11 @@ export interface RecordingUi extends ScopeState {
   /** The timeline has drawn the shown recording's first frame: the analyses may start. */
   ready: boolean;
   onFirstData: () => void;
+  /**
+   * Start-up is known (scopeInfo of the steady state): the first view, while
+   * nobody has moved it, narrows to the steady state's GPU span (first-view.ts).
+   */
+  startupKnown: (recordingId: string, startup: Startup | null) => void;
 }
 
 const without = <T>(set: Set<T>, item: T): Set<T> => {
@@ -82,6 +88,8 @@ export function useRecordingUi(
   const summaries = useRef(new Map<string, RecordingSummary>());
   const remembered = useRef(new Map<string, Remembered>());
   const firstOpen = useRef(true);
+  // The first view set by show() (not the URL's, not a remembered one), until it narrows or the user moves it.
+  const autoView = useRef<{ id: string; view: View } | null>(null);
 
   // The active recording: its summary (cached), its remembered view and selection.
   useEffect(() => {
@@ -106,7 +114,9 @@ export function useRecordingUi(
       }
       firstOpen.current = false;
       setSummary(s);
-      setView(clampView(ui.view ?? { start: s.startNs, end: s.endNs }, s));
+      const shown = ui.view ? clampView(ui.view, s) : firstView(s);
+      autoView.current = ui.view ? null : { id: s.recordingId, view: shown };
+      setView(shown);
       setSelected(ui.selected);
       setHidden(ui.hidden);
       setFolded(ui.folded);
@@ -171,6 +181,15 @@ export function useRecordingUi(
     setReveal({ rowId });
   }, []);
   const onFirstData = useCallback(() => setReady(true), []);
+  const startupKnown = useCallback((recordingId: string, startup: Startup | null) => {
+    const auto = autoView.current;
+    const s = summaries.current.get(recordingId);
+    if (!auto || auto.id !== recordingId || !s) return;
+    autoView.current = null;
+    if (!startup) return;
+    // Only the view as show() set it: one the user has zoomed or panned since is theirs.
+    setView((v) => (v === auto.view ? firstView(s, startup) : v));
+  }, []);
 
   return {
     ...scope,
@@ -189,6 +208,7 @@ export function useRecordingUi(
     showRow,
     ready,
     onFirstData,
+    startupKnown,
   };
 }
 

@@ -1,7 +1,8 @@
 // The row model of the timeline, grouped as Nsight Systems groups it: per
-// process, each thread's CUDA API row and NVTX row (and, first, the
-// iterations row of the repeating NVTX range, when there is one); per GPU, a
-// concurrency track and one row per stream.
+// GPU, a concurrency track and one row per stream; per process, each
+// thread's CUDA API row and NVTX row (and, first, the iterations row of the
+// repeating NVTX range, when there is one). The GPUs come first: the
+// question the timeline answers is whether the streams overlapped.
 //
 // A distributed job (processes with ranks, or of several hosts: a merged
 // job, issue 13) nests the same groups host → rank (its process) → GPU →
@@ -66,6 +67,8 @@ export const CONC_H = 40;
 export const NVTX_LANE_H = 16;
 /** A job with more ranks than this opens with its ranks folded (defaultFolded). */
 export const FOLD_RANKS_ABOVE = 8;
+/** A process with more CUDA API and NVTX rows than this opens folded (defaultFolded). */
+export const FOLD_THREAD_ROWS_ABOVE = 8;
 
 const plural = (n: number, what: string) => `${n.toLocaleString('en-US')} ${what}${n === 1 ? '' : 's'}`;
 
@@ -146,15 +149,13 @@ export function buildGroups(s: RecordingSummary, iterations: IterationTrack | nu
   return groups;
 }
 
-/** One host, no ranks: a group per process (its threads), then a group per GPU (its streams of every process). */
+/**
+ * One host, no ranks: a group per GPU (its streams of every process) first —
+ * what the timeline is opened to see — then streams without a device, then
+ * a group per process (its threads' CUDA API and NVTX rows).
+ */
 function flatGroups(s: RecordingSummary, iterations: IterationTrack | null): TrackGroup[] {
   const groups: TrackGroup[] = [];
-  for (const p of s.processes) {
-    const id = `proc:${p.pid}`;
-    const rows = processRows(p.threads, p.pid, id, iterations);
-    if (rows.length)
-      groups.push(group({ id, kind: 'process', title: `Process ${p.pid}`, subtitle: `${commandName(p)}${p.complete ? '' : ' · incomplete'}`, rows }));
-  }
   for (const d of s.devices) {
     const streams = s.streams.filter((st) => st.deviceId === d.id);
     if (streams.length)
@@ -165,6 +166,12 @@ function flatGroups(s: RecordingSummary, iterations: IterationTrack | null): Tra
   const orphans = s.streams.filter((st) => st.deviceId === null);
   if (orphans.length)
     groups.push(group({ id: 'gpu:none', kind: 'device', title: 'Streams without a device', subtitle: '', rows: deviceRows(orphans, null, 'gpu:none', false) }));
+  for (const p of s.processes) {
+    const id = `proc:${p.pid}`;
+    const rows = processRows(p.threads, p.pid, id, iterations);
+    if (rows.length)
+      groups.push(group({ id, kind: 'process', title: `Process ${p.pid}`, subtitle: `${commandName(p)}${p.complete ? '' : ' · incomplete'}`, rows }));
+  }
   return groups;
 }
 
@@ -291,14 +298,21 @@ function jobGroups(s: RecordingSummary, iterations: IterationTrack | null): Trac
 }
 
 /**
- * The groups folded when a recording is first shown: a job's ranks when it
- * has more than FOLD_RANKS_ABOVE (its first frame draws one GPU-busy row
- * per rank, fetched from the zones, instead of every stream of every rank);
- * nothing otherwise.
+ * The groups folded when a recording is first shown, so that its first frame
+ * shows the GPU work: a job's ranks when it has more than FOLD_RANKS_ABOVE
+ * (its first frame draws one GPU-busy row per rank, fetched from the zones,
+ * instead of every stream of every rank), and a process of more than
+ * FOLD_THREAD_ROWS_ABOVE CUDA API and NVTX rows (a program with a thread per
+ * stream would otherwise fill the screen with them): one click unfolds them.
  */
 export function defaultFolded(groups: readonly TrackGroup[]): Set<string> {
+  const folded = new Set<string>();
   const ranks = groups.filter((g) => g.kind === 'process' && g.foldedRows.length > 0);
-  return new Set(ranks.length > FOLD_RANKS_ABOVE ? ranks.map((g) => g.id) : []);
+  if (ranks.length > FOLD_RANKS_ABOVE) for (const g of ranks) folded.add(g.id);
+  for (const g of groups) {
+    if (g.kind === 'process' && g.rows.filter((r) => r.kind === 'api' || r.kind === 'nvtx').length > FOLD_THREAD_ROWS_ABOVE) folded.add(g.id);
+  }
+  return folded;
 }
 
 /** The group holding row `rowId` and the groups it is nested in, outermost first: what must unfold to show it. */
