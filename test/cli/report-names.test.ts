@@ -1,6 +1,6 @@
 // `streamscope report` names kernels from their demangled form (schema 7):
 // on PyTorch's recording the text never shows a mangled `_Z…` name, three
-// instances of one kernel template read apart by their template arguments,
+// instances of one kernel template read apart by the template argument they differ in,
 // and the JSON keeps the stored (mangled) name beside the demangled one.
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
@@ -18,10 +18,9 @@ describe('streamscope report: kernel names', () => {
     expect(r.stdout).not.toMatch(/_Z/);
     const kernels = r.stdout.slice(r.stdout.indexOf('\nKernels'));
     expect(kernels).toMatch(/ distribution_elementwise_grid_stride_kernel$/m);
-    expect(kernels.match(/ vectorized_elementwise_kernel<4, /g)).toHaveLength(3);
-    expect(kernels).toContain(
-      'vectorized_elementwise_kernel<4, at::native::BUnaryFunctor<float, float, float, at::native::binary_internal::MulFunctor<float> >',
-    );
+    // Three instances of one template, told apart by the argument they differ in (profiler/contract/names.ts).
+    expect(kernels.match(/ vectorized_elementwise_kernel<…, /g)).toHaveLength(3);
+    expect(kernels).toMatch(/ vectorized_elementwise_kernel<…, BUnaryFunctor<…>, …>$/m);
   });
 
   it('JSON: name as stored, demangledName beside it', () => {

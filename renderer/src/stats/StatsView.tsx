@@ -17,7 +17,7 @@ import type {
 import { participantName } from '../../../profiler/contract/stragglers.ts';
 import { KIND_COLORS } from '../base/colors.ts';
 import { deviceTitle, gpuName } from '../base/gpus.ts';
-import { fullName, shortName } from '../../../profiler/contract/names.ts';
+import { fullName, readableNames } from '../../../profiler/contract/names.ts';
 import { formatTimestamp } from '../base/time.ts';
 import { formatBytes, formatDuration } from '../../../profiler/contract/time.ts';
 import { scopeKey } from '../scope/scope.ts';
@@ -201,6 +201,8 @@ export function StatsView(props: {
   const maxStreams = (deviceId: number) => Math.max(2, summary.streams.filter((s) => s.deviceId === deviceId).length);
   const maxKernelNs = Math.max(1, ...stats.kernels.map((k) => k.totalNs));
   const maxCopyNs = Math.max(1, ...stats.copies.map((c) => c.totalNs));
+  // As `streamscope report` names the kernels of the same scope: short names where they tell them apart.
+  const kernelName = readableNames(stats.kernels);
   return (
     <div className={`stats-view${pending ? ' stale' : ''}`} data-testid="stats-view">
       {head}
@@ -244,9 +246,14 @@ export function StatsView(props: {
             {
               key: 'name',
               label: 'name',
-              value: (r) => r.name,
+              value: (r) => kernelName.get(r.name)!,
               title: (r) => fullName(r),
-              show: (r) => <span className="kname">{shortName(fullName(r))}</span>,
+              show: (r) => (
+                // Wider than a .kname elsewhere: what tells two instances of one template apart is in their arguments.
+                <span className="kname" data-testid="stats-kernel-name" style={{ maxWidth: '96ch' }}>
+                  {kernelName.get(r.name)}
+                </span>
+              ),
             },
             { key: 'count', label: 'count', numeric: true, value: (r) => r.count },
             {
