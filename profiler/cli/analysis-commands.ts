@@ -1,5 +1,4 @@
 // The commands that analyse recordings: `report`, `check` and `diff`.
-import { parseArgs } from 'node:util';
 import { iterationsOf, pickIterationRange } from '../analysis/iterations.ts';
 import { analyzeJob, gpuProcessCount, loadProcessColumns, ZonesDisagree, type JobAnalysis } from '../analysis/job.ts';
 import { analyze, type Analysis } from '../analysis/load.ts';
@@ -16,30 +15,17 @@ import { buildJobReport, buildReport, formatIterations, formatJobReport, formatR
 import type { Db } from '../store/database.ts';
 import { readProcesses } from '../store/ranks.ts';
 import { recordingReadError } from '../store/read-error.ts';
-import { checkLine, CheckUsageError, parseCheckArgs, runCheck } from './check.ts';
+import { checkLine, parseCheckArgs, runCheck } from './check.ts';
+import { COMMANDS } from './commands.ts';
 import { fail, openForReading } from './common.ts';
-import { SCOPE_OPTIONS, SCOPE_USAGE, scopeFromArgs, type ScopeValues } from './scope-args.ts';
-
-const REPORT_USAGE = `usage: streamscope report FILE [--json] [--iterations] [--job | --no-job | --rank N | --pid P] ${SCOPE_USAGE}`;
+import { scopeFromArgs } from './scope-args.ts';
+import { parseCommand, UsageError } from './usage.ts';
 
 export async function cmdReport(args: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args,
-    allowPositionals: true,
-    allowNegative: true,
-    options: {
-      json: { type: 'boolean' },
-      iterations: { type: 'boolean' },
-      job: { type: 'boolean' },
-      rank: { type: 'string' },
-      pid: { type: 'string' },
-      ...SCOPE_OPTIONS,
-    },
-  });
-  if (positionals.length !== 1) fail(REPORT_USAGE, 2);
-  const file = positionals[0]!;
-  const scope = scopeOrFail(values);
-  if (values.rank !== undefined && values.pid !== undefined) fail('report: give --rank or --pid, not both', 2);
+  const { values, operands } = parseCommand(COMMANDS.report, args);
+  const file = operands[0]!;
+  const scope = scopeFromArgs(values);
+  if (values.rank !== undefined && values.pid !== undefined) throw new UsageError('give --rank or --pid, not both');
   const db = openForReading(file);
   try {
     const processes = readProcesses(db);
@@ -47,7 +33,7 @@ export async function cmdReport(args: string[]): Promise<number> {
     // A job of many ranks is read rank by rank (analysis/job.ts): its sections across ranks; one rank with --rank.
     const asJob = !only && (values.job ?? gpuProcessCount(db) > JOB_RANKS);
     if (asJob) {
-      if (values.iterations) fail(`report: --iterations reads every rank of ${file} at once: add --rank N (one rank's iterations) or --no-job`, 2);
+      if (values.iterations) throw new UsageError(`--iterations reads every rank of ${file} at once: add --rank N (one rank's iterations) or --no-job`);
       const job = await analyzeJobOrNull(db, file, scope);
       if (job) {
         const report = buildJobReport(file, job.analysis, readTraceTables(db), processes, job.seconds);
@@ -73,6 +59,7 @@ export async function cmdReport(args: string[]): Promise<number> {
     // A recording that opens but does not read (a corrupt page, a table or
     // column missing, a value of the wrong type) is said about the file, as
     // one that does not open is (fuzzing found these as stack traces).
+    if (err instanceof UsageError) throw err;
     const bad = recordingReadError(file, err);
     if (bad) fail(bad.message, 2);
     throw err;
@@ -80,16 +67,6 @@ export async function cmdReport(args: string[]): Promise<number> {
     db.close();
   }
   return 0;
-}
-
-/** The scope flags, or exit 2 with what is wrong with them. */
-function scopeOrFail(values: ScopeValues): Scope {
-  try {
-    return scopeFromArgs(values);
-  } catch (err) {
-    if (err instanceof ScopeError) fail(err.message, 2);
-    throw err;
-  }
 }
 
 /** The analysis of `scope`, or exit 2 when the recording has no such scope (an unknown NVTX range). */
@@ -103,21 +80,20 @@ function analyzeOrFail(db: Db, file: string, scope: Scope, pids?: number[]): Ana
   }
 }
 
-/** The process(es) `--rank N` or `--pid P` name, or exit 2 naming what the recording has. */
+/** The process(es) `--rank N` or `--pid P` name; a UsageError naming what the recording has. */
 function processesToReport(file: string, processes: RankedProcess[], rank: string | undefined, pid: string | undefined): ReportedProcesses {
   const n = Number(rank ?? pid);
-  if (!Number.isInteger(n)) fail(`report: ${rank !== undefined ? '--rank' : '--pid'} takes a number, not '${rank ?? pid}'`, 2);
+  if (!Number.isInteger(n)) throw new UsageError(`${rank !== undefined ? '--rank' : '--pid'} takes a number, not '${rank ?? pid}'`);
   if (pid !== undefined) {
     const p = processes.find((x) => x.pid === n);
-    if (!p) fail(`report: ${file} has no process ${n} (its pids: ${listed(processes.map((x) => x.pid))})`, 2);
+    if (!p) throw new UsageError(`${file} has no process ${n} (its pids: ${listed(processes.map((x) => x.pid))})`);
     return { pids: [n], label: p.rank !== null ? `rank ${p.rank} (pid ${n})` : `pid ${n}` };
   }
   const ranked = processes.filter((x) => x.rank === n);
   if (ranked.length === 0) {
     const ranks = processes.filter((x) => x.rank !== null).map((x) => x.rank!);
-    fail(
-      `report: ${file} has no rank ${n} (${ranks.length ? `its ranks: ${listed([...new Set(ranks)].sort((a, b) => a - b))}` : 'no process has a rank: name one with --pid'})`,
-      2,
+    throw new UsageError(
+      `${file} has no rank ${n} (${ranks.length ? `its ranks: ${listed([...new Set(ranks)].sort((a, b) => a - b))}` : 'no process has a rank: name one with --pid'})`,
     );
   }
   return { pids: ranked.map((x) => x.pid), label: `rank ${n} (pid ${ranked.map((x) => x.pid).join(', ')})` };
@@ -145,14 +121,7 @@ async function analyzeJobOrNull(db: Db, file: string, scope: Scope): Promise<{ a
 }
 
 export function cmdCheck(args: string[]): number {
-  let parsed;
-  try {
-    parsed = parseCheckArgs(args);
-  } catch (err) {
-    if (err instanceof CheckUsageError || err instanceof ScopeError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS'))
-      fail((err as Error).message, 2);
-    throw err;
-  }
+  const parsed = parseCheckArgs(args);
   let result;
   try {
     result = runCheck(parsed.file, parsed.minOverlap, parsed.failOn, parsed.scope);
@@ -170,19 +139,14 @@ export function cmdCheck(args: string[]): number {
 }
 
 export function cmdDiff(args: string[]): number {
-  const { values, positionals } = parseArgs({
-    args,
-    allowPositionals: true,
-    options: { json: { type: 'boolean' }, 'fail-if-slower': { type: 'string' }, 'fail-if-overlap-drops': { type: 'string' }, ...SCOPE_OPTIONS },
-  });
-  if (positionals.length !== 2) fail(`usage: streamscope diff A.sqlite B.sqlite [--json] [--fail-if-slower 5%] [--fail-if-overlap-drops 10] ${SCOPE_USAGE}`, 2);
-  const scope = scopeOrFail(values);
+  const { values, operands } = parseCommand(COMMANDS.diff, args);
+  const scope = scopeFromArgs(values);
   // Both gates take a number, '%' optional: a percentage of the GPU span, percentage points of overlap.
   const limit = (option: 'fail-if-slower' | 'fail-if-overlap-drops', example: string): number | null => {
     const v = values[option];
     if (v === undefined) return null;
     const m = /^(\d+(?:\.\d+)?)%?$/.exec(v);
-    if (!m) fail(`--${option}: expected ${example}, got '${v}'`, 2);
+    if (!m) throw new UsageError(`--${option}: expected ${example}, got '${v}'`);
     return Number(m[1]);
   };
   const slower = limit('fail-if-slower', 'a percentage such as 5%');
@@ -196,7 +160,7 @@ export function cmdDiff(args: string[]): number {
       db.close();
     }
   };
-  const [fa, fb] = positionals as [string, string];
+  const [fa, fb] = operands as [string, string];
   const summary = diffRecordings(fa, load(fa), fb, load(fb));
   process.stdout.write(values.json ? JSON.stringify(summary, null, 2) + '\n' : formatDiff(summary));
   const reasons = diffGateFailures(summary, { slower: slower === null ? null : slower / 100, overlapDropPoints });

@@ -2,11 +2,12 @@
 // a concurrency gate for CI. Exit 0 when the recording passes, 1 when it
 // does not (with a one-line reason on stderr), 2 for bad usage or a file
 // that cannot be read. JSON shape: profiler/README.md, "check --json".
-import { parseArgs } from 'node:util';
 import { analyze } from '../analysis/load.ts';
 import type { Scope, ScopeInfo } from '../contract/scope.ts';
 import { gpuOrdinals } from '../analysis/trace.ts';
-import { SCOPE_OPTIONS, SCOPE_USAGE, scopeFromArgs } from './scope-args.ts';
+import { COMMANDS } from './commands.ts';
+import { scopeFromArgs } from './scope-args.ts';
+import { parseCommand, UsageError } from './usage.ts';
 import { SEVERITY_RANK, type Finding, type Severity } from '../contract/findings.ts';
 import { overlapByDevice } from '../analysis/overlap.ts';
 import { openRecording } from '../store/database.ts';
@@ -29,25 +30,16 @@ export interface CheckResult {
   findings: Finding[];
 }
 
-export class CheckUsageError extends Error {}
-
+/** The command line; a UsageError for one that does not fit (--fail-on's values: commands.ts). */
 export function parseCheckArgs(args: string[]): { file: string; minOverlap: number | null; failOn: Severity | null; json: boolean; scope: Scope } {
-  const { values, positionals } = parseArgs({
-    args,
-    allowPositionals: true,
-    options: { 'min-overlap': { type: 'string' }, 'fail-on': { type: 'string' }, json: { type: 'boolean' }, ...SCOPE_OPTIONS },
-  });
-  if (positionals.length !== 1)
-    throw new CheckUsageError(`usage: streamscope check FILE [--min-overlap X] [--fail-on info|warning|error] [--json] ${SCOPE_USAGE}`);
+  const { values, operands } = parseCommand(COMMANDS.check, args);
   let minOverlap: number | null = null;
   if (values['min-overlap'] !== undefined) {
     minOverlap = Number(values['min-overlap']);
     if (!Number.isFinite(minOverlap) || minOverlap < 1)
-      throw new CheckUsageError(`--min-overlap: expected a number ≥ 1 (1.0 = no overlap), got '${values['min-overlap']}'`);
+      throw new UsageError(`--min-overlap: expected a number ≥ 1 (1.0 = no overlap), got '${values['min-overlap']}'`);
   }
-  const failOn = values['fail-on'] ?? null;
-  if (failOn !== null && !(failOn in SEVERITY_RANK)) throw new CheckUsageError(`--fail-on: expected info, warning or error, got '${failOn}'`);
-  return { file: positionals[0]!, minOverlap, failOn: failOn as Severity | null, json: values.json ?? false, scope: scopeFromArgs(values) };
+  return { file: operands[0]!, minOverlap, failOn: values['fail-on'] ?? null, json: values.json ?? false, scope: scopeFromArgs(values) };
 }
 
 /** Throws RecordingFileError (unreadable file) or ScopeError (no such range in it). */

@@ -4,6 +4,7 @@ import { StreamFormatError } from '../record/decoder.ts';
 import { RecordError } from '../record/record-error.ts';
 import { openRecording, type Db } from '../store/database.ts';
 import { RecordingFileError } from '../store/recording-error.ts';
+import { UsageError } from './usage.ts';
 
 export function fail(message: string, code = 1): never {
   process.stderr.write(`streamscope: ${message}\n`);
@@ -24,10 +25,10 @@ export function openForReading(file: string): Db {
   }
 }
 
-/** The message and exit code of an error that ends a command (as `main` prints it). */
+/** The message and exit code of an error that ends a command (as `main` prints it; `record --progress json` as its failed line). */
 export function failure(err: unknown): { message: string; code: number } {
   if (err instanceof RecordError) return { message: err.message, code: err.exitCode };
+  if (err instanceof UsageError) return { message: err.message, code: 2 };
   if (err instanceof RecordingFileError || err instanceof StreamFormatError) return { message: err.message, code: 1 };
-  if (err instanceof Error && (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) return { message: err.message, code: 2 };
   return { message: err instanceof Error ? (err.stack ?? err.message) : String(err), code: 70 };
 }

@@ -5,25 +5,16 @@
 // Exit 0 when merged, 2 for bad usage or a file that cannot be merged
 // (nothing is written then).
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import { formatDuration } from '../contract/time.ts';
 import { mergeRecordings, type AlignMode, type MergedSource, type MergeResult } from '../merge/merge.ts';
 import { RecordingFileError } from '../store/recording-error.ts';
+import { COMMANDS } from './commands.ts';
+import { parseCommand } from './usage.ts';
 
-export const MERGE_USAGE = 'usage: streamscope merge A.sqlite B.sqlite ... -o JOB.sqlite [--force] [--align collectives|wall-clock] [--json]';
-
-export class MergeUsageError extends Error {}
-
+/** The command line (declared in commands.ts; -o and an input required, --align's two values); a UsageError where it does not fit. */
 export function parseMergeArgs(args: string[]): { inputs: string[]; output: string; force: boolean; align: AlignMode; json: boolean } {
-  const { values, positionals } = parseArgs({
-    args,
-    allowPositionals: true,
-    options: { output: { type: 'string', short: 'o' }, force: { type: 'boolean', short: 'f' }, align: { type: 'string' }, json: { type: 'boolean' } },
-  });
-  if (positionals.length === 0 || !values.output) throw new MergeUsageError(MERGE_USAGE);
-  const align = values.align ?? 'collectives';
-  if (align !== 'collectives' && align !== 'wall-clock') throw new MergeUsageError(`--align: expected collectives or wall-clock, got '${align}'`);
-  return { inputs: positionals, output: values.output, force: values.force ?? false, align, json: values.json ?? false };
+  const { values, operands } = parseCommand(COMMANDS.merge, args);
+  return { inputs: operands, output: values.output!, force: values.force ?? false, align: values.align ?? 'collectives', json: values.json ?? false };
 }
 
 /** ±duration, as the shift is printed. */
@@ -65,16 +56,7 @@ export function formatMerge(r: MergeResult): string {
 
 /** The command: exit code, lines on stderr (JSON on stdout with --json). */
 export function cmdMerge(args: string[]): number {
-  let parsed;
-  try {
-    parsed = parseMergeArgs(args);
-  } catch (err) {
-    if (err instanceof MergeUsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
-      process.stderr.write(`streamscope: ${(err as Error).message}\n`);
-      return 2;
-    }
-    throw err;
-  }
+  const parsed = parseMergeArgs(args);
   let result: MergeResult;
   try {
     result = mergeRecordings(parsed.inputs, parsed.output, { overwrite: parsed.force, align: parsed.align });

@@ -1,17 +1,17 @@
 // `streamscope record` and `devices`: the commands that run on the GPU's side.
 import { constants as osConstants } from 'node:os';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import { CaptureRangeError, parseCaptureRange, type CaptureRange } from '../contract/record-request.ts';
 import { devices } from '../native/addon.ts';
 import { formatCaptureResult } from '../record/capture-range.ts';
 import { expandOutputName } from '../record/output-name.ts';
 import { ingested, progressLine, type EventFields } from '../record/progress.ts';
-import { RecordError } from '../record/record-error.ts';
 import { record } from '../record/recorder.ts';
 import { workloadArgv } from '../record/workload.ts';
-import { fail, failure } from './common.ts';
+import { COMMANDS } from './commands.ts';
+import { failure } from './common.ts';
 import { openLiveView, type LiveView } from './live-view.ts';
+import { parseCommand, UsageError, type Values } from './usage.ts';
 
 function stamp(): string {
   return new Date().toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
@@ -19,29 +19,18 @@ function stamp(): string {
 
 export async function cmdRecord(args: string[]): Promise<number> {
   const t0 = Date.now();
-  const dd = args.indexOf('--');
-  const own = dd >= 0 ? args.slice(0, dd) : args;
-  const target = dd >= 0 ? args.slice(dd + 1) : [];
-  const { values } = parseArgs({
-    args: own,
-    options: {
-      output: { type: 'string', short: 'o' },
-      force: { type: 'boolean', short: 'f' },
-      workload: { type: 'string' },
-      scenario: { type: 'string' },
-      size: { type: 'string' },
-      iterations: { type: 'string' },
-      streams: { type: 'string' },
-      chunks: { type: 'string' },
-      variant: { type: 'string' },
-      quiet: { type: 'boolean', short: 'q' },
-      'capture-range': { type: 'string' },
-      progress: { type: 'string' },
-      live: { type: 'boolean' },
-    },
-  });
+  let parsed;
+  try {
+    // The target is what follows `--`, as it is; --progress is text or json (commands.ts).
+    parsed = parseCommand(COMMANDS.record, args);
+  } catch (err) {
+    // --progress json promises a line for every way this ends, a command line refused too (the app shows its error).
+    if (!(err instanceof UsageError) || !asksJsonProgress(args)) throw err;
+    process.stderr.write(progressLine({ phase: 'failed', error: err.message, exitCode: 2 }, { elapsedMs: Date.now() - t0, output: '' }));
+    return 2;
+  }
+  const { values, passthrough: target } = parsed;
   const mode = values.progress ?? 'text';
-  if (mode !== 'text' && mode !== 'json') fail(`--progress: expected text or json, got '${mode}'`, 2);
   const defaultName = values.workload !== undefined ? `${values.workload}-${values.scenario ?? ''}` : path.basename(target[0] ?? 'recording');
   // -o may name the host, pid, rank and local rank (%h %p %r %l): one recorder per node or rank, started by the job's own launcher.
   const named = (): string => (values.output !== undefined ? expandOutputName(values.output) : `streamscope-${defaultName}-${stamp()}.sqlite`);
@@ -61,28 +50,25 @@ export async function cmdRecord(args: string[]): Promise<number> {
   }
 }
 
-type RecordValues = {
-  output?: string;
-  force?: boolean;
-  workload?: string;
-  scenario?: string;
-  size?: string;
-  iterations?: string;
-  streams?: string;
-  chunks?: string;
-  variant?: string;
-  quiet?: boolean;
-  'capture-range'?: string;
-  live?: boolean;
-};
+/** `--progress json` among record's own words (before `--`), read before they parse. */
+function asksJsonProgress(args: string[]): boolean {
+  const end = args.indexOf('--');
+  const own = end < 0 ? args : args.slice(0, end);
+  return own.some((a, i) => a === '--progress=json' || (a === '--progress' && own[i + 1] === 'json'));
+}
 
 /**
- * `record` once its options are read; a usage problem is a RecordError with
- * exit code 2. `emit` writes the JSON progress lines; null: the text mode.
+ * `record` once its options are read; a usage problem is a UsageError
+ * (exit code 2). `emit` writes the JSON progress lines; null: the text mode.
  */
-async function recordTo(values: RecordValues, target: string[], output: string, emit: ((fields: EventFields) => void) | null): Promise<number> {
+async function recordTo(
+  values: Values<typeof COMMANDS.record>,
+  target: string[],
+  output: string,
+  emit: ((fields: EventFields) => void) | null,
+): Promise<number> {
   const usage = (message: string): never => {
-    throw new RecordError(message, 2);
+    throw new UsageError(message);
   };
   // A malformed range is refused before anything runs.
   let captureRange: CaptureRange | undefined;
@@ -211,7 +197,7 @@ function signalNumber(sig: NodeJS.Signals): number | undefined {
 }
 
 export function cmdDevices(args: string[]): number {
-  const { values } = parseArgs({ args, options: { json: { type: 'boolean' } } });
+  const { values } = parseCommand(COMMANDS.devices, args);
   const inv = devices();
   if (values.json) {
     process.stdout.write(JSON.stringify(inv, null, 2) + '\n');

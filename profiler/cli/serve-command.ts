@@ -1,47 +1,34 @@
 // `streamscope serve` and `open`: the timeline in a browser or the desktop app.
 import fs from 'node:fs';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import type { OpenMode } from '../merge/job-cache.ts';
 import { repoRoot } from '../native/paths.ts';
 import { exposureWarning } from '../serve/listen-address.ts';
 import { startServer } from '../serve/server.ts';
 import { readTokenFile, TokenFileError } from '../serve/token-file.ts';
+import { COMMANDS } from './commands.ts';
 import { fail } from './common.ts';
+import { parseCommand, UsageError } from './usage.ts';
 
 /**
- * Options of `serve` and `open` (open falls back to serving). Several files:
- * the recordings of one job's ranks open as one (merged into the job cache,
- * profiler/merge/job-cache.ts); --job merges whatever was given, --separate
- * nothing.
+ * Options of `serve` and `open` (open falls back to serving: the same
+ * options, commands.ts). Several files: the recordings of one job's ranks
+ * open as one (merged into the job cache, profiler/merge/job-cache.ts);
+ * --job merges whatever was given, --separate nothing.
  */
 function parseServeArgs(
-  command: string,
+  command: 'serve' | 'open',
   args: string[],
 ): { files: string[]; port: number; host: string; allowRemote: boolean; openMode: OpenMode; tokenFile: string | null; allowedHosts: string[] } {
-  const { values, positionals } = parseArgs({
-    args,
-    allowPositionals: true,
-    options: {
-      port: { type: 'string' },
-      host: { type: 'string' },
-      job: { type: 'boolean' },
-      separate: { type: 'boolean' },
-      'token-file': { type: 'string' },
-      'allow-host': { type: 'string', multiple: true },
-    },
-  });
-  if (positionals.length === 0) {
-    fail(`usage: streamscope ${command} FILE... [--job | --separate] [--port N] [--host 127.0.0.1] [--token-file F] [--allow-host NAME]...`, 2);
-  }
-  if (values.job && values.separate) fail('--job and --separate: give one or the other', 2);
-  const port = values.port === undefined ? 0 : Number(values.port);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) fail(`--port: expected a port number (0–65535), got '${values.port}'`, 2);
-  // A non-loopback --host is the explicit request startServer wants for serving beyond this machine.
+  const { values, operands } = parseCommand(COMMANDS[command], args);
+  if (values.job && values.separate) throw new UsageError('give --job or --separate, not both');
+  const port = Number(values.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port: expected a port number (0–65535), got '${values.port}'`);
   return {
-    files: positionals,
+    files: operands,
     port,
     host: values.host ?? '127.0.0.1',
+    // A --host given is the explicit request startServer wants for serving beyond this machine.
     allowRemote: values.host !== undefined,
     openMode: values.job ? 'job' : values.separate ? 'separate' : 'auto',
     tokenFile: values['token-file'] ?? null,

@@ -9,16 +9,13 @@
 // stopped at its time limit: one line on stderr, the query's line beneath
 // it with a caret where the error points); 2 bad usage or a file that is
 // not a readable recording.
-import { SQL_ROW_LIMIT, SQL_TIME_LIMIT_MS } from '../contract/sql.ts';
 import { ApiError } from '../query/api-error.ts';
 import { SqlConsole } from '../query/sql-console.ts';
+import { COMMANDS } from './commands.ts';
 import { parseTime } from './scope-args.ts';
 import { formatFailure, formatRows, rowsLine, type SqlFormat } from './sql-format.ts';
 import { runRepl } from './sql-repl.ts';
-
-export const SQL_USAGE = 'usage: streamscope sql FILE ["SELECT …" | -] [--json | --csv] [--timeout 5s] [--max-rows N] [--interactive]';
-
-export class SqlUsageError extends Error {}
+import { parseCommand, UsageError } from './usage.ts';
 
 export interface SqlArgs {
   file: string;
@@ -32,54 +29,21 @@ export interface SqlArgs {
 }
 
 /**
- * The arguments. Not node:util's parseArgs: a query may start with a `--`
- * comment, which it would take for an option; here only the options below
- * are options, and anything else that is not a word such as `--jsn` is a
- * positional (after `--`, everything is).
+ * The arguments (declared in commands.ts, where --timeout's and --max-rows'
+ * defaults are the console's limits); a UsageError where they do not fit. A
+ * query may start with a `--` comment: parseCommand takes an argument that
+ * is not an option word for an operand.
  */
 export function parseSqlArgs(args: string[]): SqlArgs {
-  const values: { json?: boolean; csv?: boolean; interactive?: boolean; timeout?: string; 'max-rows'?: string } = {};
-  const positionals: string[] = [];
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i]!;
-    const [name, inline] =
-      arg.startsWith('--') && arg.includes('=') && !/\s/.test(arg) ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)] : [arg, undefined];
-    if (arg === '--') {
-      positionals.push(...args.slice(i + 1));
-      break;
-    } else if (name === '--json' || name === '--csv' || name === '--interactive') {
-      values[name.slice(2) as 'json' | 'csv' | 'interactive'] = true;
-    } else if (name === '--timeout' || name === '--max-rows') {
-      const value = inline ?? args[++i];
-      if (value === undefined) throw new SqlUsageError(`${name} needs a value\n${SQL_USAGE}`);
-      values[name.slice(2) as 'timeout' | 'max-rows'] = value;
-    } else if (/^--?[A-Za-z][\w-]*(=\S*)?$/.test(arg)) {
-      throw new SqlUsageError(`unknown option '${arg}'\n${SQL_USAGE}`);
-    } else {
-      positionals.push(arg);
-    }
-  }
-  if (positionals.length < 1 || positionals.length > 2) throw new SqlUsageError(SQL_USAGE);
-  if (values.json && values.csv) throw new SqlUsageError('give --json or --csv, not both');
-  let timeoutMs = SQL_TIME_LIMIT_MS;
-  if (values.timeout !== undefined) {
-    let ns: number;
-    try {
-      ns = parseTime(values.timeout, '--timeout');
-    } catch (err) {
-      throw new SqlUsageError((err as Error).message);
-    }
-    timeoutMs = Math.round(ns / 1e6);
-    if (!(timeoutMs >= 1 && timeoutMs <= 86_400_000)) throw new SqlUsageError(`--timeout: between 1ms and 24 hours, got '${values.timeout}'`);
-  }
-  let rowLimit = SQL_ROW_LIMIT;
-  if (values['max-rows'] !== undefined) {
-    rowLimit = Number(values['max-rows']);
-    if (!Number.isSafeInteger(rowLimit) || rowLimit < 1) throw new SqlUsageError(`--max-rows: a whole number of rows above 0, got '${values['max-rows']}'`);
-  }
+  const { values, operands } = parseCommand(COMMANDS.sql, args);
+  if (values.json && values.csv) throw new UsageError('give --json or --csv, not both');
+  const timeoutMs = Math.round(parseTime(values.timeout!, '--timeout') / 1e6);
+  if (!(timeoutMs >= 1 && timeoutMs <= 86_400_000)) throw new UsageError(`--timeout: between 1ms and 24 hours, got '${values.timeout}'`);
+  const rowLimit = Number(values['max-rows']);
+  if (!Number.isSafeInteger(rowLimit) || rowLimit < 1) throw new UsageError(`--max-rows: a whole number of rows above 0, got '${values['max-rows']}'`);
   return {
-    file: positionals[0]!,
-    query: positionals[1] ?? null,
+    file: operands[0]!,
+    query: operands[1] ?? null,
     format: values.json ? 'json' : values.csv ? 'csv' : 'table',
     timeoutMs,
     rowLimit,
@@ -109,14 +73,7 @@ export interface SqlIo {
 }
 
 export async function cmdSql(args: string[], io: SqlIo): Promise<number> {
-  let a: SqlArgs;
-  try {
-    a = parseSqlArgs(args);
-  } catch (err) {
-    if (!(err instanceof SqlUsageError)) throw err;
-    io.stderr.write(`streamscope: ${err.message}\n`);
-    return 2;
-  }
+  const a = parseSqlArgs(args);
   const sql = openConsole(a.file, io.stderr);
   if (!sql) return 2;
   try {

@@ -78,7 +78,7 @@ describe('streamscope merge', () => {
     expect(run(['merge', ...ranks]).code).toBe(2);
     expect(run(['merge', ...ranks, '-o', path.join(dir, 'x.sqlite'), '--align', 'sundial'])).toMatchObject({
       code: 2,
-      stderr: "streamscope: --align: expected collectives or wall-clock, got 'sundial'\n",
+      stderr: "streamscope merge: --align: expected collectives or wall-clock, got 'sundial'\nsee streamscope merge --help\n",
     });
     const text = path.join(dir, 'readme.sqlite');
     fs.writeFileSync(text, 'not a recording\n'.repeat(200));

@@ -90,6 +90,12 @@ describe('record --progress json', () => {
     expect(range.events).toEqual([
       expect.objectContaining({ phase: 'failed', exitCode: 2, error: expect.stringMatching(/^--capture-range 'step': expected nvtx:NAME/) }),
     ]);
+    // A command line refused before it is read, too: the line says what the text would (the app shows it).
+    const option = recordJson(['-o', out, '--captur-range', 'nvtx:step', '--', 'true']);
+    expect(option.code).toBe(2);
+    expect(option.events).toEqual([
+      expect.objectContaining({ phase: 'failed', exitCode: 2, error: 'unknown option --captur-range (did you mean --capture-range?)' }),
+    ]);
   });
 
   it('the text mode stays as it was: no JSON; an unknown --progress is refused', () => {
@@ -98,12 +104,12 @@ describe('record --progress json', () => {
     expect(t.stderr).toBe('streamscope: target not found: no-such-program-xyz (not a file, and not on PATH)\n');
     const bad = spawnSync(process.execPath, [cli, 'record', '--progress', 'yaml', '--', 'true'], { encoding: 'utf8' });
     expect(bad.status).toBe(2);
-    expect(bad.stderr).toBe("streamscope: --progress: expected text or json, got 'yaml'\n");
+    expect(bad.stderr).toBe("streamscope record: --progress: expected text or json, got 'yaml'\nsee streamscope record --help\n");
   });
 
   it('the help names the option', () => {
-    const h = spawnSync(process.execPath, [cli, '--help'], { encoding: 'utf8' });
-    expect(h.stdout).toContain('[--progress text|json]');
+    const h = spawnSync(process.execPath, [cli, 'record', '--help'], { encoding: 'utf8' });
+    expect(h.stdout).toContain('--progress text|json');
   });
 });
 

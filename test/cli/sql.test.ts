@@ -195,7 +195,7 @@ describe('streamscope sql: usage and files', () => {
     ]) {
       const r = run(args);
       expect(r.code, args.join(' ')).toBe(2);
-      expect(r.stderr, args.join(' ')).toMatch(/^streamscope: /);
+      expect(r.stderr, args.join(' ')).toMatch(/^streamscope sql: .+\n(usage: streamscope sql .+\n)?see streamscope sql --help\n$/);
     }
     expect(run([]).stderr).toContain('usage: streamscope sql FILE');
   });

@@ -495,6 +495,6 @@ describe('parseCaptureRange and the record command', () => {
   });
 
   it('the help names the option', () => {
-    expect(run(['--help']).stdout).toContain('--capture-range nvtx:NAME|cuda-profiler-api');
+    expect(run(['record', '--help']).stdout).toContain('--capture-range nvtx:NAME|cuda-profiler-api');
   });
 });
