@@ -16,6 +16,7 @@ import { callApi, launch, openApp, serve, settled } from './browser.ts';
 const fixtures = path.resolve(import.meta.dirname, '../fixtures');
 const runner = path.join(fixtures, 'recordings/normalise-concurrent.sqlite');
 const torch = path.join(fixtures, 'corpus/torch-pageable-batches/bug.sqlite');
+const ddp = [0, 1].map((r) => path.join(fixtures, `ddp/ddp-rank${r}.sqlite`));
 
 function facts(file: string): { summary: RecordingSummary; startup: Startup | null } {
   const q = new RecordingQuery('x', file);
@@ -36,8 +37,8 @@ afterAll(async () => {
   for (const s of servers) await s.close();
 });
 
-async function open(file: string): Promise<Page> {
-  const server = await serve([file]);
+async function open(...files: string[]): Promise<Page> {
+  const server = await serve(files);
   servers.push(server);
   const page = await openApp(browser, server.url);
   await settled(page);
@@ -88,6 +89,21 @@ describe('the first view', () => {
     expect(v.start).toBeGreaterThanOrEqual(summary.startNs);
     expect(v.end).toBeLessThanOrEqual(summary.endNs);
     expect((v.end - v.start) / (summary.endNs - summary.startNs)).toBeLessThan(0.1);
+    await page.close();
+  });
+
+  it('a two-rank DDP job (opened as one): both ranks’ GPU streams before any CPU thread row, the threads folded one click away', async () => {
+    const page = await open(...ddp);
+    const rows = await labels(page);
+    const streams = rows.filter((r) => r.startsWith('row-stream:'));
+    expect(new Set(streams).size).toBeGreaterThanOrEqual(2 * 3);
+    expect(rows.some((r) => r.startsWith('row-api:'))).toBe(false);
+    const threads = rows.filter((r) => r.startsWith('group-threads:'));
+    expect(threads).toHaveLength(2);
+    // Each rank: its header, its GPU and streams, then its folded threads.
+    expect(rows.indexOf(threads[0]!)).toBeGreaterThan(rows.indexOf(streams[0]!));
+    await page.click(`[data-testid="fold-${threads[0]!.slice('group-'.length)}"]`);
+    await page.waitForFunction(() => document.querySelector('[data-testid^="row-api:"]') !== null);
     await page.close();
   });
 

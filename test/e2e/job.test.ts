@@ -196,7 +196,8 @@ describe('a merged job on the timeline', () => {
     }
     expect(await page.locator('[data-testid^="row-busy:"]').count()).toBe(11);
     await page.waitForFunction((pid) => {
-      const fold = (new URLSearchParams(location.hash.slice(1)).get('fold') ?? '').split(',');
+      // The ranks still folded (each rank's CPU threads stay folded too).
+      const fold = (new URLSearchParams(location.hash.slice(1)).get('fold') ?? '').split(',').filter((id) => id.startsWith('proc:'));
       return fold.length === 11 && !fold.includes(`proc:${pid}`);
     }, r7.pid);
     await page.reload();

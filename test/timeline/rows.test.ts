@@ -67,7 +67,9 @@ describe('every fixture: flat groups without ranks, host → rank → GPU with t
         .map((r) => r.id)
         .sort(),
     ).toEqual(s.streams.map((st) => st.rowId).sort());
-    expect(defaultFolded(groups).size).toBe(0);
+    // Nothing folded but a job's ranks' CPU threads (they follow each rank's GPUs).
+    const threads = groups.filter((g) => g.kind === 'threads').map((g) => g.id);
+    expect([...defaultFolded(groups)].sort()).toEqual(threads.sort());
     if (ranked.length === 0) {
       // GPUs first: a group per GPU with streams, streams without a device, then processes with rows (their threads).
       expect(groups.every((g) => g.depth === 0 && g.ancestors.length === 0 && g.kind !== 'host' && g.foldedRows.length === 0)).toBe(true);
@@ -127,7 +129,11 @@ describe('a job groups host → rank → GPU → streams', () => {
     ] as const) {
       expected.push(`host:${h}`);
       for (const p of ranks)
-        expected.push(`proc:${p.pid}`, ...[...new Set(s.streams.filter((st) => st.pid === p.pid).map((st) => `gpu:${p.pid}:${st.deviceId}`))]);
+        expected.push(
+          `proc:${p.pid}`,
+          ...[...new Set(s.streams.filter((st) => st.pid === p.pid).map((st) => `gpu:${p.pid}:${st.deviceId}`))],
+          `threads:${p.pid}`,
+        );
     }
     expect(ids).toEqual(expected);
     for (const p of byRank) {
@@ -137,7 +143,10 @@ describe('a job groups host → rank → GPU → streams', () => {
       expect(g.subtitle).toContain(`local rank ${p.rank! % 2} · world size 4 · GPU 0`);
       if (p.originalPid !== null) expect(g.subtitle).toContain(`pid ${p.pid} in the merged job`);
       expect(g.ancestors).toEqual([`host:${p.host}`]);
-      expect(g.rows.map((r) => r.kind)).toEqual(['api']);
+      // Its own rows: none (no iterations track here); its thread's CUDA API row in its threads group, after its GPUs.
+      expect(g.rows).toEqual([]);
+      expect(groups.find((x) => x.id === `threads:${p.pid}`)).toMatchObject({ kind: 'threads', depth: 2, ancestors: [`host:${p.host}`, g.id] });
+      expect(groups.find((x) => x.id === `threads:${p.pid}`)!.rows.map((r) => r.kind)).toEqual(['api']);
       const devices = [...new Set(s.streams.filter((st) => st.pid === p.pid).map((st) => st.deviceId))];
       expect(g.foldedRows).toEqual([expect.objectContaining({ id: `busy:${p.pid}`, kind: 'busy', deviceIds: devices })]);
     }
@@ -154,7 +163,7 @@ describe('a job groups host → rank → GPU → streams', () => {
       ['host node-0', '2 ranks'],
       ['host node-1', '2 ranks'],
     ]);
-    expect(defaultFolded(groups).size).toBe(0);
+    expect([...defaultFolded(groups)].every((id) => id.startsWith('threads:'))).toBe(true);
   });
 
   it('layout: a folded rank shows its busy row instead of its rows; a folded host hides its ranks; hidden rows stay hidden', () => {
@@ -196,11 +205,11 @@ describe('a job groups host → rank → GPU → streams', () => {
       const groups = buildGroups(job(`ranks${n}`, n));
       return { groups, folded: defaultFolded(groups) };
     };
-    expect(at(FOLD_RANKS_ABOVE).folded.size).toBe(0);
+    expect([...at(FOLD_RANKS_ABOVE).folded].every((id) => id.startsWith('threads:'))).toBe(true);
     const { groups, folded } = at(FOLD_RANKS_ABOVE + 4);
     expect([...folded].sort()).toEqual(
       groups
-        .filter((g) => g.kind === 'process')
+        .filter((g) => g.kind === 'process' || g.kind === 'threads')
         .map((g) => g.id)
         .sort(),
     );

@@ -6,10 +6,11 @@
 //
 // A distributed job (processes with ranks, or of several hosts: a merged
 // job, issue 13) nests the same groups host → rank (its process) → GPU →
-// streams, each level foldable; a folded rank shows one row instead, its
-// GPU busy over time (from the zones: cheap whatever the rank holds), so a
-// job of 64 ranks × 8 streams opens on 64 rows (defaultFolded). A
-// recording of one host without ranks keeps the flat grouping.
+// streams (and, after its GPUs, a rank's CPU threads), each level
+// foldable; a folded rank shows one row instead, its GPU busy over time
+// (from the zones: cheap whatever the rank holds), so a job of 64 ranks × 8
+// streams opens on 64 rows (defaultFolded). A recording of one host without
+// ranks keeps the flat grouping.
 //
 // Pure functions of the summary (and the iterations track): layout() turns
 // the groups into y positions, given folded groups, hidden rows and the
@@ -45,8 +46,8 @@ export interface TrackRow {
 
 export interface TrackGroup {
   id: string;
-  /** host and rank levels exist only for a distributed job. */
-  kind: 'host' | 'process' | 'device';
+  /** host and rank levels exist only for a distributed job, and so do threads: a rank's CUDA API and NVTX rows, after its GPUs. */
+  kind: 'host' | 'process' | 'device' | 'threads';
   title: string;
   subtitle: string;
   rows: TrackRow[];
@@ -264,7 +265,8 @@ function jobGroups(s: RecordingSummary, iterations: IterationTrack | null): Trac
           kind: 'process',
           title: processTitle(p),
           subtitle: subtitle.join(' · '),
-          rows: processRows(p.threads, p.pid, id, iterations),
+          // The iterations row heads the rank; its threads' rows follow its GPUs (below).
+          rows: iterations?.pid === p.pid ? [iterationsRow(iterations, id)] : [],
           depth: 1,
           ancestors: [hostId],
           foldedRows,
@@ -292,6 +294,22 @@ function jobGroups(s: RecordingSummary, iterations: IterationTrack | null): Trac
           }),
         );
       }
+      // The rank's threads after its GPUs, so that a job opens on its GPU work (folded: defaultFolded).
+      const threadRows = processRows(p.threads, p.pid, `threads:${p.pid}`, null);
+      if (threadRows.length) {
+        const threads = new Set(p.threads.filter((t) => t.apiCalls || t.nvtxRanges).map((t) => t.tid)).size;
+        groups.push(
+          group({
+            id: `threads:${p.pid}`,
+            kind: 'threads',
+            title: 'CPU threads',
+            subtitle: `${plural(threads, 'thread')} · CUDA API and NVTX`,
+            rows: threadRows,
+            depth: 2,
+            ancestors: [hostId, id],
+          }),
+        );
+      }
     }
   }
   return groups;
@@ -303,7 +321,8 @@ function jobGroups(s: RecordingSummary, iterations: IterationTrack | null): Trac
  * (its first frame draws one GPU-busy row per rank, fetched from the zones,
  * instead of every stream of every rank), and a process of more than
  * FOLD_THREAD_ROWS_ABOVE CUDA API and NVTX rows (a program with a thread per
- * stream would otherwise fill the screen with them): one click unfolds them.
+ * stream would otherwise fill the screen with them), and a job's ranks'
+ * CPU threads: one click unfolds them.
  */
 export function defaultFolded(groups: readonly TrackGroup[]): Set<string> {
   const folded = new Set<string>();
@@ -311,6 +330,8 @@ export function defaultFolded(groups: readonly TrackGroup[]): Set<string> {
   if (ranks.length > FOLD_RANKS_ABOVE) for (const g of ranks) folded.add(g.id);
   for (const g of groups) {
     if (g.kind === 'process' && g.rows.filter((r) => r.kind === 'api' || r.kind === 'nvtx').length > FOLD_THREAD_ROWS_ABOVE) folded.add(g.id);
+    // A job's ranks each have theirs: folded, every rank's GPUs come into the first frame.
+    if (g.kind === 'threads') folded.add(g.id);
   }
   return folded;
 }
