@@ -8,9 +8,11 @@
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SQL_EXAMPLES, sqlValueText, type SqlRows } from '../../profiler/contract/sql.ts';
+import fs from 'node:fs';
+import { SQL_EXAMPLES, type SqlRows } from '../../profiler/contract/sql.ts';
 import type { RunningServer } from '../../profiler/serve/server.ts';
 import { SqlConsole } from '../../profiler/query/sql-console.ts';
+import { cellText, exactText, resultDecimals } from '../../renderer/src/query/cell-text.ts';
 import { callApi, launch, serve, settled } from './browser.ts';
 
 const fixtures = path.resolve(import.meta.dirname, '../fixtures/recordings');
@@ -74,11 +76,57 @@ describe('the Query tab', () => {
     expect(want.rows.length).toBeGreaterThan(10);
     await expect(page.locator('[data-testid="query-row"]').count()).resolves.toBe(want.rows.length);
     expect(await page.locator('[data-testid="query-results"] thead th').allTextContents()).toEqual(want.columns);
-    for (const i of [0, want.rows.length - 1]) expect(await cellTexts(page, i)).toEqual(want.rows[i]!.map(sqlValueText));
+    const decimals = resultDecimals(want);
+    for (const i of [0, want.rows.length - 1]) expect(await cellTexts(page, i)).toEqual(want.rows[i]!.map((v, c) => cellText(v, decimals[c]!)));
     // Two link columns (nvtx_range_id, kernel_id): a link per row in each.
     await expect(page.locator('[data-testid="query-link"][data-table="kernels"]').count()).resolves.toBe(want.rows.length);
     await expect(page.locator('[data-testid="query-link"][data-table="nvtx_ranges"]').count()).resolves.toBe(want.rows.length);
     expect(await page.textContent('[data-testid="query-status"]')).toMatch(new RegExp(`^${want.rows.length} rows · [\\d.]+ ms$`));
+    await page.close();
+  });
+
+  it('rounds REAL values for reading, keeps them exact in the tooltip, a copy and the saved CSV and JSON; integers as they are', async () => {
+    const page = await openQueryTab(torch);
+    const query = 'SELECT name, count(*) AS launches, avg(duration_us) AS mean_us, min(start_ns) AS first_ns FROM kernel_view GROUP BY name ORDER BY 3 DESC';
+    await runQuery(page, query);
+    const want = consoleRows(torch, query);
+    const [mean, first] = [want.columns.indexOf('mean_us'), want.columns.indexOf('first_ns')];
+    const exact = want.rows[0]![mean] as number;
+    // SQLite's average has every digit of a double; the table shows the column's 6 significant digits.
+    expect(String(exact).length).toBeGreaterThan(12);
+    const cell = page.locator('[data-testid="query-results"] tbody tr').first().locator('td').nth(mean);
+    expect(await cell.textContent()).toBe(exact.toFixed(2));
+    expect(await cell.getAttribute('title')).toBe(String(exact));
+    // ns since the recording's origin: an integer, shown whole, no tooltip.
+    const ns = page.locator('[data-testid="query-results"] tbody tr').first().locator('td').nth(first);
+    expect(await ns.textContent()).toBe(String(want.rows[0]![first]));
+    expect(await ns.getAttribute('title')).toBeNull();
+
+    // A copy of the first row's cells: every digit, tab-separated.
+    const copied = await page.evaluate(() => {
+      const tr = document.querySelector('[data-testid="query-results"] tbody tr')!;
+      const range = document.createRange();
+      range.selectNodeContents(tr);
+      getSelection()!.removeAllRanges();
+      getSelection()!.addRange(range);
+      let text = '';
+      document.addEventListener('copy', (e) => (text = e.clipboardData!.getData('text/plain')), { once: true });
+      document.execCommand('copy');
+      return text;
+    });
+    expect(copied).toBe(want.rows[0]!.map(exactText).join('\t'));
+
+    // Saved: the same rows, every digit.
+    const [csv] = await Promise.all([page.waitForEvent('download'), page.click('[data-testid="query-save-csv"]')]);
+    expect(csv.suggestedFilename()).toBe('query.csv');
+    const lines = fs
+      .readFileSync((await csv.path())!, 'utf8')
+      .trimEnd()
+      .split('\r\n');
+    expect(lines).toHaveLength(want.rows.length + 1);
+    expect(lines[1]!.split(',').at(-2)).toBe(String(exact));
+    const [json] = await Promise.all([page.waitForEvent('download'), page.click('[data-testid="query-save-json"]')]);
+    expect(JSON.parse(fs.readFileSync((await json.path())!, 'utf8')).rows).toEqual(want.rows);
     await page.close();
   });
 

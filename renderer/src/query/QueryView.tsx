@@ -3,12 +3,16 @@
 // the views of SCHEMA.md). An editor (Ctrl/Cmd+Enter runs), the example
 // queries, the rows as a table — a value in a column that names an
 // operation (`kernel_id`, `memcpy_id`, …: contract/sql.ts SQL_ITEM_COLUMNS)
-// is a link to it on the timeline, and so is a click on its row — or the
-// failure: SQLite's message, and where it points, the line with a caret
-// under the token and the token selected in the editor.
-import { useLayoutEffect, useRef, useState, type ReactNode } from 'react';
+// is a link to it on the timeline, and so is a click on its row; REAL
+// values rounded for reading (cell-text.ts), exact in their tooltips, in a
+// copy of the table and in its CSV and JSON (export.ts) — or the failure:
+// SQLite's message, and where it points, the line with a caret under the
+// token and the token selected in the editor.
+import { useLayoutEffect, useMemo, useRef, useState, type ReactNode } from 'react';
 import type { SqlFailure, SqlRows } from '../../../profiler/contract/api.ts';
-import { pointAt, SQL_EXAMPLES, SQL_ITEM_COLUMNS, SQL_ROW_LIMIT, SQL_TIME_LIMIT_MS, SQL_VIEWS, sqlValueText } from '../../../profiler/contract/sql.ts';
+import { pointAt, SQL_EXAMPLES, SQL_ITEM_COLUMNS, SQL_ROW_LIMIT, SQL_TIME_LIMIT_MS, SQL_VIEWS } from '../../../profiler/contract/sql.ts';
+import { cellText, exactText, resultDecimals } from './cell-text.ts';
+import { resultCsv, resultJson, saveText, selectedCellsText } from './export.ts';
 import type { QueryState } from './use-query.ts';
 
 /** Rows drawn at first, and added per "more" (a result holds up to 10 000: as DOM, a few at a time). */
@@ -117,6 +121,9 @@ function Failure(props: { failure: SqlFailure; query: string }) {
 function Results(props: { rows: SqlRows; onShow: QueryState['show'] }) {
   const { rows: r, onShow } = props;
   const [shown, setShown] = useState(PAGE_ROWS);
+  const decimals = useMemo(() => resultDecimals(r), [r]);
+  const body = useRef<HTMLTableSectionElement>(null);
+  const rounded = decimals.some((d) => d !== null);
   const links = new Map(r.items.map((c) => [c.column, c.table]));
   const linkColumns = Object.values(SQL_ITEM_COLUMNS).join(', ');
   /** The first operation a row names: what a click on the row shows. */
@@ -134,7 +141,37 @@ function Results(props: { rows: SqlRows; onShow: QueryState['show'] }) {
       {r.items.length === 0 && r.rows.length > 0 && (
         <p className="hint">Columns named {linkColumns} link their rows to the timeline (e.g. SELECT id AS kernel_id FROM kernels).</p>
       )}
-      <table className="stats query-results" data-testid="query-results">
+      {r.rows.length > 0 && (
+        <p className="hint">
+          {rounded && 'Decimals rounded for reading: hover a value, copy or save the rows for every digit. '}
+          Save as{' '}
+          <button className="linkish" data-testid="query-save-csv" onClick={() => saveText(resultCsv(r), 'query.csv', 'text/csv')}>
+            CSV
+          </button>{' '}
+          ·{' '}
+          <button className="linkish" data-testid="query-save-json" onClick={() => saveText(resultJson(r), 'query.json', 'application/json')}>
+            JSON
+          </button>
+        </p>
+      )}
+      <table
+        className="stats query-results"
+        data-testid="query-results"
+        onCopy={(e) => {
+          // The selected cells' exact values, not the rounded text the table shows.
+          const selection = window.getSelection();
+          const trs = body.current ? [...body.current.rows] : [];
+          const text =
+            selection &&
+            selectedCellsText(
+              selection,
+              trs.map((tr, i) => ({ tr, row: r.rows[i]! })),
+            );
+          if (!text) return;
+          e.preventDefault();
+          e.clipboardData.setData('text/plain', text);
+        }}
+      >
         <thead>
           <tr>
             {r.columns.map((c, i) => (
@@ -144,7 +181,7 @@ function Results(props: { rows: SqlRows; onShow: QueryState['show'] }) {
             ))}
           </tr>
         </thead>
-        <tbody>
+        <tbody ref={body}>
           {r.rows.slice(0, shown).map((row, i) => {
             const ref = firstRef(row);
             return (
@@ -157,7 +194,8 @@ function Results(props: { rows: SqlRows; onShow: QueryState['show'] }) {
               >
                 {row.map((v, c) => {
                   const table = links.get(c);
-                  let cell: ReactNode = sqlValueText(v);
+                  const text = cellText(v, decimals[c]!);
+                  let cell: ReactNode = text;
                   if (table && typeof v === 'number') {
                     cell = (
                       <button
@@ -178,7 +216,7 @@ function Results(props: { rows: SqlRows; onShow: QueryState['show'] }) {
                     <td
                       key={c}
                       className={`${typeof v === 'number' ? 'num' : ''}${v === null ? ' null' : ''}`}
-                      title={typeof v === 'string' && v.length > 60 ? v : undefined}
+                      title={(typeof v === 'string' && v.length > 60) || text !== exactText(v) ? exactText(v) : undefined}
                     >
                       {cell}
                     </td>
