@@ -1,10 +1,14 @@
 // Search and the timeline's highlight. The text (and the kind filter) asks
 // search() once typing rests; its names and kinds are highlighted, and
 // Enter / Shift+Enter step through the matches, a page of SEARCH_LIMIT at a
-// time (search-pages.ts decides where a step goes; this hook fetches). A
+// time (search-pages.ts decides where a step goes; this hook fetches). An
+// Enter pressed before the answer to what is typed now has come (typing
+// rests for TYPING_REST_MS first) is kept, and taken when it comes: the first
+// Enter goes to the first match however fast it follows the typing, never
+// to a match of the text typed before (it used to do nothing). A
 // finding's evidence is the other highlight: showing it clears the search,
 // typing clears it. Another recording shown starts with neither.
-import { useCallback, useEffect, useMemo, useState } from 'react';
+import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import type { Finding, ItemKind, ItemRef, RecordingSummary, SearchCursor, SearchResponse } from '../../../profiler/contract/api.ts';
 import { getApi } from '../api/client.ts';
 import { KIND_FILTERS } from '../base/colors.ts';
@@ -20,6 +24,8 @@ export type GoTo = (ref: ItemRef, rowId: string | undefined, startNs: number, en
 
 /** A page of matches, which of them is current (-1: none yet), and the `after` that fetched each page seen. */
 interface Found {
+  /** The search it answers (queryKey). */
+  query: string;
   res: SearchResponse;
   index: number;
   page: number;
@@ -65,6 +71,8 @@ function matchText(f: Found | null): string {
 }
 
 const kindsOf = (kind: string): ItemKind[] | undefined => KIND_FILTERS.find((f) => f.id === kind)?.kinds;
+/** One search's identity: its text and kind filter; null when there is none to make. */
+const queryKey = (text: string, kind: string): string | null => (text.trim() === '' && kindsOf(kind) === undefined ? null : `${kind}\u0000${text.trim()}`);
 
 /** The items a finding names as its evidence, as `table:id` keys. */
 export function evidenceKeys(f: Finding): Set<string> {
@@ -91,29 +99,52 @@ export function useSearch(summary: RecordingSummary | null, goTo: GoTo, report: 
     setEvidence(null);
   }
 
+  // An Enter (1) or Shift+Enter (-1) waiting for the answer to the search typed now.
+  const waiting = useRef<1 | -1 | null>(null);
+  // Read when a match is shown: goTo changes with what it unfolds, and the search must not be asked again for that.
+  const latestGoTo = useRef(goTo);
+  useEffect(() => {
+    latestGoTo.current = goTo;
+  }, [goTo]);
+  const show = useCallback((f: Found, index: number) => {
+    setFound({ ...f, index });
+    const it = f.res.items[index]!;
+    latestGoTo.current(it.ref, it.rowId, it.startNs, it.endNs);
+  }, []);
+  const query = queryKey(text, kind);
+
   // Names (and kinds) to highlight, and the first page of matches to step through.
   useEffect(() => {
-    const kinds = kindsOf(kind);
-    if (!summary || (text.trim() === '' && kinds === undefined)) {
+    if (!summary || query === null) {
+      waiting.current = null;
       setFound(null);
       return;
     }
     let live = true;
     const t = setTimeout(() => {
       api
-        .search(summary.recordingId, { text: text.trim(), kinds, limit: SEARCH_LIMIT })
+        .search(summary.recordingId, { text: text.trim(), kinds: kindsOf(kind), limit: SEARCH_LIMIT })
         .then((r) => {
-          if (live) setFound({ res: r, index: -1, page: 0, cursors: [undefined] });
+          if (!live) return;
+          const f: Found = { query, res: r, index: -1, page: 0, cursors: [undefined] };
+          const dir = waiting.current;
+          waiting.current = null;
+          // The step asked for while this was on its way: from no current match, to the first (or the last).
+          const plan = dir && r.items.length ? planStep(positionOf(f), dir, undefined) : null;
+          if (plan?.kind === 'within') show(f, plan.index);
+          else setFound(f);
         })
         .catch((e) => {
-          if (live) report(e);
+          if (!live) return;
+          waiting.current = null;
+          report(e);
         });
     }, TYPING_REST_MS);
     return () => {
       live = false;
       clearTimeout(t);
     };
-  }, [api, summary, text, kind, report]);
+  }, [api, summary, query, text, kind, report, show]);
 
   const highlight = useMemo<SearchHighlight | null>(() => {
     const kinds = kindsOf(kind);
@@ -125,29 +156,30 @@ export function useSearch(summary: RecordingSummary | null, goTo: GoTo, report: 
 
   const step = useCallback(
     (dir: 1 | -1) => {
-      if (!summary || !found || found.res.items.length === 0) return;
-      const { res } = found;
-      const last = res.items[res.items.length - 1]!;
-      const plan = planStep(positionOf(found), dir, { startNs: last.startNs, table: last.ref.table, id: last.ref.id });
-      if (plan.kind === 'within') {
-        setFound({ ...found, index: plan.index });
-        const it = res.items[plan.index]!;
-        goTo(it.ref, it.rowId, it.startNs, it.endNs);
+      if (!summary || query === null) return;
+      // The answer to what is typed now is not here yet: taken when it comes.
+      if (!found || found.query !== query) {
+        waiting.current = dir;
         return;
       }
+      const { res } = found;
+      if (res.items.length === 0) return;
+      const last = res.items[res.items.length - 1]!;
+      const plan = planStep(positionOf(found), dir, { startNs: last.startNs, table: last.ref.table, id: last.ref.id });
+      if (plan.kind === 'within') return show(found, plan.index);
       // Another page of matches: asked for after the cursor that starts it.
       api
         .search(summary.recordingId, { text: text.trim(), kinds: kindsOf(kind), limit: SEARCH_LIMIT, ...(plan.after ? { after: plan.after } : {}) })
         .then((r) => {
           if (r.items.length === 0) return;
-          const i = plan.index === 'first' ? 0 : r.items.length - 1;
-          setFound({ res: r, index: i, page: plan.page, cursors: [...found.cursors.slice(0, plan.page), plan.after] });
-          const it = r.items[i]!;
-          goTo(it.ref, it.rowId, it.startNs, it.endNs);
+          show(
+            { query, res: r, index: -1, page: plan.page, cursors: [...found.cursors.slice(0, plan.page), plan.after] },
+            plan.index === 'first' ? 0 : r.items.length - 1,
+          );
         })
         .catch(report);
     },
-    [api, summary, found, text, kind, goTo, report],
+    [api, summary, found, query, text, kind, show, report],
   );
 
   const type = useCallback((t: string) => {
