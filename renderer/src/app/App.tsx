@@ -416,13 +416,12 @@ export function App() {
             {formatTimestamp(shownView.end, (shownView.end - shownView.start) / 1000)} · {formatDuration(shownView.end - shownView.start)}
             {status &&
               ` · ${status.items.toLocaleString('en-US')} ops, ${status.coverage.toLocaleString('en-US')} merged spans at ${formatDuration(status.resolutionNs)}/px`}
-            {search.showingEvidence && (
-              <button className="linkish" onClick={search.clearEvidence}>
-                {' '}
-                · clear evidence highlight
-              </button>
-            )}
           </span>
+        )}
+        {summary && tab === 'timeline' && search.showingEvidence && (
+          <button className="linkish status-action" data-testid="clear-evidence" onClick={search.clearEvidence}>
+            clear evidence highlight
+          </button>
         )}
       </footer>
       {dragging && (

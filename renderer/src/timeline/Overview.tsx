@@ -7,7 +7,7 @@ import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } fr
 import type { OverviewResponse, RecordingSummary } from '../../../profiler/contract/api.ts';
 import { getApi } from '../api/client.ts';
 import { KIND_COLORS } from '../base/colors.ts';
-import type { View } from './window-loader.ts';
+import type { View } from './view.ts';
 
 /** A lane per GPU, this high while they fit in OVERVIEW_MAX_H; thinner for a job of many GPUs (64 ranks: 2 px each), so the minimap never pushes the rows down. */
 const LANE_H = 14;

@@ -15,7 +15,7 @@ import type { Startup } from '../../../profiler/contract/api.ts';
 import { startupColor } from '../base/colors.ts';
 import { formatTimestamp, rulerLabels } from '../base/time.ts';
 import { formatDuration } from '../../../profiler/contract/time.ts';
-import type { View } from './window-loader.ts';
+import type { View } from './view.ts';
 
 export const RULER_H = 30;
 const TICK = 6;

@@ -3,15 +3,19 @@
 // requestAnimationFrame, only when something changed (view, data, selection,
 // hover, size, scroll), from data the WindowLoader already holds.
 //
-// Interaction (Perfetto / Nsight Systems conventions):
+// Interaction (Perfetto / Nsight Systems conventions; the shortcut sheet, `?`,
+// lists them all from keys.ts):
 //   wheel            zoom around the cursor (shift+wheel or a horizontal swipe pans)
 //   drag             pan (horizontally; vertically it scrolls the rows)
-//   W / S, A / D     zoom in / out around the cursor, pan left / right
+//   W / S, A / D     zoom in / out around the cursor, pan left / right; held, they
+//                    keep moving (use-timeline-keys.ts); the arrows, + and - too
 //   shift-drag, or drag on the ruler: select a time range; Z zooms to it, Esc clears
 //                    (the app analyses the selection: findings and stats of that window)
 //   click            select an operation (its launch arrow, its dependencies and its
 //                    critical chain are drawn: dependency-overlay.ts); F zooms to it;
 //                    on the iterations row, zoom to that instance and make it the scope
+//   0                the whole recording (F too, with nothing selected)
+// Every change of the view goes through clampView (view.ts): none leaves the recording.
 import { memo, useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
 import type { DependencyKind, ItemDependencies, ItemDetails, ItemRef, RecordingSummary, Startup } from '../../../profiler/contract/api.ts';
 import { getApi } from '../api/client.ts';
@@ -31,14 +35,19 @@ import {
   type Hit,
   type SearchHighlight,
 } from './draw.ts';
+import { inFlightPeaks } from './in-flight.ts';
 import { describeIteration, type IterationTrack } from './iterations.ts';
 import { Overview } from './Overview.tsx';
 import { Ruler, type RulerDrawn } from './Ruler.tsx';
 import { buildGroups, layout as layOut, windowed, type Layout, type TrackGroup } from './rows.ts';
+import { ShortcutSheet } from './ShortcutSheet.tsx';
+import { useTimelineKeys } from './use-timeline-keys.ts';
+import { clampView, panView, zoomView, type View } from './view.ts';
 import { useWaitSpans } from './wait-spans.ts';
-import { WindowLoader, type Loaded, type View } from './window-loader.ts';
+import { WindowLoader, type Loaded } from './window-loader.ts';
 
 export type { View };
+export { clampView };
 
 export const LABEL_W = 310;
 const FRAME_HISTORY = 240;
@@ -150,16 +159,6 @@ function registerHooks(t: TimelineHooks): () => void {
   return () => {
     mounted.splice(mounted.indexOf(t), 1);
   };
-}
-
-export function clampView(v: View, summary: Pick<RecordingSummary, 'startNs' | 'endNs'>): View {
-  const full = Math.max(1000, summary.endNs - summary.startNs);
-  let span = v.end - v.start;
-  if (!(span > 0)) span = full;
-  span = Math.min(Math.max(span, 20), full * 4);
-  const mid = (v.start + v.end) / 2;
-  const c = Math.min(Math.max(mid, summary.startNs - full), summary.endNs + full);
-  return { start: c - span / 2, end: c + span / 2 };
 }
 
 export function Timeline(props: {
@@ -500,27 +499,18 @@ export function Timeline(props: {
     const { summary: s, live } = latest.current;
     latest.current.onView(clampView(v, { startNs: s.startNs, endNs: Math.max(s.endNs, live?.endNs ?? s.endNs) }));
   }, []);
-  const zoomAt = useCallback(
-    (factor: number, at: number) => {
-      const { view: v } = latest.current;
+  /** Zoom by `factor` around canvas x `at`, then pan by `fraction` of the width: one view, clamped. */
+  const moveView = useCallback(
+    (factor: number, fraction: number, at: number) => {
       const w = drawState.current.size.width;
       // Following a live recording's end, zooming keeps the end where it is (still followed).
-      const px = latest.current.live?.following ? w : at;
-      const t = v.start + (px / w) * (v.end - v.start);
-      const span = (v.end - v.start) * factor;
-      const frac = px / w;
-      setView({ start: t - span * frac, end: t + span * (1 - frac) });
+      const frac = latest.current.live?.following ? 1 : Math.min(1, Math.max(0, at / w));
+      setView(panView(zoomView(latest.current.view, factor, frac), fraction));
     },
     [setView],
   );
-  const panBy = useCallback(
-    (fraction: number) => {
-      const { view: v } = latest.current;
-      const d = (v.end - v.start) * fraction;
-      setView({ start: v.start + d, end: v.end + d });
-    },
-    [setView],
-  );
+  const zoomAt = useCallback((factor: number, at: number) => moveView(factor, 0, at), [moveView]);
+  const panBy = useCallback((fraction: number) => moveView(1, fraction, 0), [moveView]);
   // The range stays selected: in the app it is what the findings and stats analyse.
   const zoomToRange = useCallback(
     (r: [number, number]) => {
@@ -528,34 +518,30 @@ export function Timeline(props: {
     },
     [setView],
   );
+  const fit = useCallback(() => {
+    const s = latest.current.summary;
+    setView({ start: s.startNs, end: s.endNs });
+  }, [setView]);
 
+  // Keys zoom around the mouse while it is over the rows, else around the view's middle.
   const mouseX = useRef<number | null>(null);
-  useEffect(() => {
-    const onKey = (e: KeyboardEvent) => {
-      if (latest.current.keyboard === false) return;
-      const t = e.target as HTMLElement | null;
-      if (t && (t.tagName === 'INPUT' || t.tagName === 'SELECT' || t.tagName === 'TEXTAREA')) return;
-      if (e.ctrlKey || e.metaKey || e.altKey) return;
-      const at = mouseX.current ?? drawState.current.size.width / 2;
-      const key = e.key.toLowerCase();
-      if (key === 'w') zoomAt(0.8, at);
-      else if (key === 's') zoomAt(1.25, at);
-      else if (key === 'a') panBy(-0.15);
-      else if (key === 'd') panBy(0.15);
-      else if (key === 'z' && drawState.current.range) zoomToRange(drawState.current.range);
-      else if (key === 'f' && latest.current.details) {
-        const d = latest.current.details;
-        const pad = Math.max(d.endNs - d.startNs, 100) * 0.5;
-        setView({ start: d.startNs - pad, end: d.endNs + pad });
-      } else if (key === 'escape') {
-        if (drawState.current.range) setRange(null);
-        else latest.current.onSelect(null);
-      } else return;
-      e.preventDefault();
-    };
-    window.addEventListener('keydown', onKey);
-    return () => window.removeEventListener('keydown', onKey);
-  }, [zoomAt, panBy, zoomToRange, setView, setRange]);
+  const keys = useTimelineKeys({
+    enabled: () => latest.current.keyboard !== false,
+    move: (factor, fraction) => moveView(factor, fraction, mouseX.current ?? drawState.current.size.width / 2),
+    act: (a) => {
+      const { details, onSelect } = latest.current;
+      const { range: r } = drawState.current;
+      if (a === 'fit') fit();
+      else if (a === 'zoom-range') {
+        if (r) zoomToRange(r);
+      } else if (a === 'focus') {
+        if (!details) return fit();
+        const pad = Math.max(details.endNs - details.startNs, 100) * 0.5;
+        setView({ start: details.startNs - pad, end: details.endNs + pad });
+      } else if (r) setRange(null);
+      else onSelect(null);
+    },
+  });
 
   // Wheel: a non-passive listener, so the page does not scroll while zooming.
   useEffect(() => {
@@ -661,10 +647,7 @@ export function Timeline(props: {
     : null;
   const concPeaks = useMemo(() => {
     const m = new Map<number, string>();
-    for (const [dev, c] of loaded?.concurrency ?? []) {
-      const peak = (a: number[]) => a.reduce((x, y) => Math.max(x, y), 0);
-      m.set(dev, `≤${peak(c.kernels)} kernels · ≤${peak(c.h2d)} HtoD · ≤${peak(c.d2h)} DtoH`);
-    }
+    for (const [dev, c] of loaded?.concurrency ?? []) m.set(dev, inFlightPeaks(c));
     return m;
   }, [loaded]);
 
@@ -672,7 +655,7 @@ export function Timeline(props: {
     <div className="timeline">
       <div className="tl-top">
         <div className="tl-corner" style={{ width: LABEL_W }}>
-          <button data-testid="zoom-all" title="Show the whole recording" onClick={() => setView({ start: summary.startNs, end: summary.endNs })}>
+          <button data-testid="zoom-all" title="Show the whole recording (0)" onClick={fit}>
             Fit
           </button>
           <button data-testid="zoom-in" title="Zoom in (W)" onClick={() => zoomAt(0.5, size.width / 2)}>
@@ -680,6 +663,9 @@ export function Timeline(props: {
           </button>
           <button data-testid="zoom-out" title="Zoom out (S)" onClick={() => zoomAt(2, size.width / 2)}>
             −
+          </button>
+          <button data-testid="shortcuts" title="Keys and mouse gestures (?)" onClick={() => keys.setSheet(true)}>
+            ?
           </button>
           <span className="tl-span" data-testid="view-span" title="Visible time span">
             {formatDuration(shownView.end - shownView.start)}
@@ -739,6 +725,7 @@ export function Timeline(props: {
           </button>
         </div>
       )}
+      {keys.sheet && <ShortcutSheet onClose={() => keys.setSheet(false)} />}
       {hover && tip && (
         <div className="tooltip" data-testid="tooltip" style={{ left: Math.min(hover.clientX + 14, window.innerWidth - 320), top: hover.clientY + 16 }}>
           <div className="tt-title">{tip.title}</div>

@@ -8,9 +8,11 @@ import { KIND_COLORS, KIND_LABELS, startupColor } from '../base/colors.ts';
 import { shortName } from '../../../profiler/contract/names.ts';
 import { formatDuration } from '../../../profiler/contract/time.ts';
 import { drawOverlay, drawWaitSpans, WAIT_HATCH, type Box, type End, type Overlay } from './dependency-overlay.ts';
-import { ITERATIONS_ROW, OUTLIER, WARM_UP, type IterationTrack } from './iterations.ts';
+import { LANES } from './in-flight.ts';
+import { iterationLabel, ITERATIONS_ROW, OUTLIER, WARM_UP, type IterationTrack, type LabelWidths } from './iterations.ts';
 import { NVTX_LANE_H, type LaidRow, type Layout } from './rows.ts';
-import type { Busy, Loaded, View } from './window-loader.ts';
+import type { View } from './view.ts';
+import type { Busy, Loaded } from './window-loader.ts';
 
 /** What is under a pixel: an item (selectable) or merged coverage. */
 export interface Hit {
@@ -311,7 +313,9 @@ export function iterationRect(geo: Geometry, i: number): { x: number; y: number;
 /**
  * One box per instance; warm-up ones hatched, outliers in the warning
  * colour, the instance that is the scope outlined. Labels were made with
- * the track: nothing is allocated per box.
+ * the track and are measured once (labelWidths): nothing is allocated per
+ * box. A label is drawn only where it fits whole in its box's part that is
+ * on screen and before the next box (iterations.ts iterationLabel).
  */
 function drawIterations(
   g: CanvasRenderingContext2D,
@@ -324,6 +328,7 @@ function drawIterations(
 ): void {
   const y = y0 + ITEM_PAD;
   const bh = h - 2 * ITEM_PAD;
+  const widths = labelWidths(g, t);
   for (let i = 0; i < t.rows.length; i++) {
     const x0 = xOf(t.startNs[i]!);
     const x1 = xOf(t.endNs[i]!);
@@ -336,16 +341,29 @@ function drawIterations(
       g.fillStyle = hatch(g, WARM_UP_HATCH);
       g.fillRect(x0, y, w, bh);
     }
-    // The label whole or not at all ("#…" would name no instance).
-    const room = (Math.min(x1, width) - Math.max(x0, 0) - 6) / charWidth;
-    const label = room >= t.long[i]!.length ? t.long[i]! : room >= t.short[i]!.length ? t.short[i]! : null;
-    if (label) drawLabel(g, label, Math.max(x0, 0), Math.min(x1, width), y + bh / 2);
+    const label = iterationLabel(t, i, xOf, width, widths);
+    if (label) {
+      g.fillStyle = '#fff';
+      g.fillText(label.text, label.x, y + bh / 2 + 0.5);
+    }
     if (t.rows[i]!.instance === chosen) {
       g.strokeStyle = '#111';
       g.lineWidth = 2;
       g.strokeRect(x0 - 1, y - 1, w + 2, bh + 2);
     }
   }
+}
+
+/** The iterations labels' widths in FONT, measured when first asked (NaN: not yet) and kept with the track. */
+const measured = new WeakMap<IterationTrack, { long: Float32Array; short: Float32Array }>();
+function labelWidths(g: CanvasRenderingContext2D, t: IterationTrack): LabelWidths {
+  let m = measured.get(t);
+  if (!m) measured.set(t, (m = { long: new Float32Array(t.rows.length).fill(NaN), short: new Float32Array(t.rows.length).fill(NaN) }));
+  const { long, short } = m;
+  return {
+    long: (i) => (Number.isNaN(long[i]!) ? (long[i] = g.measureText(t.long[i]!).width) : long[i]!),
+    short: (i) => (Number.isNaN(short[i]!) ? (short[i] = g.measureText(t.short[i]!).width) : short[i]!),
+  };
 }
 
 /** The instance of the iterations row under x (within 2 px; the narrowest where boxes overlap). */
@@ -447,12 +465,6 @@ function drawLabel(g: CanvasRenderingContext2D, text: string, x0: number, x1: nu
   g.fillStyle = '#fff';
   g.fillText(s, x0 + 3, yMid + 0.5);
 }
-
-const LANES: [keyof Pick<import('../../../profiler/contract/api.ts').ConcurrencyResponse, 'kernels' | 'h2d' | 'd2h'>, ItemKind][] = [
-  ['kernels', 'kernel'],
-  ['h2d', 'memcpy-h2d'],
-  ['d2h', 'memcpy-d2h'],
-];
 
 /** Stepped bars per lane (kernels, HtoD, DtoH), each scaled to its own peak in the loaded window. */
 function drawConcurrency(

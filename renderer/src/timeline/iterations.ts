@@ -28,6 +28,13 @@ export interface IterationTrack {
   /** Box labels, made once: `#3` and, where it fits, `#1 warm-up`. */
   short: string[];
   long: string[];
+  /**
+   * Where each box's label must end: its own end, or the next box's start
+   * where that box starts inside it (boxes are GPU spans, and one step's
+   * work can still run when the next one's starts; the next box is drawn
+   * over it from there). Labels then never print over each other.
+   */
+  labelEndNs: Float64Array;
   /** The process whose group holds the row. */
   pid: number;
 }
@@ -45,6 +52,7 @@ export function iterationTrack(it: Iterations): IterationTrack | null {
     flags: new Uint8Array(n),
     short: [],
     long: [],
+    labelEndNs: new Float64Array(n),
   };
   it.rows.forEach((r, i) => {
     t.startNs[i] = r.gpuStartNs ?? r.startNs;
@@ -53,7 +61,38 @@ export function iterationTrack(it: Iterations): IterationTrack | null {
     t.short.push(`#${r.instance}`);
     t.long.push(`#${r.instance}${r.warmUp ? ' warm-up' : ''}${r.outlier ? ' outlier' : ''}`);
   });
+  for (let i = 0; i < n; i++) t.labelEndNs[i] = i + 1 < n ? Math.max(t.startNs[i]!, Math.min(t.endNs[i]!, t.startNs[i + 1]!)) : t.endNs[i]!;
   return t;
+}
+
+/** Space kept between a box's edge and its label's text, each side (px). */
+export const LABEL_PAD = 3;
+
+/** Labels' widths in the font drawn (draw.ts measures each once). */
+export interface LabelWidths {
+  long(i: number): number;
+  short(i: number): number;
+}
+
+/**
+ * Instance `i`'s label as drawn at `xOf` on a canvas `width` px wide: the
+ * long one, else the short one, where it fits whole in the box's part that
+ * is on screen and before the next box (labelEndNs) — none otherwise, as
+ * Perfetto leaves a slice too narrow for its name unnamed ("#…" would
+ * name no instance). Its text starts at x.
+ */
+export function iterationLabel(
+  t: IterationTrack,
+  i: number,
+  xOf: (ns: number) => number,
+  width: number,
+  widths: LabelWidths,
+): { text: string; x: number } | null {
+  const left = Math.max(xOf(t.startNs[i]!), 0);
+  const room = Math.min(xOf(t.labelEndNs[i]!), width) - left - 2 * LABEL_PAD;
+  if (!(room > 0)) return null;
+  const text = widths.long(i) <= room ? t.long[i]! : widths.short(i) <= room ? t.short[i]! : null;
+  return text === null ? null : { text, x: left + LABEL_PAD };
 }
 
 /** The row label's second part: "'step' × 12 · median 13.6 ms". */

@@ -17,11 +17,7 @@
 import type { ConcurrencyResponse, ItemKind, ItemTable, OverviewResponse, StreamScopeApi } from '../../../profiler/contract/api.ts';
 import { windowColumnsOf, type RowColumns, type WindowColumns } from '../../../profiler/contract/window-codec.ts';
 import type { TransportExtras } from '../api/client.ts';
-
-export interface View {
-  start: number;
-  end: number;
-}
+import type { View } from './view.ts';
 
 export interface Loaded {
   seq: number;
