@@ -88,11 +88,10 @@ export function wantsHelp(args: readonly string[]): boolean {
 /** How an option is written, value included: `-o, --output FILE`, `--align collectives|wall-clock`, `--job, --no-job`. */
 function optionForm(name: string, o: OptionSpec): string {
   const names = [o.short ? `-${o.short}` : null, `--${name}`, o.negatable ? `--no-${name}` : null].filter(Boolean).join(', ');
-  if (o.type === 'boolean') return names;
-  return `${names} ${o.choices ? o.choices.join('|') : (o.value ?? 'VALUE')}`;
+  return o.type === 'boolean' ? names : `${names} ${valueName(o)}`;
 }
 
-/** `--output FILE` or `-o FILE`, as it was written. */
+/** What an option's value is, as the help and the errors name it: FILE, or its choices (text|json). */
 function valueName(o: OptionSpec): string {
   return o.choices ? o.choices.join('|') : (o.value ?? 'VALUE');
 }
@@ -126,7 +125,7 @@ export function commandHelp(command: string, spec: CommandSpec): string {
     const otherwise = o.default !== undefined ? o.default : o.otherwise;
     return [optionForm(name, o), otherwise !== undefined ? `${o.description} (default: ${otherwise})` : o.description];
   });
-  options.push([HELP_FLAGS.slice().reverse().join(', '), 'this help']);
+  options.push(['-h, --help', 'this help']);
   out.push('', 'options:', ...columns(options));
   out.push('', 'examples:', ...spec.examples.flatMap(([line, what]) => [`  streamscope ${line}`, `      ${what}`]));
   if (spec.details) out.push('', spec.details.trim());
