@@ -42,6 +42,8 @@ check() {
     # The renderer's end-to-end tests drive Debian's Chromium (never a downloaded one).
     local chromium=${STREAMSCOPE_CHROMIUM:-/usr/bin/chromium}
     [ -x "$chromium" ] || { missing+=("Chromium at $chromium (or STREAMSCOPE_CHROMIUM)"); packages+=(chromium); }
+    # `streamscope sql` is checked against the rows the sqlite3 shell gives (test/cli/sql.test.ts).
+    [ -x /usr/bin/sqlite3 ] || { missing+=("the sqlite3 shell"); packages+=(sqlite3); }
   fi
   if [ "$need" = test ] || [ "$need" = fuzz ]; then
     # The fuzz targets' regression inputs replay under libFuzzer with ASan and UBSan (native/fuzz): clang and its runtime.

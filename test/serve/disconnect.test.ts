@@ -85,7 +85,7 @@ describe('clients that go away', () => {
       const reqs = [];
       for (let n = 0; n < 30; n++) {
         const b = body(n);
-        const req = http.request({ port, path: '/api/window', method: 'POST', headers: { 'x-streamscope-token': token, 'content-length': b.length } });
+        const req = http.request({ host: '127.0.0.1', port, path: '/api/window', method: 'POST', headers: { 'x-streamscope-token': token, 'content-length': b.length } });
         req.on('error', () => {});
         req.end(b);
         reqs.push(req);
@@ -110,7 +110,7 @@ describe('clients that go away', () => {
           ? [${JSON.stringify(id)}, { text: 'kernel_' + (n % 7), limit: 10000 }]
           : [${JSON.stringify(id)}, { rows: ${JSON.stringify(rows)}, startNs: 0, endNs: 1e12, resolutionNs: 100 + n }];
         const b = JSON.stringify({ args });
-        const req = http.request({ port, path: '/api/' + method, method: 'POST', headers: { 'x-streamscope-token': token, 'content-length': b.length } }, (res) => {
+        const req = http.request({ host: '127.0.0.1', port, path: '/api/' + method, method: 'POST', headers: { 'x-streamscope-token': token, 'content-length': b.length } }, (res) => {
           res.once('data', () => { cut++; req.destroy(); resolve(); });
           res.on('end', resolve);
         });
@@ -131,7 +131,7 @@ describe('clients that go away', () => {
     const scope = { kind: 'window', startNs: 0, endNs: 5e8 };
     await new Promise<void>((resolve) => {
       const body = JSON.stringify({ args: [id, scope] });
-      const req = http.request({ port: server.port, path: '/api/findings', method: 'POST', headers: { 'x-streamscope-token': server.token } });
+      const req = http.request({ host: '127.0.0.1', port: server.port, path: '/api/findings', method: 'POST', headers: { 'x-streamscope-token': server.token } });
       req.on('error', () => resolve());
       req.end(body);
       setTimeout(() => {
