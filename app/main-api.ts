@@ -94,6 +94,7 @@ export function createMainApi(deps: MainApiDeps): MainApi {
     stats: (id, scope) => deps.query.stats(id, scope),
     findings: (id, scope) => deps.query.findings(id, scope),
     scopeInfo: (id, scope) => deps.query.scopeInfo(id, scope),
+    analysisProgress: (id) => deps.query.analysisProgress(id),
     ranges: (id) => deps.query.ranges(id),
     iterations: (id, name) => deps.query.iterations(id, name),
     compare: (base, other, scope) => deps.query.compare(base, other, scope),

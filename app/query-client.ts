@@ -126,6 +126,9 @@ export class QueryClient implements QueryBackend {
   scopeInfo(id: string, scope: Parameters<QueryBackend['scopeInfo']>[1]) {
     return this.#call<Awaited<ReturnType<QueryBackend['scopeInfo']>>>('scopeInfo', [id, scope]);
   }
+  analysisProgress(id: string) {
+    return this.#call<Awaited<ReturnType<QueryBackend['analysisProgress']>>>('analysisProgress', [id]);
+  }
   ranges(id: string) {
     return this.#call<Awaited<ReturnType<QueryBackend['ranges']>>>('ranges', [id]);
   }

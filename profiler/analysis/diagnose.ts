@@ -3,6 +3,7 @@
 // report and the app's findings panel all call this).
 import { buildContext, severityByCost, type Context } from './findings/context.ts';
 import { fixLabel, tryEstimate, type Estimate } from './whatif.ts';
+import { hostModel } from './replay-host.ts';
 import { blockingCopies } from './findings/blocking-copies.ts';
 import { blockingReadbacks } from './findings/readback.ts';
 import { copyEngineQueue } from './findings/copy-engine.ts';
@@ -20,6 +21,7 @@ import type { ProcessFacts } from './communication.ts';
 import type { Host } from './host.ts';
 import type { ReplayResult } from './replay.ts';
 import type { Trace } from './trace.ts';
+import type { ProgressStep } from '../contract/progress.ts';
 
 export type Rule = (ctx: Context) => Finding[];
 
@@ -40,6 +42,11 @@ export const RULES: readonly Rule[] = [
   eventOrdering,
 ];
 
+/** A rule as progress names it: its function's name in words (blockingCopies → "blocking copies"). */
+function ruleName(rule: Rule): string {
+  return rule.name.replace(/[A-Z]/g, (c) => ` ${c.toLowerCase()}`);
+}
+
 export interface Diagnosis {
   findings: Finding[];
   context: Context;
@@ -49,11 +56,26 @@ export interface Diagnosis {
  * `processes`: the recording's process facts (readProcessFacts), for the
  * rules across ranks; none without them. `replays`: where given, filled
  * with the replay of each fix estimated (attribution.ts shares a range's
- * findings out by them, without replaying the fixes again).
+ * findings out by them, without replaying the fixes again). `onProgress`:
+ * told as each rule and each fix's replay begins (contract/progress.ts).
  */
-export function diagnose(trace: Trace, host: Host, processes?: Map<number, ProcessFacts>, replays?: Map<FixId, ReplayResult>): Diagnosis {
+export function diagnose(
+  trace: Trace,
+  host: Host,
+  processes?: Map<number, ProcessFacts>,
+  replays?: Map<FixId, ReplayResult>,
+  onProgress?: (step: ProgressStep) => void,
+): Diagnosis {
   const context = buildContext(trace, host, processes);
-  const findings = RULES.flatMap((rule) => rule(context));
+  // Built here rather than by the first rule that reads it (the copy idioms: every diagnosis does), so that
+  // progress names it: on ten million calls it is the longest step before the replays.
+  onProgress?.({ phase: 'modelling', done: 0, total: host.calls.length });
+  hostModel(trace, host);
+  const findings = RULES.flatMap((rule, k) => {
+    onProgress?.({ phase: 'diagnosing', done: k, total: RULES.length, detail: ruleName(rule) });
+    return rule(context);
+  });
+  const fixes = new Set(findings.flatMap((f) => (f.fixId ? [f.fixId] : [])));
   // The replay's estimate of the fix each finding names (its fixId, set by
   // the rule); where there is one, it is the finding's cost (the time the
   // run would save), since it counts what the rule's own measure cannot:
@@ -62,7 +84,10 @@ export function diagnose(trace: Trace, host: Host, processes?: Map<number, Proce
   for (const f of findings) {
     const fix = f.fixId;
     if (!fix) continue;
-    if (!estimates.has(fix)) estimates.set(fix, tryEstimate(trace, host, fix, { replays }));
+    if (!estimates.has(fix)) {
+      onProgress?.({ phase: 'what-if', done: estimates.size, total: fixes.size, detail: fixLabel(fix) });
+      estimates.set(fix, tryEstimate(trace, host, fix, { replays }));
+    }
     const r = estimates.get(fix)!;
     if ('unavailable' in r) {
       // Said, not shown as a saving of 0: the finding keeps its own measure of the cost.

@@ -17,6 +17,8 @@ import type { Finding, FixId } from '../contract/findings.ts';
 import type { ReplayResult } from './replay.ts';
 import { STEADY_STATE, type Scope, type ScopeInfo } from '../contract/scope.ts';
 import { detectStartup } from './startup.ts';
+import type { ProgressStep } from '../contract/progress.ts';
+import { ZONED_TABLES } from '../store/zone-tables.ts';
 import { stragglersOfContext } from './stragglers.ts';
 import { loadTrace, readTraceTables, type Trace } from './trace.ts';
 
@@ -75,6 +77,12 @@ export interface AnalyzeOptions {
   pids?: number[];
   /** Filled with the replay of each fix the diagnosis estimated (diagnose's `replays`). */
   replays?: Map<FixId, ReplayResult>;
+  /**
+   * Told each phase as it begins (contract/progress.ts): the analysis
+   * thread passes them on to the page, which says how far a long analysis
+   * has got. Called synchronously, a few dozen times per analysis.
+   */
+  onProgress?: (step: ProgressStep) => void;
 }
 
 /**
@@ -98,6 +106,23 @@ export function instanceFindings(db: Db, options: AnalyzeOptions, columns: Timel
 }
 const shared = new WeakMap<TimelineColumns, Map<string, Finding[][]>>();
 
+/**
+ * The recording's operations and API calls (loadTimelineColumns), the
+ * loading phase told first with how many rows it reads — from the zones,
+ * without reading a row: the native loader says nothing until it is done.
+ */
+export function loadColumns(db: Db, onProgress?: (step: ProgressStep) => void): TimelineColumns {
+  if (onProgress) {
+    const tables = [ZONED_TABLES.kernels.id, ZONED_TABLES.memcpys.id, ZONED_TABLES.memsets.id, ZONED_TABLES.api_calls.id];
+    const rows = db
+      .prepare(`SELECT coalesce(sum(rows), 0) FROM zones WHERE table_id IN (${tables.join(',')})`)
+      .pluck()
+      .get() as number;
+    onProgress({ phase: 'loading', done: 0, total: rows });
+  }
+  return loadTimelineColumns(db.name);
+}
+
 /** Throws ScopeError when the scope does not exist in this recording. */
 export function analyze(db: Db, options: AnalyzeOptions = {}): Analysis {
   let t = performance.now();
@@ -107,8 +132,10 @@ export function analyze(db: Db, options: AnalyzeOptions = {}): Analysis {
     if (timings) timings[phase] = now - t;
     t = now;
   };
-  const columns = options.columns ?? loadTimelineColumns(db.name);
+  const { onProgress } = options;
+  const columns = options.columns ?? loadColumns(db, onProgress);
   lap('load');
+  onProgress?.({ phase: 'selecting', done: 0, total: columns.ops.length });
   // Read once, for start-up detection and the trace (meta), and for
   // start-up detection and the host model (call names).
   const tables = readTraceTables(db);
@@ -134,7 +161,7 @@ export function analyze(db: Db, options: AnalyzeOptions = {}): Analysis {
   const diagnosis =
     scope.kind === 'range' && scope.instance !== undefined && trace.ops.length > 0
       ? { findings: instanceFindings(db, options, columns, scope.name)[scope.instance - 1]!, context: buildContext(trace, host, inputs.processes) }
-      : diagnose(trace, host, inputs.processes, options.replays);
+      : diagnose(trace, host, inputs.processes, options.replays, onProgress);
   lap('diagnose');
   let communication: Communication | null = null;
   return {

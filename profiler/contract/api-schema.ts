@@ -413,6 +413,7 @@ export const API_ARGUMENTS = {
     ['recordingId', recordingId],
     ['scope', ScopeSchema],
   ],
+  analysisProgress: [['recordingId', recordingId]],
   ranges: [['recordingId', recordingId]],
   iterations: [
     ['recordingId', recordingId],

@@ -48,7 +48,8 @@ import type {
   WindowRequest,
 } from './api-schema.ts';
 
-export type StreamKind = 'legacy-default' | 'per-thread-default' | 'blocking' | 'non-blocking';
+/** What a stream is, from its recorded flags (contract/streams.ts streamKind); unknown: never seen created (an imported trace). */
+export type StreamKind = 'legacy-default' | 'per-thread-default' | 'blocking' | 'non-blocking' | 'unknown';
 
 /**
  * A timeline row. Ids are strings so they can sit in URLs:
@@ -416,6 +417,8 @@ import type { Finding } from './findings.ts';
 import type { DiffSummary } from './diff.ts';
 import type { Scope, ScopeInfo } from './scope.ts';
 import type { Iterations, RangeName } from './iterations.ts';
+export type { AnalysisPhase, AnalysisProgress, ProgressStep } from './progress.ts';
+import type { AnalysisProgress } from './progress.ts';
 
 export interface StreamScopeApi {
   capabilities(): Promise<Capabilities>;
@@ -479,6 +482,14 @@ export interface StreamScopeApi {
    * not have.
    */
   scopeInfo(recordingId: string, scope: Scope): Promise<ScopeInfo>;
+  /**
+   * The analysis of this recording running now on the analysis thread
+   * (findings, stats, … of some scope), how far it has got and how many
+   * wait behind it; null when none runs. Cheap, answered at once beside the
+   * windows: the findings panel and the Stats tab poll it while they wait
+   * (contract/progress.ts).
+   */
+  analysisProgress(recordingId: string): Promise<AnalysisProgress | null>;
   /** NVTX range names with their instance counts and total time, most time first (the range picker). */
   ranges(recordingId: string): Promise<RangeName[]>;
   /**
@@ -536,6 +547,7 @@ export const apiMethods = [
   'stats',
   'findings',
   'scopeInfo',
+  'analysisProgress',
   'ranges',
   'iterations',
   'compare',

@@ -15,7 +15,19 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { ApiError } from './api-error.ts';
-import type { AnalysisResponse } from './analysis-thread.ts';
+import type { AnalysisProgressMessage, AnalysisRequest, AnalysisResponse } from './analysis-thread.ts';
+import type { ProgressStep } from '../contract/progress.ts';
+
+type WorkerMessage = AnalysisResponse | AnalysisProgressMessage;
+
+/** A call on its way: what it asked, and once the worker began it, when and how far it has got. */
+export interface PendingCall {
+  request: Omit<AnalysisRequest, 'n'>;
+  /** performance.now() when the worker began it; null while it waits there behind others. */
+  startedAt: number | null;
+  /** The last phase it began (null: none yet). */
+  step: ProgressStep | null;
+}
 
 export type ChannelKind = 'thread' | 'process';
 
@@ -27,7 +39,7 @@ interface Transport {
   terminate(): Promise<void>;
 }
 
-function startThread(entry: URL | string, onMessage: (m: AnalysisResponse) => void, onDeath: (why: string) => void): Transport {
+function startThread(entry: URL | string, onMessage: (m: WorkerMessage) => void, onDeath: (why: string) => void): Transport {
   const worker = new Worker(entry);
   worker.on('message', onMessage);
   worker.on('error', (err) => onDeath(`the analysis thread failed: ${err.message}`));
@@ -39,7 +51,7 @@ function startThread(entry: URL | string, onMessage: (m: AnalysisResponse) => vo
   };
 }
 
-function startProcess(entry: URL | string, onMessage: (m: AnalysisResponse) => void, onDeath: (why: string) => void): Transport {
+function startProcess(entry: URL | string, onMessage: (m: WorkerMessage) => void, onDeath: (why: string) => void): Transport {
   const child: ChildProcess = fork(entry instanceof URL ? fileURLToPath(entry) : entry, [], {
     // Not the parent's flags (a test runner's loaders); Electron's binary runs the bundled entry as Node.
     execArgv: [],
@@ -47,7 +59,7 @@ function startProcess(entry: URL | string, onMessage: (m: AnalysisResponse) => v
     serialization: 'advanced',
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
-  child.on('message', (m) => onMessage(m as AnalysisResponse));
+  child.on('message', (m) => onMessage(m as WorkerMessage));
   child.on('error', (err) => onDeath(`the analysis process failed: ${err.message}`));
   child.on('exit', (code, signal) => onDeath(`the analysis process ended (${signal ?? `exit code ${code}`})`));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
@@ -79,7 +91,7 @@ export class AnalysisChannel {
   readonly #entry: URL | string;
   #transport: Transport | null = null;
   #next = 1;
-  readonly #pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: unknown) => void }>();
+  readonly #pending = new Map<number, PendingCall & { resolve: (v: unknown) => void; reject: (e: unknown) => void }>();
 
   constructor(kind: ChannelKind, entry: URL | string) {
     this.#kind = kind;
@@ -90,15 +102,20 @@ export class AnalysisChannel {
     return this.#transport !== null;
   }
 
-  call(message: object): Promise<unknown> {
+  call(request: Omit<AnalysisRequest, 'n'>): Promise<unknown> {
     const t = this.#ensure();
     const n = this.#next++;
     // Held while it works (a pending promise alone keeps no process alive); let go when idle.
     t.hold(true);
     return new Promise((resolve, reject) => {
-      this.#pending.set(n, { resolve, reject });
-      t.post({ ...message, n });
+      this.#pending.set(n, { request, startedAt: null, step: null, resolve, reject });
+      t.post({ ...request, n });
     });
+  }
+
+  /** The calls on their way, in the order they were made (the worker answers them in that order). */
+  pending(): PendingCall[] {
+    return [...this.#pending.values()].map(({ request, startedAt, step }) => ({ request, startedAt, step }));
   }
 
   /** A message that wants no answer (analysis-worker.ts: drop a recording). */
@@ -122,6 +139,11 @@ export class AnalysisChannel {
       (msg) => {
         const p = this.#pending.get(msg.n);
         if (!p) return;
+        if ('progress' in msg) {
+          p.startedAt ??= performance.now();
+          if (msg.progress) p.step = msg.progress;
+          return;
+        }
         this.#pending.delete(msg.n);
         if (this.#pending.size === 0) t.hold(false);
         if (msg.ok) p.resolve(msg.value);

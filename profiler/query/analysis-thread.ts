@@ -16,6 +16,7 @@ import type { Finding } from '../contract/findings.ts';
 import { AnalysisChannel } from './analysis-channel.ts';
 import type { Iterations, RangeName } from '../contract/iterations.ts';
 import type { Scope, ScopeInfo } from '../contract/scope.ts';
+import type { AnalysisProgress, ProgressStep } from '../contract/progress.ts';
 import type { SqlAnswer } from '../contract/sql.ts';
 import type { SqlRequest } from '../contract/api-schema.ts';
 import type {
@@ -28,6 +29,9 @@ import type {
   WaitSpans,
   WaitSpansRequest,
 } from '../contract/api.ts';
+
+/** The methods whose first argument is a scope. */
+const SCOPED_METHODS: ReadonlySet<string> = new Set(['findings', 'stats', 'scopeInfo', 'compare']);
 
 export type AnalysisMethod = 'findings' | 'stats' | 'scopeInfo' | 'ranges' | 'iterations' | 'concurrency' | 'dependencies' | 'waitSpans' | 'compare' | 'sql';
 
@@ -46,6 +50,12 @@ export interface AnalysisRequest {
 }
 
 export type AnalysisResponse = { n: number; ok: true; value: unknown } | { n: number; ok: false; error: ApiErrorShape };
+
+/** From the worker while it answers request n: it began (progress null), or began a phase of its analysis. */
+export interface AnalysisProgressMessage {
+  n: number;
+  progress: ProgressStep | null;
+}
 
 /**
  * The worker's entry beside this module: analysis-worker.ts under Node 22,
@@ -107,6 +117,31 @@ export class AnalysisThread {
 
   sql(target: AnalysisTarget, request: SqlRequest): Promise<SqlAnswer> {
     return this.#call('sql', [target], [request]) as Promise<SqlAnswer>;
+  }
+
+  /**
+   * The analysis of `file` the worker runs now (the thread's, else the
+   * process's: a recording is analysed in one of them at a time), how far
+   * it has got, and how many of the file's wait behind it; null when none
+   * runs. From what the worker told as it went (analysis-worker.ts): the
+   * worker itself is busy, so this never waits for it.
+   */
+  progress(file: string): AnalysisProgress | null {
+    for (const channel of [this.#thread, this.#process]) {
+      const mine = channel.pending().filter((p) => p.request.targets.some((t) => t.file === file));
+      const running = mine.find((p) => p.startedAt !== null);
+      if (!running) continue;
+      const { method, args } = running.request;
+      const step = running.step ?? { phase: 'starting', done: 0, total: 0 };
+      return {
+        ...step,
+        method,
+        scope: SCOPED_METHODS.has(method) ? (args[0] as Scope) : null,
+        elapsedMs: Math.round(performance.now() - running.startedAt!),
+        queued: mine.length - 1,
+      };
+    }
+    return null;
   }
 
   /** Stops the thread (and the process); calls still waiting fail. */

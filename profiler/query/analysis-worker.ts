@@ -7,11 +7,16 @@
 //
 // Messages in:  { n, method, targets: [{ id, file }], args }
 // Messages out: { n, ok: true, value } | { n, ok: false, error: ApiErrorShape }
+//               { n, progress: ProgressStep | null }: request n began (null),
+//               or began a phase (contract/progress.ts); posted from inside
+//               the synchronous analysis, they reach the parent at once.
+import os from 'node:os';
 import { parentPort } from 'node:worker_threads';
 import { toApiErrorShape } from './api-error.ts';
 import { compareRecordings } from './compare.ts';
 import { RecordingQuery } from './recording-query.ts';
-import type { AnalysisRequest, AnalysisResponse } from './analysis-thread.ts';
+import type { AnalysisProgressMessage, AnalysisRequest, AnalysisResponse } from './analysis-thread.ts';
+import type { ProgressStep } from '../contract/progress.ts';
 
 /** The thread's port, or in a child process (a recording being written: analysis-channel.ts) its IPC channel. */
 const port = parentPort ?? processPort();
@@ -28,14 +33,40 @@ function processPort(): Pick<NonNullable<typeof parentPort>, 'on' | 'postMessage
   return ipc as never;
 }
 
+/**
+ * Niceness of the analyses. An analysis keeps a core busy for seconds (its
+ * column load every core), and on a machine of two cores the thread that
+ * answers windows, the page and the analysis then share them: a wheel zoom
+ * during a diagnosis of 10 M operations took seconds to show data. Lowered,
+ * the analysis takes what the others leave, and the timeline stays
+ * responsive; it runs as fast as before when nothing else wants the CPU.
+ * Linux keeps a niceness per thread (setpriority(2), "Notes": who = 0 is
+ * the calling thread), so a worker thread lowers itself alone, and the
+ * native loader's threads it starts inherit it; elsewhere that would lower
+ * the whole process, so only the child process (a recording being written)
+ * lowers itself there.
+ */
+const ANALYSIS_NICENESS = 10;
+if (parentPort === null || process.platform === 'linux') {
+  try {
+    os.setPriority(0, ANALYSIS_NICENESS);
+  } catch {
+    // Not permitted (a sandbox): the analysis runs at the priority it has.
+  }
+}
+
 /** Open recordings by file, least recently used first (an analysis of 10 M operations holds about a GB). */
 const open = new Map<string, RecordingQuery>();
 const KEEP = 3;
 
+/** The request being answered: the one its analyses' progress is for. */
+let current = 0;
+const onProgress = (progress: ProgressStep) => port.postMessage({ n: current, progress } satisfies AnalysisProgressMessage);
+
 function query(id: string, file: string): RecordingQuery {
   let q = open.get(file);
   if (q) open.delete(file);
-  else q = new RecordingQuery(id, file);
+  else q = new RecordingQuery(id, file, { onProgress });
   open.set(file, q);
   while (open.size > KEEP) {
     const [oldest, old] = open.entries().next().value!;
@@ -58,6 +89,8 @@ port.on('message', (msg: AnalysisRequest | { close: true } | { drop: string }) =
     return;
   }
   let out: AnalysisResponse;
+  current = msg.n;
+  port.postMessage({ n: msg.n, progress: null } satisfies AnalysisProgressMessage);
   try {
     // Both recordings of a comparison are held while it runs.
     const [a, b] = msg.targets.map((t) => query(t.id, t.file));

@@ -15,12 +15,12 @@ import path from 'node:path';
 import type { Database } from 'better-sqlite3';
 import { iterationsOf, pickIterationRange, rangeNames } from '../analysis/iterations.ts';
 import { type Iterations, type RangeName } from '../contract/iterations.ts';
-import { analyze, type Analysis } from '../analysis/load.ts';
+import { analyze, loadColumns, type Analysis } from '../analysis/load.ts';
+import type { ProgressStep } from '../contract/progress.ts';
 import { ScopeError, type TimelineColumns } from '../analysis/scope.ts';
 import { STEADY_STATE, type Scope, type ScopeInfo } from '../contract/scope.ts';
 import { loadTrace, type Trace } from '../analysis/trace.ts';
 import { loadHost, type Host } from '../analysis/host.ts';
-import { loadTimelineColumns } from '../native/addon.ts';
 import { exportChromeTrace, type ExportSummary } from '../export/chrome-trace.ts';
 import { fullName, type StoredName } from '../contract/names.ts';
 import type { Finding } from '../contract/findings.ts';
@@ -139,12 +139,14 @@ export class RecordingQuery {
   readonly #liveAnalysisMs: number;
   /** How long the last analysis (or column load) of the growing recording took. */
   #lastAnalysisMs = 0;
+  readonly #onProgress: ((step: ProgressStep) => void) | undefined;
 
   /**
    * Opens `file` read-only; throws ApiError (not-found, not-a-recording, corrupt, locked, newer-schema) naming it.
-   * `liveAnalysisMs`: LIVE_ANALYSIS_MS, which tests change.
+   * `liveAnalysisMs`: LIVE_ANALYSIS_MS, which tests change. `onProgress`: told the phases of each
+   * analysis as they begin (analysis-worker.ts passes them to the page: contract/progress.ts).
    */
-  constructor(recordingId: string, file: string, opts: { liveAnalysisMs?: number } = {}) {
+  constructor(recordingId: string, file: string, opts: { liveAnalysisMs?: number; onProgress?: (step: ProgressStep) => void } = {}) {
     this.recordingId = recordingId;
     this.path = path.resolve(file);
     this.#db = openReadOnly(this.path);
@@ -153,6 +155,7 @@ export class RecordingQuery {
     this.#dependencies = new DependencyReader(this.#db, () => this.#whole());
     this.#growth = this.#guard(() => new Growth(this.#db));
     this.#liveAnalysisMs = opts.liveAnalysisMs ?? LIVE_ANALYSIS_MS;
+    this.#onProgress = opts.onProgress;
   }
 
   /** Whether the file is still being written (its recorder runs). */
@@ -206,7 +209,7 @@ export class RecordingQuery {
   #timelineColumns(): TimelineColumns {
     this.#sync();
     if (!this.#columns || !this.#usable(this.#columns)) {
-      this.#columns = this.#computed(() => loadTimelineColumns(this.#db.name));
+      this.#columns = this.#computed(() => loadColumns(this.#db, this.#onProgress));
       this.#wholeTrace = null;
       this.#wholeHost = null;
     }
@@ -257,7 +260,9 @@ export class RecordingQuery {
     } else {
       this.#analyses.delete(key);
       try {
-        e = this.#computed(() => ({ analysis: analyze(this.#db, { scope, columns: this.#timelineColumns(), file: this.path }) }));
+        e = this.#computed(() => ({
+          analysis: analyze(this.#db, { scope, columns: this.#timelineColumns(), file: this.path, onProgress: this.#onProgress }),
+        }));
       } catch (err) {
         if (err instanceof ScopeError) throw new ApiError('bad-request', err.message, this.path);
         throw err;

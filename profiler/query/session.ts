@@ -17,6 +17,7 @@ import { AnalysisThread, type AnalysisTarget } from './analysis-thread.ts';
 import { ApiError, apiErrorOf } from './api-error.ts';
 import type { Iterations, RangeName } from '../contract/iterations.ts';
 import type { Scope, ScopeInfo } from '../contract/scope.ts';
+import type { AnalysisProgress } from '../contract/progress.ts';
 import type {
   ConcurrencyRequest,
   ConcurrencyResponse,
@@ -148,6 +149,12 @@ export class SessionRegistry {
   async scopeInfo(id: string, scope: Scope): Promise<ScopeInfo> {
     const q = this.get(id);
     return this.#analysis ? this.#analysis.scopeInfo(targetOf(q), scope) : q.scopeInfo(scope);
+  }
+
+  /** The analysis of this recording running now, and how far it has got (analysis-thread.ts); null without an analysis thread (everything here is answered when asked). */
+  async analysisProgress(id: string): Promise<AnalysisProgress | null> {
+    const q = this.get(id);
+    return this.#analysis?.progress(q.path) ?? null;
   }
 
   async ranges(id: string): Promise<RangeName[]> {

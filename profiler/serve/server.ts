@@ -162,6 +162,9 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
         return registry.findings(args[0] as string, args[1] as never);
       case 'scopeInfo':
         return registry.scopeInfo(args[0] as string, args[1] as never);
+      // Here, not on the analysis thread: it says how far that thread has got while it is busy.
+      case 'analysisProgress':
+        return registry.analysisProgress(args[0] as string);
       case 'ranges':
         return registry.ranges(args[0] as string);
       case 'iterations':

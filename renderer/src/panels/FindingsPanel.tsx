@@ -1,14 +1,16 @@
 // The diagnosis (findings()) of the scope picked above it: why streams did
 // not overlap, worst first, each with its cost and what-if estimate.
 // Clicking one shows its evidence. The panel says which scope the list is
-// for (ScopeInfo.label of the answer shown), and that a newer one is on its
-// way while the selection moves.
+// for (ScopeInfo.label of the answer shown), that a newer one is on its
+// way while the selection moves, and how far the analysis has got while it
+// waits (progress-text.ts).
 import { useState, memo } from 'react';
 import type { Finding, RangeName, Scope } from '../../../profiler/contract/api.ts';
 import { formatDuration } from '../../../profiler/contract/time.ts';
 import { scopeKey } from '../scope/scope.ts';
 import { ScopePicker } from '../scope/ScopePicker.tsx';
 import type { ScopedState } from '../scope/scoped-answer.ts';
+import { progressText } from './progress-text.ts';
 
 // Memoised: the app re-renders on every view change while panning, and
 // this panel does not depend on the view.
@@ -20,7 +22,8 @@ export const FindingsPanel = memo(function FindingsPanel(props: {
   ranges: RangeName[] | undefined;
   selection: Scope | null;
 }) {
-  const { shown, pending, error } = props.answer;
+  const { shown, pending, error, waiting } = props.answer;
+  const progress = progressText(waiting, props.scope);
   const findings = shown?.value ?? null;
   const shownKey = shown ? scopeKey(shown.scope) : '';
   // Which finding is open, for the list it belongs to.
@@ -34,7 +37,7 @@ export const FindingsPanel = memo(function FindingsPanel(props: {
       {shown && (
         <p className="scope-label" data-testid="scope-label" title="What these findings looked at">
           {shown.info.label}
-          {pending ? ' · updating…' : ''}
+          {pending ? ` · updating…${progress ? ` ${progress}` : ''}` : ''}
         </p>
       )}
       {error && (
@@ -42,7 +45,11 @@ export const FindingsPanel = memo(function FindingsPanel(props: {
           {error}
         </p>
       )}
-      {findings === null && !error && <p className="hint">Diagnosing…</p>}
+      {findings === null && !error && (
+        <p className="hint" data-testid="findings-progress">
+          Diagnosing…{progress ? ` ${progress}` : ''}
+        </p>
+      )}
       {findings && findings.length === 0 && <p className="hint">Nothing serialized the streams.</p>}
       {findings?.map((f, i) => {
         const id = `${shownKey}:${i}`;

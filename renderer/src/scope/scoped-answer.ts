@@ -12,6 +12,8 @@
 //     which scope it is for, with `pending` set until the last one lands;
 //   - each answer comes with scopeInfo() of its scope (the label the panel
 //     shows: ScopeInfo.label), from the same cached analysis;
+//   - while one is awaited, how far the analysis has got is polled
+//     (analysis-progress.ts), for the panel to say;
 //   - a recording being written asks again for the same scope when
 //     `refresh` changes (app/use-live.ts: at most every 5 s), but never
 //     while the last request is on its way: a change meanwhile is asked for
@@ -21,6 +23,7 @@ import { useEffect, useMemo, useRef, useState } from 'react';
 import type { Scope, ScopeInfo, StreamScopeApi } from '../../../profiler/contract/api.ts';
 import { getApi, toApiError } from '../api/client.ts';
 import { scopeKey } from './scope.ts';
+import { useAnalysisProgress, type Waiting } from './analysis-progress.ts';
 
 export const SELECTION_DEBOUNCE_MS = 150;
 
@@ -63,6 +66,8 @@ export interface ScopedState<T> {
   pending: boolean;
   /** Why the scope asked for has no answer ('bad-request': a range the recording lacks). */
   error: string | null;
+  /** While pending: how far the analysis has got, and since when the panel waits (analysis-progress.ts). */
+  waiting: Waiting | null;
 }
 
 /**
@@ -136,6 +141,7 @@ export function useScopedAnswer<M extends ScopedMethod>(
   const shown = got.id === recordingId ? got.shown : null;
   const error = got.id === recordingId && got.error?.key === key ? got.error.message : null;
   const pending = error === null && (shown === null || scopeKey(shown.scope) !== key);
+  const waiting = useAnalysisProgress(recordingId, enabled && pending);
   // The same object while nothing changed: the panels are memoised (the app re-renders on every pan).
-  return useMemo(() => ({ shown, pending, error }), [shown, pending, error]);
+  return useMemo(() => ({ shown, pending, error, waiting }), [shown, pending, error, waiting]);
 }

@@ -23,6 +23,7 @@ import { formatBytes, formatDuration } from '../../../profiler/contract/time.ts'
 import { scopeKey } from '../scope/scope.ts';
 import { ScopePicker } from '../scope/ScopePicker.tsx';
 import { useScopedAnswer } from '../scope/scoped-answer.ts';
+import { progressText } from '../panels/progress-text.ts';
 import type { IterationTrack } from '../timeline/iterations.ts';
 
 /** Overlap factor: 1 = nothing ran concurrently; shown against the number of streams that could overlap. */
@@ -171,14 +172,15 @@ export function StatsView(props: {
   onShowStream: (rowId: string) => void;
 }) {
   const { summary, scope } = props;
-  const { shown, pending, error } = useScopedAnswer('stats', summary.recordingId, scope, true, props.refresh);
+  const { shown, pending, error, waiting } = useScopedAnswer('stats', summary.recordingId, scope, true, props.refresh);
+  const progress = progressText(waiting, scope);
   const head = (
     <div className="stats-scope" data-testid="stats-scope" data-scope={shown ? scopeKey(shown.scope) : ''} data-pending={pending ? 'true' : 'false'}>
       <ScopePicker scope={scope} onScope={props.onScope} ranges={props.ranges} selection={props.selection} />
       {shown && (
         <span className="scope-label" data-testid="stats-scope-label">
           {shown.info.label}
-          {pending ? ' · updating…' : ''}
+          {pending ? ` · updating…${progress ? ` ${progress}` : ''}` : ''}
         </span>
       )}
       {error && <span className="hint scope-error">{error}</span>}
@@ -189,7 +191,11 @@ export function StatsView(props: {
     return (
       <div className="stats-view">
         {head}
-        {!error && <p className="hint">Loading statistics…</p>}
+        {!error && (
+          <p className="hint" data-testid="stats-progress">
+            Loading statistics…{progress ? ` ${progress}` : ''}
+          </p>
+        )}
         {iterations}
       </div>
     );

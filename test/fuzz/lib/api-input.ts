@@ -172,6 +172,7 @@ const VALID: { [M in ApiMethod]: fc.Arbitrary<unknown[]> } = {
   stats: fc.tuple(recording, scope),
   findings: fc.tuple(recording, scope),
   scopeInfo: fc.tuple(recording, scope),
+  analysisProgress: fc.tuple(recording),
   ranges: fc.tuple(recording),
   iterations: fc.tuple(recording, fc.option(rangeName, { nil: null })),
   compare: fc.tuple(recording, recording, scope),

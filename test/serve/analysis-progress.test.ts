@@ -1,0 +1,116 @@
+// A long analysis says how far it has got (analysisProgress,
+// contract/progress.ts) while the timeline's windows keep being answered:
+// browser mode on a generated recording of a million operations (64
+// streams, each with its launch call), whose diagnosis takes a few seconds.
+// Two analyses asked at once — the steady state's findings, the whole
+// recording's stats — run one after the other on the analysis thread; the
+// progress polled meanwhile names each in turn, moves forward, and counts
+// the one waiting.
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { generate } from '../../bench/generate-recording.ts';
+import type { AnalysisPhase, AnalysisProgress } from '../../profiler/contract/progress.ts';
+import { progressLabel } from '../../profiler/contract/progress.ts';
+import { startServer, type RunningServer } from '../../profiler/serve/server.ts';
+import { tempDir } from '../helpers/native.ts';
+
+let dir: string;
+let server: RunningServer;
+let id: string;
+let rows: string[];
+let span: { startNs: number; endNs: number };
+
+beforeAll(async () => {
+  dir = tempDir('analysis-progress');
+  const file = path.join(dir, 'gen.sqlite');
+  generate(file, 1_000_000, 64);
+  server = await startServer({ files: [file], port: 0, staticDir: dir });
+  id = ((await call('listRecordings', [])) as { recordingId: string }[])[0]!.recordingId;
+  const summary = (await call('summary', [id])) as { startNs: number; endNs: number; streams: { rowId: string }[] };
+  rows = summary.streams.map((s) => s.rowId);
+  span = summary;
+}, 180_000);
+afterAll(async () => {
+  await server?.close();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+async function call(method: string, args: unknown[]): Promise<unknown> {
+  const r = await fetch(`http://127.0.0.1:${server.port}/api/${method}`, {
+    method: 'POST',
+    headers: { 'x-streamscope-token': server.token },
+    body: JSON.stringify({ args }),
+  });
+  const body = (await r.json()) as unknown;
+  if (!r.ok) throw new Error(`${method}: HTTP ${r.status} ${JSON.stringify(body)}`);
+  return body;
+}
+
+const PHASES: AnalysisPhase[] = ['starting', 'loading', 'selecting', 'modelling', 'diagnosing', 'what-if'];
+
+describe('analysis progress (browser mode, 1 M generated operations)', () => {
+  it('is reported while the analyses run, moves forward, names the one waiting; windows are answered meanwhile', async () => {
+    expect(await call('analysisProgress', [id])).toBeNull();
+    let done = 0;
+    const findings = call('findings', [id, { kind: 'steady-state' }]).finally(() => done++);
+    const stats = call('stats', [id, { kind: 'whole' }]).finally(() => done++);
+    const seen: AnalysisProgress[] = [];
+    const windowsDuring: number[] = [];
+    // Wheel zooms' windows, a tenth of a second apart, while the analyses run.
+    const zooms = (async () => {
+      for (let k = 0; done < 2; k++) {
+        const w = (span.endNs - span.startNs) / 40;
+        const startNs = span.startNs + ((k * 0.137) % 0.95) * (span.endNs - span.startNs);
+        const t0 = performance.now();
+        const answer = (await call('window', [id, { rows, startNs, endNs: startNs + w, resolutionNs: w / 1600 }])) as { rows: unknown[] };
+        expect(answer.rows).toHaveLength(rows.length);
+        if (done < 2) windowsDuring.push(performance.now() - t0);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    })();
+    while (done < 2) {
+      const p = (await call('analysisProgress', [id])) as AnalysisProgress | null;
+      if (p) seen.push(p);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    await Promise.all([findings, stats, zooms]);
+
+    // One analysis, with the other waiting behind it (whichever request reached the server first); then the other.
+    const findingsSeen = seen.filter((p) => p.method === 'findings');
+    const statsSeen = seen.filter((p) => p.method === 'stats');
+    expect(findingsSeen.every((p) => p.scope?.kind === 'steady-state')).toBe(true);
+    expect(statsSeen.every((p) => p.scope?.kind === 'whole')).toBe(true);
+    const [first, second] = seen[0]!.method === 'findings' ? [findingsSeen, statsSeen] : [statsSeen, findingsSeen];
+    expect(first.length).toBeGreaterThan(1);
+    expect(second.length).toBeGreaterThan(0);
+    expect(seen.indexOf(second[0]!)).toBeGreaterThan(seen.indexOf(first[first.length - 1]!));
+    expect(first.some((p) => p.queued === 1) && first.every((p) => p.queued <= 1)).toBe(true);
+    expect(second.every((p) => p.queued === 0)).toBe(true);
+    for (const run of [first, second]) {
+      // Forward only: phase by phase, and within one what is done; the time since it began grows.
+      for (let i = 1; i < run.length; i++) {
+        const [a, b] = [run[i - 1]!, run[i]!];
+        const order = PHASES.indexOf(b.phase) - PHASES.indexOf(a.phase);
+        expect(order > 0 || (order === 0 && b.done >= a.done), `${progressLabel(a)} → ${progressLabel(b)}`).toBe(true);
+        expect(b.elapsedMs).toBeGreaterThanOrEqual(a.elapsedMs);
+      }
+    }
+    // More than one step of the first reported, and what each says is what it counts.
+    const steps = new Set(first.map((p) => `${p.phase}:${p.done}`));
+    expect(steps.size).toBeGreaterThan(1);
+    const loading = seen.find((p) => p.phase === 'loading');
+    if (loading) expect(loading.total).toBe(2_000_000); // a million operations and their launch calls
+    const diagnosing = seen.find((p) => p.phase === 'diagnosing');
+    if (diagnosing) expect(progressLabel(diagnosing)).toMatch(/^rule \d+ of \d+ \(\d+%\): [a-z ]+$/);
+    // The windows went on: at least one answered while the analyses ran.
+    expect(windowsDuring.length).toBeGreaterThan(0);
+    // Done: nothing runs.
+    expect(await call('analysisProgress', [id])).toBeNull();
+  });
+
+  it('refuses a recording it does not have, as every method does', async () => {
+    await expect(call('analysisProgress', ['0123456789abcdef'])).rejects.toThrow(/HTTP 404/);
+    await expect(call('analysisProgress', [42])).rejects.toThrow(/HTTP 400/);
+  });
+});
