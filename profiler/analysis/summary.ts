@@ -1,4 +1,6 @@
 // Per-stream, per-kernel and per-copy-kind summaries of a loaded trace.
+import type { StreamKind } from '../contract/api.ts';
+import { streamKind } from '../contract/streams.ts';
 import type { Ns } from '../contract/time.ts';
 import { BusyUnion, type Busy } from './overlap.ts';
 import { STREAM_FLAG_NAMES } from '../store/enums.ts';
@@ -10,7 +12,10 @@ export interface StreamSummary {
   cuptiStreamId: number;
   pid: number;
   deviceId: number | null;
+  /** Its flags' names (store/enums.ts STREAM_FLAG_NAMES), as stored. */
   flags: string[];
+  /** What those flags make it, worded as the timeline labels it (contract/streams.ts). */
+  kind: StreamKind;
   priority: number | null;
   kernels: number;
   memcpys: number;
@@ -48,6 +53,7 @@ export function summarizeStreams(trace: Trace, deviceBusy: Map<number, Ns>): Str
       pid: s.pid,
       deviceId: s.deviceId,
       flags: streamFlagNames(s.flags),
+      kind: streamKind(s.flags),
       priority: s.priority,
       kernels,
       memcpys,

@@ -21,7 +21,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Db } from '../store/database.ts';
 import { readMeta } from '../store/database.ts';
-import { COPY_KIND_NAMES, MEMORY_KIND_NAMES, streamKindName } from '../store/enums.ts';
+import { COPY_KIND_NAMES, MEMORY_KIND_NAMES } from '../store/enums.ts';
+import { streamKind, streamKindInWords } from '../contract/streams.ts';
 
 /** 'pinned' → 'Pinned', 'device static' → 'Device Static' (Kineto's spelling). */
 function memoryKindName(kind: number): string {
@@ -108,7 +109,7 @@ async function writeChromeTrace(db: Db, out: string): Promise<ExportSummary> {
       priority: number | null;
     }[];
     for (const s of streams) {
-      const kind = streamKindName(s.flags);
+      const kind = streamKindInWords(streamKind(s.flags));
       await event({
         ph: 'M',
         name: 'thread_name',

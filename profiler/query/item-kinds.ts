@@ -3,10 +3,9 @@
 // place, so the timeline, the details panel and search always agree.
 import { categoryOfCopyKind, OpCategory } from '../analysis/trace.ts';
 import { COPY_KIND_NAMES, MEMORY_KIND_NAMES } from '../store/enums.ts';
-import { StreamFlags } from '../store/enums.ts';
 import { threadLane, type Lane, type ZonedTable } from '../store/zones.ts';
 import { ApiError } from './api-error.ts';
-import { ITEM_TABLES, type ItemKind, type ItemTable, type RowId, type StreamKind } from '../contract/api.ts';
+import { ITEM_TABLES, type ItemKind, type ItemTable, type RowId } from '../contract/api.ts';
 
 const COPY_ITEM_KIND: Partial<Record<number, ItemKind>> = {
   [OpCategory.HtoD]: 'memcpy-h2d',
@@ -38,16 +37,11 @@ export const copyItemName = (copyKind: number) => `Memcpy ${COPY_KIND_NAMES[copy
 export const syncItemName = (syncType: number) => `Synchronize (${SYNC_TYPE_NAMES[syncType] ?? `type ${syncType}`})`;
 export const MEMSET_ITEM_NAME = 'Memset';
 
+/** streams.flags → the kind the timeline labels a stream with: the contract's, which the report says too. */
+export { streamKind } from '../contract/streams.ts';
+
 export function memoryKindName(kind: number): string {
   return MEMORY_KIND_NAMES[kind] ?? `unknown (${kind})`;
-}
-
-/** streams.flags → the kind the renderer labels a stream with (legacy default wins over the others). */
-export function streamKind(flags: number): StreamKind {
-  if (flags & StreamFlags.LegacyDefault) return 'legacy-default';
-  if (flags & StreamFlags.NonBlocking) return 'non-blocking';
-  if (flags & StreamFlags.PerThreadDefault) return 'per-thread-default';
-  return 'blocking';
 }
 
 /** The kind of an item of `table`, from its row (memcpys need copy_kind). */

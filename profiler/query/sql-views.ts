@@ -28,7 +28,7 @@ function caseOf(expr: string, names: Record<number, string>): string {
 }
 
 /**
- * The stream kind the timeline labels a stream with (item-kinds.ts
+ * The stream kind the timeline labels a stream with (contract/streams.ts
  * streamKind), for every combination of the flag bits it reads: one
  * definition, evaluated here rather than written again in SQL.
  */

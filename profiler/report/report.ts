@@ -278,7 +278,8 @@ export function formatReport(r: Report): string {
         d.ccMajor !== null ? `${d.ccMajor}.${d.ccMinor}` : '?',
         d.smCount ?? '?',
         d.asyncEngineCount ?? '?',
-        d.concurrentKernels ? 'yes' : 'no',
+        // Unknown where the recording has no device attributes (an imported trace): not "no".
+        d.concurrentKernels === null ? 'unknown' : d.concurrentKernels ? 'yes' : 'no',
         d.totalMemoryBytes ? formatBytes(d.totalMemoryBytes) : '?',
         d.uuid ?? '?',
       ]),
@@ -312,14 +313,14 @@ export function formatReport(r: Report): string {
   out.push('', idle.length ? `Streams with GPU work (${idle.length} more without any in this scope)` : 'Streams');
   out.push(
     renderTable(
-      ['stream', 'GPU', 'pid', 'flags', 'priority', 'kernels', 'memcpys', 'memsets', 'busy', 'share of device busy'],
+      ['stream', 'GPU', 'pid', 'kind', 'priority', 'kernels', 'memcpys', 'memsets', 'busy', 'share of device busy'],
       r.streams
         .filter((s) => !idle.includes(s))
         .map((s) => [
           s.cuptiStreamId,
           gpuOf(s.deviceId),
           s.pid,
-          s.flags.join(',') || 'blocking',
+          s.kind,
           s.priority ?? '-',
           s.kernels,
           s.memcpys,

@@ -3,30 +3,16 @@
 // reserved. CUPTI-defined enums stored as is (copy_kind, memory kinds,
 // sync_type) keep CUPTI's values; their names are here and in SCHEMA.md.
 
-/**
- * streams.flags bits; the record stream's StreamFlags
- * (native/collector/record_format.h), held to these values by
- * test/contract/shared-constants.test.ts.
- */
-export const StreamFlags = { LegacyDefault: 1, NonBlocking: 2, PerThreadDefault: 4, Implicit: 8 } as const;
+import { StreamFlags } from '../contract/streams.ts';
+
+/** streams.flags bits: defined with the stream kinds they make (contract/streams.ts), which the renderer may import. */
+export { StreamFlags };
 export const STREAM_FLAG_NAMES: readonly (readonly [number, string])[] = [
   [StreamFlags.LegacyDefault, 'legacy-default'],
   [StreamFlags.NonBlocking, 'non-blocking'],
   [StreamFlags.PerThreadDefault, 'per-thread-default'],
   [StreamFlags.Implicit, 'implicit'],
 ];
-
-/**
- * A stream's kind in words, by its flags: the legacy default stream, a
- * per-thread default stream, a non-blocking stream, or an ordinary
- * (blocking) one, which synchronizes with the legacy default stream.
- */
-export function streamKindName(flags: number): 'legacy default' | 'per-thread default' | 'non-blocking' | 'blocking' {
-  if (flags & StreamFlags.LegacyDefault) return 'legacy default';
-  if (flags & StreamFlags.PerThreadDefault) return 'per-thread default';
-  if (flags & StreamFlags.NonBlocking) return 'non-blocking';
-  return 'blocking';
-}
 
 /** api_calls.domain. */
 export const ApiDomain = { Runtime: 1, Driver: 2 } as const;

@@ -9,7 +9,7 @@ import { unionOf, type IntervalList } from '../intervals.ts';
 import { streamPairs, type StreamPairs } from '../stream-pairs.ts';
 import { OpKind, type DeviceRow, type StreamRow, type Trace } from '../trace.ts';
 import { emptyEvidence, type Evidence, type Severity } from '../../contract/findings.ts';
-import { streamKindName } from '../../store/enums.ts';
+import { streamKind, streamKindInWords } from '../../contract/streams.ts';
 
 export interface Context {
   trace: Trace;
@@ -173,5 +173,5 @@ export function callFamilies(ctx: Context): CallFamilies {
 export function streamLabel(ctx: Context, streamId: number): string {
   const s = ctx.streams.get(streamId);
   if (!s) return `stream ${streamId}`;
-  return `stream ${s.cuptiStreamId} (${streamKindName(s.flags)})`;
+  return `stream ${s.cuptiStreamId} (${streamKindInWords(streamKind(s.flags))})`;
 }
