@@ -131,7 +131,13 @@ describe('clients that go away', () => {
     const scope = { kind: 'window', startNs: 0, endNs: 5e8 };
     await new Promise<void>((resolve) => {
       const body = JSON.stringify({ args: [id, scope] });
-      const req = http.request({ host: '127.0.0.1', port: server.port, path: '/api/findings', method: 'POST', headers: { 'x-streamscope-token': server.token } });
+      const req = http.request({
+        host: '127.0.0.1',
+        port: server.port,
+        path: '/api/findings',
+        method: 'POST',
+        headers: { 'x-streamscope-token': server.token },
+      });
       req.on('error', () => resolve());
       req.end(body);
       setTimeout(() => {
