@@ -228,10 +228,18 @@ export interface WindowResponse {
   /**
    * Names of the items returned, by strings id, as people read them: the
    * demangled form of a mangled C++ name (SCHEMA.md, strings.demangled),
-   * else the stored name. The timeline shortens kernel names further
-   * (profiler/contract/names.ts); details() has both full forms.
+   * else the stored name. The timeline draws kernels by kernelLabels;
+   * details() has both full forms.
    */
   strings: Record<number, string>;
+  /**
+   * The kernels' names among `strings` as the timeline draws them: labelled
+   * over every kernel of the recording (query/kernel-labels.ts,
+   * readableNames), so that instances of one template read apart as in the
+   * tables. A kernel not in it (one the recording has grown since) is drawn
+   * by its shortName.
+   */
+  kernelLabels: Record<number, string>;
   /** The tracks asked for in WindowRequest.concurrency, in that order. */
   concurrency?: ConcurrencyResponse[];
 }

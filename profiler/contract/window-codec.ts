@@ -50,6 +50,7 @@ export interface WindowColumns {
   startNs: number;
   endNs: number;
   strings: Record<number, string>;
+  kernelLabels: Record<number, string>;
   concurrency?: ConcurrencyResponse[];
   tables: ItemTable[];
   kinds: ItemKind[];
@@ -112,7 +113,16 @@ export function windowColumnsOf(w: WindowResponse): WindowColumns {
     return c;
   });
   if (tables.length > 256 || kinds.length > 256) throw new Error('window columns: more than 256 distinct tables or kinds');
-  return { startNs: w.startNs, endNs: w.endNs, strings: w.strings, ...(w.concurrency ? { concurrency: w.concurrency } : {}), tables, kinds, rows };
+  return {
+    startNs: w.startNs,
+    endNs: w.endNs,
+    strings: w.strings,
+    kernelLabels: w.kernelLabels,
+    ...(w.concurrency ? { concurrency: w.concurrency } : {}),
+    tables,
+    kinds,
+    rows,
+  };
 }
 
 function emptyRow(rowId: string, n: number, m: number): RowColumns {
@@ -256,7 +266,14 @@ export function windowOfColumns(c: WindowColumns): WindowResponse {
     }
     return { rowId, items, coverage };
   });
-  return { startNs: c.startNs, endNs: c.endNs, rows, strings: c.strings, ...(c.concurrency ? { concurrency: c.concurrency } : {}) };
+  return {
+    startNs: c.startNs,
+    endNs: c.endNs,
+    rows,
+    strings: c.strings,
+    kernelLabels: c.kernelLabels,
+    ...(c.concurrency ? { concurrency: c.concurrency } : {}),
+  };
 }
 
 /** decodeWindowColumns, as objects. */

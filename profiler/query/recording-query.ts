@@ -57,6 +57,7 @@ import type {
 } from '../contract/api.ts';
 import { concurrencyOf } from './concurrency.ts';
 import { Growth } from './growth.ts';
+import { kernelLabels } from './kernel-labels.ts';
 import { DependencyReader } from './dependencies.ts';
 import { ItemDetailsReader } from './item-details.ts';
 import { apiRowId, itemKindOf, nvtxRowId, parseRowId, streamKind, streamRowId } from './item-kinds.ts';
@@ -133,6 +134,8 @@ export class RecordingQuery {
   #summary: RecordingSummary | null = null;
   #state: Omit<RecordingState, 'live' | 'revision'> | null = null;
   readonly #names = new Map<number, StoredName>();
+  /** The recording's kernel labels (kernelLabels), redone as the analyses are while it grows (#usable). */
+  #kernelLabels: (Map<number, string> & Computed) | null = null;
   /** The SQL console's own read-only connection, opened by the first query (sql-console.ts). */
   #sql: SqlConsole | null = null;
   readonly #growth: Growth;
@@ -516,8 +519,14 @@ export class RecordingQuery {
         const nameIds = new Set<number>();
         const rows = req.rows.map((rowId) => this.#windowRow(rowId, req, nameIds));
         const strings: Record<number, string> = {};
-        for (const id of nameIds) strings[id] = fullName(this.#name(id));
-        if (!req.concurrency) return { startNs: req.startNs, endNs: req.endNs, rows, strings };
+        const labels: Record<number, string> = {};
+        if (!this.#kernelLabels || !this.#usable(this.#kernelLabels)) this.#kernelLabels = this.#computed(() => kernelLabels(this.#db));
+        for (const id of nameIds) {
+          strings[id] = fullName(this.#name(id));
+          const label = this.#kernelLabels.get(id);
+          if (label !== undefined) labels[id] = label;
+        }
+        if (!req.concurrency) return { startNs: req.startNs, endNs: req.endNs, rows, strings, kernelLabels: labels };
         // The tracks from the same rows, here rather than in the page: for a
         // window of ~250 k items the sweep takes tens of ms, which the page's
         // main thread cannot spare while panning. Rows asked only for a track
@@ -528,7 +537,7 @@ export class RecordingQuery {
           for (const r of deviceRows) built.set(r.rowId, r);
           return concurrencyFromRows(c.deviceId, deviceRows, req.startNs, req.endNs, c.buckets);
         });
-        return { startNs: req.startNs, endNs: req.endNs, rows, strings, concurrency };
+        return { startNs: req.startNs, endNs: req.endNs, rows, strings, kernelLabels: labels, concurrency };
       }),
     );
   }

@@ -89,6 +89,7 @@ describe('window codec', () => {
       startNs: 0,
       endNs: 10,
       strings: {},
+      kernelLabels: {},
       rows: [{ rowId: 'stream:1', items: [], coverage: [{ startNs: 1, endNs: 2, count: 3, kind: 'kernel' }] }],
     });
     expect(() => decodeWindow(new TextEncoder().encode('{"rows": []}'))).toThrow(/wrong magic/);

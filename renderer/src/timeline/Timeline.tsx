@@ -641,7 +641,7 @@ export function Timeline(props: {
     ? null
     : hover.hit.instance !== undefined && iterations
       ? describeIteration(iterations, hover.hit.instance)
-      : describeHit(hover.hit, loaded?.strings ?? {});
+      : describeHit(hover.hit, loaded ?? { strings: {}, kernelLabels: {} });
   const rangeBox: [number, number] | null = range
     ? [((Math.min(...range) - view.start) / (view.end - view.start)) * size.width, ((Math.max(...range) - view.start) / (view.end - view.start)) * size.width]
     : null;

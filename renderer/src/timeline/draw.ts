@@ -195,9 +195,9 @@ export function drawTimeline(g: CanvasRenderingContext2D, d: DrawInput): void {
         paint(KIND_COLORS[kind], search && !match ? 0.22 : 1);
         g.fillRect(x0, ly, w, lh);
         if (w > 28) {
-          const name = loaded.strings[it.nameId[n]!];
+          const name = itemName(kind, it.nameId[n]!, loaded);
           if (name) {
-            drawLabel(g, kind === 'kernel' ? shortName(name) : name, Math.max(x0, 0), Math.min(x1, width), ly + lh / 2);
+            drawLabel(g, name, Math.max(x0, 0), Math.min(x1, width), ly + lh / 2);
             style = ''; // drawLabel set its own fill
           }
         }
@@ -573,15 +573,24 @@ function hatch(g: CanvasRenderingContext2D, stroke: string): CanvasPattern | str
   return pattern;
 }
 
+/**
+ * An item's name as the timeline writes it: a kernel's as the tables label
+ * it over the whole recording (kernelLabels), else its name as people read
+ * it (strings); '' for none.
+ */
+function itemName(kind: ItemKind, nameId: number, names: Pick<Loaded, 'strings' | 'kernelLabels'>): string {
+  const name = names.strings[nameId] ?? '';
+  return kind === 'kernel' && name ? (names.kernelLabels[nameId] ?? shortName(name)) : name;
+}
+
 /** Tooltip text of a hit. */
-export function describeHit(h: Hit, names: Record<number, string>): { title: string; lines: string[] } {
+export function describeHit(h: Hit, names: Pick<Loaded, 'strings' | 'kernelLabels'>): { title: string; lines: string[] } {
   if (!h.ref)
     return {
       title: `${(h.count ?? 0).toLocaleString('en-US')} operations merged`,
       lines: [`mostly ${KIND_LABELS[h.kind]}`, `span ${formatDuration(h.endNs - h.startNs)}`, 'zoom in to see them one by one'],
     };
-  const name = h.nameId !== undefined ? (names[h.nameId] ?? '') : '';
-  const title = h.kind === 'kernel' ? shortName(name) : name || KIND_LABELS[h.kind];
+  const title = (h.nameId !== undefined ? itemName(h.kind, h.nameId, names) : '') || KIND_LABELS[h.kind];
   return {
     title,
     lines: [

@@ -33,6 +33,8 @@ export interface Loaded {
   tables: ItemTable[];
   kinds: ItemKind[];
   strings: Record<number, string>;
+  /** The kernels' names as drawn (WindowResponse.kernelLabels: told apart over the whole recording). */
+  kernelLabels: Record<number, string>;
   /** Per device: kernels and copies per direction in flight, bucketed over [startNs, endNs). */
   concurrency: Map<number, ConcurrencyResponse>;
   /** Deepest NVTX nesting seen per row. */
@@ -151,7 +153,7 @@ export class WindowLoader {
       // objects where the transport gives objects (the desktop app's IPC).
       // Folded ranks' busy rows: from the zones, so a job of many ranks
       // costs a few thousand zone rows here, not a window over every stream.
-      const none: WindowColumns = { startNs: want.startNs, endNs: want.endNs, rows: [], strings: {}, tables: [], kinds: [] };
+      const none: WindowColumns = { startNs: want.startNs, endNs: want.endNs, rows: [], strings: {}, kernelLabels: {}, tables: [], kinds: [] };
       const [res, overview] = await Promise.all([
         !rows.length && !concurrency.length
           ? none
@@ -188,6 +190,7 @@ export class WindowLoader {
         tables: res.tables,
         kinds: res.kinds,
         strings: res.strings,
+        kernelLabels: res.kernelLabels,
         concurrency: new Map(conc.map((c) => [c.deviceId, c])),
         nvtxDepth,
         busy: overview && busyOf(overview, busyDevices),
