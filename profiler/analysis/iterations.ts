@@ -51,7 +51,7 @@ export function iterationsOf(db: Db, columns: TimelineColumns, name: string, cho
   const tables = readTraceTables(db);
   const gpu = gpuOrdinals(tables.devices);
   const selections = selectEachInstance(columns, instances);
-  const findings = instances.length ? instanceFindings(db, {}, columns, name) : [];
+  const findings = instances.length ? instanceFindings(db, {}, columns, name, instances) : [];
   const rows = instances.map((inst, x) => analyseInstance(db, selections[x]!, tables, gpu, inst, x + 1, findings[x]![0]));
   flag(rows);
   const steady = rows.filter((r) => !r.warmUp).map((r) => r.lengthNs);

@@ -10,7 +10,7 @@ import { diagnose, type Diagnosis } from './diagnose.ts';
 import type { GraphLaunches } from '../contract/graphs.ts';
 import { graphLaunchesOf } from './graphs.ts';
 import { callNames, loadHost, readHostTables, type Host } from './host.ts';
-import { closeWindows, rangeInstances, selectScope, type TimelineColumns } from './scope.ts';
+import { closeWindows, rangeInstances, selectScope, type RangeInstance, type TimelineColumns } from './scope.ts';
 import { instanceParts, shareFindings } from './attribution.ts';
 import { buildContext } from './findings/context.ts';
 import type { Finding, FixId } from '../contract/findings.ts';
@@ -77,6 +77,8 @@ export interface AnalyzeOptions {
   pids?: number[];
   /** Filled with the replay of each fix the diagnosis estimated (diagnose's `replays`). */
   replays?: Map<FixId, ReplayResult>;
+  /** A range scope's instances as already read (selectScope's `instances`). */
+  instances?: RangeInstance[];
   /**
    * Told each phase as it begins (contract/progress.ts): the analysis
    * thread passes them on to the page, which says how far a long analysis
@@ -90,15 +92,22 @@ export interface AnalyzeOptions {
  * of them, shared out (attribution.ts), so that an instance (`--range
  * NAME#k`, an iterations row) and the whole range give one answer.
  */
-export function instanceFindings(db: Db, options: AnalyzeOptions, columns: TimelineColumns, name: string): Finding[][] {
+export function instanceFindings(
+  db: Db,
+  options: AnalyzeOptions,
+  columns: TimelineColumns,
+  name: string,
+  instances: RangeInstance[] = rangeInstances(db, name),
+): Finding[][] {
   // Once per recording's columns and range: the iterations and each `--range NAME#k` asked in turn share it.
+  // A recording being written keeps its columns a while (query/recording-query.ts) as instances close: those
+  // are shared out again, the range's analysis and its share-out on the one list of instances read.
   let byName = shared.get(columns);
   if (!byName) shared.set(columns, (byName = new Map()));
   let found = byName.get(name);
-  if (!found) {
+  if (!found || found.length !== instances.length) {
     const replays = new Map<FixId, ReplayResult>();
-    const whole = analyze(db, { ...options, columns, scope: { kind: 'range', name }, timings: undefined, replays });
-    const instances = rangeInstances(db, name);
+    const whole = analyze(db, { ...options, columns, scope: { kind: 'range', name }, timings: undefined, replays, instances });
     found = shareFindings(whole.trace, whole.host, whole.diagnosis.findings, instanceParts(columns, instances, name), replays);
     byName.set(name, found);
   }
@@ -142,7 +151,9 @@ export function analyze(db: Db, options: AnalyzeOptions = {}): Analysis {
   const names = callNames(db, columns.calls);
   const startup = detectStartup(columns.ops, columns.calls, names, tables.meta);
   const scope = options.scope ?? STEADY_STATE;
-  const selection = selectScope(db, options.file ?? db.name, scope, columns, startup);
+  // A range's instances read once, for its selection and (one instance) its share of the range's findings.
+  const instances = scope.kind === 'range' ? (options.instances ?? rangeInstances(db, scope.name)) : undefined;
+  const selection = selectScope(db, options.file ?? db.name, scope, columns, startup, instances);
   lap('scope');
   const trace = loadTrace(db, selection.columns.ops, selection.columns.calls, tables);
   closeWindows(selection.info, trace.span);
@@ -160,7 +171,7 @@ export function analyze(db: Db, options: AnalyzeOptions = {}): Analysis {
   const inputs = readCommunicationInputs(db, subset);
   const diagnosis =
     scope.kind === 'range' && scope.instance !== undefined && trace.ops.length > 0
-      ? { findings: instanceFindings(db, options, columns, scope.name)[scope.instance - 1]!, context: buildContext(trace, host, inputs.processes) }
+      ? { findings: instanceFindings(db, options, columns, scope.name, instances)[scope.instance - 1]!, context: buildContext(trace, host, inputs.processes) }
       : diagnose(trace, host, inputs.processes, options.replays, onProgress);
   lap('diagnose');
   let communication: Communication | null = null;

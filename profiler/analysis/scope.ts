@@ -79,9 +79,12 @@ export interface Selection {
 
 /**
  * Resolves `scope` on a recording's full columns (start order) and selects
- * what it covers. `file` names the recording in errors.
+ * what it covers. `file` names the recording in errors. `instances`: a
+ * range scope's instances (rangeInstances) as the caller read them, where
+ * it reads them for something else too — a recording being written has
+ * more each time they are read, and the selection must be of the same list.
  */
-export function selectScope(db: Db, file: string, scope: Scope, columns: TimelineColumns, startup: Startup | null): Selection {
+export function selectScope(db: Db, file: string, scope: Scope, columns: TimelineColumns, startup: Startup | null, instances?: RangeInstance[]): Selection {
   switch (scope.kind) {
     // Whole and steady-state windows run to the recording's end, which the
     // trace knows once loaded (a pass over every end): closeWindows fills them.
@@ -109,7 +112,7 @@ export function selectScope(db: Db, file: string, scope: Scope, columns: Timelin
       };
     }
     case 'range': {
-      const all = rangeInstances(db, scope.name);
+      const all = instances ?? rangeInstances(db, scope.name);
       if (all.length === 0) throw new ScopeError(`${file}: no NVTX range named '${scope.name}'${knownRanges(db)}`);
       if (scope.instance !== undefined && scope.instance > all.length) {
         throw new ScopeError(`${file}: NVTX range '${scope.name}' has ${all.length} instance${all.length > 1 ? 's' : ''}; #${scope.instance} does not exist`);

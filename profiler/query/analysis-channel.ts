@@ -92,6 +92,8 @@ export class AnalysisChannel {
   #transport: Transport | null = null;
   #next = 1;
   readonly #pending = new Map<number, PendingCall & { resolve: (v: unknown) => void; reject: (e: unknown) => void }>();
+  /** Stop once the calls on their way are answered (closeWhenIdle). */
+  #closeWhenIdle = false;
 
   constructor(kind: ChannelKind, entry: URL | string) {
     this.#kind = kind;
@@ -104,6 +106,7 @@ export class AnalysisChannel {
 
   call(request: Omit<AnalysisRequest, 'n'>): Promise<unknown> {
     const t = this.#ensure();
+    this.#closeWhenIdle = false;
     const n = this.#next++;
     // Held while it works (a pending promise alone keeps no process alive); let go when idle.
     t.hold(true);
@@ -123,10 +126,24 @@ export class AnalysisChannel {
     this.#transport?.post(message);
   }
 
+  /**
+   * Stops the worker once the calls on their way are answered (at once
+   * when there are none); a call made meanwhile keeps it. What the process
+   * of a recording being written does when the recording is finished
+   * (analysis-thread.ts): the answers it was computing are still answers,
+   * and a page must not see its request fail because the file ended.
+   */
+  closeWhenIdle(): void {
+    if (!this.#transport) return;
+    if (this.#pending.size === 0) void this.close();
+    else this.#closeWhenIdle = true;
+  }
+
   /** Stops the worker; calls still waiting fail. */
   async close(why = `the analysis ${this.#kind} was closed`): Promise<void> {
     const t = this.#transport;
     this.#transport = null;
+    this.#closeWhenIdle = false;
     this.#failAll(why);
     if (t) await t.terminate();
   }
@@ -148,6 +165,7 @@ export class AnalysisChannel {
         if (this.#pending.size === 0) t.hold(false);
         if (msg.ok) p.resolve(msg.value);
         else p.reject(new ApiError(msg.error.code, msg.error.message, msg.error.file));
+        if (this.#pending.size === 0 && this.#closeWhenIdle) void this.close();
       },
       (why) => {
         if (this.#transport !== t) return;

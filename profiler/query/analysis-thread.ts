@@ -8,7 +8,9 @@
 // analyses. A thread that dies (out of memory on a huge recording) fails
 // what it was doing with 'internal' and is started again by the next call.
 // A recording still being written is analysed by the same code in a child
-// process instead (analysis-channel.ts says why), until it is finished.
+// process instead (analysis-channel.ts says why), until it is finished:
+// then the thread takes it over, and the process answers what it was still
+// computing before it stops (a request never fails because the file ended).
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { DiffSummary } from '../contract/diff.ts';
@@ -144,6 +146,11 @@ export class AnalysisThread {
     return null;
   }
 
+  /** Whether the process for recordings being written runs (it stops once none is left and it has answered). */
+  get processRunning(): boolean {
+    return this.#process.running;
+  }
+
   /** Stops the thread (and the process); calls still waiting fail. */
   async close(): Promise<void> {
     this.#inProcess.clear();
@@ -158,7 +165,9 @@ export class AnalysisThread {
       this.#inProcess.delete(t.file);
       this.#process.tell({ drop: t.file });
     }
-    if (live.length === 0 && this.#inProcess.size === 0 && this.#process.running) void this.#process.close();
+    // No recording being written left: the process goes once it has answered what it was asked (a page's
+    // stats of the last moment before the file ended are still its answer, not an error).
+    if (live.length === 0 && this.#inProcess.size === 0 && this.#process.running) this.#process.closeWhenIdle();
     for (const t of live) this.#inProcess.add(t.file);
     const request: Omit<AnalysisRequest, 'n'> = { method, targets, args };
     return (live.length ? this.#process : this.#thread).call(request);

@@ -45,8 +45,12 @@ export class Growth {
     if (!this.#following) return false;
     const v = this.#dataVersion();
     if (v === this.#version) {
-      // Nothing new: if the writer died meanwhile, nothing new ever comes.
-      if (!writerAlive(this.#writer!)) this.#following = false;
+      // Nothing new: if the writer died meanwhile, nothing new ever comes. That end is a revision too, with no
+      // new rows: what was answered from earlier ones while it grew (analyses are kept a while) is asked again.
+      if (!writerAlive(this.#writer!)) {
+        this.#following = false;
+        this.#revision++;
+      }
       return false;
     }
     this.#version = v;

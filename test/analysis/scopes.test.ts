@@ -192,6 +192,33 @@ describe('iterations', () => {
       db.close();
     }
   });
+
+  it('a recording being written: an instance closed since its columns were loaded is one more row, and its own scope', () => {
+    // What the query side does while a recording grows (query/recording-query.ts): the columns kept a while,
+    // the ranges read as they are now. Here the 13th step closes after the columns were loaded.
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ss-iterations-growth-'));
+    const file = path.join(dir, 'growing.sqlite');
+    fs.copyFileSync(path.join(fixtures, 'torch_prefetch.sqlite'), file);
+    const db = openRecording(file);
+    try {
+      const a = analyze(db);
+      expect(iterationsOf(db, a.columns, 'step').rows).toHaveLength(12);
+      db.exec(`INSERT INTO nvtx_ranges (start_ns, end_ns, pid, tid, name_id, domain_id, payload)
+        SELECT end_ns + 1000, end_ns + 2000, pid, tid, name_id, domain_id, payload FROM nvtx_ranges
+        WHERE name_id = (SELECT id FROM strings WHERE value = 'step') ORDER BY start_ns DESC LIMIT 1`);
+      const grown = iterationsOf(db, a.columns, 'step');
+      expect(grown.rows).toHaveLength(13);
+      // Nothing ran in it yet; the others keep what they own and their findings.
+      expect(grown.rows[12]).toMatchObject({ instance: 13, operations: 0, gpuStartNs: null, topFinding: null });
+      expect(grown.rows[5]!.topFinding?.kind).toBe('pageable-async-copy');
+      const last = analyze(db, { scope: { kind: 'range', name: 'step', instance: 13 }, columns: a.columns });
+      expect(last.trace.ops.length).toBe(0);
+      expect(last.diagnosis.findings).toEqual([]);
+    } finally {
+      db.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
 
 // Which instance owns what (profiler/README.md, "Scopes"): the API calls any

@@ -83,6 +83,30 @@ describe('analysis thread', () => {
     expect(await p).toMatchObject({ code: 'internal' });
   });
 
+  it('a recording that finishes while the process analyses it: what the process was asked is answered, then it stops', async () => {
+    const t = thread();
+    const file = fixture('matmul-pageable');
+    const inPlace = new RecordingQuery('x', file);
+    try {
+      // Asked while it was being written: the process (forked now, so surely still at work below)...
+      const live = t.stats({ id: 'x', file, live: true }, STEADY_STATE);
+      const liveFindings = t.findings({ id: 'x', file, live: true }, STEADY_STATE);
+      expect(t.processRunning).toBe(true);
+      // ... then finished: the next call goes to the thread, and the process is told to stop once idle.
+      const after = t.findings({ id: 'x', file }, STEADY_STATE);
+      expect(t.processRunning).toBe(true);
+      // Answers, not 'the analysis process was closed'.
+      expect(await live).toEqual(inPlace.stats());
+      expect(await liveFindings).toEqual(inPlace.findings());
+      expect(await after).toEqual(inPlace.findings());
+      await expect.poll(() => t.processRunning).toBe(false);
+      // A recording being written later starts it again.
+      expect(await t.findings({ id: 'x', file, live: true }, STEADY_STATE)).toEqual(inPlace.findings());
+    } finally {
+      inPlace.close();
+    }
+  });
+
   it('the session registry sends analysis there when asked, and answers in place otherwise', async () => {
     const threaded = new SessionRegistry({ analysisThread: true });
     const inPlace = new SessionRegistry();
