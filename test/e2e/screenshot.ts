@@ -96,7 +96,8 @@ try {
     // The findings of the scope (and with them start-up and the iterations, asked at the same time).
     await page.waitForSelector('[data-testid="findings"][data-pending="false"]');
     // The first view narrows to the steady state once start-up is known (its band drawn); a recording without start-up has none.
-    if (!values.gpu && !values.range) await page.waitForFunction(() => !!window.__streamscope?.rulers()[0]?.startup, undefined, { timeout: 5000 }).catch(() => {});
+    if (!values.gpu && !values.range)
+      await page.waitForFunction(() => !!window.__streamscope?.rulers()[0]?.startup, undefined, { timeout: 5000 }).catch(() => {});
     await settled(page);
   }
   await page.screenshot({ path: out });
