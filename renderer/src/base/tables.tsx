@@ -23,7 +23,7 @@ export function SortTable<T>(props: { rows: T[]; cols: Col<T>[]; testId: string;
       return sort.desc ? -d : d;
     });
   }, [props.rows, props.cols, sort]);
-  if (props.rows.length === 0) return <p className="hint">{props.empty ?? 'None in this recording.'}</p>;
+  if (props.rows.length === 0) return <p className="hint">{props.empty ?? 'None in this scope.'}</p>;
   return (
     <table className="stats" data-testid={props.testId}>
       <thead>
