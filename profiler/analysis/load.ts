@@ -116,20 +116,32 @@ export function instanceFindings(
 const shared = new WeakMap<TimelineColumns, Map<string, Finding[][]>>();
 
 /**
+ * The loading step as loadColumns tells it: `rowsRead` is the native
+ * loader's counter of rows read so far, shared memory it adds to while this
+ * thread is blocked in the load — whoever holds the step (the analysis
+ * thread's owner, analysis-channel.ts) reads it for `done` then.
+ */
+export interface LoadingStep extends ProgressStep {
+  phase: 'loading';
+  rowsRead: Int32Array;
+}
+
+/**
  * The recording's operations and API calls (loadTimelineColumns), the
  * loading phase told first with how many rows it reads — from the zones,
- * without reading a row: the native loader says nothing until it is done.
+ * without reading a row — and a counter the loader adds its rows to.
  */
 export function loadColumns(db: Db, onProgress?: (step: ProgressStep) => void): TimelineColumns {
-  if (onProgress) {
-    const tables = [ZONED_TABLES.kernels.id, ZONED_TABLES.memcpys.id, ZONED_TABLES.memsets.id, ZONED_TABLES.api_calls.id];
-    const rows = db
-      .prepare(`SELECT coalesce(sum(rows), 0) FROM zones WHERE table_id IN (${tables.join(',')})`)
-      .pluck()
-      .get() as number;
-    onProgress({ phase: 'loading', done: 0, total: rows });
-  }
-  return loadTimelineColumns(db.name);
+  if (!onProgress) return loadTimelineColumns(db.name);
+  const tables = [ZONED_TABLES.kernels.id, ZONED_TABLES.memcpys.id, ZONED_TABLES.memsets.id, ZONED_TABLES.api_calls.id];
+  const rows = db
+    .prepare(`SELECT coalesce(sum(rows), 0) FROM zones WHERE table_id IN (${tables.join(',')})`)
+    .pluck()
+    .get() as number;
+  const rowsRead = new Int32Array(new SharedArrayBuffer(4));
+  const step: LoadingStep = { phase: 'loading', done: 0, total: rows, rowsRead };
+  onProgress(step);
+  return loadTimelineColumns(db.name, { progress: rowsRead });
 }
 
 /** Throws ScopeError when the scope does not exist in this recording. */

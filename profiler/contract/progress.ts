@@ -11,8 +11,9 @@ import type { Scope } from './api-schema.ts';
  *  - starting: begun, no phase told yet (an answer computed already is
  *    answered from here: stats of an analysis kept, say);
  *  - loading: the operations and API calls read from the file (natively, on
- *    every core: one call that says nothing until done, so `done` is 0 until
- *    it has read them all);
+ *    every core, in one call: `done` grows while it runs where the analysis
+ *    runs in a thread, whose owner reads the loader's shared counter; in a
+ *    child process it stays 0 until the load is over);
  *  - selecting: start-up found, the scope's operations picked, the trace
  *    and host calls built from them;
  *  - modelling: the what-if replay's model of the host (which call waited
@@ -52,7 +53,7 @@ export function formatCount(n: number): string {
   return n.toLocaleString('en-US');
 }
 
-/** The step in words: "loading 10.2 M operations and API calls", "rule 3 of 13 (15%): host blocking", "replaying what-if 1 of 2 (0%): pageable copies pinned". */
+/** The step in words: "loading 4.1 M of 10.2 M operations and API calls (40%)", "rule 3 of 13 (15%): host blocking", "replaying what-if 1 of 2 (0%): pageable copies pinned". */
 export function progressLabel(p: ProgressStep): string {
   const counted = (what: string) =>
     `${what} ${Math.min(p.done + 1, p.total)} of ${p.total} (${Math.floor((100 * p.done) / Math.max(1, p.total))}%)${p.detail ? `: ${p.detail}` : ''}`;
@@ -60,7 +61,10 @@ export function progressLabel(p: ProgressStep): string {
     case 'starting':
       return 'starting';
     case 'loading':
-      return p.total > 0 ? `loading ${formatCount(p.total)} operations and API calls` : 'loading operations and API calls';
+      if (!(p.total > 0)) return 'loading operations and API calls';
+      return p.done > 0
+        ? `loading ${formatCount(p.done)} of ${formatCount(p.total)} operations and API calls (${Math.floor((100 * p.done) / p.total)}%)`
+        : `loading ${formatCount(p.total)} operations and API calls`;
     case 'selecting':
       return `selecting the scope among ${formatCount(p.total)} operations`;
     case 'modelling':

@@ -149,7 +149,7 @@ interface AddonModule {
   cuptiInfo(libraryPath?: string): CuptiInfo;
   loadOps(dbPath: string): OpColumns;
   loadCalls(dbPath: string): CallColumns;
-  loadTimeline(dbPath: string, options?: { via?: LoadVia }): { ops: OpColumns; calls: CallColumns; via: string };
+  loadTimeline(dbPath: string, options?: TimelineLoadOptions): { ops: OpColumns; calls: CallColumns; via: string };
   loadRows(
     dbPath: string,
     request: RowRanges & LoadRowsOptions,
@@ -217,11 +217,22 @@ export function loadOpColumns(dbPath: string): OpColumns {
  */
 export type LoadVia = 'auto' | 'pages' | 'sql';
 
+export interface TimelineLoadOptions {
+  via?: LoadVia;
+  /**
+   * Rows read so far, added to as the load goes (element 0, atomically): an
+   * Int32Array over a SharedArrayBuffer lets another thread tell the load's
+   * progress while this one is blocked in it. Back to 0 where the pages
+   * fail and SQLite reads everything again.
+   */
+  progress?: Int32Array;
+}
+
 /**
  * Ops and calls at once, every table read on all cores. `via`: how the rows
  * were read, 'pages' or 'sql: ' and why not through the pages.
  */
-export function loadTimelineColumns(dbPath: string, options: { via?: LoadVia } = {}): { ops: OpColumns; calls: CallColumns; via: string } {
+export function loadTimelineColumns(dbPath: string, options: TimelineLoadOptions = {}): { ops: OpColumns; calls: CallColumns; via: string } {
   return addon().loadTimeline(dbPath, options);
 }
 

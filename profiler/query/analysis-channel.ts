@@ -27,6 +27,8 @@ export interface PendingCall {
   startedAt: number | null;
   /** The last phase it began (null: none yet). */
   step: ProgressStep | null;
+  /** While it loads, in a worker thread: the loader's count of rows read so far (shared memory, AnalysisProgressMessage). */
+  rowsRead: Int32Array | null;
 }
 
 export type ChannelKind = 'thread' | 'process';
@@ -111,14 +113,14 @@ export class AnalysisChannel {
     // Held while it works (a pending promise alone keeps no process alive); let go when idle.
     t.hold(true);
     return new Promise((resolve, reject) => {
-      this.#pending.set(n, { request, startedAt: null, step: null, resolve, reject });
+      this.#pending.set(n, { request, startedAt: null, step: null, rowsRead: null, resolve, reject });
       t.post({ ...request, n });
     });
   }
 
   /** The calls on their way, in the order they were made (the worker answers them in that order). */
   pending(): PendingCall[] {
-    return [...this.#pending.values()].map(({ request, startedAt, step }) => ({ request, startedAt, step }));
+    return [...this.#pending.values()].map(({ request, startedAt, step, rowsRead }) => ({ request, startedAt, step, rowsRead }));
   }
 
   /** A message that wants no answer (analysis-worker.ts: drop a recording). */
@@ -158,7 +160,10 @@ export class AnalysisChannel {
         if (!p) return;
         if ('progress' in msg) {
           p.startedAt ??= performance.now();
-          if (msg.progress) p.step = msg.progress;
+          if (msg.progress) {
+            p.step = msg.progress;
+            p.rowsRead = msg.rowsRead ?? null;
+          }
           return;
         }
         this.#pending.delete(msg.n);

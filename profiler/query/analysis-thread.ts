@@ -57,6 +57,12 @@ export type AnalysisResponse = { n: number; ok: true; value: unknown } | { n: nu
 export interface AnalysisProgressMessage {
   n: number;
   progress: ProgressStep | null;
+  /**
+   * With a loading step, from a worker thread: the native loader's count of
+   * rows read, shared memory that grows while the worker is blocked in the
+   * load (analysis/load.ts LoadingStep). A child process cannot share it.
+   */
+  rowsRead?: Int32Array;
 }
 
 /**
@@ -134,7 +140,9 @@ export class AnalysisThread {
       const running = mine.find((p) => p.startedAt !== null);
       if (!running) continue;
       const { method, args } = running.request;
-      const step = running.step ?? { phase: 'starting', done: 0, total: 0 };
+      let step = running.step ?? { phase: 'starting', done: 0, total: 0 };
+      // Loading: the rows read so far, as the loader counts them now.
+      if (step.phase === 'loading' && running.rowsRead) step = { ...step, done: Math.min(step.total, Atomics.load(running.rowsRead, 0)) };
       return {
         ...step,
         method,

@@ -17,6 +17,7 @@ import { compareRecordings } from './compare.ts';
 import { RecordingQuery } from './recording-query.ts';
 import type { AnalysisProgressMessage, AnalysisRequest, AnalysisResponse } from './analysis-thread.ts';
 import type { ProgressStep } from '../contract/progress.ts';
+import type { LoadingStep } from '../analysis/load.ts';
 
 /** The thread's port, or in a child process (a recording being written: analysis-channel.ts) its IPC channel. */
 const port = parentPort ?? processPort();
@@ -61,7 +62,11 @@ const KEEP = 3;
 
 /** The request being answered: the one its analyses' progress is for. */
 let current = 0;
-const onProgress = (progress: ProgressStep) => port.postMessage({ n: current, progress } satisfies AnalysisProgressMessage);
+const onProgress = (progress: ProgressStep) => {
+  // The loader's count of rows read is shared memory: a thread's parent reads it as it grows; a process's would get a copy.
+  const { rowsRead, ...step } = progress as Partial<LoadingStep> & ProgressStep;
+  port.postMessage({ n: current, progress: step, ...(parentPort && rowsRead ? { rowsRead } : {}) } satisfies AnalysisProgressMessage);
+};
 
 function query(id: string, file: string): RecordingQuery {
   let q = open.get(file);

@@ -309,11 +309,29 @@ Napi::Value loadRowsBinding(const Napi::CallbackInfo& info) {
   }
 }
 
-// Both at once (table_loader.cc reads every table on all cores); loadTimeline(path, { via }?).
+// A one-element Int32Array the load adds its rows read to, or null. Its
+// memory is a SharedArrayBuffer's where another thread is to read it while
+// the load runs (the analysis's progress); the array is held by the caller
+// for the length of the call.
+int32_t* progressOf(Napi::Env env, const Napi::Value& v) {
+  if (v.IsUndefined()) return nullptr;
+  if (!v.IsTypedArray() || v.As<Napi::TypedArray>().TypedArrayType() != napi_int32_array || v.As<Napi::TypedArray>().ElementLength() < 1)
+    throw Napi::TypeError::New(env, "progress must be an Int32Array of at least one element");
+  napi_typedarray_type type;
+  size_t length = 0, offset = 0;
+  void* data = nullptr;
+  napi_value buffer;
+  NAPI_THROW_IF_FAILED(env, napi_get_typedarray_info(env, v, &type, &length, &data, &buffer, &offset), nullptr);
+  return static_cast<int32_t*>(data);
+}
+
+// Both at once (table_loader.cc reads every table on all cores); loadTimeline(path, { via, progress }?).
 Napi::Value loadTimelineBinding(const Napi::CallbackInfo& info) {
   return guarded(info, [&info](Napi::Env env, const std::string& path) -> Napi::Value {
-    const LoadVia via = info.Length() > 1 && info[1].IsObject() ? viaOf(env, info[1].As<Napi::Object>().Get("via")) : LoadVia::Auto;
-    Timeline t = loadTimeline(path, true, true, via);
+    const bool options = info.Length() > 1 && info[1].IsObject();
+    const LoadVia via = options ? viaOf(env, info[1].As<Napi::Object>().Get("via")) : LoadVia::Auto;
+    int32_t* progress = options ? progressOf(env, info[1].As<Napi::Object>().Get("progress")) : nullptr;
+    Timeline t = loadTimeline(path, true, true, via, progress);
     const auto t0 = std::chrono::steady_clock::now();
     Napi::Object out = Napi::Object::New(env);
     out.Set("ops", opsObject(env, t.ops));

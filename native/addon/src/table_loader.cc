@@ -790,7 +790,7 @@ namespace {
 // "pages", or "sql: " and why not pages ("asked for" where `via` said so).
 std::string readParts(Db& db, const std::vector<Part>& parts, const std::unordered_map<int64_t, int32_t>& pid_of_context,
                       const ReadFilter& filter, const ReadFilter& by_rows, Timeline& t, SortScratch& scratch, size_t threads, LoadVia via,
-                      const std::function<void(const char*)>& lap) {
+                      const std::function<void(const char*)>& lap, int32_t* progress) {
   if (via == LoadVia::Auto) {
     const char* env = std::getenv("STREAMSCOPE_LOAD_VIA");
     if (env && std::string(env) == "sql") via = LoadVia::Sql;
@@ -817,10 +817,15 @@ std::string readParts(Db& db, const std::vector<Part>& parts, const std::unorder
   eachCallColumn(t.calls, [&](auto& v) { v.reuse(call_slots); });
   lap("plan");
   // One batch from `src` (a part with a row on a stream not placed is read again with the rows' own device and context).
+  // Each part read adds its planned rows to `progress` (a caller's counter another thread reads while this call runs).
+  const auto told = [progress](size_t rows) {
+    if (progress) __atomic_add_fetch(progress, static_cast<int32_t>(std::min<size_t>(rows, INT32_MAX)), __ATOMIC_RELAXED);
+  };
   auto readBatch = [&](auto& src, size_t b) {
     for (size_t i = batch_start[b]; i < batch_start[b + 1]; i++) {
       if (parts[i].table == 3) {
         got[i] = readCalls(src, db.path, parts[i], t.calls, base[i], filter);
+        told(parts[i].slots);
         continue;
       }
       try {
@@ -828,6 +833,7 @@ std::string readParts(Db& db, const std::vector<Part>& parts, const std::unorder
       } catch (const UnplacedStream&) {
         got[i] = readOps(src, db.path, parts[i], pid_of_context, t.ops, base[i], by_rows);
       }
+      told(parts[i].slots);
     }
   };
   const size_t batches = batch_start.size() - 1;
@@ -865,6 +871,8 @@ std::string readParts(Db& db, const std::vector<Part>& parts, const std::unorder
   // SQLite's way reads without the transaction, as it always has: a live recorder's commits need not wait for it.
   db.exec("COMMIT");
   if (sql_because) {
+    // Read again from the start: what the pages read before they failed is counted again.
+    if (progress) __atomic_store_n(progress, 0, __ATOMIC_RELAXED);
     runParallel(
         batches,
         [&](size_t b) {
@@ -928,7 +936,7 @@ thread_local RowsState rows_state;
 
 // Every table is cut into rowid parts read in parallel, then both results
 // sorted by start at once: the wait is the slowest core's share, not the sum.
-Timeline loadTimeline(const std::string& db_path, bool want_ops, bool want_calls, LoadVia via) {
+Timeline loadTimeline(const std::string& db_path, bool want_ops, bool want_calls, LoadVia via, int32_t* progress) {
   const auto lap = lapTimer("load");
   Db db(db_path);
   const auto pid_of_context = begin(db);
@@ -938,7 +946,7 @@ Timeline loadTimeline(const std::string& db_path, bool want_ops, bool want_calls
   lap("parts");
   Timeline t;
   SortScratch scratch;
-  t.via = readParts(db, parts, pid_of_context, {}, {}, t, scratch, 0, via, lap);
+  t.via = readParts(db, parts, pid_of_context, {}, {}, t, scratch, 0, via, lap, progress);
   return t;
 }
 
@@ -982,7 +990,7 @@ Timeline& loadRows(const std::string& db_path, const RowsRequest& request) {
   ReadFilter by_rows = filter;
   filter.place_of_stream = request.narrow ? &place_of_stream : nullptr;
   Timeline& t = rows_state.t;
-  t.via = readParts(db, parts, pid_of_context, filter, by_rows, t, rows_state.scratch, request.threads, request.via, lap);
+  t.via = readParts(db, parts, pid_of_context, filter, by_rows, t, rows_state.scratch, request.threads, request.via, lap, nullptr);
   return t;
 }
 

@@ -102,7 +102,10 @@ enum class LoadVia { Auto, Pages, Sql };
 
 // Reads what is asked for, every table split into rowid parts read on all
 // cores, then orders both by start.
-Timeline loadTimeline(const std::string& db_path, bool want_ops, bool want_calls, LoadVia via = LoadVia::Auto);
+// `progress`: where given, each part read adds its rows to it (atomically:
+// another thread reads it while this runs, for the analysis's progress); set
+// back to 0 where the pages fail and SQLite reads everything again.
+Timeline loadTimeline(const std::string& db_path, bool want_ops, bool want_calls, LoadVia via = LoadVia::Auto, int32_t* progress = nullptr);
 OpColumns loadOps(const std::string& db_path);
 CallColumns loadCalls(const std::string& db_path);
 

@@ -18,6 +18,10 @@ const running = (p: Partial<AnalysisProgress>): AnalysisProgress => ({
 describe('progressText', () => {
   it('says how far our analysis has got, and how long the panel has waited', () => {
     expect(progressText({ progress: running({ total: 20_400_000 }), since: 0, at: 3_400 }, steady)).toBe('loading 20.4 M operations and API calls · 3 s');
+    // Rows read so far, where the loader's counter is read (an analysis in a thread).
+    expect(progressText({ progress: running({ done: 8_200_000, total: 20_400_000 }), since: 0, at: 3_400 }, steady)).toBe(
+      'loading 8.2 M of 20.4 M operations and API calls (40%) · 3 s',
+    );
     expect(progressText({ progress: running({ phase: 'diagnosing', done: 2, total: 13, detail: 'host blocking' }), since: 0, at: 999 }, steady)).toBe(
       'rule 3 of 13 (15%): host blocking',
     );
