@@ -199,7 +199,19 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   };
 
   const allowedHosts = opts.allowedHosts ?? [];
+  // The one entry of every request: nothing a request holds may end the
+  // server. What handle() cannot answer itself (it threw) is answered 500
+  // here, or its connection closed where an answer had begun.
   const server = http.createServer((req, res) => {
+    try {
+      handle(req, res);
+    } catch (e) {
+      if (res.headersSent || res.destroyed) return void res.destroy();
+      res.writeHead(500, { ...SECURITY_HEADERS, 'content-type': 'text/plain; charset=utf-8', connection: 'close' });
+      res.end(`internal error: ${(e as Error).message}`);
+    }
+  });
+  function handle(req: http.IncomingMessage, res: http.ServerResponse): void {
     // The client went away before its answer was sent (closed the tab, aborted the fetch).
     let closed = false;
     res.once('close', () => (closed = !res.writableFinished));
@@ -211,7 +223,13 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       res.end(body);
     };
     const sendError = (e: ApiError, status = STATUS[e.code] ?? 500) => send(status, JSON.stringify(e.toJSON()), 'application/json');
-    const url = new URL(req.url ?? '/', 'http://localhost');
+    // A target the URL parser refuses (`//[`, `http://[`, `//%zz`) is the client's error, before anything else is looked at.
+    let url: URL;
+    try {
+      url = new URL(req.url ?? '/', 'http://localhost');
+    } catch {
+      return send(400, 'bad request target', 'text/plain; charset=utf-8');
+    }
     const api = url.pathname.startsWith('/api/');
 
     // DNS rebinding (listen-address.ts): a name that is not this server's is answered by nothing else.
@@ -282,7 +300,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     if (url.pathname === '/favicon.ico') return send(204, '', 'image/x-icon');
     const file = staticFile(opts.staticDir, url.pathname);
     send(file.status, req.method === 'HEAD' ? '' : file.body, file.type);
-  });
+  }
   // What Node answers itself (a request it cannot parse, headers too large, a request too slow): the same headers, CSP included.
   server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
     if (!socket.writable || err.code === 'ECONNRESET') return void socket.destroy();
