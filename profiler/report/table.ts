@@ -3,7 +3,8 @@ export function renderTable(headers: string[], rows: (string | number)[][]): str
   if (rows.length === 0) return '  (none)';
   const cells = [headers, ...rows.map((r) => r.map(String))];
   const numeric = headers.map((_, c) => rows.every((r) => typeof r[c] === 'number' || /^[-\d.,%]+( \S+)?$/.test(String(r[c]))));
-  const widths = headers.map((_, c) => Math.max(...cells.map((r) => (r[c] ?? '').length)));
+  // A loop, not Math.max(...cells): a spread of a few hundred thousand arguments overflows the stack (a report of 130 k kernel names did).
+  const widths = headers.map((_, c) => cells.reduce((w, r) => Math.max(w, (r[c] ?? '').length), 0));
   const line = (r: string[]) =>
     '  ' +
     r
