@@ -9,7 +9,9 @@ root=$(dirname "$here")
 jobs=$(nproc 2>/dev/null || echo 2)
 
 cuda_home=${CUDA_HOME:-/usr/local/cuda}
-if [ ! -f "$here/build/CMakeCache.txt" ]; then
+# Configured unless a configure finished: one cut short (Ctrl-C) can leave
+# the cache without the Makefile, and `cmake --build` then fails on it.
+if [ ! -f "$here/build/CMakeCache.txt" ] || [ ! -f "$here/build/Makefile" ]; then
   cmake -S "$here" -B "$here/build" -DCMAKE_BUILD_TYPE=Release \
     -DCMAKE_CUDA_COMPILER="$cuda_home/bin/nvcc" -DCUDAToolkit_ROOT="$cuda_home" >/dev/null
 fi
