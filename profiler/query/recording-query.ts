@@ -72,9 +72,9 @@ import type { SqlAnswer } from '../contract/sql.ts';
 import { importedWithoutSyncEvents, NO_SYNC_EVENTS_NOTE } from '../contract/dependencies.ts';
 import type { SqlRequest } from '../contract/api-schema.ts';
 
-/** Analyses kept per recording: the steady state, the whole, and a few selections. */
 /** The zones' table ids of GPU operations (kernels, copies, memsets): the streams' busy time and the GPU span. */
 const GPU_TABLE_IDS = (['kernels', 'memcpys', 'memsets'] as const).map((t) => ZONED_TABLES[t].id).join(',');
+/** Analyses kept per recording: the steady state, the whole, and a few selections. */
 const KEEP_ANALYSES = 4;
 /** The scopes every page opens on: kept while selections come and go (KEEP_ANALYSES counts them). */
 const KEPT_SCOPES: ReadonlySet<string> = new Set([JSON.stringify({ kind: 'steady-state' } satisfies Scope), JSON.stringify({ kind: 'whole' } satisfies Scope)]);
@@ -438,11 +438,14 @@ export class RecordingQuery {
       originalPid: origins.get(p.pid)?.originalPid ?? null,
     }));
     const sources = readSources(db);
-    const span = db.prepare('SELECT min(start_ns) AS s, max(end_ns) AS e FROM zones').get() as { s: number | null; e: number | null };
-    const gpu = db.prepare(`SELECT min(start_ns) AS s, max(end_ns) AS e FROM zones WHERE table_id IN (${GPU_TABLE_IDS})`).get() as {
-      s: number | null;
-      e: number | null;
-    };
+    // Every item's span and the GPU operations' alone, in one pass over the zones.
+    const span = db
+      .prepare(
+        `SELECT min(start_ns) AS s, max(end_ns) AS e,
+          min(CASE WHEN table_id IN (${GPU_TABLE_IDS}) THEN start_ns END) AS gs, max(CASE WHEN table_id IN (${GPU_TABLE_IDS}) THEN end_ns END) AS ge
+        FROM zones`,
+      )
+      .get() as { s: number | null; e: number | null; gs: number | null; ge: number | null };
     const complete = meta.complete === '1';
     return {
       recordingId: this.recordingId,
@@ -454,7 +457,7 @@ export class RecordingQuery {
       meta,
       startNs: span.s ?? 0,
       endNs: span.e ?? 0,
-      gpuSpan: gpu.s !== null && gpu.e !== null ? { startNs: gpu.s, endNs: gpu.e } : null,
+      gpuSpan: span.gs !== null && span.ge !== null ? { startNs: span.gs, endNs: span.ge } : null,
       devices: deviceRows.map((d) => ({ ...d, busyNs: deviceBusy.get(d.id) ?? 0 })),
       processes,
       streams,
