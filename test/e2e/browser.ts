@@ -9,6 +9,9 @@ import { repoRoot } from '../../profiler/native/paths.ts';
 import type { RecordingState } from '../../profiler/contract/api.ts';
 import { startServer, type RunningServer } from '../../profiler/serve/server.ts';
 import { startLiveFeed, type LiveFeed, type LiveFeedOptions } from '../helpers/live-feed.ts';
+import { callApi } from '../helpers/api-call.ts';
+
+export { callApi };
 
 // The renderer's test hooks (renderer/src/timeline/Timeline.tsx, TestHooks), as the page sees them.
 declare global {
@@ -122,18 +125,6 @@ export async function launch(): Promise<Browser> {
 export async function serve(files: string[]): Promise<RunningServer> {
   buildRenderer();
   return startServer({ files, port: 0, staticDir: rendererDist });
-}
-
-/** One API call over HTTP, as the page makes it (the token in its header); rejects with the error the server answered. */
-export async function callApi<T>(server: RunningServer, method: string, ...args: unknown[]): Promise<T> {
-  const r = await fetch(`${server.url.split('?')[0]}api/${method}`, {
-    method: 'POST',
-    headers: { 'x-streamscope-token': server.token },
-    body: JSON.stringify({ args }),
-  });
-  const body = (await r.json()) as T;
-  if (!r.ok) throw new Error(`${method}: ${JSON.stringify(body)}`);
-  return body;
 }
 
 /** Opens the app and waits until the timeline has drawn a frame with data. */

@@ -14,6 +14,7 @@ import type { AnalysisPhase, AnalysisProgress } from '../../profiler/contract/pr
 import { progressLabel } from '../../profiler/contract/progress.ts';
 import { startServer, type RunningServer } from '../../profiler/serve/server.ts';
 import { tempDir } from '../helpers/native.ts';
+import { callApi } from '../helpers/api-call.ts';
 
 let dir: string;
 let server: RunningServer;
@@ -36,16 +37,7 @@ afterAll(async () => {
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
-async function call(method: string, args: unknown[]): Promise<unknown> {
-  const r = await fetch(`http://127.0.0.1:${server.port}/api/${method}`, {
-    method: 'POST',
-    headers: { 'x-streamscope-token': server.token },
-    body: JSON.stringify({ args }),
-  });
-  const body = (await r.json()) as unknown;
-  if (!r.ok) throw new Error(`${method}: HTTP ${r.status} ${JSON.stringify(body)}`);
-  return body;
-}
+const call = (method: string, args: unknown[]): Promise<unknown> => callApi(server, method, ...args);
 
 const PHASES: AnalysisPhase[] = ['starting', 'loading', 'selecting', 'modelling', 'diagnosing', 'what-if'];
 
