@@ -28,6 +28,35 @@ export default tseslint.config(
     },
   },
   {
+    // A spread passes each element as an argument, and arguments live on the
+    // stack: Math.max(...a) with a few hundred thousand elements throws
+    // RangeError (issue 27: `report` on 130 k kernel names). Arrays that grow
+    // with a recording are walked with a loop (or a reduce); a spread of a
+    // literal list is written as its elements.
+    files: ['profiler/**/*.{ts,tsx}', 'renderer/**/*.{ts,tsx}', 'app/**/*.{ts,tsx}'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "CallExpression[callee.object.name='Math'] > SpreadElement",
+          message: 'Math.max/min(...array) overflows the stack on a large array: use a loop or reduce.',
+        },
+        {
+          selector: 'CallExpression[callee.property.name=/^(push|unshift|splice|concat)$/] > SpreadElement',
+          message: 'push/unshift/splice/concat(...array) overflows the stack on a large array: push in a loop (for…of).',
+        },
+        {
+          selector: "CallExpression[callee.object.name='String'][callee.property.name=/^fromC(harCode|odePoint)$/] > SpreadElement",
+          message: 'String.fromCharCode(...array) overflows the stack on a large array: decode with TextDecoder or Buffer.',
+        },
+        {
+          selector: "CallExpression[callee.property.name='apply'][callee.object.object.name='Math']",
+          message: 'Math.max.apply(null, array) overflows the stack on a large array: use a loop or reduce.',
+        },
+      ],
+    },
+  },
+  {
     files: ['renderer/**/*.{ts,tsx}'],
     plugins: { 'react-hooks': reactHooks },
     rules: {

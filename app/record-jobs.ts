@@ -76,9 +76,11 @@ export function recordArguments(request: RecordRequest, output: string): string[
   const args = ['record', '--force', '--progress', 'json', '-o', output.replaceAll('%', '%%')];
   if (request.captureRange !== undefined) args.push('--capture-range', request.captureRange);
   if (request.workload) {
-    args.push('--workload', request.workload.name, '--scenario', request.workload.scenario, ...(request.workload.args ?? []));
+    args.push('--workload', request.workload.name, '--scenario', request.workload.scenario);
+    for (const a of request.workload.args ?? []) args.push(a);
   } else if (request.command && request.command.length > 0) {
-    args.push('--', ...request.command);
+    args.push('--');
+    for (const a of request.command) args.push(a);
   } else {
     throw new ApiError('bad-request', 'record: give a workload or a command');
   }
@@ -295,7 +297,7 @@ export class RecordJobs {
     else if (result.targetExitCode !== 0 && result.targetExitCode !== null) parts.push(`the target exited with code ${result.targetExitCode}`);
     if (job.stopReason) parts.push(job.stopReason);
     if (result.capture) parts.push(result.capture.message);
-    parts.push(...result.notes);
+    for (const note of result.notes) parts.push(note);
     job.state = 'done';
     job.message = parts.join('; ');
   }

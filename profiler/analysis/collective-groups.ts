@@ -171,7 +171,7 @@ function findGroups(trace: Trace, host: Host): CollectiveDependencies {
       const f = todo.pop()!;
       if (seen.has(f) || isComm[f]) continue;
       seen.add(f);
-      if (isSupport(f)) todo.push(...depsOf(f));
+      if (isSupport(f)) for (const d of depsOf(f)) todo.push(d);
       else if (gate < 0 || pos[f]! > pos[gate]!) gate = f;
     }
     return gate;

@@ -723,7 +723,7 @@ export function mergeCommunicationParts(parts: CommunicationPart[]): Communicati
     ncclRanges: { kernels: 0, fromRanges: 0, withBytes: 0 },
   };
   for (const p of parts) {
-    out.busy.push(...p.busy);
+    for (const b of p.busy) out.busy.push(b);
     for (const k of p.kernels) {
       const key = `${k.nameId}:${k.collective}`;
       let into = kernels.get(key);

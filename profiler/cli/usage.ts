@@ -112,22 +112,29 @@ export function usageLine(command: string, spec: CommandSpec): string {
 
 /** Two columns: the form, then its line; a form too wide for the column puts its line beneath. */
 function columns(rows: [string, string][]): string[] {
-  const width = Math.min(30, Math.max(...rows.map(([form]) => form.length)) + 2);
+  const width = Math.min(30, rows.reduce((w, [form]) => Math.max(w, form.length), -Infinity) + 2);
   return rows.flatMap(([form, text]) => (form.length + 2 <= width ? [`  ${form.padEnd(width)}${text}`] : [`  ${form}`, `  ${''.padEnd(width)}${text}`]));
 }
 
 /** `streamscope COMMAND --help`: usage, arguments, options (each with its default), examples, details. */
 export function commandHelp(command: string, spec: CommandSpec): string {
   const out = [usageLine(command, spec), '', `${spec.summary[0]!.toUpperCase()}${spec.summary.slice(1)}.`];
+  const section = (title: string, lines: string[]) => {
+    out.push('', title);
+    for (const line of lines) out.push(line);
+  };
   const operands = spec.passthrough ? [...spec.operands, spec.passthrough] : spec.operands;
-  if (operands.length) out.push('', 'arguments:', ...columns(operands.map((o) => [operandForm(o), o.description])));
+  if (operands.length) section('arguments:', columns(operands.map((o) => [operandForm(o), o.description])));
   const options: [string, string][] = Object.entries(spec.options).map(([name, o]) => {
     const otherwise = o.default !== undefined ? o.default : o.otherwise;
     return [optionForm(name, o), otherwise !== undefined ? `${o.description} (default: ${otherwise})` : o.description];
   });
   options.push(['-h, --help', 'this help']);
-  out.push('', 'options:', ...columns(options));
-  out.push('', 'examples:', ...spec.examples.flatMap(([line, what]) => [`  streamscope ${line}`, `      ${what}`]));
+  section('options:', columns(options));
+  section(
+    'examples:',
+    spec.examples.flatMap(([line, what]) => [`  streamscope ${line}`, `      ${what}`]),
+  );
   if (spec.details) out.push('', spec.details.trim());
   return out.join('\n') + '\n';
 }

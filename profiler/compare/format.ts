@@ -44,7 +44,10 @@ export function formatDiff(d: DiffSummary): string {
       ]),
     ),
   );
-  if (d.ranks) out.push('', ...formatRanks(d.ranks));
+  if (d.ranks) {
+    out.push('');
+    for (const line of formatRanks(d.ranks)) out.push(line);
+  }
   if (d.collectives.length > 0) {
     out.push('', 'Collectives (NCCL kernels, every rank)');
     out.push(

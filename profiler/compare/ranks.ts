@@ -111,7 +111,9 @@ export function rankDiffs(a: Analysis, b: Analysis): { ranks: RankDiff[]; device
     for (let k = 0; k < Math.max(da.length, db.length); k++) {
       const x = da[k]?.deviceId ?? null;
       const y = db[k]?.deviceId ?? null;
-      streams.push(...pairStreams(x === null ? [] : (sa.get(p.a!.pid)?.get(x) ?? []), y === null ? [] : (sb.get(p.b!.pid)?.get(y) ?? [])));
+      for (const s of pairStreams(x === null ? [] : (sa.get(p.a!.pid)?.get(x) ?? []), y === null ? [] : (sb.get(p.b!.pid)?.get(y) ?? []))) {
+        streams.push(s);
+      }
       const pa = x !== null && !claimedA.has(x) ? x : null;
       const pb = y !== null && !claimedB.has(y) ? y : null;
       if (pa === null && pb === null) continue;

@@ -85,7 +85,7 @@ export function jobHeadline(job: JobInfo): string {
   }
   const residuals = inputs.filter((s) => s.residualNs !== null);
   const residual = residuals.length
-    ? `, residual ${formatDuration(Math.max(...residuals.map((s) => s.residualNs!)))} (worst collective ${formatDuration(Math.max(...residuals.map((s) => s.residualMaxNs ?? s.residualNs!)))})`
+    ? `, residual ${formatDuration(residuals.reduce((m, s) => Math.max(m, s.residualNs!), -Infinity))} (worst collective ${formatDuration(residuals.reduce((m, s) => Math.max(m, s.residualMaxNs ?? s.residualNs!), -Infinity))})`
     : '';
   return `${plural(inputs.length, 'recording')} merged as one job, ${clocks}${residual}`;
 }

@@ -105,7 +105,7 @@ export function planOpen(files: readonly string[], mode: OpenMode = 'auto'): Ope
     const ranked = readable.filter((f) => f.ranks.length > 0);
     if (oneJob(ranked)) members = ranked;
   }
-  const lowest = (f: Inspected) => (f.ranks.length ? Math.min(...f.ranks) : Number.POSITIVE_INFINITY);
+  const lowest = (f: Inspected) => f.ranks.reduce((m, r) => Math.min(m, r), Number.POSITIVE_INFINITY);
   const job = [...members].sort((a, b) => lowest(a) - lowest(b) || unique.indexOf(a.file) - unique.indexOf(b.file)).map((f) => f.file);
   return { job, separate: readable.map((f) => f.file).filter((f) => !job.includes(f)), failed };
 }

@@ -345,11 +345,16 @@ function writePages({ partial, output }: Merge, sqls: InputSql[], roots: Map<str
  * when the counts differ.
  */
 function collectiveCountNotes(list: Input[], alignment: InputAlignment[]): string[] {
-  const countOf = (input: Input) => Math.max(0, ...[...input.collectives.values()].map((keys) => keys.size));
+  // Loops, not Math.max(...): a spread of every collective overflows the stack on a long job.
+  const countOf = (input: Input) => {
+    let most = 0;
+    for (const keys of input.collectives.values()) most = Math.max(most, keys.size);
+    return most;
+  };
   const aligned = list.filter((input, i) => alignment[i]!.collectives > 0 && countOf(input) > 0);
   if (aligned.length < 2) return [];
   const counts = aligned.map(countOf);
-  const most = Math.max(...counts);
+  const most = counts.reduce((m, n) => Math.max(m, n), 0);
   return aligned
     .filter((_, i) => counts[i] !== most)
     .map(
@@ -846,7 +851,7 @@ function mergedMeta(
     exit_code: exitCodes.every((c) => c === exitCodes[0]) ? (exitCodes[0] ?? null) : (exitCodes.find((c) => c !== undefined && c !== '0') ?? null),
     exit_signal: distinct('exit_signal')[0] ?? null,
     duration_ns: durationFromZones(db),
-    wall_time_ms: Math.max(0, ...all('wall_time_ms').map((v) => Number(v ?? 0))),
+    wall_time_ms: all('wall_time_ms').reduce<number>((m, v) => Math.max(m, Number(v ?? 0)), 0),
     driver_version: first.meta.get('driver_version') ?? null,
     runtime_version: first.meta.get('runtime_version') ?? null,
     cupti_version: first.meta.get('cupti_version') ?? null,

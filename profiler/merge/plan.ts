@@ -77,7 +77,7 @@ export function planMerge(inputs: readonly InputFacts[]): InputPlan[] {
       if (!strings.has(value)) strings.set(value, to);
       stringMap.set(id, to);
     }
-    if (stringsFirst) maxString = Math.max(0, ...input.strings.map(([id]) => id));
+    if (stringsFirst) maxString = input.strings.reduce((m, [id]) => Math.max(m, id), 0);
 
     // Devices by uuid; one without a uuid (imported traces) stays its input's.
     const deviceMap = new Map<number, number>();

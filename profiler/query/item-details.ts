@@ -178,7 +178,7 @@ export class ItemDetailsReader {
     const count = (t: ZonedTable) => ops.filter((c) => c.table === t).length;
     const nodes = new Set(ops.map((c) => c.row.graph_node_id).filter((n) => typeof n === 'number'));
     const common = { kernels: count('kernels'), memcpys: count('memcpys'), memsets: count('memsets'), nodes: nodes.size };
-    if (!isOp) return { graphId: Math.min(...graphIds), nodeId: null, call: null, ...common, position: null };
+    if (!isOp) return { graphId: graphIds.reduce((m, g) => Math.min(m, g), Infinity), nodeId: null, call: null, ...common, position: null };
     // Its place in the launch: the launch's operations in start order (ties by table, then id).
     const order = GPU_TABLES as readonly string[];
     ops.sort(

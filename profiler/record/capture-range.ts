@@ -107,7 +107,10 @@ export function applyCaptureRange(db: Db, range: CaptureRange): CaptureResult {
     }
   }
   // An event whose call was never recorded (an imported trace) is not the filter's to judge: kept.
-  for (const e of events.values()) (e.hasCall && !e.callKept ? dropped : kept).cuda_events.push(...e.ids);
+  for (const e of events.values()) {
+    const to = (e.hasCall && !e.callKept ? dropped : kept).cuda_events;
+    for (const id of e.ids) to.push(id);
+  }
 
   // Host rows with a start: kept when they start inside a window of their
   // process, as the API calls are.
@@ -223,7 +226,7 @@ function profilerWindows(db: Db, calls: CallColumns): CaptureWindows {
       return { pid, tid, startNs: t, endNs: stop ? stop.end : Number.MAX_SAFE_INTEGER };
     });
     windows += mergeWindows(intervals).length;
-    instances.push(...intervals);
+    for (const interval of intervals) instances.push(interval);
   }
   return { instances, windows, absent: 'no cudaProfilerStart or cuProfilerStart call was recorded' };
 }

@@ -72,7 +72,7 @@ export function decodeHeader(bytes: Uint8Array, file: string): StreamHeader {
   if (bytes.length < FILE_HEADER_BYTES) {
     throw new StreamFormatError(file, `too short for a record stream header (${bytes.length} of ${FILE_HEADER_BYTES} bytes)`);
   }
-  const magic = String.fromCharCode(...bytes.subarray(0, 8));
+  const magic = Array.from(bytes.subarray(0, 8), (b) => String.fromCharCode(b)).join('');
   if (magic !== MAGIC) throw new StreamFormatError(file, 'not a StreamScope record stream (bad magic)');
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const header: StreamHeader = {

@@ -18,7 +18,7 @@ export async function ingestStreamFiles(output: string, inputs: string[], opts: 
         .filter((f) => f.endsWith(STREAM_FILE_SUFFIX))
         .sort();
       if (found.length === 0) throw new RecordError(`${input}: no ${STREAM_FILE_SUFFIX} record streams in this directory`);
-      files.push(...found.map((f) => path.join(input, f)));
+      for (const f of found) files.push(path.join(input, f));
     } else {
       files.push(input);
     }

@@ -260,11 +260,16 @@ function formatHead(r: Report | JobReport): string[] {
   return out;
 }
 
+/** Appends `lines` to `out`: a loop, as push(...lines) would pass every line as an argument (the stack's limit). */
+function append(out: string[], lines: readonly string[]): void {
+  for (const line of lines) out.push(line);
+}
+
 export function formatReport(r: Report): string {
   const out = formatHead(r);
   if (r.only) out.push(`only      ${r.only.label}: its own rows, start-up detected on them (\`report\` without --rank: the job's sections across ranks)`);
 
-  out.push(...formatProcesses(r.processes));
+  append(out, formatProcesses(r.processes));
 
   const gpu = gpuOrdinals(r.devices);
   const gpuOf = (id: number | null) => (id === null ? '-' : gpu(id));
@@ -302,10 +307,10 @@ export function formatReport(r: Report): string {
     ),
   );
 
-  if (r.communication.present) out.push('', ...formatCommunication(r.communication, gpuOf));
-  if (r.stragglers.ranks.length > 1) out.push('', ...formatStragglers(r.stragglers));
+  if (r.communication.present) append(out, ['', ...formatCommunication(r.communication, gpuOf)]);
+  if (r.stragglers.ranks.length > 1) append(out, ['', ...formatStragglers(r.stragglers)]);
 
-  out.push('', ...formatFindings(r.findings));
+  append(out, ['', ...formatFindings(r.findings)]);
 
   // Streams without any GPU operation (the CUDA runtime creates a few for
   // itself; an application may create more than it uses) are counted, not listed.
@@ -384,15 +389,15 @@ export function formatJobReport(r: JobReport): string {
   );
   const gpu = gpuOrdinals(r.devices);
   const gpuOf = (id: number | null) => (id === null ? '-' : gpu(id));
-  out.push('', ...formatCommunication(r.communication, gpuOf));
-  if (r.stragglers.ranks.length > 1) out.push('', ...formatStragglers(r.stragglers));
+  append(out, ['', ...formatCommunication(r.communication, gpuOf)]);
+  if (r.stragglers.ranks.length > 1) append(out, ['', ...formatStragglers(r.stragglers)]);
   out.push('');
   if (r.findings.length === 0) out.push("Findings across ranks: none (no rank's collectives serialized behind its computation, no straggler)");
   else {
-    out.push(
+    append(out, [
       ...formatFindings(r.findings),
       `  (findings across ranks only; a serialized collective's cost is the communication it left exposed — the replay of its fix is in the rank's report, ${one})`,
-    );
+    ]);
   }
   return out.join('\n') + '\n';
 }
@@ -548,7 +553,7 @@ export function formatStragglers(s: Stragglers): string[] {
             w.collective,
             w.stream,
             w.n,
-            formatDuration(Math.min(...w.ranks.map((k) => k.startNs))),
+            formatDuration(w.ranks.reduce((m, k) => Math.min(m, k.startNs), Infinity)),
             formatDuration(w.skewNs),
             formatDuration(w.waitNs),
             participantName(who),

@@ -46,7 +46,7 @@ export function singleStream(ctx: Context): Finding[] {
     const hasCompute = has(OpCategory.Compute);
     const hasCopies = has(OpCategory.HtoD) || has(OpCategory.DtoH);
     if (!hasCompute || !hasCopies) continue; // nothing that could run side by side
-    const bound = Math.max(...u.perCategory);
+    const bound = u.perCategory.reduce((m, ns) => Math.max(m, ns), -Infinity);
     const cost = u.sum - bound;
     if (cost <= 0) continue;
     const ev = newEvidence();

@@ -181,7 +181,7 @@ export function DiffPanel(props: { diff: DiffSummary | null; error: string | nul
   const changed = causes.filter((f) => f.status === 'changed');
   const same = causes.filter((f) => f.status === 'unchanged');
   const limits = diff.findings.filter((f) => f.limit);
-  const maxKernelDelta = Math.max(0, ...diff.kernels.map((k) => Math.abs(k.totalNs.delta ?? 0)));
+  const maxKernelDelta = diff.kernels.reduce((m, k) => Math.max(m, Math.abs(k.totalNs.delta ?? 0)), 0);
   // As `streamscope diff` names them: short names where they tell the kernels apart.
   const kernelName = readableNames(diff.kernels);
 

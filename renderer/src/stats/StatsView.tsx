@@ -99,7 +99,7 @@ function Communication(props: { communication: CommunicationStats; devName: (id:
  */
 function Stragglers(props: { stragglers: StragglerStats; devName: (id: number | null) => string }) {
   const s = props.stragglers;
-  const maxWait = Math.max(1, ...s.ranks.map((r) => Math.max(r.causedWaitNs, r.waitedNs)));
+  const maxWait = s.ranks.reduce((m, r) => Math.max(m, r.causedWaitNs, r.waitedNs), 1);
   const wait = (ns: number) => <Bar share={ns / maxWait} text={formatDuration(ns)} color="#c0504d" />;
   const g = s.gaps;
   const skipped = g.partialInstances + g.unsynchronizedInstances;
@@ -205,8 +205,8 @@ export function StatsView(props: {
   const devName = (id: number | null) => gpuName(summary.devices, id);
   const launches = stats.kernels.reduce((n, k) => n + k.count, 0);
   const maxStreams = (deviceId: number) => Math.max(2, summary.streams.filter((s) => s.deviceId === deviceId).length);
-  const maxKernelNs = Math.max(1, ...stats.kernels.map((k) => k.totalNs));
-  const maxCopyNs = Math.max(1, ...stats.copies.map((c) => c.totalNs));
+  const maxKernelNs = stats.kernels.reduce((m, k) => Math.max(m, k.totalNs), 1);
+  const maxCopyNs = stats.copies.reduce((m, c) => Math.max(m, c.totalNs), 1);
   // As `streamscope report` names the kernels of the same scope: short names where they tell them apart.
   const kernelName = readableNames(stats.kernels);
   return (
@@ -337,7 +337,7 @@ export function StatsView(props: {
         />
       </section>
       {stats.overlap.map((m) => {
-        const max = Math.max(1, ...m.overlapNs.flatMap((row, i) => row.filter((_, j) => i !== j)));
+        const max = m.overlapNs.reduce((most, row, i) => row.reduce((mm, ns, j) => (i === j ? mm : Math.max(mm, ns)), most), 1);
         const dev = summary.devices.find((d) => d.id === m.deviceId);
         return (
           <section key={m.deviceId}>
@@ -393,7 +393,7 @@ function Iterations(props: { track: IterationTrack; scope: Scope; onScope: (s: S
   const { track: t, scope } = props;
   const chosen = scope.kind === 'range' && scope.name === t.name ? (scope.instance ?? null) : null;
   const span = (r: IterationRow) => (r.gpuStartNs !== null && r.gpuEndNs !== null ? r.gpuEndNs - r.gpuStartNs : null);
-  const maxSpan = Math.max(1, ...t.rows.map((r) => span(r) ?? 0));
+  const maxSpan = t.rows.reduce((m, r) => Math.max(m, span(r) ?? 0), 1);
   return (
     <section>
       <h2>

@@ -55,7 +55,7 @@ export function Overview(props: { summary: RecordingSummary; view: View; onView:
       if (!cr || !conc) return;
       const y0 = 2 + i * laneH;
       const bw = (conc.bucketNs / span) * width;
-      const peak = Math.max(1e-9, ...cr.kernels.map((k, b) => k + cr.copies[b]! + cr.other[b]!));
+      const peak = cr.kernels.reduce((m, k, b) => Math.max(m, k + cr.copies[b]! + cr.other[b]!), 1e-9);
       for (let b = 0; b < cr.kernels.length; b++) {
         // Stacked: kernels, then copies, then the rest, scaled to the device's peak.
         let y = y0 + laneH - (laneH > 4 ? 1 : 0);

@@ -96,8 +96,8 @@ export function Ruler(props: {
       }
     }
     if (range) {
-      const a = xOf(Math.min(...range));
-      const b = xOf(Math.max(...range));
+      const a = xOf(Math.min(range[0], range[1]));
+      const b = xOf(Math.max(range[0], range[1]));
       g.fillStyle = RANGE_FILL;
       g.fillRect(a, 0, Math.max(1, b - a), RULER_H);
     }
@@ -146,8 +146,8 @@ export function Ruler(props: {
   const drag = useRef<number | null>(null);
   const toNs = (e: React.MouseEvent<HTMLCanvasElement>) => view.start + (e.nativeEvent.offsetX / width) * (view.end - view.start);
   const xOf = (ns: number) => xAt(ns, view, width);
-  const a = range ? xOf(Math.min(...range)) : 0;
-  const b = range ? xOf(Math.max(...range)) : 0;
+  const a = range ? xOf(Math.min(range[0], range[1])) : 0;
+  const b = range ? xOf(Math.max(range[0], range[1])) : 0;
   return (
     <div className="ruler" style={{ width }}>
       <canvas

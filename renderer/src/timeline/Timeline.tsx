@@ -514,7 +514,7 @@ export function Timeline(props: {
   // The range stays selected: in the app it is what the findings and stats analyse.
   const zoomToRange = useCallback(
     (r: [number, number]) => {
-      setView({ start: Math.min(...r), end: Math.max(...r) });
+      setView({ start: Math.min(r[0], r[1]), end: Math.max(r[0], r[1]) });
     },
     [setView],
   );
@@ -643,7 +643,10 @@ export function Timeline(props: {
       ? describeIteration(iterations, hover.hit.instance)
       : describeHit(hover.hit, loaded ?? { strings: {}, kernelLabels: {} });
   const rangeBox: [number, number] | null = range
-    ? [((Math.min(...range) - view.start) / (view.end - view.start)) * size.width, ((Math.max(...range) - view.start) / (view.end - view.start)) * size.width]
+    ? [
+        ((Math.min(range[0], range[1]) - view.start) / (view.end - view.start)) * size.width,
+        ((Math.max(range[0], range[1]) - view.start) / (view.end - view.start)) * size.width,
+      ]
     : null;
   const concPeaks = useMemo(() => {
     const m = new Map<number, string>();

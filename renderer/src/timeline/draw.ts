@@ -251,8 +251,8 @@ export function drawTimeline(g: CanvasRenderingContext2D, d: DrawInput): void {
   }
 
   if (d.range) {
-    const a = xOf(Math.min(...d.range));
-    const b = xOf(Math.max(...d.range));
+    const a = xOf(Math.min(d.range[0], d.range[1]));
+    const b = xOf(Math.max(d.range[0], d.range[1]));
     g.fillStyle = 'rgba(59, 117, 175, 0.12)';
     g.fillRect(a, 0, b - a, height);
     g.fillStyle = '#3b75af';
