@@ -20,7 +20,7 @@ import { SQL_EXAMPLES, SQL_VIEWS } from '../contract/sql.ts';
 import { defaultJobCacheDir } from '../merge/job-cache.ts';
 import type { SqlConsole } from '../query/sql-console.ts';
 import { ALLOWED_PRAGMAS, maskSql } from '../query/sql-guard.ts';
-import { formatFailure, formatRows, rowsLine, type SqlFormat } from './sql-format.ts';
+import { formatFailure, resultText, rowsLine, writeText, type SqlFormat } from './sql-format.ts';
 
 const HISTORY_SIZE = 1000;
 const PROMPT = 'sql> ';
@@ -99,13 +99,16 @@ export function runRepl(sql: SqlConsole, o: ReplOptions): Promise<number> {
     removeHistoryDuplicates: true,
   });
   const say = (text: string) => o.output.write(text);
+  /** .quit, the input's end, or the output closed: no more lines are handled. */
+  let quit = false;
+  let outputClosed = false;
   const prompt = () => {
     if (!o.interactive) return;
     rl.setPrompt(buffer ? CONTINUE : PROMPT);
     rl.prompt();
   };
 
-  const runStatement = (statement: string) => {
+  const runStatement = async (statement: string) => {
     appendHistory(o.historyFile, statement.replace(/\s*\n\s*/g, ' ').trim());
     const r = sql.run(statement, { timeoutMs: o.timeoutMs, rowLimit: o.rowLimit });
     if (!r.ok) {
@@ -113,7 +116,12 @@ export function runRepl(sql: SqlConsole, o: ReplOptions): Promise<number> {
       o.errors.write(formatFailure(r, statement));
       return;
     }
-    say(formatRows(r, format, sql.file));
+    if (!(await writeText(o.output, resultText(r, format, sql.file)))) {
+      // The reader went away (`| head`): nothing more is wanted.
+      quit = outputClosed = true;
+      rl.close();
+      return;
+    }
     if (r.truncated && format !== 'table') o.errors.write(`streamscope: ${rowsLine(r)}\n`);
   };
 
@@ -158,13 +166,14 @@ export function runRepl(sql: SqlConsole, o: ReplOptions): Promise<number> {
   };
 
   /** Runs each statement the buffer completes (a ';' outside strings and comments), keeps the rest. */
-  const runComplete = () => {
+  const runComplete = async () => {
     for (;;) {
       const end = maskSql(buffer).indexOf(';');
       if (end < 0) return;
       const statement = buffer.slice(0, end + 1);
       buffer = buffer.slice(end + 1).replace(/^[ \t]*\n?/, '');
-      if (/\S/.test(maskSql(statement).slice(0, -1))) runStatement(statement);
+      if (/\S/.test(maskSql(statement).slice(0, -1))) await runStatement(statement);
+      if (quit) return;
     }
   };
   /** Nothing but blanks and comments left: no statement is being continued. */
@@ -172,30 +181,46 @@ export function runRepl(sql: SqlConsole, o: ReplOptions): Promise<number> {
     if (!/\S/.test(maskSql(buffer))) buffer = '';
   };
 
-  return new Promise((resolve) => {
-    let quit = false;
-    if (o.interactive) say(`StreamScope SQL console on ${sql.file} (read-only). .help for help, .quit to leave.\n`);
-    rl.on('line', (line) => {
-      if (quit) return;
-      if (!buffer && line.trim().startsWith('.')) {
-        if (!command(line.trim())) {
-          quit = true;
+  return new Promise((resolve, reject) => {
+    // Lines are handled one after another, each once the previous one's rows are written (writeText waits for the output).
+    // One that fails (the output closed) ends the prompt with its error; the lines after it are dropped.
+    let handled = Promise.resolve();
+    let broken = false;
+    const then = (step: () => void | Promise<void>) => {
+      handled = handled
+        .then(() => (broken ? undefined : step()))
+        .catch((err: unknown) => {
+          broken = true;
           rl.close();
-          return;
+          reject(err as Error);
+        });
+    };
+    if (o.interactive) say(`StreamScope SQL console on ${sql.file} (read-only). .help for help, .quit to leave.\n`);
+    rl.on('line', (line) =>
+      then(async () => {
+        if (quit) return;
+        if (!buffer && line.trim().startsWith('.')) {
+          if (!command(line.trim())) {
+            quit = true;
+            rl.close();
+            return;
+          }
+        } else if (buffer || line.trim()) {
+          buffer += (buffer ? '\n' : '') + line;
+          await runComplete();
+          dropEmpty();
         }
-      } else if (buffer || line.trim()) {
-        buffer += (buffer ? '\n' : '') + line;
-        runComplete();
-        dropEmpty();
-      }
-      prompt();
-    });
-    rl.on('close', () => {
-      // The input ended inside a statement: it runs as it is (SQLite says if it is incomplete).
-      if (!quit && /\S/.test(maskSql(buffer))) runStatement(buffer);
-      if (o.interactive) say('\n');
-      resolve(failed && !o.interactive ? 1 : 0);
-    });
+        prompt();
+      }),
+    );
+    rl.on('close', () =>
+      then(async () => {
+        // The input ended inside a statement: it runs as it is (SQLite says if it is incomplete).
+        if (!quit && /\S/.test(maskSql(buffer))) await runStatement(buffer);
+        if (o.interactive && !outputClosed) say('\n');
+        resolve(failed && !o.interactive ? 1 : 0);
+      }),
+    );
     prompt();
   });
 }

@@ -13,7 +13,7 @@ import { ApiError } from '../query/api-error.ts';
 import { SqlConsole } from '../query/sql-console.ts';
 import { COMMANDS } from './commands.ts';
 import { parseTime } from './scope-args.ts';
-import { formatFailure, formatRows, rowsLine, type SqlFormat } from './sql-format.ts';
+import { formatFailure, resultText, rowsLine, writeText, type SqlFormat } from './sql-format.ts';
 import { runRepl } from './sql-repl.ts';
 import { parseCommand, UsageError } from './usage.ts';
 
@@ -95,7 +95,7 @@ export async function cmdSql(args: string[], io: SqlIo): Promise<number> {
       io.stderr.write(formatFailure(r, query));
       return 1;
     }
-    io.stdout.write(formatRows(r, a.format, a.file));
+    await writeText(io.stdout, resultText(r, a.format, a.file));
     if (r.truncated && a.format !== 'table') io.stderr.write(`streamscope: ${rowsLine(r)}\n`);
     return 0;
   } finally {

@@ -20,6 +20,7 @@
 // Synchronous, like better-sqlite3: a caller that must stay responsive (the
 // server, the app's query worker) calls it on a thread of its own
 // (analysis-thread.ts), where a query holds up nothing but the next query.
+import { constants } from 'node:buffer';
 import type { Database, Statement } from 'better-sqlite3';
 import { SQL_ROW_LIMIT, SQL_TIME_LIMIT_MS, sqlItemColumns, type SqlAnswer, type SqlFailure, type SqlValue } from '../contract/sql.ts';
 import { sqlTimeLimitExtension } from '../native/addon.ts';
@@ -100,17 +101,26 @@ export class SqlConsole {
     const rows: SqlValue[][] = [];
     let truncated = false;
     let error: unknown = null;
+    let tooLarge: { column: number; bytes: number } | null = null;
     const t0 = performance.now();
     const token = this.#arm.get(timeoutMs)!;
     let fired: boolean;
     try {
       // for…of closes the iterator on break: the statement is reset before the limit is cleared.
-      for (const row of stmt.iterate()) {
+      reading: for (const row of stmt.iterate()) {
         if (rows.length === rowLimit) {
           truncated = true;
           break;
         }
-        rows.push(row.map(sqlValue));
+        const values: SqlValue[] = [];
+        for (const v of row) {
+          if (v instanceof Uint8Array && blobLiteralLength(v.length) > MAX_STRING_LENGTH) {
+            tooLarge = { column: values.length, bytes: v.length };
+            break reading;
+          }
+          values.push(sqlValue(v));
+        }
+        rows.push(values);
       }
     } catch (err) {
       error = err;
@@ -118,12 +128,33 @@ export class SqlConsole {
       fired = this.#clear.get(token) === 1;
     }
     const elapsedMs = performance.now() - t0;
+    // Said about the value, by its row and column, as the message of a query that failed: no row of it is sent.
+    const where = (column: number | null) => `row ${(rows.length + 1).toLocaleString('en-US')}${column === null ? '' : `, column '${columns[column]}'`}`;
+    if (tooLarge) {
+      const { column, bytes } = tooLarge;
+      return this.#failure(
+        'error',
+        `${where(column)}: a BLOB of ${bytes.toLocaleString('en-US')} bytes is too large to show: as x'…' hex it is ` +
+          `${blobLiteralLength(bytes).toLocaleString('en-US')} characters, over the ${MAX_STRING_LENGTH.toLocaleString('en-US')} a string can hold ` +
+          `— select a part of it, e.g. substr(${columns[column]}, 1, 1000000), or its length(${columns[column]})`,
+        null,
+      );
+    }
     if (error) {
       if (fired && (error as { code?: string }).code === 'SQLITE_INTERRUPT') {
         return this.#failure(
           'timeout',
           `the query ran longer than ${seconds(timeoutMs)} and was stopped (its time limit): narrow it with WHERE or LIMIT` +
             ' (a recursive CTE needs a condition that ends it), or give it longer (streamscope sql --timeout)',
+          null,
+        );
+      }
+      if ((error as { code?: string }).code === 'SQLITE_TOOBIG') {
+        // SQLite's limit on a value here is the longest string JavaScript can hold (better-sqlite3 sets it so).
+        return this.#failure(
+          'error',
+          `${where(null)}: a value is over ${MAX_STRING_LENGTH.toLocaleString('en-US')} bytes, the most SQLite hands over here (string or blob too big)` +
+            ' — select a part of it with substr(), or its length()',
           null,
         );
       }
@@ -174,11 +205,17 @@ export class SqlConsole {
   }
 }
 
+/** The characters of a BLOB as sqlValue writes it, `x'…'`: two a byte. */
+const blobLiteralLength = (bytes: number) => 2 * bytes + 3;
+
 /** A value as the API sends it (contract/sql.ts SqlValue). */
 function sqlValue(v: unknown): SqlValue {
   if (typeof v === 'bigint') return v >= BigInt(Number.MIN_SAFE_INTEGER) && v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : v.toString();
   if (v instanceof Uint8Array) return `x'${Buffer.from(v).toString('hex')}'`;
   return v as string | number | null;
 }
+
+/** The longest string V8 can make (2^29 − 24 characters on 64-bit). */
+const MAX_STRING_LENGTH = constants.MAX_STRING_LENGTH;
 
 const seconds = (ms: number) => (ms % 1000 === 0 ? `${ms / 1000} s` : `${(ms / 1000).toFixed(1)} s`);
