@@ -95,6 +95,8 @@ function main(): void {
         title: 'Export as Chrome trace (Perfetto UI, chrome://tracing)',
         defaultPath: path.join(app.getPath('documents'), defaultName),
         filters: [{ name: 'Chrome trace JSON', extensions: ['json'] }],
+        // The export replaces a file the user picks (macOS and Windows always ask; Linux only when told to).
+        properties: ['showOverwriteConfirmation'],
       };
       const r = win ? await dialog.showSaveDialog(win, options) : await dialog.showSaveDialog(options);
       return r.canceled || !r.filePath ? null : r.filePath;

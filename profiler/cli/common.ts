@@ -3,6 +3,7 @@
 import { StreamFormatError } from '../record/decoder.ts';
 import { RecordError } from '../record/record-error.ts';
 import { openRecording, type Db } from '../store/database.ts';
+import { OutputRefusedError } from '../store/output-file.ts';
 import { RecordingFileError } from '../store/recording-error.ts';
 import { UsageError } from './usage.ts';
 
@@ -29,6 +30,8 @@ export function openForReading(file: string): Db {
 export function failure(err: unknown): { message: string; code: number } {
   if (err instanceof RecordError) return { message: err.message, code: err.exitCode };
   if (err instanceof UsageError) return { message: err.message, code: 2 };
+  // An output refused before anything was written (it exists, it is an input): the command could not run.
+  if (err instanceof OutputRefusedError) return { message: err.message, code: 2 };
   if (err instanceof RecordingFileError || err instanceof StreamFormatError) return { message: err.message, code: 1 };
   return { message: err instanceof Error ? (err.stack ?? err.message) : String(err), code: 70 };
 }

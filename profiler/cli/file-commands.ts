@@ -7,7 +7,7 @@ import { dumpStream } from '../record/dump.ts';
 import { ingestStreamFiles } from '../record/ingest-files.ts';
 import { RecordingFileError } from '../store/recording-error.ts';
 import { COMMANDS } from './commands.ts';
-import { fail, openForReading } from './common.ts';
+import { fail, failure, openForReading } from './common.ts';
 import { parseCommand } from './usage.ts';
 
 export async function cmdExport(args: string[]): Promise<number> {
@@ -15,11 +15,15 @@ export async function cmdExport(args: string[]): Promise<number> {
   const { values, operands } = parseCommand(COMMANDS.export, args);
   const db = openForReading(operands[0]!);
   try {
-    const r = await exportChromeTrace(db, values.output!);
+    const r = await exportChromeTrace(db, values.output!, { overwrite: values.force });
     process.stderr.write(
       `streamscope: ${r.events.toLocaleString('en-US')} trace events (${r.flows.toLocaleString('en-US')} launch flows) → ${values.output}\n`,
     );
+    for (const note of r.notes) process.stderr.write(`streamscope: note: ${note}\n`);
   } catch (err) {
+    const { message, code } = failure(err);
+    // Refused (exit 2) or said of the output already; a failed write of the stream (EFBIG) is said of it here.
+    if (err instanceof RecordingFileError) fail(message, code);
     fail(`${values.output}: cannot write: ${(err as Error).message}`);
   } finally {
     db.close();
@@ -48,15 +52,8 @@ export async function cmdImport(args: string[]): Promise<number> {
 export async function cmdIngest(args: string[]): Promise<number> {
   const { values, operands } = parseCommand(COMMANDS.ingest, args);
   const output = values.output!;
-  let r: Awaited<ReturnType<typeof ingestStreamFiles>>;
-  try {
-    r = await ingestStreamFiles(output, operands, { overwrite: values.force });
-  } catch (err) {
-    // The recording could not be written (a full disk): what was stored before the failure is kept, marked incomplete.
-    if ((err as Error).message.includes(`${output}: `))
-      fail(`${output}: cannot write: ${(err as Error).message.split(`${output}: `).at(-1)}; it holds what was stored before, marked incomplete`);
-    throw err;
-  }
+  // A failure is said by ingestStreamFiles with what became of the output (kept incomplete, or nothing written); main prints it.
+  const r = await ingestStreamFiles(output, operands, { overwrite: values.force });
   const state = r.complete ? 'complete' : `INCOMPLETE: ${r.incompleteReason}`;
   process.stderr.write(`streamscope: ${r.records.toLocaleString('en-US')} records from ${r.processes} stream(s) → ${output} (${state})\n`);
   return 0;

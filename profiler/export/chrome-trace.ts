@@ -18,10 +18,11 @@
 // Times: trace events count microseconds (floats keep the ns), relative to
 // the recording origin.
 import fs from 'node:fs';
-import path from 'node:path';
 import type { Db } from '../store/database.ts';
 import { readMeta } from '../store/database.ts';
 import { COPY_KIND_NAMES, MEMORY_KIND_NAMES } from '../store/enums.ts';
+import { beginOutput } from '../store/output-file.ts';
+import { checkTimeline, keptRowSql, leftOutNote } from '../store/row-checks.ts';
 import { streamKind, streamKindInWords } from '../contract/streams.ts';
 
 /** 'pinned' → 'Pinned', 'device static' → 'Device Static' (Kineto's spelling). */
@@ -47,27 +48,33 @@ export interface ExportSummary {
   events: number;
   flows: number;
   bytes: number;
+  /** What the trace leaves out of the recording, one sentence each: rows not possible (store/row-checks.ts). */
+  notes: string[];
 }
 
 /**
- * Writes `out` (a file path) from the open recording `db`: into a
- * temporary file beside it, renamed into place when whole, so that a failed
- * write (a full disk) never leaves a cut trace that looks like a trace.
+ * Writes `out` (a file path) from the open recording `db`, through a
+ * temporary file published when whole (store/output-file.ts): a failed
+ * write (a full disk) never leaves a cut trace that looks like a trace, an
+ * existing `out` is replaced only with `overwrite`, and the recording
+ * itself (or a link to it) never.
  */
-export async function exportChromeTrace(db: Db, out: string): Promise<ExportSummary> {
-  const partial = path.join(path.dirname(out), `.${path.basename(out)}.exporting-${process.pid}`);
+export async function exportChromeTrace(db: Db, out: string, opts: { overwrite?: boolean } = {}): Promise<ExportSummary> {
+  // The rows checked as an analysis checks them: a row refused refuses the export; those left out are left out of the trace too (keptRowSql).
+  const leftOut = checkTimeline(db.name);
+  const output = beginOutput(out, { overwrite: opts.overwrite, inputs: [db.name] });
   try {
-    const summary = await writeChromeTrace(db, partial);
-    fs.renameSync(partial, out);
+    const summary = { ...(await writeChromeTrace(db, output.temp)), notes: leftOut ? [leftOutNote(leftOut)] : [] };
+    output.publish();
     return summary;
   } catch (err) {
-    fs.rmSync(partial, { force: true });
+    output.discard();
     throw err;
   }
 }
 
-async function writeChromeTrace(db: Db, out: string): Promise<ExportSummary> {
-  const file = fs.createWriteStream(out);
+async function writeChromeTrace(db: Db, out: string): Promise<Omit<ExportSummary, 'notes'>> {
+  const file = fs.createWriteStream(out, { flags: 'r+' }); // the temporary, created empty
   let bytes = 0;
   let events = 0;
   let flows = 0;
@@ -143,7 +150,7 @@ async function writeChromeTrace(db: Db, out: string): Promise<ExportSummary> {
     // The first operation's flow keeps the plain pid:correlation id.
     const flowId = (pid: number, corr: number, j = 0) => (j === 0 ? `${pid}:${corr}` : `${pid}:${corr}:${j}`);
     for (const a of db
-      .prepare('SELECT start_ns, end_ns, pid, tid, name_id, correlation_id, return_value, domain, cbid FROM api_calls ORDER BY start_ns')
+      .prepare(`SELECT start_ns, end_ns, pid, tid, name_id, correlation_id, return_value, domain, cbid FROM api_calls a WHERE ${keptRowSql('api_calls', 'a')} ORDER BY start_ns`)
       .raw()
       .iterate() as Iterable<[number, number, number, number, number, number, number, number, number]>) {
       const [start, end, pid, tid, nameId, corr, ret, domain, cbid] = a;
@@ -227,7 +234,7 @@ async function writeChromeTrace(db: Db, out: string): Promise<ExportSummary> {
         `SELECT k.start_ns, k.end_ns, k.device_id, k.stream_id, c.pid, k.correlation_id, k.name_id,
           k.grid_x, k.grid_y, k.grid_z, k.block_x, k.block_y, k.block_z, k.registers_per_thread, k.static_shared_bytes + k.dynamic_shared_bytes,
           k.graph_id, k.graph_node_id
-        FROM kernels k JOIN contexts c ON c.id = k.context_id ORDER BY k.start_ns`,
+        FROM kernels k JOIN contexts c ON c.id = k.context_id WHERE ${keptRowSql('kernels', 'k')} ORDER BY k.start_ns`,
       )
       .raw()
       .iterate() as Iterable<number[]>) {
@@ -262,7 +269,7 @@ async function writeChromeTrace(db: Db, out: string): Promise<ExportSummary> {
       .prepare(
         `SELECT m.start_ns, m.end_ns, m.device_id, m.stream_id, c.pid, m.correlation_id, m.bytes, m.copy_kind, m.src_kind, m.dst_kind,
           m.graph_id
-        FROM memcpys m JOIN contexts c ON c.id = m.context_id ORDER BY m.start_ns`,
+        FROM memcpys m JOIN contexts c ON c.id = m.context_id WHERE ${keptRowSql('memcpys', 'm')} ORDER BY m.start_ns`,
       )
       .raw()
       .iterate() as Iterable<number[]>) {
@@ -294,7 +301,7 @@ async function writeChromeTrace(db: Db, out: string): Promise<ExportSummary> {
     for (const m of db
       .prepare(
         `SELECT m.start_ns, m.end_ns, m.device_id, m.stream_id, c.pid, m.correlation_id, m.bytes, m.memory_kind, m.graph_id
-        FROM memsets m JOIN contexts c ON c.id = m.context_id ORDER BY m.start_ns`,
+        FROM memsets m JOIN contexts c ON c.id = m.context_id WHERE ${keptRowSql('memsets', 'm')} ORDER BY m.start_ns`,
       )
       .raw()
       .iterate() as Iterable<number[]>) {

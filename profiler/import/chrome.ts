@@ -37,7 +37,12 @@ interface Open {
   cat: string | undefined;
 }
 
-export async function importChrome(file: string, out: string, opts: { overwrite?: boolean } = {}): Promise<ImportResult & { unterminated: number }> {
+/** `maxEventBytes`: lower than json-events.ts MAX_EVENT_BYTES, for the tests. */
+export async function importChrome(
+  file: string,
+  out: string,
+  opts: { overwrite?: boolean; maxEventBytes?: number } = {},
+): Promise<ImportResult & { unterminated: number }> {
   const header: TraceHeader = { members: {} };
   let writer = null as RecordingWriter | null; // set inside the scan's callback (not narrowed to null)
   const processNames = new Map<number, string>();
@@ -72,7 +77,7 @@ export async function importChrome(file: string, out: string, opts: { overwrite?
     // First pass: the names. Metadata may come anywhere in the file
     // (Chromium writes it last), and a lane is known by its names before
     // its first event is stored. Streaming twice keeps memory flat.
-    forEachTraceEvent(file, header, (e) => {
+    forEachTraceEvent(file, { header, maxEventBytes: opts.maxEventBytes }, (e) => {
       any = true;
       if (e.ph !== 'M') return;
       const name = (e.args as { name?: unknown } | null | undefined)?.name;
@@ -83,7 +88,7 @@ export async function importChrome(file: string, out: string, opts: { overwrite?
       else if (e.name === 'thread_name') threadNames.set(`${pid}:${tid}`, name);
     });
     if (!any) throw new TraceFormatError(file, 'no trace events');
-    forEachTraceEvent(file, { members: {} }, (e) => {
+    forEachTraceEvent(file, { maxEventBytes: opts.maxEventBytes }, (e) => {
       const ph = e.ph as string | undefined;
       if (ph === 'M') return;
       // Fields of the wrong type skip the event (json-events.ts says why).
@@ -105,7 +110,7 @@ export async function importChrome(file: string, out: string, opts: { overwrite?
         return;
       }
       // The first timed event is time zero; later events may be earlier (negative times are fine).
-      writer ??= new RecordingWriter(out, { overwrite: opts.overwrite, originNs: start });
+      writer ??= new RecordingWriter(out, { overwrite: opts.overwrite, originNs: start, inputs: [file] });
       if (!writer.holds(start) || !writer.holds(start + dur)) {
         skipped++;
         return;

@@ -6,6 +6,7 @@ import { importChrome } from './chrome.ts';
 import { importKineto, type ImportResult } from './kineto.ts';
 import { importNsys } from './nsys.ts';
 import { TraceFormatError } from './json-events.ts';
+import { checkOutput } from '../store/output-file.ts';
 import { writeFailureOf } from '../store/recording-error.ts';
 
 export type ImportFormat = 'kineto' | 'chrome' | 'nsys';
@@ -60,6 +61,8 @@ export async function importTrace(
   out: string,
   opts: { format?: string; overwrite?: boolean; parseAllInJs?: boolean } = {},
 ): Promise<ImportResult> {
+  // An output that may not be written is said before the trace is read (the importer's writer checks again when it begins).
+  checkOutput(out, { overwrite: opts.overwrite, inputs: [file] });
   const format = detectFormat(file, opts.format);
   try {
     switch (format) {

@@ -24,7 +24,7 @@
 // thread, and the only definition of the conventions above): a 1 GiB trace
 // took 35 s here in JavaScript, 6.4 s there. What follows the rows stays here: device facts from
 // deviceProperties, the command, meta, zones and indexes (RecordingWriter).
-import { idField, intField, nativeTraceError, parseEventBytes, textField, TraceFormatError } from './json-events.ts';
+import { idField, intField, MAX_EVENT_BYTES, nativeTraceError, parseEventBytes, textField, TraceFormatError } from './json-events.ts';
 import { COPY_KIND_NAMES } from '../store/enums.ts';
 import { RecordingWriter } from './recording-writer.ts';
 import { bindForwardOps, inferEventRecords, type EventRecordInference } from './kineto-dependencies.ts';
@@ -47,8 +47,14 @@ const HOST_RANGES = ['user_annotation', 'cuda_profiler_range', 'nvtx'];
 /** Host events that are CPU operations, by cpu_ops.kind: the framework's operators and Python's functions. */
 const CPU_OPS: Record<string, number> = { cpu_op: 1, python_function: 2 };
 
+/** How the trace is read: every event through JSON.parse (the tests), the most bytes one event may have (json-events.ts). */
+interface ReadOptions {
+  parseAllInJs?: boolean;
+  maxEventBytes?: number;
+}
+
 /** The native reader's options; `output` null: stop at the first timed event. */
-function options(output: string | null, parseAllInJs: boolean): KinetoTraceOptions {
+function options(output: string | null, read: ReadOptions): KinetoTraceOptions {
   return {
     output,
     copyKinds: COPY_KIND,
@@ -56,13 +62,14 @@ function options(output: string | null, parseAllInJs: boolean): KinetoTraceOptio
     hostRanges: HOST_RANGES,
     cpuOps: CPU_OPS,
     parse: parseEventBytes,
-    parseAllInJs,
+    parseAllInJs: read.parseAllInJs ?? false,
+    maxEventBytes: read.maxEventBytes ?? MAX_EVENT_BYTES,
   };
 }
 
-function readRows(file: string, output: string | null, parseAllInJs = false): KinetoTraceRows {
+function readRows(file: string, output: string | null, read: ReadOptions): KinetoTraceRows {
   try {
-    return importKinetoTrace(file, options(output, parseAllInJs));
+    return importKinetoTrace(file, options(output, read));
   } catch (err) {
     throw nativeTraceError(file, err) ?? err;
   }
@@ -71,25 +78,26 @@ function readRows(file: string, output: string | null, parseAllInJs = false): Ki
 /**
  * `parseAllInJs`: every event parsed by JSON.parse and read from the object
  * it returns, none by simdjson (the path an event simdjson refuses takes):
- * for the tests, which hold both paths to the same recording.
+ * for the tests, which hold both paths to the same recording; `maxEventBytes`
+ * lower than MAX_EVENT_BYTES, for the tests too.
  */
-export async function importKineto(file: string, out: string, opts: { overwrite?: boolean; parseAllInJs?: boolean } = {}): Promise<ImportResult> {
+export async function importKineto(file: string, out: string, opts: { overwrite?: boolean } & ReadOptions = {}): Promise<ImportResult> {
   // The writer comes first (the native rows go into its file), but its
   // refusals — the output exists, or cannot be created — were said at the
   // first timed event, after whatever is wrong with the trace before it: a
   // first pass that stops there keeps that order.
   let writer: RecordingWriter;
   try {
-    writer = new RecordingWriter(out, { overwrite: opts.overwrite, originNs: 0 });
+    writer = new RecordingWriter(out, { overwrite: opts.overwrite, originNs: 0, inputs: [file] });
   } catch (err) {
     if (!(err instanceof RecordingFileError)) throw err;
-    const probe = readRows(file, null);
+    const probe = readRows(file, null, opts);
     if (!probe.any) throw new TraceFormatError(file, 'no trace events');
     if (!probe.timed) throw new TraceFormatError(file, 'no timed events (ph "X") to import');
     throw err;
   }
   try {
-    const rows = writer.handOver((partial) => readRows(file, partial, opts.parseAllInJs));
+    const rows = writer.handOver((partial) => readRows(file, partial, opts));
     if (!rows.any) throw new TraceFormatError(file, 'no trace events');
     if (!rows.timed) throw new TraceFormatError(file, 'no timed events (ph "X") to import');
     const processNames = new Map(rows.processNames);

@@ -92,7 +92,7 @@ function importFrom(src: Database.Database, file: string, out: string, opts: { o
     strings.set(id, r.value);
   }
   const str = (id: number | null) => (id === null ? '' : (strings.get(id) ?? `#${id}`));
-  const writer = new RecordingWriter(out, { overwrite: opts.overwrite, originNs: 0 });
+  const writer = new RecordingWriter(out, { overwrite: opts.overwrite, originNs: 0, inputs: [file] });
   let skipped = 0;
   try {
     if (has('TARGET_INFO_GPU')) {

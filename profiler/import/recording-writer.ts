@@ -3,10 +3,9 @@
 // rows in big transactions, zones and meta at the end. Every importer
 // writes through this one class, so imported recordings look like
 // recorded ones to the timeline, report, diagnosis and compare.
-import fs from 'node:fs';
-import path from 'node:path';
 import Database from 'better-sqlite3';
 import { demangle } from '../native/addon.ts';
+import { beginOutput, type OutputFile } from '../store/output-file.ts';
 import { RecordingFileError } from '../store/recording-error.ts';
 import { beginBulkLoad, compact, createRecording, endBulkLoad, openRecording, writeMeta, type Db } from '../store/database.ts';
 
@@ -91,8 +90,8 @@ export interface RangeRow {
 
 export class RecordingWriter {
   readonly file: string;
-  /** Written here, renamed to `file` by finish(): a failed import leaves `file` as it was. */
-  readonly #partial: string;
+  /** Written in its temporary file, published as `file` by finish(): a failed import leaves `file` as it was. */
+  readonly #output: OutputFile;
   #db: Db;
   readonly #strings = new Map<string, number>();
   readonly #devices = new Map<number, number>(); // source device → devices.id
@@ -106,14 +105,18 @@ export class RecordingWriter {
   #stmts;
   counts = { kernels: 0, memcpys: 0, memsets: 0, apiCalls: 0, ranges: 0, syncs: 0, cudaEvents: 0, cpuOps: 0 };
 
-  /** `originNs`: the source's time zero, in its own clock; every stored time is relative to it. */
-  constructor(file: string, opts: { overwrite?: boolean; originNs: number }) {
+  /**
+   * `originNs`: the source's time zero, in its own clock; every stored time
+   * is relative to it. `inputs`: the files the importer reads, never
+   * replaced (store/output-file.ts), `overwrite` or not.
+   */
+  constructor(file: string, opts: { overwrite?: boolean; originNs: number; inputs?: readonly string[] }) {
     this.file = file;
-    if (fs.existsSync(file) && !opts.overwrite) throw new RecordingFileError(file, 'already exists (use --force to overwrite)');
-    this.#partial = path.join(path.dirname(file), `.${path.basename(file)}.importing-${process.pid}`);
+    this.#output = beginOutput(file, { overwrite: opts.overwrite, inputs: opts.inputs });
     try {
-      this.#db = createRecording(this.#partial, { overwrite: true });
+      this.#db = createRecording(this.#output.temp);
     } catch (err) {
+      this.#output.discard();
       // Said of the output the user named, not of the temporary file.
       throw err instanceof RecordingFileError ? new RecordingFileError(file, err.problem, { cause: err }) : err;
     }
@@ -158,8 +161,8 @@ export class RecordingWriter {
   handOver<T extends { originNs: number; counts: RecordingWriter['counts'] }>(write: (file: string) => T): T {
     this.#db.exec('COMMIT');
     this.#db.close();
-    const result = write(this.#partial);
-    this.#db = new Database(this.#partial);
+    const result = write(this.#output.temp);
+    this.#db = new Database(this.#output.temp);
     this.#stmts = this.#prepare();
     this.#origin = result.originNs;
     this.counts = { ...result.counts };
@@ -432,14 +435,14 @@ export class RecordingWriter {
       ...meta,
     });
     db.close();
-    const again = openRecording(this.#partial);
+    const again = openRecording(this.#output.temp);
     try {
       endBulkLoad(again); // zones for every row, then the indexes beginBulkLoad dropped
-      compact(again, this.#partial);
+      compact(again, this.#output.temp);
     } finally {
       again.close();
     }
-    fs.renameSync(this.#partial, this.file);
+    this.#output.publish();
   }
 
   /** Removes the half-written recording after a failed import (the source and any existing output are untouched). */
@@ -449,6 +452,6 @@ export class RecordingWriter {
     } catch {
       // already closed
     }
-    for (const f of [this.#partial, `${this.#partial}-journal`]) fs.rmSync(f, { force: true });
+    this.#output.discard();
   }
 }

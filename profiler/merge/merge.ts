@@ -33,13 +33,15 @@
 // cannot take (a record that overflows its page, a moved column that is not
 // an integer) are merged in SQL throughout, as `pages: false` does.
 //
-// Written to a temporary file beside the output and renamed when complete:
-// a merge that fails leaves nothing, and never replaces an existing file.
+// Written to a temporary file beside the output and published when complete
+// (store/output-file.ts): a merge that fails leaves nothing, and never
+// replaces an existing file, nor (even with --force) one of its inputs.
 import fs from 'node:fs';
 import path from 'node:path';
 import { VERSION } from '../contract/version.ts';
 import { beginBulkLoad, compact, createRecording, endBulkLoad, openRecording, readMeta, writeMeta, type Db } from '../store/database.ts';
 import { latestSchemaVersion } from '../store/migrations/index.ts';
+import { beginOutput, checkOutput } from '../store/output-file.ts';
 import { RecordingFileError, writeFailureOf } from '../store/recording-error.ts';
 import { THREAD_LANE_FACTOR, ZONED_TABLES, zoneShapeSql, zonesFromRowsSql, type ZonedTable } from '../store/zone-tables.ts';
 import { alignClocks, type InputAlignment } from './align.ts';
@@ -116,18 +118,14 @@ interface Input {
 export function mergeRecordings(inputs: readonly string[], output: string, opts: MergeOptions = {}): MergeResult {
   const t0 = performance.now();
   if (inputs.length === 0) throw new RecordingFileError(output, 'nothing to merge: give the recordings to merge');
-  if (fs.existsSync(output) && !opts.overwrite) throw new RecordingFileError(output, 'already exists (use --force to overwrite)');
-  const outAbs = path.resolve(output);
+  checkOutput(output, { overwrite: opts.overwrite, inputs });
   const seen = new Map<string, string>();
-  const outStat = fs.existsSync(output) ? fs.statSync(output) : null;
   for (const file of inputs) {
     if (!fs.existsSync(file)) throw new RecordingFileError(file, 'no such file');
     const st = fs.statSync(file);
     const id = `${st.dev}:${st.ino}`;
     if (seen.has(id)) throw new RecordingFileError(file, `given twice (also as ${seen.get(id)}): each recording can be merged once`);
     seen.set(id, file);
-    if (path.resolve(file) === outAbs || (outStat && outStat.dev === st.dev && outStat.ino === st.ino))
-      throw new RecordingFileError(file, 'is the output as well: merge into a new file');
   }
 
   // Every input read and checked before anything is written.
@@ -174,21 +172,27 @@ export function mergeRecordings(inputs: readonly string[], output: string, opts:
     throw err;
   }
 
-  // Written beside the output, renamed into place at the end.
-  const partial = path.join(path.dirname(outAbs), `.${path.basename(outAbs)}.merging-${process.pid}`);
-  const merge: Merge = { list, plans, shifts, alignment, notes, originOut, opts, partial, output };
+  // Written beside the output, published at the end.
+  const out = beginOutput(output, { overwrite: opts.overwrite, inputs });
+  const merge: Merge = { list, plans, shifts, alignment, notes, originOut, opts, partial: out.temp, output };
   const blocked = opts.pages === false ? 'pages: false' : (list.find((i) => i.notAsPages !== null)?.notAsPages ?? null);
   let result: Omit<MergeResult, 'output' | 'seconds' | 'sqlBecause'>;
   let sqlBecause = blocked;
   try {
-    result = writeMerged(merge, blocked === null);
+    try {
+      result = writeMerged(merge, blocked === null);
+    } catch (err) {
+      if (blocked !== null || (err as { code?: string }).code !== 'PAGE_MERGE_UNSUPPORTED') throw err;
+      // A record the pages cannot take: the output is started again, in SQL.
+      sqlBecause = (err as Error).message;
+      out.empty();
+      result = writeMerged(merge, false);
+    }
+    out.publish();
   } catch (err) {
-    if (blocked !== null || (err as { code?: string }).code !== 'PAGE_MERGE_UNSUPPORTED') throw err;
-    // A record the pages cannot take: the output is started again, in SQL.
-    sqlBecause = (err as Error).message;
-    result = writeMerged(merge, false);
+    out.discard();
+    throw err;
   }
-  fs.renameSync(partial, output);
   return { ...result, output, seconds: (performance.now() - t0) / 1000, sqlBecause: opts.pages === false ? null : sqlBecause };
 }
 
@@ -207,16 +211,17 @@ interface Merge {
 }
 
 /**
- * The merged recording written to `partial` and synced: with `pages`, the
- * big tables of every input first, as pages on all cores, then the rest in
- * SQL input by input. Any failure deletes the file.
+ * The merged recording written to `partial` (empty: the output's temporary
+ * file): with `pages`, the big tables of every input first, as pages on
+ * all cores, then the rest in SQL input by input. On failure the file is
+ * closed and left to the caller, to empty or discard.
  */
 function writeMerged(m: Merge, pages: boolean): Omit<MergeResult, 'output' | 'seconds' | 'sqlBecause'> {
   const { list, plans, shifts, alignment, partial, opts } = m;
   const notes = [...m.notes];
   let db: Db;
   try {
-    db = createRecording(partial, { overwrite: true });
+    db = createRecording(partial);
   } catch (err) {
     throw err instanceof RecordingFileError ? new RecordingFileError(m.output, err.problem, { cause: err }) : err;
   }
@@ -224,7 +229,7 @@ function writeMerged(m: Merge, pages: boolean): Omit<MergeResult, 'output' | 'se
   const settings = (d: Db) => {
     d.pragma('foreign_keys = OFF'); // every reference is remapped by construction; test/merge checks foreign_key_check
     d.pragma('journal_mode = OFF'); // a failed merge deletes the file: no rollback needed
-    d.pragma('synchronous = OFF'); // synced once, before the rename
+    d.pragma('synchronous = OFF'); // synced once, when published (store/output-file.ts)
     d.pragma('temp_store = MEMORY');
     d.pragma('cache_size = -262144');
   };
@@ -276,12 +281,6 @@ function writeMerged(m: Merge, pages: boolean): Omit<MergeResult, 'output' | 'se
     for (const t of db.prepare("SELECT name FROM sqlite_schema WHERE type = 'table'").pluck().all() as string[])
       if (!(t in rows)) rows[t] = (db.prepare(`SELECT count(*) AS n FROM "${t}"`).get() as { n: number }).n;
     db.close();
-    const fd = fs.openSync(partial, 'r+');
-    try {
-      fs.fsyncSync(fd);
-    } finally {
-      fs.closeSync(fd);
-    }
     return { sources, rows, devices: rows.devices!, processes: rows.processes!, notes, bigTables: pages ? 'pages' : 'sql' };
   } catch (err) {
     try {
@@ -289,7 +288,6 @@ function writeMerged(m: Merge, pages: boolean): Omit<MergeResult, 'output' | 'se
     } catch {
       // closed already
     }
-    for (const f of [partial, `${partial}-journal`]) fs.rmSync(f, { force: true });
     // The output could not be written (a full disk, a write error): said of it, whichever input was being copied.
     throw writeFailureOf(err, m.output) ?? err;
   }

@@ -640,15 +640,19 @@ export class RecordingQuery {
     });
   }
 
-  /** Writes the recording as Chrome trace JSON to `out` (File ▸ Export…). */
   /** One read-only SQL query (sql-console.ts), on a connection of its own: the query cannot touch this one's state. */
   sql(request: SqlRequest): SqlAnswer {
     this.#sql ??= new SqlConsole(this.path);
     return this.#sql.run(request.query, { timeoutMs: request.timeoutMs, rowLimit: request.rowLimit });
   }
 
+  /**
+   * Writes the recording as Chrome trace JSON to `out` (File ▸ Export…),
+   * replacing a file there: the save dialog asked first. Never the
+   * recording itself (store/output-file.ts).
+   */
   exportTrace(out: string): Promise<ExportSummary> {
-    return exportChromeTrace(this.#db, out);
+    return exportChromeTrace(this.#db, out, { overwrite: true });
   }
 
   /** The loaded recording and its diagnosis on `scope` (kept among the last few). */

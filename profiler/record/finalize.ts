@@ -82,6 +82,8 @@ export function finalizeRecording(
     inventory?: DeviceInventory;
     /** Notes the recorder gathered about the run (cupti-refusals.ts). */
     notes?: string[];
+    /** The output's name, where `output` is still its temporary file (ingest publishes it when finished): what the reasons and the result say. */
+    shownAs?: string;
   } = {},
 ): FinalState {
   const inventory = run.inventory ?? devices();
@@ -91,8 +93,9 @@ export function finalizeRecording(
     if (status?.signal) reasons.push(`the target was killed by ${status.signal}; what its collector had written is kept`);
     // The native ingest names the file it failed on: the recording itself (it could not be written: a full disk) or a stream.
     const writeFailed = ingestError !== null && ingestError.message.includes(`${output}: `);
-    if (ingestError && writeFailed) reasons.push(`writing the recording failed (${ingestError.message}); it holds what was stored before`);
-    else if (ingestError) reasons.push(`a record stream could not be read: ${ingestError.message}`);
+    const problem = run.shownAs ? ingestError?.message.replaceAll(output, run.shownAs) : ingestError?.message;
+    if (ingestError && writeFailed) reasons.push(`writing the recording failed (${problem}); it holds what was stored before`);
+    else if (ingestError) reasons.push(`a record stream could not be read: ${problem}`);
     if (progress.files.size === 0 && !writeFailed) {
       const noGpu = inventory.error ?? (inventory.devices.length === 0 ? 'the NVIDIA driver reports no CUDA devices' : null);
       reasons.push(
@@ -154,7 +157,7 @@ export function finalizeRecording(
     // Last: from here on a reader takes the recording as finished (store/writer.ts).
     clearWriting(db);
     return {
-      output,
+      output: run.shownAs ?? output,
       exitCode: status?.code ?? null,
       signal: status?.signal ?? null,
       complete,

@@ -12,8 +12,8 @@
 // waited past the ingest's busy timeout is undone and tried again at the
 // next poll (stream-ingest.ts). The target never waits for any of it: its
 // collector writes the stream files, and only this process reads them.
-import fs from 'node:fs';
 import { beginBulkLoad, createRecording, writeMeta } from '../store/database.ts';
+import { beginOutput } from '../store/output-file.ts';
 import { RecordingFileError } from '../store/recording-error.ts';
 import { markWriting } from '../store/writer.ts';
 import type { DirectoryProgress, StreamDirectoryIngest } from './stream-ingest.ts';
@@ -30,34 +30,46 @@ export const PROGRESS_MS = 250;
 
 /**
  * Creates `output` (an existing file only with `overwrite`) holding `meta`
- * and the writer's mark, and drops its secondary indexes for the load.
- * Closed again: the native ingest writes it next (never two SQLite
- * libraries on one file in one process). Returns the index DDL the ingest
- * builds when it finishes.
+ * and the writer's mark, with its secondary indexes dropped for the load:
+ * made as a temporary file and published whole (store/output-file.ts), so
+ * that a reader waiting for the file (a live viewer) finds it with its meta
+ * and the writer's mark. Closed again: the native ingest writes it next
+ * (never two SQLite libraries on one file in one process). Returns the
+ * index DDL the ingest builds when it finishes.
  */
 export function beginRecordingFile(output: string, meta: Record<string, string | boolean | undefined>, opts: { overwrite?: boolean } = {}): string[] {
-  if (!opts.overwrite && fs.existsSync(output)) throw new RecordingFileError(output, 'already exists (use --force to overwrite)');
-  // Made beside it and renamed into place: a reader waiting for the file (a
-  // live viewer) finds it whole, with its meta and the writer's mark.
-  const fresh = `${output}.${process.pid}.new`;
-  let indexSql: string[];
+  const out = beginOutput(output, opts);
   try {
-    const db = createRecording(fresh, { overwrite: true });
+    const indexSql = prepareRecordingFile(out.temp, output, meta);
+    out.publish();
+    return indexSql;
+  } catch (err) {
+    out.discard();
+    throw err;
+  }
+}
+
+/**
+ * Fills `file` (empty: an output's temporary file) with an empty
+ * recording, `meta` and the writer's mark, its indexes dropped for the
+ * load; errors are said of `output`, the name the user gave. Returns the
+ * index DDL, as beginRecordingFile.
+ */
+export function prepareRecordingFile(file: string, output: string, meta: Record<string, string | boolean | undefined>): string[] {
+  try {
+    const db = createRecording(file);
     try {
       writeMeta(db, meta);
       markWriting(db);
-      indexSql = beginBulkLoad(db);
+      return beginBulkLoad(db);
     } finally {
       db.close();
     }
-    fs.renameSync(fresh, output);
   } catch (err) {
-    // No room for even an empty recording (a full disk, a read-only directory): said of the output the user named, nothing left behind.
-    fs.rmSync(fresh, { force: true });
+    // No room for even an empty recording (a full disk): said of the output the user named.
     const message = err instanceof RecordingFileError ? err.problem : (err as Error).message;
     throw new RecordingFileError(output, message.startsWith('cannot create') ? message : `cannot create: ${message}`, { cause: err });
   }
-  return indexSql;
 }
 
 export interface FollowOptions<T> {

@@ -4,6 +4,7 @@
 // it stays a single file that can be copied, attached to an issue or opened
 // read-only from a shared folder.
 import fs from 'node:fs';
+import path from 'node:path';
 import Database from 'better-sqlite3';
 import { latestSchemaVersion, migrations } from './migrations/index.ts';
 import { ensureZones } from './zones.ts';
@@ -22,10 +23,13 @@ export interface OpenOptions {
 /**
  * Creates a new, empty recording at `file` with the latest schema. Refuses to
  * overwrite an existing file unless `overwrite` is set: a recording is never
- * lost by accident.
+ * lost by accident. An empty file is taken as the new recording's: the
+ * commands write through a temporary file that output-file.ts creates,
+ * empty and exclusively, before SQLite fills it.
  */
 export function createRecording(file: string, opts: { overwrite?: boolean } = {}): Db {
-  if (fs.existsSync(file)) {
+  const existing = fs.statSync(file, { throwIfNoEntry: false });
+  if (existing && !(existing.isFile() && existing.size === 0)) {
     if (!opts.overwrite) throw new RecordingFileError(file, 'already exists (use --force to overwrite)');
     fs.rmSync(file);
   }
@@ -98,6 +102,10 @@ export function openRecording(file: string, opts: OpenOptions = {}): Db {
     if (!opts.readonly) endBulkLoad(db); // a bulk load that did not finish
   } catch (err) {
     db.close();
+    if (opts.readonly && isInterruptedWrite(err)) {
+      undoInterruptedWrite(file);
+      return openRecording(file, opts);
+    }
     // A page found corrupt, or a lock, while migrating: said about the file
     // as checkRecording says it (fuzzing found them as bare SqliteErrors).
     const code = (err as { code?: unknown }).code;
@@ -105,6 +113,46 @@ export function openRecording(file: string, opts: OpenOptions = {}): Db {
     throw err;
   }
   return db;
+}
+
+/**
+ * Whether opening read-only met a hot journal (SQLITE_READONLY_ROLLBACK): a
+ * writer was killed inside a transaction (kill -9 of `record`, or of an
+ * `ingest` before it wrote through a temporary file), and only a
+ * connection that may write can undo its half. Every read-only open
+ * refused such a file with "attempt to write a readonly database" (issue 27).
+ */
+function isInterruptedWrite(err: unknown): boolean {
+  const cause = err instanceof RecordingFileError ? err.cause : err;
+  return (cause as { code?: unknown } | undefined)?.code === 'SQLITE_READONLY_ROLLBACK';
+}
+
+/**
+ * Undoes an interrupted write as any writable open would: SQLite plays the
+ * journal back on the first read, and the file is as it was after its last
+ * commit (the recording the live views saw). Where that cannot be done (the
+ * file or its folder is not writable), the file is refused saying so.
+ */
+function undoInterruptedWrite(file: string): void {
+  const journal = `${file}-journal`;
+  const refuse = (why: string, cause?: unknown): never => {
+    throw new RecordingFileError(
+      file,
+      `a write to it was interrupted (its rollback journal ${path.basename(journal)} is beside it) and cannot be undone here: ${why}; open it once where it can be written`,
+      { cause },
+    );
+  };
+  try {
+    const db = new Database(file, { fileMustExist: true });
+    try {
+      db.prepare('SELECT count(*) FROM sqlite_schema').get();
+    } finally {
+      db.close();
+    }
+  } catch (err) {
+    refuse((err as Error).message, err);
+  }
+  if ((fs.statSync(journal, { throwIfNoEntry: false })?.size ?? 0) > 0) refuse('the journal is still there');
 }
 
 /** A SQLite error met opening `file`, said about the file. */

@@ -59,6 +59,7 @@ describe('a write that fails part way: one line naming the output, no half-writt
     const r = limited(LIMIT_KIB, ['ingest', '-o', out, stream]);
     expect(r.code).not.toBe(0);
     saysWriteFailed(r.stderr, out);
+    expect(r.stderr).toMatch(/; it holds what was stored before the failure, marked incomplete\n$/);
     expect(hash(stream)).toBe(before);
     // The recording stays, with what was stored before the failure, and says it is incomplete and why: never taken for a whole one.
     expect(listing()).toEqual([...before_, 'ingested.sqlite'].sort());
@@ -71,6 +72,20 @@ describe('a write that fails part way: one line naming the output, no half-writt
     } finally {
       db.close();
     }
+  });
+
+  it('ingest --force over an existing recording: nothing replaced, and said so (issue 27)', () => {
+    const stream = path.join(dir, 'big.ssr'); // the test above's
+    const out = path.join(dir, 'ingested.sqlite');
+    const before = hash(out);
+    const before_ = listing();
+    const r = limited(LIMIT_KIB, ['ingest', '--force', '-o', out, stream]);
+    expect(r.code).not.toBe(0);
+    saysWriteFailed(r.stderr, out);
+    expect(r.stderr).toMatch(/; nothing was written \(it is as it was\)\n$/);
+    // A failed command never replaces a file: the earlier recording stays whole, and nothing of this one is left.
+    expect(hash(out)).toBe(before);
+    expect(listing()).toEqual(before_);
   });
 
   it('import of a Chrome trace', () => {

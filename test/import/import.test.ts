@@ -150,7 +150,7 @@ describe('bad input', () => {
     expect(r.status).toBe(2);
     expect(r.stderr).toContain(`${truncated}: truncated JSON`);
     expect(fs.readFileSync(existing).equals(before)).toBe(true);
-    expect(fs.readdirSync(dir).filter((f) => f.includes('.importing-'))).toEqual([]);
+    expect(fs.readdirSync(dir).filter((f) => f.includes('.writing'))).toEqual([]);
 
     const broken = path.join(dir, 'broken.json');
     fs.writeFileSync(broken, '{"traceEvents": [{"ph": "X", "ts": 1,}]}');

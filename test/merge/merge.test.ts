@@ -394,7 +394,9 @@ describe('bad inputs: the file and the problem named, nothing written', () => {
     expect(fs.readFileSync(target, 'utf8')).toBe('keep me');
     mergeRecordings([a, b], target, { overwrite: true });
     expect(count(target, 'processes')).toBe(2);
-    expect(() => mergeRecordings([a, b], a, { overwrite: true })).toThrow(/exists-a\.sqlite: is the output as well/);
+    expect(() => mergeRecordings([a, b], a, { overwrite: true })).toThrow(
+      /exists-a\.sqlite: is also an input: write to another file \(--force never replaces an input\)/,
+    );
   });
 });
 

@@ -74,7 +74,7 @@ function mergedAlike(inputs: string[], name: string): string {
   expect(pages.integrity).toBe('ok');
   expect(pages).toEqual(digest(one));
   // Nothing left beside the output: no scratch recording, no partial file.
-  expect(fs.readdirSync(dir).filter((f) => f.includes('.merging-'))).toEqual([]);
+  expect(fs.readdirSync(dir).filter((f) => f.includes('.writing'))).toEqual([]);
   return one;
 }
 
