@@ -5,6 +5,12 @@
 # recorder per rank) in its three shapes, the added wall time of recording
 # it, and the collector overhead and record-wall benchmarks, as far as the
 # time budget allows (BUDGET seconds, default 520, checked between steps).
+# SHAPES (default "ddp serial slow"; also fsdp, and serial-nosync and
+# ddp-nosync: the host-blocking what-if's check) picks the job's shapes,
+# SLOW_RANK the slow shape's slow rank (default the last), STEPS the
+# recorded steps (default 10), OVERHEAD_RUNS the overhead invocations
+# (default 3), and RECORD_WALL=0 / JOB=0 skip the record-wall benchmark / the
+# job.
 # Optionally first re-records corpus pairs on GPU 0 (CORPUS_PAIRS, through
 # scripts/device/corpus.sh). Everything goes to $OUT; a table last.
 #   usage: bash scripts/device/multi-gpu.sh
@@ -40,30 +46,41 @@ timed() {  # name command...
   b=$(date +%s.%N)
   printf '%s\t%s\t%s\n' "$name" "$rc" "$(awk "BEGIN{printf \"%.2f\", $b - $a}")" >> "$summary"
 }
-# The three shapes, one recorder per rank (README: "Distributed jobs").
-declare -A shape=([ddp]="--mode ddp" [serial]="--mode serial" [slow]="--mode ddp --slow-rank 1 --slow-ms 25")
-for v in ddp serial slow; do
-  # shellcheck disable=SC2086
-  timed "record-$v" "${torchrun[@]}" --nproc-per-node "$nproc" --no-python node "$cli" record -f -q -o "$work/ddp-$v-rank%r.sqlite" -- python3 "$prog" ${shape[$v]}
-done
-# What recording adds to the job's wall time: plain and recorded, interleaved, three each.
-for i in 1 2 3; do
-  timed "plain-$i" "${torchrun[@]}" --nproc-per-node "$nproc" "$prog" --mode ddp --steps 30
-  timed "recorded-$i" "${torchrun[@]}" --nproc-per-node "$nproc" --no-python node "$cli" record -f -q -o "/tmp/wall-rank%r.sqlite" -- python3 "$prog" --mode ddp --steps 30
-done
-for v in ddp serial slow; do node "$cli" report "$work"/ddp-$v-rank*.sqlite > "$work/report-$v.txt" 2>&1; done
+# The job's shapes, one recorder per rank (README: "Distributed jobs").
+shapes=${SHAPES:-ddp serial slow}
+slow=${SLOW_RANK:-$((nproc - 1))}
+steps=${STEPS:-10}
+declare -A shape=([ddp]="--mode ddp" [serial]="--mode serial" [slow]="--mode ddp --slow-rank $slow --slow-ms 25" [fsdp]="--mode fsdp" [serial-nosync]="--mode serial --no-sync" [ddp-nosync]="--mode ddp --no-sync")
+if [ "${JOB:-1}" != 0 ]; then
+  for v in $shapes; do
+    # shellcheck disable=SC2086
+    timed "record-$v" "${torchrun[@]}" --nproc-per-node "$nproc" --no-python node "$cli" record -f -q -o "$work/ddp-$v-rank%r.sqlite" -- python3 "$prog" ${shape[$v]} --steps "$steps"
+  done
+  # What recording adds to the job's wall time: plain and recorded, interleaved, three each.
+  for i in 1 2 3; do
+    timed "plain-$i" "${torchrun[@]}" --nproc-per-node "$nproc" "$prog" --mode ddp --steps 30
+    timed "recorded-$i" "${torchrun[@]}" --nproc-per-node "$nproc" --no-python node "$cli" record -f -q -o "/tmp/wall-rank%r.sqlite" -- python3 "$prog" --mode ddp --steps 30
+  done
+  # Opened as the README says: merged into one job (clocks aligned by the collectives), then reported.
+  for v in $shapes; do
+    node "$cli" merge -f -o "$work/job-$v.sqlite" "$work"/ddp-$v-rank*.sqlite > "$work/report-$v.txt" 2>&1
+    node "$cli" report "$work/job-$v.sqlite" >> "$work/report-$v.txt" 2>&1
+    rm -f "$work/job-$v.sqlite"
+  done
+fi
 tar -C "$work" -cJf "$OUT/multigpu.tar.xz" .
 # The collector overhead (three invocations) and what record adds, while the budget lasts.
 bench=/tmp/bench && mkdir -p "$bench"
-for i in 1 2 3; do
+kind=x$gpus
+for i in $(seq 1 "${OVERHEAD_RUNS:-3}"); do
   [ "$(left)" -gt 110 ] || break
-  timeout 150 node bench/run-bench.ts --only overhead --pairs 15 --json "$bench/overhead-x2-$i.json" > "$bench/overhead-x2-$i.log" 2>&1
+  timeout 150 node bench/run-bench.ts --only overhead --pairs 15 --json "$bench/overhead-$kind-$i.json" > "$bench/overhead-$kind-$i.log" 2>&1
 done
-if [ "$(left)" -gt 120 ]; then
-  timeout $(($(left) - 20)) node bench/run-bench.ts --only record-wall --wall-rounds 6 --json "$bench/record-wall-x2.json" > "$bench/record-wall-x2.log" 2>&1
+if [ "${RECORD_WALL:-1}" != 0 ] && [ "$(left)" -gt 120 ]; then
+  timeout $(($(left) - 20)) node bench/run-bench.ts --only record-wall --wall-rounds 6 --json "$bench/record-wall-$kind.json" > "$bench/record-wall-$kind.log" 2>&1
 fi
 tar -C "$bench" -cJf "$OUT/bench.tar.xz" .
 cat "$work/machine.txt" | head -3
-for v in ddp serial slow; do echo "== $v"; grep -iE "straggler|serialized|exposed|hidden|aligned|residual" "$work/report-$v.txt" | head -8; done
-for f in "$bench"/overhead-x2-*.log "$bench"/record-wall-x2.log; do [ -f "$f" ] && { echo "== $f"; grep -E "ratio|added|record-wall|target" "$f" | head -6; }; done
+for v in $shapes; do [ -f "$work/report-$v.txt" ] || continue; echo "== $v"; grep -iE "straggler:|serialized|residual" "$work/report-$v.txt" | head -8; done
+for f in "$bench"/overhead-"$kind"-*.log "$bench"/record-wall-"$kind".log; do [ -f "$f" ] && { echo "== $f"; grep -E "ratio|added|record-wall|target" "$f" | head -6; }; done
 cat "$summary"

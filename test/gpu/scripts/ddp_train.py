@@ -9,6 +9,15 @@ shapes the communication analysis must tell apart:
                   all-reduces every parameter's gradient itself, one
                   after the other, after all the computation (what a
                   hand-written loop does: communication exposed)
+  --mode fsdp     FSDP (PyTorch's fully_shard, each layer a unit): the
+                  parameters sharded across the ranks, all-gathered
+                  before each layer's forward and backward (the next
+                  one prefetched) and the gradients reduce-scattered
+                  during the backward pass
+  --no-sync       without the script's own synchronizations (the
+                  torch.cuda.synchronize() after the warm-up and after
+                  the steps, and the barrier between): what the
+                  host-blocking finding's what-if predicts, to check it
   --slow-rank R --slow-ms D
                   rank R does D ms more host work before each step (a
                   slower data loader): the straggler every other rank
@@ -20,7 +29,7 @@ ranks connect, every kernel loads), then the measured steps, each an NVTX
 range "train_step". Checks that the ranks' parameters are identical after
 training, as data parallelism requires.
 
-Usage: torchrun --nproc-per-node 2 ddp_train.py [--mode ddp|serial] [--steps 10]
+Usage: torchrun --nproc-per-node 2 ddp_train.py [--mode ddp|serial|fsdp] [--steps 10]
          [--slow-rank -1] [--slow-ms 0]
 """
 import argparse
@@ -34,11 +43,12 @@ import torch.distributed as dist
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--mode", choices=("ddp", "serial"), default="ddp")
+    ap.add_argument("--mode", choices=("ddp", "serial", "fsdp"), default="ddp")
     ap.add_argument("--steps", type=int, default=10)
     ap.add_argument("--batch", type=int, default=1024)
     ap.add_argument("--width", type=int, default=4096)
     ap.add_argument("--layers", type=int, default=4)
+    ap.add_argument("--no-sync", action="store_true")
     ap.add_argument("--slow-rank", type=int, default=-1)
     ap.add_argument("--slow-ms", type=float, default=0.0)
     args = ap.parse_args()
@@ -57,6 +67,15 @@ def main():
     model = torch.nn.Sequential(*layers).cuda()
     if args.mode == "ddp":
         model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[local_rank])
+    elif args.mode == "fsdp":
+        try:
+            from torch.distributed.fsdp import fully_shard
+        except ImportError:  # PyTorch before 2.6 kept it private
+            from torch.distributed._composable.fsdp import fully_shard
+        for layer in model:
+            if isinstance(layer, torch.nn.Linear):
+                fully_shard(layer)
+        fully_shard(model)
     opt = torch.optim.SGD(model.parameters(), lr=1e-4)
     g = torch.Generator(device="cuda").manual_seed(100 + rank)  # each rank its own data
     xs = [torch.randn(args.batch, d, device="cuda", generator=g) for _ in range(2)]
@@ -78,16 +97,20 @@ def main():
 
     for i in range(3):  # warm-up, outside the ranges
         step(i)
-    torch.cuda.synchronize()
-    dist.barrier()
+    if not args.no_sync:
+        torch.cuda.synchronize()
+        dist.barrier()
     for i in range(args.steps):
         torch.cuda.nvtx.range_push("train_step")
         step(i)
         torch.cuda.nvtx.range_pop()
-    torch.cuda.synchronize()
+    if not args.no_sync:
+        torch.cuda.synchronize()
 
     # Check: every rank holds the same parameters (rank 0's, broadcast, compared).
-    flat = torch.cat([p.detach().reshape(-1) for p in model.parameters()])
+    # (FSDP's parameters are shards: gathered whole first.)
+    full = [p.full_tensor() if hasattr(p, "full_tensor") else p for p in model.parameters()]
+    flat = torch.cat([p.detach().reshape(-1) for p in full])
     ref = flat.clone()
     dist.broadcast(ref, 0)
     same = bool(torch.equal(flat, ref))
