@@ -19,6 +19,7 @@ import { STEADY_STATE, type Scope, type ScopeInfo } from '../contract/scope.ts';
 import { detectStartup } from './startup.ts';
 import type { ProgressStep } from '../contract/progress.ts';
 import { ZONED_TABLES } from '../store/zone-tables.ts';
+import { leftOutNote } from '../store/row-checks.ts';
 import { stragglersOfContext } from './stragglers.ts';
 import { loadTrace, readTraceTables, type Trace } from './trace.ts';
 
@@ -169,6 +170,8 @@ export function analyze(db: Db, options: AnalyzeOptions = {}): Analysis {
   lap('scope');
   const trace = loadTrace(db, selection.columns.ops, selection.columns.calls, tables);
   closeWindows(selection.info, trace.span);
+  // Rows the loader left out (store/row-checks.ts) are said with every scope: its findings are without them.
+  if (columns.leftOut) selection.info.notes = [...(selection.info.notes ?? []), leftOutNote(columns.leftOut)];
   lap('trace');
   const subset = options.pids ? { pids: options.pids } : undefined;
   const host = loadHost(db, trace.ops, selection.columns.calls, {

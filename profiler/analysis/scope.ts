@@ -22,7 +22,7 @@
 // window: what started before it and still runs) or nothing at all (the
 // steady state: a contiguous run of each start-ordered column, taken as
 // views).
-import type { CallColumns, OpColumns } from '../native/addon.ts';
+import type { CallColumns, LeftOutRows, OpColumns } from '../native/addon.ts';
 import type { Db } from '../store/database.ts';
 import { IdTable } from './id-table.ts';
 import { kthSmallest } from './select.ts';
@@ -35,6 +35,8 @@ export class ScopeError extends Error {}
 export interface TimelineColumns {
   ops: OpColumns;
   calls: CallColumns;
+  /** Rows the loader read and left out (store/row-checks.ts); null or absent: none. */
+  leftOut?: LeftOutRows | null;
 }
 
 /** An NVTX range instance: where, and on which thread. */

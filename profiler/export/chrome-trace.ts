@@ -150,7 +150,9 @@ async function writeChromeTrace(db: Db, out: string): Promise<Omit<ExportSummary
     // The first operation's flow keeps the plain pid:correlation id.
     const flowId = (pid: number, corr: number, j = 0) => (j === 0 ? `${pid}:${corr}` : `${pid}:${corr}:${j}`);
     for (const a of db
-      .prepare(`SELECT start_ns, end_ns, pid, tid, name_id, correlation_id, return_value, domain, cbid FROM api_calls a WHERE ${keptRowSql('api_calls', 'a')} ORDER BY start_ns`)
+      .prepare(
+        `SELECT start_ns, end_ns, pid, tid, name_id, correlation_id, return_value, domain, cbid FROM api_calls a WHERE ${keptRowSql('api_calls', 'a')} ORDER BY start_ns`,
+      )
       .raw()
       .iterate() as Iterable<[number, number, number, number, number, number, number, number, number]>) {
       const [start, end, pid, tid, nameId, corr, ret, domain, cbid] = a;

@@ -149,17 +149,18 @@ interface AddonModule {
   cuptiInfo(libraryPath?: string): CuptiInfo;
   loadOps(dbPath: string): OpColumns;
   loadCalls(dbPath: string): CallColumns;
-  loadTimeline(dbPath: string, options?: TimelineLoadOptions): { ops: OpColumns; calls: CallColumns; via: string };
+  loadTimeline(dbPath: string, options?: TimelineLoadOptions): { ops: OpColumns; calls: CallColumns; via: string; leftOut: LeftOutRows | null };
+  checkTimeline(dbPath: string): { leftOut: LeftOutRows | null };
   loadRows(
     dbPath: string,
     request: RowRanges & LoadRowsOptions,
     out: { ops: Partial<Omit<OpColumns, 'length'>>; calls: Partial<Omit<CallColumns, 'length'>> },
-  ): { ops: number; calls: number; via: string };
+  ): { ops: number; calls: number; via: string; leftOut: LeftOutRows | null };
   Ingest: new (dbPath: string, options: { originNs: bigint }) => IngestInstance;
   InsertCeiling: new (source: string) => InsertCeilingInstance;
   demangle(names: string[]): (string | null)[];
   importKinetoTrace(file: string, options: KinetoTraceOptions): KinetoTraceRows;
-  scanTraceEvents(file: string, options: { parse(bytes: Buffer): unknown; onEvents(events: unknown[]): void }): Record<string, unknown>;
+  scanTraceEvents(file: string, options: ScanTraceOptions): Record<string, unknown>;
   appendTablePages(output: string, tables: PageMergeTable[]): PageMergeResult;
   timelineColumns: { ops: ColumnTypes; calls: ColumnTypes };
   ingestStatements: IngestStatement[];
@@ -229,11 +230,32 @@ export interface TimelineLoadOptions {
 }
 
 /**
- * Ops and calls at once, every table read on all cores. `via`: how the rows
- * were read, 'pages' or 'sql: ' and why not through the pages.
+ * Rows a load read and left out (native/addon/src/row_rules.h: an end
+ * before its start, a negative size): how many, and the first, said as
+ * "kernels row 3: end_ns 5 is before start_ns 9".
  */
-export function loadTimelineColumns(dbPath: string, options: TimelineLoadOptions = {}): { ops: OpColumns; calls: CallColumns; via: string } {
+export interface LeftOutRows {
+  rows: number;
+  first: string;
+}
+
+/**
+ * Ops and calls at once, every table read on all cores. `via`: how the rows
+ * were read, 'pages' or 'sql: ' and why not through the pages. Every row is
+ * checked (row_rules.h): a row refused throws an Error whose code is
+ * 'STREAMSCOPE_MALFORMED_ROW' (store/row-checks.ts says it about the
+ * file); `leftOut`: the rows left out, or null.
+ */
+export function loadTimelineColumns(
+  dbPath: string,
+  options: TimelineLoadOptions = {},
+): { ops: OpColumns; calls: CallColumns; via: string; leftOut: LeftOutRows | null } {
   return addon().loadTimeline(dbPath, options);
+}
+
+/** The checks of loadTimelineColumns on every operation and call, keeping none: throws as it does; the rows it would leave out. */
+export function checkTimelineRows(dbPath: string): LeftOutRows | null {
+  return addon().checkTimeline(dbPath).leftOut;
 }
 
 /** API calls of a recording as columns, in (start, id) order. */
@@ -326,7 +348,7 @@ export function loadRows(
   ranges: RowRanges,
   options: LoadRowsOptions,
   pool: ColumnPool,
-): { ops: OpColumns; calls: CallColumns; via: string } {
+): { ops: OpColumns; calls: CallColumns; via: string; leftOut: LeftOutRows | null } {
   const opSlots = slotsOf(ranges.kernels) + slotsOf(ranges.memcpys) + slotsOf(ranges.memsets);
   const callSlots = slotsOf(ranges.apiCalls);
   const out = { ops: {} as Record<string, AnyTypedArray>, calls: {} as Record<string, AnyTypedArray> };
@@ -346,6 +368,7 @@ export function loadRows(
     ops: view(OP_COLUMNS, out.ops, n.ops) as unknown as OpColumns,
     calls: view(CALL_COLUMNS, out.calls, n.calls) as unknown as CallColumns,
     via: n.via,
+    leftOut: n.leftOut,
   };
 }
 
@@ -361,6 +384,8 @@ export interface KinetoTraceOptions {
   parseAllInJs?: boolean;
   /** JSON.parse of UTF-8 bytes: the top-level members, and the events simdjson refuses or that need JavaScript's conversions. */
   parse(bytes: Buffer): unknown;
+  /** The most bytes one event may have; a larger one is a TRACE_FORMAT error naming its byte offset (import/json-events.ts MAX_EVENT_BYTES). */
+  maxEventBytes: number;
 }
 
 export interface KinetoTraceRows {
@@ -392,13 +417,20 @@ export function importKinetoTrace(file: string, options: KinetoTraceOptions): Ki
   return addon().importKinetoTrace(file, options);
 }
 
+/** scanTraceEvents' options: JSON.parse of an event's bytes, a batch of parsed events, and KinetoTraceOptions' maxEventBytes. */
+export interface ScanTraceOptions {
+  parse(bytes: Buffer): unknown;
+  onEvents(events: unknown[]): void;
+  maxEventBytes: number;
+}
+
 /**
  * The Chrome-trace scan alone (the generic Chrome importer maps the events
  * in JavaScript): each event parsed by `parse`, handed to `onEvents` in
  * batches, in file order; returns the top-level members, parsed. Errors as
  * importKinetoTrace's.
  */
-export function scanTraceEvents(file: string, options: { parse(bytes: Buffer): unknown; onEvents(events: unknown[]): void }): Record<string, unknown> {
+export function scanTraceEvents(file: string, options: ScanTraceOptions): Record<string, unknown> {
   return addon().scanTraceEvents(file, options);
 }
 

@@ -4,6 +4,7 @@
 // wording: store errors carry their cause in `problem`, SQLite errors in
 // their `code` (SQLITE_BUSY, SQLITE_CORRUPT, ...).
 import { oneLine, RecordingFileError } from '../store/recording-error.ts';
+import { malformedRowError } from '../store/row-checks.ts';
 import type { ApiErrorCode, ApiErrorShape } from '../contract/api.ts';
 
 /** An error the renderer shows by code. Serialises to ApiErrorShape. */
@@ -67,7 +68,9 @@ export function codeOfProblem(problem: string): ApiErrorCode {
  */
 export function apiErrorOf(err: unknown, file?: string): ApiError {
   if (err instanceof ApiError) return err;
-  if (err instanceof RecordingFileError) return new ApiError(codeOfProblem(err.problem), err.message, err.file);
+  // A row the column loader refused (store/row-checks.ts): the file's error, as `report` says it.
+  const fileError = err instanceof RecordingFileError ? err : malformedRowError(err);
+  if (fileError) return new ApiError(codeOfProblem(fileError.problem), fileError.message, fileError.file);
   const sqlite = sqliteCodeOf(err);
   if (sqlite) {
     const code = SQLITE_CODES[sqlite] ?? (sqlite.startsWith('SQLITE_IOERR') ? 'corrupt' : 'internal');

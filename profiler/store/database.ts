@@ -9,6 +9,7 @@ import Database from 'better-sqlite3';
 import { latestSchemaVersion, migrations } from './migrations/index.ts';
 import { ensureZones } from './zones.ts';
 import { RecordingFileError } from './recording-error.ts';
+import { checkRowsAtOpen } from './row-checks.ts';
 
 export type Db = Database.Database;
 
@@ -64,7 +65,10 @@ export function createRecording(file: string, opts: { overwrite?: boolean } = {}
  * a missing file, a file that is not SQLite, a SQLite file that is not a
  * StreamScope recording, one written by a newer StreamScope, and one that is
  * locked by another writer. Older schemas are migrated in place (each step
- * in its own transaction) unless opened read-only.
+ * in its own transaction) unless opened read-only. Opened to be read, its
+ * small tables' rows are checked too (row-checks.ts: a row no writer
+ * stores refuses the file; the timeline tables' rows are the column
+ * loader's to check).
  */
 export function openRecording(file: string, opts: OpenOptions = {}): Db {
   if (!fs.existsSync(file)) throw new RecordingFileError(file, 'no such file');
@@ -100,6 +104,7 @@ export function openRecording(file: string, opts: OpenOptions = {}): Db {
       migrate(db, file);
     }
     if (!opts.readonly) endBulkLoad(db); // a bulk load that did not finish
+    if (opts.readonly) checkRowsAtOpen(db, file);
   } catch (err) {
     db.close();
     if (opts.readonly && isInterruptedWrite(err)) {

@@ -11,6 +11,7 @@
 import Database from 'better-sqlite3';
 import { migrate } from './database.ts';
 import { RecordingFileError } from './recording-error.ts';
+import { malformedRowError, NOT_AS_WRITTEN, typeProblem } from './row-checks.ts';
 
 /** SQLite's messages for a file it cannot read (the native addon reports the message alone, no code). */
 const CORRUPT = /database disk image is malformed|file is not a database|malformed database schema|disk I\/O error|database or disk is full/;
@@ -29,6 +30,9 @@ function sqliteCode(err: unknown): string | null {
  */
 export function recordingReadError(file: string, err: unknown): RecordingFileError | null {
   if (err instanceof RecordingFileError) return err;
+  // A row the native loader refused (row-checks.ts): it names the row already.
+  const row = malformedRowError(err);
+  if (row) return row;
   const code = sqliteCode(err) ?? '';
   // The native addon's messages start with the file already.
   const raw = err instanceof Error ? err.message : String(err);
@@ -88,23 +92,12 @@ function schemaOf(db: Database.Database): Map<string, Column[]> {
   return new Map(tables.map((t) => [t, db.prepare('SELECT name, type, "notnull", pk FROM pragma_table_info(?)').all(t) as Column[]]));
 }
 
-const quote = (name: string) => `"${name.replace(/"/g, '""')}"`;
-
-/** The storage classes a column of this declared type holds in a recording StreamScope wrote (null aside). */
-function classesOf(type: string): string[] | null {
-  const t = type.toUpperCase();
-  if (t.includes('INT')) return ['integer'];
-  if (t.includes('REAL') || t.includes('FLOA') || t.includes('DOUB')) return ['real', 'integer'];
-  if (t.includes('TEXT') || t.includes('CHAR')) return ['text'];
-  return null;
-}
-
 /**
  * What in an open recording is not as StreamScope writes it — a page
  * SQLite finds corrupt, a table or column missing, a value of the wrong
- * storage class — or null (ids out of range are refused at open:
- * database.ts checkRowIds). A pass over the whole
- * file: for after a failure, not for every open.
+ * storage class (named by its row: row-checks.ts typeProblem) — or null
+ * (ids out of range are refused at open: database.ts checkRowIds). A pass
+ * over the whole file: for after a failure, not for every open.
  */
 export function contentProblem(db: Database.Database): string | null {
   const check = db.prepare('PRAGMA quick_check(1)').pluck().get() as string;
@@ -119,37 +112,10 @@ export function contentProblem(db: Database.Database): string | null {
         : `not a StreamScope recording as written: it has no table '${table}'`;
     const names = new Set(have.map((c) => c.name));
     const missing = columns.find((c) => !names.has(c.name));
-    if (missing) return `not a StreamScope recording as written: table '${table}' has no column '${missing.name}'`;
+    if (missing) return `${NOT_AS_WRITTEN}: table '${table}' has no column '${missing.name}'`;
     // One pass per table for every column holding what its type does not.
-    const tests = columns.flatMap((c) => {
-      const classes = classesOf(c.type);
-      const allowed = [...(classes ?? []), ...(c.notnull ? [] : ['null'])];
-      const tests: string[] = [];
-      if (classes) tests.push(`typeof(${quote(c.name)}) NOT IN (${allowed.map((a) => `'${a}'`).join(', ')})`);
-      else if (c.notnull) tests.push(`${quote(c.name)} IS NULL`);
-      return tests.map((test) => ({ column: c, test }));
-    });
-    if (tests.length === 0) continue;
-    const row = db
-      .prepare(
-        `SELECT ${tests.map((t, i) => `${t.test} AS b${i}`).join(', ')}, ${columns.map((c) => quote(c.name)).join(', ')} FROM ${quote(table)} WHERE ${tests.map((t) => t.test).join(' OR ')} LIMIT 1`,
-      )
-      .raw()
-      .get() as unknown[] | undefined;
-    if (row) {
-      const i = tests.findIndex((_, k) => row[k] === 1);
-      const c = tests[i]!.column;
-      const value = row[tests.length + columns.indexOf(c)];
-      const want = classesOf(c.type)?.[0];
-      return `not a StreamScope recording as written: ${table}.${c.name} holds ${describe(value)}, not ${want === 'integer' ? 'an integer' : want ? `a ${want}` : 'a value'}`;
-    }
+    const problem = typeProblem(db, table);
+    if (problem) return `${NOT_AS_WRITTEN}: ${problem}`;
   }
   return null;
-}
-
-function describe(v: unknown): string {
-  if (v === null) return 'NULL';
-  if (Buffer.isBuffer(v)) return `a blob of ${v.length} bytes`;
-  if (typeof v === 'string') return `the text '${v.length > 40 ? `${v.slice(0, 40)}…` : v}'`;
-  return String(v);
 }

@@ -4,11 +4,12 @@
 // files — every GPU recording among the fixtures, a merged job, imported
 // traces — and on files made to be awkward: small pages (deep trees),
 // tables given columns by ALTER TABLE ADD COLUMN after rows were written
-// (short records read the default), integers of every stored width, REALs
-// and NULLs where integers are read. What the pages cannot give exactly
-// (TEXT where an integer is read, a record overflowing its page, a live WAL)
-// is read through SQLite, and says why; damaged recordings fail as they do
-// through SQLite.
+// (short records read the default), integers of every stored width. A value
+// that is not an integer where one is read (a REAL, NULL, TEXT, a BLOB,
+// stored or a short record's default) is refused the same way both ways,
+// naming its row (native/addon/src/row_rules.h). What the pages cannot give
+// exactly (a record overflowing its page, a live WAL) is read through
+// SQLite, and says why; damaged recordings fail as they do through SQLite.
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
@@ -116,69 +117,76 @@ describe('page loader: the same columns as SQLite', () => {
 });
 
 describe('page loader: records and values', () => {
-  it('integers of every stored width, REALs (truncated, clamped), and SQLite 0 and 1 without body bytes', () => {
+  it('integers of every stored width, and SQLite 0 and 1 without body bytes', () => {
     const file = copy(recording('torch_streams'), 'widths.sqlite');
-    // Serial types 8 and 9 (0, 1), 1–6 (1, 2, 3, 4, 6, 8 bytes), negative and positive, and REALs.
+    // Serial types 8 and 9 (0, 1), 1–6 (1, 2, 3, 4, 6, 8 bytes), negative and positive.
     const values = [0, 1, -1, 127, -128, 200, -32768, 40_000, -8_388_608, 2_147_483_647, -2_147_483_648, 2 ** 40, -(2 ** 40), 2 ** 47, 2 ** 53 - 1, -(2 ** 53)];
-    const reals = ['1.5', '-2.75', '1e300', '-1e300', '123456789.9'];
-    const all = [...values.map(String), ...reals];
     edit(
       file,
-      `UPDATE kernels SET correlation_id = CASE id % ${all.length} ${all.map((v, k) => `WHEN ${k} THEN ${v}`).join(' ')} END,
+      `UPDATE kernels SET correlation_id = CASE id % ${values.length} ${values.map((v, k) => `WHEN ${k} THEN ${v}`).join(' ')} END,
          grid_y = CASE id % 3 WHEN 0 THEN 0 WHEN 1 THEN 1 ELSE 65535 END, registers_per_thread = -(id % 5) * 70000;
-       UPDATE api_calls SET name_id = CASE id % 4 WHEN 0 THEN 2.5 WHEN 1 THEN 0 WHEN 2 THEN 1 ELSE 9007199254740993 END,
-         end_ns = end_ns + 0.25 * (id % 2), domain = (id % 3) - 1;
-       UPDATE memcpys SET bytes = CASE id % 3 WHEN 0 THEN 1e19 WHEN 1 THEN -1e19 ELSE 4294967296 END;`,
+       UPDATE api_calls SET domain = (id % 3) - 1;
+       UPDATE memcpys SET bytes = CASE id % 3 WHEN 0 THEN 9223372036854775807 WHEN 1 THEN 0 ELSE 4294967296 END;`,
     );
-    const db = new Database(file, { readonly: true });
-    const types = db.prepare('SELECT DISTINCT typeof(correlation_id) AS t FROM kernels UNION SELECT DISTINCT typeof(name_id) FROM api_calls').all();
-    db.close();
-    expect(types).toEqual(expect.arrayContaining([{ t: 'integer' }, { t: 'real' }]));
     samePagesAsSql(file);
   });
 
+  it('a value that is not an integer where one is read: refused the same way both ways, its table, row and column named', () => {
+    const cases: [string, string, RegExp][] = [
+      ['UPDATE kernels SET correlation_id = 1.5 WHERE id = 4', 'real', /kernels row 4: correlation_id holds the real 1\.5, not an integer/],
+      ["UPDATE kernels SET stream_id = '12abc' WHERE id = 3", 'text', /kernels row 3: stream_id holds the text '12abc', not an integer/],
+      ["UPDATE memcpys SET bytes = x'0102' WHERE id = 2", 'blob', /memcpys row 2: bytes holds a blob of 2 bytes, not an integer/],
+      ['UPDATE api_calls SET end_ns = end_ns + 0.25 WHERE id = 5', 'real-time', /api_calls row 5: end_ns holds the real [0-9.]+25, not an integer/],
+    ];
+    for (const [sql, name, message] of cases) {
+      const file = copy(recording('torch_streams'), `odd-${name}.sqlite`);
+      edit(file, sql);
+      for (const via of ['sql', 'pages', 'auto'] as const) {
+        expect(() => loadTimelineColumns(file, { via }), `${name} via ${via}`).toThrow(message);
+        expect(() => loadRows(file, { kernels: [1, 1e6], memcpys: [1, 1e6], apiCalls: [1, 1e6] }, { via }, new ColumnPool()), name).toThrow(message);
+      }
+      try {
+        loadTimelineColumns(file);
+      } catch (err) {
+        expect(err).toMatchObject({ code: 'STREAMSCOPE_MALFORMED_ROW', file, problem: expect.stringMatching(message) });
+      }
+    }
+  });
+
   it('columns added by ALTER TABLE after rows were written: short records read the default, as SQLite computes it', () => {
-    const file = copy(recording('matmul-concurrent'), 'altered.sqlite');
     // kernels rebuilt without its shape and later columns (nullable, so NULLs can be stored), the rows
-    // copied, the columns then added with defaults of every kind, and more rows written in full.
-    const cols = db0Columns(file, 'kernels');
-    const head = cols.slice(0, cols.indexOf('grid_y'));
-    const tail = cols.slice(cols.indexOf('grid_y'));
+    // copied, the columns then added with defaults of every kind that reads as an integer, and more rows
+    // written in full.
     const defaults: Record<string, string> = {
       grid_y: '2',
       grid_z: "'3'",
-      block_x: '4.75',
+      block_x: '4',
       block_y: '-1',
-      block_z: 'NULL',
+      block_z: '5',
       registers_per_thread: '9007199254740993',
       static_shared_bytes: '1e3',
       dynamic_shared_bytes: '(-5)',
     };
-    edit(
-      file,
-      `ALTER TABLE kernels RENAME TO old_kernels;
-       CREATE TABLE kernels (id INTEGER PRIMARY KEY, ${head.slice(1).join(' INTEGER, ')} INTEGER);
-       INSERT INTO kernels SELECT ${head.join(', ')} FROM old_kernels;
-       ${tail.map((c) => `ALTER TABLE kernels ADD COLUMN ${c} INTEGER${defaults[c] ? ` DEFAULT ${defaults[c]}` : ''};`).join('\n')}
-       INSERT INTO kernels SELECT id + 100000, ${cols.slice(1).join(', ')} FROM old_kernels WHERE id % 2 = 0;
-       UPDATE kernels SET block_x = NULL, grid_x = NULL WHERE id % 7 = 0;
-       DROP TABLE old_kernels;`,
-    );
+    const file = altered('altered.sqlite', defaults);
     const db = new Database(file, { readonly: true });
     const short = db.prepare('SELECT count(*) AS n FROM kernels WHERE id < 100000').get() as { n: number };
     db.close();
     expect(short.n).toBeGreaterThan(5);
     samePagesAsSql(file);
-  });
-
-  it('TEXT where an integer is read: the load goes through SQLite and says why; forced to pages it throws', () => {
-    const file = copy(recording('torch_streams'), 'text.sqlite');
-    edit(file, "UPDATE kernels SET stream_id = '12abc' WHERE id = 3;");
-    const auto = loadTimelineColumns(file);
-    expect(auto.via).toMatch(/^sql: a text or blob value in kernels\.stream_id/);
-    const sql = loadTimelineColumns(file, { via: 'sql' });
-    expect(plain(auto.ops)).toEqual(plain(sql.ops));
-    expect(() => loadTimelineColumns(file, { via: 'pages' })).toThrow(/text\.sqlite: cannot be read as pages: a text or blob value/);
+    // A NULL stored where an integer is read: refused the same way both ways.
+    edit(file, 'UPDATE kernels SET grid_x = NULL WHERE id = 100002');
+    for (const via of ['sql', 'pages'] as const)
+      expect(() => loadTimelineColumns(file, { via })).toThrow(/kernels row 100002: grid_x holds NULL, not an integer/);
+    // A default that is not an integer (a REAL, NULL, none): what a short record reads there, refused so too.
+    for (const [name, dflt, holds] of [
+      ['real', '4.75', 'the real 4.75'],
+      ['null', 'NULL', 'NULL'],
+      ['none', '', 'NULL'],
+    ] as const) {
+      const odd = altered(`altered-${name}.sqlite`, { ...defaults, block_z: dflt });
+      for (const via of ['sql', 'pages'] as const)
+        expect(() => loadTimelineColumns(odd, { via }), `${name} via ${via}`).toThrow(`kernels row 1: block_z holds ${holds}, not an integer`);
+    }
   });
 
   it('a record overflowing its page: through SQLite', () => {
@@ -207,7 +215,7 @@ describe('page loader: records and values', () => {
     expect(auto.via).toBe('sql: WAL mode with a non-empty -wal file (a recording still being written)');
     const sql = loadTimelineColumns(live, { via: 'sql' });
     expect(plain(auto.ops)).toEqual(plain(sql.ops));
-    expect(auto.ops.length).toBeGreaterThan(loadTimelineColumns(file.replace('wal.sqlite', 'text.sqlite'), { via: 'sql' }).ops.length);
+    expect(auto.ops.length).toBeGreaterThan(loadTimelineColumns(recording('torch_streams'), { via: 'sql' }).ops.length);
     // Checkpointed (the -wal emptied): the pages again.
     edit(live, 'PRAGMA wal_checkpoint(TRUNCATE);');
     expect(loadTimelineColumns(live).via).toBe('pages');
@@ -232,6 +240,24 @@ describe('page loader: records and values', () => {
     }
   });
 });
+
+/** A copy of matmul-concurrent whose kernels' columns from grid_y on were added after its rows, with these DEFAULTs ('' or absent: none); more rows written in full (ids from 100002). */
+function altered(name: string, defaults: Record<string, string>): string {
+  const file = copy(recording('matmul-concurrent'), name);
+  const cols = db0Columns(file, 'kernels');
+  const head = cols.slice(0, cols.indexOf('grid_y'));
+  const tail = cols.slice(cols.indexOf('grid_y'));
+  edit(
+    file,
+    `ALTER TABLE kernels RENAME TO old_kernels;
+     CREATE TABLE kernels (id INTEGER PRIMARY KEY, ${head.slice(1).join(' INTEGER, ')} INTEGER);
+     INSERT INTO kernels SELECT ${head.join(', ')} FROM old_kernels;
+     ${tail.map((c) => `ALTER TABLE kernels ADD COLUMN ${c} INTEGER${defaults[c] ? ` DEFAULT ${defaults[c]}` : ''};`).join('\n')}
+     INSERT INTO kernels SELECT id + 100000, ${cols.slice(1).join(', ')} FROM old_kernels WHERE id % 2 = 0;
+     DROP TABLE old_kernels;`,
+  );
+  return file;
+}
 
 function db0Columns(file: string, table: string): string[] {
   const db = new Database(file, { readonly: true });

@@ -50,9 +50,15 @@ describe('contentProblem', () => {
     expect(problem(changed('normalise-concurrent', 'DROP TABLE streams; CREATE VIEW streams AS SELECT 1 AS x'))).toMatch(/'streams' is a view/);
     expect(problem(changed('normalise-concurrent', 'ALTER TABLE nvtx_ranges RENAME COLUMN end_ns TO e'))).toMatch(/table 'nvtx_ranges' has no column 'end_ns'/);
     expect(problem(changed('normalise-concurrent', "UPDATE kernels SET start_ns = 'soon' WHERE id = 3"))).toMatch(
-      /kernels\.start_ns holds the text 'soon', not an integer/,
+      /kernels row 3: start_ns holds the text 'soon', not an integer/,
     );
-    expect(problem(changed('normalise-concurrent', 'UPDATE api_calls SET end_ns = 0.5 WHERE id = 3'))).toMatch(/api_calls\.end_ns holds 0\.5, not an integer/);
+    expect(problem(changed('normalise-concurrent', 'UPDATE api_calls SET end_ns = 0.5 WHERE id = 3'))).toMatch(
+      /api_calls row 3: end_ns holds the real 0\.5, not an integer/,
+    );
+    // A table without rowids names its row by its key.
+    expect(problem(changed('normalise-concurrent', "UPDATE threads SET name = x'00ff' WHERE tid = tid"))).toMatch(
+      /threads row \(pid 737, tid 737\): name holds a blob of 2 bytes, not a text/,
+    );
   });
 });
 

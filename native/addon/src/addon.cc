@@ -1,4 +1,4 @@
-// Module entry: devices(), cuptiInfo(path?), class Ingest, loadOps(path), loadCalls(path), loadTimeline(path),
+// Module entry: devices(), cuptiInfo(path?), class Ingest, loadOps(path), loadCalls(path), loadTimeline(path), checkTimeline(path),
 // demangle(names), appendTablePages(output, tables); and, for the drift tests, the vocabularies the TypeScript side repeats:
 // timelineColumns, ingestStatements, ingestSchemaVersion.
 #include <napi.h>
@@ -108,12 +108,34 @@ class Gather {
   std::vector<std::function<void()>> jobs_;
 };
 
+// A load's failure as a JS Error. A row the load refuses (row_rules.h) is
+// one whose code is STREAMSCOPE_MALFORMED_ROW, with `file` and `problem`
+// (profiler/store/row-checks.ts makes it the file's RecordingFileError).
+Napi::Error loadFailure(Napi::Env env, const MalformedRowError& e) {
+  Napi::Error err = Napi::Error::New(env, e.what());
+  err.Set("code", Napi::String::New(env, "STREAMSCOPE_MALFORMED_ROW"));
+  err.Set("file", Napi::String::New(env, e.path()));
+  err.Set("problem", Napi::String::New(env, e.problem()));
+  return err;
+}
+
+// Rows a load left out (row_rules.h) as { rows, first }, or null when none.
+Napi::Value leftOutObject(Napi::Env env, const LeftOut& left) {
+  if (left.rows == 0) return env.Null();
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("rows", Napi::Number::New(env, static_cast<double>(left.rows)));
+  o.Set("first", Napi::String::New(env, left.first));
+  return o;
+}
+
 template <class F>
 Napi::Value guarded(const Napi::CallbackInfo& info, F&& body) {
   Napi::Env env = info.Env();
   if (info.Length() < 1 || !info[0].IsString()) throw Napi::TypeError::New(env, "expected the recording's path");
   try {
     return body(env, info[0].As<Napi::String>().Utf8Value());
+  } catch (const MalformedRowError& e) {
+    throw loadFailure(env, e);
   } catch (const LoadError& e) {
     throw Napi::Error::New(env, e.what());
   }
@@ -303,7 +325,10 @@ Napi::Value loadRowsBinding(const Napi::CallbackInfo& info) {
     n.Set("ops", Napi::Number::New(env, static_cast<double>(t.ops.size())));
     n.Set("calls", Napi::Number::New(env, static_cast<double>(t.calls.size())));
     n.Set("via", Napi::String::New(env, t.via));
+    n.Set("leftOut", leftOutObject(env, t.left_out));
     return n;
+  } catch (const MalformedRowError& e) {
+    throw loadFailure(env, e);
   } catch (const LoadError& e) {
     throw Napi::Error::New(env, e.what());
   }
@@ -337,9 +362,21 @@ Napi::Value loadTimelineBinding(const Napi::CallbackInfo& info) {
     out.Set("ops", opsObject(env, t.ops));
     out.Set("calls", callsObject(env, t.calls));
     out.Set("via", Napi::String::New(env, t.via));
+    out.Set("leftOut", leftOutObject(env, t.left_out));
     if (std::getenv("STREAMSCOPE_LOAD_TIMING"))
       std::fprintf(stderr, "load gather   %7.0f ms\n",
                    std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    return out;
+  });
+}
+
+// checkTimeline(path): the load's checks of every row (row_rules.h), no
+// column kept → { leftOut: { rows, first } | null }; throws for a row refused.
+Napi::Value checkTimelineBinding(const Napi::CallbackInfo& info) {
+  return guarded(info, [](Napi::Env env, const std::string& path) -> Napi::Value {
+    const LeftOut left = checkTimeline(path);
+    Napi::Object out = Napi::Object::New(env);
+    out.Set("leftOut", leftOutObject(env, left));
     return out;
   });
 }
@@ -474,6 +511,7 @@ static Napi::Object InitStreamScopeAddon(Napi::Env env, Napi::Object exports) {
   exports.Set("loadOps", Napi::Function::New(env, loadOpsBinding, "loadOps"));
   exports.Set("loadCalls", Napi::Function::New(env, loadCallsBinding, "loadCalls"));
   exports.Set("loadTimeline", Napi::Function::New(env, loadTimelineBinding, "loadTimeline"));
+  exports.Set("checkTimeline", Napi::Function::New(env, checkTimelineBinding, "checkTimeline"));
   exports.Set("demangle", Napi::Function::New(env, demangleBinding, "demangle"));
   exports.Set("appendTablePages", Napi::Function::New(env, appendTablePagesBinding, "appendTablePages"));
   exports.Set("timelineColumns", timelineColumns(env));

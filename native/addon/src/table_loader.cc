@@ -21,6 +21,7 @@
 #include <iterator>
 
 #include "btree_reader.h"
+#include "row_rules.h"
 #include "sqlite3.h"
 #include "zone_tables.h"
 
@@ -365,6 +366,13 @@ struct SqlSource {
   struct Row {
     sqlite3_stmt* s;
     int64_t i64(int k) const { return sqlite3_column_int64(s, k); }
+    // Bit k set: column k holds something other than an integer (refused: row_rules.h).
+    uint32_t odd() const {
+      uint32_t m = 0;
+      for (int k = 0, n = sqlite3_column_count(s); k < n; k++)
+        if (sqlite3_column_type(s, k) != SQLITE_INTEGER) m |= uint32_t{1} << k;
+      return m;
+    }
   };
   template <class F>
   void each(const Query& q, int64_t lo, int64_t hi, F&& row) {
@@ -380,20 +388,23 @@ struct TableLayout {
   uint32_t root = 0;
   int rowid_column = -1;  // the INTEGER PRIMARY KEY's position
   std::unordered_map<std::string, int> position;
-  std::vector<int64_t> dflt;  // per column: what a record that lacks it reads
+  std::vector<int64_t> dflt;      // per column: what a record that lacks it reads
+  std::vector<uint8_t> dflt_odd;  // per column: that value is not an integer (NULL: no default)
 };
 
 // Rows straight from the file's table b-trees (btree_reader.h), through
 // SQLite's own map of the file, while `db` holds a read transaction: the
 // pages cannot change underneath (a writer's commit waits for the shared
 // lock), and they are the pages SQLite itself would read. Each value is
-// what sqlite3_column_int64 gives for it: NULL 0, integers of every width,
-// a REAL truncated; a column a record lacks (written before an ALTER TABLE
-// ADD COLUMN) its default, as SQLite computes it. What this cannot give
-// exactly (TEXT or BLOB where an integer is read, a record overflowing its
-// page, a table that is not a rowid table) throws btree::Unsupported, a file
-// that is not what its tree says btree::Damaged: the caller then reads the
-// whole load through SQLite (which reports a damaged file as it always has).
+// what sqlite3_column_int64 gives for it: integers of every width; a column
+// a record lacks (written before an ALTER TABLE ADD COLUMN) its default, as
+// SQLite computes it. A value that is not an integer (NULL, a REAL, TEXT,
+// a BLOB) is marked in the row's odd(), as SqlSource marks it: the caller
+// refuses the row (row_rules.h) whichever way it was read. What this cannot
+// give exactly (a record overflowing its page, a table that is not a rowid
+// table) throws btree::Unsupported, a file that is not what its tree says
+// btree::Damaged: the caller then reads the whole load through SQLite
+// (which reports a damaged file as it always has).
 class PageSource {
  public:
   // Maps the file; nullopt when ready, else why not.
@@ -404,7 +415,9 @@ class PageSource {
 
   struct Row {
     const int64_t* v;
+    uint32_t odd_;
     int64_t i64(int k) const { return v[k]; }
+    uint32_t odd() const { return odd_; }
   };
 
   template <class F>
@@ -416,6 +429,7 @@ class PageSource {
     int last = -1;
     int64_t v[kMaxQueryColumns] = {};
     int64_t dflt[kMaxQueryColumns] = {};
+    uint32_t dflt_odd[kMaxQueryColumns] = {};
     std::fill(std::begin(slot_of), std::end(slot_of), int8_t(-1));
     for (size_t k = 0; k < q.columns.size(); k++) {
       if (std::strcmp(q.columns[k], "0") == 0) continue;
@@ -425,32 +439,38 @@ class PageSource {
       if (c >= 64) throw btree::Unsupported(std::string(kTables[q.table]) + "." + q.columns[k] + " is beyond column 64");
       slot_of[c] = int8_t(k);
       dflt[k] = t.dflt[c];
+      dflt_odd[k] = t.dflt_odd[c] ? uint32_t{1} << k : 0;
       last = std::max(last, c);
     }
     const int id = t.rowid_column;
-    const char* table = kTables[q.table];
     btree::scanTable(pages_, t.root, lo, hi, [&](int64_t rowid, const uint8_t* p, uint32_t len) {
       int c = 0;
+      uint32_t odd = 0;
       for (btree::Record r(p, len); c <= last && r.next(); c++) {
         const int k = slot_of[c];
         if (c == id) {
           // The INTEGER PRIMARY KEY: NULL in the record, the rowid in the cell.
-          if (r.type != 0) throw btree::Unsupported(std::string(table) + ".id stored in its record");
+          if (r.type != 0) throw btree::Unsupported(std::string(kTables[q.table]) + ".id stored in its record");
           if (k >= 0) v[k] = rowid;
           continue;
         }
         if (k < 0) continue;
         const uint64_t type = r.type;
-        if (type == 0) v[k] = 0;
-        else if (type == 7) v[k] = btree::realToInt(btree::readReal(r.value));
-        else if (type < 12) v[k] = btree::readInt(type, r.value);
-        else throw btree::Unsupported(std::string("a text or blob value in ") + table + "." + q.columns[k]);
+        if (btree::isInteger(type)) {
+          v[k] = btree::readInt(type, r.value);
+        } else {
+          // NULL, a REAL, TEXT or a BLOB: read as SQLite reads it as an integer, and marked.
+          v[k] = type == 7 ? btree::realToInt(btree::readReal(r.value)) : 0;
+          odd |= uint32_t{1} << k;
+        }
       }
       for (; c <= last; c++) {
         const int k = slot_of[c];
-        if (k >= 0) v[k] = c == id ? rowid : dflt[k];
+        if (k < 0) continue;
+        v[k] = c == id ? rowid : dflt[k];
+        if (c != id) odd |= dflt_odd[k];
       }
-      row(Row{v});
+      row(Row{v, odd});
     });
   }
 
@@ -465,7 +485,8 @@ class PageSource {
 // A column's default as SQLite reads it (column_int64) from a row written
 // before the column was added: computed by SQLite, on a table in memory
 // given the same column by ALTER TABLE ADD COLUMN.
-int64_t defaultValue(const std::string& type, const std::string& dflt) {
+// `odd`: set where that value is not an integer.
+int64_t defaultValue(const std::string& type, const std::string& dflt, bool& odd) {
   sqlite3* m = nullptr;
   if (sqlite3_open_v2(":memory:", &m, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nullptr) != SQLITE_OK) {
     sqlite3_close(m);
@@ -476,9 +497,12 @@ int64_t defaultValue(const std::string& type, const std::string& dflt) {
   if (sqlite3_exec(m, sql.c_str(), nullptr, nullptr, nullptr) != SQLITE_OK)
     throw btree::Unsupported("cannot compute the default " + dflt + ": " + sqlite3_errmsg(m));
   int64_t v = 0;
+  odd = true;
   sqlite3_stmt* s = nullptr;
-  if (sqlite3_prepare_v2(m, "SELECT x FROM t", -1, &s, nullptr) == SQLITE_OK && sqlite3_step(s) == SQLITE_ROW)
+  if (sqlite3_prepare_v2(m, "SELECT x FROM t", -1, &s, nullptr) == SQLITE_OK && sqlite3_step(s) == SQLITE_ROW) {
     v = sqlite3_column_int64(s, 0);
+    odd = sqlite3_column_type(s, 0) != SQLITE_INTEGER;
+  }
   sqlite3_finalize(s);
   return v;
 }
@@ -501,8 +525,13 @@ std::shared_ptr<const TableLayout> readLayout(Db& db, const std::string& name, u
             for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
             table->position[lower] = cid;
             if (table->dflt.size() <= size_t(cid)) table->dflt.resize(cid + 1, 0);
-            if (sqlite3_column_type(s, 3) != SQLITE_NULL)
-              table->dflt[cid] = defaultValue(type, reinterpret_cast<const char*>(sqlite3_column_text(s, 3)));
+            // No DEFAULT: a record that lacks the column reads NULL.
+            if (table->dflt_odd.size() <= size_t(cid)) table->dflt_odd.resize(cid + 1, 1);
+            if (sqlite3_column_type(s, 3) != SQLITE_NULL) {
+              bool odd = true;
+              table->dflt[cid] = defaultValue(type, reinterpret_cast<const char*>(sqlite3_column_text(s, 3)), odd);
+              table->dflt_odd[cid] = odd;
+            }
             if (sqlite3_column_int64(s, 4) > 0) {
               pks++;
               if (lower == "id" && type == "INTEGER") table->rowid_column = cid;
@@ -624,18 +653,116 @@ std::optional<std::string> PageSource::open(Db& db, const bool (&tables)[4]) {
   }
 }
 
+// What a load knows of the recording before it reads a row: each context's
+// process, and the rows that ids in the timeline tables may name
+// (row_rules.h: an id naming none refuses the file).
+struct Recording {
+  std::unordered_map<int64_t, int32_t> pid_of_context;
+  IdSet streams, devices, strings;
+};
+
+// The checks of row_rules.h on the rows one query reads: refuse() throws
+// MalformedRow for a row the load refuses, leftOut() says whether a row is
+// left out and counts it in `left`. A query's "0" columns are not read, so
+// not checked. Ids come in long runs (a stream's rows, a context's): each
+// is looked up when it changes.
+class RowCheck {
+ public:
+  RowCheck(const Recording& rec, const Query& q, LeftOut& left) : rec_(rec), q_(q), left_(left) {
+    for (size_t k = 0; k < q.columns.size(); k++) read_[k] = std::strcmp(q.columns[k], "0") != 0;
+    name_ = q.table == 0 ? 7 : q.table == 3 ? 5 : -1;
+    bytes_ = q.table == 1 || q.table == 2 ? 7 : -1;
+  }
+
+  template <class R>
+  void refuse(const R& s) {
+    const int64_t id = s.i64(0);
+    if (const uint32_t odd = s.odd()) throw at(id, __builtin_ctz(odd), MalformedRow::Type);
+    for (int k : {1, 2})
+      if (!holdsTime(s.i64(k))) throw at(id, k, MalformedRow::Time, s.i64(k));
+    if (name_ >= 0 && read_[name_] && !rec_.strings.contains(s.i64(name_)))
+      throw at(id, name_, MalformedRow::Reference, s.i64(name_), "strings");
+    if (q_.table == 3) return;
+    // Operations: stream 3, device 4, context 6.
+    if (s.i64(3) != stream_) {
+      if (!rec_.streams.contains(s.i64(3))) throw at(id, 3, MalformedRow::Reference, s.i64(3), "streams");
+      stream_ = s.i64(3);
+    }
+    if (read_[4] && s.i64(4) != device_) {
+      if (!rec_.devices.contains(s.i64(4))) throw at(id, 4, MalformedRow::Reference, s.i64(4), "devices");
+      device_ = s.i64(4);
+    }
+    if (read_[6] && s.i64(6) != context_) {
+      if (rec_.pid_of_context.find(s.i64(6)) == rec_.pid_of_context.end()) throw at(id, 6, MalformedRow::Reference, s.i64(6), "contexts");
+      context_ = s.i64(6);
+    }
+  }
+
+  template <class R>
+  bool leftOut(const R& s) {
+    if (s.i64(2) < s.i64(1)) {
+      count(s, [&] { return "end_ns " + std::to_string(s.i64(2)) + " is before start_ns " + std::to_string(s.i64(1)); });
+      return true;
+    }
+    if (bytes_ >= 0 && read_[bytes_] && s.i64(bytes_) < 0) {
+      count(s, [&] { return "bytes " + std::to_string(s.i64(bytes_)) + " is negative"; });
+      return true;
+    }
+    return false;
+  }
+
+ private:
+  MalformedRow at(int64_t rowid, int k, MalformedRow::Kind kind, int64_t value = 0, const char* refers_to = nullptr) const {
+    return MalformedRow{q_.table, rowid, q_.columns[k], kind, value, refers_to};
+  }
+  // One more row left out; the first is said (a part is read in rowid order).
+  template <class R, class Why>
+  void count(const R& s, Why&& why) {
+    if (left_.rows++ > 0) return;
+    left_.table = q_.table;
+    left_.rowid = s.i64(0);
+    left_.first = std::string(kTables[q_.table]) + " row " + std::to_string(s.i64(0)) + ": " + why();
+  }
+
+  const Recording& rec_;
+  const Query& q_;
+  LeftOut& left_;
+  bool read_[kMaxQueryColumns] = {};
+  int name_, bytes_;
+  int64_t stream_ = INT64_MIN, device_ = INT64_MIN, context_ = INT64_MIN;
+};
+
+// The query each table is read with: the ops' narrow ones (what the job
+// analysis reads; placed by stream, without device and context) or whole.
+const Query& queryOf(int table, const ReadFilter& filter) {
+  const bool by_stream = filter.narrow && filter.place_of_stream;
+  switch (table) {
+    case 0: return by_stream ? kKernelsByStream : filter.narrow ? kKernelsNarrow : kKernels;
+    case 1: return by_stream ? kMemcpysByStream : filter.narrow ? kMemcpysNarrow : kMemcpys;
+    case 2: return by_stream ? kMemsetsByStream : filter.narrow ? kMemsetsNarrow : kMemsets;
+    default: return kCalls;
+  }
+}
+
 // One part of kernels, memcpys or memsets, written straight to its place
 // in the final columns from slot `at` on. Returns how many rows it kept.
+// Every row read is checked (RowCheck): one refused throws MalformedRow,
+// whatever the filter; of the rows the filter keeps, those left out are
+// counted in `left` (the part's own).
 template <class Source>
-size_t readOps(Source& src, const std::string& path, const Part& part, const std::unordered_map<int64_t, int32_t>& pid_of_context,
-               OpColumns& o, size_t at, const ReadFilter& filter) {
+size_t readOps(Source& src, const std::string& path, const Part& part, const Recording& rec, OpColumns& o, size_t at,
+               const ReadFilter& filter, LeftOut& left) {
+  left = LeftOut{};
   size_t i = at;
   int64_t last_context = INT64_MIN, last_stream = INT64_MIN;
   int32_t last_pid = 0, last_device = 0;
   const bool by_stream = filter.narrow && filter.place_of_stream;
-  // Whether the row is kept (its process's, when only some are asked for).
+  const Query& q = queryOf(part.table, filter);
+  RowCheck check(rec, q, left);
+  // Whether the row is kept (its process's, when only some are asked for, and not left out).
   auto common = [&](const auto& s, uint8_t kind) {
     checkRoom(path, part, i, at);
+    check.refuse(s);
     if (s.i64(1) > filter.max_start || !filter.inZones(part.table, s.i64(3), s.i64(0))) return false;
     // Rows of one context (or stream) come in long runs: look its pid up when it changes.
     int32_t device;
@@ -652,14 +779,13 @@ size_t readOps(Source& src, const std::string& path, const Part& part, const std
     } else {
       const int64_t context = s.i64(6);
       if (context != last_context) {
-        auto it = pid_of_context.find(context);
-        last_pid = it == pid_of_context.end() ? 0 : it->second;
+        last_pid = rec.pid_of_context.at(context);  // there: RowCheck refused any other
         last_context = context;
       }
       device = static_cast<int32_t>(s.i64(4));
     }
     const int32_t pid = last_pid;
-    if (!filter.keeps(pid)) return false;
+    if (!filter.keeps(pid) || check.leftOut(s)) return false;
     o.pid[i] = pid;
     // Columns shared by the queries: id, start, end, stream, device, correlation, context.
     o.kind[i] = kind;
@@ -679,7 +805,7 @@ size_t readOps(Source& src, const std::string& path, const Part& part, const std
   };
   if (part.table == 0) {
     const bool shape = !filter.narrow;
-    src.each(filter.narrow ? (by_stream ? kKernelsByStream : kKernelsNarrow) : kKernels, part.lo, part.hi, [&](const auto& s) {
+    src.each(q, part.lo, part.hi, [&](const auto& s) {
       if (!common(s, 1)) return;
       o.bytes[i] = 0;
       o.detail[i] = static_cast<int32_t>(s.i64(7));
@@ -696,43 +822,42 @@ size_t readOps(Source& src, const std::string& path, const Part& part, const std
       i++;
     });
   } else if (part.table == 1) {
-    src.each(by_stream       ? kMemcpysByStream
-             : filter.narrow ? kMemcpysNarrow
-                             : kMemcpys,
-             part.lo, part.hi, [&](const auto& s) {
-               if (!common(s, 2)) return;
-               o.bytes[i] = static_cast<double>(s.i64(7));
-               o.detail[i] = static_cast<int32_t>(s.i64(8) * 16 + s.i64(9));
-               o.copy_kind[i] = static_cast<uint8_t>(s.i64(10));
-               o.is_async[i] = static_cast<uint8_t>(s.i64(11));
-               noShape();
-               i++;
-             });
+    src.each(q, part.lo, part.hi, [&](const auto& s) {
+      if (!common(s, 2)) return;
+      o.bytes[i] = static_cast<double>(s.i64(7));
+      o.detail[i] = static_cast<int32_t>(s.i64(8) * 16 + s.i64(9));
+      o.copy_kind[i] = static_cast<uint8_t>(s.i64(10));
+      o.is_async[i] = static_cast<uint8_t>(s.i64(11));
+      noShape();
+      i++;
+    });
   } else {
-    src.each(by_stream       ? kMemsetsByStream
-             : filter.narrow ? kMemsetsNarrow
-                             : kMemsets,
-             part.lo, part.hi, [&](const auto& s) {
-               if (!common(s, 3)) return;
-               o.bytes[i] = static_cast<double>(s.i64(7));
-               o.detail[i] = static_cast<int32_t>(s.i64(8));
-               o.copy_kind[i] = 0;
-               o.is_async[i] = static_cast<uint8_t>(s.i64(9));
-               noShape();
-               i++;
-             });
+    src.each(q, part.lo, part.hi, [&](const auto& s) {
+      if (!common(s, 3)) return;
+      o.bytes[i] = static_cast<double>(s.i64(7));
+      o.detail[i] = static_cast<int32_t>(s.i64(8));
+      o.copy_kind[i] = 0;
+      o.is_async[i] = static_cast<uint8_t>(s.i64(9));
+      noShape();
+      i++;
+    });
   }
   return i - at;
 }
 
 template <class Source>
-size_t readCalls(Source& src, const std::string& path, const Part& part, CallColumns& c, size_t at, const ReadFilter& filter) {
+size_t readCalls(Source& src, const std::string& path, const Part& part, const Recording& rec, CallColumns& c, size_t at,
+                 const ReadFilter& filter, LeftOut& left) {
+  left = LeftOut{};
   size_t i = at;
+  RowCheck check(rec, kCalls, left);
   src.each(kCalls, part.lo, part.hi, [&](const auto& s) {
     checkRoom(path, part, i, at);
+    check.refuse(s);
     if (!filter.keeps(static_cast<int32_t>(s.i64(3))) || s.i64(1) > filter.max_start ||
         !filter.keepsCall(static_cast<int32_t>(s.i64(5)), s.i64(2) - s.i64(1)) ||
-        !filter.inZones(3, zone_table::threadLane(static_cast<uint32_t>(s.i64(3)), static_cast<uint32_t>(s.i64(4))), s.i64(0)))
+        !filter.inZones(3, zone_table::threadLane(static_cast<uint32_t>(s.i64(3)), static_cast<uint32_t>(s.i64(4))), s.i64(0)) ||
+        check.leftOut(s))
       return;
     c.row_id[i] = static_cast<double>(s.i64(0));
     c.start[i] = static_cast<double>(s.i64(1));
@@ -781,22 +906,114 @@ void runParallel(size_t n, const std::function<void(size_t)>& task, size_t max_t
 
 namespace {
 
-// Reads `parts` into `t` (its columns reused where large enough), each
-// part into its slots, in batches of about kRowsPerPart rows (a process's
-// zones are often many short ranges) on up to `threads` cores, then closes
-// the gaps and orders ops and calls by start. Through the file's pages
-// where `via` allows and the file can be read that way, else through
-// SQLite, one connection per batch. Returns how it read (Timeline::via):
-// "pages", or "sql: " and why not pages ("asked for" where `via` said so).
-std::string readParts(Db& db, const std::vector<Part>& parts, const std::unordered_map<int64_t, int32_t>& pid_of_context,
-                      const ReadFilter& filter, const ReadFilter& by_rows, Timeline& t, SortScratch& scratch, size_t threads, LoadVia via,
-                      const std::function<void(const char*)>& lap, int32_t* progress) {
+// What is refused of a row (row_rules.h), in words, the value quoted as
+// stored: asked of the file on `db` once a part has met it.
+std::string describeMalformed(Db& db, const MalformedRow& m) {
+  const std::string where = std::string(kTables[m.table]) + " row " + std::to_string(m.rowid) + ": " + m.column;
+  if (m.kind == MalformedRow::Time)
+    return where + " " + std::to_string(m.value) + " is beyond the ±2^53 ns (104 days) from its origin that a recording's times hold";
+  if (m.kind == MalformedRow::Reference) return where + " " + std::to_string(m.value) + " names no row of " + m.refers_to;
+  std::string holds = "a value";
+  try {
+    const std::string c = m.column;
+    db.each(("SELECT typeof(" + c + "), CASE typeof(" + c + ") WHEN 'text' THEN substr(" + c + ", 1, 41) WHEN 'blob' THEN length(" + c +
+             ") ELSE " + c + " END FROM " + kTables[m.table] + " WHERE id BETWEEN ? AND ?")
+                .c_str(),
+            [&](sqlite3_stmt* s) {
+              const std::string type = reinterpret_cast<const char*>(sqlite3_column_text(s, 0));
+              const unsigned char* text = sqlite3_column_text(s, 1);
+              const std::string value = text ? reinterpret_cast<const char*>(text) : "";
+              if (type == "null") holds = "NULL";
+              else if (type == "real") holds = "the real " + value;
+              else if (type == "blob") holds = "a blob of " + value + " bytes";
+              else if (type == "text") holds = "the text '" + (value.size() > 40 ? value.substr(0, 40) + "…" : value) + "'";
+            },
+            m.rowid, m.rowid);
+  } catch (const LoadError&) {
+    // The value cannot be read back: said without it.
+  }
+  return where + " holds " + holds + ", not an integer";
+}
+
+// Runs read(source, b) for every batch b in [0, batches) on up to `threads`
+// cores: through the file's pages (PageSource, of the tables `wanted`,
+// under the read transaction `db` holds) where `via` allows and the file
+// can be read that way, else through SQLite, one connection per batch
+// (SqlSource) — from the start again, `progress` set back to 0 — after
+// ending the transaction. A row refused (MalformedRow) throws
+// MalformedRowError naming it. Returns why the rows were read through
+// SQLite ("asked for" where `via` said so); none: through the pages.
+template <class Read>
+std::optional<std::string> readBatches(Db& db, const bool (&wanted)[4], size_t batches, size_t threads, LoadVia via, int32_t* progress,
+                                       Read&& read) {
   if (via == LoadVia::Auto) {
     const char* env = std::getenv("STREAMSCOPE_LOAD_VIA");
     if (env && std::string(env) == "sql") via = LoadVia::Sql;
     if (env && std::string(env) == "pages") via = LoadVia::Pages;
   }
+  std::optional<std::string> sql_because;
+  try {
+    if (via == LoadVia::Sql) {
+      sql_because = "asked for";
+    } else {
+      PageSource pages;
+      if (batches > 0) sql_because = pages.open(db, wanted);
+      if (!sql_because) {
+        std::atomic<bool> failed{false};
+        try {
+          runParallel(
+              batches,
+              [&](size_t b) {
+                if (failed) return;
+                try {
+                  read(pages, b);
+                } catch (...) {
+                  failed = true;
+                  throw;
+                }
+              },
+              threads);
+        } catch (const btree::Damaged& e) {
+          sql_because = e.what();
+        } catch (const btree::Unsupported& e) {
+          sql_because = e.what();
+        }
+      }
+      if (sql_because && via == LoadVia::Pages) throw LoadError(db.path + ": cannot be read as pages: " + *sql_because);
+    }
+    // SQLite's way reads without the transaction, as it always has: a live recorder's commits need not wait for it.
+    db.exec("COMMIT");
+    if (sql_because) {
+      // Read again from the start: what the pages read before they failed is counted again.
+      if (progress) __atomic_store_n(progress, 0, __ATOMIC_RELAXED);
+      runParallel(
+          batches,
+          [&](size_t b) {
+            Db own(db.path);
+            SqlSource sql{own};
+            read(sql, b);
+          },
+          threads);
+    }
+  } catch (const MalformedRow& m) {
+    throw MalformedRowError(db.path, "not a StreamScope recording as written: " + describeMalformed(db, m));
+  }
+  return sql_because;
+}
+
+// Reads `parts` into `t` (its columns reused where large enough), each
+// part into its slots, in batches of about kRowsPerPart rows (a process's
+// zones are often many short ranges) on up to `threads` cores
+// (readBatches: the pages or SQLite), then closes the gaps and orders ops
+// and calls by start. Every row is checked as it is read (RowCheck): one
+// refused throws MalformedRowError naming it; those left out are counted in
+// t.left_out. Returns how it read (Timeline::via): "pages", or "sql: " and
+// why not pages.
+std::string readParts(Db& db, const std::vector<Part>& parts, const Recording& rec, const ReadFilter& filter, const ReadFilter& by_rows,
+                      Timeline& t, SortScratch& scratch, size_t threads, LoadVia via, const std::function<void(const char*)>& lap,
+                      int32_t* progress) {
   std::vector<size_t> base(parts.size()), got(parts.size());
+  std::vector<LeftOut> left(parts.size());
   size_t op_slots = 0, call_slots = 0;
   std::vector<size_t> batch_start{0};
   size_t in_batch = 0;
@@ -821,68 +1038,24 @@ std::string readParts(Db& db, const std::vector<Part>& parts, const std::unorder
   const auto told = [progress](size_t rows) {
     if (progress) __atomic_add_fetch(progress, static_cast<int32_t>(std::min<size_t>(rows, INT32_MAX)), __ATOMIC_RELAXED);
   };
-  auto readBatch = [&](auto& src, size_t b) {
+  const size_t batches = parts.empty() ? 0 : batch_start.size() - 1;
+  const auto sql_because = readBatches(db, wanted, batches, threads, via, progress, [&](auto& src, size_t b) {
     for (size_t i = batch_start[b]; i < batch_start[b + 1]; i++) {
       if (parts[i].table == 3) {
-        got[i] = readCalls(src, db.path, parts[i], t.calls, base[i], filter);
+        got[i] = readCalls(src, db.path, parts[i], rec, t.calls, base[i], filter, left[i]);
         told(parts[i].slots);
         continue;
       }
       try {
-        got[i] = readOps(src, db.path, parts[i], pid_of_context, t.ops, base[i], filter);
+        got[i] = readOps(src, db.path, parts[i], rec, t.ops, base[i], filter, left[i]);
       } catch (const UnplacedStream&) {
-        got[i] = readOps(src, db.path, parts[i], pid_of_context, t.ops, base[i], by_rows);
+        got[i] = readOps(src, db.path, parts[i], rec, t.ops, base[i], by_rows, left[i]);
       }
       told(parts[i].slots);
     }
-  };
-  const size_t batches = batch_start.size() - 1;
-  // Why the rows are read through SQLite; none: they were read through the pages.
-  std::optional<std::string> sql_because;
-  if (via == LoadVia::Sql) {
-    sql_because = "asked for";
-  } else {
-    // The pages under the read transaction `db` holds (began before the parts were planned).
-    PageSource pages;
-    if (!parts.empty()) sql_because = pages.open(db, wanted);
-    if (!sql_because) {
-      std::atomic<bool> failed{false};
-      try {
-        runParallel(
-            batches,
-            [&](size_t b) {
-              if (failed) return;
-              try {
-                readBatch(pages, b);
-              } catch (...) {
-                failed = true;
-                throw;
-              }
-            },
-            threads);
-      } catch (const btree::Damaged& e) {
-        sql_because = e.what();
-      } catch (const btree::Unsupported& e) {
-        sql_because = e.what();
-      }
-    }
-    if (sql_because && via == LoadVia::Pages) throw LoadError(db.path + ": cannot be read as pages: " + *sql_because);
-  }
-  // SQLite's way reads without the transaction, as it always has: a live recorder's commits need not wait for it.
-  db.exec("COMMIT");
-  if (sql_because) {
-    // Read again from the start: what the pages read before they failed is counted again.
-    if (progress) __atomic_store_n(progress, 0, __ATOMIC_RELAXED);
-    runParallel(
-        batches,
-        [&](size_t b) {
-          if (batch_start[b] == batch_start[b + 1]) return;
-          Db own(db.path);
-          SqlSource sql{own};
-          readBatch(sql, b);
-        },
-        threads);
-  }
+  });
+  t.left_out = LeftOut{};
+  for (const LeftOut& l : left) t.left_out.add(l);
   lap("read");
   // Rowids with gaps (rows deleted by hand, rows of other processes) leave unused slots: close them.
   size_t ops = 0, calls = 0;
@@ -916,12 +1089,24 @@ std::function<void(const char*)> lapTimer(const char* prefix) {
   };
 }
 
-// The recording, in a read transaction (what is planned and what is read agree), and its contexts' processes.
-std::unordered_map<int64_t, int32_t> begin(Db& db) {
+// The ids of one table's rows.
+IdSet idsOf(Db& db, const char* table) {
+  std::vector<int64_t> ids;
+  db.each((std::string("SELECT id FROM ") + table).c_str(), [&](sqlite3_stmt* s) { ids.push_back(i64(s, 0)); });
+  return IdSet(std::move(ids));
+}
+
+// The recording, in a read transaction (what is planned and what is read
+// agree): its contexts' processes, and the ids of the rows the timeline
+// tables name (a few thousand at most but for strings: ~1 ms per 100 k).
+Recording begin(Db& db) {
   db.exec("BEGIN");
-  std::unordered_map<int64_t, int32_t> pid_of_context;
-  db.each("SELECT id, pid FROM contexts", [&](sqlite3_stmt* s) { pid_of_context[i64(s, 0)] = static_cast<int32_t>(i64(s, 1)); });
-  return pid_of_context;
+  Recording rec;
+  db.each("SELECT id, pid FROM contexts", [&](sqlite3_stmt* s) { rec.pid_of_context[i64(s, 0)] = static_cast<int32_t>(i64(s, 1)); });
+  rec.streams = idsOf(db, "streams");
+  rec.devices = idsOf(db, "devices");
+  rec.strings = idsOf(db, "strings");
+  return rec;
 }
 
 // loadRows's columns and sort scratch, one set per calling thread (a JS
@@ -939,14 +1124,14 @@ thread_local RowsState rows_state;
 Timeline loadTimeline(const std::string& db_path, bool want_ops, bool want_calls, LoadVia via, int32_t* progress) {
   const auto lap = lapTimer("load");
   Db db(db_path);
-  const auto pid_of_context = begin(db);
+  const Recording rec = begin(db);
   std::vector<Part> parts;
   for (const Part& p : partsOf(db))
     if ((p.table == 3 && want_calls) || (p.table != 3 && want_ops)) parts.push_back(p);
   lap("parts");
   Timeline t;
   SortScratch scratch;
-  t.via = readParts(db, parts, pid_of_context, {}, {}, t, scratch, 0, via, lap, progress);
+  t.via = readParts(db, parts, rec, {}, {}, t, scratch, 0, via, lap, progress);
   return t;
 }
 
@@ -954,7 +1139,8 @@ Timeline loadTimeline(const std::string& db_path, bool want_ops, bool want_calls
 Timeline& loadRows(const std::string& db_path, const RowsRequest& request) {
   const auto lap = lapTimer("loadRows");
   Db db(db_path);
-  const auto pid_of_context = begin(db);
+  const Recording rec = begin(db);
+  const auto& pid_of_context = rec.pid_of_context;
   std::vector<Part> parts;
   for (int table = 0; table < 4; table++) {
     for (const auto& [lo, hi] : request.ranges[table]) {
@@ -990,8 +1176,31 @@ Timeline& loadRows(const std::string& db_path, const RowsRequest& request) {
   ReadFilter by_rows = filter;
   filter.place_of_stream = request.narrow ? &place_of_stream : nullptr;
   Timeline& t = rows_state.t;
-  t.via = readParts(db, parts, pid_of_context, filter, by_rows, t, rows_state.scratch, request.threads, request.via, lap, nullptr);
+  t.via = readParts(db, parts, rec, filter, by_rows, t, rows_state.scratch, request.threads, request.via, lap, nullptr);
   return t;
+}
+
+// The checks of a load (RowCheck) on every operation and call, the rows
+// kept nowhere: one pass on all cores, for a reader that reads them its own
+// way (the Chrome-trace export).
+LeftOut checkTimeline(const std::string& db_path) {
+  Db db(db_path);
+  const Recording rec = begin(db);
+  const std::vector<Part> parts = partsOf(db);
+  bool wanted[4] = {false, false, false, false};
+  for (const Part& p : parts) wanted[p.table] = true;
+  std::vector<LeftOut> left(parts.size());
+  readBatches(db, wanted, parts.size(), 0, LoadVia::Auto, nullptr, [&](auto& src, size_t i) {
+    const Query& q = queryOf(parts[i].table, ReadFilter{});
+    RowCheck check(rec, q, left[i]);
+    src.each(q, parts[i].lo, parts[i].hi, [&](const auto& s) {
+      check.refuse(s);
+      check.leftOut(s);
+    });
+  });
+  LeftOut all;
+  for (const LeftOut& l : left) all.add(l);
+  return all;
 }
 
 OpColumns loadOps(const std::string& db_path) { return std::move(loadTimeline(db_path, true, false, LoadVia::Auto).ops); }

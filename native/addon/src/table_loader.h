@@ -13,6 +13,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "row_rules.h"
 #include "timeline_columns.h"
 
 namespace streamscope::addon {
@@ -20,6 +21,19 @@ namespace streamscope::addon {
 class LoadError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
+};
+
+// A row the load refuses (row_rules.h): the file's path, and what is wrong
+// with it, naming the table, the row (rowid) and the column.
+class MalformedRowError : public LoadError {
+ public:
+  MalformedRowError(const std::string& path, const std::string& problem)
+      : LoadError(path + ": " + problem), path_(path), problem_(problem) {}
+  const std::string& path() const { return path_; }
+  const std::string& problem() const { return problem_; }
+
+ private:
+  std::string path_, problem_;
 };
 
 // A column of values that is not zeroed when allocated: the threads that
@@ -87,6 +101,8 @@ struct CallColumns {
 struct Timeline {
   OpColumns ops;
   CallColumns calls;
+  // Rows read but left out (row_rules.h): how many, and the first.
+  LeftOut left_out;
   // How the rows were read: "pages", or "sql: " and why not through the pages.
   std::string via;
 };
@@ -94,7 +110,7 @@ struct Timeline {
 // How to read the rows. Pages: straight from the file's table b-trees
 // (btree_reader.h) under a read transaction, on all cores; where the file
 // cannot be read that way (a live WAL, a record overflowing its page, a
-// value not an integer, a damaged page: Timeline::via says which), Auto
+// damaged page: Timeline::via says which), Auto
 // reads the whole load through SQLite instead and Pages throws. Sql: SQLite
 // alone, each part on its own connection (sqlite3_step, ~0.2 µs a row).
 // STREAMSCOPE_LOAD_VIA=sql or =pages in the environment overrides Auto.
@@ -105,8 +121,13 @@ enum class LoadVia { Auto, Pages, Sql };
 // `progress`: where given, each part read adds its rows to it (atomically:
 // another thread reads it while this runs, for the analysis's progress); set
 // back to 0 where the pages fail and SQLite reads everything again.
+// Every row read is checked, either way (row_rules.h): a row refused throws
+// MalformedRowError, rows left out are counted in Timeline::left_out.
 Timeline loadTimeline(const std::string& db_path, bool want_ops, bool want_calls, LoadVia via = LoadVia::Auto, int32_t* progress = nullptr);
 OpColumns loadOps(const std::string& db_path);
+// The same checks on every operation and call, keeping no column: throws
+// MalformedRowError for a row refused; returns the rows left out.
+LeftOut checkTimeline(const std::string& db_path);
 CallColumns loadCalls(const std::string& db_path);
 
 // Some rows of a recording, by rowid: a merged job's source (its source_rows),
