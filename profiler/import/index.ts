@@ -1,20 +1,17 @@
 // `streamscope import`: one importer per format (Kineto, generic Chrome trace
 // events, Nsight Systems SQLite), chosen by the content's first bytes, then
 // by the file name. Each importer writes through RecordingWriter.
-import fs from 'node:fs';
 import { importChrome } from './chrome.ts';
 import { importKineto, type ImportResult } from './kineto.ts';
 import { importNsys } from './nsys.ts';
 import { TraceFormatError } from './json-events.ts';
+import { sniffTrace, type Sniffed } from './sniff.ts';
 import { checkOutput } from '../store/output-file.ts';
 import { writeFailureOf } from '../store/recording-error.ts';
 
 export type ImportFormat = 'kineto' | 'chrome' | 'nsys';
 
 export const IMPORT_FORMATS: readonly ImportFormat[] = ['kineto', 'chrome', 'nsys'];
-
-/** What only Kineto-convention traces carry in their first 64 KiB. */
-const KINETO_MARKS = /"schemaVersion"|"deviceProperties"|"cat"\s*:\s*"(kernel|gpu_memcpy|gpu_memset|cuda_runtime|cuda_driver|cpu_op|ac2g)"/;
 
 /** Picks the importer: an explicit format, else the content (SQLite → Nsight export, JSON → Chrome trace), else the name. */
 export function detectFormat(file: string, explicit?: string): ImportFormat {
@@ -24,29 +21,22 @@ export function detectFormat(file: string, explicit?: string): ImportFormat {
     }
     return explicit as ImportFormat;
   }
-  let head: Buffer;
+  let head: Sniffed;
   try {
-    const fd = fs.openSync(file, 'r');
-    try {
-      head = Buffer.alloc(64 * 1024);
-      head = head.subarray(0, fs.readSync(fd, head, 0, head.length, 0));
-    } finally {
-      fs.closeSync(fd);
-    }
+    head = sniffTrace(file);
   } catch (err) {
     const e = err as NodeJS.ErrnoException;
     throw new TraceFormatError(file, e.code === 'ENOENT' ? 'no such file' : e.code === 'EISDIR' ? 'is a directory' : `cannot read: ${e.message}`);
   }
-  if (head.subarray(0, 16).toString('latin1') === 'SQLite format 3\0') {
+  if (head.sqlite) {
     // Nsight's export; a StreamScope recording needs no import (importNsys says so if it is neither).
     return 'nsys';
   }
-  const text = head.toString('utf8');
-  if (/^\s*[[{]/.test(text) && /"traceEvents"|"ph"\s*:/.test(text)) {
+  if (head.trace) {
     // Chrome-trace JSON. Kineto's (and StreamScope's own export, which uses
     // its conventions) opens with its schema and device facts, and names
     // CUDA work by category; anything else is generic trace events.
-    return KINETO_MARKS.test(text) ? 'kineto' : 'chrome';
+    return head.kineto ? 'kineto' : 'chrome';
   }
   if (/\.json$/i.test(file)) return 'chrome';
   throw new TraceFormatError(
@@ -55,11 +45,16 @@ export function detectFormat(file: string, explicit?: string): ImportFormat {
   );
 }
 
-/** `parseAllInJs`: the Kineto reader's JSON.parse path for every event (kineto.ts; the tests hold it to the simdjson one). */
+/**
+ * `parseAllInJs`: the Kineto reader's JSON.parse path for every event
+ * (kineto.ts; the tests hold it to the simdjson one); `maxEventBytes`: a
+ * lower limit on one event than json-events.ts MAX_EVENT_BYTES, for the
+ * tests.
+ */
 export async function importTrace(
   file: string,
   out: string,
-  opts: { format?: string; overwrite?: boolean; parseAllInJs?: boolean } = {},
+  opts: { format?: string; overwrite?: boolean; parseAllInJs?: boolean; maxEventBytes?: number } = {},
 ): Promise<ImportResult> {
   // An output that may not be written is said before the trace is read (the importer's writer checks again when it begins).
   checkOutput(out, { overwrite: opts.overwrite, inputs: [file] });
@@ -67,9 +62,9 @@ export async function importTrace(
   try {
     switch (format) {
       case 'kineto':
-        return await importKineto(file, out, { overwrite: opts.overwrite, parseAllInJs: opts.parseAllInJs });
+        return await importKineto(file, out, { overwrite: opts.overwrite, parseAllInJs: opts.parseAllInJs, maxEventBytes: opts.maxEventBytes });
       case 'chrome':
-        return await importChrome(file, out, { overwrite: opts.overwrite });
+        return await importChrome(file, out, { overwrite: opts.overwrite, maxEventBytes: opts.maxEventBytes });
       case 'nsys':
         return await importNsys(file, out, { overwrite: opts.overwrite });
     }

@@ -7,6 +7,7 @@
 // 4 MiB reads): the Kineto importer maps the events there too, the generic
 // Chrome importer here, through forEachTraceEvent(); nativeTraceError()
 // says their errors as TraceFormatErrors.
+import { constants } from 'node:buffer';
 import fs from 'node:fs';
 import { StringDecoder } from 'node:string_decoder';
 import { oneLine } from '../store/recording-error.ts';
@@ -91,6 +92,22 @@ function charactersBefore(file: string, bytes: number): number {
   return chars;
 }
 
+/**
+ * The most bytes one event of a trace may have: the longest string V8 makes
+ * (2^29 − 24 characters on 64-bit; UTF-8 decodes to at most one character
+ * a byte). Every event must be one JSON.parse can read — the generic Chrome
+ * importer parses each so, the Kineto importer each that simdjson refuses or
+ * whose fields need JavaScript's conversions — and simdjson's own limit
+ * (4 GiB − 1) is above it. A larger event was buffered whole, then memory
+ * ran out in simdjson or JSON.parse and Node aborted, leaving the import's
+ * temporary file (issue 27: one event of 2 GiB); the scan now refuses it as
+ * soon as it has read that many bytes of it, naming its byte offset, and the
+ * importer removes its file. No trace a profiler writes comes near: an event
+ * is a few hundred bytes. The importers take a lower limit for the tests
+ * (importTrace's maxEventBytes), so that none needs to write 512 MiB.
+ */
+export const MAX_EVENT_BYTES = constants.MAX_STRING_LENGTH;
+
 /** An event's bytes, as the native scan hands them to JavaScript: decoded as the stream always was (invalid UTF-8 replaced), parsed by JSON.parse. */
 export const parseEventBytes = (bytes: Buffer): unknown => JSON.parse(bytes.toString('utf8'));
 
@@ -102,19 +119,22 @@ export interface TraceHeader {
 /**
  * Calls `each` with every element of the trace's event array, in file
  * order, each parsed by JSON.parse; the top-level members go into
- * `header`. The scan is native (native/addon/src/trace_import.cc, the one
- * the Kineto importer reads through). Throws TraceFormatError naming the
- * file and the character offset for malformed JSON.
+ * `read.header` where given. The scan is native
+ * (native/addon/src/trace_import.cc, the one the Kineto importer reads
+ * through). Throws TraceFormatError naming the file and the character
+ * offset for malformed JSON, or the byte offset of an event over
+ * `read.maxEventBytes` (MAX_EVENT_BYTES unless a test lowers it).
  */
-export function forEachTraceEvent(file: string, header: TraceHeader, each: (e: Record<string, unknown>) => void): void {
+export function forEachTraceEvent(file: string, read: { header?: TraceHeader; maxEventBytes?: number }, each: (e: Record<string, unknown>) => void): void {
   try {
     const members = scanTraceEvents(file, {
+      maxEventBytes: read.maxEventBytes ?? MAX_EVENT_BYTES,
       parse: parseEventBytes,
       onEvents: (events) => {
         for (const e of events as Record<string, unknown>[]) each(e);
       },
     });
-    Object.assign(header.members, members);
+    if (read.header) Object.assign(read.header.members, members);
   } catch (err) {
     throw nativeTraceError(file, err) ?? err;
   }

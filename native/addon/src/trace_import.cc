@@ -136,6 +136,16 @@ int64_t intOr0(const Val& v) {
   const double t = std::trunc(numberOf(v));
   return isSafeInteger(t) ? static_cast<int64_t>(t) : 0;
 }
+// A copy's or memset's `bytes`: 0 when the trace does not say (missing or null), the size when it is a whole number
+// of bytes a double holds exactly (intField's conversions: a string of one, a fraction truncated); nullopt for
+// anything else — 1e400 (Infinity), 2^53 and beyond, a negative size, text, an array —, which skips the event as a
+// field of the wrong type does, rather than store a size of 0 bytes that was never measured.
+std::optional<int64_t> sizeField(const Val& v) {
+  if (v.kind == Val::Missing || v.kind == Val::Null) return 0;
+  const double t = std::trunc(numberOf(v));
+  if (!isSafeInteger(t) || t < 0) return std::nullopt;
+  return static_cast<int64_t>(t);
+}
 // textField: a string, or a number or boolean as String() writes it.
 std::optional<std::string_view> textField(const Val& v) {
   if (v.kind == Val::Str) return v.str;
@@ -676,7 +686,8 @@ class KinetoRows {
     const bool device_side = gpu || sync_type || cuda_event;
     const int64_t cbid = api ? intOr0(e.a_cbid) : 0;
     const int64_t correlation = api || device_side ? intOr0(e.a_correlation) : 0;
-    int64_t device = 0, context = 0, stream = 0, bytes = 0, registers = 0, shared = 0;
+    int64_t device = 0, context = 0, stream = 0, registers = 0, shared = 0;
+    const std::optional<int64_t> bytes = memcpy || memset ? sizeField(e.a_bytes) : std::optional<int64_t>(0);
     std::array<int64_t, 3> grid{}, block{};
     int64_t sync_stream = kNull, event_id = kNull, record_stream = kNull, record_correlation = kNull;
     if (device_side) {
@@ -684,7 +695,6 @@ class KinetoRows {
       device = intOr0(e.a_device.kind == Val::Missing || e.a_device.kind == Val::Null ? e.pid : e.a_device);
       context = intOr0(e.a_context);
       stream = intOr0(e.a_stream.kind == Val::Missing || e.a_stream.kind == Val::Null ? e.tid : e.a_stream);
-      bytes = intOr0(e.a_bytes);
     }
     if (sync_type || cuda_event) {
       // A context or event synchronize involves no stream (Kineto writes -1); an event wait or synchronize names the
@@ -705,6 +715,10 @@ class KinetoRows {
         if (e.a_grid.kind == Val::Arr && e.a_grid.len == 3) grid = {intOr0(e.grid[0]), intOr0(e.grid[1]), intOr0(e.grid[2])};
         if (e.a_block.kind == Val::Arr && e.a_block.len == 3) block = {intOr0(e.block[0]), intOr0(e.block[1]), intOr0(e.block[2])};
       }
+    }
+    if (!bytes) {
+      skipped++;
+      return true;
     }
     // The first timed event is time zero; later events may be earlier (negative times are fine).
     if (!timed) {
@@ -743,13 +757,13 @@ class KinetoRows {
       } else if (memcpy) {
         std::string_view kind, src, dst;
         const bool m = memcpyName(*name, kind, src, dst);
-        row(kMemcpy, {*t_start, *t_end, dev, ctx, str, correlation, bytes, m ? lookup(copy_kinds_, kind) : 0,
+        row(kMemcpy, {*t_start, *t_end, dev, ctx, str, correlation, *bytes, m ? lookup(copy_kinds_, kind) : 0,
                       m ? lookup(memory_kinds_, src) : 0, m ? lookup(memory_kinds_, dst) : 0, 1});
         counts.memcpys++;
       } else {
         std::string_view kind;
         const bool m = memsetName(*name, kind);
-        row(kMemset, {*t_start, *t_end, dev, ctx, str, correlation, bytes, 0, m ? lookup(memory_kinds_, kind) : 0, 1});
+        row(kMemset, {*t_start, *t_end, dev, ctx, str, correlation, *bytes, 0, m ? lookup(memory_kinds_, kind) : 0, 1});
         counts.memsets++;
       }
     } else if (sync_type) {
@@ -908,8 +922,18 @@ class KinetoRows {
 constexpr size_t kMemberCap = 16u << 20;  // top-level members other than traceEvents larger than this are skipped
 constexpr size_t kChunk = 4u << 20;
 
+// 1234567 → "1,234,567", for messages.
+std::string grouped(int64_t n) {
+  std::string digits = std::to_string(n);
+  for (int i = static_cast<int>(digits.size()) - 3; i > (digits[0] == '-' ? 1 : 0); i -= 3) digits.insert(static_cast<size_t>(i), ",");
+  return digits;
+}
+
 class Scanner {
  public:
+  // `max_event`: the most bytes one event may have (json-events.ts MAX_EVENT_BYTES says why; tests lower it).
+  explicit Scanner(size_t max_event) : max_event_(max_event) {}
+
   // on_event(ptr, len, offset of its closing brace); on_member(name, text, offset where it ended)
   template <class OnEvent, class OnMember>
   void run(int fd, OnEvent&& on_event, OnMember&& on_member) {
@@ -928,6 +952,8 @@ class Scanner {
         base += static_cast<int64_t>(from);
         if (keep != SIZE_MAX) keep = 0;
       }
+      // An event still open past the limit is refused before more of it is read (keep is 0 here: it starts at base).
+      if (keep != SIZE_MAX && have > max_event_) tooLarge(base);
       if (buf.size() - simdjson::SIMDJSON_PADDING - have < kChunk / 2) buf.resize(buf.size() * 2);
       const ssize_t n = ::read(fd, buf.data() + have, buf.size() - simdjson::SIMDJSON_PADDING - have);
       if (n < 0) {
@@ -1001,6 +1027,7 @@ class Scanner {
             if (depth_ < 0) throw FormatError{std::string("unbalanced '") + ch + "'", base + static_cast<int64_t>(i)};
             if (capture_ && !capture_member_ && depth_ == capture_depth_) {
               capture_ = false;
+              if (i + 1 - keep > max_event_) tooLarge(base + static_cast<int64_t>(keep));
               on_event(text + keep, i + 1 - keep, base + static_cast<int64_t>(i));
               keep = SIZE_MAX;
             } else if (in_events_ && depth_ == (bare_array_ ? 0 : 1) && ch == ']') {
@@ -1045,6 +1072,12 @@ class Scanner {
   }
 
  private:
+  [[noreturn]] void tooLarge(int64_t start) const {
+    throw FormatError{"the event starting at byte " + grouped(start) + " is larger than " + grouped(static_cast<int64_t>(max_event_)) +
+                          " bytes, the most one event can be (the longest text JSON.parse can read); nothing was imported",
+                      -1};
+  }
+
   template <class OnMember>
   void finishMember(OnMember& on_member, int64_t at) {
     capture_ = false;
@@ -1052,6 +1085,7 @@ class Scanner {
     member_text_.clear();
   }
 
+  size_t max_event_;
   int depth_ = 0;
   bool in_string_ = false, escape_ = false, saw_root_ = false, bare_array_ = false;
   std::string key_, key_text_;
@@ -1115,7 +1149,20 @@ class TraceFile {
   int fd_;
 };
 
-// importKinetoTrace(file, { output: string | null, copyKinds, memoryKinds, hostRanges: string[], parse(bytes) })
+// The options' maxEventBytes: the most bytes one event may have (profiler/import/json-events.ts MAX_EVENT_BYTES, the
+// longest string V8 makes, which JavaScript passes; tests pass less).
+size_t maxEventBytes(Napi::Env env, const Napi::Object& opts) {
+  const Napi::Value v = opts.Get("maxEventBytes");
+  const double n = v.IsNumber() ? v.As<Napi::Number>().DoubleValue() : 0;
+  if (!(n >= 1 && n <= kMaxSafe)) throw Napi::TypeError::New(env, "options.maxEventBytes: a number of bytes");
+  return static_cast<size_t>(n);
+}
+
+// Out of memory while reading (a buffer for an event near the limit, on a small machine): the trace's import fails
+// with a message, and the caller removes its file. Uncaught, std::bad_alloc ends the process (std::terminate).
+const FormatError kOutOfMemory{"not enough memory to read it (an event too large for this machine?); nothing was imported", -1};
+
+// importKinetoTrace(file, { output: string | null, copyKinds, memoryKinds, hostRanges: string[], parse(bytes), maxEventBytes })
 Napi::Value importKinetoTrace(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (info.Length() < 2 || !info[0].IsString() || !info[1].IsObject()) {
@@ -1135,6 +1182,7 @@ Napi::Value importKinetoTrace(const Napi::CallbackInfo& info) {
                   numberTable(opts.Get("cpuOps")));
   // Every event through JSON.parse, as one simdjson refuses: the tests hold the two paths to the same rows.
   const bool js_only = opts.Get("parseAllInJs").ToBoolean().Value();
+  const size_t max_event = maxEventBytes(env, opts);
   Napi::Object members = Napi::Object::New(env);
 
   // JSON.parse of `len` bytes at `p` (decoded as UTF-8 with replacement, as the stream was).
@@ -1144,7 +1192,7 @@ Napi::Value importKinetoTrace(const Napi::CallbackInfo& info) {
   simdjson::dom::parser parser;
   int64_t js_events = 0;
   try {
-    Scanner scanner;
+    Scanner scanner(max_event);
     struct Stop {};
     try {
       scanner.run(
@@ -1177,6 +1225,8 @@ Napi::Value importKinetoTrace(const Napi::CallbackInfo& info) {
     rows.finish();
   } catch (const FormatError& e) {
     throw formatError(env, e);
+  } catch (const std::bad_alloc&) {
+    throw formatError(env, kOutOfMemory);
   } catch (const WriteError& e) {
     Napi::Error err = Napi::Error::New(env, e.message);
     err.Set("code", Napi::String::New(env, e.code));
@@ -1229,18 +1279,19 @@ Napi::Value importKinetoTrace(const Napi::CallbackInfo& info) {
   return out;
 }
 
-// scanTraceEvents(file, { parse(bytes), onEvents(events[]) }) → members: the same scan for the generic Chrome
+// scanTraceEvents(file, { parse(bytes), onEvents(events[]), maxEventBytes }) → members: the same scan for the generic Chrome
 // importer (profiler/import/chrome.ts), which maps events in JavaScript: every event parsed by `parse` (JSON.parse),
 // handed over in batches; the top-level members parsed likewise and returned. Errors as importKinetoTrace's.
 Napi::Value scanTraceEvents(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (info.Length() < 2 || !info[0].IsString() || !info[1].IsObject()) {
-    throw Napi::TypeError::New(env, "scanTraceEvents(file: string, { parse, onEvents })");
+    throw Napi::TypeError::New(env, "scanTraceEvents(file: string, { parse, onEvents, maxEventBytes })");
   }
   const std::string file = info[0].As<Napi::String>().Utf8Value();
   Napi::Object opts = info[1].As<Napi::Object>();
   Napi::Function parse = opts.Get("parse").As<Napi::Function>();
   Napi::Function on_events = opts.Get("onEvents").As<Napi::Function>();
+  const size_t max_event = maxEventBytes(env, opts);
   Napi::Object members = Napi::Object::New(env);
   auto jsParse = [&](const char* p, size_t len, int64_t at) { return parseWithJs(env, parse, p, len, at); };
   const TraceFile trace(env, file);
@@ -1254,7 +1305,7 @@ Napi::Value scanTraceEvents(const Napi::CallbackInfo& info) {
     n = 0;
   };
   try {
-    Scanner scanner;
+    Scanner scanner(max_event);
     scanner.run(
         trace.fd(),
         [&](const char* p, size_t len, int64_t at) {
@@ -1266,6 +1317,8 @@ Napi::Value scanTraceEvents(const Napi::CallbackInfo& info) {
     handOver();
   } catch (const FormatError& e) {
     throw formatError(env, e);
+  } catch (const std::bad_alloc&) {
+    throw formatError(env, kOutOfMemory);
   }
   return members;
 }
