@@ -7,6 +7,7 @@ import type { Db } from '../store/database.ts';
 import type { GpuOps } from './trace.ts';
 import { IdTable } from './id-table.ts';
 import { THREAD_LANE_FACTOR } from '../store/zone-tables.ts';
+import { oddColumnSql, refuseOddRow } from '../store/row-checks.ts';
 import { rowsWhere, type RowSubset } from './rows.ts';
 
 /** API calls in (start, id) order, as the native loader reads them. */
@@ -65,20 +66,35 @@ export interface HostTables {
   waits: Omit<StreamWait, 'call'>[];
 }
 
-/** `subset`: only those rows (a part of a job read rank by rank, rows.ts). */
+/**
+ * `subset`: only those rows (a part of a job read rank by rank, rows.ts).
+ * A row whose values no writer stores (store/row-checks.ts) refuses the
+ * file, checked in the same pass.
+ */
 export function readHostTables(db: Db, subset?: RowSubset): HostTables {
+  const checked = <T>(table: string, rows: (T & { id: number; odd: string | null })[]): T[] =>
+    rows.map(({ id, odd, ...row }) => (odd === null ? (row as T) : refuseOddRow(db, db.name, table, id, odd)));
+  const ids = [{ name: 'pid' }, { name: 'event_id' }, { name: 'stream_id', nullable: true }, { name: 'correlation_id' }];
   return {
-    events: db
-      .prepare(
-        `SELECT pid, event_id AS eventId, stream_id AS stream, correlation_id AS correlation FROM cuda_events WHERE ${rowsWhere(subset, 'cuda_events')} ORDER BY id`,
-      )
-      .all() as HostTables['events'],
-    waits: db
-      .prepare(
-        `SELECT pid, event_id AS eventId, stream_id AS stream, correlation_id AS correlation, start_ns AS start
-      FROM syncs WHERE sync_type = ${SyncType.StreamWaitEvent} AND ${rowsWhere(subset, 'syncs')} ORDER BY start_ns, id`,
-      )
-      .all() as HostTables['waits'],
+    events: checked(
+      'cuda_events',
+      db
+        .prepare(
+          `SELECT id, pid, event_id AS eventId, stream_id AS stream, correlation_id AS correlation, ${oddColumnSql(ids)}
+          FROM cuda_events WHERE ${rowsWhere(subset, 'cuda_events')} ORDER BY id`,
+        )
+        .all() as (HostTables['events'][number] & { id: number; odd: string | null })[],
+    ),
+    waits: checked(
+      'syncs',
+      db
+        .prepare(
+          `SELECT id, pid, event_id AS eventId, stream_id AS stream, correlation_id AS correlation, start_ns AS start,
+            ${oddColumnSql([...ids, { name: 'start_ns', time: true }])}
+          FROM syncs WHERE sync_type = ${SyncType.StreamWaitEvent} AND ${rowsWhere(subset, 'syncs')} ORDER BY start_ns, id`,
+        )
+        .all() as (HostTables['waits'][number] & { id: number; odd: string | null })[],
+    ),
   };
 }
 

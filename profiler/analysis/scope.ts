@@ -24,6 +24,7 @@
 // views).
 import type { CallColumns, LeftOutRows, OpColumns } from '../native/addon.ts';
 import type { Db } from '../store/database.ts';
+import { oddColumnSql, refuseOddRow } from '../store/row-checks.ts';
 import { IdTable } from './id-table.ts';
 import { kthSmallest } from './select.ts';
 import { formatDuration, type Ns } from '../contract/time.ts';
@@ -49,12 +50,15 @@ export interface RangeInstance {
 
 /** The closed instances of the NVTX range `name`, in start order. */
 export function rangeInstances(db: Db, name: string): RangeInstance[] {
-  return db
+  const columns = [{ name: 'pid' }, { name: 'tid' }, { name: 'start_ns', time: true }, { name: 'end_ns', time: true }];
+  const rows = db
     .prepare(
-      `SELECT r.pid, r.tid, r.start_ns AS startNs, r.end_ns AS endNs FROM nvtx_ranges r
+      `SELECT r.id, r.pid, r.tid, r.start_ns AS startNs, r.end_ns AS endNs, ${oddColumnSql(columns, 'r')} FROM nvtx_ranges r
       JOIN strings s ON s.id = r.name_id WHERE s.value = ? AND r.end_ns IS NOT NULL ORDER BY r.start_ns, r.id`,
     )
-    .all(name) as RangeInstance[];
+    .all(name) as (RangeInstance & { id: number; odd: string | null })[];
+  // Checked in the same pass (store/row-checks.ts): a row no writer stores refuses the file.
+  return rows.map(({ id, odd, ...r }) => (odd === null ? r : refuseOddRow(db, db.name, 'nvtx_ranges', id, odd)));
 }
 
 /** `NAME` or `NAME#k` (k from 1) as a range scope. */

@@ -156,6 +156,11 @@ export function cmdDiff(args: string[]): number {
     const db = openForReading(file);
     try {
       return analyzeOrFail(db, file, scope);
+    } catch (err) {
+      // A recording that opens but does not read is said about the file, as report says it.
+      const bad = recordingReadError(file, err);
+      if (bad) fail(bad.message, 2);
+      throw err;
     } finally {
       db.close();
     }

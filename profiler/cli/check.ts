@@ -12,10 +12,13 @@ import { SEVERITY_RANK, type Finding, type Severity } from '../contract/findings
 import { overlapByDevice } from '../analysis/overlap.ts';
 import { openRecording } from '../store/database.ts';
 import { formatDuration } from '../contract/time.ts';
+import type { LeftOutRows } from '../native/addon.ts';
+import { leftOutNote } from '../store/row-checks.ts';
 
 // 2: scope (what was checked: the steady state unless asked otherwise); gpu (CUDA ordinal) per overlap entry.
 // 3: findings carry fixId (the what-if fix that removes their cause).
-export const CHECK_VERSION = 3;
+// 4: leftOut (rows the analysis left out as not possible: store/row-checks.ts).
+export const CHECK_VERSION = 4;
 
 export interface CheckResult {
   checkVersion: number;
@@ -28,6 +31,8 @@ export interface CheckResult {
   scope: ScopeInfo;
   overlap: { deviceId: number; gpu: number; all: number | null; compute: number | null; htod: number | null; dtoh: number | null }[];
   findings: Finding[];
+  /** Rows left out of the check as not possible (an end before its start, a negative size: store/row-checks.ts), the first named; null: none. */
+  leftOut: LeftOutRows | null;
 }
 
 /** The command line; a UsageError for one that does not fit (--fail-on's values: commands.ts). */
@@ -46,7 +51,7 @@ export function parseCheckArgs(args: string[]): { file: string; minOverlap: numb
 export function runCheck(file: string, minOverlap: number | null, failOn: Severity | null, scope?: Scope): CheckResult {
   const db = openRecording(file, { readonly: true });
   try {
-    const { trace, diagnosis, scope: info } = analyze(db, { scope, file });
+    const { trace, diagnosis, scope: info, columns } = analyze(db, { scope, file });
     const gpu = gpuOrdinals(trace.devices);
     const overlap = overlapByDevice(trace).filter((o) => o.all.count > 0);
     const reasons: string[] = [];
@@ -83,15 +88,19 @@ export function runCheck(file: string, minOverlap: number | null, failOn: Severi
         dtoh: o.dtoh.overlapFactor,
       })),
       findings: diagnosis.findings,
+      leftOut: columns.leftOut ?? null,
     };
   } finally {
     db.close();
   }
 }
 
-/** The one line CI shows. */
+/** The one line CI shows; rows left out are said on it, whether it passed or not. */
 export function checkLine(r: CheckResult): string {
   const overlap = r.overlap.map((o) => `GPU ${o.gpu} ${(o.all ?? 1).toFixed(2)}`).join(', ');
   const scope = r.scope.kind === 'steady-state' ? '' : ` (${r.scope.label})`;
-  return r.pass ? `PASS ${r.file}${scope}: overlap ${overlap || '-'}; ${r.findings.length} findings` : `FAIL ${r.file}${scope}: ${r.reasons.join('; ')}`;
+  const left = r.leftOut ? `; ${leftOutNote(r.leftOut)}` : '';
+  return r.pass
+    ? `PASS ${r.file}${scope}: overlap ${overlap || '-'}; ${r.findings.length} findings${left}`
+    : `FAIL ${r.file}${scope}: ${r.reasons.join('; ')}${left}`;
 }

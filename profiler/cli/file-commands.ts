@@ -21,6 +21,8 @@ export async function cmdExport(args: string[]): Promise<number> {
     );
     for (const note of r.notes) process.stderr.write(`streamscope: note: ${note}\n`);
   } catch (err) {
+    // The recording refused for a row in it (store/row-checks.ts): it cannot be read, exit 2 as report and check say it.
+    if (err instanceof RecordingFileError && err.file === operands[0]) fail(err.message, 2);
     const { message, code } = failure(err);
     // Refused (exit 2) or said of the output already; a failed write of the stream (EFBIG) is said of it here.
     if (err instanceof RecordingFileError) fail(message, code);

@@ -143,6 +143,8 @@ export class RecordingQuery {
   /** How long the last analysis (or column load) of the growing recording took. */
   #lastAnalysisMs = 0;
   readonly #onProgress: ((step: ProgressStep) => void) | undefined;
+  /** The file's error, once an analysis of it on another thread refused it (refuse): every later answer is that error. */
+  #refused: ApiError | null = null;
 
   /**
    * Opens `file` read-only; throws ApiError (not-found, not-a-recording, corrupt, locked, newer-schema) naming it.
@@ -236,11 +238,22 @@ export class RecordingQuery {
   }
 
   /**
+   * The analysis thread (its own RecordingQuery of this file) refused the
+   * file, a row in it no writer stores (store/row-checks.ts): from now on
+   * this one answers that error too, rather than draw rows the analysis
+   * would not read.
+   */
+  refuse(err: ApiError): void {
+    this.#refused = err;
+  }
+
+  /**
    * Runs one API method; a SQLite error met halfway (a file truncated
    * behind our back, a writer holding a lock) becomes an ApiError that
    * names this recording.
    */
   #guard<T>(fn: () => T): T {
+    if (this.#refused) throw this.#refused;
     try {
       return fn();
     } catch (err) {

@@ -138,17 +138,17 @@ export class SessionRegistry {
 
   async findings(id: string, scope: Scope): Promise<Finding[]> {
     const q = this.get(id);
-    return this.#analysis ? this.#analysis.findings(targetOf(q), scope) : q.findings(scope);
+    return this.#analysis ? refusing(q, this.#analysis.findings(targetOf(q), scope)) : q.findings(scope);
   }
 
   async stats(id: string, scope: Scope): Promise<StatsResponse> {
     const q = this.get(id);
-    return this.#analysis ? this.#analysis.stats(targetOf(q), scope) : q.stats(scope);
+    return this.#analysis ? refusing(q, this.#analysis.stats(targetOf(q), scope)) : q.stats(scope);
   }
 
   async scopeInfo(id: string, scope: Scope): Promise<ScopeInfo> {
     const q = this.get(id);
-    return this.#analysis ? this.#analysis.scopeInfo(targetOf(q), scope) : q.scopeInfo(scope);
+    return this.#analysis ? refusing(q, this.#analysis.scopeInfo(targetOf(q), scope)) : q.scopeInfo(scope);
   }
 
   /** The analysis of this recording running now, and how far it has got (analysis-thread.ts); null without an analysis thread (everything here is answered when asked). */
@@ -159,17 +159,17 @@ export class SessionRegistry {
 
   async ranges(id: string): Promise<RangeName[]> {
     const q = this.get(id);
-    return this.#analysis ? this.#analysis.ranges(targetOf(q)) : q.ranges();
+    return this.#analysis ? refusing(q, this.#analysis.ranges(targetOf(q))) : q.ranges();
   }
 
   async iterations(id: string, name: string | null): Promise<Iterations | null> {
     const q = this.get(id);
-    return this.#analysis ? this.#analysis.iterations(targetOf(q), name) : q.iterations(name);
+    return this.#analysis ? refusing(q, this.#analysis.iterations(targetOf(q), name)) : q.iterations(name);
   }
 
   async concurrency(id: string, req: ConcurrencyRequest): Promise<ConcurrencyResponse> {
     const q = this.get(id);
-    return this.#analysis ? this.#analysis.concurrency(targetOf(q), req) : q.concurrency(req);
+    return this.#analysis ? refusing(q, this.#analysis.concurrency(targetOf(q), req)) : q.concurrency(req);
   }
 
   async sql(id: string, request: SqlRequest): Promise<SqlAnswer> {
@@ -179,18 +179,20 @@ export class SessionRegistry {
 
   async dependencies(id: string, ref: ItemRef): Promise<ItemDependencies> {
     const q = this.get(id);
-    return this.#analysis ? this.#analysis.dependencies(targetOf(q), ref) : q.dependencies(ref);
+    return this.#analysis ? refusing(q, this.#analysis.dependencies(targetOf(q), ref)) : q.dependencies(ref);
   }
 
   async waitSpans(id: string, req: WaitSpansRequest): Promise<WaitSpans> {
     const q = this.get(id);
-    return this.#analysis ? this.#analysis.waitSpans(targetOf(q), req) : q.waitSpans(req);
+    return this.#analysis ? refusing(q, this.#analysis.waitSpans(targetOf(q), req)) : q.waitSpans(req);
   }
 
   async compare(baseId: string, otherId: string, scope: Scope): Promise<DiffSummary> {
     const base = this.get(baseId);
     const other = this.get(otherId);
-    return this.#analysis ? this.#analysis.compare(targetOf(base), targetOf(other), scope) : compareRecordings(base, other, scope);
+    return this.#analysis
+      ? refusing(base, refusing(other, this.#analysis.compare(targetOf(base), targetOf(other), scope)))
+      : compareRecordings(base, other, scope);
   }
 }
 
@@ -202,6 +204,24 @@ export interface OpenFilesResult extends OpenResult {
 function failure(e: ApiError, file: string): OpenFailure {
   return { file: e.file ?? file, message: e.message, code: e.code };
 }
+
+/**
+ * `answer` of the analysis thread about `q`'s file; where it is the file's
+ * error (a row refused: store/row-checks.ts; a corrupt page), `q` answers
+ * it from then on too (RecordingQuery.refuse): the timeline must not draw
+ * what the analysis refused to read.
+ */
+async function refusing<T>(q: RecordingQuery, answer: Promise<T>): Promise<T> {
+  try {
+    return await answer;
+  } catch (err) {
+    if (err instanceof ApiError && FILE_ERRORS.has(err.code) && err.file === q.path) q.refuse(err);
+    throw err;
+  }
+}
+
+/** The API code of a file refused for what it holds (api-error.ts codeOfProblem): it stays so (a corrupt page may be a copy still arriving). */
+const FILE_ERRORS: ReadonlySet<string> = new Set(['not-a-recording']);
 
 function targetOf(q: RecordingQuery): AnalysisTarget {
   return { id: q.recordingId, file: q.path, live: q.beingWritten() };

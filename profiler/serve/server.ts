@@ -81,7 +81,18 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-const STATUS: Partial<Record<ApiErrorCode, number>> = { 'bad-request': 400, forbidden: 403, 'not-found': 404, 'not-mergeable': 422, locked: 423 };
+// A recording the server cannot read (a row no writer stores: store/row-checks.ts; a corrupt page; a newer
+// schema) is the file's error, 422 with its API code as every other answer carries one: 500 is only `internal`.
+const STATUS: Partial<Record<ApiErrorCode, number>> = {
+  'bad-request': 400,
+  forbidden: 403,
+  'not-found': 404,
+  'not-a-recording': 422,
+  corrupt: 422,
+  'newer-schema': 422,
+  'not-mergeable': 422,
+  locked: 423,
+};
 
 /** Sent with every answer: static files, API results, errors of either, and Node's own refusals (clientError). */
 const SECURITY_HEADERS = {

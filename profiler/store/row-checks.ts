@@ -61,10 +61,14 @@ export function leftOutNote(left: LeftOutRows): string {
 }
 
 /**
- * The small tables, checked at every open for reading: every reader reads
- * them whole or by id, and they hold a row per device, context, stream,
- * process, thread, name or zone (a few thousand; strings ~100 k at most in
- * practice, ~15 ms). The timeline tables are the native loader's.
+ * The tables checked at every open for reading, one scan each: the small
+ * ones every reader reads whole or by id, a row per device, context,
+ * stream, process, thread, name or zone (a few thousand; strings ~100 k at
+ * most in practice, ~15 ms). Not the timeline tables, whose rows may be
+ * millions (a scan costs ~0.45 µs a row: 0.45 s for a million NVTX
+ * ranges): the operations and API calls are the native loader's to check;
+ * the synchronizations, event records and NVTX ranges the analysis reads
+ * are checked in its own passes over them (oddColumnSql).
  */
 const CHECKED_AT_OPEN = [
   'meta',
@@ -128,6 +132,45 @@ export function checkRowsAtOpen(db: Database.Database, file: string): void {
       .get() as [bigint, bigint] | undefined;
     if (row) refuse(`${r.table} row ${row[0]}: ${r.column} ${row[1]} names no row of ${r.to}`);
   }
+}
+
+/** A column a reader reads as an integer: NULL only where `nullable`; a time (`time`) within MAX_TIME_NS. */
+export interface IntegerColumn {
+  name: string;
+  nullable?: boolean;
+  time?: boolean;
+}
+
+/**
+ * A result column `odd` for a reader's own pass over a table: NULL for a
+ * row whose `columns` hold what a recording stores there, else the name of
+ * the first that does not (refuseOddRow says it). The check costs the pass
+ * a comparison or two per value, on values SQLite has decoded already.
+ */
+export function oddColumnSql(columns: IntegerColumn[], alias = ''): string {
+  const cases = columns.map((c) => {
+    const v = `${alias ? `${alias}.` : ''}${quote(c.name)}`;
+    const type = `typeof(${v}) != 'integer'${c.nullable ? ` AND ${v} IS NOT NULL` : ''}`;
+    const range = c.time ? ` OR ${v} NOT BETWEEN -${MAX_TIME_NS} AND ${MAX_TIME_NS}` : '';
+    return `WHEN (${type})${range} THEN '${c.name}'`;
+  });
+  return `CASE ${cases.join(' ')} END AS odd`;
+}
+
+/** Throws the file's RecordingFileError for row `id` of `table`, whose `column` oddColumnSql named: what it holds, as checkRowsAtOpen says it. */
+export function refuseOddRow(db: Database.Database, file: string, table: string, id: number, column: string): never {
+  const value = (
+    db
+      .prepare(`SELECT ${quote(column)} FROM ${quote(table)} WHERE id = ?`)
+      .raw()
+      .safeIntegers()
+      .get(id) as unknown[] | undefined
+  )?.[0];
+  const problem =
+    typeof value === 'bigint'
+      ? `${column} ${value} is beyond the ±2^53 ns (104 days) from its origin that a recording's times hold`
+      : `${column} holds ${describe(value ?? null)}, not an integer`;
+  throw new RecordingFileError(file, `${NOT_AS_WRITTEN}: ${table} row ${id}: ${problem}`);
 }
 
 interface Column {

@@ -185,7 +185,9 @@ export interface CoverageBucket {
 /**
  * The rows of one zone shorter than `resolutionNs`, summed per pixel
  * (`resolutionNs`-wide bucket from `originNs`) inside SQLite: a dense zone
- * costs one row per pixel, not one JS object per operation.
+ * costs one row per pixel, not one JS object per operation. A row ending
+ * before its start is not counted, as itemsInZone does not read it (the
+ * analysis leaves it out: row-checks.ts).
  */
 export function coverageInZone(
   db: Database,
@@ -202,7 +204,7 @@ export function coverageInZone(
   const kind = table === 'memcpys' ? 't.copy_kind' : 'NULL';
   const sql = `SELECT min(t.start_ns) AS startNs, max(${rowEnd}) AS endNs, count(*) AS count, ${kind} AS copyKind
     FROM ${table} t WHERE t.id BETWEEN @first AND @last AND ${rowLane(t)} = @lane AND t.start_ns <= @end AND ${rowEnd} >= @start
-      AND ${rowEnd} - t.start_ns < @res
+      AND ${rowEnd} - t.start_ns < @res AND ${rowEnd} >= t.start_ns
     GROUP BY CAST((t.start_ns - @origin) / @res AS INTEGER), ${kind} ORDER BY 1`;
   return prepared(db, sql).all({
     first: zone.firstId,

@@ -31,7 +31,7 @@ describe('streamscope check', () => {
     const r = run(['check', fixture('normalise-default-stream'), '--fail-on', 'warning', '--json']);
     expect(r.code).toBe(1);
     const j = JSON.parse(r.stdout);
-    expect(j).toMatchObject({ checkVersion: 3, pass: false, failOn: 'warning', minOverlap: null });
+    expect(j).toMatchObject({ checkVersion: 4, pass: false, failOn: 'warning', minOverlap: null });
     expect(j.overlap[0]).toEqual(expect.objectContaining({ deviceId: expect.any(Number), all: expect.any(Number) }));
     expect(j.findings.map((f: { kind: string }) => f.kind)).toContain('legacy-default-stream');
     expect(j.reasons[0]).toMatch(/legacy-default-stream/);

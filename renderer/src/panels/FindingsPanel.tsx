@@ -1,9 +1,10 @@
 // The diagnosis (findings()) of the scope picked above it: why streams did
 // not overlap, worst first, each with its cost and what-if estimate.
 // Clicking one shows its evidence. The panel says which scope the list is
-// for (ScopeInfo.label of the answer shown), that a newer one is on its
-// way while the selection moves, and how far the analysis has got while it
-// waits (progress-text.ts).
+// for (ScopeInfo.label of the answer shown) and what it should be read with
+// (ScopeInfo.notes: rows the analysis left out as not possible, operations
+// a window cut), that a newer one is on its way while the selection moves,
+// and how far the analysis has got while it waits (progress-text.ts).
 import { useState, memo } from 'react';
 import type { Finding, RangeName, Scope } from '../../../profiler/contract/api.ts';
 import { formatDuration } from '../../../profiler/contract/time.ts';
@@ -40,6 +41,11 @@ export const FindingsPanel = memo(function FindingsPanel(props: {
           {pending ? ` · updating…${progress ? ` ${progress}` : ''}` : ''}
         </p>
       )}
+      {shown?.info.notes?.map((note) => (
+        <p key={note} className="scope-note" data-testid="scope-note">
+          {note}
+        </p>
+      ))}
       {error && (
         <p className="hint scope-error" data-testid="scope-error">
           {error}
