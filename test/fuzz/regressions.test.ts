@@ -11,6 +11,7 @@ import { apiProblem, apiSandbox, loadApiInput } from './lib/api-check.ts';
 import { workDir } from './lib/harness.ts';
 import { formatOfName, importProblem, importSandbox } from './lib/import-check.ts';
 import { reportProblem, reportSandbox } from './lib/report-check.ts';
+import { valueRecipeProblem, type ValueRecipe } from './targets/recording-values.ts';
 
 const repo = path.resolve(import.meta.dirname, '../..');
 const corpus = path.join(repo, 'test/fixtures/fuzz');
@@ -51,6 +52,15 @@ describe('import-nsys: Nsight Systems exports the importer once failed on', () =
   afterAll(() => sandbox.close());
   it.each(inputs('import-nsys').map((f) => [path.basename(f), f]))('%s', async (_, file) => {
     expect(await importProblem(sandbox, copyOf(file), formatOfName(file), work)).toBeNull();
+  });
+});
+
+describe('recording-values: values the reader once read as clean (their recipes, made again from the fixtures)', () => {
+  const sandbox = reportSandbox();
+  afterAll(() => sandbox.close());
+  it.each(inputs('recording-values').map((f) => [path.basename(f), f]))('%s', async (_, file) => {
+    const recipe = JSON.parse(fs.readFileSync(file, 'utf8')) as ValueRecipe;
+    expect(await valueRecipeProblem(sandbox, recipe, path.join(work, `${path.basename(file, '.json')}.sqlite`))).toBeNull();
   });
 });
 

@@ -684,17 +684,17 @@ class RowCheck {
       throw at(id, name_, MalformedRow::Reference, s.i64(name_), "strings");
     if (q_.table == 3) return;
     // Operations: stream 3, device 4, context 6.
-    if (s.i64(3) != stream_) {
+    if (!stream_.is(s.i64(3))) {
       if (!rec_.streams.contains(s.i64(3))) throw at(id, 3, MalformedRow::Reference, s.i64(3), "streams");
-      stream_ = s.i64(3);
+      stream_.set(s.i64(3));
     }
-    if (read_[4] && s.i64(4) != device_) {
+    if (read_[4] && !device_.is(s.i64(4))) {
       if (!rec_.devices.contains(s.i64(4))) throw at(id, 4, MalformedRow::Reference, s.i64(4), "devices");
-      device_ = s.i64(4);
+      device_.set(s.i64(4));
     }
-    if (read_[6] && s.i64(6) != context_) {
+    if (read_[6] && !context_.is(s.i64(6))) {
       if (rec_.pid_of_context.find(s.i64(6)) == rec_.pid_of_context.end()) throw at(id, 6, MalformedRow::Reference, s.i64(6), "contexts");
-      context_ = s.i64(6);
+      context_.set(s.i64(6));
     }
   }
 
@@ -729,7 +729,17 @@ class RowCheck {
   LeftOut& left_;
   bool read_[kMaxQueryColumns] = {};
   int name_, bytes_;
-  int64_t stream_ = INT64_MIN, device_ = INT64_MIN, context_ = INT64_MIN;
+  // The last id found, if any (no sentinel value: every int64 may be stored, -2^63 too, found by fuzzing).
+  struct Last {
+    int64_t id = 0;
+    bool any = false;
+    bool is(int64_t v) const { return any && id == v; }
+    void set(int64_t v) {
+      id = v;
+      any = true;
+    }
+  };
+  Last stream_, device_, context_;
 };
 
 // The query each table is read with: the ops' narrow ones (what the job
@@ -754,6 +764,7 @@ size_t readOps(Source& src, const std::string& path, const Part& part, const Rec
                const ReadFilter& filter, LeftOut& left) {
   left = LeftOut{};
   size_t i = at;
+  // Never a stored id: RowCheck refuses any id of no stream or context, and ids are at least 1 (database.ts checkRowIds).
   int64_t last_context = INT64_MIN, last_stream = INT64_MIN;
   int32_t last_pid = 0, last_device = 0;
   const bool by_stream = filter.narrow && filter.place_of_stream;

@@ -3,7 +3,8 @@
 // cmdReport): the file opened read-only, its processes, the analysis of the
 // steady state, the report built and written both ways, the iterations of
 // the range it would pick; an error met reading is said about the file as
-// the CLI says it (store/read-error.ts).
+// the CLI says it (store/read-error.ts). Returns the scope's notes (rows
+// left out: store/row-checks.ts), which the report prints under its scope.
 import { iterationsOf, pickIterationRange } from '../../../profiler/analysis/iterations.ts';
 import { analyze } from '../../../profiler/analysis/load.ts';
 import { buildReport, formatIterations, formatReport } from '../../../profiler/report/report.ts';
@@ -12,7 +13,7 @@ import { readProcesses } from '../../../profiler/store/ranks.ts';
 import { recordingReadError } from '../../../profiler/store/read-error.ts';
 import type { Scope } from '../../../profiler/contract/scope.ts';
 
-export function readReport(file: string, scope: Scope = { kind: 'steady-state' }): void {
+export function readReport(file: string, scope: Scope = { kind: 'steady-state' }): string[] {
   const db = openRecording(file, { readonly: true });
   try {
     const processes = readProcesses(db);
@@ -23,6 +24,7 @@ export function readReport(file: string, scope: Scope = { kind: 'steady-state' }
     JSON.stringify({ ...report, iterations });
     formatReport(report);
     formatIterations(iterations);
+    return report.scope.notes ?? [];
   } catch (err) {
     throw recordingReadError(file, err) ?? err;
   } finally {

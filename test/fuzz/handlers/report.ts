@@ -13,8 +13,7 @@ export interface ReportInput {
 
 export async function handle({ file, whole }: ReportInput): Promise<Outcome> {
   try {
-    readReport(file, whole ? { kind: 'whole' } : { kind: 'steady-state' });
-    return { ok: true };
+    return { ok: true, notes: readReport(file, whole ? { kind: 'whole' } : { kind: 'steady-state' }) };
   } catch (err) {
     return outcomeOf(err, (e) => e instanceof RecordingFileError || e instanceof ScopeError);
   }

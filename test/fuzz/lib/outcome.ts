@@ -10,7 +10,8 @@ import path from 'node:path';
 import type { SandboxAnswer } from './sandbox.ts';
 
 export type Outcome =
-  | { ok: true }
+  /** `notes`: what the result says besides (a report's scope notes: rows it left out). */
+  | { ok: true; notes?: string[] }
   | {
       ok: false;
       /** The error is one of the project's errors for a bad file. */
