@@ -3,6 +3,8 @@
 // with the part's small results.
 import { parentPort, workerData } from 'node:worker_threads';
 import { PartReader, type PartRequest, type WorkerAnswer } from './job.ts';
+import { RecordingFileError } from '../store/recording-error.ts';
+import { malformedRowError } from '../store/row-checks.ts';
 
 const { file, threads } = workerData as { file: string; threads: number };
 const reader = new PartReader(file, threads);
@@ -11,7 +13,9 @@ parentPort!.on('message', ({ n, request }: { n: number; request: PartRequest }) 
   try {
     answer = { n, ok: true, result: reader.read(request) };
   } catch (err) {
-    answer = { n, ok: false, error: err instanceof Error ? (err.stack ?? err.message) : String(err) };
+    // The file's own error (a row refused: store/row-checks.ts) crosses as what it says, to be the file's error again.
+    const bad = err instanceof RecordingFileError ? err : malformedRowError(err);
+    answer = { n, ok: false, error: err instanceof Error ? (err.stack ?? err.message) : String(err), ...(bad ? { file: bad.file, problem: bad.problem } : {}) };
   }
   parentPort!.postMessage(answer);
 });

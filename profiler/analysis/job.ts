@@ -55,6 +55,7 @@ import { Worker } from 'node:worker_threads';
 import { ColumnPool, loadRows, type CallColumns, type RowRanges } from '../native/addon.ts';
 import { openRecording, type Db } from '../store/database.ts';
 import { THREAD_LANE_FACTOR, ZONED_TABLES } from '../store/zone-tables.ts';
+import { RecordingFileError } from '../store/recording-error.ts';
 import type { Communication } from '../contract/communication.ts';
 import type { Finding } from '../contract/findings.ts';
 import { SEVERITY_RANK } from '../contract/findings.ts';
@@ -533,7 +534,8 @@ function workerEntry(): URL {
 }
 
 /** What job-worker.ts answers. */
-export type WorkerAnswer = { n: number; ok: true; result: PartResult } | { n: number; ok: false; error: string };
+/** A failure that is the file's (RecordingFileError) carries its file and problem, to be thrown as one again. */
+export type WorkerAnswer = { n: number; ok: true; result: PartResult } | { n: number; ok: false; error: string; file?: string; problem?: string };
 
 /** Each worker reads the next part not yet taken; the results in the requests' order. */
 async function readOnWorkers(file: string, requests: PartRequest[], count: number, onPart?: (done: number, of: number) => void): Promise<PartResult[]> {
@@ -552,7 +554,7 @@ async function readOnWorkers(file: string, requests: PartRequest[], count: numbe
               worker.postMessage({ n, request: requests[n] });
             };
             worker.on('message', (m: WorkerAnswer) => {
-              if (!m.ok) return reject(new Error(m.error));
+              if (!m.ok) return reject(m.file !== undefined && m.problem !== undefined ? new RecordingFileError(m.file, m.problem) : new Error(m.error));
               results[m.n] = m.result;
               onPart?.(++done, requests.length);
               give();

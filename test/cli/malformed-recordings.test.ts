@@ -107,22 +107,27 @@ const leftOut: { name: string; sql: string; first: string }[] = [
 ];
 
 describe('a malformed recording, read by each command', () => {
-  it.each(refused)('$name: report, check and export refuse it, naming table, row and column, exit 2', ({ name, sql, notNull, problem }) => {
-    const file = malformed(name, sql, notNull);
-    const line = `streamscope: ${file}: ${AS_WRITTEN}: ${problem}`;
-    for (const args of [
-      ['report', file],
-      ['check', file, '--min-overlap', '1.5'],
-      ['export', file, '-o', path.join(dir, `${name}.json`)],
-    ]) {
-      const r = run(args);
-      expect(r.stderr.trim(), args[0]).toContain(line);
-      expect(r.stderr.trim().split('\n'), args[0]).toHaveLength(1);
-      expect(r.code, args[0]).toBe(2);
-      expect(r.stdout, args[0]).toBe('');
-    }
-    expect(fs.existsSync(path.join(dir, `${name}.json`))).toBe(false);
-  });
+  it.each(refused)(
+    '$name: report (whole, and rank by rank), check and export refuse it, naming table, row and column, exit 2',
+    ({ name, sql, notNull, problem }) => {
+      const file = malformed(name, sql, notNull);
+      const line = `streamscope: ${file}: ${AS_WRITTEN}: ${problem}`;
+      // report --job: read rank by rank (as a job of many ranks is), through the narrow loads of job.ts.
+      for (const args of [
+        ['report', file],
+        ['report', file, '--job'],
+        ['check', file, '--min-overlap', '1.5'],
+        ['export', file, '-o', path.join(dir, `${name}.json`)],
+      ]) {
+        const r = run(args);
+        expect(r.stderr.trim(), args[0]).toContain(line);
+        expect(r.stderr.trim().split('\n'), args[0]).toHaveLength(1);
+        expect(r.code, args[0]).toBe(2);
+        expect(r.stdout, args[0]).toBe('');
+      }
+      expect(fs.existsSync(path.join(dir, `${name}.json`))).toBe(false);
+    },
+  );
 
   it.each(leftOut)('$name: report, check and export leave the row out and say so, how many and the first', ({ name, sql, first }) => {
     const file = malformed(name, sql);

@@ -308,8 +308,9 @@ struct ReadFilter {
   // Calls: by name or duration (RowsRequest::call_names, call_min_ns).
   const std::vector<int32_t>* call_names = nullptr;
   int64_t call_min_ns = -1;
-  // Narrow ops: each stream's pid and device (its context's), so that the
-  // rows' own device and context columns need not be read; null: read them.
+  // Narrow ops: each stream's pid and device (its context's), so that a
+  // row's are not looked up by its own device and context (which are read,
+  // and checked, all the same); null: they are.
   const std::unordered_map<int64_t, std::pair<int32_t, int32_t>>* place_of_stream = nullptr;
   bool keeps(int32_t pid) const { return !pids || std::find(pids->begin(), pids->end(), pid) != pids->end(); }
   bool inZones(int table, int64_t lane, int64_t id) const { return !zones || zones[table].empty() || zones[table].holds(lane, id); }
@@ -338,22 +339,20 @@ struct Query {
 };
 
 // The part's queries. Narrow ops leave out what the job analysis does not
-// read, and placed by stream their device and context too (each column
-// SQLite decodes costs ~12 ns a row).
-const Query kKernelsByStream{0, {"id", "start_ns", "end_ns", "stream_id", "0", "0", "0", "name_id"}};
+// read (each column SQLite decodes costs ~12 ns a row). Ops placed by
+// stream (their process and device their stream's) still read their own
+// device and context: RowCheck refuses an id naming no row in every load,
+// so that a job read rank by rank is refused as one read whole.
 const Query kKernelsNarrow{0, {"id", "start_ns", "end_ns", "stream_id", "device_id", "0", "context_id", "name_id"}};
 // Raw shape columns, multiplied here: SQLite's arithmetic opcodes cost more per row than the column reads themselves.
 const Query kKernels{0,
                      {"id", "start_ns", "end_ns", "stream_id", "device_id", "correlation_id", "context_id", "name_id", "grid_x", "grid_y",
                       "grid_z", "block_x", "block_y", "block_z", "registers_per_thread", "static_shared_bytes", "dynamic_shared_bytes"}};
-const Query kMemcpysByStream{1,
-                             {"id", "start_ns", "end_ns", "stream_id", "0", "0", "0", "bytes", "src_kind", "dst_kind", "copy_kind", "0"}};
 const Query kMemcpysNarrow{
     1, {"id", "start_ns", "end_ns", "stream_id", "device_id", "0", "context_id", "bytes", "src_kind", "dst_kind", "copy_kind", "0"}};
 const Query kMemcpys{1,
                      {"id", "start_ns", "end_ns", "stream_id", "device_id", "correlation_id", "context_id", "bytes", "src_kind", "dst_kind",
                       "copy_kind", "is_async"}};
-const Query kMemsetsByStream{2, {"id", "start_ns", "end_ns", "stream_id", "0", "0", "0", "bytes", "memory_kind", "0"}};
 const Query kMemsetsNarrow{2, {"id", "start_ns", "end_ns", "stream_id", "device_id", "0", "context_id", "bytes", "memory_kind", "0"}};
 const Query kMemsets{
     2, {"id", "start_ns", "end_ns", "stream_id", "device_id", "correlation_id", "context_id", "bytes", "memory_kind", "is_async"}};
@@ -745,11 +744,10 @@ class RowCheck {
 // The query each table is read with: the ops' narrow ones (what the job
 // analysis reads; placed by stream, without device and context) or whole.
 const Query& queryOf(int table, const ReadFilter& filter) {
-  const bool by_stream = filter.narrow && filter.place_of_stream;
   switch (table) {
-    case 0: return by_stream ? kKernelsByStream : filter.narrow ? kKernelsNarrow : kKernels;
-    case 1: return by_stream ? kMemcpysByStream : filter.narrow ? kMemcpysNarrow : kMemcpys;
-    case 2: return by_stream ? kMemsetsByStream : filter.narrow ? kMemsetsNarrow : kMemsets;
+    case 0: return filter.narrow ? kKernelsNarrow : kKernels;
+    case 1: return filter.narrow ? kMemcpysNarrow : kMemcpys;
+    case 2: return filter.narrow ? kMemsetsNarrow : kMemsets;
     default: return kCalls;
   }
 }
