@@ -29,7 +29,8 @@ import { severityInSpan } from './findings/context.ts';
 import type { ReplayResult } from './replay.ts';
 import type { Host } from './host.ts';
 import { OpKind, type Trace } from './trace.ts';
-import { rangeOwnership, type RangeInstance, type TimelineColumns } from './scope.ts';
+import { rangeOwnership, type RangeInstance } from '../cuda/nvtx-ranges.ts';
+import { type TimelineColumns } from '../native/columns.ts';
 import { SEVERITY_RANK } from '../contract/findings.ts';
 
 export interface PartOwnership {

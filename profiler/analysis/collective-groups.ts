@@ -44,7 +44,7 @@
 // segment's kernels.
 import type { Host } from './host.ts';
 import { commKernelLabels, commNameFlags } from './communication.ts';
-import { IdTable } from './id-table.ts';
+import { IdTable } from '../base/id-table.ts';
 import { recordedGraph } from './replay-graph.ts';
 import { OpKind, type Trace } from './trace.ts';
 

@@ -10,7 +10,7 @@
 // it waits for nothing; a small copy to pinned memory (PyTorch 2.x reads
 // `.item()` into a pinned buffer) returns at once, and the synchronize
 // does the waiting.
-import { familiesByNameId } from './call-families.ts';
+import { familiesByNameId } from '../cuda/call-families.ts';
 import type { Host } from './host.ts';
 import { hostModel, isPageableCopy } from './replay-host.ts';
 import { OpCategory, OpKind, type Trace } from './trace.ts';

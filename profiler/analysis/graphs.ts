@@ -14,7 +14,7 @@
 // names and nothing more.
 import type { GraphLaunches, GraphSummary } from '../contract/graphs.ts';
 import type { Db } from '../store/database.ts';
-import { isGraphLaunch } from './call-families.ts';
+import { isGraphLaunch } from '../cuda/call-families.ts';
 import type { Host } from './host.ts';
 import { OpKind, type Trace } from './trace.ts';
 

@@ -5,7 +5,7 @@
 import { loadCallColumns, type CallColumns } from '../native/addon.ts';
 import type { Db } from '../store/database.ts';
 import type { GpuOps } from './trace.ts';
-import { IdTable } from './id-table.ts';
+import { IdTable } from '../base/id-table.ts';
 import { THREAD_LANE_FACTOR } from '../store/zone-tables.ts';
 import { oddColumnSql, refuseOddRow } from '../store/row-checks.ts';
 import { rowsWhere, type RowSubset } from './rows.ts';

@@ -13,7 +13,10 @@ import type { Db } from '../store/database.ts';
 import { instanceFindings } from './load.ts';
 import type { Finding } from '../contract/findings.ts';
 import { overlapByDevice } from './overlap.ts';
-import { median, rangeInstances, selectEachInstance, warmUpCount, type RangeInstance, type TimelineColumns } from './scope.ts';
+import { median, warmUpCount } from './scope.ts';
+import { rangeInstances } from '../store/nvtx-ranges.ts';
+import { selectEachInstance, type RangeInstance } from '../cuda/nvtx-ranges.ts';
+import { type TimelineColumns } from '../native/columns.ts';
 import type { IterationRow, Iterations, RangeName } from '../contract/iterations.ts';
 import { gpuOrdinals, loadTrace, readTraceTables } from './trace.ts';
 

@@ -38,7 +38,7 @@ import { THREAD_LANE_FACTOR, ZONED_TABLES } from '../store/zone-tables.ts';
 import type { Startup } from '../contract/scope.ts';
 import type { Ns } from '../contract/time.ts';
 import { callNames } from './host.ts';
-import { familiesByNameId } from './call-families.ts';
+import { familiesByNameId } from '../cuda/call-families.ts';
 import { SLOW_CALL_NS, STARTUP_FAMILIES, STARTUP_WORK_SHARE, startupOfCalls, tenthDoneAt } from './startup.ts';
 
 interface Zone {

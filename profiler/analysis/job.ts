@@ -82,18 +82,9 @@ import { callNames, loadHost, readHostTables } from './host.ts';
 import { extentOf } from './intervals.ts';
 import { callsSpan, jobStartup, type ZoneWork } from './job-scope.ts';
 import type { RowSubset } from './rows.ts';
-import {
-  closeWindows,
-  lowerBound,
-  mergeRangeFacts,
-  rangeInstances,
-  rangeNotes,
-  selectScope,
-  windowNotes,
-  type Clipped,
-  type RangeFacts,
-  type TimelineColumns,
-} from './scope.ts';
+import { closeWindows, mergeRangeFacts, rangeNotes, selectScope, windowNotes, type Clipped, type RangeFacts } from './scope.ts';
+import { lowerBound, type TimelineColumns } from '../native/columns.ts';
+import { rangeInstances } from '../store/nvtx-ranges.ts';
 import { stragglersOf } from './stragglers.ts';
 import { allocateOps, loadTrace, OpKind, readTraceTables, type Trace, type TraceTables } from './trace.ts';
 

@@ -21,7 +21,7 @@
 // against how much of the context's blocking work has completed
 // (CompletedPrefix): one legacy operation may wait for thousands.
 import type { Host } from './host.ts';
-import { IdTable } from './id-table.ts';
+import { IdTable } from '../base/id-table.ts';
 import { hostModel, LEGACY_STREAM, NOT_BLOCKING, type HostModel } from './replay-host.ts';
 import type { Trace } from './trace.ts';
 

@@ -8,7 +8,7 @@
 // measured from the recording once and kept per recording (replay.ts says
 // what the model covers and what it does not).
 import { StreamFlags } from '../store/enums.ts';
-import { blocksOnDevice, callFamily, syncScope } from './call-families.ts';
+import { blocksOnDevice, callFamily, syncScope } from '../cuda/call-families.ts';
 import type { Host } from './host.ts';
 import { OpCategory, OpKind, type Trace } from './trace.ts';
 import { DEFAULT_DUPLEX, duplexFactors, oppositeOverlap, uncontendedDurations } from './bandwidth.ts';

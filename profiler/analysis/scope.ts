@@ -22,44 +22,16 @@
 // window: what started before it and still runs) or nothing at all (the
 // steady state: a contiguous run of each start-ordered column, taken as
 // views).
-import type { CallColumns, LeftOutRows, OpColumns } from '../native/addon.ts';
 import type { Db } from '../store/database.ts';
-import { oddColumnSql, refuseOddRow } from '../store/row-checks.ts';
-import { IdTable } from './id-table.ts';
+import { knownRanges, rangeInstances } from '../store/nvtx-ranges.ts';
+import { gather, lowerBound, sliceByStart, view, type Columns, type TimelineColumns } from '../native/columns.ts';
+import { rangeOwnership, selectOwned, type RangeInstance, type RangeOwnership } from '../cuda/nvtx-ranges.ts';
 import { kthSmallest } from './select.ts';
 import { formatDuration, type Ns } from '../contract/time.ts';
 import type { Scope, ScopeInfo, Startup } from '../contract/scope.ts';
 
 /** A scope as the user wrote it is wrong for this recording (no such range, instance out of bounds, empty window). */
 export class ScopeError extends Error {}
-
-export interface TimelineColumns {
-  ops: OpColumns;
-  calls: CallColumns;
-  /** Rows the loader read and left out (store/row-checks.ts); null or absent: none. */
-  leftOut?: LeftOutRows | null;
-}
-
-/** An NVTX range instance: where, and on which thread. */
-export interface RangeInstance {
-  pid: number;
-  tid: number;
-  startNs: Ns;
-  endNs: Ns;
-}
-
-/** The closed instances of the NVTX range `name`, in start order. */
-export function rangeInstances(db: Db, name: string): RangeInstance[] {
-  const columns = [{ name: 'pid' }, { name: 'tid' }, { name: 'start_ns', time: true }, { name: 'end_ns', time: true }];
-  const rows = db
-    .prepare(
-      `SELECT r.id, r.pid, r.tid, r.start_ns AS startNs, r.end_ns AS endNs, ${oddColumnSql(columns, 'r')} FROM nvtx_ranges r
-      JOIN strings s ON s.id = r.name_id WHERE s.value = ? AND r.end_ns IS NOT NULL ORDER BY r.start_ns, r.id`,
-    )
-    .all(name) as (RangeInstance & { id: number; odd: string | null })[];
-  // Checked in the same pass (store/row-checks.ts): a row no writer stores refuses the file.
-  return rows.map(({ id, odd, ...r }) => (odd === null ? r : refuseOddRow(db, db.name, 'nvtx_ranges', id, odd)));
-}
 
 /** `NAME` or `NAME#k` (k from 1) as a range scope. */
 export function parseRangeScope(text: string): Scope {
@@ -302,18 +274,6 @@ function windowLabel(startNs: Ns, endNs: Ns): string {
   return `${formatDuration(startNs)} to ${formatDuration(endNs)}`;
 }
 
-/** For a message about a range name that is not there: "; its ranges: 'step', 'compute'" (closed ranges, most frequent first), or that there are none. */
-export function knownRanges(db: Db): string {
-  const names = db
-    .prepare(
-      `SELECT s.value FROM nvtx_ranges r JOIN strings s ON s.id = r.name_id
-      WHERE r.end_ns IS NOT NULL GROUP BY s.value ORDER BY count(*) DESC, s.value LIMIT 8`,
-    )
-    .pluck()
-    .all() as string[];
-  return names.length ? `; its ranges: ${names.map((n) => `'${n}'`).join(', ')}` : '; it has no NVTX ranges';
-}
-
 /**
  * The windows of a whole or steady-state scope, from the span of the
  * trace loaded for it (the recording's end is the trace's end); other
@@ -322,51 +282,6 @@ export function knownRanges(db: Db): string {
 export function closeWindows(info: ScopeInfo, span: { start: Ns; end: Ns }): void {
   if (info.kind === 'whole' || (info.kind === 'steady-state' && !info.startup)) info.windows = [{ startNs: span.start, endNs: span.end }];
   else if (info.kind === 'steady-state') info.windows = [{ startNs: info.startup!.endNs, endNs: Math.max(span.end, info.startup!.endNs) }];
-}
-
-/** First index whose start is ≥ t (columns in start order). */
-export function lowerBound(start: Float64Array, length: number, t: number): number {
-  let lo = 0;
-  let hi = length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (start[mid]! < t) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
-
-type Columns = OpColumns | CallColumns;
-
-/** Every column of `c` as a view of rows [from, to). */
-function view<T extends Columns>(c: T, from: number, to: number): T {
-  const out: Record<string, unknown> = { length: to - from };
-  for (const [key, value] of Object.entries(c)) {
-    if (ArrayBuffer.isView(value)) out[key] = (value as Float64Array).subarray(from, to);
-  }
-  return out as unknown as T;
-}
-
-/** Every column of `c` at the rows `index` (in order), copied. */
-function gather<T extends Columns>(c: T, index: Int32Array): T {
-  const out: Record<string, unknown> = { length: index.length };
-  for (const [key, value] of Object.entries(c)) {
-    if (!ArrayBuffer.isView(value)) continue;
-    const src = value as Float64Array;
-    const dst = new (src.constructor as Float64ArrayConstructor)(index.length);
-    for (let x = 0; x < index.length; x++) dst[x] = src[index[x]!]!;
-    out[key] = dst;
-  }
-  return out as unknown as T;
-}
-
-/** Operations and calls that start in [from, to): a contiguous run of each, as views. */
-export function sliceByStart(c: TimelineColumns, from: number, to: number): TimelineColumns {
-  const o0 = lowerBound(c.ops.start, c.ops.length, from);
-  const o1 = to === Infinity ? c.ops.length : lowerBound(c.ops.start, c.ops.length, to);
-  const c0 = lowerBound(c.calls.start, c.calls.length, from);
-  const c1 = to === Infinity ? c.calls.length : lowerBound(c.calls.start, c.calls.length, to);
-  return { ops: view(c.ops, o0, o1), calls: view(c.calls, c0, c1) };
 }
 
 /**
@@ -439,199 +354,4 @@ function clipRows<T extends Columns>(c: T, from: number, to: number, clipped: Cl
     out.end[x] = Math.min(end, to);
   }
   return out;
-}
-
-/**
- * Who owns what among the instances of one range (indices into the
- * `instances` given, in start order): the calls and the operations owned by
- * one, each with its owner. The rule (profiler/README.md, "Scopes"):
- *
- *  - a call belongs to an instance open when it started (start ≤ t < end)
- *    in its own process, on any thread: the framework's threads launch work
- *    on behalf of the thread that pushed the range (PyTorch's autograd
- *    thread runs the backward pass of the step the main thread opened);
- *  - an instance on the call's own thread comes first: a thread that has an
- *    open instance of its own is doing its own step, not another's;
- *  - otherwise, and among several on its own thread (nested instances),
- *    the most recently opened one: nested, that is the innermost, the one
- *    a thread's range stack would name; overlapping, the older one has had
- *    its own time to launch its work, and a helper thread starts on work
- *    after it was asked for, so it serves the newest step more likely than
- *    an older one still waiting for its results. Equal starts: the later in
- *    rangeInstances' order (start, then row id);
- *  - an operation belongs to the owner of the call that launched it, as
- *    recorded (correlation id, per process); one with no launch recorded
- *    (correlation 0: imported traces) to the instance its own start falls
- *    in, by the same rule without a thread.
- *
- * Each call and operation has one owner at most, so the instances'
- * selections partition the range's: the iterations add up to `--range
- * NAME`.
- */
-export interface RangeOwnership {
-  /** Indices of the owned calls, ascending, and each one's owner. */
-  calls: Int32Array;
-  callOwner: Int32Array;
-  /** Indices of the owned operations, ascending, and each one's owner. */
-  ops: Int32Array;
-  opOwner: Int32Array;
-}
-
-/** Who owns what (the rule above): one pass over the calls inside the instances, one over the operations. */
-export function rangeOwnership(c: TimelineColumns, instances: RangeInstance[]): RangeOwnership {
-  const windows = mergeWindows(instances);
-  const inWindow = insideWindows(windows);
-  const calls: number[] = [];
-  const callOwner: number[] = [];
-  // Calls in start order, windows in time order: the sweep's times never go back.
-  const open = openInstances(instances);
-  for (const w of windows) {
-    for (let k = lowerBound(c.calls.start, c.calls.length, w.start); k < c.calls.length && c.calls.start[k]! < w.end; k++) {
-      const owner = open(c.calls.pid[k]!, c.calls.tid[k]!, c.calls.start[k]!);
-      if (owner < 0) continue; // inside another process's instance only
-      calls.push(k);
-      callOwner.push(owner);
-    }
-  }
-  // The launches' owners by correlation id, per process.
-  const byPid = new Map<number, { ids: number[]; owners: number[] }>();
-  for (let x = 0; x < calls.length; x++) {
-    const k = calls[x]!;
-    const pid = c.calls.pid[k]!;
-    let entry = byPid.get(pid);
-    if (!entry) byPid.set(pid, (entry = { ids: [], owners: [] }));
-    entry.ids.push(c.calls.correlation[k]!);
-    entry.owners.push(callOwner[x]!);
-  }
-  const ownerOf = new Map<number, IdTable>();
-  for (const [pid, { ids, owners }] of byPid) {
-    const table = IdTable.of(ids, -1);
-    for (let x = 0; x < ids.length; x++) table.set(ids[x]!, owners[x]!);
-    ownerOf.set(pid, table);
-  }
-  const ops: number[] = [];
-  const opOwner: number[] = [];
-  // Operations without a launch, in start order: a sweep of their own.
-  const openAtStart = openInstances(instances);
-  for (let i = 0; i < c.ops.length; i++) {
-    const corr = c.ops.correlation[i]!;
-    const pid = c.ops.pid[i]!;
-    let owner = -1;
-    if (corr !== 0) owner = ownerOf.get(pid)?.get(corr) ?? -1;
-    else if (inWindow(c.ops.start[i]!)) owner = openAtStart(pid, NO_THREAD, c.ops.start[i]!);
-    if (owner < 0) continue;
-    ops.push(i);
-    opOwner.push(owner);
-  }
-  return { calls: Int32Array.from(calls), callOwner: Int32Array.from(callOwner), ops: Int32Array.from(ops), opOwner: Int32Array.from(opOwner) };
-}
-
-/** A thread id no instance has: work whose thread is not known. */
-const NO_THREAD = -1;
-
-/**
- * The owner, by rangeOwnership's rule, of work of thread `tid` of process
- * `pid` that started at `t` (an index into `instances`, in start order;
- * -1: none open in that process). The times asked must not decrease: the
- * instances open at t are kept as the sweep goes, per process, in start
- * order (few at a time: a thread's steps follow each other).
- */
-function openInstances(instances: RangeInstance[]): (pid: number, tid: number, t: number) => number {
-  // rangeInstances gives them in start order; the capture's profiler windows come per process.
-  const order = instances.map((_, x) => x).sort((a, b) => instances[a]!.startNs - instances[b]!.startNs || a - b);
-  let next = 0;
-  const open = new Map<number, number[]>();
-  return (pid, tid, t) => {
-    while (next < order.length && instances[order[next]!]!.startNs <= t) {
-      const x = order[next++]!;
-      const p = instances[x]!.pid;
-      let list = open.get(p);
-      if (!list) open.set(p, (list = []));
-      list.push(x);
-    }
-    const list = open.get(pid);
-    if (!list) return -1;
-    let n = 0;
-    for (const x of list) if (instances[x]!.endNs > t) list[n++] = x;
-    list.length = n;
-    for (let y = n - 1; y >= 0; y--) if (instances[list[y]!]!.tid === tid) return list[y]!;
-    return n > 0 ? list[n - 1]! : -1;
-  };
-}
-
-/** The calls and operations owned by the instances `keep` accepts (indices into the instances rangeOwnership was given). */
-export function selectOwned(c: TimelineColumns, own: RangeOwnership, keep: (instance: number) => boolean): TimelineColumns {
-  const pick = (index: Int32Array, owner: Int32Array) => {
-    const out: number[] = [];
-    for (let x = 0; x < index.length; x++) if (keep(owner[x]!)) out.push(index[x]!);
-    return Int32Array.from(out);
-  };
-  return { ops: gather(c.ops, pick(own.ops, own.opOwner)), calls: gather(c.calls, pick(own.calls, own.callOwner)) };
-}
-
-/**
- * Every instance's own selection, from one ownership pass (the iterations:
- * one pass for all rows, where selecting each alone would pass over every
- * operation once per instance).
- */
-export function selectEachInstance(c: TimelineColumns, instances: RangeInstance[]): TimelineColumns[] {
-  const own = rangeOwnership(c, instances);
-  const bucket = (index: Int32Array, owner: Int32Array) => {
-    const lists: number[][] = instances.map(() => []);
-    for (let x = 0; x < index.length; x++) lists[owner[x]!]!.push(index[x]!);
-    return lists.map((l) => Int32Array.from(l));
-  };
-  const ops = bucket(own.ops, own.opOwner);
-  const calls = bucket(own.calls, own.callOwner);
-  return instances.map((_, x) => ({ ops: gather(c.ops, ops[x]!), calls: gather(c.calls, calls[x]!) }));
-}
-
-/** What `instances` own together (rangeOwnership): the range scope of all of them, and the capture range's GPU work. */
-export function selectRange(c: TimelineColumns, instances: RangeInstance[]): TimelineColumns {
-  return selectOwned(c, rangeOwnership(c, instances), () => true);
-}
-
-/** Instances as disjoint windows in time order (nested or overlapping instances merge). */
-export function mergeWindows(instances: RangeInstance[]): { start: number; end: number }[] {
-  const sorted = instances.map((r) => ({ start: r.startNs, end: r.endNs })).sort((a, b) => a.start - b.start);
-  const out: { start: number; end: number }[] = [];
-  for (const w of sorted) {
-    const last = out[out.length - 1];
-    if (last && w.start <= last.end) last.end = Math.max(last.end, w.end);
-    else out.push({ ...w });
-  }
-  return out;
-}
-
-/** Whether a time lies inside one of `windows` (mergeWindows' output; a window holds its start, not its end). */
-export function insideWindows(windows: { start: number; end: number }[]): (t: number) => boolean {
-  return (t) => {
-    const x = upperBoundWindow(windows, t);
-    return x >= 0 && t < windows[x]!.end;
-  };
-}
-
-/**
- * Whether an interval [start, end] shares time with one of `windows`
- * (mergeWindows' output). The last window starting at or before `end` is
- * the only candidate: the windows are disjoint and in order, so every
- * earlier one ends before it starts.
- */
-export function overlapsWindows(windows: { start: number; end: number }[]): (start: number, end: number) => boolean {
-  return (start, end) => {
-    const x = upperBoundWindow(windows, end);
-    return x >= 0 && windows[x]!.end > start;
-  };
-}
-
-/** Index of the last window starting at or before t, or -1. */
-function upperBoundWindow(windows: { start: number; end: number }[], t: number): number {
-  let lo = 0;
-  let hi = windows.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (windows[mid]!.start <= t) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo - 1;
 }

@@ -26,7 +26,7 @@
 import type { CallColumns, OpColumns } from '../native/addon.ts';
 import type { Ns } from '../contract/time.ts';
 import type { Startup, StartupPart } from '../contract/scope.ts';
-import { familiesByNameId } from './call-families.ts';
+import { familiesByNameId } from '../cuda/call-families.ts';
 import { type CallFamily } from '../contract/findings.ts';
 
 /** Start-up ends before this share of the GPU's compute work is done. */

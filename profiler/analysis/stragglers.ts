@@ -65,9 +65,10 @@
 // exists), work per NCCL kernel in typed arrays, none per other operation.
 import { COLLECTIVES, type Collective } from '../contract/communication.ts';
 import type { CollectiveInstance, CollectiveSkew, StragglerParticipant, StragglerRank, Stragglers } from '../contract/stragglers.ts';
-import { COLLECTIVE_CODE, CollectiveNumbering } from './collective-order.ts';
-import { commKernelOf, type ProcessFacts } from './communication.ts';
-import { IdTable } from './id-table.ts';
+import { COLLECTIVE_CODE, CollectiveNumbering } from '../cuda/collective-order.ts';
+import { commKernelOf } from '../cuda/nccl.ts';
+import type { ProcessFacts } from './communication.ts';
+import { IdTable } from '../base/id-table.ts';
 import type { Context } from './findings/context.ts';
 import { gpuOrdinals, OpKind, type Trace } from './trace.ts';
 

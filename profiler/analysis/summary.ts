@@ -5,7 +5,7 @@ import type { Ns } from '../contract/time.ts';
 import { BusyUnion, type Busy } from './overlap.ts';
 import { STREAM_FLAG_NAMES } from '../store/enums.ts';
 import { OP_CATEGORY_NAMES, OpKind, type Trace } from './trace.ts';
-import { MEMORY_KIND_NAMES } from '../store/enums.ts';
+import { MEMORY_KIND_NAMES } from '../cuda/cupti-kinds.ts';
 
 export interface StreamSummary {
   streamId: number;

@@ -37,7 +37,7 @@
 import type { Db } from '../store/database.ts';
 import type { Ns } from '../contract/time.ts';
 import { bandwidthFor, pinnedBandwidth, type BandwidthReference, type PinnedBandwidth } from './bandwidth.ts';
-import { blocksOnDevice, familiesByNameId, type BlockingFamily } from './call-families.ts';
+import { blocksOnDevice, familiesByNameId, type BlockingFamily } from '../cuda/call-families.ts';
 import { canOverlap, collectiveDependencies } from './collective-groups.ts';
 import { FIX_IDS, type CallFamily, type FixId } from '../contract/findings.ts';
 import type { Host } from './host.ts';

@@ -12,7 +12,7 @@
 // loaded Host, copies by direction and memory kinds, kernels by name),
 // never by id.
 import type { Analysis } from '../analysis/load.ts';
-import { baseCallName } from '../analysis/call-families.ts';
+import { baseCallName } from '../cuda/call-families.ts';
 import { EVIDENCE_CAP } from '../analysis/findings/context.ts';
 import { callName } from '../analysis/host.ts';
 import { summarizeCopies } from '../analysis/summary.ts';

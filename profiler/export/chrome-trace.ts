@@ -20,7 +20,7 @@
 import fs from 'node:fs';
 import type { Db } from '../store/database.ts';
 import { readMeta } from '../store/database.ts';
-import { COPY_KIND_NAMES, MEMORY_KIND_NAMES } from '../store/enums.ts';
+import { COPY_KIND_NAMES, MEMORY_KIND_NAMES } from '../cuda/cupti-kinds.ts';
 import { beginOutput } from '../store/output-file.ts';
 import { checkTimeline, keptRowSql, leftOutNote } from '../store/row-checks.ts';
 import { streamKind, streamKindInWords } from '../contract/streams.ts';

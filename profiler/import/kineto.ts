@@ -25,7 +25,7 @@
 // took 35 s here in JavaScript, 6.4 s there. What follows the rows stays here: device facts from
 // deviceProperties, the command, meta, zones and indexes (RecordingWriter).
 import { idField, intField, MAX_EVENT_BYTES, nativeTraceError, parseEventBytes, textField, TraceFormatError } from './json-events.ts';
-import { COPY_KIND_NAMES } from '../store/enums.ts';
+import { COPY_KIND_NAMES } from '../cuda/cupti-kinds.ts';
 import { RecordingWriter } from './recording-writer.ts';
 import { bindForwardOps, inferEventRecords, type EventRecordInference } from './kineto-dependencies.ts';
 import { NO_SYNC_EVENTS_NOTE } from '../contract/dependencies.ts';

@@ -5,8 +5,8 @@
 // end times. Which kernels are NCCL's, and which collective each runs, is
 // the communication analysis's one definition (analysis/communication.ts,
 // commKernelOf: every naming NCCL has used, mangled or not).
-import { COLLECTIVE_CODE, CollectiveNumbering } from '../analysis/collective-order.ts';
-import { commKernelOf } from '../analysis/communication.ts';
+import { COLLECTIVE_CODE, CollectiveNumbering } from '../cuda/collective-order.ts';
+import { commKernelOf } from '../cuda/nccl.ts';
 import { COLLECTIVES } from '../contract/communication.ts';
 import type { Db } from '../store/database.ts';
 import type { RankCollectives } from './align.ts';

@@ -15,7 +15,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { ApiError } from './api-error.ts';
-import type { AnalysisProgressMessage, AnalysisRequest, AnalysisResponse } from './analysis-thread.ts';
+import type { AnalysisProgressMessage, AnalysisRequest, AnalysisResponse } from './analysis-messages.ts';
 import type { ProgressStep } from '../contract/progress.ts';
 
 type WorkerMessage = AnalysisResponse | AnalysisProgressMessage;

@@ -16,54 +16,16 @@ import { fileURLToPath } from 'node:url';
 import type { DiffSummary } from '../contract/diff.ts';
 import type { Finding } from '../contract/findings.ts';
 import { AnalysisChannel } from './analysis-channel.ts';
+import type { AnalysisMethod, AnalysisRequest, AnalysisTarget } from './analysis-messages.ts';
 import type { Iterations, RangeName } from '../contract/iterations.ts';
 import type { Scope, ScopeInfo } from '../contract/scope.ts';
-import type { AnalysisProgress, ProgressStep } from '../contract/progress.ts';
+import type { AnalysisProgress } from '../contract/progress.ts';
 import type { SqlAnswer } from '../contract/sql.ts';
 import type { SqlRequest } from '../contract/api-schema.ts';
-import type {
-  ApiErrorShape,
-  ConcurrencyRequest,
-  ConcurrencyResponse,
-  ItemDependencies,
-  ItemRef,
-  StatsResponse,
-  WaitSpans,
-  WaitSpansRequest,
-} from '../contract/api.ts';
+import type { ConcurrencyRequest, ConcurrencyResponse, ItemDependencies, ItemRef, StatsResponse, WaitSpans, WaitSpansRequest } from '../contract/api.ts';
 
 /** The methods whose first argument is a scope. */
 const SCOPED_METHODS: ReadonlySet<string> = new Set(['findings', 'stats', 'scopeInfo', 'compare']);
-
-export type AnalysisMethod = 'findings' | 'stats' | 'scopeInfo' | 'ranges' | 'iterations' | 'concurrency' | 'dependencies' | 'waitSpans' | 'compare' | 'sql';
-
-export interface AnalysisTarget {
-  id: string;
-  file: string;
-  /** Still being written (RecordingQuery.beingWritten): analysed in the process, not the thread. */
-  live?: boolean;
-}
-
-export interface AnalysisRequest {
-  n: number;
-  method: AnalysisMethod;
-  targets: AnalysisTarget[];
-  args: unknown[];
-}
-
-export type AnalysisResponse = { n: number; ok: true; value: unknown } | { n: number; ok: false; error: ApiErrorShape };
-
-/** From the worker while it answers request n: it began (progress null), or began a phase of its analysis. */
-export interface AnalysisProgressMessage {
-  n: number;
-  progress: ProgressStep | null;
-  /**
-   * With a loading step, from a worker thread: the native loader's count of
-   * rows read, shared memory that grows while the worker is blocked in the
-   * load (analysis/load.ts LoadingStep). A child process cannot share it.
-   */
-  rowsRead?: Int32Array;
-}
 
 /**
  * The worker's entry beside this module: analysis-worker.ts under Node 22,

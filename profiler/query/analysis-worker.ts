@@ -15,7 +15,7 @@ import { parentPort } from 'node:worker_threads';
 import { toApiErrorShape } from './api-error.ts';
 import { compareRecordings } from './compare.ts';
 import { RecordingQuery } from './recording-query.ts';
-import type { AnalysisProgressMessage, AnalysisRequest, AnalysisResponse } from './analysis-thread.ts';
+import type { AnalysisProgressMessage, AnalysisRequest, AnalysisResponse } from './analysis-messages.ts';
 import type { ProgressStep } from '../contract/progress.ts';
 import type { LoadingStep } from '../analysis/load.ts';
 

@@ -11,9 +11,9 @@ import { rowsByCorrelation, type ZonedTable } from '../store/zones.ts';
 import { ApiError } from './api-error.ts';
 import type { FieldValue, GraphLaunchInfo, ItemDetails, ItemKind, ItemRef, ItemTable, RowId } from '../contract/api.ts';
 import { graphLaunchText } from '../contract/graphs.ts';
-import { isGraphLaunch } from '../analysis/call-families.ts';
+import { isGraphLaunch } from '../cuda/call-families.ts';
 import type { StoredName } from '../contract/names.ts';
-import { COPY_KIND_NAMES } from '../store/enums.ts';
+import { COPY_KIND_NAMES } from '../cuda/cupti-kinds.ts';
 import {
   apiRowId,
   copyItemName,

@@ -2,7 +2,7 @@
 // the names of the CUPTI enums they store, their timeline row ids. One
 // place, so the timeline, the details panel and search always agree.
 import { categoryOfCopyKind, OpCategory } from '../analysis/trace.ts';
-import { COPY_KIND_NAMES, MEMORY_KIND_NAMES } from '../store/enums.ts';
+import { COPY_KIND_NAMES, MEMORY_KIND_NAMES } from '../cuda/cupti-kinds.ts';
 import { threadLane, type Lane, type ZonedTable } from '../store/zones.ts';
 import { ApiError } from './api-error.ts';
 import { ITEM_TABLES, type ItemKind, type ItemTable, type RowId } from '../contract/api.ts';

@@ -17,7 +17,8 @@ import { iterationsOf, pickIterationRange, rangeNames } from '../analysis/iterat
 import { type Iterations, type RangeName } from '../contract/iterations.ts';
 import { analyze, loadColumns, type Analysis } from '../analysis/load.ts';
 import type { ProgressStep } from '../contract/progress.ts';
-import { ScopeError, type TimelineColumns } from '../analysis/scope.ts';
+import { ScopeError } from '../analysis/scope.ts';
+import { type TimelineColumns } from '../native/columns.ts';
 import { STEADY_STATE, type Scope, type ScopeInfo } from '../contract/scope.ts';
 import { loadTrace, type Trace } from '../analysis/trace.ts';
 import { loadHost, type Host } from '../analysis/host.ts';

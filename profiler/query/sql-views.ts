@@ -15,7 +15,8 @@
 // times keep their exact `start_ns`/`end_ns` beside the µs (an index or a
 // join on time wants the integers).
 import { SQL_ITEM_COLUMNS, SQL_VIEWS, type SqlViewName } from '../contract/sql.ts';
-import { ApiDomain, COPY_KIND_NAMES, MEMORY_KIND_NAMES, StreamFlags } from '../store/enums.ts';
+import { COPY_KIND_NAMES, MEMORY_KIND_NAMES } from '../cuda/cupti-kinds.ts';
+import { ApiDomain, StreamFlags } from '../store/enums.ts';
 import { streamKind, SYNC_TYPE_NAMES } from './item-kinds.ts';
 
 /** A SQL string literal. */

@@ -20,8 +20,9 @@
 import type { CallColumns } from '../native/addon.ts';
 import { captureRangeSpec, type CaptureRange } from '../contract/record-request.ts';
 import { loadTimelineColumns } from '../native/addon.ts';
-import { profilerControl } from '../analysis/call-families.ts';
-import { insideWindows, knownRanges, mergeWindows, overlapsWindows, rangeInstances, selectRange, type RangeInstance } from '../analysis/scope.ts';
+import { profilerControl } from '../cuda/call-families.ts';
+import { insideWindows, mergeWindows, overlapsWindows, selectRange, type RangeInstance } from '../cuda/nvtx-ranges.ts';
+import { knownRanges, rangeInstances } from '../store/nvtx-ranges.ts';
 import { readMeta, recordedDurationNs, writeMeta, type Db } from '../store/database.ts';
 import { ensureZones } from '../store/zones.ts';
 import { ZONED_TABLES, type ZonedTable } from '../store/zone-tables.ts';

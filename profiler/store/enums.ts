@@ -1,7 +1,8 @@
 // Integer enumerations stored in recordings (and, with the same values, in
 // the record stream). Values never change meaning; a retired value stays
 // reserved. CUPTI-defined enums stored as is (copy_kind, memory kinds,
-// sync_type) keep CUPTI's values; their names are here and in SCHEMA.md.
+// sync_type) keep CUPTI's values; copy and memory kinds are named in
+// cuda/cupti-kinds.ts, all of them in SCHEMA.md.
 
 import { StreamFlags } from '../contract/streams.ts';
 
@@ -29,29 +30,3 @@ export const CollectorErrorCode = {
   CallbacksTaken: 5,
   Cupti: 6,
 } as const;
-
-/** CUPTI memcpy kinds (memcpys.copy_kind), named as CUPTI and Kineto name them. */
-export const COPY_KIND_NAMES: Record<number, string> = {
-  1: 'HtoD',
-  2: 'DtoH',
-  3: 'HtoA',
-  4: 'AtoH',
-  5: 'AtoA',
-  6: 'AtoD',
-  7: 'DtoA',
-  8: 'DtoD',
-  9: 'HtoH',
-  10: 'PtoP',
-};
-
-/** CUPTI memory kinds (memcpys.src_kind/dst_kind, memsets.memory_kind). */
-export const MEMORY_KIND_NAMES: Record<number, string> = {
-  0: 'unknown',
-  1: 'pageable',
-  2: 'pinned',
-  3: 'device',
-  4: 'array',
-  5: 'managed',
-  6: 'device static',
-  7: 'managed static',
-};

@@ -12,7 +12,7 @@ import { iterationsOf } from '../../profiler/analysis/iterations.ts';
 import { analyze, type Analysis } from '../../profiler/analysis/load.ts';
 import { ScopeError, selectScope } from '../../profiler/analysis/scope.ts';
 import { type Scope } from '../../profiler/contract/scope.ts';
-import { callFamily } from '../../profiler/analysis/call-families.ts';
+import { callFamily } from '../../profiler/cuda/call-families.ts';
 import { repoRoot } from '../../profiler/native/paths.ts';
 import { openRecording } from '../../profiler/store/database.ts';
 

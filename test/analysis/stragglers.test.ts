@@ -20,7 +20,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { analyze, type Analysis } from '../../profiler/analysis/load.ts';
-import { sliceByStart } from '../../profiler/analysis/scope.ts';
+import { sliceByStart } from '../../profiler/native/columns.ts';
 import { binomialTail, stragglersOf } from '../../profiler/analysis/stragglers.ts';
 import { loadTrace } from '../../profiler/analysis/trace.ts';
 import type { Stragglers } from '../../profiler/contract/stragglers.ts';

@@ -11,7 +11,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
-import { baseCallName } from '../../profiler/analysis/call-families.ts';
+import { baseCallName } from '../../profiler/cuda/call-families.ts';
 import { analyze, type Analysis } from '../../profiler/analysis/load.ts';
 import { categoryOfCopyKind, OP_CATEGORY_NAMES } from '../../profiler/analysis/trace.ts';
 import { diffRecordings } from '../../profiler/compare/diff.ts';
@@ -20,7 +20,7 @@ import type { DiffSummary, FindingDiff, FindingSubject } from '../../profiler/co
 import type { Finding, FindingKind } from '../../profiler/contract/findings.ts';
 import { readableNames } from '../../profiler/contract/names.ts';
 import { openRecording } from '../../profiler/store/database.ts';
-import { MEMORY_KIND_NAMES } from '../../profiler/store/enums.ts';
+import { MEMORY_KIND_NAMES } from '../../profiler/cuda/cupti-kinds.ts';
 
 const fixtures = path.resolve(import.meta.dirname, '../fixtures');
 const corpus = path.join(fixtures, 'corpus');

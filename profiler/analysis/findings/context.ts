@@ -2,7 +2,7 @@
 // the derived facts several rules share (issue times, per-device busy
 // unions, stream pairs), computed once.
 import type { Ns } from '../../contract/time.ts';
-import { familiesByNameId } from '../call-families.ts';
+import { familiesByNameId } from '../../cuda/call-families.ts';
 import type { ProcessFacts } from '../communication.ts';
 import { callName, type Host } from '../host.ts';
 import { unionOf, type IntervalList } from '../intervals.ts';

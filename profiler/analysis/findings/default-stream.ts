@@ -7,7 +7,7 @@
 // exempt, so they are not flagged.
 import { formatDuration } from '../../contract/time.ts';
 import { intersect, lengthOf, subtract, unionOf, unionOfLists, unionOfPairs, type IntervalList } from '../intervals.ts';
-import { IdTable } from '../id-table.ts';
+import { IdTable } from '../../base/id-table.ts';
 import { addOp, newEvidence, severityByCost, streamLabel, type Context } from './context.ts';
 import type { Finding } from '../../contract/findings.ts';
 import { StreamFlags } from '../../store/enums.ts';

@@ -15,7 +15,7 @@
 // finding names the what-if fix for its family (fixForFamily, whatif.ts),
 // which the diagnosis estimates (diagnose.ts).
 import { formatDuration } from '../../contract/time.ts';
-import { blocksOnDevice, type BlockingFamily } from '../call-families.ts';
+import { blocksOnDevice, type BlockingFamily } from '../../cuda/call-families.ts';
 import { readbacks } from '../copy-idioms.ts';
 import { idleWithin } from '../intervals.ts';
 import { fixForFamily } from '../whatif.ts';
