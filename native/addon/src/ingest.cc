@@ -231,258 +231,300 @@ FileProgress Ingest::ingestFile(const std::string& path, bool final) {
   return f.progress;
 }
 
-// One record → its rows. Timeline rows wait for their batch (pend); the
-// rest is written at once.
-void Ingest::store(FileState& f, const std::string& path, const Record& record) {
-  FileProgress& p = f.progress;
-  const char* name = record.name;
-  if (!name) {
-    ++p.records;
-    ++p.unknown_records;
-    return;  // a newer kind: skipped by size, as the format promises
+// The record being stored, and what its rows need besides its bytes: its
+// file's state, the stream's path (errors and failed writes name it) and
+// its process.
+struct Ingest::Incoming {
+  FileState& f;
+  const std::string& path;
+  const Record& record;
+  uint32_t pid;
+
+  // The record's fixed part (record_format.h), copied out of the stream.
+  template <class R>
+  R fixed() const {
+    return load<R>(record.bytes);
   }
-  const uint8_t* rec = record.bytes;
-  const uint32_t pid = f.header.pid;
-  const int64_t shift = f.shift;
-  const std::string& where = path;
   // A time of the record on the recording's clock. Relative times stay
   // within 2^53 ns of the origin (SCHEMA.md "Time": exact as JS numbers; 104
   // days): one beyond comes only from a corrupt record, and the arithmetic
   // on it (this shift, the zones' durations and gaps) would overflow int64,
   // so the record is malformed input like any other.
-  auto at = [&](int64_t t) {
+  int64_t at(int64_t t) const {
     constexpr int64_t kLimit = int64_t{1} << 53;
     int64_t v;
-    if (__builtin_add_overflow(t, shift, &v) || v <= -kLimit || v >= kLimit) {
-      throw IngestError(path + ": corrupt record at byte " + std::to_string(record.offset) + ": " + name + " time " + std::to_string(t) +
-                        " ns is more than 2^53 ns from the recording's origin");
+    if (__builtin_add_overflow(t, f.shift, &v) || v <= -kLimit || v >= kLimit) {
+      throw IngestError(path + ": corrupt record at byte " + std::to_string(record.offset) + ": " + record.name + " time " +
+                        std::to_string(t) + " ns is more than 2^53 ns from the recording's origin");
     }
     return v;
-  };
+  }
+};
+
+// One record → its rows, one kind per line (as libkineto's
+// handleCuptiActivity): each kind's storing is a function of its own below.
+// Timeline rows wait for their batch (pend); the rest is written at once.
+void Ingest::store(FileState& f, const std::string& path, const Record& record) {
+  FileProgress& p = f.progress;
+  if (!record.name) {
+    ++p.records;
+    ++p.unknown_records;
+    return;  // a newer kind: skipped by size, as the format promises
+  }
+  const Incoming in{f, path, record, f.header.pid};
   switch (static_cast<Kind>(record.kind)) {
-    case Kind::String: {
-      const auto r = load<StringRecord>(rec);
-      const int64_t id = internGlobal(std::string(stringText(record, path)));
-      // The encoder gives ids out dense from 1 (record_encoder.h), so a table indexed by id is the lookup. An id far
-      // beyond the String records so far comes from a corrupt record (id 0xFFFFFFFE asked for a 32 GiB table; 0xFFFFFFFF
-      // wrapped the size to 0 and wrote past it): it goes to a map, and the table stays within 8 bytes per record read.
-      if (r.id <= 2 * ++f.string_records + 1024) {
-        if (f.strings.size() <= r.id) f.strings.resize(size_t{r.id} + 1, 0);
-        f.strings[r.id] = id;
-      } else {
-        f.sparse_strings[r.id] = id;
-      }
-      break;
-    }
-    case Kind::Process: {
-      const auto r = load<ProcessRecord>(rec);
-      auto text = [&](uint32_t sid) { return sid ? textOf(stringId(f, sid)) : std::string(); };
-      Binder{st_.process}(int64_t{pid}, int64_t{r.ppid}, text(r.command_sid), text(r.executable_sid), text(r.hostname_sid),
-                          int64_t{r.driver_version}, int64_t{r.runtime_version}, int64_t{r.cupti_version}, int64_t{r.cupti_api_version},
-                          int64_t{f.header.collector_version}, shift);
-      step(db_, st_.process, where);
-      break;
-    }
-    case Kind::Device: {
-      const auto r = load<DeviceRecord>(rec);
-      static const uint8_t kZero[16] = {};
-      // An all-zero UUID says "unknown": never merge such devices across processes.
-      const std::string uuid = std::memcmp(r.uuid, kZero, 16) == 0
-                                   ? "unknown-pid" + std::to_string(pid) + "-device" + std::to_string(r.device_id)
-                                   : formatUuid(r.uuid);
-      auto it = devices_by_uuid_.find(uuid);
-      int64_t id;
-      if (it != devices_by_uuid_.end()) {
-        id = it->second;
-      } else {
-        const std::string name_text = r.name_sid ? textOf(stringId(f, r.name_sid)) : std::string();
-        Binder{st_.device}(uuid, int64_t{r.device_id}, name_text, int64_t{r.cc_major}, int64_t{r.cc_minor}, int64_t{r.sm_count},
-                           int64_t{r.async_engine_count}, int64_t{r.concurrent_kernels}, static_cast<int64_t>(r.total_memory_bytes),
-                           int64_t{r.pci_domain}, int64_t{r.pci_bus}, int64_t{r.pci_device}, int64_t{r.core_clock_khz},
-                           int64_t{r.memory_clock_khz}, int64_t{r.memory_bus_width_bits}, int64_t{r.l2_cache_bytes},
-                           int64_t{r.max_threads_per_sm}, int64_t{r.max_shared_memory_per_sm}, int64_t{r.max_registers_per_sm},
-                           int64_t{r.max_blocks_per_sm});
-        step(db_, st_.device, where);
-        Binder{st_.device_by_uuid}(uuid);
-        id = stepReturningId(db_, st_.device_by_uuid, where);
-        devices_by_uuid_.emplace(uuid, id);
-      }
-      f.devices[r.device_id] = id;
-      break;
-    }
-    case Kind::Context: {
-      const auto r = load<ContextRecord>(rec);
-      const auto key = std::make_pair(pid, r.context_id);
-      const auto device = deviceId(f, r.device_id);
-      Binder{st_.context}(int64_t{pid}, int64_t{r.context_id}, device, int64_t{r.null_stream_id});
-      contexts_[key] = KnownContext{stepReturningId(db_, st_.context, where), device.has_value(), r.null_stream_id, device};
-      break;
-    }
-    case Kind::Stream: {
-      const auto r = load<StreamRecord>(rec);
-      // kNone: the stream lives on its context's device (CUPTI's stream records).
-      std::optional<int64_t> device = r.device_id == kNone ? std::nullopt : deviceId(f, r.device_id);
-      const int64_t ctx = contextId(f, r.context_id, device);
-      if (!device) device = contexts_[std::make_pair(pid, r.context_id)].device;
-      Binder{st_.stream}(int64_t{pid}, ctx, device, int64_t{r.stream_id}, int64_t{r.flags}, int64_t{r.priority},
-                         r.created_ns == INT64_MIN ? std::nullopt : std::optional<int64_t>(at(r.created_ns)), nonzero(r.correlation_id));
-      streams_[{ctx, r.stream_id}] = stepReturningId(db_, st_.stream, where);
-      last_stream_.reset();
-      break;
-    }
-    case Kind::Kernel: {
-      const auto r = load<KernelRecord>(rec);
-      const int64_t device = deviceForOp(f, r.device_id);
-      const int64_t ctx = contextId(f, r.context_id, device);
-      const int64_t stream = streamId(f, ctx, r.stream_id, device);
-      pend(kernels_, stream, at(r.start_ns), at(r.end_ns), r.correlation_id)(
-          at(r.start_ns), at(r.end_ns), device, ctx, stream, int64_t{r.correlation_id}, stringId(f, r.name_sid), int64_t{r.grid_x},
-          int64_t{r.grid_y}, int64_t{r.grid_z}, int64_t{r.block_x}, int64_t{r.block_y}, int64_t{r.block_z}, int64_t{r.registers_per_thread},
-          int64_t{r.static_shared_bytes}, int64_t{r.dynamic_shared_bytes}, int64_t{r.local_memory_per_thread}, int64_t{r.launch_type},
-          int64_t{r.is_device_launched}, nonzero(r.graph_id), nonzero(r.graph_node_id), int64_t{r.cluster_x}, int64_t{r.cluster_y},
-          int64_t{r.cluster_z}, int64_t{r.channel_id});
-      break;
-    }
-    case Kind::Memcpy: {
-      const auto r = load<MemcpyRecord>(rec);
-      const int64_t device = deviceForOp(f, r.device_id);
-      const int64_t ctx = contextId(f, r.context_id, device);
-      const int64_t stream = streamId(f, ctx, r.stream_id, device);
-      pend(memcpys_, stream, at(r.start_ns), at(r.end_ns), r.correlation_id)(
-          at(r.start_ns), at(r.end_ns), device, ctx, stream, int64_t{r.correlation_id}, static_cast<int64_t>(r.bytes), int64_t{r.copy_kind},
-          int64_t{r.src_kind}, int64_t{r.dst_kind}, int64_t{r.flags & 1},
-          r.src_device_id == kNone ? std::nullopt : std::optional<int64_t>(deviceForOp(f, r.src_device_id)),
-          r.dst_device_id == kNone ? std::nullopt : std::optional<int64_t>(deviceForOp(f, r.dst_device_id)), nonzero(r.graph_id),
-          int64_t{r.channel_id});
-      break;
-    }
-    case Kind::Memset: {
-      const auto r = load<MemsetRecord>(rec);
-      const int64_t device = deviceForOp(f, r.device_id);
-      const int64_t ctx = contextId(f, r.context_id, device);
-      const int64_t stream = streamId(f, ctx, r.stream_id, device);
-      pend(memsets_, stream, at(r.start_ns), at(r.end_ns), r.correlation_id)(
-          at(r.start_ns), at(r.end_ns), device, ctx, stream, int64_t{r.correlation_id}, static_cast<int64_t>(r.bytes), int64_t{r.value},
-          int64_t{r.memory_kind}, int64_t{r.flags & 1}, nonzero(r.graph_id), int64_t{r.channel_id});
-      break;
-    }
-    case Kind::Synchronization: {
-      const auto r = load<SynchronizationRecord>(rec);
-      const auto ctx = contextIdOrNull(f, r.context_id);
-      const auto stream = streamIdOrNull(f, ctx, r.stream_id, std::nullopt);
-      // Lane 0: synchronizations of no stream (context / event synchronize).
-      pend(syncs_, stream.value_or(0), at(r.start_ns), at(r.end_ns), r.correlation_id)(
-          at(r.start_ns), at(r.end_ns), int64_t{pid}, ctx, stream, int64_t{r.type},
-          r.event_id == kNone ? std::nullopt : std::optional<int64_t>(r.event_id), int64_t{r.correlation_id}, int64_t{r.return_value});
-      break;
-    }
-    case Kind::CudaEvent: {
-      const auto r = load<CudaEventRecord>(rec);
-      const auto device = deviceId(f, r.device_id);
-      const auto ctx = contextIdOrNull(f, r.context_id);
-      const auto stream = streamIdOrNull(f, ctx, r.stream_id, device);
-      Binder{st_.cuda_events}(r.device_ns == INT64_MIN ? std::nullopt : std::optional<int64_t>(at(r.device_ns)), int64_t{pid}, ctx, stream,
-                              device, int64_t{r.event_id}, int64_t{r.correlation_id});
-      step(db_, st_.cuda_events, where);
-      break;
-    }
-    case Kind::ApiCall: {
-      const auto r = load<ApiCallRecord>(rec);
-      thread(pid, r.thread_id);
-      pend(api_calls_, threadLane(pid, r.thread_id), at(r.start_ns), at(r.end_ns), r.correlation_id)(
-          at(r.start_ns), at(r.end_ns), int64_t{pid}, int64_t{r.thread_id}, int64_t{r.domain}, int64_t{r.cbid}, stringId(f, r.name_sid),
-          int64_t{r.correlation_id}, int64_t{r.return_value});
-      break;
-    }
-    case Kind::Marker: {
-      const auto r = load<MarkerRecord>(rec);
-      if (r.thread_id != 0) thread(pid, r.thread_id);  // 0: a process-scoped marker
-      const uint32_t name = r.name_sid ? static_cast<uint32_t>(stringId(f, r.name_sid)) : 0;
-      const uint32_t domain = r.domain_sid ? static_cast<uint32_t>(stringId(f, r.domain_sid)) : 0;
-      auto insert = [&](int64_t start, std::optional<int64_t> end, uint32_t tid, uint32_t name_id, uint32_t domain_id,
-                        std::string payload) {
-        pend(nvtx_, threadLane(pid, tid), start, end.value_or(start), kNull)(
-            start, end, int64_t{pid}, int64_t{tid}, int64_t{name_id ? name_id : internGlobal("")},
-            domain_id ? std::optional<int64_t>(domain_id) : std::nullopt,
-            payload.empty() ? std::nullopt : std::optional<std::string>(std::move(payload)));
-      };
-      if (r.flags & kMarkerStart) {
-        f.open_markers[r.id] = OpenMarker{at(r.timestamp_ns), r.thread_id, name, domain, takeWaitingPayload(f, r.id)};
-      } else if (r.flags & kMarkerEnd) {
-        auto it = f.open_markers.find(r.id);
-        if (it != f.open_markers.end()) {
-          insert(it->second.start_ns, at(r.timestamp_ns), it->second.tid, it->second.name_id, it->second.domain_id,
-                 std::move(it->second.payload));
-          f.open_markers.erase(it);
-        }
-      } else {
-        insert(at(r.timestamp_ns), std::nullopt, r.thread_id, name, domain, takeWaitingPayload(f, r.id));
-      }
-      break;
-    }
-    case Kind::MarkerPayload: {
-      const auto r = load<MarkerPayloadRecord>(rec);
-      std::string json = payloadJson(payloadFields(record, path), [&](uint32_t sid) { return textOf(stringId(f, sid)); });
-      // With its range's Start (the usual order), or before it: it waits.
-      auto it = f.open_markers.find(r.marker_id);
-      if (it != f.open_markers.end()) {
-        it->second.payload = std::move(json);
-      } else {
-        if (f.waiting_payloads.size() >= kWaitingPayloads) f.waiting_payloads.clear();
-        f.waiting_payloads[r.marker_id] = std::move(json);
-      }
-      break;
-    }
-    case Kind::Overhead: {
-      const auto r = load<OverheadRecord>(rec);
-      Binder{st_.overheads}(at(r.start_ns), at(r.end_ns), int64_t{pid}, int64_t{r.overhead_kind}, int64_t{r.object_kind},
-                            int64_t{r.object_id}, nonzero(r.correlation_id));
-      step(db_, st_.overheads, where);
-      break;
-    }
-    case Kind::Dropped: {
-      const auto r = load<DroppedRecord>(rec);
-      const auto ctx = r.context_id == kNone ? std::nullopt : contextIdOrNull(f, r.context_id);
-      const auto stream = streamIdOrNull(f, ctx, r.stream_id, std::nullopt);
-      Binder{st_.dropped_records}(int64_t{pid}, int64_t{r.source}, static_cast<int64_t>(r.count), ctx, stream);
-      step(db_, st_.dropped_records, where);
-      p.dropped += r.count;
-      break;
-    }
-    case Kind::Error: {
-      const auto r = load<ErrorRecord>(rec);
-      const std::string message = r.message_sid ? textOf(stringId(f, r.message_sid)) : std::string();
-      Binder{st_.collector_errors}(int64_t{pid}, int64_t{r.code}, message);
-      step(db_, st_.collector_errors, where);
-      p.errors.push_back(CollectorError{r.code, message});
-      break;
-    }
-    case Kind::Flush: {
-      const auto r = load<FlushRecord>(rec);
-      p.last_flush = FlushInfo{r.reason, r.signal, at(r.at_ns)};
-      break;
-    }
-    case Kind::ProcessEnv: {
-      const auto r = load<ProcessEnvRecord>(rec);
-      // Rank, local rank and world size are read from these rows when the
-      // recording is finished (profiler/store/ranks.ts): one definition of
-      // which launcher's variables count, shared with `record -o %r`.
-      Binder{st_.process_env}(int64_t{pid}, textOf(stringId(f, r.name_sid)), textOf(stringId(f, r.value_sid)));
-      step(db_, st_.process_env, where);
-      break;
-    }
-    case Kind::End: {
-      const auto r = load<EndRecord>(rec);
-      Binder{st_.process_end}(at(r.end_ns), int64_t{pid});
-      step(db_, st_.process_end, where);
-      p.complete = true;
-      break;
-    }
+    case Kind::String: storeString(in); break;
+    case Kind::Process: storeProcess(in); break;
+    case Kind::Device: storeDevice(in); break;
+    case Kind::Context: storeContext(in); break;
+    case Kind::Stream: storeStream(in); break;
+    case Kind::Kernel: storeKernel(in); break;
+    case Kind::Memcpy: storeMemcpy(in); break;
+    case Kind::Memset: storeMemset(in); break;
+    case Kind::Synchronization: storeSynchronization(in); break;
+    case Kind::CudaEvent: storeCudaEvent(in); break;
+    case Kind::ApiCall: storeApiCall(in); break;
+    case Kind::Marker: storeMarker(in); break;
+    case Kind::MarkerPayload: storeMarkerPayload(in); break;
+    case Kind::Overhead: storeOverhead(in); break;
+    case Kind::Dropped: storeDropped(in); break;
+    case Kind::Error: storeError(in); break;
+    case Kind::Flush: storeFlush(in); break;
+    case Kind::ProcessEnv: storeProcessEnv(in); break;
+    case Kind::End: storeEnd(in); break;
   }
   ++p.records;
   if (record.kind < FileProgress::kKinds) ++p.records_of_kind[record.kind];
   else ++p.unknown_records;  // a named kind beyond the array (none yet: kinds end at 19)
-  p.last_kind = name;
+  p.last_kind = record.name;
+}
+
+// ---- each kind's rows ------------------------------------------------------
+
+void Ingest::storeString(const Incoming& in) {
+  FileState& f = in.f;
+  const auto r = in.fixed<StringRecord>();
+  const int64_t id = internGlobal(std::string(stringText(in.record, in.path)));
+  // The encoder gives ids out dense from 1 (record_encoder.h), so a table indexed by id is the lookup. An id far
+  // beyond the String records so far comes from a corrupt record (id 0xFFFFFFFE asked for a 32 GiB table; 0xFFFFFFFF
+  // wrapped the size to 0 and wrote past it): it goes to a map, and the table stays within 8 bytes per record read.
+  if (r.id <= 2 * ++f.string_records + 1024) {
+    if (f.strings.size() <= r.id) f.strings.resize(size_t{r.id} + 1, 0);
+    f.strings[r.id] = id;
+  } else {
+    f.sparse_strings[r.id] = id;
+  }
+}
+
+void Ingest::storeProcess(const Incoming& in) {
+  const auto r = in.fixed<ProcessRecord>();
+  auto text = [&](uint32_t sid) { return sid ? textOf(stringId(in.f, sid)) : std::string(); };
+  Binder{st_.process}(int64_t{in.pid}, int64_t{r.ppid}, text(r.command_sid), text(r.executable_sid), text(r.hostname_sid),
+                      int64_t{r.driver_version}, int64_t{r.runtime_version}, int64_t{r.cupti_version}, int64_t{r.cupti_api_version},
+                      int64_t{in.f.header.collector_version}, in.f.shift);
+  step(db_, st_.process, in.path);
+}
+
+void Ingest::storeDevice(const Incoming& in) {
+  const auto r = in.fixed<DeviceRecord>();
+  static const uint8_t kZero[16] = {};
+  // An all-zero UUID says "unknown": never merge such devices across processes.
+  const std::string uuid = std::memcmp(r.uuid, kZero, 16) == 0
+                               ? "unknown-pid" + std::to_string(in.pid) + "-device" + std::to_string(r.device_id)
+                               : formatUuid(r.uuid);
+  auto it = devices_by_uuid_.find(uuid);
+  int64_t id;
+  if (it != devices_by_uuid_.end()) {
+    id = it->second;
+  } else {
+    const std::string name_text = r.name_sid ? textOf(stringId(in.f, r.name_sid)) : std::string();
+    Binder{st_.device}(uuid, int64_t{r.device_id}, name_text, int64_t{r.cc_major}, int64_t{r.cc_minor}, int64_t{r.sm_count},
+                       int64_t{r.async_engine_count}, int64_t{r.concurrent_kernels}, static_cast<int64_t>(r.total_memory_bytes),
+                       int64_t{r.pci_domain}, int64_t{r.pci_bus}, int64_t{r.pci_device}, int64_t{r.core_clock_khz},
+                       int64_t{r.memory_clock_khz}, int64_t{r.memory_bus_width_bits}, int64_t{r.l2_cache_bytes},
+                       int64_t{r.max_threads_per_sm}, int64_t{r.max_shared_memory_per_sm}, int64_t{r.max_registers_per_sm},
+                       int64_t{r.max_blocks_per_sm});
+    step(db_, st_.device, in.path);
+    Binder{st_.device_by_uuid}(uuid);
+    id = stepReturningId(db_, st_.device_by_uuid, in.path);
+    devices_by_uuid_.emplace(uuid, id);
+  }
+  in.f.devices[r.device_id] = id;
+}
+
+void Ingest::storeContext(const Incoming& in) {
+  const auto r = in.fixed<ContextRecord>();
+  const auto key = std::make_pair(in.pid, r.context_id);
+  const auto device = deviceId(in.f, r.device_id);
+  Binder{st_.context}(int64_t{in.pid}, int64_t{r.context_id}, device, int64_t{r.null_stream_id});
+  contexts_[key] = KnownContext{stepReturningId(db_, st_.context, in.path), device.has_value(), r.null_stream_id, device};
+}
+
+void Ingest::storeStream(const Incoming& in) {
+  const auto r = in.fixed<StreamRecord>();
+  // kNone: the stream lives on its context's device (CUPTI's stream records).
+  std::optional<int64_t> device = r.device_id == kNone ? std::nullopt : deviceId(in.f, r.device_id);
+  const int64_t ctx = contextId(in.f, r.context_id, device);
+  if (!device) device = contexts_[std::make_pair(in.pid, r.context_id)].device;
+  Binder{st_.stream}(int64_t{in.pid}, ctx, device, int64_t{r.stream_id}, int64_t{r.flags}, int64_t{r.priority},
+                     r.created_ns == INT64_MIN ? std::nullopt : std::optional<int64_t>(in.at(r.created_ns)), nonzero(r.correlation_id));
+  streams_[{ctx, r.stream_id}] = stepReturningId(db_, st_.stream, in.path);
+  last_stream_.reset();
+}
+
+void Ingest::storeKernel(const Incoming& in) {
+  const auto r = in.fixed<KernelRecord>();
+  const int64_t device = deviceForOp(in.f, r.device_id);
+  const int64_t ctx = contextId(in.f, r.context_id, device);
+  const int64_t stream = streamId(in.f, ctx, r.stream_id, device);
+  pend(kernels_, stream, in.at(r.start_ns), in.at(r.end_ns), r.correlation_id)(
+      in.at(r.start_ns), in.at(r.end_ns), device, ctx, stream, int64_t{r.correlation_id}, stringId(in.f, r.name_sid), int64_t{r.grid_x},
+      int64_t{r.grid_y}, int64_t{r.grid_z}, int64_t{r.block_x}, int64_t{r.block_y}, int64_t{r.block_z}, int64_t{r.registers_per_thread},
+      int64_t{r.static_shared_bytes}, int64_t{r.dynamic_shared_bytes}, int64_t{r.local_memory_per_thread}, int64_t{r.launch_type},
+      int64_t{r.is_device_launched}, nonzero(r.graph_id), nonzero(r.graph_node_id), int64_t{r.cluster_x}, int64_t{r.cluster_y},
+      int64_t{r.cluster_z}, int64_t{r.channel_id});
+}
+
+void Ingest::storeMemcpy(const Incoming& in) {
+  const auto r = in.fixed<MemcpyRecord>();
+  const int64_t device = deviceForOp(in.f, r.device_id);
+  const int64_t ctx = contextId(in.f, r.context_id, device);
+  const int64_t stream = streamId(in.f, ctx, r.stream_id, device);
+  pend(memcpys_, stream, in.at(r.start_ns), in.at(r.end_ns), r.correlation_id)(
+      in.at(r.start_ns), in.at(r.end_ns), device, ctx, stream, int64_t{r.correlation_id}, static_cast<int64_t>(r.bytes),
+      int64_t{r.copy_kind}, int64_t{r.src_kind}, int64_t{r.dst_kind}, int64_t{r.flags & 1},
+      r.src_device_id == kNone ? std::nullopt : std::optional<int64_t>(deviceForOp(in.f, r.src_device_id)),
+      r.dst_device_id == kNone ? std::nullopt : std::optional<int64_t>(deviceForOp(in.f, r.dst_device_id)), nonzero(r.graph_id),
+      int64_t{r.channel_id});
+}
+
+void Ingest::storeMemset(const Incoming& in) {
+  const auto r = in.fixed<MemsetRecord>();
+  const int64_t device = deviceForOp(in.f, r.device_id);
+  const int64_t ctx = contextId(in.f, r.context_id, device);
+  const int64_t stream = streamId(in.f, ctx, r.stream_id, device);
+  pend(memsets_, stream, in.at(r.start_ns), in.at(r.end_ns), r.correlation_id)(
+      in.at(r.start_ns), in.at(r.end_ns), device, ctx, stream, int64_t{r.correlation_id}, static_cast<int64_t>(r.bytes), int64_t{r.value},
+      int64_t{r.memory_kind}, int64_t{r.flags & 1}, nonzero(r.graph_id), int64_t{r.channel_id});
+}
+
+void Ingest::storeSynchronization(const Incoming& in) {
+  const auto r = in.fixed<SynchronizationRecord>();
+  const auto ctx = contextIdOrNull(in.f, r.context_id);
+  const auto stream = streamIdOrNull(in.f, ctx, r.stream_id, std::nullopt);
+  // Lane 0: synchronizations of no stream (context / event synchronize).
+  pend(syncs_, stream.value_or(0), in.at(r.start_ns), in.at(r.end_ns), r.correlation_id)(
+      in.at(r.start_ns), in.at(r.end_ns), int64_t{in.pid}, ctx, stream, int64_t{r.type},
+      r.event_id == kNone ? std::nullopt : std::optional<int64_t>(r.event_id), int64_t{r.correlation_id}, int64_t{r.return_value});
+}
+
+void Ingest::storeCudaEvent(const Incoming& in) {
+  const auto r = in.fixed<CudaEventRecord>();
+  const auto device = deviceId(in.f, r.device_id);
+  const auto ctx = contextIdOrNull(in.f, r.context_id);
+  const auto stream = streamIdOrNull(in.f, ctx, r.stream_id, device);
+  Binder{st_.cuda_events}(r.device_ns == INT64_MIN ? std::nullopt : std::optional<int64_t>(in.at(r.device_ns)), int64_t{in.pid}, ctx,
+                          stream, device, int64_t{r.event_id}, int64_t{r.correlation_id});
+  step(db_, st_.cuda_events, in.path);
+}
+
+void Ingest::storeApiCall(const Incoming& in) {
+  const auto r = in.fixed<ApiCallRecord>();
+  thread(in.pid, r.thread_id);
+  pend(api_calls_, threadLane(in.pid, r.thread_id), in.at(r.start_ns), in.at(r.end_ns), r.correlation_id)(
+      in.at(r.start_ns), in.at(r.end_ns), int64_t{in.pid}, int64_t{r.thread_id}, int64_t{r.domain}, int64_t{r.cbid},
+      stringId(in.f, r.name_sid), int64_t{r.correlation_id}, int64_t{r.return_value});
+}
+
+// A range's Start opens it (with the payload that came before it, if one
+// did), its End stores it; an instant marker is stored at once, end NULL.
+void Ingest::storeMarker(const Incoming& in) {
+  FileState& f = in.f;
+  const auto r = in.fixed<MarkerRecord>();
+  if (r.thread_id != 0) thread(in.pid, r.thread_id);  // 0: a process-scoped marker
+  const uint32_t name = r.name_sid ? static_cast<uint32_t>(stringId(f, r.name_sid)) : 0;
+  const uint32_t domain = r.domain_sid ? static_cast<uint32_t>(stringId(f, r.domain_sid)) : 0;
+  if (r.flags & kMarkerStart) {
+    f.open_markers[r.id] = OpenMarker{in.at(r.timestamp_ns), r.thread_id, name, domain, takeWaitingPayload(f, r.id)};
+  } else if (r.flags & kMarkerEnd) {
+    auto it = f.open_markers.find(r.id);
+    if (it != f.open_markers.end()) {
+      pendRange(in.pid, it->second.start_ns, in.at(r.timestamp_ns), it->second.tid, it->second.name_id, it->second.domain_id,
+                std::move(it->second.payload));
+      f.open_markers.erase(it);
+    }
+  } else {
+    pendRange(in.pid, in.at(r.timestamp_ns), std::nullopt, r.thread_id, name, domain, takeWaitingPayload(f, r.id));
+  }
+}
+
+void Ingest::storeMarkerPayload(const Incoming& in) {
+  FileState& f = in.f;
+  const auto r = in.fixed<MarkerPayloadRecord>();
+  std::string json = payloadJson(payloadFields(in.record, in.path), [&](uint32_t sid) { return textOf(stringId(f, sid)); });
+  // With its range's Start (the usual order), or before it: it waits.
+  auto it = f.open_markers.find(r.marker_id);
+  if (it != f.open_markers.end()) {
+    it->second.payload = std::move(json);
+  } else {
+    if (f.waiting_payloads.size() >= kWaitingPayloads) f.waiting_payloads.clear();
+    f.waiting_payloads[r.marker_id] = std::move(json);
+  }
+}
+
+void Ingest::storeOverhead(const Incoming& in) {
+  const auto r = in.fixed<OverheadRecord>();
+  Binder{st_.overheads}(in.at(r.start_ns), in.at(r.end_ns), int64_t{in.pid}, int64_t{r.overhead_kind}, int64_t{r.object_kind},
+                        int64_t{r.object_id}, nonzero(r.correlation_id));
+  step(db_, st_.overheads, in.path);
+}
+
+void Ingest::storeDropped(const Incoming& in) {
+  const auto r = in.fixed<DroppedRecord>();
+  const auto ctx = r.context_id == kNone ? std::nullopt : contextIdOrNull(in.f, r.context_id);
+  const auto stream = streamIdOrNull(in.f, ctx, r.stream_id, std::nullopt);
+  Binder{st_.dropped_records}(int64_t{in.pid}, int64_t{r.source}, static_cast<int64_t>(r.count), ctx, stream);
+  step(db_, st_.dropped_records, in.path);
+  in.f.progress.dropped += r.count;
+}
+
+void Ingest::storeError(const Incoming& in) {
+  const auto r = in.fixed<ErrorRecord>();
+  const std::string message = r.message_sid ? textOf(stringId(in.f, r.message_sid)) : std::string();
+  Binder{st_.collector_errors}(int64_t{in.pid}, int64_t{r.code}, message);
+  step(db_, st_.collector_errors, in.path);
+  in.f.progress.errors.push_back(CollectorError{r.code, message});
+}
+
+void Ingest::storeFlush(const Incoming& in) {
+  const auto r = in.fixed<FlushRecord>();
+  in.f.progress.last_flush = FlushInfo{r.reason, r.signal, in.at(r.at_ns)};
+}
+
+void Ingest::storeProcessEnv(const Incoming& in) {
+  const auto r = in.fixed<ProcessEnvRecord>();
+  // Rank, local rank and world size are read from these rows when the
+  // recording is finished (profiler/store/ranks.ts): one definition of
+  // which launcher's variables count, shared with `record -o %r`.
+  Binder{st_.process_env}(int64_t{in.pid}, textOf(stringId(in.f, r.name_sid)), textOf(stringId(in.f, r.value_sid)));
+  step(db_, st_.process_env, in.path);
+}
+
+void Ingest::storeEnd(const Incoming& in) {
+  const auto r = in.fixed<EndRecord>();
+  Binder{st_.process_end}(in.at(r.end_ns), int64_t{in.pid});
+  step(db_, st_.process_end, in.path);
+  in.f.progress.complete = true;
+}
+
+// An NVTX range (or instant marker: `end` none) of process `pid`, pending
+// for its batch; `name_id` 0: no name (the empty string's id).
+void Ingest::pendRange(uint32_t pid, int64_t start, std::optional<int64_t> end, uint32_t tid, uint32_t name_id, uint32_t domain_id,
+                       std::string payload) {
+  pend(nvtx_, threadLane(pid, tid), start, end.value_or(start), kNull)(
+      start, end, int64_t{pid}, int64_t{tid}, int64_t{name_id ? name_id : internGlobal("")},
+      domain_id ? std::optional<int64_t>(domain_id) : std::nullopt,
+      payload.empty() ? std::nullopt : std::optional<std::string>(std::move(payload)));
 }
 
 std::map<std::string, uint64_t> FileProgress::recordsByKind() const {
@@ -650,12 +692,8 @@ void Ingest::finish(const std::vector<std::string>& final_sql) {
   if (!db_) return;
   exec("BEGIN");
   for (auto& [path, f] : files_) {
-    for (auto& [id, m] : f.open_markers) {
-      pend(nvtx_, threadLane(f.header.pid, m.tid), m.start_ns, m.start_ns, kNull)(
-          m.start_ns, std::nullopt, int64_t{f.header.pid}, int64_t{m.tid}, int64_t{m.name_id ? m.name_id : internGlobal("")},
-          m.domain_id ? std::optional<int64_t>(m.domain_id) : std::nullopt,
-          m.payload.empty() ? std::nullopt : std::optional<std::string>(std::move(m.payload)));
-    }
+    for (auto& [id, m] : f.open_markers)
+      pendRange(f.header.pid, m.start_ns, std::nullopt, m.tid, m.name_id, m.domain_id, std::move(m.payload));
     f.open_markers.clear();
     f.waiting_payloads.clear();
   }

@@ -121,7 +121,31 @@ class Ingest {
 
   void exec(const char* sql);
   void loadExisting();
+
+  // One record → its rows: a dispatch on its kind to the kind's own storing.
   void store(FileState& f, const std::string& path, const Record& rec);
+  struct Incoming;  // the record being stored (ingest.cc)
+  void storeString(const Incoming& in);
+  void storeProcess(const Incoming& in);
+  void storeDevice(const Incoming& in);
+  void storeContext(const Incoming& in);
+  void storeStream(const Incoming& in);
+  void storeKernel(const Incoming& in);
+  void storeMemcpy(const Incoming& in);
+  void storeMemset(const Incoming& in);
+  void storeSynchronization(const Incoming& in);
+  void storeCudaEvent(const Incoming& in);
+  void storeApiCall(const Incoming& in);
+  void storeMarker(const Incoming& in);
+  void storeMarkerPayload(const Incoming& in);
+  void storeOverhead(const Incoming& in);
+  void storeDropped(const Incoming& in);
+  void storeError(const Incoming& in);
+  void storeFlush(const Incoming& in);
+  void storeProcessEnv(const Incoming& in);
+  void storeEnd(const Incoming& in);
+  void pendRange(uint32_t pid, int64_t start, std::optional<int64_t> end, uint32_t tid, uint32_t name_id, uint32_t domain_id,
+                 std::string payload);
 
   int64_t stringId(FileState& f, uint32_t local);
   int64_t internGlobal(const std::string& value);
