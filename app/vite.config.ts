@@ -22,8 +22,8 @@ export default defineConfig(({ mode }) => {
         'query-worker': path.join(root, 'app/query-worker.ts'),
         // Started by profiler/query/analysis-thread.ts from the folder it is bundled into.
         'analysis-worker': path.join(root, 'profiler/query/analysis-worker.ts'),
-        // Started by profiler/analysis/job.ts (a job's report, rank by rank) likewise.
-        'job-worker': path.join(root, 'profiler/analysis/job-worker.ts'),
+        // Started by profiler/analysis/diagnosis/job.ts (a job's report, rank by rank) likewise.
+        'job-worker': path.join(root, 'profiler/analysis/diagnosis/job-worker.ts'),
         'streamscope-cli': path.join(root, 'profiler/cli/streamscope.ts'),
       };
   return {

@@ -1,5 +1,5 @@
 // One run of a job's cross-rank analysis rank by rank, as `streamscope
-// report` runs it on a recording of many ranks (profiler/analysis/job.ts:
+// report` runs it on a recording of many ranks (profiler/analysis/diagnosis/job.ts:
 // the parts read one at a time on worker threads, the report built), in a
 // process of its own so that its memory is its own: run-bench.ts spawns it
 // once per measurement. Prints one JSON line: wall seconds, this process's
@@ -8,7 +8,7 @@
 //   node bench/job-analysis.ts JOB.sqlite [--workers N] [--json-report]
 import fs from 'node:fs';
 import { parseArgs } from 'node:util';
-import { analyzeJob } from '../profiler/analysis/job.ts';
+import { analyzeJob } from '../profiler/analysis/diagnosis/job.ts';
 import { readTraceTables } from '../profiler/analysis/trace.ts';
 import { buildJobReport } from '../profiler/report/report.ts';
 import { openRecording } from '../profiler/store/database.ts';

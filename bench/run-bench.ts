@@ -39,7 +39,7 @@
 //            Target (issue 13): < 10 s.
 //  job       the cross-rank analysis of a merged job read rank by rank, as
 //            `streamscope report` runs it on more than 8 ranks
-//            (profiler/analysis/job.ts): --job FILE (a merged job, e.g. the
+//            (profiler/analysis/diagnosis/job.ts): --job FILE (a merged job, e.g. the
 //            merge benchmark's), --job-rounds runs on two worker threads and
 //            on one thread, each in a process of its own, the file read
 //            through first; beside the whole analyze() of the same file with
@@ -86,7 +86,7 @@ import { devices, Ingest, insertCeiling, loadTimelineColumns } from '../profiler
 import { collectorLibraryPath, repoRoot, runnerPath, syntheticStreamToolPath } from '../profiler/native/paths.ts';
 import { decodeHeader } from '../profiler/record/decoder.ts';
 import { beginBulkLoad, createRecording, endBulkLoad, openRecording } from '../profiler/store/database.ts';
-import { analyze, type AnalysisTimings } from '../profiler/analysis/load.ts';
+import { analyze, type AnalysisTimings } from '../profiler/analysis/diagnosis/analyze.ts';
 import type { Scope } from '../profiler/contract/scope.ts';
 import { generate } from './generate-recording.ts';
 import { generateRanks } from './generate-ranks.ts';
@@ -1162,7 +1162,7 @@ interface RankByRankRun {
 
 /**
  * job: the cross-rank analysis of a merged job read rank by rank
- * (profiler/analysis/job.ts), what `streamscope report` runs on more than 8
+ * (profiler/analysis/diagnosis/job.ts), what `streamscope report` runs on more than 8
  * ranks, each run in a process of its own (bench/job-analysis.ts: its
  * memory its own), the file read through first: on two worker threads (the
  * default on two cores) and on one thread with the loader on both cores,

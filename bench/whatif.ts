@@ -63,8 +63,8 @@ function anchorPass(trace: Trace, host: Host): number {
 async function round(root: string): Promise<Omit<WhatifRound, 'code' | 'load'>> {
   const from = (p: string) => import(pathToFileURL(path.join(root, p)).href);
   const { syntheticReplay } = await from('test/helpers/synthetic-replay.ts');
-  const { hostModel } = await from('profiler/analysis/replay-host.ts');
-  const { replay } = await from('profiler/analysis/replay.ts');
+  const { hostModel } = await from('profiler/analysis/replay/replay-host.ts');
+  const { replay } = await from('profiler/analysis/replay/replay.ts');
   const { trace, host } = syntheticReplay(10_000_000, 64, 1000) as { trace: Trace; host: Host };
   const timed = <T>(run: () => T): { value: T; seconds: number; cpuSeconds: number } => {
     const c = process.cpuUsage();

@@ -174,7 +174,7 @@ export function readTraceTables(db: Db): TraceTables {
 }
 
 /**
- * `columns` (and `calls`, in start order): already loaded (analysis/load.ts
+ * `columns` (and `calls`, in start order): already loaded (analysis/diagnosis/analyze.ts
  * reads ops and calls together); read here otherwise. `tables`: already
  * read (readTraceTables), else read here.
  */

@@ -1,7 +1,7 @@
 // The commands that analyse recordings: `report`, `check` and `diff`.
-import { iterationsOf, pickIterationRange } from '../analysis/iterations.ts';
-import { analyzeJob, gpuProcessCount, loadProcessColumns, ZonesDisagree, type JobAnalysis } from '../analysis/job.ts';
-import { analyze, type Analysis } from '../analysis/load.ts';
+import { iterationsOf, pickIterationRange } from '../analysis/diagnosis/iterations.ts';
+import { analyzeJob, gpuProcessCount, loadProcessColumns, ZonesDisagree, type JobAnalysis } from '../analysis/diagnosis/job.ts';
+import { analyze, type Analysis } from '../analysis/diagnosis/analyze.ts';
 import { ScopeError } from '../analysis/scope.ts';
 import { readTraceTables } from '../analysis/trace.ts';
 import { diffRecordings } from '../compare/diff.ts';
@@ -30,7 +30,7 @@ export async function cmdReport(args: string[]): Promise<number> {
   try {
     const processes = readProcesses(db);
     const only = values.rank !== undefined || values.pid !== undefined ? processesToReport(file, processes, values.rank, values.pid) : null;
-    // A job of many ranks is read rank by rank (analysis/job.ts): its sections across ranks; one rank with --rank.
+    // A job of many ranks is read rank by rank (analysis/diagnosis/job.ts): its sections across ranks; one rank with --rank.
     const asJob = !only && (values.job ?? gpuProcessCount(db) > JOB_RANKS);
     if (asJob) {
       if (values.iterations) throw new UsageError(`--iterations reads every rank of ${file} at once: add --rank N (one rank's iterations) or --no-job`);

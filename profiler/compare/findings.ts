@@ -11,9 +11,9 @@
 // tables, so they are compared by what they name (call names through the
 // loaded Host, copies by direction and memory kinds, kernels by name),
 // never by id.
-import type { Analysis } from '../analysis/load.ts';
+import type { Analysis } from '../analysis/diagnosis/analyze.ts';
 import { baseCallName } from '../cuda/call-families.ts';
-import { EVIDENCE_CAP } from '../analysis/findings/context.ts';
+import { EVIDENCE_CAP } from '../analysis/diagnosis/findings/context.ts';
 import { callName } from '../analysis/host.ts';
 import { summarizeCopies } from '../analysis/summary.ts';
 import { allocateOps, OP_CATEGORY_NAMES, OpKind, type OpKindValue } from '../analysis/trace.ts';

@@ -10,7 +10,7 @@
 // processes without one (a job recorded without a launcher's variables,
 // an importer that knows none) in pid order among themselves. A rank on
 // one side only is a row with the other side null.
-import type { Analysis } from '../analysis/load.ts';
+import type { Analysis } from '../analysis/diagnosis/analyze.ts';
 import type { RankTime } from '../contract/communication.ts';
 import type { RankDiff, RankSide, StreamDiff } from '../contract/diff.ts';
 import { delta } from './delta.ts';

@@ -1,7 +1,7 @@
 // The dependency view's answers (api.ts: dependencies(), waitSpans()): what
 // a GPU operation waited for before it could start, what waited for it, and
 // its critical chain back to the host call that made it possible.
-// analysis/dependencies.ts derives them from the what-if replay's graph and
+// analysis/replay/dependencies.ts derives them from the what-if replay's graph and
 // defines the times; profiler/README.md ("Dependencies") says it in words.
 import type { ItemRef } from './api-schema.ts';
 import type { ItemKind } from './items.ts';

@@ -40,7 +40,7 @@ export interface Evidence {
 }
 
 /**
- * The fixes the what-if replay can apply (analysis/whatif.ts), one id each.
+ * The fixes the what-if replay can apply (analysis/replay/whatif.ts), one id each.
  * A finding names the one that removes its cause (Finding.fixId), and the
  * diagnosis estimates that fix for it: by id, never by the finding's text.
  */

@@ -1,5 +1,5 @@
 // `report --iterations` and the app's iterations row: the instances of a
-// repeating NVTX range side by side. analysis/iterations.ts computes them.
+// repeating NVTX range side by side. analysis/diagnosis/iterations.ts computes them.
 import type { Ns } from './time.ts';
 
 export interface IterationRow {

@@ -1,7 +1,7 @@
 // How far an analysis has got (analysisProgress): what the findings panel
 // and the Stats tab say while they wait — "Diagnosing… loading 10.2 M
 // operations", "what-ifs 2 of 3" — rather than nothing for a minute. The
-// analysis reports phases (analysis/load.ts, diagnose.ts), the analysis
+// analysis reports phases (analysis/diagnosis/analyze.ts, diagnose.ts), the analysis
 // thread keeps the last one per request (query/analysis-channel.ts), and
 // the page polls it. Plain data; no Node imports: the renderer bundles it.
 import type { Scope } from './api-schema.ts';
@@ -24,7 +24,7 @@ import type { Scope } from './api-schema.ts';
  */
 export type AnalysisPhase = 'starting' | 'loading' | 'selecting' | 'modelling' | 'diagnosing' | 'what-if';
 
-/** One step an analysis reports (analysis/load.ts AnalyzeOptions.onProgress). */
+/** One step an analysis reports (analysis/diagnosis/analyze.ts AnalyzeOptions.onProgress). */
 export interface ProgressStep {
   phase: AnalysisPhase;
   /** Units of the phase done and in all: rows (loading), operations (selecting), calls (modelling), rules, fixes. `total` 0: not counted. */

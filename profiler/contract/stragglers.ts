@@ -1,7 +1,7 @@
 // Stragglers (issue 13): the same NCCL collective instance matched across
 // ranks, how far apart the ranks arrived at it, who arrived last and how
 // long the others sat in it waiting; the rank that holds the job back, when
-// one does. analysis/stragglers.ts computes it (the matching rule, its
+// one does. analysis/diagnosis/stragglers.ts computes it (the matching rule, its
 // limits and the thresholds are in its header); the report (`report`,
 // `report --json`: profiler/README.md), the API's stats() and the
 // 'straggler-rank' finding carry it.

@@ -30,7 +30,7 @@ export interface AnalysisProgressMessage {
   /**
    * With a loading step, from a worker thread: the native loader's count of
    * rows read, shared memory that grows while the worker is blocked in the
-   * load (analysis/load.ts LoadingStep). A child process cannot share it.
+   * load (analysis/diagnosis/analyze.ts LoadingStep). A child process cannot share it.
    */
   rowsRead?: Int32Array;
 }

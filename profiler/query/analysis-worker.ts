@@ -17,7 +17,7 @@ import { compareRecordings } from './compare.ts';
 import { RecordingQuery } from './recording-query.ts';
 import type { AnalysisProgressMessage, AnalysisRequest, AnalysisResponse } from './analysis-messages.ts';
 import type { ProgressStep } from '../contract/progress.ts';
-import type { LoadingStep } from '../analysis/load.ts';
+import type { LoadingStep } from '../analysis/diagnosis/analyze.ts';
 
 /** The thread's port, or in a child process (a recording being written: analysis-channel.ts) its IPC channel. */
 const port = parentPort ?? processPort();

@@ -1,12 +1,12 @@
 // The API's dependencies() and waitSpans() over one recording: the
-// dependencies analysis/dependencies.ts derives for every operation, turned
+// dependencies analysis/replay/dependencies.ts derives for every operation, turned
 // into items the timeline can find (table and id, row, times, a name).
 // Built on first use from the whole recording's operations and calls (the
 // graph walk, once per recording: on the analysis thread, since it costs
 // seconds on ten million operations); each answer then reads a handful of
 // edges.
 import type { Database } from 'better-sqlite3';
-import { criticalChain, dependenciesOf, dependenciesOfOp, holdOf, holdsIn, waitTime, type Dependencies, type Step } from '../analysis/dependencies.ts';
+import { criticalChain, dependenciesOf, dependenciesOfOp, holdOf, holdsIn, waitTime, type Dependencies, type Step } from '../analysis/replay/dependencies.ts';
 import { callName, type Host } from '../analysis/host.ts';
 import { OpKind, type Trace } from '../analysis/trace.ts';
 import type { ItemRef, RowId, WaitSpansRequest } from '../contract/api.ts';

@@ -13,9 +13,9 @@
 // (LIVE_ANALYSIS_MS).
 import path from 'node:path';
 import type { Database } from 'better-sqlite3';
-import { iterationsOf, pickIterationRange, rangeNames } from '../analysis/iterations.ts';
+import { iterationsOf, pickIterationRange, rangeNames } from '../analysis/diagnosis/iterations.ts';
 import { type Iterations, type RangeName } from '../contract/iterations.ts';
-import { analyze, loadColumns, type Analysis } from '../analysis/load.ts';
+import { analyze, loadColumns, type Analysis } from '../analysis/diagnosis/analyze.ts';
 import type { ProgressStep } from '../contract/progress.ts';
 import { ScopeError } from '../analysis/scope.ts';
 import { type TimelineColumns } from '../native/columns.ts';

@@ -5,7 +5,7 @@
 // wait). Everything here is already
 // computed by profiler/analysis (the report prints the same numbers); this
 // module only reshapes it, so the app and `streamscope report` agree.
-import type { Analysis } from '../analysis/load.ts';
+import type { Analysis } from '../analysis/diagnosis/analyze.ts';
 import { overlapByDevice } from '../analysis/overlap.ts';
 import { streamOverlapByDevice } from '../analysis/stream-overlap.ts';
 import { summarizeCopies, summarizeKernels } from '../analysis/summary.ts';

@@ -1,9 +1,9 @@
 // `streamscope report`: what a recording holds, as JSON (shape documented in
 // profiler/README.md, "report --json") and as text for a terminal.
-import { MIN_ITERATIONS } from '../analysis/iterations.ts';
+import { MIN_ITERATIONS } from '../analysis/diagnosis/iterations.ts';
 import { type Iterations } from '../contract/iterations.ts';
-import type { Analysis } from '../analysis/load.ts';
-import type { JobAnalysis } from '../analysis/job.ts';
+import type { Analysis } from '../analysis/diagnosis/analyze.ts';
+import type { JobAnalysis } from '../analysis/diagnosis/job.ts';
 import type { CommKernel, Communication } from '../contract/communication.ts';
 import { overlapByDevice, type Busy, type DeviceOverlap } from '../analysis/overlap.ts';
 import type { ScopeInfo } from '../contract/scope.ts';
@@ -25,7 +25,7 @@ import { renderTable } from './table.ts';
 // 13): processes, each with its rank, local rank and world size. 7 (issue
 // 13): stragglers (collective instances across ranks, arrival skew, wait).
 // 8 (issue 13): `job` — null, or for a recording of many ranks read rank by
-// rank (analysis/job.ts) what was read and how (JobReport: no overlap,
+// rank (analysis/diagnosis/job.ts) what was read and how (JobReport: no overlap,
 // streams, kernels or copies, and only the findings across ranks); `only` —
 // null, or the processes a report of one rank (`--rank N`) covers. 9:
 // graphs (CUDA graph launches: the operations they ran, their graphs).
@@ -82,7 +82,7 @@ export interface ReportedProcesses {
 }
 
 /**
- * A recording of many ranks read rank by rank (analysis/job.ts): the
+ * A recording of many ranks read rank by rank (analysis/diagnosis/job.ts): the
  * sections across ranks, and how it was read. What analyze() gives of one
  * rank besides (its overlap, streams, kernels, copies, its other findings)
  * is its own report: `report FILE --rank N`.
@@ -167,7 +167,7 @@ export function buildReport(file: string, analysis: Analysis, processes: RankedP
   };
 }
 
-/** The report of a job read rank by rank (analysis/job.ts analyzeJob): `seconds`, the analysis's wall time. */
+/** The report of a job read rank by rank (analysis/diagnosis/job.ts analyzeJob): `seconds`, the analysis's wall time. */
 export function buildJobReport(
   file: string,
   job: JobAnalysis,

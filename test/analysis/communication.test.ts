@@ -22,7 +22,7 @@ import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { OpRole, opRoles, readPeerCopyIds } from '../../profiler/analysis/communication.ts';
 import { commKernelOf, kernelSymbol } from '../../profiler/cuda/nccl.ts';
-import { analyze, type Analysis } from '../../profiler/analysis/load.ts';
+import { analyze, type Analysis } from '../../profiler/analysis/diagnosis/analyze.ts';
 import { overlapByDevice } from '../../profiler/analysis/overlap.ts';
 import { COLLECTIVES, type CommKernel, type RankDeviceTime } from '../../profiler/contract/communication.ts';
 import type { Scope } from '../../profiler/contract/scope.ts';

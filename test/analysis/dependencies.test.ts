@@ -1,4 +1,4 @@
-// The dependency view's data (profiler/analysis/dependencies.ts) on real
+// The dependency view's data (profiler/analysis/replay/dependencies.ts) on real
 // recordings: which operation each cudaStreamWaitEvent made wait for which,
 // checked against SQL on the file; the wait time and held span by their
 // definition, recomputed in SQL; the critical chain; and the waits that
@@ -6,7 +6,7 @@
 // calls.
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { criticalChain, dependenciesOf, dependenciesOfOp, holdOf, waitTime, type Dependencies } from '../../profiler/analysis/dependencies.ts';
+import { criticalChain, dependenciesOf, dependenciesOfOp, holdOf, waitTime, type Dependencies } from '../../profiler/analysis/replay/dependencies.ts';
 import { callName, loadHost } from '../../profiler/analysis/host.ts';
 import { loadTrace, OpKind } from '../../profiler/analysis/trace.ts';
 import { loadTimelineColumns } from '../../profiler/native/addon.ts';

@@ -4,7 +4,7 @@
 // priority, multi-gpu) or where events order them on purpose.
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { diagnose } from '../../profiler/analysis/diagnose.ts';
+import { diagnose } from '../../profiler/analysis/diagnosis/diagnose.ts';
 import type { Finding, FindingKind } from '../../profiler/contract/findings.ts';
 import { loadHost } from '../../profiler/analysis/host.ts';
 import { loadTrace } from '../../profiler/analysis/trace.ts';

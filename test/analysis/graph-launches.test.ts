@@ -10,9 +10,9 @@
 // bug.sqlite, the same kernels launched one by one, has no graph launch.
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { dependenciesOf, dependenciesOfOp } from '../../profiler/analysis/dependencies.ts';
+import { dependenciesOf, dependenciesOfOp } from '../../profiler/analysis/replay/dependencies.ts';
 import { callName } from '../../profiler/analysis/host.ts';
-import { analyze, type Analysis } from '../../profiler/analysis/load.ts';
+import { analyze, type Analysis } from '../../profiler/analysis/diagnosis/analyze.ts';
 import { OpKind } from '../../profiler/analysis/trace.ts';
 import { openRecording, type Db } from '../../profiler/store/database.ts';
 

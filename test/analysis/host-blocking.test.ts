@@ -1,4 +1,4 @@
-// The host-blocking rule (profiler/analysis/findings/host-blocking.ts) knows
+// The host-blocking rule (profiler/analysis/diagnosis/findings/host-blocking.ts) knows
 // calls by their family (analysis/call-families.ts), not by exact name: a
 // program built with --default-stream per-thread calls
 // cudaStreamSynchronize_ptsz, cudaLaunchKernel_ptsz, cudaMemcpy_ptds, and
@@ -8,8 +8,8 @@
 // the same findings, only with the names it was given.
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { diagnose } from '../../profiler/analysis/diagnose.ts';
-import { analyze } from '../../profiler/analysis/load.ts';
+import { diagnose } from '../../profiler/analysis/diagnosis/diagnose.ts';
+import { analyze } from '../../profiler/analysis/diagnosis/analyze.ts';
 import type { Finding } from '../../profiler/contract/findings.ts';
 import { openRecording } from '../../profiler/store/database.ts';
 

@@ -1,4 +1,4 @@
-// The cross-rank analysis of a job read rank by rank (profiler/analysis/job.ts)
+// The cross-rank analysis of a job read rank by rank (profiler/analysis/diagnosis/job.ts)
 // against the whole recording's analysis (analyze()): the same scope and
 // start-up, the same per-rank communication breakdown, the same stragglers,
 // the same serialized-collective and straggler-rank findings — equal, not
@@ -25,10 +25,10 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateRanks } from '../../bench/generate-ranks.ts';
-import { serializedCollectives } from '../../profiler/analysis/findings/serialized-collective.ts';
-import { analyzeJob, loadProcessColumns, planJob, ZonesDisagree, type JobAnalysis } from '../../profiler/analysis/job.ts';
+import { serializedCollectives } from '../../profiler/analysis/diagnosis/findings/serialized-collective.ts';
+import { analyzeJob, loadProcessColumns, planJob, ZonesDisagree, type JobAnalysis } from '../../profiler/analysis/diagnosis/job.ts';
 import { jobStartup } from '../../profiler/analysis/job-scope.ts';
-import { analyze, type Analysis } from '../../profiler/analysis/load.ts';
+import { analyze, type Analysis } from '../../profiler/analysis/diagnosis/analyze.ts';
 import { workProgress } from '../../profiler/analysis/startup.ts';
 import { readTraceTables } from '../../profiler/analysis/trace.ts';
 import type { Finding } from '../../profiler/contract/findings.ts';

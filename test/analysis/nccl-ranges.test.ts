@@ -18,7 +18,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { readNcclRanges } from '../../profiler/analysis/communication.ts';
 import { NCCL_DOMAIN, NCCL_MESSAGE_SIZE } from '../../profiler/cuda/nccl.ts';
-import { analyze, type Analysis } from '../../profiler/analysis/load.ts';
+import { analyze, type Analysis } from '../../profiler/analysis/diagnosis/analyze.ts';
 import type { Scope } from '../../profiler/contract/scope.ts';
 import { RecordingWriter } from '../../profiler/import/recording-writer.ts';
 import { repoRoot } from '../../profiler/native/paths.ts';

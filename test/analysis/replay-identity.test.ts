@@ -12,9 +12,9 @@
 import crypto from 'node:crypto';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { analyze } from '../../profiler/analysis/load.ts';
-import { replay, type ReplayResult } from '../../profiler/analysis/replay.ts';
-import { applyFix, tryEstimate } from '../../profiler/analysis/whatif.ts';
+import { analyze } from '../../profiler/analysis/diagnosis/analyze.ts';
+import { replay, type ReplayResult } from '../../profiler/analysis/replay/replay.ts';
+import { applyFix, tryEstimate } from '../../profiler/analysis/replay/whatif.ts';
 import { FIX_IDS } from '../../profiler/contract/findings.ts';
 import { openRecording } from '../../profiler/store/database.ts';
 import { syntheticReplay } from '../helpers/synthetic-replay.ts';

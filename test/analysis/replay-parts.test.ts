@@ -1,14 +1,14 @@
 // The what-if replay's parts, each on its own (replay.test.ts tests the
 // whole replay against recordings): the dependency graph
-// (profiler/analysis/replay-graph.ts) and the resource model
-// (profiler/analysis/replay-resources.ts), on small hand-made traces: one
+// (profiler/analysis/replay/replay-graph.ts) and the resource model
+// (profiler/analysis/replay/replay-resources.ts), on small hand-made traces: one
 // device (an H100's limits), one thread, one call per operation.
 import { describe, expect, it } from 'vitest';
 import type { Host } from '../../profiler/analysis/host.ts';
-import { EventHeap, EventRun } from '../../profiler/analysis/replay-events.ts';
-import { buildGraph, CompletedPrefix, issueIndex, type DependencyGraph } from '../../profiler/analysis/replay-graph.ts';
-import { hostModel } from '../../profiler/analysis/replay-host.ts';
-import { Resources } from '../../profiler/analysis/replay-resources.ts';
+import { EventHeap, EventRun } from '../../profiler/analysis/replay/replay-events.ts';
+import { buildGraph, CompletedPrefix, issueIndex, type DependencyGraph } from '../../profiler/analysis/replay/replay-graph.ts';
+import { hostModel } from '../../profiler/analysis/replay/replay-host.ts';
+import { Resources } from '../../profiler/analysis/replay/replay-resources.ts';
 import type { Trace } from '../../profiler/analysis/trace.ts';
 import { StreamFlags } from '../../profiler/store/enums.ts';
 import { build } from '../helpers/replay-traces.ts';

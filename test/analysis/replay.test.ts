@@ -1,4 +1,4 @@
-// The what-if replay (profiler/analysis/replay.ts, whatif.ts, bandwidth.ts):
+// The what-if replay (profiler/analysis/replay/replay.ts, whatif.ts, bandwidth.ts):
 //  1. its rules on small hand-made traces (one rule each);
 //  2. replaying each real H100 runner recording unchanged reproduces its
 //     measured GPU span;
@@ -21,14 +21,14 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { pinnedBandwidth, referenceFrom, PCIE_EFFICIENCY } from '../../profiler/analysis/bandwidth.ts';
 import type { Host } from '../../profiler/analysis/host.ts';
-import { diagnose } from '../../profiler/analysis/diagnose.ts';
-import { analyze } from '../../profiler/analysis/load.ts';
-import { replay } from '../../profiler/analysis/replay.ts';
-import { hostModel, WaitKind } from '../../profiler/analysis/replay-host.ts';
+import { diagnose } from '../../profiler/analysis/diagnosis/diagnose.ts';
+import { analyze } from '../../profiler/analysis/diagnosis/analyze.ts';
+import { replay } from '../../profiler/analysis/replay/replay.ts';
+import { hostModel, WaitKind } from '../../profiler/analysis/replay/replay-host.ts';
 import { H100 } from '../helpers/devices.ts';
 import { syntheticReplay } from '../helpers/synthetic-replay.ts';
 import { allocateOps, OpCategory, OpKind, type Trace } from '../../profiler/analysis/trace.ts';
-import { estimate, tryEstimate } from '../../profiler/analysis/whatif.ts';
+import { estimate, tryEstimate } from '../../profiler/analysis/replay/whatif.ts';
 import type { FixId } from '../../profiler/contract/findings.ts';
 import { openRecording } from '../../profiler/store/database.ts';
 

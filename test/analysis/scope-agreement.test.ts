@@ -30,8 +30,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { iterationsOf } from '../../profiler/analysis/iterations.ts';
-import { analyze, type Analysis } from '../../profiler/analysis/load.ts';
+import { iterationsOf } from '../../profiler/analysis/diagnosis/iterations.ts';
+import { analyze, type Analysis } from '../../profiler/analysis/diagnosis/analyze.ts';
 import type { Finding } from '../../profiler/contract/findings.ts';
 import type { Scope } from '../../profiler/contract/scope.ts';
 import { repoRoot } from '../../profiler/native/paths.ts';

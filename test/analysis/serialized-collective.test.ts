@@ -21,14 +21,14 @@
 // the model.
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { collectiveDependencies } from '../../profiler/analysis/collective-groups.ts';
-import { buildContext } from '../../profiler/analysis/findings/context.ts';
-import { serializedCollectives } from '../../profiler/analysis/findings/serialized-collective.ts';
+import { collectiveDependencies } from '../../profiler/analysis/replay/collective-groups.ts';
+import { buildContext } from '../../profiler/analysis/diagnosis/findings/context.ts';
+import { serializedCollectives } from '../../profiler/analysis/diagnosis/findings/serialized-collective.ts';
 import type { Host } from '../../profiler/analysis/host.ts';
-import { analyze } from '../../profiler/analysis/load.ts';
-import { replay } from '../../profiler/analysis/replay.ts';
+import { analyze } from '../../profiler/analysis/diagnosis/analyze.ts';
+import { replay } from '../../profiler/analysis/replay/replay.ts';
 import type { Trace } from '../../profiler/analysis/trace.ts';
-import { fixLabel, tryEstimate } from '../../profiler/analysis/whatif.ts';
+import { fixLabel, tryEstimate } from '../../profiler/analysis/replay/whatif.ts';
 import { openRecording } from '../../profiler/store/database.ts';
 import { StreamFlags } from '../../profiler/store/enums.ts';
 import { build, type OpSpec } from '../helpers/replay-traces.ts';

@@ -4,7 +4,7 @@
 // one copy holds no operation that starts in it, only that copy running.
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { analyze, type Analysis } from '../../profiler/analysis/load.ts';
+import { analyze, type Analysis } from '../../profiler/analysis/diagnosis/analyze.ts';
 import { buildStats } from '../../profiler/query/stats.ts';
 import type { Scope } from '../../profiler/contract/scope.ts';
 import { repoRoot } from '../../profiler/native/paths.ts';

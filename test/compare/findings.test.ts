@@ -12,7 +12,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { baseCallName } from '../../profiler/cuda/call-families.ts';
-import { analyze, type Analysis } from '../../profiler/analysis/load.ts';
+import { analyze, type Analysis } from '../../profiler/analysis/diagnosis/analyze.ts';
 import { categoryOfCopyKind, OP_CATEGORY_NAMES } from '../../profiler/analysis/trace.ts';
 import { diffRecordings } from '../../profiler/compare/diff.ts';
 import { formatDiff } from '../../profiler/compare/format.ts';

@@ -12,7 +12,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { analyze, type Analysis } from '../../profiler/analysis/load.ts';
+import { analyze, type Analysis } from '../../profiler/analysis/diagnosis/analyze.ts';
 import { overlapByDevice } from '../../profiler/analysis/overlap.ts';
 import { diffRecordings } from '../../profiler/compare/diff.ts';
 import { formatDiff } from '../../profiler/compare/format.ts';

@@ -7,7 +7,7 @@
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { analyze } from '../../profiler/analysis/load.ts';
+import { analyze } from '../../profiler/analysis/diagnosis/analyze.ts';
 import { diffRecordings } from '../../profiler/compare/diff.ts';
 import type { DiffSummary } from '../../profiler/contract/diff.ts';
 import type { RunningServer } from '../../profiler/serve/server.ts';

@@ -21,7 +21,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
-import { analyze, type Analysis } from '../../profiler/analysis/load.ts';
+import { analyze, type Analysis } from '../../profiler/analysis/diagnosis/analyze.ts';
 import type { Scope } from '../../profiler/contract/scope.ts';
 import { mergeRecordings } from '../../profiler/merge/merge.ts';
 import { devices } from '../../profiler/native/addon.ts';

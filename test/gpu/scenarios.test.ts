@@ -12,7 +12,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
-import { analyze } from '../../profiler/analysis/load.ts';
+import { analyze } from '../../profiler/analysis/diagnosis/analyze.ts';
 import { overlapByDevice } from '../../profiler/analysis/overlap.ts';
 import { loadTrace, type Trace } from '../../profiler/analysis/trace.ts';
 import { devices } from '../../profiler/native/addon.ts';

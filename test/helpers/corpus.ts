@@ -8,7 +8,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { analyze, type Analysis } from '../../profiler/analysis/load.ts';
+import { analyze, type Analysis } from '../../profiler/analysis/diagnosis/analyze.ts';
 import { diffRecordings } from '../../profiler/compare/diff.ts';
 import type { Finding, FixId } from '../../profiler/contract/findings.ts';
 import { openRecording } from '../../profiler/store/database.ts';

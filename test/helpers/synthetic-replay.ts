@@ -1,4 +1,4 @@
-// A synthetic recording of n GPU operations for the replay (profiler/analysis/replay.ts) at scale:
+// A synthetic recording of n GPU operations for the replay (profiler/analysis/replay/replay.ts) at scale:
 // test/analysis/replay.test.ts checks its result, bench/responsiveness.ts times it.
 import type { Host } from '../../profiler/analysis/host.ts';
 import { allocateOps, OpCategory, OpKind, type Trace } from '../../profiler/analysis/trace.ts';

@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
-import { dependenciesOf } from '../../profiler/analysis/dependencies.ts';
+import { dependenciesOf } from '../../profiler/analysis/replay/dependencies.ts';
 import { loadHost } from '../../profiler/analysis/host.ts';
 import { loadTrace } from '../../profiler/analysis/trace.ts';
 import { importTrace } from '../../profiler/import/index.ts';

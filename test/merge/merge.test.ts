@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { analyze } from '../../profiler/analysis/load.ts';
+import { analyze } from '../../profiler/analysis/diagnosis/analyze.ts';
 import { mergeRecordings, unclassified, type MergeResult } from '../../profiler/merge/merge.ts';
 import { MERGE_TABLES } from '../../profiler/merge/tables.ts';
 import { parseCaptureRange } from '../../profiler/contract/record-request.ts';

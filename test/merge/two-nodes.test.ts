@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { mergeRecordings } from '../../profiler/merge/merge.ts';
-import { analyze } from '../../profiler/analysis/load.ts';
+import { analyze } from '../../profiler/analysis/diagnosis/analyze.ts';
 import { openRecording } from '../../profiler/store/database.ts';
 import { tempDir } from '../helpers/native.ts';
 

@@ -2,7 +2,7 @@
 // the diagnosis's stream pairs compute the slow way, on real recordings.
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { analyze } from '../../profiler/analysis/load.ts';
+import { analyze } from '../../profiler/analysis/diagnosis/analyze.ts';
 import { streamOverlapByDevice } from '../../profiler/analysis/stream-overlap.ts';
 import { openRecording } from '../../profiler/store/database.ts';
 

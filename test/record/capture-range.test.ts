@@ -13,7 +13,7 @@ import type { IngestProgress } from '../../profiler/native/addon.ts';
 import { applyCaptureRange, CAPTURE_TABLES, formatCaptureResult, type CaptureResult } from '../../profiler/record/capture-range.ts';
 import { CaptureRangeError, parseCaptureRange, type CaptureRange } from '../../profiler/contract/record-request.ts';
 import { finalizeRecording } from '../../profiler/record/finalize.ts';
-import { analyze } from '../../profiler/analysis/load.ts';
+import { analyze } from '../../profiler/analysis/diagnosis/analyze.ts';
 import { openRecording, readMeta } from '../../profiler/store/database.ts';
 import { tempDir } from '../helpers/native.ts';
 import { zoneRuleProblems, zonesWrittenAndRecomputed } from '../helpers/zones.ts';

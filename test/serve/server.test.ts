@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { analyze } from '../../profiler/analysis/load.ts';
+import { analyze } from '../../profiler/analysis/diagnosis/analyze.ts';
 import { diffRecordings } from '../../profiler/compare/diff.ts';
 import type { DiffSummary } from '../../profiler/contract/diff.ts';
 import { decodeWindow, WINDOW_MEDIA_TYPE } from '../../profiler/contract/window-codec.ts';

@@ -27,8 +27,14 @@ describe('import rules', () => {
       "import type { Scope } from '../../profiler/contract/api.ts';\nimport { openRecording } from '../../profiler/query/session.ts';\n",
     );
     write('app/d.ts', "import { record } from '../profiler/record/recorder.ts';\n");
+    // A unit inside another is one of its own: the measures may not reach up into the replay or the diagnosis.
+    write('profiler/analysis/e.ts', "import { replay } from './replay/replay.ts';\n");
+    write('profiler/analysis/diagnosis/f.ts', "import { replay } from '../replay/replay.ts';\nimport { overlap } from '../overlap.ts';\n");
+    write('profiler/record/g.ts', "import { callFamily } from '../cuda/call-families.ts';\nimport { overlap } from '../analysis/overlap.ts';\n");
     expect(importBreaks(root)).toEqual([
       'profiler/analysis/a.ts -> profiler/query/api.ts',
+      'profiler/analysis/e.ts -> profiler/analysis/replay/replay.ts',
+      'profiler/record/g.ts -> profiler/analysis/overlap.ts',
       'profiler/store/b.ts -> profiler/report/report.ts',
       'renderer/src/c.tsx -> profiler/query/session.ts',
     ]);

@@ -5,8 +5,8 @@
 // the range it would pick; an error met reading is said about the file as
 // the CLI says it (store/read-error.ts). Returns the scope's notes (rows
 // left out: store/row-checks.ts), which the report prints under its scope.
-import { iterationsOf, pickIterationRange } from '../../../profiler/analysis/iterations.ts';
-import { analyze } from '../../../profiler/analysis/load.ts';
+import { iterationsOf, pickIterationRange } from '../../../profiler/analysis/diagnosis/iterations.ts';
+import { analyze } from '../../../profiler/analysis/diagnosis/analyze.ts';
 import { buildReport, formatIterations, formatReport } from '../../../profiler/report/report.ts';
 import { openRecording } from '../../../profiler/store/database.ts';
 import { readProcesses } from '../../../profiler/store/ranks.ts';

@@ -1,0 +1,210 @@
+// One call for what the report, the check and the app need from a recording:
+// the trace, its host calls and the diagnosis, on one scope (scope.ts; the
+// steady state unless told otherwise).
+import { loadTimelineColumns } from '../../native/addon.ts';
+import type { Db } from '../../store/database.ts';
+import { communicationOf, readCommunicationInputs } from '../communication.ts';
+import type { Communication } from '../../contract/communication.ts';
+import type { Stragglers } from '../../contract/stragglers.ts';
+import { diagnose, type Diagnosis } from './diagnose.ts';
+import type { GraphLaunches } from '../../contract/graphs.ts';
+import { graphLaunchesOf } from '../graphs.ts';
+import { callNames, loadHost, readHostTables, type Host } from '../host.ts';
+import { closeWindows, selectScope } from '../scope.ts';
+import { rangeInstances } from '../../store/nvtx-ranges.ts';
+import { type RangeInstance } from '../../cuda/nvtx-ranges.ts';
+import { type TimelineColumns } from '../../native/columns.ts';
+import { instanceParts, shareFindings } from './attribution.ts';
+import { buildContext } from './findings/context.ts';
+import type { Finding, FixId } from '../../contract/findings.ts';
+import type { ReplayResult } from '../replay/replay.ts';
+import { STEADY_STATE, type Scope, type ScopeInfo } from '../../contract/scope.ts';
+import { detectStartup } from '../startup.ts';
+import type { ProgressStep } from '../../contract/progress.ts';
+import { ZONED_TABLES } from '../../store/zone-tables.ts';
+import { leftOutNote } from '../../store/row-checks.ts';
+import { stragglersOfContext } from './stragglers.ts';
+import { loadTrace, readTraceTables, type Trace } from '../trace.ts';
+
+export interface Analysis {
+  trace: Trace;
+  host: Host;
+  diagnosis: Diagnosis;
+  /** What was analysed: the scope, its time windows, and start-up as detected. */
+  scope: ScopeInfo;
+  /** The whole recording's columns (the trace holds the scope's views or copies of them): analyse another scope without reading the file again. */
+  columns: TimelineColumns;
+  /**
+   * NCCL kernels and peer copies, and each rank's compute / communication /
+   * copy / idle time with the share of communication hidden behind compute
+   * (communication.ts), over the scope's GPU span. Computed on first use.
+   */
+  readonly communication: Communication;
+  /**
+   * The NCCL collective instances matched across ranks: arrival skew, who
+   * arrived last, the time the others waited, the straggler if one holds
+   * the job back (stragglers.ts). Computed once, by the diagnosis's
+   * straggler rule or on first use.
+   */
+  readonly stragglers: Stragglers;
+  /** The scope's CUDA graph launches: calls, the operations they ran, their graphs' ids and nodes (graphs.ts). */
+  graphs: GraphLaunches;
+}
+
+/** Milliseconds per phase of one analyze() call (the benchmark prints them). */
+export interface AnalysisTimings {
+  /** Reading the GPU operations and API calls (native, all cores). */
+  load: number;
+  /** Start-up detection and the scope's selection of operations and calls. */
+  scope: number;
+  /** Devices, streams, strings and derived op columns. */
+  trace: number;
+  /** Calls per thread, call of each op, events and waits, graph launches. */
+  host: number;
+  /** Every rule, and the what-if replay of the findings it can fix. */
+  diagnose: number;
+}
+
+export interface AnalyzeOptions {
+  /** Default: the steady state. */
+  scope?: Scope;
+  /** Columns already loaded (Analysis.columns of an earlier call on the same file). */
+  columns?: TimelineColumns;
+  timings?: AnalysisTimings;
+  /** The file's name for messages (default: the database's). */
+  file?: string;
+  /**
+   * `columns` hold only these processes' rows (one rank of a job:
+   * job.ts loadProcessColumns): the event records, stream waits, NCCL
+   * ranges and peer copies read besides are theirs too.
+   */
+  pids?: number[];
+  /** Filled with the replay of each fix the diagnosis estimated (diagnose's `replays`). */
+  replays?: Map<FixId, ReplayResult>;
+  /** A range scope's instances as already read (selectScope's `instances`). */
+  instances?: RangeInstance[];
+  /**
+   * Told each phase as it begins (contract/progress.ts): the analysis
+   * thread passes them on to the page, which says how far a long analysis
+   * has got. Called synchronously, a few dozen times per analysis.
+   */
+  onProgress?: (step: ProgressStep) => void;
+}
+
+/**
+ * Each instance's findings of the NVTX range `name`: the diagnosis of all
+ * of them, shared out (attribution.ts), so that an instance (`--range
+ * NAME#k`, an iterations row) and the whole range give one answer.
+ */
+export function instanceFindings(
+  db: Db,
+  options: AnalyzeOptions,
+  columns: TimelineColumns,
+  name: string,
+  instances: RangeInstance[] = rangeInstances(db, name),
+): Finding[][] {
+  // Once per recording's columns and range: the iterations and each `--range NAME#k` asked in turn share it.
+  // A recording being written keeps its columns a while (query/recording-query.ts) as instances close: those
+  // are shared out again, the range's analysis and its share-out on the one list of instances read.
+  let byName = shared.get(columns);
+  if (!byName) shared.set(columns, (byName = new Map()));
+  let found = byName.get(name);
+  if (!found || found.length !== instances.length) {
+    const replays = new Map<FixId, ReplayResult>();
+    const whole = analyze(db, { ...options, columns, scope: { kind: 'range', name }, timings: undefined, replays, instances });
+    found = shareFindings(whole.trace, whole.host, whole.diagnosis.findings, instanceParts(columns, instances, name), replays);
+    byName.set(name, found);
+  }
+  return found;
+}
+const shared = new WeakMap<TimelineColumns, Map<string, Finding[][]>>();
+
+/**
+ * The loading step as loadColumns tells it: `rowsRead` is the native
+ * loader's counter of rows read so far, shared memory it adds to while this
+ * thread is blocked in the load — whoever holds the step (the analysis
+ * thread's owner, analysis-channel.ts) reads it for `done` then.
+ */
+export interface LoadingStep extends ProgressStep {
+  phase: 'loading';
+  rowsRead: Int32Array;
+}
+
+/**
+ * The recording's operations and API calls (loadTimelineColumns), the
+ * loading phase told first with how many rows it reads — from the zones,
+ * without reading a row — and a counter the loader adds its rows to.
+ */
+export function loadColumns(db: Db, onProgress?: (step: ProgressStep) => void): TimelineColumns {
+  if (!onProgress) return loadTimelineColumns(db.name);
+  const tables = [ZONED_TABLES.kernels.id, ZONED_TABLES.memcpys.id, ZONED_TABLES.memsets.id, ZONED_TABLES.api_calls.id];
+  const rows = db
+    .prepare(`SELECT coalesce(sum(rows), 0) FROM zones WHERE table_id IN (${tables.join(',')})`)
+    .pluck()
+    .get() as number;
+  const rowsRead = new Int32Array(new SharedArrayBuffer(4));
+  const step: LoadingStep = { phase: 'loading', done: 0, total: rows, rowsRead };
+  onProgress(step);
+  return loadTimelineColumns(db.name, { progress: rowsRead });
+}
+
+/** Throws ScopeError when the scope does not exist in this recording. */
+export function analyze(db: Db, options: AnalyzeOptions = {}): Analysis {
+  let t = performance.now();
+  const { timings } = options;
+  const lap = (phase: keyof AnalysisTimings) => {
+    const now = performance.now();
+    if (timings) timings[phase] = now - t;
+    t = now;
+  };
+  const { onProgress } = options;
+  const columns = options.columns ?? loadColumns(db, onProgress);
+  lap('load');
+  onProgress?.({ phase: 'selecting', done: 0, total: columns.ops.length });
+  // Read once, for start-up detection and the trace (meta), and for
+  // start-up detection and the host model (call names).
+  const tables = readTraceTables(db);
+  const names = callNames(db, columns.calls);
+  const startup = detectStartup(columns.ops, columns.calls, names, tables.meta);
+  const scope = options.scope ?? STEADY_STATE;
+  // A range's instances read once, for its selection and (one instance) its share of the range's findings.
+  const instances = scope.kind === 'range' ? (options.instances ?? rangeInstances(db, scope.name)) : undefined;
+  const selection = selectScope(db, options.file ?? db.name, scope, columns, startup, instances);
+  lap('scope');
+  const trace = loadTrace(db, selection.columns.ops, selection.columns.calls, tables);
+  closeWindows(selection.info, trace.span);
+  // Rows the loader left out (store/row-checks.ts) are said with every scope: its findings are without them.
+  if (columns.leftOut) selection.info.notes = [...(selection.info.notes ?? []), leftOutNote(columns.leftOut)];
+  lap('trace');
+  const subset = options.pids ? { pids: options.pids } : undefined;
+  const host = loadHost(db, trace.ops, selection.columns.calls, {
+    names,
+    scoped: selection.columns !== columns,
+    ...(subset ? { tables: readHostTables(db, subset) } : {}),
+  });
+  // Read now, like the inputs below: the file may be closed by the time a report asks.
+  const graphs = graphLaunchesOf(db, trace, host);
+  lap('host');
+  // Read now (the file may be closed by the time it is used): the diagnosis's rules across ranks name processes by them.
+  const inputs = readCommunicationInputs(db, subset);
+  const diagnosis =
+    scope.kind === 'range' && scope.instance !== undefined && trace.ops.length > 0
+      ? { findings: instanceFindings(db, options, columns, scope.name, instances)[scope.instance - 1]!, context: buildContext(trace, host, inputs.processes) }
+      : diagnose(trace, host, inputs.processes, options.replays, onProgress);
+  lap('diagnose');
+  let communication: Communication | null = null;
+  return {
+    trace,
+    host,
+    diagnosis,
+    scope: selection.info,
+    columns,
+    graphs,
+    get communication() {
+      return (communication ??= communicationOf(trace, inputs, diagnosis.context.gpuSpan, host));
+    },
+    get stragglers() {
+      return stragglersOfContext(diagnosis.context);
+    },
+  };
+}

@@ -1,0 +1,105 @@
+// The diagnosis: every rule over one loaded recording, findings sorted by
+// what they cost. Pure: a Trace and its Host in, findings out (the CLI, the
+// report and the app's findings panel all call this).
+import { buildContext, severityByCost, type Context } from './findings/context.ts';
+import { fixLabel, tryEstimate, type Estimate } from '../replay/whatif.ts';
+import { hostModel } from '../replay/replay-host.ts';
+import { blockingCopies } from './findings/blocking-copies.ts';
+import { blockingReadbacks } from './findings/readback.ts';
+import { copyEngineQueue } from './findings/copy-engine.ts';
+import { legacyDefaultStream } from './findings/default-stream.ts';
+import { deviceFull } from './findings/device-full.ts';
+import { eventOrdering } from './findings/event-ordering.ts';
+import { hostBlocking } from './findings/host-blocking.ts';
+import { idleGaps, lowUtilization } from './findings/idle.ts';
+import { launchBound } from './findings/launch-bound.ts';
+import { serializedCollectives } from './findings/serialized-collective.ts';
+import { singleStream } from './findings/single-stream.ts';
+import { stragglerRank } from './findings/straggler.ts';
+import { SEVERITY_RANK, type Finding, type FixId } from '../../contract/findings.ts';
+import type { ProcessFacts } from '../communication.ts';
+import type { Host } from '../host.ts';
+import type { ReplayResult } from '../replay/replay.ts';
+import type { Trace } from '../trace.ts';
+import type { ProgressStep } from '../../contract/progress.ts';
+
+export type Rule = (ctx: Context) => Finding[];
+
+/** Every rule, causes first, then limits and intended behaviour. */
+export const RULES: readonly Rule[] = [
+  legacyDefaultStream,
+  blockingCopies,
+  blockingReadbacks,
+  hostBlocking,
+  singleStream,
+  serializedCollectives,
+  launchBound,
+  idleGaps,
+  lowUtilization,
+  stragglerRank,
+  copyEngineQueue,
+  deviceFull,
+  eventOrdering,
+];
+
+/** A rule as progress names it: its function's name in words (blockingCopies → "blocking copies"). */
+function ruleName(rule: Rule): string {
+  return rule.name.replace(/[A-Z]/g, (c) => ` ${c.toLowerCase()}`);
+}
+
+export interface Diagnosis {
+  findings: Finding[];
+  context: Context;
+}
+
+/**
+ * `processes`: the recording's process facts (readProcessFacts), for the
+ * rules across ranks; none without them. `replays`: where given, filled
+ * with the replay of each fix estimated (attribution.ts shares a range's
+ * findings out by them, without replaying the fixes again). `onProgress`:
+ * told as each rule and each fix's replay begins (contract/progress.ts).
+ */
+export function diagnose(
+  trace: Trace,
+  host: Host,
+  processes?: Map<number, ProcessFacts>,
+  replays?: Map<FixId, ReplayResult>,
+  onProgress?: (step: ProgressStep) => void,
+): Diagnosis {
+  const context = buildContext(trace, host, processes);
+  // Built here rather than by the first rule that reads it (the copy idioms: every diagnosis does), so that
+  // progress names it: on ten million calls it is the longest step before the replays.
+  onProgress?.({ phase: 'modelling', done: 0, total: host.calls.length });
+  hostModel(trace, host);
+  const findings = RULES.flatMap((rule, k) => {
+    onProgress?.({ phase: 'diagnosing', done: k, total: RULES.length, detail: ruleName(rule) });
+    return rule(context);
+  });
+  const fixes = new Set(findings.flatMap((f) => (f.fixId ? [f.fixId] : [])));
+  // The replay's estimate of the fix each finding names (its fixId, set by
+  // the rule); where there is one, it is the finding's cost (the time the
+  // run would save), since it counts what the rule's own measure cannot:
+  // the overlap the cause prevented.
+  const estimates = new Map<FixId, { estimate: Estimate } | { unavailable: string }>();
+  for (const f of findings) {
+    const fix = f.fixId;
+    if (!fix) continue;
+    if (!estimates.has(fix)) {
+      onProgress?.({ phase: 'what-if', done: estimates.size, total: fixes.size, detail: fixLabel(fix) });
+      estimates.set(fix, tryEstimate(trace, host, fix, { replays }));
+    }
+    const r = estimates.get(fix)!;
+    if ('unavailable' in r) {
+      // Said, not shown as a saving of 0: the finding keeps its own measure of the cost.
+      f.whatIfUnavailable = r.unavailable;
+      continue;
+    }
+    const e = r.estimate;
+    f.whatIf = { fix: fixLabel(fix), measuredNs: e.measuredNs, predictedNs: e.predictedNs, savedNs: e.savedNs };
+    f.ruleCostNs = f.costNs;
+    f.costNs = e.savedNs;
+    f.severity = severityByCost(context, f.costNs);
+  }
+  findings.sort((a, b) => SEVERITY_RANK[b.severity] - SEVERITY_RANK[a.severity] || b.costNs - a.costNs);
+  return { findings, context };
+}

@@ -1,0 +1,177 @@
+// What every diagnosis rule reads: the loaded trace and host calls, plus
+// the derived facts several rules share (issue times, per-device busy
+// unions, stream pairs), computed once.
+import type { Ns } from '../../../contract/time.ts';
+import { familiesByNameId } from '../../../cuda/call-families.ts';
+import type { ProcessFacts } from '../../communication.ts';
+import { callName, type Host } from '../../host.ts';
+import { unionOf, type IntervalList } from '../../intervals.ts';
+import { streamPairs, type StreamPairs } from '../../stream-pairs.ts';
+import { OpKind, type DeviceRow, type StreamRow, type Trace } from '../../trace.ts';
+import { emptyEvidence, type Evidence, type Severity } from '../../../contract/findings.ts';
+import { streamKind, streamKindInWords } from '../../../contract/streams.ts';
+
+export interface Context {
+  trace: Trace;
+  host: Host;
+  /** Per op: when the host issued it (its API call's start; its own start if unknown). */
+  issue: Float64Array;
+  devices: Map<number, DeviceRow>;
+  streams: Map<number, StreamRow>;
+  /**
+   * Each device's ops (indices, in start order). Rules that look at one
+   * device at a time read these rather than every op once per device: a
+   * job of 64 GPUs has 64 M operations.
+   */
+  opsOnDevice: Map<number, Int32Array>;
+  /** Busy union of all ops per device. */
+  busy: Map<number, IntervalList>;
+  /** First op start to last op end, per device and over all. */
+  deviceSpan: Map<number, { start: Ns; end: Ns }>;
+  gpuSpan: { start: Ns; end: Ns };
+  /** Stream-pair waits per device: computed on first use (a sweep over every op). */
+  readonly pairs: StreamPairs[];
+  /**
+   * Each recorded process's rank, local rank, world size and host, by pid
+   * (readProcessFacts): what the rules across ranks (issue 13) name a
+   * process by. Empty where the caller read none (a trace built in memory).
+   */
+  processes: Map<number, ProcessFacts>;
+}
+
+/** `processes`: readProcessFacts of the recording (communication.ts); every caller holding the file passes them. */
+export function buildContext(trace: Trace, host: Host, processes: Map<number, ProcessFacts> = new Map()): Context {
+  const { ops } = trace;
+  const issue = new Float64Array(ops.length);
+  for (let i = 0; i < ops.length; i++) {
+    const k = host.opCall[i]!;
+    issue[i] = k >= 0 ? Math.min(host.calls.start[k]!, ops.start[i]!) : ops.start[i]!;
+  }
+  const busy = new Map<number, IntervalList>();
+  const deviceSpan = new Map<number, { start: Ns; end: Ns }>();
+  const opsOnDevice = opsByDevice(trace);
+  let gs = Infinity;
+  let ge = -Infinity;
+  for (const [d, onDevice] of opsOnDevice) {
+    const u = unionOf(ops, d, -1, onDevice);
+    busy.set(d, u);
+    if (u.length) {
+      deviceSpan.set(d, { start: u[0]!, end: u[u.length - 1]! });
+      gs = Math.min(gs, u[0]!);
+      ge = Math.max(ge, u[u.length - 1]!);
+    }
+  }
+  let pairs: StreamPairs[] | null = null;
+  return {
+    trace,
+    host,
+    issue,
+    devices: new Map(trace.devices.map((d) => [d.id, d])),
+    streams: new Map(trace.streams.map((s) => [s.id, s])),
+    opsOnDevice,
+    busy,
+    deviceSpan,
+    gpuSpan: Number.isFinite(gs) ? { start: gs, end: ge } : { start: 0, end: 0 },
+    get pairs() {
+      return (pairs ??= streamPairs(trace, issue));
+    },
+    processes,
+  };
+}
+
+/** Each device's op indices in start order, devices in the order their first op comes: two passes over the ops. */
+function opsByDevice(trace: Trace): Map<number, Int32Array> {
+  const { ops } = trace;
+  const counts = new Map<number, number>();
+  for (let i = 0; i < ops.length; i++) counts.set(ops.device[i]!, (counts.get(ops.device[i]!) ?? 0) + 1);
+  const lists = new Map([...counts].map(([d, n]) => [d, new Int32Array(n)]));
+  const filled = new Map([...counts.keys()].map((d) => [d, 0]));
+  for (let i = 0; i < ops.length; i++) {
+    const d = ops.device[i]!;
+    const k = filled.get(d)!;
+    lists.get(d)![k] = i;
+    filled.set(d, k + 1);
+  }
+  return lists;
+}
+
+/** Evidence lists stop here: enough to highlight and to zoom to, bounded for huge recordings (a list this long was cut: compare/findings.ts). */
+export const EVIDENCE_CAP = 1000;
+
+/** Adds op i to the evidence (and widens the window). */
+/**
+ * How findings name a device: "GPU <CUDA ordinal>", as nvidia-smi, the
+ * report and the timeline do (the recording-wide row id means nothing to a
+ * user; the ordinal is that of the first process that used the device).
+ */
+export function gpuName(ctx: Context, deviceId: number): string {
+  return `GPU ${ctx.devices.get(deviceId)?.ordinal ?? deviceId}`;
+}
+
+export function addOp(ctx: Context, ev: Evidence, i: number): void {
+  const { ops } = ctx.trace;
+  const list = ops.kind[i] === OpKind.Kernel ? ev.kernels : ops.kind[i] === OpKind.Memcpy ? ev.memcpys : ev.memsets;
+  if (list.length < EVIDENCE_CAP) list.push(ops.rowId[i]!);
+  widen(ev, ops.start[i]!, ops.end[i]!);
+}
+
+export function addCall(ctx: Context, ev: Evidence, k: number): void {
+  if (ev.apiCalls.length < EVIDENCE_CAP) ev.apiCalls.push(ctx.host.calls.rowId[k]!);
+  widen(ev, ctx.host.calls.start[k]!, ctx.host.calls.end[k]!);
+}
+
+function widen(ev: Evidence, start: Ns, end: Ns): void {
+  if (ev.window.start === 0 && ev.window.end === 0) {
+    ev.window = { start, end };
+  } else {
+    ev.window.start = Math.min(ev.window.start, start);
+    ev.window.end = Math.max(ev.window.end, end);
+  }
+}
+
+export function newEvidence(): Evidence {
+  return emptyEvidence();
+}
+
+/**
+ * Severity of a fixable cause by what it cost relative to the GPU span:
+ * under 2% is not worth failing a pipeline for (info), 25% or more is the
+ * main thing wrong with the run (error).
+ */
+export function severityByCost(ctx: Context, costNs: Ns): Severity {
+  return severityInSpan(ctx.gpuSpan, costNs);
+}
+
+/** severityByCost against a GPU span given as such (a job analysed rank by rank knows it only from every rank). */
+export function severityInSpan(gpuSpan: { start: Ns; end: Ns }, costNs: Ns): Severity {
+  const span = gpuSpan.end - gpuSpan.start;
+  if (span <= 0) return 'info';
+  const share = costNs / span;
+  return share >= 0.25 ? 'error' : share >= 0.02 ? 'warning' : 'info';
+}
+
+export function nameOfCall(ctx: Context, k: number): string {
+  return callName(ctx.host, k);
+}
+
+type CallFamilies = ReturnType<typeof familiesByNameId>;
+const familyTables = new WeakMap<Host, CallFamilies>();
+
+/**
+ * The family of each call name (call-families.ts) as a table by name id,
+ * built once per recording. Rules look it up once and index it per call
+ * (calls.nameId[k]): a Map or WeakMap lookup per call costs tenths of a
+ * second at 10 M calls.
+ */
+export function callFamilies(ctx: Context): CallFamilies {
+  let table = familyTables.get(ctx.host);
+  if (!table) familyTables.set(ctx.host, (table = familiesByNameId(ctx.host.names)));
+  return table;
+}
+
+/** Human label of a stream: CUPTI id and kind. */
+export function streamLabel(ctx: Context, streamId: number): string {
+  const s = ctx.streams.get(streamId);
+  if (!s) return `stream ${streamId}`;
+  return `stream ${s.cuptiStreamId} (${streamKindInWords(streamKind(s.flags))})`;
+}

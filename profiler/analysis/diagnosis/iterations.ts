@@ -1,0 +1,125 @@
+// Iterations: when an NVTX range repeats (a training step, a loop
+// iteration), one row per instance — the GPU work it launched (span, busy
+// time, overlap per device) and its worst finding — with the instances that
+// stand out flagged: warm-up (the first instances, slower than the rest:
+// JIT, cuBLAS/cuDNN initialisation, allocator growth) and outliers.
+//
+// Each instance is its own range scope (scope.ts: the calls and operations
+// it owns, among all the range's instances), and its findings are its share
+// of the whole range's (attribution.ts), so a row says what `report --range
+// NAME#k` would say, and the rows share out `--range NAME`'s work and
+// findings: nothing is in two rows, and the rows add up to the range.
+import type { Db } from '../../store/database.ts';
+import { instanceFindings } from './analyze.ts';
+import type { Finding } from '../../contract/findings.ts';
+import { overlapByDevice } from '../overlap.ts';
+import { median, warmUpCount } from '../scope.ts';
+import { rangeInstances } from '../../store/nvtx-ranges.ts';
+import { selectEachInstance, type RangeInstance } from '../../cuda/nvtx-ranges.ts';
+import { type TimelineColumns } from '../../native/columns.ts';
+import type { IterationRow, Iterations, RangeName } from '../../contract/iterations.ts';
+import { gpuOrdinals, loadTrace, readTraceTables } from '../trace.ts';
+
+/** A range repeats when it has at least this many instances. */
+export const MIN_ITERATIONS = 3;
+/** An instance further than this from the median (relative), and beyond 3 MADs, is an outlier. */
+const OUTLIER_SHARE = 0.2;
+
+export function rangeNames(db: Db): RangeName[] {
+  return db
+    .prepare(
+      `SELECT s.value AS name, count(*) AS instances, sum(r.end_ns - r.start_ns) AS totalNs
+      FROM nvtx_ranges r JOIN strings s ON s.id = r.name_id WHERE r.end_ns IS NOT NULL
+      GROUP BY s.value ORDER BY totalNs DESC, s.value`,
+    )
+    .all() as RangeName[];
+}
+
+/**
+ * The range to tabulate when none is named: among ranges with at least
+ * MIN_ITERATIONS instances, the one covering most time (the outermost loop:
+ * a step covers the ranges nested in it). Null when nothing repeats.
+ */
+export function pickIterationRange(db: Db): string | null {
+  return rangeNames(db).find((r) => r.instances >= MIN_ITERATIONS)?.name ?? null;
+}
+
+/**
+ * One row per instance of `name` (throws nothing: an unknown name gives no
+ * rows; the caller says so).
+ */
+export function iterationsOf(db: Db, columns: TimelineColumns, name: string, chosen: Iterations['chosen'] = 'named'): Iterations {
+  const instances = rangeInstances(db, name);
+  // The small tables read once for all instances.
+  const tables = readTraceTables(db);
+  const gpu = gpuOrdinals(tables.devices);
+  const selections = selectEachInstance(columns, instances);
+  const findings = instances.length ? instanceFindings(db, {}, columns, name, instances) : [];
+  const rows = instances.map((inst, x) => analyseInstance(db, selections[x]!, tables, gpu, inst, x + 1, findings[x]![0]));
+  flag(rows);
+  const steady = rows.filter((r) => !r.warmUp).map((r) => r.lengthNs);
+  return { name, rows, medianNs: steady.length ? median(steady) : 0, chosen };
+}
+
+function analyseInstance(
+  db: Db,
+  sel: TimelineColumns,
+  tables: ReturnType<typeof readTraceTables>,
+  gpu: (deviceId: number) => number,
+  inst: RangeInstance,
+  instance: number,
+  top: Finding | undefined,
+): IterationRow {
+  const trace = loadTrace(db, sel.ops, sel.calls, tables);
+  const { ops } = trace;
+  let gpuStart = Infinity;
+  let gpuEnd = -Infinity;
+  for (let i = 0; i < ops.length; i++) {
+    if (ops.start[i]! < gpuStart) gpuStart = ops.start[i]!;
+    if (ops.end[i]! > gpuEnd) gpuEnd = ops.end[i]!;
+  }
+  const hasGpu = Number.isFinite(gpuStart);
+  return {
+    instance,
+    pid: inst.pid,
+    tid: inst.tid,
+    startNs: inst.startNs,
+    endNs: inst.endNs,
+    gpuStartNs: hasGpu ? gpuStart : null,
+    gpuEndNs: hasGpu ? gpuEnd : null,
+    lengthNs: hasGpu ? gpuEnd - gpuStart : inst.endNs - inst.startNs,
+    operations: ops.length,
+    devices: overlapByDevice(trace)
+      .filter((o) => o.all.count > 0)
+      .map((o) => ({
+        deviceId: o.deviceId,
+        gpu: gpu(o.deviceId),
+        busyNs: o.all.union,
+        overlap: o.all.overlapFactor,
+      })),
+    topFinding: top ? { kind: top.kind, severity: top.severity, title: top.title, costNs: top.costNs } : null,
+    warmUp: false,
+    outlier: false,
+  };
+}
+
+/**
+ * Warm-up: the leading instances (from the first, without a gap) longer
+ * than WARM_UP_FACTOR × the median of the others (scope.ts warmUpCount,
+ * which `--range NAME#k`'s notes use too). Outliers: the others whose
+ * length is further from that median than both OUTLIER_SHARE of it and
+ * three median absolute deviations.
+ */
+function flag(rows: IterationRow[]): void {
+  if (rows.length < 2) return;
+  const lengths = rows.map((r) => r.lengthNs);
+  const warm = warmUpCount(lengths);
+  for (let x = 0; x < warm; x++) rows[x]!.warmUp = true;
+  const steady = lengths.slice(warm);
+  const mid = median(steady);
+  const mad = median(steady.map((v) => Math.abs(v - mid)));
+  for (let x = warm; x < rows.length; x++) {
+    const off = Math.abs(lengths[x]! - mid);
+    rows[x]!.outlier = off > OUTLIER_SHARE * mid && off > 3 * mad;
+  }
+}

@@ -1,0 +1,782 @@
+// The host side of the what-if replay (replay.ts): what each of a
+// recording's API calls waited for (a device sync for the work issued before
+// it on its context, a stream or event sync for one operation, a blocking
+// copy for itself), each call's own CPU time, each thread's calls, the order
+// in which the operations were issued, event records and stream waits, the
+// latencies the GPU adds (launch, dependency, copy engine, chained copies)
+// and how long each copy would have taken without duplex contention, all
+// measured from the recording once and kept per recording (replay.ts says
+// what the model covers and what it does not).
+import { StreamFlags } from '../../store/enums.ts';
+import { blocksOnDevice, callFamily, syncScope } from '../../cuda/call-families.ts';
+import type { Host } from '../host.ts';
+import { OpCategory, OpKind, type Trace } from '../trace.ts';
+import { DEFAULT_DUPLEX, duplexFactors, oppositeOverlap, uncontendedDurations } from '../bandwidth.ts';
+
+// Enum values as module constants: the hot loops read them per op, and a test
+// runner that rewrites imports into property reads (vitest) made each read a
+// lookup on the imported module's namespace.
+const KERNEL = OpKind.Kernel;
+const MEMCPY = OpKind.Memcpy;
+const HTOD = OpCategory.HtoD;
+const DTOH = OpCategory.DtoH;
+
+/** streams.flags bit of the legacy default stream. */
+export const LEGACY_STREAM = StreamFlags.LegacyDefault;
+/**
+ * streams.flags bits of the streams that do not synchronize with the legacy
+ * default stream: itself, and non-blocking streams. Every other stream is
+ * blocking, per-thread default streams included: the legacy stream's
+ * implicit barrier is between it and them.
+ */
+export const NOT_BLOCKING = StreamFlags.LegacyDefault | StreamFlags.NonBlocking;
+
+// ---------------------------------------------------------------------------
+// What the host's calls waited for: inferred once per recording.
+
+/** No wait, wait for one op, wait for a prefix of a context's issued ops (device sync). */
+export const WaitKind = { None: 0, Op: 1, Prefix: 2 } as const;
+
+export interface HostModel {
+  /** Ops in issue order (their call's start; ops without a call at their own start). */
+  order: Int32Array;
+  /** Per call: ops issued before it in `order`. */
+  callPos: Int32Array;
+  /** Per op: dense context index. */
+  ctxOfOp: Int32Array;
+  contexts: number;
+  /** contexts.id (or a synthetic key) → dense index. */
+  ctxIndex: Map<number, number>;
+  /**
+   * Per call: WaitKind, its argument (op index, or ops of the context to
+   * wait for), the context (a Prefix wait's). 0 where the call waits for
+   * nothing, or has no context: only the calls that wait are written, so
+   * that the pages of the others are never touched (10 M calls: 80 MB).
+   */
+  waitKind: Uint8Array;
+  waitArg: Int32Array;
+  waitCtx: Int32Array;
+  /** Per call: CPU time that is not waiting (ns). */
+  cost: Float64Array;
+  /** Per call: the outermost call containing it (itself if outermost). */
+  outer: Int32Array;
+  /** Per call: 1 if it waits for the op(s) it issued itself (blocking copy). */
+  waitsOwn: Uint8Array;
+  /** The GPU's latencies, measured from the recording. */
+  latency: Latencies;
+  /** Per op: duration had it run alone (recorded, less its duplex slowdown). */
+  work: Float64Array;
+  /** Duplex factor per dense device × engine (0 HtoD, 1 DtoH). */
+  duplex: Float64Array;
+  devIndex: Map<number, number>;
+  /** Per op: dense device index. */
+  devOf: Int32Array;
+  /**
+   * Streams as the recording ran them (the replay's graph reuses them where
+   * a fix moves no op and changes no flags): per op its dense stream (the
+   * streams table's rows first, then the streams only ops name, in order
+   * of first sight); per dense stream its streams.flags (0 for one not in
+   * the table); streams.id → dense index (-1: none); and whether any op
+   * runs on a legacy default stream.
+   */
+  opStream: Int32Array;
+  streamFlags: Int32Array;
+  streamIndex: { get(id: number): number };
+  legacyOps: boolean;
+  /**
+   * Each CUDA event record (wait false) and stream wait (wait true) that
+   * names a stream, in issue order: `pos`, the ops issued before its call
+   * in `order`; `stream`, streams.id; `key`, `${pid}:${eventId}`; `call`,
+   * the recording or waiting call's index (the dependency view names it).
+   */
+  eventOps: { pos: number; wait: boolean; stream: number; key: string; call: number }[];
+  /** The calls of each thread, in start order (host.threads' values): a thread's index is its position here. */
+  threadCalls: Int32Array[];
+  /**
+   * Per outer call: the call of another thread of its process whose end
+   * let it start (a handoff, inferHandoffs), or -1; read only where
+   * `handoffs` is true (a recording of one thread per process has none).
+   */
+  handoff: Int32Array;
+  handoffs: boolean;
+}
+
+/** A blocked call's tail (wake-up and return) is never modelled as shorter than this. */
+const MIN_CALL_COST_NS = 1_000;
+/** CPU and GPU clocks agree to a few µs: a wait target may end this much after the call. */
+const CLOCK_SLACK_NS = 5_000;
+
+const NameClass = { Other: 0, Device: 1, Stream: 2, Event: 3, Implicit: 4 } as const;
+const CLASS_OF_SCOPE = { device: NameClass.Device, stream: NameClass.Stream, event: NameClass.Event } as const;
+
+/**
+ * What a call may wait for, by name (call-families.ts): a synchronize call
+ * for its scope; an allocation or registration call for the device, as an
+ * implicit synchronization, only counted where the recording shows a wait
+ * (buildHostModel).
+ */
+function nameClass(name: string): number {
+  const scope = syncScope(name);
+  if (scope) return CLASS_OF_SCOPE[scope];
+  return blocksOnDevice(callFamily(name)) ? NameClass.Implicit : NameClass.Other;
+}
+
+const PAGEABLE = 1;
+/** A copy from/to pageable host memory: the call returns only when the copy is staged or done. */
+export function isPageableCopy(trace: Trace, i: number): boolean {
+  const { ops } = trace;
+  if (ops.kind[i] !== MEMCPY) return false;
+  const c = ops.category[i]!;
+  return (c === HTOD && ops.detail[i]! >> 4 === PAGEABLE) || (c === DTOH && (ops.detail[i]! & 15) === PAGEABLE);
+}
+
+/** Non-negative small integer → non-negative integer (-1 if absent): an array where the keys allow, else a Map. */
+class SmallIntMap {
+  private table = new Int32Array(64).fill(-1);
+  private map: Map<number, number> | null = null;
+  get(key: number): number {
+    if (key >= 0 && key < this.table.length) return this.table[key]!;
+    return this.map?.get(key) ?? -1;
+  }
+  set(key: number, value: number): void {
+    if (key >= 0 && key < 1 << 22) {
+      if (key >= this.table.length) {
+        const t = new Int32Array(Math.max(key + 1, this.table.length * 2)).fill(-1);
+        t.set(this.table);
+        this.table = t;
+      }
+      this.table[key] = value;
+    } else (this.map ??= new Map()).set(key, value);
+  }
+}
+
+const models = new WeakMap<Host, HostModel>();
+
+/** Did a wait target that ended at `w` end while the call [start, end] ran (clocks agree to CLOCK_SLACK_NS)? */
+function inWindow(w: number, start: number, end: number): boolean {
+  return w >= start - CLOCK_SLACK_NS && w <= end + CLOCK_SLACK_NS;
+}
+
+/** Op i (-1: none) if it ended inside the call [start, end] and after op `best` (-1: none), else `best`. */
+function laterInside(best: number, i: number, opEnd: Float64Array, start: number, end: number): number {
+  return i >= 0 && inWindow(opEnd[i]!, start, end) && (best < 0 || opEnd[i]! > opEnd[best]!) ? i : best;
+}
+
+const NONE: readonly number[] = [];
+
+/** The host model of a recording (cached per Host). */
+export function hostModel(trace: Trace, host: Host): HostModel {
+  let m = models.get(host);
+  if (!m) models.set(host, (m = buildHostModel(trace, host)));
+  return m;
+}
+
+function buildHostModel(trace: Trace, host: Host): HostModel {
+  const { ops } = trace;
+  const { calls } = host;
+  const n = ops.length;
+  const nc = calls.length;
+
+  // Dense devices, streams and contexts. Row ids are small integers, so
+  // lookup tables replace a Map lookup per op (10 M ops: seconds).
+  const devIndex = new Map<number, number>();
+  for (const d of trace.devices) devIndex.set(d.id, devIndex.size);
+  const devOf = new Int32Array(n);
+  const devLookup = new SmallIntMap();
+  for (const [id, d] of devIndex) devLookup.set(id, d);
+  const streamRow = new Map(trace.streams.map((s) => [s.id, s]));
+  const streamLookup = new SmallIntMap();
+  const streamIds: number[] = [];
+  const streamPid: number[] = [];
+  const ctxOfStreamList: number[] = [];
+  for (const s of trace.streams) {
+    streamLookup.set(s.id, streamIds.length);
+    streamIds.push(s.id);
+    streamPid.push(s.pid);
+    ctxOfStreamList.push(-1);
+  }
+  const streamOfOp = new Int32Array(n);
+  const ctxIndex = new Map<number, number>();
+  const ctxPid: number[] = [];
+  const ctxOfOp = new Int32Array(n);
+  // Consecutive ops mostly share a device: the last one's index is kept.
+  let lastDevId = NaN;
+  let d = -1;
+  for (let i = 0; i < n; i++) {
+    if (ops.device[i] !== lastDevId) {
+      lastDevId = ops.device[i]!;
+      d = devLookup.get(lastDevId);
+      if (d < 0) {
+        devIndex.set(lastDevId, (d = devIndex.size));
+        devLookup.set(lastDevId, d);
+      }
+    }
+    // Fresh arrays are zeroed: a recording of one device and one context
+    // (the usual case) leaves their pages untouched.
+    if (d !== 0) devOf[i] = d;
+    let st = streamLookup.get(ops.stream[i]!);
+    if (st < 0) {
+      streamLookup.set(ops.stream[i]!, (st = streamIds.length));
+      streamIds.push(ops.stream[i]!);
+      streamPid.push(ops.pid[i]!);
+      ctxOfStreamList.push(-1);
+    }
+    streamOfOp[i] = st;
+    let c = ctxOfStreamList[st]!;
+    if (c < 0) {
+      // Unknown stream: one context per process and device.
+      const key = streamRow.get(ops.stream[i]!)?.contextId ?? 1e9 + ops.pid[i]! * 1024 + d;
+      c = ctxIndex.get(key) ?? -1;
+      if (c < 0) {
+        ctxIndex.set(key, (c = ctxIndex.size));
+        ctxPid.push(ops.pid[i]!);
+      }
+      ctxOfStreamList[st] = c;
+    }
+    if (c !== 0) ctxOfOp[i] = c;
+  }
+  for (const s of trace.streams) {
+    if (!ctxIndex.has(s.contextId)) {
+      ctxIndex.set(s.contextId, ctxIndex.size);
+      ctxPid.push(s.pid);
+    }
+  }
+  const contexts = ctxIndex.size;
+
+  // Calls in start order (the native loader returns them by id, which is
+  // start order per thread; check globally and sort only if needed). Null:
+  // in index order, the usual case, without a 10 M-entry identity array.
+  let callOrder: Int32Array | null = null;
+  for (let k = 1; k < nc; k++)
+    if (calls.start[k]! < calls.start[k - 1]!) {
+      callOrder = Int32Array.from({ length: nc }, (_, x) => x).sort((a, b) => calls.start[a]! - calls.start[b]! || a - b);
+      break;
+    }
+
+  // Ops per call. Where every op has a call, the ops come in their calls'
+  // order (a program whose ops start in the order it issued them) and the
+  // calls are walked in index order, each call's ops are the next ones: a
+  // cursor finds them (firstOp null), no array of the calls. Else CSR, in
+  // op order (= start order): call k's are callOps[firstOp[k] ..
+  // firstOp[k + 1]); null callOps: op j itself, where every op has a call
+  // and the ops come in their calls' order (no copy of the identity).
+  const opCall = host.opCall;
+  let inCallOrder = true;
+  let withCall = 0;
+  for (let i = 0, prev = -1; i < n; i++) {
+    const k = opCall[i]!;
+    if (k < 0) continue;
+    withCall++;
+    if (k < prev) inCallOrder = false;
+    prev = k;
+  }
+  let firstOp: Int32Array | null = null;
+  let callOps: Int32Array | null = null;
+  if (!inCallOrder || withCall < n || callOrder !== null) {
+    firstOp = new Int32Array(nc + 1);
+    for (let i = 0; i < n; i++) if (opCall[i]! >= 0) firstOp[opCall[i]! + 1]!++;
+    for (let k = 0; k < nc; k++) firstOp[k + 1]! += firstOp[k]!;
+    if (!inCallOrder || withCall < n) {
+      callOps = new Int32Array(firstOp[nc]!);
+      const fill = firstOp.slice(0, nc);
+      for (let i = 0; i < n; i++) {
+        const k = opCall[i]!;
+        if (k >= 0) callOps[fill[k]!++] = i;
+      }
+    }
+  }
+
+  // Threads: dense index per call (null: one thread, every call's).
+  const threadCalls = [...host.threads.values()];
+  const threadOf = threadCalls.length === 1 ? null : new Int32Array(nc);
+  if (threadOf !== null)
+    for (let t = 0; t < threadCalls.length; t++) {
+      const list = threadCalls[t]!;
+      for (let j = 0; j < list.length; j++) threadOf[list[j]!] = t;
+    }
+
+  // Outermost call of each call (driver calls inside runtime calls).
+  const outer = new Int32Array(nc);
+  for (const list of threadCalls) {
+    let o = -1;
+    for (let j = 0; j < list.length; j++) {
+      const k = list[j]!;
+      if (o >= 0 && calls.start[k]! < calls.end[o]!) outer[k] = o;
+      else outer[(o = k)] = k;
+    }
+  }
+
+  // Name classes, once per name.
+  const classOfName = new SmallIntMap();
+  for (const [id, name] of host.names) classOfName.set(id, nameClass(name));
+
+  // Streams and contexts by process; event records and waits by call.
+  const streamsOfPid = new Map<number, number[]>();
+  streamPid.forEach((p, st) => {
+    const l = streamsOfPid.get(p) ?? [];
+    l.push(st);
+    streamsOfPid.set(p, l);
+  });
+  const ctxsOfPid = new Map<number, number[]>();
+  ctxPid.forEach((p, c) => {
+    const l = ctxsOfPid.get(p) ?? [];
+    l.push(c);
+    ctxsOfPid.set(p, l);
+  });
+  const hasEvent = new Uint8Array(nc);
+  const recordsAt = new Map<number, { pid: number; eventId: number; stream: number | null }[]>();
+  for (const e of host.events)
+    if (e.call >= 0) {
+      hasEvent[e.call] = 1;
+      (recordsAt.get(e.call) ?? recordsAt.set(e.call, []).get(e.call)!).push(e);
+    }
+  const waitsAt = new Map<number, { pid: number; eventId: number | null; stream: number | null }[]>();
+  for (const w of host.waits)
+    if (w.call >= 0) {
+      hasEvent[w.call] = 1;
+      (waitsAt.get(w.call) ?? waitsAt.set(w.call, []).get(w.call)!).push(w);
+    }
+
+  // The walk in issue order: calls by start, ops without a call merged in
+  // by their own start.
+  const order = new Int32Array(n);
+  const callPos = new Int32Array(nc);
+  const waitKind = new Uint8Array(nc);
+  const waitArg = new Int32Array(nc);
+  const waitCtx = new Int32Array(nc);
+  const cost = new Float64Array(nc);
+  const waitsOwn = new Uint8Array(nc);
+  const lastOfStream = new Int32Array(streamIds.length).fill(-1);
+  const ctxCount = new Int32Array(contexts);
+  const ctxMaxEnd = new Float64Array(contexts).fill(-Infinity);
+  const threadStream = new Int32Array(threadCalls.length).fill(-1);
+  const threadCtx = new Int32Array(threadCalls.length).fill(-1);
+  // What each CUDA event captured, by process (an event synchronize looks at
+  // its own process's events only: no copy of all of them per call).
+  const captured = new Map<number, Map<number, number>>(); // pid → eventId → op
+  const capturedOf = (pid: number) => {
+    let m = captured.get(pid);
+    if (!m) captured.set(pid, (m = new Map()));
+    return m;
+  };
+  const eventOps: HostModel['eventOps'] = [];
+  // Per op: when what it depended on ended in the recording (its stream's
+  // previous op, an awaited event, the legacy barrier): for measuring the
+  // GPU's latencies (measureLatencies).
+  const depEnd = new Float64Array(n).fill(-Infinity);
+  const flagsOf = new Int32Array(streamIds.length);
+  streamIds.forEach((id, x) => {
+    flagsOf[x] = streamRow.get(id)?.flags ?? 0;
+  });
+  const waitEnd = new Float64Array(streamIds.length).fill(-Infinity);
+  const blockingMaxEnd = new Float64Array(contexts).fill(-Infinity);
+  const legacyEnd = new Float64Array(contexts).fill(-Infinity);
+  let pos = 0;
+  let loose = withCall === n ? n : 0; // next op index to look at for ops without a call (none: nothing to look at)
+  let nextOp = 0; // the cursor over the ops where firstOp is null
+  const emit = (i: number, t: number) => {
+    order[pos++] = i;
+    const s = streamOfOp[i]!;
+    const c = ctxOfOp[i]!;
+    let dep = Math.max(lastOfStream[s]! >= 0 ? ops.end[lastOfStream[s]!]! : -Infinity, waitEnd[s]!);
+    waitEnd[s] = -Infinity;
+    if (flagsOf[s]! & LEGACY_STREAM) {
+      dep = Math.max(dep, blockingMaxEnd[c]!);
+      legacyEnd[c] = ops.end[i]!;
+    } else if (!(flagsOf[s]! & NOT_BLOCKING)) {
+      dep = Math.max(dep, legacyEnd[c]!);
+      blockingMaxEnd[c] = Math.max(blockingMaxEnd[c]!, ops.end[i]!);
+    }
+    depEnd[i] = dep;
+    lastOfStream[s] = i;
+    ctxCount[c]!++;
+    if (ops.end[i]! > ctxMaxEnd[c]!) ctxMaxEnd[c] = ops.end[i]!;
+    if (t >= 0) {
+      threadStream[t] = s;
+      threadCtx[t] = c;
+    }
+  };
+  const emitLooseBefore = (time: number) => {
+    while (loose < n && (host.opCall[loose]! >= 0 || ops.start[loose]! < time)) {
+      if (host.opCall[loose]! < 0) emit(loose, -1);
+      loose++;
+    }
+  };
+
+  for (let r = 0; r < nc; r++) {
+    const k = callOrder === null ? r : callOrder[r]!;
+    emitLooseBefore(calls.start[k]!);
+    callPos[k] = pos;
+    const t = threadOf === null ? 0 : threadOf[k]!;
+    const pid = calls.pid[k]!;
+    // Event records and waits: positions for the replay's own walk.
+    if (hasEvent[k])
+      for (const e of recordsAt.get(k) ?? []) {
+        if (e.stream === null) continue;
+        const key = `${e.pid}:${e.eventId}`;
+        eventOps.push({ pos, wait: false, stream: e.stream, key, call: k });
+        const s = streamLookup.get(e.stream);
+        capturedOf(e.pid).set(e.eventId, s < 0 ? -1 : lastOfStream[s]!);
+      }
+    if (hasEvent[k])
+      for (const w of waitsAt.get(k) ?? []) {
+        if (w.stream === null || w.eventId === null) continue;
+        const key = `${w.pid}:${w.eventId}`;
+        eventOps.push({ pos, wait: true, stream: w.stream, key, call: k });
+        const s = streamLookup.get(w.stream);
+        const c = captured.get(w.pid)?.get(w.eventId);
+        if (s >= 0 && c !== undefined && c >= 0) waitEnd[s] = Math.max(waitEnd[s]!, ops.end[c]!);
+      }
+    // Its own ops: callOps[from .. to), or ops from .. to where callOps is null.
+    let from: number;
+    let to: number;
+    if (firstOp === null) {
+      from = nextOp;
+      while (nextOp < n && opCall[nextOp] === k) nextOp++;
+      to = nextOp;
+    } else {
+      from = firstOp[k]!;
+      to = firstOp[k + 1]!;
+    }
+    let blockingOwn = -1;
+    for (let j = from; j < to; j++) {
+      const i = callOps === null ? j : callOps[j]!;
+      emit(i, t);
+      if (ops.isAsync[i] === 0 || isPageableCopy(trace, i)) blockingOwn = i;
+    }
+    if (outer[k] !== k) continue; // nested calls are part of their outer call's time
+    let kind: number = WaitKind.None;
+    let target = -1;
+    let ctx = -1;
+    let waitedUntil = -Infinity;
+    if (blockingOwn >= 0) {
+      kind = WaitKind.Op;
+      target = blockingOwn;
+      waitsOwn[k] = 1;
+      for (let j = from; j < to; j++) waitedUntil = Math.max(waitedUntil, ops.end[callOps === null ? j : callOps[j]!]!);
+    } else {
+      const cls = Math.max(NameClass.Other, classOfName.get(calls.nameId[k]!));
+      if (cls === NameClass.Device || cls === NameClass.Implicit) {
+        // Its context: the one of this process whose issued work completed
+        // inside the call, latest first; else the thread's current one.
+        let best = -1;
+        for (const c of ctxsOfPid.get(pid) ?? []) {
+          if (ctxCount[c]! > 0 && inWindow(ctxMaxEnd[c]!, calls.start[k]!, calls.end[k]!) && (best < 0 || ctxMaxEnd[c]! > ctxMaxEnd[best]!)) best = c;
+        }
+        if (best < 0 && cls === NameClass.Device) best = threadCtx[t]!;
+        if (best >= 0) {
+          kind = WaitKind.Prefix;
+          ctx = best;
+          target = ctxCount[best]!;
+          waitedUntil = ctxMaxEnd[best]!;
+        }
+      } else if (cls === NameClass.Stream || cls === NameClass.Event) {
+        // The op it waited for: the one (the last of a stream of its process,
+        // or what an event of its process captured) that completed inside the
+        // call, latest first; else the last op of the thread's current
+        // stream. The candidates are read where they are, not copied: a
+        // program may make millions of these calls.
+        let best = -1;
+        if (cls === NameClass.Stream) {
+          for (const st of streamsOfPid.get(pid) ?? NONE) best = laterInside(best, lastOfStream[st]!, ops.end, calls.start[k]!, calls.end[k]!);
+        } else {
+          const events = captured.get(pid);
+          if (events) for (const i of events.values()) best = laterInside(best, i, ops.end, calls.start[k]!, calls.end[k]!);
+        }
+        if (best < 0 && threadStream[t]! >= 0) best = lastOfStream[threadStream[t]!]!;
+        if (best >= 0) {
+          kind = WaitKind.Op;
+          target = best;
+          waitedUntil = ops.end[best]!;
+        }
+      }
+    }
+    const s = calls.start[k]!;
+    const e = calls.end[k]!;
+    if (kind !== WaitKind.None && waitedUntil > e + CLOCK_SLACK_NS) kind = WaitKind.None; // it returned before: it did not wait for that
+    waitKind[k] = kind;
+    if (kind !== WaitKind.None) {
+      waitArg[k] = target;
+      if (ctx >= 0) waitCtx[k] = ctx;
+    }
+    // Non-waiting CPU time: what the call took after what it waited for completed.
+    cost[k] = kind === WaitKind.None ? e - s : Math.max(MIN_CALL_COST_NS, e - Math.min(e, Math.max(s, waitedUntil)));
+  }
+  emitLooseBefore(Infinity);
+  // Does any op run on a legacy default stream? The walk emitted every op:
+  // the streams with ops are those it left a last op.
+  let legacyOps = false;
+  for (let x = 0; x < flagsOf.length; x++) if (lastOfStream[x]! >= 0 && flagsOf[x]! & LEGACY_STREAM) legacyOps = true;
+
+  // The latencies first: the overlaps are then written over the ops'
+  // dependency ends, and the durations alone over the overlaps, each
+  // needed no longer (160 MB less per 10 M ops, and their page faults).
+  const latency = measureLatencies(trace, host, devIndex, devOf, waitsOwn, depEnd);
+  const overlap = oppositeOverlap(trace, depEnd);
+  const factors = duplexFactors(trace, overlap);
+  const work = uncontendedDurations(trace, factors, overlap, overlap);
+  const duplex = new Float64Array(devIndex.size * 2).fill(1);
+  for (const [id, d] of devIndex) {
+    const f = factors.get(id) ?? DEFAULT_DUPLEX;
+    duplex[d * 2] = f.HtoD;
+    duplex[d * 2 + 1] = f.DtoH;
+  }
+  const handoff = inferHandoffs(calls, threadCalls, outer);
+  return {
+    handoff: handoff ?? new Int32Array(0),
+    handoffs: handoff !== null,
+    work,
+    duplex,
+    order,
+    callPos,
+    ctxOfOp,
+    contexts,
+    ctxIndex,
+    waitKind,
+    waitArg,
+    waitCtx,
+    cost,
+    outer,
+    waitsOwn,
+    latency,
+    devIndex,
+    devOf,
+    opStream: streamOfOp,
+    streamFlags: flagsOf,
+    streamIndex: streamLookup,
+    legacyOps,
+    eventOps,
+    threadCalls,
+  };
+}
+
+/** A thread idle this long between two calls may have been waiting for another thread. */
+const HANDOFF_MIN_GAP_NS = 100_000;
+/** The most a thread takes to start after the thread it waited for handed over: a wake-up and the interpreter's lock. */
+const HANDOFF_MAX_LAG_NS = 300_000;
+
+/**
+ * Calls that started because another thread of their process handed over
+ * to them, the cross-thread order the program enforces itself (replay.ts:
+ * the host model keeps each thread's own time between calls, which for a
+ * thread that was waiting is the other thread's time). PyTorch's training
+ * step is the common case: the main thread launches the forward pass and
+ * waits inside `loss.backward()` while the autograd engine's thread
+ * launches the backward pass, then goes on with the optimizer step once
+ * that thread is done. A call k of thread T after an idle gap of at least
+ * HANDOFF_MIN_GAP_NS is a handoff from call j of thread U (same process)
+ * when j is U's last call before k, ended at most `lag` before k began,
+ * and U then stayed idle at least HANDOFF_MIN_GAP_NS itself: U stopped, T
+ * started (lag = min(HANDOFF_MAX_LAG_NS, a quarter of T's gap)); of several
+ * such threads, the one that ended last. How soon U took over after T went
+ * idle does not count: the other side of a handoff often runs host code
+ * first (the optimizer's Python before its first launch). Two threads
+ * working side by side (a data loader's and a training loop's) rarely stop
+ * and start in turn like that. Null where no process has two threads
+ * making calls.
+ */
+export function inferHandoffs(calls: Host['calls'], threadCalls: Int32Array[], outer: Int32Array): Int32Array | null {
+  // Each thread's outer calls (its own order: start order), and the threads of each process.
+  const own: Int32Array[] = [];
+  const byPid = new Map<number, number[]>();
+  for (const list of threadCalls) {
+    if (list.length === 0) continue;
+    let n = 0;
+    for (let j = 0; j < list.length; j++) if (outer[list[j]!] === list[j]) n++;
+    const mine = new Int32Array(n);
+    n = 0;
+    for (let j = 0; j < list.length; j++) if (outer[list[j]!] === list[j]) mine[n++] = list[j]!;
+    const pid = calls.pid[list[0]!]!;
+    (byPid.get(pid) ?? byPid.set(pid, []).get(pid)!).push(own.length);
+    own.push(mine);
+  }
+  // Per outer call of a process with two threads or more: its thread (index into `own`); -1 for the others.
+  const threadOf = new Int32Array(calls.length).fill(-1);
+  const peers = new Array<Int32Array>(own.length);
+  let any = false;
+  for (const threads of byPid.values()) {
+    if (threads.length < 2) continue;
+    any = true;
+    for (const t of threads) {
+      peers[t] = Int32Array.from(threads);
+      for (const k of own[t]!) threadOf[k] = t;
+    }
+  }
+  if (!any) return null;
+  let handoff: Int32Array | null = null;
+  const { start, end } = calls;
+  // One sweep over the calls in start order (their order in `calls`), a run of equal starts at a time,
+  // keeping each thread's last outer call that started before the run: a candidate for every call of
+  // the run, with its end where the thread then idled (-Infinity where it did not: never a handoff).
+  // Each thread is then one look per call, where a search of every other thread's calls per call
+  // took over a minute on ten million calls (64 threads).
+  const seen = new Int32Array(own.length);
+  const lastCall = new Int32Array(own.length).fill(-1);
+  const lastEnd = new Float64Array(own.length).fill(-Infinity);
+  for (let g = 0; g < calls.length;) {
+    const s = start[g]!;
+    let h = g;
+    while (h < calls.length && start[h] === s) h++;
+    for (let k = g; k < h; k++) {
+      const t = threadOf[k]!;
+      if (t < 0) continue;
+      // Its thread's previous outer call: the last before the run, or one of the run before it (equal starts, in order).
+      const mine = own[t]!;
+      let x = seen[t]!;
+      while (mine[x] !== k) x++;
+      if (x === 0) continue;
+      const gap = s - end[mine[x - 1]!]!;
+      if (gap < HANDOFF_MIN_GAP_NS) continue;
+      const lag = Math.min(HANDOFF_MAX_LAG_NS, gap / 4);
+      // Another thread's last call before k ended before k, within lag, and that thread then idled; the latest such.
+      let best = -1;
+      let bestEnd = -Infinity;
+      for (const u of peers[t]!) {
+        const e = lastEnd[u]!;
+        if (u === t || e > s || s - e > lag) continue;
+        if (best < 0 || e > bestEnd) {
+          best = lastCall[u]!;
+          bestEnd = e;
+        }
+      }
+      if (best >= 0) (handoff ??= new Int32Array(calls.length).fill(-1))[k] = best;
+    }
+    for (let k = g; k < h; k++) {
+      const t = threadOf[k]!;
+      if (t < 0) continue;
+      const mine = own[t]!;
+      const j = mine[seen[t]!]!;
+      seen[t] = seen[t]! + 1;
+      const next = seen[t]! < mine.length ? mine[seen[t]!]! : -1;
+      lastCall[t] = j;
+      lastEnd[t] = next >= 0 && start[next]! - end[j]! < HANDOFF_MIN_GAP_NS ? -Infinity : end[j]!;
+    }
+    g = h;
+  }
+  return handoff;
+}
+
+/** Latencies the GPU adds, measured from the recording (ns), per dense device. */
+export interface Latencies {
+  /** After the issuing call returns, per device × op kind (index dev * 4 + kind). */
+  launch: Float64Array;
+  /** After the op it waited for (its stream's previous op, an event, the legacy barrier) ends, per device × op kind. */
+  dependency: Float64Array;
+  /** Between two copies of one engine when the second was queued, per device × engine (0 HtoD or shared, 1 DtoH). */
+  engine: Float64Array;
+  /** Between two copies of one engine on the same stream (per device × engine): the engine goes on with the stream's next copy. */
+  chain: Float64Array;
+}
+
+/** The H100 fixtures' latencies (concurrent runs, ns): for recordings that cannot show one. */
+export const DEFAULT_LATENCY = {
+  /** Kernel after a copy, copy after a kernel (normalise / matmul / transpose concurrent: 5–9 µs, 2–12 µs). */
+  dependency: { kernel: 6_000, copy: 7_000, memset: 0 },
+  /** Copy of another stream queued behind a copy: HtoD ~1.9 µs, DtoH ~7.5 µs. */
+  engine: { HtoD: 2_000, DtoH: 7_500 },
+  /** Next copy of the same stream on the same engine: ~1.4 µs. */
+  chain: 1_400,
+};
+
+/**
+ * The GPU's own latencies, each the median over the ops of the recording
+ * where that latency alone decided the start:
+ *  * launch: op.start − call.end for ops that waited for nothing (they
+ *    started more than 1 µs after their stream's previous op and the
+ *    previous copy of their direction ended; their call did not block on
+ *    them). On the H100 fixtures copies start ~2 µs after cudaMemcpyAsync
+ *    returns, kernels ~0–1 µs after cudaLaunchKernel. Measured from the
+ *    call's end, not its start: the call's own CPU time varies 3–55 µs, the
+ *    lag after it returns hardly at all.
+ *  * dependency: op.start − end of its stream's previous op, for ops issued
+ *    before that op ended (9–11 µs between a copy and a kernel on an H100);
+ *  * engine: gap between two same-direction copies of different streams
+ *    when the second was queued behind the first (~2–8 µs);
+ *  * chain: the same for two copies of one stream (~1.4 µs). The engine
+ *    goes on with the stream's next copy before it serves other streams'
+ *    queued copies (seen in every multi-copy fixture: matmul's two input
+ *    copies of a chunk run back to back although the next chunk's copy
+ *    was already waiting), so the replay hands the engine over directly.
+ * Without them the replay of the unchanged fixtures came out 1–7% short.
+ * Where a recording has no such sample (a serial run never queues a copy
+ * behind another stream's), the value measured on the H100 fixtures
+ * (DEFAULT_LATENCY): a fix can create the situation the recording lacked —
+ * moving default-stream work makes copies of eight streams queue — and
+ * leaving it at 0 made those predictions 3–4% short.
+ */
+function measureLatencies(trace: Trace, host: Host, devIndex: Map<number, number>, devOf: Int32Array, waitsOwn: Uint8Array, depEnd: Float64Array): Latencies {
+  const { ops } = trace;
+  const { calls } = host;
+  const D = devIndex.size;
+  const launch: number[][] = Array.from({ length: D * 4 }, () => []);
+  const dependency: number[][] = Array.from({ length: D * 4 }, () => []);
+  const engine: number[][] = Array.from({ length: D * 2 }, () => []);
+  const chain: number[][] = Array.from({ length: D * 2 }, () => []);
+  const all: number[][] = Array.from({ length: D }, () => []);
+  const engineStream = new Int32Array(D * 2).fill(-1);
+  const shared = new Uint8Array(D);
+  for (const x of trace.devices) shared[devIndex.get(x.id)!] = (x.asyncEngineCount ?? 2) <= 1 ? 1 : 0;
+  // A sample of each latency is plenty: keep the first SAMPLES of each kind.
+  const SAMPLES = 10_000;
+  const add = (l: number[], v: number) => {
+    if (l.length < SAMPLES) l.push(v);
+  };
+  const engineEnd = new Float64Array(D * 2).fill(-Infinity);
+  for (let i = 0; i < ops.length; i++) {
+    const k = host.opCall[i]!;
+    const d = devOf[i]!;
+    const cat = ops.category[i]!;
+    const kind = ops.kind[i]!;
+    const eng = kind === MEMCPY && (cat === HTOD || cat === DTOH) ? d * 2 + (shared[d] || cat === HTOD ? 0 : 1) : -1;
+    const dep = depEnd[i]!;
+    const busy = eng >= 0 ? engineEnd[eng]! : -Infinity;
+    if (k >= 0 && !waitsOwn[k]) {
+      const issued = calls.end[k]!;
+      const start = ops.start[i]!;
+      add(all[d]!, start - issued);
+      // Only one thing decided the start: sample that latency.
+      if (issued >= dep && issued >= busy) add(launch[d * 4 + kind]!, start - issued);
+      else if (eng >= 0 && busy === dep && engineStream[eng] === ops.stream[i] && dep > issued + 1_000 && start >= dep && start - dep < 100_000)
+        add(chain[eng]!, start - dep);
+      else if (dep > issued + 1_000 && dep >= busy && start >= dep && start - dep < 100_000) add(dependency[d * 4 + kind]!, start - dep);
+      else if (busy > issued + 1_000 && busy > dep && start >= busy && start - busy < 100_000) add(engine[eng]!, start - busy);
+    }
+    if (eng >= 0) {
+      engineEnd[eng] = Math.max(busy, ops.end[i]!);
+      engineStream[eng] = ops.stream[i]!;
+    }
+  }
+  const quantile = (l: number[], q: number) => {
+    l.sort((a, b) => a - b);
+    return l[Math.floor((l.length - 1) * q)]!;
+  };
+  const out: Latencies = {
+    launch: new Float64Array(D * 4),
+    dependency: new Float64Array(D * 4),
+    engine: new Float64Array(D * 2),
+    chain: new Float64Array(D * 2),
+  };
+  for (let d = 0; d < D; d++) {
+    // A kind without a clean sample: the device's other clean launches, else
+    // the 10th percentile of all its launch lags (the ops that waited least).
+    const clean = [1, 2, 3].flatMap((kind) => launch[d * 4 + kind]!);
+    const fallback = clean.length ? quantile(clean, 0.5) : all[d]!.length ? quantile(all[d]!, 0.1) : 0;
+    for (let kind = 0; kind < 4; kind++) {
+      const l = launch[d * 4 + kind]!;
+      out.launch[d * 4 + kind] = l.length ? quantile(l, 0.5) : fallback;
+      const dl = dependency[d * 4 + kind]!;
+      const fallbackDep =
+        kind === KERNEL ? DEFAULT_LATENCY.dependency.kernel : kind === MEMCPY ? DEFAULT_LATENCY.dependency.copy : DEFAULT_LATENCY.dependency.memset;
+      out.dependency[d * 4 + kind] = dl.length ? quantile(dl, 0.5) : fallbackDep;
+    }
+    for (let e = 0; e < 2; e++) {
+      out.engine[d * 2 + e] = engine[d * 2 + e]!.length
+        ? quantile(engine[d * 2 + e]!, 0.5)
+        : e === 0
+          ? DEFAULT_LATENCY.engine.HtoD
+          : DEFAULT_LATENCY.engine.DtoH;
+      out.chain[d * 2 + e] = chain[d * 2 + e]!.length ? quantile(chain[d * 2 + e]!, 0.5) : DEFAULT_LATENCY.chain;
+    }
+  }
+  return out;
+}

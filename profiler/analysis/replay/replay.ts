@@ -1,0 +1,136 @@
+// What-if replay: a discrete-event simulation of a recording's GPU
+// operations, so that one cause of serialization can be removed (whatif.ts)
+// and the run time measured again. It models, and validates against the
+// recording itself (test/analysis/replay.test.ts):
+//
+//  * the host. Each thread makes its recorded calls in order; the time
+//    between two calls (host compute) and each call's own CPU time are kept.
+//    A call that blocked the host (explicit synchronize, synchronous copy,
+//    async copy from/to pageable memory, cudaFree-like implicit syncs)
+//    returns when what it waited for completes in the replay, plus its
+//    non-waiting CPU time (recorded duration minus recorded wait, floored),
+//    so a shorter wait moves everything the thread does afterwards earlier.
+//    What a call waited for is inferred from the recording (replay-host.ts):
+//    a device sync waits for all work issued before it on its context, a
+//    stream or event sync for one operation, a blocking copy for itself.
+//  * GPU order: stream order; the legacy default stream's implicit barrier
+//    (it waits for all work issued before it to blocking streams of its
+//    context, and work issued to those streams later waits for it);
+//    cudaStreamWaitEvent (the stream's next operation waits for what the
+//    event's last record captured); an operation starts no earlier than its
+//    launch latency after its call, and no earlier than the GPU's
+//    dependency latency after what it waited for ended (`Latencies` in replay-host.ts, each
+//    measured from the recording).
+//  * resources: one copy engine per direction and device (HtoD, DtoH; one
+//    shared engine where async_engine_count ≤ 1): same-direction copies run
+//    one at a time, first come first served. Kernels share the SMs: each
+//    occupies blocks / (SMs × resident blocks per SM) of the device (capped
+//    at 1; resident blocks per SM from the threads / registers / shared
+//    memory / blocks per SM limits of the devices table). A kernel starts
+//    when its share fits beside the running ones, in arrival order (a big
+//    kernel at the head of the queue holds back later small ones, as the
+//    block scheduler does). Priorities are not modelled. This is an approximation: a real kernel whose
+//    grid does not fit starts dispatching blocks into partial room and its
+//    recorded duration already contains whatever sharing happened then.
+//    DtoD, PtoP, HtoH copies and memsets take no modelled resource.
+//    Duplex contention: while a pinned HtoD and a pinned DtoH copy of one
+//    device run together, each progresses at its direction's duplex factor
+//    (bandwidth.ts: ~0.935 and ~0.89 on an H100) and its end moves when the
+//    other starts or ends. Recorded durations are first scaled back to what
+//    each copy would have taken alone, so the unchanged replay keeps them,
+//    and a fix that makes copies overlap makes them slower, as they are.
+//  * durations as recorded, unless the caller (a fix) overrides them.
+//  * handoffs between threads: a call that started right after another
+//    thread of its process ended one, where that thread's calls filled its
+//    idle gap edge to edge (PyTorch's main thread waiting in
+//    loss.backward() while the autograd thread launches the backward
+//    pass), starts that long after that call's replayed end, its own idle
+//    time before it counted as the wait (replay-host.ts: inferHandoffs).
+// Approximations, beyond those above: other cross-thread ordering that the
+// program enforces itself (locks, joins) is not seen; the issue order of
+// threads and of event records is the recorded one; cudaSetDevice is not
+// recorded, so a device sync's device is inferred (the one whose work
+// completed inside the call, else the thread's last one).
+//
+// How the code is laid out: replay() below builds what one replay needs and
+// runs it. The host model (replay-host.ts: what each call waited for, the
+// issue order, the GPU's latencies) is inferred once per recording; the
+// dependency graph (replay-graph.ts: stream order, event waits, the legacy
+// barrier) is built per replay, since a fix may move ops between streams;
+// the resource model (replay-resources.ts: copy engines, SMs, duplex) says
+// who may run and how fast; the scheduler (replay-scheduler.ts) is the
+// simulation over one state, its events in time order (replay-events.ts:
+// a 4-ary heap, with FIFO runs of the events that come in order and a small
+// heap of the duplex copies' completions beside it). Everything per
+// operation lives in typed arrays, and nothing is allocated per operation
+// (10 M operations: host model and replay ~2.5 s of CPU on the 2-core
+// development VM, `npm run bench -- --only whatif`;
+// test/analysis/replay-identity.test.ts pins the results).
+import { hostModel, type HostModel } from './replay-host.ts';
+import { buildGraph, issueIndex } from './replay-graph.ts';
+import { Simulation } from './replay-scheduler.ts';
+import type { Host } from '../host.ts';
+import type { Trace } from '../trace.ts';
+
+// The options and the result are the scheduler's (it is what they
+// parameterise and what it produces); this entry point re-exports them.
+import type { ReplayOptions, ReplayResult } from './replay-scheduler.ts';
+export type { ReplayOptions, ReplayResult };
+
+// ---------------------------------------------------------------------------
+// The replay
+
+/**
+ * Per-op working arrays, kept between replays of one recording: a replay
+ * of 10 M ops needs ~300 MB of them, and allocating that anew for each
+ * estimate made later replays slower (garbage collection). A replay marks
+ * them in use, so that one started while they are (re-entered) gets arrays
+ * of its own.
+ */
+interface Scratch {
+  /** Graph (replay-graph.ts): dense stream (null until a fix changes streams), next op of the stream, edges not yet satisfied. */
+  opStream: Int32Array | null;
+  nextInStream: Int32Array;
+  pending: Int32Array;
+  /** Scheduler (replay-scheduler.ts): resource queues, completed. */
+  queueNext: Int32Array;
+  done: Uint8Array;
+  inUse: boolean;
+}
+const scratchOf = new WeakMap<HostModel, Scratch>();
+
+function scratch(model: HostModel, n: number): Scratch {
+  let sc = scratchOf.get(model);
+  // The graph sets every op's pending count and next op, and an op's
+  // queue link is set when it joins a queue: only done is cleared for a
+  // later replay (fresh arrays are zeroed already).
+  if (sc && !sc.inUse) sc.done.fill(0);
+  else {
+    sc = {
+      nextInStream: new Int32Array(n),
+      pending: new Int32Array(n),
+      queueNext: new Int32Array(n),
+      done: new Uint8Array(n),
+      opStream: null,
+      inUse: false,
+    };
+    if (!scratchOf.has(model)) scratchOf.set(model, sc);
+  }
+  return sc;
+}
+
+export function replay(trace: Trace, host: Host, options: ReplayOptions = {}): ReplayResult {
+  const model = hostModel(trace, host);
+  const sc = scratch(model, trace.ops.length);
+  // Released whatever happens: a replay that threw must not leave the
+  // scratch arrays marked busy, or every later replay of this recording
+  // would allocate ~300 MB of its own.
+  sc.inUse = true;
+  try {
+    const index = issueIndex(host, model);
+    const graph = buildGraph(trace, host, model, index, options, sc);
+    return new Simulation(trace, host, model, index, graph, options, sc).run();
+  } finally {
+    sc.inUse = false;
+  }
+}
