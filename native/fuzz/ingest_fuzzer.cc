@@ -6,9 +6,9 @@
 // out; for one input in four, the same bytes once more as a second file in
 // a second session on the finished recording. Malformed input must end in
 // an IngestError that names it; any other exception, an error of the
-// database (a write the schema refused: the whole call rolled back), or
-// rows whose references lead nowhere (PRAGMA foreign_key_check) is a
-// defect and aborts.
+// database (a SqliteError: a write the schema refused, the whole call
+// rolled back), or rows whose references lead nowhere (PRAGMA
+// foreign_key_check) is a defect and aborts.
 //
 // The recording is an empty one made by the TypeScript store
 // (createRecording: every migration; build.sh writes it as
@@ -105,8 +105,9 @@ bool call(const char* what, F&& f) {
   try {
     f();
     return true;
+  } catch (const addon::SqliteError& e) {
+    fail(std::string(what) + ": a database error on well-formed storage: " + e.what());
   } catch (const IngestError& e) {
-    if (e.database) fail(std::string(what) + ": a database error on well-formed storage: " + e.what());
     if (std::string(e.what()).find("/proc/self/fd/") == std::string::npos)
       fail(std::string(what) + ": error not naming the file: " + e.what());
     return false;

@@ -24,7 +24,7 @@ export const NOT_AS_WRITTEN = 'not a StreamScope recording as written';
 /** Times a recording holds: within ±(2^53 − 1) ns of its origin (native/addon/src/row_rules.h kMaxTimeNs). */
 export const MAX_TIME_NS = Number.MAX_SAFE_INTEGER;
 
-/** The native loader's code for a row it refuses (native/addon/src/addon.cc loadFailure). */
+/** The native loader's code for a row it refuses (native/addon/src/addon.cc jsError). */
 const MALFORMED_ROW = 'STREAMSCOPE_MALFORMED_ROW';
 
 /** The native column loader's refusal of a row as the file's error; null for any other error. */

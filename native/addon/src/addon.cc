@@ -18,12 +18,47 @@
 #include "ingest_binding.h"
 #include "ingest_statements.h"
 #include "insert_ceiling.h"
+#include "js_error.h"
 #include "page_merge.h"
+#include "sqlite_db.h"
 #include "table_loader.h"
 #include "trace_import.h"
 
 namespace streamscope::addon {
+
+// Every native error as a JS Error (js_error.h), said here and nowhere else:
+// its message, and where a caller tells it apart by more than the message,
+//   MalformedRowError (a row the load refuses, row_rules.h): code
+//     'STREAMSCOPE_MALFORMED_ROW', `file` and `problem` (profiler/store/
+//     row-checks.ts makes it the file's RecordingFileError);
+//   PageMergeUnsupported: code 'PAGE_MERGE_UNSUPPORTED' (profiler/merge/
+//     merge.ts then merges through SQLite);
+//   a SqliteError whose code JS reads (the importer's output, sqlite_db.h):
+//     code 'SQLITE_FULL', 'SQLITE_IOERR' or 'SQLITE_ERROR' (profiler/import
+//     says a full disk as a failed write of the output).
+// Anything else (IngestError, LoadError, the other SqliteErrors, ...): the
+// message alone, which names the file.
+Napi::Error jsError(Napi::Env env, const std::exception& e) {
+  Napi::Error err = Napi::Error::New(env, e.what());
+  if (const auto* row = dynamic_cast<const MalformedRowError*>(&e)) {
+    err.Set("code", Napi::String::New(env, "STREAMSCOPE_MALFORMED_ROW"));
+    err.Set("file", Napi::String::New(env, row->path()));
+    err.Set("problem", Napi::String::New(env, row->problem()));
+  } else if (dynamic_cast<const PageMergeUnsupported*>(&e)) {
+    err.Set("code", Napi::String::New(env, "PAGE_MERGE_UNSUPPORTED"));
+  } else if (const auto* sql = dynamic_cast<const SqliteError*>(&e); sql && sql->jsCode()) {
+    err.Set("code", Napi::String::New(env, sql->jsCode()));
+  }
+  return err;
+}
+
 namespace {
+
+// The JS function of F: a native error it throws becomes jsError's JS Error.
+template <Napi::Value (*F)(const Napi::CallbackInfo&)>
+Napi::Value exported(const Napi::CallbackInfo& info) {
+  return withJsErrors(info.Env(), [&] { return F(info); });
+}
 
 Napi::Value devices(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
@@ -108,17 +143,6 @@ class Gather {
   std::vector<std::function<void()>> jobs_;
 };
 
-// A load's failure as a JS Error. A row the load refuses (row_rules.h) is
-// one whose code is STREAMSCOPE_MALFORMED_ROW, with `file` and `problem`
-// (profiler/store/row-checks.ts makes it the file's RecordingFileError).
-Napi::Error loadFailure(Napi::Env env, const MalformedRowError& e) {
-  Napi::Error err = Napi::Error::New(env, e.what());
-  err.Set("code", Napi::String::New(env, "STREAMSCOPE_MALFORMED_ROW"));
-  err.Set("file", Napi::String::New(env, e.path()));
-  err.Set("problem", Napi::String::New(env, e.problem()));
-  return err;
-}
-
 // Rows a load left out (row_rules.h) as { rows, first }, or null when none.
 Napi::Value leftOutObject(Napi::Env env, const LeftOut& left) {
   if (left.rows == 0) return env.Null();
@@ -128,17 +152,12 @@ Napi::Value leftOutObject(Napi::Env env, const LeftOut& left) {
   return o;
 }
 
+// body(env, path) for a load whose first argument is the recording's path.
 template <class F>
-Napi::Value guarded(const Napi::CallbackInfo& info, F&& body) {
+Napi::Value withPath(const Napi::CallbackInfo& info, F&& body) {
   Napi::Env env = info.Env();
   if (info.Length() < 1 || !info[0].IsString()) throw Napi::TypeError::New(env, "expected the recording's path");
-  try {
-    return body(env, info[0].As<Napi::String>().Utf8Value());
-  } catch (const MalformedRowError& e) {
-    throw loadFailure(env, e);
-  } catch (const LoadError& e) {
-    throw Napi::Error::New(env, e.what());
-  }
+  return body(env, info[0].As<Napi::String>().Utf8Value());
 }
 
 // The typed array of each element type, and its name (what the addon
@@ -178,7 +197,7 @@ Napi::Object opsObject(Napi::Env env, const OpColumns& c) {
 }
 
 Napi::Value loadOpsBinding(const Napi::CallbackInfo& info) {
-  return guarded(info, [](Napi::Env env, const std::string& path) -> Napi::Value {
+  return withPath(info, [](Napi::Env env, const std::string& path) -> Napi::Value {
     OpColumns c = loadOps(path);
     return opsObject(env, c);
   });
@@ -215,7 +234,7 @@ Napi::Object timelineColumns(Napi::Env env) {
 }
 
 Napi::Value loadCallsBinding(const Napi::CallbackInfo& info) {
-  return guarded(info, [](Napi::Env env, const std::string& path) -> Napi::Value {
+  return withPath(info, [](Napi::Env env, const std::string& path) -> Napi::Value {
     CallColumns c = loadCalls(path);
     return callsObject(env, c);
   });
@@ -240,21 +259,8 @@ LoadVia viaOf(Napi::Env env, const Napi::Value& v) {
   throw Napi::TypeError::New(env, "via must be 'auto', 'pages' or 'sql'");
 }
 
-// loadRows(path, request, out): some rows of a recording (table_loader.h
-// RowsRequest) written, in order, into the typed arrays the caller holds,
-// so that one rank after another reuses the same memory.
-//   request: { kernels, memcpys, memsets, apiCalls: [lo, hi, lo, hi, …] (inclusive rowids),
-//              pids?: number[], narrow?: boolean, threads?: number, maxStart?: number,
-//              zones?: { kernels?, memcpys?, memsets?, apiCalls?: [lane, first, last, …] },
-//              callNames?: number[], callMinNs?: number, via?: 'auto' | 'pages' | 'sql' }
-//   out:     { ops: { <column>: typed array, … }, calls: { … } }: the columns wanted (others are not
-//            written), each at least as long as the ranges' rowids
-// Returns { ops, calls, via }: the rows written, and how they were read (Timeline::via).
-Napi::Value loadRowsBinding(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
-  if (info.Length() < 3 || !info[0].IsString() || !info[1].IsObject() || !info[2].IsObject())
-    throw Napi::TypeError::New(env, "expected (path, request, out)");
-  const Napi::Object req = info[1].As<Napi::Object>();
+// loadRows's request (below) as table_loader.h's RowsRequest.
+RowsRequest rowsRequestOf(Napi::Env env, const Napi::Object& req) {
   RowsRequest r;
   const char* tables[] = {"kernels", "memcpys", "memsets", "apiCalls"};
   for (int t = 0; t < 4; t++) {
@@ -286,52 +292,64 @@ Napi::Value loadRowsBinding(const Napi::CallbackInfo& info) {
   if (req.Get("callMinNs").IsNumber()) r.call_min_ns = req.Get("callMinNs").As<Napi::Number>().Int64Value();
   if (req.Get("threads").IsNumber()) r.threads = static_cast<size_t>(std::max(0, req.Get("threads").As<Napi::Number>().Int32Value()));
   r.via = viaOf(env, req.Get("via"));
+  return r;
+}
+
+// loadRows(path, request, out): some rows of a recording (table_loader.h
+// RowsRequest) written, in order, into the typed arrays the caller holds,
+// so that one rank after another reuses the same memory.
+//   request: { kernels, memcpys, memsets, apiCalls: [lo, hi, lo, hi, …] (inclusive rowids),
+//              pids?: number[], narrow?: boolean, threads?: number, maxStart?: number,
+//              zones?: { kernels?, memcpys?, memsets?, apiCalls?: [lane, first, last, …] },
+//              callNames?: number[], callMinNs?: number, via?: 'auto' | 'pages' | 'sql' }
+//   out:     { ops: { <column>: typed array, … }, calls: { … } }: the columns wanted (others are not
+//            written), each at least as long as the ranges' rowids
+// Returns { ops, calls, via }: the rows written, and how they were read (Timeline::via).
+Napi::Value loadRowsBinding(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 3 || !info[0].IsString() || !info[1].IsObject() || !info[2].IsObject())
+    throw Napi::TypeError::New(env, "expected (path, request, out)");
+  const RowsRequest r = rowsRequestOf(env, info[1].As<Napi::Object>());
   const Napi::Object out = info[2].As<Napi::Object>();
-  try {
-    Timeline& t = loadRows(info[0].As<Napi::String>().Utf8Value(), r);
-    std::vector<std::function<void()>> jobs;
-    // Each wanted column: one gather out[i] = staged[order[i]], into the caller's array.
-    auto into = [&](const Napi::Value& group, const char* js, const auto& column, const Column<uint32_t>& order) {
-      using T = typename std::decay_t<decltype(column)>::value_type;
-      if (!group.IsObject()) return;
-      const Napi::Value v = group.As<Napi::Object>().Get(js);
-      if (v.IsUndefined()) return;
-      if (!v.IsTypedArray() || v.As<Napi::TypedArray>().TypedArrayType() != typedArrayKind<T>())
-        throw Napi::TypeError::New(env, std::string("loadRows: out.") + js + " must be a " + JsArray<T>::name);
-      auto a = v.As<typename JsArray<T>::type>();
-      if (a.ElementLength() < order.size()) throw Napi::RangeError::New(env, std::string("loadRows: out.") + js + " is too short");
-      T* dst = a.Data();
-      const T* src = column.data();
-      const Column<uint32_t>* o = &order;
-      jobs.push_back([dst, src, o] {
-        const uint32_t* idx = o->data();
-        for (size_t i = 0, n = o->size(); i < n; i++) dst[i] = src[idx[i]];
-      });
-    };
-    const Napi::Value ops = out.Get("ops"), calls = out.Get("calls");
+  Timeline& t = loadRows(info[0].As<Napi::String>().Utf8Value(), r);
+  std::vector<std::function<void()>> jobs;
+  // Each wanted column: one gather out[i] = staged[order[i]], into the caller's array.
+  auto into = [&](const Napi::Value& group, const char* js, const auto& column, const Column<uint32_t>& order) {
+    using T = typename std::decay_t<decltype(column)>::value_type;
+    if (!group.IsObject()) return;
+    const Napi::Value v = group.As<Napi::Object>().Get(js);
+    if (v.IsUndefined()) return;
+    if (!v.IsTypedArray() || v.As<Napi::TypedArray>().TypedArrayType() != typedArrayKind<T>())
+      throw Napi::TypeError::New(env, std::string("loadRows: out.") + js + " must be a " + JsArray<T>::name);
+    auto a = v.As<typename JsArray<T>::type>();
+    if (a.ElementLength() < order.size()) throw Napi::RangeError::New(env, std::string("loadRows: out.") + js + " is too short");
+    T* dst = a.Data();
+    const T* src = column.data();
+    const Column<uint32_t>* o = &order;
+    jobs.push_back([dst, src, o] {
+      const uint32_t* idx = o->data();
+      for (size_t i = 0, n = o->size(); i < n; i++) dst[i] = src[idx[i]];
+    });
+  };
+  const Napi::Value ops = out.Get("ops"), calls = out.Get("calls");
 #define STREAMSCOPE_INTO_OP(member, js, T) into(ops, js, t.ops.member, t.ops.order);
 #define STREAMSCOPE_INTO_CALL(member, js, T) into(calls, js, t.calls.member, t.calls.order);
-    STREAMSCOPE_OP_COLUMNS(STREAMSCOPE_INTO_OP)
-    STREAMSCOPE_CALL_COLUMNS(STREAMSCOPE_INTO_CALL)
+  STREAMSCOPE_OP_COLUMNS(STREAMSCOPE_INTO_OP)
+  STREAMSCOPE_CALL_COLUMNS(STREAMSCOPE_INTO_CALL)
 #undef STREAMSCOPE_INTO_OP
 #undef STREAMSCOPE_INTO_CALL
-    const auto g0 = std::chrono::steady_clock::now();
-    runParallel(
-        jobs.size(), [&](size_t i) { jobs[i](); }, r.threads);
-    if (std::getenv("STREAMSCOPE_LOAD_TIMING"))
-      std::fprintf(stderr, "loadRows gather   %7.1f ms\n",
-                   std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - g0).count());
-    Napi::Object n = Napi::Object::New(env);
-    n.Set("ops", Napi::Number::New(env, static_cast<double>(t.ops.size())));
-    n.Set("calls", Napi::Number::New(env, static_cast<double>(t.calls.size())));
-    n.Set("via", Napi::String::New(env, t.via));
-    n.Set("leftOut", leftOutObject(env, t.left_out));
-    return n;
-  } catch (const MalformedRowError& e) {
-    throw loadFailure(env, e);
-  } catch (const LoadError& e) {
-    throw Napi::Error::New(env, e.what());
-  }
+  const auto g0 = std::chrono::steady_clock::now();
+  runParallel(
+      jobs.size(), [&](size_t i) { jobs[i](); }, r.threads);
+  if (std::getenv("STREAMSCOPE_LOAD_TIMING"))
+    std::fprintf(stderr, "loadRows gather   %7.1f ms\n",
+                 std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - g0).count());
+  Napi::Object n = Napi::Object::New(env);
+  n.Set("ops", Napi::Number::New(env, static_cast<double>(t.ops.size())));
+  n.Set("calls", Napi::Number::New(env, static_cast<double>(t.calls.size())));
+  n.Set("via", Napi::String::New(env, t.via));
+  n.Set("leftOut", leftOutObject(env, t.left_out));
+  return n;
 }
 
 // A one-element Int32Array the load adds its rows read to, or null. Its
@@ -352,7 +370,7 @@ int32_t* progressOf(Napi::Env env, const Napi::Value& v) {
 
 // Both at once (table_loader.cc reads every table on all cores); loadTimeline(path, { via, progress }?).
 Napi::Value loadTimelineBinding(const Napi::CallbackInfo& info) {
-  return guarded(info, [&info](Napi::Env env, const std::string& path) -> Napi::Value {
+  return withPath(info, [&info](Napi::Env env, const std::string& path) -> Napi::Value {
     const bool options = info.Length() > 1 && info[1].IsObject();
     const LoadVia via = options ? viaOf(env, info[1].As<Napi::Object>().Get("via")) : LoadVia::Auto;
     int32_t* progress = options ? progressOf(env, info[1].As<Napi::Object>().Get("progress")) : nullptr;
@@ -373,7 +391,7 @@ Napi::Value loadTimelineBinding(const Napi::CallbackInfo& info) {
 // checkTimeline(path): the load's checks of every row (row_rules.h), no
 // column kept → { leftOut: { rows, first } | null }; throws for a row refused.
 Napi::Value checkTimelineBinding(const Napi::CallbackInfo& info) {
-  return guarded(info, [](Napi::Env env, const std::string& path) -> Napi::Value {
+  return withPath(info, [](Napi::Env env, const std::string& path) -> Napi::Value {
     const LeftOut left = checkTimeline(path);
     Napi::Object out = Napi::Object::New(env);
     out.Set("leftOut", leftOutObject(env, left));
@@ -435,16 +453,7 @@ Napi::Value appendTablePagesBinding(const Napi::CallbackInfo& info) {
     }
     tables.push_back(std::move(table));
   }
-  PageMergeResult r;
-  try {
-    r = appendTablePages(info[0].As<Napi::String>().Utf8Value(), tables);
-  } catch (const PageMergeUnsupported& e) {
-    Napi::Error err = Napi::Error::New(env, e.what());
-    err.Set("code", Napi::String::New(env, "PAGE_MERGE_UNSUPPORTED"));
-    throw err;
-  } catch (const std::exception& e) {
-    throw Napi::Error::New(env, e.what());
-  }
+  const PageMergeResult r = appendTablePages(info[0].As<Napi::String>().Utf8Value(), tables);
   Napi::Object out = Napi::Object::New(env);
   Napi::Array rows = Napi::Array::New(env, r.rows.size());
   for (size_t t = 0; t < r.rows.size(); t++) {
@@ -502,18 +511,21 @@ Napi::Array ingestStatements(Napi::Env env) {
 
 static Napi::Object InitStreamScopeAddon(Napi::Env env, Napi::Object exports) {
   using namespace streamscope::addon;
-  exports.Set("devices", Napi::Function::New(env, devices, "devices"));
-  exports.Set("cuptiInfo", Napi::Function::New(env, cuptiInfo, "cuptiInfo"));
+  // Functions go through exported<>, so that their native errors reach JS as jsError says; the classes' methods run
+  // their bodies through withJsErrors (js_error.h).
+  exports.Set("devices", Napi::Function::New(env, exported<devices>, "devices"));
+  exports.Set("cuptiInfo", Napi::Function::New(env, exported<cuptiInfo>, "cuptiInfo"));
   initIngest(env, exports);
-  initTraceImport(env, exports);
+  exports.Set("importKinetoTrace", Napi::Function::New(env, exported<importKinetoTrace>, "importKinetoTrace"));
+  exports.Set("scanTraceEvents", Napi::Function::New(env, exported<scanTraceEvents>, "scanTraceEvents"));
   initInsertCeiling(env, exports);  // the ingest benchmark's ceiling (bench only)
-  exports.Set("loadRows", Napi::Function::New(env, loadRowsBinding, "loadRows"));
-  exports.Set("loadOps", Napi::Function::New(env, loadOpsBinding, "loadOps"));
-  exports.Set("loadCalls", Napi::Function::New(env, loadCallsBinding, "loadCalls"));
-  exports.Set("loadTimeline", Napi::Function::New(env, loadTimelineBinding, "loadTimeline"));
-  exports.Set("checkTimeline", Napi::Function::New(env, checkTimelineBinding, "checkTimeline"));
-  exports.Set("demangle", Napi::Function::New(env, demangleBinding, "demangle"));
-  exports.Set("appendTablePages", Napi::Function::New(env, appendTablePagesBinding, "appendTablePages"));
+  exports.Set("loadRows", Napi::Function::New(env, exported<loadRowsBinding>, "loadRows"));
+  exports.Set("loadOps", Napi::Function::New(env, exported<loadOpsBinding>, "loadOps"));
+  exports.Set("loadCalls", Napi::Function::New(env, exported<loadCallsBinding>, "loadCalls"));
+  exports.Set("loadTimeline", Napi::Function::New(env, exported<loadTimelineBinding>, "loadTimeline"));
+  exports.Set("checkTimeline", Napi::Function::New(env, exported<checkTimelineBinding>, "checkTimeline"));
+  exports.Set("demangle", Napi::Function::New(env, exported<demangleBinding>, "demangle"));
+  exports.Set("appendTablePages", Napi::Function::New(env, exported<appendTablePagesBinding>, "appendTablePages"));
   exports.Set("timelineColumns", timelineColumns(env));
   exports.Set("ingestStatements", ingestStatements(env));
   exports.Set("ingestSchemaVersion", Napi::Number::New(env, kSchemaVersion));

@@ -14,7 +14,6 @@
 #include "demangle.h"
 #include "device_inventory.h"
 #include "payload_json.h"
-#include "sqlite3.h"
 #include "zone_tables.h"
 
 namespace streamscope::addon {
@@ -28,45 +27,27 @@ std::optional<int64_t> nonzero(uint64_t v) { return v ? std::optional<int64_t>(s
 
 }  // namespace
 
-Ingest::Ingest(const std::string& db_path, uint64_t origin_ns) : db_path_(db_path), origin_ns_(origin_ns) {
-  if (sqlite3_open_v2(db_path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nullptr) != SQLITE_OK) {
-    const std::string why = db_ ? sqlite3_errmsg(db_) : "out of memory";
-    sqlite3_close(db_);
-    db_ = nullptr;
-    throw IngestError(db_path + ": cannot open the recording: " + why);
-  }
-  configureConnection(db_, db_path_);
+Ingest::Ingest(const std::string& db_path, uint64_t origin_ns)
+    : db_(db_path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX), origin_ns_(origin_ns) {
+  configureConnection(db_);
   // Only a StreamScope recording of exactly the schema this code writes.
-  sqlite3_stmt* probe = nullptr;
   std::string problem;
-  if (sqlite3_prepare_v2(db_, "SELECT value FROM meta WHERE key = 'format'", -1, &probe, nullptr) != SQLITE_OK ||
-      sqlite3_step(probe) != SQLITE_ROW ||
-      std::string(reinterpret_cast<const char*>(sqlite3_column_text(probe, 0))) != "streamscope-recording") {
+  Statement probe = db_.tryPrepare("SELECT value FROM meta WHERE key = 'format'");
+  if (!probe || sqlite3_step(probe.get()) != SQLITE_ROW ||
+      std::string(reinterpret_cast<const char*>(sqlite3_column_text(probe.get(), 0))) != "streamscope-recording") {
     problem = "not a StreamScope recording";
   }
-  sqlite3_finalize(probe);
   if (problem.empty()) {
-    sqlite3_prepare_v2(db_, "PRAGMA user_version", -1, &probe, nullptr);
-    const int version = sqlite3_step(probe) == SQLITE_ROW ? sqlite3_column_int(probe, 0) : -1;
-    sqlite3_finalize(probe);
+    probe = db_.tryPrepare("PRAGMA user_version");
+    const int version = probe && sqlite3_step(probe.get()) == SQLITE_ROW ? sqlite3_column_int(probe.get(), 0) : -1;
     if (version != kSchemaVersion) {
       problem = "schema version " + std::to_string(version) + ", but this ingest writes version " + std::to_string(kSchemaVersion);
     }
   }
-  if (!problem.empty()) {
-    sqlite3_close(db_);
-    db_ = nullptr;
-    throw IngestError(db_path + ": " + problem);
-  }
+  probe.reset();
+  if (!problem.empty()) throw IngestError(db_path + ": " + problem);
 
-  try {
-    st_.prepare(db_, db_path_);
-  } catch (const IngestError&) {
-    st_.finalize();
-    sqlite3_close(db_);
-    db_ = nullptr;
-    throw;
-  }
+  st_.prepare(db_);  // a failure finalizes what was prepared (~Statements) before db_ closes
   // zones.table_id values: zone_tables.h (as SCHEMA.md and profiler/store/zone-tables.ts).
   timelineTable(kernels_, zone_table::kKernels, &Statements::kernels);
   timelineTable(memcpys_, zone_table::kMemcpys, &Statements::memcpys);
@@ -77,12 +58,7 @@ Ingest::Ingest(const std::string& db_path, uint64_t origin_ns) : db_path_(db_pat
   loadExisting();
 }
 
-Ingest::~Ingest() {
-  st_.finalize();
-  if (db_) sqlite3_close(db_);
-}
-
-void Ingest::exec(const char* sql) { addon::exec(db_, sql, db_path_); }
+Ingest::~Ingest() { st_.finalize(); }
 
 // A timeline table: its rows wait for their batch; each row has as many
 // values as its insert has columns (ingest_statements.cc).
@@ -97,34 +73,31 @@ void Ingest::timelineTable(PendingTable& t, int table_id, Statements::Member ins
 
 void Ingest::loadExisting() {
   // A recording ingested in several sessions keeps its ids consistent.
-  sqlite3_stmt* s = nullptr;
-  sqlite3_prepare_v2(db_, "SELECT id, value FROM strings", -1, &s, nullptr);
-  while (sqlite3_step(s) == SQLITE_ROW) {
+  // What cannot be read is left out, as a lookup that finds nothing.
+  auto rows = [&](const char* sql, auto&& row) {
+    Statement s = db_.tryPrepare(sql);
+    while (s && sqlite3_step(s.get()) == SQLITE_ROW) row(s.get());
+  };
+  rows("SELECT id, value FROM strings", [&](sqlite3_stmt* s) {
     strings_.emplace(std::string(reinterpret_cast<const char*>(sqlite3_column_text(s, 1)), sqlite3_column_bytes(s, 1)),
                      sqlite3_column_int64(s, 0));
-  }
-  sqlite3_finalize(s);
-  sqlite3_prepare_v2(db_, "SELECT id, uuid FROM devices WHERE uuid IS NOT NULL", -1, &s, nullptr);
-  while (sqlite3_step(s) == SQLITE_ROW)
+  });
+  rows("SELECT id, uuid FROM devices WHERE uuid IS NOT NULL", [&](sqlite3_stmt* s) {
     devices_by_uuid_.emplace(reinterpret_cast<const char*>(sqlite3_column_text(s, 1)), sqlite3_column_int64(s, 0));
-  sqlite3_finalize(s);
-  sqlite3_prepare_v2(db_, "SELECT id, pid, cupti_context_id, device_id, null_stream_id FROM contexts", -1, &s, nullptr);
-  while (sqlite3_step(s) == SQLITE_ROW) {
+  });
+  rows("SELECT id, pid, cupti_context_id, device_id, null_stream_id FROM contexts", [&](sqlite3_stmt* s) {
     contexts_[{static_cast<uint32_t>(sqlite3_column_int64(s, 1)), static_cast<uint32_t>(sqlite3_column_int64(s, 2))}] =
         KnownContext{sqlite3_column_int64(s, 0), sqlite3_column_type(s, 3) != SQLITE_NULL,
                      sqlite3_column_type(s, 4) != SQLITE_NULL ? static_cast<uint32_t>(sqlite3_column_int64(s, 4)) : kNone,
                      sqlite3_column_type(s, 3) != SQLITE_NULL ? std::optional<int64_t>(sqlite3_column_int64(s, 3)) : std::nullopt};
-  }
-  sqlite3_finalize(s);
-  sqlite3_prepare_v2(db_, "SELECT id, context_id, cupti_stream_id FROM streams", -1, &s, nullptr);
-  while (sqlite3_step(s) == SQLITE_ROW) {
+  });
+  rows("SELECT id, context_id, cupti_stream_id FROM streams", [&](sqlite3_stmt* s) {
     streams_[{sqlite3_column_int64(s, 1), static_cast<uint32_t>(sqlite3_column_int64(s, 2))}] = sqlite3_column_int64(s, 0);
-  }
-  sqlite3_finalize(s);
+  });
 }
 
 FileProgress Ingest::ingestFile(const std::string& path, bool final) {
-  if (!db_) throw IngestError(db_path_ + ": ingest already finished");
+  if (!db_.isOpen()) throw IngestError(db_.path() + ": ingest already finished");
   FileState& f = files_[path];
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw IngestError(path + ": cannot open: " + std::strerror(errno));
@@ -182,8 +155,16 @@ FileProgress Ingest::ingestFile(const std::string& path, bool final) {
     }
   } unmap{map, map_len};
   if (map) madvise(map, map_len, MADV_SEQUENTIAL);
-  const FileState before = f;  // restored if the database refuses the call's writes
-  exec("BEGIN");
+  // A failed write (disk full, I/O error: a SqliteError) undoes the whole
+  // call, and the caches and this file's state are made to match what is
+  // stored again.
+  const FileState before = f;
+  auto undo = [&] {
+    sqlite3_exec(db_.handle(), "ROLLBACK", nullptr, nullptr, nullptr);
+    f = before;
+    resetCaches();
+  };
+  db_.exec("BEGIN");
   try {
     if (map) {
       // bytes_consumed advances record by record, so after an error it
@@ -195,33 +176,24 @@ FileProgress Ingest::ingestFile(const std::string& path, bool final) {
         f.progress.bytes_consumed = reader.offset();
       }
     }
-  } catch (const IngestError& e) {
-    if (e.database) {
-      // A failed write (disk full, I/O error): undo the whole call, and make
-      // the caches and this file's state match what is stored again.
-      sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
-      f = before;
-      resetCaches();
-      throw;
-    }
+  } catch (const SqliteError&) {
+    undo();
+    throw;
+  } catch (const IngestError&) {
     // Malformed input: keep every valid record before it, never lose what was recorded.
     try {
       writePending(path);
-      exec("COMMIT");
-    } catch (const IngestError&) {
-      sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
-      f = before;
-      resetCaches();
+      db_.exec("COMMIT");
+    } catch (const SqliteError&) {
+      undo();
     }
     throw;
   }
   try {
     writePending(path);
-    exec("COMMIT");
-  } catch (const IngestError&) {
-    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
-    f = before;
-    resetCaches();
+    db_.exec("COMMIT");
+  } catch (const SqliteError&) {
+    undo();
     throw;
   }
   if (final && f.progress.bytes_consumed < size) {
@@ -545,8 +517,8 @@ int64_t Ingest::internGlobal(const std::string& value) {
   // (schema 7) so that every reader, the renderer included, has it without
   // a demangler of its own. Once per distinct string.
   Binder{st_.strings}(value, demangle(value));
-  step(db_, st_.strings, db_path_);
-  const int64_t id = sqlite3_last_insert_rowid(db_);
+  step(db_, st_.strings, db_.path());
+  const int64_t id = sqlite3_last_insert_rowid(db_.handle());
   strings_.emplace(value, id);
   return id;
 }
@@ -575,7 +547,7 @@ int64_t Ingest::contextId(FileState& f, uint32_t cupti_context, std::optional<in
   // or when its device becomes known.
   if (it != contexts_.end() && (it->second.has_device || !device)) return it->second.id;
   Binder{st_.context}(int64_t{f.header.pid}, int64_t{cupti_context}, device, std::nullopt);
-  const int64_t id = stepReturningId(db_, st_.context, db_path_);
+  const int64_t id = stepReturningId(db_, st_.context, db_.path());
   const uint32_t null_stream = it != contexts_.end() ? it->second.null_stream : kNone;
   contexts_[key] = KnownContext{id, device.has_value(), null_stream, device};
   return id;
@@ -594,9 +566,9 @@ int64_t Ingest::deviceForOp(FileState& f, uint32_t cupti_device) {
     Binder b{st_.device};
     b(key, int64_t{cupti_device}, std::string("unknown device"));
     for (int i = 0; i < 17; i++) b(std::nullopt);
-    step(db_, st_.device, db_path_);
+    step(db_, st_.device, db_.path());
     Binder{st_.device_by_uuid}(key);
-    id = stepReturningId(db_, st_.device_by_uuid, db_path_);
+    id = stepReturningId(db_, st_.device_by_uuid, db_.path());
     devices_by_uuid_.emplace(key, id);
   }
   f.devices[cupti_device] = id;
@@ -644,9 +616,9 @@ int64_t Ingest::streamId(FileState& f, int64_t context, uint32_t cupti_stream, s
     if (ctx.id == context && ctx.null_stream == cupti_stream) flags |= kStreamLegacyDefault;
   }
   Binder{st_.implicit_stream}(int64_t{f.header.pid}, context, device, int64_t{cupti_stream}, int64_t{flags});
-  step(db_, st_.implicit_stream, db_path_);
+  step(db_, st_.implicit_stream, db_.path());
   Binder{st_.stream_by_cupti_id}(context, int64_t{cupti_stream});
-  const int64_t id = stepReturningId(db_, st_.stream_by_cupti_id, db_path_);
+  const int64_t id = stepReturningId(db_, st_.stream_by_cupti_id, db_.path());
   streams_[key] = id;
   return id;
 }
@@ -685,24 +657,23 @@ void Ingest::thread(uint32_t pid, uint32_t tid) {
   last_thread_ = key;
   if (!threads_.insert(key).second) return;
   Binder{st_.threads}(int64_t{pid}, int64_t{tid});
-  step(db_, st_.threads, db_path_);
+  step(db_, st_.threads, db_.path());
 }
 
 void Ingest::finish(const std::vector<std::string>& final_sql) {
-  if (!db_) return;
-  exec("BEGIN");
+  if (!db_.isOpen()) return;
+  db_.exec("BEGIN");
   for (auto& [path, f] : files_) {
     for (auto& [id, m] : f.open_markers)
       pendRange(f.header.pid, m.start_ns, std::nullopt, m.tid, m.name_id, m.domain_id, std::move(m.payload));
     f.open_markers.clear();
     f.waiting_payloads.clear();
   }
-  writePending(db_path_);
-  exec("COMMIT");
-  runFinalSql(db_, final_sql, db_path_);
+  writePending(db_.path());
+  db_.exec("COMMIT");
+  runFinalSql(db_, final_sql);
   st_.finalize();
-  sqlite3_close(db_);
-  db_ = nullptr;
+  db_.close();
   // No fsync: synchronous=OFF protects committed data against a crash of
   // this process (the rollback journal), not against a crash of the OS; an
   // fsync of a 300 MB recording costs seconds on slow disks, and the
@@ -710,7 +681,7 @@ void Ingest::finish(const std::vector<std::string>& final_sql) {
 }
 
 PendingTable::Appender Ingest::pend(PendingTable& t, int64_t lane, int64_t start, int64_t end, int64_t correlation) {
-  if (t.keys.size() >= kBatchRows) writePending(t, db_path_);
+  if (t.keys.size() >= kBatchRows) writePending(t, db_.path());
   return t.append(lane, start, end, correlation);
 }
 
@@ -753,7 +724,7 @@ void Ingest::writePending(PendingTable& t, const std::string& where) {
     step(db_, t.insert, where);
     // Rowids are consecutive within a batch (nothing else inserts into the
     // table meanwhile), so a zone is a [first, last] range of one lane.
-    zones.add(k, sqlite3_last_insert_rowid(db_), t.copy_kind_column >= 0 ? v[t.copy_kind_column] : 0, emit);
+    zones.add(k, sqlite3_last_insert_rowid(db_.handle()), t.copy_kind_column >= 0 ? v[t.copy_kind_column] : 0, emit);
   }
   zones.finish(emit);
   t.clear();

@@ -29,9 +29,8 @@
 #include "ingest_statements.h"
 #include "record_decoding.h"
 #include "record_format.h"
+#include "sqlite_db.h"
 #include "zone_builder.h"
-
-struct sqlite3;
 
 namespace streamscope::addon {
 
@@ -119,7 +118,6 @@ class Ingest {
     FileProgress progress;
   };
 
-  void exec(const char* sql);
   void loadExisting();
 
   // One record → its rows: a dispatch on its kind to the kind's own storing.
@@ -171,8 +169,7 @@ class Ingest {
   std::vector<PendingTable*> pending_;
   PendingTable kernels_, memcpys_, memsets_, syncs_, api_calls_, nvtx_;
 
-  sqlite3* db_ = nullptr;
-  std::string db_path_;
+  Db db_;  // closed by finish(); declared before st_, so that its statements are finalized before it closes
   uint64_t origin_ns_;
   Statements st_;
   std::map<std::string, FileState> files_;

@@ -4,11 +4,13 @@
 // serving signals and progress while a large stream is stored.
 #include "ingest_binding.h"
 
+#include <exception>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "ingest.h"
+#include "js_error.h"
 
 namespace streamscope::addon {
 namespace {
@@ -69,11 +71,7 @@ class IngestWrap : public Napi::ObjectWrap<IngestWrap> {
     bool lossless = false;
     const uint64_t origin_ns = origin.As<Napi::BigInt>().Uint64Value(&lossless);
     if (!lossless) throw Napi::RangeError::New(env, "Ingest: originNs out of range");
-    try {
-      ingest_ = std::make_shared<Ingest>(info[0].As<Napi::String>().Utf8Value(), origin_ns);
-    } catch (const IngestError& e) {
-      throw Napi::Error::New(env, e.what());
-    }
+    withJsErrors(env, [&] { ingest_ = std::make_shared<Ingest>(info[0].As<Napi::String>().Utf8Value(), origin_ns); });
   }
 
  private:
@@ -91,11 +89,14 @@ class IngestWrap : public Napi::ObjectWrap<IngestWrap> {
           finish_(finish),
           final_sql_(std::move(final_sql)) {}
     Napi::Promise promise() { return deferred_.Promise(); }
+    // On the worker thread: a failure is kept as it was thrown, and made
+    // the JS Error back on the JS thread (OnError).
     void Execute() override {
       try {
         if (finish_) ingest_->finish(final_sql_);
         else progress_ = ingest_->ingestFile(path_, final_);
       } catch (const std::exception& e) {
+        error_ = std::current_exception();
         SetError(e.what());
       }
     }
@@ -105,7 +106,15 @@ class IngestWrap : public Napi::ObjectWrap<IngestWrap> {
     }
     void OnError(const Napi::Error& e) override {
       owner_->busy_ = false;
-      deferred_.Reject(e.Value());
+      Napi::Value reason = e.Value();
+      if (error_) {
+        try {
+          std::rethrow_exception(error_);
+        } catch (const std::exception& native) {
+          reason = jsError(Env(), native).Value();
+        }
+      }
+      deferred_.Reject(reason);
     }
 
    private:
@@ -117,6 +126,7 @@ class IngestWrap : public Napi::ObjectWrap<IngestWrap> {
     bool final_, finish_;
     std::vector<std::string> final_sql_;
     FileProgress progress_;
+    std::exception_ptr error_;
   };
 
   Napi::Value start(const Napi::CallbackInfo& info, std::string path, bool final, bool finish, std::vector<std::string> final_sql = {}) {

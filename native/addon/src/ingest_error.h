@@ -1,5 +1,9 @@
-// The one error type of the native ingest (ingest.cc and the units it is
-// built from: ingest_statements, record_decoding). The message names the file.
+// The native ingest's error for malformed input (ingest.cc and the units it
+// is built from: record_decoding, payload_json): the message names the file
+// and, within a stream, the byte offset. A failed write of the recording
+// (disk full, lock) is a SqliteError instead (sqlite_db.h): the call's
+// records are then rolled back, where those before malformed input are
+// kept.
 #pragma once
 
 #include <stdexcept>
@@ -7,13 +11,9 @@
 
 namespace streamscope::addon {
 
-// A problem with a file or the database.
-// `database` separates a failed write (disk full, lock: the call's records
-// are rolled back) from malformed input (the records before it are kept).
 class IngestError : public std::runtime_error {
  public:
-  explicit IngestError(const std::string& what, bool database = false) : std::runtime_error(what), database(database) {}
-  const bool database;
+  using std::runtime_error::runtime_error;
 };
 
 }  // namespace streamscope::addon

@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "ingest_error.h"
-#include "sqlite3.h"
+#include "sqlite_db.h"
 
 namespace streamscope::addon {
 namespace {
@@ -112,13 +112,11 @@ const Entry& entryOf(Statements::Member m) {
 
 }  // namespace
 
-void Statements::prepare(sqlite3* db, const std::string& db_path) {
+void Statements::prepare(const Db& db) {
   for (const Entry& e : entries()) {
-    sqlite3_stmt* s = nullptr;
-    if (sqlite3_prepare_v3(db, e.spec.sql.c_str(), -1, SQLITE_PREPARE_PERSISTENT, &s, nullptr) != SQLITE_OK) {
-      throw IngestError(db_path + ": the recording's schema does not match this StreamScope (" + sqlite3_errmsg(db) + ")");
-    }
-    this->*e.member = s;
+    Statement s = db.tryPrepare(e.spec.sql, SQLITE_PREPARE_PERSISTENT);
+    if (!s) throw IngestError(db.path() + ": the recording's schema does not match this StreamScope (" + db.errmsg() + ")");
+    this->*e.member = s.release();
   }
 }
 
@@ -159,47 +157,38 @@ void Binder::one(const std::optional<std::string>& v) {
 
 void Binder::one(std::nullopt_t) { sqlite3_bind_null(s_, i_++); }
 
-void step(sqlite3* db, sqlite3_stmt* s, const std::string& where) {
+void step(const Db& db, sqlite3_stmt* s, const std::string& where) {
   const int rc = sqlite3_step(s);
   sqlite3_reset(s);
-  if (rc != SQLITE_DONE && rc != SQLITE_ROW) throw IngestError(where + ": database write failed: " + sqlite3_errmsg(db), true);
+  if (rc != SQLITE_DONE && rc != SQLITE_ROW) db.fail(where + ": database write failed: " + db.errmsg());
 }
 
-int64_t stepReturningId(sqlite3* db, sqlite3_stmt* s, const std::string& where) {
+int64_t stepReturningId(const Db& db, sqlite3_stmt* s, const std::string& where) {
   const int rc = sqlite3_step(s);
   const int64_t id = rc == SQLITE_ROW ? sqlite3_column_int64(s, 0) : -1;
   sqlite3_reset(s);
-  if (rc != SQLITE_ROW) throw IngestError(where + ": database write failed: " + sqlite3_errmsg(db), true);
+  if (rc != SQLITE_ROW) db.fail(where + ": database write failed: " + db.errmsg());
   return id;
 }
 
-void exec(sqlite3* db, const char* sql, const std::string& db_path) {
-  char* err = nullptr;
-  if (sqlite3_exec(db, sql, nullptr, nullptr, &err) != SQLITE_OK) {
-    const std::string why = err ? err : "unknown error";
-    sqlite3_free(err);
-    throw IngestError(db_path + ": " + why + " (" + sql + ")", true);
-  }
-}
-
-void configureConnection(sqlite3* db, const std::string& db_path) {
-  sqlite3_busy_timeout(db, 5000);
+void configureConnection(const Db& db) {
+  sqlite3_busy_timeout(db.handle(), 5000);
   // synchronous=OFF: a crash of the OS may lose the last transactions, a
   // crash of this process cannot corrupt what was committed (the rollback
   // journal stays on). Measured on 4 M records: journal_mode=OFF/MEMORY
   // gained under 5%, not worth a database that a crash could corrupt.
-  exec(db, "PRAGMA synchronous = OFF", db_path);
+  db.exec("PRAGMA synchronous = OFF");
   // 64 MiB: a bigger cache only costs first-touch page clearing (perf), the batch commits anyway.
-  exec(db, "PRAGMA cache_size = -65536", db_path);
-  exec(db, "PRAGMA temp_store = MEMORY", db_path);
+  db.exec("PRAGMA cache_size = -65536");
+  db.exec("PRAGMA temp_store = MEMORY");
 }
 
-void runFinalSql(sqlite3* db, const std::vector<std::string>& final_sql, const std::string& db_path) {
+void runFinalSql(const Db& db, const std::vector<std::string>& final_sql) {
   if (final_sql.empty()) return;
-  exec(db, "PRAGMA threads = 2", db_path);  // CREATE INDEX sorts on a second thread
-  exec(db, "BEGIN", db_path);
-  for (const std::string& sql : final_sql) exec(db, sql.c_str(), db_path);
-  exec(db, "COMMIT", db_path);
+  db.exec("PRAGMA threads = 2");  // CREATE INDEX sorts on a second thread
+  db.exec("BEGIN");
+  for (const std::string& sql : final_sql) db.exec(sql);
+  db.exec("COMMIT");
 }
 
 }  // namespace streamscope::addon

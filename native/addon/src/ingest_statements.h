@@ -17,10 +17,11 @@
 #include <string>
 #include <vector>
 
-struct sqlite3;
 struct sqlite3_stmt;
 
 namespace streamscope::addon {
+
+class Db;
 
 struct StatementSpec {
   std::string name;  // the Statements member it is prepared into
@@ -50,8 +51,8 @@ struct Statements {
   ~Statements() { finalize(); }
 
   // Prepares every statement on `db`. A table or column the recording lacks
-  // throws IngestError naming `db_path`.
-  void prepare(sqlite3* db, const std::string& db_path);
+  // throws IngestError naming the recording.
+  void prepare(const Db& db);
   void finalize();
 
   static const StatementSpec& spec(Member m);
@@ -85,18 +86,16 @@ class Binder {
   int i_ = 1;
 };
 
-// Runs a statement to completion and resets it; a failure is a failed write
-// (IngestError with `database` set) naming `where`.
-void step(sqlite3* db, sqlite3_stmt* s, const std::string& where);
+// Runs a statement of `db` to completion and resets it; a failure is a
+// failed write (SqliteError: "<where>: database write failed: <why>").
+void step(const Db& db, sqlite3_stmt* s, const std::string& where);
 // The same for a statement that returns one row: its first column.
-int64_t stepReturningId(sqlite3* db, sqlite3_stmt* s, const std::string& where);
-// Runs SQL text (transactions, pragmas, the finishing DDL).
-void exec(sqlite3* db, const char* sql, const std::string& db_path);
+int64_t stepReturningId(const Db& db, sqlite3_stmt* s, const std::string& where);
 // The ingest's connection settings: busy timeout and pragmas (Ingest's, and
 // the InsertCeiling's that measures it against SQLite alone).
-void configureConnection(sqlite3* db, const std::string& db_path);
+void configureConnection(const Db& db);
 // Runs `final_sql` (the index DDL the bulk load postponed) in a transaction
 // of its own, CREATE INDEX sorting on a second thread; nothing when empty.
-void runFinalSql(sqlite3* db, const std::vector<std::string>& final_sql, const std::string& db_path);
+void runFinalSql(const Db& db, const std::vector<std::string>& final_sql);
 
 }  // namespace streamscope::addon

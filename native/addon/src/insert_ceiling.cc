@@ -9,38 +9,12 @@
 
 #include "ingest.h"
 #include "ingest_statements.h"
-#include "sqlite3.h"
+#include "js_error.h"
+#include "sqlite_db.h"
 #include "zone_tables.h"
 
 namespace streamscope::addon {
 namespace {
-
-struct Db {
-  sqlite3* db = nullptr;
-  std::string path;
-  Db(const std::string& p, int flags) : path(p) {
-    if (sqlite3_open_v2(p.c_str(), &db, flags | SQLITE_OPEN_NOMUTEX, nullptr) != SQLITE_OK) {
-      const std::string why = db ? sqlite3_errmsg(db) : "out of memory";
-      sqlite3_close(db);
-      throw std::runtime_error(p + ": cannot open: " + why);
-    }
-  }
-  ~Db() { sqlite3_close(db); }
-  // The ingest's exec (ingest_statements.h).
-  void exec(const char* sql) const { addon::exec(db, sql, path); }
-  sqlite3_stmt* prepare(const std::string& sql, unsigned flags = 0) const {
-    sqlite3_stmt* s = nullptr;
-    if (sqlite3_prepare_v3(db, sql.c_str(), -1, flags, &s, nullptr) != SQLITE_OK) {
-      throw std::runtime_error(path + ": " + sqlite3_errmsg(db) + " (" + sql + ")");
-    }
-    return s;
-  }
-};
-
-struct Finalize {
-  void operator()(sqlite3_stmt* s) const { sqlite3_finalize(s); }
-};
-using Stmt = std::unique_ptr<sqlite3_stmt, Finalize>;
 
 std::string joined(const std::vector<std::string>& columns) {
   std::string out;
@@ -50,7 +24,7 @@ std::string joined(const std::vector<std::string>& columns) {
 
 // Every row of `select` (run on `src`) into `t`, cell by cell as it was stored.
 void load(const Db& src, const std::string& select, CeilingTable& t, std::vector<int64_t>* first_column = nullptr) {
-  Stmt s(src.prepare(select));
+  Statement s = src.prepare(select);
   const int skip = first_column ? 1 : 0;
   while (sqlite3_step(s.get()) == SQLITE_ROW) {
     if (first_column) first_column->push_back(sqlite3_column_int64(s.get(), 0));
@@ -97,7 +71,7 @@ inline void insertRow(const Db& db, sqlite3_stmt* s, const CeilingTable& t, size
       }
     }
   }
-  step(db.db, s, db.path);
+  step(db, s, db.path());
 }
 
 double secondsSince(std::chrono::steady_clock::time_point t) {
@@ -107,7 +81,7 @@ double secondsSince(std::chrono::steady_clock::time_point t) {
 }  // namespace
 
 InsertCeiling::InsertCeiling(const std::string& source) {
-  Db src(source, SQLITE_OPEN_READONLY);
+  Db src(source, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX);
   // The rows of the tables the ingest writes as records arrive: every column, as stored.
   for (const char* name : {"strings", "processes", "process_env", "threads", "devices", "contexts", "streams", "cuda_events", "overheads",
                            "dropped_records", "collector_errors"}) {
@@ -115,7 +89,7 @@ InsertCeiling::InsertCeiling(const std::string& source) {
     t.name = name;
     std::vector<std::string> columns;
     {
-      Stmt s(src.prepare(std::string("SELECT * FROM ") + name + " LIMIT 0"));
+      Statement s = src.prepare(std::string("SELECT * FROM ") + name + " LIMIT 0");
       for (int c = 0; c < sqlite3_column_count(s.get()); c++) columns.push_back(sqlite3_column_name(s.get(), c));
     }
     t.columns = static_cast<int>(columns.size());
@@ -160,12 +134,12 @@ uint64_t InsertCeiling::rows() const {
 
 CeilingTimings InsertCeiling::insert(const std::string& target, const std::vector<std::string>& final_sql) const {
   const auto t0 = std::chrono::steady_clock::now();
-  Db db(target, SQLITE_OPEN_READWRITE);
-  configureConnection(db.db, db.path);  // Ingest::Ingest's settings
-  std::vector<Stmt> small, timeline;
+  Db db(target, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX);
+  configureConnection(db);  // Ingest::Ingest's settings
+  std::vector<Statement> small, timeline;
   for (const auto& t : small_) small.emplace_back(db.prepare(t.sql, SQLITE_PREPARE_PERSISTENT));
   for (const auto& t : timeline_) timeline.emplace_back(db.prepare(t.sql, SQLITE_PREPARE_PERSISTENT));
-  Stmt zones(db.prepare(zones_.sql, SQLITE_PREPARE_PERSISTENT));
+  Statement zones = db.prepare(zones_.sql, SQLITE_PREPARE_PERSISTENT);
 
   // The ingest writes a table's batch when kBatchRows of its rows are pending,
   // so batches of different tables alternate as their records arrive; the
@@ -217,7 +191,7 @@ CeilingTimings InsertCeiling::insert(const std::string& target, const std::vecto
   db.exec("COMMIT");
   out.rows_seconds = secondsSince(t0);
   const auto t1 = std::chrono::steady_clock::now();
-  runFinalSql(db.db, final_sql, db.path);  // as Ingest::finish runs it
+  runFinalSql(db, final_sql);  // as Ingest::finish runs it
   small.clear();
   timeline.clear();
   zones.reset();
@@ -236,11 +210,7 @@ class InsertCeilingWrap : public Napi::ObjectWrap<InsertCeilingWrap> {
 
   explicit InsertCeilingWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<InsertCeilingWrap>(info) {
     if (info.Length() < 1 || !info[0].IsString()) throw Napi::TypeError::New(info.Env(), "new InsertCeiling(source: string)");
-    try {
-      ceiling_ = std::make_unique<InsertCeiling>(info[0].As<Napi::String>().Utf8Value());
-    } catch (const std::exception& e) {
-      throw Napi::Error::New(info.Env(), e.what());
-    }
+    withJsErrors(info.Env(), [&] { ceiling_ = std::make_unique<InsertCeiling>(info[0].As<Napi::String>().Utf8Value()); });
   }
 
  private:
@@ -256,12 +226,7 @@ class InsertCeilingWrap : public Napi::ObjectWrap<InsertCeilingWrap> {
         for (uint32_t i = 0; i < a.Length(); i++) sql.push_back(a.Get(i).As<Napi::String>().Utf8Value());
       }
     }
-    CeilingTimings t;
-    try {
-      t = ceiling_->insert(info[0].As<Napi::String>().Utf8Value(), sql);
-    } catch (const std::exception& e) {
-      throw Napi::Error::New(env, e.what());
-    }
+    const CeilingTimings t = withJsErrors(env, [&] { return ceiling_->insert(info[0].As<Napi::String>().Utf8Value(), sql); });
     Napi::Object o = Napi::Object::New(env);
     o.Set("rows", Napi::Number::New(env, static_cast<double>(t.rows)));
     o.Set("rowsSeconds", Napi::Number::New(env, t.rows_seconds));

@@ -22,57 +22,21 @@
 
 #include "btree_reader.h"
 #include "row_rules.h"
-#include "sqlite3.h"
+#include "sqlite_db.h"
 #include "zone_tables.h"
 
 namespace streamscope::addon {
 namespace {
 
-struct Db {
-  sqlite3* db = nullptr;
-  std::string path;
-  explicit Db(const std::string& p) : path(p) {
-    if (sqlite3_open_v2(p.c_str(), &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nullptr) != SQLITE_OK) {
-      const std::string why = db ? sqlite3_errmsg(db) : "out of memory";
-      sqlite3_close(db);
-      throw LoadError(p + ": cannot open the recording: " + why);
-    }
-    sqlite3_busy_timeout(db, 5000);
-    // Map the file instead of copying every page through read(): a 1 GB
-    // recording otherwise spends more time in the kernel than in SQLite.
-    sqlite3_exec(db, "PRAGMA mmap_size = 1099511627776", nullptr, nullptr, nullptr);
-  }
-
-  void exec(const char* sql) {
-    if (sqlite3_exec(db, sql, nullptr, nullptr, nullptr) != SQLITE_OK) throw LoadError(path + ": " + sqlite3_errmsg(db));
-  }
-
-  int64_t count(const char* sql) {
-    int64_t n = 0;
-    each(sql, [&](sqlite3_stmt* s) { n = sqlite3_column_int64(s, 0); });
-    return n;
-  }
-  ~Db() { sqlite3_close(db); }
-  Db(const Db&) = delete;
-  Db& operator=(const Db&) = delete;
-
-  // Runs `sql`, calling row(stmt) for each result row.
-  // `lo`/`hi`, when given, bind the statement's two parameters (a rowid range).
-  template <class F>
-  void each(const char* sql, F&& row, int64_t lo = 0, int64_t hi = -1) {
-    sqlite3_stmt* raw = nullptr;
-    if (sqlite3_prepare_v2(db, sql, -1, &raw, nullptr) != SQLITE_OK) throw LoadError(path + ": " + sqlite3_errmsg(db));
-    // Finalized however this ends (row() may throw).
-    std::unique_ptr<sqlite3_stmt, int (*)(sqlite3_stmt*)> s(raw, sqlite3_finalize);
-    if (sqlite3_bind_parameter_count(raw) == 2) {
-      sqlite3_bind_int64(raw, 1, lo);
-      sqlite3_bind_int64(raw, 2, hi);
-    }
-    int rc;
-    while ((rc = sqlite3_step(raw)) == SQLITE_ROW) row(raw);
-    if (rc != SQLITE_DONE) throw LoadError(path + ": " + sqlite3_errmsg(db));
-  }
-};
+// A recording opened for a load, read-only. Failure: "<path>: cannot open the recording: <why>" (SqliteError).
+Db openForLoad(const std::string& path) {
+  Db db(path, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX);
+  sqlite3_busy_timeout(db.handle(), 5000);
+  // Map the file instead of copying every page through read(): a 1 GB
+  // recording otherwise spends more time in the kernel than in SQLite.
+  sqlite3_exec(db.handle(), "PRAGMA mmap_size = 1099511627776", nullptr, nullptr, nullptr);
+  return db;
+}
 
 inline int64_t i64(sqlite3_stmt* s, int c) { return sqlite3_column_int64(s, c); }
 
@@ -598,7 +562,7 @@ std::shared_ptr<const TableLayout> layoutOf(Db& db, const std::string& name, uin
 
 std::optional<std::string> PageSource::open(Db& db, const bool (&tables)[4]) {
   try {
-    if (sqlite3_file_control(db.db, "main", SQLITE_FCNTL_FILE_POINTER, &file_) != SQLITE_OK || !file_ || !file_->pMethods)
+    if (sqlite3_file_control(db.handle(), "main", SQLITE_FCNTL_FILE_POINTER, &file_) != SQLITE_OK || !file_ || !file_->pMethods)
       return "no file to map";
     const sqlite3_io_methods* io = file_->pMethods;
     if (io->iVersion < 3 || !io->xFetch || !io->xUnfetch) return "the file cannot be mapped (VFS without xFetch)";
@@ -619,7 +583,7 @@ std::optional<std::string> PageSource::open(Db& db, const bool (&tables)[4]) {
     const uint8_t* base = static_cast<const uint8_t*>(mapped_);
     if (base[18] == 2 || base[19] == 2) {
       struct stat st {};
-      if (::stat((db.path + "-wal").c_str(), &st) == 0 && st.st_size > 0)
+      if (::stat((db.path() + "-wal").c_str(), &st) == 0 && st.st_size > 0)
         return "WAL mode with a non-empty -wal file (a recording still being written)";
     }
     pages_.init(base, size_t(size));
@@ -647,7 +611,7 @@ std::optional<std::string> PageSource::open(Db& db, const bool (&tables)[4]) {
     return e.what();
   } catch (const btree::Unsupported& e) {
     return e.what();
-  } catch (const LoadError& e) {
+  } catch (const SqliteError& e) {
     return e.what();
   }
 }
@@ -938,7 +902,7 @@ std::string describeMalformed(Db& db, const MalformedRow& m) {
               else if (type == "text") holds = "the text '" + (value.size() > 40 ? value.substr(0, 40) + "…" : value) + "'";
             },
             m.rowid, m.rowid);
-  } catch (const LoadError&) {
+  } catch (const SqliteError&) {
     // The value cannot be read back: said without it.
   }
   return where + " holds " + holds + ", not an integer";
@@ -988,7 +952,7 @@ std::optional<std::string> readBatches(Db& db, const bool (&wanted)[4], size_t b
           sql_because = e.what();
         }
       }
-      if (sql_because && via == LoadVia::Pages) throw LoadError(db.path + ": cannot be read as pages: " + *sql_because);
+      if (sql_because && via == LoadVia::Pages) throw LoadError(db.path() + ": cannot be read as pages: " + *sql_because);
     }
     // SQLite's way reads without the transaction, as it always has: a live recorder's commits need not wait for it.
     db.exec("COMMIT");
@@ -998,14 +962,14 @@ std::optional<std::string> readBatches(Db& db, const bool (&wanted)[4], size_t b
       runParallel(
           batches,
           [&](size_t b) {
-            Db own(db.path);
+            Db own = openForLoad(db.path());
             SqlSource sql{own};
             read(sql, b);
           },
           threads);
     }
   } catch (const MalformedRow& m) {
-    throw MalformedRowError(db.path, "not a StreamScope recording as written: " + describeMalformed(db, m));
+    throw MalformedRowError(db.path(), "not a StreamScope recording as written: " + describeMalformed(db, m));
   }
   return sql_because;
 }
@@ -1051,14 +1015,14 @@ std::string readParts(Db& db, const std::vector<Part>& parts, const Recording& r
   const auto sql_because = readBatches(db, wanted, batches, threads, via, progress, [&](auto& src, size_t b) {
     for (size_t i = batch_start[b]; i < batch_start[b + 1]; i++) {
       if (parts[i].table == 3) {
-        got[i] = readCalls(src, db.path, parts[i], rec, t.calls, base[i], filter, left[i]);
+        got[i] = readCalls(src, db.path(), parts[i], rec, t.calls, base[i], filter, left[i]);
         told(parts[i].slots);
         continue;
       }
       try {
-        got[i] = readOps(src, db.path, parts[i], rec, t.ops, base[i], filter, left[i]);
+        got[i] = readOps(src, db.path(), parts[i], rec, t.ops, base[i], filter, left[i]);
       } catch (const UnplacedStream&) {
-        got[i] = readOps(src, db.path, parts[i], rec, t.ops, base[i], by_rows, left[i]);
+        got[i] = readOps(src, db.path(), parts[i], rec, t.ops, base[i], by_rows, left[i]);
       }
       told(parts[i].slots);
     }
@@ -1132,7 +1096,7 @@ thread_local RowsState rows_state;
 // sorted by start at once: the wait is the slowest core's share, not the sum.
 Timeline loadTimeline(const std::string& db_path, bool want_ops, bool want_calls, LoadVia via, int32_t* progress) {
   const auto lap = lapTimer("load");
-  Db db(db_path);
+  Db db = openForLoad(db_path);
   const Recording rec = begin(db);
   std::vector<Part> parts;
   for (const Part& p : partsOf(db))
@@ -1147,7 +1111,7 @@ Timeline loadTimeline(const std::string& db_path, bool want_ops, bool want_calls
 // As loadTimeline, over the request's rowid ranges only, in parts of at most kRowsPerPart rows.
 Timeline& loadRows(const std::string& db_path, const RowsRequest& request) {
   const auto lap = lapTimer("loadRows");
-  Db db(db_path);
+  Db db = openForLoad(db_path);
   const Recording rec = begin(db);
   const auto& pid_of_context = rec.pid_of_context;
   std::vector<Part> parts;
@@ -1193,7 +1157,7 @@ Timeline& loadRows(const std::string& db_path, const RowsRequest& request) {
 // kept nowhere: one pass on all cores, for a reader that reads them its own
 // way (the Chrome-trace export).
 LeftOut checkTimeline(const std::string& db_path) {
-  Db db(db_path);
+  Db db = openForLoad(db_path);
   const Recording rec = begin(db);
   const std::vector<Part> parts = partsOf(db);
   bool wanted[4] = {false, false, false, false};

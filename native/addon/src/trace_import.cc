@@ -33,7 +33,6 @@
 #include "trace_import.h"
 
 #include <fcntl.h>
-#include <sqlite3.h>
 #include <unistd.h>
 
 #include <simdjson.h>
@@ -58,6 +57,7 @@
 #include <vector>
 
 #include "demangle.h"
+#include "sqlite_db.h"
 
 namespace streamscope::addon {
 namespace {
@@ -69,11 +69,6 @@ namespace {
 struct FormatError {
   std::string problem;
   int64_t at;
-};
-// SQLite refused a write: the caller says it about the output (a full disk) or as an internal error.
-struct WriteError {
-  std::string message;
-  std::string code;
 };
 // The fast path cannot decide this event the way JavaScript would: parse it again through JSON.parse.
 struct NeedJs {};
@@ -415,13 +410,14 @@ constexpr size_t kQueued = 4;  // batches waiting at most: memory stays flat wha
 
 class Writer {
  public:
-  explicit Writer(const std::string& path) {
-    if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE, nullptr) != SQLITE_OK) fail("open");
+  // SQLite's failures are SqliteErrors that JS reads the code of (sqlite_db.h): the caller says a full disk about the
+  // output, anything else as an internal error.
+  explicit Writer(const std::string& path) : db_(path, SQLITE_OPEN_READWRITE, Db::Codes::InJsErrors) {
     // The recording was created (schema, 64 KiB pages, journal mode) by recording-writer.ts; its connection is closed.
     exec("PRAGMA cache_size = -32768");
     next_ids = {nextId("strings"), nextId("devices"), nextId("contexts"), nextId("streams")};
     for (int t = 0; t < kTables; t++) {
-      if (sqlite3_prepare_v3(db_, kSql[t], -1, SQLITE_PREPARE_PERSISTENT, &stmt_[t], nullptr) != SQLITE_OK) fail("prepare");
+      if (sqlite3_prepare_v3(db_.handle(), kSql[t], -1, SQLITE_PREPARE_PERSISTENT, &stmt_[t], nullptr) != SQLITE_OK) fail("prepare");
     }
     exec("BEGIN");
     thread_ = std::thread([this] { loop(); });
@@ -429,7 +425,6 @@ class Writer {
   ~Writer() {
     stop();
     for (sqlite3_stmt* s : stmt_) sqlite3_finalize(s);
-    sqlite3_close(db_);
   }
   // The next value of the INTEGER PRIMARY KEY of strings, devices, contexts
   // and streams as the file held them when opened (what lastInsertRowid
@@ -475,7 +470,7 @@ class Writer {
       }
       try {
         write(b);
-      } catch (const WriteError& e) {
+      } catch (const SqliteError& e) {
         std::lock_guard<std::mutex> lock(mutex_);
         error_ = e;
         queue_.clear();
@@ -520,19 +515,15 @@ class Writer {
     if (thread_.joinable()) thread_.join();
   }
   void exec(const char* sql) {
-    if (sqlite3_exec(db_, sql, nullptr, nullptr, nullptr) != SQLITE_OK) fail(sql);
+    if (sqlite3_exec(db_.handle(), sql, nullptr, nullptr, nullptr) != SQLITE_OK) fail(sql);
   }
-  [[noreturn]] void fail(const char* what) {
-    const int rc = db_ ? sqlite3_extended_errcode(db_) : SQLITE_CANTOPEN;
-    const int primary = rc & 0xff;
-    std::string code = primary == SQLITE_FULL ? "SQLITE_FULL" : primary == SQLITE_IOERR ? "SQLITE_IOERR" : "SQLITE_ERROR";
-    throw WriteError{std::string(what) + ": " + (db_ ? sqlite3_errmsg(db_) : "cannot open"), code};
-  }
+  // "<what>: <SQLite's message>", as profiler/import/index.ts says it after the output's name.
+  [[noreturn]] void fail(const char* what) { db_.fail(std::string(what) + ": " + db_.errmsg()); }
 
   int64_t nextId(const char* table) {
     sqlite3_stmt* s = nullptr;
     const std::string sql = std::string("SELECT coalesce(max(id), 0) + 1 FROM ") + table;
-    if (sqlite3_prepare_v2(db_, sql.c_str(), -1, &s, nullptr) != SQLITE_OK) fail("prepare");
+    if (sqlite3_prepare_v2(db_.handle(), sql.c_str(), -1, &s, nullptr) != SQLITE_OK) fail("prepare");
     const int rc = sqlite3_step(s);
     const int64_t id = rc == SQLITE_ROW ? sqlite3_column_int64(s, 0) : 1;
     sqlite3_finalize(s);
@@ -540,14 +531,14 @@ class Writer {
     return id;
   }
 
-  sqlite3* db_ = nullptr;
+  Db db_;
   sqlite3_stmt* stmt_[kTables] = {};
   Batch current_;
   std::mutex mutex_;
   std::condition_variable ready_, space_;
   std::deque<Batch> queue_;
   bool done_ = false;
-  std::optional<WriteError> error_;
+  std::optional<SqliteError> error_;
   std::thread thread_;
 };
 
@@ -1162,6 +1153,8 @@ size_t maxEventBytes(Napi::Env env, const Napi::Object& opts) {
 // with a message, and the caller removes its file. Uncaught, std::bad_alloc ends the process (std::terminate).
 const FormatError kOutOfMemory{"not enough memory to read it (an event too large for this machine?); nothing was imported", -1};
 
+}  // namespace
+
 // importKinetoTrace(file, { output: string | null, copyKinds, memoryKinds, hostRanges: string[], parse(bytes), maxEventBytes })
 Napi::Value importKinetoTrace(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
@@ -1227,10 +1220,6 @@ Napi::Value importKinetoTrace(const Napi::CallbackInfo& info) {
     throw formatError(env, e);
   } catch (const std::bad_alloc&) {
     throw formatError(env, kOutOfMemory);
-  } catch (const WriteError& e) {
-    Napi::Error err = Napi::Error::New(env, e.message);
-    err.Set("code", Napi::String::New(env, e.code));
-    throw err;
   }
 
   Napi::Object out = Napi::Object::New(env);
@@ -1321,13 +1310,6 @@ Napi::Value scanTraceEvents(const Napi::CallbackInfo& info) {
     throw formatError(env, kOutOfMemory);
   }
   return members;
-}
-
-}  // namespace
-
-void initTraceImport(Napi::Env env, Napi::Object exports) {
-  exports.Set("importKinetoTrace", Napi::Function::New(env, importKinetoTrace, "importKinetoTrace"));
-  exports.Set("scanTraceEvents", Napi::Function::New(env, scanTraceEvents, "scanTraceEvents"));
 }
 
 }  // namespace streamscope::addon
