@@ -175,14 +175,10 @@ CUpti_ActivityAPI api(CUpti_ActivityKind kind, uint32_t cbid, uint64_t start, ui
 
 // ---- Translator ------------------------------------------------------------------
 
-void testTranslator() {
-  std::vector<uint8_t> out;
-  RecordEncoder enc(&out);
-  ActivityTranslator t(enc, kOrigin);
-  alignas(64) static uint8_t storage[1 << 16];
-  CuptiBuffer b{storage};
-
-  char name[] = "void k<1>(float*)";
+// One record of every kind the translator handles (kernels, API calls,
+// copies, a memset, a synchronization, a CUDA event, a marker range, an
+// overhead) and one it does not; the kernels named `name`.
+void fillTranslatorBuffer(CuptiBuffer& b, char* name) {
   b.add(kernel(kOrigin + 1000, kOrigin + 3000, name, 1));
   b.add(kernel(kOrigin - 500, kOrigin + 10, name, 2));  // before the origin: negative
   b.add(kernel(kOrigin + 4000, 0, name, 3));            // incomplete: no end
@@ -285,29 +281,10 @@ void testTranslator() {
   CUpti_ActivityContext3 unknown{};  // a kind the translator does not handle
   unknown.kind = CUPTI_ACTIVITY_KIND_CONTEXT;
   b.add(unknown);
+}
 
-  t.translateBuffer(b.data, b.size);
-  // The same name pointer with new content (a module unloaded, memory reused).
-  std::strcpy(name, "void k<2>(float*)");
-  b.size = 0;
-  b.add(kernel(kOrigin + 40000, kOrigin + 41000, name, 12));
-  t.translateBuffer(b.data, b.size);
-
-  CHECK(t.badBuffers() == 0);
-  CHECK(t.unknownRecords() == 1);
-  CHECK(t.incompleteRecords() == 1);
-  CHECK(t.recordsTranslated() == 15);
-
-  // Decode (prepend a header for the reader).
-  std::vector<uint8_t> file(sizeof(FileHeader));
-  const FileHeader h = makeFileHeader(kOrigin, 0, 1, 0, 100);
-  std::memcpy(file.data(), &h, sizeof h);
-  file.insert(file.end(), out.begin(), out.end());
-  const Decoded d = decodeBytes(file);
-  CHECK(d.clean);
-  CHECK(d.count(Kind::Kernel) == 3);
-  CHECK(d.count(Kind::ApiCall) == 4);
-  CHECK(d.count(Kind::Memcpy) == 2);
+// The records testTranslator's buffers became, field by field.
+void checkTranslatedRecords(const Decoded& d) {
   std::vector<KernelRecord> kernels;
   std::vector<ApiCallRecord> apis;
   for (const Rec& r : d.records) {
@@ -376,6 +353,40 @@ void testTranslator() {
     if (r.kind == Kind::Kernel) CHECK(seen[r.as<KernelRecord>().name_sid]);
     if (r.kind == Kind::ApiCall) CHECK(seen[r.as<ApiCallRecord>().name_sid]);
   }
+}
+
+void testTranslator() {
+  std::vector<uint8_t> out;
+  RecordEncoder enc(&out);
+  ActivityTranslator t(enc, kOrigin);
+  alignas(64) static uint8_t storage[1 << 16];
+  CuptiBuffer b{storage};
+
+  char name[] = "void k<1>(float*)";
+  fillTranslatorBuffer(b, name);
+  t.translateBuffer(b.data, b.size);
+  // The same name pointer with new content (a module unloaded, memory reused).
+  std::strcpy(name, "void k<2>(float*)");
+  b.size = 0;
+  b.add(kernel(kOrigin + 40000, kOrigin + 41000, name, 12));
+  t.translateBuffer(b.data, b.size);
+
+  CHECK(t.badBuffers() == 0);
+  CHECK(t.unknownRecords() == 1);
+  CHECK(t.incompleteRecords() == 1);
+  CHECK(t.recordsTranslated() == 15);
+
+  // Decode (prepend a header for the reader).
+  std::vector<uint8_t> file(sizeof(FileHeader));
+  const FileHeader h = makeFileHeader(kOrigin, 0, 1, 0, 100);
+  std::memcpy(file.data(), &h, sizeof h);
+  file.insert(file.end(), out.begin(), out.end());
+  const Decoded d = decodeBytes(file);
+  CHECK(d.clean);
+  CHECK(d.count(Kind::Kernel) == 3);
+  CHECK(d.count(Kind::ApiCall) == 4);
+  CHECK(d.count(Kind::Memcpy) == 2);
+  checkTranslatedRecords(d);
 }
 
 // ---- Writer ------------------------------------------------------------------------

@@ -256,7 +256,8 @@ void processEnv(Writer& w, const EnvList& env) {
   }
 }
 
-void edgeCases(Writer& w, uint32_t pid, bool with_end, const EnvList* env) {
+// The process, and the variables the collector read (ProcessEnv).
+void edgeProcess(Writer& w, uint32_t pid, const EnvList* env) {
   ProcessRecord p{};
   p.pid = pid;
   p.ppid = 1;
@@ -283,7 +284,11 @@ void edgeCases(Writer& w, uint32_t pid, bool with_end, const EnvList* env) {
                              "de-\xe2\x9c\x93-\xf0\x9f\x9a\x80"},
                             {"CUDA_VISIBLE_DEVICES", ""}};
   processEnv(w, env ? *env : torchrun);
+}
 
+// A device, a context whose null stream is known and one whose is not, and
+// streams: legacy default, high priority, implicit.
+void edgeDeviceAndStreams(Writer& w) {
   DeviceRecord d{};
   d.device_id = 0;
   d.name_sid = w.intern("NVIDIA H100 80GB HBM3");
@@ -340,7 +345,10 @@ void edgeCases(Writer& w, uint32_t pid, bool with_end, const EnvList* env) {
   s2.priority = 0;
   s2.created_ns = 0;
   w.write(s2);
+}
 
+// Kernels: extreme launch values, a 100 KB name, a stream never declared.
+void edgeKernels(Writer& w) {
   KernelRecord k{};
   k.name_sid =
       w.intern("_Z9normaliseIdEvPKT_PS0_i");  // mangled, as CUPTI names C++ kernels: void normalise<double>(double const*, double*, int)
@@ -384,7 +392,10 @@ void edgeCases(Writer& w, uint32_t pid, bool with_end, const EnvList* env) {
   k2.local_memory_per_thread = UINT32_MAX;
   k2.graph_node_id = 0;
   w.write(k2);
+}
 
+// Copies (host to device, peer, values out of range) and memsets.
+void edgeCopiesAndMemsets(Writer& w) {
   MemcpyRecord m{};
   m.start_ns = 100;
   m.end_ns = 2100;
@@ -443,7 +454,10 @@ void edgeCases(Writer& w, uint32_t pid, bool with_end, const EnvList* env) {
   ms2.value = UINT32_MAX;
   ms2.correlation_id = 6;
   w.write(ms2);
+}
 
+// Synchronizations (of a stream, of a context) and CUDA event records.
+void edgeSyncsAndEvents(Writer& w) {
   SynchronizationRecord sy{};
   sy.start_ns = 6000;
   sy.end_ns = 9000;
@@ -476,7 +490,10 @@ void edgeCases(Writer& w, uint32_t pid, bool with_end, const EnvList* env) {
   ev2.event_id = 0;
   ev2.correlation_id = 10;
   w.write(ev2);
+}
 
+// Runtime and driver API calls.
+void edgeApiCalls(Writer& w) {
   ApiCallRecord a{};
   a.name_sid = w.intern("cudaLaunchKernel");
   a.start_ns = -400;
@@ -497,7 +514,11 @@ void edgeCases(Writer& w, uint32_t pid, bool with_end, const EnvList* env) {
   a2.end_ns = 90;
   a2.thread_id = UINT32_MAX;
   w.write(a2);
+}
 
+// NVTX: a range with a payload, an early payload, an orphan payload, an
+// instant marker in a domain, a range never closed.
+void edgeMarkers(Writer& w) {
   MarkerRecord mk{};
   mk.name_sid = w.intern("issue chunk 0");
   mk.domain_sid = 0;  // default domain
@@ -557,7 +578,10 @@ void edgeCases(Writer& w, uint32_t pid, bool with_end, const EnvList* env) {
   open_range.timestamp_ns = 8500;
   open_range.name_sid = w.intern("never closed");
   w.write(open_range);
+}
 
+// The collector's own records: overhead, dropped records, errors, flushes.
+void edgeCollectorRecords(Writer& w) {
   OverheadRecord o{};
   o.start_ns = 1;
   o.end_ns = 2;
@@ -607,7 +631,18 @@ void edgeCases(Writer& w, uint32_t pid, bool with_end, const EnvList* env) {
   fl2.at_ns = 9500;
   fl2.records_so_far = w.records();
   w.write(fl2);
+}
 
+// Every kind, with edge values: what the contract test reads back exactly.
+void edgeCases(Writer& w, uint32_t pid, bool with_end, const EnvList* env) {
+  edgeProcess(w, pid, env);
+  edgeDeviceAndStreams(w);
+  edgeKernels(w);
+  edgeCopiesAndMemsets(w);
+  edgeSyncsAndEvents(w);
+  edgeApiCalls(w);
+  edgeMarkers(w);
+  edgeCollectorRecords(w);
   if (with_end) {
     EndRecord e{};
     e.reason = 1;

@@ -637,84 +637,25 @@ class KinetoRows {
   bool map(const Event& e) {
     any = true;
     if (isString(e.ph, "M")) {
-      const auto pid = idField(e.pid);
-      if (!pid) return true;
-      if (isString(e.name, "process_name") && e.a_name.kind == Val::Str) setProcessName(*pid, std::string(e.a_name.str));
-      if (isString(e.name, "process_labels") && isString(e.a_labels, "CPU") && !host_pid) host_pid = *pid;
+      metadata(e);
       return true;
     }
     // Flows between CPU operations: autograd's forward → backward (fwdbwd). Kineto's ac2g flows (a launch → its GPU
     // operation) only repeat the correlation ids, which join them already: skipped with the other events not imported.
     if ((isString(e.ph, "s") || isString(e.ph, "f")) && isString(e.cat, "fwdbwd")) {
-      const auto id = idField(e.id);
-      const auto pid = idField(e.pid);
-      const auto tid = idField(e.tid);
-      const auto at = nsField(e.ts);
-      if (!id || !pid || !tid || !at || e.ts.kind != Val::Num) {
-        skipped++;
-        return true;
-      }
-      flows.push_back(FlowEnd{*id, isString(e.ph, "f"), *pid, *tid, *at});
+      flow(e);
       return true;
     }
     // Every conversion first: NeedJs must come before any effect.
-    const auto start = nsField(e.ts);
-    const std::optional<double> dur = e.dur.kind == Val::Missing ? std::optional<double>(0) : nsField(e.dur);
-    const auto name = textField(e.name);
-    if (!isString(e.ph, "X") || e.ts.kind != Val::Num || !start || !dur || !name) {
-      skipped++;
-      return true;
-    }
-    const auto pid = idField(e.pid);
-    const auto tid = idField(e.tid);
-    const bool api = isString(e.cat, "cuda_runtime") || isString(e.cat, "cuda_driver");
-    const bool kernel = isString(e.cat, "kernel"), memcpy = isString(e.cat, "gpu_memcpy"), memset = isString(e.cat, "gpu_memset");
-    const bool gpu = kernel || memcpy || memset;
-    // CUDA synchronizations (Kineto's cuda_sync, with enable_cuda_sync_events) and CUDA event records (cuda_event):
-    // on the device's pid like GPU work, CUPTI's SYNCHRONIZATION and CUDA_EVENT records as the collector writes them.
-    const int64_t sync_type = isString(e.cat, "cuda_sync") && e.name.kind == Val::Str ? syncType(e.name.str) : 0;
-    const bool cuda_event = isString(e.cat, "cuda_event");
-    const bool device_side = gpu || sync_type || cuda_event;
-    const int64_t cbid = api ? intOr0(e.a_cbid) : 0;
-    const int64_t correlation = api || device_side ? intOr0(e.a_correlation) : 0;
-    int64_t device = 0, context = 0, stream = 0, registers = 0, shared = 0;
-    const std::optional<int64_t> bytes = memcpy || memset ? sizeField(e.a_bytes) : std::optional<int64_t>(0);
-    std::array<int64_t, 3> grid{}, block{};
-    int64_t sync_stream = kNull, event_id = kNull, record_stream = kNull, record_correlation = kNull;
-    if (device_side) {
-      // `args.device ?? e.pid`, `args.stream ?? e.tid`
-      device = intOr0(e.a_device.kind == Val::Missing || e.a_device.kind == Val::Null ? e.pid : e.a_device);
-      context = intOr0(e.a_context);
-      stream = intOr0(e.a_stream.kind == Val::Missing || e.a_stream.kind == Val::Null ? e.tid : e.a_stream);
-    }
-    if (sync_type || cuda_event) {
-      // A context or event synchronize involves no stream (Kineto writes -1); an event wait or synchronize names the
-      // event, and where Kineto found the cudaEventRecord it was recorded by, that call and its stream.
-      sync_stream = cuptiId(e.a_stream);
-      event_id = cuptiId(cuda_event ? e.a_event_id : e.a_wait_event);
-      if (sync_type == 1 || sync_type == 2) {
-        record_correlation = cuptiId(e.a_wait_record);
-        record_stream = cuptiId(e.a_wait_stream);
-      } else if (sync_type) {
-        event_id = kNull;
-      }
-    }
-    if (gpu) {
-      if (kernel) {
-        registers = intOr0(e.a_registers);
-        shared = intOr0(e.a_shared);
-        if (e.a_grid.kind == Val::Arr && e.a_grid.len == 3) grid = {intOr0(e.grid[0]), intOr0(e.grid[1]), intOr0(e.grid[2])};
-        if (e.a_block.kind == Val::Arr && e.a_block.len == 3) block = {intOr0(e.block[0]), intOr0(e.block[1]), intOr0(e.block[2])};
-      }
-    }
-    if (!bytes) {
+    const std::optional<Fields> f = fieldsOf(e);
+    if (!f) {
       skipped++;
       return true;
     }
     // The first timed event is time zero; later events may be earlier (negative times are fine).
     if (!timed) {
       timed = true;
-      origin = *start;
+      origin = f->start;
       if (!output_) return false;  // probe: the caller only wanted to know that the import gets this far
       writer_ = std::make_unique<Writer>(*output_);
       next_string_ = writer_->next_ids.string;
@@ -722,70 +663,13 @@ class KinetoRows {
       next_context_ = writer_->next_ids.context;
       next_stream_ = writer_->next_ids.stream;
     }
-    const double end = *start + *dur;
-    const auto t_start = rebased(*start), t_end = rebased(end);
+    const double end = f->start + f->dur;
+    const auto t_start = rebased(f->start), t_end = rebased(end);
     if (!t_start || !t_end) {
       skipped++;
       return true;
     }
-    const bool host = pid && tid;
-    if (api && host) {
-      if (!host_pid) host_pid = *pid;
-      thread(*pid, *tid);
-      const int64_t name_id = string(*name);
-      row(kApi, {*t_start, *t_end, *pid, *tid, isString(e.cat, "cuda_runtime") ? 1 : 2, cbid, name_id, correlation, 0});
-      counts.api_calls++;
-    } else if (gpu) {
-      // Kineto puts GPU events under the device's pid; their host process is the one making CUDA calls, which may
-      // only show up later in the file.
-      if (!gpu_pid) gpu_pid = host_pid ? *host_pid : kUnknownPid;
-      const auto [dev, ctx, str] = lane(device, context, stream, *gpu_pid);
-      if (kernel) {
-        const int64_t name_id = string(*name);
-        row(kKernel, {*t_start, *t_end, dev, ctx, str, correlation, name_id, grid[0], grid[1], grid[2], block[0], block[1], block[2],
-                      registers, shared, 0});
-        counts.kernels++;
-      } else if (memcpy) {
-        std::string_view kind, src, dst;
-        const bool m = memcpyName(*name, kind, src, dst);
-        row(kMemcpy, {*t_start, *t_end, dev, ctx, str, correlation, *bytes, m ? lookup(copy_kinds_, kind) : 0,
-                      m ? lookup(memory_kinds_, src) : 0, m ? lookup(memory_kinds_, dst) : 0, 1});
-        counts.memcpys++;
-      } else {
-        std::string_view kind;
-        const bool m = memsetName(*name, kind);
-        row(kMemset, {*t_start, *t_end, dev, ctx, str, correlation, *bytes, 0, m ? lookup(memory_kinds_, kind) : 0, 1});
-        counts.memsets++;
-      }
-    } else if (sync_type) {
-      if (!gpu_pid) gpu_pid = host_pid ? *host_pid : kUnknownPid;
-      const int64_t ctx = contextId(device, context, *gpu_pid);
-      const int64_t str = sync_stream != kNull ? lane(device, context, sync_stream, *gpu_pid)[2] : kNull;
-      row(kSync, {*t_start, *t_end, *gpu_pid, ctx, str, sync_type, event_id, correlation});
-      counts.syncs++;
-      if (record_correlation != kNull && event_id != kNull) cudaEvent(device, context, record_stream, event_id, record_correlation);
-    } else if (cuda_event) {
-      if (!gpu_pid) gpu_pid = host_pid ? *host_pid : kUnknownPid;
-      if (event_id != kNull) {
-        cudaEvent(device, context, sync_stream, event_id, correlation);
-      } else {
-        skipped++;
-      }
-    } else if (e.cat.kind == Val::Str && cpu_ops_.count(e.cat.str) && host) {
-      // PyTorch's operators and Python functions: CPU operations, not ranges (schema 11, cpu_ops).
-      thread(*pid, *tid);
-      const int64_t name_id = string(*name);
-      row(kCpuOp, {*t_start, *t_end, *pid, *tid, lookup(cpu_ops_, e.cat.str), name_id});
-      counts.cpu_ops++;
-    } else if (e.cat.kind == Val::Str && host_ranges_.count(e.cat.str) && host) {
-      thread(*pid, *tid);
-      const int64_t name_id = string(*name);
-      const int64_t domain_id = string(e.cat.str);
-      row(kRange, {*t_start, *t_end, *pid, *tid, name_id, domain_id});
-      counts.ranges++;
-    } else {
-      skipped++;
-    }
+    store(e, *f, *t_start, *t_end);
     if (writer_) writer_->maybeFlush();
     return true;
   }
@@ -802,6 +686,157 @@ class KinetoRows {
   }
 
  private:
+  // A complete event ('X') as the mapping reads it, every conversion done (fieldsOf): what it is, and its values.
+  struct Fields {
+    double start = 0, dur = 0;
+    std::string_view name;
+    std::optional<int64_t> pid, tid;
+    bool api = false, kernel = false, memcpy = false, memset = false, gpu = false, cuda_event = false;
+    int64_t sync_type = 0;  // syncType(): 0, not a synchronization
+    int64_t cbid = 0, correlation = 0;
+    int64_t device = 0, context = 0, stream = 0, registers = 0, shared = 0, bytes = 0;
+    std::array<int64_t, 3> grid{}, block{};
+    int64_t sync_stream = kNull, event_id = kNull, record_stream = kNull, record_correlation = kNull;
+  };
+
+  // The process name or the host's pid from a metadata event ('M').
+  void metadata(const Event& e) {
+    const auto pid = idField(e.pid);
+    if (!pid) return;
+    if (isString(e.name, "process_name") && e.a_name.kind == Val::Str) setProcessName(*pid, std::string(e.a_name.str));
+    if (isString(e.name, "process_labels") && isString(e.a_labels, "CPU") && !host_pid) host_pid = *pid;
+  }
+
+  // One end of a fwdbwd flow, kept for kineto.ts; one it cannot place is skipped.
+  void flow(const Event& e) {
+    const auto id = idField(e.id);
+    const auto pid = idField(e.pid);
+    const auto tid = idField(e.tid);
+    const auto at = nsField(e.ts);
+    if (!id || !pid || !tid || !at || e.ts.kind != Val::Num) {
+      skipped++;
+      return;
+    }
+    flows.push_back(FlowEnd{*id, isString(e.ph, "f"), *pid, *tid, *at});
+  }
+
+  // An event's fields, with no effect (a conversion JavaScript must decide throws NeedJs); none for an event that is
+  // not imported (not complete, no time, no name, a size that is no size).
+  static std::optional<Fields> fieldsOf(const Event& e) {
+    Fields f;
+    const auto start = nsField(e.ts);
+    const std::optional<double> dur = e.dur.kind == Val::Missing ? std::optional<double>(0) : nsField(e.dur);
+    const auto name = textField(e.name);
+    if (!isString(e.ph, "X") || e.ts.kind != Val::Num || !start || !dur || !name) return std::nullopt;
+    f.start = *start;
+    f.dur = *dur;
+    f.name = *name;
+    f.pid = idField(e.pid);
+    f.tid = idField(e.tid);
+    f.api = isString(e.cat, "cuda_runtime") || isString(e.cat, "cuda_driver");
+    f.kernel = isString(e.cat, "kernel");
+    f.memcpy = isString(e.cat, "gpu_memcpy");
+    f.memset = isString(e.cat, "gpu_memset");
+    f.gpu = f.kernel || f.memcpy || f.memset;
+    // CUDA synchronizations (Kineto's cuda_sync, with enable_cuda_sync_events) and CUDA event records (cuda_event):
+    // on the device's pid like GPU work, CUPTI's SYNCHRONIZATION and CUDA_EVENT records as the collector writes them.
+    f.sync_type = isString(e.cat, "cuda_sync") && e.name.kind == Val::Str ? syncType(e.name.str) : 0;
+    f.cuda_event = isString(e.cat, "cuda_event");
+    const bool device_side = f.gpu || f.sync_type || f.cuda_event;
+    f.cbid = f.api ? intOr0(e.a_cbid) : 0;
+    f.correlation = f.api || device_side ? intOr0(e.a_correlation) : 0;
+    const std::optional<int64_t> bytes = f.memcpy || f.memset ? sizeField(e.a_bytes) : std::optional<int64_t>(0);
+    if (device_side) {
+      // `args.device ?? e.pid`, `args.stream ?? e.tid`
+      f.device = intOr0(e.a_device.kind == Val::Missing || e.a_device.kind == Val::Null ? e.pid : e.a_device);
+      f.context = intOr0(e.a_context);
+      f.stream = intOr0(e.a_stream.kind == Val::Missing || e.a_stream.kind == Val::Null ? e.tid : e.a_stream);
+    }
+    if (f.sync_type || f.cuda_event) {
+      // A context or event synchronize involves no stream (Kineto writes -1); an event wait or synchronize names the
+      // event, and where Kineto found the cudaEventRecord it was recorded by, that call and its stream.
+      f.sync_stream = cuptiId(e.a_stream);
+      f.event_id = cuptiId(f.cuda_event ? e.a_event_id : e.a_wait_event);
+      if (f.sync_type == 1 || f.sync_type == 2) {
+        f.record_correlation = cuptiId(e.a_wait_record);
+        f.record_stream = cuptiId(e.a_wait_stream);
+      } else if (f.sync_type) {
+        f.event_id = kNull;
+      }
+    }
+    if (f.kernel) {
+      f.registers = intOr0(e.a_registers);
+      f.shared = intOr0(e.a_shared);
+      if (e.a_grid.kind == Val::Arr && e.a_grid.len == 3) f.grid = {intOr0(e.grid[0]), intOr0(e.grid[1]), intOr0(e.grid[2])};
+      if (e.a_block.kind == Val::Arr && e.a_block.len == 3) f.block = {intOr0(e.block[0]), intOr0(e.block[1]), intOr0(e.block[2])};
+    }
+    if (!bytes) return std::nullopt;
+    f.bytes = *bytes;
+    return f;
+  }
+
+  // An imported event's rows, by what it is, at its times on the recording's clock.
+  void store(const Event& e, const Fields& f, int64_t t_start, int64_t t_end) {
+    const bool host = f.pid && f.tid;
+    if (f.api && host) {
+      if (!host_pid) host_pid = *f.pid;
+      thread(*f.pid, *f.tid);
+      const int64_t name_id = string(f.name);
+      row(kApi, {t_start, t_end, *f.pid, *f.tid, isString(e.cat, "cuda_runtime") ? 1 : 2, f.cbid, name_id, f.correlation, 0});
+      counts.api_calls++;
+    } else if (f.gpu) {
+      // Kineto puts GPU events under the device's pid; their host process is the one making CUDA calls, which may
+      // only show up later in the file.
+      if (!gpu_pid) gpu_pid = host_pid ? *host_pid : kUnknownPid;
+      const auto [dev, ctx, str] = lane(f.device, f.context, f.stream, *gpu_pid);
+      if (f.kernel) {
+        const int64_t name_id = string(f.name);
+        row(kKernel, {t_start, t_end, dev, ctx, str, f.correlation, name_id, f.grid[0], f.grid[1], f.grid[2], f.block[0], f.block[1],
+                      f.block[2], f.registers, f.shared, 0});
+        counts.kernels++;
+      } else if (f.memcpy) {
+        std::string_view kind, src, dst;
+        const bool m = memcpyName(f.name, kind, src, dst);
+        row(kMemcpy, {t_start, t_end, dev, ctx, str, f.correlation, f.bytes, m ? lookup(copy_kinds_, kind) : 0,
+                      m ? lookup(memory_kinds_, src) : 0, m ? lookup(memory_kinds_, dst) : 0, 1});
+        counts.memcpys++;
+      } else {
+        std::string_view kind;
+        const bool m = memsetName(f.name, kind);
+        row(kMemset, {t_start, t_end, dev, ctx, str, f.correlation, f.bytes, 0, m ? lookup(memory_kinds_, kind) : 0, 1});
+        counts.memsets++;
+      }
+    } else if (f.sync_type) {
+      if (!gpu_pid) gpu_pid = host_pid ? *host_pid : kUnknownPid;
+      const int64_t ctx = contextId(f.device, f.context, *gpu_pid);
+      const int64_t str = f.sync_stream != kNull ? lane(f.device, f.context, f.sync_stream, *gpu_pid)[2] : kNull;
+      row(kSync, {t_start, t_end, *gpu_pid, ctx, str, f.sync_type, f.event_id, f.correlation});
+      counts.syncs++;
+      if (f.record_correlation != kNull && f.event_id != kNull)
+        cudaEvent(f.device, f.context, f.record_stream, f.event_id, f.record_correlation);
+    } else if (f.cuda_event) {
+      if (!gpu_pid) gpu_pid = host_pid ? *host_pid : kUnknownPid;
+      if (f.event_id != kNull) {
+        cudaEvent(f.device, f.context, f.sync_stream, f.event_id, f.correlation);
+      } else {
+        skipped++;
+      }
+    } else if (e.cat.kind == Val::Str && cpu_ops_.count(e.cat.str) && host) {
+      // PyTorch's operators and Python functions: CPU operations, not ranges (schema 11, cpu_ops).
+      thread(*f.pid, *f.tid);
+      const int64_t name_id = string(f.name);
+      row(kCpuOp, {t_start, t_end, *f.pid, *f.tid, lookup(cpu_ops_, e.cat.str), name_id});
+      counts.cpu_ops++;
+    } else if (e.cat.kind == Val::Str && host_ranges_.count(e.cat.str) && host) {
+      thread(*f.pid, *f.tid);
+      const int64_t name_id = string(f.name);
+      const int64_t domain_id = string(e.cat.str);
+      row(kRange, {t_start, t_end, *f.pid, *f.tid, name_id, domain_id});
+      counts.ranges++;
+    } else {
+      skipped++;
+    }
+  }
   static int64_t lookup(const NameTable& m, std::string_view k) {
     const auto it = m.find(k);
     return it == m.end() ? 0 : it->second;
