@@ -5,7 +5,7 @@
 // the work itself and would otherwise lead every report ("GPU idle 600 ms",
 // "under 50% busy") with a cost nobody can remove from their loop.
 //
-// The rule (documented in profiler/README.md, "Scopes"):
+// The rule (documented in docs/ANALYSIS.md, "Scopes"):
 //   A start-up call is one that initialises CUDA or creates a context
 //   (cuInit, cuDevicePrimaryCtxRetain, cuCtxCreate, ... and the first call
 //   of a process that lasts 1 ms or more: the CUDA runtime creates its

@@ -1,7 +1,7 @@
 // `streamscope check FILE [--min-overlap X] [--fail-on info|warning|error] [--json]`:
 // a concurrency gate for CI. Exit 0 when the recording passes, 1 when it
 // does not (with a one-line reason on stderr), 2 for bad usage or a file
-// that cannot be read. JSON shape: profiler/README.md, "check --json".
+// that cannot be read. JSON shape: docs/FORMATS.md, "check --json".
 import { analyze } from '../analysis/diagnosis/analyze.ts';
 import type { Scope, ScopeInfo } from '../contract/scope.ts';
 import { gpuOrdinals } from '../analysis/trace.ts';

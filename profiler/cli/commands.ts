@@ -126,7 +126,7 @@ capture) or failed (error, exitCode). The target's own output is unchanged.`,
     summary: "a recording's devices, overlap, findings, streams, kernels and copies, as text or JSON",
     operands: [{ name: 'FILE', description: 'a recording (recorded, imported or merged)' }],
     options: {
-      json: { type: 'boolean', description: 'the report as JSON (shape: profiler/README.md)' },
+      json: { type: 'boolean', description: 'the report as JSON (shape: docs/FORMATS.md)' },
       iterations: { type: 'boolean', description: 'one row per instance of the repeating NVTX range' },
       job: {
         type: 'boolean',

@@ -6,7 +6,7 @@
 // (profiler/query/analysis-channel.ts says why that breaks reads).
 //
 // The viewer follows the file as it grows and shows it finished at the end
-// (profiler/README.md, "Live recordings"). Browser mode's server is started
+// (docs/COMMANDS.md, "Live recordings"). Browser mode's server is started
 // with an IPC channel, so it ends with the recorder however the recorder
 // ends; the recorder keeps it serving after the recording until Ctrl-C.
 import { spawn, type ChildProcess } from 'node:child_process';

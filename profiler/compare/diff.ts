@@ -4,7 +4,7 @@
 // direction and memory kind, and which findings were fixed, are new,
 // changed or stayed, each matched by what it is about (findings.ts); for multi-rank recordings also each rank against the same rank
 // (ranks.ts) and the collectives. Pure: two analyses in, one summary out
-// (shape: profiler/README.md, "diff --json").
+// (shape: docs/FORMATS.md, "diff --json").
 import type { Analysis } from '../analysis/diagnosis/analyze.ts';
 import type { Communication } from '../contract/communication.ts';
 import { DIFF_VERSION, type CollectiveDiff, type DeviceDiff, type DiffSummary } from '../contract/diff.ts';

@@ -153,7 +153,7 @@ function countCopies(x: Analysis, indexes: number[], atLeast: boolean, into: Sub
 
 /**
  * A finding's subjects, counted from its evidence. The diagnosis keeps at
- * most EVIDENCE_CAP ids per evidence table (profiler/README.md, Findings):
+ * most EVIDENCE_CAP ids per evidence table (docs/FORMATS.md, Findings):
  * a list that long was cut, and what is counted from it is a lower bound.
  */
 function subjectsOf(x: Analysis, f: Finding, rows: EvidenceRows, kernelName: KernelNames): Subjects {

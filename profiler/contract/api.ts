@@ -162,7 +162,7 @@ export interface RecordingSummary {
  * times a second. While a recorder writes the file (`live`), a page polls
  * it and, when `revision` moves, asks again for what grew — the summary,
  * the windows at the end, the overview — and, at a bounded rate, the
- * findings (profiler/README.md, "Live recordings").
+ * findings (docs/COMMANDS.md, "Live recordings").
  */
 export interface RecordingState {
   /** A recorder on this host is writing the recording now (meta writer_pid: SCHEMA.md). */
@@ -404,7 +404,7 @@ export interface ApiErrorShape {
 
 // The answers of the analysis, each defined beside this file (findings.ts,
 // diff.ts, scope.ts, iterations.ts; the finding shape is documented in
-// profiler/README.md).
+// docs/FORMATS.md).
 export type { Finding } from './findings.ts';
 export type { SqlAnswer, SqlFailure, SqlItemColumn, SqlRows, SqlValue } from './sql.ts';
 import type { SqlAnswer } from './sql.ts';
@@ -509,7 +509,7 @@ export interface StreamScopeApi {
   /**
    * What changed from `baseId` to `otherId` (both open), each on `scope`:
    * the summary `streamscope diff BASE OTHER --json` prints
-   * (profiler/README.md), for the compare view.
+   * (docs/FORMATS.md), for the compare view.
    */
   compare(baseId: string, otherId: string, scope: Scope): Promise<DiffSummary>;
   /**

@@ -2,7 +2,7 @@
 // copies, and per rank (process) how its GPU time splits into computation,
 // communication, other copies and idle, with how much of the communication
 // ran hidden behind computation. analysis/communication.ts computes it; the
-// report (`report`, `report --json`: profiler/README.md) and the API's
+// report (`report`, `report --json`: docs/FORMATS.md) and the API's
 // stats() carry it.
 import type { Ns } from './time.ts';
 

@@ -2,7 +2,7 @@
 // a GPU operation waited for before it could start, what waited for it, and
 // its critical chain back to the host call that made it possible.
 // analysis/replay/dependencies.ts derives them from the what-if replay's graph and
-// defines the times; profiler/README.md ("Dependencies") says it in words.
+// defines the times; docs/ANALYSIS.md ("Dependencies") says it in words.
 import type { ItemRef } from './api-schema.ts';
 import type { ItemKind } from './items.ts';
 import type { Ns } from './time.ts';

@@ -1,6 +1,6 @@
 // What the diagnosis says about a recording: findings, each with the time
 // it cost, the events that prove it, and a concrete fix. The JSON shape is
-// documented in profiler/README.md ("findings"); the app highlights the
+// documented in docs/FORMATS.md ("Findings"); the app highlights the
 // evidence by these ids.
 import type { Ns } from './time.ts';
 

@@ -3,7 +3,7 @@
 // long the others sat in it waiting; the rank that holds the job back, when
 // one does. analysis/diagnosis/stragglers.ts computes it (the matching rule, its
 // limits and the thresholds are in its header); the report (`report`,
-// `report --json`: profiler/README.md), the API's stats() and the
+// `report --json`: docs/FORMATS.md), the API's stats() and the
 // 'straggler-rank' finding carry it.
 import type { Collective } from './communication.ts';
 import type { Ns } from './time.ts';

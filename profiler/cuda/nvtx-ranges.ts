@@ -18,7 +18,7 @@ export interface RangeInstance {
 /**
  * Who owns what among the instances of one range (indices into the
  * `instances` given, in start order): the calls and the operations owned by
- * one, each with its owner. The rule (profiler/README.md, "Scopes"):
+ * one, each with its owner. The rule (docs/ANALYSIS.md, "Scopes"):
  *
  *  - a call belongs to an instance open when it started (start ≤ t < end)
  *    in its own process, on any thread: the framework's threads launch work

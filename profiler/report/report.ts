@@ -1,5 +1,5 @@
 // `streamscope report`: what a recording holds, as JSON (shape documented in
-// profiler/README.md, "report --json") and as text for a terminal.
+// docs/FORMATS.md, "report --json") and as text for a terminal.
 import { MIN_ITERATIONS } from '../analysis/diagnosis/iterations.ts';
 import { type Iterations } from '../contract/iterations.ts';
 import type { Analysis } from '../analysis/diagnosis/analyze.ts';

@@ -221,7 +221,7 @@ describe('iterations', () => {
   });
 });
 
-// Which instance owns what (profiler/README.md, "Scopes"): the API calls any
+// Which instance owns what (docs/ANALYSIS.md, "Scopes"): the API calls any
 // thread of the instance's process started while it was open, and the GPU
 // operations they launched; a thread's own open instance first, else the
 // one opened last. Checked against SQL on real recordings: PyTorch runs the

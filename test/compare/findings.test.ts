@@ -71,7 +71,7 @@ function rowsById<T>(file: string, query: string, ids: number[]): Map<number, T>
   }
 }
 
-// The subjects and identity of each kind as profiler/README.md documents them ("Findings, matched by what they are about").
+// The subjects and identity of each kind as docs/FORMATS.md documents them ("Findings, matched by what they are about").
 const CALLS: FindingKind[] = ['host-blocking-call', 'event-ordering'];
 const COPIES: FindingKind[] = ['pageable-async-copy', 'blocking-readback', 'sync-copy', 'sync-memset', 'copy-engine-queue'];
 const OPERATIONS: FindingKind[] = ['legacy-default-stream', 'serialized-collective'];

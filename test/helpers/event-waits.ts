@@ -61,7 +61,7 @@ export function sqlOps(db: Database): Map<string, SqlOp> {
 }
 
 /**
- * profiler/README.md's definition, spelled out once more for the tests:
+ * docs/ANALYSIS.md's definition, spelled out once more for the tests:
  * when `to`'s stream was otherwise ready (its launch — the call's end, or
  * its own start if earlier — and the end of its stream's previous
  * operation), and how long waiting for `from` held it after that.

@@ -11,7 +11,7 @@
 //
 // Rewritten once on purpose since, with `node test/import/kineto-golden.ts
 // --write` and `--write --chrome`, when schema 11 changed what a Kineto
-// trace imports as (profiler/README.md, "streamscope import"): cpu_op and
+// trace imports as (docs/COMMANDS.md, "streamscope import"): cpu_op and
 // python_function events became cpu_ops rows instead of NVTX ranges (the
 // ranges of every input lost exactly those rows, and the string ids of what
 // followed them moved: api_calls' and kernels' name_id in 39 inputs, no

@@ -107,7 +107,7 @@ function expectedIds(file: string, windows: string): Record<(typeof CAPTURE_TABL
 /**
  * The windows of an NVTX capture, as expectedIds takes them: the closed
  * instances of `name`, each holding what any thread of its process launched
- * and the host rows of its process (profiler/README.md, "Scopes": an
+ * and the host rows of its process (docs/ANALYSIS.md, "Scopes": an
  * instance owns what its process does while it is open).
  */
 const nvtxWindowsSql = (name: string) => `w(pid, tid, hostpid, s, e) AS (SELECT r.pid, NULL, r.pid, r.start_ns, r.end_ns FROM nvtx_ranges r

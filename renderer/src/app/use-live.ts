@@ -1,4 +1,4 @@
-// Following a recording while it is being written (profiler/README.md,
+// Following a recording while it is being written (docs/COMMANDS.md,
 // "Live recordings"): the page polls recordingState() and, when its
 // revision moves, the parts that grew are asked for again — the windows at
 // once (the timeline), the summary and the overview at most every second,
