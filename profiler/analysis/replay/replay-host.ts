@@ -172,13 +172,73 @@ export function hostModel(trace: Trace, host: Host): HostModel {
 }
 
 function buildHostModel(trace: Trace, host: Host): HostModel {
-  const { ops } = trace;
   const { calls } = host;
-  const n = ops.length;
-  const nc = calls.length;
+  const dense = denseIndices(trace);
+  const callOrder = callStartOrder(calls);
+  const byCall = opsByCall(host.opCall, trace.ops.length, calls.length, callOrder);
+  const threadCalls = [...host.threads.values()];
+  const outer = outermostCalls(calls, threadCalls);
+  const walk = new IssueWalk(trace, host, dense, callOrder, byCall, threadCalls, outer);
+  walk.run();
+  // The latencies first: the overlaps are then written over the ops'
+  // dependency ends, and the durations alone over the overlaps, each
+  // needed no longer (160 MB less per 10 M ops, and their page faults).
+  const latency = measureLatencies(trace, host, dense.devIndex, dense.devOf, walk.waitsOwn, walk.depEnd);
+  const { work, duplex } = uncontendedWork(trace, dense.devIndex, walk.depEnd);
+  const handoff = inferHandoffs(calls, threadCalls, outer);
+  return {
+    handoff: handoff ?? new Int32Array(0),
+    handoffs: handoff !== null,
+    work,
+    duplex,
+    order: walk.order,
+    callPos: walk.callPos,
+    ctxOfOp: dense.ctxOfOp,
+    contexts: dense.ctxIndex.size,
+    ctxIndex: dense.ctxIndex,
+    waitKind: walk.waitKind,
+    waitArg: walk.waitArg,
+    waitCtx: walk.waitCtx,
+    cost: walk.cost,
+    outer,
+    waitsOwn: walk.waitsOwn,
+    latency,
+    devIndex: dense.devIndex,
+    devOf: dense.devOf,
+    opStream: dense.streamOfOp,
+    streamFlags: dense.streamFlags,
+    streamIndex: dense.streamLookup,
+    legacyOps: legacyOpsIn(walk.lastOfStream, dense.streamFlags),
+    eventOps: walk.eventOps,
+    threadCalls,
+  };
+}
 
-  // Dense devices, streams and contexts. Row ids are small integers, so
-  // lookup tables replace a Map lookup per op (10 M ops: seconds).
+/** Dense indexes of a recording's devices, streams and contexts, and each op's. */
+interface DenseIndex {
+  /** devices.id → dense device (the table's, then those only ops name); per op its dense device. */
+  devIndex: Map<number, number>;
+  devOf: Int32Array;
+  /** streams.id → dense stream (the table's rows, then streams only ops name, in order of first sight); per op its dense stream. */
+  streamLookup: SmallIntMap;
+  streamOfOp: Int32Array;
+  /** Per dense stream: its process and its streams.flags (0 for one not in the table). */
+  streamPid: number[];
+  streamFlags: Int32Array;
+  /** contexts.id (or a synthetic key for a stream not in the table) → dense context; per dense context its process; per op its dense context. */
+  ctxIndex: Map<number, number>;
+  ctxPid: number[];
+  ctxOfOp: Int32Array;
+}
+
+/**
+ * The dense indexes, in one pass over the ops. Row ids are small integers,
+ * so lookup tables replace a Map lookup per op (10 M ops: seconds). An op
+ * on a stream the table lacks gets one context per process and device.
+ */
+function denseIndices(trace: Trace): DenseIndex {
+  const { ops } = trace;
+  const n = ops.length;
   const devIndex = new Map<number, number>();
   for (const d of trace.devices) devIndex.set(d.id, devIndex.size);
   const devOf = new Int32Array(n);
@@ -241,26 +301,42 @@ function buildHostModel(trace: Trace, host: Host): HostModel {
       ctxPid.push(s.pid);
     }
   }
-  const contexts = ctxIndex.size;
+  const streamFlags = new Int32Array(streamIds.length);
+  streamIds.forEach((id, x) => {
+    streamFlags[x] = streamRow.get(id)?.flags ?? 0;
+  });
+  return { devIndex, devOf, streamLookup, streamOfOp, streamPid, streamFlags, ctxIndex, ctxPid, ctxOfOp };
+}
 
-  // Calls in start order (the native loader returns them by id, which is
-  // start order per thread; check globally and sort only if needed). Null:
-  // in index order, the usual case, without a 10 M-entry identity array.
-  let callOrder: Int32Array | null = null;
+/**
+ * Calls in start order. The native loader returns them by id, which is
+ * start order per thread: checked globally and sorted only if needed. Null:
+ * in index order, the usual case, without a 10 M-entry identity array.
+ */
+function callStartOrder(calls: Host['calls']): Int32Array | null {
+  const nc = calls.length;
   for (let k = 1; k < nc; k++)
-    if (calls.start[k]! < calls.start[k - 1]!) {
-      callOrder = Int32Array.from({ length: nc }, (_, x) => x).sort((a, b) => calls.start[a]! - calls.start[b]! || a - b);
-      break;
-    }
+    if (calls.start[k]! < calls.start[k - 1]!) return Int32Array.from({ length: nc }, (_, x) => x).sort((a, b) => calls.start[a]! - calls.start[b]! || a - b);
+  return null;
+}
 
-  // Ops per call. Where every op has a call, the ops come in their calls'
-  // order (a program whose ops start in the order it issued them) and the
-  // calls are walked in index order, each call's ops are the next ones: a
-  // cursor finds them (firstOp null), no array of the calls. Else CSR, in
-  // op order (= start order): call k's are callOps[firstOp[k] ..
-  // firstOp[k + 1]); null callOps: op j itself, where every op has a call
-  // and the ops come in their calls' order (no copy of the identity).
-  const opCall = host.opCall;
+/**
+ * The ops of each call. Where every op has a call, the ops come in their
+ * calls' order (a program whose ops start in the order it issued them) and
+ * the calls are walked in index order, each call's ops are the next ones: a
+ * cursor finds them (firstOp null), no array of the calls. Else CSR, in op
+ * order (= start order): call k's are callOps[firstOp[k] .. firstOp[k + 1]);
+ * null callOps: op j itself, where every op has a call and the ops come in
+ * their calls' order (no copy of the identity).
+ */
+interface OpsByCall {
+  firstOp: Int32Array | null;
+  callOps: Int32Array | null;
+  /** How many ops have a call. */
+  withCall: number;
+}
+
+function opsByCall(opCall: Int32Array, n: number, nc: number, callOrder: Int32Array | null): OpsByCall {
   let inCallOrder = true;
   let withCall = 0;
   for (let i = 0, prev = -1; i < n; i++) {
@@ -285,18 +361,12 @@ function buildHostModel(trace: Trace, host: Host): HostModel {
       }
     }
   }
+  return { firstOp, callOps, withCall };
+}
 
-  // Threads: dense index per call (null: one thread, every call's).
-  const threadCalls = [...host.threads.values()];
-  const threadOf = threadCalls.length === 1 ? null : new Int32Array(nc);
-  if (threadOf !== null)
-    for (let t = 0; t < threadCalls.length; t++) {
-      const list = threadCalls[t]!;
-      for (let j = 0; j < list.length; j++) threadOf[list[j]!] = t;
-    }
-
-  // Outermost call of each call (driver calls inside runtime calls).
-  const outer = new Int32Array(nc);
+/** The outermost call containing each call (driver calls inside runtime calls): itself if outermost. */
+function outermostCalls(calls: Host['calls'], threadCalls: Int32Array[]): Int32Array {
+  const outer = new Int32Array(calls.length);
   for (const list of threadCalls) {
     let o = -1;
     for (let j = 0; j < list.length; j++) {
@@ -305,146 +375,271 @@ function buildHostModel(trace: Trace, host: Host): HostModel {
       else outer[(o = k)] = k;
     }
   }
+  return outer;
+}
 
-  // Name classes, once per name.
-  const classOfName = new SmallIntMap();
-  for (const [id, name] of host.names) classOfName.set(id, nameClass(name));
+/** Each thread's dense index per call; null where there is one thread, every call's. */
+function threadIndexOf(threadCalls: Int32Array[], nc: number): Int32Array | null {
+  if (threadCalls.length === 1) return null;
+  const threadOf = new Int32Array(nc);
+  for (let t = 0; t < threadCalls.length; t++) {
+    const list = threadCalls[t]!;
+    for (let j = 0; j < list.length; j++) threadOf[list[j]!] = t;
+  }
+  return threadOf;
+}
 
-  // Streams and contexts by process; event records and waits by call.
-  const streamsOfPid = new Map<number, number[]>();
-  streamPid.forEach((p, st) => {
-    const l = streamsOfPid.get(p) ?? [];
-    l.push(st);
-    streamsOfPid.set(p, l);
+/** The dense indexes (streams, contexts) of each process, from each index's process. */
+function indexesByPid(pidOf: number[]): Map<number, number[]> {
+  const byPid = new Map<number, number[]>();
+  pidOf.forEach((p, x) => {
+    const l = byPid.get(p) ?? [];
+    l.push(x);
+    byPid.set(p, l);
   });
-  const ctxsOfPid = new Map<number, number[]>();
-  ctxPid.forEach((p, c) => {
-    const l = ctxsOfPid.get(p) ?? [];
-    l.push(c);
-    ctxsOfPid.set(p, l);
-  });
-  const hasEvent = new Uint8Array(nc);
-  const recordsAt = new Map<number, { pid: number; eventId: number; stream: number | null }[]>();
+  return byPid;
+}
+
+/** The CUDA event records and stream waits of each call; `hasEvent` per call, so that the others never look. */
+interface EventsByCall {
+  hasEvent: Uint8Array;
+  recordsAt: Map<number, { pid: number; eventId: number; stream: number | null }[]>;
+  waitsAt: Map<number, { pid: number; eventId: number | null; stream: number | null }[]>;
+}
+
+function eventsByCall(host: Host): EventsByCall {
+  const hasEvent = new Uint8Array(host.calls.length);
+  const recordsAt: EventsByCall['recordsAt'] = new Map();
   for (const e of host.events)
     if (e.call >= 0) {
       hasEvent[e.call] = 1;
       (recordsAt.get(e.call) ?? recordsAt.set(e.call, []).get(e.call)!).push(e);
     }
-  const waitsAt = new Map<number, { pid: number; eventId: number | null; stream: number | null }[]>();
+  const waitsAt: EventsByCall['waitsAt'] = new Map();
   for (const w of host.waits)
     if (w.call >= 0) {
       hasEvent[w.call] = 1;
       (waitsAt.get(w.call) ?? waitsAt.set(w.call, []).get(w.call)!).push(w);
     }
+  return { hasEvent, recordsAt, waitsAt };
+}
 
-  // The walk in issue order: calls by start, ops without a call merged in
-  // by their own start.
-  const order = new Int32Array(n);
-  const callPos = new Int32Array(nc);
-  const waitKind = new Uint8Array(nc);
-  const waitArg = new Int32Array(nc);
-  const waitCtx = new Int32Array(nc);
-  const cost = new Float64Array(nc);
-  const waitsOwn = new Uint8Array(nc);
-  const lastOfStream = new Int32Array(streamIds.length).fill(-1);
-  const ctxCount = new Int32Array(contexts);
-  const ctxMaxEnd = new Float64Array(contexts).fill(-Infinity);
-  const threadStream = new Int32Array(threadCalls.length).fill(-1);
-  const threadCtx = new Int32Array(threadCalls.length).fill(-1);
-  // What each CUDA event captured, by process (an event synchronize looks at
-  // its own process's events only: no copy of all of them per call).
-  const captured = new Map<number, Map<number, number>>(); // pid → eventId → op
-  const capturedOf = (pid: number) => {
-    let m = captured.get(pid);
-    if (!m) captured.set(pid, (m = new Map()));
-    return m;
-  };
-  const eventOps: HostModel['eventOps'] = [];
-  // Per op: when what it depended on ended in the recording (its stream's
-  // previous op, an awaited event, the legacy barrier): for measuring the
-  // GPU's latencies (measureLatencies).
-  const depEnd = new Float64Array(n).fill(-Infinity);
-  const flagsOf = new Int32Array(streamIds.length);
-  streamIds.forEach((id, x) => {
-    flagsOf[x] = streamRow.get(id)?.flags ?? 0;
-  });
-  const waitEnd = new Float64Array(streamIds.length).fill(-Infinity);
-  const blockingMaxEnd = new Float64Array(contexts).fill(-Infinity);
-  const legacyEnd = new Float64Array(contexts).fill(-Infinity);
-  let pos = 0;
-  let loose = withCall === n ? n : 0; // next op index to look at for ops without a call (none: nothing to look at)
-  let nextOp = 0; // the cursor over the ops where firstOp is null
-  const emit = (i: number, t: number) => {
-    order[pos++] = i;
-    const s = streamOfOp[i]!;
-    const c = ctxOfOp[i]!;
+/**
+ * The walk in issue order: the calls by start, the ops without a call
+ * merged in by their own start. It issues each op (its place in `order`,
+ * what it depended on in the recording) and infers what each outer call
+ * waited for and its CPU time without the wait, keeping what it needs as
+ * it goes: each stream's last op, each context's ops issued and their
+ * latest end, each thread's current stream and context, what each CUDA
+ * event captured. Its fields are the walk's variables: the loops over
+ * 10 M calls and ops read them as a function reads its locals, the same
+ * types throughout, and allocate nothing per op or call.
+ */
+class IssueWalk {
+  // What the walk writes: HostModel's fields, and depEnd for measureLatencies.
+  readonly order: Int32Array;
+  readonly callPos: Int32Array;
+  readonly waitKind: Uint8Array;
+  readonly waitArg: Int32Array;
+  readonly waitCtx: Int32Array;
+  readonly cost: Float64Array;
+  readonly waitsOwn: Uint8Array;
+  readonly eventOps: HostModel['eventOps'] = [];
+  /**
+   * Per op: when what it depended on ended in the recording (its stream's
+   * previous op, an awaited event, the legacy barrier): for measuring the
+   * GPU's latencies (measureLatencies).
+   */
+  readonly depEnd: Float64Array;
+  /** Per dense stream: its last op issued so far (-1: none); after the walk, its last op. */
+  readonly lastOfStream: Int32Array;
+
+  // What it reads.
+  private readonly trace: Trace;
+  private readonly ops: Trace['ops'];
+  private readonly calls: Host['calls'];
+  private readonly opCall: Int32Array;
+  private readonly n: number;
+  private readonly callOrder: Int32Array | null;
+  private readonly firstOp: Int32Array | null;
+  private readonly callOps: Int32Array | null;
+  private readonly threadOf: Int32Array | null;
+  private readonly outer: Int32Array;
+  private readonly streamOfOp: Int32Array;
+  private readonly ctxOfOp: Int32Array;
+  private readonly flagsOf: Int32Array;
+  private readonly streamLookup: SmallIntMap;
+  private readonly streamsOfPid: Map<number, number[]>;
+  private readonly ctxsOfPid: Map<number, number[]>;
+  /** Name class (NameClass) per name id, once per name. */
+  private readonly classOfName = new SmallIntMap();
+  private readonly events: EventsByCall;
+
+  // What it keeps as it goes.
+  private pos = 0;
+  /** The next op index to look at for ops without a call (n: none to look for). */
+  private loose: number;
+  /** The cursor over the ops where firstOp is null. */
+  private nextOp = 0;
+  /** The current call's ops: callOps[from .. to), or ops from .. to where callOps is null. */
+  private from = 0;
+  private to = 0;
+  private readonly ctxCount: Int32Array;
+  private readonly ctxMaxEnd: Float64Array;
+  private readonly threadStream: Int32Array;
+  private readonly threadCtx: Int32Array;
+  /** What each CUDA event captured, by process (an event synchronize looks at its own process's events only: no copy of all of them per call): pid → eventId → op. */
+  private readonly captured = new Map<number, Map<number, number>>();
+  /** Per stream: the latest end of the ops its pending event waits captured. */
+  private readonly waitEnd: Float64Array;
+  /** Per context: the latest end of its blocking streams' ops, and its legacy stream's last op's end (the legacy barrier). */
+  private readonly blockingMaxEnd: Float64Array;
+  private readonly legacyEnd: Float64Array;
+
+  constructor(trace: Trace, host: Host, dense: DenseIndex, callOrder: Int32Array | null, byCall: OpsByCall, threadCalls: Int32Array[], outer: Int32Array) {
+    const n = trace.ops.length;
+    const nc = host.calls.length;
+    const streams = dense.streamFlags.length;
+    const contexts = dense.ctxIndex.size;
+    this.order = new Int32Array(n);
+    this.callPos = new Int32Array(nc);
+    this.waitKind = new Uint8Array(nc);
+    this.waitArg = new Int32Array(nc);
+    this.waitCtx = new Int32Array(nc);
+    this.cost = new Float64Array(nc);
+    this.waitsOwn = new Uint8Array(nc);
+    this.depEnd = new Float64Array(n).fill(-Infinity);
+    this.lastOfStream = new Int32Array(streams).fill(-1);
+    this.trace = trace;
+    this.ops = trace.ops;
+    this.calls = host.calls;
+    this.opCall = host.opCall;
+    this.n = n;
+    this.callOrder = callOrder;
+    this.firstOp = byCall.firstOp;
+    this.callOps = byCall.callOps;
+    this.threadOf = threadIndexOf(threadCalls, nc);
+    this.outer = outer;
+    this.streamOfOp = dense.streamOfOp;
+    this.ctxOfOp = dense.ctxOfOp;
+    this.flagsOf = dense.streamFlags;
+    this.streamLookup = dense.streamLookup;
+    this.streamsOfPid = indexesByPid(dense.streamPid);
+    this.ctxsOfPid = indexesByPid(dense.ctxPid);
+    for (const [id, name] of host.names) this.classOfName.set(id, nameClass(name));
+    this.events = eventsByCall(host);
+    this.loose = byCall.withCall === n ? n : 0;
+    this.ctxCount = new Int32Array(contexts);
+    this.ctxMaxEnd = new Float64Array(contexts).fill(-Infinity);
+    this.threadStream = new Int32Array(threadCalls.length).fill(-1);
+    this.threadCtx = new Int32Array(threadCalls.length).fill(-1);
+    this.waitEnd = new Float64Array(streams).fill(-Infinity);
+    this.blockingMaxEnd = new Float64Array(contexts).fill(-Infinity);
+    this.legacyEnd = new Float64Array(contexts).fill(-Infinity);
+  }
+
+  run(): void {
+    const { calls, callOrder, threadOf, outer, events } = this;
+    for (let r = 0; r < calls.length; r++) {
+      const k = callOrder === null ? r : callOrder[r]!;
+      this.emitLooseBefore(calls.start[k]!);
+      this.callPos[k] = this.pos;
+      const t = threadOf === null ? 0 : threadOf[k]!;
+      if (events.hasEvent[k]) this.eventsOfCall(k);
+      const blockingOwn = this.emitOpsOfCall(k, t);
+      if (outer[k] === k) this.inferWait(k, t, blockingOwn); // nested calls are part of their outer call's time
+    }
+    this.emitLooseBefore(Infinity);
+  }
+
+  /** Issues op i (of thread t; -1: no call's): its place in the order, what it depended on, its stream's and context's state. */
+  private emit(i: number, t: number): void {
+    const { ops, lastOfStream, waitEnd, ctxMaxEnd } = this;
+    this.order[this.pos++] = i;
+    const s = this.streamOfOp[i]!;
+    const c = this.ctxOfOp[i]!;
     let dep = Math.max(lastOfStream[s]! >= 0 ? ops.end[lastOfStream[s]!]! : -Infinity, waitEnd[s]!);
     waitEnd[s] = -Infinity;
-    if (flagsOf[s]! & LEGACY_STREAM) {
-      dep = Math.max(dep, blockingMaxEnd[c]!);
-      legacyEnd[c] = ops.end[i]!;
-    } else if (!(flagsOf[s]! & NOT_BLOCKING)) {
-      dep = Math.max(dep, legacyEnd[c]!);
-      blockingMaxEnd[c] = Math.max(blockingMaxEnd[c]!, ops.end[i]!);
+    const flags = this.flagsOf[s]!;
+    if (flags & LEGACY_STREAM) {
+      dep = Math.max(dep, this.blockingMaxEnd[c]!);
+      this.legacyEnd[c] = ops.end[i]!;
+    } else if (!(flags & NOT_BLOCKING)) {
+      dep = Math.max(dep, this.legacyEnd[c]!);
+      this.blockingMaxEnd[c] = Math.max(this.blockingMaxEnd[c]!, ops.end[i]!);
     }
-    depEnd[i] = dep;
+    this.depEnd[i] = dep;
     lastOfStream[s] = i;
-    ctxCount[c]!++;
+    this.ctxCount[c]!++;
     if (ops.end[i]! > ctxMaxEnd[c]!) ctxMaxEnd[c] = ops.end[i]!;
     if (t >= 0) {
-      threadStream[t] = s;
-      threadCtx[t] = c;
+      this.threadStream[t] = s;
+      this.threadCtx[t] = c;
     }
-  };
-  const emitLooseBefore = (time: number) => {
-    while (loose < n && (host.opCall[loose]! >= 0 || ops.start[loose]! < time)) {
-      if (host.opCall[loose]! < 0) emit(loose, -1);
+  }
+
+  /** Issues the ops without a call that start before `time`. */
+  private emitLooseBefore(time: number): void {
+    const { opCall, ops, n } = this;
+    let loose = this.loose;
+    while (loose < n && (opCall[loose]! >= 0 || ops.start[loose]! < time)) {
+      if (opCall[loose]! < 0) this.emit(loose, -1);
       loose++;
     }
-  };
+    this.loose = loose;
+  }
 
-  for (let r = 0; r < nc; r++) {
-    const k = callOrder === null ? r : callOrder[r]!;
-    emitLooseBefore(calls.start[k]!);
-    callPos[k] = pos;
-    const t = threadOf === null ? 0 : threadOf[k]!;
-    const pid = calls.pid[k]!;
-    // Event records and waits: positions for the replay's own walk.
-    if (hasEvent[k])
-      for (const e of recordsAt.get(k) ?? []) {
-        if (e.stream === null) continue;
-        const key = `${e.pid}:${e.eventId}`;
-        eventOps.push({ pos, wait: false, stream: e.stream, key, call: k });
-        const s = streamLookup.get(e.stream);
-        capturedOf(e.pid).set(e.eventId, s < 0 ? -1 : lastOfStream[s]!);
-      }
-    if (hasEvent[k])
-      for (const w of waitsAt.get(k) ?? []) {
-        if (w.stream === null || w.eventId === null) continue;
-        const key = `${w.pid}:${w.eventId}`;
-        eventOps.push({ pos, wait: true, stream: w.stream, key, call: k });
-        const s = streamLookup.get(w.stream);
-        const c = captured.get(w.pid)?.get(w.eventId);
-        if (s >= 0 && c !== undefined && c >= 0) waitEnd[s] = Math.max(waitEnd[s]!, ops.end[c]!);
-      }
-    // Its own ops: callOps[from .. to), or ops from .. to where callOps is null.
-    let from: number;
-    let to: number;
+  /** Call k's event records and stream waits: their positions for the replay's own walk, what each event captured, what each wait makes its stream's next op wait for. */
+  private eventsOfCall(k: number): void {
+    const { pos, lastOfStream, waitEnd, captured } = this;
+    for (const e of this.events.recordsAt.get(k) ?? []) {
+      if (e.stream === null) continue;
+      const key = `${e.pid}:${e.eventId}`;
+      this.eventOps.push({ pos, wait: false, stream: e.stream, key, call: k });
+      const s = this.streamLookup.get(e.stream);
+      let m = captured.get(e.pid);
+      if (!m) captured.set(e.pid, (m = new Map()));
+      m.set(e.eventId, s < 0 ? -1 : lastOfStream[s]!);
+    }
+    for (const w of this.events.waitsAt.get(k) ?? []) {
+      if (w.stream === null || w.eventId === null) continue;
+      const key = `${w.pid}:${w.eventId}`;
+      this.eventOps.push({ pos, wait: true, stream: w.stream, key, call: k });
+      const s = this.streamLookup.get(w.stream);
+      const c = captured.get(w.pid)?.get(w.eventId);
+      if (s >= 0 && c !== undefined && c >= 0) waitEnd[s] = Math.max(waitEnd[s]!, this.ops.end[c]!);
+    }
+  }
+
+  /** Issues call k's own ops (thread t's); returns the last of them that blocks the call (a synchronous or pageable copy), or -1. */
+  private emitOpsOfCall(k: number, t: number): number {
+    const { firstOp, callOps, opCall, ops } = this;
     if (firstOp === null) {
-      from = nextOp;
-      while (nextOp < n && opCall[nextOp] === k) nextOp++;
-      to = nextOp;
+      this.from = this.nextOp;
+      let next = this.nextOp;
+      while (next < this.n && opCall[next] === k) next++;
+      this.to = this.nextOp = next;
     } else {
-      from = firstOp[k]!;
-      to = firstOp[k + 1]!;
+      this.from = firstOp[k]!;
+      this.to = firstOp[k + 1]!;
     }
     let blockingOwn = -1;
-    for (let j = from; j < to; j++) {
+    for (let j = this.from; j < this.to; j++) {
       const i = callOps === null ? j : callOps[j]!;
-      emit(i, t);
-      if (ops.isAsync[i] === 0 || isPageableCopy(trace, i)) blockingOwn = i;
+      this.emit(i, t);
+      if (ops.isAsync[i] === 0 || isPageableCopy(this.trace, i)) blockingOwn = i;
     }
-    if (outer[k] !== k) continue; // nested calls are part of their outer call's time
+    return blockingOwn;
+  }
+
+  /**
+   * What outer call k (thread t's) waited for and its CPU time without the
+   * wait: its own blocking op (`blockingOwn`, -1: none), else what its name
+   * synchronizes (a context, a stream, an event) if that completed while it
+   * ran.
+   */
+  private inferWait(k: number, t: number, blockingOwn: number): void {
+    const { calls, ops } = this;
     let kind: number = WaitKind.None;
     let target = -1;
     let ctx = -1;
@@ -452,66 +647,87 @@ function buildHostModel(trace: Trace, host: Host): HostModel {
     if (blockingOwn >= 0) {
       kind = WaitKind.Op;
       target = blockingOwn;
-      waitsOwn[k] = 1;
-      for (let j = from; j < to; j++) waitedUntil = Math.max(waitedUntil, ops.end[callOps === null ? j : callOps[j]!]!);
+      this.waitsOwn[k] = 1;
+      for (let j = this.from; j < this.to; j++) waitedUntil = Math.max(waitedUntil, ops.end[this.callOps === null ? j : this.callOps[j]!]!);
     } else {
-      const cls = Math.max(NameClass.Other, classOfName.get(calls.nameId[k]!));
+      const cls = Math.max(NameClass.Other, this.classOfName.get(calls.nameId[k]!));
       if (cls === NameClass.Device || cls === NameClass.Implicit) {
-        // Its context: the one of this process whose issued work completed
-        // inside the call, latest first; else the thread's current one.
-        let best = -1;
-        for (const c of ctxsOfPid.get(pid) ?? []) {
-          if (ctxCount[c]! > 0 && inWindow(ctxMaxEnd[c]!, calls.start[k]!, calls.end[k]!) && (best < 0 || ctxMaxEnd[c]! > ctxMaxEnd[best]!)) best = c;
-        }
-        if (best < 0 && cls === NameClass.Device) best = threadCtx[t]!;
-        if (best >= 0) {
+        ctx = this.syncedContext(k, t, cls);
+        if (ctx >= 0) {
           kind = WaitKind.Prefix;
-          ctx = best;
-          target = ctxCount[best]!;
-          waitedUntil = ctxMaxEnd[best]!;
+          target = this.ctxCount[ctx]!;
+          waitedUntil = this.ctxMaxEnd[ctx]!;
         }
       } else if (cls === NameClass.Stream || cls === NameClass.Event) {
-        // The op it waited for: the one (the last of a stream of its process,
-        // or what an event of its process captured) that completed inside the
-        // call, latest first; else the last op of the thread's current
-        // stream. The candidates are read where they are, not copied: a
-        // program may make millions of these calls.
-        let best = -1;
-        if (cls === NameClass.Stream) {
-          for (const st of streamsOfPid.get(pid) ?? NONE) best = laterInside(best, lastOfStream[st]!, ops.end, calls.start[k]!, calls.end[k]!);
-        } else {
-          const events = captured.get(pid);
-          if (events) for (const i of events.values()) best = laterInside(best, i, ops.end, calls.start[k]!, calls.end[k]!);
-        }
-        if (best < 0 && threadStream[t]! >= 0) best = lastOfStream[threadStream[t]!]!;
-        if (best >= 0) {
+        target = this.awaitedOp(k, t, cls);
+        if (target >= 0) {
           kind = WaitKind.Op;
-          target = best;
-          waitedUntil = ops.end[best]!;
+          waitedUntil = ops.end[target]!;
         }
       }
     }
     const s = calls.start[k]!;
     const e = calls.end[k]!;
     if (kind !== WaitKind.None && waitedUntil > e + CLOCK_SLACK_NS) kind = WaitKind.None; // it returned before: it did not wait for that
-    waitKind[k] = kind;
+    this.waitKind[k] = kind;
     if (kind !== WaitKind.None) {
-      waitArg[k] = target;
-      if (ctx >= 0) waitCtx[k] = ctx;
+      this.waitArg[k] = target;
+      if (ctx >= 0) this.waitCtx[k] = ctx;
     }
     // Non-waiting CPU time: what the call took after what it waited for completed.
-    cost[k] = kind === WaitKind.None ? e - s : Math.max(MIN_CALL_COST_NS, e - Math.min(e, Math.max(s, waitedUntil)));
+    this.cost[k] = kind === WaitKind.None ? e - s : Math.max(MIN_CALL_COST_NS, e - Math.min(e, Math.max(s, waitedUntil)));
   }
-  emitLooseBefore(Infinity);
-  // Does any op run on a legacy default stream? The walk emitted every op:
-  // the streams with ops are those it left a last op.
-  let legacyOps = false;
-  for (let x = 0; x < flagsOf.length; x++) if (lastOfStream[x]! >= 0 && flagsOf[x]! & LEGACY_STREAM) legacyOps = true;
 
-  // The latencies first: the overlaps are then written over the ops'
-  // dependency ends, and the durations alone over the overlaps, each
-  // needed no longer (160 MB less per 10 M ops, and their page faults).
-  const latency = measureLatencies(trace, host, devIndex, devOf, waitsOwn, depEnd);
+  /**
+   * The context a device synchronize (or an implicit one) k waited for: the
+   * one of its process whose issued work completed inside the call, latest
+   * first; else, for an explicit one, the thread's current one. -1: none.
+   */
+  private syncedContext(k: number, t: number, cls: number): number {
+    const { ctxCount, ctxMaxEnd, calls } = this;
+    let best = -1;
+    for (const c of this.ctxsOfPid.get(calls.pid[k]!) ?? []) {
+      if (ctxCount[c]! > 0 && inWindow(ctxMaxEnd[c]!, calls.start[k]!, calls.end[k]!) && (best < 0 || ctxMaxEnd[c]! > ctxMaxEnd[best]!)) best = c;
+    }
+    if (best < 0 && cls === NameClass.Device) best = this.threadCtx[t]!;
+    return best;
+  }
+
+  /**
+   * The op a stream or event synchronize k waited for: the one (the last of
+   * a stream of its process, or what an event of its process captured) that
+   * completed inside the call, latest first; else the last op of the
+   * thread's current stream. -1: none. The candidates are read where they
+   * are, not copied: a program may make millions of these calls.
+   */
+  private awaitedOp(k: number, t: number, cls: number): number {
+    const { calls, lastOfStream, ops } = this;
+    const pid = calls.pid[k]!;
+    let best = -1;
+    if (cls === NameClass.Stream) {
+      for (const st of this.streamsOfPid.get(pid) ?? NONE) best = laterInside(best, lastOfStream[st]!, ops.end, calls.start[k]!, calls.end[k]!);
+    } else {
+      const events = this.captured.get(pid);
+      if (events) for (const i of events.values()) best = laterInside(best, i, ops.end, calls.start[k]!, calls.end[k]!);
+    }
+    if (best < 0 && this.threadStream[t]! >= 0) best = lastOfStream[this.threadStream[t]!]!;
+    return best;
+  }
+}
+
+/** Does any op run on a legacy default stream? The walk emitted every op: the streams with ops are those it left a last op. */
+function legacyOpsIn(lastOfStream: Int32Array, streamFlags: Int32Array): boolean {
+  for (let x = 0; x < streamFlags.length; x++) if (lastOfStream[x]! >= 0 && streamFlags[x]! & LEGACY_STREAM) return true;
+  return false;
+}
+
+/**
+ * Each op's duration had it run alone (its duplex slowdown taken out) and
+ * the duplex factor per dense device × engine (0 HtoD, 1 DtoH). The
+ * overlaps are written over the ops' dependency ends (`depEnd`, read no
+ * more), and the durations over the overlaps.
+ */
+function uncontendedWork(trace: Trace, devIndex: Map<number, number>, depEnd: Float64Array): { work: Float64Array; duplex: Float64Array } {
   const overlap = oppositeOverlap(trace, depEnd);
   const factors = duplexFactors(trace, overlap);
   const work = uncontendedDurations(trace, factors, overlap, overlap);
@@ -521,33 +737,7 @@ function buildHostModel(trace: Trace, host: Host): HostModel {
     duplex[d * 2] = f.HtoD;
     duplex[d * 2 + 1] = f.DtoH;
   }
-  const handoff = inferHandoffs(calls, threadCalls, outer);
-  return {
-    handoff: handoff ?? new Int32Array(0),
-    handoffs: handoff !== null,
-    work,
-    duplex,
-    order,
-    callPos,
-    ctxOfOp,
-    contexts,
-    ctxIndex,
-    waitKind,
-    waitArg,
-    waitCtx,
-    cost,
-    outer,
-    waitsOwn,
-    latency,
-    devIndex,
-    devOf,
-    opStream: streamOfOp,
-    streamFlags: flagsOf,
-    streamIndex: streamLookup,
-    legacyOps,
-    eventOps,
-    threadCalls,
-  };
+  return { work, duplex };
 }
 
 /** A thread idle this long between two calls may have been waiting for another thread. */
