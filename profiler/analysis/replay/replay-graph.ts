@@ -180,198 +180,288 @@ export interface GraphScratch {
 }
 
 export function buildGraph(trace: Trace, host: Host, model: HostModel, index: IssueIndex, changes: StreamChanges, scratch: GraphScratch): DependencyGraph {
-  const { ops } = trace;
-  const n = ops.length;
-  const streamOf = changes.stream ?? ops.stream;
-  const { order, ctxOfOp } = model;
-  const opCall = host.opCall;
+  const n = trace.ops.length;
+  const streams = graphStreams(trace, model, changes, scratch);
+  const walk = new GraphWalk(host, model, index, changes, scratch, streams);
+  walk.run(n);
+  const { edgeStart, edgeTo } = edgesBySource(n, walk.edgeFrom, walk.edgeTo, scratch.pending);
+  return {
+    opStream: streams.opStream,
+    isLegacyStream: walk.isLegacyStream,
+    isBlockingStream: walk.isBlockingStream,
+    nextInStream: scratch.nextInStream,
+    pending: scratch.pending,
+    edgeStart,
+    edgeTo,
+    legacy: walk.legacy,
+    ...walk.waitAndBarrierEdges(),
+  };
+}
 
-  // Dense stream indexes, with each stream's flags: a fix's, else the
-  // recorded ones (a stream not in the table has none). Where the fix
-  // changes neither, the host model's (its streams may include some
-  // without ops: their lists stay empty, as those of streams the graph
-  // does not index).
-  let opStream: Int32Array;
-  let denseOf: { get(id: number): number };
-  let flags: ArrayLike<number>;
-  let anyLegacy: boolean;
+/** The replay's streams: per op its dense stream; dense indexes by streams.id; per dense stream its flags; whether any op runs on a legacy stream. */
+interface GraphStreams {
+  opStream: Int32Array;
+  denseOf: { get(id: number): number };
+  flags: ArrayLike<number>;
+  anyLegacy: boolean;
+}
+
+/**
+ * Dense stream indexes, with each stream's flags: a fix's, else the
+ * recorded ones (a stream not in the table has none). Where the fix
+ * changes neither, the host model's (its streams may include some without
+ * ops: their lists stay empty, as those of streams the graph does not
+ * index).
+ */
+function graphStreams(trace: Trace, model: HostModel, changes: StreamChanges, scratch: GraphScratch): GraphStreams {
   if (changes.stream === undefined && changes.streamFlags === undefined) {
-    opStream = model.opStream;
-    denseOf = model.streamIndex;
-    flags = model.streamFlags;
-    anyLegacy = model.legacyOps;
-  } else {
-    const rows = new Map(trace.streams.map((s) => [s.id, s]));
-    const table = IdTable.of(streamOf.subarray(0, n));
-    const list: number[] = [];
-    opStream = scratch.opStream ??= new Int32Array(n);
-    for (let i = 0; i < n; i++) {
-      const id = streamOf[i]!;
-      let s = table.get(id);
-      if (s < 0) {
-        table.set(id, (s = list.length));
-        list.push(changes.streamFlags?.get(id) ?? rows.get(id)?.flags ?? 0);
-      }
-      opStream[i] = s;
-    }
-    denseOf = table;
-    flags = list;
-    // Every dense stream has an op of the replay (it was met as one's stream).
-    anyLegacy = list.some((f) => (f & LEGACY_STREAM) !== 0);
+    return { opStream: model.opStream, denseOf: model.streamIndex, flags: model.streamFlags, anyLegacy: model.legacyOps };
   }
-  const S = flags.length;
-  const C = model.contexts;
-  const isLegacyStream = Uint8Array.from(flags, (f) => (f & LEGACY_STREAM ? 1 : 0));
-  const isBlockingStream = Uint8Array.from(flags, (f) => (f & NOT_BLOCKING ? 0 : 1));
+  const n = trace.ops.length;
+  const streamOf = changes.stream ?? trace.ops.stream;
+  const rows = new Map(trace.streams.map((s) => [s.id, s]));
+  const table = IdTable.of(streamOf.subarray(0, n));
+  const list: number[] = [];
+  const opStream = (scratch.opStream ??= new Int32Array(n));
+  for (let i = 0; i < n; i++) {
+    const id = streamOf[i]!;
+    let s = table.get(id);
+    if (s < 0) {
+      table.set(id, (s = list.length));
+      list.push(changes.streamFlags?.get(id) ?? rows.get(id)?.flags ?? 0);
+    }
+    opStream[i] = s;
+  }
+  // Every dense stream has an op of the replay (it was met as one's stream).
+  return { opStream, denseOf: table, flags: list, anyLegacy: list.some((f) => (f & LEGACY_STREAM) !== 0) };
+}
 
-  // The walk in issue order.
-  const nextInStream = scratch.nextInStream;
-  const pending = scratch.pending;
-  const lastOfStream = new Int32Array(S).fill(-1);
+/**
+ * The walk in issue order that finds each op's edges: its stream's
+ * previous op and its call (counted in `pending`), the event waits on its
+ * stream (a fix's waits instead where it gives some), the legacy barrier.
+ * Its fields are the walk's variables: the loop over 10 M ops reads them
+ * as a function reads its locals, the same types throughout, and
+ * allocates nothing per op (only per edge and per event record or wait).
+ */
+class GraphWalk {
+  /** Per dense stream: 1 for a legacy default stream; 1 for a blocking stream (one that synchronizes with it). */
+  readonly isLegacyStream: Uint8Array;
+  readonly isBlockingStream: Uint8Array;
+  readonly legacy: LegacyBarrier | null;
+  /**
+   * The edges other than stream order, as found. Event-wait and legacy
+   * edges interleave in edgeFrom/edgeTo; which are which is kept aside
+   * (waitIndex, barrierIndex), the wait edges with their calls.
+   */
+  readonly edgeFrom: number[] = [];
+  readonly edgeTo: number[] = [];
+  private readonly waitIndex: number[] = [];
+  private readonly waitRecordCall: number[] = [];
+  private readonly waitCall: number[] = [];
+  private readonly barrierIndex: number[] = [];
+
+  private readonly order: Int32Array;
+  private readonly ctxOfOp: Int32Array;
+  private readonly opCall: Int32Array;
+  private readonly opStream: Int32Array;
+  private readonly denseOf: { get(id: number): number };
+  private readonly nextInStream: Int32Array;
+  private readonly pending: Int32Array;
+  private readonly lastOfStream: Int32Array;
   // Legacy barrier: per context the last legacy op and the blocking ops
   // issued so far; per stream the legacy op it already has an edge from
   // (its later ops wait for it through stream order).
-  const lastLegacy = new Int32Array(C).fill(-1);
-  const blockingIssued = new Int32Array(C);
-  const streamSawLegacy = new Int32Array(S).fill(-1);
-  // The blocking ops of a context are some of its ops: its slots in the
-  // context index hold them (from the front).
-  const legacy: LegacyBarrier | null = anyLegacy
-    ? { need: new Int32Array(n), blockingOps: new Int32Array(n), first: index.contextStart.slice(0, C), end: index.contextStart.slice(0, C) }
-    : null;
-  const edgeFrom: number[] = [];
-  const edgeTo: number[] = [];
-  // Event-wait and legacy edges interleave in edgeFrom/edgeTo; which are
-  // which is kept aside, the wait edges with their calls.
-  const waitIndex: number[] = [];
-  const waitRecordCall: number[] = [];
-  const waitCall: number[] = [];
-  const barrierIndex: number[] = [];
+  private readonly lastLegacy: Int32Array;
+  private readonly blockingIssued: Int32Array;
+  private readonly streamSawLegacy: Int32Array;
   // An awaited op travels as an entry: the op, the record call that
   // captured it and the wait call that last passed it to a stream (-1:
   // none yet), so that each wait edge can name both calls.
-  const entryOp: number[] = [];
-  const entryRecord: number[] = [];
-  const entryWait: number[] = [];
-  const entry = (op: number, record: number, wait: number) => {
-    entryOp.push(op);
-    entryRecord.push(record);
-    entryWait.push(wait);
-    return entryOp.length - 1;
-  };
+  private readonly entryOp: number[] = [];
+  private readonly entryRecord: number[] = [];
+  private readonly entryWait: number[] = [];
   // Event records and waits, at their positions in the issue order: what
   // each event captured (`${pid}:${eventId}` → an entry, -1 for nothing, or
   // several where the recorded stream had waits pending), and the entries
   // each stream's next op must wait for.
-  const { eventOps } = model;
-  const waitFor = changes.waitFor;
-  const captured = new Map<string, number | number[]>();
-  const waitsOfStream: number[][] = Array.from({ length: S }, () => []);
-  // Streams that run no op of the replay still pass waits on (by streams.id).
-  const waitsOfIdle = new Map<number, number[]>();
-  const pendingOf = (s: number, id: number) => {
-    if (s >= 0) return waitsOfStream[s]!;
-    let w = waitsOfIdle.get(id);
-    if (!w) waitsOfIdle.set(id, (w = []));
+  private readonly eventOps: HostModel['eventOps'];
+  private readonly waitFor: StreamChanges['waitFor'];
+  private readonly captured = new Map<string, number | number[]>();
+  private readonly waitsOfStream: number[][];
+  /** Streams that run no op of the replay still pass waits on (by streams.id). */
+  private readonly waitsOfIdle = new Map<number, number[]>();
+  /** Per op, its position in the issue order (where there are event records or waits: addWait). */
+  private readonly emitted: Int32Array | null;
+  /** Are there wait edges to look for (event records or waits, or a fix's waits)? */
+  private readonly streamWaits: boolean;
+
+  constructor(host: Host, model: HostModel, index: IssueIndex, changes: StreamChanges, scratch: GraphScratch, streams: GraphStreams) {
+    const n = model.order.length;
+    const S = streams.flags.length;
+    const C = model.contexts;
+    this.isLegacyStream = Uint8Array.from(streams.flags, (f) => (f & LEGACY_STREAM ? 1 : 0));
+    this.isBlockingStream = Uint8Array.from(streams.flags, (f) => (f & NOT_BLOCKING ? 0 : 1));
+    // The blocking ops of a context are some of its ops: its slots in the
+    // context index hold them (from the front).
+    this.legacy = streams.anyLegacy
+      ? { need: new Int32Array(n), blockingOps: new Int32Array(n), first: index.contextStart.slice(0, C), end: index.contextStart.slice(0, C) }
+      : null;
+    this.order = model.order;
+    this.ctxOfOp = model.ctxOfOp;
+    this.opCall = host.opCall;
+    this.opStream = streams.opStream;
+    this.denseOf = streams.denseOf;
+    this.nextInStream = scratch.nextInStream;
+    this.pending = scratch.pending;
+    this.lastOfStream = new Int32Array(S).fill(-1);
+    this.lastLegacy = new Int32Array(C).fill(-1);
+    this.blockingIssued = new Int32Array(C);
+    this.streamSawLegacy = new Int32Array(S).fill(-1);
+    this.eventOps = model.eventOps;
+    this.waitFor = changes.waitFor;
+    this.waitsOfStream = Array.from({ length: S }, () => []);
+    this.emitted = this.eventOps.length ? new Int32Array(n) : null;
+    this.streamWaits = this.eventOps.length > 0 || this.waitFor !== undefined;
+  }
+
+  /** The walk over the n ops in issue order; at its end each stream's last op has no next one. */
+  run(n: number): void {
+    const { order, opStream, ctxOfOp, opCall, lastOfStream, nextInStream, pending, eventOps, emitted, legacy } = this;
+    let e = 0;
+    for (let p = 0; p < n; p++) {
+      while (e < eventOps.length && eventOps[e]!.pos <= p) this.eventAt(eventOps[e++]!);
+      const i = order[p]!;
+      if (emitted) emitted[i] = p;
+      const s = opStream[i]!;
+      const prev = lastOfStream[s]!;
+      if (prev >= 0) nextInStream[prev] = i;
+      lastOfStream[s] = i;
+      // Its stream's previous op and its call (the walk meets each op once:
+      // set, not added to, so the scratch array needs no clearing).
+      pending[i] = (prev >= 0 ? 1 : 0) + (opCall[i]! >= 0 ? 1 : 0);
+      if (this.streamWaits) this.waitEdgesInto(i, s);
+      if (legacy) this.legacyBarrierAt(legacy, i, s, ctxOfOp[i]!);
+    }
+    // The walk set every other op's next one.
+    for (let s = 0; s < lastOfStream.length; s++) if (lastOfStream[s]! >= 0) nextInStream[lastOfStream[s]!] = -1;
+  }
+
+  /** An event record (what its event captures: its stream's last op, and what the stream was waiting for) or a stream wait (what its stream's next op waits for). */
+  private eventAt(ev: HostModel['eventOps'][number]): void {
+    const { captured, entryOp, entryRecord } = this;
+    const s = this.denseOf.get(ev.stream);
+    const pendingWaits = this.pendingOf(s, ev.stream);
+    if (!ev.wait) {
+      const last = s >= 0 ? this.lastOfStream[s]! : -1;
+      if (pendingWaits.length === 0) captured.set(ev.key, last >= 0 ? this.entry(last, ev.call, -1) : -1);
+      else {
+        const all = pendingWaits.slice();
+        if (last >= 0) this.addWait(all, this.entry(last, ev.call, -1));
+        captured.set(ev.key, all);
+      }
+    } else {
+      const c = captured.get(ev.key);
+      if (typeof c === 'number') {
+        if (c >= 0) this.addWait(pendingWaits, this.entry(entryOp[c]!, entryRecord[c]!, ev.call));
+      } else if (c) for (const x of c) this.addWait(pendingWaits, this.entry(entryOp[x]!, entryRecord[x]!, ev.call));
+    }
+  }
+
+  private entry(op: number, record: number, wait: number): number {
+    this.entryOp.push(op);
+    this.entryRecord.push(record);
+    this.entryWait.push(wait);
+    return this.entryOp.length - 1;
+  }
+
+  /** The entries dense stream s (streams.id `id`; s < 0: a stream without ops in the replay) will make its next op wait for. */
+  private pendingOf(s: number, id: number): number[] {
+    if (s >= 0) return this.waitsOfStream[s]!;
+    let w = this.waitsOfIdle.get(id);
+    if (!w) this.waitsOfIdle.set(id, (w = []));
     return w;
-  };
-  // A wait for an op implies the waits for the ops before it on its stream:
-  // a list keeps the latest per stream, so that a stream without ops, which
-  // never passes its waits on, holds one per stream at most.
-  const emitted = eventOps.length ? new Int32Array(n) : null;
-  const addWait = (list: number[], x: number) => {
+  }
+
+  /**
+   * Adds entry x to a list of waits. A wait for an op implies the waits for
+   * the ops before it on its stream: a list keeps the latest per stream, so
+   * that a stream without ops, which never passes its waits on, holds one
+   * per stream at most.
+   */
+  private addWait(list: number[], x: number): void {
+    const { entryOp, opStream } = this;
+    const emitted = this.emitted!;
     const op = entryOp[x]!;
     for (let k = 0; k < list.length; k++) {
       const held = entryOp[list[k]!]!;
       if (opStream[held] === opStream[op]) {
-        if (emitted![op]! > emitted![held]!) list[k] = x;
+        if (emitted[op]! > emitted[held]!) list[k] = x;
         return;
       }
     }
     list.push(x);
-  };
-  const streamWaits = eventOps.length > 0 || waitFor !== undefined;
-  let e = 0;
-  for (let p = 0; p < n; p++) {
-    while (e < eventOps.length && eventOps[e]!.pos <= p) {
-      const ev = eventOps[e++]!;
-      const s = denseOf.get(ev.stream);
-      const pendingWaits = pendingOf(s, ev.stream);
-      if (!ev.wait) {
-        const last = s >= 0 ? lastOfStream[s]! : -1;
-        if (pendingWaits.length === 0) captured.set(ev.key, last >= 0 ? entry(last, ev.call, -1) : -1);
-        else {
-          const all = pendingWaits.slice();
-          if (last >= 0) addWait(all, entry(last, ev.call, -1));
-          captured.set(ev.key, all);
-        }
-      } else {
-        const c = captured.get(ev.key);
-        if (typeof c === 'number') {
-          if (c >= 0) addWait(pendingWaits, entry(entryOp[c]!, entryRecord[c]!, ev.call));
-        } else if (c) for (const x of c) addWait(pendingWaits, entry(entryOp[x]!, entryRecord[x]!, ev.call));
-      }
-    }
-    const i = order[p]!;
-    if (emitted) emitted[i] = p;
-    const s = opStream[i]!;
-    const c = ctxOfOp[i]!;
-    const prev = lastOfStream[s]!;
-    if (prev >= 0) nextInStream[prev] = i;
-    lastOfStream[s] = i;
-    // Its stream's previous op and its call (the walk meets each op once:
-    // set, not added to, so the scratch array needs no clearing).
-    pending[i] = (prev >= 0 ? 1 : 0) + (opCall[i]! >= 0 ? 1 : 0);
-    // Its wait edges (none to look for without event records or waits, or a fix's waits).
-    if (streamWaits) {
-      const w = waitsOfStream[s]!;
-      const instead = waitFor?.get(i);
-      if (instead)
-        for (const from of instead) {
-          waitIndex.push(edgeFrom.length);
-          waitRecordCall.push(-1);
-          waitCall.push(-1);
-          edgeFrom.push(from);
-          edgeTo.push(i);
-        }
-      else
-        for (const x of w) {
-          waitIndex.push(edgeFrom.length);
-          waitRecordCall.push(entryRecord[x]!);
-          waitCall.push(entryWait[x]!);
-          edgeFrom.push(entryOp[x]!);
-          edgeTo.push(i);
-        }
-      // Setting a JS array's length is a slow path in V8 even when it is
-      // already 0 (0.2 s per 10 M ops): only a list that held waits is emptied.
-      if (w.length) w.length = 0;
-    }
-    if (legacy) {
-      if (isLegacyStream[s]) {
-        legacy.need[i] = blockingIssued[c]!;
-        lastLegacy[c] = i;
-      } else if (isBlockingStream[s]) {
-        legacy.blockingOps[legacy.end[c]!++] = i;
-        blockingIssued[c]!++;
-        const l = lastLegacy[c]!;
-        if (l >= 0 && streamSawLegacy[s] !== l) {
-          barrierIndex.push(edgeFrom.length);
-          edgeFrom.push(l);
-          edgeTo.push(i);
-          streamSawLegacy[s] = l;
-        }
+  }
+
+  /** Op i's wait edges (its stream s's pending waits, or a fix's waits instead), its stream's list then emptied. */
+  private waitEdgesInto(i: number, s: number): void {
+    const w = this.waitsOfStream[s]!;
+    const instead = this.waitFor?.get(i);
+    if (instead) for (const from of instead) this.waitEdge(from, i, -1, -1);
+    else for (const x of w) this.waitEdge(this.entryOp[x]!, i, this.entryRecord[x]!, this.entryWait[x]!);
+    // Setting a JS array's length is a slow path in V8 even when it is
+    // already 0 (0.2 s per 10 M ops): only a list that held waits is emptied.
+    if (w.length) w.length = 0;
+  }
+
+  private waitEdge(from: number, to: number, recordCall: number, waitCall: number): void {
+    this.waitIndex.push(this.edgeFrom.length);
+    this.waitRecordCall.push(recordCall);
+    this.waitCall.push(waitCall);
+    this.edgeFrom.push(from);
+    this.edgeTo.push(to);
+  }
+
+  /** The legacy barrier at op i (stream s, context c): a legacy op's count of blocking ops before it; a blocking op's edge from the last legacy op it has none from. */
+  private legacyBarrierAt(legacy: LegacyBarrier, i: number, s: number, c: number): void {
+    if (this.isLegacyStream[s]) {
+      legacy.need[i] = this.blockingIssued[c]!;
+      this.lastLegacy[c] = i;
+    } else if (this.isBlockingStream[s]) {
+      legacy.blockingOps[legacy.end[c]!++] = i;
+      this.blockingIssued[c]!++;
+      const l = this.lastLegacy[c]!;
+      if (l >= 0 && this.streamSawLegacy[s] !== l) {
+        this.barrierIndex.push(this.edgeFrom.length);
+        this.edgeFrom.push(l);
+        this.edgeTo.push(i);
+        this.streamSawLegacy[s] = l;
       }
     }
   }
 
-  // Each stream's last op has no next one (the walk set every other op's).
-  for (let s = 0; s < S; s++) if (lastOfStream[s]! >= 0) nextInStream[lastOfStream[s]!] = -1;
+  /** The event-wait edges with their calls and the legacy barrier's edges, each in issue order (DependencyGraph). */
+  waitAndBarrierEdges(): Pick<DependencyGraph, 'waitFrom' | 'waitTo' | 'waitRecordCall' | 'waitCall' | 'barrierFrom' | 'barrierTo'> {
+    const { edgeFrom, edgeTo, waitIndex, barrierIndex } = this;
+    return {
+      waitFrom: Int32Array.from(waitIndex, (j) => edgeFrom[j]!),
+      waitTo: Int32Array.from(waitIndex, (j) => edgeTo[j]!),
+      waitRecordCall: Int32Array.from(this.waitRecordCall),
+      waitCall: Int32Array.from(this.waitCall),
+      barrierFrom: Int32Array.from(barrierIndex, (j) => edgeFrom[j]!),
+      barrierTo: Int32Array.from(barrierIndex, (j) => edgeTo[j]!),
+    };
+  }
+}
 
-  // The edges as CSR by source, each counted at its target. Counts at each
-  // source, summed to where its edges end, then placed from the last edge
-  // back (each source's edges keep their order) moving the bound to where
-  // they start: no second array of n. No edges (no event waits, no legacy
-  // work): all zero already.
+/**
+ * The edges as CSR by source, each counted at its target in `pending`.
+ * Counts at each source, summed to where its edges end, then placed from
+ * the last edge back (each source's edges keep their order) moving the
+ * bound to where they start: no second array of n. No edges (no event
+ * waits, no legacy work): all zero already.
+ */
+function edgesBySource(n: number, edgeFrom: number[], edgeTo: number[], pending: Int32Array): { edgeStart: Int32Array; edgeTo: Int32Array } {
   const E = edgeFrom.length;
   const edgeStart = new Int32Array(n + 1);
   const to = new Int32Array(E);
@@ -383,23 +473,7 @@ export function buildGraph(trace: Trace, host: Host, model: HostModel, index: Is
       pending[edgeTo[j]!]!++;
     }
   }
-
-  return {
-    opStream,
-    isLegacyStream,
-    isBlockingStream,
-    nextInStream,
-    pending,
-    edgeStart,
-    edgeTo: to,
-    legacy,
-    waitFrom: Int32Array.from(waitIndex, (j) => edgeFrom[j]!),
-    waitTo: Int32Array.from(waitIndex, (j) => edgeTo[j]!),
-    waitRecordCall: Int32Array.from(waitRecordCall),
-    waitCall: Int32Array.from(waitCall),
-    barrierFrom: Int32Array.from(barrierIndex, (j) => edgeFrom[j]!),
-    barrierTo: Int32Array.from(barrierIndex, (j) => edgeTo[j]!),
-  };
+  return { edgeStart, edgeTo: to };
 }
 
 const recorded = new WeakMap<HostModel, DependencyGraph>();
