@@ -143,27 +143,57 @@ interface Series {
 export function stragglersOf(trace: Trace, processes: ReadonlyMap<number, ProcessFacts>): Stragglers {
   const codes = collectiveCodes(trace);
   if (!codes) return noStragglers();
-  const { ops } = trace;
-  const { kind, detail, pid, device, stream, start, end } = ops;
+  const kernels = collectiveKernels(trace, codes);
+  const R = kernels.participants.length;
+  if (R < 2) return { ...noStragglers(), gaps: { ...noStragglers().gaps, pointToPointKernels: kernels.pointToPoint } };
+  const measures = new InstanceMeasures(trace, R);
+  for (const s of seriesOf(kernels, R).values()) measures.measureSeries(s);
+  const named = namedParticipants(trace, kernels.participants, processes);
+  const order = rankOrder(named);
+  const ranks = rankRows(order, named, measures);
+  const { analysed } = measures;
+  return {
+    present: analysed > 0,
+    ranks,
+    instances: analysed,
+    collectives: collectiveRows(measures),
+    worst: worstInstances(trace, measures.worst, order, kernels.participants),
+    gaps: {
+      partialInstances: measures.partialInstances,
+      partialKernels: measures.partialKernels,
+      leadingKernels: measures.leadingKernels,
+      unsynchronizedInstances: measures.unsynchronized,
+      pointToPointKernels: kernels.pointToPoint,
+    },
+    straggler: pickStraggler(ranks, analysed, measures.coverEnd - measures.coverStart),
+  };
+}
 
-  // 1. Every collective kernel named (rank, series = s * C + collective, n), in start order.
+/** Every collective kernel of a trace, in start order: its op, rank, series (s * C + collective) and n; the ranks met; the point-to-point kernels left out. */
+interface CollectiveKernels {
+  participants: { pid: number; deviceId: number }[];
+  kOp: number[];
+  kRank: number[];
+  kSeries: number[];
+  kN: number[];
+  pointToPoint: number;
+}
+
+/** The collective kernels, each named (rank, series, n) by the order merge aligns clocks with (CollectiveNumbering). */
+function collectiveKernels(trace: Trace, codes: IdTable): CollectiveKernels {
+  const { ops } = trace;
+  const { kind, detail, pid, device, stream } = ops;
   const rankOfKey = new Map<number, number>();
-  const participants: { pid: number; deviceId: number }[] = [];
-  const kOp: number[] = [];
-  const kRank: number[] = [];
-  const kSeries: number[] = [];
-  const kN: number[] = [];
-  let pointToPoint = 0;
+  const out: CollectiveKernels = { participants: [], kOp: [], kRank: [], kSeries: [], kN: [], pointToPoint: 0 };
   const numbering = new CollectiveNumbering();
   let lastKey = NaN;
   let lastRank = -1;
   for (let i = 0; i < ops.length; i++) {
     if (kind[i] !== OpKind.Kernel) continue;
-    const d = detail[i]!;
-    const c = codes.get(d);
+    const c = codes.get(detail[i]!);
     if (c < 0) continue;
     if (c === SEND_RECV) {
-      pointToPoint++;
+      out.pointToPoint++;
       continue;
     }
     // Devices are few (ids well under 2^16); pids under 2^22: the key is exact.
@@ -171,22 +201,24 @@ export function stragglersOf(trace: Trace, processes: ReadonlyMap<number, Proces
     if (key !== lastKey) {
       let r = rankOfKey.get(key);
       if (r === undefined) {
-        rankOfKey.set(key, (r = participants.length));
-        participants.push({ pid: pid[i]!, deviceId: device[i]! });
+        rankOfKey.set(key, (r = out.participants.length));
+        out.participants.push({ pid: pid[i]!, deviceId: device[i]! });
       }
       lastKey = key;
       lastRank = r;
     }
     const n = numbering.next(lastRank, stream[i]!, c);
-    kOp.push(i);
-    kRank.push(lastRank);
-    kSeries.push(numbering.stream * C + c);
-    kN.push(n);
+    out.kOp.push(i);
+    out.kRank.push(lastRank);
+    out.kSeries.push(numbering.stream * C + c);
+    out.kN.push(n);
   }
-  const R = participants.length;
-  if (R < 2) return { ...noStragglers(), gaps: { ...noStragglers().gaps, pointToPointKernels: pointToPoint } };
+  return out;
+}
 
-  // 2. Per series, each rank's kernels by n.
+/** Per series, each rank's kernels by n. */
+function seriesOf(kernels: CollectiveKernels, R: number): Map<number, Series> {
+  const { kOp, kRank, kSeries, kN } = kernels;
   const series = new Map<number, Series>();
   for (let k = 0; k < kOp.length; k++) {
     let s = series.get(kSeries[k]!);
@@ -203,154 +235,240 @@ export function stragglersOf(trace: Trace, processes: ReadonlyMap<number, Proces
     s.ops = new Int32Array(most * R).fill(-1);
   }
   for (let k = 0; k < kOp.length; k++) series.get(kSeries[k]!)!.ops[kN[k]! * R + kRank[k]!] = kOp[k]!;
+  return series;
+}
 
-  // 3. Per instance, across ranks.
-  const acc = {
-    instances: new Float64Array(R),
-    last: new Float64Array(R),
-    caused: new Float64Array(R),
-    waited: new Float64Array(R),
-    collective: new Float64Array(R),
-    late: new Float64Array(R),
-    skewLast: new Float64Array(R),
-    skewLastMax: new Float64Array(R),
-  };
-  const perCollective = { instances: new Float64Array(C), skew: new Float64Array(C), skewMax: new Float64Array(C), wait: new Float64Array(C) };
-  let partialInstances = 0;
-  let partialKernels = 0;
-  let leadingKernels = 0;
-  let unsynchronized = 0;
-  let analysed = 0;
-  // The stretch of the run the analysed instances cover.
-  let coverStart = Infinity;
-  let coverEnd = -Infinity;
-  const worst: { waitNs: number; s: Series; m: number; skewNs: number; last: number }[] = [];
-  const members: number[] = [];
-  for (const s of series.values()) {
+/** One of the worst instances by wait: its series and number after the leading edge. */
+interface WorstInstance {
+  waitNs: number;
+  s: Series;
+  m: number;
+  skewNs: number;
+  last: number;
+}
+
+/**
+ * Each instance measured across ranks, series by series, and what the
+ * measures add up to: per rank, per collective, the instances left out and
+ * why, the stretch of the run the analysed ones cover, the worst. Work per
+ * NCCL kernel in typed arrays; the span of the instance being measured is
+ * kept in fields, not an object per instance.
+ */
+class InstanceMeasures {
+  // Per rank.
+  readonly instances: Float64Array;
+  readonly last: Float64Array;
+  readonly caused: Float64Array;
+  readonly waited: Float64Array;
+  readonly collective: Float64Array;
+  readonly late: Float64Array;
+  readonly skewLast: Float64Array;
+  readonly skewLastMax: Float64Array;
+  // Per collective.
+  readonly collectiveInstances = new Float64Array(C);
+  readonly collectiveSkew = new Float64Array(C);
+  readonly collectiveSkewMax = new Float64Array(C);
+  readonly collectiveWait = new Float64Array(C);
+  partialInstances = 0;
+  partialKernels = 0;
+  leadingKernels = 0;
+  unsynchronized = 0;
+  analysed = 0;
+  /** The stretch of the run the analysed instances cover. */
+  coverStart = Infinity;
+  coverEnd = -Infinity;
+  /** The worst WORST instances by wait, most first. */
+  readonly worst: WorstInstance[] = [];
+
+  private readonly R: number;
+  private readonly start: Float64Array;
+  private readonly end: Float64Array;
+  /** The ranks of the series being measured. */
+  private readonly members: number[] = [];
+  // The span of the instance being measured: its ranks present, earliest and latest start (the last rank), ends, shortest kernel.
+  private present = 0;
+  private minStart = Infinity;
+  private maxStart = -Infinity;
+  private lastR = -1;
+  private minEnd = Infinity;
+  private maxEnd = -Infinity;
+  private minDur = Infinity;
+
+  constructor(trace: Trace, R: number) {
+    this.R = R;
+    this.start = trace.ops.start;
+    this.end = trace.ops.end;
+    this.instances = new Float64Array(R);
+    this.last = new Float64Array(R);
+    this.caused = new Float64Array(R);
+    this.waited = new Float64Array(R);
+    this.collective = new Float64Array(R);
+    this.late = new Float64Array(R);
+    this.skewLast = new Float64Array(R);
+    this.skewLastMax = new Float64Array(R);
+  }
+
+  /** Every instance of series s. */
+  measureSeries(s: Series): void {
+    const { members } = this;
     members.length = 0;
-    for (let r = 0; r < R; r++) if (s.counts[r]! > 0) members.push(r);
-    const at = (r: number, n: number) => s.ops[n * R + r]!;
-    // Leading edge: each rank from its kernel ending nearest the latest first end.
-    let firstEnd = -Infinity;
-    for (const r of members) firstEnd = Math.max(firstEnd, end[at(r, 0)]!);
-    let instances = 0;
-    for (const r of members) {
-      let f = 0;
-      while (f + 1 < s.counts[r]! && Math.abs(end[at(r, f + 1)]! - firstEnd) < Math.abs(end[at(r, f)]! - firstEnd)) f++;
-      s.first[r] = f;
-      leadingKernels += f;
-      instances = Math.max(instances, s.counts[r]! - f);
-    }
+    for (let r = 0; r < this.R; r++) if (s.counts[r]! > 0) members.push(r);
+    const instances = this.leadingEdge(s);
     for (let m = 0; m < instances; m++) {
-      let present = 0;
-      let minStart = Infinity;
-      let maxStart = -Infinity;
-      let lastR = -1;
-      let minEnd = Infinity;
-      let maxEnd = -Infinity;
-      let minDur = Infinity;
-      for (const r of members) {
-        const n = s.first[r]! + m;
-        if (n >= s.counts[r]!) continue;
-        present++;
-        const i = at(r, n);
-        const a = start[i]!;
-        const b = end[i]!;
-        if (a < minStart) minStart = a;
-        if (a > maxStart) {
-          maxStart = a;
-          lastR = r;
-        }
-        if (b < minEnd) minEnd = b;
-        if (b > maxEnd) maxEnd = b;
-        if (b - a < minDur) minDur = b - a;
-      }
-      if (present < members.length || members.length < 2) {
-        partialInstances++;
-        partialKernels += present;
-        continue;
-      }
-      if (maxEnd - minEnd > Math.max(END_SLACK_NS, END_SHARE * minDur)) {
-        unsynchronized++;
-        continue;
-      }
-      analysed++;
-      const skew = maxStart - minStart;
-      let wait = 0;
-      for (const r of members) {
-        const i = at(r, s.first[r]! + m);
-        wait += maxStart - start[i]!;
-        acc.instances[r]!++;
-        acc.waited[r]! += maxStart - start[i]!;
-        acc.collective[r]! += end[i]! - start[i]!;
-        acc.late[r]! += start[i]! - minStart;
-        if (start[i]! < coverStart) coverStart = start[i]!;
-        if (end[i]! > coverEnd) coverEnd = end[i]!;
-      }
-      // All arriving at once (skew 0), none is last.
-      if (skew > 0) {
-        acc.last[lastR]!++;
-        acc.caused[lastR]! += wait;
-        acc.skewLast[lastR]! += skew;
-        if (skew > acc.skewLastMax[lastR]!) acc.skewLastMax[lastR] = skew;
-      }
-      const c = s.collective;
-      perCollective.instances[c]!++;
-      perCollective.skew[c]! += skew;
-      perCollective.wait[c]! += wait;
-      if (skew > perCollective.skewMax[c]!) perCollective.skewMax[c] = skew;
-      // The worst WORST instances by wait (none without one): an object only for one that enters the list.
-      if (wait > 0 && (worst.length < WORST || wait > worst[worst.length - 1]!.waitNs)) {
-        if (worst.length === WORST) worst.pop();
-        let p = worst.length;
-        while (p > 0 && worst[p - 1]!.waitNs < wait) p--;
-        worst.splice(p, 0, { waitNs: wait, s, m, skewNs: skew, last: lastR });
-      }
+      this.spanOf(s, m);
+      if (this.present < members.length || members.length < 2) {
+        this.partialInstances++;
+        this.partialKernels += this.present;
+      } else if (this.maxEnd - this.minEnd > Math.max(END_SLACK_NS, END_SHARE * this.minDur)) this.unsynchronized++;
+      else this.analyse(s, m);
     }
   }
 
-  // 4. Names, order, the straggler.
+  /** Each rank's first instance of series s: its kernel ending nearest the latest first end (s.first); returns the instances after the edge. */
+  private leadingEdge(s: Series): number {
+    const { end, R } = this;
+    let firstEnd = -Infinity;
+    for (const r of this.members) firstEnd = Math.max(firstEnd, end[s.ops[r]!]!);
+    let instances = 0;
+    for (const r of this.members) {
+      let f = 0;
+      while (f + 1 < s.counts[r]! && Math.abs(end[s.ops[(f + 1) * R + r]!]! - firstEnd) < Math.abs(end[s.ops[f * R + r]!]! - firstEnd)) f++;
+      s.first[r] = f;
+      this.leadingKernels += f;
+      instances = Math.max(instances, s.counts[r]! - f);
+    }
+    return instances;
+  }
+
+  /** The span of instance m of series s, over the ranks that have it. */
+  private spanOf(s: Series, m: number): void {
+    const { start, end, R } = this;
+    this.present = 0;
+    this.minStart = this.minEnd = this.minDur = Infinity;
+    this.maxStart = this.maxEnd = -Infinity;
+    this.lastR = -1;
+    for (const r of this.members) {
+      const n = s.first[r]! + m;
+      if (n >= s.counts[r]!) continue;
+      this.present++;
+      const i = s.ops[n * R + r]!;
+      const a = start[i]!;
+      const b = end[i]!;
+      if (a < this.minStart) this.minStart = a;
+      if (a > this.maxStart) {
+        this.maxStart = a;
+        this.lastR = r;
+      }
+      if (b < this.minEnd) this.minEnd = b;
+      if (b > this.maxEnd) this.maxEnd = b;
+      if (b - a < this.minDur) this.minDur = b - a;
+    }
+  }
+
+  /** Instance m of series s, present on every rank and ending together: its skew, the wait of each rank, the last one. */
+  private analyse(s: Series, m: number): void {
+    const { start, end, R, minStart, maxStart, lastR } = this;
+    this.analysed++;
+    const skew = maxStart - minStart;
+    let wait = 0;
+    for (const r of this.members) {
+      const i = s.ops[(s.first[r]! + m) * R + r]!;
+      wait += maxStart - start[i]!;
+      this.instances[r]!++;
+      this.waited[r]! += maxStart - start[i]!;
+      this.collective[r]! += end[i]! - start[i]!;
+      this.late[r]! += start[i]! - minStart;
+      if (start[i]! < this.coverStart) this.coverStart = start[i]!;
+      if (end[i]! > this.coverEnd) this.coverEnd = end[i]!;
+    }
+    // All arriving at once (skew 0), none is last.
+    if (skew > 0) {
+      this.last[lastR]!++;
+      this.caused[lastR]! += wait;
+      this.skewLast[lastR]! += skew;
+      if (skew > this.skewLastMax[lastR]!) this.skewLastMax[lastR] = skew;
+    }
+    const c = s.collective;
+    this.collectiveInstances[c]!++;
+    this.collectiveSkew[c]! += skew;
+    this.collectiveWait[c]! += wait;
+    if (skew > this.collectiveSkewMax[c]!) this.collectiveSkewMax[c] = skew;
+    this.keepIfWorst(wait, s, m, skew, lastR);
+  }
+
+  /** The worst WORST instances by wait (none without one): an object only for one that enters the list. */
+  private keepIfWorst(wait: number, s: Series, m: number, skew: number, last: number): void {
+    const { worst } = this;
+    if (wait > 0 && (worst.length < WORST || wait > worst[worst.length - 1]!.waitNs)) {
+      if (worst.length === WORST) worst.pop();
+      let p = worst.length;
+      while (p > 0 && worst[p - 1]!.waitNs < wait) p--;
+      worst.splice(p, 0, { waitNs: wait, s, m, skewNs: skew, last });
+    }
+  }
+}
+
+/** Each participant named: its rank, world size and host from its process's facts, its GPU's ordinal. */
+function namedParticipants(
+  trace: Trace,
+  participants: CollectiveKernels['participants'],
+  processes: ReadonlyMap<number, ProcessFacts>,
+): StragglerParticipant[] {
   const gpu = gpuOrdinals(trace.devices);
-  const named: StragglerParticipant[] = participants.map((p) => {
+  return participants.map((p) => {
     const f = processes.get(p.pid);
     return { pid: p.pid, rank: f?.rank ?? null, worldSize: f?.worldSize ?? null, host: f?.host ?? null, deviceId: p.deviceId, gpu: gpu(p.deviceId) };
   });
-  const order = [...named.keys()].sort(
+}
+
+/** The participants' indexes in the order they are shown: by rank, then pid, then GPU. */
+function rankOrder(named: StragglerParticipant[]): number[] {
+  return [...named.keys()].sort(
     (x, y) => (named[x]!.rank ?? Infinity) - (named[y]!.rank ?? Infinity) || named[x]!.pid - named[y]!.pid || named[x]!.gpu - named[y]!.gpu,
   );
-  const ranks: StragglerRank[] = order.map((r) => {
-    const n = acc.instances[r]!;
-    const last = acc.last[r]!;
+}
+
+/** Each rank's row, in `order`. */
+function rankRows(order: number[], named: StragglerParticipant[], measures: InstanceMeasures): StragglerRank[] {
+  return order.map((r) => {
+    const n = measures.instances[r]!;
+    const last = measures.last[r]!;
     return {
       ...named[r]!,
       instances: n,
       lastCount: last,
-      causedWaitNs: acc.caused[r]!,
-      waitedNs: acc.waited[r]!,
-      collectiveNs: acc.collective[r]!,
-      meanLateNs: n > 0 ? acc.late[r]! / n : 0,
-      meanSkewWhenLastNs: last > 0 ? acc.skewLast[r]! / last : null,
-      maxSkewWhenLastNs: last > 0 ? acc.skewLastMax[r]! : null,
+      causedWaitNs: measures.caused[r]!,
+      waitedNs: measures.waited[r]!,
+      collectiveNs: measures.collective[r]!,
+      meanLateNs: n > 0 ? measures.late[r]! / n : 0,
+      meanSkewWhenLastNs: last > 0 ? measures.skewLast[r]! / last : null,
+      maxSkewWhenLastNs: last > 0 ? measures.skewLastMax[r]! : null,
     };
   });
-  const position = new Int32Array(R);
-  order.forEach((r, p) => (position[r] = p));
+}
 
+/** Each collective with an analysed instance, the most wait first. */
+function collectiveRows(measures: InstanceMeasures): CollectiveSkew[] {
   const collectives: CollectiveSkew[] = [];
   for (let c = 0; c < C; c++) {
-    const n = perCollective.instances[c]!;
+    const n = measures.collectiveInstances[c]!;
     if (n === 0) continue;
     collectives.push({
       collective: COLLECTIVES[c]!,
       instances: n,
-      meanSkewNs: perCollective.skew[c]! / n,
-      maxSkewNs: perCollective.skewMax[c]!,
-      waitNs: perCollective.wait[c]!,
+      meanSkewNs: measures.collectiveSkew[c]! / n,
+      maxSkewNs: measures.collectiveSkewMax[c]!,
+      waitNs: measures.collectiveWait[c]!,
     });
   }
-  collectives.sort((a, b) => b.waitNs - a.waitNs);
+  return collectives.sort((a, b) => b.waitNs - a.waitNs);
+}
 
-  const worstInstances: CollectiveInstance[] = worst.map(({ waitNs, s, m, skewNs, last }) => {
+/** The worst instances, each with its ranks' kernels in `order`. */
+function worstInstances(trace: Trace, worst: WorstInstance[], order: number[], participants: CollectiveKernels['participants']): CollectiveInstance[] {
+  const { rowId, start, end } = trace.ops;
+  const R = participants.length;
+  return worst.map(({ waitNs, s, m, skewNs, last }) => {
     const rs = order.filter((r) => s.counts[r]! > 0);
     return {
       collective: COLLECTIVES[s.collective]! as Collective,
@@ -361,20 +479,10 @@ export function stragglersOf(trace: Trace, processes: ReadonlyMap<number, Proces
       last: rs.indexOf(last),
       ranks: rs.map((r) => {
         const i = s.ops[(s.first[r]! + m) * R + r]!;
-        return { pid: participants[r]!.pid, deviceId: participants[r]!.deviceId, kernelId: ops.rowId[i]!, startNs: start[i]!, endNs: end[i]! };
+        return { pid: participants[r]!.pid, deviceId: participants[r]!.deviceId, kernelId: rowId[i]!, startNs: start[i]!, endNs: end[i]! };
       }),
     };
   });
-
-  return {
-    present: analysed > 0,
-    ranks,
-    instances: analysed,
-    collectives,
-    worst: worstInstances,
-    gaps: { partialInstances, partialKernels, leadingKernels, unsynchronizedInstances: unsynchronized, pointToPointKernels: pointToPoint },
-    straggler: pickStraggler(ranks, analysed, coverEnd - coverStart),
-  };
 }
 
 /** The straggler by the rules in the header, or null. */
