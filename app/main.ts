@@ -45,72 +45,36 @@ protocol.registerSchemesAsPrivileged([{ scheme: APP_SCHEME, privileges: APP_SCHE
 // Every renderer sandboxed, every web contents kept on the app's origin (security.ts).
 secureApp(app);
 
-// One instance: `streamscope open FILE` while the app runs opens FILE there.
-if (!app.requestSingleInstanceLock()) {
-  app.quit();
-} else {
-  main();
-}
-
 function main(): void {
   const userData = app.getPath('userData');
   const recent = new RecentFiles(userData);
   const query = new QueryClient({ workerPath: path.join(distDir, 'query-worker.cjs') });
-  let win: BrowserWindow | null = null;
-  let pageReady = false;
-  const queued: AppEvent[] = [];
-
-  const send = (event: AppEvent) => {
-    if (win && pageReady) win.webContents.send(EVENT_CHANNEL, event);
-    else queued.push(event);
-  };
-
+  const mainWindow = new MainWindow();
   const jobs = new RecordJobs({
     outputDir: path.join(userData, 'recordings'),
     cli,
     cwd: app.getPath('home'),
     open: (file) => api.openFile(file),
   });
-
   const api = createMainApi({
     query,
     recent,
     jobs,
     version: VERSION,
     canRecord: () => probeGpu(cli),
-    showOpenDialog: async () => {
-      const options: Electron.OpenDialogOptions = {
-        title: 'Open recording',
-        properties: ['openFile', 'multiSelections'],
-        filters: [
-          { name: 'StreamScope recordings', extensions: ['sqlite', 'db'] },
-          { name: 'All files', extensions: ['*'] },
-        ],
-      };
-      const r = win ? await dialog.showOpenDialog(win, options) : await dialog.showOpenDialog(options);
-      return r.canceled ? null : r.filePaths;
-    },
-    showSaveDialog: async (defaultName) => {
-      const options: Electron.SaveDialogOptions = {
-        title: 'Export as Chrome trace (Perfetto UI, chrome://tracing)',
-        defaultPath: path.join(app.getPath('documents'), defaultName),
-        filters: [{ name: 'Chrome trace JSON', extensions: ['json'] }],
-        // The export replaces a file the user picks (macOS and Windows always ask; Linux only when told to).
-        properties: ['showOverwriteConfirmation'],
-      };
-      const r = win ? await dialog.showSaveDialog(win, options) : await dialog.showSaveDialog(options);
-      return r.canceled || !r.filePath ? null : r.filePath;
-    },
+    showOpenDialog: () => openRecordingDialog(mainWindow.win),
+    showSaveDialog: (defaultName) => exportTraceDialog(mainWindow.win, defaultName),
     onOpened: (recording: RecordingHandle) => {
-      send({ type: 'recording-opened', recording });
+      mainWindow.send({ type: 'recording-opened', recording });
       buildMenu();
     },
     jobCacheDir: path.join(userData, 'jobs'),
   });
 
+  const openFailed = (err: unknown) => mainWindow.send({ type: 'open-failed', error: toApiError(err) });
   /** Files from outside the page (command line, second instance, menu): what failed goes to the page as events. */
   const reportFailed = (result: OpenResult | null) => {
-    for (const f of result?.failed ?? []) send({ type: 'open-failed', error: { code: f.code, message: f.message, file: f.file } });
+    for (const f of result?.failed ?? []) mainWindow.send({ type: 'open-failed', error: { code: f.code, message: f.message, file: f.file } });
     if (result?.failed.length) buildMenu();
   };
   const openFiles = async (args: string[], cwd: string) => {
@@ -119,93 +83,183 @@ function main(): void {
     try {
       reportFailed(await api.openPaths(files, openModeFromArgs(args)));
     } catch (err) {
-      send({ type: 'open-failed', error: toApiError(err) });
+      openFailed(err);
     }
   };
+  function buildMenu(): void {
+    const menu = applicationMenu(recent.list(), {
+      open: () => void api.showOpenDialog().then(reportFailed).catch(openFailed),
+      openRecent: (file) => void api.openFile(file).catch(openFailed),
+      clearRecent: () => {
+        recent.clear();
+        buildMenu();
+      },
+      pageAction: (action) => mainWindow.send({ type: 'menu', action }),
+    });
+    Menu.setApplicationMenu(Menu.buildFromTemplate(menu));
+  }
 
   // IPC: one handler per API method; only the app's own page may call (ipc.ts, security.ts).
   registerApiHandlers(ipcMain, api);
 
-  function buildMenu(): void {
-    const recentFiles = recent.list();
-    const file: MenuItemConstructorOptions = {
-      label: '&File',
-      submenu: [
-        {
-          label: 'Open…',
-          accelerator: 'CmdOrCtrl+O',
-          click: () =>
-            void api
-              .showOpenDialog()
-              .then(reportFailed)
-              .catch((err) => send({ type: 'open-failed', error: toApiError(err) })),
-        },
-        {
-          label: 'Open Recent',
-          enabled: recentFiles.length > 0,
-          submenu: [
-            ...recentFiles.map((f): MenuItemConstructorOptions => ({
-              label: f,
-              click: () => void api.openFile(f).catch((err) => send({ type: 'open-failed', error: toApiError(err) })),
-            })),
-            { type: 'separator' },
-            {
-              label: 'Clear Recent',
-              click: () => {
-                recent.clear();
-                buildMenu();
-              },
-            },
-          ],
-        },
-        { label: 'Record…', accelerator: 'CmdOrCtrl+Shift+R', click: () => send({ type: 'menu', action: 'record' }) },
-        // The page knows which recording is shown: it asks for exportTrace(id).
-        { label: 'Export as Chrome trace…', accelerator: 'CmdOrCtrl+E', click: () => send({ type: 'menu', action: 'export' }) },
-        { type: 'separator' },
-        { role: 'quit' },
-      ],
-    };
-    const template: MenuItemConstructorOptions[] = [
-      file,
-      { role: 'editMenu' },
-      {
-        label: '&View',
-        submenu: [
-          { role: 'resetZoom' },
-          { role: 'zoomIn' },
-          { role: 'zoomOut' },
-          { type: 'separator' },
-          { role: 'togglefullscreen' },
-          ...(app.isPackaged ? [] : [{ type: 'separator' } as const, { role: 'reload' } as const, { role: 'toggleDevTools' } as const]),
-        ],
-      },
-      {
-        role: 'help',
-        submenu: [
-          {
-            label: 'About StreamScope',
-            click: () =>
-              void dialog.showMessageBox({
-                title: 'StreamScope',
-                message: `StreamScope ${app.getVersion()}`,
-                detail: 'Are my CUDA streams really running concurrently, and if not, why not?',
-              }),
-          },
-        ],
-      },
-    ];
-    Menu.setApplicationMenu(Menu.buildFromTemplate(template));
-  }
-
   app.on('second-instance', (_e, argv, cwd) => {
     void openFiles(userArgs(argv, app.isPackaged), cwd);
-    if (win) {
-      if (win.isMinimized()) win.restore();
-      win.focus();
-    }
+    mainWindow.toFront();
   });
-
   app.on('window-all-closed', () => app.quit());
+  stopRecordingsBeforeQuit(jobs, query);
+
+  void app.whenReady().then(() => {
+    // Nothing from outside: no permissions (camera, notifications, devices, ...),
+    // and only app:// is ever loaded (the window cannot navigate elsewhere).
+    secureSession(session.defaultSession);
+    protocol.handle(APP_SCHEME, (request) => appProtocolResponse(request.url, rendererDir));
+    buildMenu();
+    mainWindow.open();
+    void openFiles(userArgs(process.argv, app.isPackaged), process.cwd());
+  });
+}
+
+/**
+ * The one window and the events for its page: sent once the page has
+ * loaded, queued until then (a file opened from the command line opens
+ * before the page can hear of it), in order.
+ */
+class MainWindow {
+  win: BrowserWindow | null = null;
+  private pageReady = false;
+  private readonly queued: AppEvent[] = [];
+
+  send(event: AppEvent): void {
+    if (this.win && this.pageReady) this.win.webContents.send(EVENT_CHANNEL, event);
+    else this.queued.push(event);
+  }
+
+  /** Creates the window and loads the app's page into it. */
+  open(): void {
+    const win = new BrowserWindow(browserWindowOptions(path.join(distDir, 'preload.cjs')));
+    this.win = win;
+    win.once('ready-to-show', () => this.win?.show());
+    win.webContents.on('did-finish-load', () => {
+      this.pageReady = true;
+      for (const e of this.queued.splice(0)) this.win?.webContents.send(EVENT_CHANNEL, e);
+    });
+    win.on('closed', () => {
+      this.win = null;
+      this.pageReady = false;
+    });
+    if (!fs.existsSync(path.join(rendererDir, 'index.html'))) {
+      dialog.showErrorBox('StreamScope', `The user interface is not built: ${rendererDir}/index.html is missing (run \`npm run build:renderer\`).`);
+    }
+    void win.loadURL(APP_ENTRY_URL);
+  }
+
+  /** Restored and focused (a second `streamscope open` while the app runs). */
+  toFront(): void {
+    if (!this.win) return;
+    if (this.win.isMinimized()) this.win.restore();
+    this.win.focus();
+  }
+}
+
+/** File ▸ Open…: the recordings picked, null if cancelled. */
+async function openRecordingDialog(win: BrowserWindow | null): Promise<string[] | null> {
+  const options: Electron.OpenDialogOptions = {
+    title: 'Open recording',
+    properties: ['openFile', 'multiSelections'],
+    filters: [
+      { name: 'StreamScope recordings', extensions: ['sqlite', 'db'] },
+      { name: 'All files', extensions: ['*'] },
+    ],
+  };
+  const r = win ? await dialog.showOpenDialog(win, options) : await dialog.showOpenDialog(options);
+  return r.canceled ? null : r.filePaths;
+}
+
+/** Where to export a Chrome trace, null if cancelled. */
+async function exportTraceDialog(win: BrowserWindow | null, defaultName: string): Promise<string | null> {
+  const options: Electron.SaveDialogOptions = {
+    title: 'Export as Chrome trace (Perfetto UI, chrome://tracing)',
+    defaultPath: path.join(app.getPath('documents'), defaultName),
+    filters: [{ name: 'Chrome trace JSON', extensions: ['json'] }],
+    // The export replaces a file the user picks (macOS and Windows always ask; Linux only when told to).
+    properties: ['showOverwriteConfirmation'],
+  };
+  const r = win ? await dialog.showSaveDialog(win, options) : await dialog.showSaveDialog(options);
+  return r.canceled || !r.filePath ? null : r.filePath;
+}
+
+/** What the menu's items do. */
+interface MenuActions {
+  open(): void;
+  openRecent(file: string): void;
+  clearRecent(): void;
+  /** A menu item the page carries out (AppEvent 'menu'). */
+  pageAction(action: 'record' | 'export'): void;
+}
+
+/** The application menu: File (with the recent files), Edit, View, Help. */
+function applicationMenu(recentFiles: string[], actions: MenuActions): MenuItemConstructorOptions[] {
+  return [fileMenu(recentFiles, actions), { role: 'editMenu' }, viewMenu(), helpMenu()];
+}
+
+function fileMenu(recentFiles: string[], actions: MenuActions): MenuItemConstructorOptions {
+  return {
+    label: '&File',
+    submenu: [
+      { label: 'Open…', accelerator: 'CmdOrCtrl+O', click: () => actions.open() },
+      {
+        label: 'Open Recent',
+        enabled: recentFiles.length > 0,
+        submenu: [
+          ...recentFiles.map((f): MenuItemConstructorOptions => ({ label: f, click: () => actions.openRecent(f) })),
+          { type: 'separator' },
+          { label: 'Clear Recent', click: () => actions.clearRecent() },
+        ],
+      },
+      { label: 'Record…', accelerator: 'CmdOrCtrl+Shift+R', click: () => actions.pageAction('record') },
+      // The page knows which recording is shown: it asks for exportTrace(id).
+      { label: 'Export as Chrome trace…', accelerator: 'CmdOrCtrl+E', click: () => actions.pageAction('export') },
+      { type: 'separator' },
+      { role: 'quit' },
+    ],
+  };
+}
+
+/** Zoom and full screen; reload and the developer tools in a source checkout only. */
+function viewMenu(): MenuItemConstructorOptions {
+  return {
+    label: '&View',
+    submenu: [
+      { role: 'resetZoom' },
+      { role: 'zoomIn' },
+      { role: 'zoomOut' },
+      { type: 'separator' },
+      { role: 'togglefullscreen' },
+      ...(app.isPackaged ? [] : [{ type: 'separator' } as const, { role: 'reload' } as const, { role: 'toggleDevTools' } as const]),
+    ],
+  };
+}
+
+function helpMenu(): MenuItemConstructorOptions {
+  return {
+    role: 'help',
+    submenu: [
+      {
+        label: 'About StreamScope',
+        click: () =>
+          void dialog.showMessageBox({
+            title: 'StreamScope',
+            message: `StreamScope ${app.getVersion()}`,
+            detail: 'Are my CUDA streams really running concurrently, and if not, why not?',
+          }),
+      },
+    ],
+  };
+}
+
+/** On quitting: every recording job under way stopped and the query worker closed first, then the quit carried on. */
+function stopRecordingsBeforeQuit(jobs: RecordJobs, query: QueryClient): void {
   let quitting = false;
   app.on('before-quit', (event) => {
     if (quitting) return;
@@ -216,28 +270,12 @@ function main(): void {
       app.quit();
     });
   });
+}
 
-  void app.whenReady().then(() => {
-    // Nothing from outside: no permissions (camera, notifications, devices, ...),
-    // and only app:// is ever loaded (the window cannot navigate elsewhere).
-    secureSession(session.defaultSession);
-    protocol.handle(APP_SCHEME, (request) => appProtocolResponse(request.url, rendererDir));
-
-    buildMenu();
-    win = new BrowserWindow(browserWindowOptions(path.join(distDir, 'preload.cjs')));
-    win.once('ready-to-show', () => win?.show());
-    win.webContents.on('did-finish-load', () => {
-      pageReady = true;
-      for (const e of queued.splice(0)) win?.webContents.send(EVENT_CHANNEL, e);
-    });
-    win.on('closed', () => {
-      win = null;
-      pageReady = false;
-    });
-    if (!fs.existsSync(path.join(rendererDir, 'index.html'))) {
-      dialog.showErrorBox('StreamScope', `The user interface is not built: ${rendererDir}/index.html is missing (run \`npm run build:renderer\`).`);
-    }
-    void win.loadURL(APP_ENTRY_URL);
-    void openFiles(userArgs(process.argv, app.isPackaged), process.cwd());
-  });
+// One instance: `streamscope open FILE` while the app runs opens FILE there.
+// Last in the file: main() uses the classes above, which exist only once their declarations have run.
+if (!app.requestSingleInstanceLock()) {
+  app.quit();
+} else {
+  main();
 }
