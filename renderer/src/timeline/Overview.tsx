@@ -7,6 +7,7 @@ import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } fr
 import type { OverviewResponse, RecordingSummary } from '../../../profiler/contract/api.ts';
 import { getApi } from '../api/client.ts';
 import { KIND_COLORS } from '../base/colors.ts';
+import { TimeAxis } from './coords.ts';
 import type { View } from './view.ts';
 
 /** A lane per GPU, this high while they fit in OVERVIEW_MAX_H; thinner for a job of many GPUs (64 ranks: 2 px each), so the minimap never pushes the rows down. */
@@ -21,8 +22,10 @@ export function Overview(props: { summary: RecordingSummary; view: View; onView:
   const devices = useMemo(() => summary.devices.filter((d) => summary.streams.some((s) => s.deviceId === d.id)), [summary]);
   const laneH = Math.max(2, Math.min(LANE_H, Math.floor(OVERVIEW_MAX_H / Math.max(1, devices.length))));
   const H = Math.max(1, devices.length) * laneH + 4;
+  // The whole recording across the minimap (at least 1 ns of it).
   const span = Math.max(1, summary.endNs - summary.startNs);
-  const xOf = useCallback((t: number) => ((t - summary.startNs) / span) * width, [summary.startNs, span, width]);
+  const axis = useMemo(() => new TimeAxis({ start: summary.startNs, end: summary.startNs + span }, width), [summary.startNs, span, width]);
+  const xOf = useCallback((t: number) => axis.timeToViewX(t), [axis]);
   useEffect(() => {
     let live = true;
     if (width < 10) return;
@@ -54,7 +57,7 @@ export function Overview(props: { summary: RecordingSummary; view: View; onView:
       const cr = conc?.devices.find((d) => d.deviceId === dev.id);
       if (!cr || !conc) return;
       const y0 = 2 + i * laneH;
-      const bw = (conc.bucketNs / span) * width;
+      const bw = axis.durationToViewPx(conc.bucketNs);
       const peak = cr.kernels.reduce((m, k, b) => Math.max(m, k + cr.copies[b]! + cr.other[b]!), 1e-9);
       for (let b = 0; b < cr.kernels.length; b++) {
         // Stacked: kernels, then copies, then the rest, scaled to the device's peak.
@@ -74,7 +77,7 @@ export function Overview(props: { summary: RecordingSummary; view: View; onView:
       }
     });
     return c;
-  }, [conc, width, devices, span, H, laneH, xOf]);
+  }, [conc, width, devices, H, laneH, axis, xOf]);
   useLayoutEffect(() => {
     const c = ref.current!;
     if (c.width !== density.width || c.height !== density.height) {
@@ -99,7 +102,7 @@ export function Overview(props: { summary: RecordingSummary; view: View; onView:
     g.strokeRect(Math.min(a, width - 3) + 0.75, 0.75, Math.max(3, b - a) - 1.5, H - 1.5);
   }, [density, view, width, H, xOf]);
   const drag = useRef<{ x: number; shift: boolean; view: View } | null>(null);
-  const toNs = (px: number) => summary.startNs + (px / width) * span;
+  const toNs = (px: number) => axis.viewXToTime(px);
   const center = (px: number) => {
     const half = (view.end - view.start) / 2;
     onView({ start: toNs(px) - half, end: toNs(px) + half });

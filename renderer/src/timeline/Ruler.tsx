@@ -15,6 +15,7 @@ import type { Startup } from '../../../profiler/contract/api.ts';
 import { startupColor } from '../base/colors.ts';
 import { formatTimestamp, rulerLabels } from '../base/time.ts';
 import { formatDuration } from '../../../profiler/contract/time.ts';
+import { TimeAxis } from './coords.ts';
 import type { View } from './view.ts';
 
 export const RULER_H = 30;
@@ -70,7 +71,8 @@ export function Ruler(props: {
     const g = canvas.getContext('2d')!;
     g.setTransform(dpr, 0, 0, dpr, 0, 0);
     g.clearRect(0, 0, width, RULER_H);
-    const xOf = (ns: number) => xAt(ns, view, width);
+    const axis = new TimeAxis(view, width);
+    const xOf = (ns: number) => axis.timeToViewX(ns);
 
     let band: RulerDrawn['startup'] = null;
     if (startup) {
@@ -144,8 +146,9 @@ export function Ruler(props: {
   }, [view, width, origin, range, startup, drawnRef]);
 
   const drag = useRef<number | null>(null);
-  const toNs = (e: React.MouseEvent<HTMLCanvasElement>) => view.start + (e.nativeEvent.offsetX / width) * (view.end - view.start);
-  const xOf = (ns: number) => xAt(ns, view, width);
+  const axis = new TimeAxis(view, width);
+  const toNs = (e: React.MouseEvent<HTMLCanvasElement>) => axis.viewXToTime(e.nativeEvent.offsetX);
+  const xOf = (ns: number) => axis.timeToViewX(ns);
   const a = range ? xOf(Math.min(range[0], range[1])) : 0;
   const b = range ? xOf(Math.max(range[0], range[1])) : 0;
   return (
@@ -172,7 +175,7 @@ export function Ruler(props: {
           drag.current = null;
           if (start === null) return;
           // A click (no drag) leaves no range.
-          onRange(Math.abs(toNs(e) - start) > (3 * (view.end - view.start)) / width ? [start, toNs(e)] : null, true);
+          onRange(Math.abs(toNs(e) - start) > axis.viewPxToDuration(3) ? [start, toNs(e)] : null, true);
         }}
       />
       <span className="ruler-base" ref={baseRef} data-testid="ruler-base" />
@@ -186,11 +189,6 @@ export function Ruler(props: {
 }
 
 const RULER_TITLE = 'Drag to select a time range';
-
-/** Where time ns falls on a ruler of the view at this width (CSS pixels). */
-function xAt(ns: number, view: View, width: number): number {
-  return ((ns - view.start) / (view.end - view.start)) * width;
-}
 
 /** Start-up's tooltip: how long, from when to when, and what the time went to. */
 function startupTip(s: Startup): string {

@@ -22,6 +22,7 @@ import { getApi } from '../api/client.ts';
 import { formatPercent } from '../base/time.ts';
 import { useSettled } from '../base/use-settled.ts';
 import { formatDuration } from '../../../profiler/contract/time.ts';
+import { contentToPage, TimeAxis } from './coords.ts';
 import { arrowPath, overlayOf, type Box } from './dependency-overlay.ts';
 import {
   describeHit,
@@ -459,7 +460,7 @@ export function Timeline(props: {
         const s = drawState.current;
         const geo = geometry();
         const c = canvasRef.current?.getBoundingClientRect() ?? { left: 0, top: 0 };
-        const page = (b: Box): Box => ({ x: c.left + b.x, y: c.top + b.y - s.scrollTop, w: b.w, h: b.h });
+        const page = (b: Box): Box => contentToPage(b, c, s.scrollTop);
         const arrows: DrawnDependencies['arrows'] = [];
         for (const a of s.overlay.arrows) {
           const from = endBox(geo, a.from);
@@ -563,7 +564,7 @@ export function Timeline(props: {
   const hitAt = (x: number, yContent: number): Hit | undefined => hitAtGeometry(geometry(), x, yContent);
 
   const drag = useRef<{ x: number; y: number; view: View; scroll: number; moved: boolean; range: boolean; t0: number } | null>(null);
-  const toNs = (px: number) => view.start + (px / size.width) * (view.end - view.start);
+  const toNs = (px: number) => new TimeAxis(view, size.width).viewXToTime(px);
 
   const onMouseDown = (e: React.MouseEvent<HTMLCanvasElement>) => {
     if (e.button !== 0) return;
@@ -582,10 +583,10 @@ export function Timeline(props: {
       const v = latest.current.view;
       if (d.range) {
         const px = Math.max(0, Math.min(c.width, e.clientX - c.left));
-        setRange([d.t0, v.start + (px / c.width) * (v.end - v.start)], false);
+        setRange([d.t0, new TimeAxis(v, c.width).viewXToTime(px)], false);
         return;
       }
-      const dt = (dx / c.width) * (d.view.end - d.view.start);
+      const dt = new TimeAxis(d.view, c.width).viewPxToDuration(dx);
       setView({ start: d.view.start - dt, end: d.view.end - dt });
       bodyRef.current!.scrollTop = d.scroll - dy;
     };
@@ -642,12 +643,8 @@ export function Timeline(props: {
     : hover.hit.instance !== undefined && iterations
       ? describeIteration(iterations, hover.hit.instance)
       : describeHit(hover.hit, loaded ?? { strings: {}, kernelLabels: {} });
-  const rangeBox: [number, number] | null = range
-    ? [
-        ((Math.min(range[0], range[1]) - view.start) / (view.end - view.start)) * size.width,
-        ((Math.max(range[0], range[1]) - view.start) / (view.end - view.start)) * size.width,
-      ]
-    : null;
+  const axis = new TimeAxis(view, size.width);
+  const rangeBox: [number, number] | null = range ? [axis.timeToViewX(Math.min(range[0], range[1])), axis.timeToViewX(Math.max(range[0], range[1]))] : null;
   const concPeaks = useMemo(() => {
     const m = new Map<number, string>();
     for (const [dev, c] of loaded?.concurrency ?? []) m.set(dev, inFlightPeaks(c));

@@ -1,12 +1,13 @@
 // Drawing the timeline canvas: synchronous, from loaded data only (the
-// loader fetches). Coordinate spaces: *time* (ns since the recording origin),
-// *content* (CSS pixels; y from the top of the first row, as the label
-// column lays rows out) and *canvas* (content y minus the vertical scroll;
-// the backing store is scaled by devicePixelRatio once, in setTransform).
+// loader fetches). Coordinate spaces (coords.ts): *time* to *view* x through
+// one TimeAxis per frame; *content* y (rows.ts's layout) to *canvas* y by the
+// vertical scroll; the backing store is scaled by devicePixelRatio once, in
+// setTransform.
 import type { ItemDetails, ItemKind, ItemRef, ItemTable, WaitSpan } from '../../../profiler/contract/api.ts';
 import { KIND_COLORS, KIND_LABELS, startupColor } from '../base/colors.ts';
 import { shortName } from '../../../profiler/contract/names.ts';
 import { formatDuration } from '../../../profiler/contract/time.ts';
+import { contentToCanvas, TimeAxis } from './coords.ts';
 import { drawOverlay, drawWaitSpans, WAIT_HATCH, type Box, type End, type Overlay } from './dependency-overlay.ts';
 import { LANES } from './in-flight.ts';
 import { iterationLabel, ITERATIONS_ROW, OUTLIER, WARM_UP, type IterationTrack, type LabelWidths } from './iterations.ts';
@@ -98,8 +99,8 @@ export function drawTimeline(g: CanvasRenderingContext2D, d: DrawInput): void {
   g.font = FONT;
   g.textBaseline = 'middle';
   if (!charWidth) charWidth = g.measureText('abcdefghijklmnopqrstuvwxyz_0123456789').width / 37;
-  const k = width / Math.max(1e-9, view.end - view.start);
-  const xOf = (t: number) => (t - view.start) * k;
+  const axis = new TimeAxis(view, width);
+  const xOf = (t: number) => axis.timeToViewX(t);
   const top = scrollTop;
   const bottom = scrollTop + height;
 
@@ -155,11 +156,11 @@ export function drawTimeline(g: CanvasRenderingContext2D, d: DrawInput): void {
       const row = r.row!;
       const y0 = r.y - top;
       if (row.kind === 'conc') {
-        drawConcurrency(g, loaded, row.deviceId!, y0, r.h, width, xOf, k);
+        drawConcurrency(g, loaded, row.deviceId!, y0, r.h, axis);
         continue;
       }
       if (row.kind === 'busy') {
-        if (loaded.busy) drawBusy(g, loaded.busy, row.deviceIds!, y0, r.h, width, xOf, k);
+        if (loaded.busy) drawBusy(g, loaded.busy, row.deviceIds!, y0, r.h, axis);
         continue;
       }
       const data = loaded.byRow.get(row.id);
@@ -224,13 +225,13 @@ export function drawTimeline(g: CanvasRenderingContext2D, d: DrawInput): void {
       d.waitSpans,
       (s) => {
         const b = waitSpanBox(d, s);
-        return b && b.y + b.h >= top && b.y <= bottom ? { ...b, y: b.y - top } : null;
+        return b && b.y + b.h >= top && b.y <= bottom ? contentToCanvas(b, top) : null;
       },
       hatch(g, WAIT_HATCH),
     );
 
   // The selection: its launch and dependency arrows, its critical chain, its outline.
-  const toCanvas = (b: Box | null) => b && { ...b, y: b.y - top };
+  const toCanvas = (b: Box | null) => b && contentToCanvas(b, top);
   drawOverlay(g, d.overlay, (e) => toCanvas(endBox(d, e)));
   if (d.selected) {
     const det = d.details && d.details.ref.table === d.selected.table && d.details.ref.id === d.selected.id ? d.details : null;
@@ -284,18 +285,18 @@ export function endBox(geo: Geometry, e: End): Box | null {
     const hit = itemHit(geo, e.ref, e.rowId);
     if (hit) return { x: hit.x, y: hit.y, w: hit.w, h: hit.h };
   }
-  const k = geo.width / Math.max(1e-9, geo.view.end - geo.view.start);
-  const x = (e.startNs - geo.view.start) * k;
-  return { x, y: laneY(r, -1), w: Math.max(1, (e.endNs - geo.view.start) * k - x), h: laneH(r) };
+  const axis = new TimeAxis(geo.view, geo.width);
+  const x = axis.timeToViewX(e.startNs);
+  return { x, y: laneY(r, -1), w: Math.max(1, axis.timeToViewX(e.endNs) - x), h: laneH(r) };
 }
 
 /** Where a wait span is hatched (content coordinates): its row's lane over its times; null when the row is not shown or the span is out of view. */
 export function waitSpanBox(geo: Geometry, s: WaitSpan): Box | null {
   const r = geo.layout.byId.get(s.rowId);
   if (!r || r.type !== 'row') return null;
-  const k = geo.width / Math.max(1e-9, geo.view.end - geo.view.start);
-  const x0 = Math.max(-1, (s.startNs - geo.view.start) * k);
-  const x1 = Math.min(geo.width + 1, (s.endNs - geo.view.start) * k);
+  const axis = new TimeAxis(geo.view, geo.width);
+  const x0 = Math.max(-1, axis.timeToViewX(s.startNs));
+  const x1 = Math.min(geo.width + 1, axis.timeToViewX(s.endNs));
   if (x1 < 0 || x0 > geo.width) return null;
   return { x: x0, y: r.y + ITEM_PAD, w: Math.max(1, x1 - x0), h: r.h - 2 * ITEM_PAD };
 }
@@ -305,9 +306,9 @@ export function iterationRect(geo: Geometry, i: number): { x: number; y: number;
   const t = geo.iterations;
   const r = geo.layout.byId.get(ITERATIONS_ROW);
   if (!t || !r || r.type !== 'row') return undefined;
-  const k = geo.width / Math.max(1e-9, geo.view.end - geo.view.start);
-  const x = (t.startNs[i]! - geo.view.start) * k;
-  return { x, y: r.y + ITEM_PAD, w: Math.max(1, (t.endNs[i]! - geo.view.start) * k - x), h: r.h - 2 * ITEM_PAD };
+  const axis = new TimeAxis(geo.view, geo.width);
+  const x = axis.timeToViewX(t.startNs[i]!);
+  return { x, y: r.y + ITEM_PAD, w: Math.max(1, axis.timeToViewX(t.endNs[i]!) - x), h: r.h - 2 * ITEM_PAD };
 }
 
 /**
@@ -391,8 +392,8 @@ function rowHits(
 ): Hit | undefined {
   const data = r.type === 'row' && r.row?.kind !== 'conc' ? geo.loaded?.byRow.get(r.id) : undefined;
   if (!data) return undefined;
-  const k = geo.width / Math.max(1e-9, geo.view.end - geo.view.start);
-  const xOf = (t: number) => (t - geo.view.start) * k;
+  const axis = new TimeAxis(geo.view, geo.width);
+  const xOf = (t: number) => axis.timeToViewX(t);
   const h = laneH(r);
   let best: Hit | undefined;
   const consider = (hit: Hit) => {
@@ -467,20 +468,13 @@ function drawLabel(g: CanvasRenderingContext2D, text: string, x0: number, x1: nu
 }
 
 /** Stepped bars per lane (kernels, HtoD, DtoH), each scaled to its own peak in the loaded window. */
-function drawConcurrency(
-  g: CanvasRenderingContext2D,
-  loaded: Loaded,
-  deviceId: number,
-  y0: number,
-  h: number,
-  width: number,
-  xOf: (t: number) => number,
-  k: number,
-): void {
+function drawConcurrency(g: CanvasRenderingContext2D, loaded: Loaded, deviceId: number, y0: number, h: number, axis: TimeAxis): void {
   const c = loaded.concurrency.get(deviceId);
   if (!c) return;
+  const { width } = axis;
+  const xOf = (t: number) => axis.timeToViewX(t);
   const laneH = (h - 4) / LANES.length;
-  const bw = c.bucketNs * k;
+  const bw = axis.durationToViewPx(c.bucketNs);
   LANES.forEach(([key, kind], lane) => {
     const values = c[key];
     let peak = 0;
@@ -508,21 +502,14 @@ function drawConcurrency(
  * scale every busy row shares (Busy.peak): a rank that idles while the
  * others work shows as a gap below theirs.
  */
-function drawBusy(
-  g: CanvasRenderingContext2D,
-  busy: Busy,
-  deviceIds: number[],
-  y0: number,
-  h: number,
-  width: number,
-  xOf: (t: number) => number,
-  k: number,
-): void {
+function drawBusy(g: CanvasRenderingContext2D, busy: Busy, deviceIds: number[], y0: number, h: number, axis: TimeAxis): void {
   const devices = deviceIds.map((d) => busy.devices.get(d)).filter((d) => d !== undefined);
   if (devices.length === 0) return;
+  const { width } = axis;
+  const xOf = (t: number) => axis.timeToViewX(t);
   const base = y0 + h - 2;
   const scale = (h - 4) / busy.peak;
-  const bw = busy.bucketNs * k;
+  const bw = axis.durationToViewPx(busy.bucketNs);
   const n = devices[0]!.kernels.length;
   const first = Math.max(0, Math.floor((0 - xOf(busy.startNs)) / bw));
   const last = Math.min(n - 1, Math.ceil((width - xOf(busy.startNs)) / bw));

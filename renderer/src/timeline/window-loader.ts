@@ -17,6 +17,7 @@
 import type { ConcurrencyResponse, ItemKind, ItemTable, OverviewResponse, StreamScopeApi } from '../../../profiler/contract/api.ts';
 import { windowColumnsOf, type RowColumns, type WindowColumns } from '../../../profiler/contract/window-codec.ts';
 import type { TransportExtras } from '../api/client.ts';
+import { nsPerPhysicalPx } from './coords.ts';
 import type { View } from './view.ts';
 
 export interface Loaded {
@@ -60,7 +61,7 @@ export interface Busy {
 
 /** ns per device pixel, rounded down to a power of two (at least 1 ns). */
 export function resolutionBucket(view: View, widthCssPx: number, dpr: number): number {
-  const perPx = (view.end - view.start) / Math.max(1, widthCssPx * dpr);
+  const perPx = nsPerPhysicalPx(view, widthCssPx, dpr);
   return 2 ** Math.max(0, Math.floor(Math.log2(Math.max(1, perPx))));
 }
 
