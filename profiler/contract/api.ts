@@ -219,6 +219,14 @@ export interface WindowRow {
   rowId: RowId;
   items: TimelineItem[];
   coverage: CoverageSpan[];
+  /**
+   * Set only when the row was built coarser than asked: the resolution it
+   * was built at (ns per pixel). It held more operations in the window than
+   * its share of the answer's pixels (query/recording-query.ts
+   * MAX_ROW_PIXELS, WINDOW_PIXELS): items shorter than this are in its
+   * coverage, as are NVTX ranges nested deeper than 16.
+   */
+  resolutionNs?: number;
 }
 
 export interface WindowResponse {
@@ -242,6 +250,8 @@ export interface WindowResponse {
   kernelLabels: Record<number, string>;
   /** The tracks asked for in WindowRequest.concurrency, in that order. */
   concurrency?: ConcurrencyResponse[];
+  /** Set only when rows were built coarser than asked (WindowRow.resolutionNs): how many, and why, in one line. */
+  bounded?: string;
 }
 
 /**
@@ -298,8 +308,14 @@ export interface ItemDetails {
 }
 
 export interface SearchResponse {
-  /** Distinct names that match, with how often and how long in total; demangledName as in ItemDetails. */
+  /**
+   * Distinct names that match, with how often and how long in total, most
+   * time first; demangledName as in ItemDetails. At most 1,000 (query/search.ts
+   * MAX_SEARCH_NAMES): those equal to the text, then those with the most time.
+   */
   names: { nameId: number; name: string; demangledName: string | null; count: number; totalNs: number }[];
+  /** How many distinct names match: more than `names` holds when it was cut. */
+  namesTotal: number;
   /** First matching items in time order, up to `limit`. */
   items: (TimelineItem & { rowId: RowId })[];
   total: number;
@@ -345,10 +361,23 @@ export interface OverlapMatrix {
   streamIds: number[];
   /** overlapNs[i][j]: time both stream i and stream j had an operation running. */
   overlapNs: number[][];
+  /** The device's streams not in the matrix: it holds the 64 busiest (query/stats.ts MAX_OVERLAP_STREAMS). */
+  streamsLeftOut: number;
+}
+
+/** What a list left out, summed: the names, their launches, their time and its share of all kernels' time. */
+export interface KernelsLeftOut {
+  names: number;
+  count: number;
+  totalNs: number;
+  share: number;
 }
 
 export interface StatsResponse {
+  /** The 1,000 kernel names with the most time, most first (query/stats.ts MAX_STATS_KERNELS). */
   kernels: KernelStat[];
+  /** The kernels of the names beyond `kernels`, summed; null when every name is listed. */
+  kernelsLeftOut: KernelsLeftOut | null;
   copies: CopyStat[];
   streams: StreamUtilization[];
   overlap: OverlapMatrix[];

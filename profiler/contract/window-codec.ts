@@ -24,6 +24,8 @@ export const WINDOW_MEDIA_TYPE = 'application/x-streamscope-window';
 /** One row's items and coverage spans as columns (index i is the i-th item, in start order). */
 export interface RowColumns {
   rowId: WindowRow['rowId'];
+  /** WindowRow.resolutionNs: set only when the row was built coarser than asked. */
+  resolutionNs?: number;
   items: {
     length: number;
     /** Index into WindowColumns.tables / .kinds. */
@@ -52,13 +54,15 @@ export interface WindowColumns {
   strings: Record<number, string>;
   kernelLabels: Record<number, string>;
   concurrency?: ConcurrencyResponse[];
+  /** WindowResponse.bounded. */
+  bounded?: string;
   tables: ItemTable[];
   kinds: ItemKind[];
   rows: RowColumns[];
 }
 
 /** The JSON part: everything but the columns, and how many items and spans each row has. */
-type Header = Omit<WindowColumns, 'rows'> & { rows: { rowId: string; items: number; coverage: number }[] };
+type Header = Omit<WindowColumns, 'rows'> & { rows: { rowId: string; items: number; coverage: number; resolutionNs?: number }[] };
 
 /** Where each block starts, and how long each is (in elements), for rows of these sizes after a header of `jsonLength` bytes. */
 function blocks(jsonLength: number, rows: readonly { items: number; coverage: number }[]) {
@@ -92,6 +96,7 @@ export function windowColumnsOf(w: WindowResponse): WindowColumns {
     const n = r.items.length;
     const m = r.coverage.length;
     const c = emptyRow(r.rowId, n, m);
+    if (r.resolutionNs !== undefined) c.resolutionNs = r.resolutionNs;
     for (let k = 0; k < n; k++) {
       const it = r.items[k]!;
       c.items.table[k] = indexOf(tableIndex, tables, it.ref.table);
@@ -119,6 +124,7 @@ export function windowColumnsOf(w: WindowResponse): WindowColumns {
     strings: w.strings,
     kernelLabels: w.kernelLabels,
     ...(w.concurrency ? { concurrency: w.concurrency } : {}),
+    ...(w.bounded !== undefined ? { bounded: w.bounded } : {}),
     tables,
     kinds,
     rows,
@@ -151,7 +157,15 @@ function emptyRow(rowId: string, n: number, m: number): RowColumns {
 
 export function encodeWindow(w: WindowResponse): Uint8Array {
   const c = windowColumnsOf(w);
-  const header: Header = { ...c, rows: c.rows.map((r) => ({ rowId: r.rowId, items: r.items.length, coverage: r.coverage.length })) };
+  const header: Header = {
+    ...c,
+    rows: c.rows.map((r) => ({
+      rowId: r.rowId,
+      items: r.items.length,
+      coverage: r.coverage.length,
+      ...(r.resolutionNs !== undefined ? { resolutionNs: r.resolutionNs } : {}),
+    })),
+  };
   const json = new TextEncoder().encode(JSON.stringify(header));
   const at = blocks(json.length, header.rows);
   const out = new Uint8Array(at.end);
@@ -214,9 +228,10 @@ export function decodeWindowColumns(bytes: Uint8Array): WindowColumns {
   let f = 0;
   let i = 0;
   let b = 0;
-  const rows = header.rows.map(({ rowId, items: n, coverage: m }): RowColumns => {
+  const rows = header.rows.map(({ rowId, items: n, coverage: m, resolutionNs }): RowColumns => {
     const r: RowColumns = {
       rowId: rowId as WindowRow['rowId'],
+      ...(resolutionNs !== undefined ? { resolutionNs } : {}),
       items: {
         length: n,
         id: f64.subarray(f, f + n),
@@ -247,7 +262,7 @@ export function decodeWindowColumns(bytes: Uint8Array): WindowColumns {
 /** The answer as objects (what the API's window() returns), from its columns. */
 export function windowOfColumns(c: WindowColumns): WindowResponse {
   const { tables, kinds } = c;
-  const rows: WindowRow[] = c.rows.map(({ rowId, items: it, coverage: cv }) => {
+  const rows: WindowRow[] = c.rows.map(({ rowId, items: it, coverage: cv, resolutionNs }) => {
     const items: TimelineItem[] = new Array(it.length);
     for (let k = 0; k < it.length; k++) {
       const base = {
@@ -264,7 +279,7 @@ export function windowOfColumns(c: WindowColumns): WindowResponse {
       const base = { startNs: cv.startNs[k]!, endNs: cv.endNs[k]!, count: cv.count[k]!, kind: kinds[cv.kind[k]!]! };
       coverage[k] = cv.depth[k]! >= 0 ? { ...base, depth: cv.depth[k]! } : base;
     }
-    return { rowId, items, coverage };
+    return { rowId, items, coverage, ...(resolutionNs !== undefined ? { resolutionNs } : {}) };
   });
   return {
     startNs: c.startNs,
@@ -273,6 +288,7 @@ export function windowOfColumns(c: WindowColumns): WindowResponse {
     strings: c.strings,
     kernelLabels: c.kernelLabels,
     ...(c.concurrency ? { concurrency: c.concurrency } : {}),
+    ...(c.bounded !== undefined ? { bounded: c.bounded } : {}),
   };
 }
 

@@ -10,6 +10,9 @@
 // Why the answer stays bounded: spans at one depth are separated by gaps of
 // at least a pixel, so there are at most (width / resolution + 1) of them per
 // depth; items are at least a pixel long and a stream runs one at a time.
+// Where that does not hold (items that overlap on one row: an imported
+// trace's, ranges nested without end), `limits` holds it: past maxItems
+// items, and below maxDepth, an item goes as coverage (still drawn, merged).
 // Items must be fed in start order.
 import type { ZonedTable, ZoneSpan } from '../store/zones.ts';
 import type { CoverageSpan, ItemKind, ItemRef, TimelineItem } from '../contract/api.ts';
@@ -20,23 +23,37 @@ interface OpenSpan {
   kinds: Map<ItemKind, number>;
 }
 
+export interface RowLimits {
+  /** Items at most; later ones go as coverage. */
+  maxItems: number;
+  /** The deepest NVTX depth drawn; ranges below it go as coverage at it. */
+  maxDepth: number;
+}
+
 export class RowBuilder {
   readonly items: TimelineItem[] = [];
   readonly resolutionNs: number;
+  /** Items sent as coverage by `limits` (past maxItems, or below maxDepth). */
+  limited = 0;
   readonly #spans: OpenSpan[] = [];
   /** The span still growing at each depth (NVTX rows nest; other rows have only depth undefined). */
   readonly #last = new Map<number | undefined, OpenSpan>();
+  readonly #limits: RowLimits;
 
-  constructor(resolutionNs: number) {
+  constructor(resolutionNs: number, limits: RowLimits = { maxItems: Infinity, maxDepth: Infinity }) {
     // A zero or negative resolution would send every item; one ns per pixel is the finest there is.
     this.resolutionNs = Math.max(1, resolutionNs);
+    this.#limits = limits;
   }
 
   /** Adds one stored item; returns whether it went as an item (its name is then needed). */
   item(ref: ItemRef, kind: ItemKind, startNs: number, endNs: number, nameId: number, depth?: number): boolean {
     if (endNs - startNs >= this.resolutionNs) {
-      this.items.push({ ref, kind, startNs, endNs, nameId, ...(depth !== undefined ? { depth } : {}) });
-      return true;
+      if (this.items.length < this.#limits.maxItems && (depth === undefined || depth <= this.#limits.maxDepth)) {
+        this.items.push({ ref, kind, startNs, endNs, nameId, ...(depth !== undefined ? { depth } : {}) });
+        return true;
+      }
+      this.limited++;
     }
     this.cover(kind, startNs, endNs, 1, depth);
     return false;
@@ -44,6 +61,7 @@ export class RowBuilder {
 
   /** Adds `count` sub-pixel items of `kind` known only by their extent [startNs, endNs]. */
   cover(kind: ItemKind, startNs: number, endNs: number, count: number, depth?: number): void {
+    if (depth !== undefined && depth > this.#limits.maxDepth) depth = this.#limits.maxDepth;
     const open = this.#last.get(depth);
     if (open && startNs - open.span.endNs < this.resolutionNs) {
       open.span.endNs = Math.max(open.span.endNs, endNs);

@@ -30,7 +30,7 @@ import { DropSource } from '../store/enums.ts';
 import { readProcesses } from '../store/ranks.ts';
 import { readProcessOrigins, readSources } from '../store/sources.ts';
 import { ZONED_TABLES } from '../store/zone-tables.ts';
-import { coverageInZone, itemsInZone, threadLane, zonesInWindow, type ZonedTable } from '../store/zones.ts';
+import { coverageInZone, itemsInZone, threadLane, zonesInWindow, type ZonedTable, type ZoneSpan } from '../store/zones.ts';
 import { ApiError, apiErrorOf } from './api-error.ts';
 import { checkValue } from './api-args.ts';
 import { WindowRequestSchema } from '../contract/api-schema.ts';
@@ -61,8 +61,8 @@ import { Growth } from './growth.ts';
 import { kernelLabels } from './kernel-labels.ts';
 import { DependencyReader } from './dependencies.ts';
 import { ItemDetailsReader } from './item-details.ts';
-import { apiRowId, itemKindOf, nvtxRowId, parseRowId, streamKind, streamRowId } from './item-kinds.ts';
-import { nestingDepths, RowBuilder, zoneIsOneSpan, zoneKinds } from './level-of-detail.ts';
+import { apiRowId, itemKindOf, nvtxRowId, parseRowId, streamKind, streamRowId, type ParsedRow } from './item-kinds.ts';
+import { nestingDepths, RowBuilder, zoneIsOneSpan, zoneKinds, type RowLimits } from './level-of-detail.ts';
 import { concurrencyFromRows } from './window-concurrency.ts';
 import { openReadOnly } from './open-read-only.ts';
 import { overviewOf } from './overview.ts';
@@ -94,6 +94,52 @@ export const LIVE_ANALYSIS_MS = 5000;
 interface Computed {
   revision: number;
   at: number;
+}
+
+/**
+ * Pixels a row of a window answer is built at, at most: more than any
+ * screen shows (the page asks for three viewports, at up to two pixels per
+ * device pixel: a row 10,900 device pixels wide).
+ */
+export const MAX_ROW_PIXELS = 65_536;
+/**
+ * Pixels the rows of one window answer share: an answer holds at most about
+ * twice as many items and coverage spans (a row's items and the gaps
+ * between its spans are each at least a pixel), ~30 MB in binary.
+ */
+export const WINDOW_PIXELS = 1_048_576;
+/** NVTX depth drawn in a row built coarser than asked: deeper ranges are its coverage at this depth. */
+export const BOUNDED_NVTX_DEPTH = 16;
+
+/** A row's share of WINDOW_PIXELS, when `rows` rows are built (the rows sent and those asked for a concurrency track). */
+function rowShare(rows: number): number {
+  return Math.max(1, Math.min(MAX_ROW_PIXELS, Math.floor(WINDOW_PIXELS / Math.max(1, rows))));
+}
+
+/** How one row of a window is built: its zones per table, and its resolution and limits when coarser than asked. */
+interface RowPlan {
+  rowId: RowId;
+  row: ParsedRow;
+  zones: ZoneSpan[][];
+  resolutionNs: number;
+  limits: RowLimits | undefined;
+}
+
+/**
+ * A row with no more stored rows in the window than its share of pixels is
+ * built as asked (each item or coverage span holds at least one of them);
+ * a denser one at no finer than the window over its share, with at most
+ * that many items (a row whose items overlap) and nesting shown to
+ * BOUNDED_NVTX_DEPTH.
+ */
+function planRow(db: Database, rowId: RowId, req: WindowRequest, share: number): RowPlan {
+  const row = parseRowId(rowId);
+  const zones = row.tables.map((table) => zonesInWindow(db, table, row.lane, req.startNs, req.endNs));
+  let stored = 0;
+  for (const zs of zones) for (const z of zs) stored += z.rows;
+  const finest = (req.endNs - req.startNs) / share;
+  if (stored <= share || req.resolutionNs >= finest) return { rowId, row, zones, resolutionNs: req.resolutionNs, limits: undefined };
+  return { rowId, row, zones, resolutionNs: finest, limits: { maxItems: share + 1, maxDepth: BOUNDED_NVTX_DEPTH } };
 }
 
 /** What a row's items are read as (select lists over the table aliased `t`, zones.ts). */
@@ -527,14 +573,27 @@ export class RecordingQuery {
    * without its rows being read; a dense zone (more rows than pixels) is
    * summed per pixel inside SQLite, and only its items of a pixel or more
    * come as rows. That keeps a whole-recording view of millions of
-   * operations bounded by pixels, in work as in answer size.
+   * operations bounded by pixels, in work as in answer size — as long as
+   * the pixels are: a row holding more stored rows in the window than its
+   * share of WINDOW_PIXELS (windowPlan) is built at no finer than the
+   * window over that share, whatever resolution was asked (one asked at
+   * 1 ns over 10^6 kernels ran 110 s, grew to 4.9 GB and answered 223 MB),
+   * and says so (WindowRow.resolutionNs, WindowResponse.bounded).
    */
   window(req: WindowRequest): WindowResponse {
     checkWindowRequest(req);
     return this.#guard(() =>
       this.#read(() => {
         const nameIds = new Set<number>();
-        const rows = req.rows.map((rowId) => this.#windowRow(rowId, req, nameIds));
+        // Every row built shares the pixels: those sent, and those asked for a concurrency track only.
+        const share = rowShare(new Set([...req.rows, ...(req.concurrency ?? []).flatMap((c) => c.rows)]).size);
+        const plans = new Map<RowId, RowPlan>();
+        const planOf = (rowId: RowId) => {
+          let p = plans.get(rowId);
+          if (!p) plans.set(rowId, (p = planRow(this.#db, rowId, req, share)));
+          return p;
+        };
+        const rows = req.rows.map((rowId) => this.#windowRow(planOf(rowId), req, nameIds));
         const strings: Record<number, string> = {};
         const labels: Record<number, string> = {};
         if (!this.#kernelLabels || !this.#usable(this.#kernelLabels)) this.#kernelLabels = this.#computed(() => kernelLabels(this.#db));
@@ -543,32 +602,40 @@ export class RecordingQuery {
           const label = this.#kernelLabels.get(id);
           if (label !== undefined) labels[id] = label;
         }
-        if (!req.concurrency) return { startNs: req.startNs, endNs: req.endNs, rows, strings, kernelLabels: labels };
+        const coarser = rows.filter((r) => r.resolutionNs !== undefined).length;
+        const bounded = coarser
+          ? {
+              bounded: `${coarser} of ${rows.length} row(s) built coarser than asked: more operations in the window than pixels (at most ${MAX_ROW_PIXELS.toLocaleString('en-US')} a row, ${WINDOW_PIXELS.toLocaleString('en-US')} shared by the rows asked)`,
+            }
+          : {};
+        const base = { startNs: req.startNs, endNs: req.endNs, rows, strings, kernelLabels: labels, ...bounded };
+        if (!req.concurrency) return base;
         // The tracks from the same rows, here rather than in the page: for a
         // window of ~250 k items the sweep takes tens of ms, which the page's
         // main thread cannot spare while panning. Rows asked only for a track
         // (hidden streams) are built but not sent.
         const built = new Map(rows.map((r) => [r.rowId, r]));
         const concurrency = req.concurrency.map((c) => {
-          const deviceRows = c.rows.map((rowId) => built.get(rowId) ?? this.#windowRow(rowId, req, new Set()));
+          const deviceRows = c.rows.map((rowId) => built.get(rowId) ?? this.#windowRow(planOf(rowId), req, new Set()));
           for (const r of deviceRows) built.set(r.rowId, r);
           return concurrencyFromRows(c.deviceId, deviceRows, req.startNs, req.endNs, c.buckets);
         });
-        return { startNs: req.startNs, endNs: req.endNs, rows, strings, kernelLabels: labels, concurrency };
+        return { ...base, concurrency };
       }),
     );
   }
 
-  #windowRow(rowId: RowId, req: WindowRequest, nameIds: Set<number>): WindowRow {
-    const row = parseRowId(rowId);
-    const lod = new RowBuilder(req.resolutionNs);
+  #windowRow(plan: RowPlan, req: WindowRequest, nameIds: Set<number>): WindowRow {
+    const { rowId, row, zones } = plan;
+    const lod = new RowBuilder(plan.resolutionNs, plan.limits);
     const res = lod.resolutionNs;
+    const window = { startNs: req.startNs, endNs: req.endNs };
     const nested = row.type === 'nvtx';
     const pieces: Piece[] = [];
-    for (const table of row.tables) {
-      for (const z of zonesInWindow(this.#db, table, row.lane, req.startNs, req.endNs)) {
+    row.tables.forEach((table, t) => {
+      for (const z of zones[t]!) {
         // NVTX rows need every range for their nesting depth: never summed.
-        if (!nested && zoneIsOneSpan(z, req, res)) {
+        if (!nested && zoneIsOneSpan(z, window, res)) {
           for (const [copyKind, count] of zoneKinds(table, z))
             pieces.push({ ref: null, kind: itemKindOf(table, { copy_kind: copyKind }), start: z.startNs, end: z.endNs, count });
           continue;
@@ -594,7 +661,7 @@ export class RecordingQuery {
           });
         }
       }
-    }
+    });
     // Start order across tables and zones; on equal starts the longer first (the enclosing NVTX range).
     pieces.sort((x, y) => x.start - y.start || y.end - x.end);
     const depths = nested ? nestingDepths(pieces) : null;
@@ -603,7 +670,7 @@ export class RecordingQuery {
       if (p.ref === null) lod.cover(p.kind, p.start, p.end, p.count, depth);
       else if (lod.item(p.ref, p.kind, p.start, p.end, p.nameId, depth) && p.nameId) nameIds.add(p.nameId);
     });
-    return { rowId, items: lod.items, coverage: lod.coverage() };
+    return { rowId, items: lod.items, coverage: lod.coverage(), ...(plan.limits ? { resolutionNs: res } : {}) };
   }
 
   concurrency(req: ConcurrencyRequest): ConcurrencyResponse {

@@ -13,11 +13,32 @@ import { OpKind } from '../analysis/trace.ts';
 import type { StatsResponse, StreamUtilization } from '../contract/api.ts';
 import { streamRowId } from './item-kinds.ts';
 
+/**
+ * Kernels listed by name, at most: those with the most time. A recording of
+ * 10^6 distinct kernel names answered 169 MB (and the Stats tab cannot show
+ * more than a few hundred rows usefully); the rest are summed in
+ * StatsResponse.kernelsLeftOut.
+ */
+export const MAX_STATS_KERNELS = 1000;
+/** Streams per device in the stream-pair overlap matrix, at most (the busiest): the matrix grows with their square. */
+export const MAX_OVERLAP_STREAMS = 64;
+
 /** The stats of the analysis's scope: every number here counts only the operations in it. */
 export function buildStats(analysis: Analysis): StatsResponse {
   const { trace, diagnosis } = analysis;
   const ctx = diagnosis.context;
-  const kernels = summarizeKernels(trace).map((k) => ({
+  // Longest in total first (summarizeKernels' order).
+  const summaries = summarizeKernels(trace);
+  const leftOut = summaries.slice(MAX_STATS_KERNELS);
+  const kernelsLeftOut = leftOut.length
+    ? {
+        names: leftOut.length,
+        count: leftOut.reduce((n, k) => n + k.count, 0),
+        totalNs: leftOut.reduce((n, k) => n + k.total, 0),
+        share: leftOut.reduce((n, k) => n + k.share, 0),
+      }
+    : null;
+  const kernels = summaries.slice(0, MAX_STATS_KERNELS).map((k) => ({
     name: k.name,
     demangledName: k.demangledName,
     count: k.count,
@@ -65,7 +86,21 @@ export function buildStats(analysis: Analysis): StatsResponse {
       };
     });
   });
-  const overlap = perDevice.map((d) => ({ deviceId: d.deviceId, streamIds: d.streamIds, overlapNs: d.overlapNs }));
+  const overlap = perDevice.map((d) => {
+    if (d.streamIds.length <= MAX_OVERLAP_STREAMS) return { deviceId: d.deviceId, streamIds: d.streamIds, overlapNs: d.overlapNs, streamsLeftOut: 0 };
+    // The busiest streams, in their order in the matrix.
+    const kept = d.streamIds
+      .map((_, k) => k)
+      .sort((a, b) => d.busyNs[b]! - d.busyNs[a]! || a - b)
+      .slice(0, MAX_OVERLAP_STREAMS)
+      .sort((a, b) => a - b);
+    return {
+      deviceId: d.deviceId,
+      streamIds: kept.map((k) => d.streamIds[k]!),
+      overlapNs: kept.map((i) => kept.map((j) => d.overlapNs[i]![j]!)),
+      streamsLeftOut: d.streamIds.length - kept.length,
+    };
+  });
   // A device with no ops of a kind has no factor; the contract wants a
   // number, and 1 (nothing ran at the same time) is the honest one.
   const overlapFactors = overlapByDevice(trace)
@@ -77,5 +112,5 @@ export function buildStats(analysis: Analysis): StatsResponse {
       d2h: o.dtoh.overlapFactor ?? 1,
       all: o.all.overlapFactor ?? 1,
     }));
-  return { kernels, copies, streams, overlap, overlapFactors, communication: analysis.communication, stragglers: analysis.stragglers };
+  return { kernels, kernelsLeftOut, copies, streams, overlap, overlapFactors, communication: analysis.communication, stragglers: analysis.stragglers };
 }

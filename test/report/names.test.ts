@@ -164,4 +164,19 @@ describe('readableNames', () => {
       }
     }
   });
+  // Issue 27: asked per member, whether the members of a group share an argument cost the square of the group:
+  // 40,000 instances of one template took 71 s (20,000: 18 s), in a served recording's first window.
+  it('30,000 instances of one template: each its own label, in time that grows with the names, not their square', () => {
+    const names = Array.from({ length: 30_000 }, (_, i) => ({
+      name: `_Zkernel${i}`,
+      demangledName: `void at::native::vectorized_elementwise_kernel<4, at::native::Functor${i}<float>, at::detail::Array<char*, 2> >(int, at::native::Functor${i}<float>, at::detail::Array<char*, 2>)`,
+    }));
+    const t0 = performance.now();
+    const labels = readableNames(names);
+    const ms = performance.now() - t0;
+    expect(new Set(labels.values()).size).toBe(names.length);
+    expect(labels.get('_Zkernel7')).toBe('vectorized_elementwise_kernel<…, Functor7<…>, …>');
+    // ~1.4 s on the 2-core machine; it was ~40 s.
+    expect(ms).toBeLessThan(10_000);
+  });
 });

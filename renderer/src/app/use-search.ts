@@ -149,7 +149,10 @@ export function useSearch(summary: RecordingSummary | null, goTo: GoTo, report: 
   const highlight = useMemo<SearchHighlight | null>(() => {
     const kinds = kindsOf(kind);
     const current = found && found.index >= 0 ? found.res.items[found.index]?.ref : undefined;
-    if (found) return { nameIds: new Set(found.res.names.map((n) => n.nameId)), kinds: kinds ? new Set(kinds) : undefined, current };
+    // A search of more names than its answer lists (the 1,000 with the most time): the others by their text.
+    // (The text of the search answered: what queryKey put after the kind.)
+    const cut = found && found.res.namesTotal > found.res.names.length ? { text: found.query.slice(found.query.indexOf('\u0000') + 1).toLowerCase() } : {};
+    if (found) return { nameIds: new Set(found.res.names.map((n) => n.nameId)), kinds: kinds ? new Set(kinds) : undefined, current, ...cut };
     if (evidence) return { nameIds: new Set(), refs: evidence };
     return null;
   }, [found, evidence, kind]);

@@ -203,7 +203,10 @@ export function StatsView(props: {
   const streamOf = (streamId: number) => summary.streams.find((s) => s.id === streamId);
   const label = (streamId: number) => String(streamOf(streamId)?.cuptiStreamId ?? streamId);
   const devName = (id: number | null) => gpuName(summary.devices, id);
-  const launches = stats.kernels.reduce((n, k) => n + k.count, 0);
+  // The names beyond the listed ones (the 1,000 with the most time) count too.
+  const leftOut = stats.kernelsLeftOut;
+  const launches = stats.kernels.reduce((n, k) => n + k.count, 0) + (leftOut?.count ?? 0);
+  const distinct = stats.kernels.length + (leftOut?.names ?? 0);
   const maxStreams = (deviceId: number) => Math.max(2, summary.streams.filter((s) => s.deviceId === deviceId).length);
   const maxKernelNs = stats.kernels.reduce((m, k) => Math.max(m, k.totalNs), 1);
   const maxCopyNs = stats.copies.reduce((m, c) => Math.max(m, c.totalNs), 1);
@@ -241,7 +244,14 @@ export function StatsView(props: {
         <h2>
           Kernels{' '}
           <span className="h-note">
-            {stats.kernels.length} distinct, {launches.toLocaleString('en-US')} launches
+            {distinct.toLocaleString('en-US')} distinct, {launches.toLocaleString('en-US')} launches
+            {leftOut && (
+              <span data-testid="stats-kernels-left-out">
+                {' '}
+                · the {stats.kernels.length.toLocaleString('en-US')} with the most time listed; the other {leftOut.names.toLocaleString('en-US')}:{' '}
+                {leftOut.count.toLocaleString('en-US')} launches, {formatDuration(leftOut.totalNs)} ({(leftOut.share * 100).toFixed(1)}% of kernel time)
+              </span>
+            )}
           </span>
         </h2>
         <SortTable
@@ -343,7 +353,10 @@ export function StatsView(props: {
           <section key={m.deviceId}>
             <h2>
               Stream-pair overlap · {dev ? deviceTitle(dev) : devName(m.deviceId)}{' '}
-              <span className="h-note">time both streams had an operation running; diagonal: the stream's busy time</span>
+              <span className="h-note">
+                time both streams had an operation running; diagonal: the stream's busy time
+                {m.streamsLeftOut > 0 && ` · the ${m.streamIds.length} busiest streams; ${m.streamsLeftOut.toLocaleString('en-US')} others not shown`}
+              </span>
             </h2>
             <table className="matrix" data-testid="stats-matrix">
               <thead>

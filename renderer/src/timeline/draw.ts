@@ -36,6 +36,12 @@ export interface Hit {
 export interface SearchHighlight {
   /** Names that match the search text (and kinds). */
   nameIds: Set<number>;
+  /**
+   * The search's text (lower case), when it matched more names than its
+   * answer lists (SearchResponse.namesTotal): a name not in nameIds matches
+   * when its text holds this one.
+   */
+  text?: string;
   /** Items highlighted one by one (a finding's evidence), as `table:id`. */
   refs?: Set<string>;
   kinds?: Set<ItemKind>;
@@ -148,8 +154,10 @@ export function drawTimeline(g: CanvasRenderingContext2D, d: DrawInput): void {
 
   if (loaded) {
     const search = d.search;
+    const byText = search?.text !== undefined ? textMatcher(loaded.strings, search.text) : null;
+    const named = (nameId: number) => search!.nameIds.has(nameId) || (byText !== null && nameId !== 0 && byText(nameId));
     const isMatch = (kind: ItemKind, nameId: number, table: string, id: number) =>
-      !!search && ((search.nameIds.has(nameId) && (!search.kinds || search.kinds.has(kind))) || (!!search.refs && search.refs.has(`${table}:${id}`)));
+      !!search && ((named(nameId) && (!search.kinds || search.kinds.has(kind))) || (!!search.refs && search.refs.has(`${table}:${id}`)));
     const { kinds, tables } = loaded;
     for (const r of layout.rows) {
       if (r.type !== 'row' || r.y + r.h < top || r.y > bottom) continue;
@@ -590,4 +598,19 @@ export function describeHit(h: Hit, names: Pick<Loaded, 'strings' | 'kernelLabel
 
 function formatStart(ns: number): string {
   return `${(ns / 1e6).toFixed(6)} ms`;
+}
+
+/** Per window answer's names: which hold the text last asked (each name lower-cased once per text, not once per frame). */
+const textMatches = new WeakMap<Record<number, string>, { text: string; matches: Map<number, boolean> }>();
+
+/** Whether a name of `strings` (a window answer's) holds `text` (lower case). */
+function textMatcher(strings: Record<number, string>, text: string): (nameId: number) => boolean {
+  let cached = textMatches.get(strings);
+  if (!cached || cached.text !== text) textMatches.set(strings, (cached = { text, matches: new Map() }));
+  const { matches } = cached;
+  return (nameId) => {
+    let m = matches.get(nameId);
+    if (m === undefined) matches.set(nameId, (m = (strings[nameId] ?? '').toLowerCase().includes(text)));
+    return m;
+  };
 }
