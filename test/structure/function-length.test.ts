@@ -18,8 +18,6 @@ const LISTED_DEBT: Record<string, string> = {
   'renderer/src/compare/DiffPanel.tsx: DiffPanel':
     'the diff panel, its sections and their formatting in one component; being split with the renderer (issue 28)',
   'renderer/src/stats/StatsView.tsx: StatsView': 'the stats tab, its queries and its tables in one component; being split with the renderer (issue 28)',
-  'renderer/src/timeline/Timeline.tsx: Timeline':
-    'the timeline component with its input, frame scheduling, loading and test hooks (11 effects); being split into hooks with one job each (issue 28)',
   'renderer/src/timeline/draw.ts: drawTimeline': 'one frame of the timeline, every layer drawn in turn; being split by layer with the renderer (issue 28)',
 };
 
