@@ -419,9 +419,12 @@ export interface RecordProgress {
   recording?: RecordingHandle;
 }
 
-/** Error codes the renderer shows distinct messages for ('not-mergeable': recordings that cannot be opened as one job). */
+/**
+ * Error codes the renderer shows distinct messages for ('not-mergeable': recordings that cannot be opened as one job;
+ * 'busy': browser mode has too many requests waiting, from this client or all: ask again after the answer's Retry-After).
+ */
 export type ApiErrorCode =
-  'not-found' | 'not-a-recording' | 'newer-schema' | 'locked' | 'corrupt' | 'not-mergeable' | 'no-gpu' | 'bad-request' | 'forbidden' | 'internal';
+  'not-found' | 'not-a-recording' | 'newer-schema' | 'locked' | 'corrupt' | 'not-mergeable' | 'no-gpu' | 'bad-request' | 'forbidden' | 'busy' | 'internal';
 
 /** What an implementation rejects with (serialised as JSON in both modes). */
 export interface ApiErrorShape {

@@ -98,6 +98,7 @@ export const API_ERROR_CODES = [
   'no-gpu',
   'bad-request',
   'forbidden',
+  'busy',
   'internal',
 ] as const satisfies readonly ApiErrorCode[];
 

@@ -15,9 +15,19 @@
 //
 // A client that goes away before its answer costs what had started: an
 // answer not yet computed is not computed, one computed is not encoded or
-// sent (work-queue.ts: answers are computed in their turn, first come,
-// first served, and dropped if their client has gone by then; analyses wait
+// sent (work-queue.ts: answers are computed in their turn, round the
+// clients, and dropped if their client has gone by then; analyses wait
 // there too, not on the analysis thread).
+//
+// Under a flood (issue 27): at most MAX_CONNECTIONS connections are held,
+// one that sent no request for longest making room for a new one
+// (connections.ts); Node's timeouts close a connection without a whole
+// header after HEADERS_TIMEOUT_MS; a client (an address) has at most
+// MAX_WAITING_PER_CLIENT requests waiting per queue, and its turns alternate
+// with the other clients' (work-queue.ts), past which it is answered 429,
+// or 503 when a queue holds MAX_WAITING, with Retry-After; answers are
+// bounded in size by the query layer (recording-query.ts window, search.ts,
+// stats.ts).
 //
 // Protocol: POST /api/<method> with JSON {args: [...]} → 200 with the
 // result as JSON, or an ApiErrorShape with a 4xx/5xx status.
@@ -31,9 +41,10 @@ import { defaultJobCacheDir, type OpenMode } from '../merge/job-cache.ts';
 import { encodeWindow, WINDOW_MEDIA_TYPE } from '../contract/window-codec.ts';
 import { contentSecurityPolicy } from '../contract/content-security-policy.ts';
 import { VERSION } from '../contract/version.ts';
+import { ConnectionLimit, MAX_CONNECTIONS } from './connections.ts';
 import { hostAllowed, isLoopback } from './listen-address.ts';
 import { staticFile } from './static-files.ts';
-import { DROPPED, WorkQueue } from './work-queue.ts';
+import { DROPPED, QueueFull, WorkQueue } from './work-queue.ts';
 
 export { isLoopback };
 
@@ -42,6 +53,22 @@ export const CONTENT_SECURITY_POLICY = contentSecurityPolicy('http');
 
 /** The biggest request body accepted: API arguments are small. */
 const MAX_BODY_BYTES = 1 << 20;
+
+/**
+ * A connection's request header must have come whole within this (Node's
+ * default: 60 s, checked every 30 s): what a connection that sends nothing,
+ * or a header a byte at a time, can hold. A page's headers come in one
+ * packet.
+ */
+export const HEADERS_TIMEOUT_MS = 10_000;
+/** The whole request, its body (at most MAX_BODY_BYTES) included (Node's default: 300 s). */
+export const REQUEST_TIMEOUT_MS = 30_000;
+/** An idle kept-alive connection (a page's, between two requests) is closed after this. */
+export const KEEP_ALIVE_TIMEOUT_MS = 5_000;
+/** How often Node looks for connections past those timeouts. */
+const TIMEOUT_CHECK_MS = 1_000;
+/** What a refused request is told to wait before asking again (429, 503). */
+const RETRY_AFTER_S = 1;
 
 export interface ServerOptions {
   files: string[];
@@ -68,6 +95,10 @@ export interface ServerOptions {
   jobCacheDir?: string;
   /** Called when files were opened as one job (merged now, or reused from the cache). */
   onJob?: (job: NonNullable<OpenFilesResult['job']>) => void;
+  /** Connections held at most (connections.ts MAX_CONNECTIONS); tests lower it. */
+  maxConnections?: number;
+  /** HEADERS_TIMEOUT_MS; tests lower it. */
+  headersTimeoutMs?: number;
 }
 
 export interface RunningServer {
@@ -78,6 +109,12 @@ export interface RunningServer {
   failed: OpenFailure[];
   /** Answers not computed because their client had gone, so far. */
   dropped(): number;
+  /** Requests answered 429 or 503 because their client's queue, or a whole queue, was full, so far. */
+  refused(): number;
+  /** Connections held now, and those closed so far to keep them to maxConnections (connections.ts). */
+  connections(): { open: number; evicted: number; refused: number };
+  /** Errors of the server itself once listening (an accept refused for want of file descriptors), so far: they end nothing. */
+  serverErrors(): number;
   close(): Promise<void>;
 }
 
@@ -92,6 +129,7 @@ const STATUS: Partial<Record<ApiErrorCode, number>> = {
   'newer-schema': 422,
   'not-mergeable': 422,
   locked: 423,
+  busy: 503,
 };
 
 /** Sent with every answer: static files, API results, errors of either, and Node's own refusals (clientError). */
@@ -213,27 +251,38 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   // The one entry of every request: nothing a request holds may end the
   // server. What handle() cannot answer itself (it threw) is answered 500
   // here, or its connection closed where an answer had begun.
-  const server = http.createServer((req, res) => {
-    try {
-      handle(req, res);
-    } catch (e) {
-      if (res.headersSent || res.destroyed) return void res.destroy();
-      res.writeHead(500, { ...SECURITY_HEADERS, 'content-type': 'text/plain; charset=utf-8', connection: 'close' });
-      res.end(`internal error: ${(e as Error).message}`);
-    }
-  });
+  const headersTimeout = opts.headersTimeoutMs ?? HEADERS_TIMEOUT_MS;
+  const server = http.createServer(
+    {
+      headersTimeout,
+      requestTimeout: Math.max(headersTimeout, REQUEST_TIMEOUT_MS),
+      keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
+      connectionsCheckingInterval: Math.min(TIMEOUT_CHECK_MS, headersTimeout),
+    },
+    (req, res) => {
+      try {
+        handle(req, res);
+      } catch (e) {
+        if (res.headersSent || res.destroyed) return void res.destroy();
+        res.writeHead(500, { ...SECURITY_HEADERS, 'content-type': 'text/plain; charset=utf-8', connection: 'close' });
+        res.end(`internal error: ${(e as Error).message}`);
+      }
+    },
+  );
+  const connections = new ConnectionLimit(server, opts.maxConnections ?? MAX_CONNECTIONS);
   function handle(req: http.IncomingMessage, res: http.ServerResponse): void {
     // The client went away before its answer was sent (closed the tab, aborted the fetch).
     let closed = false;
     res.once('close', () => (closed = !res.writableFinished));
     // Its connection's end read (the client closed it), or the connection gone.
     const gone = () => closed || req.socket.readableEnded || req.socket.destroyed;
-    const send = (status: number, body: string | Buffer, type: string) => {
+    const send = (status: number, body: string | Buffer, type: string, extra: Record<string, string> = {}) => {
       if (gone()) return;
-      res.writeHead(status, { ...SECURITY_HEADERS, 'content-type': type });
+      res.writeHead(status, { ...SECURITY_HEADERS, 'content-type': type, ...extra });
       res.end(body);
     };
-    const sendError = (e: ApiError, status = STATUS[e.code] ?? 500) => send(status, JSON.stringify(e.toJSON()), 'application/json');
+    const sendError = (e: ApiError, status = STATUS[e.code] ?? 500) =>
+      send(status, JSON.stringify(e.toJSON()), 'application/json', e.code === 'busy' ? { 'retry-after': String(RETRY_AFTER_S) } : {});
     // A target the URL parser refuses (`//[`, `http://[`, `//%zz`) is the client's error, before anything else is looked at.
     let url: URL;
     try {
@@ -278,10 +327,12 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
           }
           send(200, JSON.stringify(value), 'application/json');
         };
+        // A client is its address: its turns alternate with other clients' (work-queue.ts).
         queueOf(method)
           .run(
             () => call(method, checked),
             () => !gone(),
+            req.socket.remoteAddress ?? '',
           )
           .then(
             (value) => {
@@ -302,7 +353,8 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
                 }
               });
             },
-            (e: unknown) => sendError(apiErrorOf(e)),
+            (e: unknown) =>
+              e instanceof QueueFull ? sendError(new ApiError('busy', `${method}: ${e.message}`), e.scope === 'client' ? 429 : 503) : sendError(apiErrorOf(e)),
           );
       });
       return;
@@ -323,8 +375,15 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(opts.port ?? 0, host, () => resolve());
+    server.listen(opts.port ?? 0, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
   });
+  // Once listening, an error of the server itself (an accept refused for want of file descriptors:
+  // EMFILE) ends nothing: the connection it was for is not served, the rest are.
+  let serverErrors = 0;
+  server.on('error', () => serverErrors++);
   const port = (server.address() as { port: number }).port;
   const urlHost = host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
   return {
@@ -333,6 +392,9 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     token,
     failed,
     dropped: () => here.dropped + analyses.dropped + queries.dropped,
+    refused: () => here.refused + analyses.refused + queries.refused,
+    connections: () => ({ open: connections.open, evicted: connections.evicted, refused: connections.refused }),
+    serverErrors: () => serverErrors,
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => {

@@ -23,6 +23,7 @@ const ERROR_TITLES: Record<string, string> = {
   'no-gpu': 'No GPU',
   forbidden: 'Not available here',
   'bad-request': 'Request refused',
+  busy: 'The server is busy',
   internal: 'Something went wrong',
 };
 
