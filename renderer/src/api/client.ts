@@ -11,7 +11,15 @@ import {
   type StreamScopeApi,
   type WindowRequest,
 } from '../../../profiler/contract/api.ts';
+import type { NsArguments, NsFields } from '../../../profiler/contract/time.ts';
 import { decodeWindow, decodeWindowColumns, WINDOW_MEDIA_TYPE, type WindowColumns } from '../../../profiler/contract/window-codec.ts';
+
+/**
+ * The API as the page calls it: every time in its arguments (a field named
+ * `…Ns`) is a BrandedNs (contract/time.ts), so a number becomes one only
+ * where the page says so, with toNs. Answers are as the contract says.
+ */
+export type PageApi = NsArguments<StreamScopeApi>;
 
 export class ApiCallError extends Error {
   readonly code: ApiErrorCode;
@@ -49,7 +57,7 @@ export interface DesktopExtras {
  * the binary answer, for the timeline (window-codec.ts says why).
  */
 export interface TransportExtras {
-  windowColumns?(recordingId: string, request: WindowRequest): Promise<WindowColumns>;
+  windowColumns?(recordingId: string, request: NsFields<WindowRequest>): Promise<WindowColumns>;
 }
 
 declare global {
@@ -139,10 +147,10 @@ function httpApi(): StreamScopeApi {
   return api;
 }
 
-let instance: (StreamScopeApi & DesktopExtras & TransportExtras) | null = null;
+let instance: (PageApi & DesktopExtras & TransportExtras) | null = null;
 
 /** The API: the Electron preload's object when present, else the HTTP client of browser mode. */
-export function getApi(): StreamScopeApi & DesktopExtras & TransportExtras {
+export function getApi(): PageApi & DesktopExtras & TransportExtras {
   instance ??= window.streamscope ?? httpApi();
   return instance;
 }

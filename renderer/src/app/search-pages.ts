@@ -1,10 +1,11 @@
 // Stepping through search matches that come a page at a time (search()
 // answers at most SEARCH_LIMIT; the next page is asked for `after` the last
 // match of the one before, see SearchRequest.after). Pure: the app keeps
-// the state and does the fetching; this decides where a step goes.
+// the state and does the fetching; this decides where a step goes. The
+// cursors are the API's (SearchCursor, as the page sends them), opaque here.
 import type { SearchCursor } from '../../../profiler/contract/api.ts';
 
-export interface SearchPosition {
+export interface SearchPosition<C = SearchCursor> {
   /** Page shown (0 = first), its size when full, and its matches. */
   page: number;
   pageSize: number;
@@ -14,13 +15,13 @@ export interface SearchPosition {
   /** Every match of the search. */
   total: number;
   /** The `after` that fetched each page seen so far (undefined for the first). */
-  cursors: readonly (SearchCursor | undefined)[];
+  cursors: readonly (C | undefined)[];
 }
 
-export type Step = { kind: 'within'; index: number } | { kind: 'fetch'; page: number; after: SearchCursor | undefined; index: 'first' | 'last' };
+export type Step<C = SearchCursor> = { kind: 'within'; index: number } | { kind: 'fetch'; page: number; after: C | undefined; index: 'first' | 'last' };
 
 /** Where a step in `dir` goes from `p`; `lastOfPage` is the cursor of the page's last match. */
-export function planStep(p: SearchPosition, dir: 1 | -1, lastOfPage: SearchCursor | undefined): Step {
+export function planStep<C>(p: SearchPosition<C>, dir: 1 | -1, lastOfPage: C | undefined): Step<C> {
   const n = p.length;
   const more = p.page * p.pageSize + n < p.total;
   if (p.index < 0) return { kind: 'within', index: dir === 1 ? 0 : n - 1 };
@@ -37,6 +38,6 @@ export function planStep(p: SearchPosition, dir: 1 | -1, lastOfPage: SearchCurso
 }
 
 /** The 1-based number of the current match among all, for the counter. */
-export function matchNumber(p: SearchPosition): number {
+export function matchNumber(p: SearchPosition<unknown>): number {
   return p.page * p.pageSize + p.index + 1;
 }

@@ -7,9 +7,9 @@
 // recording being written has its summary asked again as it grows
 // (use-live.ts), what the user looks at untouched.
 import { useCallback, useEffect, useRef, useState, type Dispatch, type SetStateAction } from 'react';
-import type { ItemRef, RecordingState, RecordingSummary, Scope, Startup } from '../../../profiler/contract/api.ts';
+import type { ItemRef, RecordingState, RecordingSummary, Startup } from '../../../profiler/contract/api.ts';
 import { getApi } from '../api/client.ts';
-import { parseScope, STEADY_STATE } from '../scope/scope.ts';
+import { parseScope, STEADY_STATE, type Scope } from '../scope/scope.ts';
 import type { IterationTrack } from '../timeline/iterations.ts';
 import { buildGroups, defaultFolded, groupsToUnfold } from '../timeline/rows.ts';
 import { jobWarnings } from '../../../profiler/contract/job.ts';

@@ -4,8 +4,7 @@
 // scope (a window) while it lasts, and clearing it goes back to the scope
 // picked before; a click on a box of the iterations row picks that instance.
 import { useCallback, useMemo, useState } from 'react';
-import type { Scope } from '../../../profiler/contract/api.ts';
-import { STEADY_STATE, windowScope } from '../scope/scope.ts';
+import { STEADY_STATE, windowScope, type Scope } from '../scope/scope.ts';
 
 export interface ScopeState {
   scope: Scope;

@@ -10,6 +10,7 @@
 // typing clears it. Another recording shown starts with neither.
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import type { Finding, ItemKind, ItemRef, RecordingSummary, SearchCursor, SearchResponse } from '../../../profiler/contract/api.ts';
+import { toNs, type NsFields } from '../../../profiler/contract/time.ts';
 import { getApi } from '../api/client.ts';
 import { KIND_FILTERS } from '../base/colors.ts';
 import type { SearchHighlight } from '../timeline/draw.ts';
@@ -29,7 +30,8 @@ interface Found {
   res: SearchResponse;
   index: number;
   page: number;
-  cursors: (SearchCursor | undefined)[];
+  /** Each page's `after`, as sent. */
+  cursors: (Cursor | undefined)[];
 }
 
 export interface Search {
@@ -54,7 +56,10 @@ export interface Search {
 }
 
 /** Where stepping through the matches stands (search-pages.ts). */
-const positionOf = (f: Found): SearchPosition => ({
+/** A page's `after` as the page sends it: its time a BrandedNs. */
+type Cursor = NsFields<SearchCursor>;
+
+const positionOf = (f: Found): SearchPosition<Cursor> => ({
   page: f.page,
   cursors: f.cursors,
   pageSize: SEARCH_LIMIT,
@@ -168,7 +173,7 @@ export function useSearch(summary: RecordingSummary | null, goTo: GoTo, report: 
       const { res } = found;
       if (res.items.length === 0) return;
       const last = res.items[res.items.length - 1]!;
-      const plan = planStep(positionOf(found), dir, { startNs: last.startNs, table: last.ref.table, id: last.ref.id });
+      const plan = planStep(positionOf(found), dir, { startNs: toNs(last.startNs), table: last.ref.table, id: last.ref.id });
       if (plan.kind === 'within') return show(found, plan.index);
       // Another page of matches: asked for after the cursor that starts it.
       api

@@ -3,10 +3,10 @@
 // aligned range in the compare tab), selection, hidden rows, folded groups,
 // scope, the tab, and the compare view's state.
 import { useEffect } from 'react';
-import type { ItemRef, Scope } from '../../../profiler/contract/api.ts';
+import type { ItemRef } from '../../../profiler/contract/api.ts';
 import { formatAlignment } from '../compare/align.ts';
 import type { CompareState } from '../compare/CompareView.tsx';
-import { scopeKey } from '../scope/scope.ts';
+import { scopeKey, type Scope } from '../scope/scope.ts';
 import type { View } from '../timeline/Timeline.tsx';
 import { writeUrl, type UrlState } from './url-state.ts';
 

@@ -9,11 +9,11 @@
 // Each lane draws its recording's start-up band and iterations row; a
 // click on an iteration picks that instance as the scope.
 import { useEffect, useMemo, useRef, useState } from 'react';
-import type { DiffSummary, ItemRef, RecordingHandle, RecordingSummary, Scope } from '../../../profiler/contract/api.ts';
+import type { DiffSummary, ItemRef, RecordingHandle, RecordingSummary } from '../../../profiler/contract/api.ts';
 import { getApi, toApiError } from '../api/client.ts';
 import { formatDuration } from '../../../profiler/contract/time.ts';
 import { useOverlays } from '../scope/overlays.ts';
-import { parseScope, scopeKey } from '../scope/scope.ts';
+import { parseScope, scopeKey, type Scope } from '../scope/scope.ts';
 import { ScopePicker } from '../scope/ScopePicker.tsx';
 import { Timeline, type View } from '../timeline/Timeline.tsx';
 import { anchorOf, anchorRequest, formatAlignment, parseAlignment, shiftOf, type Alignment } from './align.ts';

@@ -6,13 +6,14 @@
 // user names, or an explicit offset. Pure: the view asks the API with
 // anchorRequest and turns the answer into an anchor with anchorOf.
 import type { ItemKind, SearchRequest, SearchResponse } from '../../../profiler/contract/api.ts';
+import type { NsFields } from '../../../profiler/contract/time.ts';
 
 export type Alignment = { by: 'first-gpu' } | { by: 'kernel' | 'nvtx'; name: string; occurrence: number } | { by: 'origin' };
 
 export const GPU_KINDS: ItemKind[] = ['kernel', 'memcpy-h2d', 'memcpy-d2h', 'memcpy-d2d', 'memcpy-peer', 'memcpy-other', 'memset'];
 
 /** The search that finds the anchor event of a recording, or null when none is needed. */
-export function anchorRequest(a: Alignment): SearchRequest | null {
+export function anchorRequest(a: Alignment): NsFields<SearchRequest> | null {
   switch (a.by) {
     case 'origin':
       return null;

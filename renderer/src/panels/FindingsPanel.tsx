@@ -6,9 +6,9 @@
 // a window cut), that a newer one is on its way while the selection moves,
 // and how far the analysis has got while it waits (progress-text.ts).
 import { useState, memo } from 'react';
-import type { Finding, RangeName, Scope } from '../../../profiler/contract/api.ts';
+import type { Finding, RangeName } from '../../../profiler/contract/api.ts';
 import { formatDuration } from '../../../profiler/contract/time.ts';
-import { scopeKey } from '../scope/scope.ts';
+import { scopeKey, type Scope } from '../scope/scope.ts';
 import { ScopePicker } from '../scope/ScopePicker.tsx';
 import type { ScopedState } from '../scope/scoped-answer.ts';
 import { progressText } from './progress-text.ts';

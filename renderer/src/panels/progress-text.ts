@@ -2,9 +2,8 @@
 // "Loading statistics…": how far the analysis has got (contract/progress.ts
 // progressLabel), whose it is when another scope's runs ahead of it, and how
 // long the panel has waited. Pure, for the findings panel and the Stats tab.
-import type { Scope } from '../../../profiler/contract/api.ts';
 import { progressLabel } from '../../../profiler/contract/progress.ts';
-import { scopeKey, scopeTitle } from '../scope/scope.ts';
+import { scopeKey, scopeTitle, type Scope } from '../scope/scope.ts';
 import type { Waiting } from '../scope/analysis-progress.ts';
 
 /** What the analyses without a scope compute, in words. */

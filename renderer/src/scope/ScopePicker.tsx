@@ -4,8 +4,8 @@
 // all its instances, or one (the number beside the menu; clicking a box of
 // the iterations row picks one too).
 import { memo } from 'react';
-import type { RangeName, Scope } from '../../../profiler/contract/api.ts';
-import { parseScope, scopeKey, scopeTitle } from './scope.ts';
+import type { RangeName } from '../../../profiler/contract/api.ts';
+import { parseScope, scopeKey, scopeTitle, type Scope } from './scope.ts';
 
 export const ScopePicker = memo(function ScopePicker(props: {
   scope: Scope;

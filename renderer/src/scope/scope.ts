@@ -4,8 +4,15 @@
 // selection on the ruler). Here: its one-line text form, used as the URL
 // value and as a key (two scopes are the same when their keys are), and
 // its short name for the picker. Pure: no DOM, no API calls.
-import type { Scope } from '../../../profiler/contract/api.ts';
-import { formatDuration } from '../../../profiler/contract/time.ts';
+import type { Scope as ApiScope } from '../../../profiler/contract/api.ts';
+import { formatDuration, toNs, type NsFields } from '../../../profiler/contract/time.ts';
+
+/**
+ * A scope as the page holds it and sends it to the API: a window's times
+ * are BrandedNs (contract/time.ts), made in one place, windowScope. Every
+ * page Scope is an API Scope; the pure functions below read either.
+ */
+export type Scope = NsFields<ApiScope>;
 
 export const STEADY_STATE: Scope = { kind: 'steady-state' };
 
@@ -14,7 +21,7 @@ export const STEADY_STATE: Scope = { kind: 'steady-state' };
  * (integer ns since the recording origin). A range name that itself ends
  * in `#<digits>` reads as an instance, as `streamscope report --range` reads it.
  */
-export function scopeKey(s: Scope): string {
+export function scopeKey(s: ApiScope): string {
   switch (s.kind) {
     case 'steady-state':
       return 'steady';
@@ -42,22 +49,23 @@ export function parseScope(text: string | null | undefined): Scope {
   return STEADY_STATE;
 }
 
-export function sameScope(a: Scope, b: Scope): boolean {
+export function sameScope(a: ApiScope, b: ApiScope): boolean {
   return scopeKey(a) === scopeKey(b);
 }
 
 /**
- * The window between two times in either order, on whole nanoseconds (the
- * API takes integers); null when it holds no time at all.
+ * The window between two times (ns since the recording origin: a range
+ * selected on the timeline, or read from the URL) in either order, on whole
+ * nanoseconds (the API takes integers); null when it holds no time at all.
  */
 export function windowScope(a: number, b: number): Scope | null {
   const startNs = Math.round(Math.min(a, b));
   const endNs = Math.round(Math.max(a, b));
-  return endNs > startNs ? { kind: 'window', startNs, endNs } : null;
+  return endNs > startNs ? { kind: 'window', startNs: toNs(startNs), endNs: toNs(endNs) } : null;
 }
 
 /** How the picker names a scope. */
-export function scopeTitle(s: Scope): string {
+export function scopeTitle(s: ApiScope): string {
   switch (s.kind) {
     case 'steady-state':
       return 'Steady state';

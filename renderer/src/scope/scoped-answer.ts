@@ -20,9 +20,9 @@
 //     once that one lands, so the runs never overlap and the last data
 //     always gets its answer.
 import { useEffect, useMemo, useRef, useState } from 'react';
-import type { Scope, ScopeInfo, StreamScopeApi } from '../../../profiler/contract/api.ts';
+import type { ScopeInfo, StreamScopeApi } from '../../../profiler/contract/api.ts';
 import { getApi, toApiError } from '../api/client.ts';
-import { scopeKey } from './scope.ts';
+import { scopeKey, type Scope } from './scope.ts';
 import { useAnalysisProgress, type Waiting } from './analysis-progress.ts';
 
 export const SELECTION_DEBOUNCE_MS = 150;

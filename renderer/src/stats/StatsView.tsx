@@ -11,7 +11,6 @@ import type {
   IterationRow,
   RangeName,
   RecordingSummary,
-  Scope,
   Stragglers as StragglerStats,
 } from '../../../profiler/contract/api.ts';
 import { participantName } from '../../../profiler/contract/stragglers.ts';
@@ -20,7 +19,7 @@ import { deviceTitle, gpuName } from '../base/gpus.ts';
 import { fullName, readableNames } from '../../../profiler/contract/names.ts';
 import { formatTimestamp } from '../base/time.ts';
 import { formatBytes, formatDuration } from '../../../profiler/contract/time.ts';
-import { scopeKey } from '../scope/scope.ts';
+import { scopeKey, type Scope } from '../scope/scope.ts';
 import { ScopePicker } from '../scope/ScopePicker.tsx';
 import { useScopedAnswer } from '../scope/scoped-answer.ts';
 import { progressText } from '../panels/progress-text.ts';

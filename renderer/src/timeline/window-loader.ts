@@ -14,9 +14,10 @@
 // (overview() over the same window), asked in parallel. A recording being
 // written grows under the loaded window: refresh() makes the next update
 // ask again, while what is loaded stays drawn until the answer lands.
-import type { ConcurrencyResponse, ItemKind, ItemTable, OverviewResponse, StreamScopeApi } from '../../../profiler/contract/api.ts';
+import type { ConcurrencyResponse, ItemKind, ItemTable, OverviewResponse } from '../../../profiler/contract/api.ts';
+import { toNs, type BrandedNs } from '../../../profiler/contract/time.ts';
 import { windowColumnsOf, type RowColumns, type WindowColumns } from '../../../profiler/contract/window-codec.ts';
-import type { TransportExtras } from '../api/client.ts';
+import type { PageApi, TransportExtras } from '../api/client.ts';
 import { nsPerPhysicalPx } from './coords.ts';
 import type { View } from './view.ts';
 
@@ -24,9 +25,10 @@ export interface Loaded {
   seq: number;
   /** The loader's generation it was asked in (refresh() starts a new one). */
   generation: number;
-  startNs: number;
-  endNs: number;
-  resolutionNs: number;
+  /** The window asked for, as it was asked. */
+  startNs: BrandedNs;
+  endNs: BrandedNs;
+  resolutionNs: BrandedNs;
   rowsKey: string;
   /** Each row's items and coverage as columns (window-codec.ts): nothing per item on this thread. */
   byRow: Map<string, RowColumns>;
@@ -60,9 +62,18 @@ export interface Busy {
 }
 
 /** ns per device pixel, rounded down to a power of two (at least 1 ns). */
-export function resolutionBucket(view: View, widthCssPx: number, dpr: number): number {
+export function resolutionBucket(view: View, widthCssPx: number, dpr: number): BrandedNs {
   const perPx = nsPerPhysicalPx(view, widthCssPx, dpr);
-  return 2 ** Math.max(0, Math.floor(Math.log2(Math.max(1, perPx))));
+  return toNs(2 ** Math.max(0, Math.floor(Math.log2(Math.max(1, perPx)))));
+}
+
+/** A window the loader asks for (the view padded, whole ns) and what it was asked for. */
+interface Wanted {
+  startNs: BrandedNs;
+  endNs: BrandedNs;
+  resolutionNs: BrandedNs;
+  rowsKey: string;
+  generation: number;
 }
 
 export class WindowLoader {
@@ -71,14 +82,14 @@ export class WindowLoader {
   inFlight = 0;
   private seq = 0;
   private generation = 0;
-  private wanted: { startNs: number; endNs: number; resolutionNs: number; rowsKey: string; generation: number } | null = null;
+  private wanted: Wanted | null = null;
   private timer: ReturnType<typeof setTimeout> | null = null;
   /** The request waiting for the one in flight to land (only the latest is kept). */
   private next: Parameters<WindowLoader['fetch']> | null = null;
   private disposed = false;
 
   constructor(
-    private readonly api: StreamScopeApi & TransportExtras,
+    private readonly api: PageApi & TransportExtras,
     private readonly recordingId: string,
     private readonly onLoaded: (loaded: Loaded) => void,
     private readonly onError: (err: unknown) => void,
@@ -108,7 +119,7 @@ export class WindowLoader {
   update(view: View, widthCssPx: number, dpr: number, rows: string[], devices: Map<number, string[]>, busyDevices: number[] = []): void {
     const resolutionNs = resolutionBucket(view, widthCssPx, dpr);
     const rowsKey = `${rows.join(',')}|${[...devices.keys()].join(',')}|${busyDevices.join(',')}`;
-    const serves = (w: { startNs: number; endNs: number; resolutionNs: number; rowsKey: string; generation: number } | null) =>
+    const serves = (w: Wanted | null) =>
       w !== null &&
       w.generation === this.generation &&
       w.resolutionNs === resolutionNs &&
@@ -117,7 +128,13 @@ export class WindowLoader {
       w.endNs >= view.end;
     if (serves(this.loaded) || serves(this.wanted)) return;
     const span = view.end - view.start;
-    const want = { startNs: Math.floor(view.start - span), endNs: Math.ceil(view.end + span), resolutionNs, rowsKey, generation: this.generation };
+    const want: Wanted = {
+      startNs: toNs(Math.floor(view.start - span)),
+      endNs: toNs(Math.ceil(view.end + span)),
+      resolutionNs,
+      rowsKey,
+      generation: this.generation,
+    };
     this.wanted = want;
     if (this.timer) clearTimeout(this.timer);
     // The first window goes at once; while zooming or panning, at most one
@@ -133,13 +150,7 @@ export class WindowLoader {
     );
   }
 
-  private async fetch(
-    want: { startNs: number; endNs: number; resolutionNs: number; rowsKey: string; generation: number },
-    rows: string[],
-    devices: Map<number, string[]>,
-    busyDevices: number[],
-    devicePx: number,
-  ): Promise<void> {
+  private async fetch(want: Wanted, rows: string[], devices: Map<number, string[]>, busyDevices: number[], devicePx: number): Promise<void> {
     const seq = ++this.seq;
     this.inFlight++;
     try {
