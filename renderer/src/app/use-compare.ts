@@ -4,7 +4,7 @@
 // tab order (the first is the base), up to four.
 import { useCallback, useState } from 'react';
 import type { RecordingHandle } from '../../../profiler/contract/api.ts';
-import { initialCompareState, type CompareState } from '../compare/CompareView.tsx';
+import { initialCompareState, type CompareState } from '../compare/compare-state.ts';
 import { readUrl } from './url-state.ts';
 
 export interface Compare {

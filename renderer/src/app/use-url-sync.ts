@@ -5,7 +5,7 @@
 import { useEffect } from 'react';
 import type { ItemRef } from '../../../profiler/contract/api.ts';
 import { formatAlignment } from '../compare/align.ts';
-import type { CompareState } from '../compare/CompareView.tsx';
+import type { CompareState } from '../compare/compare-state.ts';
 import { scopeKey, type Scope } from '../scope/scope.ts';
 import type { View } from '../timeline/Timeline.tsx';
 import { writeUrl, type UrlState } from './url-state.ts';

@@ -175,17 +175,183 @@ export function DiffPanel(props: { diff: DiffSummary | null; error: string | nul
         <p className="hint">Comparing…</p>
       </div>
     );
-  const causes = diff.findings.filter((f) => !f.limit);
+  return (
+    <div className="diff-panel" data-testid="diff-panel">
+      <WhatChanged diff={diff} />
+      <PerDevice diff={diff} />
+      {diff.ranks && <PerRank ranks={diff.ranks} />}
+      {diff.collectives.length > 0 && (
+        <div className="panel">
+          <h2>
+            Collectives <span className="h-note">NCCL kernels, every rank</span>
+          </h2>
+          <SortTable rows={diff.collectives} cols={collectiveCols} testId="diff-collectives" initial="total" />
+        </div>
+      )}
+      <Findings findings={diff.findings} />
+      <div className="panel">
+        <h2>
+          Kernels <span className="h-note">matched by name; bar: Δ total time, green faster</span>
+        </h2>
+        <SortTable rows={diff.kernels} cols={kernelCols(diff)} testId="diff-kernels" initial="delta" empty="No kernels in either recording." />
+      </div>
+      <div className="panel">
+        <h2>
+          Copies <span className="h-note">by direction and memory kind</span>
+        </h2>
+        <SortTable rows={diff.copies} cols={copyCols} testId="diff-copies" initial="gbps" empty="No copies in either recording." />
+      </div>
+    </div>
+  );
+}
+
+/** The two files, and the GPU span and wall time of each. */
+function WhatChanged({ diff }: { diff: DiffSummary }) {
+  return (
+    <div className="panel">
+      <h2>What changed</h2>
+      <p className="diff-files">
+        <b>A</b> {fileName(diff.a)} → <b>B</b> {fileName(diff.b)}
+      </p>
+      <table className="kv d-summary">
+        <tbody>
+          <tr>
+            <th>GPU span</th>
+            <td>
+              <Change d={diff.gpuSpanNs} better="lower" format={dur} testId="diff-gpu-span" />
+            </td>
+          </tr>
+          <tr>
+            <th>Wall time</th>
+            <td>
+              <Change d={diff.durationNs} better="lower" format={dur} testId="diff-wall" />
+            </td>
+          </tr>
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+/** Busy time and overlap factors, one GPU per column (DEVICE_ROWS). */
+function PerDevice({ diff }: { diff: DiffSummary }) {
+  return (
+    <div className="panel">
+      <h2>Per device</h2>
+      <p className="hint">Overlap = busy time summed over streams ÷ busy union: higher means more ran at once.</p>
+      <div className="diff-scroll">
+        <table className="stats diff-devices" data-testid="diff-devices">
+          <thead>
+            <tr>
+              <th />
+              {diff.devices.map((d) => (
+                <th key={d.index} className="num" title={d.name ?? ''}>
+                  {d.rank && <span className="hint">{d.rank} · </span>}GPU {d.gpu}
+                </th>
+              ))}
+            </tr>
+          </thead>
+          <tbody>
+            {DEVICE_ROWS.map(([label, pick, better, format]) => (
+              <tr key={label}>
+                <th>{label}</th>
+                {diff.devices.map((d) => (
+                  <td key={d.index} className="num">
+                    <Change d={pick(d)} better={better} format={format} testId={label === 'overlap, all work' ? `diff-overlap-${d.index}` : undefined} />
+                  </td>
+                ))}
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+    </div>
+  );
+}
+
+/** A multi-rank diff: each rank against the same rank of the other recording (rankCols). */
+function PerRank({ ranks }: { ranks: RankDiff[] }) {
+  return (
+    <div className="panel">
+      <h2>
+        Per rank <span className="h-note">{rankNote(ranks)}</span>
+      </h2>
+      <p className="hint">
+        Times summed over the rank&rsquo;s GPUs; exposed = communication while no compute ran; overlap = the share of communication hidden behind compute. Hover
+        a rank for its processes and streams, paired within it.
+      </p>
+      <div className="diff-scroll diff-ranks">
+        <SortTable rows={ranks} cols={rankCols} testId="diff-ranks" initial="rank" />
+      </div>
+    </div>
+  );
+}
+
+/** The findings matched one by one: fixed, new, changed, unchanged, then the limits apart (in no colour). */
+function Findings({ findings }: { findings: FindingDiff[] }) {
+  const causes = findings.filter((f) => !f.limit);
   const fixed = causes.filter((f) => f.status === 'fixed');
   const added = causes.filter((f) => f.status === 'new');
   const changed = causes.filter((f) => f.status === 'changed');
   const same = causes.filter((f) => f.status === 'unchanged');
-  const limits = diff.findings.filter((f) => f.limit);
-  const maxKernelDelta = diff.kernels.reduce((m, k) => Math.max(m, Math.abs(k.totalNs.delta ?? 0)), 0);
-  // As `streamscope diff` names them: short names where they tell the kernels apart.
-  const kernelName = readableNames(diff.kernels);
+  const limits = findings.filter((f) => f.limit);
+  return (
+    <div className="panel">
+      <h2>
+        Findings{' '}
+        <span className="count">
+          {fixed.length} fixed · {added.length} new · {changed.length} changed · {same.length} unchanged
+          {limits.length > 0 && ` · ${limits.length} ${limits.length === 1 ? 'limit' : 'limits'}`}
+        </span>
+      </h2>
+      <ul className="diff-findings" data-testid="diff-findings">
+        {[...fixed, ...added, ...changed, ...same, ...limits].map((f, i) => (
+          <FindingRow key={i} f={f} />
+        ))}
+        {findings.length === 0 && <li className="hint">No findings in either recording.</li>}
+      </ul>
+    </div>
+  );
+}
 
-  const kernelCols: Col<DiffSummary['kernels'][number]>[] = [
+function FindingRow({ f }: { f: FindingDiff }) {
+  const subjects = subjectChange(f);
+  return (
+    <li
+      // A limit has no rule of its own: .df's neutral border and grey status.
+      className={f.limit ? 'df df-limit' : `df df-${f.status}`}
+      style={!f.limit && f.status === 'changed' ? CHANGED_STYLE : undefined}
+      data-testid={f.limit ? 'finding-limit' : `finding-${f.status}`}
+      data-status={f.status}
+      data-kind={f.kind}
+      title={[f.titleA && `A: ${f.titleA}`, f.titleB && `B: ${f.titleB}`, f.limit && 'A hardware limit the run met, not something the program did wrong']
+        .filter(Boolean)
+        .join('\n')}
+    >
+      <span className="df-status">{f.limit ? 'limit' : f.status}</span>
+      <span className="df-title">
+        {f.titleB ?? f.titleA}
+        {f.about && <span className="hint"> · {f.about}</span>}
+        {f.limit && <span className="hint"> · {LIMIT_WHERE[f.status]}</span>}
+        {subjects && (
+          <span className="hint" data-testid="finding-subjects">
+            <br />
+            {subjects}
+          </span>
+        )}
+      </span>
+      <span className="df-cost" data-testid="finding-cost">
+        <Change d={findingCost(f)} better={f.limit ? null : 'lower'} format={dur} />
+      </span>
+    </li>
+  );
+}
+
+/** The kernels' columns: named as `streamscope diff` names them (short names where they tell the kernels apart), Δ total as a bar against the largest. */
+function kernelCols(diff: DiffSummary): Col<DiffSummary['kernels'][number]>[] {
+  const maxKernelDelta = diff.kernels.reduce((m, k) => Math.max(m, Math.abs(k.totalNs.delta ?? 0)), 0);
+  const kernelName = readableNames(diff.kernels);
+  return [
     {
       key: 'name',
       label: 'kernel',
@@ -218,167 +384,28 @@ export function DiffPanel(props: { diff: DiffSummary | null; error: string | nul
     },
     { key: 'mean', label: 'mean', numeric: true, value: (k) => k.meanNs.b ?? 0, show: (k) => <Change d={k.meanNs} better="lower" format={dur} /> },
   ];
-  const copyCols: Col<DiffSummary['copies'][number]>[] = [
-    {
-      key: 'dir',
-      label: 'direction',
-      value: (c) => `${c.direction} ${c.srcKind}→${c.dstKind}`,
-      show: (c) => (
-        <>
-          {c.direction}{' '}
-          <span className="hint">
-            {c.srcKind} → {c.dstKind}
-          </span>
-        </>
-      ),
-    },
-    {
-      key: 'bytes',
-      label: 'bytes',
-      numeric: true,
-      value: (c) => c.bytes.b ?? 0,
-      show: (c) => <Change d={c.bytes} better="lower" format={(v) => (v === null ? '–' : formatBytes(v))} />,
-    },
-    { key: 'gbps', label: 'throughput', numeric: true, value: (c) => c.gbPerS.b ?? 0, show: (c) => <Change d={c.gbPerS} better="higher" format={gbps} /> },
-  ];
-
-  return (
-    <div className="diff-panel" data-testid="diff-panel">
-      <div className="panel">
-        <h2>What changed</h2>
-        <p className="diff-files">
-          <b>A</b> {fileName(diff.a)} → <b>B</b> {fileName(diff.b)}
-        </p>
-        <table className="kv d-summary">
-          <tbody>
-            <tr>
-              <th>GPU span</th>
-              <td>
-                <Change d={diff.gpuSpanNs} better="lower" format={dur} testId="diff-gpu-span" />
-              </td>
-            </tr>
-            <tr>
-              <th>Wall time</th>
-              <td>
-                <Change d={diff.durationNs} better="lower" format={dur} testId="diff-wall" />
-              </td>
-            </tr>
-          </tbody>
-        </table>
-      </div>
-      <div className="panel">
-        <h2>Per device</h2>
-        <p className="hint">Overlap = busy time summed over streams ÷ busy union: higher means more ran at once.</p>
-        <div className="diff-scroll">
-          <table className="stats diff-devices" data-testid="diff-devices">
-            <thead>
-              <tr>
-                <th />
-                {diff.devices.map((d) => (
-                  <th key={d.index} className="num" title={d.name ?? ''}>
-                    {d.rank && <span className="hint">{d.rank} · </span>}GPU {d.gpu}
-                  </th>
-                ))}
-              </tr>
-            </thead>
-            <tbody>
-              {DEVICE_ROWS.map(([label, pick, better, format]) => (
-                <tr key={label}>
-                  <th>{label}</th>
-                  {diff.devices.map((d) => (
-                    <td key={d.index} className="num">
-                      <Change d={pick(d)} better={better} format={format} testId={label === 'overlap, all work' ? `diff-overlap-${d.index}` : undefined} />
-                    </td>
-                  ))}
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      </div>
-      {diff.ranks && (
-        <div className="panel">
-          <h2>
-            Per rank <span className="h-note">{rankNote(diff.ranks)}</span>
-          </h2>
-          <p className="hint">
-            Times summed over the rank&rsquo;s GPUs; exposed = communication while no compute ran; overlap = the share of communication hidden behind compute.
-            Hover a rank for its processes and streams, paired within it.
-          </p>
-          <div className="diff-scroll diff-ranks">
-            <SortTable rows={diff.ranks} cols={rankCols} testId="diff-ranks" initial="rank" />
-          </div>
-        </div>
-      )}
-      {diff.collectives.length > 0 && (
-        <div className="panel">
-          <h2>
-            Collectives <span className="h-note">NCCL kernels, every rank</span>
-          </h2>
-          <SortTable rows={diff.collectives} cols={collectiveCols} testId="diff-collectives" initial="total" />
-        </div>
-      )}
-      <div className="panel">
-        <h2>
-          Findings{' '}
-          <span className="count">
-            {fixed.length} fixed · {added.length} new · {changed.length} changed · {same.length} unchanged
-            {limits.length > 0 && ` · ${limits.length} ${limits.length === 1 ? 'limit' : 'limits'}`}
-          </span>
-        </h2>
-        <ul className="diff-findings" data-testid="diff-findings">
-          {[...fixed, ...added, ...changed, ...same, ...limits].map((f, i) => {
-            const subjects = subjectChange(f);
-            return (
-              <li
-                key={i}
-                // A limit has no rule of its own: .df's neutral border and grey status.
-                className={f.limit ? 'df df-limit' : `df df-${f.status}`}
-                style={!f.limit && f.status === 'changed' ? CHANGED_STYLE : undefined}
-                data-testid={f.limit ? 'finding-limit' : `finding-${f.status}`}
-                data-status={f.status}
-                data-kind={f.kind}
-                title={[
-                  f.titleA && `A: ${f.titleA}`,
-                  f.titleB && `B: ${f.titleB}`,
-                  f.limit && 'A hardware limit the run met, not something the program did wrong',
-                ]
-                  .filter(Boolean)
-                  .join('\n')}
-              >
-                <span className="df-status">{f.limit ? 'limit' : f.status}</span>
-                <span className="df-title">
-                  {f.titleB ?? f.titleA}
-                  {f.about && <span className="hint"> · {f.about}</span>}
-                  {f.limit && <span className="hint"> · {LIMIT_WHERE[f.status]}</span>}
-                  {subjects && (
-                    <span className="hint" data-testid="finding-subjects">
-                      <br />
-                      {subjects}
-                    </span>
-                  )}
-                </span>
-                <span className="df-cost" data-testid="finding-cost">
-                  <Change d={findingCost(f)} better={f.limit ? null : 'lower'} format={dur} />
-                </span>
-              </li>
-            );
-          })}
-          {diff.findings.length === 0 && <li className="hint">No findings in either recording.</li>}
-        </ul>
-      </div>
-      <div className="panel">
-        <h2>
-          Kernels <span className="h-note">matched by name; bar: Δ total time, green faster</span>
-        </h2>
-        <SortTable rows={diff.kernels} cols={kernelCols} testId="diff-kernels" initial="delta" empty="No kernels in either recording." />
-      </div>
-      <div className="panel">
-        <h2>
-          Copies <span className="h-note">by direction and memory kind</span>
-        </h2>
-        <SortTable rows={diff.copies} cols={copyCols} testId="diff-copies" initial="gbps" empty="No copies in either recording." />
-      </div>
-    </div>
-  );
 }
+
+const copyCols: Col<DiffSummary['copies'][number]>[] = [
+  {
+    key: 'dir',
+    label: 'direction',
+    value: (c) => `${c.direction} ${c.srcKind}→${c.dstKind}`,
+    show: (c) => (
+      <>
+        {c.direction}{' '}
+        <span className="hint">
+          {c.srcKind} → {c.dstKind}
+        </span>
+      </>
+    ),
+  },
+  {
+    key: 'bytes',
+    label: 'bytes',
+    numeric: true,
+    value: (c) => c.bytes.b ?? 0,
+    show: (c) => <Change d={c.bytes} better="lower" format={(v) => (v === null ? '–' : formatBytes(v))} />,
+  },
+  { key: 'gbps', label: 'throughput', numeric: true, value: (c) => c.gbPerS.b ?? 0, show: (c) => <Change d={c.gbPerS} better="higher" format={gbps} /> },
+];
