@@ -51,6 +51,11 @@ export class ConnectionLimit {
     return this.#held.size;
   }
 
+  /** Whether a request read on `socket` is not answered yet (its answer being computed, written or queued behind another). */
+  answering(socket: Socket): boolean {
+    return (this.#held.get(socket)?.busy ?? 0) > 0;
+  }
+
   #connected(socket: Socket): void {
     if (this.#held.size >= this.#max) {
       const oldest = this.#waiting.values().next();

@@ -33,6 +33,7 @@
 // result as JSON, or an ApiErrorShape with a 4xx/5xx status.
 import crypto from 'node:crypto';
 import http from 'node:http';
+import type { Socket } from 'node:net';
 import { checkArguments } from '../query/api-args.ts';
 import { ApiError, apiErrorOf } from '../query/api-error.ts';
 import { apiMethods, type ApiErrorCode, type ApiMethod, type Capabilities, type OpenFailure, type WindowResponse } from '../contract/api.ts';
@@ -97,8 +98,9 @@ export interface ServerOptions {
   onJob?: (job: NonNullable<OpenFilesResult['job']>) => void;
   /** Connections held at most (connections.ts MAX_CONNECTIONS); tests lower it. */
   maxConnections?: number;
-  /** HEADERS_TIMEOUT_MS; tests lower it. */
+  /** HEADERS_TIMEOUT_MS, REQUEST_TIMEOUT_MS; tests lower them. */
   headersTimeoutMs?: number;
+  requestTimeoutMs?: number;
 }
 
 export interface RunningServer {
@@ -255,9 +257,12 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const server = http.createServer(
     {
       headersTimeout,
-      requestTimeout: Math.max(headersTimeout, REQUEST_TIMEOUT_MS),
+      requestTimeout: Math.max(headersTimeout, opts.requestTimeoutMs ?? REQUEST_TIMEOUT_MS),
       keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
       connectionsCheckingInterval: Math.min(TIMEOUT_CHECK_MS, headersTimeout),
+      // An HTTP/1.1 request without Host is refused by the Host check (421, with the security headers and why), not by
+      // Node's bare 400.
+      requireHostHeader: false,
     },
     (req, res) => {
       try {
@@ -364,14 +369,35 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     const file = staticFile(opts.staticDir, url.pathname);
     send(file.status, req.method === 'HEAD' ? '' : file.body, file.type);
   }
-  // What Node answers itself (a request it cannot parse, headers too large, a request too slow): the same headers, CSP included.
-  server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
+  // An `Expect:` other than 100-continue: Node's own 417 would go without the security headers or a word of why.
+  server.on('checkExpectation', (req: http.IncomingMessage, res: http.ServerResponse) => {
+    res.writeHead(417, { ...SECURITY_HEADERS, 'content-type': 'text/plain; charset=utf-8' });
+    res.end(`expectation not supported: ${String(req.headers.expect).slice(0, 100)} (only 100-continue is)\n`);
+  });
+  // What Node answers itself (a request it cannot parse, headers too large, a request too slow): the same headers, CSP included,
+  // and a message. Not when an answer to an earlier request on the connection is on its way (pipelined, or after a
+  // `Connection: close` request): another written now would be read as that one's, or inside its body. The connection ends
+  // once what was written of it is sent.
+  server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
     if (!socket.writable || err.code === 'ECONNRESET') return void socket.destroy();
+    const closeAfter = (last?: string) => {
+      socket.once('finish', () => socket.destroy());
+      if (last === undefined) socket.end();
+      else socket.end(last);
+    };
+    if (connections.answering(socket)) return closeAfter();
     const status = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
-    const head = Object.entries({ ...SECURITY_HEADERS, 'content-type': 'text/plain; charset=utf-8', connection: 'close', 'content-length': '0' })
+    // The parser's code names what it refused: HPE_INVALID_METHOD, HPE_UNEXPECTED_CONTENT_LENGTH, …
+    const body = `${http.STATUS_CODES[status]}${err.code ? ` (${err.code})` : ''}\n`;
+    const head = Object.entries({
+      ...SECURITY_HEADERS,
+      'content-type': 'text/plain; charset=utf-8',
+      connection: 'close',
+      'content-length': String(Buffer.byteLength(body)),
+    })
       .map(([k, v]) => `${k}: ${v}\r\n`)
       .join('');
-    socket.end(`HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\n${head}\r\n`);
+    closeAfter(`HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\n${head}\r\n${body}`);
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

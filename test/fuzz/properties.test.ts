@@ -21,7 +21,7 @@ const targets = fs
 describe('fuzz targets, briefly', () => {
   it('include those of test/README.md', () => {
     expect(targets).toEqual(
-      expect.arrayContaining(['api-http.ts', 'api-ipc.ts', 'import-json.ts', 'import-nsys.ts', 'output-paths.ts', 'recording-report.ts']),
+      expect.arrayContaining(['api-http.ts', 'api-ipc.ts', 'http-requests.ts', 'import-json.ts', 'import-nsys.ts', 'output-paths.ts', 'recording-report.ts']),
     );
   });
 

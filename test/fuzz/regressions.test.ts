@@ -11,6 +11,7 @@ import { apiProblem, apiSandbox, loadApiInput } from './lib/api-check.ts';
 import { workDir } from './lib/harness.ts';
 import { formatOfName, importProblem, importSandbox } from './lib/import-check.ts';
 import { reportProblem, reportSandbox } from './lib/report-check.ts';
+import { httpRequestProblem, httpRequestsSandbox, loadRawRequest } from './targets/http-requests.ts';
 import { valueRecipeProblem, type ValueRecipe } from './targets/recording-values.ts';
 
 const repo = path.resolve(import.meta.dirname, '../..');
@@ -99,5 +100,14 @@ describe.each(['http', 'ipc'] as const)('api-%s: calls the API once answered wro
   it.each(inputs(`api-${transport}`).map((f) => [path.basename(f), f]))('%s', async (_, file) => {
     const input = loadApiInput(file);
     expect(apiProblem(transport, input, await sandbox.run(input))).toBeNull();
+  });
+});
+
+describe('http-requests: bytes on a connection the server once answered wrongly', () => {
+  const sandbox = httpRequestsSandbox();
+  afterAll(() => sandbox.close());
+  it.each(inputs('http-requests').map((f) => [path.basename(f), f]))('%s', async (_, file) => {
+    const input = loadRawRequest(file);
+    expect(httpRequestProblem(input, await sandbox.run(input))).toBeNull();
   });
 });

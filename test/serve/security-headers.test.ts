@@ -75,6 +75,9 @@ describe('the security headers on every answer', () => {
     ['another host name', () => [`GET / HTTP/1.1\r\nhost: evil.example`], 421],
     ["Node's own: a request it cannot parse", () => ['GET / HTTP/1.1\r\nhost 127.0.0.1'], 400],
     ["Node's own: headers too large", () => [`GET / HTTP/1.1\r\n${host()}\r\nx-big: ${'a'.repeat(20_000)}`], 431],
+    // Found by test/fuzz/targets/http-requests.ts (issue 27): Node answered these itself, bare.
+    ['an HTTP/1.1 request without Host', () => ['GET / HTTP/1.1'], 421],
+    ['an expectation other than 100-continue', () => [`GET / HTTP/1.1\r\n${host()}\r\nexpect: 200-ok`], 417],
   ];
 
   it.each(cases)('%s (%#)', async (_name, request, status) => {
