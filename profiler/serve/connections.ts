@@ -5,15 +5,23 @@
 // process has a fixed number of descriptors (`ulimit -n`): ~20,000 clients
 // that connect and send nothing (or a header a byte at a time) held the
 // server's once, so that it answered no one for over two minutes. So at
-// most `max` connections are held. One more that comes takes the place of
-// the connection that has waited longest for a request — one that sent
-// nothing yet, half a header, or is idle between two requests (keep-alive)
-// — which is closed; such a connection costs its client nothing to open
-// again, while holding it is how a flood of them locks everyone out. When
-// every connection held is busy with a request (being read, computed or
-// sent), the new one is closed at once instead. A page's request goes out
-// as soon as its connection is open, so it is never the one waiting
-// longest while others connect.
+// most `max` connections are held, at most `perClient` of them from one
+// client (an address). One more that comes takes the place of:
+//
+//   - the connection that has waited longest for a request — one that sent
+//     nothing yet, half a header, or is idle between two requests
+//     (keep-alive) — of its own client when that client holds its share,
+//     else of anyone's. Such a connection costs its client nothing to open
+//     again, while holding it is how a flood of them locks everyone out;
+//   - when every connection held is busy with a request (being read,
+//     computed or sent): the newest of the client that holds the most, if
+//     that is more than the new one's client would hold with it (its
+//     request is not answered: the client with the most connections gives
+//     way to one with fewer); else the new connection is closed at once.
+//
+// So one client, or a few, flooding with connections of any kind leave room
+// for the others: a page's request goes out as soon as its connection is
+// open, and its client holds fewer than the flood's.
 //
 // Node's own timeouts (server.ts) close what waits too long regardless:
 // no request header within HEADERS_TIMEOUT_MS, no whole request within
@@ -24,23 +32,30 @@ import type { Socket } from 'node:net';
 
 /** Connections held at most (`serve` holds this many; a page uses six). */
 export const MAX_CONNECTIONS = 1024;
+/** Connections held from one client (address) at most: the load benchmark's 200 clients on one machine fit. */
+export const MAX_CONNECTIONS_PER_CLIENT = 256;
 
 interface Held {
+  client: string;
   /** Requests read and not yet answered (pipelined ones count: Node reads them before the first is answered). */
   busy: number;
 }
 
 export class ConnectionLimit {
   readonly #max: number;
+  readonly #perClient: number;
   readonly #held = new Map<Socket, Held>();
-  /** Connections waiting for a request, longest first (Map order: one that starts waiting again goes last). */
+  /** Held connections by client, in the order they came. */
+  readonly #byClient = new Map<string, Set<Socket>>();
+  /** Connections waiting for a request, longest first (Set order: one that starts waiting again goes last). */
   readonly #waiting = new Set<Socket>();
-  /** Connections closed to keep the count: new ones when all were busy, and those that had waited longest. */
+  /** Connections closed at once (no room), and held ones closed to make room, so far. */
   refused = 0;
   evicted = 0;
 
-  constructor(server: http.Server, max = MAX_CONNECTIONS) {
-    this.#max = max;
+  constructor(server: http.Server, limits: { max?: number; perClient?: number } = {}) {
+    this.#max = limits.max ?? MAX_CONNECTIONS;
+    this.#perClient = Math.min(this.#max, limits.perClient ?? MAX_CONNECTIONS_PER_CLIENT);
     server.on('connection', (socket: Socket) => this.#connected(socket));
     // Before the server's own handler, which may answer (and finish) at once.
     server.prependListener('request', (req: http.IncomingMessage, res: http.ServerResponse) => this.#request(req.socket, res));
@@ -57,20 +72,47 @@ export class ConnectionLimit {
   }
 
   #connected(socket: Socket): void {
-    if (this.#held.size >= this.#max) {
-      const oldest = this.#waiting.values().next();
-      if (oldest.done) {
-        this.refused++;
-        socket.destroy();
-        return;
-      }
-      this.evicted++;
-      this.#forget(oldest.value);
-      oldest.value.destroy();
+    const client = socket.remoteAddress ?? '';
+    const own = this.#byClient.get(client);
+    const room = own && own.size >= this.#perClient ? this.#makeRoomIn(own) : this.#held.size >= this.#max ? this.#makeRoom(own?.size ?? 0) : true;
+    if (!room) {
+      this.refused++;
+      socket.destroy();
+      return;
     }
-    this.#held.set(socket, { busy: 0 });
+    this.#held.set(socket, { client, busy: 0 });
+    if (own) own.add(socket);
+    else this.#byClient.set(client, new Set([socket]));
     this.#waiting.add(socket);
     socket.once('close', () => this.#forget(socket));
+  }
+
+  /** Room among a client's own connections: its first one waiting for a request goes. */
+  #makeRoomIn(own: Set<Socket>): boolean {
+    for (const s of own) {
+      if (this.#waiting.has(s)) return this.#evict(s);
+    }
+    return false;
+  }
+
+  /** Room among all: the one waiting longest; else the newest of the client holding the most, if it holds more than `holds` + 1. */
+  #makeRoom(holds: number): boolean {
+    const oldest = this.#waiting.values().next();
+    if (!oldest.done) return this.#evict(oldest.value);
+    // At most `max` clients hold a connection: a pass over them, only when every connection held is busy.
+    let most: Set<Socket> | null = null;
+    for (const c of this.#byClient.values()) if (!most || c.size > most.size) most = c;
+    if (!most || most.size <= holds + 1) return false;
+    let newest: Socket | null = null;
+    for (const s of most) newest = s;
+    return this.#evict(newest!);
+  }
+
+  #evict(socket: Socket): true {
+    this.evicted++;
+    this.#forget(socket);
+    socket.destroy();
+    return true;
   }
 
   #request(socket: Socket, res: http.ServerResponse): void {
@@ -89,7 +131,12 @@ export class ConnectionLimit {
   }
 
   #forget(socket: Socket): void {
+    const held = this.#held.get(socket);
+    if (!held) return;
     this.#held.delete(socket);
     this.#waiting.delete(socket);
+    const own = this.#byClient.get(held.client);
+    own?.delete(socket);
+    if (own?.size === 0) this.#byClient.delete(held.client);
   }
 }

@@ -20,8 +20,9 @@
 // there too, not on the analysis thread).
 //
 // Under a flood (issue 27): at most MAX_CONNECTIONS connections are held,
-// one that sent no request for longest making room for a new one
-// (connections.ts); Node's timeouts close a connection without a whole
+// MAX_CONNECTIONS_PER_CLIENT from one address, one that sent no request for
+// longest (or the newest of the client holding the most) making room for a
+// new one (connections.ts); Node's timeouts close a connection without a whole
 // header after HEADERS_TIMEOUT_MS; a client (an address) has at most
 // MAX_WAITING_PER_CLIENT requests waiting per queue, and its turns alternate
 // with the other clients' (work-queue.ts), past which it is answered 429,
@@ -42,7 +43,7 @@ import { defaultJobCacheDir, type OpenMode } from '../merge/job-cache.ts';
 import { encodeWindow, WINDOW_MEDIA_TYPE } from '../contract/window-codec.ts';
 import { contentSecurityPolicy } from '../contract/content-security-policy.ts';
 import { VERSION } from '../contract/version.ts';
-import { ConnectionLimit, MAX_CONNECTIONS } from './connections.ts';
+import { ConnectionLimit } from './connections.ts';
 import { hostAllowed, isLoopback } from './listen-address.ts';
 import { staticFile } from './static-files.ts';
 import { DROPPED, QueueFull, WorkQueue } from './work-queue.ts';
@@ -96,8 +97,9 @@ export interface ServerOptions {
   jobCacheDir?: string;
   /** Called when files were opened as one job (merged now, or reused from the cache). */
   onJob?: (job: NonNullable<OpenFilesResult['job']>) => void;
-  /** Connections held at most (connections.ts MAX_CONNECTIONS); tests lower it. */
+  /** Connections held at most, and from one client (connections.ts MAX_CONNECTIONS, MAX_CONNECTIONS_PER_CLIENT); tests lower them. */
   maxConnections?: number;
+  maxConnectionsPerClient?: number;
   /** HEADERS_TIMEOUT_MS, REQUEST_TIMEOUT_MS; tests lower them. */
   headersTimeoutMs?: number;
   requestTimeoutMs?: number;
@@ -274,7 +276,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       }
     },
   );
-  const connections = new ConnectionLimit(server, opts.maxConnections ?? MAX_CONNECTIONS);
+  const connections = new ConnectionLimit(server, { max: opts.maxConnections, perClient: opts.maxConnectionsPerClient });
   function handle(req: http.IncomingMessage, res: http.ServerResponse): void {
     // The client went away before its answer was sent (closed the tab, aborted the fetch).
     let closed = false;

@@ -25,7 +25,7 @@ afterEach(async () => {
   server = null;
 });
 
-const serve = async (opts: { maxConnections?: number; headersTimeoutMs?: number } = {}) =>
+const serve = async (opts: { maxConnections?: number; maxConnectionsPerClient?: number; headersTimeoutMs?: number } = {}) =>
   (server = await startServer({ files: [fixture], staticDir: path.dirname(fixture), ...opts }));
 
 /** A connection from `from` that has connected; `closed` settles when the server closes it, with what it had sent. */
@@ -82,6 +82,35 @@ describe('a cap on connections', () => {
     const answered = busy.map((c) => new Promise<string>((r) => c.socket.once('data', (d: string) => r(d))));
     for (const c of busy) c.socket.write('{"args":[]}');
     for (const a of answered) expect(await a).toMatch(/^HTTP\/1\.1 200 /);
+  });
+  it("one client's 300 connections that send nothing: 256 held, its own oldest making room for its next; another client's request answered", async () => {
+    const s = await serve();
+    const silent = [];
+    for (let i = 0; i < 300; i++) silent.push(await connect(s.port, '127.0.0.2'));
+    expect(await Promise.all(silent.slice(0, 44).map((c) => closedBy(5000, c.closed)))).toEqual(new Array(44).fill(true));
+    expect(s.connections().open).toBe(256);
+    expect((await callApi<unknown[]>(s, 'listRecordings')).length).toBe(1);
+  });
+
+  it("every connection held busy, all one client's: another client's new connection takes the place of its newest; its own next is closed at once", async () => {
+    const s = await serve({ maxConnections: 4, maxConnectionsPerClient: 8 });
+    const busy = [];
+    for (let i = 0; i < 4; i++) {
+      const c = await connect(s.port, '127.0.0.2');
+      c.socket.write(
+        `POST /api/listRecordings HTTP/1.1\r\nhost: 127.0.0.1:${s.port}\r\nx-streamscope-token: ${s.token}\r\ncontent-type: application/json\r\ncontent-length: 11\r\n\r\n`,
+      );
+      busy.push(c);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+    // 127.0.0.2 holds the four, the most: its next has no room.
+    const more = await connect(s.port, '127.0.0.2');
+    expect(await closedBy(2000, more.closed)).toBe(true);
+    expect(s.connections().refused).toBe(1);
+    // 127.0.0.1 holds none: 127.0.0.2's newest gives way.
+    expect((await callApi<unknown[]>(s, 'listRecordings')).length).toBe(1);
+    expect(await closedBy(2000, busy[3]!.closed)).toBe(true);
+    expect(await Promise.all(busy.slice(0, 3).map((c) => closedBy(100, c.closed)))).toEqual([false, false, false]);
   });
 });
 
