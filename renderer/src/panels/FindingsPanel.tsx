@@ -4,14 +4,14 @@
 // for (ScopeInfo.label of the answer shown) and what it should be read with
 // (ScopeInfo.notes: rows the analysis left out as not possible, operations
 // a window cut), that a newer one is on its way while the selection moves,
-// and how far the analysis has got while it waits (progress-text.ts).
+// and how far the analysis has got while it waits (scope/progress-text.ts).
 import { useState, memo } from 'react';
 import type { Finding, RangeName } from '../../../profiler/contract/api.ts';
 import { formatDuration } from '../../../profiler/contract/time.ts';
 import { scopeKey, type Scope } from '../scope/scope.ts';
 import { ScopePicker } from '../scope/ScopePicker.tsx';
 import type { ScopedState } from '../scope/scoped-answer.ts';
-import { progressText } from './progress-text.ts';
+import { progressText } from '../scope/progress-text.ts';
 
 // Memoised: the app re-renders on every view change while panning, and
 // this panel does not depend on the view.

@@ -3,8 +3,8 @@
 // progressLabel), whose it is when another scope's runs ahead of it, and how
 // long the panel has waited. Pure, for the findings panel and the Stats tab.
 import { progressLabel } from '../../../profiler/contract/progress.ts';
-import { scopeKey, scopeTitle, type Scope } from '../scope/scope.ts';
-import type { Waiting } from '../scope/analysis-progress.ts';
+import { scopeKey, scopeTitle, type Scope } from './scope.ts';
+import type { Waiting } from './analysis-progress.ts';
 
 /** What the analyses without a scope compute, in words. */
 const UNSCOPED: Record<string, string> = {
