@@ -13,7 +13,6 @@ import { tempDir } from '../helpers/native.ts';
 /** `file: function` (as scripts/function-length.ts names them) → why it is still over the limit. */
 const LISTED_DEBT: Record<string, string> = {
   'profiler/serve/server.ts: startServer': 'the server, its routes and its shutdown in one closure; being split with the change to serve under way',
-  'renderer/src/timeline/draw.ts: drawTimeline': 'one frame of the timeline, every layer drawn in turn; being split by layer with the renderer (issue 28)',
 };
 
 describe('function length', () => {

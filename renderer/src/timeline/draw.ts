@@ -7,6 +7,7 @@ import type { ItemDetails, ItemKind, ItemRef, ItemTable, WaitSpan } from '../../
 import { KIND_COLORS, KIND_LABELS, startupColor } from '../base/colors.ts';
 import { shortName } from '../../../profiler/contract/names.ts';
 import { formatDuration } from '../../../profiler/contract/time.ts';
+import type { RowColumns } from '../../../profiler/contract/window-codec.ts';
 import { contentToCanvas, TimeAxis } from './coords.ts';
 import { drawOverlay, drawWaitSpans, WAIT_HATCH, type Box, type End, type Overlay } from './dependency-overlay.ts';
 import { LANES } from './in-flight.ts';
@@ -106,11 +107,38 @@ export function drawTimeline(g: CanvasRenderingContext2D, d: DrawInput): void {
   g.textBaseline = 'middle';
   if (!charWidth) charWidth = g.measureText('abcdefghijklmnopqrstuvwxyz_0123456789').width / 37;
   const axis = new TimeAxis(view, width);
-  const xOf = (t: number) => axis.timeToViewX(t);
+  // What is in view, in content coordinates.
   const top = scrollTop;
   const bottom = scrollTop + height;
 
-  // Row backgrounds and group bands.
+  // The layers, back to front.
+  drawRowBands(g, layout, width, top, bottom);
+  // Start-up, behind everything drawn on the rows: what the steady state leaves out.
+  if (d.startup) drawStartup(g, d.startup, axis, height);
+  drawUnloaded(g, d.loaded, view, axis, height);
+  if (d.loaded) drawRows(g, d.loaded, layout, d.search, axis, top, bottom);
+  if (d.iterations) {
+    const r = layout.byId.get(ITERATIONS_ROW);
+    if (r && r.type === 'row' && r.y + r.h >= top && r.y <= bottom)
+      drawIterations(g, d.iterations, d.chosenInstance, r.y - top, r.h, width, (t) => axis.timeToViewX(t));
+  }
+  // Where event waits held a stream: hatched in the gap before the operation they held.
+  if (d.waitSpans.length)
+    drawWaitSpans(
+      g,
+      d.waitSpans,
+      (s) => {
+        const b = waitSpanBox(d, s);
+        return b && b.y + b.h >= top && b.y <= bottom ? contentToCanvas(b, top) : null;
+      },
+      hatch(g, WAIT_HATCH),
+    );
+  drawSelection(g, d, top);
+  drawPointer(g, d, axis, top);
+}
+
+/** Row backgrounds and group bands. */
+function drawRowBands(g: CanvasRenderingContext2D, layout: Layout, width: number, top: number, bottom: number): void {
   for (const r of layout.rows) {
     if (r.y + r.h < top || r.y > bottom) continue;
     const y = r.y - top;
@@ -126,149 +154,163 @@ export function drawTimeline(g: CanvasRenderingContext2D, d: DrawInput): void {
       g.fillRect(0, y + r.h - 1, width, 1);
     }
   }
+}
 
-  // Start-up, behind everything drawn on the rows: what the steady state leaves out.
-  if (d.startup) {
-    const a = Math.max(0, xOf(d.startup.startNs));
-    const b = Math.min(width, xOf(d.startup.endNs));
-    if (b > a) {
-      g.fillStyle = STARTUP_FILL;
-      g.fillRect(a, 0, b - a, height);
-      g.fillStyle = STARTUP_EDGE;
-      if (b < width) g.fillRect(b - 1, 0, 1, height);
+/** Start-up shaded across the rows, with its end line. */
+function drawStartup(g: CanvasRenderingContext2D, startup: { startNs: number; endNs: number }, axis: TimeAxis, height: number): void {
+  const { width } = axis;
+  const a = Math.max(0, axis.timeToViewX(startup.startNs));
+  const b = Math.min(width, axis.timeToViewX(startup.endNs));
+  if (b > a) {
+    g.fillStyle = STARTUP_FILL;
+    g.fillRect(a, 0, b - a, height);
+    g.fillStyle = STARTUP_EDGE;
+    if (b < width) g.fillRect(b - 1, 0, 1, height);
+  }
+}
+
+/** Areas of the view that are not loaded yet: hatched, never drawn as empty. */
+function drawUnloaded(g: CanvasRenderingContext2D, loaded: Loaded | null, view: View, axis: TimeAxis, height: number): void {
+  if (loaded && loaded.startNs <= view.start && loaded.endNs >= view.end) return;
+  const { width } = axis;
+  const a = loaded ? Math.max(0, axis.timeToViewX(loaded.startNs)) : width;
+  const b = loaded ? Math.min(width, axis.timeToViewX(loaded.endNs)) : 0;
+  g.fillStyle = hatch(g, UNLOADED_HATCH);
+  if (!loaded) g.fillRect(0, 0, width, height);
+  else {
+    if (a > 0) g.fillRect(0, 0, a, height);
+    if (b < width) g.fillRect(b, 0, width - b, height);
+  }
+}
+
+/** Whether an item is highlighted: its name matches the search (and its kind the filter), or it is one of a finding's evidence. */
+type Matcher = (kind: ItemKind, nameId: number, table: string, id: number) => boolean;
+
+/** The loaded rows in view: concurrency tracks, folded ranks' busy rows, and the items and coverage of the others. */
+function drawRows(
+  g: CanvasRenderingContext2D,
+  loaded: Loaded,
+  layout: Layout,
+  search: SearchHighlight | null,
+  axis: TimeAxis,
+  top: number,
+  bottom: number,
+): void {
+  const byText = search?.text !== undefined ? textMatcher(loaded.strings, search.text) : null;
+  const named = (nameId: number) => search!.nameIds.has(nameId) || (byText !== null && nameId !== 0 && byText(nameId));
+  const isMatch: Matcher = (kind, nameId, table, id) =>
+    !!search && ((named(nameId) && (!search.kinds || search.kinds.has(kind))) || (!!search.refs && search.refs.has(`${table}:${id}`)));
+  for (const r of layout.rows) {
+    if (r.type !== 'row' || r.y + r.h < top || r.y > bottom) continue;
+    const row = r.row!;
+    const y0 = r.y - top;
+    if (row.kind === 'conc') {
+      drawConcurrency(g, loaded, row.deviceId!, y0, r.h, axis);
+      continue;
+    }
+    if (row.kind === 'busy') {
+      if (loaded.busy) drawBusy(g, loaded.busy, row.deviceIds!, y0, r.h, axis);
+      continue;
+    }
+    const data = loaded.byRow.get(row.id);
+    if (data) drawItems(g, r, data, loaded, search, isMatch, axis, top);
+  }
+}
+
+/** One row's merged coverage (lighter) and items (labelled where they are wide enough; matches outlined). */
+function drawItems(
+  g: CanvasRenderingContext2D,
+  r: LaidRow,
+  data: RowColumns,
+  loaded: Loaded,
+  search: SearchHighlight | null,
+  isMatch: Matcher,
+  axis: TimeAxis,
+  top: number,
+): void {
+  const { kinds, tables } = loaded;
+  const { width } = axis;
+  const xOf = (t: number) => axis.timeToViewX(t);
+  const lh = laneH(r);
+  // Canvas state is set only when it changes: a frame can draw 100 k
+  // items, and each fillStyle or globalAlpha assignment costs a parse
+  // or a state save in the canvas.
+  let style = '';
+  let alpha = -1;
+  const paint = (s: string, a: number) => {
+    if (s !== style) g.fillStyle = style = s;
+    if (a !== alpha) g.globalAlpha = alpha = a;
+  };
+  // Merged coverage: lighter, so one can tell "many small things" from one long one.
+  const cv = data.coverage;
+  for (let n = 0; n < cv.length; n++) {
+    const x0 = xOf(cv.startNs[n]!);
+    const x1 = xOf(cv.endNs[n]!);
+    if (x1 < 0 || x0 > width) continue;
+    paint(KIND_COLORS[kinds[cv.kind[n]!]!], search ? 0.2 : 0.7);
+    g.fillRect(x0, laneY(r, cv.depth[n]!) - top, Math.max(1, x1 - x0), lh);
+  }
+  const it = data.items;
+  for (let n = 0; n < it.length; n++) {
+    const x0 = xOf(it.startNs[n]!);
+    const x1 = xOf(it.endNs[n]!);
+    if (x1 < -1 || x0 > width + 1) continue;
+    const ly = laneY(r, it.depth[n]!) - top;
+    const w = Math.max(1, x1 - x0);
+    const kind = kinds[it.kind[n]!]!;
+    const match = search !== null && isMatch(kind, it.nameId[n]!, tables[it.table[n]!]!, it.id[n]!);
+    paint(KIND_COLORS[kind], search && !match ? 0.22 : 1);
+    g.fillRect(x0, ly, w, lh);
+    if (w > 28) {
+      const name = itemName(kind, it.nameId[n]!, loaded);
+      if (name) {
+        drawLabel(g, name, Math.max(x0, 0), Math.min(x1, width), ly + lh / 2);
+        style = ''; // drawLabel set its own fill
+      }
+    }
+    if (match) {
+      const current = search?.current && search.current.table === tables[it.table[n]!] && search.current.id === it.id[n];
+      g.strokeStyle = current ? '#ff2d95' : '#ffb000';
+      g.lineWidth = current ? 2.5 : 1.5;
+      g.strokeRect(x0 - 0.5, ly - 0.5, w + 1, lh + 1);
     }
   }
+  g.globalAlpha = 1;
+}
 
-  const loaded = d.loaded;
-  // Areas of the view that are not loaded yet: hatched, never drawn as empty.
-  if (!loaded || loaded.startNs > view.start || loaded.endNs < view.end) {
-    const a = loaded ? Math.max(0, xOf(loaded.startNs)) : width;
-    const b = loaded ? Math.min(width, xOf(loaded.endNs)) : 0;
-    g.fillStyle = hatch(g, UNLOADED_HATCH);
-    if (!loaded) g.fillRect(0, 0, width, height);
-    else {
-      if (a > 0) g.fillRect(0, 0, a, height);
-      if (b < width) g.fillRect(b, 0, width - b, height);
-    }
-  }
-
-  if (loaded) {
-    const search = d.search;
-    const byText = search?.text !== undefined ? textMatcher(loaded.strings, search.text) : null;
-    const named = (nameId: number) => search!.nameIds.has(nameId) || (byText !== null && nameId !== 0 && byText(nameId));
-    const isMatch = (kind: ItemKind, nameId: number, table: string, id: number) =>
-      !!search && ((named(nameId) && (!search.kinds || search.kinds.has(kind))) || (!!search.refs && search.refs.has(`${table}:${id}`)));
-    const { kinds, tables } = loaded;
-    for (const r of layout.rows) {
-      if (r.type !== 'row' || r.y + r.h < top || r.y > bottom) continue;
-      const row = r.row!;
-      const y0 = r.y - top;
-      if (row.kind === 'conc') {
-        drawConcurrency(g, loaded, row.deviceId!, y0, r.h, axis);
-        continue;
-      }
-      if (row.kind === 'busy') {
-        if (loaded.busy) drawBusy(g, loaded.busy, row.deviceIds!, y0, r.h, axis);
-        continue;
-      }
-      const data = loaded.byRow.get(row.id);
-      if (!data) continue;
-      const lh = laneH(r);
-      // Canvas state is set only when it changes: a frame can draw 100 k
-      // items, and each fillStyle or globalAlpha assignment costs a parse
-      // or a state save in the canvas.
-      let style = '';
-      let alpha = -1;
-      const paint = (s: string, a: number) => {
-        if (s !== style) g.fillStyle = style = s;
-        if (a !== alpha) g.globalAlpha = alpha = a;
-      };
-      // Merged coverage: lighter, so one can tell "many small things" from one long one.
-      const cv = data.coverage;
-      for (let n = 0; n < cv.length; n++) {
-        const x0 = xOf(cv.startNs[n]!);
-        const x1 = xOf(cv.endNs[n]!);
-        if (x1 < 0 || x0 > width) continue;
-        paint(KIND_COLORS[kinds[cv.kind[n]!]!], search ? 0.2 : 0.7);
-        g.fillRect(x0, laneY(r, cv.depth[n]!) - top, Math.max(1, x1 - x0), lh);
-      }
-      const it = data.items;
-      for (let n = 0; n < it.length; n++) {
-        const x0 = xOf(it.startNs[n]!);
-        const x1 = xOf(it.endNs[n]!);
-        if (x1 < -1 || x0 > width + 1) continue;
-        const ly = laneY(r, it.depth[n]!) - top;
-        const w = Math.max(1, x1 - x0);
-        const kind = kinds[it.kind[n]!]!;
-        const match = search !== null && isMatch(kind, it.nameId[n]!, tables[it.table[n]!]!, it.id[n]!);
-        paint(KIND_COLORS[kind], search && !match ? 0.22 : 1);
-        g.fillRect(x0, ly, w, lh);
-        if (w > 28) {
-          const name = itemName(kind, it.nameId[n]!, loaded);
-          if (name) {
-            drawLabel(g, name, Math.max(x0, 0), Math.min(x1, width), ly + lh / 2);
-            style = ''; // drawLabel set its own fill
-          }
-        }
-        if (match) {
-          const current = search?.current && search.current.table === tables[it.table[n]!] && search.current.id === it.id[n];
-          g.strokeStyle = current ? '#ff2d95' : '#ffb000';
-          g.lineWidth = current ? 2.5 : 1.5;
-          g.strokeRect(x0 - 0.5, ly - 0.5, w + 1, lh + 1);
-        }
-      }
-      g.globalAlpha = 1;
-    }
-  }
-
-  if (d.iterations) {
-    const r = layout.byId.get(ITERATIONS_ROW);
-    if (r && r.type === 'row' && r.y + r.h >= top && r.y <= bottom) drawIterations(g, d.iterations, d.chosenInstance, r.y - top, r.h, width, xOf);
-  }
-
-  // Where event waits held a stream: hatched in the gap before the operation they held.
-  if (d.waitSpans.length)
-    drawWaitSpans(
-      g,
-      d.waitSpans,
-      (s) => {
-        const b = waitSpanBox(d, s);
-        return b && b.y + b.h >= top && b.y <= bottom ? contentToCanvas(b, top) : null;
-      },
-      hatch(g, WAIT_HATCH),
-    );
-
-  // The selection: its launch and dependency arrows, its critical chain, its outline.
+/** The selection: its launch and dependency arrows, its critical chain, its outline. */
+function drawSelection(g: CanvasRenderingContext2D, d: DrawInput, top: number): void {
   const toCanvas = (b: Box | null) => b && contentToCanvas(b, top);
   drawOverlay(g, d.overlay, (e) => toCanvas(endBox(d, e)));
-  if (d.selected) {
-    const det = d.details && d.details.ref.table === d.selected.table && d.details.ref.id === d.selected.id ? d.details : null;
-    const sel = toCanvas(
-      itemHit(d, d.selected, det?.rowId) ?? (det ? endBox(d, { ref: det.ref, rowId: det.rowId, startNs: det.startNs, endNs: det.endNs }) : null),
-    );
-    if (sel) {
-      g.strokeStyle = '#111';
-      g.lineWidth = 2;
-      g.strokeRect(sel.x - 1, sel.y - 1, sel.w + 2, sel.h + 2);
-    }
+  if (!d.selected) return;
+  const det = d.details && d.details.ref.table === d.selected.table && d.details.ref.id === d.selected.id ? d.details : null;
+  const sel = toCanvas(
+    itemHit(d, d.selected, det?.rowId) ?? (det ? endBox(d, { ref: det.ref, rowId: det.rowId, startNs: det.startNs, endNs: det.endNs }) : null),
+  );
+  if (sel) {
+    g.strokeStyle = '#111';
+    g.lineWidth = 2;
+    g.strokeRect(sel.x - 1, sel.y - 1, sel.w + 2, sel.h + 2);
   }
+}
 
+/** What the pointer made: the outline of what it is over, the selected range, the cursor line. */
+function drawPointer(g: CanvasRenderingContext2D, d: DrawInput, axis: TimeAxis, top: number): void {
+  const { height } = d;
   if (d.hover && (d.hover.ref || d.hover.instance !== undefined)) {
     g.strokeStyle = 'rgba(0,0,0,0.55)';
     g.lineWidth = 1;
     g.strokeRect(d.hover.x - 0.5, d.hover.y - top - 0.5, d.hover.w + 1, d.hover.h + 1);
   }
-
   if (d.range) {
-    const a = xOf(Math.min(d.range[0], d.range[1]));
-    const b = xOf(Math.max(d.range[0], d.range[1]));
+    const a = axis.timeToViewX(Math.min(d.range[0], d.range[1]));
+    const b = axis.timeToViewX(Math.max(d.range[0], d.range[1]));
     g.fillStyle = 'rgba(59, 117, 175, 0.12)';
     g.fillRect(a, 0, b - a, height);
     g.fillStyle = '#3b75af';
     g.fillRect(a, 0, 1, height);
     g.fillRect(b - 1, 0, 1, height);
   }
-
   if (d.cursorX !== null) {
     g.fillStyle = 'rgba(0,0,0,0.35)';
     g.fillRect(Math.round(d.cursorX), 0, 1, height);
