@@ -23,6 +23,8 @@ export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)
  * one's; a prefix that is no unit (profiler/) admits everything under it.
  */
 const ANALYSIS = ['profiler/analysis/', 'profiler/analysis/replay/', 'profiler/analysis/diagnosis/'];
+/** The bottom floors of the page, under every view: base, the API, and the contract. */
+const PAGE_BASE = ['renderer/src/base/', 'renderer/src/api/', 'profiler/contract/'];
 
 export const RULES: { unit: string; mayImport: string[] }[] = [
   // The contract between the data side and the views: API types, errors'
@@ -87,8 +89,29 @@ export const RULES: { unit: string; mayImport: string[] }[] = [
   // The CLI is the top: everything below it, and the desktop app's launcher (`open`, `npm start`): TECHNICAL_DEBT.
   { unit: 'profiler/cli/', mayImport: ['profiler/'] },
   { unit: 'app/', mayImport: ['profiler/'] },
-  // The page: the contract only.
+  // The page: of the project, the contract only (every byte of data comes through the typed API).
   { unit: 'renderer/', mayImport: ['profiler/contract/'] },
+  // Inside the page (renderer/src), in floors, each on those below it and the
+  // contract, never up or sideways: base (formatting, colours, the small
+  // shared types and hooks: nothing of the page) → api (the one way to data)
+  // → the views: the timeline, the Query tab and the record dialog on their
+  // own; the scope (what the analyses look at, their answers and progress)
+  // over the timeline (its iterations track); the side panels, the Stats tab
+  // and the compare view over the scope → app (the shell that composes them)
+  // → main.tsx. What a view needs from the shell is handed to it (typed in
+  // base/callbacks.ts), never imported.
+  { unit: 'renderer/src/base/', mayImport: ['profiler/contract/'] },
+  { unit: 'renderer/src/api/', mayImport: ['renderer/src/base/', 'profiler/contract/'] },
+  { unit: 'renderer/src/timeline/', mayImport: [...PAGE_BASE] },
+  { unit: 'renderer/src/query/', mayImport: [...PAGE_BASE] },
+  { unit: 'renderer/src/record/', mayImport: [...PAGE_BASE] },
+  { unit: 'renderer/src/scope/', mayImport: ['renderer/src/timeline/', ...PAGE_BASE] },
+  { unit: 'renderer/src/panels/', mayImport: ['renderer/src/scope/', 'renderer/src/timeline/', ...PAGE_BASE] },
+  { unit: 'renderer/src/stats/', mayImport: ['renderer/src/scope/', 'renderer/src/timeline/', ...PAGE_BASE] },
+  { unit: 'renderer/src/compare/', mayImport: ['renderer/src/scope/', 'renderer/src/timeline/', ...PAGE_BASE] },
+  // renderer/src/ is no unit: naming it admits every folder under it.
+  { unit: 'renderer/src/app/', mayImport: ['renderer/src/', 'profiler/contract/'] },
+  { unit: 'renderer/src/main.tsx', mayImport: ['renderer/src/app/'] },
 ];
 
 const UNITS = new Set(RULES.map((r) => r.unit));

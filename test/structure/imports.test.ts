@@ -40,4 +40,51 @@ describe('import rules', () => {
     ]);
     fs.rmSync(root, { recursive: true, force: true });
   });
+
+  it('holds the page (renderer/src) to its floors: base, api, the views, the scope under the panels, stats and compare, the shell on top', () => {
+    const root = tempDir('imports-page');
+    const write = (rel: string, text: string) => {
+      fs.mkdirSync(path.dirname(path.join(root, rel)), { recursive: true });
+      fs.writeFileSync(path.join(root, rel), text);
+    };
+    for (const top of ['profiler', 'app']) fs.mkdirSync(path.join(root, top));
+    // Allowed: down a floor, or more; the shell on anything; main.tsx on the shell (below); the contract from anywhere.
+    write('renderer/src/app/App.tsx', "import { Timeline } from '../timeline/Timeline.tsx';\nimport { StatsView } from '../stats/StatsView.tsx';\n");
+    write('renderer/src/compare/Lane.tsx', "import type { Scope } from '../scope/scope.ts';\nimport { Timeline } from '../timeline/Timeline.tsx';\n");
+    write('renderer/src/scope/overlays.ts', "import { iterationTrack } from '../timeline/iterations.ts';\nimport { getApi } from '../api/client.ts';\n");
+    write(
+      'renderer/src/timeline/draw.ts',
+      "import { KIND_COLORS } from '../base/colors.ts';\nimport type { ItemRef } from '../../../profiler/contract/api.ts';\n",
+    );
+    write('renderer/src/api/client.ts', "import type { Ns } from '../../../profiler/contract/time.ts';\n");
+    // Breaks: a panel on the shell's URL state (what it needs belongs below it), a view on the shell, siblings,
+    // a floor reaching up, base on the API, the page past the contract, main.tsx past the shell.
+    write('renderer/src/panels/DetailsPanel.tsx', "import { refKey } from '../app/url-state.ts';\n");
+    write('renderer/src/query/use-query.ts', "import type { GoTo } from '../app/use-search.ts';\n");
+    write('renderer/src/stats/StatsView.tsx', "import { progressText } from '../panels/progress-text.ts';\n");
+    write('renderer/src/compare/CompareView.tsx', "import { StatsView } from '../stats/StatsView.tsx';\n");
+    write('renderer/src/scope/scoped-answer.ts', "import { FindingsPanel } from '../panels/FindingsPanel.tsx';\n");
+    write(
+      'renderer/src/timeline/Timeline.tsx',
+      "import type { Scope } from '../scope/scope.ts';\nexport const later = () => import('../query/QueryView.tsx');\n",
+    );
+    write('renderer/src/base/colors.ts', "import { getApi } from '../api/client.ts';\n");
+    write('renderer/src/record/RecordDialog.tsx', "import { recordJobs } from '../../../app/record-jobs.ts';\n");
+    write('renderer/src/api/extra.ts', "import { WindowLoader } from '../timeline/window-loader.ts';\n");
+    write('renderer/src/main.tsx', "import { App } from './app/App.tsx';\nimport { Timeline } from './timeline/Timeline.tsx';\n");
+    expect(importBreaks(root)).toEqual([
+      'renderer/src/api/extra.ts -> renderer/src/timeline/window-loader.ts',
+      'renderer/src/base/colors.ts -> renderer/src/api/client.ts',
+      'renderer/src/compare/CompareView.tsx -> renderer/src/stats/StatsView.tsx',
+      'renderer/src/main.tsx -> renderer/src/timeline/Timeline.tsx',
+      'renderer/src/panels/DetailsPanel.tsx -> renderer/src/app/url-state.ts',
+      'renderer/src/query/use-query.ts -> renderer/src/app/use-search.ts',
+      'renderer/src/record/RecordDialog.tsx -> app/record-jobs.ts',
+      'renderer/src/scope/scoped-answer.ts -> renderer/src/panels/FindingsPanel.tsx',
+      'renderer/src/stats/StatsView.tsx -> renderer/src/panels/progress-text.ts',
+      'renderer/src/timeline/Timeline.tsx -> renderer/src/query/QueryView.tsx',
+      'renderer/src/timeline/Timeline.tsx -> renderer/src/scope/scope.ts',
+    ]);
+    fs.rmSync(root, { recursive: true, force: true });
+  });
 });

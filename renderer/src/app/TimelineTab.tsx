@@ -8,7 +8,7 @@ import { FindingsPanel } from '../panels/FindingsPanel.tsx';
 import { Timeline, type View } from '../timeline/Timeline.tsx';
 import type { TimelineStatus } from './StatusBar.tsx';
 import type { Analyses } from './use-analyses.ts';
-import type { Report } from './use-banners.ts';
+import type { Report } from '../base/callbacks.ts';
 import type { DependenciesState } from './use-dependencies.ts';
 import type { Follow } from './use-live.ts';
 import type { Navigation } from './use-navigation.ts';

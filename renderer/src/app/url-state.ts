@@ -4,7 +4,8 @@
 // open tab; in the compare view, the recordings compared, their alignment
 // and offsets, whether zoom and pan are linked, and the scope both sides
 // are analysed on.
-import { ITEM_TABLES, type ItemRef, type ItemTable } from '../../../profiler/contract/api.ts';
+import type { ItemRef } from '../../../profiler/contract/api.ts';
+import { parseRef, refKey } from '../base/item-ref.ts';
 
 export interface UrlState {
   rec?: string;
@@ -27,13 +28,6 @@ export interface UrlState {
   linked: boolean;
   /** Compare view: the scope of both sides' analyses (scopeKey); absent: the steady state. */
   cscope?: string;
-}
-
-export const refKey = (r: ItemRef): string => `${r.table}:${r.id}`;
-
-export function parseRef(s: string | null | undefined): ItemRef | undefined {
-  const m = /^([a-z_]+):(\d+)$/.exec(s ?? '');
-  return m && (ITEM_TABLES as readonly string[]).includes(m[1]!) ? { table: m[1] as ItemTable, id: Number(m[2]) } : undefined;
 }
 
 export function readUrl(): UrlState {

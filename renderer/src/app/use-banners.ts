@@ -4,6 +4,7 @@
 // once; each can be dismissed.
 import { useCallback, useRef, useState } from 'react';
 import { toApiError } from '../api/client.ts';
+import type { Report } from '../base/callbacks.ts';
 
 export interface Banner {
   id: number;
@@ -26,9 +27,6 @@ const ERROR_TITLES: Record<string, string> = {
   busy: 'The server is busy',
   internal: 'Something went wrong',
 };
-
-/** Reports a failure: an API rejection (its code gives the title) or a plain `{code, message, file}`. */
-export type Report = (err: unknown, fallbackFile?: string) => void;
 
 export interface Banners {
   banners: Banner[];

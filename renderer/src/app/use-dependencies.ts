@@ -7,7 +7,7 @@
 import { useEffect, useState } from 'react';
 import type { ItemDependencies, ItemRef, RecordingSummary } from '../../../profiler/contract/api.ts';
 import { getApi } from '../api/client.ts';
-import type { Report } from './use-banners.ts';
+import type { Report } from '../base/callbacks.ts';
 
 export interface DependenciesState {
   dependencies: ItemDependencies | null;

@@ -4,7 +4,7 @@
 import { useEffect, useState } from 'react';
 import type { ItemDetails, ItemRef, RecordingSummary } from '../../../profiler/contract/api.ts';
 import { getApi } from '../api/client.ts';
-import type { Report } from './use-banners.ts';
+import type { Report } from '../base/callbacks.ts';
 
 export function useDetails(summary: RecordingSummary | null, selected: ItemRef | null, report: Report): ItemDetails | null {
   const api = getApi();

@@ -5,7 +5,7 @@
 // dragged over the page (the drop overlay).
 import { useEffect, useState } from 'react';
 import { getApi } from '../api/client.ts';
-import type { Report } from './use-banners.ts';
+import type { Report } from '../base/callbacks.ts';
 
 export function useDropFiles(canOpenFiles: boolean, openPaths: (paths: string[]) => void, report: Report): boolean {
   const api = getApi();

@@ -5,7 +5,7 @@
 import { useCallback } from 'react';
 import type { DependencyEnd, Finding, ItemDetails, ItemRef, RecordingSummary } from '../../../profiler/contract/api.ts';
 import { clampView, type View } from '../timeline/Timeline.tsx';
-import type { GoTo } from './use-search.ts';
+import type { GoTo } from '../base/callbacks.ts';
 
 export interface Navigation {
   onGoRelated: (ref: ItemRef, startNs: number, endNs: number) => void;

@@ -14,7 +14,7 @@ import type { IterationTrack } from '../timeline/iterations.ts';
 import { buildGroups, defaultFolded, groupsToUnfold } from '../timeline/rows.ts';
 import { jobWarnings } from '../../../profiler/contract/job.ts';
 import { clampView, type View } from '../timeline/Timeline.tsx';
-import type { Report } from './use-banners.ts';
+import type { Report } from '../base/callbacks.ts';
 import { useScope, type ScopeState } from './use-scope.ts';
 import { readUrl } from './url-state.ts';
 import { LIVE_SUMMARY_MS, useThrottled } from './use-live.ts';

@@ -7,7 +7,7 @@
 import { useCallback, useEffect, useState } from 'react';
 import type { Capabilities, OpenResult, RecordingHandle } from '../../../profiler/contract/api.ts';
 import { getApi, toApiError } from '../api/client.ts';
-import type { Report } from './use-banners.ts';
+import type { Report } from '../base/callbacks.ts';
 import { readUrl } from './url-state.ts';
 
 export interface Recordings {

@@ -9,19 +9,16 @@
 // finding's evidence is the other highlight: showing it clears the search,
 // typing clears it. Another recording shown starts with neither.
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
-import type { Finding, ItemKind, ItemRef, RecordingSummary, SearchCursor, SearchResponse } from '../../../profiler/contract/api.ts';
+import type { Finding, ItemKind, RecordingSummary, SearchCursor, SearchResponse } from '../../../profiler/contract/api.ts';
 import { toNs, type NsFields } from '../../../profiler/contract/time.ts';
 import { getApi } from '../api/client.ts';
 import { KIND_FILTERS } from '../base/colors.ts';
 import type { SearchHighlight } from '../timeline/draw.ts';
 import { matchNumber, planStep, type SearchPosition } from './search-pages.ts';
-import type { Report } from './use-banners.ts';
+import type { GoTo, Report } from '../base/callbacks.ts';
 
 export const SEARCH_LIMIT = 10_000;
 const TYPING_REST_MS = 180;
-
-/** Shows an item on the timeline (use-recording-ui.ts useGoTo). */
-export type GoTo = (ref: ItemRef, rowId: string | undefined, startNs: number, endNs: number) => void;
 
 /** A page of matches, which of them is current (-1: none yet), and the `after` that fetched each page seen. */
 interface Found {

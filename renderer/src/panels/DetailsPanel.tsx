@@ -13,7 +13,7 @@ import { fullName, shortName } from '../../../profiler/contract/names.ts';
 import { graphLaunchText, graphOpsText } from '../../../profiler/contract/graphs.ts';
 import { formatTimestamp } from '../base/time.ts';
 import { formatBytes, formatDuration } from '../../../profiler/contract/time.ts';
-import { refKey } from '../app/url-state.ts';
+import { refKey } from '../base/item-ref.ts';
 
 const num = (v: FieldValue | undefined) => (typeof v === 'number' ? v : null);
 

@@ -7,8 +7,7 @@ import { useCallback, useRef, useState } from 'react';
 import type { ItemRef, RecordingSummary, SqlAnswer } from '../../../profiler/contract/api.ts';
 import { SQL_EXAMPLES } from '../../../profiler/contract/sql.ts';
 import { getApi } from '../api/client.ts';
-import type { Report } from '../app/use-banners.ts';
-import type { GoTo } from '../app/use-search.ts';
+import type { GoTo, Report } from '../base/callbacks.ts';
 
 export interface QueryState {
   text: string;
