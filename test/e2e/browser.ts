@@ -13,7 +13,7 @@ import { callApi } from '../helpers/api-call.ts';
 
 export { callApi };
 
-// The renderer's test hooks (renderer/src/timeline/Timeline.tsx, TestHooks), as the page sees them.
+// The renderer's test hooks (renderer/src/timeline/test-hooks.ts, TestHooks), as the page sees them.
 declare global {
   interface Window {
     __streamscope?: {
