@@ -53,9 +53,17 @@ function walk(d: string, ext: string): string[] {
 const jobs: { name: string; produce: () => Promise<string> }[] = [];
 // Paths in the outputs are written relative to the repository, so that two checkouts compare.
 const rel = (text: string) => text.replaceAll(repoRoot + '/', '').replaceAll(tmp + '/', '');
-const reportsOf = (name: string, file: string) => {
-  jobs.push({ name: `${name}.report.json`, produce: async () => rel(await cliOutput(['report', '--json', file])) });
-  jobs.push({ name: `${name}.report.txt`, produce: async () => rel(await cliOutput(['report', file])) });
+/** The reports of `file`, once `made` (the merge or import that writes it) has finished. */
+const reportsOf = (name: string, file: string, made: Promise<void> = Promise.resolve()) => {
+  jobs.push({ name: `${name}.report.json`, produce: async () => (await made, rel(await cliOutput(['report', '--json', file]))) });
+  jobs.push({ name: `${name}.report.txt`, produce: async () => (await made, rel(await cliOutput(['report', file]))) });
+};
+/** A job that writes a file others read; settled when it has run (it is queued before its readers, so it starts first). */
+const producer = (name: string, argv: string[]): Promise<void> => {
+  let done!: () => void;
+  const made = new Promise<void>((resolve) => (done = resolve));
+  jobs.push({ name, produce: () => cliOutput(argv).then(rel).finally(done) });
+  return made;
 };
 // Nsight Systems exports are SQLite files too, but inputs of `import`, not recordings.
 const nsys = path.join(fixtures, 'nsys');
@@ -70,27 +78,19 @@ for (const f of recordings) {
 for (const [stem, files] of shapes) {
   const name = path.relative(fixtures, stem) + '-job';
   const merged = path.join(tmp, name.replaceAll('/', '_') + '.sqlite');
-  jobs.push({ name: `${name}.merge.txt`, produce: async () => rel(await cliOutput(['merge', '-o', merged, ...files])) });
-  reportsOf(name, merged);
+  reportsOf(name, merged, producer(`${name}.merge.txt`, ['merge', '-o', merged, ...files]));
 }
 for (const f of [...walk(path.join(fixtures, 'kineto'), '.json'), ...walk(nsys, '.sqlite')]) {
   const name = path.relative(fixtures, f);
   const out = path.join(tmp, name.replaceAll('/', '_') + '.sqlite');
-  jobs.push({ name: `${name}.import.txt`, produce: async () => rel(await cliOutput(['import', '-o', out, f])) });
-  reportsOf(name, out);
+  reportsOf(name, out, producer(`${name}.import.txt`, ['import', '-o', out, f]));
 }
 
-// In order where one output needs another (a merge or an import before its report), two at a time otherwise.
+// Two at a time, in queue order (a report waits for the merge or import that writes its file).
 const outputs = new Map<string, string>();
 const pending = [...jobs];
 async function worker() {
-  for (let job = pending.shift(); job; job = pending.shift()) {
-    const before = job.name.replace(/\.report\.(json|txt)$/, '');
-    // A report waits for the merge or import that makes its file.
-    while ([...jobs].some((j) => (j.name === `${before}.merge.txt` || j.name === `${before}.import.txt`) && !outputs.has(j.name)))
-      await new Promise((r) => setTimeout(r, 50));
-    outputs.set(job.name, await job.produce());
-  }
+  for (let job = pending.shift(); job; job = pending.shift()) outputs.set(job.name, await job.produce());
 }
 await Promise.all([worker(), worker()]);
 fs.rmSync(tmp, { recursive: true, force: true });

@@ -173,22 +173,32 @@ function importProcesses({ read, has }: NsysExport, writer: RecordingWriter): vo
   }
 }
 
+/** The columns every GPU operation table of the export has, in the order gpuOp reads them. */
+const GPU_OP_COLUMNS = 'start, end, deviceId, contextId, streamId, correlationId, globalPid';
+
+/** Where and when a kernel, copy or memset ran, and which call launched it: what the three tables share. */
+function gpuOp(int: (column: string) => number) {
+  return {
+    start: int('start'),
+    end: int('end'),
+    device: int('deviceId'),
+    context: int('contextId'),
+    stream: int('streamId'),
+    pid: pidOf(int('globalPid')),
+    correlation: int('correlationId'),
+  };
+}
+
 function importKernels({ read, str }: NsysExport, writer: RecordingWriter): void {
   const t = 'CUPTI_ACTIVITY_KIND_KERNEL';
   for (const k of read.rows(
     t,
-    `SELECT start, end, deviceId, contextId, streamId, correlationId, globalPid, demangledName, gridX, gridY, gridZ,
+    `SELECT ${GPU_OP_COLUMNS}, demangledName, gridX, gridY, gridZ,
         blockX, blockY, blockZ, registersPerThread, staticSharedMemory, dynamicSharedMemory FROM ${t} ORDER BY start`,
   )) {
     const int = (c: string) => read.int(t, k, c);
     writer.kernel({
-      start: int('start'),
-      end: int('end'),
-      device: int('deviceId'),
-      context: int('contextId'),
-      stream: int('streamId'),
-      pid: pidOf(int('globalPid')),
-      correlation: int('correlationId'),
+      ...gpuOp(int),
       name: str(read.optInt(t, k, 'demangledName')),
       grid: [int('gridX'), int('gridY'), int('gridZ')],
       block: [int('blockX'), int('blockY'), int('blockZ')],
@@ -204,18 +214,12 @@ function importCopies({ read, has }: NsysExport, writer: RecordingWriter): void 
   if (!has(t)) return;
   for (const m of read.rows(
     t,
-    `SELECT start, end, deviceId, contextId, streamId, correlationId, globalPid, bytes, copyKind, srcKind, dstKind
+    `SELECT ${GPU_OP_COLUMNS}, bytes, copyKind, srcKind, dstKind
           FROM ${t} ORDER BY start`,
   )) {
     const int = (c: string) => read.int(t, m, c);
     writer.memcpy({
-      start: int('start'),
-      end: int('end'),
-      device: int('deviceId'),
-      context: int('contextId'),
-      stream: int('streamId'),
-      pid: pidOf(int('globalPid')),
-      correlation: int('correlationId'),
+      ...gpuOp(int),
       bytes: int('bytes'),
       copyKind: int('copyKind'),
       srcKind: memoryKind(read.optInt(t, m, 'srcKind')),
@@ -230,18 +234,12 @@ function importMemsets({ read, has }: NsysExport, writer: RecordingWriter): void
   if (!has(t)) return;
   for (const m of read.rows(
     t,
-    `SELECT start, end, deviceId, contextId, streamId, correlationId, globalPid, bytes, value, memKind
+    `SELECT ${GPU_OP_COLUMNS}, bytes, value, memKind
           FROM ${t} ORDER BY start`,
   )) {
     const int = (c: string) => read.int(t, m, c);
     writer.memset({
-      start: int('start'),
-      end: int('end'),
-      device: int('deviceId'),
-      context: int('contextId'),
-      stream: int('streamId'),
-      pid: pidOf(int('globalPid')),
-      correlation: int('correlationId'),
+      ...gpuOp(int),
       bytes: int('bytes'),
       value: read.optInt(t, m, 'value') ?? 0,
       memoryKind: memoryKind(read.optInt(t, m, 'memKind')),

@@ -5,35 +5,26 @@
 // changed. The frame also answers hit tests and the test hooks: it is what
 // the last render decided to draw.
 import { useCallback, useEffect, useLayoutEffect, useRef, type RefObject } from 'react';
-import type { ItemDetails, ItemRef, Startup } from '../../../profiler/contract/api.ts';
-import type { Overlay } from './dependency-overlay.ts';
-import { drawTimeline, type Geometry, type Hit, type SearchHighlight } from './draw.ts';
-import type { IterationTrack } from './iterations.ts';
+import type { Startup } from '../../../profiler/contract/api.ts';
+import { drawTimeline, type DrawInput, type Geometry } from './draw.ts';
 import type { Layout } from './rows.ts';
-import type { View } from './view.ts';
 import type { WaitSpansState } from './wait-spans.ts';
-import type { Loaded } from './window-loader.ts';
 
-/** Everything one frame draws from (draw.ts DrawInput, as the timeline holds it). */
-export interface Frame {
-  view: View;
+/**
+ * Everything one frame draws from, as the timeline holds it: draw.ts's
+ * DrawInput where the two agree, and what the frame keeps besides (the
+ * layout, its size, the wait spans' state).
+ */
+export interface Frame extends Pick<
+  DrawInput,
+  'view' | 'loaded' | 'selected' | 'details' | 'search' | 'hover' | 'range' | 'cursorX' | 'scrollTop' | 'iterations' | 'chosenInstance' | 'overlay'
+> {
   lay: Layout;
-  loaded: Loaded | null;
-  selected: ItemRef | null;
-  details: ItemDetails | null;
-  search: SearchHighlight | null;
-  hover: Hit | null;
-  range: [number, number] | null;
-  cursorX: number | null;
-  scrollTop: number;
   /** The canvas column's width and the scrolling body's height (CSS pixels). */
   size: { width: number; height: number };
   /** The canvas's height: the body's, or the rows' when they are fewer. */
   canvasH: number;
   startup: Startup | null;
-  iterations: IterationTrack | null;
-  chosenInstance: number | null;
-  overlay: Overlay;
   waits: WaitSpansState;
 }
 

@@ -49,6 +49,13 @@ export interface FuzzSpec<T> {
   shrinkMs?: number;
 }
 
+/** A FuzzSpec's save for inputs that are recipes: the recipe as JSON, replayed from it. */
+export function saveJson<T>(r: T, dir: string, stem: string): string {
+  const file = path.join(dir, `${stem}.json`);
+  fs.writeFileSync(file, JSON.stringify(r, null, 2) + '\n');
+  return file;
+}
+
 /** Where a run's failing inputs go: STREAMSCOPE_FUZZ_ARTIFACTS/<target>/, else a fresh folder under the system's temp. */
 export function artifactDir(name: string): string {
   const root = process.env.STREAMSCOPE_FUZZ_ARTIFACTS;

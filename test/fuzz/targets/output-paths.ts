@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { exportChromeTrace } from '../../../profiler/export/chrome-trace.ts';
 import { openRecording } from '../../../profiler/store/database.ts';
-import { fuzz, workDir, type FuzzTarget } from '../lib/harness.ts';
+import { fuzz, workDir, type FuzzTarget, saveJson } from '../lib/harness.ts';
 import { outputProblem, outputRecipe, outputSandbox, type OutputFixtures } from '../lib/output-check.ts';
 
 const fixtures = path.resolve(import.meta.dirname, '../../fixtures');
@@ -36,11 +36,7 @@ export const target: FuzzTarget = {
           name: 'output-paths',
           arbitrary: outputRecipe,
           check: (r) => outputProblem(sandbox, r, inputs, work),
-          save(r, dir, stem) {
-            const file = path.join(dir, `${stem}.json`);
-            fs.writeFileSync(file, JSON.stringify(r, null, 2) + '\n');
-            return file;
-          },
+          save: saveJson,
         },
         options,
       );

@@ -16,7 +16,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import fc from 'fast-check';
-import { fuzz, workDir, type FuzzTarget } from '../lib/harness.ts';
+import { fuzz, workDir, type FuzzTarget, saveJson } from '../lib/harness.ts';
 import { reportSandbox } from '../lib/report-check.ts';
 import { outcomeProblem, sha256, type Outcome } from '../lib/outcome.ts';
 import type { Sandbox } from '../lib/sandbox.ts';
@@ -221,11 +221,7 @@ export const target: FuzzTarget = {
           name: 'recording-values',
           arbitrary: recipe,
           check: (r) => valueRecipeProblem(sandbox, r, path.join(work, `input-${n++}.sqlite`)),
-          save(r, dir, stem) {
-            const file = path.join(dir, `${stem}.json`);
-            fs.writeFileSync(file, JSON.stringify(r, null, 2) + '\n');
-            return file;
-          },
+          save: saveJson,
         },
         options,
       );
