@@ -6,7 +6,7 @@
 import type { Capabilities, OpenResult, RecordingHandle, StreamScopeApi } from '../profiler/contract/api.ts';
 import type { OpenMode } from '../profiler/merge/job-cache.ts';
 import { ApiError, toApiError } from './ipc.ts';
-import type { QueryBackend } from './query-backend.ts';
+import type { QueryBackend } from '../profiler/query/query-backend.ts';
 import type { RecentFiles } from './recent-files.ts';
 import type { RecordJobs } from './record-jobs.ts';
 
@@ -62,7 +62,7 @@ export function createMainApi(deps: MainApiDeps): MainApi {
       deps.recent.add(handle.path);
       deps.onOpened?.(handle);
     }
-    return result;
+    return { opened: result.opened, failed: result.failed };
   };
 
   return {

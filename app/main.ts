@@ -13,7 +13,7 @@ import { EVENT_CHANNEL, type AppEvent } from './channels.ts';
 import { registerApiHandlers, toApiError } from './ipc.ts';
 import { createMainApi } from './main-api.ts';
 import { appProtocolResponse } from './protocol.ts';
-import { QueryClient } from './query-client.ts';
+import { QueryClient } from '../profiler/query/query-client.ts';
 import { RecentFiles } from './recent-files.ts';
 import { probeGpu, RecordJobs, type CliInvocation } from './record-jobs.ts';
 import { secureApp, secureSession } from './security.ts';

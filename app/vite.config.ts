@@ -19,7 +19,7 @@ export default defineConfig(({ mode }) => {
     ? { preload: path.join(root, 'app/preload.ts') }
     : {
         main: path.join(root, 'app/main.ts'),
-        'query-worker': path.join(root, 'app/query-worker.ts'),
+        'query-worker': path.join(root, 'profiler/query/query-worker.ts'),
         // Started by profiler/query/analysis-thread.ts from the folder it is bundled into.
         'analysis-worker': path.join(root, 'profiler/query/analysis-worker.ts'),
         // Started by profiler/analysis/diagnosis/job.ts (a job's report, rank by rank) likewise.

@@ -25,7 +25,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { QueryClient } from '../app/query-client.ts';
+import { QueryClient } from '../profiler/query/query-client.ts';
 import { launchElectron } from '../app/launch.ts';
 import { probeGpu, RecordJobs, type CliInvocation } from '../app/record-jobs.ts';
 import { replay } from '../profiler/analysis/replay/replay.ts';
@@ -42,7 +42,7 @@ const fmt = (xs: number[], digits: number) => xs.map((x) => x.toFixed(digits)).j
 
 /** Main-thread event-loop utilization while the worker answers 40 window queries (torch_streams, 2000 px). */
 async function queryWorkerUtilization(): Promise<number> {
-  const q = new QueryClient({ workerPath: new URL('../app/query-worker.ts', import.meta.url) });
+  const q = new QueryClient({ workerPath: new URL('../profiler/query/query-worker.ts', import.meta.url) });
   try {
     const h = await q.openRecording(fixture('torch_streams'));
     const s = await q.summary(h.recordingId);

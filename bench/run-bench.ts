@@ -52,6 +52,12 @@
 //            concurrent clients sending the page's window, search and findings
 //            requests for 60 s, then clients that abandon their requests
 //            (bench/serve-load.ts). Target: no error, memory bounded; p99 reported.
+//  serve-flood `streamscope serve` under a flood (issue 27): 20,000 half-open
+//            connections, 10,000 requests in parallel without and with the
+//            token, and both, while a page's window request goes every 100 ms
+//            (bench/serve-flood.ts). Target: every page request answered,
+//            p50 and p99 ≤ 1 s. --flood-ops N, --flood-half-open N,
+//            --flood-parallel N, --flood-seconds N.
 //  responsiveness  the timing properties `npm test` no longer asserts (they
 //            depend on the machine's speed and load): the main thread's
 //            event-loop utilization while the query worker answers, the
@@ -70,7 +76,7 @@
 //            code with --whatif-against DIR. Target (issue 16): ≤ 4 s on the
 //            2-core development machine.
 //
-// Options: --only ingest|analysis|import|renderer|selection|merge|overhead|record-wall|live|serve-load|responsiveness|whatif|corpus, --responsiveness-rounds N, --whatif-rounds N, --whatif-against DIR, --wall-rounds N, --serve-ops N, --serve-clients N, --serve-seconds N, --live-launches N, --live-speed X, --renderer-ops N, --selection-ops N, --analysis-launches N, --import-mb N, --import-rounds N, --launches N (overhead loop), --pairs N,
+// Options: --only ingest|analysis|import|renderer|selection|merge|overhead|record-wall|live|serve-load|serve-flood|responsiveness|whatif|corpus, --responsiveness-rounds N, --whatif-rounds N, --whatif-against DIR, --wall-rounds N, --serve-ops N, --serve-clients N, --serve-seconds N, --live-launches N, --live-speed X, --renderer-ops N, --selection-ops N, --analysis-launches N, --import-mb N, --import-rounds N, --launches N (overhead loop), --pairs N,
 // --ingest-launches N, --ingest-runs N (ingest and ceiling pairs), --merge-ranks N, --merge-ops N (per rank), --merge-rounds N, --merge-sample N (ranks analysed as a sample),
 // --merge-analysis sample|whole|none (whole: also the whole job's analysis, minutes and ~12 GB), --json FILE (write the results).
 // --job FILE, --job-rounds N (the job's analysis rank by rank).
@@ -124,6 +130,10 @@ const { values } = parseArgs({
     'serve-ops': { type: 'string', default: '10000000' },
     'serve-clients': { type: 'string', default: '200' },
     'serve-seconds': { type: 'string', default: '60' },
+    'flood-ops': { type: 'string', default: '1000000' },
+    'flood-half-open': { type: 'string', default: '20000' },
+    'flood-parallel': { type: 'string', default: '10000' },
+    'flood-seconds': { type: 'string', default: '20' },
     'responsiveness-rounds': { type: 'string', default: '5' },
     'whatif-rounds': { type: 'string', default: '5' },
     'whatif-against': { type: 'string' },
@@ -1259,6 +1269,18 @@ if (values.only === undefined || values.only === 'serve-load') {
   });
   results.serveLoad = serve.result;
   lines.push(...serve.lines);
+}
+// serve-flood (issue 27): bench/serve-flood.ts.
+if (values.only === undefined || values.only === 'serve-flood') {
+  const { benchServeFlood } = await import('./serve-flood.ts');
+  const flood = await benchServeFlood({
+    ops: Number(values['flood-ops']),
+    halfOpen: Number(values['flood-half-open']),
+    parallel: Number(values['flood-parallel']),
+    seconds: Number(values['flood-seconds']),
+  });
+  results.serveFlood = flood.result;
+  lines.push(...flood.lines);
 }
 if (values.only === undefined || values.only === 'responsiveness') {
   const { benchResponsiveness } = await import('./responsiveness.ts');

@@ -68,6 +68,12 @@ export function codeOfProblem(problem: string): ApiErrorCode {
  */
 export function apiErrorOf(err: unknown, file?: string): ApiError {
   if (err instanceof ApiError) return err;
+  // A shape that came back from the query thread, where the class did not survive the structured clone.
+  if (err && typeof err === 'object' && !(err instanceof Error)) {
+    const e = err as { code?: unknown; message?: unknown; file?: unknown };
+    if (isApiErrorCode(e.code))
+      return new ApiError(e.code, typeof e.message === 'string' ? e.message : String(err), typeof e.file === 'string' ? e.file : file);
+  }
   // A row the column loader refused (store/row-checks.ts): the file's error, as `report` says it.
   const fileError = err instanceof RecordingFileError ? err : malformedRowError(err);
   if (fileError) return new ApiError(codeOfProblem(fileError.problem), fileError.message, fileError.file);

@@ -37,10 +37,11 @@ import http from 'node:http';
 import type { Socket } from 'node:net';
 import { checkArguments } from '../query/api-args.ts';
 import { ApiError, apiErrorOf } from '../query/api-error.ts';
-import { apiMethods, type ApiErrorCode, type ApiMethod, type Capabilities, type OpenFailure, type WindowResponse } from '../contract/api.ts';
-import { SessionRegistry, type OpenFilesResult } from '../query/session.ts';
+import { apiMethods, type ApiErrorCode, type ApiMethod, type Capabilities, type OpenFailure } from '../contract/api.ts';
+import { QueryClient } from '../query/query-client.ts';
+import type { OpenFilesResult } from '../query/session.ts';
 import { defaultJobCacheDir, type OpenMode } from '../merge/job-cache.ts';
-import { encodeWindow, WINDOW_MEDIA_TYPE } from '../contract/window-codec.ts';
+import { WINDOW_MEDIA_TYPE } from '../contract/window-codec.ts';
 import { contentSecurityPolicy } from '../contract/content-security-policy.ts';
 import { VERSION } from '../contract/version.ts';
 import { ConnectionLimit } from './connections.ts';
@@ -71,6 +72,30 @@ export const KEEP_ALIVE_TIMEOUT_MS = 5_000;
 const TIMEOUT_CHECK_MS = 1_000;
 /** What a refused request is told to wait before asking again (429, 503). */
 const RETRY_AFTER_S = 1;
+/**
+ * Refusals after which a connection is not read for RETRY_AFTER_S: no room
+ * in the queue (429, 503), no or a wrong token (403), another host name
+ * (421). A page never meets them; a client that sends its next request the
+ * moment each refusal comes, over a thousand connections, kept the event
+ * loop busy with nothing else (39,000 refusals a second), and new
+ * connections waited for their turn in it (libuv accepts one a turn):
+ * a page's request got no answer in 10 s.
+ */
+const HELD_OFF = new Set([403, 421, 429, 503]);
+
+/** Connections held off now. */
+const heldOff = new WeakSet<Socket>();
+
+/** `socket` not read for RETRY_AFTER_S. */
+function holdOff(socket: Socket): void {
+  if (socket.destroyed || heldOff.has(socket)) return;
+  heldOff.add(socket);
+  socket.pause();
+  setTimeout(() => {
+    heldOff.delete(socket);
+    if (!socket.destroyed) socket.resume();
+  }, RETRY_AFTER_S * 1000).unref();
+}
 
 export interface ServerOptions {
   files: string[];
@@ -158,6 +183,12 @@ const ANALYSIS_METHODS: ReadonlySet<ApiMethod> = new Set<ApiMethod>([
   'compare',
 ]);
 
+/** An answer ready to send: JSON text, or a window's bytes. */
+interface Answer {
+  body: string | Uint8Array;
+  type: string;
+}
+
 /** What browser mode can do: read the recordings it was given, nothing else. */
 const CAPABILITIES: Capabilities = { mode: 'browser', version: VERSION, canOpenFiles: false, canRecord: false };
 
@@ -171,61 +202,34 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   }
   const token = opts.token ?? crypto.randomBytes(32).toString('hex');
   const tokenBytes = Buffer.from(token);
-  const registry = new SessionRegistry({ analysisThread: true });
-  const opened = registry.openFiles(opts.files, { jobCacheDir: opts.jobCacheDir ?? defaultJobCacheDir(), mode: opts.openMode });
+  // Every recording is read on the query thread (query/query-worker.ts), as in
+  // the desktop app: this thread only accepts connections, reads requests and
+  // writes answers the query thread serialized. It used to compute windows
+  // and searches itself, tens of ms each, and libuv accepts one connection a
+  // turn of the event loop: under 10,000 requests in parallel a page's new
+  // connection waited in the kernel's queue (the listen backlog) 1 to 7 s,
+  // half of them more than 10 s.
+  const query = new QueryClient();
+  const opened = await query.openFiles(opts.files, opts.jobCacheDir ?? defaultJobCacheDir(), opts.openMode);
   const failed: OpenFailure[] = opened.failed;
   for (const f of failed) opts.onOpenError?.(f.file, f.message);
   if (opened.job) opts.onJob?.(opened.job);
 
-  const call = (method: ApiMethod, args: unknown[]): unknown => {
-    const q = () => registry.get(args[0] as string);
+  const json = (value: unknown): Answer => ({ body: JSON.stringify(value), type: 'application/json' });
+  /** `method`'s answer, ready to send; `binary`: a window in its binary form (window-codec.ts says why). */
+  const call = async (method: ApiMethod, args: unknown[], binary: boolean): Promise<Answer> => {
     switch (method) {
       case 'capabilities':
-        return CAPABILITIES;
-      case 'listRecordings':
-        return registry.list();
+        return json(CAPABILITIES);
       case 'recentFiles':
-        return []; // browser mode lists no local paths
+        return json([]); // browser mode lists no local paths
       // The files stay served (other pages may show them): check the id, release nothing.
       case 'closeRecording':
-        q();
-        return null;
+        await query.recordingState(args[0] as string);
+        return json(null);
       // With the files of `serve FILE...` that could not be opened: the page shows them.
       case 'summary':
-        return { ...q().summary(), openErrors: failed };
-      case 'recordingState':
-        return q().recordingState();
-      case 'window':
-        return q().window(args[1] as never);
-      case 'concurrency':
-        return registry.concurrency(args[0] as string, args[1] as never);
-      case 'overview':
-        return q().overview(args[1] as number, args[2] as never);
-      case 'details':
-        return q().details(args[1] as never);
-      case 'search':
-        return q().search(args[1] as never);
-      case 'dependencies':
-        return registry.dependencies(args[0] as string, args[1] as never);
-      case 'waitSpans':
-        return registry.waitSpans(args[0] as string, args[1] as never);
-      case 'stats':
-        return registry.stats(args[0] as string, args[1] as never);
-      case 'findings':
-        return registry.findings(args[0] as string, args[1] as never);
-      case 'scopeInfo':
-        return registry.scopeInfo(args[0] as string, args[1] as never);
-      // Here, not on the analysis thread: it says how far that thread has got while it is busy.
-      case 'analysisProgress':
-        return registry.analysisProgress(args[0] as string);
-      case 'ranges':
-        return registry.ranges(args[0] as string);
-      case 'iterations':
-        return registry.iterations(args[0] as string, args[1] as string | null);
-      case 'compare':
-        return registry.compare(args[0] as string, args[1] as string, args[2] as never);
-      case 'sql':
-        return registry.sql(args[0] as string, args[1] as never);
+        return json({ ...(await query.summary(args[0] as string)), openErrors: failed });
       case 'openRecording':
       case 'openRecordings':
       case 'showOpenDialog':
@@ -233,13 +237,19 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       case 'recordStatus':
       case 'exportTrace':
         throw new ApiError('forbidden', `${method} is not available in browser mode (read-only): use the desktop app (streamscope open)`);
+      case 'window':
+        if (binary) return { body: await query.answer('window', args, 'window-binary'), type: WINDOW_MEDIA_TYPE };
+        return { body: await query.answer(method, args, 'json'), type: 'application/json' };
+      default:
+        return { body: await query.answer(method, args, 'json'), type: 'application/json' };
     }
   };
 
-  // Where each answer is computed (work-queue.ts): this thread, one at a
-  // time; the analysis thread (analysis-thread.ts), one running and the next
-  // ready; the SQL console's thread likewise.
-  const here = new WorkQueue(1);
+  // Where each answer waits for its turn (work-queue.ts), round the clients:
+  // the query thread's windows, searches and details, one computing and the
+  // next ready; the analysis thread's (analysis-thread.ts) likewise; the SQL
+  // console's thread likewise.
+  const here = new WorkQueue(2);
   const analyses = new WorkQueue(2);
   const queries = new WorkQueue(2);
   const queueOf = (method: ApiMethod) => (method === 'sql' ? queries : ANALYSIS_METHODS.has(method) ? analyses : here);
@@ -287,6 +297,8 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       if (gone()) return;
       res.writeHead(status, { ...SECURITY_HEADERS, 'content-type': type, ...extra });
       res.end(body);
+      // After Node's own end of the answer, which resumes reading the connection (in a tick after 'finish').
+      if (HELD_OFF.has(status)) res.once('finish', () => setImmediate(holdOff, req.socket));
     };
     const sendError = (e: ApiError, status = STATUS[e.code] ?? 500) =>
       send(status, JSON.stringify(e.toJSON()), 'application/json', e.code === 'busy' ? { 'retry-after': String(RETRY_AFTER_S) } : {});
@@ -326,39 +338,19 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
         } catch (e) {
           return sendError(apiErrorOf(e));
         }
-        const answer = (value: unknown) => {
-          // Window answers in binary to a client that asks (window-codec.ts says why); JSON otherwise.
-          if (method === 'window' && (req.headers.accept ?? '').includes(WINDOW_MEDIA_TYPE)) {
-            const bytes = encodeWindow(value as WindowResponse);
-            return send(200, Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), WINDOW_MEDIA_TYPE);
-          }
-          send(200, JSON.stringify(value), 'application/json');
-        };
+        const binary = method === 'window' && (req.headers.accept ?? '').includes(WINDOW_MEDIA_TYPE);
         // A client is its address: its turns alternate with other clients' (work-queue.ts).
         queueOf(method)
           .run(
-            () => call(method, checked),
+            () => call(method, checked, binary),
             () => !gone(),
             req.socket.remoteAddress ?? '',
           )
           .then(
-            (value) => {
-              if (value === DROPPED) return;
-              // Encoded in a turn of its own: a client that left while its answer was computed is seen to have gone.
-              setImmediate(() => {
-                if (gone()) return;
-                try {
-                  answer(value);
-                } catch (e) {
-                  // An answer too large to encode (a window of millions of items in JSON): an error for this request, not the server's end.
-                  sendError(
-                    new ApiError(
-                      'internal',
-                      `${method}: the answer could not be sent (${(e as Error).message}): ask for less (a shorter window, a coarser resolution)`,
-                    ),
-                  );
-                }
-              });
+            (answer) => {
+              if (answer === DROPPED) return;
+              const { body, type } = answer;
+              send(200, typeof body === 'string' ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength), type);
             },
             (e: unknown) =>
               e instanceof QueueFull ? sendError(new ApiError('busy', `${method}: ${e.message}`), e.scope === 'client' ? 429 : 503) : sendError(apiErrorOf(e)),
@@ -426,7 +418,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => {
-          registry.closeAll();
+          query.close();
           resolve();
         });
         server.closeAllConnections();

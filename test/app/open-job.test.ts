@@ -13,14 +13,14 @@ import type { OpenResult, RecordingHandle, RecordingSummary } from '../../profil
 import { filesFromArgs, openModeFromArgs } from '../../app/argv.ts';
 import { channelFor, dispatch } from '../../app/ipc.ts';
 import { createMainApi } from '../../app/main-api.ts';
-import { QueryClient } from '../../app/query-client.ts';
+import { QueryClient } from '../../profiler/query/query-client.ts';
 import { RecentFiles } from '../../app/recent-files.ts';
 import { RecordJobs } from '../../app/record-jobs.ts';
 import { tempDir } from '../helpers/native.ts';
 import { writeRankFiles } from '../helpers/rank-files.ts';
 
 const fixture = (name: string) => path.resolve(import.meta.dirname, `../fixtures/recordings/${name}.sqlite`);
-const workerPath = new URL('../../app/query-worker.ts', import.meta.url);
+const workerPath = new URL('../../profiler/query/query-worker.ts', import.meta.url);
 let dir: string;
 let ranks: string[];
 const clients: QueryClient[] = [];

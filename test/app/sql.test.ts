@@ -7,13 +7,13 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { SqlAnswer } from '../../profiler/contract/sql.ts';
 import { channelFor, dispatch } from '../../app/ipc.ts';
 import { createMainApi } from '../../app/main-api.ts';
-import { QueryClient } from '../../app/query-client.ts';
+import { QueryClient } from '../../profiler/query/query-client.ts';
 import { RecentFiles } from '../../app/recent-files.ts';
 import { RecordJobs } from '../../app/record-jobs.ts';
 import { SqlConsole } from '../../profiler/query/sql-console.ts';
 import { tempDir } from '../helpers/native.ts';
 
-const workerPath = new URL('../../app/query-worker.ts', import.meta.url);
+const workerPath = new URL('../../profiler/query/query-worker.ts', import.meta.url);
 const file = path.resolve(import.meta.dirname, '../fixtures/recordings/normalise-concurrent.sqlite');
 const query = new QueryClient({ workerPath });
 afterAll(() => query.terminate());

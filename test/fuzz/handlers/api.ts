@@ -13,7 +13,7 @@ import { checkArguments } from '../../../profiler/query/api-args.ts';
 import { startServer, type RunningServer } from '../../../profiler/serve/server.ts';
 import { channelFor, dispatch } from '../../../app/ipc.ts';
 import { createMainApi, type MainApi } from '../../../app/main-api.ts';
-import { QueryClient } from '../../../app/query-client.ts';
+import { QueryClient } from '../../../profiler/query/query-client.ts';
 import { RecentFiles } from '../../../app/recent-files.ts';
 import { RecordJobs } from '../../../app/record-jobs.ts';
 
@@ -70,7 +70,7 @@ export async function setup(options: { transport: Transport }): Promise<{ files:
     fs.writeFileSync(path.join(dist, 'index.html'), '<!doctype html>');
     server = await startServer({ files, staticDir: dist, openMode: 'separate', onOpenError: () => {} });
   } else {
-    query = new QueryClient({ workerPath: new URL('../../../app/query-worker.ts', import.meta.url) });
+    query = new QueryClient({ workerPath: new URL('../../../profiler/query/query-worker.ts', import.meta.url) });
     const userData = path.join(dir, 'user-data');
     api = createMainApi({
       query,

@@ -1,11 +1,11 @@
 // The data side of the API — the methods that read recordings — over the
-// session registry of profiler/query (profiler/query/session.ts), which holds
-// one RecordingQuery per open file. Runs inside the query worker
-// (query-worker.ts), never on the main process's event loop.
-import type { ExportSummary } from '../profiler/export/chrome-trace.ts';
-import type { OpenResult, StreamScopeApi } from '../profiler/contract/api.ts';
-import type { OpenMode } from '../profiler/merge/job-cache.ts';
-import { SessionRegistry } from '../profiler/query/session.ts';
+// session registry (session.ts), which holds one RecordingQuery per open
+// file. Runs inside the query thread (query-worker.ts), never on the event
+// loop of the desktop app's main process or of browser mode's server.
+import type { ExportSummary } from '../export/chrome-trace.ts';
+import type { StreamScopeApi } from '../contract/api.ts';
+import type { OpenMode } from '../merge/job-cache.ts';
+import { SessionRegistry, type OpenFilesResult } from './session.ts';
 
 /** The API methods answered by the query worker. */
 export const queryMethods = [
@@ -40,8 +40,9 @@ export type QueryBackend = Pick<StreamScopeApi, Exclude<QueryMethod, 'exportTrac
    * Several files at once (SessionRegistry.openFiles): one job's ranks
    * merged into `jobCacheDir` and opened as one, the others alone. The
    * merge runs here, on the worker: the main process stays free meanwhile.
+   * With the job merged or taken from the cache (the CLI says which).
    */
-  openFiles(paths: string[], jobCacheDir: string, mode: OpenMode): Promise<OpenResult>;
+  openFiles(paths: string[], jobCacheDir: string, mode?: OpenMode): Promise<OpenFilesResult>;
   close(): void;
 };
 
@@ -55,10 +56,7 @@ export function createQueryBackend(): QueryBackend {
   return {
     listRecordings: async () => registry.list(),
     openRecording: async (file) => registry.open(file),
-    openFiles: async (paths, jobCacheDir, mode) => {
-      const { opened, failed } = registry.openFiles(paths, { jobCacheDir, mode });
-      return { opened, failed };
-    },
+    openFiles: async (paths, jobCacheDir, mode) => registry.openFiles(paths, { jobCacheDir, mode }),
     closeRecording: async (id) => {
       registry.close(id);
       return null;

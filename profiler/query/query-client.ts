@@ -1,18 +1,32 @@
-// Main-process side of the query worker: the data methods of the API as
-// promises, each a message to the worker thread (query-worker.ts). A worker
-// that dies (native crash in a reader, out of memory) rejects what was in
-// flight with 'internal' and is started again on the next call (recordings
-// must then be opened again: the ids of the old worker are gone).
+// The other side of the query thread (query-worker.ts): the data methods of
+// the API as promises, each a message to that thread. Used by the desktop
+// app's main process and by browser mode's server alike. A thread that dies
+// (native crash in a reader, out of memory) rejects what was in flight with
+// 'internal' and is started again on the next call (recordings must then be
+// opened again: the ids of the old thread are gone).
 import { Worker } from 'node:worker_threads';
-import type { OpenResult, RecordingHandle } from '../profiler/contract/api.ts';
-import type { OpenMode } from '../profiler/merge/job-cache.ts';
-import { ApiError } from './ipc.ts';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import type { RecordingHandle } from '../contract/api.ts';
+import type { OpenMode } from '../merge/job-cache.ts';
+import { ApiError } from './api-error.ts';
 import type { QueryBackend, QueryMethod } from './query-backend.ts';
-import type { QueryRequestMessage, QueryResponseMessage } from './query-worker.ts';
+import type { AnswerEncoding, QueryRequestMessage, QueryResponseMessage } from './query-worker.ts';
+import type { OpenFilesResult } from './session.ts';
+
+/**
+ * The thread's entry beside this module: query-worker.ts under Node 22,
+ * query-worker.cjs in the Electron build and the bundled CLI
+ * (app/vite.config.ts puts entries and chunks in one folder).
+ */
+function defaultEntry(): URL {
+  const bundled = new URL('./query-worker.cjs', import.meta.url);
+  return fileURLToPath(import.meta.url).endsWith('.cjs') && existsSync(bundled) ? bundled : new URL('./query-worker.ts', import.meta.url);
+}
 
 export interface QueryClientOptions {
-  /** The worker's entry: app/query-worker.ts under Node 22, app/dist/query-worker.cjs in Electron. */
-  workerPath: string | URL;
+  /** The thread's entry (defaultEntry() if not given). */
+  workerPath?: string | URL;
   /** A query answering later than this is reported as failed (the worker keeps running). */
   timeoutMs?: number;
 }
@@ -32,8 +46,8 @@ export class QueryClient implements QueryBackend {
   #nextId = 1;
   readonly #pending = new Map<number, Pending>();
 
-  constructor(opts: QueryClientOptions) {
-    this.#opts = { timeoutMs: 120_000, ...opts };
+  constructor(opts: QueryClientOptions = {}) {
+    this.#opts = { timeoutMs: 120_000, workerPath: opts.workerPath ?? defaultEntry(), ...(opts.timeoutMs ? { timeoutMs: opts.timeoutMs } : {}) };
   }
 
   #ensureWorker(): Worker {
@@ -64,7 +78,7 @@ export class QueryClient implements QueryBackend {
     return worker;
   }
 
-  #call<T>(method: QueryMethod, args: unknown[], timeoutMs = this.#opts.timeoutMs): Promise<T> {
+  #call<T>(method: QueryMethod, args: unknown[], timeoutMs = this.#opts.timeoutMs, encoding?: AnswerEncoding): Promise<T> {
     const worker = this.#ensureWorker();
     const id = this.#nextId++;
     return new Promise<T>((resolve, reject) => {
@@ -74,7 +88,7 @@ export class QueryClient implements QueryBackend {
       }, timeoutMs);
       this.#pending.set(id, { resolve: resolve as (v: unknown) => void, reject, timer });
       if (this.#pending.size === 1) worker.ref();
-      worker.postMessage({ id, method, args } satisfies QueryRequestMessage);
+      worker.postMessage({ id, method, args, ...(encoding ? { encoding } : {}) } satisfies QueryRequestMessage);
     }).finally(() => {
       if (this.#pending.size === 0) this.#worker?.unref();
     });
@@ -87,8 +101,19 @@ export class QueryClient implements QueryBackend {
     return this.#call('openRecording', [path]);
   }
   /** Merging a big job takes minutes (64 ranks of a million operations: about one), not a query's seconds. */
-  openFiles(paths: string[], jobCacheDir: string, mode: OpenMode): Promise<OpenResult> {
+  openFiles(paths: string[], jobCacheDir: string, mode?: OpenMode): Promise<OpenFilesResult> {
     return this.#call('openFiles', [paths, jobCacheDir, mode], Math.max(this.#opts.timeoutMs, MERGE_TIMEOUT_MS));
+  }
+
+  /**
+   * Any data method's answer ready to send: JSON text, or a window's binary
+   * form (browser mode's server: the answer is serialized on the query
+   * thread, and its own thread only writes it). Rejects with ApiErrorShape.
+   */
+  answer(method: QueryMethod, args: unknown[], encoding: 'json'): Promise<string>;
+  answer(method: 'window', args: unknown[], encoding: 'window-binary'): Promise<Uint8Array>;
+  answer(method: QueryMethod, args: unknown[], encoding: 'json' | 'window-binary'): Promise<string | Uint8Array> {
+    return this.#call(method, args, method === 'openFiles' ? Math.max(this.#opts.timeoutMs, MERGE_TIMEOUT_MS) : this.#opts.timeoutMs, encoding);
   }
   closeRecording(recordingId: string): Promise<null> {
     return this.#call('closeRecording', [recordingId]);
