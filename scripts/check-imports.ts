@@ -63,6 +63,12 @@ export const RULES: { unit: string; mayImport: string[] }[] = [
   { unit: 'profiler/record/', mayImport: ['profiler/store/', 'profiler/native/', 'profiler/contract/', 'profiler/cuda/', 'profiler/base/'] },
   { unit: 'profiler/import/', mayImport: ['profiler/store/', 'profiler/native/', 'profiler/contract/', 'profiler/cuda/', 'profiler/base/'] },
   { unit: 'profiler/merge/', mayImport: ['profiler/store/', 'profiler/native/', 'profiler/contract/', 'profiler/cuda/', 'profiler/base/'] },
+  // A job of many ranks from its ranks' summaries: each rank's analysis (the diagnosis's job reader) placed as merge places
+  // recordings (clock alignment, id plans), and kept in the recording (store).
+  {
+    unit: 'profiler/job/',
+    mayImport: [...ANALYSIS, 'profiler/merge/', 'profiler/store/', 'profiler/native/', 'profiler/contract/', 'profiler/cuda/', 'profiler/base/'],
+  },
   { unit: 'profiler/report/', mayImport: [...ANALYSIS, 'profiler/contract/', 'profiler/cuda/', 'profiler/base/'] },
   // The diff stands above the report: it prints its tables as the report does.
   { unit: 'profiler/compare/', mayImport: [...ANALYSIS, 'profiler/contract/', 'profiler/cuda/', 'profiler/base/', 'profiler/report/'] },

@@ -25,6 +25,8 @@ export async function cmdReport(args: string[]): Promise<number> {
   const { values, operands } = parseCommand(COMMANDS.report, args);
   const file = operands[0]!;
   const scope = scopeFromArgs(values);
+  // One job's ranks, one recording each: from their summaries (profiler/job/).
+  if (operands.length > 1) return (await import('./job-commands.ts')).reportJobOfFiles(operands, scope, values);
   if (values.rank !== undefined && values.pid !== undefined) throw new UsageError('give --rank or --pid, not both');
   const db = openForReading(file);
   try {

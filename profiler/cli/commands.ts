@@ -124,7 +124,10 @@ capture) or failed (error, exitCode). The target's own output is unchanged.`,
   },
   report: {
     summary: "a recording's devices, overlap, findings, streams, kernels and copies, as text or JSON",
-    operands: [{ name: 'FILE', description: 'a recording (recorded, imported or merged)' }],
+    operands: [
+      { name: 'FILE', description: 'a recording (recorded, imported or merged)' },
+      { name: 'RANK.sqlite', optional: true, many: true, description: "more: one job's recordings, one per rank, reported as one job from their summaries" },
+    ],
     options: {
       json: { type: 'boolean', description: 'the report as JSON (shape: docs/FORMATS.md)' },
       iterations: { type: 'boolean', description: 'one row per instance of the repeating NVTX range' },
@@ -142,6 +145,7 @@ capture) or failed (error, exitCode). The target's own output is unchanged.`,
       ['report run.sqlite', "the steady state's report"],
       ['report run.sqlite --range train_step#3 --json', 'the third train_step range, as JSON'],
       ['report job.sqlite --rank 3', 'one rank of a merged job'],
+      ['report run-rank*.sqlite', "a job's ranks, from their summaries (streamscope summarize)"],
       ['report run.sqlite --iterations', 'the report, then one row per iteration'],
     ],
     details: `${SCOPE_DETAILS}
@@ -153,7 +157,36 @@ is reported rank by rank, never holding more than a few in memory: each
 rank's communication breakdown, the stragglers and the findings across
 ranks, as the whole recording's analysis gives them. --rank N (or --pid P)
 reports one rank whole, from its own rows; --job reads any recording so,
---no-job analyses it whole.`,
+--no-job analyses it whole.
+
+Several recordings, one per rank of a job, are reported as that job from
+their summaries (streamscope summarize): clocks aligned by the collectives as
+merge aligns them, each rank's communication breakdown, the stragglers and
+the findings across ranks, without merging or reading their rows. A
+recording without a current summary is summarized for this report only (say
+summarize once to keep it); the steady state is each rank's own, after its
+own start-up.`,
+  },
+  summarize: {
+    summary: "each rank recording's summary for job analysis, stored in it (report a job from summaries)",
+    operands: [{ name: 'FILE', many: true, description: "recordings: a job's ranks, one file each" }],
+    options: {
+      force: { type: 'boolean', short: 'f', description: 'build again where a current summary is stored' },
+      workers: { type: 'string', value: 'N', description: 'worker threads', otherwise: 'one per core' },
+      json: { type: 'boolean', description: 'one line per recording as JSON on stdout' },
+    },
+    examples: [
+      ['summarize run-rank*.sqlite', 'then: streamscope report run-rank*.sqlite (the job, in seconds)'],
+      ['srun streamscope summarize run-%h-%r.sqlite', "on a cluster: each rank's node summarizes its own recording"],
+    ],
+    details: `summarize reads each recording once and stores in it (table rank_summary,
+profiler/store/SCHEMA.md) what the analysis of a job needs of one rank: the
+busy times by role per GPU, its NCCL kernels, its serialized-collective
+candidates and its collectives' end times, for the whole recording and its
+steady state. A summary is taken while it is current: the same recording
+(origin and last ids), StreamScope version and summary format; else it is
+built again. A recording that cannot be written is left as it is (said,
+exit 0): a job report summarizes it again each time.`,
   },
   check: {
     summary: 'a concurrency gate for CI: exit 1 when the overlap or the findings break a rule',

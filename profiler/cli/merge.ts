@@ -5,8 +5,8 @@
 // Exit 0 when merged, 2 for bad usage or a file that cannot be merged
 // (nothing is written then).
 import path from 'node:path';
-import { formatDuration } from '../contract/time.ts';
-import { mergeRecordings, type AlignMode, type MergedSource, type MergeResult } from '../merge/merge.ts';
+import { alignmentLine } from '../report/clocks.ts';
+import { mergeRecordings, type AlignMode, type MergeResult } from '../merge/merge.ts';
 import { RecordingFileError } from '../store/recording-error.ts';
 import { COMMANDS } from './commands.ts';
 import { parseCommand } from './usage.ts';
@@ -15,33 +15,6 @@ import { parseCommand } from './usage.ts';
 export function parseMergeArgs(args: string[]): { inputs: string[]; output: string; force: boolean; align: AlignMode; json: boolean } {
   const { values, operands } = parseCommand(COMMANDS.merge, args);
   return { inputs: operands, output: values.output!, force: values.force ?? false, align: values.align ?? 'collectives', json: values.json ?? false };
-}
-
-/** ±duration, as the shift is printed. */
-function signed(ns: number): string {
-  return `${ns < 0 ? '−' : '+'}${formatDuration(Math.abs(ns))}`;
-}
-
-/** A correction: the duration, and to the nanosecond (what the residual is compared with). */
-function correction(ns: number): string {
-  return Math.abs(ns) < 1000 ? signed(ns) : `${signed(ns)} (${ns < 0 ? '−' : '+'}${Math.abs(ns).toLocaleString('en-US')} ns)`;
-}
-
-/** One line per input: how its times were placed. */
-export function alignmentLine(s: MergedSource): string {
-  const what =
-    s.clock === 'reference'
-      ? 'reference clock'
-      : s.clock === 'collectives'
-        ? `clock corrected ${correction(s.correctionNs)} by its NCCL collectives`
-        : s.clock === 'same-host'
-          ? `clock corrected ${correction(s.correctionNs)} as its host's other recordings were (none of its own collectives matched)`
-          : 'no NCCL collective matched another recording: placed by its recorded times (its host clock; error unknown)';
-  const residual =
-    s.residualNs !== null
-      ? `; residual ${formatDuration(s.residualNs)} median, ${formatDuration(s.residualMaxNs!)} max over ${s.collectives.toLocaleString('en-US')} collectives`
-      : '';
-  return `${s.file}${s.host ? ` (host ${s.host})` : ''}: ${what}${residual}; times shifted ${signed(s.shiftNs)}`;
 }
 
 export function formatMerge(r: MergeResult): string {

@@ -19,6 +19,7 @@ const RUN: Record<CommandName, (args: string[]) => Promise<number> | number> = {
   serve: async (args) => (await import('./serve-command.ts')).cmdServe(args),
   import: async (args) => (await import('./file-commands.ts')).cmdImport(args),
   merge: async (args) => (await import('./merge.ts')).cmdMerge(args),
+  summarize: async (args) => (await import('./job-commands.ts')).cmdSummarize(args),
   export: async (args) => (await import('./file-commands.ts')).cmdExport(args),
   sql: async (args) => {
     const [{ cmdSql }, { defaultSqlHistoryFile }] = await Promise.all([import('./sql.ts'), import('./sql-repl.ts')]);

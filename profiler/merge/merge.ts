@@ -47,7 +47,8 @@ import { THREAD_LANE_FACTOR, ZONED_TABLES, zoneShapeSql, zonesFromRowsSql, type 
 import { alignClocks, type InputAlignment } from './align.ts';
 import type { SourceAlignment } from '../contract/job.ts';
 import { readCollectives } from './collectives.ts';
-import { ID_TABLES, NoFreePidError, planMerge, type InputFacts, type InputPlan } from './plan.ts';
+import { readInputFacts } from './input-facts.ts';
+import { NoFreePidError, planMerge, type InputFacts, type InputPlan } from './plan.ts';
 import { BULK_TABLES, MERGE_TABLES, type Role } from './tables.ts';
 import { appendTablePages, type PageColumnOp, type PageMergeTable } from '../native/addon.ts';
 import Database from 'better-sqlite3';
@@ -369,7 +370,12 @@ function collectiveCountNotes(list: Input[], alignment: InputAlignment[]): strin
  * (containers, VMs all named alike), which is why each recording with
  * collectives is aligned on its own rather than by host.
  */
-function followHosts(list: Input[], alignment: InputAlignment[]): void {
+/**
+ * A recording none of whose own collectives matched is corrected as the
+ * recordings of its host that were (the median of their corrections):
+ * recordings of one host share its clock. In place.
+ */
+export function followHosts(list: readonly { host: string | null; hasSources: boolean }[], alignment: InputAlignment[]): void {
   list.forEach((input, i) => {
     if (alignment[i]!.clock !== 'wall-clock' || input.host === null || input.hasSources) return;
     const peers = list
@@ -411,13 +417,6 @@ function inspect(file: string): Input {
     const bigTables = new Map<string, { root: number; columns: string[] }>();
     for (const [name, root] of bigTableRoots(db))
       bigTables.set(name, { root, columns: db.prepare('SELECT name FROM pragma_table_info(?)').pluck().all(name) as string[] });
-    const ids: InputFacts['ids'] = {};
-    // (Two queries: SQLite answers a lone min() or max() of a rowid with one b-tree descent.)
-    for (const t of ID_TABLES.filter((t) => tables.has(t)))
-      ids[t] = {
-        min: db.prepare(`SELECT min(id) FROM ${t}`).pluck().get() as number | null,
-        max: db.prepare(`SELECT max(id) FROM ${t}`).pluck().get() as number | null,
-      };
     return {
       file,
       abs,
@@ -428,13 +427,7 @@ function inspect(file: string): Input {
       pids,
       hasSources: inner.length > 0,
       collectives: readCollectives(db),
-      facts: {
-        strings: db.prepare('SELECT id, value FROM strings ORDER BY id').raw().all() as [number, string][],
-        devices: db.prepare('SELECT id, uuid FROM devices ORDER BY id').raw().all() as [number, string | null][],
-        pids,
-        ids,
-        maxSourceId: (db.prepare('SELECT max(id) FROM sources').pluck().get() as number | null) ?? 0,
-      },
+      facts: readInputFacts(db, pids),
       missingTables: Object.keys(MERGE_TABLES).filter((t) => !tables.has(t)),
       bigTables,
       notAsPages: notAsPages(file, db, bigTables),

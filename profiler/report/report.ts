@@ -4,6 +4,7 @@ import { MIN_ITERATIONS } from '../analysis/diagnosis/iterations.ts';
 import { type Iterations } from '../contract/iterations.ts';
 import type { Analysis } from '../analysis/diagnosis/analyze.ts';
 import type { JobAnalysis } from '../analysis/diagnosis/job.ts';
+import type { SourceAlignment } from '../contract/job.ts';
 import type { CommKernel, Communication } from '../contract/communication.ts';
 import { overlapByDevice, type Busy, type DeviceOverlap } from '../analysis/overlap.ts';
 import type { ScopeInfo } from '../contract/scope.ts';
@@ -16,6 +17,7 @@ import { readableNames } from '../contract/names.ts';
 import { formatRank, launcherOfRankVariable, type RankedProcess } from '../contract/ranks.ts';
 import { participantName, type Stragglers } from '../contract/stragglers.ts';
 import { formatBytes, formatDuration, gigabytesPerSecond } from '../contract/time.ts';
+import { alignmentLine } from './clocks.ts';
 import { renderTable } from './table.ts';
 
 // 2: findings (the diagnosis) added. 3: scope (what was analysed, start-up);
@@ -99,7 +101,10 @@ export interface JobReport {
     ranks: number;
     /** What was read at once: a merged job's sources, or processes ('process'), those sharing a GPU together. */
     parts: number;
-    readBy: 'source' | 'process';
+    /** A merged job's sources, a recording's processes, or (several recordings, one per rank) their summaries (profiler/job/). */
+    readBy: 'source' | 'process' | 'summary';
+    /** Read by summary: each recording's place on the job's clock, as merge places it. */
+    clocks?: SourceAlignment[];
     /** Parts whose API calls were read (NCCL's NVTX ranges, a host model, a range scope); the others' operations only. */
     partsWithCalls: number;
     /** Worker threads (0: the loader's threads, on the calling thread). */
@@ -174,6 +179,7 @@ export function buildJobReport(
   tables: { meta: Map<string, string>; devices: DeviceRow[] },
   processes: RankedProcess[],
   seconds: number,
+  summaries?: { clocks: SourceAlignment[] },
 ): JobReport {
   return {
     reportVersion: REPORT_VERSION,
@@ -185,7 +191,8 @@ export function buildJobReport(
     job: {
       ranks: job.ranks,
       parts: job.parts,
-      readBy: job.merged ? 'source' : 'process',
+      readBy: summaries ? 'summary' : job.merged ? 'source' : 'process',
+      ...(summaries ? { clocks: summaries.clocks } : {}),
       partsWithCalls: job.partsWithCalls,
       workers: job.workers,
       seconds,
@@ -383,10 +390,19 @@ export function formatJobReport(r: JobReport): string {
   const j = r.job;
   const how = j.workers > 0 ? `${j.workers} worker thread${j.workers > 1 ? 's' : ''}` : 'one thread (the loader on every core)';
   const one = r.processes.some((p) => p.rank !== null) ? '--rank N' : '--pid P';
-  out.push(
-    `job       ${j.ranks} ranks (processes with GPU work) read ${j.readBy === 'source' ? 'source by source' : 'process by process'}, ${j.parts} parts on ${how}, in ${j.seconds.toFixed(1)} s: the sections across ranks`,
-    `          one rank's whole report (its overlap, streams, kernels, copies, every finding): streamscope report ${r.file} ${one}`,
-  );
+  if (j.readBy === 'summary') {
+    out.push(
+      `job       ${j.ranks} ranks (processes with GPU work) of ${j.clocks!.length} recordings, from their summaries, in ${formatDuration(j.seconds * 1e9)}: the sections across ranks`,
+      "          one rank's whole report (its overlap, streams, kernels, copies, every finding): streamscope report RANK.sqlite",
+      'Clocks (as merge aligns them)',
+    );
+    for (const c of j.clocks!) out.push(`  ${alignmentLine(c)}`);
+  } else {
+    out.push(
+      `job       ${j.ranks} ranks (processes with GPU work) read ${j.readBy === 'source' ? 'source by source' : 'process by process'}, ${j.parts} parts on ${how}, in ${j.seconds.toFixed(1)} s: the sections across ranks`,
+      `          one rank's whole report (its overlap, streams, kernels, copies, every finding): streamscope report ${r.file} ${one}`,
+    );
+  }
   const gpu = gpuOrdinals(r.devices);
   const gpuOf = (id: number | null) => (id === null ? '-' : gpu(id));
   append(out, ['', ...formatCommunication(r.communication, gpuOf)]);

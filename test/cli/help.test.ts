@@ -127,7 +127,7 @@ describe('a command line that does not fit: one line naming the command, then wh
       'streamscope export: missing -o OUT.json\nusage: streamscope export FILE -o OUT.json [options]\nsee streamscope export --help\n',
     );
     expect(run(['diff', fixture]).stderr).toMatch(/^streamscope diff: missing B\.sqlite\nusage: streamscope diff A\.sqlite B\.sqlite /);
-    expect(run(['report', fixture, 'other.sqlite']).stderr).toMatch(/^streamscope report: unexpected argument 'other\.sqlite'\n/);
+    expect(run(['check', fixture, 'other.sqlite']).stderr).toMatch(/^streamscope check: unexpected argument 'other\.sqlite'\n/);
   });
 
   it('an unknown command, with the nearest one', () => {

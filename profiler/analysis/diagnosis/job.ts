@@ -641,6 +641,33 @@ function ncclTrace(kernels: NcclKernels, tables: TraceTables): Trace {
   return { ...tables, ops, span: { start: 0, end: 0 } };
 }
 
+/**
+ * What the job analysis answers across ranks, from its parts' results: the
+ * communication breakdown per rank, the stragglers, and the findings
+ * (serialized collectives per rank, the straggler rank), worst first. The
+ * parts' ids and times are the job's (one recording's, or placed on one
+ * clock and one set of ids: profiler/job/of-summaries.ts).
+ */
+export function crossRankAnswers(
+  results: Pick<PartResult, 'communication' | 'nccl' | 'serialized'>[],
+  processes: Map<number, ProcessFacts>,
+  tables: TraceTables,
+  gpuSpan: { start: Ns; end: Ns },
+): { communication: Communication; stragglers: Stragglers; findings: Finding[] } {
+  const communication = finishCommunication(mergeCommunicationParts(results.map((r) => r.communication)), { ...tables, processes }, gpuSpan);
+  const stragglers = stragglersOf(ncclTrace(mergeNccl(results.map((r) => r.nccl)), tables), processes);
+  const findings = [
+    ...serializedCollectiveFindings(
+      results.flatMap((r) => r.serialized),
+      gpuSpan,
+    ),
+    ...stragglerFindings(stragglers, gpuSpan),
+  ];
+  const rankOf = (f: Finding) => processes.get(f.pid ?? -1)?.rank ?? Infinity;
+  findings.sort((a, b) => SEVERITY_RANK[b.severity] - SEVERITY_RANK[a.severity] || b.costNs - a.costNs || rankOf(a) - rankOf(b) || (a.pid ?? 0) - (b.pid ?? 0));
+  return { communication, stragglers, findings };
+}
+
 function combine(
   plan: JobPlan,
   tables: TraceTables,
@@ -694,17 +721,7 @@ function combine(
     closeWindows(info, Number.isFinite(ts) ? { start: ts, end: te } : { start: 0, end: 0 });
   }
 
-  const communication = finishCommunication(mergeCommunicationParts(results.map((r) => r.communication)), { ...tables, processes: plan.processes }, gpuSpan);
-  const stragglers = stragglersOf(ncclTrace(mergeNccl(results.map((r) => r.nccl)), tables), plan.processes);
-  const findings = [
-    ...serializedCollectiveFindings(
-      results.flatMap((r) => r.serialized),
-      gpuSpan,
-    ),
-    ...stragglerFindings(stragglers, gpuSpan),
-  ];
-  const rankOf = (f: Finding) => plan.processes.get(f.pid ?? -1)?.rank ?? Infinity;
-  findings.sort((a, b) => SEVERITY_RANK[b.severity] - SEVERITY_RANK[a.severity] || b.costNs - a.costNs || rankOf(a) - rankOf(b) || (a.pid ?? 0) - (b.pid ?? 0));
+  const { communication, stragglers, findings } = crossRankAnswers(results, plan.processes, tables, gpuSpan);
   return {
     scope: info,
     ranks: plan.gpuProcesses.length,

@@ -1,0 +1,112 @@
+// A job's ranks as their own recordings, one file each (profiler/job/):
+// `streamscope summarize FILE…` stores each one's summary in it, and
+// `streamscope report A.sqlite B.sqlite …` reports the job from the
+// summaries — stored ones where current, else built for this report only.
+import type { Scope } from '../contract/scope.ts';
+import { analyzeJobOfSummaries } from '../job/of-summaries.ts';
+import { summarizeFiles, type FileSummaries } from '../job/summarize.ts';
+import type { SummaryScope } from '../job/summary.ts';
+import { buildJobReport, formatJobReport } from '../report/report.ts';
+import { RecordingFileError } from '../store/recording-error.ts';
+import { COMMANDS } from './commands.ts';
+import { fail } from './common.ts';
+import { parseCommand, UsageError } from './usage.ts';
+
+/** `--workers N`: a whole number, 0 (build here) or more. */
+function workersOf(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) throw new UsageError(`--workers takes a whole number (0: no worker threads), not '${value}'`);
+  return n;
+}
+
+/** The summaries, or exit 2 naming the recording that cannot be summarized. */
+async function summariesOrFail(files: string[], opts: Parameters<typeof summarizeFiles>[1]): Promise<FileSummaries[]> {
+  try {
+    return await summarizeFiles(files, opts);
+  } catch (err) {
+    if (err instanceof RecordingFileError) fail(err.message, 2);
+    throw err;
+  }
+}
+
+export async function cmdSummarize(args: string[]): Promise<number> {
+  const { values, operands } = parseCommand(COMMANDS.summarize, args);
+  const t0 = performance.now();
+  const progress = process.stderr.isTTY && !values.json;
+  const results = await summariesOrFail(operands, {
+    store: true,
+    force: values.force ?? false,
+    workers: workersOf(values.workers),
+    onFile: progress ? (done, of) => process.stderr.write(`\rstreamscope: summarized ${done} of ${of}`) : undefined,
+  });
+  if (progress) process.stderr.write('\n');
+  for (const r of results) {
+    const ms = Object.values(r.summaries).reduce((s, x) => s + x.ms, 0);
+    if (values.json) {
+      process.stdout.write(
+        JSON.stringify({
+          file: r.file,
+          from: r.from,
+          stored: r.stored,
+          ...(r.notStoredBecause ? { notStoredBecause: r.notStoredBecause } : {}),
+          seconds: ms / 1000,
+        }) + '\n',
+      );
+      continue;
+    }
+    const line =
+      r.from === 'stored'
+        ? 'its summary is current (kept; --force builds it again)'
+        : r.stored
+          ? `summarized in ${(ms / 1000).toFixed(2)} s, stored in it`
+          : `summarized in ${(ms / 1000).toFixed(2)} s, NOT stored (${r.notStoredBecause}): a job report summarizes it again each time`;
+    process.stderr.write(`streamscope: ${r.file}: ${line}\n`);
+  }
+  if (!values.json) {
+    const built = results.filter((r) => r.from === 'built').length;
+    process.stderr.write(
+      `streamscope: ${results.length} recording${results.length > 1 ? 's' : ''} (${built} summarized now) in ${((performance.now() - t0) / 1000).toFixed(1)} s; the job: streamscope report ${results.length > 3 ? 'with the same files' : results.map((r) => r.file).join(' ')}\n`,
+    );
+  }
+  return 0;
+}
+
+/**
+ * `report A.sqlite B.sqlite …`: the job of these recordings, one per rank,
+ * from their summaries. Only the whole recording and the steady state are
+ * summarized; one rank's whole report is its own file's.
+ */
+export async function reportJobOfFiles(
+  files: string[],
+  scope: Scope,
+  values: { json?: boolean; rank?: string; pid?: string; iterations?: boolean; job?: boolean },
+): Promise<number> {
+  if (values.rank !== undefined || values.pid !== undefined)
+    throw new UsageError("--rank and --pid report one rank of one recording: with several, report that rank's own file");
+  if (values.iterations) throw new UsageError("--iterations reads every rank's rows: report one rank's file with --iterations");
+  if (values.job === false) throw new UsageError('--no-job analyses one recording whole: merge them first (streamscope merge), or report one');
+  if (scope.kind !== 'whole' && scope.kind !== 'steady-state')
+    throw new UsageError(
+      `a job of several recordings is reported from their summaries, which hold the whole recording and the steady state: for ${scope.kind === 'range' ? 'an NVTX range' : 'a window'}, merge them (streamscope merge) and report the merged file`,
+    );
+  const t0 = performance.now();
+  const summaryScope: SummaryScope = scope.kind;
+  const results = await summariesOrFail(files, { scopes: [summaryScope] });
+  const built = results.filter((r) => r.from === 'built');
+  if (built.length > 0)
+    process.stderr.write(
+      `streamscope: note: ${built.length} of ${results.length} recordings had no current summary and were summarized for this report only: streamscope summarize ${built.length > 3 ? '…' : built.map((r) => r.file).join(' ')} keeps them\n`,
+    );
+  let job;
+  try {
+    job = analyzeJobOfSummaries(results.map((r) => r.summaries[summaryScope]!));
+  } catch (err) {
+    if (err instanceof RecordingFileError) fail(err.message, 2);
+    throw err;
+  }
+  const label = `${files.length} recordings (${files.length > 3 ? `${files.slice(0, 2).join(', ')} … ${files.at(-1)}` : files.join(', ')})`;
+  const report = buildJobReport(label, job.analysis, job.tables, job.processes, (performance.now() - t0) / 1000, { clocks: job.sources });
+  process.stdout.write(values.json ? JSON.stringify(report, null, 2) + '\n' : formatJobReport(report));
+  return 0;
+}

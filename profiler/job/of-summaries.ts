@@ -1,0 +1,239 @@
+// The analysis of a job from its ranks' summaries (summary.ts): what
+// `report` gives of a merged job rank by rank (analysis/diagnosis/job.ts) —
+// each rank's communication breakdown, the stragglers, the serialized
+// collectives and the straggler rank — without reading a row of any rank.
+//
+// The summaries are placed as `streamscope merge` places recordings: clocks
+// aligned by the collectives' end times (merge/align.ts, each host's
+// recordings following it: followHosts), every time moved by its
+// recording's shift; pids, devices, streams and row ids planned as the merge
+// plans them (merge/plan.ts), so every pid, GPU and row named here is the
+// one the merged recording of the same files, in the same order, has. Then
+// the parts' results are combined as the rank-by-rank analysis combines a
+// merged recording's (crossRankAnswers). For the whole recording the
+// answers are that analysis's of the merged file; for the steady state,
+// each rank's starts where its own start-up ends (a merged file has one
+// cut for the whole job), which the scope's label says.
+import type { CommunicationPart, ProcessFacts } from '../analysis/communication.ts';
+import { closeWindows } from '../analysis/scope.ts';
+import type { DeviceRow, StreamRow, TraceTables } from '../analysis/trace.ts';
+import { crossRankAnswers, type JobAnalysis, type NcclKernels, type PartResult } from '../analysis/diagnosis/job.ts';
+import type { Finding } from '../contract/findings.ts';
+import type { SourceAlignment } from '../contract/job.ts';
+import type { RankedProcess } from '../contract/ranks.ts';
+import type { ScopeInfo, Startup } from '../contract/scope.ts';
+import type { Ns } from '../contract/time.ts';
+import { alignClocks, type InputAlignment } from '../merge/align.ts';
+import { followHosts } from '../merge/merge.ts';
+import { planMerge, type InputPlan } from '../merge/plan.ts';
+import { RecordingFileError } from '../store/recording-error.ts';
+import { formatDuration } from '../contract/time.ts';
+import type { RankSummary, SummaryPart } from './summary.ts';
+
+/** A job analysed from summaries: the rank-by-rank analysis's answers, and what the report shows beside them. */
+export interface SummaryJob {
+  analysis: JobAnalysis;
+  /** The job's processes and devices, in its ids (the report's Processes and GPUs). */
+  processes: RankedProcess[];
+  tables: TraceTables;
+  /** Each file's place on the job's clock: as `merge` says it (sources' clock, shift, correction, residual). */
+  sources: SourceAlignment[];
+}
+
+/** Adds `off` to each id (an evidence list, a column). */
+const moved = (ids: readonly number[], off: number) => (off === 0 ? [...ids] : ids.map((id) => id + off));
+
+/** The job's analysis from `summaries`, one per rank's recording, all of one scope, in the order given (the first is the clock's reference). */
+export function analyzeJobOfSummaries(summaries: readonly RankSummary[]): SummaryJob {
+  const t0 = performance.now();
+  if (summaries.length === 0) throw new Error('a job needs the summary of at least one recording');
+  const scope = summaries[0]!.scope;
+  const seen = new Map<string, string>();
+  for (const s of summaries) {
+    if (s.scope !== scope) throw new Error(`summaries of one scope are combined: ${s.file} is of '${s.scope}', ${summaries[0]!.file} of '${scope}'`);
+    const identity = `${s.host ?? ''}|${s.origin}`;
+    const other = seen.get(identity);
+    if (other !== undefined)
+      throw new RecordingFileError(s.file, `holds the same recording as ${other} (same host and origin): each recording is one rank of the job`);
+    seen.set(identity, s.file);
+  }
+
+  // Clocks, as merge.ts places them.
+  const origins = summaries.map((s) => BigInt(s.origin));
+  const originMin = origins.reduce((m, o) => (o < m ? o : m), origins[0]!);
+  const base = origins.map((o, i) => {
+    const b = o - originMin;
+    if (b > BigInt(Number.MAX_SAFE_INTEGER))
+      throw new RecordingFileError(summaries[i]!.file, 'was recorded more than 104 days apart from the others: give the recordings of one job');
+    return Number(b);
+  });
+  const alignment: InputAlignment[] = alignClocks(summaries.map((s, i) => ({ ranks: s.collectives.map(([, keys]) => new Map(keys)), baseNs: base[i]! })));
+  followHosts(
+    summaries.map((s) => ({ host: s.host, hasSources: false })),
+    alignment,
+  );
+  const corrected = origins.map((o, i) => o + BigInt(alignment[i]!.correctionNs));
+  const originOut = corrected.reduce((m, o) => (o < m ? o : m), corrected[0]!);
+  const shifts = corrected.map((o) => Number(o - originOut));
+
+  // Ids, as merge/plan.ts plans them.
+  const plans = planMerge(summaries.map((s) => s.facts));
+  const tables = jobTables(summaries, plans);
+  const processes = new Map<number, ProcessFacts>();
+  const ranked: RankedProcess[] = [];
+  summaries.forEach((s, i) => {
+    const pid = (p: number) => plans[i]!.pids.get(p) ?? p;
+    for (const p of s.processes) processes.set(pid(p.pid), { ...p, pid: pid(p.pid) });
+    for (const p of s.ranked) ranked.push({ ...p, pid: pid(p.pid) });
+  });
+  ranked.sort((a, b) => a.pid - b.pid);
+  const results = summaries.flatMap((s, i) => s.parts.map((p) => placePart(p, plans[i]!, shifts[i]!)));
+
+  // The GPU span and the trace's span, from every part; the scope's windows close on the latter.
+  let gs = Infinity;
+  let ge = -Infinity;
+  let ts = Infinity;
+  let te = -Infinity;
+  for (const r of results) {
+    if (r.extent) [gs, ge] = [Math.min(gs, r.extent.start), Math.max(ge, r.extent.end)];
+    if (r.span) [ts, te] = [Math.min(ts, r.span.start), Math.max(te, r.span.end)];
+  }
+  summaries.forEach((s, i) => {
+    if (s.callsSpan) [ts, te] = [Math.min(ts, s.callsSpan.start + shifts[i]!), Math.max(te, s.callsSpan.end + shifts[i]!)];
+  });
+  const gpuSpan = Number.isFinite(gs) ? { start: gs, end: ge } : { start: 0, end: 0 };
+  const info = jobScope(summaries, shifts, Number.isFinite(ts) ? { start: ts, end: te } : { start: 0, end: 0 });
+  const { communication, stragglers, findings } = crossRankAnswers(results, processes, tables, gpuSpan);
+  const gpuPids = new Set(summaries.flatMap((s, i) => s.streams.map((st) => plans[i]!.pids.get(st.pid) ?? st.pid)));
+  const combineMs = performance.now() - t0;
+  return {
+    analysis: {
+      scope: info,
+      ranks: gpuPids.size,
+      parts: results.length,
+      merged: false,
+      gpuSpan,
+      communication,
+      stragglers,
+      findings,
+      partsWithCalls: results.filter((r) => r.withCalls).length,
+      timings: { plan: 0, scope: 0, parts: 0, load: 0, analyse: summaries.reduce((s, x) => s + x.ms, 0), combine: combineMs },
+      scopeRowsRead: { ops: 0, calls: 0 },
+      workers: 0,
+    },
+    processes: ranked,
+    tables,
+    sources: summaries.map((s, i) => ({ ...alignment[i]!, file: s.file, host: s.host, shiftNs: shifts[i]! })),
+  };
+}
+
+/** The job's devices (one per GPU uuid), streams, strings and meta (the first recording's), in the job's ids. */
+function jobTables(summaries: readonly RankSummary[], plans: InputPlan[]): TraceTables {
+  const devices = new Map<number, DeviceRow>();
+  const streams: StreamRow[] = [];
+  const strings = new Map<number, string>();
+  const demangled = new Map<number, string>();
+  summaries.forEach((s, i) => {
+    const plan = plans[i]!;
+    for (const d of s.devices) {
+      const id = plan.devices.get(d.id) ?? d.id;
+      if (!devices.has(id)) devices.set(id, { ...d, id });
+    }
+    const streamOff = plan.ids.get('streams')?.off ?? 0;
+    const contextOff = plan.ids.get('contexts')?.off ?? 0;
+    for (const st of s.streams)
+      streams.push({
+        ...st,
+        id: st.id + streamOff,
+        pid: plan.pids.get(st.pid) ?? st.pid,
+        contextId: st.contextId + contextOff,
+        deviceId: st.deviceId === null ? null : (plan.devices.get(st.deviceId) ?? st.deviceId),
+      });
+    for (const [id, value] of s.facts.strings) strings.set(plan.strings.get(id) ?? id, value);
+    for (const [id, value] of s.demangled) demangled.set(plan.strings.get(id) ?? id, value);
+  });
+  return {
+    meta: new Map(Object.entries(summaries[0]!.meta)),
+    devices: [...devices.values()].sort((a, b) => a.id - b.id),
+    streams: streams.sort((a, b) => a.id - b.id),
+    strings,
+    demangled,
+  };
+}
+
+/** A part's result in the job's ids and on its clock. */
+function placePart(p: SummaryPart, plan: InputPlan, shift: Ns): Pick<PartResult, 'communication' | 'nccl' | 'serialized' | 'extent' | 'span' | 'withCalls'> {
+  const pid = (x: number) => plan.pids.get(x) ?? x;
+  const device = (x: number) => plan.devices.get(x) ?? x;
+  const name = (x: number) => plan.strings.get(x) ?? x;
+  const off = (table: string) => plan.ids.get(table)?.off ?? 0;
+  const at = <T extends { start: Ns; end: Ns } | null>(x: T): T => (x ? ({ start: x.start + shift, end: x.end + shift } as T) : x);
+  const communication: CommunicationPart = {
+    ...p.communication,
+    busy: p.communication.busy.map((b) => ({ ...b, pid: pid(b.pid), deviceId: device(b.deviceId) })),
+    kernels: p.communication.kernels.map((k) => ({ ...k, nameId: name(k.nameId) })),
+  };
+  const n = p.nccl.start.length;
+  const nccl: NcclKernels = {
+    length: n,
+    start: Float64Array.from(p.nccl.start, (t) => t + shift),
+    end: Float64Array.from(p.nccl.end, (t) => t + shift),
+    rowId: Float64Array.from(moved(p.nccl.rowId, off('kernels'))),
+    pid: Int32Array.from(p.nccl.pid, pid),
+    device: Int32Array.from(p.nccl.device, device),
+    stream: Int32Array.from(moved(p.nccl.stream, off('streams'))),
+    detail: Int32Array.from(p.nccl.detail, name),
+  };
+  const placeFinding = (f: Finding): Finding => ({
+    ...f,
+    pid: f.pid === null ? null : pid(f.pid),
+    deviceId: f.deviceId === null ? null : device(f.deviceId),
+    evidence: {
+      kernels: moved(f.evidence.kernels, off('kernels')),
+      memcpys: moved(f.evidence.memcpys, off('memcpys')),
+      memsets: moved(f.evidence.memsets, off('memsets')),
+      apiCalls: moved(f.evidence.apiCalls, off('api_calls')),
+      syncs: moved(f.evidence.syncs, off('syncs')),
+      window: at(f.evidence.window),
+    },
+  });
+  return {
+    communication,
+    nccl,
+    serialized: p.serialized.map((c) => ({ ...c, finding: placeFinding(c.finding) })),
+    extent: at(p.extent),
+    span: at(p.span),
+    withCalls: p.withCalls,
+  };
+}
+
+/**
+ * The job's scope as analyze() says one: the whole job, or the steady state,
+ * each rank from the end of its own start-up — the window from the earliest
+ * of those ends. Start-up, shown whatever the scope: the one that ended
+ * last, from the first rank's start, with the operations every rank left
+ * out.
+ */
+function jobScope(summaries: readonly RankSummary[], shifts: Ns[], span: { start: Ns; end: Ns }): ScopeInfo {
+  const ups = summaries.flatMap((s, i) => (s.startup ? [{ s: s.startup, shift: shifts[i]!, file: s.file }] : []));
+  const last = ups.length ? ups.reduce((a, b) => (b.s.endNs + b.shift > a.s.endNs + a.shift ? b : a)) : null;
+  const startup: Startup | null = last && {
+    ...last.s,
+    startNs: ups.reduce((m, u) => Math.min(m, u.s.startNs + u.shift), Infinity),
+    endNs: last.s.endNs + last.shift,
+    ops: ups.reduce((n, u) => n + u.s.ops, 0),
+  };
+  const first = summaries[0]!;
+  if (first.scope === 'whole' || !last) {
+    const info: ScopeInfo = { ...first.info, startup, windows: [] };
+    closeWindows(info, span);
+    return info;
+  }
+  const earliest = ups.reduce((m, u) => Math.min(m, u.s.endNs + u.shift), Infinity);
+  return {
+    kind: 'steady-state',
+    label: `steady state, each rank after its own start-up (the last ended after ${formatDuration(last.s.endNs - last.s.startNs)}: ${last.file})`,
+    windows: [{ startNs: earliest, endNs: Math.max(span.end, earliest) }],
+    startup,
+  };
+}

@@ -1,0 +1,149 @@
+// The summaries of a job's recordings (summary.ts): each taken from its
+// recording where it is current (store/rank-summary.ts), else built — on
+// worker threads, one recording at a time each (summary-worker.ts), or here
+// with the loader's threads — and, for `streamscope summarize`, stored in
+// the recording, so that the next analysis of the job reads a row per rank.
+// A recording that cannot be written keeps no summary: it is summarized
+// again each time, which the answer says.
+import os from 'node:os';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import { openRecording } from '../store/database.ts';
+import { RecordingFileError } from '../store/recording-error.ts';
+import { readRankSummary, writeRankSummaries } from '../store/rank-summary.ts';
+import { buildRankSummary, SUMMARY_SCOPES, type RankSummary, type SummaryScope } from './summary.ts';
+import type { SummaryAnswer, SummaryRequest } from './summary-worker.ts';
+
+export interface SummarizeOptions {
+  /** The scopes wanted (default: both). */
+  scopes?: readonly SummaryScope[];
+  /** Store what was built in each recording (`summarize`); a report only reads. */
+  store?: boolean;
+  /** Build again even where a current summary is stored. */
+  force?: boolean;
+  /** Worker threads (default: one per core, at most one per recording to build); 0 builds here with every core. */
+  workers?: number;
+  /** As each recording is done: how many, of how many. */
+  onFile?: (done: number, of: number) => void;
+}
+
+export interface FileSummaries {
+  file: string;
+  /** By scope. */
+  summaries: Partial<Record<SummaryScope, RankSummary>>;
+  /** Read from the recording (current), or built now. */
+  from: 'stored' | 'built';
+  /** For a built one with `store`: whether it was written into the recording, and if not, why. */
+  stored: boolean;
+  notStoredBecause?: string;
+}
+
+/** The worker's entry beside this module: summary-worker.ts under Node 22, summary-worker.cjs in the bundled CLI (app/vite.config.ts). */
+function workerEntry(): URL {
+  const bundled = new URL('./summary-worker.cjs', import.meta.url);
+  return fileURLToPath(import.meta.url).endsWith('.cjs') && existsSync(bundled) ? bundled : new URL('./summary-worker.ts', import.meta.url);
+}
+
+/** The summaries of `files`, in their order. Problems with a file are RecordingFileErrors naming it. */
+export async function summarizeFiles(files: readonly string[], opts: SummarizeOptions = {}): Promise<FileSummaries[]> {
+  const scopes = [...(opts.scopes ?? SUMMARY_SCOPES)];
+  const out: FileSummaries[] = files.map((file) => ({ file, summaries: {}, from: 'stored', stored: true }));
+  const toBuild: number[] = [];
+  let done = 0;
+  files.forEach((file, n) => {
+    const stored = opts.force ? null : readStored(file, scopes);
+    if (stored) {
+      out[n]!.summaries = stored;
+      opts.onFile?.(++done, files.length);
+    } else toBuild.push(n);
+  });
+  const workers = Math.min(opts.workers ?? os.availableParallelism(), toBuild.length);
+  const built = (n: number, list: RankSummary[]) => {
+    const entry = out[n]!;
+    entry.from = 'built';
+    entry.stored = false;
+    for (const s of list) entry.summaries[s.scope] = s;
+    if (opts.store) store(entry, list);
+    opts.onFile?.(++done, files.length);
+  };
+  if (workers === 0) {
+    for (const n of toBuild)
+      built(
+        n,
+        scopes.map((scope) => buildRankSummary(files[n]!, scope)),
+      );
+  } else {
+    await buildOnWorkers(
+      toBuild.map((n) => ({ n, file: files[n]!, scopes })),
+      workers,
+      built,
+    );
+  }
+  return out;
+}
+
+/** The stored summaries of every scope asked, when each is current; else null. */
+function readStored(file: string, scopes: SummaryScope[]): FileSummaries['summaries'] | null {
+  const db = openRecording(file, { readonly: true });
+  try {
+    const found: FileSummaries['summaries'] = {};
+    for (const scope of scopes) {
+      const json = readRankSummary(db, scope);
+      if (json === null) return null;
+      // The file's name as given now (it may have moved since).
+      found[scope] = { ...(JSON.parse(json) as RankSummary), file };
+    }
+    return found;
+  } finally {
+    db.close();
+  }
+}
+
+function store(entry: FileSummaries, list: RankSummary[]): void {
+  let db;
+  try {
+    db = openRecording(entry.file);
+  } catch (err) {
+    entry.notStoredBecause = err instanceof Error ? err.message : String(err);
+    return;
+  }
+  try {
+    writeRankSummaries(db, Object.fromEntries(list.map((s) => [s.scope, JSON.stringify(s)])));
+    entry.stored = true;
+  } catch (err) {
+    // A read-only file or file system, a full disk: the summary is still this run's.
+    entry.notStoredBecause = (err as Error).message;
+  } finally {
+    db.close();
+  }
+}
+
+/** Each worker builds the next recording not yet taken. */
+async function buildOnWorkers(requests: SummaryRequest[], count: number, built: (n: number, list: RankSummary[]) => void): Promise<void> {
+  let next = 0;
+  const pool = Array.from({ length: count }, () => new Worker(workerEntry()));
+  try {
+    await Promise.all(
+      pool.map(
+        (worker) =>
+          new Promise<void>((resolve, reject) => {
+            const give = () => (next >= requests.length ? resolve() : worker.postMessage(requests[next++]!));
+            worker.on('message', (m: SummaryAnswer) => {
+              if (!m.ok) return reject(m.file !== undefined && m.problem !== undefined ? new RecordingFileError(m.file, m.problem) : new Error(m.error));
+              built(
+                m.n,
+                m.json.map((j) => JSON.parse(j) as RankSummary),
+              );
+              give();
+            });
+            worker.on('error', reject);
+            worker.on('exit', (code) => (next < requests.length ? reject(new Error(`a summary worker ended (exit code ${code})`)) : undefined));
+            give();
+          }),
+      ),
+    );
+  } finally {
+    await Promise.all(pool.map((w) => w.terminate()));
+  }
+}

@@ -1,0 +1,25 @@
+// A worker thread of `summarize` (summarize.ts): builds the summaries of the
+// recordings it is given, one at a time, with one loader thread, and answers
+// each with them as JSON (or the file's error, to be thrown as one again).
+import { parentPort } from 'node:worker_threads';
+import { RecordingFileError } from '../store/recording-error.ts';
+import { malformedRowError } from '../store/row-checks.ts';
+import { buildRankSummary, type SummaryScope } from './summary.ts';
+
+export interface SummaryRequest {
+  n: number;
+  file: string;
+  scopes: SummaryScope[];
+}
+export type SummaryAnswer = { n: number; ok: true; json: string[] } | { n: number; ok: false; error: string; file?: string; problem?: string };
+
+parentPort!.on('message', ({ n, file, scopes }: SummaryRequest) => {
+  let answer: SummaryAnswer;
+  try {
+    answer = { n, ok: true, json: scopes.map((scope) => JSON.stringify(buildRankSummary(file, scope, 1))) };
+  } catch (err) {
+    const bad = err instanceof RecordingFileError ? err : malformedRowError(err);
+    answer = { n, ok: false, error: err instanceof Error ? (err.stack ?? err.message) : String(err), ...(bad ? { file: bad.file, problem: bad.problem } : {}) };
+  }
+  parentPort!.postMessage(answer);
+});

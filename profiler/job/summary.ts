@@ -1,0 +1,143 @@
+// A rank's summary (issue 29): what the analysis of a job needs of one
+// recording, computed from that recording alone, where it is (on the node
+// that ran the rank, or here on worker threads: summarize.ts), and kept in
+// it (store/rank-summary.ts). A job of many ranks is then analysed from its
+// ranks' summaries (of-summaries.ts): a few kB each, where the rows are
+// millions.
+//
+// A summary is the job analysis's own reading of the recording's parts
+// (analysis/diagnosis/job.ts PartReader: per process and GPU the busy
+// times by role, the NCCL kernels, the serialized-collective candidates,
+// the GPU span), for one scope, in the recording's own ids and clock; with
+// what placing it among the others needs: its collectives' end times (clock
+// alignment, merge/align.ts), its origin and host, and its ids as the merge
+// plans them (merge/input-facts.ts: pids, devices, strings, id ranges).
+// Names are kept only for the strings the parts refer to.
+//
+// Scopes: the whole recording, and its steady state — the recording's own:
+// after its own start-up. A merged recording of the same ranks cuts the
+// steady state once for the whole job (job-scope.ts); a rank's start-up
+// ends when that rank's does.
+import type { ProcessFacts } from '../analysis/communication.ts';
+import { jobStartup, callsSpan } from '../analysis/job-scope.ts';
+import { selectScope } from '../analysis/scope.ts';
+import { readTraceTables, type DeviceRow, type StreamRow } from '../analysis/trace.ts';
+import { planJob, PartReader, type PartResult } from '../analysis/diagnosis/job.ts';
+import { readProcessFacts } from '../analysis/communication.ts';
+import type { RankedProcess } from '../contract/ranks.ts';
+import type { Scope, ScopeInfo, Startup } from '../contract/scope.ts';
+import type { Ns } from '../contract/time.ts';
+import { readCollectives } from '../merge/collectives.ts';
+import { readInputFacts } from '../merge/input-facts.ts';
+import type { InputFacts } from '../merge/plan.ts';
+import { openRecording } from '../store/database.ts';
+import { readProcesses } from '../store/ranks.ts';
+import { RecordingFileError } from '../store/recording-error.ts';
+import { SUMMARY_FORMAT } from '../store/rank-summary.ts';
+
+/** The scopes a summary is kept for. */
+export const SUMMARY_SCOPES = ['whole', 'steady-state'] as const;
+export type SummaryScope = (typeof SUMMARY_SCOPES)[number];
+
+/** A part's result as JSON holds it: the NCCL kernels' columns as arrays. */
+export type SummaryPart = Omit<PartResult, 'nccl' | 'ms'> & { nccl: Record<keyof Omit<PartResult['nccl'], 'length'>, number[]> };
+
+export interface RankSummary {
+  format: number;
+  /** The recording, as named when summarized. */
+  file: string;
+  scope: SummaryScope;
+  /** meta origin_ns (an integer too large for a double: as text) and host. */
+  origin: string;
+  host: string | null;
+  meta: Record<string, string>;
+  /** Its ids as the merge plans them; strings only those the parts name, and the demangled forms of those. */
+  facts: InputFacts;
+  demangled: [number, string][];
+  devices: DeviceRow[];
+  streams: StreamRow[];
+  processes: ProcessFacts[];
+  ranked: RankedProcess[];
+  /** Each rank's (process and GPU's) collectives: key → end (merge/collectives.ts), as entries. */
+  collectives: [string, [string, number][]][];
+  /** The scope as the recording's own analysis says it (windows closed on its span), its start-up, and the span of its calls in the scope. */
+  info: ScopeInfo;
+  startup: Startup | null;
+  callsSpan: { start: Ns; end: Ns } | null;
+  parts: SummaryPart[];
+  /** Milliseconds spent reading and analysing it. */
+  ms: number;
+}
+
+/**
+ * The summary of `file` for `scope`, read with the loader's `threads` (0:
+ * every core). A merged recording is refused: a job is summarized rank by
+ * rank, from the ranks' own files.
+ */
+export function buildRankSummary(file: string, scope: SummaryScope, threads = 0): RankSummary {
+  const t0 = performance.now();
+  const db = openRecording(file, { readonly: true });
+  let reader: PartReader | null = null;
+  try {
+    const tables = readTraceTables(db);
+    const originText = tables.meta.get('origin_ns');
+    if (!originText || !/^-?\d+$/.test(originText))
+      throw new RecordingFileError(file, 'has no origin_ns in its meta: its times cannot be placed beside the other ranks');
+    const plan = planJob(db);
+    if (plan.merged)
+      throw new RecordingFileError(file, 'is a merged job: summarize the recordings of its ranks (a job is summarized rank by rank, each from its own file)');
+    const { startup } = jobStartup(db, db.name, tables.meta, tables.strings);
+    const asked: Scope = { kind: scope };
+    const info = selectScope(db, file, asked, { ops: { length: 0 } as never, calls: { length: 0 } as never }, startup).info;
+    reader = new PartReader(file, threads);
+    const results = plan.parts.map((part) => reader!.read({ part, scope: asked, startup }));
+    if (startup) startup.ops = results.reduce((s, r) => s + r.opsBeforeCut, 0);
+    const facts = readInputFacts(db);
+    const named = new Set<number>();
+    for (const r of results) {
+      for (const k of r.communication.kernels) named.add(k.nameId);
+      for (let i = 0; i < r.nccl.length; i++) named.add(r.nccl.detail[i]!);
+    }
+    facts.strings = facts.strings.filter(([id]) => named.has(id));
+    const demangled = [...tables.demangled].filter(([id]) => named.has(id));
+    return {
+      format: SUMMARY_FORMAT,
+      file,
+      scope,
+      origin: originText,
+      host: tables.meta.get('host') ?? null,
+      meta: Object.fromEntries(tables.meta),
+      facts,
+      demangled,
+      devices: tables.devices,
+      streams: tables.streams,
+      processes: [...readProcessFacts(db).values()],
+      ranked: readProcesses(db),
+      collectives: [...readCollectives(db)].map(([rank, keys]) => [rank, [...keys]]),
+      info,
+      startup,
+      callsSpan: callsSpan(db, scope === 'steady-state' && startup ? startup.endNs : null),
+      parts: results.map(toJson),
+      ms: performance.now() - t0,
+    };
+  } finally {
+    reader?.close();
+    db.close();
+  }
+}
+
+function toJson(r: PartResult): SummaryPart {
+  const { nccl, ms: _ms, ...rest } = r;
+  return {
+    ...rest,
+    nccl: {
+      start: [...nccl.start],
+      end: [...nccl.end],
+      rowId: [...nccl.rowId],
+      pid: [...nccl.pid],
+      device: [...nccl.device],
+      stream: [...nccl.stream],
+      detail: [...nccl.detail],
+    },
+  };
+}

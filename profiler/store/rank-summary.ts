@@ -1,0 +1,64 @@
+// A recording's summary for the analysis of a job (SCHEMA.md "Rank
+// summaries"): what the cross-rank questions need of one rank, a few kB to
+// a few hundred, kept in the recording itself so that a job of 1,024 ranks
+// is analysed from 1,024 small rows instead of every operation of every
+// rank (profiler/job/). Written by `streamscope summarize` (and by the
+// recorder when a rank ends); an optional table: a recording without one is
+// summarized when a job needs it.
+//
+// A summary is as good as the recording and the code that made it: it
+// carries the recording's fingerprint (its origin and the last id of each
+// table of items: a file written again, or still growing, differs) and
+// StreamScope's version and the summary's format, and a reader takes it only
+// when all three are the current ones.
+import { ITEM_TABLES } from '../contract/items.ts';
+import { VERSION } from '../contract/version.ts';
+import type { Db } from './database.ts';
+
+/** The payload's layout (profiler/job/summary.ts): raised when it changes, so that older summaries are built again. */
+export const SUMMARY_FORMAT = 1;
+
+const TABLE = 'rank_summary';
+
+/** Whether the recording holds the table at all. */
+function hasTable(db: Db): boolean {
+  return db.prepare("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?").get(TABLE) !== undefined;
+}
+
+/**
+ * What identifies the recording's contents: its origin and the last id of
+ * each timeline table (one b-tree descent each). A recording written again
+ * or still growing differs.
+ */
+export function recordingFingerprint(db: Db): string {
+  const origin = (db.prepare("SELECT value FROM meta WHERE key = 'origin_ns'").pluck().get() as string | undefined) ?? '';
+  const last = ITEM_TABLES.map((t) => (db.prepare(`SELECT max(id) FROM ${t}`).pluck().get() as number | null) ?? 0);
+  return `${origin}:${last.join(',')}`;
+}
+
+/** The summary stored for `scope` ('whole', 'steady-state'), when it is current (fingerprint, version, format); else null. */
+export function readRankSummary(db: Db, scope: string): string | null {
+  if (!hasTable(db)) return null;
+  const row = db.prepare(`SELECT format, built_with AS builtWith, fingerprint, payload FROM ${TABLE} WHERE scope = ?`).get(scope) as
+    { format: number; builtWith: string; fingerprint: string; payload: string } | undefined;
+  if (!row || row.format !== SUMMARY_FORMAT || row.builtWith !== VERSION || row.fingerprint !== recordingFingerprint(db)) return null;
+  return row.payload;
+}
+
+/** Stores the summaries (scope → JSON payload), replacing those there, in one transaction. `db` must be writable. */
+export function writeRankSummaries(db: Db, payloads: Record<string, string>): void {
+  const fingerprint = recordingFingerprint(db);
+  db.transaction(() => {
+    db.exec(`CREATE TABLE IF NOT EXISTS ${TABLE} (
+      scope TEXT PRIMARY KEY,
+      format INTEGER NOT NULL,
+      built_with TEXT NOT NULL,
+      built_at_ns INTEGER NOT NULL,
+      fingerprint TEXT NOT NULL,
+      payload TEXT NOT NULL
+    )`);
+    const put = db.prepare(`INSERT OR REPLACE INTO ${TABLE} (scope, format, built_with, built_at_ns, fingerprint, payload) VALUES (?, ?, ?, ?, ?, ?)`);
+    const now = BigInt(Date.now()) * 1_000_000n;
+    for (const [scope, payload] of Object.entries(payloads)) put.run(scope, SUMMARY_FORMAT, VERSION, now, fingerprint, payload);
+  })();
+}

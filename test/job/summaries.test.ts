@@ -1,0 +1,136 @@
+// A job reported from its ranks' summaries (profiler/job/, issue 29), on the
+// real data-parallel jobs recorded on H200s (test/fixtures/ddp: two ranks
+// and four, DDP, all-reduces by hand, one rank slowed, FSDP). For the whole
+// recording the answers are exactly those of the rank-by-rank analysis of
+// the merged file (the same pids, GPUs, row ids and times: the summaries
+// are placed as merge places the recordings); for the steady state, where
+// each rank's starts after its own start-up, each rank's times are those of
+// its own recording's steady state, and the findings and straggler the
+// merged recording's (which cuts every rank where start-up ended for the
+// job: the breakdowns differ by what the early ranks spent in the first
+// collectives waiting for the last — up to 19.5 points of overlap in the
+// four-rank DDP job).
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { analyzeJob, type JobAnalysis } from '../../profiler/analysis/diagnosis/job.ts';
+import { analyzeJobOfSummaries } from '../../profiler/job/of-summaries.ts';
+import { summarizeFiles } from '../../profiler/job/summarize.ts';
+import { buildRankSummary, type SummaryScope } from '../../profiler/job/summary.ts';
+import { mergeRecordings } from '../../profiler/merge/merge.ts';
+import { openRecording } from '../../profiler/store/database.ts';
+import { readRankSummary } from '../../profiler/store/rank-summary.ts';
+
+const fixtures = path.resolve(import.meta.dirname, '../fixtures/ddp');
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'summaries-'));
+afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
+
+const JOBS = [
+  { name: 'two ranks', dir: fixtures, ranks: 2, shapes: ['ddp', 'serial', 'slow'] },
+  { name: 'four ranks', dir: path.join(fixtures, 'four-ranks'), ranks: 4, shapes: ['ddp', 'serial', 'slow', 'fsdp'] },
+];
+
+/** Copies of a job's recordings (a reader migrates an older file in place; summarize writes into them). */
+function copies(dir: string, ranks: number, shape: string): string[] {
+  const to = fs.mkdtempSync(path.join(tmp, `${shape}-`));
+  return Array.from({ length: ranks }, (_, k) => {
+    const file = path.join(to, `${shape}-rank${k}.sqlite`);
+    fs.copyFileSync(path.join(dir, `${shape}-rank${k}.sqlite`), file);
+    return file;
+  });
+}
+
+async function mergedAnalysis(files: string[], scope: SummaryScope): Promise<JobAnalysis> {
+  const out = path.join(path.dirname(files[0]!), 'merged.sqlite');
+  if (!fs.existsSync(out)) mergeRecordings(files, out);
+  const db = openRecording(out, { readonly: true });
+  try {
+    return await analyzeJob(db, { scope: { kind: scope }, workers: 0 });
+  } finally {
+    db.close();
+  }
+}
+
+/** String ids differ (a summary keeps only the names it refers to): compared by the names. */
+const withoutNameIds = (x: unknown) => JSON.parse(JSON.stringify(x, (k, v: unknown) => (k === 'nameId' ? undefined : v)));
+
+describe.each(JOBS)('the job of $name', (j) => {
+  describe.each(j.shapes)('in the %s shape', (shape) => {
+    const files = copies(j.dir, j.ranks, shape);
+
+    it('whole recording: communication, stragglers, findings and GPU span exactly as the merged recording analysed rank by rank', async () => {
+      const job = analyzeJobOfSummaries(files.map((f) => buildRankSummary(f, 'whole')));
+      const merged = await mergedAnalysis(files, 'whole');
+      expect(job.analysis.gpuSpan).toEqual(merged.gpuSpan);
+      expect(job.analysis.ranks).toBe(j.ranks);
+      expect(withoutNameIds(job.analysis.communication)).toEqual(withoutNameIds(merged.communication));
+      expect(job.analysis.stragglers).toEqual(merged.stragglers);
+      expect(job.analysis.findings).toEqual(merged.findings);
+      expect(job.analysis.scope.windows).toEqual(merged.scope.windows);
+      // Placed as merge places them: every recording after the first corrected by its collectives, the residual small.
+      expect(job.sources.map((s) => s.clock)).toEqual(['reference', ...new Array(j.ranks - 1).fill('collectives')]);
+      for (const s of job.sources) expect(s.residualNs!).toBeLessThan(20_000);
+    });
+
+    it("steady state, each rank after its own start-up: each rank's times are its own recording's, the findings and straggler the merged recording's", async () => {
+      const summaries = files.map((f) => buildRankSummary(f, 'steady-state'));
+      const job = analyzeJobOfSummaries(summaries);
+      const merged = await mergedAnalysis(files, 'steady-state');
+      const kinds = (a: JobAnalysis) => a.findings.map((f) => `${f.kind} ${f.pid} ${f.severity}`).sort();
+      expect(kinds(job.analysis)).toEqual(kinds(merged));
+      expect(job.analysis.stragglers.straggler?.pid ?? null).toBe(merged.stragglers.straggler?.pid ?? null);
+      expect(job.analysis.communication.ranks.map((r) => r.pid)).toEqual(merged.communication.ranks.map((r) => r.pid));
+      // Each rank's compute, communication and hidden time: its own recording's steady state, analysed alone.
+      for (const [k, file] of files.entries()) {
+        const db = openRecording(file, { readonly: true });
+        const own = await analyzeJob(db, { scope: { kind: 'steady-state' }, workers: 0 }).finally(() => db.close());
+        const times = (r: JobAnalysis['communication']['ranks'][number]) => [r.total.computeNs, r.total.communicationNs, r.total.hiddenNs];
+        expect(times(job.analysis.communication.ranks[k]!)).toEqual(times(own.communication.ranks[0]!));
+      }
+      expect(job.analysis.scope.label).toMatch(/^steady state, each rank after its own start-up/);
+    });
+  });
+});
+
+describe('summaries kept in the recordings', () => {
+  const files = copies(fixtures, 2, 'slow');
+
+  it('summarize stores them; the next asks read them; a recording that changed, or a summary of another version, is built again', async () => {
+    const first = await summarizeFiles(files, { store: true, workers: 0 });
+    expect(first.map((r) => [r.from, r.stored])).toEqual([
+      ['built', true],
+      ['built', true],
+    ]);
+    const again = await summarizeFiles(files, { workers: 0 });
+    expect(again.map((r) => r.from)).toEqual(['stored', 'stored']);
+    expect(again[0]!.summaries.whole).toEqual(first[0]!.summaries.whole);
+
+    // Another recording under the same name: its fingerprint (origin, last ids) differs.
+    const db = openRecording(files[0]!);
+    db.prepare('DELETE FROM kernels WHERE id = (SELECT max(id) FROM kernels)').run();
+    db.close();
+    // Another StreamScope wrote the other's.
+    const other = openRecording(files[1]!);
+    other.prepare("UPDATE rank_summary SET built_with = '0.0.1'").run();
+    expect(readRankSummary(other, 'whole')).toBeNull();
+    other.close();
+    const rebuilt = await summarizeFiles(files, { workers: 0 });
+    expect(rebuilt.map((r) => r.from)).toEqual(['built', 'built']);
+    // Before: not stored by a report (read-only use).
+    expect(rebuilt.map((r) => r.stored)).toEqual([false, false]);
+  });
+
+  it('on worker threads: the same summaries as built here', async () => {
+    const here = await summarizeFiles(files, { workers: 0, force: true, scopes: ['whole'] });
+    const there = await summarizeFiles(files, { workers: 2, force: true, scopes: ['whole'] });
+    const strip = (r: (typeof here)[number]) => ({ ...r.summaries.whole!, ms: 0 });
+    expect(there.map(strip)).toEqual(here.map(strip));
+  });
+
+  it('a merged job is refused, naming the file and what to summarize instead', async () => {
+    const merged = path.join(path.dirname(files[0]!), 'job.sqlite');
+    mergeRecordings(files, merged);
+    await expect(summarizeFiles([merged], { workers: 0 })).rejects.toThrow(/job\.sqlite: is a merged job: summarize the recordings of its ranks/);
+  });
+});
