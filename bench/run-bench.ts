@@ -45,6 +45,12 @@
 //            through first; beside the whole analyze() of the same file with
 //            --merge-analysis whole. The merge benchmark measures it too, on
 //            the job it merged. Target (issue 13): < 10 s.
+//  job-summaries  a job of --summary-ranks (1,024) generated ranks of
+//            --summary-ops (100,000) operations reported from its ranks'
+//            summaries (bench/job-summaries.ts, issue 29): every file read
+//            once, `summarize` on 2 workers, `report` of the job, each with
+//            its wall time and peak memory. Targets: the report ≤ 10 s and
+//            ≤ 2 GiB; summarize ≥ 0.5 × the speed of reading the files once.
 //  live      the live timeline following a 10-minute run of 1 M GPU operations a
 //            minute, replayed 4× faster (bench/live-view.ts). Target: main-thread
 //            work per frame p95 ≤ 16 ms, memory bounded.
@@ -76,7 +82,7 @@
 //            code with --whatif-against DIR. Target (issue 16): ≤ 4 s on the
 //            2-core development machine.
 //
-// Options: --only ingest|analysis|import|renderer|selection|merge|overhead|record-wall|live|serve-load|serve-flood|responsiveness|whatif|corpus, --responsiveness-rounds N, --whatif-rounds N, --whatif-against DIR, --wall-rounds N, --serve-ops N, --serve-clients N, --serve-seconds N, --live-launches N, --live-speed X, --renderer-ops N, --selection-ops N, --analysis-launches N, --import-mb N, --import-rounds N, --launches N (overhead loop), --pairs N,
+// Options: --only ingest|analysis|import|renderer|selection|merge|overhead|record-wall|live|serve-load|serve-flood|job-summaries|responsiveness|whatif|corpus, --responsiveness-rounds N, --whatif-rounds N, --whatif-against DIR, --wall-rounds N, --serve-ops N, --serve-clients N, --serve-seconds N, --live-launches N, --live-speed X, --renderer-ops N, --selection-ops N, --analysis-launches N, --import-mb N, --import-rounds N, --launches N (overhead loop), --pairs N,
 // --ingest-launches N, --ingest-runs N (ingest and ceiling pairs), --merge-ranks N, --merge-ops N (per rank), --merge-rounds N, --merge-sample N (ranks analysed as a sample),
 // --merge-analysis sample|whole|none (whole: also the whole job's analysis, minutes and ~12 GB), --json FILE (write the results).
 // --job FILE, --job-rounds N (the job's analysis rank by rank).
@@ -130,6 +136,9 @@ const { values } = parseArgs({
     'serve-ops': { type: 'string', default: '10000000' },
     'serve-clients': { type: 'string', default: '200' },
     'serve-seconds': { type: 'string', default: '60' },
+    'summary-ranks': { type: 'string', default: '1024' },
+    'summary-ops': { type: 'string', default: '100000' },
+    'summary-cold': { type: 'boolean', default: false },
     'flood-ops': { type: 'string', default: '1000000' },
     'flood-half-open': { type: 'string', default: '20000' },
     'flood-parallel': { type: 'string', default: '10000' },
@@ -1269,6 +1278,18 @@ if (values.only === undefined || values.only === 'serve-load') {
   });
   results.serveLoad = serve.result;
   lines.push(...serve.lines);
+}
+// job-summaries (issue 29): bench/job-summaries.ts.
+if (values.only === undefined || values.only === 'job-summaries') {
+  const { benchJobSummaries } = await import('./job-summaries.ts');
+  const r = benchJobSummaries({
+    ranks: Number(values['summary-ranks']),
+    ops: Number(values['summary-ops']),
+    workers: 2,
+    cold: values['summary-cold'] ?? false,
+  });
+  results.jobSummaries = r.result;
+  lines.push(...r.lines);
 }
 // serve-flood (issue 27): bench/serve-flood.ts.
 if (values.only === undefined || values.only === 'serve-flood') {
