@@ -26,7 +26,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { QueryClient } from '../profiler/query/query-client.ts';
-import { launchElectron } from '../app/launch.ts';
+import { launchElectron } from '../profiler/cli/desktop-app.ts';
 import { probeGpu, RecordJobs, type CliInvocation } from '../app/record-jobs.ts';
 import { replay } from '../profiler/analysis/replay/replay.ts';
 import { hostModel } from '../profiler/analysis/replay/replay-host.ts';

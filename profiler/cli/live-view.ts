@@ -26,10 +26,8 @@ const CLI = path.join(path.dirname(fileURLToPath(import.meta.url)), 'streamscope
 /** Opens the viewer on `file` (which exists: created, maybe still empty); `say` gets the lines for the user. */
 export async function openLiveView(file: string, say: (line: string) => void): Promise<LiveView> {
   try {
-    // Imported only here: app/ is the Electron side, and record must work without it.
-    const { launchElectron } = (await import('../../app/launch.ts')) as {
-      launchElectron: (files: string[], opts: { log: (l: string) => void }) => Promise<boolean>;
-    };
+    // Loaded only here: `record` starts without it.
+    const { launchElectron } = await import('./desktop-app.ts');
     if (await launchElectron([file], { log: say })) {
       say(`streamscope: live view: ${path.basename(file)} in the desktop app`);
       return { url: null, stop: () => {} };

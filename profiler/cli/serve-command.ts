@@ -111,10 +111,8 @@ export async function cmdOpen(args: string[]): Promise<number> {
   }
   let launched = false;
   try {
-    // Imported only here: app/ is the Electron side, and `serve` must work without it.
-    const { launchElectron } = (await import('../../app/launch.ts')) as {
-      launchElectron: (files: string[], opts: { openMode: OpenMode }) => Promise<boolean>;
-    };
+    // Loaded only here: `serve` starts without it.
+    const { launchElectron } = await import('./desktop-app.ts');
     launched = await launchElectron(opts.files, { openMode: opts.openMode });
   } catch (err) {
     process.stderr.write(`streamscope: the desktop app cannot start here: ${(err as Error).message}\n`);

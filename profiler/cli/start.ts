@@ -7,7 +7,7 @@
 // `npm start -- --report-only` stops after the report (scripts, CI).
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
-import { launchElectron } from '../../app/launch.ts';
+import { launchElectron } from './desktop-app.ts';
 import { devices } from '../native/addon.ts';
 import { repoRoot } from '../native/paths.ts';
 

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { devices } from '../../profiler/native/addon.ts';
 import { filesFromArgs, userArgs } from '../../app/argv.ts';
-import { cannotLaunchReason, electronBinary, launchElectron } from '../../app/launch.ts';
+import { cannotLaunchReason, electronBinary, launchElectron } from '../../profiler/cli/desktop-app.ts';
 
 describe('launchElectron', () => {
   // How quickly: `npm run bench -- --only responsiveness` (a bound on time depends on the machine's load).

@@ -1,4 +1,7 @@
-// Starting the desktop app from a terminal (`npm start`, `streamscope open`).
+// Starting the desktop app from a terminal (`npm start`, `streamscope open`,
+// `serve --app`, `record --live`): by path — Electron's executable on the
+// app's built main bundle (app/dist/main.cjs) — never by importing app/: the
+// CLI stands beside the desktop app, not on it.
 // Deliberately does NOT `require('electron')`: with the binary missing, the
 // electron package's index.js tries to download it (blocking, and failing
 // offline). The path is read from its path.txt instead, and every reason the
@@ -7,8 +10,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import type { OpenMode } from '../profiler/merge/job-cache.ts';
-import { repoRoot } from '../profiler/native/paths.ts';
+import type { OpenMode } from '../merge/job-cache.ts';
+import { repoRoot } from '../native/paths.ts';
 
 export const MAIN_BUNDLE = path.join(repoRoot, 'app/dist/main.cjs');
 export const RENDERER_INDEX = path.join(repoRoot, 'renderer/dist/index.html');
