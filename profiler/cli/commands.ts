@@ -179,7 +179,9 @@ own start-up.`,
       ['summarize run-rank*.sqlite', 'then: streamscope report run-rank*.sqlite (the job, in seconds)'],
       ['srun streamscope summarize run-%h-%r.sqlite', "on a cluster: each rank's node summarizes its own recording"],
     ],
-    details: `summarize reads each recording once and stores in it (table rank_summary,
+    details: `The recorder of a job's rank writes its summary when the rank ends; summarize
+builds it for recordings that have none (older, imported, a node's recording
+of several ranks). It reads each recording once and stores in it (table rank_summary,
 profiler/store/SCHEMA.md) what the analysis of a job needs of one rank: the
 busy times by role per GPU, its NCCL kernels, its serialized-collective
 candidates and its collectives' end times, for the whole recording and its

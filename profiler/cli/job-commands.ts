@@ -7,6 +7,8 @@ import { analyzeJobOfSummaries } from '../job/of-summaries.ts';
 import { summarizeFiles, type FileSummaries } from '../job/summarize.ts';
 import type { SummaryScope } from '../job/summary.ts';
 import { buildJobReport, formatJobReport } from '../report/report.ts';
+import { openRecording } from '../store/database.ts';
+import { readProcesses } from '../store/ranks.ts';
 import { RecordingFileError } from '../store/recording-error.ts';
 import { COMMANDS } from './commands.ts';
 import { fail } from './common.ts';
@@ -109,4 +111,32 @@ export async function reportJobOfFiles(
   const report = buildJobReport(label, job.analysis, job.tables, job.processes, (performance.now() - t0) / 1000, { clocks: job.sources });
   process.stdout.write(values.json ? JSON.stringify(report, null, 2) + '\n' : formatJobReport(report));
   return 0;
+}
+
+/**
+ * After `record`, where the recording holds a job's rank (a process a
+ * launcher gave a rank): its summary, built here where the rank ran and
+ * stored in it, so that the job's report reads it (issue 29). The line to
+ * say, or null for a recording of no rank. Never fails the recording: a
+ * summary that cannot be built or stored is said, with how to build it later.
+ */
+export async function summarizeRecordedRank(file: string): Promise<string | null> {
+  try {
+    const db = openRecording(file, { readonly: true });
+    let ranks: number[];
+    try {
+      ranks = readProcesses(db).flatMap((p) => (p.rank === null ? [] : [p.rank]));
+    } finally {
+      db.close();
+    }
+    if (ranks.length === 0) return null;
+    const t = performance.now();
+    const [r] = await summarizeFiles([file], { store: true, force: true, workers: 0 });
+    const which = ranks.length === 1 ? `rank ${ranks[0]}` : `ranks ${ranks.join(', ')}`;
+    return r!.stored
+      ? `summarized ${which} for the job's report in ${((performance.now() - t) / 1000).toFixed(2)} s (streamscope report with every rank's recording)`
+      : `${which} summarized but not stored (${r!.notStoredBecause}): the job's report summarizes it again`;
+  } catch (err) {
+    return `no summary for the job's report (${(err as Error).message.split('\n')[0]}): streamscope summarize ${file} builds it`;
+  }
 }

@@ -168,6 +168,11 @@ async function recordTo(
     });
     return exitCode;
   }
+  // One rank of a job: its summary for the job's report, built here where it ran (cli/job-commands.ts).
+  if (result.processes > 0) {
+    const line = await (await import('./job-commands.ts')).summarizeRecordedRank(result.output);
+    if (line) result.notes.push(line);
+  }
   const state = result.complete ? 'complete' : `INCOMPLETE: ${result.incompleteReason}`;
   process.stderr.write(`streamscope: ${result.records.toLocaleString('en-US')} records from ${result.processes} process(es) → ${result.output} (${state})\n`);
   for (const e of result.collectorErrors) process.stderr.write(`streamscope: collector (pid ${e.pid}): ${e.message}\n`);

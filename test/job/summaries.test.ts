@@ -17,10 +17,10 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { analyzeJob, type JobAnalysis } from '../../profiler/analysis/diagnosis/job.ts';
 import { analyzeJobOfSummaries } from '../../profiler/job/of-summaries.ts';
 import { summarizeFiles } from '../../profiler/job/summarize.ts';
-import { buildRankSummary, type SummaryScope } from '../../profiler/job/summary.ts';
+import { buildRankSummary, type RankSummary, type SummaryScope } from '../../profiler/job/summary.ts';
 import { mergeRecordings } from '../../profiler/merge/merge.ts';
 import { openRecording } from '../../profiler/store/database.ts';
-import { readRankSummary } from '../../profiler/store/rank-summary.ts';
+import { readRankSummary, recordingFingerprint } from '../../profiler/store/rank-summary.ts';
 
 const fixtures = path.resolve(import.meta.dirname, '../fixtures/ddp');
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'summaries-'));
@@ -132,5 +132,41 @@ describe('summaries kept in the recordings', () => {
     const merged = path.join(path.dirname(files[0]!), 'job.sqlite');
     mergeRecordings(files, merged);
     await expect(summarizeFiles([merged], { workers: 0 })).rejects.toThrow(/job\.sqlite: is a merged job: summarize the recordings of its ranks/);
+  });
+});
+
+describe('summaries written by the recorder (test/fixtures/ddp/summarized: the README recipe run on an H200)', () => {
+  const recorded = [0, 1].map((k) => path.resolve(fixtures, `summarized/run-vm-${k}.sqlite`));
+
+  it("each rank's recording holds both scopes' summaries, of that very recording; the job from them names both ranks", () => {
+    for (const file of recorded) {
+      const db = openRecording(file, { readonly: true });
+      try {
+        const rows = db.prepare('SELECT scope, fingerprint, payload FROM rank_summary ORDER BY scope').all() as {
+          scope: string;
+          fingerprint: string;
+          payload: string;
+        }[];
+        expect(rows.map((r) => r.scope)).toEqual(['steady-state', 'whole']);
+        // Built from this recording as it is (another, or one grown since, has another fingerprint).
+        for (const r of rows) expect(r.fingerprint).toBe(recordingFingerprint(db));
+      } finally {
+        db.close();
+      }
+    }
+    const stored = recorded.map((file) => {
+      const db = openRecording(file, { readonly: true });
+      try {
+        return JSON.parse(db.prepare("SELECT payload FROM rank_summary WHERE scope = 'steady-state'").pluck().get() as string) as RankSummary;
+      } finally {
+        db.close();
+      }
+    });
+    const job = analyzeJobOfSummaries(stored);
+    expect(job.analysis.communication.ranks.map((r) => r.rank)).toEqual([0, 1]);
+    expect(job.sources.map((s) => s.clock)).toEqual(['reference', 'collectives']);
+    // What the recorder stored is what summarize builds from the file now (but the time it took).
+    const rebuilt = buildRankSummary(recorded[0]!, 'steady-state');
+    expect({ ...rebuilt, file: '', ms: 0 }).toEqual({ ...stored[0]!, file: '', ms: 0 });
   });
 });
