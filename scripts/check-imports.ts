@@ -40,18 +40,34 @@ export const RULES: { unit: string; mayImport: string[] }[] = [
   // each owns. The range rule works over the loader's columns (native/columns.ts).
   { unit: 'profiler/cuda/', mayImport: ['profiler/contract/', 'profiler/base/', 'profiler/native/'] },
   { unit: 'profiler/store/', mayImport: ['profiler/native/', 'profiler/contract/', 'profiler/cuda/', 'profiler/base/'] },
-  // The analysis in three floors: the measures (busy time, overlap, scopes, start-up, communication) over
-  // loaded data; the what-if replay over the measures; the diagnosis (the rules, their what-ifs, jobs) over both.
-  { unit: 'profiler/analysis/', mayImport: ['profiler/store/', 'profiler/native/', 'profiler/contract/', 'profiler/cuda/', 'profiler/base/'] },
+  // The analysis in three floors over its loader: the loader (load/) reads the recording, all its SQL
+  // there, into plain typed data (SQL stays in the loader: the measures run over loaded data, so they can be
+  // tested on arrays and run on a thread that never touches the file; test/structure/sql-in-loader.test.ts);
+  // the measures (busy time, overlap, scopes, start-up, communication) over loaded data; the what-if replay
+  // over the measures; the diagnosis (the rules, their what-ifs, jobs) over both. The loader knows none of them.
+  { unit: 'profiler/analysis/load/', mayImport: ['profiler/store/', 'profiler/native/', 'profiler/contract/', 'profiler/cuda/', 'profiler/base/'] },
+  {
+    unit: 'profiler/analysis/',
+    mayImport: ['profiler/analysis/load/', 'profiler/store/', 'profiler/native/', 'profiler/contract/', 'profiler/cuda/', 'profiler/base/'],
+  },
   {
     unit: 'profiler/analysis/replay/',
-    mayImport: ['profiler/analysis/', 'profiler/store/', 'profiler/native/', 'profiler/contract/', 'profiler/cuda/', 'profiler/base/'],
+    mayImport: [
+      'profiler/analysis/',
+      'profiler/analysis/load/',
+      'profiler/store/',
+      'profiler/native/',
+      'profiler/contract/',
+      'profiler/cuda/',
+      'profiler/base/',
+    ],
   },
   {
     unit: 'profiler/analysis/diagnosis/',
     mayImport: [
       'profiler/analysis/replay/',
       'profiler/analysis/',
+      'profiler/analysis/load/',
       'profiler/store/',
       'profiler/native/',
       'profiler/contract/',

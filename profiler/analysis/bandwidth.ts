@@ -19,7 +19,7 @@
 // default-stream runs). Rates here are uncontended ("alone") rates: a copy
 // measured while overlapped is scaled back by the factor (`duplexFactors`),
 // and the replay slows copies down again wherever they overlap.
-import type { Db } from '../store/database.ts';
+import type { PcieLink } from './load/tables.ts';
 import { OpCategory, OpKind, type Trace } from './trace.ts';
 
 // Enum values as module constants: the hot loops read them per op, and a test
@@ -58,28 +58,19 @@ const LANE_GBPS: Record<number, number> = { 1: 0.25, 2: 0.5, 3: 0.985, 4: 1.969,
 export const PCIE_EFFICIENCY = 0.806;
 
 /**
- * Pinned bandwidth of each device of `trace` in both directions. `db`, if
- * given, is the recording's file: the PCIe link is read from it where the
- * loaded devices lack it (a Trace built by hand or by an older loader).
+ * Pinned bandwidth of each device of `trace` in both directions. `stored`,
+ * if given, is the recording's PCIe links as its file stores them
+ * (load/tables.ts readPcieLinks): taken where the loaded devices lack them
+ * (a Trace built by hand or by an older loader).
  */
-export function pinnedBandwidth(trace: Trace, db?: Db, reference?: BandwidthReference): PinnedBandwidth[] {
+export function pinnedBandwidth(trace: Trace, stored?: PcieLink[], reference?: BandwidthReference): PinnedBandwidth[] {
   const measured = measuredRates(trace);
   const links = new Map<number, { generation: number | null; width: number | null }>();
   for (const d of trace.devices) links.set(d.id, { generation: d.pcieGeneration ?? null, width: d.pcieWidth ?? null });
-  if (db) {
-    try {
-      const rows = db.prepare('SELECT id, pcie_generation AS generation, pcie_width AS width FROM devices').all() as {
-        id: number;
-        generation: number | null;
-        width: number | null;
-      }[];
-      for (const r of rows) {
-        const l = links.get(r.id);
-        if (!l || l.generation === null || l.width === null) links.set(r.id, { generation: l?.generation ?? r.generation, width: l?.width ?? r.width });
-      }
-    } catch {
-      // A file older than schema v4 has no PCIe columns: the link stays unknown.
-    }
+  // None from a file older than schema v4, which has no PCIe columns: the link stays unknown.
+  for (const r of stored ?? []) {
+    const l = links.get(r.id);
+    if (!l || l.generation === null || l.width === null) links.set(r.id, { generation: l?.generation ?? r.generation, width: l?.width ?? r.width });
   }
   const deviceIds = new Set<number>(trace.devices.map((d) => d.id));
   for (let i = 0; i < trace.ops.length; i++) deviceIds.add(trace.ops.device[i]!);

@@ -9,13 +9,13 @@
 // a kernel to its cudaLaunchKernel; the dependency view and the replay
 // issue them with that call, in start order on their stream, which on a
 // graph's stream is the graph's own order. What only the stored ids say is
-// which graph and which node: read here, for the operations of graph launch
-// calls alone, so that a recording without one pays a look at its call
-// names and nothing more.
+// which graph and which node: read (load/graphs.ts) for the operations of
+// graph launch calls alone, so that a recording without one pays a look at
+// its call names and nothing more.
 import type { GraphLaunches, GraphSummary } from '../contract/graphs.ts';
-import type { Db } from '../store/database.ts';
 import { isGraphLaunch } from '../cuda/call-families.ts';
 import type { Host } from './host.ts';
+import type { GraphRows } from './load/graphs.ts';
 import { OpKind, type Trace } from './trace.ts';
 
 export const NO_GRAPH_LAUNCHES: GraphLaunches = { launches: 0, kernels: 0, memcpys: 0, memsets: 0, graphs: [] };
@@ -26,8 +26,8 @@ const TABLES = [
   [OpKind.Memset, 'memsets'],
 ] as const;
 
-/** The graph launches among the trace's operations (host.opCall), with their graphs' ids and nodes read from `db`. */
-export function graphLaunchesOf(db: Db, trace: Trace, host: Host): GraphLaunches {
+/** The graph launches among the trace's operations (host.opCall), with their graphs' ids and nodes read by `rows` (load/graphs.ts graphRows). */
+export function graphLaunchesOf(rows: GraphRows, trace: Trace, host: Host): GraphLaunches {
   const launchNames = new Set<number>();
   for (const [id, name] of host.names) if (isGraphLaunch(name)) launchNames.add(id);
   if (launchNames.size === 0) return NO_GRAPH_LAUNCHES;
@@ -60,13 +60,7 @@ export function graphLaunchesOf(db: Db, trace: Trace, host: Host): GraphLaunches
     // The launched operations' rows by id, merged with the ops sorted the same way: one
     // range scan of the primary key however many operations there are.
     list.sort((a, b) => ops.rowId[a]! - ops.rowId[b]!);
-    // Copies and memsets keep their graph's id only (SCHEMA.md, "CUDA graphs").
-    const node = kind === OpKind.Kernel ? 'graph_node_id' : 'NULL';
-    const rows = db
-      .prepare(`SELECT id, graph_id, ${node} FROM ${table} WHERE id BETWEEN ? AND ? AND graph_id IS NOT NULL ORDER BY id`)
-      .raw()
-      .iterate(ops.rowId[list[0]!]!, ops.rowId[list.at(-1)!]!) as Iterable<[number, number, number | null]>;
-    const it = rows[Symbol.iterator]();
+    const it = rows(table, ops.rowId[list[0]!]!, ops.rowId[list.at(-1)!]!)[Symbol.iterator]();
     let row = it.next();
     for (const i of list) {
       const id = ops.rowId[i]!;
@@ -78,7 +72,7 @@ export function graphLaunchesOf(db: Db, trace: Trace, host: Host): GraphLaunches
       if (hit && hit[2] !== null) a.nodes.add(hit[2]);
       calls.add(opCall[i]!);
     }
-    // Stop the statement: its rows past the last op are not needed.
+    // Stop the read: its rows past the last op are not needed.
     it.return?.();
   }
   const graphs: GraphSummary[] = [...byGraph.values()]

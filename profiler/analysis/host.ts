@@ -1,40 +1,28 @@
 // The host side of a recording, loaded for analysis: CUDA API calls per
 // thread, the calls behind each GPU operation (by correlation id), CUDA
 // event records and stream waits. Pure data like trace.ts: the diagnosis
-// and the what-if replay read these arrays, never SQLite.
+// and the what-if replay read these arrays, never SQLite (the calls' names,
+// event records and waits are read by load/calls.ts, the calls natively).
 import { loadCallColumns, type CallColumns } from '../native/addon.ts';
 import type { Db } from '../store/database.ts';
 import type { GpuOps } from './trace.ts';
 import { IdTable } from '../base/id-table.ts';
 import { THREAD_LANE_FACTOR } from '../store/zone-tables.ts';
-import { oddColumnSql, refuseOddRow } from '../store/row-checks.ts';
-import { rowsWhere, type RowSubset } from './rows.ts';
+import { callNames, readHostTables, type EventRow, type HostTables, type WaitRow } from './load/calls.ts';
 
 /** API calls in (start, id) order, as the native loader reads them. */
 export type HostCalls = CallColumns;
 
 /** A cudaEventRecord: the event completes when the work issued before it on `stream` has. */
-export interface EventRecord {
-  pid: number;
-  eventId: number;
-  stream: number | null;
+export interface EventRecord extends EventRow {
   /** Index of the API call that recorded it, or -1. */
   call: number;
-  correlation: number;
 }
 
 /** A cudaStreamWaitEvent: work issued later on `stream` waits for the event's last record before the call. */
-export interface StreamWait {
-  pid: number;
-  eventId: number | null;
-  stream: number | null;
+export interface StreamWait extends WaitRow {
   call: number;
-  correlation: number;
-  start: number;
 }
-
-/** CUPTI synchronization types (syncs.sync_type). */
-export const SyncType = { EventSynchronize: 1, StreamWaitEvent: 2, StreamSynchronize: 3, ContextSynchronize: 4 } as const;
 
 export interface Host {
   calls: HostCalls;
@@ -49,59 +37,36 @@ export interface Host {
   threads: Map<string, Int32Array>;
 }
 
-export interface LoadHostOptions {
-  /** Call names by strings id, when already read (callNames). */
-  names?: Map<number, string>;
+/** What the host model is built of besides the calls' columns, as load/calls.ts reads it. */
+export interface HostInputs {
+  /** Call names by strings id (load/calls.ts callNames). */
+  names: Map<number, string>;
   /**
    * The calls are a scope's selection (analysis/scope.ts): CUDA event records
    * and stream waits whose call is not among them are left out.
    */
   scoped?: boolean;
-  /** CUDA event records and stream waits, when already read (readHostTables): one read for many scopes of a file. */
-  tables?: HostTables;
+  /** CUDA event records and stream waits (load/calls.ts readHostTables): one read for many scopes of a file. */
+  tables: HostTables;
 }
 
-export interface HostTables {
-  events: Omit<EventRecord, 'call'>[];
-  waits: Omit<StreamWait, 'call'>[];
-}
+export type LoadHostOptions = Partial<HostInputs>;
 
 /**
- * `subset`: only those rows (a part of a job read rank by rank, rows.ts).
- * A row whose values no writer stores (store/row-checks.ts) refuses the
- * file, checked in the same pass.
+ * The host model of a recording, what is not given read from it: the calls
+ * natively (like the operations, trace.ts: millions of calls), their names
+ * and the event records and waits by load/calls.ts. For the callers above
+ * the analysis that hold a file; the analysis itself builds it with hostOf.
  */
-export function readHostTables(db: Db, subset?: RowSubset): HostTables {
-  const checked = <T>(table: string, rows: (T & { id: number; odd: string | null })[]): T[] =>
-    rows.map(({ id, odd, ...row }) => (odd === null ? (row as T) : refuseOddRow(db, db.name, table, id, odd)));
-  const ids = [{ name: 'pid' }, { name: 'event_id' }, { name: 'stream_id', nullable: true }, { name: 'correlation_id' }];
-  return {
-    events: checked(
-      'cuda_events',
-      db
-        .prepare(
-          `SELECT id, pid, event_id AS eventId, stream_id AS stream, correlation_id AS correlation, ${oddColumnSql(ids)}
-          FROM cuda_events WHERE ${rowsWhere(subset, 'cuda_events')} ORDER BY id`,
-        )
-        .all() as (HostTables['events'][number] & { id: number; odd: string | null })[],
-    ),
-    waits: checked(
-      'syncs',
-      db
-        .prepare(
-          `SELECT id, pid, event_id AS eventId, stream_id AS stream, correlation_id AS correlation, start_ns AS start,
-            ${oddColumnSql([...ids, { name: 'start_ns', time: true }])}
-          FROM syncs WHERE sync_type = ${SyncType.StreamWaitEvent} AND ${rowsWhere(subset, 'syncs')} ORDER BY start_ns, id`,
-        )
-        .all() as (HostTables['waits'][number] & { id: number; odd: string | null })[],
-    ),
-  };
+export function loadHost(db: Db, ops: GpuOps, columns?: CallColumns, options: LoadHostOptions = {}): Host {
+  const calls: HostCalls = columns ?? loadCallColumns(db.name);
+  const names = options.names ?? callNames(db, calls);
+  const tables = options.tables ?? readHostTables(db);
+  return hostOf(ops, calls, { names, tables, scoped: options.scoped });
 }
 
-export function loadHost(db: Db, ops: GpuOps, columns?: CallColumns, options: LoadHostOptions = {}): Host {
-  // Read natively, like the operations (trace.ts): millions of calls.
-  const calls: HostCalls = columns ?? loadCallColumns(db.name);
-
+/** The host model of the loaded calls (`calls`, in start order) behind `ops`. */
+export function hostOf(ops: GpuOps, calls: HostCalls, inputs: HostInputs): Host {
   // One process's calls by correlation id. Ids are handed out in sequence
   // within a process, so IdTable's array finds a call in O(1) without a
   // 10-million-entry Map.
@@ -164,12 +129,10 @@ export function loadHost(db: Db, ops: GpuOps, columns?: CallColumns, options: Lo
     opCall[k] = table ? table.get(opCorrelations[k]!) : -1;
   }
 
-  const names = options.names ?? callNames(db, calls);
-
-  const tables = options.tables ?? readHostTables(db);
+  const { names, tables } = inputs;
   let events: EventRecord[] = tables.events.map((e) => ({ ...e, call: callOf(e.pid, e.correlation) }));
   let waits: StreamWait[] = tables.waits.map((w) => ({ ...w, call: callOf(w.pid, w.correlation) }));
-  if (options.scoped) {
+  if (inputs.scoped) {
     events = events.filter((e) => e.call >= 0);
     waits = waits.filter((w) => w.call >= 0);
   }
@@ -205,26 +168,6 @@ export function loadHost(db: Db, ops: GpuOps, columns?: CallColumns, options: Lo
     [...threadIndex].map(([key, t]) => [`${Math.floor(key / THREAD_LANE_FACTOR)}:${key % THREAD_LANE_FACTOR}`, lists[t]!]),
   );
   return { calls, names, events, waits, opCall, callOf, threads };
-}
-
-/**
- * The names of the calls: the distinct ids from the loaded column (a join
- * of strings with ten million calls in SQL costs a second), then one lookup.
- */
-export function callNames(db: Db, calls: CallColumns): Map<number, string> {
-  const nameIds = new Set<number>();
-  for (let k = 0, last = NaN; k < calls.length; k++) {
-    const id = calls.nameId[k]!;
-    if (id !== last) nameIds.add((last = id));
-  }
-  const names = new Map<number, string>();
-  for (const s of db
-    .prepare('SELECT id, value FROM strings WHERE id IN (SELECT value FROM json_each(?))')
-    .raw()
-    .iterate(JSON.stringify([...nameIds])) as Iterable<[number, string]>) {
-    names.set(s[0], s[1]);
-  }
-  return names;
 }
 
 /** The name of call `k` ('' if unknown). */

@@ -32,25 +32,22 @@
 // total that differs from the zones' (or a row that ends before it starts,
 // which the bounds do not hold for) makes it fall back to the whole
 // recording's analysis (job.ts ZonesDisagree).
-import { ColumnPool, loadRows, type CallColumns, type RowRanges } from '../native/addon.ts';
+//
+// What it reads of the recording it reads through load/startup.ts (the
+// zones, then the rows they cannot settle): startupOfZones takes those
+// reads, so it runs on zones and rows made by hand as well.
+import { ColumnPool, type CallColumns, type RowRanges } from '../native/addon.ts';
 import type { Db } from '../store/database.ts';
-import { THREAD_LANE_FACTOR, ZONED_TABLES } from '../store/zone-tables.ts';
+import { ZONED_TABLES } from '../store/zone-tables.ts';
 import type { Startup } from '../contract/scope.ts';
 import type { Ns } from '../contract/time.ts';
-import { callNames } from './host.ts';
 import { familiesByNameId } from '../cuda/call-families.ts';
+import { startupReader, type StartupReader } from './load/startup.ts';
+import { callsSpan, type Zone } from './load/zones.ts';
 import { SLOW_CALL_NS, STARTUP_FAMILIES, STARTUP_WORK_SHARE, startupOfCalls, tenthDoneAt } from './startup.ts';
 
-interface Zone {
-  table: number;
-  lane: number;
-  start: Ns;
-  end: Ns;
-  first: number;
-  last: number;
-  busy: number;
-  rows: number;
-}
+// The span of the calls a whole or steady-state scope holds, from the zones: read by load/zones.ts.
+export { callsSpan };
 
 /** What the zones say of the GPU's work, for the check against the rows (job.ts). */
 export interface ZoneWork {
@@ -78,15 +75,6 @@ const TABLE_KEY: Record<number, 'kernels' | 'memcpys' | 'memsets'> = {
   [ZONED_TABLES.memsets.id]: 'memsets',
 };
 
-function readZones(db: Db, tables: number[]): Zone[] {
-  return db
-    .prepare(
-      `SELECT table_id AS "table", lane, start_ns AS start, end_ns AS "end", first_id AS first, last_id AS last, coalesce(busy_ns, 0) AS busy, rows
-      FROM zones WHERE table_id IN (${tables.join(', ')})`,
-    )
-    .all() as Zone[];
-}
-
 /** The zones' id ranges as the loader takes them (flat, sorted, touching ranges joined). */
 function rangesOf(zones: Zone[]): number[] {
   const sorted = zones.map((z) => [z.first, z.last] as const).sort((a, b) => a[0] - b[0]);
@@ -98,19 +86,29 @@ function rangesOf(zones: Zone[]): number[] {
   return out;
 }
 
+export interface JobStartupOptions {
+  pool?: ColumnPool;
+  /** Find where a tenth of the work is done from the band's rows whatever the calls (tests). */
+  exact?: boolean;
+}
+
 /**
  * Start-up of the whole recording (startup.ts's rule, as analyze() finds
- * it on every column), from the zones and the rows they cannot settle.
+ * it on every column), from the zones and the rows they cannot settle, read
+ * from `db` (its file `file`) into the options' pool, or a pool of its own.
  */
-export function jobStartup(
-  db: Db,
-  file: string,
+export function jobStartup(db: Db, file: string, meta: Map<string, string>, strings: Map<number, string>, options: JobStartupOptions = {}): JobStartup {
+  return startupOfZones(startupReader(db, file, options.pool ?? new ColumnPool()), meta, strings, options);
+}
+
+/** Start-up of the whole recording, as jobStartup finds it, from what `read` reads. */
+export function startupOfZones(
+  read: StartupReader,
   meta: Map<string, string>,
   strings: Map<number, string>,
-  options: { pool?: ColumnPool; /** Find where a tenth of the work is done from the band's rows whatever the calls (tests). */ exact?: boolean } = {},
+  options: Pick<JobStartupOptions, 'exact'> = {},
 ): JobStartup {
-  const pool = options.pool ?? new ColumnPool();
-  const zones = readZones(db, OP_TABLES);
+  const zones = read.zones(OP_TABLES);
   let kernelNs = 0;
   let allNs = 0;
   let opRows = 0;
@@ -146,12 +144,12 @@ export function jobStartup(
   // The calls that could be start-up calls (startup.ts: by their name's
   // family, or lasting 1 ms or more) among those that start by `to`, read
   // by the zones of the threads that start by then; in (start, id) order.
-  const callZones = readZones(db, [ZONED_TABLES.api_calls.id]);
+  const callZones = read.zones([ZONED_TABLES.api_calls.id]);
   let firstStart = firstOpStart;
   for (const z of callZones) if (z.rows > 0 && z.start < firstStart) firstStart = z.start;
   const callsUpTo = (upTo: Ns, only?: { callNames: number[]; callMinNs: number }): CallColumns => {
     const ranges = rangesOf(callZones.filter((z) => z.start <= upTo));
-    const { calls } = loadRows(file, { apiCalls: ranges }, { ...(Number.isFinite(upTo) ? { maxStart: upTo } : {}), ...only }, pool);
+    const calls = read.calls(ranges, { ...(Number.isFinite(upTo) ? { maxStart: upTo } : {}), ...only });
     rowsRead.calls += calls.length;
     return calls;
   };
@@ -183,52 +181,16 @@ export function jobStartup(
       ranges[TABLE_KEY[t]!] = rangesOf(zs);
       keep[TABLE_KEY[t]!] = zs.flatMap((z) => [z.lane, z.first, z.last]);
     }
-    const { ops } = loadRows(file, ranges, { narrow: true, zones: keep, opColumns: ['kind', 'start', 'end'] }, pool);
+    const ops = read.ops(ranges, keep);
     rowsRead.ops = ops.length;
     limitStart = tenthDoneAt(ops, onlyKernels, limit, totalWork, base);
   }
   const progress = { limitStart };
-  let startup = startupOfCalls(candidates, callNames(db, candidates), meta, progress, firstStart);
+  let startup = startupOfCalls(candidates, read.names(candidates), meta, progress, firstStart);
   // What start-up was spent on: every call up to its end (its cut is the same from them).
   if (startup) {
     const calls = callsUpTo(startup.endNs);
-    startup = startupOfCalls(calls, callNames(db, calls), meta, progress, firstStart);
+    startup = startupOfCalls(calls, read.names(calls), meta, progress, firstStart);
   }
   return { startup, zones: { kernelNs, allNs, opRows }, rowsRead, limitStart };
-}
-
-/**
- * The first start and latest end of the calls a whole or steady-state scope
- * holds (the trace's span, which closes those scopes' windows: scope.ts
- * closeWindows), from the zones: of every call, or of those that start at
- * or after `from` — where a zone of a thread begins before it and ends after
- * the zones that begin after it, its rows say. Null without calls.
- */
-export function callsSpan(db: Db, from: Ns | null): { start: Ns; end: Ns } | null {
-  const t = ZONED_TABLES.api_calls.id;
-  if (from === null) {
-    const r = db.prepare('SELECT min(start_ns) AS start, max(end_ns) AS "end" FROM zones WHERE table_id = ? AND rows > 0').get(t) as {
-      start: number | null;
-      end: number | null;
-    };
-    return r.start === null || r.end === null ? null : { start: r.start, end: r.end };
-  }
-  const after = db.prepare('SELECT min(start_ns) AS start, max(end_ns) AS "end" FROM zones WHERE table_id = ? AND rows > 0 AND start_ns >= ?').get(t, from) as {
-    start: number | null;
-    end: number | null;
-  };
-  let start = after.start ?? Infinity;
-  let end = after.end ?? -Infinity;
-  const across = db
-    .prepare('SELECT first_id AS first, last_id AS last, lane FROM zones WHERE table_id = ? AND rows > 0 AND start_ns < ? AND end_ns >= ?')
-    .all(t, from, from) as { first: number; last: number; lane: number }[];
-  const read = db.prepare(
-    `SELECT min(start_ns) AS start, max(end_ns) AS "end" FROM api_calls WHERE id BETWEEN ? AND ? AND pid * ${THREAD_LANE_FACTOR} + tid = ? AND start_ns >= ?`,
-  );
-  for (const z of across) {
-    const r = read.get(z.first, z.last, z.lane, from) as { start: number | null; end: number | null };
-    if (r.start !== null && r.start < start) start = r.start;
-    if (r.end !== null && r.end > end) end = r.end;
-  }
-  return Number.isFinite(start) ? { start, end } : null;
 }

@@ -23,7 +23,7 @@
 // steady state: a contiguous run of each start-ordered column, taken as
 // views).
 import type { Db } from '../store/database.ts';
-import { knownRanges, rangeInstances } from '../store/nvtx-ranges.ts';
+import { rangeReader, type RangeReader } from './load/ranges.ts';
 import { gather, lowerBound, sliceByStart, view, type Columns, type TimelineColumns } from '../native/columns.ts';
 import { rangeOwnership, selectOwned, type RangeInstance, type RangeOwnership } from '../cuda/nvtx-ranges.ts';
 import { kthSmallest } from './select.ts';
@@ -57,12 +57,31 @@ export interface Selection {
 
 /**
  * Resolves `scope` on a recording's full columns (start order) and selects
- * what it covers. `file` names the recording in errors. `instances`: a
- * range scope's instances (rangeInstances) as the caller read them, where
- * it reads them for something else too — a recording being written has
- * more each time they are read, and the selection must be of the same list.
+ * what it covers, a range scope's instances read from `db` (load/ranges.ts),
+ * as selectScopeWith does: for the callers above the analysis that hold a
+ * file.
  */
 export function selectScope(db: Db, file: string, scope: Scope, columns: TimelineColumns, startup: Startup | null, instances?: RangeInstance[]): Selection {
+  return selectScopeWith(rangeReader(db), file, scope, columns, startup, instances);
+}
+
+/**
+ * Resolves `scope` on a recording's full columns (start order) and selects
+ * what it covers. `ranges`: the recording's NVTX ranges, read for a range
+ * scope only (load/ranges.ts rangeReader). `file` names the recording in
+ * errors. `instances`: a range scope's instances as the caller read them,
+ * where it reads them for something else too — a recording being written
+ * has more each time they are read, and the selection must be of the same
+ * list.
+ */
+export function selectScopeWith(
+  ranges: RangeReader,
+  file: string,
+  scope: Scope,
+  columns: TimelineColumns,
+  startup: Startup | null,
+  instances?: RangeInstance[],
+): Selection {
   switch (scope.kind) {
     // Whole and steady-state windows run to the recording's end, which the
     // trace knows once loaded (a pass over every end): closeWindows fills them.
@@ -90,8 +109,8 @@ export function selectScope(db: Db, file: string, scope: Scope, columns: Timelin
       };
     }
     case 'range': {
-      const all = instances ?? rangeInstances(db, scope.name);
-      if (all.length === 0) throw new ScopeError(`${file}: no NVTX range named '${scope.name}'${knownRanges(db)}`);
+      const all = instances ?? ranges.instances(scope.name);
+      if (all.length === 0) throw new ScopeError(`${file}: no NVTX range named '${scope.name}'${ranges.known()}`);
       if (scope.instance !== undefined && scope.instance > all.length) {
         throw new ScopeError(`${file}: NVTX range '${scope.name}' has ${all.length} instance${all.length > 1 ? 's' : ''}; #${scope.instance} does not exist`);
       }

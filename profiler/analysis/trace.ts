@@ -1,10 +1,17 @@
 // A recording loaded into memory for analysis: device/stream tables plus all
 // GPU operations (kernels, memcpys, memsets) in flat typed arrays sorted by
-// start time. Pure data: the analysis functions never touch SQLite.
+// start time. Pure data: the analysis functions never touch SQLite (what is
+// read of the file is read by load/: the tables by load/tables.ts, the
+// operations natively).
 import type { Db } from '../store/database.ts';
-import { readMeta } from '../store/database.ts';
 import { loadOpColumns, type OpColumns } from '../native/addon.ts';
 import type { Ns } from '../contract/time.ts';
+import { readCallsExtent } from './load/calls.ts';
+import { readTraceTables, type DeviceRow, type StreamRow, type TraceTables } from './load/tables.ts';
+
+// Read by load/tables.ts; named here too, where the trace that holds them is.
+export type { DeviceRow, StreamRow, TraceTables };
+export { readTraceTables };
 
 export const OpKind = { Kernel: 1, Memcpy: 2, Memset: 3 } as const;
 export type OpKindValue = (typeof OpKind)[keyof typeof OpKind];
@@ -35,35 +42,6 @@ export function categoryOfCopyKind(copyKind: number): OpCategoryValue {
     default:
       return OpCategory.Other;
   }
-}
-
-export interface DeviceRow {
-  id: number;
-  uuid: string | null;
-  ordinal: number | null;
-  name: string | null;
-  ccMajor: number | null;
-  ccMinor: number | null;
-  smCount: number | null;
-  asyncEngineCount: number | null;
-  concurrentKernels: number | null;
-  totalMemoryBytes: number | null;
-  maxThreadsPerSm: number | null;
-  maxSharedMemoryPerSm: number | null;
-  maxRegistersPerSm: number | null;
-  maxBlocksPerSm: number | null;
-  pcieGeneration: number | null;
-  pcieWidth: number | null;
-}
-
-export interface StreamRow {
-  id: number;
-  pid: number;
-  contextId: number;
-  deviceId: number | null;
-  cuptiStreamId: number;
-  flags: number;
-  priority: number | null;
 }
 
 export interface GpuOps {
@@ -138,52 +116,45 @@ export function gpuOrdinals(devices: DeviceRow[]): (deviceId: number) => number 
   return (id) => ordinal.get(id) ?? id;
 }
 
-/** What a trace holds besides its operations: small tables, read once per file and shared by every scope of it. */
-export interface TraceTables {
-  meta: Map<string, string>;
-  devices: DeviceRow[];
-  streams: StreamRow[];
-  strings: Map<number, string>;
-  demangled: Map<number, string>;
-}
+/** The calls a trace's span takes in: their columns, in start order (only their starts and ends are read). */
+export type SpanCalls = { length: number; start: Float64Array; end: Float64Array };
 
-export function readTraceTables(db: Db): TraceTables {
-  const meta = readMeta(db);
-  const devices = db
-    .prepare(
-      `SELECT id, uuid, ordinal, name, cc_major AS ccMajor, cc_minor AS ccMinor,
-      sm_count AS smCount, async_engine_count AS asyncEngineCount, concurrent_kernels AS concurrentKernels,
-      total_memory_bytes AS totalMemoryBytes, max_threads_per_sm AS maxThreadsPerSm,
-      max_shared_memory_per_sm AS maxSharedMemoryPerSm, max_registers_per_sm AS maxRegistersPerSm,
-      max_blocks_per_sm AS maxBlocksPerSm, pcie_generation AS pcieGeneration, pcie_width AS pcieWidth FROM devices ORDER BY id`,
-    )
-    .all() as DeviceRow[];
-  const streams = db
-    .prepare(
-      `SELECT id, pid, context_id AS contextId, device_id AS deviceId,
-      cupti_stream_id AS cuptiStreamId, flags, priority FROM streams ORDER BY id`,
-    )
-    .all() as StreamRow[];
-  const strings = new Map<number, string>();
-  const demangled = new Map<number, string>();
-  for (const s of db.prepare('SELECT id, value, demangled FROM strings').raw().iterate() as Iterable<[number, string, string | null]>) {
-    strings.set(s[0], s[1]);
-    if (s[2] !== null) demangled.set(s[0], s[2]);
-  }
-  return { meta, devices, streams, strings, demangled };
+/**
+ * The trace of loaded operations (`columns`) and calls (`calls`: the
+ * analysis reads ops and calls together, analysis/diagnosis/analyze.ts),
+ * with the file's small tables (load/tables.ts readTraceTables).
+ */
+export function traceOf(columns: OpColumns, calls: SpanCalls, tables: TraceTables): Trace {
+  // The calls' span from their loaded columns (a scan of ten million
+  // unindexed rows in SQL costs half a second).
+  let start = Infinity;
+  let end = -Infinity;
+  // Sorted by start (the loader's order): the first starts first.
+  if (calls.length > 0) start = calls.start[0]!;
+  for (let k = 0; k < calls.length; k++) if (calls.end[k]! > end) end = calls.end[k]!;
+  return traceOfSpan(columns, { start, end }, tables);
 }
 
 /**
- * `columns` (and `calls`, in start order): already loaded (analysis/diagnosis/analyze.ts
- * reads ops and calls together); read here otherwise. `tables`: already
- * read (readTraceTables), else read here.
+ * A trace of a recording, what is not given read from it: `columns` (and
+ * `calls`, in start order), as traceOf takes them, else the operations
+ * read natively and the calls' span by load/calls.ts; `tables`, else read
+ * by load/tables.ts. For the callers above the analysis that hold a file;
+ * the analysis itself builds its traces with traceOf.
  */
-export function loadTrace(db: Db, columns?: OpColumns, calls?: { length: number; start: Float64Array; end: Float64Array }, tables?: TraceTables): Trace {
-  const { meta, devices, streams, strings, demangled } = tables ?? readTraceTables(db);
-
+export function loadTrace(db: Db, columns?: OpColumns, calls?: SpanCalls, tables?: TraceTables): Trace {
+  const read = tables ?? readTraceTables(db);
   // Columns come from the native loader: one JS object per row would cost
   // ~0.8 µs each, seconds for millions of operations.
   const c = columns ?? loadOpColumns(db.name);
+  if (calls) return traceOf(c, calls, read);
+  const apiSpan = readCallsExtent(db);
+  return traceOfSpan(c, { start: apiSpan.start ?? Infinity, end: apiSpan.end ?? -Infinity }, read);
+}
+
+/** The trace of `c` and the small tables; `calls`: the calls' first start and latest end (±Infinity for none). */
+function traceOfSpan(c: OpColumns, calls: { start: number; end: number }, tables: TraceTables): Trace {
+  const { meta, devices, streams, strings, demangled } = tables;
   const ops: GpuOps = {
     length: c.length,
     kind: c.kind,
@@ -215,20 +186,7 @@ export function loadTrace(db: Db, columns?: OpColumns, calls?: { length: number;
       if (end[i]! > opsEnd) opsEnd = end[i]!;
     }
   }
-
-  // The calls' span from their loaded columns when given (a scan of ten
-  // million unindexed rows in SQL costs half a second), else from SQL.
-  let start = Infinity;
-  let end = -Infinity;
-  if (calls) {
-    // Sorted by start (the loader's order): the first starts first.
-    if (calls.length > 0) start = calls.start[0]!;
-    for (let k = 0; k < calls.length; k++) if (calls.end[k]! > end) end = calls.end[k]!;
-  } else {
-    const apiSpan = db.prepare('SELECT min(start_ns) AS s, max(end_ns) AS e FROM api_calls').get() as { s: number | null; e: number | null };
-    start = apiSpan.s ?? Infinity;
-    end = apiSpan.e ?? -Infinity;
-  }
+  let { start, end } = calls;
   // Ops are sorted by start too.
   if (ops.length > 0) start = Math.min(start, ops.start[0]!);
   end = Math.max(end, opsEnd);

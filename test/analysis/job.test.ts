@@ -30,7 +30,7 @@ import { analyzeJob, loadProcessColumns, planJob, ZonesDisagree, type JobAnalysi
 import { jobStartup } from '../../profiler/analysis/job-scope.ts';
 import { analyze, type Analysis } from '../../profiler/analysis/diagnosis/analyze.ts';
 import { workProgress } from '../../profiler/analysis/startup.ts';
-import { readTraceTables } from '../../profiler/analysis/trace.ts';
+import { readTraceTables } from '../../profiler/analysis/load/tables.ts';
 import type { Finding } from '../../profiler/contract/findings.ts';
 import type { Scope } from '../../profiler/contract/scope.ts';
 import { mergeRecordings } from '../../profiler/merge/merge.ts';

@@ -1,4 +1,4 @@
-// The loading phase's live progress (analysis/diagnosis/analyze.ts loadColumns): the
+// The loading phase's live progress (analysis/load/columns.ts loadColumns): the
 // native loader adds each part's rows to a counter in shared memory while
 // the thread that called it is blocked, so another thread reads how far it
 // has got — as the analysis thread's owner does for analysisProgress. Here a
@@ -34,7 +34,7 @@ describe('loading progress', () => {
   });
 
   it('grows while another thread is blocked in the load, as loadColumns tells it', async () => {
-    const load = path.join(repoRoot, 'profiler/analysis/diagnosis/analyze.ts');
+    const load = path.join(repoRoot, 'profiler/analysis/load/columns.ts');
     const worker = new Worker(
       `const { parentPort, workerData } = require('node:worker_threads');
        import(workerData.load).then(({ loadColumns }) => {

@@ -16,7 +16,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { readNcclRanges } from '../../profiler/analysis/communication.ts';
+import { readNcclRanges } from '../../profiler/analysis/load/communication.ts';
 import { NCCL_DOMAIN, NCCL_MESSAGE_SIZE } from '../../profiler/cuda/nccl.ts';
 import { analyze, type Analysis } from '../../profiler/analysis/diagnosis/analyze.ts';
 import type { Scope } from '../../profiler/contract/scope.ts';

@@ -24,7 +24,7 @@ import { sliceByStart } from '../../profiler/native/columns.ts';
 import { binomialTail, stragglersOf } from '../../profiler/analysis/diagnosis/stragglers.ts';
 import { loadTrace } from '../../profiler/analysis/trace.ts';
 import type { Stragglers } from '../../profiler/contract/stragglers.ts';
-import { readProcessFacts } from '../../profiler/analysis/communication.ts';
+import { readProcessFacts } from '../../profiler/analysis/load/communication.ts';
 import type { Scope } from '../../profiler/contract/scope.ts';
 import { mergeRecordings } from '../../profiler/merge/merge.ts';
 import { repoRoot } from '../../profiler/native/paths.ts';

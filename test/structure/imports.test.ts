@@ -31,10 +31,17 @@ describe('import rules', () => {
     write('profiler/analysis/e.ts', "import { replay } from './replay/replay.ts';\n");
     write('profiler/analysis/diagnosis/f.ts', "import { replay } from '../replay/replay.ts';\nimport { overlap } from '../overlap.ts';\n");
     write('profiler/record/g.ts', "import { callFamily } from '../cuda/call-families.ts';\nimport { overlap } from '../analysis/overlap.ts';\n");
+    // The loader is the analysis's floor below the measures: they read through it, it knows none of them, and the folders above ask the analysis.
+    write('profiler/analysis/load/h.ts', "import type { Db } from '../../store/database.ts';\nimport type { Trace } from '../trace.ts';\n");
+    write('profiler/analysis/i.ts', "import { readTraceTables } from './load/tables.ts';\n");
+    write('profiler/analysis/diagnosis/j.ts', "import { rangeNames } from '../load/ranges.ts';\n");
+    write('profiler/report/k.ts', "import { readTraceTables } from '../analysis/load/tables.ts';\n");
     expect(importBreaks(root)).toEqual([
       'profiler/analysis/a.ts -> profiler/query/api.ts',
       'profiler/analysis/e.ts -> profiler/analysis/replay/replay.ts',
+      'profiler/analysis/load/h.ts -> profiler/analysis/trace.ts',
       'profiler/record/g.ts -> profiler/analysis/overlap.ts',
+      'profiler/report/k.ts -> profiler/analysis/load/tables.ts',
       'profiler/store/b.ts -> profiler/report/report.ts',
       'renderer/src/c.tsx -> profiler/query/session.ts',
     ]);

@@ -1,17 +1,22 @@
 // One call for what the report, the check and the app need from a recording:
 // the trace, its host calls and the diagnosis, on one scope (scope.ts; the
-// steady state unless told otherwise).
-import { loadTimelineColumns } from '../../native/addon.ts';
+// steady state unless told otherwise). What it reads of the recording it
+// reads through the loader (load/), then hands the measures what it read.
 import type { Db } from '../../store/database.ts';
-import { communicationOf, readCommunicationInputs } from '../communication.ts';
+import { communicationOf } from '../communication.ts';
 import type { Communication } from '../../contract/communication.ts';
 import type { Stragglers } from '../../contract/stragglers.ts';
 import { diagnose, type Diagnosis } from './diagnose.ts';
 import type { GraphLaunches } from '../../contract/graphs.ts';
 import { graphLaunchesOf } from '../graphs.ts';
-import { callNames, loadHost, readHostTables, type Host } from '../host.ts';
-import { closeWindows, selectScope } from '../scope.ts';
-import { rangeInstances } from '../../store/nvtx-ranges.ts';
+import { hostOf, type Host } from '../host.ts';
+import { callNames, readHostTables } from '../load/calls.ts';
+import { loadColumns, type LoadingStep } from '../load/columns.ts';
+import { readCommunicationInputs } from '../load/communication.ts';
+import { graphRows } from '../load/graphs.ts';
+import { rangeInstances, rangeReader } from '../load/ranges.ts';
+import { readTraceTables } from '../load/tables.ts';
+import { closeWindows, selectScopeWith } from '../scope.ts';
 import { type RangeInstance } from '../../cuda/nvtx-ranges.ts';
 import { type TimelineColumns } from '../../native/columns.ts';
 import { instanceParts, shareFindings } from './attribution.ts';
@@ -21,10 +26,12 @@ import type { ReplayResult } from '../replay/replay.ts';
 import { STEADY_STATE, type Scope, type ScopeInfo } from '../../contract/scope.ts';
 import { detectStartup } from '../startup.ts';
 import type { ProgressStep } from '../../contract/progress.ts';
-import { ZONED_TABLES } from '../../store/zone-tables.ts';
 import { leftOutNote } from '../../store/row-checks.ts';
 import { stragglersOfContext } from './stragglers.ts';
-import { loadTrace, readTraceTables, type Trace } from '../trace.ts';
+import { traceOf, type Trace } from '../trace.ts';
+
+// The timeline columns, read by load/columns.ts: named here too, where the analysis that starts with them is.
+export { loadColumns, type LoadingStep };
 
 export interface Analysis {
   trace: Trace;
@@ -119,35 +126,6 @@ export function instanceFindings(
 }
 const shared = new WeakMap<TimelineColumns, Map<string, Finding[][]>>();
 
-/**
- * The loading step as loadColumns tells it: `rowsRead` is the native
- * loader's counter of rows read so far, shared memory it adds to while this
- * thread is blocked in the load — whoever holds the step (the analysis
- * thread's owner, analysis-channel.ts) reads it for `done` then.
- */
-export interface LoadingStep extends ProgressStep {
-  phase: 'loading';
-  rowsRead: Int32Array;
-}
-
-/**
- * The recording's operations and API calls (loadTimelineColumns), the
- * loading phase told first with how many rows it reads — from the zones,
- * without reading a row — and a counter the loader adds its rows to.
- */
-export function loadColumns(db: Db, onProgress?: (step: ProgressStep) => void): TimelineColumns {
-  if (!onProgress) return loadTimelineColumns(db.name);
-  const tables = [ZONED_TABLES.kernels.id, ZONED_TABLES.memcpys.id, ZONED_TABLES.memsets.id, ZONED_TABLES.api_calls.id];
-  const rows = db
-    .prepare(`SELECT coalesce(sum(rows), 0) FROM zones WHERE table_id IN (${tables.join(',')})`)
-    .pluck()
-    .get() as number;
-  const rowsRead = new Int32Array(new SharedArrayBuffer(4));
-  const step: LoadingStep = { phase: 'loading', done: 0, total: rows, rowsRead };
-  onProgress(step);
-  return loadTimelineColumns(db.name, { progress: rowsRead });
-}
-
 /** Throws ScopeError when the scope does not exist in this recording. */
 export function analyze(db: Db, options: AnalyzeOptions = {}): Analysis {
   let t = performance.now();
@@ -169,21 +147,17 @@ export function analyze(db: Db, options: AnalyzeOptions = {}): Analysis {
   const scope = options.scope ?? STEADY_STATE;
   // A range's instances read once, for its selection and (one instance) its share of the range's findings.
   const instances = scope.kind === 'range' ? (options.instances ?? rangeInstances(db, scope.name)) : undefined;
-  const selection = selectScope(db, options.file ?? db.name, scope, columns, startup, instances);
+  const selection = selectScopeWith(rangeReader(db), options.file ?? db.name, scope, columns, startup, instances);
   lap('scope');
-  const trace = loadTrace(db, selection.columns.ops, selection.columns.calls, tables);
+  const trace = traceOf(selection.columns.ops, selection.columns.calls, tables);
   closeWindows(selection.info, trace.span);
   // Rows the loader left out (store/row-checks.ts) are said with every scope: its findings are without them.
   if (columns.leftOut) selection.info.notes = [...(selection.info.notes ?? []), leftOutNote(columns.leftOut)];
   lap('trace');
   const subset = options.pids ? { pids: options.pids } : undefined;
-  const host = loadHost(db, trace.ops, selection.columns.calls, {
-    names,
-    scoped: selection.columns !== columns,
-    ...(subset ? { tables: readHostTables(db, subset) } : {}),
-  });
+  const host = hostOf(trace.ops, selection.columns.calls, { names, scoped: selection.columns !== columns, tables: readHostTables(db, subset) });
   // Read now, like the inputs below: the file may be closed by the time a report asks.
-  const graphs = graphLaunchesOf(db, trace, host);
+  const graphs = graphLaunchesOf(graphRows(db), trace, host);
   lap('host');
   // Read now (the file may be closed by the time it is used): the diagnosis's rules across ranks name processes by them.
   const inputs = readCommunicationInputs(db, subset);

@@ -12,28 +12,22 @@
 import type { Db } from '../../store/database.ts';
 import { instanceFindings } from './analyze.ts';
 import type { Finding } from '../../contract/findings.ts';
+import { rangeInstances, rangeNames } from '../load/ranges.ts';
+import { readTraceTables, type TraceTables } from '../load/tables.ts';
 import { overlapByDevice } from '../overlap.ts';
 import { median, warmUpCount } from '../scope.ts';
-import { rangeInstances } from '../../store/nvtx-ranges.ts';
 import { selectEachInstance, type RangeInstance } from '../../cuda/nvtx-ranges.ts';
 import { type TimelineColumns } from '../../native/columns.ts';
-import type { IterationRow, Iterations, RangeName } from '../../contract/iterations.ts';
-import { gpuOrdinals, loadTrace, readTraceTables } from '../trace.ts';
+import type { IterationRow, Iterations } from '../../contract/iterations.ts';
+import { gpuOrdinals, traceOf } from '../trace.ts';
+
+// The ranges there are, read by load/ranges.ts: named here too, where the choice among them is.
+export { rangeNames };
 
 /** A range repeats when it has at least this many instances. */
 export const MIN_ITERATIONS = 3;
 /** An instance further than this from the median (relative), and beyond 3 MADs, is an outlier. */
 const OUTLIER_SHARE = 0.2;
-
-export function rangeNames(db: Db): RangeName[] {
-  return db
-    .prepare(
-      `SELECT s.value AS name, count(*) AS instances, sum(r.end_ns - r.start_ns) AS totalNs
-      FROM nvtx_ranges r JOIN strings s ON s.id = r.name_id WHERE r.end_ns IS NOT NULL
-      GROUP BY s.value ORDER BY totalNs DESC, s.value`,
-    )
-    .all() as RangeName[];
-}
 
 /**
  * The range to tabulate when none is named: among ranges with at least
@@ -55,22 +49,21 @@ export function iterationsOf(db: Db, columns: TimelineColumns, name: string, cho
   const gpu = gpuOrdinals(tables.devices);
   const selections = selectEachInstance(columns, instances);
   const findings = instances.length ? instanceFindings(db, {}, columns, name, instances) : [];
-  const rows = instances.map((inst, x) => analyseInstance(db, selections[x]!, tables, gpu, inst, x + 1, findings[x]![0]));
+  const rows = instances.map((inst, x) => analyseInstance(selections[x]!, tables, gpu, inst, x + 1, findings[x]![0]));
   flag(rows);
   const steady = rows.filter((r) => !r.warmUp).map((r) => r.lengthNs);
   return { name, rows, medianNs: steady.length ? median(steady) : 0, chosen };
 }
 
 function analyseInstance(
-  db: Db,
   sel: TimelineColumns,
-  tables: ReturnType<typeof readTraceTables>,
+  tables: TraceTables,
   gpu: (deviceId: number) => number,
   inst: RangeInstance,
   instance: number,
   top: Finding | undefined,
 ): IterationRow {
-  const trace = loadTrace(db, sel.ops, sel.calls, tables);
+  const trace = traceOf(sel.ops, sel.calls, tables);
   const { ops } = trace;
   let gpuStart = Infinity;
   let gpuEnd = -Infinity;

@@ -69,24 +69,29 @@ import {
   communicationPart,
   finishCommunication,
   mergeCommunicationParts,
-  readNcclRanges,
-  readPeerCopyIds,
-  readProcessFacts,
   type CommunicationPart,
   type ProcessFacts,
 } from '../communication.ts';
 import { buildContext } from './findings/context.ts';
 import { serializedCollectiveCandidates, serializedCollectiveFindings, type SerializedCollectiveCandidate } from './findings/serialized-collective.ts';
 import { stragglerFindings } from './findings/straggler.ts';
-import { callNames, loadHost, readHostTables } from '../host.ts';
+import { hostOf } from '../host.ts';
 import { extentOf } from '../intervals.ts';
-import { callsSpan, jobStartup, type ZoneWork } from '../job-scope.ts';
-import type { RowSubset } from '../rows.ts';
-import { closeWindows, mergeRangeFacts, rangeNotes, selectScope, windowNotes, type Clipped, type RangeFacts } from '../scope.ts';
+import { jobStartup, type ZoneWork } from '../job-scope.ts';
+import { callNames, readHostTables } from '../load/calls.ts';
+import { readNcclRanges, readPeerCopyIds, readProcessFacts } from '../load/communication.ts';
+import { gpuProcessCount, readContexts, readProcessSources, readSourceRows, readStreamPids } from '../load/parts.ts';
+import { rangeInstances, rangeReader, type RangeReader } from '../load/ranges.ts';
+import type { RowSubset } from '../load/rows.ts';
+import { readTraceTables } from '../load/tables.ts';
+import { callsSpan, readZoneIds } from '../load/zones.ts';
+import { closeWindows, mergeRangeFacts, rangeNotes, selectScopeWith, windowNotes, type Clipped, type RangeFacts } from '../scope.ts';
 import { lowerBound, type TimelineColumns } from '../../native/columns.ts';
-import { rangeInstances } from '../../store/nvtx-ranges.ts';
 import { stragglersOf } from './stragglers.ts';
-import { allocateOps, loadTrace, OpKind, readTraceTables, type Trace, type TraceTables } from '../trace.ts';
+import { allocateOps, OpKind, traceOf, type Trace, type TraceTables } from '../trace.ts';
+
+// How many processes have a CUDA context (whether `report` reads a recording rank by rank), read by load/parts.ts.
+export { gpuProcessCount };
 
 /** What is read at once: one or more processes (a merged job's source, or a process; those sharing a GPU together). */
 export interface JobPart {
@@ -108,19 +113,12 @@ export interface JobPlan {
   merged: boolean;
 }
 
-/** How many processes of the recording have a CUDA context: more than JOB_RANKS, and `report` reads it rank by rank. */
-export function gpuProcessCount(db: Db): number {
-  return db.prepare('SELECT count(DISTINCT pid) FROM contexts').pluck().get() as number;
-}
-
-/** Parts of a recording: its sources if merged, else its processes; those sharing a GPU joined. */
+/** Parts of a recording: its sources if merged, else its processes; those sharing a GPU joined (what they are made of read by load/parts.ts). */
 export function planJob(db: Db): JobPlan {
   const processes = readProcessFacts(db);
-  const contexts = db.prepare('SELECT pid, device_id AS device FROM contexts').all() as { pid: number; device: number | null }[];
+  const contexts = readContexts(db);
   const gpuProcesses = [...new Set(contexts.map((c) => c.pid))].sort((a, b) => a - b);
-  const sourceOf = new Map(
-    (db.prepare('SELECT pid, source_id AS source FROM processes').all() as { pid: number; source: number | null }[]).map((r) => [r.pid, r.source]),
-  );
+  const sourceOf = readProcessSources(db);
   const merged = sourceOf.size > 0 && [...sourceOf.values()].every((s) => s !== null);
 
   // Groups of processes (a source's, or one), then joined where they share a device.
@@ -162,12 +160,7 @@ export function planJob(db: Db): JobPlan {
   if (merged) {
     const sourcesOfPart = new Map<number, Set<number>>();
     parts.forEach((p, k) => sourcesOfPart.set(k, new Set(p.pids.map((pid) => sourceOf.get(pid)!))));
-    const rows = db.prepare('SELECT source_id AS source, table_name AS t, first_id AS first, last_id AS last FROM source_rows ORDER BY first_id').all() as {
-      source: number;
-      t: string;
-      first: number;
-      last: number;
-    }[];
+    const rows = readSourceRows(db);
     parts.forEach((p, k) => {
       const ranges = (p.subset as { ranges: Partial<Record<string, number[]>> }).ranges;
       for (const r of rows) {
@@ -181,10 +174,8 @@ export function planJob(db: Db): JobPlan {
     for (const p of parts) (p.subset as { pids: number[] }).pids = [...p.pids];
     // A process's rows by its zones: streams' for the GPU tables, threads' for the calls.
     const partOfPid = new Map(parts.flatMap((p) => p.pids.map((pid) => [pid, p] as const)));
-    const pidOfStream = new Map((db.prepare('SELECT id, pid FROM streams').all() as { id: number; pid: number }[]).map((s) => [s.id, s.pid]));
-    const zones = db
-      .prepare(`SELECT table_id AS t, lane, first_id AS first, last_id AS last FROM zones WHERE table_id IN (1, 2, 3, 5) ORDER BY first_id`)
-      .all() as { t: number; lane: number; first: number; last: number }[];
+    const pidOfStream = readStreamPids(db);
+    const zones = readZoneIds(db);
     const TABLE = { 1: 'kernels', 2: 'memcpys', 3: 'memsets', 5: 'apiCalls' } as const;
     for (const z of zones) {
       const pid = z.t === ZONED_TABLES.api_calls.id ? Math.floor(z.lane / THREAD_LANE_FACTOR) : pidOfStream.get(z.lane);
@@ -320,6 +311,7 @@ export class PartReader {
   readonly #pool = new ColumnPool();
   readonly #tables: TraceTables;
   readonly #processes: Map<number, ProcessFacts>;
+  readonly #ranges: RangeReader;
 
   /** `threads`: the loader's threads for each part (0: every core). */
   constructor(file: string, threads = 0) {
@@ -328,6 +320,7 @@ export class PartReader {
     this.db = openRecording(file, { readonly: true });
     this.#tables = readTraceTables(this.db);
     this.#processes = readProcessFacts(this.db);
+    this.#ranges = rangeReader(this.db);
   }
 
   close(): void {
@@ -354,15 +347,15 @@ export class PartReader {
     let withCalls = scope.kind === 'range' || ncclRanges.length > 0 || hostTables.waits.length > 0;
     let columns = this.#load(part, withCalls);
     let load = performance.now() - t0;
-    let selection = selectScope(db, this.#file, scope, columns, startup);
-    let trace = loadTrace(db, selection.columns.ops, selection.columns.calls, this.#tables);
+    let selection = selectScopeWith(this.#ranges, this.#file, scope, columns, startup);
+    let trace = traceOf(selection.columns.ops, selection.columns.calls, this.#tables);
     if (!withCalls && groupsPossible(trace, false)) {
       const t = performance.now();
       withCalls = true;
       columns = this.#load(part, true);
       load += performance.now() - t;
-      selection = selectScope(db, this.#file, scope, columns, startup);
-      trace = loadTrace(db, selection.columns.ops, selection.columns.calls, this.#tables);
+      selection = selectScopeWith(this.#ranges, this.#file, scope, columns, startup);
+      trace = traceOf(selection.columns.ops, selection.columns.calls, this.#tables);
     }
     const t1 = performance.now();
 
@@ -374,7 +367,7 @@ export class PartReader {
     const extent = extentOf(ops);
 
     const host = withCalls
-      ? loadHost(db, ops, selection.columns.calls, { names: callNames(db, selection.columns.calls), scoped: selection.columns !== columns, tables: hostTables })
+      ? hostOf(ops, selection.columns.calls, { names: callNames(db, selection.columns.calls), scoped: selection.columns !== columns, tables: hostTables })
       : null;
     const inputs = { processes: this.#processes, peerCopyIds: readPeerCopyIds(db, part.subset), ncclRanges };
     const communication = communicationPart(trace, inputs, host ?? undefined);
@@ -464,7 +457,7 @@ export async function analyzeJob(db: Db, options: JobOptions = {}): Promise<JobA
   const found = jobStartup(db, db.name, tables.meta, tables.strings);
   const { startup } = found;
   // The scope's label and windows, as analyze() gives them (nothing is selected from no columns).
-  const info = selectScope(db, file, scope, { ops: { length: 0 } as never, calls: NO_CALLS }, startup).info;
+  const info = selectScopeWith(rangeReader(db), file, scope, { ops: { length: 0 } as never, calls: NO_CALLS }, startup).info;
   const scopeMs = lap();
 
   const requests: PartRequest[] = plan.parts.map((part) => ({ part, scope, startup }));

@@ -34,7 +34,6 @@
 // The prediction is the replay of the changed input, as it comes out: no
 // scaling by the replay's error on the unchanged recording (the tests hold
 // that error to a few percent instead); `replayedNs` reports it.
-import type { Db } from '../../store/database.ts';
 import type { Ns } from '../../contract/time.ts';
 import { bandwidthFor, pinnedBandwidth, type BandwidthReference, type PinnedBandwidth } from '../bandwidth.ts';
 import { blocksOnDevice, familiesByNameId, type BlockingFamily } from '../../cuda/call-families.ts';
@@ -46,6 +45,7 @@ import { blocksPerSm } from '../occupancy.ts';
 import { medianInPlace } from '../select.ts';
 import { replay, type ReplayOptions, type ReplayResult } from './replay.ts';
 import { issuingCalls, readbacks, syncsRightAfter } from './copy-idioms.ts';
+import type { PcieLink } from '../load/tables.ts';
 import { hostModel, isPageableCopy, WaitKind } from './replay-host.ts';
 import { OpCategory, OpKind, type Trace } from '../trace.ts';
 import { StreamFlags } from '../../store/enums.ts';
@@ -71,7 +71,7 @@ function blockingFix(family: BlockingFamily, calls: string, label: string): FixS
 const FIXES: Record<FixId, FixSpec> = {
   'pin-pageable': {
     label: 'pageable copies pinned (at the measured pinned bandwidth)',
-    apply: (trace, host, options) => pinPageableCopies(trace, host, pinnedBandwidth(trace, options.db, options.reference)),
+    apply: (trace, host, options) => pinPageableCopies(trace, host, pinnedBandwidth(trace, options.pcieLinks, options.reference)),
   },
   'defer-readback': { label: 'readbacks issued without waiting, read once after the loop', apply: (trace, host) => deferReadbacks(trace, host) },
   'move-default-stream': { label: "default-stream work moved to its chunk's stream", apply: (trace, host) => moveDefaultStreamWork(trace, host) },
@@ -101,8 +101,8 @@ export function fixLabel(fix: FixId): string {
 export interface EstimateOptions {
   /** Measured pinned bandwidth from another recording, used where this one has no pinned copies of its own. */
   reference?: BandwidthReference;
-  /** The recording's file: lets pinnedBandwidth read the PCIe link where the loaded devices lack it. */
-  db?: Db;
+  /** The devices' PCIe links as the recording's file stores them (load/tables.ts readPcieLinks): pinnedBandwidth takes them where the loaded devices lack them. */
+  pcieLinks?: PcieLink[];
   /** Where given, the replay with the fix is kept here, by fix (attribution.ts shares a range's findings out among its parts by it). */
   replays?: Map<FixId, ReplayResult>;
 }

@@ -1,11 +1,11 @@
 // Some of a recording's rows: those of one part of a job analysed rank by
-// rank (job.ts). A merged job's source fills one run of ids per table
-// (source_rows), so its rows are id ranges; in a recording that was not
-// merged, a process's rows lie among the others', and are its by pid.
+// rank (diagnosis/job.ts). A merged job's source fills one run of ids per
+// table (source_rows), so its rows are id ranges; in a recording that was
+// not merged, a process's rows lie among the others', and are its by pid.
 //
-// The small tables the analysis reads by SQL besides the loaded columns
-// (CUDA event records, stream waits, NCCL's NVTX ranges, peer copies) take
-// this as a WHERE condition.
+// The small tables the loader reads by SQL besides the loaded columns
+// (CUDA event records, stream waits: calls.ts; NCCL's NVTX ranges, peer
+// copies: communication.ts) take this as a WHERE condition.
 
 /** The tables read by SQL for a part, and the timeline tables the column loader reads by ranges. */
 export type SubsetTable = 'kernels' | 'memcpys' | 'memsets' | 'api_calls' | 'cuda_events' | 'syncs' | 'nvtx_ranges';
