@@ -201,49 +201,18 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     );
   }
   const token = opts.token ?? crypto.randomBytes(32).toString('hex');
-  const tokenBytes = Buffer.from(token);
   // Every recording is read on the query thread (query/query-worker.ts), as in
   // the desktop app: this thread only accepts connections, reads requests and
   // writes answers the query thread serialized. It used to compute windows
   // and searches itself, tens of ms each, and libuv accepts one connection a
-  // turn of the event loop: under 10,000 requests in parallel a page's new
-  // connection waited in the kernel's queue (the listen backlog) 1 to 7 s,
-  // half of them more than 10 s.
+  // turn of the event loop: under 10,000 window requests in parallel a page's
+  // new connection waited in the kernel's full queue (the listen backlog),
+  // and its request got no answer in 10 s.
   const query = new QueryClient();
   const opened = await query.openFiles(opts.files, opts.jobCacheDir ?? defaultJobCacheDir(), opts.openMode);
   const failed: OpenFailure[] = opened.failed;
   for (const f of failed) opts.onOpenError?.(f.file, f.message);
   if (opened.job) opts.onJob?.(opened.job);
-
-  const json = (value: unknown): Answer => ({ body: JSON.stringify(value), type: 'application/json' });
-  /** `method`'s answer, ready to send; `binary`: a window in its binary form (window-codec.ts says why). */
-  const call = async (method: ApiMethod, args: unknown[], binary: boolean): Promise<Answer> => {
-    switch (method) {
-      case 'capabilities':
-        return json(CAPABILITIES);
-      case 'recentFiles':
-        return json([]); // browser mode lists no local paths
-      // The files stay served (other pages may show them): check the id, release nothing.
-      case 'closeRecording':
-        await query.recordingState(args[0] as string);
-        return json(null);
-      // With the files of `serve FILE...` that could not be opened: the page shows them.
-      case 'summary':
-        return json({ ...(await query.summary(args[0] as string)), openErrors: failed });
-      case 'openRecording':
-      case 'openRecordings':
-      case 'showOpenDialog':
-      case 'record':
-      case 'recordStatus':
-      case 'exportTrace':
-        throw new ApiError('forbidden', `${method} is not available in browser mode (read-only): use the desktop app (streamscope open)`);
-      case 'window':
-        if (binary) return { body: await query.answer('window', args, 'window-binary'), type: WINDOW_MEDIA_TYPE };
-        return { body: await query.answer(method, args, 'json'), type: 'application/json' };
-      default:
-        return { body: await query.answer(method, args, 'json'), type: 'application/json' };
-    }
-  };
 
   // Where each answer waits for its turn (work-queue.ts), round the clients:
   // the query thread's windows, searches and details, one computing and the
@@ -252,16 +221,15 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const here = new WorkQueue(2);
   const analyses = new WorkQueue(2);
   const queries = new WorkQueue(2);
-  const queueOf = (method: ApiMethod) => (method === 'sql' ? queries : ANALYSIS_METHODS.has(method) ? analyses : here);
-
-  const hasToken = (req: http.IncomingMessage) => {
-    const given = req.headers['x-streamscope-token'];
-    if (typeof given !== 'string') return false;
-    const bytes = Buffer.from(given);
-    return bytes.length === tokenBytes.length && crypto.timingSafeEqual(bytes, tokenBytes);
+  const routes: Routes = {
+    host,
+    allowedHosts: opts.allowedHosts ?? [],
+    staticDir: opts.staticDir,
+    hasToken: tokenCheck(token),
+    queueOf: (method) => (method === 'sql' ? queries : ANALYSIS_METHODS.has(method) ? analyses : here),
+    call: answers(query, failed),
   };
 
-  const allowedHosts = opts.allowedHosts ?? [];
   // The one entry of every request: nothing a request holds may end the
   // server. What handle() cannot answer itself (it threw) is answered 500
   // here, or its connection closed where an answer had begun.
@@ -278,7 +246,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     },
     (req, res) => {
       try {
-        handle(req, res);
+        handle(routes, req, res);
       } catch (e) {
         if (res.headersSent || res.destroyed) return void res.destroy();
         res.writeHead(500, { ...SECURITY_HEADERS, 'content-type': 'text/plain; charset=utf-8', connection: 'close' });
@@ -287,112 +255,8 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     },
   );
   const connections = new ConnectionLimit(server, { max: opts.maxConnections, perClient: opts.maxConnectionsPerClient });
-  function handle(req: http.IncomingMessage, res: http.ServerResponse): void {
-    // The client went away before its answer was sent (closed the tab, aborted the fetch).
-    let closed = false;
-    res.once('close', () => (closed = !res.writableFinished));
-    // Its connection's end read (the client closed it), or the connection gone.
-    const gone = () => closed || req.socket.readableEnded || req.socket.destroyed;
-    const send = (status: number, body: string | Buffer, type: string, extra: Record<string, string> = {}) => {
-      if (gone()) return;
-      res.writeHead(status, { ...SECURITY_HEADERS, 'content-type': type, ...extra });
-      res.end(body);
-      // After Node's own end of the answer, which resumes reading the connection (in a tick after 'finish').
-      if (HELD_OFF.has(status)) res.once('finish', () => setImmediate(holdOff, req.socket));
-    };
-    const sendError = (e: ApiError, status = STATUS[e.code] ?? 500) =>
-      send(status, JSON.stringify(e.toJSON()), 'application/json', e.code === 'busy' ? { 'retry-after': String(RETRY_AFTER_S) } : {});
-    // A target the URL parser refuses (`//[`, `http://[`, `//%zz`) is the client's error, before anything else is looked at.
-    let url: URL;
-    try {
-      url = new URL(req.url ?? '/', 'http://localhost');
-    } catch {
-      return send(400, 'bad request target', 'text/plain; charset=utf-8');
-    }
-    const api = url.pathname.startsWith('/api/');
-
-    // DNS rebinding (listen-address.ts): a name that is not this server's is answered by nothing else.
-    if (!hostAllowed(req.headers.host, host, allowedHosts)) {
-      const message = `this server does not answer to the host name '${String(req.headers.host ?? '').slice(0, 100)}' (DNS rebinding protection): use the address printed by \`streamscope serve\`, or name this one with --allow-host`;
-      return api ? sendError(new ApiError('forbidden', message), 421) : send(421, message, 'text/plain; charset=utf-8');
-    }
-    if (api) {
-      if (!hasToken(req)) return sendError(new ApiError('forbidden', 'missing or wrong access token (open the URL that `streamscope serve` printed)'));
-      const name = url.pathname.slice('/api/'.length);
-      if (req.method !== 'POST') return sendError(new ApiError('bad-request', 'API requests are POST with a JSON body {args: [...]}'));
-      if (!(apiMethods as readonly string[]).includes(name)) return sendError(new ApiError('bad-request', `unknown API method '${name.slice(0, 64)}'`));
-      const method = name as ApiMethod;
-      readBody(req, (err, body) => {
-        if (err) return sendError(err);
-        let args: unknown;
-        try {
-          args = body.length ? ((JSON.parse(body) as { args?: unknown }).args ?? []) : [];
-        } catch {
-          return sendError(new ApiError('bad-request', 'the body is not JSON'));
-        }
-        // The same argument contract as the Electron side (api-args.ts); then
-        // the answer in its turn (work-queue.ts), here or on the analysis thread.
-        let checked: unknown[];
-        try {
-          checked = checkArguments(method, args);
-        } catch (e) {
-          return sendError(apiErrorOf(e));
-        }
-        const binary = method === 'window' && (req.headers.accept ?? '').includes(WINDOW_MEDIA_TYPE);
-        // A client is its address: its turns alternate with other clients' (work-queue.ts).
-        queueOf(method)
-          .run(
-            () => call(method, checked, binary),
-            () => !gone(),
-            req.socket.remoteAddress ?? '',
-          )
-          .then(
-            (answer) => {
-              if (answer === DROPPED) return;
-              const { body, type } = answer;
-              send(200, typeof body === 'string' ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength), type);
-            },
-            (e: unknown) =>
-              e instanceof QueueFull ? sendError(new ApiError('busy', `${method}: ${e.message}`), e.scope === 'client' ? 429 : 503) : sendError(apiErrorOf(e)),
-          );
-      });
-      return;
-    }
-    if (req.method !== 'GET' && req.method !== 'HEAD') return send(405, 'method not allowed', 'text/plain; charset=utf-8');
-    if (url.pathname === '/favicon.ico') return send(204, '', 'image/x-icon');
-    const file = staticFile(opts.staticDir, url.pathname);
-    send(file.status, req.method === 'HEAD' ? '' : file.body, file.type);
-  }
-  // An `Expect:` other than 100-continue: Node's own 417 would go without the security headers or a word of why.
-  server.on('checkExpectation', (req: http.IncomingMessage, res: http.ServerResponse) => {
-    res.writeHead(417, { ...SECURITY_HEADERS, 'content-type': 'text/plain; charset=utf-8' });
-    res.end(`expectation not supported: ${String(req.headers.expect).slice(0, 100)} (only 100-continue is)\n`);
-  });
-  // What Node answers itself (a request it cannot parse, headers too large, a request too slow): the same headers, CSP included,
-  // and a message. Not when an answer to an earlier request on the connection is on its way (pipelined, or after a
-  // `Connection: close` request): another written now would be read as that one's, or inside its body. The connection ends
-  // once what was written of it is sent.
-  server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
-    if (!socket.writable || err.code === 'ECONNRESET') return void socket.destroy();
-    const closeAfter = (last?: string) => {
-      socket.once('finish', () => socket.destroy());
-      if (last === undefined) socket.end();
-      else socket.end(last);
-    };
-    if (connections.answering(socket)) return closeAfter();
-    const status = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
-    // The parser's code names what it refused: HPE_INVALID_METHOD, HPE_UNEXPECTED_CONTENT_LENGTH, …
-    const body = `${http.STATUS_CODES[status]}${err.code ? ` (${err.code})` : ''}\n`;
-    const head = Object.entries({
-      ...SECURITY_HEADERS,
-      'content-type': 'text/plain; charset=utf-8',
-      connection: 'close',
-      'content-length': String(Buffer.byteLength(body)),
-    })
-      .map(([k, v]) => `${k}: ${v}\r\n`)
-      .join('');
-    closeAfter(`HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\n${head}\r\n${body}`);
-  });
+  server.on('checkExpectation', refuseExpectation);
+  server.on('clientError', refuseMalformed(connections));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(opts.port ?? 0, host, () => {
@@ -423,6 +287,175 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
         });
         server.closeAllConnections();
       }),
+  };
+}
+
+/** What answering a request needs of the server: its name, the token check, the queues and the answers. */
+interface Routes {
+  host: string;
+  allowedHosts: string[];
+  staticDir: string;
+  hasToken: (req: http.IncomingMessage) => boolean;
+  queueOf: (method: ApiMethod) => WorkQueue;
+  call: (method: ApiMethod, args: unknown[], binary: boolean) => Promise<Answer>;
+}
+
+/** Whether a request carries `token` (compared in constant time). */
+function tokenCheck(token: string): (req: http.IncomingMessage) => boolean {
+  const tokenBytes = Buffer.from(token);
+  return (req) => {
+    const given = req.headers['x-streamscope-token'];
+    if (typeof given !== 'string') return false;
+    const bytes = Buffer.from(given);
+    return bytes.length === tokenBytes.length && crypto.timingSafeEqual(bytes, tokenBytes);
+  };
+}
+
+const json = (value: unknown): Answer => ({ body: JSON.stringify(value), type: 'application/json' });
+
+/** Each method's answer, ready to send; `binary`: a window in its binary form (window-codec.ts says why). */
+function answers(query: QueryClient, failed: OpenFailure[]): Routes['call'] {
+  return async (method, args, binary) => {
+    switch (method) {
+      case 'capabilities':
+        return json(CAPABILITIES);
+      case 'recentFiles':
+        return json([]); // browser mode lists no local paths
+      // The files stay served (other pages may show them): check the id, release nothing.
+      case 'closeRecording':
+        await query.recordingState(args[0] as string);
+        return json(null);
+      // With the files of `serve FILE...` that could not be opened: the page shows them.
+      case 'summary':
+        return json({ ...(await query.summary(args[0] as string)), openErrors: failed });
+      case 'openRecording':
+      case 'openRecordings':
+      case 'showOpenDialog':
+      case 'record':
+      case 'recordStatus':
+      case 'exportTrace':
+        throw new ApiError('forbidden', `${method} is not available in browser mode (read-only): use the desktop app (streamscope open)`);
+      case 'window':
+        if (binary) return { body: await query.answer('window', args, 'window-binary'), type: WINDOW_MEDIA_TYPE };
+        return { body: await query.answer(method, args, 'json'), type: 'application/json' };
+      default:
+        return { body: await query.answer(method, args, 'json'), type: 'application/json' };
+    }
+  };
+}
+
+/** One request: the target, the Host check, then an API call (the token, the method, the arguments, its turn) or a static file. */
+function handle(routes: Routes, req: http.IncomingMessage, res: http.ServerResponse): void {
+  // The client went away before its answer was sent (closed the tab, aborted the fetch).
+  let closed = false;
+  res.once('close', () => (closed = !res.writableFinished));
+  // Its connection's end read (the client closed it), or the connection gone.
+  const gone = () => closed || req.socket.readableEnded || req.socket.destroyed;
+  const send = (status: number, body: string | Buffer, type: string, extra: Record<string, string> = {}) => {
+    if (gone()) return;
+    res.writeHead(status, { ...SECURITY_HEADERS, 'content-type': type, ...extra });
+    res.end(body);
+    // After Node's own end of the answer, which resumes reading the connection (in a tick after 'finish').
+    if (HELD_OFF.has(status)) res.once('finish', () => setImmediate(holdOff, req.socket));
+  };
+  const sendError = (e: ApiError, status = STATUS[e.code] ?? 500) =>
+    send(status, JSON.stringify(e.toJSON()), 'application/json', e.code === 'busy' ? { 'retry-after': String(RETRY_AFTER_S) } : {});
+  // A target the URL parser refuses (`//[`, `http://[`, `//%zz`) is the client's error, before anything else is looked at.
+  let url: URL;
+  try {
+    url = new URL(req.url ?? '/', 'http://localhost');
+  } catch {
+    return send(400, 'bad request target', 'text/plain; charset=utf-8');
+  }
+  const api = url.pathname.startsWith('/api/');
+
+  // DNS rebinding (listen-address.ts): a name that is not this server's is answered by nothing else.
+  if (!hostAllowed(req.headers.host, routes.host, routes.allowedHosts)) {
+    const message = `this server does not answer to the host name '${String(req.headers.host ?? '').slice(0, 100)}' (DNS rebinding protection): use the address printed by \`streamscope serve\`, or name this one with --allow-host`;
+    return api ? sendError(new ApiError('forbidden', message), 421) : send(421, message, 'text/plain; charset=utf-8');
+  }
+  if (api) {
+    if (!routes.hasToken(req)) return sendError(new ApiError('forbidden', 'missing or wrong access token (open the URL that `streamscope serve` printed)'));
+    const name = url.pathname.slice('/api/'.length);
+    if (req.method !== 'POST') return sendError(new ApiError('bad-request', 'API requests are POST with a JSON body {args: [...]}'));
+    if (!(apiMethods as readonly string[]).includes(name)) return sendError(new ApiError('bad-request', `unknown API method '${name.slice(0, 64)}'`));
+    const method = name as ApiMethod;
+    readBody(req, (err, body) => {
+      if (err) return sendError(err);
+      let args: unknown;
+      try {
+        args = body.length ? ((JSON.parse(body) as { args?: unknown }).args ?? []) : [];
+      } catch {
+        return sendError(new ApiError('bad-request', 'the body is not JSON'));
+      }
+      // The same argument contract as the Electron side (api-args.ts); then
+      // the answer in its turn (work-queue.ts), on the query, analysis or SQL thread.
+      let checked: unknown[];
+      try {
+        checked = checkArguments(method, args);
+      } catch (e) {
+        return sendError(apiErrorOf(e));
+      }
+      const binary = method === 'window' && (req.headers.accept ?? '').includes(WINDOW_MEDIA_TYPE);
+      // A client is its address: its turns alternate with other clients' (work-queue.ts).
+      routes
+        .queueOf(method)
+        .run(
+          () => routes.call(method, checked, binary),
+          () => !gone(),
+          req.socket.remoteAddress ?? '',
+        )
+        .then(
+          (answer) => {
+            if (answer === DROPPED) return;
+            const { body, type } = answer;
+            send(200, typeof body === 'string' ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength), type);
+          },
+          (e: unknown) =>
+            e instanceof QueueFull ? sendError(new ApiError('busy', `${method}: ${e.message}`), e.scope === 'client' ? 429 : 503) : sendError(apiErrorOf(e)),
+        );
+    });
+    return;
+  }
+  if (req.method !== 'GET' && req.method !== 'HEAD') return send(405, 'method not allowed', 'text/plain; charset=utf-8');
+  if (url.pathname === '/favicon.ico') return send(204, '', 'image/x-icon');
+  const file = staticFile(routes.staticDir, url.pathname);
+  send(file.status, req.method === 'HEAD' ? '' : file.body, file.type);
+}
+
+/** An `Expect:` other than 100-continue: Node's own 417 would go without the security headers or a word of why. */
+function refuseExpectation(req: http.IncomingMessage, res: http.ServerResponse): void {
+  res.writeHead(417, { ...SECURITY_HEADERS, 'content-type': 'text/plain; charset=utf-8' });
+  res.end(`expectation not supported: ${String(req.headers.expect).slice(0, 100)} (only 100-continue is)\n`);
+}
+
+/**
+ * What Node answers itself (a request it cannot parse, headers too large, a request too slow): the same headers, CSP included,
+ * and a message. Not when an answer to an earlier request on the connection is on its way (pipelined, or after a
+ * `Connection: close` request): another written now would be read as that one's, or inside its body. The connection ends
+ * once what was written of it is sent.
+ */
+function refuseMalformed(connections: ConnectionLimit): (err: NodeJS.ErrnoException, socket: Socket) => void {
+  return (err, socket) => {
+    if (!socket.writable || err.code === 'ECONNRESET') return void socket.destroy();
+    const closeAfter = (last?: string) => {
+      socket.once('finish', () => socket.destroy());
+      if (last === undefined) socket.end();
+      else socket.end(last);
+    };
+    if (connections.answering(socket)) return closeAfter();
+    const status = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
+    // The parser's code names what it refused: HPE_INVALID_METHOD, HPE_UNEXPECTED_CONTENT_LENGTH, …
+    const body = `${http.STATUS_CODES[status]}${err.code ? ` (${err.code})` : ''}\n`;
+    const head = Object.entries({
+      ...SECURITY_HEADERS,
+      'content-type': 'text/plain; charset=utf-8',
+      connection: 'close',
+      'content-length': String(Buffer.byteLength(body)),
+    })
+      .map(([k, v]) => `${k}: ${v}\r\n`)
+      .join('');
+    closeAfter(`HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\n${head}\r\n${body}`);
   };
 }
 
