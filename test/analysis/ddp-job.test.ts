@@ -95,14 +95,20 @@ describe.each(JOBS)('the job of $name', (j) => {
       for (const s of j.shapes.filter((x) => x !== 'serial')) expect(kinds(s)).not.toContain('serialized-collective');
     });
 
-    it(`the straggler is rank ${j.slowRank} in the slowed job, first among its findings, and nobody in the others`, () => {
+    it(`the straggler is rank ${j.slowRank} in the slowed job, first among its findings, an error; in DDP and FSDP nobody`, () => {
       const slow = job(j, 'slow').analysis.stragglers.straggler;
       expect(slow?.rank).toBe(j.slowRank);
       expect(kinds('slow')[0]).toBe('straggler-rank');
-      for (const s of j.shapes.filter((x) => x !== 'slow')) {
+      expect(job(j, 'slow').analysis.diagnosis.findings[0]!.severity).toBe('error');
+      for (const s of j.shapes.filter((x) => x === 'ddp' || x === 'fsdp')) {
         expect(job(j, s).analysis.stragglers.straggler).toBeNull();
         expect(kinds(s)).not.toContain('straggler-rank');
       }
+      // The all-reduces by hand: on two ranks rank 1 is last at 73 of 98, 74 µs late on average, causing most of the
+      // waiting (5.4 ms): named, below the serialized collectives it waits in; on four ranks nobody is last that often.
+      const serial = job(j, 'serial').analysis;
+      expect(serial.stragglers.straggler?.rank ?? null).toBe(j.ranks === 2 ? 1 : null);
+      if (serial.stragglers.straggler) expect(kinds('serial').indexOf('straggler-rank')).toBeGreaterThan(kinds('serial').indexOf('serialized-collective'));
     });
   });
 });
