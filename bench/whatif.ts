@@ -21,6 +21,7 @@
 // node_modules and native/addon/build linked in), so that before and after
 // meet the same load.
 import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -61,10 +62,11 @@ function anchorPass(trace: Trace, host: Host): number {
 
 /** One round in this process, with the replay's modules from `root`. */
 async function round(root: string): Promise<Omit<WhatifRound, 'code' | 'load'>> {
-  const from = (p: string) => import(pathToFileURL(path.join(root, p)).href);
+  // The replay's modules where `root` has them: analysis/replay/ since issue 28, analysis/ before (an older checkout).
+  const from = (...paths: string[]) => import(pathToFileURL(path.join(root, paths.find((p) => fs.existsSync(path.join(root, p))) ?? paths[0]!)).href);
   const { syntheticReplay } = await from('test/helpers/synthetic-replay.ts');
-  const { hostModel } = await from('profiler/analysis/replay/replay-host.ts');
-  const { replay } = await from('profiler/analysis/replay/replay.ts');
+  const { hostModel } = await from('profiler/analysis/replay/replay-host.ts', 'profiler/analysis/replay-host.ts');
+  const { replay } = await from('profiler/analysis/replay/replay.ts', 'profiler/analysis/replay.ts');
   const { trace, host } = syntheticReplay(10_000_000, 64, 1000) as { trace: Trace; host: Host };
   const timed = <T>(run: () => T): { value: T; seconds: number; cpuSeconds: number } => {
     const c = process.cpuUsage();
