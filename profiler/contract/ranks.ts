@@ -107,7 +107,11 @@ export function rankFromEnv(env: Readonly<Record<string, string | undefined>>): 
 }
 
 /** The launcher that sets `variable` as its rank ('torchrun' for RANK), or the variable itself. */
+/** processes.rank_variable of a process imported from a PyTorch profiler trace: its rank came from the trace's distributedInfo. */
+export const DISTRIBUTED_INFO = 'distributedInfo';
+
 export function launcherOfRankVariable(variable: string): string {
+  if (variable === DISTRIBUTED_INFO) return 'PyTorch profiler trace';
   return RANK_LAUNCHERS.find((l) => l.rank === variable)?.launcher ?? variable;
 }
 

@@ -30,6 +30,7 @@ import { RecordingWriter } from './recording-writer.ts';
 import { bindForwardOps, inferEventRecords, type EventRecordInference } from './kineto-dependencies.ts';
 import { NO_SYNC_EVENTS_NOTE } from '../contract/dependencies.ts';
 import { importKinetoTrace, type KinetoTraceOptions, type KinetoTraceRows } from '../native/addon.ts';
+import { DISTRIBUTED_INFO } from '../contract/ranks.ts';
 import { RecordingFileError } from '../store/recording-error.ts';
 
 export interface ImportResult {
@@ -121,6 +122,10 @@ export async function importKineto(file: string, out: string, opts: { overwrite?
     }
     if (gpuPid === UNKNOWN_PID && hostPid !== null) writer.reassignPid(UNKNOWN_PID, hostPid);
     if (hostPid !== null && processNames.has(hostPid)) writer.setCommand(hostPid, processNames.get(hostPid)!);
+    // A rank of a distributed job: PyTorch's profiler writes the process group's rank and size (distributedInfo), so the
+    // traces of one job's ranks open, merge and report as that job's (without it they were unrelated recordings).
+    const rank = distributedRank(header.members.distributedInfo);
+    if (rank && hostPid !== null) writer.setRank(hostPid, rank.rank, rank.worldSize, DISTRIBUTED_INFO);
     // The passes that need every row (with the pids as final): waits tied to records, backward operators to forward ones.
     const records = inferEventRecords(writer.db);
     writer.counts.cudaEvents += records.inferred;
@@ -157,6 +162,14 @@ function recordNote(r: EventRecordInference): string {
   if (r.inferred) parts.push(`${r.inferred} tied, each to the record call before it on its thread and the only stream that call could have captured work of`);
   if (r.unresolved) parts.push(`${r.unresolved} left without one (more than one stream fitted, or none), so the dependency view has no event wait for them`);
   return parts.join('; ');
+}
+
+/** The rank and world size of a trace's distributedInfo ({backend, rank, world_size, …}), when it holds a rank. */
+function distributedRank(info: unknown): { rank: number; worldSize: number | null } | null {
+  if (!info || typeof info !== 'object') return null;
+  const { rank, world_size: worldSize } = info as { rank?: unknown; world_size?: unknown };
+  if (!Number.isSafeInteger(rank) || (rank as number) < 0) return null;
+  return { rank: rank as number, worldSize: Number.isSafeInteger(worldSize) && (worldSize as number) > 0 ? (worldSize as number) : null };
 }
 
 /** Host pid of GPU events seen before any host event named it. */

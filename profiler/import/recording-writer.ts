@@ -405,6 +405,12 @@ export class RecordingWriter {
     this.#threadNames.set(`${pid}:${tid}`, name);
   }
 
+  /** A process's place in a distributed job, as the source says it (`variable`: where the rank came from, processes.rank_variable). */
+  setRank(pid: number, rank: number, worldSize: number | null, variable: string): void {
+    this.process(pid);
+    this.#db.prepare('UPDATE processes SET rank = ?, world_size = ?, rank_variable = ? WHERE pid = ?').run(rank, worldSize, variable, pid);
+  }
+
   setCommand(pid: number, command: string): void {
     this.process(pid);
     this.#db.prepare('UPDATE processes SET command = ? WHERE pid = ?').run(command, pid);

@@ -24,7 +24,7 @@ import type { RankedProcess } from '../contract/ranks.ts';
 import type { ScopeInfo, Startup } from '../contract/scope.ts';
 import type { Ns } from '../contract/time.ts';
 import { alignClocks, type InputAlignment } from '../merge/align.ts';
-import { followHosts } from '../merge/merge.ts';
+import { followHosts, recordingIdentity } from '../merge/merge.ts';
 import { planMerge, type InputPlan } from '../merge/plan.ts';
 import { RecordingFileError } from '../store/recording-error.ts';
 import { formatDuration } from '../contract/time.ts';
@@ -51,10 +51,10 @@ export function analyzeJobOfSummaries(summaries: readonly RankSummary[]): Summar
   const seen = new Map<string, string>();
   for (const s of summaries) {
     if (s.scope !== scope) throw new Error(`summaries of one scope are combined: ${s.file} is of '${s.scope}', ${summaries[0]!.file} of '${scope}'`);
-    const identity = `${s.host ?? ''}|${s.origin}`;
+    const identity = recordingIdentity(s.host, s.origin, s.facts.pids);
     const other = seen.get(identity);
     if (other !== undefined)
-      throw new RecordingFileError(s.file, `holds the same recording as ${other} (same host and origin): each recording is one rank of the job`);
+      throw new RecordingFileError(s.file, `holds the same recording as ${other} (same host, origin and processes): each recording is one rank of the job`);
     seen.set(identity, s.file);
   }
 

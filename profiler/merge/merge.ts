@@ -136,7 +136,7 @@ export function mergeRecordings(inputs: readonly string[], output: string, opts:
     for (const id of input.identities) {
       const other = identities.get(id);
       if (other !== undefined)
-        throw new RecordingFileError(input.file, `holds the same recording as ${other} (same host and origin): each recording can be merged once`);
+        throw new RecordingFileError(input.file, `holds the same recording as ${other} (same host, origin and processes): each recording can be merged once`);
       identities.set(id, input.file);
     }
   }
@@ -387,6 +387,11 @@ export function followHosts(list: readonly { host: string | null; hasSources: bo
   });
 }
 
+/** What tells recordings apart when merging: the same one given twice (or inside a merged input) is refused. */
+export function recordingIdentity(host: string | null, origin: string, pids: readonly number[]): string {
+  return `${host ?? ''}|${origin}|${pids.join(',')}`;
+}
+
 /** Opens an input as every reader does (the checks of openRecording: not a recording, newer schema, locked …) and reads what the merge needs first. */
 function inspect(file: string): Input {
   const db = openRecording(file, { readonly: true });
@@ -405,13 +410,25 @@ function inspect(file: string): Input {
       throw new RecordingFileError(file, 'has no origin_ns in its meta: its times cannot be placed beside the others');
     const host = meta.get('host') ?? null;
     const pids = db.prepare('SELECT pid FROM processes ORDER BY pid').pluck().all() as number[];
-    const inner = db.prepare('SELECT host, meta FROM sources WHERE id NOT IN (SELECT parent_id FROM sources WHERE parent_id IS NOT NULL)').all() as {
+    const inner = db.prepare('SELECT id, host, meta FROM sources WHERE id NOT IN (SELECT parent_id FROM sources WHERE parent_id IS NOT NULL)').all() as {
+      id: number;
       host: string | null;
       meta: string;
     }[];
+    // A recording is its host, its origin and its processes (as recorded): two ranks' traces imported without a host
+    // name may start at the same microsecond, and are still two recordings.
+    const pidsOf = new Map<number, number[]>();
+    for (const r of db.prepare('SELECT source_id AS source, coalesce(original_pid, pid) AS pid FROM processes ORDER BY 2').all() as {
+      source: number | null;
+      pid: number;
+    }[]) {
+      const list = pidsOf.get(r.source ?? 0) ?? [];
+      list.push(r.pid);
+      pidsOf.set(r.source ?? 0, list);
+    }
     const identities = inner.length
-      ? inner.map((s) => `${s.host ?? ''}|${(JSON.parse(s.meta) as Record<string, string>).origin_ns ?? ''}`)
-      : [`${host ?? ''}|${originText}`];
+      ? inner.map((s) => recordingIdentity(s.host, (JSON.parse(s.meta) as Record<string, string>).origin_ns ?? '', pidsOf.get(s.id) ?? []))
+      : [recordingIdentity(host, originText, pids)];
     const abs = path.resolve(file);
     const tables = new Set(db.prepare("SELECT name FROM sqlite_schema WHERE type = 'table'").pluck().all() as string[]);
     const bigTables = new Map<string, { root: number; columns: string[] }>();
