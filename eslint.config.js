@@ -57,6 +57,16 @@ export default tseslint.config(
     },
   },
   {
+    // Plain CommonJS that runs before any TypeScript loads: the `streamscope`
+    // command's launcher (profiler/cli/launch.cjs), Node's globals only.
+    files: ['**/*.cjs'],
+    languageOptions: {
+      sourceType: 'commonjs',
+      globals: { require: 'readonly', module: 'writable', __dirname: 'readonly', process: 'readonly' },
+    },
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
+  {
     files: ['renderer/**/*.{ts,tsx}'],
     plugins: { 'react-hooks': reactHooks },
     rules: {

@@ -18,6 +18,12 @@
 //            the same program, and where it goes (bench/record-wall.ts).
 //            Target: ≤ 1.1 × the floor's added time.
 //
+//  startup   each command's own start (issue 30): `node -e 0`, `streamscope
+//            --help` and `streamscope report --json` of a small fixture,
+//            through the bundle and through the TypeScript sources,
+//            --startup-rounds rounds alternating (bench/startup.ts). Target:
+//            ≤ 0.1 s above bare Node, through the bundle.
+//
 //  analysis  the diagnosis of a 10-million-operation recording. Target: < 5 s;
 //            issue 16's goal on the 2-core machine: ≤ 4 s. Beside it, the
 //            native load alone through SQLite and through the file's pages.
@@ -82,7 +88,7 @@
 //            code with --whatif-against DIR. Target (issue 16): ≤ 4 s on the
 //            2-core development machine.
 //
-// Options: --only ingest|analysis|import|renderer|selection|merge|overhead|record-wall|live|serve-load|serve-flood|job-summaries|responsiveness|whatif|corpus, --responsiveness-rounds N, --whatif-rounds N, --whatif-against DIR, --wall-rounds N, --serve-ops N, --serve-clients N, --serve-seconds N, --live-launches N, --live-speed X, --renderer-ops N, --selection-ops N, --analysis-launches N, --import-mb N, --import-rounds N, --launches N (overhead loop), --pairs N,
+// Options: --only startup|ingest|analysis|import|renderer|selection|merge|overhead|record-wall|live|serve-load|serve-flood|job-summaries|responsiveness|whatif|corpus, --responsiveness-rounds N, --whatif-rounds N, --whatif-against DIR, --startup-rounds N, --wall-rounds N, --serve-ops N, --serve-clients N, --serve-seconds N, --live-launches N, --live-speed X, --renderer-ops N, --selection-ops N, --analysis-launches N, --import-mb N, --import-rounds N, --launches N (overhead loop), --pairs N,
 // --ingest-launches N, --ingest-runs N (ingest and ceiling pairs), --merge-ranks N, --merge-ops N (per rank), --merge-rounds N, --merge-sample N (ranks analysed as a sample),
 // --merge-analysis sample|whole|none (whole: also the whole job's analysis, minutes and ~12 GB), --json FILE (write the results).
 // --job FILE, --job-rounds N (the job's analysis rank by rank).
@@ -147,6 +153,7 @@ const { values } = parseArgs({
     'whatif-rounds': { type: 'string', default: '5' },
     'whatif-against': { type: 'string' },
     'wall-rounds': { type: 'string', default: '5' },
+    'startup-rounds': { type: 'string', default: '20' },
   },
 });
 
@@ -1248,6 +1255,13 @@ async function benchJobRankByRank(job: string, wholeOrLater: ReturnType<typeof j
   );
 }
 
+// startup (issue 30): bench/startup.ts. First: short, and the measure most sensitive to what else runs.
+if (values.only === undefined || values.only === 'startup') {
+  const { benchStartup } = await import('./startup.ts');
+  const r = benchStartup(Number(values['startup-rounds']));
+  results.startup = r.result;
+  lines.push(...r.lines);
+}
 if (values.only === undefined || values.only === 'ingest') await benchIngest();
 if (values.only === undefined || values.only === 'renderer') await benchRenderer();
 if (values.only === undefined || values.only === 'selection') await benchSelection();

@@ -14,7 +14,8 @@ import { repoRoot } from '../native/paths.ts';
 export const SAMPLE_RECORDING = path.join(repoRoot, 'test/fixtures/recordings/normalise-concurrent.sqlite');
 const RENDERER_DIST = path.join(repoRoot, 'renderer/dist');
 
-const cli = path.join(repoRoot, 'profiler/cli/streamscope.ts');
+// The `streamscope` command: the bundled CLI that prestart builds (npm run build:app), the sources where it is not current.
+const cli = path.join(repoRoot, 'profiler/cli/launch.cjs');
 const run = (args: string[]) => execFileSync(process.execPath, [cli, ...args], { stdio: 'inherit' });
 
 let recording: string;
