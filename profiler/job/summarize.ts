@@ -12,7 +12,7 @@ import { Worker } from 'node:worker_threads';
 import { openRecording } from '../store/database.ts';
 import { RecordingFileError } from '../store/recording-error.ts';
 import { readRankSummary, writeRankSummaries } from '../store/rank-summary.ts';
-import { buildRankSummary, SUMMARY_SCOPES, type RankSummary, type SummaryScope } from './summary.ts';
+import { buildRankSummaries, SUMMARY_SCOPES, type RankSummary, type SummaryScope } from './summary.ts';
 import type { SummaryAnswer, SummaryRequest } from './summary-worker.ts';
 
 export interface SummarizeOptions {
@@ -68,11 +68,7 @@ export async function summarizeFiles(files: readonly string[], opts: SummarizeOp
     opts.onFile?.(++done, files.length);
   };
   if (workers === 0) {
-    for (const n of toBuild)
-      built(
-        n,
-        scopes.map((scope) => buildRankSummary(files[n]!, scope)),
-      );
+    for (const n of toBuild) built(n, buildRankSummaries(files[n]!, scopes));
   } else {
     await buildOnWorkers(
       toBuild.map((n) => ({ n, file: files[n]!, scopes })),

@@ -4,7 +4,7 @@
 import { parentPort } from 'node:worker_threads';
 import { RecordingFileError } from '../store/recording-error.ts';
 import { malformedRowError } from '../store/row-checks.ts';
-import { buildRankSummary, type SummaryScope } from './summary.ts';
+import { buildRankSummaries, type SummaryScope } from './summary.ts';
 
 export interface SummaryRequest {
   n: number;
@@ -16,7 +16,7 @@ export type SummaryAnswer = { n: number; ok: true; json: string[] } | { n: numbe
 parentPort!.on('message', ({ n, file, scopes }: SummaryRequest) => {
   let answer: SummaryAnswer;
   try {
-    answer = { n, ok: true, json: scopes.map((scope) => JSON.stringify(buildRankSummary(file, scope, 1))) };
+    answer = { n, ok: true, json: buildRankSummaries(file, scopes, 1).map((summary) => JSON.stringify(summary)) };
   } catch (err) {
     const bad = err instanceof RecordingFileError ? err : malformedRowError(err);
     answer = { n, ok: false, error: err instanceof Error ? (err.stack ?? err.message) : String(err), ...(bad ? { file: bad.file, problem: bad.problem } : {}) };

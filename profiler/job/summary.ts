@@ -69,13 +69,19 @@ export interface RankSummary {
   ms: number;
 }
 
-/**
- * The summary of `file` for `scope`, read with the loader's `threads` (0:
- * every core). A merged recording is refused: a job is summarized rank by
- * rank, from the ranks' own files.
- */
+/** The summary of `file` for `scope` (buildRankSummaries, one scope). */
 export function buildRankSummary(file: string, scope: SummaryScope, threads = 0): RankSummary {
-  const t0 = performance.now();
+  return buildRankSummaries(file, [scope], threads)[0]!;
+}
+
+/**
+ * The summaries of `file` for `scopes`, read with the loader's `threads` (0:
+ * every core): what does not depend on the scope (the tables, the parts,
+ * start-up, the ids, the collectives) read once. A merged recording is
+ * refused: a job is summarized rank by rank, from the ranks' own files.
+ */
+export function buildRankSummaries(file: string, scopes: readonly SummaryScope[], threads = 0): RankSummary[] {
+  let t0 = performance.now();
   const db = openRecording(file, { readonly: true });
   let reader: PartReader | null = null;
   try {
@@ -86,40 +92,47 @@ export function buildRankSummary(file: string, scope: SummaryScope, threads = 0)
     const plan = planJob(db);
     if (plan.merged)
       throw new RecordingFileError(file, 'is a merged job: summarize the recordings of its ranks (a job is summarized rank by rank, each from its own file)');
-    const { startup } = jobStartup(db, db.name, tables.meta, tables.strings);
-    const asked: Scope = { kind: scope };
-    const info = selectScope(db, file, asked, { ops: { length: 0 } as never, calls: { length: 0 } as never }, startup).info;
-    reader = new PartReader(file, threads);
-    const results = plan.parts.map((part) => reader!.read({ part, scope: asked, startup }));
-    if (startup) startup.ops = results.reduce((s, r) => s + r.opsBeforeCut, 0);
+    const found = jobStartup(db, db.name, tables.meta, tables.strings).startup;
     const facts = readInputFacts(db);
-    const named = new Set<number>();
-    for (const r of results) {
-      for (const k of r.communication.kernels) named.add(k.nameId);
-      for (let i = 0; i < r.nccl.length; i++) named.add(r.nccl.detail[i]!);
-    }
-    facts.strings = facts.strings.filter(([id]) => named.has(id));
-    const demangled = [...tables.demangled].filter(([id]) => named.has(id));
-    return {
+    const common = {
       format: SUMMARY_FORMAT,
       file,
-      scope,
       origin: originText,
       host: tables.meta.get('host') ?? null,
       meta: Object.fromEntries(tables.meta),
-      facts,
-      demangled,
       devices: tables.devices,
       streams: tables.streams,
       processes: [...readProcessFacts(db).values()],
       ranked: readProcesses(db),
-      collectives: [...readCollectives(db)].map(([rank, keys]) => [rank, [...keys]]),
-      info,
-      startup,
-      callsSpan: callsSpan(db, scope === 'steady-state' && startup ? startup.endNs : null),
-      parts: results.map(toJson),
-      ms: performance.now() - t0,
+      collectives: [...readCollectives(db)].map(([rank, keys]): [string, [string, number][]] => [rank, [...keys]]),
     };
+    reader = new PartReader(file, threads);
+    // What is read once counts in the first scope's time.
+    return scopes.map((scope) => {
+      const asked: Scope = { kind: scope };
+      const startup = found && { ...found };
+      const info = selectScope(db, file, asked, { ops: { length: 0 } as never, calls: { length: 0 } as never }, startup).info;
+      const results = plan.parts.map((part) => reader!.read({ part, scope: asked, startup }));
+      if (startup) startup.ops = results.reduce((n, r) => n + r.opsBeforeCut, 0);
+      const named = new Set<number>();
+      for (const r of results) {
+        for (const k of r.communication.kernels) named.add(k.nameId);
+        for (let i = 0; i < r.nccl.length; i++) named.add(r.nccl.detail[i]!);
+      }
+      const summary: RankSummary = {
+        ...common,
+        scope,
+        facts: { ...facts, strings: facts.strings.filter(([id]) => named.has(id)) },
+        demangled: [...tables.demangled].filter(([id]) => named.has(id)),
+        info,
+        startup,
+        callsSpan: callsSpan(db, scope === 'steady-state' && startup ? startup.endNs : null),
+        parts: results.map(toJson),
+        ms: performance.now() - t0,
+      };
+      t0 = performance.now();
+      return summary;
+    });
   } finally {
     reader?.close();
     db.close();
