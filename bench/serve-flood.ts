@@ -39,9 +39,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { WINDOW_MEDIA_TYPE } from '../profiler/contract/window-codec.ts';
-import { repoRoot } from '../profiler/native/paths.ts';
 import { generate } from './generate-recording.ts';
 import { quantile } from './stats.ts';
+import { post, startCli } from './serve-cli.ts';
 
 export interface ServeFloodOptions {
   /** GPU operations of the generated recording. */
@@ -238,30 +238,6 @@ function pageRequest(port: number, token: string, body: string): Promise<{ ms: n
     req.on('error', (e) => resolve({ error: e.message }));
     req.end(body);
   });
-}
-
-function startCli(file: string): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, [path.join(repoRoot, 'profiler/cli/streamscope.ts'), 'serve', file, '--port', '0'], {
-    cwd: repoRoot,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  let err = '';
-  child.stderr!.on('data', (d: Buffer) => (err += d));
-  return new Promise((resolve, reject) => {
-    child.stdout!.on('data', (d: Buffer) => {
-      out += d;
-      const m = /http:\/\/127\.0\.0\.1:\d+\/\?token=[0-9a-f]{64}/.exec(out);
-      if (m) resolve({ child, url: m[0] });
-    });
-    child.on('exit', (code) => reject(new Error(`streamscope serve exited (${code}): ${err}`)));
-  });
-}
-
-async function post<T>(base: string, token: string, method: string, args: unknown[]): Promise<T> {
-  const r = await fetch(new URL(`api/${method}`, base), { method: 'POST', headers: { 'x-streamscope-token': token }, body: JSON.stringify({ args }) });
-  if (!r.ok) throw new Error(`${method}: HTTP ${r.status} ${await r.text()}`);
-  return (await r.json()) as T;
 }
 
 /** The server's descriptors open (≈ connections held, plus ~30 of its own) and resident memory (MiB). */

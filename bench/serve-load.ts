@@ -30,15 +30,15 @@
 // socket destroyed), drain (until the server's CPU is idle: the work the
 // aborted clients left behind), and load again (10 s: it keeps serving at
 // the same rate), the server's resident memory sampled throughout.
-import { fork, spawn, type ChildProcess } from 'node:child_process';
+import { fork } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import { repoRoot } from '../profiler/native/paths.ts';
 import { WINDOW_MEDIA_TYPE } from '../profiler/contract/window-codec.ts';
 import { generate } from './generate-recording.ts';
 import { quantile } from './stats.ts';
+import { post, startCli } from './serve-cli.ts';
 
 export interface ServeLoadOptions {
   /** GPU operations of the generated recording (default 10 M). */
@@ -293,30 +293,6 @@ function machineBusySeconds(): number {
   const [, ...ticks] = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/);
   const [user, nice, system, , , irq, softirq, steal] = ticks.map(Number);
   return (user! + nice! + system! + irq! + softirq! + steal!) / 100;
-}
-
-function startCli(file: string): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, [path.join(repoRoot, 'profiler/cli/streamscope.ts'), 'serve', file, '--port', '0'], {
-    cwd: repoRoot,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  let err = '';
-  child.stderr!.on('data', (d: Buffer) => (err += d));
-  return new Promise((resolve, reject) => {
-    child.stdout!.on('data', (d: Buffer) => {
-      out += d;
-      const m = /http:\/\/127\.0\.0\.1:\d+\/\?token=[0-9a-f]{64}/.exec(out);
-      if (m) resolve({ child, url: m[0] });
-    });
-    child.on('exit', (code) => reject(new Error(`streamscope serve exited (${code}): ${err}`)));
-  });
-}
-
-async function post<T>(base: string, token: string, method: string, args: unknown[]): Promise<T> {
-  const r = await fetch(new URL(`api/${method}`, base), { method: 'POST', headers: { 'x-streamscope-token': token }, body: JSON.stringify({ args }) });
-  if (!r.ok) throw new Error(`${method}: HTTP ${r.status} ${await r.text()}`);
-  return (await r.json()) as T;
 }
 
 /** Runs the benchmark; returns its figures and the lines to print. */

@@ -218,7 +218,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   // the query thread's windows, searches and details, one computing and the
   // next ready; the analysis thread's (analysis-thread.ts) likewise; the SQL
   // console's thread likewise.
-  const here = new WorkQueue(2);
+  const reads = new WorkQueue(2);
   const analyses = new WorkQueue(2);
   const queries = new WorkQueue(2);
   const routes: Routes = {
@@ -226,7 +226,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     allowedHosts: opts.allowedHosts ?? [],
     staticDir: opts.staticDir,
     hasToken: tokenCheck(token),
-    queueOf: (method) => (method === 'sql' ? queries : ANALYSIS_METHODS.has(method) ? analyses : here),
+    queueOf: (method) => (method === 'sql' ? queries : ANALYSIS_METHODS.has(method) ? analyses : reads),
     call: answers(query, failed),
   };
 
@@ -275,8 +275,8 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     port,
     token,
     failed,
-    dropped: () => here.dropped + analyses.dropped + queries.dropped,
-    refused: () => here.refused + analyses.refused + queries.refused,
+    dropped: () => reads.dropped + analyses.dropped + queries.dropped,
+    refused: () => reads.refused + analyses.refused + queries.refused,
     connections: () => ({ open: connections.open, evicted: connections.evicted, refused: connections.refused }),
     serverErrors: () => serverErrors,
     close: () =>
