@@ -327,7 +327,17 @@ export class PartReader {
     this.db.close();
   }
 
+  /**
+   * The last part loaded, as loaded: still valid, since the pool's columns
+   * are views until its next load. A rank's summary reads the same part once
+   * per scope (whole, then steady state: a slice of the same rows), and the
+   * second read costs no load.
+   */
+  #last: { part: JobPart; withCalls: boolean; columns: TimelineColumns } | null = null;
+
   #load(part: JobPart, withCalls: boolean): TimelineColumns {
+    if (this.#last && this.#last.part === part && this.#last.withCalls === withCalls) return this.#last.columns;
+    this.#last = null;
     const { apiCalls, ...ops } = part.ranges;
     const cols = loadRows(
       this.#file,
@@ -335,7 +345,9 @@ export class PartReader {
       { narrow: !withCalls, threads: this.#threads, ...(part.filterPids ? { pids: part.pids } : {}) },
       this.#pool,
     );
-    return withCalls ? cols : { ops: cols.ops, calls: NO_CALLS };
+    const columns = withCalls ? cols : { ops: cols.ops, calls: NO_CALLS };
+    this.#last = { part, withCalls, columns };
+    return columns;
   }
 
   read({ part, scope, startup }: PartRequest): PartResult {
