@@ -23,10 +23,15 @@ import { parseCommand, UsageError } from './usage.ts';
 
 export async function cmdReport(args: string[]): Promise<number> {
   const { values, operands } = parseCommand(COMMANDS.report, args);
-  const file = operands[0]!;
+  let file = operands[0]!;
   const scope = scopeFromArgs(values);
-  // One job's ranks, one recording each: from their summaries (profiler/job/).
-  if (operands.length > 1) return (await import('./job-commands.ts')).reportJobOfFiles(operands, scope, values);
+  // One job's ranks, one recording each: from their summaries (profiler/job/); one rank with --rank, from its own file.
+  if (operands.length > 1) {
+    const job = await (await import('./job-commands.ts')).reportJobOfFiles(operands, scope, values);
+    if (typeof job === 'number') return job;
+    file = job.rankFile;
+    if (!values.json) process.stdout.write(`rank ${values.rank} of the job of ${operands.length} recordings: ${file}\n`);
+  }
   if (values.rank !== undefined && values.pid !== undefined) throw new UsageError('give --rank or --pid, not both');
   const db = openForReading(file);
   try {

@@ -83,10 +83,11 @@ export async function reportJobOfFiles(
   files: string[],
   scope: Scope,
   values: { json?: boolean; rank?: string; pid?: string; iterations?: boolean; job?: boolean },
-): Promise<number> {
-  if (values.rank !== undefined || values.pid !== undefined)
-    throw new UsageError("--rank and --pid report one rank of one recording: with several, report that rank's own file");
-  if (values.iterations) throw new UsageError("--iterations reads every rank's rows: report one rank's file with --iterations");
+): Promise<{ rankFile: string } | number> {
+  if (values.pid !== undefined) throw new UsageError('--pid names a process of one recording (ranks of a job may share pids): report its file, or give --rank');
+  // One rank's detail is its own file's report: the file that holds it.
+  if (values.rank !== undefined) return { rankFile: fileOfRank(files, values.rank) };
+  if (values.iterations) throw new UsageError("--iterations reads every rank's rows: add --rank N for one rank's iterations, from its own file");
   if (values.job === false) throw new UsageError('--no-job analyses one recording whole: merge them first (streamscope merge), or report one');
   if (scope.kind !== 'whole' && scope.kind !== 'steady-state')
     throw new UsageError(
@@ -111,6 +112,40 @@ export async function reportJobOfFiles(
   const report = buildJobReport(label, job.analysis, job.tables, job.processes, (performance.now() - t0) / 1000, { clocks: job.sources });
   process.stdout.write(values.json ? JSON.stringify(report, null, 2) + '\n' : formatJobReport(report));
   return 0;
+}
+
+/** The one recording among `files` whose processes include rank `rank` (`report FILE… --rank N`); a UsageError naming the ranks there are, or the files that both hold it. */
+export function fileOfRank(files: string[], rank: string): string {
+  const n = Number(rank);
+  if (!Number.isInteger(n)) throw new UsageError(`--rank takes a number, not '${rank}'`);
+  const holding: string[] = [];
+  const ranks = new Set<number>();
+  for (const file of files) {
+    let db;
+    try {
+      db = openRecording(file, { readonly: true });
+    } catch (err) {
+      if (err instanceof RecordingFileError) fail(err.message, 2);
+      throw err;
+    }
+    try {
+      for (const p of readProcesses(db)) {
+        if (p.rank === null) continue;
+        ranks.add(p.rank);
+        if (p.rank === n && holding.at(-1) !== file) holding.push(file);
+      }
+    } finally {
+      db.close();
+    }
+  }
+  if (holding.length === 1) return holding[0]!;
+  if (holding.length > 1)
+    throw new UsageError(
+      `rank ${n} is in ${holding.length} of these recordings (${holding.join(', ')}): are they ranks of one job? report one file with --rank`,
+    );
+  const sorted = [...ranks].sort((a, b) => a - b);
+  const listed = sorted.length <= 12 ? sorted.join(', ') : `${sorted.slice(0, 12).join(', ')} and ${sorted.length - 12} more`;
+  throw new UsageError(`no recording of these ${files.length} holds rank ${n} (${sorted.length ? `their ranks: ${listed}` : 'no process in them has a rank'})`);
 }
 
 /**

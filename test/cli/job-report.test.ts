@@ -63,10 +63,23 @@ describe('a job of several recordings', () => {
     expect(text.stdout).toMatch(/straggler: rank 1 \(vm, GPU 1\), last at/);
   });
 
-  it('what a job of several recordings cannot be asked: one rank, iterations, a range; a merged job to summarize', () => {
+  it("one rank of the job: --rank N reports the file that holds it, as that file's own report with --rank does", () => {
+    const picked = run(['report', ...ranks, '--rank', '1', '--json']);
+    expect(picked.code, picked.stderr).toBe(0);
+    const own = run(['report', ranks[1]!, '--rank', '1', '--json']);
+    expect(JSON.parse(picked.stdout)).toEqual(JSON.parse(own.stdout));
+    const text = run(['report', ...ranks, '--rank', '0', '--iterations']);
+    expect(text.code, text.stderr).toBe(0);
+    expect(text.stdout).toMatch(/^rank 0 of the job of 2 recordings: .*slow-rank0\.sqlite\nStreamScope report: .*slow-rank0\.sqlite/);
+    expect(text.stdout).toMatch(/only {6}rank 0 \(pid \d+\)/);
+    expect(text.stdout).toMatch(/\n {2}#3 /);
+  });
+
+  it('what a job of several recordings cannot be asked: a rank none holds, a pid, iterations of every rank, a range; a merged job to summarize', () => {
     for (const [args, why] of [
-      [['--rank', '1'], /--rank and --pid report one rank of one recording: with several, report that rank's own file/],
-      [['--iterations'], /--iterations reads every rank's rows/],
+      [['--rank', '7'], /no recording of these 2 holds rank 7 \(their ranks: 0, 1\)/],
+      [['--pid', '1716'], /--pid names a process of one recording \(ranks of a job may share pids\)/],
+      [['--iterations'], /--iterations reads every rank's rows: add --rank N/],
       [['--range', 'step'], /for an NVTX range, merge them \(streamscope merge\) and report the merged file/],
     ] as const) {
       const r = run(['report', ...ranks, ...args]);
