@@ -5,6 +5,7 @@
 // thread keeps the last one per request (query/analysis-channel.ts), and
 // the page polls it. Plain data; no Node imports: the renderer bundles it.
 import type { Scope } from './api-schema.ts';
+import type { Finding } from './findings.ts';
 
 /**
  * The phases of one analysis, in order:
@@ -32,6 +33,13 @@ export interface ProgressStep {
   total: number;
   /** What the unit is, for the label: the rule running, the fix being replayed. */
   detail?: string;
+  /**
+   * With the first what-if step: the rules' findings before their what-ifs
+   * (costs as the rules measure them, worst first). On ten million
+   * operations the replays take longer than everything before them, and a
+   * page shows these meanwhile; the answer replaces them.
+   */
+  findings?: Finding[];
 }
 
 /** What analysisProgress answers: the analysis of a recording running now, and how far it has got. */

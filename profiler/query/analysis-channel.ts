@@ -16,6 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { ApiError } from './api-error.ts';
 import type { AnalysisProgressMessage, AnalysisRequest, AnalysisResponse } from './analysis-messages.ts';
+import type { Finding } from '../contract/findings.ts';
 import type { ProgressStep } from '../contract/progress.ts';
 
 type WorkerMessage = AnalysisResponse | AnalysisProgressMessage;
@@ -27,6 +28,8 @@ export interface PendingCall {
   startedAt: number | null;
   /** The last phase it began (null: none yet). */
   step: ProgressStep | null;
+  /** The findings it told before its what-ifs (ProgressStep.findings), kept through the steps after; null: none told. */
+  findings: Finding[] | null;
   /** While it loads, in a worker thread: the loader's count of rows read so far (shared memory, AnalysisProgressMessage). */
   rowsRead: Int32Array | null;
 }
@@ -113,14 +116,14 @@ export class AnalysisChannel {
     // Held while it works (a pending promise alone keeps no process alive); let go when idle.
     t.hold(true);
     return new Promise((resolve, reject) => {
-      this.#pending.set(n, { request, startedAt: null, step: null, rowsRead: null, resolve, reject });
+      this.#pending.set(n, { request, startedAt: null, step: null, findings: null, rowsRead: null, resolve, reject });
       t.post({ ...request, n });
     });
   }
 
   /** The calls on their way, in the order they were made (the worker answers them in that order). */
   pending(): PendingCall[] {
-    return [...this.#pending.values()].map(({ request, startedAt, step, rowsRead }) => ({ request, startedAt, step, rowsRead }));
+    return [...this.#pending.values()].map(({ request, startedAt, step, findings, rowsRead }) => ({ request, startedAt, step, findings, rowsRead }));
   }
 
   /** A message that wants no answer (analysis-worker.ts: drop a recording). */
@@ -161,7 +164,9 @@ export class AnalysisChannel {
         if ('progress' in msg) {
           p.startedAt ??= performance.now();
           if (msg.progress) {
-            p.step = msg.progress;
+            const { findings, ...step } = msg.progress;
+            p.step = step;
+            if (findings) p.findings = findings;
             p.rowsRead = msg.rowsRead ?? null;
           }
           return;

@@ -19,7 +19,7 @@ import { AnalysisChannel } from './analysis-channel.ts';
 import type { AnalysisMethod, AnalysisRequest, AnalysisTarget } from './analysis-messages.ts';
 import type { Iterations, RangeName } from '../contract/iterations.ts';
 import type { Scope, ScopeInfo } from '../contract/scope.ts';
-import type { AnalysisProgress } from '../contract/progress.ts';
+import type { AnalysisProgress, ProgressStep } from '../contract/progress.ts';
 import type { SqlAnswer } from '../contract/sql.ts';
 import type { SqlRequest } from '../contract/api-schema.ts';
 import type { ConcurrencyRequest, ConcurrencyResponse, ItemDependencies, ItemRef, StatsResponse, WaitSpans, WaitSpansRequest } from '../contract/api.ts';
@@ -102,7 +102,9 @@ export class AnalysisThread {
       const running = mine.find((p) => p.startedAt !== null);
       if (!running) continue;
       const { method, args } = running.request;
-      let step = running.step ?? { phase: 'starting', done: 0, total: 0 };
+      let step: ProgressStep = running.step ?? { phase: 'starting', done: 0, total: 0 };
+      // The rules' findings while the what-ifs replay: a scope's, for the methods that analyse one recording's scope.
+      if (running.findings && method !== 'compare') step = { ...step, findings: running.findings };
       // Loading: the rows read so far, as the loader counts them now.
       if (step.phase === 'loading' && running.rowsRead) step = { ...step, done: Math.min(step.total, Atomics.load(running.rowsRead, 0)) };
       return {

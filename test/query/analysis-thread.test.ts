@@ -65,6 +65,43 @@ describe('analysis thread', () => {
     expect((await p).map((f) => f.kind)).toContain('pageable-async-copy');
   });
 
+  it("tells the rules' findings while the what-ifs replay, through every step of them, never for a comparison", async () => {
+    // A real H200 recording whose launch-bound finding's what-if replays its 300 steps (test/fixtures/corpus).
+    const file = path.join(dir, 'launch-bound.sqlite');
+    fs.copyFileSync(path.resolve(import.meta.dirname, '../fixtures/corpus/torch-launch-bound-graphs/bug.sqlite'), file);
+    const t = thread();
+    let done = false;
+    const answer = t.findings({ id: 'g', file }, STEADY_STATE).finally(() => (done = true));
+    const seen: NonNullable<ReturnType<AnalysisThread['progress']>>[] = [];
+    // Every turn of the event loop: the worker's messages land between turns.
+    while (!done) {
+      const p = t.progress(file);
+      if (p && p.phase === 'what-if') seen.push(p);
+      await new Promise((r) => setImmediate(r));
+    }
+    const findings = await answer;
+    expect(seen.length).toBeGreaterThan(0);
+    for (const p of seen) {
+      expect(p.findings?.map((f) => f.kind).sort()).toEqual(findings.map((f) => f.kind).sort());
+      expect(p.findings!.every((f) => !f.whatIf)).toBe(true);
+    }
+    expect(findings.some((f) => f.whatIf)).toBe(true);
+    // A comparison analyses two recordings: what either's rules found is not the comparison's.
+    const [a, b] = ['launch-bound-again', 'launch-bound-fix'].map((n) => path.join(dir, `${n}.sqlite`));
+    fs.copyFileSync(file, a!);
+    fs.copyFileSync(path.resolve(import.meta.dirname, '../fixtures/corpus/torch-launch-bound-graphs/fix.sqlite'), b!);
+    let compared = false;
+    const diff = t.compare({ id: 'a', file: a! }, { id: 'b', file: b! }, STEADY_STATE).finally(() => (compared = true));
+    let polled = 0;
+    while (!compared) {
+      for (const f of [a!, b!]) expect(t.progress(f)?.findings).toBeUndefined();
+      polled++;
+      await new Promise((r) => setImmediate(r));
+    }
+    expect(polled).toBeGreaterThan(0);
+    expect((await diff).findings).toBeDefined();
+  });
+
   it('a file it cannot read fails with the API error naming it; the thread goes on', async () => {
     const t = thread();
     const bad = path.join(dir, 'not-a-recording.sqlite');

@@ -118,7 +118,9 @@ export function instanceFindings(
   let found = byName.get(name);
   if (!found || found.length !== instances.length) {
     const replays = new Map<FixId, ReplayResult>();
-    const whole = analyze(db, { ...options, columns, scope: { kind: 'range', name }, timings: undefined, replays, instances });
+    // Its progress is the instance's, less the findings before the what-ifs: those are the whole range's, not the instance's share.
+    const onProgress = options.onProgress && (({ findings: _, ...step }: ProgressStep) => options.onProgress!(step));
+    const whole = analyze(db, { ...options, columns, scope: { kind: 'range', name }, timings: undefined, replays, instances, onProgress });
     found = shareFindings(whole.trace, whole.host, whole.diagnosis.findings, instanceParts(columns, instances, name), replays);
     byName.set(name, found);
   }

@@ -75,7 +75,10 @@ export function diagnose(
     onProgress?.({ phase: 'diagnosing', done: k, total: RULES.length, detail: ruleName(rule) });
     return rule(context);
   });
+  findings.sort(bySeverityAndCost);
   const fixes = new Set(findings.flatMap((f) => (f.fixId ? [f.fixId] : [])));
+  // What the rules found, told before the replays (structuredClone: the estimates below change the findings in place).
+  if (onProgress && fixes.size > 0) onProgress({ phase: 'what-if', done: 0, total: fixes.size, findings: structuredClone(findings) });
   // The replay's estimate of the fix each finding names (its fixId, set by
   // the rule); where there is one, it is the finding's cost (the time the
   // run would save), since it counts what the rule's own measure cannot:
@@ -100,6 +103,11 @@ export function diagnose(
     f.costNs = e.savedNs;
     f.severity = severityByCost(context, f.costNs);
   }
-  findings.sort((a, b) => SEVERITY_RANK[b.severity] - SEVERITY_RANK[a.severity] || b.costNs - a.costNs);
+  findings.sort(bySeverityAndCost);
   return { findings, context };
+}
+
+/** Worst first: severity, then cost. */
+function bySeverityAndCost(a: Finding, b: Finding): number {
+  return SEVERITY_RANK[b.severity] - SEVERITY_RANK[a.severity] || b.costNs - a.costNs;
 }

@@ -12,6 +12,7 @@ import { scopeKey, type Scope } from '../scope/scope.ts';
 import { ScopePicker } from '../scope/ScopePicker.tsx';
 import type { ScopedState } from '../scope/scoped-answer.ts';
 import { progressText } from '../scope/progress-text.ts';
+import { findingsSoFar } from '../scope/analysis-progress.ts';
 
 // Memoised: the app re-renders on every view change while panning, and
 // this panel does not depend on the view.
@@ -25,12 +26,20 @@ export const FindingsPanel = memo(function FindingsPanel(props: {
 }) {
   const { shown, pending, error, waiting } = props.answer;
   const progress = progressText(waiting, props.scope);
-  const findings = shown?.value ?? null;
-  const shownKey = shown ? scopeKey(shown.scope) : '';
+  // Before the first answer, what the rules found while the what-ifs replay (their costs the rules' own).
+  const early = shown ? null : findingsSoFar(waiting, props.scope);
+  const findings = shown?.value ?? early;
+  const shownKey = shown ? scopeKey(shown.scope) : early ? `early:${scopeKey(props.scope)}` : '';
   // Which finding is open, for the list it belongs to.
   const [open, setOpen] = useState<string | null>(null);
   return (
-    <section className={`panel${pending && shown ? ' stale' : ''}`} data-testid="findings" data-scope={shownKey} data-pending={pending ? 'true' : 'false'}>
+    <section
+      className={`panel${pending && shown ? ' stale' : ''}`}
+      data-testid="findings"
+      data-scope={shownKey}
+      data-pending={pending ? 'true' : 'false'}
+      data-early={early ? 'true' : 'false'}
+    >
       <h2>Findings {findings && findings.length > 0 && <span className="count">{findings.length}</span>}</h2>
       <div className="scope-row">
         <ScopePicker scope={props.scope} onScope={props.onScope} ranges={props.ranges} selection={props.selection} />
@@ -56,6 +65,11 @@ export const FindingsPanel = memo(function FindingsPanel(props: {
           Diagnosing…{progress ? ` ${progress}` : ''}
         </p>
       )}
+      {early && !error && (
+        <p className="hint" data-testid="findings-early">
+          Estimating what fixing them would save{progress ? ` (${progress})` : ''}: until then each cost is the rule's own measure.
+        </p>
+      )}
       {findings && findings.length === 0 && <p className="hint">Nothing serialized the streams.</p>}
       {findings?.map((f, i) => {
         const id = `${shownKey}:${i}`;
@@ -78,10 +92,15 @@ export const FindingsPanel = memo(function FindingsPanel(props: {
                 <span className="whatif">
                   what if fixed: {formatDuration(f.whatIf.measuredNs)} → {formatDuration(f.whatIf.predictedNs)}
                 </span>
+              ) : f.whatIfUnavailable ? (
+                <span className="whatif" title={f.whatIfUnavailable}>
+                  what if fixed: not modelled here
+                </span>
               ) : (
-                f.whatIfUnavailable && (
-                  <span className="whatif" title={f.whatIfUnavailable}>
-                    what if fixed: not modelled here
+                early &&
+                f.fixId && (
+                  <span className="whatif" data-testid="whatif-estimating">
+                    what if fixed: estimating…
                   </span>
                 )
               )}

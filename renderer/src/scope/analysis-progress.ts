@@ -5,7 +5,8 @@
 // thread told as it went, beside the windows, so a poll never waits for
 // the analysis itself.
 import { useEffect, useState } from 'react';
-import type { AnalysisProgress } from '../../../profiler/contract/api.ts';
+import type { AnalysisProgress, Finding } from '../../../profiler/contract/api.ts';
+import { scopeKey, type Scope } from './scope.ts';
 import { getApi } from '../api/client.ts';
 
 /** Between two polls while an answer is awaited. */
@@ -55,4 +56,15 @@ export function useAnalysisProgress(recordingId: string | null, waiting: boolean
     };
   }, [recordingId, waiting]);
   return state;
+}
+
+/**
+ * The rules' findings of `scope` told before the what-if replays
+ * (ProgressStep.findings), while the panel waits for the answer: the
+ * analysis running is this scope's. Null when none were told yet.
+ */
+export function findingsSoFar(waiting: Waiting | null, scope: Scope): Finding[] | null {
+  const p = waiting?.progress;
+  if (!p?.findings || p.scope === null || scopeKey(p.scope) !== scopeKey(scope)) return null;
+  return p.findings;
 }
