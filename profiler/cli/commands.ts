@@ -276,16 +276,36 @@ ${SERVE_DETAILS}`,
   },
   import: {
     summary: "another tool's trace as a recording: PyTorch profiler (Kineto), Chrome trace JSON, Nsight Systems SQLite",
-    operands: [{ name: 'TRACE', description: 'the trace file (.json, .json.gz, or an nsys export .sqlite)' }],
+    operands: [
+      {
+        name: 'TRACE',
+        many: true,
+        description: 'the trace file (.json, .json.gz, or an nsys export .sqlite); several, or a folder of traces: each to its own recording',
+      },
+    ],
     options: {
-      output: { type: 'string', short: 'o', value: 'OUT.sqlite', required: true, description: 'the recording to write' },
+      output: {
+        type: 'string',
+        short: 'o',
+        value: 'OUT',
+        description: 'the recording to write (required for one trace); for several, the folder to write them in',
+        otherwise: 'for several, each beside its trace',
+      },
       format: { type: 'string', choices: IMPORT_FORMATS, description: "the trace's format", otherwise: 'from its content, then its name' },
-      force: { type: 'boolean', short: 'f', description: 'overwrite OUT.sqlite if it exists (never the trace)' },
+      force: { type: 'boolean', short: 'f', description: 'overwrite an existing recording (never a trace)' },
+      workers: { type: 'string', value: 'N', description: 'worker threads importing several traces at once', otherwise: 'one per core' },
     },
     examples: [
       ['import trace.json -o run.sqlite', 'a PyTorch profiler trace, ready for report, open, diff'],
       ['import report.sqlite --format nsys -o run.sqlite', 'an Nsight Systems export'],
+      ['import traces/rank*.json', "a job's traces, each to rank*.sqlite beside it; then: streamscope report traces/rank*.sqlite"],
+      ['import traces/ -o recordings/', 'every trace of a folder (*.json, *.json.gz) into recordings/'],
     ],
+    details: `With several traces (or a folder), each is imported into its own recording, on
+worker threads, a line per trace as it is done. A trace that cannot be
+imported is said with its problem, the others still import, and the command
+exits 1 after naming every one that failed. An existing recording is never
+replaced without --force.`,
   },
   merge: {
     summary: 'the recordings of one job (one per rank or node) as one, clocks aligned by NCCL collectives',

@@ -12,6 +12,14 @@ export function fail(message: string, code = 1): never {
   process.exit(code);
 }
 
+/** `--workers N` (summarize, import): a whole number, 0 (no worker threads: the work runs on the command's own) or more. */
+export function workersOf(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) throw new UsageError(`--workers takes a whole number (0: no worker threads), not '${value}'`);
+  return n;
+}
+
 /**
  * A recording opened read-only for a command that reads it; a file that is
  * not one (missing, truncated, newer schema, ...) ends the command with its

@@ -11,16 +11,8 @@ import { openRecording } from '../store/database.ts';
 import { readProcesses } from '../store/ranks.ts';
 import { RecordingFileError } from '../store/recording-error.ts';
 import { COMMANDS } from './commands.ts';
-import { fail } from './common.ts';
+import { fail, workersOf } from './common.ts';
 import { parseCommand, UsageError } from './usage.ts';
-
-/** `--workers N`: a whole number, 0 (build here) or more. */
-function workersOf(value: string | undefined): number | undefined {
-  if (value === undefined) return undefined;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 0) throw new UsageError(`--workers takes a whole number (0: no worker threads), not '${value}'`);
-  return n;
-}
 
 /** The summaries, or exit 2 naming the recording that cannot be summarized. */
 async function summariesOrFail(files: string[], opts: Parameters<typeof summarizeFiles>[1]): Promise<FileSummaries[]> {

@@ -6,9 +6,7 @@
 // A recording that cannot be written keeps no summary: it is summarized
 // again each time, which the answer says.
 import os from 'node:os';
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
-import { Worker } from 'node:worker_threads';
+import { runOnWorkers, workerEntry } from '../base/worker-pool.ts';
 import { openRecording } from '../store/database.ts';
 import { RecordingFileError } from '../store/recording-error.ts';
 import { readRankSummary, writeRankSummaries } from '../store/rank-summary.ts';
@@ -37,12 +35,6 @@ export interface FileSummaries {
   /** For a built one with `store`: whether it was written into the recording, and if not, why. */
   stored: boolean;
   notStoredBecause?: string;
-}
-
-/** The worker's entry beside this module: summary-worker.ts under Node 22, summary-worker.cjs in the bundled CLI (app/vite.config.ts). */
-function workerEntry(): URL {
-  const bundled = new URL('./summary-worker.cjs', import.meta.url);
-  return fileURLToPath(import.meta.url).endsWith('.cjs') && existsSync(bundled) ? bundled : new URL('./summary-worker.ts', import.meta.url);
 }
 
 /** The summaries of `files`, in their order. Problems with a file are RecordingFileErrors naming it. */
@@ -117,29 +109,11 @@ function store(entry: FileSummaries, list: RankSummary[]): void {
 
 /** Each worker builds the next recording not yet taken. */
 async function buildOnWorkers(requests: SummaryRequest[], count: number, built: (n: number, list: RankSummary[]) => void): Promise<void> {
-  let next = 0;
-  const pool = Array.from({ length: count }, () => new Worker(workerEntry()));
-  try {
-    await Promise.all(
-      pool.map(
-        (worker) =>
-          new Promise<void>((resolve, reject) => {
-            const give = () => (next >= requests.length ? resolve() : worker.postMessage(requests[next++]!));
-            worker.on('message', (m: SummaryAnswer) => {
-              if (!m.ok) return reject(m.file !== undefined && m.problem !== undefined ? new RecordingFileError(m.file, m.problem) : new Error(m.error));
-              built(
-                m.n,
-                m.json.map((j) => JSON.parse(j) as RankSummary),
-              );
-              give();
-            });
-            worker.on('error', reject);
-            worker.on('exit', (code) => (next < requests.length ? reject(new Error(`a summary worker ended (exit code ${code})`)) : undefined));
-            give();
-          }),
-      ),
+  await runOnWorkers('a summary worker', workerEntry('summary-worker', import.meta.url), requests, count, (m: SummaryAnswer) => {
+    if (!m.ok) throw m.file !== undefined && m.problem !== undefined ? new RecordingFileError(m.file, m.problem) : new Error(m.error);
+    built(
+      m.n,
+      m.json.map((j) => JSON.parse(j) as RankSummary),
     );
-  } finally {
-    await Promise.all(pool.map((w) => w.terminate()));
-  }
+  });
 }
