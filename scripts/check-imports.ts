@@ -91,7 +91,8 @@ export const RULES: { unit: string; mayImport: string[] }[] = [
   { unit: 'profiler/export/', mayImport: ['profiler/store/', ...ANALYSIS, 'profiler/contract/', 'profiler/cuda/', 'profiler/base/'] },
   // The query service answers every question a view asks, so it sits above
   // the analysis, the diff and the exporters; and it opens several
-  // recordings as one job through merge (merge/job-cache.ts).
+  // recordings as one job through merge (merge/job-cache.ts), or from their
+  // ranks' summaries, placed as job/ places them (query/job-query.ts).
   {
     unit: 'profiler/query/',
     mayImport: [
@@ -104,6 +105,7 @@ export const RULES: { unit: string; mayImport: string[] }[] = [
       'profiler/compare/',
       'profiler/export/',
       'profiler/merge/',
+      'profiler/job/',
     ],
   },
   // Browser mode: above the query service, and, as it, above merge (where merged jobs are cached, how files are grouped).

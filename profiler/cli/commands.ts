@@ -4,7 +4,7 @@
 // start, the command's own module only when it runs (streamscope.ts), so it
 // imports nothing but constants.
 import { SEVERITY_RANK, type Severity } from '../contract/findings.ts';
-import { JOB_RANKS } from '../contract/job.ts';
+import { JOB_RANKS, JOB_VIEW_MERGED_UP_TO } from '../contract/job.ts';
 import { SCENARIOS, WORKLOADS } from '../contract/record-request.ts';
 import { SQL_ROW_LIMIT, SQL_TIME_LIMIT_MS } from '../contract/sql.ts';
 import type { ImportFormat } from '../import/index.ts';
@@ -30,6 +30,13 @@ a bare number is seconds).`;
 const VIEW_OPTIONS = {
   job: { type: 'boolean', description: 'open the files as one job (merged), whatever they are', otherwise: "one job's ranks open as one" },
   separate: { type: 'boolean', description: "open each file on its own, even one job's ranks" },
+  'job-view': {
+    type: 'string',
+    value: 'V',
+    choices: ['auto', 'merged', 'summaries'],
+    default: 'auto',
+    description: `a job's files merged into a cache, or from their ranks' summaries (no merge); auto: merged up to ${JOB_VIEW_MERGED_UP_TO} files`,
+  },
   port: { type: 'string', value: 'N', default: '0', description: 'the port to listen on (0: a free one)' },
   host: {
     type: 'string',
@@ -53,8 +60,11 @@ requests that name it (127.0.0.1, localhost; DNS rebinding is refused).
 and says so on stderr; --token-file F takes the token from F and prints
 none. Beyond loopback the server answers to its addresses and this
 machine's name; --allow-host NAME adds a name it is reached by. Several
-files of one job's ranks open as one job (merged into a cache); --job
-merges whatever is given, --separate nothing.`;
+files of one job's ranks open as one job: up to ${JOB_VIEW_MERGED_UP_TO} files merged into
+a cache, more from their ranks' summaries without merging (every rank
+folded; a rank's rows read from its file when unfolded; --job-view merged
+or summaries decides); --job takes whatever is given as one job,
+--separate nothing.`;
 
 const IMPORT_FORMATS = ['kineto', 'chrome', 'nsys'] as const satisfies readonly ImportFormat[];
 

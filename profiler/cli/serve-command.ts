@@ -1,6 +1,7 @@
 // `streamscope serve` and `open`: the timeline in a browser or the desktop app.
 import fs from 'node:fs';
 import path from 'node:path';
+import { JOB_VIEW_MERGED_UP_TO, type JobView } from '../contract/job.ts';
 import type { OpenMode } from '../merge/job-cache.ts';
 import { repoRoot } from '../native/paths.ts';
 import { exposureWarning } from '../serve/listen-address.ts';
@@ -13,13 +14,23 @@ import { parseCommand, UsageError } from './usage.ts';
 /**
  * Options of `serve` and `open` (open falls back to serving: the same
  * options, commands.ts). Several files: the recordings of one job's ranks
- * open as one (merged into the job cache, profiler/merge/job-cache.ts);
- * --job merges whatever was given, --separate nothing.
+ * open as one (merged into the job cache, profiler/merge/job-cache.ts, or
+ * from their ranks' summaries: --job-view, query/job-query.ts); --job takes
+ * whatever was given as one job, --separate nothing.
  */
 function parseServeArgs(
   command: 'serve' | 'open',
   args: string[],
-): { files: string[]; port: number; host: string; allowRemote: boolean; openMode: OpenMode; tokenFile: string | null; allowedHosts: string[] } {
+): {
+  files: string[];
+  port: number;
+  host: string;
+  allowRemote: boolean;
+  openMode: OpenMode;
+  jobView: JobView;
+  tokenFile: string | null;
+  allowedHosts: string[];
+} {
   const { values, operands } = parseCommand(COMMANDS[command], args);
   if (values.job && values.separate) throw new UsageError('give --job or --separate, not both');
   const port = Number(values.port);
@@ -31,6 +42,7 @@ function parseServeArgs(
     // A --host given is the explicit request startServer wants for serving beyond this machine.
     allowRemote: values.host !== undefined,
     openMode: values.job ? 'job' : values.separate ? 'separate' : 'auto',
+    jobView: (values['job-view'] ?? 'auto') as JobView,
     tokenFile: values['token-file'] ?? null,
     allowedHosts: values['allow-host'] ?? [],
   };
@@ -65,10 +77,17 @@ async function serveUntilStopped(opts: ReturnType<typeof parseServeArgs>): Promi
       staticDir: path.join(repoRoot, 'renderer/dist'),
       onOpenError: (_file, message) => process.stderr.write(`streamscope: ${message}\n`),
       openMode: opts.openMode,
+      jobView: opts.jobView,
       onJob: (job) =>
         process.stderr.write(
-          `streamscope: ${job.inputs.length} recordings opened as one job: ${job.handle.path} ` +
-            `(${job.reused ? 'merged before, taken from the cache' : `merged in ${job.seconds.toFixed(1)} s`})\n`,
+          job.view === 'summaries'
+            ? `streamscope: ${job.inputs.length} recordings opened as one job from their ranks' summaries (not merged) in ${job.seconds.toFixed(1)} s` +
+                (job.summarized.length
+                  ? `; ${job.summarized.length} had no current summary and were summarized for this view only (streamscope summarize keeps them)`
+                  : '') +
+                '\n'
+            : `streamscope: ${job.inputs.length} recordings opened as one job: ${job.handle.path} ` +
+                `(${job.reused ? 'merged before, taken from the cache' : `merged in ${job.seconds.toFixed(1)} s`})\n`,
         ),
     });
   } catch (err) {
@@ -114,6 +133,10 @@ export async function cmdOpen(args: string[]): Promise<number> {
     // Loaded only here: `serve` starts without it.
     const { launchElectron } = await import('./desktop-app.ts');
     launched = await launchElectron(opts.files, { openMode: opts.openMode });
+    if (launched && opts.jobView !== 'auto')
+      process.stderr.write(
+        `streamscope: note: the desktop app opens a job merged up to ${JOB_VIEW_MERGED_UP_TO} files and from its summaries above (--job-view is browser mode's)\n`,
+      );
   } catch (err) {
     process.stderr.write(`streamscope: the desktop app cannot start here: ${(err as Error).message}\n`);
   }

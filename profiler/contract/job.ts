@@ -10,6 +10,28 @@ import { formatDuration } from './time.ts';
 export const JOB_RANKS = 8;
 
 /**
+ * How several files of one job open on the timeline: merged into one
+ * cached file (merge/job-cache.ts), or from the ranks' summaries without
+ * merging (query/job-query.ts); auto: from the summaries above
+ * JOB_VIEW_MERGED_UP_TO files (`serve`/`open --job-view`).
+ */
+export type JobView = 'auto' | 'merged' | 'summaries';
+
+/**
+ * A job of at most this many files opens merged (auto): what the page
+ * shows unfolded (renderer rows.ts FOLD_RANKS_ABOVE, the same 8), with
+ * findings, stats and search over every rank's rows; above it, from the
+ * ranks' summaries, every rank folded.
+ */
+export const JOB_VIEW_MERGED_UP_TO = 8;
+
+/** Whether a job of `files` files opens merged or from its summaries. */
+export function jobViewOf(files: number, asked: JobView = 'auto'): 'merged' | 'summaries' {
+  if (asked !== 'auto') return asked;
+  return files > JOB_VIEW_MERGED_UP_TO ? 'summaries' : 'merged';
+}
+
+/**
  * How a source's times were placed on the merged clock (sources.clock):
  * reference — the first input, every other is aligned to its clock;
  * collectives — its clock corrected by the NCCL collectives it shares with
@@ -46,6 +68,12 @@ export interface JobSource extends SourceAlignment {
 export interface JobInfo {
   /** Every source, in sources.id order (an input, then the sources a merged input held). */
   sources: JobSource[];
+  /**
+   * Opened from its ranks' summaries, not merged (query/job-query.ts): the
+   * same placement as a merge's, each rank's rows read from its own file
+   * when shown. Absent: a merged recording.
+   */
+  fromSummaries?: boolean;
 }
 
 /** The recordings the merge that wrote the file was given (a merged input's own sources are inside it). */
@@ -87,7 +115,8 @@ export function jobHeadline(job: JobInfo): string {
   const residual = residuals.length
     ? `, residual ${formatDuration(residuals.reduce((m, s) => Math.max(m, s.residualNs!), -Infinity))} (worst collective ${formatDuration(residuals.reduce((m, s) => Math.max(m, s.residualMaxNs ?? s.residualNs!), -Infinity))})`
     : '';
-  return `${plural(inputs.length, 'recording')} merged as one job, ${clocks}${residual}`;
+  const how = job.fromSummaries ? "as one job from their summaries (not merged: a rank's rows are read from its file when shown)" : 'merged as one job';
+  return `${plural(inputs.length, 'recording')} ${how}, ${clocks}${residual}`;
 }
 
 /** What the user must know before trusting times across recordings: each input placed by its recorded times, by name. */

@@ -43,14 +43,27 @@ export interface SummaryJob {
 /** Adds `off` to each id (an evidence list, a column). */
 const moved = (ids: readonly number[], off: number) => (off === 0 ? [...ids] : ids.map((id) => id + off));
 
-/** The job's analysis from `summaries`, one per rank's recording, all of one scope, in the order given (the first is the clock's reference). */
-export function analyzeJobOfSummaries(summaries: readonly RankSummary[]): SummaryJob {
-  const t0 = performance.now();
-  if (summaries.length === 0) throw new Error('a job needs the summary of at least one recording');
-  const scope = summaries[0]!.scope;
+/** What placing a recording on the job's clock and ids needs of its summary. */
+export type PlacedSummary = Pick<RankSummary, 'file' | 'origin' | 'host' | 'facts' | 'collectives'>;
+
+/** Where each recording lands in the job: its clock's alignment, the shift of its times, its ids (as merge places and plans them). */
+export interface Placement {
+  alignment: InputAlignment[];
+  shifts: Ns[];
+  plans: InputPlan[];
+}
+
+/**
+ * `summaries` placed as merge.ts places recordings, in the order given (the
+ * first is the clock's reference): clocks aligned by the collectives' end
+ * times (each host's recordings following it), every time moved by its
+ * recording's shift, ids planned by merge/plan.ts. The same recording
+ * twice is refused by name. Also the timeline's job view
+ * (query/job-query.ts), which needs no more of a summary than this.
+ */
+export function placeSummaries(summaries: readonly PlacedSummary[]): Placement {
   const seen = new Map<string, string>();
   for (const s of summaries) {
-    if (s.scope !== scope) throw new Error(`summaries of one scope are combined: ${s.file} is of '${s.scope}', ${summaries[0]!.file} of '${scope}'`);
     const identity = recordingIdentity(s.host, s.origin, s.facts.pids);
     const other = seen.get(identity);
     if (other !== undefined)
@@ -77,7 +90,18 @@ export function analyzeJobOfSummaries(summaries: readonly RankSummary[]): Summar
   const shifts = corrected.map((o) => Number(o - originOut));
 
   // Ids, as merge/plan.ts plans them.
-  const plans = planMerge(summaries.map((s) => s.facts));
+  return { alignment, shifts, plans: planMerge(summaries.map((s) => s.facts)) };
+}
+
+/** The job's analysis from `summaries`, one per rank's recording, all of one scope, in the order given (the first is the clock's reference). */
+export function analyzeJobOfSummaries(summaries: readonly RankSummary[]): SummaryJob {
+  const t0 = performance.now();
+  if (summaries.length === 0) throw new Error('a job needs the summary of at least one recording');
+  const scope = summaries[0]!.scope;
+  for (const s of summaries) {
+    if (s.scope !== scope) throw new Error(`summaries of one scope are combined: ${s.file} is of '${s.scope}', ${summaries[0]!.file} of '${scope}'`);
+  }
+  const { alignment, shifts, plans } = placeSummaries(summaries);
   const tables = jobTables(summaries, plans);
   const processes = new Map<number, ProcessFacts>();
   const ranked: RankedProcess[] = [];

@@ -11,30 +11,55 @@ import type { OverviewResponse } from '../contract/api.ts';
 
 const MAX_BUCKETS = 8192;
 
-export function overviewOf(db: Database, startNs: number, endNs: number, bucketCount: number): OverviewResponse {
-  const buckets = Math.max(1, Math.min(MAX_BUCKETS, Math.floor(bucketCount)));
-  const width = Math.max(endNs - startNs, 1) / buckets;
-  const track = new Map<number, 'kernels' | 'copies' | 'other'>([
-    [ZONED_TABLES.kernels.id, 'kernels'],
-    [ZONED_TABLES.memcpys.id, 'copies'],
-    [ZONED_TABLES.memsets.id, 'other'],
-  ]);
-  const devices = new Map<number, OverviewResponse['devices'][number]>();
-  const zones = db
+type Track = 'kernels' | 'copies' | 'other';
+const TRACK_OF_TABLE = new Map<number, Track>([
+  [ZONED_TABLES.kernels.id, 'kernels'],
+  [ZONED_TABLES.memcpys.id, 'copies'],
+  [ZONED_TABLES.memsets.id, 'other'],
+]);
+
+/** A zone of GPU operations as the overview reads it: its table, its stream's device, its span and busy time. */
+export interface GpuZone {
+  t: number;
+  device: number;
+  s: number;
+  e: number;
+  busy: number | null;
+}
+
+/** The zones of GPU operations (on a stream of a device) that overlap [startNs, endNs]; every one without a range. */
+export function gpuZones(db: Database, range: { startNs: number; endNs: number } | null = null): GpuZone[] {
+  return db
     .prepare(
       `SELECT z.table_id AS t, s.device_id AS device, z.start_ns AS s, z.end_ns AS e, z.busy_ns AS busy
-      FROM zones z JOIN streams s ON s.id = z.lane WHERE z.table_id IN (${[...track.keys()].join(',')}) AND s.device_id IS NOT NULL
+      FROM zones z JOIN streams s ON s.id = z.lane WHERE z.table_id IN (${[...TRACK_OF_TABLE.keys()].join(',')}) AND s.device_id IS NOT NULL
       AND z.end_ns >= ? AND z.start_ns <= ?`,
     )
-    .all(startNs, endNs) as { t: number; device: number; s: number; e: number; busy: number | null }[];
+    .all(range?.startNs ?? -Number.MAX_SAFE_INTEGER, range?.endNs ?? Number.MAX_SAFE_INTEGER) as GpuZone[];
+}
+
+export function overviewOf(db: Database, startNs: number, endNs: number, bucketCount: number): OverviewResponse {
+  return overviewOfZones(gpuZones(db, { startNs, endNs }), startNs, endNs, bucketCount);
+}
+
+/**
+ * The overview of `zones` over [startNs, endNs] (zones outside it add
+ * nothing): also a job's, whose zones come from each rank's file already
+ * on the job's clock (query/job-query.ts).
+ */
+export function overviewOfZones(zones: Iterable<GpuZone>, startNs: number, endNs: number, bucketCount: number): OverviewResponse {
+  const buckets = Math.max(1, Math.min(MAX_BUCKETS, Math.floor(bucketCount)));
+  const width = Math.max(endNs - startNs, 1) / buckets;
+  const devices = new Map<number, OverviewResponse['devices'][number]>();
   for (const z of zones) {
+    if (z.e < startNs || z.s > endNs) continue;
     let d = devices.get(z.device);
     if (!d)
       devices.set(
         z.device,
         (d = { deviceId: z.device, kernels: new Array(buckets).fill(0), copies: new Array(buckets).fill(0), other: new Array(buckets).fill(0) }),
       );
-    const out = d[track.get(z.t)!];
+    const out = d[TRACK_OF_TABLE.get(z.t)!];
     const busy = z.busy ?? 0;
     const span = Math.max(1, z.e - z.s);
     // The zone's busy time, spread over its span, added to each bucket it overlaps by the overlap's share.

@@ -5,6 +5,7 @@
 import type { ExportSummary } from '../export/chrome-trace.ts';
 import type { StreamScopeApi } from '../contract/api.ts';
 import type { OpenMode } from '../merge/job-cache.ts';
+import type { JobView } from './job-query.ts';
 import { SessionRegistry, type OpenFilesResult } from './session.ts';
 
 /** The API methods answered by the query worker. */
@@ -38,11 +39,12 @@ export type QueryBackend = Pick<StreamScopeApi, Exclude<QueryMethod, 'exportTrac
   exportTraceTo(recordingId: string, out: string): Promise<ExportSummary>;
   /**
    * Several files at once (SessionRegistry.openFiles): one job's ranks
-   * merged into `jobCacheDir` and opened as one, the others alone. The
-   * merge runs here, on the worker: the main process stays free meanwhile.
-   * With the job merged or taken from the cache (the CLI says which).
+   * opened as one — merged into `jobCacheDir`, or from their summaries
+   * (`jobView`, job-query.ts jobViewOf) —, the others alone. The merge runs
+   * here, on the worker: the main process stays free meanwhile. With the
+   * job merged, taken from the cache or from summaries (the CLI says which).
    */
-  openFiles(paths: string[], jobCacheDir: string, mode?: OpenMode): Promise<OpenFilesResult>;
+  openFiles(paths: string[], jobCacheDir: string, mode?: OpenMode, jobView?: JobView): Promise<OpenFilesResult>;
   close(): void;
 };
 
@@ -52,22 +54,23 @@ export function isQueryMethod(m: string): m is QueryMethod {
 
 export function createQueryBackend(): QueryBackend {
   const registry = new SessionRegistry({ analysisThread: true });
-  const q = (id: string) => registry.get(id);
+  // The timeline's data methods: also a job opened from its ranks' summaries (job-query.ts).
+  const v = (id: string) => registry.view(id);
   return {
     listRecordings: async () => registry.list(),
     openRecording: async (file) => registry.open(file),
-    openFiles: async (paths, jobCacheDir, mode) => registry.openFiles(paths, { jobCacheDir, mode }),
+    openFiles: (paths, jobCacheDir, mode, jobView) => registry.openFiles(paths, { jobCacheDir, mode, jobView }),
     closeRecording: async (id) => {
       registry.close(id);
       return null;
     },
-    summary: async (id) => q(id).summary(),
-    recordingState: async (id) => q(id).recordingState(),
-    window: async (id, r) => q(id).window(r),
+    summary: async (id) => v(id).summary(),
+    recordingState: async (id) => v(id).recordingState(),
+    window: async (id, r) => v(id).window(r),
     concurrency: (id, r) => registry.concurrency(id, r),
-    overview: async (id, buckets, range) => q(id).overview(buckets, range),
-    details: async (id, ref) => q(id).details(ref),
-    search: async (id, r) => q(id).search(r),
+    overview: async (id, buckets, range) => v(id).overview(buckets, range),
+    details: async (id, ref) => v(id).details(ref),
+    search: async (id, r) => registry.get(id, 'a search').search(r),
     dependencies: (id, ref) => registry.dependencies(id, ref),
     waitSpans: (id, r) => registry.waitSpans(id, r),
     stats: (id, scope) => registry.stats(id, scope),
@@ -78,7 +81,7 @@ export function createQueryBackend(): QueryBackend {
     iterations: (id, name) => registry.iterations(id, name),
     compare: (base, other, scope) => registry.compare(base, other, scope),
     sql: (id, request) => registry.sql(id, request),
-    exportTraceTo: (id, out) => q(id).exportTrace(out),
+    exportTraceTo: (id, out) => registry.get(id, 'an export').exportTrace(out),
     close: () => registry.closeAll(),
   };
 }

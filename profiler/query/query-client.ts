@@ -9,6 +9,7 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { RecordingHandle } from '../contract/api.ts';
 import type { OpenMode } from '../merge/job-cache.ts';
+import type { JobView } from './job-query.ts';
 import { ApiError } from './api-error.ts';
 import type { QueryBackend, QueryMethod } from './query-backend.ts';
 import type { AnswerEncoding, QueryRequestMessage, QueryResponseMessage } from './query-worker.ts';
@@ -101,8 +102,8 @@ export class QueryClient implements QueryBackend {
     return this.#call('openRecording', [path]);
   }
   /** Merging a big job takes minutes (64 ranks of a million operations: about one), not a query's seconds. */
-  openFiles(paths: string[], jobCacheDir: string, mode?: OpenMode): Promise<OpenFilesResult> {
-    return this.#call('openFiles', [paths, jobCacheDir, mode], Math.max(this.#opts.timeoutMs, MERGE_TIMEOUT_MS));
+  openFiles(paths: string[], jobCacheDir: string, mode?: OpenMode, jobView?: JobView): Promise<OpenFilesResult> {
+    return this.#call('openFiles', [paths, jobCacheDir, mode, jobView], Math.max(this.#opts.timeoutMs, MERGE_TIMEOUT_MS));
   }
 
   /**

@@ -384,7 +384,7 @@ export class RecordingQuery {
    * opening a recording must not wait for a pass over all its rows in JS.
    */
   summary(): RecordingSummary {
-    return this.#guard(() => this.#read(() => (this.#summary ??= this.#buildSummary())));
+    return this.#guard(() => this.#read(() => (this.#summary ??= summaryOf(this.#db, this.recordingId, this.path, this.#growth.following))));
   }
 
   /** Whether the recording is being written, and how far it has got: zones and meta only (RecordingState). */
@@ -421,150 +421,6 @@ export class RecordingQuery {
         return { ...this.#state, live: this.#growth.following, revision: this.#growth.revision };
       }),
     );
-  }
-
-  #buildSummary(): RecordingSummary {
-    const db = this.#db;
-    const meta = Object.fromEntries(readMeta(db));
-    // Rows per table and lane, from the zones (no item row is read).
-    const laneRows = new Map<string, number>();
-    const tableRows = new Map<number, number>();
-    for (const z of db.prepare('SELECT table_id AS t, lane, sum(rows) AS n FROM zones GROUP BY 1, 2').all() as { t: number; lane: number; n: number }[]) {
-      laneRows.set(`${z.t}:${z.lane}`, z.n);
-      tableRows.set(z.t, (tableRows.get(z.t) ?? 0) + z.n);
-    }
-    const rowsOf = (table: ZonedTable, lane: number) => laneRows.get(`${ZONED_TABLES[table].id}:${lane}`) ?? 0;
-    const total = (table: ZonedTable) => tableRows.get(ZONED_TABLES[table].id) ?? 0;
-    // Busy time per stream: operations of one stream run one at a time, so a
-    // sum, which the zones hold per block of rows (schema 5): a few thousand
-    // zone rows instead of every operation.
-    const busy = new Map<number, number>();
-    for (const r of db.prepare(`SELECT lane AS s, sum(busy_ns) AS b FROM zones WHERE table_id IN (${GPU_TABLE_IDS}) GROUP BY lane`).all() as {
-      s: number;
-      b: number;
-    }[]) {
-      busy.set(r.s, r.b);
-    }
-    const deviceRows = db
-      .prepare(
-        `SELECT id, name, uuid, ordinal, cc_major AS ccMajor, cc_minor AS ccMinor, sm_count AS smCount,
-        async_engine_count AS asyncEngineCount, total_memory_bytes AS totalMemoryBytes FROM devices ORDER BY id`,
-      )
-      .all() as Omit<RecordingSummary['devices'][number], 'busyNs'>[];
-    const streamRows = db
-      .prepare(
-        `SELECT id, pid, device_id AS deviceId, context_id AS contextId, cupti_stream_id AS cuptiStreamId, flags, priority
-        FROM streams ORDER BY device_id, cupti_stream_id`,
-      )
-      .all() as { id: number; pid: number; deviceId: number | null; contextId: number; cuptiStreamId: number; flags: number; priority: number | null }[];
-    // A device's work time: the sum over its streams (api.ts DeviceInfo.busyNs).
-    const deviceBusy = new Map<number, number>();
-    for (const st of streamRows) if (st.deviceId !== null) deviceBusy.set(st.deviceId, (deviceBusy.get(st.deviceId) ?? 0) + (busy.get(st.id) ?? 0));
-    const streams: StreamInfo[] = [];
-    for (const st of streamRows) {
-      const counts = { kernels: rowsOf('kernels', st.id), memcpys: rowsOf('memcpys', st.id), memsets: rowsOf('memsets', st.id), syncs: rowsOf('syncs', st.id) };
-      if (counts.kernels + counts.memcpys + counts.memsets + counts.syncs === 0) continue; // a stream created and never used has no row
-      const b = busy.get(st.id) ?? 0;
-      const dev = st.deviceId !== null ? (deviceBusy.get(st.deviceId) ?? 0) : 0;
-      streams.push({
-        rowId: streamRowId(st.id),
-        id: st.id,
-        pid: st.pid,
-        deviceId: st.deviceId,
-        contextId: st.contextId,
-        cuptiStreamId: st.cuptiStreamId,
-        kind: streamKind(st.flags),
-        priority: st.priority,
-        busyNs: b,
-        shareOfDevice: dev > 0 ? b / dev : 0,
-        counts,
-      });
-    }
-    const threads = (db.prepare('SELECT pid, tid, name FROM threads ORDER BY pid, tid').all() as { pid: number; tid: number; name: string | null }[])
-      .map((t) => ({
-        ...t,
-        apiRowId: apiRowId(t.pid, t.tid),
-        nvtxRowId: nvtxRowId(t.pid, t.tid),
-        apiCalls: rowsOf('api_calls', threadLane(t.pid, t.tid)),
-        nvtxRanges: rowsOf('nvtx_ranges', threadLane(t.pid, t.tid)),
-      }))
-      .filter((t) => t.apiCalls + t.nvtxRanges > 0);
-    const processRows = readProcesses(db);
-    const origins = readProcessOrigins(db);
-    const processes = processRows.map((p) => ({
-      ...p,
-      threads: threads.filter((t) => t.pid === p.pid),
-      sourceId: origins.get(p.pid)?.sourceId ?? null,
-      originalPid: origins.get(p.pid)?.originalPid ?? null,
-    }));
-    const sources = readSources(db);
-    // Every item's span and the GPU operations' alone, in one pass over the zones.
-    const span = db
-      .prepare(
-        `SELECT min(start_ns) AS s, max(end_ns) AS e,
-          min(CASE WHEN table_id IN (${GPU_TABLE_IDS}) THEN start_ns END) AS gs, max(CASE WHEN table_id IN (${GPU_TABLE_IDS}) THEN end_ns END) AS ge
-        FROM zones`,
-      )
-      .get() as { s: number | null; e: number | null; gs: number | null; ge: number | null };
-    const complete = meta.complete === '1';
-    return {
-      recordingId: this.recordingId,
-      name: path.basename(this.path),
-      path: this.path,
-      schemaVersion: db.pragma('user_version', { simple: true }) as number,
-      complete,
-      incompleteReason: complete ? null : (meta.incomplete_reason ?? null),
-      meta,
-      startNs: span.s ?? 0,
-      endNs: span.e ?? 0,
-      gpuSpan: span.gs !== null && span.ge !== null ? { startNs: span.gs, endNs: span.ge } : null,
-      devices: deviceRows.map((d) => ({ ...d, busyNs: deviceBusy.get(d.id) ?? 0 })),
-      processes,
-      streams,
-      counts: {
-        kernels: total('kernels'),
-        memcpys: total('memcpys'),
-        memsets: total('memsets'),
-        syncs: total('syncs'),
-        apiCalls: total('api_calls'),
-        nvtxRanges: total('nvtx_ranges'),
-      },
-      warnings: this.#warnings(complete, meta, processRows, total('kernels') + total('memcpys') + total('memsets')),
-      job: sources.length ? { sources } : null,
-    };
-  }
-
-  /** What the user must know before trusting the numbers: incomplete, dropped, collector trouble. */
-  #warnings(
-    complete: boolean,
-    meta: Record<string, string>,
-    processes: { pid: number; command: string | null; complete: boolean }[],
-    gpuOps: number,
-  ): string[] {
-    const db = this.#db;
-    const warnings: string[] = [];
-    // Being recorded: unfinished as a matter of course (the page says it is live).
-    if (this.#growth.following) return warnings;
-    if (!complete) warnings.push(`incomplete recording: ${meta.incomplete_reason ?? 'it was not finished'}; what arrived is shown`);
-    // A PyTorch trace taken without cuda_sync events: the timeline draws no event waits, and says why and how to get them
-    // (where there was GPU work to wait for, as the importer's note).
-    if (importedWithoutSyncEvents(meta) && gpuOps > 0) warnings.push(`imported PyTorch profiler trace: ${NO_SYNC_EVENTS_NOTE}`);
-    for (const p of processes) {
-      if (!p.complete) warnings.push(`process ${p.pid}${p.command ? ` (${p.command})` : ''} did not end its stream: its last records may be missing`);
-    }
-    for (const d of db.prepare('SELECT source, pid, sum(count) AS n FROM dropped_records GROUP BY source, pid HAVING n > 0 ORDER BY pid, source').all() as {
-      source: number;
-      pid: number;
-      n: number;
-    }[]) {
-      warnings.push(
-        `process ${d.pid}: ${d.n.toLocaleString('en-US')} × ${DROP_REASONS[d.source] ?? `records dropped (source ${d.source})`}: counts and times are lower bounds`,
-      );
-    }
-    for (const e of db.prepare('SELECT pid, message FROM collector_errors ORDER BY id').all() as { pid: number; message: string }[]) {
-      warnings.push(`collector error in process ${e.pid}: ${e.message}`);
-    }
-    return warnings;
   }
 
   /**
@@ -761,6 +617,157 @@ export class RecordingQuery {
       return iterationsOf(this.#db, this.#timelineColumns(), picked, name === null ? 'picked' : 'named');
     });
   }
+}
+
+/**
+ * What the timeline needs first of the recording open as `db`, from the
+ * zones and SQL aggregates only (RecordingQuery.summary); `following`: it is
+ * being written (no warning that it is unfinished). Also each rank's file of
+ * a job opened from its ranks' summaries (job-query.ts), placed on the job's
+ * ids and clock there.
+ */
+export function summaryOf(db: Database, recordingId: string, file: string, following: boolean): RecordingSummary {
+  const meta = Object.fromEntries(readMeta(db));
+  // Rows per table and lane, from the zones (no item row is read).
+  const laneRows = new Map<string, number>();
+  const tableRows = new Map<number, number>();
+  for (const z of db.prepare('SELECT table_id AS t, lane, sum(rows) AS n FROM zones GROUP BY 1, 2').all() as { t: number; lane: number; n: number }[]) {
+    laneRows.set(`${z.t}:${z.lane}`, z.n);
+    tableRows.set(z.t, (tableRows.get(z.t) ?? 0) + z.n);
+  }
+  const rowsOf = (table: ZonedTable, lane: number) => laneRows.get(`${ZONED_TABLES[table].id}:${lane}`) ?? 0;
+  const total = (table: ZonedTable) => tableRows.get(ZONED_TABLES[table].id) ?? 0;
+  // Busy time per stream: operations of one stream run one at a time, so a
+  // sum, which the zones hold per block of rows (schema 5): a few thousand
+  // zone rows instead of every operation.
+  const busy = new Map<number, number>();
+  for (const r of db.prepare(`SELECT lane AS s, sum(busy_ns) AS b FROM zones WHERE table_id IN (${GPU_TABLE_IDS}) GROUP BY lane`).all() as {
+    s: number;
+    b: number;
+  }[]) {
+    busy.set(r.s, r.b);
+  }
+  const deviceRows = db
+    .prepare(
+      `SELECT id, name, uuid, ordinal, cc_major AS ccMajor, cc_minor AS ccMinor, sm_count AS smCount,
+        async_engine_count AS asyncEngineCount, total_memory_bytes AS totalMemoryBytes FROM devices ORDER BY id`,
+    )
+    .all() as Omit<RecordingSummary['devices'][number], 'busyNs'>[];
+  const streamRows = db
+    .prepare(
+      `SELECT id, pid, device_id AS deviceId, context_id AS contextId, cupti_stream_id AS cuptiStreamId, flags, priority
+        FROM streams ORDER BY device_id, cupti_stream_id`,
+    )
+    .all() as { id: number; pid: number; deviceId: number | null; contextId: number; cuptiStreamId: number; flags: number; priority: number | null }[];
+  // A device's work time: the sum over its streams (api.ts DeviceInfo.busyNs).
+  const deviceBusy = new Map<number, number>();
+  for (const st of streamRows) if (st.deviceId !== null) deviceBusy.set(st.deviceId, (deviceBusy.get(st.deviceId) ?? 0) + (busy.get(st.id) ?? 0));
+  const streams: StreamInfo[] = [];
+  for (const st of streamRows) {
+    const counts = { kernels: rowsOf('kernels', st.id), memcpys: rowsOf('memcpys', st.id), memsets: rowsOf('memsets', st.id), syncs: rowsOf('syncs', st.id) };
+    if (counts.kernels + counts.memcpys + counts.memsets + counts.syncs === 0) continue; // a stream created and never used has no row
+    const b = busy.get(st.id) ?? 0;
+    const dev = st.deviceId !== null ? (deviceBusy.get(st.deviceId) ?? 0) : 0;
+    streams.push({
+      rowId: streamRowId(st.id),
+      id: st.id,
+      pid: st.pid,
+      deviceId: st.deviceId,
+      contextId: st.contextId,
+      cuptiStreamId: st.cuptiStreamId,
+      kind: streamKind(st.flags),
+      priority: st.priority,
+      busyNs: b,
+      shareOfDevice: dev > 0 ? b / dev : 0,
+      counts,
+    });
+  }
+  const threads = (db.prepare('SELECT pid, tid, name FROM threads ORDER BY pid, tid').all() as { pid: number; tid: number; name: string | null }[])
+    .map((t) => ({
+      ...t,
+      apiRowId: apiRowId(t.pid, t.tid),
+      nvtxRowId: nvtxRowId(t.pid, t.tid),
+      apiCalls: rowsOf('api_calls', threadLane(t.pid, t.tid)),
+      nvtxRanges: rowsOf('nvtx_ranges', threadLane(t.pid, t.tid)),
+    }))
+    .filter((t) => t.apiCalls + t.nvtxRanges > 0);
+  const processRows = readProcesses(db);
+  const origins = readProcessOrigins(db);
+  const processes = processRows.map((p) => ({
+    ...p,
+    threads: threads.filter((t) => t.pid === p.pid),
+    sourceId: origins.get(p.pid)?.sourceId ?? null,
+    originalPid: origins.get(p.pid)?.originalPid ?? null,
+  }));
+  const sources = readSources(db);
+  // Every item's span and the GPU operations' alone, in one pass over the zones.
+  const span = db
+    .prepare(
+      `SELECT min(start_ns) AS s, max(end_ns) AS e,
+          min(CASE WHEN table_id IN (${GPU_TABLE_IDS}) THEN start_ns END) AS gs, max(CASE WHEN table_id IN (${GPU_TABLE_IDS}) THEN end_ns END) AS ge
+        FROM zones`,
+    )
+    .get() as { s: number | null; e: number | null; gs: number | null; ge: number | null };
+  const complete = meta.complete === '1';
+  return {
+    recordingId,
+    name: path.basename(file),
+    path: file,
+    schemaVersion: db.pragma('user_version', { simple: true }) as number,
+    complete,
+    incompleteReason: complete ? null : (meta.incomplete_reason ?? null),
+    meta,
+    startNs: span.s ?? 0,
+    endNs: span.e ?? 0,
+    gpuSpan: span.gs !== null && span.ge !== null ? { startNs: span.gs, endNs: span.ge } : null,
+    devices: deviceRows.map((d) => ({ ...d, busyNs: deviceBusy.get(d.id) ?? 0 })),
+    processes,
+    streams,
+    counts: {
+      kernels: total('kernels'),
+      memcpys: total('memcpys'),
+      memsets: total('memsets'),
+      syncs: total('syncs'),
+      apiCalls: total('api_calls'),
+      nvtxRanges: total('nvtx_ranges'),
+    },
+    warnings: summaryWarnings(db, following, complete, meta, processRows, total('kernels') + total('memcpys') + total('memsets')),
+    job: sources.length ? { sources } : null,
+  };
+}
+
+/** What the user must know before trusting the numbers: incomplete, dropped, collector trouble. */
+function summaryWarnings(
+  db: Database,
+  following: boolean,
+  complete: boolean,
+  meta: Record<string, string>,
+  processes: { pid: number; command: string | null; complete: boolean }[],
+  gpuOps: number,
+): string[] {
+  const warnings: string[] = [];
+  // Being recorded: unfinished as a matter of course (the page says it is live).
+  if (following) return warnings;
+  if (!complete) warnings.push(`incomplete recording: ${meta.incomplete_reason ?? 'it was not finished'}; what arrived is shown`);
+  // A PyTorch trace taken without cuda_sync events: the timeline draws no event waits, and says why and how to get them
+  // (where there was GPU work to wait for, as the importer's note).
+  if (importedWithoutSyncEvents(meta) && gpuOps > 0) warnings.push(`imported PyTorch profiler trace: ${NO_SYNC_EVENTS_NOTE}`);
+  for (const p of processes) {
+    if (!p.complete) warnings.push(`process ${p.pid}${p.command ? ` (${p.command})` : ''} did not end its stream: its last records may be missing`);
+  }
+  for (const d of db.prepare('SELECT source, pid, sum(count) AS n FROM dropped_records GROUP BY source, pid HAVING n > 0 ORDER BY pid, source').all() as {
+    source: number;
+    pid: number;
+    n: number;
+  }[]) {
+    warnings.push(
+      `process ${d.pid}: ${d.n.toLocaleString('en-US')} × ${DROP_REASONS[d.source] ?? `records dropped (source ${d.source})`}: counts and times are lower bounds`,
+    );
+  }
+  for (const e of db.prepare('SELECT pid, message FROM collector_errors ORDER BY id').all() as { pid: number; message: string }[]) {
+    warnings.push(`collector error in process ${e.pid}: ${e.message}`);
+  }
+  return warnings;
 }
 
 /** The API's own check (contract/api-schema.ts), for callers inside the process that skipped checkArguments. */

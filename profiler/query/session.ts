@@ -2,7 +2,10 @@
 // or of the server, by id. Ids are random, so a page cannot guess the id of
 // a recording it was not given, and stable while the file stays open.
 // Several files opened at once (openFiles) open the recordings of one job's
-// ranks as one, merged into a cache (profiler/merge/job-cache.ts).
+// ranks as one: merged into a cache (profiler/merge/job-cache.ts), or, for a
+// job of many files, from their ranks' summaries without merging
+// (job-query.ts: the timeline's first view and a rank's rows; jobViewOf
+// says which).
 //
 // The recent-files list (File ▸ Open Recent) is app/recent-files.ts: only
 // the desktop app has one; browser mode never lists local paths.
@@ -35,9 +38,13 @@ import { compareRecordings } from './compare.ts';
 import type { SqlAnswer } from '../contract/sql.ts';
 import type { SqlRequest } from '../contract/api-schema.ts';
 import { RecordingQuery } from './recording-query.ts';
+import { JobQuery, jobViewOf, type JobView } from './job-query.ts';
+
+/** An open recording, or a job opened from its ranks' summaries: what the timeline's data methods read. */
+export type OpenView = RecordingQuery | JobQuery;
 
 export class SessionRegistry {
-  readonly #open = new Map<string, RecordingQuery>();
+  readonly #open = new Map<string, OpenView>();
   readonly #analysis: AnalysisThread | null;
   /** SQL queries (sql-console.ts): a thread of their own, so that a query running to its time limit delays no analysis, and no analysis a query. */
   readonly #sql: AnalysisThread | null;
@@ -60,7 +67,7 @@ export class SessionRegistry {
    */
   open(file: string): RecordingHandle {
     const abs = path.resolve(file);
-    for (const q of this.#open.values()) if (q.path === abs) return handleOf(q);
+    for (const q of this.#open.values()) if (q instanceof RecordingQuery && q.path === abs) return handleOf(q);
     const id = crypto.randomBytes(8).toString('hex');
     const q = new RecordingQuery(id, abs);
     this.#open.set(id, q);
@@ -75,12 +82,28 @@ export class SessionRegistry {
    * cannot be merged, is in `failed` with why ('not-mergeable' for the
    * merge's own refusals, naming the file).
    */
-  openFiles(files: readonly string[], opts: { jobCacheDir: string; mode?: OpenMode }): OpenFilesResult {
+  async openFiles(files: readonly string[], opts: { jobCacheDir: string; mode?: OpenMode; jobView?: JobView }): Promise<OpenFilesResult> {
     const plan = planOpen(files, opts.mode);
     const failed: OpenFailure[] = plan.failed.map(({ file, error }) => failure(apiErrorOf(error, file), file));
     const opened: RecordingHandle[] = [];
     let job: OpenFilesResult['job'] = null;
-    if (plan.job.length) {
+    if (plan.job.length && jobViewOf(plan.job.length, opts.jobView) === 'summaries') {
+      const t0 = performance.now();
+      try {
+        const id = crypto.randomBytes(8).toString('hex');
+        const q = await JobQuery.open(id, plan.job);
+        this.#open.set(id, q);
+        const handle = handleOf(q);
+        opened.push(handle);
+        job = { handle, inputs: plan.job, reused: false, seconds: (performance.now() - t0) / 1000, view: 'summaries', summarized: q.summarized };
+      } catch (err) {
+        const e =
+          err instanceof RecordingFileError
+            ? new ApiError('not-mergeable', `cannot open ${plan.job.length} recordings as one job: ${err.message}`, err.file)
+            : apiErrorOf(err, plan.job[0]);
+        failed.push(failure(e, plan.job[0]!));
+      }
+    } else if (plan.job.length) {
       const t0 = performance.now();
       try {
         const cached = cachedJob(plan.job, opts.jobCacheDir);
@@ -94,7 +117,7 @@ export class SessionRegistry {
           handle = this.open(cachedJob(plan.job, opts.jobCacheDir).file);
         }
         opened.push(handle);
-        job = { handle, inputs: plan.job, reused: cached.reused, seconds: (performance.now() - t0) / 1000 };
+        job = { handle, inputs: plan.job, reused: cached.reused, seconds: (performance.now() - t0) / 1000, view: 'merged', summarized: [] };
       } catch (err) {
         const e =
           err instanceof RecordingFileError
@@ -117,16 +140,27 @@ export class SessionRegistry {
     return [...this.#open.values()].map(handleOf);
   }
 
-  /** The open recording with this id; 'not-found' for any other. */
-  get(id: string): RecordingQuery {
+  /** The open recording or job with this id, for the timeline's data methods; 'not-found' for any other. */
+  view(id: string): OpenView {
     const q = this.#open.get(id);
     if (!q) throw new ApiError('not-found', `no open recording with id '${String(id).slice(0, 64)}'`);
     return q;
   }
 
+  /**
+   * The open recording with this id, for `what` (a method that reads its
+   * rows); a job opened from its ranks' summaries is refused, saying where
+   * that answer is (JobQuery.refusal). 'not-found' for any other id.
+   */
+  get(id: string, what = 'this'): RecordingQuery {
+    const q = this.view(id);
+    if (q instanceof JobQuery) throw q.refusal(what);
+    return q;
+  }
+
   /** Closes the open recording with this id; 'not-found' for any other. */
   close(id: string): void {
-    this.get(id).close();
+    this.view(id).close();
     this.#open.delete(id);
   }
 
@@ -138,59 +172,67 @@ export class SessionRegistry {
   }
 
   async findings(id: string, scope: Scope): Promise<Finding[]> {
-    const q = this.get(id);
+    const q = this.get(id, 'the findings');
     return this.#analysis ? refusing(q, this.#analysis.findings(targetOf(q), scope)) : q.findings(scope);
   }
 
   async stats(id: string, scope: Scope): Promise<StatsResponse> {
-    const q = this.get(id);
+    const q = this.get(id, 'the stats');
     return this.#analysis ? refusing(q, this.#analysis.stats(targetOf(q), scope)) : q.stats(scope);
   }
 
   async scopeInfo(id: string, scope: Scope): Promise<ScopeInfo> {
-    const q = this.get(id);
+    const v = this.view(id);
+    if (v instanceof JobQuery) return v.scopeInfo(scope);
+    const q = v;
     return this.#analysis ? refusing(q, this.#analysis.scopeInfo(targetOf(q), scope)) : q.scopeInfo(scope);
   }
 
   /** The analysis of this recording running now, and how far it has got (analysis-thread.ts); null without an analysis thread (everything here is answered when asked). */
   async analysisProgress(id: string): Promise<AnalysisProgress | null> {
-    const q = this.get(id);
+    const q = this.view(id);
+    if (q instanceof JobQuery) return null;
     return this.#analysis?.progress(q.path) ?? null;
   }
 
   async ranges(id: string): Promise<RangeName[]> {
-    const q = this.get(id);
+    // A job from its ranks' summaries: no range scope (the summaries hold the whole and the steady state).
+    const v = this.view(id);
+    if (v instanceof JobQuery) return [];
+    const q = v;
     return this.#analysis ? refusing(q, this.#analysis.ranges(targetOf(q))) : q.ranges();
   }
 
   async iterations(id: string, name: string | null): Promise<Iterations | null> {
-    const q = this.get(id);
+    const v = this.view(id);
+    if (v instanceof JobQuery) return null;
+    const q = v;
     return this.#analysis ? refusing(q, this.#analysis.iterations(targetOf(q), name)) : q.iterations(name);
   }
 
   async concurrency(id: string, req: ConcurrencyRequest): Promise<ConcurrencyResponse> {
-    const q = this.get(id);
+    const q = this.get(id, 'the concurrency track');
     return this.#analysis ? refusing(q, this.#analysis.concurrency(targetOf(q), req)) : q.concurrency(req);
   }
 
   async sql(id: string, request: SqlRequest): Promise<SqlAnswer> {
-    const q = this.get(id);
+    const q = this.get(id, 'SQL');
     return this.#sql ? this.#sql.sql(targetOf(q), request) : q.sql(request);
   }
 
   async dependencies(id: string, ref: ItemRef): Promise<ItemDependencies> {
-    const q = this.get(id);
+    const q = this.get(id, 'the dependencies');
     return this.#analysis ? refusing(q, this.#analysis.dependencies(targetOf(q), ref)) : q.dependencies(ref);
   }
 
   async waitSpans(id: string, req: WaitSpansRequest): Promise<WaitSpans> {
-    const q = this.get(id);
+    const q = this.get(id, 'the event waits');
     return this.#analysis ? refusing(q, this.#analysis.waitSpans(targetOf(q), req)) : q.waitSpans(req);
   }
 
   async compare(baseId: string, otherId: string, scope: Scope): Promise<DiffSummary> {
-    const base = this.get(baseId);
-    const other = this.get(otherId);
+    const base = this.get(baseId, 'a comparison');
+    const other = this.get(otherId, 'a comparison');
     return this.#analysis
       ? refusing(base, refusing(other, this.#analysis.compare(targetOf(base), targetOf(other), scope)))
       : compareRecordings(base, other, scope);
@@ -199,7 +241,8 @@ export class SessionRegistry {
 
 /** openFiles' answer: the API's OpenResult, and the job it merged or took from the cache (the CLI says which). */
 export interface OpenFilesResult extends OpenResult {
-  job: { handle: RecordingHandle; inputs: string[]; reused: boolean; seconds: number } | null;
+  /** view: merged (reused: from the cache), or from the ranks' summaries (summarized: files whose summary was built for it). */
+  job: { handle: RecordingHandle; inputs: string[]; reused: boolean; seconds: number; view: 'merged' | 'summaries'; summarized: string[] } | null;
 }
 
 function failure(e: ApiError, file: string): OpenFailure {
@@ -228,6 +271,6 @@ function targetOf(q: RecordingQuery): AnalysisTarget {
   return { id: q.recordingId, file: q.path, live: q.beingWritten() };
 }
 
-function handleOf(q: RecordingQuery): RecordingHandle {
-  return { recordingId: q.recordingId, name: path.basename(q.path), path: q.path };
+function handleOf(q: OpenView): RecordingHandle {
+  return { recordingId: q.recordingId, name: q instanceof JobQuery ? q.name : path.basename(q.path), path: q.path };
 }

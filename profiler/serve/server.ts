@@ -39,6 +39,7 @@ import { checkArguments } from '../query/api-args.ts';
 import { ApiError, apiErrorOf } from '../query/api-error.ts';
 import { apiMethods, type ApiErrorCode, type ApiMethod, type Capabilities, type OpenFailure } from '../contract/api.ts';
 import { QueryClient } from '../query/query-client.ts';
+import type { JobView } from '../query/job-query.ts';
 import type { OpenFilesResult } from '../query/session.ts';
 import { defaultJobCacheDir, type OpenMode } from '../merge/job-cache.ts';
 import { WINDOW_MEDIA_TYPE } from '../contract/window-codec.ts';
@@ -116,9 +117,11 @@ export interface ServerOptions {
   /**
    * Several files: the recordings of one job's ranks are served as one,
    * merged into `jobCacheDir` (default: merge/job-cache.ts
-   * defaultJobCacheDir) unless `openMode` says otherwise.
+   * defaultJobCacheDir) or from their ranks' summaries (`jobView`:
+   * query/job-query.ts jobViewOf), unless `openMode` says otherwise.
    */
   openMode?: OpenMode;
+  jobView?: JobView;
   jobCacheDir?: string;
   /** Called when files were opened as one job (merged now, or reused from the cache). */
   onJob?: (job: NonNullable<OpenFilesResult['job']>) => void;
@@ -209,7 +212,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   // new connection waited in the kernel's full queue (the listen backlog),
   // and its request got no answer in 10 s.
   const query = new QueryClient();
-  const opened = await query.openFiles(opts.files, opts.jobCacheDir ?? defaultJobCacheDir(), opts.openMode);
+  const opened = await query.openFiles(opts.files, opts.jobCacheDir ?? defaultJobCacheDir(), opts.openMode, opts.jobView);
   const failed: OpenFailure[] = opened.failed;
   for (const f of failed) opts.onOpenError?.(f.file, f.message);
   if (opened.job) opts.onJob?.(opened.job);

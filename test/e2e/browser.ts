@@ -67,8 +67,11 @@ function newestSource(): number {
   let newest = 0;
   for (const f of ['index.html', 'vite.config.ts', 'tsconfig.json'])
     if (fs.existsSync(path.join(dir, f))) newest = Math.max(newest, fs.statSync(path.join(dir, f)).mtimeMs);
-  for (const e of fs.readdirSync(path.join(dir, 'src'), { recursive: true, withFileTypes: true })) {
-    if (e.isFile()) newest = Math.max(newest, fs.statSync(path.join(e.parentPath, e.name)).mtimeMs);
+  // The page bundles the contract too (the only part of profiler/ it may import): a change there is a change of the page.
+  for (const src of [path.join(dir, 'src'), path.join(repoRoot, 'profiler/contract')]) {
+    for (const e of fs.readdirSync(src, { recursive: true, withFileTypes: true })) {
+      if (e.isFile()) newest = Math.max(newest, fs.statSync(path.join(e.parentPath, e.name)).mtimeMs);
+    }
   }
   return newest;
 }

@@ -144,12 +144,12 @@ describe('the job cache', () => {
 });
 
 describe('SessionRegistry.openFiles', () => {
-  it("opens one job's ranks as one recording, others alone, and names every file that failed", () => {
+  it("opens one job's ranks as one recording, others alone, and names every file that failed", async () => {
     const reg = new SessionRegistry();
     const bad = path.join(inputs, 'empty.sqlite');
     fs.writeFileSync(bad, '');
     const lone = fixture('normalise-concurrent');
-    const r = reg.openFiles([ranks[1]!, lone, bad, ranks[0]!], { jobCacheDir: path.join(dir, 'session') });
+    const r = await reg.openFiles([ranks[1]!, lone, bad, ranks[0]!], { jobCacheDir: path.join(dir, 'session') });
     expect(r.opened.map((h) => h.path)).toEqual([r.job!.handle.path, lone]);
     expect(r.job).toMatchObject({ inputs: [ranks[0], ranks[1]], reused: false });
     expect(r.failed).toEqual([{ file: bad, code: 'not-a-recording', message: `${bad}: empty file (not a StreamScope recording)` }]);
@@ -164,11 +164,11 @@ describe('SessionRegistry.openFiles', () => {
     reg.closeAll();
   });
 
-  it("a job merge refuses: 'not-mergeable', naming the file and why; the files are not opened one by one instead", () => {
+  it("a job merge refuses: 'not-mergeable', naming the file and why; the files are not opened one by one instead", async () => {
     const reg = new SessionRegistry();
     const twin = relabelled(ranks[0]!, 'twin-rank3.sqlite', 3);
     const cache = path.join(dir, 'refused');
-    const r = reg.openFiles([ranks[0]!, twin], { jobCacheDir: cache });
+    const r = await reg.openFiles([ranks[0]!, twin], { jobCacheDir: cache });
     expect(r.opened).toEqual([]);
     expect(r.job).toBeNull();
     expect(r.failed).toEqual([

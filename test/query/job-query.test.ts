@@ -1,0 +1,161 @@
+// A job of rank files opened from their summaries, without merging
+// (profiler/query/job-query.ts, issue 29), against the merged recording of
+// the same files in the same order: the real two-rank DDP job recorded on
+// two H100s (test/fixtures/ddp/ddp-rank*.sqlite: no stored summary, built on
+// open) and the one whose recorders stored their summaries on an H200
+// (ddp/summarized: both ranks on one GPU). Copies: reading an older schema
+// migrates a file in place.
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { jobViewOf, JOB_VIEW_MERGED_UP_TO } from '../../profiler/contract/job.ts';
+import { mergeRecordings } from '../../profiler/merge/merge.ts';
+import { JobQuery } from '../../profiler/query/job-query.ts';
+import { RecordingQuery } from '../../profiler/query/recording-query.ts';
+import { SessionRegistry } from '../../profiler/query/session.ts';
+import { tempDir } from '../helpers/native.ts';
+
+const ddp = path.resolve(import.meta.dirname, '../fixtures/ddp');
+const dir = tempDir('job-query');
+afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+/** Copies of `files` in a folder of their own, and their merged recording. */
+function job(name: string, files: string[]): { ranks: string[]; merged: string } {
+  const d = path.join(dir, name);
+  fs.mkdirSync(d, { recursive: true });
+  const ranks = files.map((f) => {
+    const to = path.join(d, path.basename(f));
+    fs.copyFileSync(f, to);
+    return to;
+  });
+  const merged = path.join(d, 'merged.sqlite');
+  mergeRecordings(ranks, merged);
+  return { ranks, merged };
+}
+
+const JOBS = {
+  'ddp (two H100s, summaries built on open)': [path.join(ddp, 'ddp-rank0.sqlite'), path.join(ddp, 'ddp-rank1.sqlite')],
+  'summarized by the recorders (one H200)': [path.join(ddp, 'summarized/run-vm-0.sqlite'), path.join(ddp, 'summarized/run-vm-1.sqlite')],
+};
+
+describe('which view a job opens in', () => {
+  it(`merged up to ${JOB_VIEW_MERGED_UP_TO} files, from the summaries above; --job-view decides either way`, () => {
+    expect(jobViewOf(2)).toBe('merged');
+    expect(jobViewOf(JOB_VIEW_MERGED_UP_TO)).toBe('merged');
+    expect(jobViewOf(JOB_VIEW_MERGED_UP_TO + 1)).toBe('summaries');
+    expect(jobViewOf(1024, 'merged')).toBe('merged');
+    expect(jobViewOf(2, 'summaries')).toBe('summaries');
+  });
+});
+
+describe.each(Object.entries(JOBS))('a job from its ranks summaries: %s', (name, files) => {
+  const { ranks, merged } = job(name.split(' ')[0]!, files);
+  let q: JobQuery;
+  let m: RecordingQuery;
+  afterAll(() => {
+    q?.close();
+    m?.close();
+  });
+
+  it("has the merged recording's processes, GPUs, streams and span, and its clocks' placement", async () => {
+    q = await JobQuery.open('job', ranks);
+    m = new RecordingQuery('merged', merged);
+    const s = q.summary();
+    const ms = m.summary();
+    expect(q.summarized).toEqual(name.startsWith('ddp') ? ranks : []);
+    expect(s.job?.fromSummaries).toBe(true);
+    expect(s.processes.map((p) => [p.pid, p.rank, p.host, p.sourceId, p.originalPid])).toEqual(
+      ms.processes.map((p) => [p.pid, p.rank, p.host, p.sourceId, p.originalPid]),
+    );
+    expect(s.processes.map((p) => p.threads.map((t) => [t.apiRowId, t.nvtxRowId, t.apiCalls, t.nvtxRanges]))).toEqual(
+      ms.processes.map((p) => p.threads.map((t) => [t.apiRowId, t.nvtxRowId, t.apiCalls, t.nvtxRanges])),
+    );
+    expect(s.devices.map((d) => [d.id, d.uuid, d.busyNs])).toEqual(ms.devices.map((d) => [d.id, d.uuid, d.busyNs]));
+    expect(s.streams.map((st) => [st.rowId, st.pid, st.deviceId, st.cuptiStreamId, st.busyNs, st.counts])).toEqual(
+      ms.streams.map((st) => [st.rowId, st.pid, st.deviceId, st.cuptiStreamId, st.busyNs, st.counts]),
+    );
+    expect(s.counts).toEqual(ms.counts);
+    // Each file's shift and clock as merge wrote them into the merged file's sources.
+    expect(s.job!.sources.map((x) => [x.id, x.clock, x.shiftNs, x.correctionNs, x.residualNs])).toEqual(
+      ms.job!.sources.map((x) => [x.id, x.clock, x.shiftNs, x.correctionNs, x.residualNs]),
+    );
+    expect([s.startNs, s.endNs, s.gpuSpan]).toEqual([ms.startNs, ms.endNs, ms.gpuSpan]);
+  });
+
+  it("folded ranks' GPU busy: the merged recording's overview, from each file's zones", () => {
+    const s = q.summary();
+    const range = { startNs: s.startNs, endNs: s.endNs };
+    const got = q.overview(400, range);
+    const want = m.overview(400, range);
+    expect(got.devices.map((d) => d.deviceId)).toEqual(want.devices.map((d) => d.deviceId));
+    got.devices.forEach((d, i) => {
+      for (const track of ['kernels', 'copies', 'other'] as const)
+        d[track].forEach((v, b) => expect(v, `${track}[${b}]`).toBeCloseTo(want.devices[i]![track][b]!, 9));
+    });
+  });
+
+  it("a rank's detail: its streams' and threads' windows and an item's details from its own file, equal to the merged recording's", () => {
+    const s = q.summary();
+    for (const p of s.processes) {
+      const rows = [...s.streams.filter((st) => st.pid === p.pid).map((st) => st.rowId), ...p.threads.flatMap((t) => [t.apiRowId, t.nvtxRowId])];
+      const deviceId = s.streams.find((st) => st.pid === p.pid)!.deviceId!;
+      // A few ms in the middle of the GPU span, at 1 µs a pixel: items and coverage both.
+      const mid = (s.gpuSpan!.startNs + s.gpuSpan!.endNs) / 2;
+      for (const resolutionNs of [1_000, 1]) {
+        const req = {
+          rows,
+          startNs: Math.round(mid),
+          endNs: Math.round(mid + 5_000_000),
+          resolutionNs,
+          concurrency: [{ deviceId, rows: s.streams.filter((st) => st.deviceId === deviceId).map((st) => st.rowId), buckets: 64 }],
+        };
+        const got = q.window(req);
+        const want = m.window(req);
+        expect(got.rows.map((r) => r.rowId)).toEqual(rows);
+        got.rows.forEach((r, i) => {
+          const w = want.rows[i]!;
+          expect(r.items.map((it) => [it.ref, it.kind, it.startNs, it.endNs, got.strings[it.nameId] ?? null, it.depth])).toEqual(
+            w.items.map((it) => [it.ref, it.kind, it.startNs, it.endNs, want.strings[it.nameId] ?? null, it.depth]),
+          );
+          expect(r.coverage).toEqual(w.coverage);
+        });
+        expect(got.concurrency).toEqual(want.concurrency);
+      }
+      const kernel = q
+        .window({ rows: rows.filter((r) => r.startsWith('stream:')), startNs: s.gpuSpan!.startNs, endNs: s.gpuSpan!.endNs, resolutionNs: 1 })
+        .rows.flatMap((r) => r.items)
+        .find((it) => it.ref.table === 'kernels')!;
+      const d = q.details(kernel.ref);
+      const w = m.details(kernel.ref);
+      expect([d.ref, d.startNs, d.endNs, d.rowId, d.name, d.fields.start_ns, d.fields.stream_id]).toEqual([
+        w.ref,
+        w.startNs,
+        w.endNs,
+        w.rowId,
+        w.name,
+        w.fields.start_ns,
+        w.fields.stream_id,
+      ]);
+      expect(d.related.map((r) => [r.ref, r.startNs, r.rowId])).toEqual(w.related.map((r) => [r.ref, r.startNs, r.rowId]));
+    }
+  });
+
+  it("what reads every rank's rows is refused, saying where it is", async () => {
+    const reg = new SessionRegistry();
+    try {
+      const r = await reg.openFiles(ranks, { jobCacheDir: path.join(dir, 'unused-cache'), jobView: 'summaries' });
+      expect(r.failed).toEqual([]);
+      expect(r.job).toMatchObject({ view: 'summaries', inputs: ranks });
+      const id = r.opened[0]!.recordingId;
+      expect(reg.view(id).summary().job?.fromSummaries).toBe(true);
+      await expect(reg.findings(id, { kind: 'steady-state' })).rejects.toThrow(/streamscope report/);
+      await expect(reg.stats(id, { kind: 'steady-state' })).rejects.toThrow(/--job-view merged/);
+      expect(await reg.ranges(id)).toEqual([]);
+      expect(await reg.iterations(id, null)).toBeNull();
+      expect((await reg.scopeInfo(id, { kind: 'steady-state' })).startup).toBeNull();
+      expect(fs.existsSync(path.join(dir, 'unused-cache'))).toBe(false);
+    } finally {
+      reg.closeAll();
+    }
+  });
+});
