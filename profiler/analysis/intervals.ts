@@ -128,6 +128,36 @@ export function intersectionLength(a: IntervalList, b: IntervalList): Ns {
   return t;
 }
 
+/**
+ * Union of the intervals [start[i], end[i]) for i = index[from..to), given
+ * in start order (as unionOfPairs takes them, without copying them out
+ * first): one stream's operations, in a trace sorted by start.
+ */
+export function unionOfIndexed(start: ArrayLike<number>, end: ArrayLike<number>, index: Int32Array, from: number, to: number): IntervalList {
+  const out = new Float64Array(2 * (to - from));
+  let n = 0;
+  let s = 0;
+  let e = -Infinity;
+  for (let k = from; k < to; k++) {
+    const a = start[index[k]!]!;
+    const b = end[index[k]!]!;
+    if (b <= a) continue;
+    if (a > e) {
+      if (e > s) {
+        out[n++] = s;
+        out[n++] = e;
+      }
+      s = a;
+      e = b;
+    } else if (b > e) e = b;
+  }
+  if (e > s) {
+    out[n++] = s;
+    out[n++] = e;
+  }
+  return out.slice(0, n);
+}
+
 /** Union of arbitrary (unsorted, overlapping) intervals given as pairs. */
 export function unionOfPairs(starts: ArrayLike<number>, ends: ArrayLike<number>): IntervalList {
   // Mostly called with intervals already in start order: sort only when not.

@@ -9,7 +9,8 @@
 // pair's overlap is the length of the intersection of two such lists, one
 // merge walk each: O(streams × operations) per device, about a second.
 import type { Ns } from '../contract/time.ts';
-import { intersectionLength, lengthOf, unionOfPairs, type IntervalList } from './intervals.ts';
+import { IdTable } from '../base/id-table.ts';
+import { intersectionLength, lengthOf, unionOfIndexed, type IntervalList } from './intervals.ts';
 import type { Trace } from './trace.ts';
 
 export interface StreamOverlap {
@@ -26,30 +27,58 @@ export interface StreamOverlap {
 
 export function streamOverlapByDevice(trace: Trace): StreamOverlap[] {
   const { ops } = trace;
-  // Op indices per device and stream; GpuOps is in start order, so each list is too.
-  const byDevice = new Map<number, Map<number, number[]>>();
-  for (let i = 0; i < ops.length; i++) {
-    let streams = byDevice.get(ops.device[i]!);
-    if (!streams) byDevice.set(ops.device[i]!, (streams = new Map()));
-    let list = streams.get(ops.stream[i]!);
-    if (!list) streams.set(ops.stream[i]!, (list = []));
-    list.push(i);
+  const n = ops.length;
+  // Op indices grouped by stream (a stream runs on one device), each group in
+  // start order as GpuOps is: counted, then placed (a counting sort), with
+  // the streams looked up in an IdTable (Maps and arrays grown a push at a
+  // time cost seconds at 10 M operations).
+  const first = IdTable.of(ops.stream.subarray(0, n), -1);
+  // A stream's ops on another device than its first (a damaged or hand-made file): groups of their own, by a Map.
+  const other = new Map<string, number>();
+  const streamOf: number[] = [];
+  const deviceOf: number[] = [];
+  const count: number[] = [];
+  const groupOf = new Int32Array(n);
+  const add = (stream: number, device: number) => {
+    streamOf.push(stream);
+    deviceOf.push(device);
+    count.push(0);
+    return streamOf.length - 1;
+  };
+  for (let i = 0; i < n; i++) {
+    const stream = ops.stream[i]!;
+    const device = ops.device[i]!;
+    let g = first.get(stream);
+    if (g < 0) first.set(stream, (g = add(stream, device)));
+    else if (deviceOf[g] !== device) {
+      const key = `${stream}:${device}`;
+      g = other.get(key) ?? -1;
+      if (g < 0) other.set(key, (g = add(stream, device)));
+    }
+    groupOf[i] = g;
+    count[g]!++;
+  }
+  const offset = new Int32Array(count.length + 1);
+  for (let g = 0; g < count.length; g++) offset[g + 1] = offset[g]! + count[g]!;
+  const next = offset.slice(0, count.length);
+  const order = new Int32Array(n);
+  for (let i = 0; i < n; i++) order[next[groupOf[i]!]!++] = i;
+  const byDevice = new Map<number, number[]>();
+  for (let g = 0; g < streamOf.length; g++) {
+    const list = byDevice.get(deviceOf[g]!);
+    if (list) list.push(g);
+    else byDevice.set(deviceOf[g]!, [g]);
   }
   return [...byDevice]
     .sort((a, b) => a[0] - b[0])
-    .map(([deviceId, streams]) => {
-      const streamIds = [...streams.keys()].sort((a, b) => a - b);
-      const running = streamIds.map((s) => {
-        const idx = streams.get(s)!;
-        return unionOfPairs(
-          Float64Array.from(idx, (i) => ops.start[i]!),
-          Float64Array.from(idx, (i) => ops.end[i]!),
-        );
-      });
-      const n = streamIds.length;
-      const overlapNs = Array.from({ length: n }, () => new Array<number>(n).fill(0));
-      for (let a = 0; a < n; a++) {
-        for (let b = a + 1; b < n; b++) {
+    .map(([deviceId, groups]) => {
+      groups.sort((a, b) => streamOf[a]! - streamOf[b]!);
+      const streamIds = groups.map((g) => streamOf[g]!);
+      const running = groups.map((g) => unionOfIndexed(ops.start, ops.end, order, offset[g]!, offset[g + 1]!));
+      const m = streamIds.length;
+      const overlapNs = Array.from({ length: m }, () => new Array<number>(m).fill(0));
+      for (let a = 0; a < m; a++) {
+        for (let b = a + 1; b < m; b++) {
           const t = intersectionLength(running[a]!, running[b]!);
           overlapNs[a]![b] = t;
           overlapNs[b]![a] = t;

@@ -51,40 +51,66 @@ export interface RangeOwnership {
   opOwner: Int32Array;
 }
 
-/** Who owns what (the rule above): one pass over the calls inside the instances, one over the operations. */
+/**
+ * Who owns what (the rule above), kept per columns and list of instances:
+ * the range's scope and its instances' share of the findings (attribution.ts)
+ * ask for the same one, a few seconds at 10 M operations.
+ */
 export function rangeOwnership(c: TimelineColumns, instances: RangeInstance[]): RangeOwnership {
+  let byInstances = owned.get(c);
+  if (!byInstances) owned.set(c, (byInstances = new WeakMap()));
+  let own = byInstances.get(instances);
+  if (!own) byInstances.set(instances, (own = ownershipOf(c, instances)));
+  return own;
+}
+const owned = new WeakMap<TimelineColumns, WeakMap<RangeInstance[], RangeOwnership>>();
+
+/** rangeOwnership, computed: one pass over the calls inside the instances, one over the operations. */
+function ownershipOf(c: TimelineColumns, instances: RangeInstance[]): RangeOwnership {
   const windows = mergeWindows(instances);
   const inWindow = insideWindows(windows);
-  const calls: number[] = [];
-  const callOwner: number[] = [];
+  // Typed, at most every row: arrays grown a push at a time cost seconds at 10 M rows.
+  const calls = new Int32Array(c.calls.length);
+  const callOwner = new Int32Array(c.calls.length);
+  let nc = 0;
   // Calls in start order, windows in time order: the sweep's times never go back.
   const open = openInstances(instances);
   for (const w of windows) {
     for (let k = lowerBound(c.calls.start, c.calls.length, w.start); k < c.calls.length && c.calls.start[k]! < w.end; k++) {
       const owner = open(c.calls.pid[k]!, c.calls.tid[k]!, c.calls.start[k]!);
       if (owner < 0) continue; // inside another process's instance only
-      calls.push(k);
-      callOwner.push(owner);
+      calls[nc] = k;
+      callOwner[nc++] = owner;
     }
   }
-  // The launches' owners by correlation id, per process.
-  const byPid = new Map<number, { ids: number[]; owners: number[] }>();
-  for (let x = 0; x < calls.length; x++) {
+  // The launches' owners by correlation id, per process: the owned calls counted per process, then placed.
+  const perPid = new Map<number, { ids: Int32Array; owners: Int32Array; n: number }>();
+  for (let x = 0; x < nc; x++) {
+    const pid = c.calls.pid[calls[x]!]!;
+    const entry = perPid.get(pid);
+    if (entry) entry.n++;
+    else perPid.set(pid, { ids: new Int32Array(0), owners: new Int32Array(0), n: 1 });
+  }
+  for (const entry of perPid.values()) {
+    entry.ids = new Int32Array(entry.n);
+    entry.owners = new Int32Array(entry.n);
+    entry.n = 0;
+  }
+  for (let x = 0; x < nc; x++) {
     const k = calls[x]!;
-    const pid = c.calls.pid[k]!;
-    let entry = byPid.get(pid);
-    if (!entry) byPid.set(pid, (entry = { ids: [], owners: [] }));
-    entry.ids.push(c.calls.correlation[k]!);
-    entry.owners.push(callOwner[x]!);
+    const entry = perPid.get(c.calls.pid[k]!)!;
+    entry.ids[entry.n] = c.calls.correlation[k]!;
+    entry.owners[entry.n++] = callOwner[x]!;
   }
   const ownerOf = new Map<number, IdTable>();
-  for (const [pid, { ids, owners }] of byPid) {
+  for (const [pid, { ids, owners }] of perPid) {
     const table = IdTable.of(ids, -1);
     for (let x = 0; x < ids.length; x++) table.set(ids[x]!, owners[x]!);
     ownerOf.set(pid, table);
   }
-  const ops: number[] = [];
-  const opOwner: number[] = [];
+  const ops = new Int32Array(c.ops.length);
+  const opOwner = new Int32Array(c.ops.length);
+  let no = 0;
   // Operations without a launch, in start order: a sweep of their own.
   const openAtStart = openInstances(instances);
   for (let i = 0; i < c.ops.length; i++) {
@@ -94,10 +120,11 @@ export function rangeOwnership(c: TimelineColumns, instances: RangeInstance[]): 
     if (corr !== 0) owner = ownerOf.get(pid)?.get(corr) ?? -1;
     else if (inWindow(c.ops.start[i]!)) owner = openAtStart(pid, NO_THREAD, c.ops.start[i]!);
     if (owner < 0) continue;
-    ops.push(i);
-    opOwner.push(owner);
+    ops[no] = i;
+    opOwner[no++] = owner;
   }
-  return { calls: Int32Array.from(calls), callOwner: Int32Array.from(callOwner), ops: Int32Array.from(ops), opOwner: Int32Array.from(opOwner) };
+  // Copies of the rows used: the full-length arrays are let go.
+  return { calls: calls.slice(0, nc), callOwner: callOwner.slice(0, nc), ops: ops.slice(0, no), opOwner: opOwner.slice(0, no) };
 }
 
 /** A thread id no instance has: work whose thread is not known. */
@@ -136,11 +163,15 @@ function openInstances(instances: RangeInstance[]): (pid: number, tid: number, t
 /** The calls and operations owned by the instances `keep` accepts (indices into the instances rangeOwnership was given). */
 export function selectOwned(c: TimelineColumns, own: RangeOwnership, keep: (instance: number) => boolean): TimelineColumns {
   const pick = (index: Int32Array, owner: Int32Array) => {
-    const out: number[] = [];
-    for (let x = 0; x < index.length; x++) if (keep(owner[x]!)) out.push(index[x]!);
-    return Int32Array.from(out);
+    const out = new Int32Array(index.length);
+    let n = 0;
+    for (let x = 0; x < index.length; x++) if (keep(owner[x]!)) out[n++] = index[x]!;
+    return n === index.length ? index : out.slice(0, n);
   };
-  return { ops: gather(c.ops, pick(own.ops, own.opOwner)), calls: gather(c.calls, pick(own.calls, own.callOwner)) };
+  // Indices ascending and distinct: as many as the rows means every row, in order, and the columns serve as they are.
+  const select = <T extends TimelineColumns['ops'] | TimelineColumns['calls']>(cols: T, index: Int32Array): T =>
+    index.length === cols.length ? cols : gather(cols, index);
+  return { ops: select(c.ops, pick(own.ops, own.opOwner)), calls: select(c.calls, pick(own.calls, own.callOwner)) };
 }
 
 /**

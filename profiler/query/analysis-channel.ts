@@ -36,6 +36,9 @@ export interface PendingCall {
 
 export type ChannelKind = 'thread' | 'process';
 
+/** The diagnosis a findings panel waits for (and its scope's label): before any other call waiting. */
+const FIRST_METHODS: ReadonlySet<string> = new Set(['findings', 'scopeInfo']);
+
 /** What the two transports have in common, as the channel uses them. */
 interface Transport {
   post(message: unknown): void;
@@ -96,6 +99,8 @@ export class AnalysisChannel {
   readonly #entry: URL | string;
   #transport: Transport | null = null;
   #next = 1;
+  /** The call the worker has now (null: none); the others wait here (#postNext). */
+  #posted: number | null = null;
   readonly #pending = new Map<number, PendingCall & { resolve: (v: unknown) => void; reject: (e: unknown) => void }>();
   /** Stop once the calls on their way are answered (closeWhenIdle). */
   #closeWhenIdle = false;
@@ -117,11 +122,33 @@ export class AnalysisChannel {
     t.hold(true);
     return new Promise((resolve, reject) => {
       this.#pending.set(n, { request, startedAt: null, step: null, findings: null, rowsRead: null, resolve, reject });
-      t.post({ ...request, n });
+      this.#postNext(t);
     });
   }
 
-  /** The calls on their way, in the order they were made (the worker answers them in that order). */
+  /**
+   * Hands the worker its next call when it has none: the first diagnosis
+   * waiting (FIRST_METHODS), else the first call waiting. The worker holds
+   * one call at a time so that the rest can still be reordered: a page asks
+   * for the wait-span overlay and the iterations as it opens, and on ten
+   * million operations those took a minute ahead of its findings.
+   */
+  #postNext(t: Transport): void {
+    if (this.#posted !== null) return;
+    let next: number | null = null;
+    for (const [n, p] of this.#pending) {
+      if (FIRST_METHODS.has(p.request.method)) {
+        next = n;
+        break;
+      }
+      next ??= n;
+    }
+    if (next === null) return;
+    this.#posted = next;
+    t.post({ ...this.#pending.get(next)!.request, n: next });
+  }
+
+  /** The calls on their way, in the order they were made (the one the worker has now: startedAt set). */
   pending(): PendingCall[] {
     return [...this.#pending.values()].map(({ request, startedAt, step, findings, rowsRead }) => ({ request, startedAt, step, findings, rowsRead }));
   }
@@ -172,6 +199,8 @@ export class AnalysisChannel {
           return;
         }
         this.#pending.delete(msg.n);
+        if (this.#posted === msg.n) this.#posted = null;
+        this.#postNext(t);
         if (this.#pending.size === 0) t.hold(false);
         if (msg.ok) p.resolve(msg.value);
         else p.reject(new ApiError(msg.error.code, msg.error.message, msg.error.file));
@@ -192,5 +221,6 @@ export class AnalysisChannel {
   #failAll(why: string): void {
     for (const p of this.#pending.values()) p.reject(new ApiError('internal', why));
     this.#pending.clear();
+    this.#posted = null;
   }
 }

@@ -102,6 +102,26 @@ describe('analysis thread', () => {
     expect((await diff).findings).toBeDefined();
   });
 
+  it('a diagnosis asked after other calls goes before those still waiting', async () => {
+    const t = thread();
+    const file = fixture('normalise-default-stream');
+    const a = { id: 'o', file };
+    const s = new RecordingQuery('s', file);
+    const { startNs, endNs, streams } = s.summary();
+    s.close();
+    const order: string[] = [];
+    const done = (what: string) => (v: unknown) => (order.push(what), v);
+    // The first call goes to the worker at once; the next two wait, and the findings overtake the overlay.
+    const calls = [
+      t.ranges(a).then(done('ranges')),
+      t.waitSpans(a, { rows: streams.map((x) => x.rowId), startNs, endNs, resolutionNs: 1 }).then(done('waitSpans')),
+      t.iterations(a, null).then(done('iterations')),
+      t.findings(a, STEADY_STATE).then(done('findings')),
+    ];
+    await Promise.all(calls);
+    expect(order).toEqual(['ranges', 'findings', 'waitSpans', 'iterations']);
+  });
+
   it('a file it cannot read fails with the API error naming it; the thread goes on', async () => {
     const t = thread();
     const bad = path.join(dir, 'not-a-recording.sqlite');

@@ -69,11 +69,29 @@ export function shareFindings(trace: Trace, host: Host, findings: Finding[], own
     if (ops.start[i]! < recStart[p]!) recStart[p] = ops.start[i]!;
     if (ops.end[i]! > recEnd[p]!) recEnd[p] = ops.end[i]!;
   }
-  // Which part owns each evidence row: by table and row id.
+  // Which part owns each evidence row, by table and row id: for the rows the
+  // findings name only (a map of every row cost 8 s and GBs at 10 M operations).
   const opPart = new Map<number, number>();
-  for (let i = 0; i < ops.length; i++) if (own.opOwner[i]! >= 0) opPart.set(opRow(ops.kind[i]!, ops.rowId[i]!), own.opOwner[i]!);
   const callPart = new Map<number, number>();
-  for (let k = 0; k < host.calls.length; k++) if (own.callOwner[k]! >= 0) callPart.set(host.calls.rowId[k]!, own.callOwner[k]!);
+  for (const { evidence: ev } of findings) {
+    for (const [kind, ids] of [
+      [OpKind.Kernel, ev.kernels],
+      [OpKind.Memcpy, ev.memcpys],
+      [OpKind.Memset, ev.memsets],
+    ] as const)
+      for (const id of ids) opPart.set(opRow(kind, id), -1);
+    for (const id of ev.apiCalls) callPart.set(id, -1);
+  }
+  if (opPart.size > 0)
+    for (let i = 0; i < ops.length; i++) {
+      if (own.opOwner[i]! < 0) continue;
+      const row = opRow(ops.kind[i]!, ops.rowId[i]!);
+      if (opPart.has(row)) opPart.set(row, own.opOwner[i]!);
+    }
+  if (callPart.size > 0)
+    for (let k = 0; k < host.calls.length; k++)
+      if (own.callOwner[k]! >= 0 && callPart.has(host.calls.rowId[k]!)) callPart.set(host.calls.rowId[k]!, own.callOwner[k]!);
+  for (const parts of [opPart, callPart]) for (const [row, p] of parts) if (p < 0) parts.delete(row);
 
   const out: Finding[][] = Array.from({ length: P }, () => []);
   for (const f of findings) {

@@ -75,10 +75,10 @@ export function diagnose(
     onProgress?.({ phase: 'diagnosing', done: k, total: RULES.length, detail: ruleName(rule) });
     return rule(context);
   });
-  findings.sort(bySeverityAndCost);
   const fixes = new Set(findings.flatMap((f) => (f.fixId ? [f.fixId] : [])));
-  // What the rules found, told before the replays (structuredClone: the estimates below change the findings in place).
-  if (onProgress && fixes.size > 0) onProgress({ phase: 'what-if', done: 0, total: fixes.size, findings: structuredClone(findings) });
+  // What the rules found, told before the replays, worst first: a copy (the estimates below change the findings in place,
+  // and the answer's order among equal costs stays the rules' order).
+  if (onProgress && fixes.size > 0) onProgress({ phase: 'what-if', done: 0, total: fixes.size, findings: structuredClone(findings).sort(bySeverityAndCost) });
   // The replay's estimate of the fix each finding names (its fixId, set by
   // the rule); where there is one, it is the finding's cost (the time the
   // run would save), since it counts what the rule's own measure cannot:
