@@ -64,6 +64,11 @@
 //            concurrent clients sending the page's window, search and findings
 //            requests for 60 s, then clients that abandon their requests
 //            (bench/serve-load.ts). Target: no error, memory bounded; p99 reported.
+//  import-many a job's --import-many-ranks (64) Kineto traces (the real DDP
+//            job's, replicated as the hta part does, ~1.7 MB each) imported
+//            by one `streamscope import` command (worker threads; and with
+//            --workers 0) against one command per trace, --import-many-rounds
+//            (3) rounds alternating (bench/import-many.ts); the ratio.
 //  serve-flood `streamscope serve` under a flood (issue 27): 20,000 half-open
 //            connections, 10,000 requests in parallel without and with the
 //            token, and both, while a page's window request goes every 100 ms
@@ -88,7 +93,7 @@
 //            code with --whatif-against DIR. Target (issue 16): ≤ 4 s on the
 //            2-core development machine.
 //
-// Options: --only startup|ingest|analysis|import|renderer|selection|merge|overhead|record-wall|live|serve-load|serve-flood|job-summaries|responsiveness|whatif|corpus, --responsiveness-rounds N, --whatif-rounds N, --whatif-against DIR, --startup-rounds N, --wall-rounds N, --serve-ops N, --serve-clients N, --serve-seconds N, --live-launches N, --live-speed X, --renderer-ops N, --selection-ops N, --analysis-launches N, --import-mb N, --import-rounds N, --launches N (overhead loop), --pairs N,
+// Options: --only startup|ingest|analysis|import|renderer|selection|merge|overhead|record-wall|live|serve-load|serve-flood|job-summaries|import-many|responsiveness|whatif|corpus, --responsiveness-rounds N, --whatif-rounds N, --whatif-against DIR, --startup-rounds N, --wall-rounds N, --serve-ops N, --serve-clients N, --serve-seconds N, --live-launches N, --live-speed X, --renderer-ops N, --selection-ops N, --analysis-launches N, --import-mb N, --import-rounds N, --launches N (overhead loop), --pairs N,
 // --ingest-launches N, --ingest-runs N (ingest and ceiling pairs), --merge-ranks N, --merge-ops N (per rank), --merge-rounds N, --merge-sample N (ranks analysed as a sample),
 // --merge-analysis sample|whole|none (whole: also the whole job's analysis, minutes and ~12 GB), --json FILE (write the results).
 // --job FILE, --job-rounds N (the job's analysis rank by rank).
@@ -146,6 +151,8 @@ const { values } = parseArgs({
     'summary-ops': { type: 'string', default: '100000' },
     'summary-cold': { type: 'boolean', default: false },
     'flood-ops': { type: 'string', default: '1000000' },
+    'import-many-ranks': { type: 'string', default: '64' },
+    'import-many-rounds': { type: 'string', default: '3' },
     'flood-half-open': { type: 'string', default: '20000' },
     'flood-parallel': { type: 'string', default: '10000' },
     'flood-seconds': { type: 'string', default: '20' },
@@ -1303,6 +1310,13 @@ if (values.only === undefined || values.only === 'job-summaries') {
     cold: values['summary-cold'] ?? false,
   });
   results.jobSummaries = r.result;
+  lines.push(...r.lines);
+}
+// import-many (issue 29): bench/import-many.ts.
+if (values.only === undefined || values.only === 'import-many') {
+  const { benchImportMany } = await import('./import-many.ts');
+  const r = benchImportMany({ ranks: Number(values['import-many-ranks']), rounds: Number(values['import-many-rounds']) });
+  results.importMany = r.result;
   lines.push(...r.lines);
 }
 // serve-flood (issue 27): bench/serve-flood.ts.

@@ -67,7 +67,7 @@ const COMMANDS: Command[] = [
 ];
 
 /** Builds the bundle (`npm run build:app`'s two builds: the first empties app/dist) where it is not current; the seconds it took, or null. */
-function ensureBundle(): number | null {
+export function ensureBundle(): number | null {
   if (bundleState(repoRoot).current) return null;
   const t = performance.now();
   const vite = path.join(repoRoot, 'node_modules/vite/bin/vite.js');
@@ -100,7 +100,7 @@ function stampCheckMs(): { ms: number; files: number } {
   return { ms: ms!, files: files! };
 }
 
-function gitState(): { commit: string; changedFiles: number } {
+export function gitState(): { commit: string; changedFiles: number } {
   const git = (args: string[]) => execFileSync('git', args, { cwd: repoRoot, encoding: 'utf8' }).trim();
   try {
     const commit = git(['rev-parse', '--short', 'HEAD']);
