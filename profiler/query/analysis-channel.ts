@@ -38,6 +38,8 @@ export type ChannelKind = 'thread' | 'process';
 
 /** The diagnosis a findings panel waits for (and its scope's label): before any other call waiting. */
 const FIRST_METHODS: ReadonlySet<string> = new Set(['findings', 'scopeInfo']);
+/** How long a call to an idle worker waits for the others made with it (ms): a few requests of one page, well under what any analysis takes. */
+const GATHER_MS = 20;
 
 /** What the two transports have in common, as the channel uses them. */
 interface Transport {
@@ -101,6 +103,8 @@ export class AnalysisChannel {
   #next = 1;
   /** The call the worker has now (null: none); the others wait here (#postNext). */
   #posted: number | null = null;
+  /** A call came to an idle worker: the next is posted after GATHER_MS. */
+  #gathering = false;
   readonly #pending = new Map<number, PendingCall & { resolve: (v: unknown) => void; reject: (e: unknown) => void }>();
   /** Stop once the calls on their way are answered (closeWhenIdle). */
   #closeWhenIdle = false;
@@ -122,7 +126,15 @@ export class AnalysisChannel {
     t.hold(true);
     return new Promise((resolve, reject) => {
       this.#pending.set(n, { request, startedAt: null, step: null, findings: null, rowsRead: null, resolve, reject });
-      this.#postNext(t);
+      // To an idle worker, a moment later: the calls a page makes together as it opens (its
+      // overlays and its findings, as separate requests) then go in the order #postNext gives them.
+      if (this.#posted === null && !this.#gathering) {
+        this.#gathering = true;
+        setTimeout(() => {
+          this.#gathering = false;
+          if (this.#transport) this.#postNext(this.#transport);
+        }, GATHER_MS);
+      }
     });
   }
 
@@ -134,7 +146,7 @@ export class AnalysisChannel {
    * million operations those took a minute ahead of its findings.
    */
   #postNext(t: Transport): void {
-    if (this.#posted !== null) return;
+    if (this.#posted !== null || this.#gathering) return;
     let next: number | null = null;
     for (const [n, p] of this.#pending) {
       if (FIRST_METHODS.has(p.request.method)) {

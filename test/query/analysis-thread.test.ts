@@ -111,12 +111,22 @@ describe('analysis thread', () => {
     s.close();
     const order: string[] = [];
     const done = (what: string) => (v: unknown) => (order.push(what), v);
-    // The first call goes to the worker at once; the next two wait, and the findings overtake the overlay.
-    const calls = [
-      t.ranges(a).then(done('ranges')),
+    // Calls made together to an idle worker: the findings first, then the others in the order made.
+    const together = [
       t.waitSpans(a, { rows: streams.map((x) => x.rowId), startNs, endNs, resolutionNs: 1 }).then(done('waitSpans')),
-      t.iterations(a, null).then(done('iterations')),
       t.findings(a, STEADY_STATE).then(done('findings')),
+    ];
+    await Promise.all(together);
+    expect(order).toEqual(['findings', 'waitSpans']);
+    // Calls made while it works: the findings overtake those waiting, not the one it has.
+    order.length = 0;
+    const ranges = t.ranges(a).then(done('ranges'));
+    await new Promise((r) => setTimeout(r, 100));
+    const calls = [
+      ranges,
+      t.waitSpans(a, { rows: streams.map((x) => x.rowId), startNs, endNs, resolutionNs: 2 }).then(done('waitSpans')),
+      t.iterations(a, null).then(done('iterations')),
+      t.findings(a, { kind: 'whole' }).then(done('findings')),
     ];
     await Promise.all(calls);
     expect(order).toEqual(['ranges', 'findings', 'waitSpans', 'iterations']);
