@@ -11,8 +11,7 @@
 // process instead (analysis-channel.ts says why), until it is finished:
 // then the thread takes it over, and the process answers what it was still
 // computing before it stops (a request never fails because the file ended).
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { workerEntry } from '../base/worker-pool.ts';
 import type { DiffSummary } from '../contract/diff.ts';
 import type { Finding } from '../contract/findings.ts';
 import { AnalysisChannel } from './analysis-channel.ts';
@@ -27,15 +26,8 @@ import type { ConcurrencyRequest, ConcurrencyResponse, ItemDependencies, ItemRef
 /** The methods whose first argument is a scope. */
 const SCOPED_METHODS: ReadonlySet<string> = new Set(['findings', 'stats', 'scopeInfo', 'compare']);
 
-/**
- * The worker's entry beside this module: analysis-worker.ts under Node 22,
- * analysis-worker.cjs in the Electron build (app/vite.config.ts puts
- * entries and chunks in one folder).
- */
-function defaultEntry(): URL {
-  const bundled = new URL('./analysis-worker.cjs', import.meta.url);
-  return fileURLToPath(import.meta.url).endsWith('.cjs') && existsSync(bundled) ? bundled : new URL('./analysis-worker.ts', import.meta.url);
-}
+/** The worker's entry beside this module (the Electron build puts entries and chunks in one folder: app/vite.config.ts). */
+const defaultEntry = (): URL => workerEntry('analysis-worker', import.meta.url);
 
 export class AnalysisThread {
   readonly #thread: AnalysisChannel;

@@ -151,6 +151,7 @@ describe("the app's build of the CLI", () => {
       'profiler/query/analysis-worker.ts',
       'profiler/analysis/diagnosis/job-worker.ts',
       'profiler/job/summary-worker.ts',
+      'profiler/import/import-worker.ts',
       'package.json',
       'app/vite.config.ts',
     ]) {

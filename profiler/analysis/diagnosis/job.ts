@@ -49,9 +49,8 @@
 // Parts are read on worker threads (job-worker.ts), one part at a time
 // each, or on this thread with the loader's threads (`workers: 0`).
 import os from 'node:os';
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
+import { workerEntry } from '../../base/worker-pool.ts';
 import { ColumnPool, loadRows, type CallColumns, type RowRanges } from '../../native/addon.ts';
 import { openRecording, type Db } from '../../store/database.ts';
 import { THREAD_LANE_FACTOR, ZONED_TABLES } from '../../store/zone-tables.ts';
@@ -520,15 +519,6 @@ function readHere(file: string, requests: PartRequest[], onPart?: (done: number,
   }
 }
 
-/**
- * The worker's entry beside this module: job-worker.ts under Node 22,
- * job-worker.cjs in the Electron build (app/vite.config.ts).
- */
-function workerEntry(): URL {
-  const bundled = new URL('./job-worker.cjs', import.meta.url);
-  return fileURLToPath(import.meta.url).endsWith('.cjs') && existsSync(bundled) ? bundled : new URL('./job-worker.ts', import.meta.url);
-}
-
 /** What job-worker.ts answers. */
 /** A failure that is the file's (RecordingFileError) carries its file and problem, to be thrown as one again. */
 export type WorkerAnswer = { n: number; ok: true; result: PartResult } | { n: number; ok: false; error: string; file?: string; problem?: string };
@@ -538,7 +528,7 @@ async function readOnWorkers(file: string, requests: PartRequest[], count: numbe
   const results: PartResult[] = new Array(requests.length);
   let next = 0;
   let done = 0;
-  const pool = Array.from({ length: count }, () => new Worker(workerEntry(), { workerData: { file, threads: 1 } }));
+  const pool = Array.from({ length: count }, () => new Worker(workerEntry('job-worker', import.meta.url), { workerData: { file, threads: 1 } }));
   try {
     await Promise.all(
       pool.map(
