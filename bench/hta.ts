@@ -1,4 +1,4 @@
-// `node bench/hta.ts [--ranks 8,64] [--mb 0] [--hta PATH] [--python PY]`
+// `node bench/hta.ts [--ranks 8,64] [--mb 0] [--rounds 3] [--hta PATH] [--python PY]`
 // (or `npm run bench -- --only hta`): StreamScope beside Meta's
 // HolisticTraceAnalysis (HTA) on the same job's Kineto traces, one run
 // (issue 29).
@@ -24,13 +24,20 @@
 //
 //   HTA         bench/hta_driver.py: TraceAnalysis(trace_dir) (the load),
 //               get_temporal_breakdown(), get_comm_comp_overlap(), plots off;
-//   StreamScope `streamscope import` of every trace, one command per file
-//               (`import` takes one trace), then `streamscope report --whole
-//               --json` of all the recordings (the job from their summaries,
-//               built for the report; --whole: HTA analyses the whole trace).
+//   StreamScope `streamscope import` of every trace, one command per trace,
+//               and, where `import` takes several traces, one `import` of
+//               all of them (its worker threads); then `streamscope report
+//               --whole --json` of the recordings (of the one import where
+//               there is one): the job from their summaries, built for the
+//               report; --whole as HTA analyses the whole trace. Every
+//               command through the bundle (built first where not current,
+//               and again, untimed, should a source change meanwhile).
 //
-// The per-rank overlap of both: HTA's comp_comm_overlap_ratio (the share of a
-// rank's merged NCCL kernel time during which a computation kernel ran) and
+// --rounds N rounds of both (3), HTA first in the even ones, StreamScope
+// first in the odd; each figure the median over the rounds.
+//
+// The per-rank overlap of both: HTA's comp_comm_overlap_pctg / 100 (the
+// share of a rank's merged NCCL kernel time during which a computation kernel ran) and
 // ours (hidden / communication: communication while compute ran on the same
 // GPU, over communication), and the largest difference in points.
 //
@@ -43,6 +50,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { repoRoot } from '../profiler/native/paths.ts';
+import { ensureBundle } from './startup.ts';
 
 export interface HtaOptions {
   /** Job sizes, in ranks. */
@@ -53,6 +61,8 @@ export interface HtaOptions {
   hta?: string;
   /** The Python to run HTA with (default: the first of python3, /usr/bin/python3 that imports it). */
   python?: string;
+  /** Rounds of both tools per job size, their order alternating; medians reported. */
+  rounds: number;
 }
 
 const FIXTURES = ['slow-rank0.json', 'slow-rank1.json'].map((f) => path.join(repoRoot, 'test/fixtures/kineto/job', f)) as [string, string];
@@ -263,7 +273,85 @@ interface Side {
   peakMiB: number;
 }
 
-/** One job size: generated, then HTA and StreamScope on it. */
+interface HtaRun {
+  versions: Record<string, string>;
+  seconds: { load: number; temporalBreakdown: number; commCompOverlap: number };
+  ranks: { rank: number; overlap: number }[];
+}
+interface JobReport {
+  job: { ranks: number };
+  communication: { ranks: { rank: number | null; total: { overlap: number | null } }[] };
+}
+interface Round {
+  hta: Timed;
+  htaRun: HtaRun;
+  each: Timed[];
+  all: Timed | null;
+  report: Timed;
+  job: JobReport;
+}
+
+/** HTA on the traces, in a process of its own. */
+async function runHta(dir: string, traces: string, opts: HtaOptions, python: string): Promise<{ hta: Timed; htaRun: HtaRun }> {
+  const htaOut = path.join(dir, 'hta.json');
+  fs.rmSync(htaOut, { force: true });
+  const hta = await timed([python, DRIVER, traces, '--out', htaOut, ...(opts.hta ? ['--hta', opts.hta] : [])]);
+  if (hta.code !== 0) throw new Error(`HTA failed (${hta.code}): ${hta.stderr.slice(-3000)}`);
+  return { hta, htaRun: JSON.parse(fs.readFileSync(htaOut, 'utf8')) as HtaRun };
+}
+
+/** Bundles built during the run (another engineer's edit made the one in use stale), and the seconds they took, untimed. */
+const rebuilds: number[] = [];
+
+/**
+ * A `streamscope` command through the bundle (STREAMSCOPE_CLI=bundle: what
+ * the command runs where it is current, and never the sources silently).
+ * Where a source changed meanwhile (a shared tree), the launcher refuses
+ * with exit 2 before doing anything: the bundle is built again, untimed,
+ * and the command run again.
+ */
+async function ourCli(args: string[]): Promise<Timed> {
+  const launcher = path.join(repoRoot, 'profiler/cli/launch.cjs');
+  const env = { ...process.env, STREAMSCOPE_CLI: 'bundle' };
+  for (let attempt = 0; ; attempt++) {
+    const r = await timed([process.execPath, launcher, ...args], env);
+    if (!(r.code === 2 && /bundled CLI is not current/.test(r.stderr)) || attempt === 3) return r;
+    const built = ensureBundle();
+    if (built !== null) rebuilds.push(built);
+  }
+}
+
+/** StreamScope on the traces: one import per trace, one import of all (where import takes several), the job's report. */
+async function runOurs(recs: string, files: string[], several: boolean): Promise<Pick<Round, 'each' | 'all' | 'report' | 'job'>> {
+  fs.rmSync(recs, { recursive: true, force: true });
+  const recsEach = path.join(recs, 'each');
+  const recsAll = path.join(recs, 'all');
+  fs.mkdirSync(recsEach, { recursive: true });
+  const each: Timed[] = [];
+  for (const [r, f] of files.entries()) {
+    const i = await ourCli(['import', f, '-o', path.join(recsEach, `rank${r}.sqlite`), '--force']);
+    if (i.code !== 0) throw new Error(`import of ${f} failed (${i.code}): ${i.stderr.slice(-2000)}`);
+    each.push(i);
+  }
+  let all: Timed | null = null;
+  if (several) {
+    fs.mkdirSync(recsAll);
+    all = await ourCli(['import', '--force', '-o', recsAll, ...files]);
+    if (all.code !== 0) throw new Error(`import of the ${files.length} traces failed (${all.code}): ${all.stderr.slice(-2000)}`);
+  }
+  const sqlite = files.map((_f, r) => path.join(all ? recsAll : recsEach, `rank${r}.sqlite`));
+  const report = await ourCli(['report', '--whole', '--json', ...sqlite]);
+  if (report.code !== 0) throw new Error(`report failed (${report.code}): ${report.stderr.slice(-2000)}`);
+  return { each, all, report, job: JSON.parse(report.stdout) as JobReport };
+}
+
+const peak = (t: Timed): number => Math.max(t.maxRssMiB, t.treePssMiB);
+const med = (xs: number[]): number => {
+  const s = [...xs].sort((x, y) => x - y);
+  return s.length % 2 ? s[s.length >> 1]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+};
+
+/** One job size: generated, then `rounds` rounds of HTA and StreamScope on it, their order alternating. */
 async function runJob(ranks: number, opts: HtaOptions, python: string): Promise<Record<string, unknown>> {
   const dir = path.join(os.tmpdir(), `streamscope-bench-hta-${ranks}x${opts.mb || 'real'}`);
   const traces = path.join(dir, 'traces');
@@ -271,43 +359,26 @@ async function runJob(ranks: number, opts: HtaOptions, python: string): Promise<
   const t = performance.now();
   const gen = generateHtaJob(traces, ranks, opts.mb);
   const generatedSeconds = (performance.now() - t) / 1000;
-  fs.rmSync(recs, { recursive: true, force: true });
-  fs.mkdirSync(recs, { recursive: true });
   const files = Array.from({ length: ranks }, (_v, r) => path.join(traces, `rank${r}.json`));
   for (const f of files) fs.readFileSync(f); // warm: every trace read once before either tool
+  const several = importTakesSeveral();
+  const built = ensureBundle();
+  if (built !== null) rebuilds.push(built);
 
-  const htaOut = path.join(dir, 'hta.json');
-  const hta = await timed([python, DRIVER, traces, '--out', htaOut, ...(opts.hta ? ['--hta', opts.hta] : [])]);
-  if (hta.code !== 0) throw new Error(`HTA failed (${hta.code}): ${hta.stderr.slice(-3000)}`);
-  const htaResult = JSON.parse(fs.readFileSync(htaOut, 'utf8')) as {
-    versions: Record<string, string>;
-    seconds: { load: number; temporalBreakdown: number; commCompOverlap: number };
-    ranks: { rank: number; overlap: number }[];
-  };
-
-  const launcher = path.join(repoRoot, 'profiler/cli/launch.cjs');
-  // One `import` command per trace (what `import` took until it took several).
-  const recsEach = path.join(recs, 'each');
-  fs.mkdirSync(recsEach);
-  const each: Timed[] = [];
-  for (let r = 0; r < ranks; r++) {
-    const i = await timed([process.execPath, launcher, 'import', files[r]!, '-o', path.join(recsEach, `rank${r}.sqlite`), '--force']);
-    if (i.code !== 0) throw new Error(`import of ${files[r]} failed (${i.code}): ${i.stderr.slice(-2000)}`);
-    each.push(i);
+  const rounds: (Round & { loadavg: number[] })[] = [];
+  for (let k = 0; k < opts.rounds; k++) {
+    const loadavg = os.loadavg();
+    if (k % 2 === 0) {
+      const h = await runHta(dir, traces, opts, python);
+      rounds.push({ ...h, ...(await runOurs(recs, files, several)), loadavg });
+    } else {
+      const o = await runOurs(recs, files, several);
+      rounds.push({ ...(await runHta(dir, traces, opts, python)), ...o, loadavg });
+    }
   }
-  // One `import` of every trace, on its worker threads, where import takes several.
-  let all: Timed | null = null;
-  const recsAll = path.join(recs, 'all');
-  if (importTakesSeveral()) {
-    fs.mkdirSync(recsAll);
-    all = await timed([process.execPath, launcher, 'import', '--force', '-o', recsAll, ...files]);
-    if (all.code !== 0) throw new Error(`import of the ${ranks} traces failed (${all.code}): ${all.stderr.slice(-2000)}`);
-  }
-  const sqlite = files.map((_f, r) => path.join(all ? recsAll : recsEach, `rank${r}.sqlite`));
-  const report = await timed([process.execPath, launcher, 'report', '--whole', '--json', ...sqlite]);
-  if (report.code !== 0) throw new Error(`report failed (${report.code}): ${report.stderr.slice(-2000)}`);
-  const job = JSON.parse(report.stdout) as { job: { ranks: number }; communication: { ranks: { rank: number | null; total: { overlap: number | null } }[] } };
-
+  const last = rounds.at(-1)!;
+  const htaResult = last.htaRun;
+  const job = last.job;
   if (htaResult.ranks.length !== ranks) throw new Error(`HTA found ${htaResult.ranks.length} ranks of ${ranks} in ${traces}`);
   if (job.job.ranks !== ranks) throw new Error(`the report found ${job.job.ranks} ranks of ${ranks}`);
   const ours = new Map(job.communication.ranks.map((x) => [x.rank, x.total.overlap]));
@@ -316,12 +387,28 @@ async function runJob(ranks: number, opts: HtaOptions, python: string): Promise<
     return { rank: h.rank, hta: h.overlap, streamscope: o, differencePoints: o === null ? null : 100 * (o - h.overlap) };
   });
   const diffs = perRank.map((p) => (p.differencePoints === null ? Infinity : Math.abs(p.differencePoints)));
-  const peak = (t: Timed): number => Math.max(t.maxRssMiB, t.treePssMiB);
-  const eachSeconds = each.reduce((s, i) => s + i.seconds, 0);
-  const eachPeak = Math.max(...each.map(peak));
-  const htaSide: Side = { seconds: hta.seconds, peakMiB: peak(hta) };
-  const viaEach: Side = { seconds: eachSeconds + report.seconds, peakMiB: Math.max(eachPeak, peak(report)) };
-  const viaAll: Side | null = all ? { seconds: all.seconds + report.seconds, peakMiB: Math.max(peak(all), peak(report)) } : null;
+
+  // Per round, then the median over the rounds of each figure.
+  const perRound = rounds.map((r) => {
+    const eachSeconds = r.each.reduce((s, i) => s + i.seconds, 0);
+    const eachPeak = Math.max(...r.each.map(peak));
+    return {
+      loadavg: r.loadavg,
+      order: rounds.indexOf(r) % 2 === 0 ? 'HTA first' : 'StreamScope first',
+      hta: { seconds: r.hta.seconds, phases: r.htaRun.seconds, maxRssMiB: r.hta.maxRssMiB, treePssMiB: r.hta.treePssMiB, peakMiB: peak(r.hta) },
+      importEach: { seconds: eachSeconds, secondsPerTraceMedian: med(r.each.map((i) => i.seconds)), peakMiB: eachPeak },
+      importAll: r.all ? { seconds: r.all.seconds, maxRssMiB: r.all.maxRssMiB, treePssMiB: r.all.treePssMiB, peakMiB: peak(r.all) } : null,
+      report: { seconds: r.report.seconds, maxRssMiB: r.report.maxRssMiB, treePssMiB: r.report.treePssMiB, peakMiB: peak(r.report) },
+      endToEnd: {
+        importEach: { seconds: eachSeconds + r.report.seconds, peakMiB: Math.max(eachPeak, peak(r.report)) },
+        importAll: r.all ? { seconds: r.all.seconds + r.report.seconds, peakMiB: Math.max(peak(r.all), peak(r.report)) } : null,
+      },
+    };
+  });
+  const m = (f: (r: (typeof perRound)[number]) => number): number => med(perRound.map(f));
+  const htaSide: Side = { seconds: m((r) => r.hta.seconds), peakMiB: m((r) => r.hta.peakMiB) };
+  const viaEach: Side = { seconds: m((r) => r.endToEnd.importEach.seconds), peakMiB: m((r) => r.endToEnd.importEach.peakMiB) };
+  const viaAll: Side | null = several ? { seconds: m((r) => r.endToEnd.importAll!.seconds), peakMiB: m((r) => r.endToEnd.importAll!.peakMiB) } : null;
   const ratio = (x: Side): { wall: number; memory: number } => ({ wall: htaSide.seconds / x.seconds, memory: htaSide.peakMiB / x.peakMiB });
   return {
     ranks,
@@ -329,30 +416,35 @@ async function runJob(ranks: number, opts: HtaOptions, python: string): Promise<
     copiesPerRank: gen.copies,
     traceBytes: gen.bytes,
     generatedSeconds,
-    loadavgAtEnd: os.loadavg(),
-    hta: { seconds: hta.seconds, phases: htaResult.seconds, maxRssMiB: hta.maxRssMiB, treePssMiB: hta.treePssMiB, peakMiB: htaSide.peakMiB },
+    rounds: opts.rounds,
+    hta: {
+      seconds: htaSide.seconds,
+      phases: {
+        load: m((r) => r.hta.phases.load),
+        temporalBreakdown: m((r) => r.hta.phases.temporalBreakdown),
+        commCompOverlap: m((r) => r.hta.phases.commCompOverlap),
+      },
+      peakMiB: htaSide.peakMiB,
+    },
     streamscope: {
       importEach: {
-        seconds: eachSeconds,
-        secondsPerTrace: { median: each.map((i) => i.seconds).sort((x, y) => x - y)[each.length >> 1], max: Math.max(...each.map((i) => i.seconds)) },
-        peakMiB: eachPeak,
+        seconds: m((r) => r.importEach.seconds),
+        secondsPerTraceMedian: m((r) => r.importEach.secondsPerTraceMedian),
+        peakMiB: m((r) => r.importEach.peakMiB),
       },
-      importAll: all
-        ? { seconds: all.seconds, maxRssMiB: all.maxRssMiB, treePssMiB: all.treePssMiB, peakMiB: peak(all), workers: 'default (one per core)' }
-        : null,
+      importAll: several ? { seconds: m((r) => r.importAll!.seconds), peakMiB: m((r) => r.importAll!.peakMiB), workers: 'default (one per core)' } : null,
       report: {
-        seconds: report.seconds,
-        maxRssMiB: report.maxRssMiB,
-        treePssMiB: report.treePssMiB,
-        peakMiB: peak(report),
+        seconds: m((r) => r.report.seconds),
+        peakMiB: m((r) => r.report.peakMiB),
         ranks: job.job.ranks,
-        of: all ? 'the recordings of the one import' : 'the recordings of the imports per trace',
+        of: several ? 'the recordings of the one import' : 'the recordings of the imports per trace',
       },
       endToEnd: { importEach: viaEach, importAll: viaAll },
     },
     ratio: { importEach: ratio(viaEach), importAll: viaAll ? ratio(viaAll) : null },
     overlap: { maxDifferencePoints: Math.max(...diffs), perRank },
     versions: htaResult.versions,
+    perRound,
   };
 }
 
@@ -362,7 +454,7 @@ function importTakesSeveral(): boolean {
   return /TRACE\.\.\./.test(r.stdout + r.stderr);
 }
 
-/** The CLI the launcher runs now: the bundle when it is current, else the TypeScript sources. */
+/** What ran StreamScope's commands: the bundle, and how often it was built again during the run. */
 function cliRuns(): string {
   const r = spawnSync(process.execPath, [path.join(repoRoot, 'profiler/cli/launch.cjs'), '--help'], {
     env: { ...process.env, STREAMSCOPE_CLI: 'bundle' },
@@ -374,7 +466,6 @@ function cliRuns(): string {
 export async function benchHta(opts: HtaOptions): Promise<{ result: Record<string, unknown>; lines: string[] }> {
   const found = findHta(opts);
   if (!found) return { result: { skipped: 'HTA not importable' }, lines: [htaMissing(opts)] };
-  const cli = cliRuns();
   const commit = spawnSync('git', ['-C', repoRoot, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).stdout.trim();
   const jobs: Record<string, unknown>[] = [];
   // Other work in the tree shows: the profiler's files changed from the commit.
@@ -382,15 +473,17 @@ export async function benchHta(opts: HtaOptions): Promise<{ result: Record<strin
     .stdout.split('\n')
     .filter(Boolean).length;
   for (const n of opts.ranks) jobs.push(await runJob(n, opts, found.python));
-  const cliAfter = cliRuns();
+  const cli = cliRuns();
   const v = found.versions;
   const mib = (x: number): string => (x >= 1024 ? `${(x / 1024).toFixed(2)} GiB` : `${x.toFixed(0)} MiB`);
   const lines = [
     '',
-    `HTA beside StreamScope on the same Kineto traces (issue 29): HTA ${v.hta} (${found.python}, Python ${v.python}, pandas ${v.pandas}, numpy ${v.numpy}; from ${v.htaFrom}), StreamScope ${commit}${dirty ? ` with ${dirty} files of profiler/ and native/ changed in the tree` : ''} through the ${cli === cliAfter ? cli : `${cli} at the start, the ${cliAfter} at the end`}, ${os.cpus().length} cores, load ${os
+    `HTA beside StreamScope on the same Kineto traces (issue 29): HTA ${v.hta} (${found.python}, Python ${v.python}, pandas ${v.pandas}, numpy ${v.numpy}; from ${v.htaFrom}), StreamScope ${commit}${dirty ? ` with ${dirty} files of profiler/ and native/ changed in the tree` : ''} through the ${cli}, ${os.cpus().length} cores, load ${os
       .loadavg()
       .map((l) => l.toFixed(2))
-      .join(' ')}, warm cache (every trace read once first)`,
+      .join(
+        ' ',
+      )}, warm cache (every trace read once first), ${opts.rounds === 1 ? 'one round' : `the median of ${opts.rounds} rounds, the tools' order alternating`}`,
     '| job | what | wall | of which | peak memory | HTA ÷ this: wall | memory |',
     '| --- | --- | --- | --- | --- | --- | --- |',
   ];
@@ -432,7 +525,17 @@ export async function benchHta(opts: HtaOptions): Promise<{ result: Record<strin
     "(HTA's phases are timed inside its process; the rest of its wall is Python starting and importing pandas. The report is of the recordings the one import wrote, --whole as HTA's analyses are. Peak: the largest of /usr/bin/time's peak RSS and the process tree's summed PSS sampled every 200 ms; of the imports per trace, the largest one's.)",
   );
   return {
-    result: { python: found.python, versions: v, cli, cliAfter, commit, treeChangedFiles: dirty, cores: os.cpus().length, loadavgAfter: os.loadavg(), jobs },
+    result: {
+      python: found.python,
+      versions: v,
+      cli,
+      rebuildSeconds: rebuilds,
+      commit,
+      treeChangedFiles: dirty,
+      cores: os.cpus().length,
+      loadavgAfter: os.loadavg(),
+      jobs,
+    },
     lines,
   };
 }
@@ -444,10 +547,17 @@ if (process.argv[1] && path.resolve(process.argv[1]) === import.meta.filename) {
       mb: { type: 'string', default: '0' },
       hta: { type: 'string' },
       python: { type: 'string' },
+      rounds: { type: 'string', default: '3' },
       json: { type: 'string' },
     },
   });
-  const { result, lines } = await benchHta({ ranks: values.ranks.split(',').map(Number), mb: Number(values.mb), hta: values.hta, python: values.python });
+  const { result, lines } = await benchHta({
+    ranks: values.ranks.split(',').map(Number),
+    mb: Number(values.mb),
+    hta: values.hta,
+    python: values.python,
+    rounds: Number(values.rounds),
+  });
   console.log(lines.join('\n'));
   if (values.json) fs.writeFileSync(values.json, JSON.stringify(result, null, 2) + '\n');
 }

@@ -64,6 +64,17 @@
 //            concurrent clients sending the page's window, search and findings
 //            requests for 60 s, then clients that abandon their requests
 //            (bench/serve-load.ts). Target: no error, memory bounded; p99 reported.
+//  hta       Meta's HolisticTraceAnalysis beside StreamScope on the same job's
+//            Kineto traces (bench/hta.ts, issue 29): the real 2-rank DDP
+//            trace (test/fixtures/kineto/job) replicated to --hta-ranks
+//            (8,64) ranks, --hta-mb M per rank (0: as recorded); HTA's load +
+//            temporal breakdown + comm/comp overlap (bench/hta_driver.py)
+//            against `streamscope import` of all the traces (one command;
+//            and one command per trace) + `report --whole` of the job, each
+//            under /usr/bin/time, through the bundle; the per-rank overlaps'
+//            largest difference; --hta-rounds (3) rounds, order alternating,
+//            medians. --hta PATH (a checkout), --hta-python PY; skipped,
+//            saying how to install HTA, where it does not import.
 //  import-many a job's --import-many-ranks (64) Kineto traces (the real DDP
 //            job's, replicated as the hta part does, ~1.7 MB each) imported
 //            by one `streamscope import` command (worker threads; and with
@@ -93,7 +104,7 @@
 //            code with --whatif-against DIR. Target (issue 16): ≤ 4 s on the
 //            2-core development machine.
 //
-// Options: --only startup|ingest|analysis|import|renderer|selection|merge|overhead|record-wall|live|serve-load|serve-flood|job-summaries|import-many|responsiveness|whatif|corpus, --responsiveness-rounds N, --whatif-rounds N, --whatif-against DIR, --startup-rounds N, --wall-rounds N, --serve-ops N, --serve-clients N, --serve-seconds N, --live-launches N, --live-speed X, --renderer-ops N, --selection-ops N, --analysis-launches N, --import-mb N, --import-rounds N, --launches N (overhead loop), --pairs N,
+// Options: --only startup|ingest|analysis|import|renderer|selection|merge|overhead|record-wall|live|serve-load|serve-flood|job-summaries|hta|import-many|responsiveness|whatif|corpus, --responsiveness-rounds N, --whatif-rounds N, --whatif-against DIR, --startup-rounds N, --wall-rounds N, --serve-ops N, --serve-clients N, --serve-seconds N, --live-launches N, --live-speed X, --renderer-ops N, --selection-ops N, --analysis-launches N, --import-mb N, --import-rounds N, --launches N (overhead loop), --pairs N,
 // --ingest-launches N, --ingest-runs N (ingest and ceiling pairs), --merge-ranks N, --merge-ops N (per rank), --merge-rounds N, --merge-sample N (ranks analysed as a sample),
 // --merge-analysis sample|whole|none (whole: also the whole job's analysis, minutes and ~12 GB), --json FILE (write the results).
 // --job FILE, --job-rounds N (the job's analysis rank by rank).
@@ -153,6 +164,11 @@ const { values } = parseArgs({
     'flood-ops': { type: 'string', default: '1000000' },
     'import-many-ranks': { type: 'string', default: '64' },
     'import-many-rounds': { type: 'string', default: '3' },
+    hta: { type: 'string' },
+    'hta-python': { type: 'string' },
+    'hta-ranks': { type: 'string', default: '8,64' },
+    'hta-mb': { type: 'string', default: '0' },
+    'hta-rounds': { type: 'string', default: '3' },
     'flood-half-open': { type: 'string', default: '20000' },
     'flood-parallel': { type: 'string', default: '10000' },
     'flood-seconds': { type: 'string', default: '20' },
@@ -1310,6 +1326,19 @@ if (values.only === undefined || values.only === 'job-summaries') {
     cold: values['summary-cold'] ?? false,
   });
   results.jobSummaries = r.result;
+  lines.push(...r.lines);
+}
+// hta (issue 29): HTA beside StreamScope on the same Kineto job, bench/hta.ts.
+if (values.only === undefined || values.only === 'hta') {
+  const { benchHta } = await import('./hta.ts');
+  const r = await benchHta({
+    ranks: (values['hta-ranks'] ?? '8,64').split(',').map(Number),
+    mb: Number(values['hta-mb'] ?? '0'),
+    hta: values.hta,
+    python: values['hta-python'],
+    rounds: Number(values['hta-rounds'] ?? '3'),
+  });
+  results.hta = r.result;
   lines.push(...r.lines);
 }
 // import-many (issue 29): bench/import-many.ts.
