@@ -86,7 +86,7 @@ export function createMainApi(deps: MainApiDeps): MainApi {
     recordingState: (id) => deps.query.recordingState(id),
     window: (id, r) => deps.query.window(id, r),
     concurrency: (id, r) => deps.query.concurrency(id, r),
-    overview: (id, buckets, range) => deps.query.overview(id, buckets, range),
+    overview: (id, buckets, range, devices) => deps.query.overview(id, buckets, range, devices),
     details: (id, ref) => deps.query.details(id, ref),
     search: (id, r) => deps.query.search(id, r),
     dependencies: (id, ref) => deps.query.dependencies(id, ref),

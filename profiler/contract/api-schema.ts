@@ -209,6 +209,18 @@ export const TimeRangeSchema = v.pipe(
 );
 export type TimeRange = v.InferOutput<typeof TimeRangeSchema>;
 
+/**
+ * Which devices an overview is of: `ids` only those (a page shows the busy
+ * rows of the ranks in view, not of every rank of a job of 1,024), every
+ * one without; `total`: their sum as one entry (deviceId -1), the minimap
+ * of a job of more GPUs than it has lanes.
+ */
+export const OverviewDevicesSchema = record({
+  ids: v.optional(list(deviceId, 1 << 20)),
+  total: v.optional(v.boolean('must be true or false')),
+});
+export type OverviewDevices = v.InferOutput<typeof OverviewDevicesSchema>;
+
 /** The event waits' hatched spans of some stream rows over a window (dependencies.ts WaitSpan). */
 export const WaitSpansRequestSchema = v.pipe(
   record({
@@ -384,6 +396,7 @@ export const API_ARGUMENTS = {
     ['recordingId', recordingId],
     ['buckets', buckets],
     ['range', v.nullable(TimeRangeSchema)],
+    ['devices', v.nullable(OverviewDevicesSchema)],
   ],
   details: [
     ['recordingId', recordingId],

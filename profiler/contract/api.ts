@@ -26,6 +26,7 @@ import type { RankInfo } from './ranks.ts';
 export type {
   ConcurrencyRequest,
   ItemRef,
+  OverviewDevices,
   RecordRequest,
   SearchCursor,
   SearchRequest,
@@ -40,6 +41,7 @@ import type {
   ArgumentValues,
   ConcurrencyRequest,
   ItemRef,
+  OverviewDevices,
   RecordRequest,
   SearchRequest,
   SqlRequest,
@@ -263,6 +265,9 @@ export interface WindowResponse {
  * ten-million-operation recording answers in milliseconds, at the cost of
  * detail finer than a block (≤ 4096 operations of one stream).
  */
+/** OverviewResponse's one device when OverviewDevices.total asked for the sum of the devices. */
+export const OVERVIEW_TOTAL_DEVICE = -1;
+
 export interface OverviewResponse {
   startNs: number;
   endNs: number;
@@ -498,8 +503,10 @@ export interface StreamScopeApi {
    * Per device, `buckets` columns over `range` (null: the whole recording)
    * of its average operations in flight, from the zones alone
    * (OverviewResponse): the minimap, and a folded rank's GPU-busy row.
+   * `devices` (null: each device of the recording): only those, or their
+   * sum (OverviewDevices).
    */
-  overview(recordingId: string, buckets: number, range: TimeRange | null): Promise<OverviewResponse>;
+  overview(recordingId: string, buckets: number, range: TimeRange | null, devices: OverviewDevices | null): Promise<OverviewResponse>;
   details(recordingId: string, ref: ItemRef): Promise<ItemDetails>;
   search(recordingId: string, request: SearchRequest): Promise<SearchResponse>;
   /**

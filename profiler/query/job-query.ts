@@ -24,6 +24,7 @@ import path from 'node:path';
 import type {
   ItemDetails,
   ItemRef,
+  OverviewDevices,
   OverviewResponse,
   RecordingState,
   RecordingSummary,
@@ -247,9 +248,9 @@ export class JobQuery {
   }
 
   /** Folded ranks' GPU busy and the minimap: every rank's zones, already on the job's clock. */
-  overview(buckets: number, range: TimeRange | null = null): OverviewResponse {
+  overview(buckets: number, range: TimeRange | null = null, devices: OverviewDevices | null = null): OverviewResponse {
     const r = range ?? this.#summary;
-    return overviewOfZones(this.#zones, r.startNs, r.endNs, buckets);
+    return overviewOfZones(this.#zones, r.startNs, r.endNs, buckets, devices);
   }
 
   /**

@@ -7,7 +7,7 @@
 // gaps — fine for a strip a few pixels high that says where the work is.
 import type { Database } from 'better-sqlite3';
 import { ZONED_TABLES } from '../store/zone-tables.ts';
-import type { OverviewResponse } from '../contract/api.ts';
+import { OVERVIEW_TOTAL_DEVICE, type OverviewDevices, type OverviewResponse } from '../contract/api.ts';
 
 const MAX_BUCKETS = 8192;
 
@@ -38,8 +38,8 @@ export function gpuZones(db: Database, range: { startNs: number; endNs: number }
     .all(range?.startNs ?? -Number.MAX_SAFE_INTEGER, range?.endNs ?? Number.MAX_SAFE_INTEGER) as GpuZone[];
 }
 
-export function overviewOf(db: Database, startNs: number, endNs: number, bucketCount: number): OverviewResponse {
-  return overviewOfZones(gpuZones(db, { startNs, endNs }), startNs, endNs, bucketCount);
+export function overviewOf(db: Database, startNs: number, endNs: number, bucketCount: number, which: OverviewDevices | null = null): OverviewResponse {
+  return overviewOfZones(gpuZones(db, { startNs, endNs }), startNs, endNs, bucketCount, which);
 }
 
 /**
@@ -47,18 +47,23 @@ export function overviewOf(db: Database, startNs: number, endNs: number, bucketC
  * nothing): also a job's, whose zones come from each rank's file already
  * on the job's clock (query/job-query.ts).
  */
-export function overviewOfZones(zones: Iterable<GpuZone>, startNs: number, endNs: number, bucketCount: number): OverviewResponse {
+export function overviewOfZones(
+  zones: Iterable<GpuZone>,
+  startNs: number,
+  endNs: number,
+  bucketCount: number,
+  which: OverviewDevices | null = null,
+): OverviewResponse {
   const buckets = Math.max(1, Math.min(MAX_BUCKETS, Math.floor(bucketCount)));
   const width = Math.max(endNs - startNs, 1) / buckets;
   const devices = new Map<number, OverviewResponse['devices'][number]>();
+  // Only the devices asked (a page's busy rows in view: a job of 1,024 GPUs at 2,000 buckets each was 32 MB of JSON).
+  const only = which?.ids ? new Set(which.ids) : null;
   for (const z of zones) {
-    if (z.e < startNs || z.s > endNs) continue;
-    let d = devices.get(z.device);
-    if (!d)
-      devices.set(
-        z.device,
-        (d = { deviceId: z.device, kernels: new Array(buckets).fill(0), copies: new Array(buckets).fill(0), other: new Array(buckets).fill(0) }),
-      );
+    if (z.e < startNs || z.s > endNs || (only && !only.has(z.device))) continue;
+    const id = which?.total ? OVERVIEW_TOTAL_DEVICE : z.device;
+    let d = devices.get(id);
+    if (!d) devices.set(id, (d = { deviceId: id, kernels: new Array(buckets).fill(0), copies: new Array(buckets).fill(0), other: new Array(buckets).fill(0) }));
     const out = d[TRACK_OF_TABLE.get(z.t)!];
     const busy = z.busy ?? 0;
     const span = Math.max(1, z.e - z.s);

@@ -68,7 +68,7 @@ export function createQueryBackend(): QueryBackend {
     recordingState: async (id) => v(id).recordingState(),
     window: async (id, r) => v(id).window(r),
     concurrency: (id, r) => registry.concurrency(id, r),
-    overview: async (id, buckets, range) => v(id).overview(buckets, range),
+    overview: async (id, buckets, range, devices) => v(id).overview(buckets, range, devices),
     details: async (id, ref) => v(id).details(ref),
     search: async (id, r) => registry.get(id, 'a search').search(r),
     dependencies: (id, ref) => registry.dependencies(id, ref),

@@ -164,8 +164,8 @@ export class QueryClient implements QueryBackend {
   exportTraceTo(id: string, out: string) {
     return this.#call<Awaited<ReturnType<QueryBackend['exportTraceTo']>>>('exportTraceTo', [id, out]);
   }
-  overview(id: string, buckets: number, range: Parameters<QueryBackend['overview']>[2]) {
-    return this.#call<Awaited<ReturnType<QueryBackend['overview']>>>('overview', [id, buckets, range]);
+  overview(id: string, buckets: number, range: Parameters<QueryBackend['overview']>[2], devices: Parameters<QueryBackend['overview']>[3]) {
+    return this.#call<Awaited<ReturnType<QueryBackend['overview']>>>('overview', [id, buckets, range, devices]);
   }
   compare(base: string, other: string, scope: Parameters<QueryBackend['compare']>[2]) {
     return this.#call<Awaited<ReturnType<QueryBackend['compare']>>>('compare', [base, other, scope]);

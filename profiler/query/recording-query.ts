@@ -41,6 +41,7 @@ import type {
   ItemDetails,
   ItemKind,
   ItemRef,
+  OverviewDevices,
   OverviewResponse,
   RecordingState,
   RecordingSummary,
@@ -537,11 +538,11 @@ export class RecordingQuery {
   }
 
   /** The minimap of the whole recording, or the GPU busy over `range` (overview.ts): zones only. */
-  overview(buckets: number, range: TimeRange | null = null): OverviewResponse {
+  overview(buckets: number, range: TimeRange | null = null, devices: OverviewDevices | null = null): OverviewResponse {
     return this.#guard(() =>
       this.#read(() => {
         const s = range ?? this.summary();
-        return overviewOf(this.#db, s.startNs, s.endNs, buckets);
+        return overviewOf(this.#db, s.startNs, s.endNs, buckets, devices);
       }),
     );
   }

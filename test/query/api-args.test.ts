@@ -38,8 +38,8 @@ describe('argument checks', () => {
     expect(messageOf('compare', ['a1', 'b2', { kind: 'window', startNs: 5, endNs: 5 }])).toBe('compare: scope.endNs must be after scope.startNs');
     expect(messageOf('compare', ['a1', 'B2', { kind: 'whole' }])).toMatch(/^compare: otherId 'B2' is not a recording id/);
     expect(messageOf('record', [{ command: ['', 'x'] }])).toBe('record: request.command[0] must name a program');
-    expect(messageOf('overview', ['a1'])).toBe('overview takes 3 argument(s), got 1');
-    expect(messageOf('overview', ['a1', 100, { startNs: 5, endNs: 5 }])).toBe('overview: range.endNs must be after startNs');
+    expect(messageOf('overview', ['a1'])).toBe('overview takes 4 argument(s), got 1');
+    expect(messageOf('overview', ['a1', 100, { startNs: 5, endNs: 5 }, null])).toBe('overview: range.endNs must be after startNs');
   });
 
   it('what passes comes out as the handler gets it: known fields only, paths normalised', () => {

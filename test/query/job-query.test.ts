@@ -92,6 +92,18 @@ describe.each(Object.entries(JOBS))('a job from its ranks summaries: %s', (name,
       for (const track of ['kernels', 'copies', 'other'] as const)
         d[track].forEach((v, b) => expect(v, `${track}[${b}]`).toBeCloseTo(want.devices[i]![track][b]!, 9));
     });
+    // The busy rows near the view only (the page's ids), and the minimap of many GPUs (their sum).
+    const last = want.devices.at(-1)!;
+    expect(q.overview(400, range, { ids: [last.deviceId] }).devices).toEqual([last]);
+    const total = q.overview(400, range, { total: true }).devices;
+    expect(total.map((d) => d.deviceId)).toEqual([-1]);
+    total[0]!.kernels.forEach((v, b) =>
+      expect(v).toBeCloseTo(
+        want.devices.reduce((n, d) => n + d.kernels[b]!, 0),
+        9,
+      ),
+    );
+    expect(m.overview(400, range, { total: true })).toEqual(q.overview(400, range, { total: true }));
   });
 
   it("a rank's detail: its streams' and threads' windows and an item's details from its own file, equal to the merged recording's", () => {

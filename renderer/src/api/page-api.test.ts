@@ -32,7 +32,7 @@ describe('the API as the page calls it', () => {
     void api.stats('ab', { kind: 'window', startNs: 0, endNs: 10 });
     // @ts-expect-error nor a search cursor
     void api.search('ab', { text: 'k', after: { startNs: 5, table: 'kernels', id: 1 } });
-    void api.overview('ab', 100, { startNs: toNs(0), endNs: toNs(10) });
+    void api.overview('ab', 100, { startNs: toNs(0), endNs: toNs(10) }, null);
     // Arguments without times are as the contract says.
     void api.details('ab', { table: 'kernels', id: 3 });
     expect(calls.map((c) => c[0])).toEqual(['window', 'window', 'waitSpans', 'findings', 'stats', 'search', 'overview', 'details']);

@@ -4,7 +4,7 @@
 // operations), with the visible range framed. Click or drag to move the view;
 // shift-drag to choose a new range.
 import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
-import type { OverviewResponse, RecordingSummary } from '../../../profiler/contract/api.ts';
+import { OVERVIEW_TOTAL_DEVICE, type OverviewResponse, type RecordingSummary } from '../../../profiler/contract/api.ts';
 import { getApi } from '../api/client.ts';
 import { KIND_COLORS } from '../base/colors.ts';
 import { TimeAxis } from './coords.ts';
@@ -13,13 +13,17 @@ import type { View } from './view.ts';
 /** A lane per GPU, this high while they fit in OVERVIEW_MAX_H; thinner for a job of many GPUs (64 ranks: 2 px each), so the minimap never pushes the rows down. */
 const LANE_H = 14;
 const OVERVIEW_MAX_H = 128;
+/** More GPUs than this (a lane each under 2 px: a job of 1,024 ranks) and the minimap is one lane, their sum (OverviewDevices.total). */
+const MAX_LANES = OVERVIEW_MAX_H / 2;
 
 export function Overview(props: { summary: RecordingSummary; view: View; onView: (v: View) => void; width: number }) {
   const { summary, view, onView, width } = props;
   const ref = useRef<HTMLCanvasElement>(null);
   const [conc, setConc] = useState<OverviewResponse | null>(null);
   // The devices that have streams: derived from the summary once, so the drawing effect depends on it stably.
-  const devices = useMemo(() => summary.devices.filter((d) => summary.streams.some((s) => s.deviceId === d.id)), [summary]);
+  const gpus = useMemo(() => summary.devices.filter((d) => summary.streams.some((s) => s.deviceId === d.id)), [summary]);
+  const summed = gpus.length > MAX_LANES;
+  const devices = useMemo(() => (summed ? [{ id: OVERVIEW_TOTAL_DEVICE }] : gpus), [summed, gpus]);
   const laneH = Math.max(2, Math.min(LANE_H, Math.floor(OVERVIEW_MAX_H / Math.max(1, devices.length))));
   const H = Math.max(1, devices.length) * laneH + 4;
   // The whole recording across the minimap (at least 1 ns of it).
@@ -30,7 +34,7 @@ export function Overview(props: { summary: RecordingSummary; view: View; onView:
     let live = true;
     if (width < 10) return;
     getApi()
-      .overview(summary.recordingId, Math.min(4096, Math.round(width)), null)
+      .overview(summary.recordingId, Math.min(4096, Math.round(width)), null, summed ? { total: true } : null)
       .then((o) => {
         if (live) setConc(o);
       })
@@ -39,7 +43,7 @@ export function Overview(props: { summary: RecordingSummary; view: View; onView:
       live = false;
     };
     // endNs: a recording being written grew (its summary is asked again at most every second: app/use-live.ts).
-  }, [summary.recordingId, summary.endNs, width]);
+  }, [summary.recordingId, summary.endNs, width, summed]);
   // The density, drawn once per answer and size into a canvas off the page;
   // a pan or zoom copies it and draws the view's frame over it. Redrawing
   // it and resizing the canvas (which reallocates it) in every frame cost

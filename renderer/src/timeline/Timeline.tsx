@@ -98,12 +98,12 @@ export function Timeline(props: TimelineProps) {
   const startup = props.startup ?? null;
   const dpr = window.devicePixelRatio || 1;
 
-  const { groups, lay, fetchRows, devices, busyDevices, noteNvtxDepth } = useRowLayout(summary, iterations, folded, hidden);
   const canvasRef = useRef<HTMLCanvasElement>(null);
   const bodyRef = useRef<HTMLDivElement>(null);
   const colRef = useRef<HTMLDivElement>(null);
   const rulerDrawn = useRef<RulerDrawn | null>(null);
   const { size, scrollTop, onScroll } = useCanvasBox(bodyRef, colRef);
+  const { groups, lay, fetchRows, devices, busyDevices, noteNvtxDepth } = useRowLayout(summary, iterations, folded, hidden, { scrollTop, height: size.height });
   const revision = props.live?.revision;
   const wanted = { view, width: size.width, dpr, rows: fetchRows, devices, busyDevices, revision };
   const { loaded, idle: loaderIdle } = useWindowLoading(summary.recordingId, wanted, noteNvtxDepth, latest);

@@ -209,7 +209,13 @@ function drawRows(
       continue;
     }
     if (row.kind === 'busy') {
-      if (loaded.busy) drawBusy(g, loaded.busy, row.deviceIds!, y0, r.h, axis);
+      const busy = loaded.busy;
+      if (busy && row.deviceIds!.every((d) => busy.asked.has(d))) drawBusy(g, busy, row.deviceIds!, y0, r.h, axis);
+      else {
+        // A rank scrolled to from afar: its GPU busy is asked for with the next window (the ranks near the view only).
+        g.fillStyle = hatch(g, UNLOADED_HATCH);
+        g.fillRect(0, y0, axis.width, r.h);
+      }
       continue;
     }
     const data = loaded.byRow.get(row.id);

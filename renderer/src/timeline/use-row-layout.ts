@@ -14,13 +14,19 @@ export interface RowLayout {
   fetchRows: string[];
   /** Devices whose concurrency track shows, with all their stream rows (hidden ones too). */
   devices: Map<number, string[]>;
-  /** Devices of the busy rows shown (folded ranks), as one stable list. */
+  /** Devices of the busy rows shown (folded ranks) in view or a viewport from it, as one stable list. */
   busyDevices: number[];
   /** A window was loaded: an NVTX row it nests deeper than seen so far grows (stable). */
   noteNvtxDepth: (l: Loaded) => void;
 }
 
-export function useRowLayout(summary: RecordingSummary, iterations: IterationTrack | null, folded: Set<string>, hidden: Set<string>): RowLayout {
+export function useRowLayout(
+  summary: RecordingSummary,
+  iterations: IterationTrack | null,
+  folded: Set<string>,
+  hidden: Set<string>,
+  viewport: { scrollTop: number; height: number },
+): RowLayout {
   const groups = useMemo(() => buildGroups(summary, iterations), [summary, iterations]);
   const [nvtxDepth, setNvtxDepth] = useState<Map<string, number>>(new Map());
   const lay = useMemo(() => layOut(groups, folded, hidden, nvtxDepth), [groups, folded, hidden, nvtxDepth]);
@@ -32,7 +38,13 @@ export function useRowLayout(summary: RecordingSummary, iterations: IterationTra
       for (const r of g.rows) if (r.kind === 'stream' && r.stream?.deviceId != null && m.has(r.stream.deviceId)) m.get(r.stream.deviceId)!.push(r.id);
     return m;
   }, [lay, groups]);
+  // The busy rows within a viewport of the one shown, counted in whole viewports so that a small scroll asks
+  // nothing: a job of 1,024 folded ranks asked for every rank's GPU busy (32 MB of JSON at 2,000 buckets).
+  const page = Math.max(1, viewport.height);
+  const first = (Math.floor(viewport.scrollTop / page) - 1) * page;
+  const last = first + 3 * page;
   const busyKey = lay.rows
+    .filter((r) => r.row?.kind === 'busy' && r.y + r.h >= first && r.y <= last)
     .flatMap((r) => r.row?.deviceIds ?? [])
     .sort((a, b) => a - b)
     .join(',');

@@ -56,6 +56,8 @@ export interface Loaded {
 export interface Busy {
   startNs: number;
   bucketNs: number;
+  /** The devices asked for: the busy rows near the view (use-row-layout.ts); the others' rows are not loaded. */
+  asked: Set<number>;
   devices: Map<number, { kernels: number[]; copies: number[]; other: number[] }>;
   /** The most operations in flight in any bucket of any device (at least 1): every busy row is drawn to this one scale, so ranks compare. */
   peak: number;
@@ -172,7 +174,7 @@ export class WindowLoader {
           : this.api.windowColumns
             ? this.api.windowColumns(this.recordingId, request)
             : this.api.window(this.recordingId, request).then(windowColumnsOf),
-        busyDevices.length ? this.api.overview(this.recordingId, buckets, { startNs: want.startNs, endNs: want.endNs }) : null,
+        busyDevices.length ? this.api.overview(this.recordingId, buckets, { startNs: want.startNs, endNs: want.endNs }, { ids: busyDevices }) : null,
       ]);
       const byId = new Map(res.rows.map((r) => [r.rowId, r]));
       const conc: ConcurrencyResponse[] = res.concurrency ?? [];
@@ -230,5 +232,5 @@ function busyOf(o: OverviewResponse, deviceIds: number[]): Busy {
   const devices = new Map(o.devices.filter((d) => wanted.has(d.deviceId)).map((d) => [d.deviceId, d]));
   let peak = 1;
   for (const d of devices.values()) for (let b = 0; b < d.kernels.length; b++) peak = Math.max(peak, d.kernels[b]! + d.copies[b]! + d.other[b]!);
-  return { startNs: o.startNs, bucketNs: o.bucketNs, devices, peak };
+  return { startNs: o.startNs, bucketNs: o.bucketNs, asked: wanted, devices, peak };
 }
