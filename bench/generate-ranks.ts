@@ -6,7 +6,8 @@
 // rank's:
 //
 //  - its own host (node-000, node-001, …), one rank per node, and its own
-//    GPU (uuid);
+//    GPU (uuid), GPU 0 of its host; with `withRanks` (--with-ranks) its
+//    rank as torchrun sets it (RANK, LOCAL_RANK, WORLD_SIZE), else none;
 //  - the same pid on every rank (as in containers): merge must renumber;
 //  - its host's clock off by a known amount (origin_ns moved by up to
 //    ± 5 ms): merge must find it from the collectives, which end at the
@@ -17,7 +18,7 @@
 // Copying is what makes 64 ranks of 1 M operations take a minute rather
 // than the 7 minutes of generating each.
 //
-//   node bench/generate-ranks.ts -o DIR [--ranks 64] [--ops 1000000] [--streams 8]
+//   node bench/generate-ranks.ts -o DIR [--ranks 64] [--ops 1000000] [--streams 8] [--with-ranks]
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -34,7 +35,7 @@ export interface GeneratedRank {
   clockOffsetNs: number;
 }
 
-export function generateRanks(dir: string, ranks: number, opsPerRank: number, streams = 8, seed = 4242): GeneratedRank[] {
+export function generateRanks(dir: string, ranks: number, opsPerRank: number, streams = 8, seed = 4242, withRanks = false): GeneratedRank[] {
   fs.mkdirSync(dir, { recursive: true });
   const template = path.join(dir, 'template.sqlite');
   generate(template, opsPerRank, streams, {
@@ -58,6 +59,17 @@ export function generateRanks(dir: string, ranks: number, opsPerRank: number, st
         meta.run((JOB_ORIGIN + BigInt(clockOffsetNs)).toString(), 'origin_ns');
         meta.run(`generated rank ${r} of ${ranks}: ${opsPerRank} operations over ${streams} streams`, 'command');
         db.prepare('UPDATE processes SET host = ?').run(host);
+        if (withRanks) {
+          // Its rank as torchrun would have set it, one rank per node: every rank's GPU is GPU 0 of its own host.
+          db.prepare("UPDATE processes SET rank = ?, local_rank = 0, world_size = ?, rank_variable = 'RANK'").run(r, ranks);
+          const env = db.prepare('INSERT INTO process_env (pid, name, value) SELECT pid, ?, ? FROM processes');
+          for (const [name, value] of [
+            ['RANK', r],
+            ['LOCAL_RANK', 0],
+            ['WORLD_SIZE', ranks],
+          ] as const)
+            env.run(name, String(value));
+        }
         db.prepare("UPDATE devices SET uuid = ?, name = 'generated GPU'").run(`GPU-generated-${host}-0`);
         // Kernel names in another order on each rank: kernel_k's string now says kernel_(k+r mod 7).
         db.exec("UPDATE strings SET value = 'tmp-' || value WHERE value LIKE 'kernel\\_%' ESCAPE '\\'");
@@ -82,17 +94,18 @@ if (process.argv[1] && path.resolve(process.argv[1]) === import.meta.filename) {
       ranks: { type: 'string', default: '64' },
       ops: { type: 'string', default: '1000000' },
       streams: { type: 'string', default: '8' },
+      'with-ranks': { type: 'boolean', default: false },
     },
   });
   const ranks = Number(values.ranks);
   const ops = Number(values.ops);
   const streams = Number(values.streams);
   if (!values.output || !(ranks > 0) || !(ops > 0) || !(streams > 1)) {
-    process.stderr.write('usage: node bench/generate-ranks.ts -o DIR [--ranks N] [--ops N] [--streams S>1]\n');
+    process.stderr.write('usage: node bench/generate-ranks.ts -o DIR [--ranks N] [--ops N] [--streams S>1] [--with-ranks]\n');
     process.exit(2);
   }
   const t = performance.now();
-  const files = generateRanks(values.output, ranks, ops, streams);
+  const files = generateRanks(values.output, ranks, ops, streams, undefined, values['with-ranks']);
   process.stderr.write(
     `generated ${files.length} ranks of ${ops.toLocaleString('en-US')} operations in ${((performance.now() - t) / 1000).toFixed(1)} s → ${values.output}\n`,
   );

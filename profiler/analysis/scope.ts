@@ -223,12 +223,15 @@ export function rangeNotes(facts: RangeFacts, which: number, all: RangeInstance[
     );
   }
   if (which >= 0) {
+    // Among its own process's instances, as the iterations flag warm-up: a job's ranks each warm up.
     const lengths = instanceLengths(facts, all);
-    const warm = warmUpCount(lengths);
-    if (which < warm) {
+    const own = all ? lengths.flatMap((_, x) => (all[x]!.pid === all[which]!.pid ? [x] : [])) : lengths.map((_, x) => x);
+    const ownLengths = own.map((x) => lengths[x]!);
+    const at = own.indexOf(which);
+    if (at < warmUpCount(ownLengths)) {
       notes.push(
         `a warm-up instance: its GPU span, ${formatDuration(lengths[which]!)}, is over ${WARM_UP_FACTOR} × the median of the instances after it ` +
-          `(${formatDuration(median(lengths.slice(which + 1)))}): one-time work (loading, initialisation, allocator growth) weighs in its findings`,
+          `(${formatDuration(median(ownLengths.slice(at + 1)))}): one-time work (loading, initialisation, allocator growth) weighs in its findings`,
       );
     }
   }

@@ -5,6 +5,8 @@
 import { analyze } from '../analysis/diagnosis/analyze.ts';
 import type { Scope, ScopeInfo } from '../contract/scope.ts';
 import { gpuOrdinals } from '../analysis/trace.ts';
+import { gpuNames } from '../contract/ranks.ts';
+import { readProcesses } from '../store/ranks.ts';
 import { COMMANDS } from './commands.ts';
 import { scopeFromArgs } from './scope-args.ts';
 import { parseCommand, UsageError } from './usage.ts';
@@ -29,7 +31,8 @@ export interface CheckResult {
   minOverlap: number | null;
   failOn: Severity | null;
   scope: ScopeInfo;
-  overlap: { deviceId: number; gpu: number; all: number | null; compute: number | null; htod: number | null; dtoh: number | null }[];
+  /** `name`: the GPU as the report names it ("GPU 0"; in a job "rank 1 (node-b, GPU 0)"). */
+  overlap: { deviceId: number; gpu: number; name: string; all: number | null; compute: number | null; htod: number | null; dtoh: number | null }[];
   findings: Finding[];
   /** Rows left out of the check as not possible (an end before its start, a negative size: store/row-checks.ts), the first named; null: none. */
   leftOut: LeftOutRows | null;
@@ -53,13 +56,14 @@ export function runCheck(file: string, minOverlap: number | null, failOn: Severi
   try {
     const { trace, diagnosis, scope: info, columns } = analyze(db, { scope, file });
     const gpu = gpuOrdinals(trace.devices);
+    const names = gpuNames(trace.devices, readProcesses(db), trace.streams);
     const overlap = overlapByDevice(trace).filter((o) => o.all.count > 0);
     const reasons: string[] = [];
     if (minOverlap !== null) {
       if (overlap.length === 0) reasons.push('no GPU operations recorded');
       for (const o of overlap) {
         const f = o.all.overlapFactor ?? 1;
-        if (f < minOverlap) reasons.push(`GPU ${gpu(o.deviceId)} overlap ${f.toFixed(2)} < ${minOverlap}`);
+        if (f < minOverlap) reasons.push(`${names.device(o.deviceId)} overlap ${f.toFixed(2)} < ${minOverlap}`);
       }
     }
     if (failOn !== null) {
@@ -82,6 +86,7 @@ export function runCheck(file: string, minOverlap: number | null, failOn: Severi
       overlap: overlap.map((o) => ({
         deviceId: o.deviceId,
         gpu: gpu(o.deviceId),
+        name: names.device(o.deviceId),
         all: o.all.overlapFactor,
         compute: o.compute.overlapFactor,
         htod: o.htod.overlapFactor,
@@ -97,7 +102,7 @@ export function runCheck(file: string, minOverlap: number | null, failOn: Severi
 
 /** The one line CI shows; rows left out are said on it, whether it passed or not. */
 export function checkLine(r: CheckResult): string {
-  const overlap = r.overlap.map((o) => `GPU ${o.gpu} ${(o.all ?? 1).toFixed(2)}`).join(', ');
+  const overlap = r.overlap.map((o) => `${o.name} ${(o.all ?? 1).toFixed(2)}`).join(', ');
   const scope = r.scope.kind === 'steady-state' ? '' : ` (${r.scope.label})`;
   const left = r.leftOut ? `; ${leftOutNote(r.leftOut)}` : '';
   return r.pass

@@ -18,9 +18,11 @@ export function parseMergeArgs(args: string[]): { inputs: string[]; output: stri
 }
 
 export function formatMerge(r: MergeResult): string {
+  const ops = (r.rows.kernels ?? 0) + (r.rows.memcpys ?? 0) + (r.rows.memsets ?? 0);
+  const count = (n: number, one: string, many: string) => `${n.toLocaleString('en-US')} ${n === 1 ? one : many}`;
   const lines = [
-    `streamscope: merged ${r.sources.length} recordings (${r.processes} processes, ${r.devices} GPUs, ` +
-      `${((r.rows.kernels ?? 0) + (r.rows.memcpys ?? 0) + (r.rows.memsets ?? 0)).toLocaleString('en-US')} GPU operations) → ${r.output} in ${r.seconds.toFixed(1)} s`,
+    `streamscope: merged ${count(r.sources.length, 'recording', 'recordings')} (${count(r.processes, 'process', 'processes')}, ${count(r.devices, 'GPU', 'GPUs')}, ` +
+      `${count(ops, 'GPU operation', 'GPU operations')}) → ${r.output} in ${r.seconds.toFixed(1)} s`,
     ...r.sources.map((s) => `  ${alignmentLine(s)}`),
     ...r.notes.map((n) => `streamscope: note: ${n}`),
   ];

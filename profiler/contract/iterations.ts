@@ -5,7 +5,12 @@ import type { Ns } from './time.ts';
 export interface IterationRow {
   /** 1 = the first instance: what `--range NAME#k` takes. */
   instance: number;
+  /** 1 = its process's first instance: in a job, the rank's own step number (the ranks' instances interleave in `instance`). */
+  step: number;
   pid: number;
+  /** Its process's rank and host (null where not launched as a rank, or not recorded). */
+  rank: number | null;
+  host: string | null;
   tid: number;
   /** The range on the host. */
   startNs: Ns;
@@ -25,8 +30,10 @@ export interface IterationRow {
 export interface Iterations {
   name: string;
   rows: IterationRow[];
-  /** Median length of the instances that are not warm-up. */
+  /** Median length of the instances that are not warm-up (each process's warm-up found among its own instances). */
   medianNs: Ns;
+  /** How many processes (a job's ranks) have instances: more than one, and the rows are told apart by rank. */
+  processes: number;
   /** How the range was chosen: named by the user, or picked as the repeating range covering most time. */
   chosen: 'named' | 'picked';
 }

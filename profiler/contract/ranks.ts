@@ -129,3 +129,79 @@ export interface RankedProcess extends RankInfo {
   /** Its record stream ended with its End record. */
   complete: boolean;
 }
+
+// ---------------------------------------------------------------------------
+// A GPU named with its rank
+//
+// In a job every rank's first GPU is "GPU 0" on its own host, so in a
+// recording of several ranks or hosts the ordinal alone names several GPUs.
+// Every view and report then names a GPU by who ran on it, one way
+// (participantName of contract/stragglers.ts is the one-process case); a
+// recording of one process reads "GPU 0" as it always has.
+
+/** A process, as a GPU's name needs it. */
+export interface GpuHolder {
+  pid: number;
+  rank: number | null;
+  host: string | null;
+}
+
+/** Whether a recording's GPUs are named with their ranks: it holds more than one rank, or processes on more than one host. */
+export function gpusNamedByRank(processes: readonly GpuHolder[]): boolean {
+  return new Set(processes.map((p) => p.host)).size > 1 || processes.filter((p) => p.rank !== null).length > 1;
+}
+
+/**
+ * "rank 1 (node-b, GPU 0)"; "ranks 0, 1 (vm, GPU 0)" for a GPU two ranks
+ * share; "pid 4242 (GPU 1)" for a process not launched as a rank; the host
+ * where it was recorded. "GPU 0" when nobody is known to have run on it.
+ */
+export function rankedGpuName(holders: readonly GpuHolder[], gpu: number | string): string {
+  if (holders.length === 0) return `GPU ${gpu}`;
+  const sorted = [...holders].sort((a, b) => (a.rank ?? Infinity) - (b.rank ?? Infinity) || a.pid - b.pid);
+  const ranks = sorted.filter((h) => h.rank !== null).map((h) => h.rank!);
+  const pids = sorted.filter((h) => h.rank === null).map((h) => h.pid);
+  const who = [
+    ...(ranks.length ? [`rank${ranks.length > 1 ? 's' : ''} ${ranks.join(', ')}`] : []),
+    ...(pids.length ? [`pid${pids.length > 1 ? 's' : ''} ${pids.join(', ')}`] : []),
+  ].join(', ');
+  const hosts = [...new Set(sorted.map((h) => h.host).filter((h): h is string => Boolean(h)))];
+  return `${who} (${[...hosts, `GPU ${gpu}`].join(', ')})`;
+}
+
+/** How a recording names its GPUs, by device id: built once from its processes and streams. */
+export interface GpuNames {
+  /** gpusNamedByRank of the recording: whether names carry ranks. */
+  byRank: boolean;
+  /** The GPU with every process that has a stream on it: "rank 1 (node-b, GPU 0)", or "GPU 0" where names carry no ranks. */
+  device(deviceId: number): string;
+  /** The GPU as one process used it: "rank 1 (node-b, GPU 0)", or "GPU 0". */
+  ofProcess(deviceId: number, pid: number): string;
+}
+
+export function gpuNames(
+  devices: readonly { id: number; ordinal: number | null }[],
+  processes: readonly GpuHolder[],
+  streams: readonly { pid: number; deviceId: number | null }[],
+): GpuNames {
+  const ordinal = new Map(devices.map((d) => [d.id, d.ordinal ?? d.id]));
+  const gpu = (deviceId: number) => ordinal.get(deviceId) ?? deviceId;
+  const byRank = gpusNamedByRank(processes);
+  const byPid = new Map(processes.map((p) => [p.pid, p]));
+  const holders = new Map<number, GpuHolder[]>();
+  for (const s of streams) {
+    const p = byPid.get(s.pid);
+    if (s.deviceId === null || !p) continue;
+    const list = holders.get(s.deviceId) ?? [];
+    if (!list.includes(p)) list.push(p);
+    holders.set(s.deviceId, list);
+  }
+  return {
+    byRank,
+    device: (id) => (byRank ? rankedGpuName(holders.get(id) ?? [], gpu(id)) : `GPU ${gpu(id)}`),
+    ofProcess: (id, pid) => {
+      const p = byPid.get(pid);
+      return byRank && p ? rankedGpuName([p], gpu(id)) : `GPU ${gpu(id)}`;
+    },
+  };
+}

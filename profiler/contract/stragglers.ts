@@ -6,6 +6,7 @@
 // `report --json`: docs/FORMATS.md), the API's stats() and the
 // 'straggler-rank' finding carry it.
 import type { Collective } from './communication.ts';
+import { rankedGpuName } from './ranks.ts';
 import type { Ns } from './time.ts';
 
 /**
@@ -129,6 +130,5 @@ export interface Stragglers {
 
 /** How outputs name a rank: "rank 3 (node-b, GPU 0)", or "pid 4242 (GPU 1)" where the process was not launched as a rank. */
 export function participantName(p: StragglerParticipant): string {
-  const where = [p.host, `GPU ${p.gpu}`].filter(Boolean).join(', ');
-  return `${p.rank !== null ? `rank ${p.rank}` : `pid ${p.pid}`} (${where})`;
+  return rankedGpuName([p], p.gpu);
 }

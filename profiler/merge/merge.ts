@@ -13,7 +13,8 @@
 //    from the largest pid thread lanes allow, and keeps its own in
 //    processes.original_pid;
 //  - times: every input's times move by its shift, the difference of its
-//    origin from the merged one plus its host's clock correction
+//    origin from the merged one (the job's first recorded time: an input's
+//    rows may start before its own origin) plus its host's clock correction
 //    (align.ts: from the NCCL collectives the ranks share; the wall clock
 //    when they share none);
 //  - provenance: a sources row per input (file, host, meta, shift,
@@ -113,6 +114,8 @@ interface Input {
   bigTables: Map<string, { root: number; columns: string[] }>;
   /** Why its big tables cannot go as pages (null: they can). */
   notAsPages: string | null;
+  /** Its first recorded time where that is before its origin (else 0): a launcher recorded with its rank (torchrun under the recorder) initialises CUDA seconds before the rank does, whose stream is the origin. */
+  beforeOriginNs: number;
 }
 
 /** Merges `inputs` into a new recording at `output`. Problems with a file are RecordingFileErrors naming it. */
@@ -163,7 +166,11 @@ export function mergeRecordings(inputs: readonly string[], output: string, opts:
   }
   const notes: string[] = [...collectiveCountNotes(list, alignment)];
   const corrected = list.map((input, i) => input.origin + BigInt(alignment[i]!.correctionNs));
-  const originOut = corrected.reduce((m, o) => (o < m ? o : m), corrected[0]!);
+  // The merged origin is the job's own start: the earliest of every input's
+  // first recorded time on the job's clock, so that no time of the job is
+  // negative (its ruler, its start-up and every "starts at" count from it).
+  const starts = corrected.map((o, i) => o + BigInt(list[i]!.beforeOriginNs));
+  const originOut = starts.reduce((m, o) => (o < m ? o : m), starts[0]!);
   const shifts = corrected.map((o) => Number(o - originOut));
   let plans: InputPlan[];
   try {
@@ -448,6 +455,8 @@ function inspect(file: string): Input {
       missingTables: Object.keys(MERGE_TABLES).filter((t) => !tables.has(t)),
       bigTables,
       notAsPages: notAsPages(file, db, bigTables),
+      // From the zones (every writer keeps them: SCHEMA.md "Zones"); a file without them is placed by its origin.
+      beforeOriginNs: tables.has('zones') ? Math.min(0, (db.prepare('SELECT min(start_ns) FROM zones').pluck().get() as number | null) ?? 0) : 0,
     };
   } finally {
     db.close();

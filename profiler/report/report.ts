@@ -14,7 +14,7 @@ import type { Finding } from '../contract/findings.ts';
 import { graphLaunchesText, type GraphLaunches } from '../contract/graphs.ts';
 import { gpuOrdinals, type DeviceRow } from '../analysis/trace.ts';
 import { readableNames } from '../contract/names.ts';
-import { formatRank, launcherOfRankVariable, type RankedProcess } from '../contract/ranks.ts';
+import { formatRank, gpuNames, launcherOfRankVariable, type RankedProcess } from '../contract/ranks.ts';
 import { participantName, type Stragglers } from '../contract/stragglers.ts';
 import { formatBytes, formatDuration, gigabytesPerSecond } from '../contract/time.ts';
 import { alignmentLine } from './clocks.ts';
@@ -280,12 +280,15 @@ export function formatReport(r: Report): string {
 
   const gpu = gpuOrdinals(r.devices);
   const gpuOf = (id: number | null) => (id === null ? '-' : gpu(id));
+  // In a job "0" names every rank's first GPU: there each GPU is named with its rank (and host).
+  const names = gpuNames(r.devices, r.processes, r.streams);
+  const deviceOf = (id: number) => (names.byRank ? names.device(id) : gpu(id));
   out.push('', 'Devices');
   out.push(
     renderTable(
       ['GPU', 'name', 'cc', 'SMs', 'copy engines', 'concurrent kernels', 'memory', 'uuid'],
       r.devices.map((d) => [
-        gpuOf(d.id),
+        deviceOf(d.id),
         d.name ?? '?',
         d.ccMajor !== null ? `${d.ccMajor}.${d.ccMinor}` : '?',
         d.smCount ?? '?',
@@ -303,7 +306,7 @@ export function formatReport(r: Report): string {
     renderTable(
       ['GPU', 'compute', 'HtoD', 'DtoH', 'all', 'busy (union)', 'busy (sum)'],
       r.overlap.map((o) => [
-        gpuOf(o.deviceId),
+        deviceOf(o.deviceId),
         factor(o.compute),
         factor(o.htod),
         factor(o.dtoh),
@@ -330,7 +333,7 @@ export function formatReport(r: Report): string {
         .filter((s) => !idle.includes(s))
         .map((s) => [
           s.cuptiStreamId,
-          gpuOf(s.deviceId),
+          names.byRank && s.deviceId !== null ? names.ofProcess(s.deviceId, s.pid) : gpuOf(s.deviceId),
           s.pid,
           s.kind,
           s.priority ?? '-',
@@ -610,15 +613,30 @@ export function formatFindings(findings: Finding[]): string[] {
   return out;
 }
 
+/** "10", or "9 to 10" where the ranks ran different numbers of steps. */
+function perRankCount(it: Iterations): string {
+  const per = new Map<number, number>();
+  for (const r of it.rows) per.set(r.pid, (per.get(r.pid) ?? 0) + 1);
+  let min = Infinity;
+  let max = 0;
+  for (const n of per.values()) [min, max] = [Math.min(min, n), Math.max(max, n)];
+  return min === max ? `${min}` : `${min} to ${max}`;
+}
+
 /** `report --iterations`: one row per instance of the repeating range, warm-up and outliers marked. */
 export function formatIterations(it: Iterations | null): string {
   if (!it) return `Iterations: no NVTX range repeats ${MIN_ITERATIONS} or more times (name one with --range NAME)`;
   if (it.rows.length === 0) return `Iterations: no closed instance of NVTX range '${it.name}'`;
   const warm = it.rows.filter((r) => r.warmUp).length;
   const outliers = it.rows.filter((r) => r.outlier).length;
+  const count =
+    it.processes > 1
+      ? `${it.rows.length} instances, ${perRankCount(it)} on each of ${it.processes} ${it.rows.some((r) => r.rank !== null) ? 'ranks' : 'processes'}`
+      : `${it.rows.length}`;
   const head =
-    `Iterations of NVTX range '${it.name}'${it.chosen === 'picked' ? ' (the repeating range covering most time)' : ''}: ${it.rows.length}, median ${formatDuration(it.medianNs)}` +
+    `Iterations of NVTX range '${it.name}'${it.chosen === 'picked' ? ' (the repeating range covering most time)' : ''}: ${count}, median ${formatDuration(it.medianNs)}` +
     `${warm ? `; ${warm} warm-up` : ''}${outliers ? `; ${outliers} outlier${outliers > 1 ? 's' : ''}` : ''}`;
+  if (it.processes > 1) return [head, formatIterationsPerRank(it)].join('\n');
   const gpus = [...new Set(it.rows.flatMap((r) => r.devices.map((d) => d.gpu)))].sort((a, b) => a - b);
   const rows = it.rows.map((r) => {
     const perGpu = gpus.flatMap((g) => {
@@ -631,4 +649,34 @@ export function formatIterations(it: Iterations | null): string {
   });
   const perGpuHeads = gpus.flatMap((g) => [`GPU ${g} busy`, `overlap`]);
   return [head, renderTable(['instance', 'starts', 'GPU span', 'ops', ...perGpuHeads, '', 'top finding'], rows)].join('\n');
+}
+
+/**
+ * The iterations of a job: each rank's steps in order, rank after rank, its
+ * own GPUs beside each (every rank's first GPU is GPU 0 of its host: one
+ * column per ordinal would mix the ranks'). `instance` stays what `--range
+ * NAME#k` takes.
+ */
+function formatIterationsPerRank(it: Iterations): string {
+  const hosts = new Set(it.rows.map((r) => r.host)).size > 1;
+  const sorted = [...it.rows].sort((a, b) => (a.rank ?? Infinity) - (b.rank ?? Infinity) || a.pid - b.pid || a.step - b.step);
+  const rows = sorted.map((r) => [
+    r.rank ?? '-',
+    ...(hosts ? [r.host ?? '?'] : []),
+    r.pid,
+    `#${r.step}`,
+    `#${r.instance}`,
+    formatDuration(r.startNs),
+    formatDuration(r.lengthNs),
+    r.operations,
+    r.devices.map((d) => `GPU ${d.gpu}`).join(', ') || '-',
+    r.devices.map((d) => formatDuration(d.busyNs)).join(', ') || '-',
+    r.devices.map((d) => (d.overlap != null ? d.overlap.toFixed(2) : '-')).join(', ') || '-',
+    r.warmUp ? 'warm-up' : r.outlier ? 'OUTLIER' : '',
+    r.topFinding ? `${r.topFinding.kind} ${formatDuration(r.topFinding.costNs)}` : '-',
+  ]);
+  return renderTable(
+    ['rank', ...(hosts ? ['host'] : []), 'pid', 'step', 'instance', 'starts', 'GPU span', 'ops', 'GPU', 'busy', 'overlap', '', 'top finding'],
+    rows,
+  );
 }

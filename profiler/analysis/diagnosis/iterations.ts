@@ -12,7 +12,8 @@
 import type { Db } from '../../store/database.ts';
 import { instanceFindings } from './analyze.ts';
 import type { Finding } from '../../contract/findings.ts';
-import { rangeInstances, rangeNames } from '../load/ranges.ts';
+import { readProcessFacts } from '../load/communication.ts';
+import { rangeInstances, rangeNames, repeatingRanges } from '../load/ranges.ts';
 import { readTraceTables, type TraceTables } from '../load/tables.ts';
 import { overlapByDevice } from '../overlap.ts';
 import { median, warmUpCount } from '../scope.ts';
@@ -31,11 +32,17 @@ const OUTLIER_SHARE = 0.2;
 
 /**
  * The range to tabulate when none is named: among ranges with at least
- * MIN_ITERATIONS instances, the one covering most time (the outermost loop:
- * a step covers the ranges nested in it). Null when nothing repeats.
+ * MIN_ITERATIONS instances in one process (a job's step range repeats on
+ * every rank; counted over the whole job, NCCL's ncclAllGather of its
+ * set-up, once per rank, would repeat too), the one covering most time (the
+ * outermost loop: a step covers the ranges nested in it). The user's own
+ * ranges come before NCCL's (its API calls: in a job whose collectives
+ * wait, ncclAllReduce covers more time than the step around it). Null when
+ * nothing repeats.
  */
 export function pickIterationRange(db: Db): string | null {
-  return rangeNames(db).find((r) => r.instances >= MIN_ITERATIONS)?.name ?? null;
+  const repeating = repeatingRanges(db).filter((r) => r.perProcess >= MIN_ITERATIONS);
+  return (repeating.find((r) => !r.nccl) ?? repeating[0])?.name ?? null;
 }
 
 /**
@@ -49,10 +56,23 @@ export function iterationsOf(db: Db, columns: TimelineColumns, name: string, cho
   const gpu = gpuOrdinals(tables.devices);
   const selections = selectEachInstance(columns, instances);
   const findings = instances.length ? instanceFindings(db, {}, columns, name, instances) : [];
+  const processes = readProcessFacts(db);
   const rows = instances.map((inst, x) => analyseInstance(selections[x]!, tables, gpu, inst, x + 1, findings[x]![0]));
-  flag(rows);
+  // Each process's instances are its own steps (a job's ranks run theirs
+  // side by side): numbered, and their warm-up and outliers found, per process.
+  const byProcess = new Map<number, IterationRow[]>();
+  for (const r of rows) {
+    const own = byProcess.get(r.pid) ?? [];
+    own.push(r);
+    byProcess.set(r.pid, own);
+    const p = processes.get(r.pid);
+    r.step = own.length;
+    r.rank = p?.rank ?? null;
+    r.host = p?.host ?? null;
+  }
+  for (const own of byProcess.values()) flag(own);
   const steady = rows.filter((r) => !r.warmUp).map((r) => r.lengthNs);
-  return { name, rows, medianNs: steady.length ? median(steady) : 0, chosen };
+  return { name, rows, medianNs: steady.length ? median(steady) : 0, chosen, processes: byProcess.size };
 }
 
 function analyseInstance(
@@ -74,7 +94,10 @@ function analyseInstance(
   const hasGpu = Number.isFinite(gpuStart);
   return {
     instance,
+    step: instance,
     pid: inst.pid,
+    rank: null,
+    host: null,
     tid: inst.tid,
     startNs: inst.startNs,
     endNs: inst.endNs,

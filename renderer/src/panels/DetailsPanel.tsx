@@ -8,7 +8,7 @@
 import { memo } from 'react';
 import type { Dependency, DependencyEnd, FieldValue, ItemDependencies, ItemDetails, ItemRef, RecordingSummary } from '../../../profiler/contract/api.ts';
 import { KIND_COLORS, KIND_LABELS } from '../base/colors.ts';
-import { deviceTitle } from '../base/gpus.ts';
+import { deviceTitle, recordingGpuNames } from '../base/gpus.ts';
 import { fullName, shortName } from '../../../profiler/contract/names.ts';
 import { graphLaunchText, graphOpsText } from '../../../profiler/contract/graphs.ts';
 import { formatTimestamp } from '../base/time.ts';
@@ -51,7 +51,7 @@ function summaryRows(d: ItemDetails, s: RecordingSummary): SummaryRow[] {
   const dev = num(f.device_id);
   if (dev !== null) {
     const info = s.devices.find((x) => x.id === dev);
-    rows.push(['Device', info ? deviceTitle(info) : String(dev)]);
+    rows.push(['Device', info ? deviceTitle(info, recordingGpuNames(s)) : String(dev)]);
   }
   const corr = num(f.correlation_id);
   if (corr !== null) rows.push(['Correlation id', String(corr)]);

@@ -17,17 +17,21 @@ export function Iterations(props: { track: IterationTrack; scope: Scope; onScope
   const chosen = scope.kind === 'range' && scope.name === t.name ? (scope.instance ?? null) : null;
   const span = (r: IterationRow) => (r.gpuStartNs !== null && r.gpuEndNs !== null ? r.gpuEndNs - r.gpuStartNs : null);
   const maxSpan = t.rows.reduce((m, r) => Math.max(m, span(r) ?? 0), 1);
+  // A job's ranks each run the range: each row says whose step it is (the instances of the ranks interleave).
+  const ranks = new Set(t.rows.map((r) => r.pid)).size;
+  const perRank = ranks > 1;
+  const whose = (r: IterationRow) => `${r.rank !== null ? `rank ${r.rank}` : `pid ${r.pid}`}${r.host ? ` (${r.host})` : ''} · step ${r.step}`;
   return (
     <section>
       <h2>
         Iterations · '{t.name}'{' '}
         <span className="h-note">
-          {t.rows.length} instances, median {formatDuration(t.medianNs)}; click an instance to analyse it alone
+          {t.rows.length} instances{perRank ? ` on ${ranks} ranks` : ''}, median {formatDuration(t.medianNs)}; click an instance to analyse it alone
         </span>
       </h2>
       <SortTable
         testId="stats-iterations"
-        initial="instance"
+        initial={perRank ? 'rank' : 'instance'}
         rows={t.rows}
         cols={[
           // Sorted by −instance: the table's first (descending) order lists #1 first.
@@ -46,6 +50,18 @@ export function Iterations(props: { track: IterationTrack; scope: Scope; onScope
               </button>
             ),
           },
+          ...(perRank
+            ? [
+                {
+                  key: 'rank',
+                  label: 'rank · step',
+                  numeric: true,
+                  // Descending first, as instance: rank 0's first step on top.
+                  value: (r: IterationRow) => -((r.rank ?? r.pid) * 1e6 + r.step),
+                  show: (r: IterationRow) => <span data-testid="iteration-rank">{whose(r)}</span>,
+                },
+              ]
+            : []),
           {
             key: 'start',
             label: 'GPU start',

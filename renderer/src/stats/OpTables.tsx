@@ -8,7 +8,8 @@ import type { RecordingSummary, StatsResponse } from '../../../profiler/contract
 import { fullName, readableNames } from '../../../profiler/contract/names.ts';
 import { formatBytes, formatDuration } from '../../../profiler/contract/time.ts';
 import { KIND_COLORS } from '../base/colors.ts';
-import { deviceTitle, gpuName } from '../base/gpus.ts';
+import type { GpuNames } from '../../../profiler/contract/ranks.ts';
+import { deviceTitle, gpuName, recordingGpuNames } from '../base/gpus.ts';
 import { Bar, SortTable } from '../base/tables.tsx';
 
 /** How the tables name the recording's streams and GPUs. */
@@ -16,12 +17,23 @@ export interface Names {
   summary: RecordingSummary;
   /** A stream's CUPTI id, as its label. */
   label: (streamId: number) => string;
+  /** A GPU ("GPU 0"; in a job with the ranks that ran on it: base/gpus.ts). */
   devName: (id: number | null) => string;
+  /** A GPU as one process used it: a row of one rank names that rank only (two ranks may share a GPU). */
+  devOf: (id: number | null, pid: number) => string;
+  gpus: GpuNames;
 }
 
 export function namesOf(summary: RecordingSummary): Names {
   const streamOf = (streamId: number) => summary.streams.find((s) => s.id === streamId);
-  return { summary, label: (streamId) => String(streamOf(streamId)?.cuptiStreamId ?? streamId), devName: (id) => gpuName(summary.devices, id) };
+  const gpus = recordingGpuNames(summary);
+  return {
+    summary,
+    label: (streamId) => String(streamOf(streamId)?.cuptiStreamId ?? streamId),
+    devName: (id) => (id === null || !gpus.byRank ? gpuName(summary.devices, id) : gpus.device(id)),
+    devOf: (id, pid) => (id === null || !gpus.byRank ? gpuName(summary.devices, id) : gpus.ofProcess(id, pid)),
+    gpus,
+  };
 }
 
 /** Overlap factor: 1 = nothing ran concurrently; shown against the number of streams that could overlap. */
@@ -155,7 +167,7 @@ export function Copies({ stats }: { stats: StatsResponse }) {
 }
 
 export function Streams({ stats, names, onShowStream }: { stats: StatsResponse; names: Names; onShowStream: (rowId: string) => void }) {
-  const { summary, label, devName } = names;
+  const { summary, label, devOf } = names;
   const streamOf = (streamId: number) => summary.streams.find((s) => s.id === streamId);
   return (
     <section>
@@ -180,7 +192,7 @@ export function Streams({ stats, names, onShowStream }: { stats: StatsResponse; 
           },
           { key: 'kind', label: 'kind', value: (r) => streamOf(r.streamId)?.kind ?? '' },
           { key: 'prio', label: 'priority', numeric: true, value: (r) => streamOf(r.streamId)?.priority ?? 0 },
-          { key: 'device', label: 'device', value: (r) => r.deviceId ?? -1, show: (r) => devName(r.deviceId) },
+          { key: 'device', label: 'device', value: (r) => r.deviceId ?? -1, show: (r) => devOf(r.deviceId, streamOf(r.streamId)?.pid ?? -1) },
           { key: 'kernels', label: 'kernels', numeric: true, value: (r) => r.kernels },
           { key: 'copies', label: 'copies', numeric: true, value: (r) => r.copies },
           { key: 'busy', label: 'busy', numeric: true, value: (r) => r.busyNs, show: (r) => formatDuration(r.busyNs) },
@@ -199,7 +211,7 @@ export function StreamPairOverlap({ m, names }: { m: StatsResponse['overlap'][nu
   return (
     <section>
       <h2>
-        Stream-pair overlap · {dev ? deviceTitle(dev) : devName(m.deviceId)}{' '}
+        Stream-pair overlap · {dev ? deviceTitle(dev, names.gpus) : devName(m.deviceId)}{' '}
         <span className="h-note">
           time both streams had an operation running; diagonal: the stream's busy time
           {m.streamsLeftOut > 0 && ` · the ${m.streamIds.length} busiest streams; ${m.streamsLeftOut.toLocaleString('en-US')} others not shown`}

@@ -7,6 +7,7 @@
 // OpTables.tsx (overlap factors, kernels, copies, streams, stream-pair
 // overlap), JobSections.tsx (communication, stragglers), Iterations.tsx.
 import type { RangeName, RecordingSummary } from '../../../profiler/contract/api.ts';
+import { gpuName } from '../base/gpus.ts';
 import { progressText } from '../scope/progress-text.ts';
 import { scopeKey, type Scope } from '../scope/scope.ts';
 import { ScopePicker } from '../scope/ScopePicker.tsx';
@@ -51,8 +52,9 @@ export function StatsView(props: {
     <div className={`stats-view${pending ? ' stale' : ''}`} data-testid="stats-view">
       {head}
       <OverlapFactors stats={stats} names={names} />
-      {stats.communication?.present && <Communication communication={stats.communication} devName={names.devName} />}
-      {stats.stragglers?.present && <Stragglers stragglers={stats.stragglers} devName={names.devName} />}
+      {/* Their rows name the rank, host and pid in columns of their own: the GPU beside them is its ordinal, as in the report. */}
+      {stats.communication?.present && <Communication communication={stats.communication} devName={(id) => gpuName(summary.devices, id)} />}
+      {stats.stragglers?.present && <Stragglers stragglers={stats.stragglers} devName={(id) => gpuName(summary.devices, id)} />}
       <Kernels stats={stats} />
       <Copies stats={stats} />
       <Streams stats={stats} names={names} onShowStream={props.onShowStream} />

@@ -71,7 +71,8 @@ export const FOLD_RANKS_ABOVE = 8;
 /** A process with more CUDA API and NVTX rows than this opens folded (defaultFolded). */
 export const FOLD_THREAD_ROWS_ABOVE = 8;
 
-const plural = (n: number, what: string) => `${n.toLocaleString('en-US')} ${what}${n === 1 ? '' : 's'}`;
+// "2 processes", not "2 processs": a noun ending in s, x, ch or sh takes -es.
+const plural = (n: number, what: string) => `${n.toLocaleString('en-US')} ${what}${n === 1 ? '' : /(s|x|ch|sh)$/.test(what) ? 'es' : 's'}`;
 
 /**
  * Whether the recording is (part of) a distributed job, grouped host → rank:

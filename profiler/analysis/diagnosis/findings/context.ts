@@ -10,6 +10,7 @@ import { streamPairs, type StreamPairs } from '../../stream-pairs.ts';
 import { OpKind, type DeviceRow, type StreamRow, type Trace } from '../../trace.ts';
 import { emptyEvidence, type Evidence, type Severity } from '../../../contract/findings.ts';
 import { streamKind, streamKindInWords } from '../../../contract/streams.ts';
+import { gpuNames, type GpuNames } from '../../../contract/ranks.ts';
 
 export interface Context {
   trace: Trace;
@@ -102,9 +103,20 @@ export const EVIDENCE_CAP = 1000;
 /**
  * How findings name a device: "GPU <CUDA ordinal>", as nvidia-smi, the
  * report and the timeline do (the recording-wide row id means nothing to a
- * user; the ordinal is that of the first process that used the device).
+ * user; the ordinal is that of the first process that used the device). In
+ * a recording of several ranks or hosts, where every rank's first GPU is
+ * GPU 0, with the ranks that ran on it: "rank 1 (node-b, GPU 0)"
+ * (contract/ranks.ts gpuNames, as the report and the page name it).
  */
 export function gpuName(ctx: Context, deviceId: number): string {
+  let names = gpuNamesOf.get(ctx);
+  if (!names) gpuNamesOf.set(ctx, (names = gpuNames([...ctx.devices.values()], [...ctx.processes.values()], [...ctx.streams.values()])));
+  return names.device(deviceId);
+}
+const gpuNamesOf = new WeakMap<Context, GpuNames>();
+
+/** "GPU <CUDA ordinal>" alone: where the finding names the rank itself. */
+export function gpuOrdinalName(ctx: Context, deviceId: number): string {
   return `GPU ${ctx.devices.get(deviceId)?.ordinal ?? deviceId}`;
 }
 

@@ -17,7 +17,7 @@ import { canOverlap, collectiveDependencies, type CollectiveGroup } from '../../
 import { commKernelLabels } from '../../communication.ts';
 import { intersectionLength, unionOfPairs, type IntervalList } from '../../intervals.ts';
 import { OpKind } from '../../trace.ts';
-import { addOp, gpuName, newEvidence, severityInSpan, streamLabel, type Context } from './context.ts';
+import { addOp, gpuOrdinalName, newEvidence, severityInSpan, streamLabel, type Context } from './context.ts';
 import type { Finding } from '../../../contract/findings.ts';
 
 /** Communication hidden behind computation beyond this share is not "serialized". */
@@ -121,7 +121,7 @@ export function serializedCollectiveCandidates(ctx: Context): SerializedCollecti
     const finding: Finding = {
       kind: 'serialized-collective',
       severity: 'info',
-      title: `${who}: ${r.collectives} ${what} on ${gpuName(ctx, r.device)} waited for all the computation before them and ran alone (${formatDuration(exposedNs)} exposed)`,
+      title: `${who}: ${r.collectives} ${what} on ${gpuOrdinalName(ctx, r.device)} waited for all the computation before them and ran alone (${formatDuration(exposedNs)} exposed)`,
       explanation:
         `${r.groups.length === 1 ? 'One group' : `${r.groups.length} groups`} of about ${perGroup} ${what}, each issued ${where} after the last of about ${kernelsPerGroup} kernels, ` +
         `ran with ${Math.round((100 * r.hiddenNs) / r.commNs)}% of their ${formatDuration(r.commNs)} hidden behind computation. ` +
