@@ -44,7 +44,7 @@ export interface SummaryJob {
 const moved = (ids: readonly number[], off: number) => (off === 0 ? [...ids] : ids.map((id) => id + off));
 
 /** What placing a recording on the job's clock and ids needs of its summary. */
-export type PlacedSummary = Pick<RankSummary, 'file' | 'origin' | 'host' | 'facts' | 'collectives'>;
+export type PlacedSummary = Pick<RankSummary, 'file' | 'origin' | 'beforeOriginNs' | 'host' | 'facts' | 'collectives'>;
 
 /** Where each recording lands in the job: its clock's alignment, the shift of its times, its ids (as merge places and plans them). */
 export interface Placement {
@@ -86,7 +86,9 @@ export function placeSummaries(summaries: readonly PlacedSummary[]): Placement {
     alignment,
   );
   const corrected = origins.map((o, i) => o + BigInt(alignment[i]!.correctionNs));
-  const originOut = corrected.reduce((m, o) => (o < m ? o : m), corrected[0]!);
+  // The job's origin is its own start, as merge.ts places it: the earliest first recorded time of its recordings.
+  const starts = corrected.map((o, i) => o + BigInt(summaries[i]!.beforeOriginNs ?? 0));
+  const originOut = starts.reduce((m, o) => (o < m ? o : m), starts[0]!);
   const shifts = corrected.map((o) => Number(o - originOut));
 
   // Ids, as merge/plan.ts plans them.

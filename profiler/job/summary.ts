@@ -34,6 +34,7 @@ import { openRecording } from '../store/database.ts';
 import { readProcesses } from '../store/ranks.ts';
 import { RecordingFileError } from '../store/recording-error.ts';
 import { SUMMARY_FORMAT } from '../store/rank-summary.ts';
+import { beforeOriginNs } from '../store/zones.ts';
 
 /** The scopes a summary is kept for. */
 export const SUMMARY_SCOPES = ['whole', 'steady-state'] as const;
@@ -49,6 +50,8 @@ export interface RankSummary {
   scope: SummaryScope;
   /** meta origin_ns (an integer too large for a double: as text) and host. */
   origin: string;
+  /** Where its first row starts before its origin (store/zones.ts beforeOriginNs; a recorded launcher): ns, < 0; absent where none does. */
+  beforeOriginNs?: Ns;
   host: string | null;
   meta: Record<string, string>;
   /** Its ids as the merge plans them; strings only those the parts name, and the demangled forms of those. */
@@ -94,10 +97,12 @@ export function buildRankSummaries(file: string, scopes: readonly SummaryScope[]
       throw new RecordingFileError(file, 'is a merged job: summarize the recordings of its ranks (a job is summarized rank by rank, each from its own file)');
     const found = jobStartup(db, db.name, tables.meta, tables.strings).startup;
     const facts = readInputFacts(db);
+    const before = beforeOriginNs(db);
     const common = {
       format: SUMMARY_FORMAT,
       file,
       origin: originText,
+      ...(before < 0 ? { beforeOriginNs: before } : {}),
       host: tables.meta.get('host') ?? null,
       meta: Object.fromEntries(tables.meta),
       devices: tables.devices,

@@ -45,6 +45,7 @@ import { latestSchemaVersion } from '../store/migrations/index.ts';
 import { beginOutput, checkOutput } from '../store/output-file.ts';
 import { RecordingFileError, writeFailureOf } from '../store/recording-error.ts';
 import { THREAD_LANE_FACTOR, ZONED_TABLES, zoneShapeSql, zonesFromRowsSql, type ZonedTable } from '../store/zone-tables.ts';
+import { beforeOriginNs } from '../store/zones.ts';
 import { alignClocks, type InputAlignment } from './align.ts';
 import type { SourceAlignment } from '../contract/job.ts';
 import { readCollectives } from './collectives.ts';
@@ -456,7 +457,7 @@ function inspect(file: string): Input {
       bigTables,
       notAsPages: notAsPages(file, db, bigTables),
       // From the zones (every writer keeps them: SCHEMA.md "Zones"); a file without them is placed by its origin.
-      beforeOriginNs: tables.has('zones') ? Math.min(0, (db.prepare('SELECT min(start_ns) FROM zones').pluck().get() as number | null) ?? 0) : 0,
+      beforeOriginNs: beforeOriginNs(db),
     };
   } finally {
     db.close();

@@ -108,6 +108,19 @@ export function ensureZones(db: Database): number {
   return added;
 }
 
+/**
+ * How far before its origin a recording's first row starts (ns, ≤ 0; 0 where
+ * none does, or the file has no zones): a launcher recorded with its rank
+ * (torchrun under the recorder) initialises CUDA seconds before the rank
+ * does, whose stream is the origin. A job's own start is the earliest of its
+ * recordings' (merge.ts, job/of-summaries.ts).
+ */
+export function beforeOriginNs(db: Database): number {
+  const zoned = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'zones'").get();
+  if (!zoned) return 0;
+  return Math.min(0, (db.prepare('SELECT min(start_ns) FROM zones').pluck().get() as number | null) ?? 0);
+}
+
 /** Which kind of lane each table is on. */
 export const laneOf = Object.fromEntries(Object.entries(ZONED_TABLES).map(([k, v]) => [k, v.laneKind])) as Record<ZonedTable, 'stream' | 'thread'>;
 

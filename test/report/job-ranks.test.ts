@@ -167,6 +167,21 @@ describe('two nodes recorded apart, their launchers initialising CUDA before the
     expect(until).toBeGreaterThanOrEqual(length!);
   }, 60_000);
 
+  it("reported from the files' summaries, without merging: the same start, the same shifts", () => {
+    const copies = ['nccl-node0-h200x2', 'nccl-node1-h200x2'].map((n) => {
+      const to = path.join(dir, `apart-${n}.sqlite`);
+      fs.copyFileSync(path.join(fixtures, 'recordings', `${n}.sqlite`), to);
+      return to;
+    });
+    const r = run(['report', ...copies]);
+    expect(r.code, r.stderr).toBe(0);
+    const startup = (text: string) => /^start-up {2}(\d+\.\d+ s), until (\d+\.\d+ s)/m.exec(text)!.slice(1);
+    expect(startup(r.stdout)).toEqual(startup(report(job.file)));
+    expect(startup(r.stdout)).toEqual(['4.48 s', '4.48 s']);
+    expect(r.stdout).toMatch(/nccl-node0-h200x2\.sqlite \(host vm\): reference clock; .* times shifted \+3\.70 s/);
+    expect(r.stdout).toMatch(/nccl-node1-h200x2\.sqlite \(host vm\): clock corrected .* times shifted \+3\.43 s/);
+  }, 60_000);
+
   it('merge still aligns the ranks by their collectives (only the origin moved)', () => {
     expect(job.stderr).toMatch(/reference clock; residual [\d.]+ µs median/);
     expect(job.stderr).toMatch(/times shifted \+3\.70 s/);
