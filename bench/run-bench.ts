@@ -57,6 +57,11 @@
 //            once, `summarize` on 2 workers, `report` of the job, each with
 //            its wall time and peak memory. Targets: the report ≤ 10 s and
 //            ≤ 2 GiB; summarize ≥ 0.5 × the speed of reading the files once.
+//  job-view  the same generated ranks opened in the timeline from their
+//            summaries, not merged (bench/job-open.ts, issue 29): serve's
+//            start to the first frame with data in Chromium, serve's peak
+//            memory, one rank unfolded. Targets: ≤ 10 s and ≤ 2 GiB; the
+//            rank's detail ≤ 2 s. Run job-summaries first (it makes them).
 //  live      the live timeline following a 10-minute run of 1 M GPU operations a
 //            minute, replayed 4× faster (bench/live-view.ts). Target: main-thread
 //            work per frame p95 ≤ 16 ms, memory bounded.
@@ -1347,6 +1352,17 @@ if (values.only === undefined || values.only === 'import-many') {
   const r = benchImportMany({ ranks: Number(values['import-many-ranks']), rounds: Number(values['import-many-rounds']) });
   results.importMany = r.result;
   lines.push(...r.lines);
+}
+// job-view (issue 29): the timeline's job view from the ranks' summaries (bench/job-open.ts), on job-summaries' ranks.
+if (values.only === 'job-view' || (values.only === undefined && results.jobSummaries)) {
+  const { benchJobViewOfSummaries, jobViewLines, rankFiles } = await import('./job-open.ts');
+  const dir = path.join(os.tmpdir(), `streamscope-bench-job-${values['summary-ranks']}x${values['summary-ops']}`);
+  if (!fs.existsSync(path.join(dir, 'done'))) lines.push(`job view: no generated ranks in ${dir}: run --only job-summaries first`);
+  else {
+    const r = await benchJobViewOfSummaries(rankFiles(dir), 3);
+    results.jobView = r;
+    lines.push(...jobViewLines(r));
+  }
 }
 // serve-flood (issue 27): bench/serve-flood.ts.
 if (values.only === undefined || values.only === 'serve-flood') {

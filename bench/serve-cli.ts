@@ -5,9 +5,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { repoRoot } from '../profiler/native/paths.ts';
 
-/** `streamscope serve FILE --port 0`; resolves with the process and the URL it printed (with its token). */
-export function startCli(file: string): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, [path.join(repoRoot, 'profiler/cli/streamscope.ts'), 'serve', file, '--port', '0'], {
+/** `streamscope serve FILE… --port 0 [OPTIONS]`; resolves with the process and the URL it printed (with its token). */
+export function startCli(files: string | string[], options: string[] = []): Promise<{ child: ChildProcess; url: string }> {
+  const child = spawn(process.execPath, [path.join(repoRoot, 'profiler/cli/streamscope.ts'), 'serve', ...[files].flat(), '--port', '0', ...options], {
     cwd: repoRoot,
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -91,7 +91,8 @@ export class SessionRegistry {
       const t0 = performance.now();
       try {
         const id = crypto.randomBytes(8).toString('hex');
-        const q = await JobQuery.open(id, plan.job);
+        // planOpen opened every file through the store's checks a moment ago.
+        const q = await JobQuery.open(id, plan.job, { checked: true });
         this.#open.set(id, q);
         const handle = handleOf(q);
         opened.push(handle);
