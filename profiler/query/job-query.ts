@@ -151,8 +151,9 @@ export class JobQuery {
       const db = opts.checked ? openChecked(file) : openRecording(file, { readonly: true });
       try {
         const json = readRankSummary(db, 'whole');
-        summaries.push(json === null ? null : placed(JSON.parse(json) as RankSummary, file));
-        facts.push({ summary: summaryOf(db, '', file, false), zones: gpuZones(db) });
+        const summary = summaryOf(db, '', file, false);
+        summaries.push(json === null ? null : placed(JSON.parse(json) as RankSummary, file, summary));
+        facts.push({ summary, zones: gpuZones(db) });
       } catch (err) {
         throw err instanceof RecordingFileError ? err : new RecordingFileError(file, (err as Error).message, { cause: err });
       } finally {
@@ -164,7 +165,7 @@ export class JobQuery {
       const built = await summarizeFiles(missing, { scopes: ['whole'] });
       const byFile = new Map(built.map((b) => [b.file, b.summaries.whole!]));
       files.forEach((file, i) => {
-        summaries[i] ??= placed(byFile.get(file)!, file);
+        summaries[i] ??= placed(byFile.get(file)!, file, facts[i]!.summary);
       });
     }
     return new JobQuery(recordingId, files, facts, summaries as PlacedSummary[], missing);
@@ -497,6 +498,9 @@ function openChecked(file: string): Db {
 }
 
 /** What placing needs of a summary; the rest (its parts: the analysis's) is let go. */
-function placed(s: RankSummary, file: string): PlacedSummary {
-  return { file, origin: s.origin, beforeOriginNs: s.beforeOriginNs, host: s.host, facts: s.facts, collectives: s.collectives };
+function placed(s: RankSummary, file: string, read: RecordingSummary): PlacedSummary {
+  // Where its first row starts before its origin, from the zones just read (merge's definition, store/zones.ts
+  // beforeOriginNs): a summary stored before summaries kept it has none, and the job would start later than merged.
+  const before = Math.min(0, read.startNs);
+  return { file, origin: s.origin, ...(before < 0 ? { beforeOriginNs: before } : {}), host: s.host, facts: s.facts, collectives: s.collectives };
 }
