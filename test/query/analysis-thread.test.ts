@@ -102,7 +102,7 @@ describe('analysis thread', () => {
     expect((await diff).findings).toBeDefined();
   });
 
-  it('a diagnosis asked after other calls goes before those still waiting', async () => {
+  it("a panel's call (findings, stats) asked after other calls goes before those still waiting", async () => {
     const t = thread();
     const file = fixture('normalise-default-stream');
     const a = { id: 'o', file };
@@ -118,7 +118,7 @@ describe('analysis thread', () => {
     ];
     await Promise.all(together);
     expect(order).toEqual(['findings', 'waitSpans']);
-    // Calls made while it works: the findings overtake those waiting, not the one it has.
+    // Calls made while it works: the findings and the stats overtake those waiting, not the one it has.
     order.length = 0;
     const ranges = t.ranges(a).then(done('ranges'));
     await new Promise((r) => setTimeout(r, 100));
@@ -127,9 +127,10 @@ describe('analysis thread', () => {
       t.waitSpans(a, { rows: streams.map((x) => x.rowId), startNs, endNs, resolutionNs: 2 }).then(done('waitSpans')),
       t.iterations(a, null).then(done('iterations')),
       t.findings(a, { kind: 'whole' }).then(done('findings')),
+      t.stats(a, { kind: 'whole' }).then(done('stats')),
     ];
     await Promise.all(calls);
-    expect(order).toEqual(['ranges', 'findings', 'waitSpans', 'iterations']);
+    expect(order).toEqual(['ranges', 'findings', 'stats', 'waitSpans', 'iterations']);
   });
 
   it('a file it cannot read fails with the API error naming it; the thread goes on', async () => {
