@@ -62,6 +62,13 @@
 //            start to the first frame with data in Chromium, serve's peak
 //            memory, one rank unfolded. Targets: ≤ 10 s and ≤ 2 GiB; the
 //            rank's detail ≤ 2 s. Run job-summaries first (it makes them).
+//  page      what a user sees in the page at 10 M operations (bench/page-findings.ts,
+//            issue 30), in Chromium against serve, a fresh server each run:
+//            first frame; the first findings listed (the rules' own, while the
+//            what-ifs replay) and the answer; wheel zooms' data while the
+//            analysis runs; the Stats tab at the first frame and after the
+//            findings. Targets: findings ≤ 5 s after the first frame, zoom
+//            p95 ≤ 0.3 s, Stats ≤ 3 s. --page-launches N, --page-runs N.
 //  live      the live timeline following a 10-minute run of 1 M GPU operations a
 //            minute, replayed 4× faster (bench/live-view.ts). Target: main-thread
 //            work per frame p95 ≤ 16 ms, memory bounded.
@@ -109,7 +116,7 @@
 //            code with --whatif-against DIR. Target (issue 16): ≤ 4 s on the
 //            2-core development machine.
 //
-// Options: --only startup|ingest|analysis|import|renderer|selection|merge|overhead|record-wall|live|serve-load|serve-flood|job-summaries|hta|import-many|responsiveness|whatif|corpus, --responsiveness-rounds N, --whatif-rounds N, --whatif-against DIR, --startup-rounds N, --wall-rounds N, --serve-ops N, --serve-clients N, --serve-seconds N, --live-launches N, --live-speed X, --renderer-ops N, --selection-ops N, --analysis-launches N, --import-mb N, --import-rounds N, --launches N (overhead loop), --pairs N,
+// Options: --only startup|ingest|analysis|import|renderer|selection|merge|overhead|record-wall|live|serve-load|serve-flood|job-summaries|hta|import-many|page|responsiveness|whatif|corpus, --responsiveness-rounds N, --whatif-rounds N, --whatif-against DIR, --startup-rounds N, --wall-rounds N, --serve-ops N, --serve-clients N, --serve-seconds N, --live-launches N, --live-speed X, --renderer-ops N, --selection-ops N, --analysis-launches N, --import-mb N, --import-rounds N, --launches N (overhead loop), --pairs N,
 // --ingest-launches N, --ingest-runs N (ingest and ceiling pairs), --merge-ranks N, --merge-ops N (per rank), --merge-rounds N, --merge-sample N (ranks analysed as a sample),
 // --merge-analysis sample|whole|none (whole: also the whole job's analysis, minutes and ~12 GB), --json FILE (write the results).
 // --job FILE, --job-rounds N (the job's analysis rank by rank).
@@ -164,6 +171,8 @@ const { values } = parseArgs({
     'serve-clients': { type: 'string', default: '200' },
     'serve-seconds': { type: 'string', default: '60' },
     'summary-ranks': { type: 'string', default: '1024' },
+    'page-launches': { type: 'string', default: '10000000' },
+    'page-runs': { type: 'string', default: '2' },
     'summary-ops': { type: 'string', default: '100000' },
     'summary-cold': { type: 'boolean', default: false },
     'flood-ops': { type: 'string', default: '1000000' },
@@ -1347,6 +1356,13 @@ if (values.only === undefined || values.only === 'hta') {
   lines.push(...r.lines);
 }
 // import-many (issue 29): bench/import-many.ts.
+// page (issue 30): bench/page-findings.ts.
+if (values.only === undefined || values.only === 'page') {
+  const { benchPageFindings } = await import('./page-findings.ts');
+  const r = await benchPageFindings(Number(values['page-launches']), Number(values['page-runs']));
+  results.page = r.result;
+  lines.push(...r.lines);
+}
 if (values.only === undefined || values.only === 'import-many') {
   const { benchImportMany } = await import('./import-many.ts');
   const r = benchImportMany({ ranks: Number(values['import-many-ranks']), rounds: Number(values['import-many-rounds']) });
