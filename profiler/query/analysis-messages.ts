@@ -12,6 +12,8 @@ export interface AnalysisTarget {
   file: string;
   /** Still being written (RecordingQuery.beingWritten): analysed in the process, not the thread. */
   live?: boolean;
+  /** A job opened from its ranks' summaries (job-query.ts): its files, in merge order; `file` is the first. Findings and scopeInfo only (job-analysis.ts). */
+  job?: string[];
 }
 
 export interface AnalysisRequest {

@@ -14,7 +14,9 @@ import os from 'node:os';
 import { parentPort } from 'node:worker_threads';
 import { toApiErrorShape } from './api-error.ts';
 import { compareRecordings } from './compare.ts';
+import { jobAnswer } from './job-analysis.ts';
 import { RecordingQuery } from './recording-query.ts';
+import type { Scope } from '../contract/scope.ts';
 import type { AnalysisProgressMessage, AnalysisRequest, AnalysisResponse } from './analysis-messages.ts';
 import type { ProgressStep } from '../contract/progress.ts';
 import type { LoadingStep } from '../analysis/diagnosis/analyze.ts';
@@ -81,7 +83,13 @@ function query(id: string, file: string): RecordingQuery {
   return q;
 }
 
+// One request after the other, in the order they came: a job's analysis (job-analysis.ts) awaits its summaries.
+let queue: Promise<void> = Promise.resolve();
 port.on('message', (msg: AnalysisRequest | { close: true } | { drop: string }) => {
+  queue = queue.then(() => answer(msg)).catch(() => undefined);
+});
+
+async function answer(msg: AnalysisRequest | { close: true } | { drop: string }): Promise<void> {
   if ('close' in msg) {
     for (const q of open.values()) q.close();
     port.close();
@@ -97,6 +105,13 @@ port.on('message', (msg: AnalysisRequest | { close: true } | { drop: string }) =
   current = msg.n;
   port.postMessage({ n: msg.n, progress: null } satisfies AnalysisProgressMessage);
   try {
+    const job = msg.targets[0]?.job;
+    if (job) {
+      if (msg.method !== 'findings' && msg.method !== 'scopeInfo')
+        throw new Error(`the analysis of a job from its ranks' summaries answers findings and scopeInfo, not ${msg.method}`);
+      port.postMessage({ n: msg.n, ok: true, value: await jobAnswer(job, msg.method, msg.args[0] as Scope) } satisfies AnalysisResponse);
+      return;
+    }
     // Both recordings of a comparison are held while it runs.
     const [a, b] = msg.targets.map((t) => query(t.id, t.file));
     const arg = msg.args[0] as never;
@@ -125,4 +140,4 @@ port.on('message', (msg: AnalysisRequest | { close: true } | { drop: string }) =
     out = { n: msg.n, ok: false, error: toApiErrorShape(err, msg.targets[0]?.file) };
   }
   port.postMessage(out);
-});
+}

@@ -16,10 +16,11 @@
 // moved back. Names are numbered by the job (one id per distinct name
 // across ranks), not as a merge would number them.
 //
-// What needs every rank's rows — findings, stats, search, dependencies,
-// SQL, export — is not answered here: each says where it is (`streamscope
-// report` of the files for the job's findings, from the same summaries; a
-// rank's own file; or the job merged, `--job-view merged`).
+// The job's findings are the job report's, from the same summaries, on the
+// analysis thread (job-analysis.ts). What needs every rank's rows — stats,
+// search, dependencies, SQL, export — is not answered: each says where it
+// is (`streamscope report` of the files; a rank's own file; or the job
+// merged, `--job-view merged`).
 import path from 'node:path';
 import type {
   ItemDetails,
@@ -37,7 +38,6 @@ import type {
 import { WindowRequestSchema } from '../contract/api-schema.ts';
 import type { JobSource } from '../contract/job.ts';
 export { jobViewOf, type JobView } from '../contract/job.ts';
-import type { Scope, ScopeInfo } from '../contract/scope.ts';
 import { placeSummaries, type PlacedSummary } from '../job/of-summaries.ts';
 import { summarizeFiles } from '../job/summarize.ts';
 import type { RankSummary } from '../job/summary.ts';
@@ -378,16 +378,6 @@ export class JobQuery {
       })),
       rowId: this.#jobRow(rank, d.rowId),
       graph: d.graph && { ...d.graph, call: d.graph.call && { ...d.graph.call, ref: this.#jobRef(rank, d.graph.call.ref) } },
-    };
-  }
-
-  /** What the analysis says of the scope: nothing here (no rows are read), only the scope's name. */
-  scopeInfo(scope: Scope): ScopeInfo {
-    return {
-      kind: scope.kind,
-      label: `${scope.kind === 'whole' ? 'the whole job' : scope.kind}, not analysed on the timeline of a job opened from its ranks' summaries`,
-      windows: [],
-      startup: null,
     };
   }
 

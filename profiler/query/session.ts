@@ -38,6 +38,7 @@ import { compareRecordings } from './compare.ts';
 import type { SqlAnswer } from '../contract/sql.ts';
 import type { SqlRequest } from '../contract/api-schema.ts';
 import { RecordingQuery } from './recording-query.ts';
+import { jobAnswer } from './job-analysis.ts';
 import { JobQuery, jobViewOf, type JobView } from './job-query.ts';
 
 /** An open recording, or a job opened from its ranks' summaries: what the timeline's data methods read. */
@@ -173,7 +174,10 @@ export class SessionRegistry {
   }
 
   async findings(id: string, scope: Scope): Promise<Finding[]> {
-    const q = this.get(id, 'the findings');
+    const v = this.view(id);
+    // A job from its ranks' summaries: the job report's findings (job-analysis.ts), on the analysis thread.
+    if (v instanceof JobQuery) return (await this.#jobAnswer(v, 'findings', scope)) as Finding[];
+    const q = v;
     return this.#analysis ? refusing(q, this.#analysis.findings(targetOf(q), scope)) : q.findings(scope);
   }
 
@@ -184,9 +188,16 @@ export class SessionRegistry {
 
   async scopeInfo(id: string, scope: Scope): Promise<ScopeInfo> {
     const v = this.view(id);
-    if (v instanceof JobQuery) return v.scopeInfo(scope);
+    if (v instanceof JobQuery) return (await this.#jobAnswer(v, 'scopeInfo', scope)) as ScopeInfo;
     const q = v;
     return this.#analysis ? refusing(q, this.#analysis.scopeInfo(targetOf(q), scope)) : q.scopeInfo(scope);
+  }
+
+  /** The findings or scope of a job opened from its ranks' summaries: on the analysis thread where there is one. */
+  #jobAnswer(q: JobQuery, method: 'findings' | 'scopeInfo', scope: Scope): Promise<Finding[] | ScopeInfo> {
+    if (!this.#analysis) return jobAnswer(q.files, method, scope);
+    const target = { id: q.recordingId, file: q.path, job: [...q.files] };
+    return method === 'findings' ? this.#analysis.findings(target, scope) : this.#analysis.scopeInfo(target, scope);
   }
 
   /** The analysis of this recording running now, and how far it has got (analysis-thread.ts); null without an analysis thread (everything here is answered when asked). */

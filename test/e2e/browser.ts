@@ -23,6 +23,7 @@ declare global {
       frames: number[];
       dataFrames: number;
       idle(): boolean;
+      windowsIdle(): boolean;
       iterationBoxes(): { instance: number; warmUp: boolean; outlier: boolean; rect: { x: number; y: number; w: number; h: number } | null }[] | null;
       rulers(): ({
         ticks: { x: number; label: string; shown: boolean }[];

@@ -12,7 +12,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RecordingSummary, WindowResponse } from '../../profiler/contract/api.ts';
+import type { Finding, RecordingSummary, ScopeInfo, WindowResponse } from '../../profiler/contract/api.ts';
+import { analyzeJobOfSummaries } from '../../profiler/job/of-summaries.ts';
+import { summarizeFiles } from '../../profiler/job/summarize.ts';
 import { mergeRecordings } from '../../profiler/merge/merge.ts';
 import { startServer, type RunningServer } from '../../profiler/serve/server.ts';
 import { tempDir } from '../helpers/native.ts';
@@ -128,9 +130,22 @@ describe('a job from its ranks summaries on the timeline', () => {
     await page.close();
   });
 
-  it("the findings panel says where a job's findings are", async () => {
+  it("the findings are the job report's, from the ranks' summaries, computed on the analysis thread; the panel shows them", async () => {
+    const ranks = summary.job!.sources.map((x) => x.file);
+    for (const kind of ['whole', 'steady-state'] as const) {
+      const report = analyzeJobOfSummaries((await summarizeFiles(ranks, { scopes: [kind] })).map((f) => f.summaries[kind]!)).analysis;
+      expect(await callApi<Finding[]>(fromSummaries, 'findings', jobId, { kind })).toEqual(report.findings);
+      expect(await callApi<ScopeInfo>(fromSummaries, 'scopeInfo', jobId, { kind })).toEqual(report.scope);
+    }
     const page = await openApp(browser, `${fromSummaries.url}#rec=${jobId}`);
-    await page.waitForSelector('text=/streamscope report/', { timeout: 30_000 });
+    await page.waitForFunction(
+      () => /each rank after its own start-up/.test(document.querySelector('[data-testid="scope-label"]')?.textContent ?? ''),
+      undefined,
+      {
+        timeout: 60_000,
+      },
+    );
+    expect(await page.locator('[data-testid="scope-error"]').count()).toBe(0);
     await page.close();
   });
 });

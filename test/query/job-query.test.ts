@@ -9,6 +9,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { jobViewOf, JOB_VIEW_MERGED_UP_TO } from '../../profiler/contract/job.ts';
+import { analyzeJobOfSummaries } from '../../profiler/job/of-summaries.ts';
+import { summarizeFiles } from '../../profiler/job/summarize.ts';
 import { mergeRecordings } from '../../profiler/merge/merge.ts';
 import { JobQuery } from '../../profiler/query/job-query.ts';
 import { RecordingQuery } from '../../profiler/query/recording-query.ts';
@@ -158,7 +160,7 @@ describe.each(Object.entries(JOBS))('a job from its ranks summaries: %s', (name,
     }
   });
 
-  it("what reads every rank's rows is refused, saying where it is", async () => {
+  it("the findings are the job report's, from the same summaries; what reads every rank's rows is refused, saying where it is", async () => {
     const reg = new SessionRegistry();
     try {
       const r = await reg.openFiles(ranks, { jobCacheDir: path.join(dir, 'unused-cache'), jobView: 'summaries' });
@@ -166,11 +168,16 @@ describe.each(Object.entries(JOBS))('a job from its ranks summaries: %s', (name,
       expect(r.job).toMatchObject({ view: 'summaries', inputs: ranks });
       const id = r.opened[0]!.recordingId;
       expect(reg.view(id).summary().job?.fromSummaries).toBe(true);
-      await expect(reg.findings(id, { kind: 'steady-state' })).rejects.toThrow(/streamscope report/);
-      await expect(reg.stats(id, { kind: 'steady-state' })).rejects.toThrow(/--job-view merged/);
+      for (const kind of ['whole', 'steady-state'] as const) {
+        const report = analyzeJobOfSummaries((await summarizeFiles(ranks, { scopes: [kind] })).map((f) => f.summaries[kind]!)).analysis;
+        expect(await reg.findings(id, { kind })).toEqual(report.findings);
+        expect(await reg.scopeInfo(id, { kind })).toEqual(report.scope);
+      }
+      await expect(reg.findings(id, { kind: 'window', startNs: 0, endNs: 10 })).rejects.toThrow(/whole job or each rank's steady state/);
+      await expect(reg.stats(id, { kind: 'steady-state' })).rejects.toThrow(/streamscope report/);
+      expect(() => reg.get(id, 'a search')).toThrow(/--job-view merged/);
       expect(await reg.ranges(id)).toEqual([]);
       expect(await reg.iterations(id, null)).toBeNull();
-      expect((await reg.scopeInfo(id, { kind: 'steady-state' })).startup).toBeNull();
       expect(fs.existsSync(path.join(dir, 'unused-cache'))).toBe(false);
     } finally {
       reg.closeAll();

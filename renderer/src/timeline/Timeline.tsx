@@ -153,6 +153,7 @@ export function Timeline(props: TimelineProps) {
     ruler: rulerDrawn,
     dataFrames: frames.dataFrames,
     idle: () => !frames.pending() && loaderIdle() && !currentFrame().waits.pending && !latest.current.dependenciesPending,
+    windowsIdle: () => !frames.pending() && loaderIdle(),
   });
 
   // Keys zoom around the mouse while it is over the rows, else around the view's middle.

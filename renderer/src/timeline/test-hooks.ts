@@ -28,6 +28,13 @@ export interface TestHooks {
   /** True when no fetch is pending and no frame is scheduled. */
   idle(): boolean;
   /**
+   * True when no window is being fetched and no frame is scheduled: the rows
+   * in view are drawn with their data (the wait spans and the selection's
+   * dependencies, which come from the analysis side, may still be on their
+   * way: idle() waits for them too).
+   */
+  windowsIdle(): boolean;
+  /**
    * The iterations row's boxes of the first timeline that has one, in
    * instance order: page coordinates where drawn now (null: off screen or
    * row not shown); null when no timeline has the row.
@@ -79,6 +86,7 @@ interface TimelineHooks {
   itemRect(table: string, id: number): { x: number; y: number; w: number; h: number } | null;
   dataFrames(): number;
   idle(): boolean;
+  windowsIdle(): boolean;
   iterationBoxes(): IterationBox[] | null;
   dependencies(): DrawnDependencies;
   ruler(): RulerDrawn | null;
@@ -107,6 +115,7 @@ function registerHooks(t: TimelineHooks): () => void {
       return mounted.reduce((n, m) => n + m.dataFrames(), 0);
     },
     idle: () => mounted.every((m) => m.idle()),
+    windowsIdle: () => mounted.every((m) => m.windowsIdle()),
     iterationBoxes: () => {
       for (const m of mounted) {
         const b = m.iterationBoxes();
@@ -132,6 +141,8 @@ export interface HookSources {
   dataFrames: () => number;
   /** Nothing to fetch, draw or wait for (the loader, the frame, the wait spans, the selection's dependencies). */
   idle: () => boolean;
+  /** No window to fetch and no frame to draw. */
+  windowsIdle: () => boolean;
 }
 
 /** Registers the timeline's hooks while it is mounted. */
@@ -144,6 +155,7 @@ export function useTestHooks(sources: HookSources): void {
       dataFrames: sources.dataFrames,
       ruler: () => sources.ruler.current,
       idle: sources.idle,
+      windowsIdle: sources.windowsIdle,
       iterationBoxes: () => iterationBoxes(frame(), canvas.current),
       dependencies: () => drawnDependencies(frame(), canvas.current),
     });
