@@ -23,6 +23,17 @@ import type { SqlAnswer } from '../contract/sql.ts';
 import type { SqlRequest } from '../contract/api-schema.ts';
 import type { ConcurrencyRequest, ConcurrencyResponse, ItemDependencies, ItemRef, StatsResponse, WaitSpans, WaitSpansRequest } from '../contract/api.ts';
 
+/**
+ * What a panel asks again — the findings, their scope's label, the Stats
+ * tab's — answered here for a finished recording once the worker has
+ * answered it: the worker runs one analysis at a time, and the Stats tab
+ * opened a second time at 10 M operations waited 30 s behind the timeline's
+ * iterations for an answer it had already computed. The last KEEP_ANSWERS
+ * (a few hundred kB each at most).
+ */
+const KEPT_METHODS: ReadonlySet<AnalysisMethod> = new Set(['findings', 'stats', 'scopeInfo']);
+const KEEP_ANSWERS = 64;
+
 /** The methods whose first argument is a scope. */
 const SCOPED_METHODS: ReadonlySet<string> = new Set(['findings', 'stats', 'scopeInfo', 'compare']);
 
@@ -35,6 +46,8 @@ export class AnalysisThread {
   readonly #process: AnalysisChannel;
   /** The files the process holds: it is told to drop each once finished, and stopped when it holds none. */
   readonly #inProcess = new Set<string>();
+  /** The panels' answers for finished recordings (KEPT_METHODS), least recently asked first. */
+  readonly #answers = new Map<string, Promise<unknown>>();
 
   constructor(entry: URL | string = defaultEntry()) {
     this.#thread = new AnalysisChannel('thread', entry);
@@ -122,6 +135,21 @@ export class AnalysisThread {
   }
 
   #call(method: AnalysisMethod, targets: AnalysisTarget[], args: unknown[] = []): Promise<unknown> {
+    if (!KEPT_METHODS.has(method) || targets.some((t) => t.live)) return this.#send(method, targets, args);
+    // A panel's answer for a finished recording: asked again, it is the same (and the same call on its way is shared).
+    const key = JSON.stringify([method, targets.map(({ id: _, ...t }) => t), args]);
+    let answer = this.#answers.get(key);
+    if (answer) this.#answers.delete(key);
+    else {
+      answer = this.#send(method, targets, args);
+      answer.catch(() => this.#answers.get(key) === answer && this.#answers.delete(key));
+    }
+    this.#answers.set(key, answer);
+    while (this.#answers.size > KEEP_ANSWERS) this.#answers.delete(this.#answers.keys().next().value!);
+    return answer;
+  }
+
+  #send(method: AnalysisMethod, targets: AnalysisTarget[], args: unknown[]): Promise<unknown> {
     const live = targets.filter((t) => t.live);
     for (const t of targets) {
       if (t.live || !this.#inProcess.has(t.file)) continue;

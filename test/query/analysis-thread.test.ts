@@ -133,6 +133,21 @@ describe('analysis thread', () => {
     expect(order).toEqual(['ranges', 'findings', 'stats', 'waitSpans', 'iterations']);
   });
 
+  it("a panel's answer for a finished recording, asked again, comes without waiting for the worker", async () => {
+    const t = thread();
+    const a = { id: 'k', file: fixture('normalise-default-stream') };
+    const first = await t.findings(a, STEADY_STATE);
+    const file = path.join(dir, 'launch-bound-iterations.sqlite');
+    fs.copyFileSync(path.resolve(import.meta.dirname, '../fixtures/corpus/torch-launch-bound-graphs/bug.sqlite'), file);
+    let slowDone = false;
+    const slow = t.iterations({ id: 'i', file }, null).then(() => (slowDone = true));
+    await new Promise((r) => setTimeout(r, 100));
+    // The worker is busy with the iterations (the range's whole diagnosis): the findings come from what it answered.
+    expect(await t.findings({ ...a, id: 'k2' }, STEADY_STATE)).toEqual(first);
+    expect(slowDone).toBe(false);
+    await slow;
+  });
+
   it('a file it cannot read fails with the API error naming it; the thread goes on', async () => {
     const t = thread();
     const bad = path.join(dir, 'not-a-recording.sqlite');

@@ -13,6 +13,7 @@ import {
 } from '../../../profiler/contract/api.ts';
 import type { NsArguments, NsFields } from '../../../profiler/contract/time.ts';
 import { decodeWindow, decodeWindowColumns, WINDOW_MEDIA_TYPE, type WindowColumns } from '../../../profiler/contract/window-codec.ts';
+import { limiter, PANEL_METHODS, PER_LANE } from './analysis-limiter.ts';
 
 /**
  * The API as the page calls it: every time in its arguments (a field named
@@ -71,38 +72,15 @@ export function pageToken(): string {
   return new URLSearchParams(location.search).get('token') ?? '';
 }
 
-/**
- * The methods the query side answers from its analysis thread, one at a
- * time, in seconds on a large recording. Chromium opens at most six
- * connections to one host over HTTP/1.1, and a request waits for one: with
- * six of these on the wire, a window or the live poll (recordingState) would
- * wait for an analysis to finish. At most ANALYSES_ON_THE_WIRE go at once
- * (more would only queue on the analysis side), the rest wait here, in order.
- */
+/** The methods the query side answers from its analysis thread, one at a time, in seconds on a large recording: a few on the wire at once (analysis-limiter.ts). */
 const ANALYSIS_METHODS = new Set(['findings', 'stats', 'scopeInfo', 'ranges', 'iterations', 'concurrency', 'compare', 'dependencies', 'waitSpans', 'sql']);
-const ANALYSES_ON_THE_WIRE = 3;
-
-/** Runs at most `limit` of the functions given at once, in the order given. */
-function limiter(limit: number): <T>(run: () => Promise<T>) => Promise<T> {
-  let running = 0;
-  const waiting: (() => void)[] = [];
-  return async <T>(run: () => Promise<T>): Promise<T> => {
-    if (running >= limit) await new Promise<void>((go) => waiting.push(go));
-    running++;
-    try {
-      return await run();
-    } finally {
-      running--;
-      waiting.shift()?.();
-    }
-  };
-}
 
 function httpApi(): StreamScopeApi {
   const token = pageToken();
-  const analysis = limiter(ANALYSES_ON_THE_WIRE);
+  const panels = limiter(PER_LANE);
+  const others = limiter(PER_LANE);
   const call = (method: string, args: unknown[], columns = false): Promise<unknown> =>
-    ANALYSIS_METHODS.has(method) ? analysis(() => send(method, args, columns)) : send(method, args, columns);
+    ANALYSIS_METHODS.has(method) ? (PANEL_METHODS.has(method) ? panels : others)(() => send(method, args, columns)) : send(method, args, columns);
   const send = async (method: string, args: unknown[], columns = false): Promise<unknown> => {
     let response: Response;
     try {
