@@ -57,15 +57,23 @@ export interface PageFindings {
   loadavg: number[];
 }
 
-/** The 10 M-operation recording, made once (as benchAnalysis makes it) and kept. */
+/** The recording of `launches` synthetic kernel launches and their calls, ingested to `out` (the analysis benchmark's). */
+export function launchRecording(out: string, launches: number): void {
+  const stream = `${out}.ssr`;
+  execFileSync(syntheticStreamToolPath(), ['--out', stream, '--bench-launches', String(launches)]);
+  try {
+    execFileSync(process.execPath, [path.join(repoRoot, 'profiler/cli/streamscope.ts'), 'ingest', '-o', out, stream], { stdio: 'ignore' });
+  } finally {
+    fs.rmSync(stream, { force: true });
+  }
+}
+
+/** The 10 M-operation recording, made once and kept. */
 export function pageRecording(launches: number): string {
   const file = path.join(os.tmpdir(), `streamscope-bench-page-${launches}.sqlite`);
   if (fs.existsSync(file)) return file;
-  const stream = `${file}.ssr`;
-  execFileSync(syntheticStreamToolPath(), ['--out', stream, '--bench-launches', String(launches)]);
   const partial = `${file}.partial`;
-  execFileSync(process.execPath, [path.join(repoRoot, 'profiler/cli/streamscope.ts'), 'ingest', '-o', partial, stream], { stdio: 'ignore' });
-  fs.rmSync(stream);
+  launchRecording(partial, launches);
   fs.renameSync(partial, file);
   return file;
 }

@@ -137,6 +137,7 @@ import type { Scope } from '../profiler/contract/scope.ts';
 import { generate } from './generate-recording.ts';
 import { generateRanks } from './generate-ranks.ts';
 import { benchJobOpen } from './job-open.ts';
+import { launchRecording } from './page-findings.ts';
 import { mergeRecordings } from '../profiler/merge/merge.ts';
 import { buildReport } from '../profiler/report/report.ts';
 import { readProcesses } from '../profiler/store/ranks.ts';
@@ -460,12 +461,9 @@ function benchOverhead(): void {
 async function benchAnalysis(): Promise<void> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ss-bench-'));
   try {
-    const stream = path.join(dir, 'big.ssr');
     const launches = values['analysis-launches']!;
-    execFileSync(syntheticStreamToolPath(), ['--out', stream, '--bench-launches', launches]);
     const out = path.join(dir, 'big.sqlite');
-    execFileSync(process.execPath, [path.join(repoRoot, 'profiler/cli/streamscope.ts'), 'ingest', '-o', out, stream], { stdio: 'ignore' });
-    fs.rmSync(stream);
+    launchRecording(out, Number(launches));
     const runs: number[] = [];
     const phases: AnalysisTimings[] = [];
     // Scopes side by side, each a whole analysis from the file: the whole

@@ -164,28 +164,13 @@ export function unionOfPairs(starts: ArrayLike<number>, ends: ArrayLike<number>)
   const n = starts.length;
   let sorted = true;
   for (let k = 1; k < n && sorted; k++) sorted = starts[k - 1]! <= starts[k]!;
-  const idx = new Uint32Array(n);
+  const idx = new Int32Array(n);
   for (let k = 0; k < n; k++) idx[k] = k;
   if (!sorted) {
     const keys = Float64Array.from({ length: n }, (_, k) => starts[k]!);
-    const order = Array.from(idx).sort((x, y) => keys[x]! - keys[y]!);
-    idx.set(order);
+    idx.set(Array.from(idx).sort((x, y) => keys[x]! - keys[y]!));
   }
-  const out: number[] = [];
-  let s = 0;
-  let e = -Infinity;
-  for (const k of idx) {
-    const a = starts[k]!;
-    const b = ends[k]!;
-    if (b <= a) continue;
-    if (a > e) {
-      if (e > s) out.push(s, e);
-      s = a;
-      e = b;
-    } else if (b > e) e = b;
-  }
-  if (e > s) out.push(s, e);
-  return Float64Array.from(out);
+  return unionOfIndexed(starts, ends, idx, 0, n);
 }
 
 /** a minus b. */

@@ -17,7 +17,7 @@ import { readProcesses } from '../store/ranks.ts';
 import { recordingReadError } from '../store/read-error.ts';
 import { checkLine, parseCheckArgs, runCheck } from './check.ts';
 import { COMMANDS } from './commands.ts';
-import { fail, openForReading } from './common.ts';
+import { fail, listed, openForReading } from './common.ts';
 import { scopeFromArgs } from './scope-args.ts';
 import { parseCommand, UsageError } from './usage.ts';
 
@@ -104,11 +104,6 @@ function processesToReport(file: string, processes: RankedProcess[], rank: strin
     );
   }
   return { pids: ranked.map((x) => x.pid), label: `rank ${n} (pid ${ranked.map((x) => x.pid).join(', ')})` };
-}
-
-/** At most 12 numbers, then how many more. */
-function listed(xs: number[]): string {
-  return xs.length <= 12 ? xs.join(', ') : `${xs.slice(0, 12).join(', ')} and ${xs.length - 12} more`;
 }
 
 /** The job's analysis rank by rank and its wall time; null where its zones disagree with its rows (then analysed whole, as before, after saying why). */

@@ -25,6 +25,11 @@ export function workersOf(value: string | undefined): number | undefined {
  * not one (missing, truncated, newer schema, ...) ends the command with its
  * message and exit code 2, the code for "could not run", not "failed".
  */
+/** At most 12 numbers, then how many more: what a refusal lists of the ranks or pids a recording has. */
+export function listed(xs: number[]): string {
+  return xs.length <= 12 ? xs.join(', ') : `${xs.slice(0, 12).join(', ')} and ${xs.length - 12} more`;
+}
+
 export function openForReading(file: string): Db {
   try {
     return openRecording(file, { readonly: true });

@@ -11,7 +11,7 @@ import { openRecording } from '../store/database.ts';
 import { readProcesses } from '../store/ranks.ts';
 import { RecordingFileError } from '../store/recording-error.ts';
 import { COMMANDS } from './commands.ts';
-import { fail, workersOf } from './common.ts';
+import { fail, listed, openForReading, workersOf } from './common.ts';
 import { parseCommand, UsageError } from './usage.ts';
 
 /** The summaries, or exit 2 naming the recording that cannot be summarized. */
@@ -113,13 +113,7 @@ export function fileOfRank(files: string[], rank: string): string {
   const holding: string[] = [];
   const ranks = new Set<number>();
   for (const file of files) {
-    let db;
-    try {
-      db = openRecording(file, { readonly: true });
-    } catch (err) {
-      if (err instanceof RecordingFileError) fail(err.message, 2);
-      throw err;
-    }
+    const db = openForReading(file);
     try {
       for (const p of readProcesses(db)) {
         if (p.rank === null) continue;
@@ -136,8 +130,9 @@ export function fileOfRank(files: string[], rank: string): string {
       `rank ${n} is in ${holding.length} of these recordings (${holding.join(', ')}): are they ranks of one job? report one file with --rank`,
     );
   const sorted = [...ranks].sort((a, b) => a - b);
-  const listed = sorted.length <= 12 ? sorted.join(', ') : `${sorted.slice(0, 12).join(', ')} and ${sorted.length - 12} more`;
-  throw new UsageError(`no recording of these ${files.length} holds rank ${n} (${sorted.length ? `their ranks: ${listed}` : 'no process in them has a rank'})`);
+  throw new UsageError(
+    `no recording of these ${files.length} holds rank ${n} (${sorted.length ? `their ranks: ${listed(sorted)}` : 'no process in them has a rank'})`,
+  );
 }
 
 /**

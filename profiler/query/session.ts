@@ -99,11 +99,7 @@ export class SessionRegistry {
         opened.push(handle);
         job = { handle, inputs: plan.job, reused: false, seconds: (performance.now() - t0) / 1000, view: 'summaries', summarized: q.summarized };
       } catch (err) {
-        const e =
-          err instanceof RecordingFileError
-            ? new ApiError('not-mergeable', `cannot open ${plan.job.length} recordings as one job: ${err.message}`, err.file)
-            : apiErrorOf(err, plan.job[0]);
-        failed.push(failure(e, plan.job[0]!));
+        failed.push(jobFailure(err, plan.job));
       }
     } else if (plan.job.length) {
       const t0 = performance.now();
@@ -121,11 +117,7 @@ export class SessionRegistry {
         opened.push(handle);
         job = { handle, inputs: plan.job, reused: cached.reused, seconds: (performance.now() - t0) / 1000, view: 'merged', summarized: [] };
       } catch (err) {
-        const e =
-          err instanceof RecordingFileError
-            ? new ApiError('not-mergeable', `cannot open ${plan.job.length} recordings as one job: ${err.message}`, err.file)
-            : apiErrorOf(err, plan.job[0]);
-        failed.push(failure(e, plan.job[0]!));
+        failed.push(jobFailure(err, plan.job));
       }
     }
     for (const file of plan.separate) {
@@ -259,6 +251,15 @@ export interface OpenFilesResult extends OpenResult {
 
 function failure(e: ApiError, file: string): OpenFailure {
   return { file: e.file ?? file, message: e.message, code: e.code };
+}
+
+/** Why a job's files could not be opened as one job (merged or from their summaries): a file's problem names the file. */
+function jobFailure(err: unknown, files: string[]): OpenFailure {
+  const e =
+    err instanceof RecordingFileError
+      ? new ApiError('not-mergeable', `cannot open ${files.length} recordings as one job: ${err.message}`, err.file)
+      : apiErrorOf(err, files[0]);
+  return failure(e, files[0]!);
 }
 
 /**

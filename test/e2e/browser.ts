@@ -193,3 +193,28 @@ export async function watchLiveFeed(opts: LiveFeedOptions): Promise<WatchedFeed>
     },
   };
 }
+
+/** Top and bottom (page y) of a label-column entry. */
+export async function box(page: Page, testId: string): Promise<{ top: number; bottom: number }> {
+  const b = (await page.locator(`[data-testid="${testId}"]`).boundingBox())!;
+  return { top: b.y, bottom: b.y + b.height };
+}
+
+/** Pixels of the canvas band at a label row's height that are not the row's white background. */
+export async function inkInRow(page: Page, rowTestId: string): Promise<number> {
+  const row = await box(page, rowTestId);
+  return page.evaluate(
+    ([top, bottom]) => {
+      const c = document.querySelector<HTMLCanvasElement>('[data-testid="timeline-canvas"]')!;
+      const r = c.getBoundingClientRect();
+      const k = c.height / r.height;
+      const y0 = Math.round((top! - r.top + 4) * k);
+      const y1 = Math.round((bottom! - r.top - 4) * k);
+      const data = c.getContext('2d')!.getImageData(0, y0, c.width, Math.max(1, y1 - y0)).data;
+      let ink = 0;
+      for (let i = 0; i < data.length; i += 4) if (data[i]! < 200 || data[i + 1]! < 200 || data[i + 2]! < 200) ink++;
+      return ink;
+    },
+    [row.top, row.bottom],
+  );
+}

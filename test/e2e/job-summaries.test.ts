@@ -10,7 +10,7 @@
 // recording has them.
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Finding, RecordingSummary, ScopeInfo, WindowResponse } from '../../profiler/contract/api.ts';
 import { analyzeJobOfSummaries } from '../../profiler/job/of-summaries.ts';
@@ -18,7 +18,7 @@ import { summarizeFiles } from '../../profiler/job/summarize.ts';
 import { mergeRecordings } from '../../profiler/merge/merge.ts';
 import { startServer, type RunningServer } from '../../profiler/serve/server.ts';
 import { tempDir } from '../helpers/native.ts';
-import { buildRenderer, callApi, launch, openApp, rendererDist, serve, settled } from './browser.ts';
+import { buildRenderer, callApi, inkInRow, launch, openApp, rendererDist, serve, settled } from './browser.ts';
 
 const fixtures = path.resolve(import.meta.dirname, '../fixtures/ddp/summarized');
 const dir = tempDir('e2e-job-summaries');
@@ -51,31 +51,6 @@ afterAll(async () => {
   await Promise.all([fromSummaries?.close(), merged?.close(), browser?.close()]);
   fs.rmSync(dir, { recursive: true, force: true });
 });
-
-/** Top and bottom (page y) of a label-column entry. */
-async function box(page: Page, testId: string): Promise<{ top: number; bottom: number }> {
-  const b = (await page.locator(`[data-testid="${testId}"]`).boundingBox())!;
-  return { top: b.y, bottom: b.y + b.height };
-}
-
-/** Pixels of the canvas band at a label row's height that are not the row's white background. */
-async function inkInRow(page: Page, rowTestId: string): Promise<number> {
-  const row = await box(page, rowTestId);
-  return page.evaluate(
-    ([top, bottom]) => {
-      const c = document.querySelector<HTMLCanvasElement>('[data-testid="timeline-canvas"]')!;
-      const r = c.getBoundingClientRect();
-      const k = c.height / r.height;
-      const y0 = Math.round((top! - r.top + 4) * k);
-      const y1 = Math.round((bottom! - r.top - 4) * k);
-      const data = c.getContext('2d')!.getImageData(0, y0, c.width, Math.max(1, y1 - y0)).data;
-      let ink = 0;
-      for (let i = 0; i < data.length; i += 4) if (data[i]! < 200 || data[i + 1]! < 200 || data[i + 2]! < 200) ink++;
-      return ink;
-    },
-    [row.top, row.bottom],
-  );
-}
 
 describe('a job from its ranks summaries on the timeline', () => {
   it('folded: one GPU-busy row per rank, drawn from the zones, on the job headline that says it was not merged', async () => {

@@ -15,7 +15,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jobHeadline } from '../../profiler/contract/job.ts';
 import { mergeRecordings } from '../../profiler/merge/merge.ts';
@@ -24,7 +24,7 @@ import { startServer } from '../../profiler/serve/server.ts';
 import { readSources } from '../../profiler/store/sources.ts';
 import { writeRankFiles } from '../helpers/rank-files.ts';
 import { tempDir } from '../helpers/native.ts';
-import { buildRenderer, callApi, launch, openApp, rendererDist, serve, settled } from './browser.ts';
+import { box, buildRenderer, callApi, inkInRow, launch, openApp, rendererDist, serve, settled } from './browser.ts';
 
 const fixtures = path.resolve(import.meta.dirname, '../fixtures/recordings');
 const dir = tempDir('e2e-job');
@@ -67,31 +67,6 @@ afterAll(async () => {
 });
 
 const at = (file: string, extra = '') => `${server.url}#rec=${ids[path.basename(file)]}${extra}`;
-
-/** Top and bottom (page y) of a label-column entry. */
-async function box(page: Page, testId: string): Promise<{ top: number; bottom: number }> {
-  const b = (await page.locator(`[data-testid="${testId}"]`).boundingBox())!;
-  return { top: b.y, bottom: b.y + b.height };
-}
-
-/** Pixels of the canvas band at a label row's height that are not the row's white background. */
-async function inkInRow(page: Page, rowTestId: string): Promise<number> {
-  const row = await box(page, rowTestId);
-  return page.evaluate(
-    ([top, bottom]) => {
-      const c = document.querySelector<HTMLCanvasElement>('[data-testid="timeline-canvas"]')!;
-      const r = c.getBoundingClientRect();
-      const k = c.height / r.height;
-      const y0 = Math.round((top! - r.top + 4) * k);
-      const y1 = Math.round((bottom! - r.top - 4) * k);
-      const data = c.getContext('2d')!.getImageData(0, y0, c.width, Math.max(1, y1 - y0)).data;
-      let ink = 0;
-      for (let i = 0; i < data.length; i += 4) if (data[i]! < 200 || data[i + 1]! < 200 || data[i + 2]! < 200) ink++;
-      return ink;
-    },
-    [row.top, row.bottom],
-  );
-}
 
 interface RankRow {
   pid: number;
