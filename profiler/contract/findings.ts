@@ -75,6 +75,12 @@ export interface WhatIf {
   measuredNs: Ns;
   predictedNs: Ns;
   savedNs: Ns;
+  /**
+   * How many findings name this fix, where more than one (a job's ranks, a
+   * process's threads): the estimate is of the fix applied to all of them,
+   * and each of them carries it whole.
+   */
+  findings?: number;
 }
 
 export interface Finding {

@@ -603,7 +603,9 @@ export function formatFindings(findings: Finding[]): string[] {
   for (const f of findings) {
     out.push(`  ${SEVERITY_LABEL[f.severity]} ${formatDuration(f.costNs).padStart(9)}  ${f.title}`);
     if (f.whatIf)
-      out.push(`                   what if fixed: ${formatDuration(f.whatIf.measuredNs)} → ${formatDuration(f.whatIf.predictedNs)} (${f.whatIf.fix})`);
+      out.push(
+        `                   what if fixed: ${formatDuration(f.whatIf.measuredNs)} → ${formatDuration(f.whatIf.predictedNs)} (${f.whatIf.fix}${f.whatIf.findings ? `; one estimate for the ${f.whatIf.findings} findings of this fix` : ''})`,
+      );
     else if (f.whatIfUnavailable) out.push(`                   what if fixed: not modelled here: ${f.whatIfUnavailable}`);
     if (f.severity !== 'info') {
       out.push(`                   why: ${f.explanation}`);

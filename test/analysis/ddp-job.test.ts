@@ -111,4 +111,23 @@ describe.each(JOBS)('the job of $name', (j) => {
       if (serial.stragglers.straggler) expect(kinds('serial').indexOf('straggler-rank')).toBeGreaterThan(kinds('serial').indexOf('serialized-collective'));
     });
   });
+
+  it.each(j.shapes)('%s: every finding about one rank names it, and a what-if shared by every rank says so', (shape) => {
+    const { analysis } = job(j, shape);
+    const rankOf = new Map(analysis.communication.ranks.map((r) => [r.pid, r.rank]));
+    const findings = analysis.diagnosis.findings.filter((f) => f.pid !== null);
+    // The rules word a title for one process; in a job each rank's copy of it reads the same but for its rank.
+    expect(findings.length).toBeGreaterThan(j.ranks);
+    for (const f of findings) {
+      const rank = rankOf.get(f.pid!);
+      expect(f.title.toLowerCase(), f.title).toContain(`rank ${rank} (`);
+    }
+    const hostBlocking = findings.filter((f) => f.kind === 'host-blocking-call');
+    expect(new Set(hostBlocking.map((f) => f.title)).size).toBe(hostBlocking.length);
+    for (const f of analysis.diagnosis.findings.filter((x) => x.whatIf)) {
+      const naming = analysis.diagnosis.findings.filter((x) => x.fixId === f.fixId).length;
+      expect(f.whatIf!.findings ?? 1).toBe(naming);
+    }
+    expect(hostBlocking.some((f) => (f.whatIf?.findings ?? 0) >= j.ranks)).toBe(true);
+  });
 });

@@ -1,7 +1,7 @@
 // The diagnosis: every rule over one loaded recording, findings sorted by
 // what they cost. Pure: a Trace and its Host in, findings out (the CLI, the
 // report and the app's findings panel all call this).
-import { buildContext, severityByCost, type Context } from './findings/context.ts';
+import { buildContext, nameItsRank, severityByCost, type Context } from './findings/context.ts';
 import { fixLabel, tryEstimate, type Estimate } from '../replay/whatif.ts';
 import { hostModel } from '../replay/replay-host.ts';
 import { blockingCopies } from './findings/blocking-copies.ts';
@@ -73,7 +73,9 @@ export function diagnose(
   hostModel(trace, host);
   const findings = RULES.flatMap((rule, k) => {
     onProgress?.({ phase: 'diagnosing', done: k, total: RULES.length, detail: ruleName(rule) });
-    return rule(context);
+    const found = rule(context);
+    for (const f of found) nameItsRank(context, f);
+    return found;
   });
   const fixes = new Set(findings.flatMap((f) => (f.fixId ? [f.fixId] : [])));
   // What the rules found, told before the replays, worst first: a copy (the estimates below change the findings in place,
@@ -84,6 +86,8 @@ export function diagnose(
   // run would save), since it counts what the rule's own measure cannot:
   // the overlap the cause prevented.
   const estimates = new Map<FixId, { estimate: Estimate } | { unavailable: string }>();
+  // One estimate per fix, whatever the number of findings naming it (every rank's, every thread's): each says so.
+  const sharing = (fix: FixId) => findings.reduce((n, f) => n + (f.fixId === fix ? 1 : 0), 0);
   for (const f of findings) {
     const fix = f.fixId;
     if (!fix) continue;
@@ -98,7 +102,7 @@ export function diagnose(
       continue;
     }
     const e = r.estimate;
-    f.whatIf = { fix: fixLabel(fix), measuredNs: e.measuredNs, predictedNs: e.predictedNs, savedNs: e.savedNs };
+    f.whatIf = { fix: fixLabel(fix), measuredNs: e.measuredNs, predictedNs: e.predictedNs, savedNs: e.savedNs, ...(sharing(fix) > 1 ? { findings: sharing(fix) } : {}) };
     f.ruleCostNs = f.costNs;
     f.costNs = e.savedNs;
     f.severity = severityByCost(context, f.costNs);

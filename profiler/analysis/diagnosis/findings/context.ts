@@ -8,7 +8,7 @@ import { callName, type Host } from '../../host.ts';
 import { unionOf, type IntervalList } from '../../intervals.ts';
 import { streamPairs, type StreamPairs } from '../../stream-pairs.ts';
 import { OpKind, type DeviceRow, type StreamRow, type Trace } from '../../trace.ts';
-import { emptyEvidence, type Evidence, type Severity } from '../../../contract/findings.ts';
+import { emptyEvidence, type Evidence, type Finding, type FindingKind, type Severity } from '../../../contract/findings.ts';
 import { streamKind, streamKindInWords } from '../../../contract/streams.ts';
 import { gpuNames, type GpuNames } from '../../../contract/ranks.ts';
 
@@ -99,7 +99,6 @@ function opsByDevice(trace: Trace): Map<number, Int32Array> {
 /** Evidence lists stop here: enough to highlight and to zoom to, bounded for huge recordings (a list this long was cut: compare/findings.ts). */
 export const EVIDENCE_CAP = 1000;
 
-/** Adds op i to the evidence (and widens the window). */
 /**
  * How findings name a device: "GPU <CUDA ordinal>", as nvidia-smi, the
  * report and the timeline do (the recording-wide row id means nothing to a
@@ -109,17 +108,49 @@ export const EVIDENCE_CAP = 1000;
  * (contract/ranks.ts gpuNames, as the report and the page name it).
  */
 export function gpuName(ctx: Context, deviceId: number): string {
-  let names = gpuNamesOf.get(ctx);
-  if (!names) gpuNamesOf.set(ctx, (names = gpuNames([...ctx.devices.values()], [...ctx.processes.values()], [...ctx.streams.values()])));
-  return names.device(deviceId);
+  return namesOf(ctx).device(deviceId);
 }
 const gpuNamesOf = new WeakMap<Context, GpuNames>();
+function namesOf(ctx: Context): GpuNames {
+  let names = gpuNamesOf.get(ctx);
+  if (!names) gpuNamesOf.set(ctx, (names = gpuNames([...ctx.devices.values()], [...ctx.processes.values()], [...ctx.streams.values()])));
+  return names;
+}
+
+/** The kinds whose titles name the GPU with its ranks themselves (gpuName, or the rank's own words). */
+const NAMES_ITS_RANK: ReadonlySet<FindingKind> = new Set(['gpu-idle-gap', 'low-utilization', 'single-stream', 'serialized-collective', 'straggler-rank']);
+
+/**
+ * In a recording of several ranks or hosts (a merged job), a finding about
+ * one rank's work starts with whose it is: "Rank 1 (node-b, GPU 0): 2 reads
+ * of values back…". The rules word their titles for one process, so in a
+ * job every rank's copy of a finding read the same ("cudaMalloc blocked
+ * thread 1506…", four times) and none said which rank to open. Unchanged
+ * in a recording of one process, and for the kinds that name the rank
+ * themselves.
+ */
+export function nameItsRank(ctx: Context, f: Finding): void {
+  const names = namesOf(ctx);
+  if (!names.byRank || NAMES_ITS_RANK.has(f.kind)) return;
+  let who: string | null = null;
+  if (f.pid !== null && f.deviceId !== null) who = names.ofProcess(f.deviceId, f.pid);
+  else if (f.deviceId !== null) who = names.device(f.deviceId);
+  else if (f.pid !== null) {
+    // A finding about a process, not one GPU (event ordering): its one GPU, or its rank and host.
+    const devices = new Set([...ctx.streams.values()].filter((s) => s.pid === f.pid && s.deviceId !== null).map((s) => s.deviceId!));
+    const p = ctx.processes.get(f.pid);
+    if (devices.size === 1) who = names.ofProcess([...devices][0]!, f.pid);
+    else if (p) who = `${p.rank !== null ? `rank ${p.rank}` : `pid ${p.pid}`}${p.host ? ` (${p.host})` : ''}`;
+  }
+  if (who) f.title = `${who[0]!.toUpperCase()}${who.slice(1)}: ${f.title}`;
+}
 
 /** "GPU <CUDA ordinal>" alone: where the finding names the rank itself. */
 export function gpuOrdinalName(ctx: Context, deviceId: number): string {
   return `GPU ${ctx.devices.get(deviceId)?.ordinal ?? deviceId}`;
 }
 
+/** Adds op i to the evidence (and widens the window). */
 export function addOp(ctx: Context, ev: Evidence, i: number): void {
   const { ops } = ctx.trace;
   const list = ops.kind[i] === OpKind.Kernel ? ev.kernels : ops.kind[i] === OpKind.Memcpy ? ev.memcpys : ev.memsets;
