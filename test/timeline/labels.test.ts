@@ -2,12 +2,16 @@
 // on real recordings as the query side answers them: the iterations row's
 // labels (iterations.ts iterationLabel) and the In-flight row's peaks
 // (in-flight.ts inFlightPeaks).
+import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mergeRecordings } from '../../profiler/merge/merge.ts';
 import { RecordingQuery } from '../../profiler/query/recording-query.ts';
 import { inFlightPeaks } from '../../renderer/src/timeline/in-flight.ts';
-import { iterationLabel, iterationTrack, LABEL_PAD, type IterationTrack } from '../../renderer/src/timeline/iterations.ts';
+import { describeIteration, iterationLabel, iterationTrack, ITERATIONS_ROW, LABEL_PAD, type IterationTrack } from '../../renderer/src/timeline/iterations.ts';
+import { buildGroups } from '../../renderer/src/timeline/rows.ts';
 
 const fixtures = path.resolve(import.meta.dirname, '../fixtures/recordings');
 
@@ -73,6 +77,56 @@ describe('iteration labels', () => {
     expect(wide.find((l) => l.i === 0)?.text).toBe(track.long[0]);
     expect(track.long[0]).toContain('warm-up');
     expect(drawn(first, last, 12)).toEqual([]);
+  });
+});
+
+describe("a job's iterations: a row per rank, labelled with the rank's own steps", () => {
+  // The real four-rank DDP job (test/fixtures/ddp/four-ranks), merged as `streamscope merge` does: 'train_step' × 10 on
+  // each rank, run at the same time. One row of all of them drew every rank's steps over the others', numbered 1–40.
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'job-iterations-'));
+  afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
+  let track: IterationTrack;
+  let groups: ReturnType<typeof buildGroups>;
+  beforeAll(() => {
+    const dir = path.resolve(import.meta.dirname, '../fixtures/ddp/four-ranks');
+    const out = path.join(tmp, 'ddp.sqlite');
+    mergeRecordings([0, 1, 2, 3].map((k) => path.join(dir, `ddp-rank${k}.sqlite`)), out);
+    const q = new RecordingQuery('job', out);
+    try {
+      track = iterationTrack(q.iterations(null)!)!;
+      groups = buildGroups(q.summary(), track);
+    } finally {
+      q.close();
+    }
+  });
+
+  it('each rank gets its own row, in its own group, of its own instances', () => {
+    expect(track.lanes).toHaveLength(4);
+    expect(new Set(track.lanes.map((l) => l.rowId)).size).toBe(4);
+    for (const lane of track.lanes) {
+      expect(lane.rowId).not.toBe(ITERATIONS_ROW);
+      for (const i of lane.instances) expect(track.rows[i]!.pid).toBe(lane.pid);
+      const rows = groups.filter((g) => g.id === `proc:${lane.pid}`).flatMap((g) => g.rows);
+      expect(rows.filter((r) => r.kind === 'iter').map((r) => r.id)).toEqual([lane.rowId]);
+    }
+    expect(track.lanes.reduce((n, l) => n + l.instances.length, 0)).toBe(track.rows.length);
+  });
+
+  it("labels a box with its rank's step (#1, #2, … on every rank), and says the rank and the instance a click analyses", () => {
+    for (const lane of track.lanes) {
+      expect([...lane.instances].map((i) => track.short[i])).toEqual([...lane.instances].map((_, k) => `#${k + 1}`));
+      const i = lane.instances[1]!;
+      const r = track.rows[i]!;
+      expect(describeIteration(track, i).title).toBe(`${track.name} #2 of ${lane.instances.length}, rank ${r.rank} (${r.host}) · #${r.instance} of the ${track.rows.length} in the recording`);
+    }
+  });
+
+  it("a label ends before the next box of its own row, not another rank's", () => {
+    for (const lane of track.lanes)
+      for (let x = 0; x + 1 < lane.instances.length; x++) {
+        const i = lane.instances[x]!;
+        expect(track.labelEndNs[i]).toBe(Math.max(track.startNs[i]!, Math.min(track.endNs[i]!, track.startNs[lane.instances[x + 1]!]!)));
+      }
   });
 });
 

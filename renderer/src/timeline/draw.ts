@@ -11,7 +11,7 @@ import type { RowColumns } from '../../../profiler/contract/window-codec.ts';
 import { contentToCanvas, TimeAxis } from './coords.ts';
 import { drawOverlay, drawWaitSpans, WAIT_HATCH, type Box, type End, type Overlay } from './dependency-overlay.ts';
 import { LANES } from './in-flight.ts';
-import { iterationLabel, ITERATIONS_ROW, OUTLIER, WARM_UP, type IterationTrack, type LabelWidths } from './iterations.ts';
+import { iterationLabel, OUTLIER, WARM_UP, type IterationTrack, type LabelWidths } from './iterations.ts';
 import { NVTX_LANE_H, type LaidRow, type Layout } from './rows.ts';
 import type { View } from './view.ts';
 import type { Busy, Loaded } from './window-loader.ts';
@@ -117,10 +117,10 @@ export function drawTimeline(g: CanvasRenderingContext2D, d: DrawInput): void {
   if (d.startup) drawStartup(g, d.startup, axis, height);
   drawUnloaded(g, d.loaded, view, axis, height);
   if (d.loaded) drawRows(g, d.loaded, layout, d.search, axis, top, bottom);
-  if (d.iterations) {
-    const r = layout.byId.get(ITERATIONS_ROW);
+  for (const lane of d.iterations?.lanes ?? []) {
+    const r = layout.byId.get(lane.rowId);
     if (r && r.type === 'row' && r.y + r.h >= top && r.y <= bottom)
-      drawIterations(g, d.iterations, d.chosenInstance, r.y - top, r.h, width, (t) => axis.timeToViewX(t));
+      drawIterations(g, d.iterations!, lane.instances, d.chosenInstance, r.y - top, r.h, width, (t) => axis.timeToViewX(t));
   }
   // Where event waits held a stream: hatched in the gap before the operation they held.
   if (d.waitSpans.length)
@@ -360,7 +360,7 @@ export function waitSpanBox(geo: Geometry, s: WaitSpan): Box | null {
 /** Where instance `i` of the iterations row is drawn (content coordinates; at least 1 px wide), or undefined when the row is not laid out. */
 export function iterationRect(geo: Geometry, i: number): { x: number; y: number; w: number; h: number } | undefined {
   const t = geo.iterations;
-  const r = geo.layout.byId.get(ITERATIONS_ROW);
+  const r = t && geo.layout.byId.get(t.lanes[t.laneOf[i]!]!.rowId);
   if (!t || !r || r.type !== 'row') return undefined;
   const axis = new TimeAxis(geo.view, geo.width);
   const x = axis.timeToViewX(t.startNs[i]!);
@@ -368,7 +368,7 @@ export function iterationRect(geo: Geometry, i: number): { x: number; y: number;
 }
 
 /**
- * One box per instance; warm-up ones hatched, outliers in the warning
+ * One box per instance of a row (`instances`: its process's); warm-up ones hatched, outliers in the warning
  * colour, the instance that is the scope outlined. Labels were made with
  * the track and are measured once (labelWidths): nothing is allocated per
  * box. A label is drawn only where it fits whole in its box's part that is
@@ -377,6 +377,7 @@ export function iterationRect(geo: Geometry, i: number): { x: number; y: number;
 function drawIterations(
   g: CanvasRenderingContext2D,
   t: IterationTrack,
+  instances: Int32Array,
   chosen: number | null,
   y0: number,
   h: number,
@@ -386,7 +387,7 @@ function drawIterations(
   const y = y0 + ITEM_PAD;
   const bh = h - 2 * ITEM_PAD;
   const widths = labelWidths(g, t);
-  for (let i = 0; i < t.rows.length; i++) {
+  for (const i of instances) {
     const x0 = xOf(t.startNs[i]!);
     const x1 = xOf(t.endNs[i]!);
     if (x1 < -1 || x0 > width + 1) continue;
@@ -423,15 +424,16 @@ function labelWidths(g: CanvasRenderingContext2D, t: IterationTrack): LabelWidth
   };
 }
 
-/** The instance of the iterations row under x (within 2 px; the narrowest where boxes overlap). */
-function iterationHit(geo: Geometry, x: number): Hit | undefined {
+/** The instance of iterations row `rowId` under x (within 2 px; the narrowest where boxes overlap). */
+function iterationHit(geo: Geometry, rowId: string, x: number): Hit | undefined {
   const t = geo.iterations;
-  if (!t) return undefined;
+  const lane = t?.lanes.find((l) => l.rowId === rowId);
+  if (!t || !lane) return undefined;
   let best: Hit | undefined;
-  for (let i = 0; i < t.rows.length; i++) {
+  for (const i of lane.instances) {
     const b = iterationRect(geo, i);
     if (!b || x < b.x - 2 || x > b.x + b.w + 2 || (best && b.w >= best.w)) continue;
-    best = { kind: 'nvtx', rowId: ITERATIONS_ROW, instance: i, startNs: t.startNs[i]!, endNs: t.endNs[i]!, ...b };
+    best = { kind: 'nvtx', rowId, instance: i, startNs: t.startNs[i]!, endNs: t.endNs[i]!, ...b };
   }
   return best;
 }
@@ -492,7 +494,7 @@ function rowHits(
 export function hitAt(geo: Geometry, x: number, yContent: number): Hit | undefined {
   const r = geo.layout.rows.find((row) => yContent >= row.y && yContent < row.y + row.h);
   if (!r) return undefined;
-  if (r.row?.kind === 'iter') return iterationHit(geo, x);
+  if (r.row?.kind === 'iter') return iterationHit(geo, r.row.id, x);
   return rowHits(geo, r, (hx, hy, hw, hh) => yContent >= hy && yContent < hy + hh && x >= hx - 2 && x <= hx + hw + 2 && hx + hw >= -1 && hx <= geo.width + 1);
 }
 

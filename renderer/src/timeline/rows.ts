@@ -18,7 +18,7 @@
 import type { DeviceInfo, ProcessInfo, RecordingSummary, StreamInfo, ThreadInfo } from '../../../profiler/contract/api.ts';
 import { formatDuration } from '../../../profiler/contract/time.ts';
 import { deviceTitle, gpuNumber } from '../base/gpus.ts';
-import { ITERATIONS_ROW, iterationsDetail, type IterationTrack } from './iterations.ts';
+import { iterationsDetail, type IterationLane, type IterationTrack } from './iterations.ts';
 
 /** busy: a folded rank's GPU busy (from the zones: overview() over the window). */
 export type RowKind = 'api' | 'nvtx' | 'stream' | 'conc' | 'iter' | 'busy';
@@ -82,14 +82,15 @@ export function isJob(s: RecordingSummary): boolean {
   return s.processes.some((p) => p.rank !== null) || new Set(s.processes.map((p) => p.host ?? '')).size > 1;
 }
 
-function iterationsRow(t: IterationTrack, groupId: string): TrackRow {
-  return { id: ITERATIONS_ROW, kind: 'iter', groupId, label: 'Iterations', detail: iterationsDetail(t) };
+function iterationsRow(t: IterationTrack, lane: IterationLane, groupId: string): TrackRow {
+  return { id: lane.rowId, kind: 'iter', groupId, label: 'Iterations', detail: iterationsDetail(t, lane) };
 }
 
 /** A process's rows of its own: the iterations row (when it launched them), each thread's CUDA API and NVTX rows. */
 function processRows(threads: readonly ThreadInfo[], pid: number, groupId: string, iterations: IterationTrack | null): TrackRow[] {
   const rows: TrackRow[] = [];
-  if (iterations?.pid === pid) rows.push(iterationsRow(iterations, groupId));
+  const lane = iterations?.lanes.find((l) => l.pid === pid);
+  if (lane) rows.push(iterationsRow(iterations!, lane, groupId));
   for (const t of threads) {
     const thread = `thread ${t.tid}${t.name ? ` (${t.name})` : ''}`;
     if (t.apiCalls) rows.push({ id: t.apiRowId, kind: 'api', groupId, label: 'CUDA API', detail: `${thread} · ${t.apiCalls.toLocaleString('en-US')} calls` });
@@ -132,17 +133,12 @@ function group(g: Omit<TrackGroup, 'contents' | 'foldedRows' | 'depth' | 'ancest
 
 export function buildGroups(s: RecordingSummary, iterations: IterationTrack | null = null): TrackGroup[] {
   const groups = isJob(s) ? jobGroups(s, iterations) : flatGroups(s, iterations);
-  // A process without rows of its own (nothing the summary lists): a group for the iterations alone, on top.
-  if (iterations && !groups.some((g) => g.rows.some((r) => r.kind === 'iter'))) {
-    groups.unshift(
-      group({
-        id: `proc:${iterations.pid}`,
-        kind: 'process',
-        title: `Process ${iterations.pid}`,
-        subtitle: '',
-        rows: [iterationsRow(iterations, `proc:${iterations.pid}`)],
-      }),
-    );
+  // A process without rows of its own (nothing the summary lists): a group for its iterations alone, on top.
+  const placed = new Set(groups.flatMap((g) => g.rows.filter((r) => r.kind === 'iter').map((r) => r.id)));
+  for (const lane of [...(iterations?.lanes ?? [])].reverse()) {
+    if (placed.has(lane.rowId)) continue;
+    const id = `proc:${lane.pid}`;
+    groups.unshift(group({ id, kind: 'process', title: `Process ${lane.pid}`, subtitle: '', rows: [iterationsRow(iterations!, lane, id)] }));
   }
   // What a folded header says it holds, where its builder said nothing: its rows and those of the groups nested in it.
   for (const g of groups) {
@@ -206,7 +202,7 @@ function jobGroups(s: RecordingSummary, iterations: IterationTrack | null): Trac
   }
   const streamsOf = new Map<number, StreamInfo[]>();
   for (const st of s.streams) streamsOf.set(st.pid, [...(streamsOf.get(st.pid) ?? []), st]);
-  const shown = [...processes.values()].filter((p) => p.threads.some((t) => t.apiCalls || t.nvtxRanges) || streamsOf.has(p.pid) || iterations?.pid === p.pid);
+  const shown = [...processes.values()].filter((p) => p.threads.some((t) => t.apiCalls || t.nvtxRanges) || streamsOf.has(p.pid) || iterations?.lanes.some((l) => l.pid === p.pid));
   const rankOrder = (p: ProcessInfo) => p.rank ?? Number.POSITIVE_INFINITY;
   // Without ranks, by host name as people number nodes (node-2 before node-10), then pid:
   // a merge renumbers pids in no order of the hosts'.
@@ -267,7 +263,7 @@ function jobGroups(s: RecordingSummary, iterations: IterationTrack | null): Trac
           title: processTitle(p),
           subtitle: subtitle.join(' · '),
           // The iterations row heads the rank; its threads' rows follow its GPUs (below).
-          rows: iterations?.pid === p.pid ? [iterationsRow(iterations, id)] : [],
+          rows: (iterations?.lanes ?? []).filter((l) => l.pid === p.pid).map((l) => iterationsRow(iterations!, l, id)),
           depth: 1,
           ancestors: [hostId],
           foldedRows,
