@@ -93,7 +93,8 @@ export function diagnose(
     if (!fix) continue;
     if (!estimates.has(fix)) {
       onProgress?.({ phase: 'what-if', done: estimates.size, total: fixes.size, detail: fixLabel(fix) });
-      estimates.set(fix, tryEstimate(trace, host, fix, { replays }));
+      // The prediction alone: what the findings carry (not the unchanged replay's span and note, a whole replay more).
+      estimates.set(fix, tryEstimate(trace, host, fix, { replays, unchangedReplay: false }));
     }
     const r = estimates.get(fix)!;
     if ('unavailable' in r) {
@@ -102,7 +103,13 @@ export function diagnose(
       continue;
     }
     const e = r.estimate;
-    f.whatIf = { fix: fixLabel(fix), measuredNs: e.measuredNs, predictedNs: e.predictedNs, savedNs: e.savedNs, ...(sharing(fix) > 1 ? { findings: sharing(fix) } : {}) };
+    f.whatIf = {
+      fix: fixLabel(fix),
+      measuredNs: e.measuredNs,
+      predictedNs: e.predictedNs,
+      savedNs: e.savedNs,
+      ...(sharing(fix) > 1 ? { findings: sharing(fix) } : {}),
+    };
     f.ruleCostNs = f.costNs;
     f.costNs = e.savedNs;
     f.severity = severityByCost(context, f.costNs);

@@ -105,14 +105,21 @@ export interface EstimateOptions {
   pcieLinks?: PcieLink[];
   /** Where given, the replay with the fix is kept here, by fix (attribution.ts shares a range's findings out among its parts by it). */
   replays?: Map<FixId, ReplayResult>;
+  /**
+   * false: no replay of the unchanged recording, so no replayedNs and no
+   * note on the model's error (default: replayed, once per recording). The
+   * diagnosis reads neither, only the prediction: on 10 M operations that
+   * replay was ~1.8 s of its ~7 s.
+   */
+  unchangedReplay?: boolean;
 }
 
 export interface Estimate {
   fix: FixId;
   /** GPU span as recorded: first op start → last op end. */
   measuredNs: Ns;
-  /** The replay of the unchanged recording (how faithful the model is for this recording). */
-  replayedNs: Ns;
+  /** The replay of the unchanged recording (how faithful the model is for this recording); absent with unchangedReplay: false. */
+  replayedNs?: Ns;
   /** GPU span of the replay with the fix applied. */
   predictedNs: Ns;
   /** measuredNs − predictedNs, never below 0. */
@@ -674,18 +681,18 @@ export function tryEstimate(trace: Trace, host: Host, fix: FixId, options: Estim
     if (issue < firstIssue) firstIssue = issue;
   }
   const measured = e - s;
-  const base = baseReplay(trace, host);
+  const base = options.unchangedReplay === false ? undefined : baseReplay(trace, host);
   const fixed = replayApplied(trace, host, applied);
   options.replays?.set(fix, fixed);
   const notes = [...applied.notes];
-  const error = measured > 0 ? base / measured - 1 : 0;
+  const error = base !== undefined && measured > 0 ? base / measured - 1 : 0;
   if (Math.abs(error) > 0.05)
     notes.push(`the replay of the unchanged recording is ${(error * 100).toFixed(1)}% off its measured GPU span: treat the prediction with that much doubt`);
   return {
     estimate: {
       fix,
       measuredNs: measured,
-      replayedNs: base,
+      ...(base !== undefined ? { replayedNs: base } : {}),
       predictedNs: fixed.gpuSpanNs,
       savedNs: Math.max(0, measured - fixed.gpuSpanNs),
       makespan: { measuredNs: e - Math.min(firstIssue, s), predictedNs: fixed.makespanNs },
