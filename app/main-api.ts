@@ -96,7 +96,7 @@ export function createMainApi(deps: MainApiDeps): MainApi {
     scopeInfo: (id, scope) => deps.query.scopeInfo(id, scope),
     analysisProgress: (id) => deps.query.analysisProgress(id),
     ranges: (id) => deps.query.ranges(id),
-    iterations: (id, name) => deps.query.iterations(id, name),
+    iterations: (id, name, findings) => deps.query.iterations(id, name, findings),
     compare: (base, other, scope) => deps.query.compare(base, other, scope),
     sql: (id, request) => deps.query.sql(id, request),
     async exportTrace(id) {

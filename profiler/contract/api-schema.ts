@@ -431,6 +431,7 @@ export const API_ARGUMENTS = {
   iterations: [
     ['recordingId', recordingId],
     ['name', v.nullable(text(MAX_RANGE_NAME))],
+    ['findings', v.boolean('must be true or false')],
   ],
   compare: [
     ['baseId', recordingId],

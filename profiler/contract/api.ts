@@ -542,9 +542,12 @@ export interface StreamScopeApi {
   /**
    * One row per instance of the NVTX range `name` (null: the repeating
    * range covering most time; null answer when nothing repeats), warm-up
-   * and outliers flagged: `streamscope report --iterations`.
+   * and outliers flagged: `streamscope report --iterations`. `findings`:
+   * with each instance's top finding (its share of the range's diagnosis,
+   * what-ifs included: 20 s at 10 M operations); without, the rows alone
+   * (the timeline's iterations row: a second or two there).
    */
-  iterations(recordingId: string, name: string | null): Promise<Iterations | null>;
+  iterations(recordingId: string, name: string | null, findings: boolean): Promise<Iterations | null>;
   /**
    * What changed from `baseId` to `otherId` (both open), each on `scope`:
    * the summary `streamscope diff BASE OTHER --json` prints

@@ -22,6 +22,7 @@ export interface IterationRow {
   lengthNs: Ns;
   operations: number;
   devices: { deviceId: number; gpu: number; busyNs: Ns; overlap: number | null }[];
+  /** Its worst finding (its share of the range's: attribution.ts); null when it has none, or when not looked for (Iterations.findings). */
   topFinding: { kind: string; severity: string; title: string; costNs: Ns } | null;
   warmUp: boolean;
   outlier: boolean;
@@ -36,6 +37,8 @@ export interface Iterations {
   processes: number;
   /** How the range was chosen: named by the user, or picked as the repeating range covering most time. */
   chosen: 'named' | 'picked';
+  /** Whether the rows' topFinding were looked for (asked with findings); false: every topFinding is null, unknown. */
+  findings: boolean;
 }
 
 /** NVTX range names with their closed instances and total time, most time first. */

@@ -175,20 +175,22 @@ export function selectOwned(c: TimelineColumns, own: RangeOwnership, keep: (inst
 }
 
 /**
- * Every instance's own selection, from one ownership pass (the iterations:
+ * Every instance's own operations, from one ownership pass (the iterations:
  * one pass for all rows, where selecting each alone would pass over every
- * operation once per instance).
+ * operation once per instance). Its calls are not copied out: an iteration's
+ * row is of its GPU work, and copying ten million calls' columns by instance
+ * cost seconds.
  */
-export function selectEachInstance(c: TimelineColumns, instances: RangeInstance[]): TimelineColumns[] {
+export function opsOfEachInstance(c: TimelineColumns, instances: RangeInstance[]): TimelineColumns['ops'][] {
   const own = rangeOwnership(c, instances);
-  const bucket = (index: Int32Array, owner: Int32Array) => {
-    const lists: number[][] = instances.map(() => []);
-    for (let x = 0; x < index.length; x++) lists[owner[x]!]!.push(index[x]!);
-    return lists.map((l) => Int32Array.from(l));
-  };
-  const ops = bucket(own.ops, own.opOwner);
-  const calls = bucket(own.calls, own.callOwner);
-  return instances.map((_, x) => ({ ops: gather(c.ops, ops[x]!), calls: gather(c.calls, calls[x]!) }));
+  // Counted, then placed: typed lists, not arrays grown a push at a time.
+  const count = new Int32Array(instances.length + 1);
+  for (let x = 0; x < own.opOwner.length; x++) count[own.opOwner[x]! + 1]!++;
+  for (let k = 1; k <= instances.length; k++) count[k]! += count[k - 1]!;
+  const sorted = new Int32Array(own.ops.length);
+  const at = count.slice(0, instances.length);
+  for (let x = 0; x < own.ops.length; x++) sorted[at[own.opOwner[x]!]!++] = own.ops[x]!;
+  return instances.map((_, k) => gather(c.ops, sorted.subarray(count[k]!, count[k + 1]!)));
 }
 
 /** What `instances` own together (rangeOwnership): the range scope of all of them, and the capture range's GPU work. */

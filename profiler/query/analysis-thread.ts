@@ -70,8 +70,8 @@ export class AnalysisThread {
     return this.#call('ranges', [target]) as Promise<RangeName[]>;
   }
 
-  iterations(target: AnalysisTarget, name: string | null): Promise<Iterations | null> {
-    return this.#call('iterations', [target], [name]) as Promise<Iterations | null>;
+  iterations(target: AnalysisTarget, name: string | null, findings = true): Promise<Iterations | null> {
+    return this.#call('iterations', [target], [name, findings]) as Promise<Iterations | null>;
   }
 
   concurrency(target: AnalysisTarget, req: ConcurrencyRequest): Promise<ConcurrencyResponse> {

@@ -125,7 +125,7 @@ async function answer(msg: AnalysisRequest | { close: true } | { drop: string })
             : msg.method === 'ranges'
               ? a!.ranges()
               : msg.method === 'iterations'
-                ? a!.iterations(arg)
+                ? a!.iterations(arg, msg.args[1] as boolean | undefined)
                 : msg.method === 'concurrency'
                   ? a!.concurrency(arg)
                   : msg.method === 'dependencies'

@@ -78,7 +78,7 @@ export function createQueryBackend(): QueryBackend {
     scopeInfo: (id, scope) => registry.scopeInfo(id, scope),
     analysisProgress: (id) => registry.analysisProgress(id),
     ranges: (id) => registry.ranges(id),
-    iterations: (id, name) => registry.iterations(id, name),
+    iterations: (id, name, findings) => registry.iterations(id, name, findings),
     compare: (base, other, scope) => registry.compare(base, other, scope),
     sql: (id, request) => registry.sql(id, request),
     exportTraceTo: (id, out) => registry.get(id, 'an export').exportTrace(out),

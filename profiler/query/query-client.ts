@@ -158,8 +158,8 @@ export class QueryClient implements QueryBackend {
   ranges(id: string) {
     return this.#call<Awaited<ReturnType<QueryBackend['ranges']>>>('ranges', [id]);
   }
-  iterations(id: string, name: string | null) {
-    return this.#call<Awaited<ReturnType<QueryBackend['iterations']>>>('iterations', [id, name]);
+  iterations(id: string, name: string | null, findings: boolean) {
+    return this.#call<Awaited<ReturnType<QueryBackend['iterations']>>>('iterations', [id, name, findings]);
   }
   exportTraceTo(id: string, out: string) {
     return this.#call<Awaited<ReturnType<QueryBackend['exportTraceTo']>>>('exportTraceTo', [id, out]);

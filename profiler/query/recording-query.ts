@@ -610,12 +610,12 @@ export class RecordingQuery {
     return this.#guard(() => this.#read(() => rangeNames(this.#db)));
   }
 
-  /** Per instance of `name` (null: the repeating range covering most time); null when nothing repeats. */
-  iterations(name: string | null): Iterations | null {
+  /** Per instance of `name` (null: the repeating range covering most time); null when nothing repeats. `findings`: each instance's top finding too (iterationsOf). */
+  iterations(name: string | null, findings = true): Iterations | null {
     return this.#guard(() => {
       const picked = name ?? pickIterationRange(this.#db);
       if (picked === null) return null;
-      return iterationsOf(this.#db, this.#timelineColumns(), picked, name === null ? 'picked' : 'named');
+      return iterationsOf(this.#db, this.#timelineColumns(), picked, name === null ? 'picked' : 'named', findings);
     });
   }
 }

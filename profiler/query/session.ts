@@ -207,11 +207,11 @@ export class SessionRegistry {
     return this.#analysis ? refusing(q, this.#analysis.ranges(targetOf(q))) : q.ranges();
   }
 
-  async iterations(id: string, name: string | null): Promise<Iterations | null> {
+  async iterations(id: string, name: string | null, findings: boolean): Promise<Iterations | null> {
     const v = this.view(id);
     if (v instanceof JobQuery) return null;
     const q = v;
-    return this.#analysis ? refusing(q, this.#analysis.iterations(targetOf(q), name)) : q.iterations(name);
+    return this.#analysis ? refusing(q, this.#analysis.iterations(targetOf(q), name, findings)) : q.iterations(name, findings);
   }
 
   async concurrency(id: string, req: ConcurrencyRequest): Promise<ConcurrencyResponse> {

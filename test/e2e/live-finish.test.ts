@@ -92,7 +92,7 @@ describe('a live recording finishing while its stats are shown', () => {
     // the range's findings) as the last pieces are written: they are being computed when the recording ends.
     while (watched.feed.chunks() < CHUNKS - 2) await new Promise((r) => setTimeout(r, 50));
     const other = Promise.allSettled([
-      callApi(watched.server, 'iterations', watched.id, null),
+      callApi(watched.server, 'iterations', watched.id, null, true),
       callApi(watched.server, 'findings', watched.id, { kind: 'range', name: 'launch batch' }),
     ]);
     const done = await watched.feed.done;

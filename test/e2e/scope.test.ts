@@ -238,10 +238,29 @@ describe('scope in Chromium (torch_prefetch)', () => {
     await page.close();
   });
 
+  it("the Stats tab's iterations table: each instance's top finding, asked by the tab itself", async () => {
+    const it12 = (await api<Iterations | null>('iterations', id, null, true))!;
+    const page = await app();
+    await page.click('[data-testid="tab-stats"]');
+    await page.waitForSelector('[data-testid="stats-iterations"]');
+    // Filled in when the second answer lands; none is left estimating.
+    await page.waitForFunction(() => !document.querySelector('[data-testid="iteration-finding-pending"]') && !!document.querySelector('.it-finding'));
+    const shown = await page.locator('[data-testid="stats-iterations"] .it-finding').count();
+    expect(shown).toBe(it12.rows.filter((r) => r.topFinding !== null).length);
+    await page.close();
+  });
+
   it('the iterations row: 12 boxes, #1 warm-up; a click on #3 makes it the scope and shows it whole', async () => {
-    const it12 = (await api<Iterations | null>('iterations', id, null))!;
+    const it12 = (await api<Iterations | null>('iterations', id, null, true))!;
     expect(it12.name).toBe('step');
     expect(it12.rows.length).toBe(12);
+    // The timeline's row is asked without each instance's top finding (the range's whole diagnosis): the same rows.
+    const rowsAlone = (await api<Iterations | null>('iterations', id, null, false))!;
+    expect(rowsAlone.findings).toBe(false);
+    expect(rowsAlone.rows.every((r) => r.topFinding === null)).toBe(true);
+    expect(rowsAlone.rows).toEqual(it12.rows.map((r) => ({ ...r, topFinding: null })));
+    expect(it12.findings).toBe(true);
+    expect(it12.rows.some((r) => r.topFinding !== null)).toBe(true);
     const page = await app();
     await page.waitForFunction(() => (window.__streamscope!.iterationBoxes()?.length ?? 0) > 0);
     expect(await page.locator('[data-testid="row-iterations"]').textContent()).toContain("'step' × 12");

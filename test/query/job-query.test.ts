@@ -177,7 +177,7 @@ describe.each(Object.entries(JOBS))('a job from its ranks summaries: %s', (name,
       await expect(reg.stats(id, { kind: 'steady-state' })).rejects.toThrow(/streamscope report/);
       expect(() => reg.get(id, 'a search')).toThrow(/--job-view merged/);
       expect(await reg.ranges(id)).toEqual([]);
-      expect(await reg.iterations(id, null)).toBeNull();
+      expect(await reg.iterations(id, null, true)).toBeNull();
       expect(fs.existsSync(path.join(dir, 'unused-cache'))).toBe(false);
     } finally {
       reg.closeAll();

@@ -17,10 +17,10 @@ import { rangeInstances, rangeNames, repeatingRanges } from '../load/ranges.ts';
 import { readTraceTables, type TraceTables } from '../load/tables.ts';
 import { overlapByDevice } from '../overlap.ts';
 import { median, warmUpCount } from '../scope.ts';
-import { selectEachInstance, type RangeInstance } from '../../cuda/nvtx-ranges.ts';
+import { opsOfEachInstance, type RangeInstance } from '../../cuda/nvtx-ranges.ts';
 import { type TimelineColumns } from '../../native/columns.ts';
 import type { IterationRow, Iterations } from '../../contract/iterations.ts';
-import { gpuOrdinals, traceOf } from '../trace.ts';
+import { gpuOrdinals, traceOf, type SpanCalls } from '../trace.ts';
 
 // The ranges there are, read by load/ranges.ts: named here too, where the choice among them is.
 export { rangeNames };
@@ -47,17 +47,20 @@ export function pickIterationRange(db: Db): string | null {
 
 /**
  * One row per instance of `name` (throws nothing: an unknown name gives no
- * rows; the caller says so).
+ * rows; the caller says so). `withFindings`: each row's top finding, its
+ * share of the range's diagnosis — nearly all of the time (the range
+ * diagnosed with its what-ifs: 20 of 21 s at 10 M operations), so the
+ * timeline's row asks without it.
  */
-export function iterationsOf(db: Db, columns: TimelineColumns, name: string, chosen: Iterations['chosen'] = 'named'): Iterations {
+export function iterationsOf(db: Db, columns: TimelineColumns, name: string, chosen: Iterations['chosen'] = 'named', withFindings = true): Iterations {
   const instances = rangeInstances(db, name);
   // The small tables read once for all instances.
   const tables = readTraceTables(db);
   const gpu = gpuOrdinals(tables.devices);
-  const selections = selectEachInstance(columns, instances);
-  const findings = instances.length ? instanceFindings(db, {}, columns, name, instances) : [];
+  const selections = opsOfEachInstance(columns, instances);
+  const findings = instances.length && withFindings ? instanceFindings(db, {}, columns, name, instances) : [];
   const processes = readProcessFacts(db);
-  const rows = instances.map((inst, x) => analyseInstance(selections[x]!, tables, gpu, inst, x + 1, findings[x]![0]));
+  const rows = instances.map((inst, x) => analyseInstance(selections[x]!, tables, gpu, inst, x + 1, findings[x]?.[0]));
   // Each process's instances are its own steps (a job's ranks run theirs
   // side by side): numbered, and their warm-up and outliers found, per process.
   const byProcess = new Map<number, IterationRow[]>();
@@ -72,18 +75,21 @@ export function iterationsOf(db: Db, columns: TimelineColumns, name: string, cho
   }
   for (const own of byProcess.values()) flag(own);
   const steady = rows.filter((r) => !r.warmUp).map((r) => r.lengthNs);
-  return { name, rows, medianNs: steady.length ? median(steady) : 0, chosen, processes: byProcess.size };
+  return { name, rows, medianNs: steady.length ? median(steady) : 0, chosen, processes: byProcess.size, findings: withFindings };
 }
 
+/** An instance's row is of its GPU work: no calls. */
+const NO_CALLS: SpanCalls = { length: 0, start: new Float64Array(0), end: new Float64Array(0) };
+
 function analyseInstance(
-  sel: TimelineColumns,
+  sel: TimelineColumns['ops'],
   tables: TraceTables,
   gpu: (deviceId: number) => number,
   inst: RangeInstance,
   instance: number,
   top: Finding | undefined,
 ): IterationRow {
-  const trace = traceOf(sel.ops, sel.calls, tables);
+  const trace = traceOf(sel, NO_CALLS, tables);
   const { ops } = trace;
   let gpuStart = Infinity;
   let gpuEnd = -Infinity;

@@ -1,8 +1,8 @@
 // What the timeline and the scope picker show of a recording's analysis,
 // whatever the scope: start-up as detected (scopeInfo(id, steady state)
 // .startup: the start-up band), the repeating NVTX range's instances
-// (iterations(id, null): the iterations row) and the NVTX range names (the
-// picker). Asked once per recording and page, after the timeline's first
+// (iterations(id, null, false): the iterations row, without each
+// instance's top finding) and the NVTX range names (the picker). Asked once per recording and page, after the timeline's first
 // frame (the analysis must not delay it), each part shown as it lands; for
 // a recording being written, again when `refresh` changes (app/use-live.ts:
 // at most every 5 s), the parts shown meanwhile kept until the new ones land.
@@ -23,6 +23,8 @@ interface Asked {
   startup: Promise<Startup | null>;
   iterations: Promise<IterationTrack | null>;
   ranges: Promise<RangeName[]>;
+  /** The iterations with each instance's top finding: asked where they are shown (useIterationFindings). */
+  iterationFindings?: Promise<IterationTrack | null>;
 }
 
 /** Per recording id (stable for the page's life) and refresh: the requests made, so a tab shown again asks nothing. */
@@ -36,7 +38,10 @@ function ask(id: string, refresh: number): Asked {
     a = {
       startup: api.scopeInfo(id, STEADY_STATE).then((i) => i.startup),
       ranges: api.ranges(id),
-      iterations: api.iterations(id, null).then((it) => (it ? iterationTrack(it) : null)),
+      // The rows alone: each instance's top finding is the range's whole diagnosis, what-ifs included (20 s at
+      // 10 M operations), which the analysis thread would run ahead of the next panel's call (the Stats tab
+      // clicked after the findings waited 25 s for it).
+      iterations: api.iterations(id, null, false).then((it) => (it ? iterationTrack(it) : null)),
     };
     // A failure is asked again next time (a recording the analysis thread could not load now).
     const forget = () => {
@@ -54,7 +59,34 @@ function ask(id: string, refresh: number): Asked {
 
 /** Whether the answers `a` are all in (a refresh waits for them: the analyses never overlap). */
 async function settledAll(a: Asked): Promise<void> {
-  await Promise.allSettled([a.startup, a.ranges, a.iterations]);
+  await Promise.allSettled([a.startup, a.ranges, a.iterations, a.iterationFindings]);
+}
+
+/**
+ * The iterations of `recordingId` with each instance's top finding
+ * (iterations(id, null, true)), asked once per recording and refresh when
+ * `wanted` (the Stats tab's iterations table shows them): undefined until
+ * they land, null when nothing repeats or the analysis failed.
+ */
+export function useIterationFindings(recordingId: string | null, wanted: boolean, refresh = 0): IterationTrack | null | undefined {
+  const [got, setGot] = useState<{ key: string; track: IterationTrack | null } | null>(null);
+  const key = `${recordingId}#${refresh}`;
+  useEffect(() => {
+    if (!recordingId || !wanted) return;
+    const a = ask(recordingId, refresh);
+    a.iterationFindings ??= getApi()
+      .iterations(recordingId, null, true)
+      .then((it) => (it ? iterationTrack(it) : null));
+    let live = true;
+    a.iterationFindings.then(
+      (track) => live && setGot({ key, track }),
+      () => live && setGot({ key, track: null }),
+    );
+    return () => {
+      live = false;
+    };
+  }, [recordingId, wanted, refresh, key]);
+  return got?.key === key ? got.track : undefined;
 }
 
 /** The overlays of `recordingId`, asked once `ready` (after its first frame); {} until then. */

@@ -101,8 +101,12 @@ export function Iterations(props: { track: IterationTrack; scope: Scope; onScope
                 <span className="it-finding">
                   {r.topFinding.title} <span className="hint">({formatDuration(r.topFinding.costNs)})</span>
                 </span>
-              ) : (
+              ) : t.findings ? (
                 '—'
+              ) : (
+                <span className="hint" data-testid="iteration-finding-pending">
+                  estimating…
+                </span>
               ),
           },
           {

@@ -10,6 +10,7 @@ import type { RangeName, RecordingSummary } from '../../../profiler/contract/api
 import { gpuName } from '../base/gpus.ts';
 import { progressText } from '../scope/progress-text.ts';
 import { scopeKey, type Scope } from '../scope/scope.ts';
+import { useIterationFindings } from '../scope/overlays.ts';
 import { ScopePicker } from '../scope/ScopePicker.tsx';
 import { useScopedAnswer, type ScopedState } from '../scope/scoped-answer.ts';
 import type { IterationTrack } from '../timeline/iterations.ts';
@@ -33,7 +34,10 @@ export function StatsView(props: {
   const { shown, pending, error, waiting } = answer;
   const progress = progressText(waiting, scope);
   const head = <StatsHead answer={answer} progress={progress} scope={scope} onScope={props.onScope} ranges={props.ranges} selection={props.selection} />;
-  const iterations = props.iterations && <Iterations track={props.iterations} scope={scope} onScope={props.onScope} />;
+  // The table's top findings come with a second answer, asked here (overlays.ts): the rows show meanwhile.
+  const withFindings = useIterationFindings(summary.recordingId, !!props.iterations, props.refresh);
+  const track = withFindings ?? props.iterations;
+  const iterations = track && <Iterations track={track} scope={scope} onScope={props.onScope} />;
   if (!shown)
     return (
       <div className="stats-view">

@@ -61,6 +61,8 @@ export interface IterationTrack {
   lanes: IterationLane[];
   /** Index in lanes of each instance. */
   laneOf: Int32Array;
+  /** Whether the instances' top findings were looked for (Iterations.findings): the timeline's row is asked without. */
+  findings: boolean;
 }
 
 export function iterationTrack(it: Iterations): IterationTrack | null {
@@ -81,6 +83,7 @@ export function iterationTrack(it: Iterations): IterationTrack | null {
     labelEndNs: new Float64Array(n),
     lanes: [...byPid].map(([pid, list]) => ({ pid, rowId: iterationsRowId(pid, perProcess), instances: Int32Array.from(list) })),
     laneOf: new Int32Array(n),
+    findings: it.findings,
   };
   t.lanes.forEach((lane, k) => lane.instances.forEach((i) => (t.laneOf[i] = k)));
   it.rows.forEach((r, i) => {
@@ -151,6 +154,7 @@ export function describeIteration(t: IterationTrack, i: number): { title: string
   // d.gpu: the CUDA ordinal (base/gpus.ts).
   for (const d of r.devices) lines.push(`GPU ${d.gpu}: busy ${formatDuration(d.busyNs)}${d.overlap !== null ? `, overlap ${d.overlap.toFixed(2)}×` : ''}`);
   if (r.topFinding) lines.push(`top finding: ${r.topFinding.title} (${formatDuration(r.topFinding.costNs)})`);
+  else if (!t.findings) lines.push("its top finding: the Stats tab's iterations table");
   lines.push('click: analyse this instance alone');
   // In a job: the rank's step, and the instance a click analyses (report --range NAME#k).
   const lane = t.lanes[t.laneOf[i]!]!;
