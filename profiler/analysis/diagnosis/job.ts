@@ -330,13 +330,18 @@ export class PartReader {
    * The last part loaded, as loaded: still valid, since the pool's columns
    * are views until its next load. A rank's summary reads the same part once
    * per scope (whole, then steady state: a slice of the same rows), and the
-   * second read costs no load.
+   * second read costs no load. Loaded with its calls, it serves a read
+   * without them too (`opsOnly`: its operations, no calls): the whole scope
+   * may have needed the calls where the steady state does not, and loading
+   * the part again narrowly would cost what the first load did.
    */
-  #last: { part: JobPart; withCalls: boolean; columns: TimelineColumns } | null = null;
+  #last: { part: JobPart; withCalls: boolean; columns: TimelineColumns; opsOnly: TimelineColumns } | null = null;
 
   #load(part: JobPart, withCalls: boolean): TimelineColumns {
-    if (this.#last && this.#last.part === part && this.#last.withCalls === withCalls) return this.#last.columns;
+    const last = this.#last;
+    if (last && last.part === part && (last.withCalls || !withCalls)) return withCalls ? last.columns : last.opsOnly;
     this.#last = null;
+    this.#analysed = null;
     const { apiCalls, ...ops } = part.ranges;
     const cols = loadRows(
       this.#file,
@@ -344,10 +349,18 @@ export class PartReader {
       { narrow: !withCalls, threads: this.#threads, ...(part.filterPids ? { pids: part.pids } : {}) },
       this.#pool,
     );
-    const columns = withCalls ? cols : { ops: cols.ops, calls: NO_CALLS };
-    this.#last = { part, withCalls, columns };
-    return columns;
+    const opsOnly = { ops: cols.ops, calls: NO_CALLS };
+    this.#last = { part, withCalls, columns: withCalls ? cols : opsOnly, opsOnly };
+    return withCalls ? cols : opsOnly;
   }
+
+  /**
+   * The last part's result and the rows it was analysed on: a scope that
+   * selects those same rows (the steady state of a recording without
+   * start-up is the whole recording) has the same result, and a summary
+   * asks for both scopes of every part.
+   */
+  #analysed: { columns: TimelineColumns; startupEndNs: Ns | null; result: PartResult } | null = null;
 
   read({ part, scope, startup }: PartRequest): PartResult {
     const t0 = performance.now();
@@ -359,6 +372,8 @@ export class PartReader {
     let columns = this.#load(part, withCalls);
     let load = performance.now() - t0;
     let selection = selectScopeWith(this.#ranges, this.#file, scope, columns, startup);
+    const known = this.#again(scope, selection.columns, startup);
+    if (known) return { ...known, ms: { load, analyse: 0 } };
     let trace = traceOf(selection.columns.ops, selection.columns.calls, this.#tables);
     if (!withCalls && groupsPossible(trace, false)) {
       const t = performance.now();
@@ -369,6 +384,8 @@ export class PartReader {
       trace = traceOf(selection.columns.ops, selection.columns.calls, this.#tables);
     }
     const t1 = performance.now();
+    const again = this.#again(scope, selection.columns, startup);
+    if (again) return { ...again, ms: { load, analyse: 0 } };
 
     // The part's rows before the scope: their work (checked against the zones) and those start-up left out.
     const rows = rowWork(columns.ops);
@@ -384,7 +401,7 @@ export class PartReader {
     const communication = communicationPart(trace, inputs, host ?? undefined);
     const nccl = ncclKernelsOf(trace);
     const serialized = host ? serializedCollectiveCandidates(buildContext(trace, host, this.#processes)) : [];
-    return {
+    const result: PartResult = {
       pids: part.pids,
       rows,
       opsBeforeCut,
@@ -398,6 +415,15 @@ export class PartReader {
       clipped: selection.clipped ?? null,
       ms: { load, analyse: performance.now() - t1 },
     };
+    this.#analysed = scope.kind === 'whole' || scope.kind === 'steady-state' ? { columns: selection.columns, startupEndNs: startup?.endNs ?? null, result } : null;
+    return result;
+  }
+
+  /** The last result, where `scope` selects the rows it was analysed on: whole and steady state have no notes of their own (a range's facts, a window's cut operations). */
+  #again(scope: Scope, selected: TimelineColumns, startup: Startup | null): PartResult | null {
+    const last = this.#analysed;
+    if (!last || (scope.kind !== 'whole' && scope.kind !== 'steady-state')) return null;
+    return last.columns === selected && last.startupEndNs === (startup?.endNs ?? null) ? last.result : null;
   }
 }
 
@@ -574,7 +600,7 @@ function ncclKernels(n: number): NcclKernels {
 }
 
 /** Sorted lists of NCCL kernels, one per part, merged in (start, id) order: the whole recording's columns' order. */
-function mergeNccl(lists: NcclKernels[]): NcclKernels {
+export function mergeNccl(lists: NcclKernels[]): NcclKernels {
   const n = lists.reduce((s, l) => s + l.length, 0);
   const out = ncclKernels(n);
   // A binary heap of the lists' heads, by (start, id).
