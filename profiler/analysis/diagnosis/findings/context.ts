@@ -80,18 +80,40 @@ export function buildContext(trace: Trace, host: Host, processes: Map<number, Pr
   };
 }
 
-/** Each device's op indices in start order, devices in the order their first op comes: two passes over the ops. */
+/**
+ * Each device's op indices in start order, devices in the order their first
+ * op comes: two passes over the ops. The maps are read where the device
+ * changes from the op before, not at every op: on the 10 M ops of one
+ * device of the analysis benchmark, a get and a set per op took 0.27 s, this
+ * 0.09 s (and ops that alternate devices at every op take as long as before).
+ */
 function opsByDevice(trace: Trace): Map<number, Int32Array> {
-  const { ops } = trace;
+  const { device, length: n } = trace.ops;
   const counts = new Map<number, number>();
-  for (let i = 0; i < ops.length; i++) counts.set(ops.device[i]!, (counts.get(ops.device[i]!) ?? 0) + 1);
-  const lists = new Map([...counts].map(([d, n]) => [d, new Int32Array(n)]));
-  const filled = new Map([...counts.keys()].map((d) => [d, 0]));
-  for (let i = 0; i < ops.length; i++) {
-    const d = ops.device[i]!;
-    const k = filled.get(d)!;
-    lists.get(d)![k] = i;
-    filled.set(d, k + 1);
+  let d = NaN;
+  let c = 0;
+  for (let i = 0; i < n; i++) {
+    if (device[i] !== d) {
+      if (c > 0) counts.set(d, (counts.get(d) ?? 0) + c);
+      d = device[i]!;
+      c = 0;
+    }
+    c++;
+  }
+  if (c > 0) counts.set(d, (counts.get(d) ?? 0) + c);
+  const lists = new Map([...counts].map(([dev, count]) => [dev, new Int32Array(count)]));
+  const filled = new Map([...counts.keys()].map((dev) => [dev, 0]));
+  let list = new Int32Array(0);
+  let k = 0;
+  d = NaN;
+  for (let i = 0; i < n; i++) {
+    if (device[i] !== d) {
+      if (!Number.isNaN(d)) filled.set(d, k);
+      d = device[i]!;
+      list = lists.get(d)!;
+      k = filled.get(d)!;
+    }
+    list[k++] = i;
   }
   return lists;
 }
