@@ -1,7 +1,7 @@
 // Builds the Electron side into app/dist as CommonJS (Electron's Node may not
 // strip TypeScript, and the sandboxed preload must be one self-contained
 // CommonJS file):
-//   vite build -c app/vite.config.ts                 → main.cjs, query-worker.cjs, analysis-worker.cjs, job-worker.cjs, summary-worker.cjs, import-worker.cjs, streamscope-cli.cjs (+ shared chunks)
+//   vite build -c app/vite.config.ts                 → main.cjs, query-worker.cjs, analysis-worker.cjs, job-worker.cjs, summary-worker.cjs, import-worker.cjs, open-worker.cjs, streamscope-cli.cjs (+ shared chunks)
 //   vite build -c app/vite.config.ts --mode preload  → preload.cjs (one file, no chunks)
 // `npm run build:app` runs both. Native and Electron modules stay external:
 // better-sqlite3 and the addon are loaded from node_modules / resources at run time.
@@ -77,6 +77,8 @@ export default defineConfig(({ mode }) => {
         'summary-worker': path.join(root, 'profiler/job/summary-worker.ts'),
         // Started by profiler/import/import-many.ts (streamscope import of several traces) likewise.
         'import-worker': path.join(root, 'profiler/import/import-worker.ts'),
+        // Started by profiler/query/open-read.ts (many recordings opened at once) likewise.
+        'open-worker': path.join(root, 'profiler/query/open-worker.ts'),
         'streamscope-cli': path.join(root, 'profiler/cli/streamscope.ts'),
       };
   return {

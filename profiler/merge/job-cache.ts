@@ -19,7 +19,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { ClockMethod as ShownClockMethod } from '../contract/job.ts';
 import { VERSION } from '../contract/version.ts';
-import { openRecording } from '../store/database.ts';
+import { openRecording, type Db } from '../store/database.ts';
 import { latestSchemaVersion } from '../store/migrations/index.ts';
 import { readProcesses } from '../store/ranks.ts';
 import type { ClockMethod } from './align.ts';
@@ -48,22 +48,28 @@ export interface OpenPlan {
   failed: { file: string; error: unknown }[];
 }
 
-interface Inspected {
+/** What planning needs of a file: its processes' ranks, and the job sizes their launchers gave. */
+export interface Inspected {
   file: string;
   ranks: number[];
   worldSizes: Set<number>;
 }
 
-/** Its processes' ranks (and the job sizes their launchers gave), as every reader opens a recording. */
+/** Inspected of a recording open as `db` (a reader that opened it for more: query/open-read.ts). */
+export function inspectOpen(file: string, db: Db): Inspected {
+  const processes = readProcesses(db);
+  return {
+    file,
+    ranks: processes.flatMap((p) => (p.rank === null ? [] : [p.rank])),
+    worldSizes: new Set(processes.flatMap((p) => (p.worldSize === null ? [] : [p.worldSize]))),
+  };
+}
+
+/** A file's ranks, opened as every reader opens a recording (the store's checks). */
 function inspect(file: string): Inspected {
   const db = openRecording(file, { readonly: true });
   try {
-    const processes = readProcesses(db);
-    return {
-      file,
-      ranks: processes.flatMap((p) => (p.rank === null ? [] : [p.rank])),
-      worldSizes: new Set(processes.flatMap((p) => (p.worldSize === null ? [] : [p.worldSize]))),
-    };
+    return inspectOpen(file, db);
   } finally {
     db.close();
   }
@@ -86,15 +92,22 @@ function oneJob(list: Inspected[]): boolean {
 /**
  * Which of `files` open as one job and which alone (module header: the
  * rule). Each file is opened once to read its ranks; one that is not a
- * readable recording is in `failed` and takes no part.
+ * readable recording is in `failed` and takes no part. `inspected`: files
+ * already read (by absolute path: their ranks, or why they could not be
+ * read), as query/open-read.ts reads many on worker threads.
  */
-export function planOpen(files: readonly string[], mode: OpenMode = 'auto'): OpenPlan {
+export function planOpen(files: readonly string[], mode: OpenMode = 'auto', inspected?: ReadonlyMap<string, Inspected | { error: unknown }>): OpenPlan {
   const unique = [...new Set(files.map((f) => path.resolve(f)))];
   const failed: OpenPlan['failed'] = [];
   const readable: Inspected[] = [];
   for (const file of unique) {
+    const read = inspected?.get(file);
+    if (read && 'error' in read) {
+      failed.push({ file, error: read.error });
+      continue;
+    }
     try {
-      readable.push(inspect(file));
+      readable.push(read ?? inspect(file));
     } catch (error) {
       failed.push({ file, error });
     }

@@ -68,9 +68,21 @@ interface Rank {
 }
 
 /** What one file gives the job's first view, in its own ids and clock. */
-interface RankFacts {
+export interface RankFacts {
   summary: RecordingSummary;
   zones: GpuZone[];
+}
+
+/** What the job view reads of one rank's file open as `db`: its facts, and its stored summary placed (null: none current). */
+export interface RankRead {
+  facts: RankFacts;
+  placed: PlacedSummary | null;
+}
+
+export function readRank(db: Db, file: string): RankRead {
+  const json = readRankSummary(db, 'whole');
+  const summary = summaryOf(db, '', file, false);
+  return { facts: { summary, zones: gpuZones(db) }, placed: json === null ? null : placed(JSON.parse(json) as RankSummary, file, summary) };
 }
 
 /** The tables whose ids a merge renumbers as runs (merge/plan.ts ID_TABLES) that items live in. */
@@ -142,23 +154,26 @@ export class JobQuery {
    * the store's checks a moment ago (SessionRegistry.openFiles: planOpen
    * read every file's ranks so), and is opened here without them where its
    * schema is this version's — the checks cost ~3.5 ms a file, 3.6 s of a
-   * job of 1,024, which would be paid twice.
+   * job of 1,024, which would be paid twice. `read`: files read already
+   * (readRank, by path), as query/open-read.ts reads many on worker threads.
    */
-  static async open(recordingId: string, files: readonly string[], opts: { checked?: boolean } = {}): Promise<JobQuery> {
+  static async open(recordingId: string, files: readonly string[], opts: { checked?: boolean; read?: ReadonlyMap<string, RankRead> } = {}): Promise<JobQuery> {
     const facts: RankFacts[] = [];
     const summaries: (PlacedSummary | null)[] = [];
     for (const file of files) {
-      const db = opts.checked ? openChecked(file) : openRecording(file, { readonly: true });
-      try {
-        const json = readRankSummary(db, 'whole');
-        const summary = summaryOf(db, '', file, false);
-        summaries.push(json === null ? null : placed(JSON.parse(json) as RankSummary, file, summary));
-        facts.push({ summary, zones: gpuZones(db) });
-      } catch (err) {
-        throw err instanceof RecordingFileError ? err : new RecordingFileError(file, (err as Error).message, { cause: err });
-      } finally {
-        db.close();
+      let r = opts.read?.get(file);
+      if (!r) {
+        const db = opts.checked ? openChecked(file) : openRecording(file, { readonly: true });
+        try {
+          r = readRank(db, file);
+        } catch (err) {
+          throw err instanceof RecordingFileError ? err : new RecordingFileError(file, (err as Error).message, { cause: err });
+        } finally {
+          db.close();
+        }
       }
+      summaries.push(r.placed);
+      facts.push(r.facts);
     }
     const missing = files.filter((_, i) => summaries[i] === null);
     if (missing.length) {

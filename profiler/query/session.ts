@@ -40,6 +40,7 @@ import type { SqlRequest } from '../contract/api-schema.ts';
 import { RecordingQuery } from './recording-query.ts';
 import { jobAnswer } from './job-analysis.ts';
 import { JobQuery, jobViewOf, type JobView } from './job-query.ts';
+import { readForOpen, READ_ON_WORKERS_FROM } from './open-read.ts';
 
 /** An open recording, or a job opened from its ranks' summaries: what the timeline's data methods read. */
 export type OpenView = RecordingQuery | JobQuery;
@@ -84,7 +85,10 @@ export class SessionRegistry {
    * merge's own refusals, naming the file).
    */
   async openFiles(files: readonly string[], opts: { jobCacheDir: string; mode?: OpenMode; jobView?: JobView }): Promise<OpenFilesResult> {
-    const plan = planOpen(files, opts.mode);
+    // Many files (a job's ranks): each read once, on worker threads, for the plan and the job view (open-read.ts).
+    const many = files.length >= READ_ON_WORKERS_FROM && opts.mode !== 'separate';
+    const read = many ? await readForOpen([...new Set(files.map((f) => path.resolve(f)))], jobViewOf(files.length, opts.jobView) === 'summaries') : null;
+    const plan = planOpen(files, opts.mode, read?.inspected);
     const failed: OpenFailure[] = plan.failed.map(({ file, error }) => failure(apiErrorOf(error, file), file));
     const opened: RecordingHandle[] = [];
     let job: OpenFilesResult['job'] = null;
@@ -93,7 +97,7 @@ export class SessionRegistry {
       try {
         const id = crypto.randomBytes(8).toString('hex');
         // planOpen opened every file through the store's checks a moment ago.
-        const q = await JobQuery.open(id, plan.job, { checked: true });
+        const q = await JobQuery.open(id, plan.job, { checked: true, read: read?.ranks });
         this.#open.set(id, q);
         const handle = handleOf(q);
         opened.push(handle);

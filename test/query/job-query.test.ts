@@ -8,11 +8,13 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { generateRanks } from '../../bench/generate-ranks.ts';
 import { jobViewOf, JOB_VIEW_MERGED_UP_TO } from '../../profiler/contract/job.ts';
 import { analyzeJobOfSummaries } from '../../profiler/job/of-summaries.ts';
 import { summarizeFiles } from '../../profiler/job/summarize.ts';
 import { mergeRecordings } from '../../profiler/merge/merge.ts';
 import { JobQuery } from '../../profiler/query/job-query.ts';
+import { READ_ON_WORKERS_FROM } from '../../profiler/query/open-read.ts';
 import { RecordingQuery } from '../../profiler/query/recording-query.ts';
 import { SessionRegistry } from '../../profiler/query/session.ts';
 import { tempDir } from '../helpers/native.ts';
@@ -180,6 +182,33 @@ describe.each(Object.entries(JOBS))('a job from its ranks summaries: %s', (name,
       expect(await reg.iterations(id, null, true)).toBeNull();
       expect(fs.existsSync(path.join(dir, 'unused-cache'))).toBe(false);
     } finally {
+      reg.closeAll();
+    }
+  });
+});
+
+describe(`many files opened at once (${READ_ON_WORKERS_FROM} or more): each read once, on worker threads`, () => {
+  // Generated ranks with their launcher's variables: one job by their ranks; and a file that is no recording among them.
+  const d = path.join(dir, 'many');
+  const ranks = generateRanks(d, READ_ON_WORKERS_FROM + 4, 2_000, 2, 7, true).map((g) => g.file);
+  const bad = path.join(d, 'notes.sqlite');
+  fs.writeFileSync(bad, 'not a recording\n');
+
+  it('opens the job the files make, in the view a job of that size opens in, as the files read one by one give it', async () => {
+    const reg = new SessionRegistry({ analysisThread: false });
+    let alone: JobQuery | undefined;
+    try {
+      const r = await reg.openFiles([...ranks, bad], { jobCacheDir: path.join(dir, 'unused-cache') });
+      expect(r.job).toMatchObject({ view: 'summaries', inputs: ranks });
+      // The file a worker could not read is refused where it is opened, by name, as ever.
+      expect(r.failed.map((f) => f.file)).toEqual([bad]);
+      expect(r.failed[0]!.message).toContain(bad);
+      alone = await JobQuery.open('alone', ranks);
+      const { recordingId: _a, ...viaWorkers } = reg.view(r.opened[0]!.recordingId).summary();
+      const { recordingId: _b, ...oneByOne } = alone.summary();
+      expect(viaWorkers).toEqual(oneByOne);
+    } finally {
+      alone?.close();
       reg.closeAll();
     }
   });
