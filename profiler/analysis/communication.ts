@@ -161,41 +161,56 @@ export function ncclLaunches(
 export const OpRole = { Compute: 0, Communication: 1, Copy: 2 } as const;
 export type OpRoleValue = (typeof OpRole)[keyof typeof OpRole];
 
-const labelsOf = new WeakMap<Trace, ReadonlyMap<number, CommKernel>>();
-
-/**
- * The label of every distinct NCCL kernel name of the trace (kernels.name_id
- * → label). Once per trace: the breakdown, the replay's resources, the
- * collective groups and their rule all ask.
- */
-export function commKernelLabels(trace: Trace): ReadonlyMap<number, CommKernel> {
-  let labels = labelsOf.get(trace);
-  if (!labels) labelsOf.set(trace, (labels = readCommKernelLabels(trace)));
-  return labels;
+/** A trace's NCCL kernels: the label of each of their names, and which operations they are. */
+interface CommKernels {
+  labels: Map<number, CommKernel>;
+  /** Per operation (trace order): 1 for an NCCL kernel. */
+  ops: Uint8Array;
 }
 
-function readCommKernelLabels(trace: Trace): Map<number, CommKernel> {
+const commKernelsOf = new WeakMap<Trace, CommKernels>();
+
+/** Once per trace: the breakdown, the replay's resources, the collective groups and their rule all ask. */
+function commKernels(trace: Trace): CommKernels {
+  let found = commKernelsOf.get(trace);
+  if (!found) commKernelsOf.set(trace, (found = readCommKernels(trace)));
+  return found;
+}
+
+/** The label of every distinct NCCL kernel name of the trace (kernels.name_id → label). */
+export function commKernelLabels(trace: Trace): ReadonlyMap<number, CommKernel> {
+  return commKernels(trace).labels;
+}
+
+/**
+ * Per operation of the trace (its order), 1 for an NCCL kernel: a kernel
+ * whose name commKernelLabels labels. Found in the pass that finds the
+ * names, where each loop over the operations would look each kernel's name
+ * up again (a pass of ~10 ms per million operations, four of them).
+ */
+export function commKernelOps(trace: Trace): Uint8Array {
+  return commKernels(trace).ops;
+}
+
+function readCommKernels(trace: Trace): CommKernels {
   const { length, kind, detail } = trace.ops;
-  // Names not yet seen, by id: 0 for each string; an id outside the strings table has no name and reads as seen.
+  // By name id: 0 not yet seen, 1 not an NCCL kernel's, 2 an NCCL kernel's; an id outside the strings table has no name: 1.
   const seen = IdTable.of(trace.strings.keys(), 1);
   for (const id of trace.strings.keys()) seen.set(id, 0);
   const labels = new Map<number, CommKernel>();
+  const ops = new Uint8Array(length);
   for (let i = 0; i < length; i++) {
     if (kind[i] !== OpKind.Kernel) continue;
     const id = detail[i]!;
-    if (seen.get(id) !== 0) continue;
-    seen.set(id, 1);
-    const label = commKernelOf(trace.strings.get(id)!);
-    if (label) labels.set(id, label);
+    let name = seen.get(id);
+    if (name === 0) {
+      const label = commKernelOf(trace.strings.get(id)!);
+      if (label) labels.set(id, label);
+      seen.set(id, (name = label ? 2 : 1));
+    }
+    if (name === 2) ops[i] = 1;
   }
-  return labels;
-}
-
-/** Per name id, 1 for the NCCL kernel names among `labels` (commKernelLabels): a lookup per operation without a Map. */
-export function commNameFlags(labels: ReadonlyMap<number, CommKernel>): IdTable {
-  const flags = IdTable.of(labels.keys(), 0);
-  for (const id of labels.keys()) flags.set(id, 1);
-  return flags;
+  return { labels, ops };
 }
 
 /**
@@ -203,13 +218,13 @@ export function commNameFlags(labels: ReadonlyMap<number, CommKernel>): IdTable 
  * communication), communication (an NCCL kernel or a peer copy) or copy
  * (any other copy, and memsets).
  */
-export function opRoles(trace: Trace, peerCopyIds: ReadonlySet<number>, labels = commKernelLabels(trace)): Uint8Array {
-  const { length, kind, detail, category, rowId } = trace.ops;
+export function opRoles(trace: Trace, peerCopyIds: ReadonlySet<number>): Uint8Array {
+  const { length, kind, category, rowId } = trace.ops;
   const roles = new Uint8Array(length);
-  const nccl = commNameFlags(labels);
+  const nccl = commKernelOps(trace);
   for (let i = 0; i < length; i++) {
     const k = kind[i]!;
-    if (k === OpKind.Kernel) roles[i] = nccl.get(detail[i]!) === 1 ? OpRole.Communication : OpRole.Compute;
+    if (k === OpKind.Kernel) roles[i] = nccl[i] === 1 ? OpRole.Communication : OpRole.Compute;
     else if (k === OpKind.Memcpy) {
       const c = category[i]!;
       roles[i] = c === OpCategory.PtoP || (c === OpCategory.DtoD && peerCopyIds.has(rowId[i]!)) ? OpRole.Communication : OpRole.Copy;
@@ -335,7 +350,7 @@ export interface CommunicationPart {
 export function communicationPart(trace: Trace, inputs: CommunicationInputs, launch?: LaunchCalls): CommunicationPart {
   const { ops } = trace;
   const labels = commKernelLabels(trace);
-  const roles = opRoles(trace, inputs.peerCopyIds, labels);
+  const roles = opRoles(trace, inputs.peerCopyIds);
   const launches = launch ? ncclLaunches(trace, labels, launch, inputs.ncclRanges) : new Map<number, NcclLaunch>();
 
   // One pass: busy unions per (process, device) and role; kernel times by name and collective; peer copies.

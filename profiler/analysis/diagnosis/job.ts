@@ -64,7 +64,7 @@ import type { Ns } from '../../contract/time.ts';
 import { groupsPossible } from '../replay/collective-groups.ts';
 import {
   commKernelLabels,
-  commNameFlags,
+  commKernelOps,
   communicationPart,
   finishCommunication,
   mergeCommunicationParts,
@@ -266,12 +266,10 @@ const NO_CALLS: CallColumns = {
 /** The scope's NCCL kernels of a trace (start order), copied out of the pool's columns. */
 function ncclKernelsOf(trace: Trace): NcclKernels {
   const { ops } = trace;
-  const labels = commKernelLabels(trace);
   const index: number[] = [];
-  if (labels.size > 0) {
-    const nccl = commNameFlags(labels);
-    const { length, kind, detail } = ops;
-    for (let i = 0; i < length; i++) if (kind[i] === OpKind.Kernel && nccl.get(detail[i]!) === 1) index.push(i);
+  if (commKernelLabels(trace).size > 0) {
+    const nccl = commKernelOps(trace);
+    for (let i = 0; i < ops.length; i++) if (nccl[i] === 1) index.push(i);
   }
   const n = index.length;
   const out = ncclKernels(n);

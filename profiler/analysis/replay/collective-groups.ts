@@ -43,7 +43,7 @@
 // j-th of n collectives reduces data ready after the first j/n of the
 // segment's kernels.
 import type { Host } from '../host.ts';
-import { commKernelLabels, commNameFlags } from '../communication.ts';
+import { commKernelLabels, commKernelOps } from '../communication.ts';
 import { IdTable } from '../../base/id-table.ts';
 import { recordedGraph } from './replay-graph.ts';
 import { OpKind, type Trace } from '../trace.ts';
@@ -113,14 +113,14 @@ export function groupsPossible(trace: Trace, hasWaits: boolean): boolean {
   const labels = commKernelLabels(trace);
   if (labels.size === 0) return false;
   if (hasWaits) return true;
-  const { length, stream, kind, detail } = trace.ops;
-  const nccl = commNameFlags(labels);
+  const { length, stream } = trace.ops;
+  const nccl = commKernelOps(trace);
   // Per stream (streams.id): 1 runs NCCL kernels, 2 runs anything else.
   const seen = IdTable.of(stream.subarray(0, length), 0);
   for (let i = 0; i < length; i++) {
     const s = stream[i]!;
     const was = seen.get(s);
-    const now = was | (kind[i] === OpKind.Kernel && nccl.get(detail[i]!) === 1 ? 1 : 2);
+    const now = was | (nccl[i] === 1 ? 1 : 2);
     if (now === 3) return true;
     if (now !== was) seen.set(s, now);
   }
