@@ -23,6 +23,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { repoRoot } from '../profiler/native/paths.ts';
 import { generateRanks } from './generate-ranks.ts';
+import { dropCaches } from './page-cache.ts';
 
 export interface JobSummariesOptions {
   ranks: number;
@@ -30,12 +31,6 @@ export interface JobSummariesOptions {
   workers: number;
   /** Drop the page cache before reading the files once and before summarizing (root only: /proc/sys/vm/drop_caches). */
   cold: boolean;
-}
-
-/** Empties the page cache (as root), so that the next read comes from the disk. */
-function dropCaches(): void {
-  spawnSync('sync');
-  fs.writeFileSync('/proc/sys/vm/drop_caches', '3');
 }
 
 interface Timed {
