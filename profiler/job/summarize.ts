@@ -8,6 +8,7 @@
 // again each time, which the answer says.
 import os from 'node:os';
 import { runOnWorkers, workerEntry } from '../base/worker-pool.ts';
+import { ColumnPool } from '../native/addon.ts';
 import { ReadAhead } from './read-ahead.ts';
 import { openRecording } from '../store/database.ts';
 import { RecordingFileError } from '../store/recording-error.ts';
@@ -62,7 +63,8 @@ export async function summarizeFiles(files: readonly string[], opts: SummarizeOp
     opts.onFile?.(++done, files.length);
   };
   if (workers === 0) {
-    for (const n of toBuild) built(n, buildRankSummaries(files[n]!, scopes));
+    const pool = new ColumnPool();
+    for (const n of toBuild) built(n, buildRankSummaries(files[n]!, scopes, 0, pool));
   } else {
     await buildOnWorkers(
       toBuild.map((n) => ({ n, file: files[n]!, scopes })),

@@ -2,6 +2,7 @@
 // recordings it is given, one at a time, with one loader thread, and answers
 // each with them as JSON (or the file's error, to be thrown as one again).
 import { parentPort } from 'node:worker_threads';
+import { ColumnPool } from '../native/addon.ts';
 import { RecordingFileError } from '../store/recording-error.ts';
 import { malformedRowError } from '../store/row-checks.ts';
 import { buildRankSummaries, type SummaryScope } from './summary.ts';
@@ -13,10 +14,13 @@ export interface SummaryRequest {
 }
 export type SummaryAnswer = { n: number; ok: true; json: string[] } | { n: number; ok: false; error: string; file?: string; problem?: string };
 
+// One pool of columns for every recording this worker summarizes: each is loaded into the memory of the one before.
+const pool = new ColumnPool();
+
 parentPort!.on('message', ({ n, file, scopes }: SummaryRequest) => {
   let answer: SummaryAnswer;
   try {
-    answer = { n, ok: true, json: buildRankSummaries(file, scopes, 1).map((summary) => JSON.stringify(summary)) };
+    answer = { n, ok: true, json: buildRankSummaries(file, scopes, 1, pool).map((summary) => JSON.stringify(summary)) };
   } catch (err) {
     const bad = err instanceof RecordingFileError ? err : malformedRowError(err);
     answer = { n, ok: false, error: err instanceof Error ? (err.stack ?? err.message) : String(err), ...(bad ? { file: bad.file, problem: bad.problem } : {}) };

@@ -305,15 +305,16 @@ export class PartReader {
   readonly db: Db;
   readonly #file: string;
   readonly #threads: number;
-  readonly #pool = new ColumnPool();
+  readonly #pool: ColumnPool;
   readonly #tables: TraceTables;
   readonly #processes: Map<number, ProcessFacts>;
   readonly #ranges: RangeReader;
 
-  /** `threads`: the loader's threads for each part (0: every core). */
-  constructor(file: string, threads = 0) {
+  /** `threads`: the loader's threads for each part (0: every core); `pool`: the columns to load into (one a thread, kept from one reader to the next, is touched once). */
+  constructor(file: string, threads = 0, pool = new ColumnPool()) {
     this.#file = file;
     this.#threads = threads;
+    this.#pool = pool;
     this.db = openRecording(file, { readonly: true });
     this.#tables = readTraceTables(this.db);
     this.#processes = readProcessFacts(this.db);
