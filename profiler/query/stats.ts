@@ -25,8 +25,8 @@ export const MAX_OVERLAP_STREAMS = 64;
 
 /** The stats of the analysis's scope: every number here counts only the operations in it. */
 export function buildStats(analysis: Analysis): StatsResponse {
-  const { trace, diagnosis } = analysis;
-  const ctx = diagnosis.context;
+  // The context, not the diagnosis: the statistics never wait for the rules and their what-ifs (analyze.ts).
+  const { trace, context: ctx } = analysis;
   // Longest in total first (summarizeKernels' order).
   const summaries = summarizeKernels(trace);
   const leftOut = summaries.slice(MAX_STATS_KERNELS);

@@ -7,7 +7,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generate } from '../../bench/generate-recording.ts';
 import type { CoverageSpan, TimelineItem } from '../../profiler/contract/api.ts';
 import { RecordingWriter } from '../../profiler/import/recording-writer.ts';
+import { analyze } from '../../profiler/analysis/diagnosis/analyze.ts';
 import { RecordingQuery } from '../../profiler/query/recording-query.ts';
+import { buildStats } from '../../profiler/query/stats.ts';
+import { openRecording } from '../../profiler/store/database.ts';
 import { ZONE_ROWS } from '../../profiler/store/zone-tables.ts';
 import { tempDir } from '../helpers/native.ts';
 
@@ -468,6 +471,25 @@ describe('stats and concurrency', () => {
     // Concurrent scenario: copies overlap kernels.
     expect(s.overlapFactors[0]!.all).toBeGreaterThan(1);
     expect(q.stats()).toBe(s); // cached
+  });
+
+  it('the statistics never wait for the diagnosis: its rules and what-ifs run when the findings are first read', () => {
+    // A real program whose findings have what-ifs (a replay of every launch): the launch-bound loop of the corpus.
+    const copy = path.join(tempDir('stats-no-diagnosis'), 'bug.sqlite');
+    fs.copyFileSync(path.resolve(import.meta.dirname, '../fixtures/corpus/torch-launch-bound-graphs/bug.sqlite'), copy);
+    const rec = openRecording(copy, { readonly: true });
+    try {
+      const phases: string[] = [];
+      const a = analyze(rec, { onProgress: (s) => phases.push(s.phase) });
+      const stats = buildStats(a);
+      expect(phases).not.toContain('diagnosing');
+      expect(phases).not.toContain('what-if');
+      expect(a.diagnosis.findings.some((f) => f.whatIf)).toBe(true);
+      expect(phases).toContain('what-if');
+      expect(buildStats(a)).toEqual(stats);
+    } finally {
+      rec.close();
+    }
   });
 
   it('concurrency: one copy per direction at a time, kernels in flight where they ran', () => {

@@ -20,7 +20,7 @@ import { closeWindows, selectScopeWith } from '../scope.ts';
 import { type RangeInstance } from '../../cuda/nvtx-ranges.ts';
 import { type TimelineColumns } from '../../native/columns.ts';
 import { instanceParts, shareFindings } from './attribution.ts';
-import { buildContext } from './findings/context.ts';
+import { buildContext, type Context } from './findings/context.ts';
 import type { Finding, FixId } from '../../contract/findings.ts';
 import type { ReplayResult } from '../replay/replay.ts';
 import { STEADY_STATE, type Scope, type ScopeInfo } from '../../contract/scope.ts';
@@ -36,7 +36,15 @@ export { loadColumns, type LoadingStep };
 export interface Analysis {
   trace: Trace;
   host: Host;
-  diagnosis: Diagnosis;
+  /**
+   * Every rule's findings, what-ifs estimated: diagnosed on first use. The
+   * Stats tab's numbers need the context alone, and at 10 M operations the
+   * diagnosis is most of an analysis (its what-if replays): the tab waited
+   * for it, ten seconds and more, for findings it does not show.
+   */
+  readonly diagnosis: Diagnosis;
+  /** What the rules read of the trace (per device its busy union and span, the GPU span): the diagnosis's context. */
+  context: Context;
   /** What was analysed: the scope, its time windows, and start-up as detected. */
   scope: ScopeInfo;
   /** The whole recording's columns (the trace holds the scope's views or copies of them): analyse another scope without reading the file again. */
@@ -163,24 +171,35 @@ export function analyze(db: Db, options: AnalyzeOptions = {}): Analysis {
   lap('host');
   // Read now (the file may be closed by the time it is used): the diagnosis's rules across ranks name processes by them.
   const inputs = readCommunicationInputs(db, subset);
-  const diagnosis =
+  const context = buildContext(trace, host, inputs.processes);
+  // An instance's findings are its share of the range's (attribution.ts): the range's diagnosis, read now, while the
+  // file is open. Any other scope is diagnosed when its findings are first asked for (timed then, as the diagnose phase).
+  let diagnosis: Diagnosis | null =
     scope.kind === 'range' && scope.instance !== undefined && trace.ops.length > 0
-      ? { findings: instanceFindings(db, options, columns, scope.name, instances)[scope.instance - 1]!, context: buildContext(trace, host, inputs.processes) }
-      : diagnose(trace, host, inputs.processes, options.replays, onProgress);
+      ? { findings: instanceFindings(db, options, columns, scope.name, instances)[scope.instance - 1]!, context }
+      : null;
   lap('diagnose');
   let communication: Communication | null = null;
   return {
     trace,
     host,
-    diagnosis,
+    context,
+    get diagnosis() {
+      if (!diagnosis) {
+        const t0 = performance.now();
+        diagnosis = diagnose(trace, host, inputs.processes, options.replays, onProgress, context);
+        if (timings) timings.diagnose += performance.now() - t0;
+      }
+      return diagnosis;
+    },
     scope: selection.info,
     columns,
     graphs,
     get communication() {
-      return (communication ??= communicationOf(trace, inputs, diagnosis.context.gpuSpan, host));
+      return (communication ??= communicationOf(trace, inputs, context.gpuSpan, host));
     },
     get stragglers() {
-      return stragglersOfContext(diagnosis.context);
+      return stragglersOfContext(context);
     },
   };
 }

@@ -65,8 +65,9 @@ export function diagnose(
   processes?: Map<number, ProcessFacts>,
   replays?: Map<FixId, ReplayResult>,
   onProgress?: (step: ProgressStep) => void,
+  /** buildContext of the same trace, host and processes, where the caller has it (analyze.ts). */
+  context: Context = buildContext(trace, host, processes),
 ): Diagnosis {
-  const context = buildContext(trace, host, processes);
   // Built here rather than by the first rule that reads it (the copy idioms: every diagnosis does), so that
   // progress names it: on ten million calls it is the longest step before the replays.
   onProgress?.({ phase: 'modelling', done: 0, total: host.calls.length });
