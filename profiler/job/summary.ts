@@ -134,9 +134,10 @@ export function buildRankSummaries(file: string, scopes: readonly SummaryScope[]
     }
     const t = performance.now();
     const whole = scopes.indexOf('whole');
-    const collectives = [...(whole >= 0 ? collectivesOfParts(db, results[whole]!) : readCollectives(db))].map(
-      ([rank, keys]): [string, [string, number][]] => [rank, [...keys]],
-    );
+    const collectives = [...(whole >= 0 ? collectivesOfParts(db, results[whole]!) : readCollectives(db))].map(([rank, keys]): [string, [string, number][]] => [
+      rank,
+      [...keys],
+    ]);
     ms[0] += performance.now() - t;
     return scopes.map((scope, k) => {
       const t = performance.now();

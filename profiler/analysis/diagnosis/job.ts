@@ -414,7 +414,8 @@ export class PartReader {
       clipped: selection.clipped ?? null,
       ms: { load, analyse: performance.now() - t1 },
     };
-    this.#analysed = scope.kind === 'whole' || scope.kind === 'steady-state' ? { columns: selection.columns, startupEndNs: startup?.endNs ?? null, result } : null;
+    this.#analysed =
+      scope.kind === 'whole' || scope.kind === 'steady-state' ? { columns: selection.columns, startupEndNs: startup?.endNs ?? null, result } : null;
     return result;
   }
 
