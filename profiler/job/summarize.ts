@@ -54,12 +54,12 @@ export async function summarizeFiles(files: readonly string[], opts: SummarizeOp
     } else toBuild.push(n);
   });
   const workers = Math.min(opts.workers ?? os.availableParallelism(), toBuild.length);
-  const built = (n: number, list: RankSummary[]) => {
+  const built = (n: number, list: RankSummary[], json?: string[]) => {
     const entry = out[n]!;
     entry.from = 'built';
     entry.stored = false;
     for (const s of list) entry.summaries[s.scope] = s;
-    if (opts.store) store(entry, list);
+    if (opts.store) store(entry, list, json);
     opts.onFile?.(++done, files.length);
   };
   if (workers === 0) {
@@ -92,7 +92,8 @@ function readStored(file: string, scopes: SummaryScope[]): FileSummaries['summar
   }
 }
 
-function store(entry: FileSummaries, list: RankSummary[]): void {
+/** `json`: the summaries as JSON where a worker wrote them already (the same text JSON.stringify gives of them again). */
+function store(entry: FileSummaries, list: RankSummary[], json?: string[]): void {
   let db;
   try {
     db = openRecording(entry.file);
@@ -101,7 +102,7 @@ function store(entry: FileSummaries, list: RankSummary[]): void {
     return;
   }
   try {
-    writeRankSummaries(db, Object.fromEntries(list.map((s) => [s.scope, JSON.stringify(s)])));
+    writeRankSummaries(db, Object.fromEntries(list.map((s, k) => [s.scope, json?.[k] ?? JSON.stringify(s)])));
     entry.stored = true;
   } catch (err) {
     // A read-only file or file system, a full disk: the summary is still this run's.
@@ -116,7 +117,7 @@ function store(entry: FileSummaries, list: RankSummary[]): void {
  * workers take next are read into the page cache meanwhile (read-ahead.ts),
  * one per worker ahead of them.
  */
-async function buildOnWorkers(requests: SummaryRequest[], count: number, built: (n: number, list: RankSummary[]) => void): Promise<void> {
+async function buildOnWorkers(requests: SummaryRequest[], count: number, built: (n: number, list: RankSummary[], json: string[]) => void): Promise<void> {
   // The first `count` are taken at once, each read by its worker.
   const ahead = new ReadAhead(requests.slice(count).map((r) => r.file));
   let done = 0;
@@ -128,6 +129,7 @@ async function buildOnWorkers(requests: SummaryRequest[], count: number, built: 
       built(
         m.n,
         m.json.map((j) => JSON.parse(j) as RankSummary),
+        m.json,
       );
     });
   } finally {
