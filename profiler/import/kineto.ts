@@ -20,8 +20,8 @@
 // keep the nanoseconds).
 //
 // The events themselves are read and mapped natively
-// (native/addon/src/trace_import.cc: the scan, simdjson, the rows on a second
-// thread, and the only definition of the conventions above): a 1 GiB trace
+// (native/addon/src/trace_import.cc: the scan, simdjson, the rows and their
+// zones on a second thread, and the only definition of the conventions above): a 1 GiB trace
 // took 35 s here in JavaScript, 6.4 s there. What follows the rows stays here: device facts from
 // deviceProperties, the command, meta, zones and indexes (RecordingWriter).
 import { idField, intField, MAX_EVENT_BYTES, nativeTraceError, parseEventBytes, textField, TraceFormatError } from './json-events.ts';
@@ -55,7 +55,7 @@ interface ReadOptions {
 }
 
 /** The native reader's options; `output` null: stop at the first timed event. */
-function options(output: string | null, read: ReadOptions): KinetoTraceOptions {
+export function kinetoTraceOptions(output: string | null, read: ReadOptions = {}): KinetoTraceOptions {
   return {
     output,
     copyKinds: COPY_KIND,
@@ -70,7 +70,7 @@ function options(output: string | null, read: ReadOptions): KinetoTraceOptions {
 
 function readRows(file: string, output: string | null, read: ReadOptions): KinetoTraceRows {
   try {
-    return importKinetoTrace(file, options(output, read));
+    return importKinetoTrace(file, kinetoTraceOptions(output, read));
   } catch (err) {
     throw nativeTraceError(file, err) ?? err;
   }

@@ -116,6 +116,18 @@ struct Zone {
   int64_t lane, first, last, start, end, rows, min_corr, max_corr, busy, max_dur, max_gap;
 };
 
+// A row's duration added to a zone's busy time. Saturated, not wrapped: times are within 2^53 ns of the origin
+// (ingest.cc), so a duration is below 2^54, but a corrupt stream's 4096 rows of a zone can still sum past 2^63 (signed
+// overflow: undefined behaviour). Returns whether it saturated (SQL's sum() would have refused: BlockZones).
+inline bool addBusy(int64_t& busy, int64_t start, int64_t end) {
+  if (!__builtin_add_overflow(busy, end - start, &busy)) return false;
+  busy = end > start ? INT64_MAX : INT64_MIN;
+  return true;
+}
+
+// The JSON SQLite's json_group_object writes of rows per copy kind, in copy kind order: {"1":2048,"2":2048}.
+std::string copyKindRowsJson(const std::map<int64_t, int64_t>& rows_per_kind);
+
 // Cuts the rows of one batch, in the order PendingTable::sortByLane left them, into zones: a zone ends at a new lane,
 // at a gap in rowids, or at kZoneRows rows.
 class ZoneBuilder {
@@ -138,9 +150,7 @@ class ZoneBuilder {
     z_.last = id;
     z_.start = std::min(z_.start, k.start);
     z_.end = std::max(z_.end, k.end);
-    // Saturated, not wrapped: times are within 2^53 ns of the origin (ingest.cc), so a duration is below 2^54, but a
-    // corrupt stream's 4096 rows of a zone can still sum past 2^63 (signed overflow: undefined behaviour).
-    if (__builtin_add_overflow(z_.busy, k.end - k.start, &z_.busy)) z_.busy = k.end > k.start ? INT64_MAX : INT64_MIN;
+    addBusy(z_.busy, k.start, k.end);
     if (k.correlation != kNull) {
       z_.min_corr = z_.min_corr == kNull ? k.correlation : std::min(z_.min_corr, k.correlation);
       z_.max_corr = z_.max_corr == kNull ? k.correlation : std::max(z_.max_corr, k.correlation);
@@ -158,16 +168,66 @@ class ZoneBuilder {
   template <class Emit>
   void close(Emit& emit) {
     if (z_.rows == 0) return;
-    emit(static_cast<const Zone&>(z_), count_copy_kinds_ ? std::optional<std::string>(copyKindRows()) : std::nullopt);
+    emit(static_cast<const Zone&>(z_), count_copy_kinds_ ? std::optional<std::string>(copyKindRowsJson(copy_kinds_)) : std::nullopt);
     z_.rows = 0;
     copy_kinds_.clear();
   }
-  // The JSON SQLite's json_group_object writes: {"1":2048,"2":2048}.
-  std::string copyKindRows() const;
-
   bool count_copy_kinds_;
   Zone z_{};
   std::map<int64_t, int64_t> copy_kinds_;  // rows per copy kind (a handful of kinds)
+};
+
+// The zones of rows written in rowid order but not grouped by lane (the Kineto importer's, in file order), exactly as
+// the SQL zone builder makes them (profiler/store/zone-tables.ts zonesFromRowsSql, then zoneShapeSql): one zone per
+// lane and block of kZoneRows rowids (GROUP BY lane, id / 4096), so a zone's rowid range may hold other lanes' rows;
+// its shape over its own rows in (start, id) order. Built as the rows are written, so that ensureZones finds nothing
+// left to do: a block's zones when the first row of the next block comes. Where SQL would not have made integers of
+// it (a duration or a zone's busy time past int64: SQLite's sum() refuses it), the table is left to SQL: valid() false.
+class BlockZones {
+ public:
+  explicit BlockZones(bool count_copy_kinds) : count_copy_kinds_(count_copy_kinds) {}
+  // A row of the table as its ZONED_TABLES entry reads it (correlation kNull: NULL); copy_kind counts for memcpys only.
+  struct Row {
+    int64_t lane, start, end, correlation, copy_kind, id;
+  };
+  struct Out {
+    Zone zone;
+    std::optional<std::string> copy_kind_rows;  // memcpys: copyKindRowsJson; nullopt otherwise
+  };
+  // The next row, its rowid above the last one's.
+  void add(const Row& r) {
+    if (broken_) return;
+    if (!block_.empty() && r.id <= block_.back().id) return invalidate();
+    const int64_t block = r.id / zone_table::kZoneRows;
+    if (block != block_no_) {
+      closeBlock();
+      block_no_ = block;
+    }
+    block_.push_back(r);
+  }
+  // Closes the last block and sorts the zones by lane, then block, as SQLite's GROUP BY emits them.
+  void finish();
+  // The table's zones are left to SQL.
+  void invalidate() {
+    broken_ = true;
+    block_.clear();
+    zones_.clear();
+  }
+  bool valid() const { return !broken_; }
+  const std::vector<Out>& zones() const { return zones_; }
+
+ private:
+  void closeBlock();
+  // One lane's rows of the block, in rowid order.
+  void zoneOf(std::vector<Row>::const_iterator first, std::vector<Row>::const_iterator last);
+
+  bool count_copy_kinds_;
+  bool broken_ = false;
+  int64_t block_no_ = -1;
+  std::vector<Row> block_;     // the current block's rows, in rowid order
+  std::vector<Row> by_start_;  // zoneOf's: a lane's rows in (start, id) order, where they were not
+  std::map<int64_t, int64_t> copy_kinds_;
+  std::vector<Out> zones_;
 };
 
 }  // namespace streamscope::addon
