@@ -1,7 +1,6 @@
 // The summaries of a job's recordings (summary.ts): each taken from its
 // recording where it is current (store/rank-summary.ts), else built — on
-// worker threads, one recording at a time each (summary-worker.ts), the
-// next ones read ahead into the page cache (read-ahead.ts), or here
+// worker threads, one recording at a time each (summary-worker.ts), or here
 // with the loader's threads — and, for `streamscope summarize`, stored in
 // the recording, so that the next analysis of the job reads a row per rank.
 // A recording that cannot be written keeps no summary: it is summarized
@@ -9,7 +8,6 @@
 import os from 'node:os';
 import { runOnWorkers, workerEntry } from '../base/worker-pool.ts';
 import { ColumnPool } from '../native/addon.ts';
-import { ReadAhead } from './read-ahead.ts';
 import { openRecording } from '../store/database.ts';
 import { RecordingFileError } from '../store/recording-error.ts';
 import { readRankSummary, writeRankSummaries } from '../store/rank-summary.ts';
@@ -112,27 +110,14 @@ function store(entry: FileSummaries, list: RankSummary[], json?: string[]): void
   }
 }
 
-/**
- * Each worker builds the next recording not yet taken; the recordings the
- * workers take next are read into the page cache meanwhile (read-ahead.ts),
- * one per worker ahead of them.
- */
+/** Each worker builds the next recording not yet taken. */
 async function buildOnWorkers(requests: SummaryRequest[], count: number, built: (n: number, list: RankSummary[], json: string[]) => void): Promise<void> {
-  // The first `count` are taken at once, each read by its worker.
-  const ahead = new ReadAhead(requests.slice(count).map((r) => r.file));
-  let done = 0;
-  ahead.allow(count);
-  try {
-    await runOnWorkers('a summary worker', workerEntry('summary-worker', import.meta.url), requests, count, (m: SummaryAnswer) => {
-      if (!m.ok) throw m.file !== undefined && m.problem !== undefined ? new RecordingFileError(m.file, m.problem) : new Error(m.error);
-      ahead.allow(++done + count);
-      built(
-        m.n,
-        m.json.map((j) => JSON.parse(j) as RankSummary),
-        m.json,
-      );
-    });
-  } finally {
-    await ahead.stop();
-  }
+  await runOnWorkers('a summary worker', workerEntry('summary-worker', import.meta.url), requests, count, (m: SummaryAnswer) => {
+    if (!m.ok) throw m.file !== undefined && m.problem !== undefined ? new RecordingFileError(m.file, m.problem) : new Error(m.error);
+    built(
+      m.n,
+      m.json.map((j) => JSON.parse(j) as RankSummary),
+      m.json,
+    );
+  });
 }
