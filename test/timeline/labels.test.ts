@@ -90,7 +90,10 @@ describe("a job's iterations: a row per rank, labelled with the rank's own steps
   beforeAll(() => {
     const dir = path.resolve(import.meta.dirname, '../fixtures/ddp/four-ranks');
     const out = path.join(tmp, 'ddp.sqlite');
-    mergeRecordings([0, 1, 2, 3].map((k) => path.join(dir, `ddp-rank${k}.sqlite`)), out);
+    mergeRecordings(
+      [0, 1, 2, 3].map((k) => path.join(dir, `ddp-rank${k}.sqlite`)),
+      out,
+    );
     const q = new RecordingQuery('job', out);
     try {
       track = iterationTrack(q.iterations(null)!)!;
@@ -117,7 +120,9 @@ describe("a job's iterations: a row per rank, labelled with the rank's own steps
       expect([...lane.instances].map((i) => track.short[i])).toEqual([...lane.instances].map((_, k) => `#${k + 1}`));
       const i = lane.instances[1]!;
       const r = track.rows[i]!;
-      expect(describeIteration(track, i).title).toBe(`${track.name} #2 of ${lane.instances.length}, rank ${r.rank} (${r.host}) · #${r.instance} of the ${track.rows.length} in the recording`);
+      expect(describeIteration(track, i).title).toBe(
+        `${track.name} #2 of ${lane.instances.length}, rank ${r.rank} (${r.host}) · #${r.instance} of the ${track.rows.length} in the recording`,
+      );
     }
   });
 

@@ -89,7 +89,10 @@ export const FindingsPanel = memo(function FindingsPanel(props: {
               </span>
               <span className="title">{f.title}</span>
               {f.whatIf ? (
-                <span className="whatif" title={f.whatIf.findings ? `one estimate for the ${f.whatIf.findings} findings of this fix (${f.whatIf.fix})` : f.whatIf.fix}>
+                <span
+                  className="whatif"
+                  title={f.whatIf.findings ? `one estimate for the ${f.whatIf.findings} findings of this fix (${f.whatIf.fix})` : f.whatIf.fix}
+                >
                   what if fixed: {formatDuration(f.whatIf.measuredNs)} → {formatDuration(f.whatIf.predictedNs)}
                   {f.whatIf.findings ? ` (with ${f.whatIf.findings - 1} other${f.whatIf.findings > 2 ? 's' : ''})` : ''}
                 </span>

@@ -202,7 +202,9 @@ function jobGroups(s: RecordingSummary, iterations: IterationTrack | null): Trac
   }
   const streamsOf = new Map<number, StreamInfo[]>();
   for (const st of s.streams) streamsOf.set(st.pid, [...(streamsOf.get(st.pid) ?? []), st]);
-  const shown = [...processes.values()].filter((p) => p.threads.some((t) => t.apiCalls || t.nvtxRanges) || streamsOf.has(p.pid) || iterations?.lanes.some((l) => l.pid === p.pid));
+  const shown = [...processes.values()].filter(
+    (p) => p.threads.some((t) => t.apiCalls || t.nvtxRanges) || streamsOf.has(p.pid) || iterations?.lanes.some((l) => l.pid === p.pid),
+  );
   const rankOrder = (p: ProcessInfo) => p.rank ?? Number.POSITIVE_INFINITY;
   // Without ranks, by host name as people number nodes (node-2 before node-10), then pid:
   // a merge renumbers pids in no order of the hosts'.
