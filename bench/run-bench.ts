@@ -576,7 +576,9 @@ async function benchAnalysis(): Promise<void> {
 
 /**
  * import: a ~1 GB Chrome trace (Kineto conventions, generated) imported as a
- * stream; peak memory of the importing process against the file size.
+ * stream; peak memory of the importing process against the file size. Each
+ * round imports it cold (the trace's pages out of the page cache: issue 30's
+ * ≤ 6 s on the 2-core machine), then warm.
  */
 async function benchImport(): Promise<void> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ss-bench-'));
@@ -640,10 +642,8 @@ async function benchImport(): Promise<void> {
       const r = spawnSync('dd', [`if=${json}`, 'of=/dev/null', 'bs=8M', 'iflag=direct'], { encoding: 'utf8' });
       return r.status === 0 ? (performance.now() - t) / 1000 : NaN;
     };
-    const rounds: { readSeconds: number; diskSeconds: number; seconds: number; peakRssBytes: number; load: number }[] = [];
-    for (let i = 0; i < Number(values['import-rounds']); i++) {
-      const diskSeconds = readDirect();
-      const readSeconds = readOnce();
+    // One import in a child process (its peak resident memory is the importer's alone): seconds, peak bytes, load.
+    const importOnce = (): { seconds: number; peakRssBytes: number; load: number } => {
       fs.rmSync(out, { force: true });
       const load = os.loadavg()[0]!;
       const t0 = performance.now();
@@ -651,19 +651,36 @@ async function benchImport(): Promise<void> {
         encoding: 'utf8',
       });
       if (r.status !== 0) throw new Error(`import failed: ${r.stderr}`);
-      const seconds = (performance.now() - t0) / 1000;
       const peakKb = Number(/(\d+)\s*$/.exec(r.stderr)?.[1] ?? NaN);
-      rounds.push({ readSeconds, diskSeconds, seconds, peakRssBytes: peakKb * 1024, load });
+      return { seconds: (performance.now() - t0) / 1000, peakRssBytes: peakKb * 1024, load };
+    };
+    const rounds: {
+      readSeconds: number;
+      diskSeconds: number;
+      seconds: number;
+      peakRssBytes: number;
+      load: number;
+      cold: { seconds: number; peakRssBytes: number; load: number };
+    }[] = [];
+    for (let i = 0; i < Number(values['import-rounds']); i++) {
+      const diskSeconds = readDirect();
+      evictFromPageCache(json); // its pages only (page-cache.ts): Node and the sources stay cached
+      const cold = importOnce();
+      const readSeconds = readOnce();
+      rounds.push({ readSeconds, diskSeconds, ...importOnce(), cold });
     }
     const mid = median(rounds.map((r) => r.seconds));
+    const midCold = median(rounds.map((r) => r.cold.seconds));
     const midRead = median(rounds.map((r) => r.readSeconds));
     const midDisk = median(rounds.map((r) => r.diskSeconds));
-    const peak = Math.max(...rounds.map((r) => r.peakRssBytes));
+    const peak = Math.max(...rounds.flatMap((r) => [r.peakRssBytes, r.cold.peakRssBytes]));
     results.import = {
       bytes,
       events: n,
       rounds,
       medianSeconds: mid,
+      medianColdSeconds: midCold,
+      coldGoal: 6,
       medianReadSeconds: midRead,
       overRead: mid / midRead,
       medianDiskSeconds: midDisk,
@@ -684,6 +701,10 @@ async function benchImport(): Promise<void> {
     );
     lines.push(
       `          = ${(mid / midDisk).toFixed(1)} × reading it once from the disk, past the page cache (O_DIRECT: ${midDisk.toFixed(2)} s, ${(bytes / 2 ** 20 / midDisk).toFixed(0)} MiB/s, same run)`,
+    );
+    lines.push(
+      `          cold (the trace's pages evicted first): ${rounds.map((r) => `${r.cold.seconds.toFixed(1)} s (load ${r.cold.load.toFixed(1)})`).join(', ')}; ` +
+        `median ${midCold.toFixed(2)} s (issue 30's goal ≤ 6 s)`,
     );
     lines.push(`          peak memory ${(peak / 2 ** 20).toFixed(0)} MiB = ${(peak / bytes).toFixed(2)} × the file (goal ≤ 0.30)`);
   } finally {
