@@ -29,7 +29,8 @@
 //            cold (the file's pages evicted, the process's first analysis),
 //            ≤ 2 s warm. Beside it, the native load alone through SQLite and
 //            through the file's pages.
-//  import    a 1 GB Chrome trace imported as a stream: time and peak memory.
+//  import    a 1 GB Chrome trace imported as a stream: time and peak memory,
+//            cold (its pages evicted; issue 30: ≤ 6 s on the 2-core VM), then warm.
 //  renderer  10 M operations over 64 streams in Chromium: open, frame times, memory.
 //  selection the findings of a range selected on the timeline (a window scope),
 //            recomputed on a 1 M-operation recording: over HTTP, and in the page
