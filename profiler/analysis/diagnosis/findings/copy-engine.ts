@@ -14,8 +14,14 @@ const BACK_TO_BACK_NS = 5_000;
 export function copyEngineQueue(ctx: Context): Finding[] {
   const { ops } = ctx.trace;
   const findings: Finding[] = [];
+  const { kind } = ops;
   for (const [deviceId] of ctx.busy) {
     const onDevice = ctx.opsOnDevice.get(deviceId)!;
+    // The device's copies, found in one pass over its ops and then walked
+    // once per direction: two passes over every op of the device, kernels
+    // and all, took ~0.2 s at 10 M operations (156 k of them copies).
+    const copyOps: number[] = [];
+    for (let j = 0; j < onDevice.length; j++) if (kind[onDevice[j]!] === OpKind.Memcpy) copyOps.push(onDevice[j]!);
     for (const [category, label] of [
       [OpCategory.HtoD, 'host-to-device'],
       [OpCategory.DtoH, 'device-to-host'],
@@ -26,8 +32,8 @@ export function copyEngineQueue(ctx: Context): Finding[] {
       let waited = 0;
       let count = 0;
       const ev = newEvidence();
-      for (const i of onDevice) {
-        if (ops.kind[i] !== OpKind.Memcpy || ops.category[i] !== category) continue;
+      for (const i of copyOps) {
+        if (ops.category[i] !== category) continue;
         const s = ops.start[i]!;
         if (ops.stream[i] !== lastStream && ctx.issue[i]! < lastEnd && s >= lastEnd - 1 && s - lastEnd < BACK_TO_BACK_NS) {
           waited += s - Math.max(ctx.issue[i]!, lastStart);
