@@ -21,7 +21,10 @@ export function deviceFull(ctx: Context): Finding[] {
     // compiler would reload each one from `ops` on every op.
     const { kind, stream, start, end } = ops;
     const issue = ctx.issue;
-    for (const i of ctx.opsOnDevice.get(deviceId) ?? []) {
+    // An indexed loop, not for-of (launch-bound.ts says why).
+    const onDevice = ctx.opsOnDevice.get(deviceId) ?? new Int32Array(0);
+    for (let j = 0; j < onDevice.length; j++) {
+      const i = onDevice[j]!;
       if (kind[i] !== OpKind.Kernel) continue;
       if (prev >= 0 && stream[i] !== stream[prev] && issue[i]! < start[prev]! && start[i]! >= end[prev]! - 1) {
         const capacity = dev.smCount * blocksPerSm(dev, ops.blockThreads[prev]!, ops.registers[prev]!, ops.sharedBytes[prev]!);

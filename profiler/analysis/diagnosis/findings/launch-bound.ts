@@ -32,7 +32,10 @@ export function launchBound(ctx: Context): Finding[] {
     // Launch cost: the median time the host spent in the launching call.
     let kernels = 0;
     let n = 0;
-    for (const i of onDevice) {
+    // Indexed loops, not for-of: at 10 M ops each for-of pass over the
+    // device's Int32Array took ~0.22 s, an indexed one ~0.13 s.
+    for (let j = 0; j < onDevice.length; j++) {
+      const i = onDevice[j]!;
       if (kind[i] !== OpKind.Kernel) continue;
       kernels++;
       const k = opCall[i]!;
@@ -45,7 +48,8 @@ export function launchBound(ctx: Context): Finding[] {
     let short = 0;
     let last = -Infinity; // end of the latest op on the device so far
     const ev = newEvidence();
-    for (const i of onDevice) {
+    for (let j = 0; j < onDevice.length; j++) {
+      const i = onDevice[j]!;
       if (kind[i] === OpKind.Kernel) {
         const d = end[i]! - start[i]!;
         const gap = start[i]! - last;
