@@ -37,12 +37,18 @@ export interface PendingCall {
 export type ChannelKind = 'thread' | 'process';
 
 /**
- * What the panels wait for — the findings (and their scope's label), the
- * Stats tab — before any other call waiting: the overlays and the timeline's
- * iterations row can wait (at 10 M operations the iterations take 20 s, and
- * the Stats tab clicked as the page opened waited 42 s behind them).
+ * What the panels wait for before any other call waiting — the overlays and
+ * the timeline's iterations row can wait (at 10 M operations the iterations
+ * took 20 s, and the Stats tab clicked as the page opened waited 42 s
+ * behind them). Among the panels' calls, those that need their scope's
+ * analysis loaded but not diagnosed (its label, the Stats tab's tables:
+ * analyze.ts diagnoses when the findings are read) before the findings,
+ * whose rules and what-ifs are most of an analysis: the findings' own load
+ * is a scopeInfo call of its own (analysis-thread.ts), so a Stats tab asked
+ * meanwhile goes between the load and the diagnosis. Lower first; the rest 2.
  */
-const FIRST_METHODS: ReadonlySet<string> = new Set(['findings', 'scopeInfo', 'stats']);
+const PANEL_ORDER: Readonly<Record<string, number>> = { scopeInfo: 0, stats: 0, findings: 1 };
+const OTHERS = 2;
 /** How long a call to an idle worker waits for the others made with it (ms): a few requests of one page, well under what any analysis takes. */
 const GATHER_MS = 20;
 
@@ -144,8 +150,8 @@ export class AnalysisChannel {
   }
 
   /**
-   * Hands the worker its next call when it has none: the first of a panel's
-   * waiting (FIRST_METHODS), else the first call waiting. The worker holds
+   * Hands the worker its next call when it has none: the first waiting of
+   * the lowest PANEL_ORDER, else the first call waiting. The worker holds
    * one call at a time so that the rest can still be reordered: a page asks
    * for the wait-span overlay and the iterations as it opens, and on ten
    * million operations those took a minute ahead of its findings.
@@ -153,12 +159,11 @@ export class AnalysisChannel {
   #postNext(t: Transport): void {
     if (this.#posted !== null || this.#gathering) return;
     let next: number | null = null;
+    let best = Infinity;
     for (const [n, p] of this.#pending) {
-      if (FIRST_METHODS.has(p.request.method)) {
-        next = n;
-        break;
-      }
-      next ??= n;
+      // Pending in the order made: the first of each rank wins.
+      const rank = PANEL_ORDER[p.request.method] ?? OTHERS;
+      if (rank < best) [next, best] = [n, rank];
     }
     if (next === null) return;
     this.#posted = next;

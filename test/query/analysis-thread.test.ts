@@ -118,7 +118,8 @@ describe('analysis thread', () => {
     ];
     await Promise.all(together);
     expect(order).toEqual(['findings', 'waitSpans']);
-    // Calls made while it works: the findings and the stats overtake those waiting, not the one it has.
+    // Calls made while it works: the stats and the findings overtake those waiting, not the one it has; the stats,
+    // which need the scope loaded but not diagnosed, go before the findings' diagnosis.
     order.length = 0;
     const ranges = t.ranges(a).then(done('ranges'));
     await new Promise((r) => setTimeout(r, 100));
@@ -130,7 +131,20 @@ describe('analysis thread', () => {
       t.stats(a, { kind: 'whole' }).then(done('stats')),
     ];
     await Promise.all(calls);
-    expect(order).toEqual(['ranges', 'findings', 'stats', 'waitSpans', 'iterations']);
+    expect(order).toEqual(['ranges', 'stats', 'findings', 'waitSpans', 'iterations']);
+  });
+
+  it("the Stats tab asked with the findings is answered between the scope's load and its diagnosis", async () => {
+    // A real program whose diagnosis replays every launch (the corpus's launch-bound loop): its what-ifs are most of it.
+    const file = path.join(dir, 'launch-bound-stats.sqlite');
+    fs.copyFileSync(path.resolve(import.meta.dirname, '../fixtures/corpus/torch-launch-bound-graphs/bug.sqlite'), file);
+    const t = thread();
+    const a = { id: 'sf', file };
+    const order: string[] = [];
+    const findings = t.findings(a, STEADY_STATE).then(() => order.push('findings'));
+    const stats = t.stats(a, STEADY_STATE).then(() => order.push('stats'));
+    await Promise.all([findings, stats]);
+    expect(order).toEqual(['stats', 'findings']);
   });
 
   it("a panel's answer for a finished recording, asked again, comes without waiting for the worker", async () => {

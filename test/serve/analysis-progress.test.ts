@@ -3,9 +3,11 @@
 // browser mode on a generated recording of a million operations (64
 // streams, each with its launch call), whose diagnosis takes a few seconds.
 // Two analyses asked at once — the steady state's findings, the whole
-// recording's stats — run one after the other on the analysis thread; the
-// progress polled meanwhile names each in turn, moves forward, and counts
-// the one waiting.
+// recording's stats — run one after the other on the analysis thread: the
+// findings' scope loaded (a scopeInfo call of their own), the stats, then
+// the findings' diagnosis (analysis-channel.ts PANEL_ORDER); the progress
+// polled meanwhile names each in turn, moves forward, and counts those
+// waiting.
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -68,18 +70,24 @@ describe('analysis progress (browser mode, 1 M generated operations)', () => {
     }
     await Promise.all([findings, stats, zooms]);
 
-    // One analysis, with the other waiting behind it (whichever request reached the server first); then the other.
-    const findingsSeen = seen.filter((p) => p.method === 'findings');
+    // The findings' load, the stats (their scope loaded, not diagnosed: quick), then the findings' diagnosis, each
+    // running alone with the others counted as waiting.
+    const loadSeen = seen.filter((p) => p.method === 'scopeInfo');
     const statsSeen = seen.filter((p) => p.method === 'stats');
-    expect(findingsSeen.every((p) => p.scope?.kind === 'steady-state')).toBe(true);
+    const findingsSeen = seen.filter((p) => p.method === 'findings');
+    expect(loadSeen.length + statsSeen.length + findingsSeen.length).toBe(seen.length);
+    expect([...loadSeen, ...findingsSeen].every((p) => p.scope?.kind === 'steady-state')).toBe(true);
     expect(statsSeen.every((p) => p.scope?.kind === 'whole')).toBe(true);
-    const [first, second] = seen[0]!.method === 'findings' ? [findingsSeen, statsSeen] : [statsSeen, findingsSeen];
+    const last = (run: AnalysisProgress[]) => (run.length ? seen.indexOf(run[run.length - 1]!) : -1);
+    const firstOf = (run: AnalysisProgress[]) => (run.length ? seen.indexOf(run[0]!) : Infinity);
+    expect(last(loadSeen)).toBeLessThan(firstOf(statsSeen));
+    expect(Math.max(last(loadSeen), last(statsSeen))).toBeLessThan(firstOf(findingsSeen));
+    expect(loadSeen.every((p) => p.queued <= 2) && statsSeen.every((p) => p.queued === 1)).toBe(true);
+    expect(findingsSeen.every((p) => p.queued === 0)).toBe(true);
+    // The diagnosis is the long one: seen more than once.
+    const first = findingsSeen;
     expect(first.length).toBeGreaterThan(1);
-    expect(second.length).toBeGreaterThan(0);
-    expect(seen.indexOf(second[0]!)).toBeGreaterThan(seen.indexOf(first[first.length - 1]!));
-    expect(first.some((p) => p.queued === 1) && first.every((p) => p.queued <= 1)).toBe(true);
-    expect(second.every((p) => p.queued === 0)).toBe(true);
-    for (const run of [first, second]) {
+    for (const run of [loadSeen, statsSeen, findingsSeen]) {
       // Forward only: phase by phase, and within one what is done; the time since it began grows.
       for (let i = 1; i < run.length; i++) {
         const [a, b] = [run[i - 1]!, run[i]!];
