@@ -28,7 +28,14 @@ export function singleStream(ctx: Context): Finding[] {
       u = uses.get(key);
       if (!u) uses.set(key, (u = { stream: opStream[i]!, multi: false, count: 0, perCategory: new Float64Array(8), present: 0, sum: 0 }));
     }
-    if (opStream[i] !== u!.stream) u!.multi = true;
+    // A process of several streams is never reported: its counts and sums
+    // are not read, so its ops cost no more than this test (at 10 M ops,
+    // four columns fewer read per op).
+    if (u!.multi) continue;
+    if (opStream[i] !== u!.stream) {
+      u!.multi = true;
+      continue;
+    }
     u!.count++;
     const d = opEnd[i]! - opStart[i]!;
     const c = opCategory[i]!;
