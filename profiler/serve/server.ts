@@ -219,10 +219,15 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
 
   // Where each answer waits for its turn (work-queue.ts), round the clients:
   // the query thread's windows, searches and details, one computing and the
-  // next ready; the analysis thread's (analysis-thread.ts) likewise; the SQL
-  // console's thread likewise.
+  // next ready; the SQL console's thread likewise. The analysis thread
+  // orders what it has by what a page waits for (analysis-channel.ts
+  // PANEL_ORDER: the Stats tab's tables before the findings' diagnosis), so
+  // it is handed as many as a page puts on the wire (renderer/src/api/
+  // analysis-limiter.ts: four): two held the findings and their label, and
+  // a Stats tab clicked as a 10 M-operation page opened waited here 9 s,
+  // then behind the overlays, for tables the thread had in 2 s.
   const reads = new WorkQueue(2);
-  const analyses = new WorkQueue(2);
+  const analyses = new WorkQueue(4);
   const queries = new WorkQueue(2);
   const routes: Routes = {
     host,

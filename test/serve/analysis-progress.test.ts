@@ -109,6 +109,18 @@ describe('analysis progress (browser mode, 1 M generated operations)', () => {
     expect(await call('analysisProgress', [id])).toBeNull();
   });
 
+  it("a Stats tab asked while a page's findings and their label are on their way is answered before the findings' diagnosis", async () => {
+    // A scope not analysed yet: a window over most of the recording.
+    const scope = { kind: 'window', startNs: span.startNs + (span.endNs - span.startNs) * 0.05, endNs: span.endNs };
+    const order: string[] = [];
+    const asked = [call('findings', [id, scope]).then(() => order.push('findings')), call('scopeInfo', [id, scope]).then(() => order.push('scopeInfo'))];
+    await new Promise((r) => setTimeout(r, 100));
+    asked.push(call('stats', [id, scope]).then(() => order.push('stats')));
+    await Promise.all(asked);
+    // The server hands the analysis thread all three (it orders them): the label once loaded, the stats, the findings.
+    expect(order).toEqual(['scopeInfo', 'stats', 'findings']);
+  });
+
   it('refuses a recording it does not have, as every method does', async () => {
     await expect(call('analysisProgress', ['0123456789abcdef'])).rejects.toThrow(/HTTP 404/);
     await expect(call('analysisProgress', [42])).rejects.toThrow(/HTTP 400/);

@@ -13,7 +13,7 @@ import {
 } from '../../../profiler/contract/api.ts';
 import type { NsArguments, NsFields } from '../../../profiler/contract/time.ts';
 import { decodeWindow, decodeWindowColumns, WINDOW_MEDIA_TYPE, type WindowColumns } from '../../../profiler/contract/window-codec.ts';
-import { limiter, PANEL_METHODS, PER_LANE } from './analysis-limiter.ts';
+import { LANE_LIMITS, laneOf, limiter, type Lane } from './analysis-limiter.ts';
 
 /**
  * The API as the page calls it: every time in its arguments (a field named
@@ -77,10 +77,9 @@ const ANALYSIS_METHODS = new Set(['findings', 'stats', 'scopeInfo', 'ranges', 'i
 
 function httpApi(): StreamScopeApi {
   const token = pageToken();
-  const panels = limiter(PER_LANE);
-  const others = limiter(PER_LANE);
+  const lanes = Object.fromEntries(Object.entries(LANE_LIMITS).map(([lane, limit]) => [lane, limiter(limit)])) as Record<Lane, ReturnType<typeof limiter>>;
   const call = (method: string, args: unknown[], columns = false): Promise<unknown> =>
-    ANALYSIS_METHODS.has(method) ? (PANEL_METHODS.has(method) ? panels : others)(() => send(method, args, columns)) : send(method, args, columns);
+    ANALYSIS_METHODS.has(method) ? lanes[laneOf(method)](() => send(method, args, columns)) : send(method, args, columns);
   const send = async (method: string, args: unknown[], columns = false): Promise<unknown> => {
     let response: Response;
     try {
