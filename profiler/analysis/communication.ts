@@ -236,23 +236,41 @@ export function opRoles(trace: Trace, peerCopyIds: ReadonlySet<number>): Uint8Ar
 // ---------------------------------------------------------------------------
 // The breakdown
 
-/** Busy intervals of one process on one device, per role, built in one pass in start order. */
+/**
+ * Busy intervals of one process on one device, per role, built in one pass
+ * in start order. Typed: arrays of numbers grown a push at a time and read
+ * by role were 0.28 s of the Stats tab's 2.3 s at 10 M kernels.
+ */
 class RoleUnions {
-  readonly lists: number[][] = [[], [], []];
-  readonly s = [0, 0, 0];
-  readonly e = [-Infinity, -Infinity, -Infinity];
+  readonly #lists = [new Float64Array(64), new Float64Array(64), new Float64Array(64)];
+  readonly #n = new Int32Array(3);
+  readonly #s = new Float64Array(3);
+  readonly #e = new Float64Array(3).fill(-Infinity);
   add(role: number, a: number, b: number): void {
     // As unionOf (intervals.ts): touching intervals merge, empty ones count for nothing.
-    if (a > this.e[role]!) {
-      if (this.e[role]! > this.s[role]!) this.lists[role]!.push(this.s[role]!, this.e[role]!);
-      this.s[role] = a;
-      this.e[role] = b;
-    } else if (b > this.e[role]!) this.e[role] = b;
+    const e = this.#e[role]!;
+    if (a > e) {
+      if (e > this.#s[role]!) this.#push(role, this.#s[role]!, e);
+      this.#s[role] = a;
+      this.#e[role] = b;
+    } else if (b > e) this.#e[role] = b;
+  }
+  #push(role: number, s: number, e: number): void {
+    let l = this.#lists[role]!;
+    const n = this.#n[role]!;
+    if (n + 2 > l.length) {
+      const grown = new Float64Array(l.length * 2);
+      grown.set(l);
+      this.#lists[role] = l = grown;
+    }
+    l[n] = s;
+    l[n + 1] = e;
+    this.#n[role] = n + 2;
   }
   done(): IntervalList[] {
-    return this.lists.map((l, r) => {
-      if (this.e[r]! > this.s[r]!) l.push(this.s[r]!, this.e[r]!);
-      return Float64Array.from(l);
+    return this.#lists.map((_, r) => {
+      if (this.#e[r]! > this.#s[r]!) this.#push(r, this.#s[r]!, this.#e[r]!);
+      return this.#lists[r]!.slice(0, this.#n[r]!);
     });
   }
 }

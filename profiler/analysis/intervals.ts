@@ -209,10 +209,17 @@ export function intersect(a: IntervalList, b: IntervalList): IntervalList {
 
 /**
  * lengthOf(unionOfLists(lists)) without building the union: the lists'
- * intervals walked in start order (each list is sorted), merging as
- * unionOf does. The communication breakdown asks it of every rank.
+ * intervals walked in start order, merging as unionOf does. Each list is a
+ * union (unionOf's output: sorted, disjoint), so where only one has
+ * intervals its length is the answer (times are whole nanoseconds: the sums
+ * are exact either way): a rank without communication or copies, the
+ * usual program, whose compute union at 10 M kernels took 0.3 s to walk.
+ * The communication breakdown asks it of every rank.
  */
 export function lengthOfUnion(lists: IntervalList[]): Ns {
+  const busy = lists.filter((l) => l.length > 0);
+  if (busy.length <= 1) return busy.length ? lengthOf(busy[0]!) : 0;
+  lists = busy;
   const at = new Int32Array(lists.length);
   let total = 0;
   let s = 0;
