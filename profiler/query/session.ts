@@ -87,7 +87,10 @@ export class SessionRegistry {
   async openFiles(files: readonly string[], opts: { jobCacheDir: string; mode?: OpenMode; jobView?: JobView }): Promise<OpenFilesResult> {
     // Many files (a job's ranks): each read once, on worker threads, for the plan and the job view (open-read.ts).
     const many = files.length >= READ_ON_WORKERS_FROM && opts.mode !== 'separate';
-    const read = many ? await readForOpen([...new Set(files.map((f) => path.resolve(f)))], jobViewOf(files.length, opts.jobView) === 'summaries') : null;
+    // Workers that could not start (a bundle without their entry) leave the reading to this thread, as below 32 files.
+    const read = many
+      ? await readForOpen([...new Set(files.map((f) => path.resolve(f)))], jobViewOf(files.length, opts.jobView) === 'summaries').catch(() => null)
+      : null;
     const plan = planOpen(files, opts.mode, read?.inspected);
     const failed: OpenFailure[] = plan.failed.map(({ file, error }) => failure(apiErrorOf(error, file), file));
     const opened: RecordingHandle[] = [];
