@@ -8,6 +8,7 @@
 // at a time, so its busy time is a sorted list of disjoint intervals, and a
 // pair's overlap is the length of the intersection of two such lists, one
 // merge walk each: O(streams × operations) per device, about a second.
+import { groupOrder } from '../base/group-order.ts';
 import type { Ns } from '../contract/time.ts';
 import { IdTable } from '../base/id-table.ts';
 import { intersectionLength, lengthOf, unionOfIndexed, type IntervalList } from './intervals.ts';
@@ -29,7 +30,7 @@ export function streamOverlapByDevice(trace: Trace): StreamOverlap[] {
   const { ops } = trace;
   const n = ops.length;
   // Op indices grouped by stream (a stream runs on one device), each group in
-  // start order as GpuOps is: counted, then placed (a counting sort), with
+  // start order as GpuOps is: base/group-order.ts's counting sort, with
   // the streams looked up in an IdTable (Maps and arrays grown a push at a
   // time cost seconds at 10 M operations).
   const first = IdTable.of(ops.stream.subarray(0, n), -1);
@@ -37,12 +38,10 @@ export function streamOverlapByDevice(trace: Trace): StreamOverlap[] {
   const other = new Map<string, number>();
   const streamOf: number[] = [];
   const deviceOf: number[] = [];
-  const count: number[] = [];
   const groupOf = new Int32Array(n);
   const add = (stream: number, device: number) => {
     streamOf.push(stream);
     deviceOf.push(device);
-    count.push(0);
     return streamOf.length - 1;
   };
   for (let i = 0; i < n; i++) {
@@ -56,13 +55,8 @@ export function streamOverlapByDevice(trace: Trace): StreamOverlap[] {
       if (g < 0) other.set(key, (g = add(stream, device)));
     }
     groupOf[i] = g;
-    count[g]!++;
   }
-  const offset = new Int32Array(count.length + 1);
-  for (let g = 0; g < count.length; g++) offset[g + 1] = offset[g]! + count[g]!;
-  const next = offset.slice(0, count.length);
-  const order = new Int32Array(n);
-  for (let i = 0; i < n; i++) order[next[groupOf[i]!]!++] = i;
+  const { offset, order } = groupOrder(groupOf, streamOf.length);
   const byDevice = new Map<number, number[]>();
   for (let g = 0; g < streamOf.length; g++) {
     const list = byDevice.get(deviceOf[g]!);

@@ -3,6 +3,7 @@
 // (`record --capture-range nvtx:NAME`) select the API calls and the GPU work
 // of a range, over the loaded columns. Reading the instances from a
 // recording is store/nvtx-ranges.ts's.
+import { groupOrder } from '../base/group-order.ts';
 import { IdTable } from '../base/id-table.ts';
 import type { Ns } from '../contract/time.ts';
 import { gather, lowerBound, type TimelineColumns } from '../native/columns.ts';
@@ -183,14 +184,9 @@ export function selectOwned(c: TimelineColumns, own: RangeOwnership, keep: (inst
  */
 export function opsOfEachInstance(c: TimelineColumns, instances: RangeInstance[]): TimelineColumns['ops'][] {
   const own = rangeOwnership(c, instances);
-  // Counted, then placed: typed lists, not arrays grown a push at a time.
-  const count = new Int32Array(instances.length + 1);
-  for (let x = 0; x < own.opOwner.length; x++) count[own.opOwner[x]! + 1]!++;
-  for (let k = 1; k <= instances.length; k++) count[k]! += count[k - 1]!;
-  const sorted = new Int32Array(own.ops.length);
-  const at = count.slice(0, instances.length);
-  for (let x = 0; x < own.ops.length; x++) sorted[at[own.opOwner[x]!]!++] = own.ops[x]!;
-  return instances.map((_, k) => gather(c.ops, sorted.subarray(count[k]!, count[k + 1]!)));
+  const { offset, order } = groupOrder(own.opOwner, instances.length);
+  const ops = order.map((x) => own.ops[x]!);
+  return instances.map((_, k) => gather(c.ops, ops.subarray(offset[k]!, offset[k + 1]!)));
 }
 
 /** What `instances` own together (rangeOwnership): the range scope of all of them, and the capture range's GPU work. */

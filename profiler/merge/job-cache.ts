@@ -93,21 +93,16 @@ function oneJob(list: Inspected[]): boolean {
  * Which of `files` open as one job and which alone (module header: the
  * rule). Each file is opened once to read its ranks; one that is not a
  * readable recording is in `failed` and takes no part. `inspected`: files
- * already read (by absolute path: their ranks, or why they could not be
- * read), as query/open-read.ts reads many on worker threads.
+ * already read (by absolute path), as query/open-read.ts reads many on
+ * worker threads; the others are read here.
  */
-export function planOpen(files: readonly string[], mode: OpenMode = 'auto', inspected?: ReadonlyMap<string, Inspected | { error: unknown }>): OpenPlan {
+export function planOpen(files: readonly string[], mode: OpenMode = 'auto', inspected?: ReadonlyMap<string, Inspected>): OpenPlan {
   const unique = [...new Set(files.map((f) => path.resolve(f)))];
   const failed: OpenPlan['failed'] = [];
   const readable: Inspected[] = [];
   for (const file of unique) {
-    const read = inspected?.get(file);
-    if (read && 'error' in read) {
-      failed.push({ file, error: read.error });
-      continue;
-    }
     try {
-      readable.push(read ?? inspect(file));
+      readable.push(inspected?.get(file) ?? inspect(file));
     } catch (error) {
       failed.push({ file, error });
     }
