@@ -119,6 +119,41 @@ describe('native column loader', () => {
     expect(loaded(file)).toEqual(want);
   });
 
+  it('tables written as a few sorted runs, overlapping in time, with ties across runs: merged into the same order', () => {
+    // A table written nearly in time order is a few sorted runs (CUPTI's
+    // buffers completing out of order); the loader merges those runs
+    // instead of radix sorting. Here each table's later rows are moved back
+    // in time, into the middle of its earlier ones, and every time rounded
+    // to the millisecond: ties within and across runs, which must keep the
+    // read order (kind, then id) as the radix sort does.
+    const file = path.join(dir, 'runs.sqlite');
+    fs.copyFileSync(bigRecording(), file);
+    const db = new Database(file);
+    for (const [t, step] of [
+      ['kernels', 997],
+      ['memcpys', 1_993],
+      ['memsets', 2_999],
+      ['api_calls', 991],
+    ] as const) {
+      const [lo, hi] = db.prepare(`SELECT min(id), max(id) FROM ${t}`).raw().get() as [number, number];
+      // In id order, one run; then the later thirds moved back by a third of the span each: three runs.
+      db.prepare(`UPDATE ${t} SET end_ns = end_ns - start_ns + (id - ?) * ?, start_ns = (id - ?) * ?`).run(lo, step, lo, step);
+      const back = Math.floor(((hi - lo) * step) / 3);
+      for (const from of [lo + (hi - lo) / 3, lo + (2 * (hi - lo)) / 3])
+        db.prepare(`UPDATE ${t} SET start_ns = start_ns - ?, end_ns = end_ns - ? WHERE id > ?`).run(back, back, Math.floor(from));
+      db.exec(`UPDATE ${t} SET end_ns = end_ns - start_ns % 1000000, start_ns = start_ns - start_ns % 1000000`);
+    }
+    db.close();
+    const want = expected(file);
+    const descents = (xs: { start: number; id: number }[]) => xs.filter((x, i) => i > 0 && x.id > xs[i - 1]!.id && x.start < xs[i - 1]!.start).length;
+    const inTable = (kind: number) => want.ops.filter((o) => o.kind === kind).sort((a, b) => a.id - b.id);
+    // A few runs per table, each run long: the merge's case, not the radix sort's.
+    expect(descents(inTable(1))).toBe(2);
+    expect(descents([...want.calls].sort((a, b) => a.id - b.id))).toBeGreaterThan(0);
+    expect(new Set(want.ops.map((o) => o.start)).size).toBeLessThan(want.ops.length / 10);
+    expect(loaded(file)).toEqual(want);
+  });
+
   it('a worker thread stopped while the addon loads a recording for it does not take the process down', () => {
     // A child process, so that an abort (an uncaught C++ exception) fails this test, not the run.
     const file = bigRecording();
