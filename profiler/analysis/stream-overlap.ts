@@ -8,11 +8,11 @@
 // at a time, so its busy time is a sorted list of disjoint intervals, and a
 // pair's overlap is the length of the intersection of two such lists, one
 // merge walk each: O(streams × operations) per device, about a second.
-import { groupOrder } from '../base/group-order.ts';
 import type { Ns } from '../contract/time.ts';
 import { IdTable } from '../base/id-table.ts';
-import { intersectionLength, lengthOf, unionOfIndexed, type IntervalList } from './intervals.ts';
-import type { Trace } from './trace.ts';
+import { intersectionLength, type IntervalList } from './intervals.ts';
+import { BusyUnion } from './overlap.ts';
+import { OpKind, type Trace } from './trace.ts';
 
 export interface StreamOverlap {
   deviceId: number;
@@ -24,24 +24,31 @@ export interface StreamOverlap {
   overlapNs: Ns[][];
   /** Per stream (same order): when it ran. */
   running: IntervalList[];
+  /** Per stream (same order): its kernels and its copies on the device (the Stats tab's stream rows count them). */
+  kernels: number[];
+  memcpys: number[];
 }
 
 export function streamOverlapByDevice(trace: Trace): StreamOverlap[] {
   const { ops } = trace;
   const n = ops.length;
-  // Op indices grouped by stream (a stream runs on one device), each group in
-  // start order as GpuOps is: base/group-order.ts's counting sort, with
-  // the streams looked up in an IdTable (Maps and arrays grown a push at a
-  // time cost seconds at 10 M operations).
+  // Each op's stream (a stream runs on one device), looked up in an IdTable
+  // (Maps and arrays grown a push at a time cost seconds at 10 M operations),
+  // and the streams' ops counted, for room; then each stream's union built as
+  // its ops come (GpuOps is in start order, so each stream's ops are) and its
+  // ops counted by kind. A counting sort of the ops by stream, then a walk of
+  // each group through the sorted indices, cost twice this.
   const first = IdTable.of(ops.stream.subarray(0, n), -1);
   // A stream's ops on another device than its first (a damaged or hand-made file): groups of their own, by a Map.
   const other = new Map<string, number>();
   const streamOf: number[] = [];
   const deviceOf: number[] = [];
+  const sizes: number[] = [];
   const groupOf = new Int32Array(n);
   const add = (stream: number, device: number) => {
     streamOf.push(stream);
     deviceOf.push(device);
+    sizes.push(0);
     return streamOf.length - 1;
   };
   for (let i = 0; i < n; i++) {
@@ -55,8 +62,18 @@ export function streamOverlapByDevice(trace: Trace): StreamOverlap[] {
       if (g < 0) other.set(key, (g = add(stream, device)));
     }
     groupOf[i] = g;
+    sizes[g]!++;
   }
-  const { offset, order } = groupOrder(groupOf, streamOf.length);
+  const unions = sizes.map((size) => new BusyUnion(size));
+  const kernels = new Float64Array(sizes.length);
+  const memcpys = new Float64Array(sizes.length);
+  for (let i = 0; i < n; i++) {
+    const g = groupOf[i]!;
+    unions[g]!.add(ops.start[i]!, ops.end[i]!);
+    const kind = ops.kind[i];
+    if (kind === OpKind.Kernel) kernels[g]!++;
+    else if (kind === OpKind.Memcpy) memcpys[g]!++;
+  }
   const byDevice = new Map<number, number[]>();
   for (let g = 0; g < streamOf.length; g++) {
     const list = byDevice.get(deviceOf[g]!);
@@ -68,7 +85,7 @@ export function streamOverlapByDevice(trace: Trace): StreamOverlap[] {
     .map(([deviceId, groups]) => {
       groups.sort((a, b) => streamOf[a]! - streamOf[b]!);
       const streamIds = groups.map((g) => streamOf[g]!);
-      const running = groups.map((g) => unionOfIndexed(ops.start, ops.end, order, offset[g]!, offset[g + 1]!));
+      const running = groups.map((g) => unions[g]!.intervals());
       const m = streamIds.length;
       const overlapNs = Array.from({ length: m }, () => new Array<number>(m).fill(0));
       for (let a = 0; a < m; a++) {
@@ -78,6 +95,14 @@ export function streamOverlapByDevice(trace: Trace): StreamOverlap[] {
           overlapNs[b]![a] = t;
         }
       }
-      return { deviceId, streamIds, busyNs: running.map(lengthOf), overlapNs, running };
+      return {
+        deviceId,
+        streamIds,
+        busyNs: groups.map((g) => unions[g]!.busy().union),
+        overlapNs,
+        running,
+        kernels: groups.map((g) => kernels[g]!),
+        memcpys: groups.map((g) => memcpys[g]!),
+      };
     });
 }

@@ -9,7 +9,6 @@ import type { Analysis } from '../analysis/diagnosis/analyze.ts';
 import { overlapByDevice } from '../analysis/overlap.ts';
 import { streamOverlapByDevice } from '../analysis/stream-overlap.ts';
 import { summarizeCopies, summarizeKernels } from '../analysis/summary.ts';
-import { OpKind } from '../analysis/trace.ts';
 import type { StatsResponse, StreamUtilization } from '../contract/api.ts';
 import { streamRowId } from './item-kinds.ts';
 
@@ -61,14 +60,15 @@ export function buildStats(analysis: Analysis): StatsResponse {
   // Not the diagnosis's stream pairs: those also compute waits, at a cost
   // that grows with the square of the streams running at once.
   const perDevice = streamOverlapByDevice(trace);
+  // A stream's counts are of all its operations: on every device it ran on (a damaged file's stream may run on two).
   const counts = new Map<number, { kernels: number; memcpys: number }>();
-  for (let i = 0; i < trace.ops.length; i++) {
-    const id = trace.ops.stream[i]!;
-    let c = counts.get(id);
-    if (!c) counts.set(id, (c = { kernels: 0, memcpys: 0 }));
-    if (trace.ops.kind[i] === OpKind.Kernel) c.kernels++;
-    else if (trace.ops.kind[i] === OpKind.Memcpy) c.memcpys++;
-  }
+  for (const d of perDevice)
+    d.streamIds.forEach((id, k) => {
+      let c = counts.get(id);
+      if (!c) counts.set(id, (c = { kernels: 0, memcpys: 0 }));
+      c.kernels += d.kernels[k]!;
+      c.memcpys += d.memcpys[k]!;
+    });
   const streams: StreamUtilization[] = perDevice.flatMap((d) => {
     const span = ctx.deviceSpan.get(d.deviceId);
     const spanNs = span ? span.end - span.start : 0;

@@ -2,8 +2,9 @@
 // scenario expectations on real H100 recordings live in
 // test/analysis/recordings.test.ts.
 import { describe, expect, it } from 'vitest';
-import { busyOf } from '../../profiler/analysis/overlap.ts';
-import { allocateOps, type GpuOps } from '../../profiler/analysis/trace.ts';
+import { unionOf } from '../../profiler/analysis/intervals.ts';
+import { BusyUnion, busyOf, deviceBusy } from '../../profiler/analysis/overlap.ts';
+import { allocateOps, type GpuOps, type Trace } from '../../profiler/analysis/trace.ts';
 
 function ops(intervals: [number, number][]): GpuOps {
   const sorted = [...intervals].sort((a, b) => a[0] - b[0]);
@@ -91,5 +92,43 @@ describe('busyOf', () => {
       [0, 10],
     ]);
     expect(busyOf(o, (i) => i !== 1).overlapFactor).toBe(2);
+  });
+});
+
+describe('kept unions', () => {
+  // Touching, nested, zero-length and reversed intervals, on two devices.
+  const o = ops([
+    [0, 10],
+    [10, 20],
+    [15, 18],
+    [30, 30],
+    [30, 40],
+    [45, 45],
+    [50, 48],
+    [60, 70],
+    [65, 90],
+    [100, 110],
+  ]);
+  o.device.forEach((_, i) => (o.device[i] = i % 3 === 0 ? 1 : 0));
+
+  it('BusyUnion writes the union unionOf builds, past its room too', () => {
+    for (const room of [0, 1, 20]) {
+      const u = new BusyUnion(room);
+      for (let i = 0; i < o.length; i++) u.add(o.start[i]!, o.end[i]!);
+      const whole = allocateOps(o.length);
+      whole.start.set(o.start);
+      whole.end.set(o.end);
+      expect(Array.from(u.intervals())).toEqual(Array.from(unionOf(whole, 0)));
+      expect(u.busy().union).toBe(20 + 10 + 30 + 10);
+    }
+  });
+
+  it("deviceBusy: each device's union as unionOf builds it, devices in the order they first come", () => {
+    const busy = deviceBusy({ ops: o, devices: [] } as unknown as Trace);
+    expect([...busy.keys()]).toEqual([1, 0]);
+    for (const [d, b] of busy) {
+      expect(Array.from(b.union)).toEqual(Array.from(unionOf(o, d)));
+      expect(b.operations).toBe(Array.from(o.device).filter((x) => x === d).length);
+    }
   });
 });

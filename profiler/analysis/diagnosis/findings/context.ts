@@ -5,7 +5,8 @@ import type { Ns } from '../../../contract/time.ts';
 import { familiesByNameId } from '../../../cuda/call-families.ts';
 import type { ProcessFacts } from '../../communication.ts';
 import { callName, type Host } from '../../host.ts';
-import { unionOf, type IntervalList } from '../../intervals.ts';
+import type { IntervalList } from '../../intervals.ts';
+import { deviceBusy, type DeviceBusy } from '../../overlap.ts';
 import { streamPairs, type StreamPairs } from '../../stream-pairs.ts';
 import { OpKind, type DeviceRow, type StreamRow, type Trace } from '../../trace.ts';
 import { emptyEvidence, type Evidence, type Finding, type FindingKind, type Severity } from '../../../contract/findings.ts';
@@ -50,11 +51,12 @@ export function buildContext(trace: Trace, host: Host, processes: Map<number, Pr
   }
   const busy = new Map<number, IntervalList>();
   const deviceSpan = new Map<number, { start: Ns; end: Ns }>();
-  const opsOnDevice = opsByDevice(trace);
+  // The unions the overlap factors are measured with: one pass for both (overlap.ts deviceBusy).
+  const unions = deviceBusy(trace);
+  const opsOnDevice = opsByDevice(trace, unions);
   let gs = Infinity;
   let ge = -Infinity;
-  for (const [d, onDevice] of opsOnDevice) {
-    const u = unionOf(ops, d, -1, onDevice);
+  for (const [d, { union: u }] of unions) {
     busy.set(d, u);
     if (u.length) {
       deviceSpan.set(d, { start: u[0]!, end: u[u.length - 1]! });
@@ -82,30 +84,18 @@ export function buildContext(trace: Trace, host: Host, processes: Map<number, Pr
 
 /**
  * Each device's op indices in start order, devices in the order their first
- * op comes: two passes over the ops. The maps are read where the device
+ * op comes (as deviceBusy counted them). The maps are read where the device
  * changes from the op before, not at every op: on the 10 M ops of one
  * device of the analysis benchmark, a get and a set per op took 0.27 s, this
  * 0.09 s (and ops that alternate devices at every op take as long as before).
  */
-function opsByDevice(trace: Trace): Map<number, Int32Array> {
+function opsByDevice(trace: Trace, devices: Map<number, DeviceBusy>): Map<number, Int32Array> {
   const { device, length: n } = trace.ops;
-  const counts = new Map<number, number>();
-  let d = NaN;
-  let c = 0;
-  for (let i = 0; i < n; i++) {
-    if (device[i] !== d) {
-      if (c > 0) counts.set(d, (counts.get(d) ?? 0) + c);
-      d = device[i]!;
-      c = 0;
-    }
-    c++;
-  }
-  if (c > 0) counts.set(d, (counts.get(d) ?? 0) + c);
-  const lists = new Map([...counts].map(([dev, count]) => [dev, new Int32Array(count)]));
-  const filled = new Map([...counts.keys()].map((dev) => [dev, 0]));
+  const lists = new Map([...devices].map(([dev, d]) => [dev, new Int32Array(d.operations)]));
+  const filled = new Map([...devices.keys()].map((dev) => [dev, 0]));
   let list = new Int32Array(0);
   let k = 0;
-  d = NaN;
+  let d = NaN;
   for (let i = 0; i < n; i++) {
     if (device[i] !== d) {
       if (!Number.isNaN(d)) filled.set(d, k);
