@@ -36,7 +36,7 @@ export async function cmdSummarize(args: string[]): Promise<number> {
   });
   if (progress) process.stderr.write('\n');
   for (const r of results) {
-    const ms = Object.values(r.summaries).reduce((s, x) => s + x.ms, 0);
+    const { ms } = r;
     if (values.json) {
       process.stdout.write(
         JSON.stringify({

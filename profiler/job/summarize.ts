@@ -29,8 +29,10 @@ export interface SummarizeOptions {
 
 export interface FileSummaries {
   file: string;
-  /** By scope. */
+  /** By scope (built ones parsed when first read: \`summarize\` itself reads none, a rank's ~1.4 MB of JSON at 1 M operations). */
   summaries: Partial<Record<SummaryScope, RankSummary>>;
+  /** Milliseconds spent building them (stored: when they were built). */
+  ms: number;
   /** Read from the recording (current), or built now. */
   from: 'stored' | 'built';
   /** For a built one with `store`: whether it was written into the recording, and if not, why. */
@@ -41,28 +43,32 @@ export interface FileSummaries {
 /** The summaries of `files`, in their order. Problems with a file are RecordingFileErrors naming it. */
 export async function summarizeFiles(files: readonly string[], opts: SummarizeOptions = {}): Promise<FileSummaries[]> {
   const scopes = [...(opts.scopes ?? SUMMARY_SCOPES)];
-  const out: FileSummaries[] = files.map((file) => ({ file, summaries: {}, from: 'stored', stored: true }));
+  const out: FileSummaries[] = files.map((file) => ({ file, summaries: {}, ms: 0, from: 'stored', stored: true }));
   const toBuild: number[] = [];
   let done = 0;
   files.forEach((file, n) => {
     const stored = opts.force ? null : readStored(file, scopes);
     if (stored) {
       out[n]!.summaries = stored;
+      out[n]!.ms = Object.values(stored).reduce((sum, x) => sum + x.ms, 0);
       opts.onFile?.(++done, files.length);
     } else toBuild.push(n);
   });
   const workers = Math.min(opts.workers ?? os.availableParallelism(), toBuild.length);
-  const built = (n: number, list: RankSummary[], json?: string[]) => {
+  const built = (n: number, list: Built[]) => {
     const entry = out[n]!;
     entry.from = 'built';
     entry.stored = false;
-    for (const s of list) entry.summaries[s.scope] = s;
-    if (opts.store) store(entry, list, json);
+    for (const b of list) {
+      entry.ms += b.ms;
+      Object.defineProperty(entry.summaries, b.scope, { get: b.summary, enumerable: true, configurable: true });
+    }
+    if (opts.store) store(entry, list);
     opts.onFile?.(++done, files.length);
   };
   if (workers === 0) {
     const pool = new ColumnPool();
-    for (const n of toBuild) built(n, buildRankSummaries(files[n]!, scopes, 0, pool));
+    for (const n of toBuild) built(n, buildRankSummaries(files[n]!, scopes, 0, pool).map(builtHere));
   } else {
     await buildOnWorkers(
       toBuild.map((n) => ({ n, file: files[n]!, scopes })),
@@ -90,8 +96,25 @@ function readStored(file: string, scopes: SummaryScope[]): FileSummaries['summar
   }
 }
 
-/** `json`: the summaries as JSON where a worker wrote them already (the same text JSON.stringify gives of them again). */
-function store(entry: FileSummaries, list: RankSummary[], json?: string[]): void {
+/** A summary just built: its scope and time, itself, and its JSON (as a worker wrote it, or written when first asked). */
+interface Built {
+  scope: SummaryScope;
+  ms: number;
+  summary: () => RankSummary;
+  json: () => string;
+}
+
+function builtHere(summary: RankSummary): Built {
+  return { scope: summary.scope, ms: summary.ms, summary: () => summary, json: () => JSON.stringify(summary) };
+}
+
+/** A summary a worker built, as JSON: parsed when first read. */
+function builtOnWorker(json: string, scope: SummaryScope, ms: number): Built {
+  let parsed: RankSummary | undefined;
+  return { scope, ms, summary: () => (parsed ??= JSON.parse(json) as RankSummary), json: () => json };
+}
+
+function store(entry: FileSummaries, list: Built[]): void {
   let db;
   try {
     db = openRecording(entry.file);
@@ -100,7 +123,7 @@ function store(entry: FileSummaries, list: RankSummary[], json?: string[]): void
     return;
   }
   try {
-    writeRankSummaries(db, Object.fromEntries(list.map((s, k) => [s.scope, json?.[k] ?? JSON.stringify(s)])));
+    writeRankSummaries(db, Object.fromEntries(list.map((b) => [b.scope, b.json()])));
     entry.stored = true;
   } catch (err) {
     // A read-only file or file system, a full disk: the summary is still this run's.
@@ -111,13 +134,14 @@ function store(entry: FileSummaries, list: RankSummary[], json?: string[]): void
 }
 
 /** Each worker builds the next recording not yet taken. */
-async function buildOnWorkers(requests: SummaryRequest[], count: number, built: (n: number, list: RankSummary[], json: string[]) => void): Promise<void> {
+async function buildOnWorkers(requests: SummaryRequest[], count: number, built: (n: number, list: Built[]) => void): Promise<void> {
+  const byN = new Map(requests.map((r) => [r.n, r]));
   await runOnWorkers('a summary worker', workerEntry('summary-worker', import.meta.url), requests, count, (m: SummaryAnswer) => {
     if (!m.ok) throw m.file !== undefined && m.problem !== undefined ? new RecordingFileError(m.file, m.problem) : new Error(m.error);
+    const { scopes } = byN.get(m.n)!;
     built(
       m.n,
-      m.json.map((j) => JSON.parse(j) as RankSummary),
-      m.json,
+      m.json.map((j, k) => builtOnWorker(j, scopes[k]!, m.ms[k]!)),
     );
   });
 }

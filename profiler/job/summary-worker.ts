@@ -12,7 +12,8 @@ export interface SummaryRequest {
   file: string;
   scopes: SummaryScope[];
 }
-export type SummaryAnswer = { n: number; ok: true; json: string[] } | { n: number; ok: false; error: string; file?: string; problem?: string };
+/** `json` and `ms` in the request's scopes' order: the summaries and the time each took (which the answer's reader then need not parse them for). */
+export type SummaryAnswer = { n: number; ok: true; json: string[]; ms: number[] } | { n: number; ok: false; error: string; file?: string; problem?: string };
 
 // One pool of columns for every recording this worker summarizes: each is loaded into the memory of the one before.
 const pool = new ColumnPool();
@@ -20,7 +21,8 @@ const pool = new ColumnPool();
 parentPort!.on('message', ({ n, file, scopes }: SummaryRequest) => {
   let answer: SummaryAnswer;
   try {
-    answer = { n, ok: true, json: buildRankSummaries(file, scopes, 1, pool).map((summary) => JSON.stringify(summary)) };
+    const summaries = buildRankSummaries(file, scopes, 1, pool);
+    answer = { n, ok: true, json: summaries.map((summary) => JSON.stringify(summary)), ms: summaries.map((summary) => summary.ms) };
   } catch (err) {
     const bad = err instanceof RecordingFileError ? err : malformedRowError(err);
     answer = { n, ok: false, error: err instanceof Error ? (err.stack ?? err.message) : String(err), ...(bad ? { file: bad.file, problem: bad.problem } : {}) };
