@@ -192,23 +192,49 @@ export function commKernelOps(trace: Trace): Uint8Array {
   return commKernels(trace).ops;
 }
 
+/** What each name id of a strings table is: 0 not yet seen, 1 not an NCCL kernel's, 2 an NCCL kernel's (an id outside the table has no name: 1); the labels of the 2s. */
+interface NameKinds {
+  kind: IdTable;
+  labels: Map<number, CommKernel>;
+}
+
+/**
+ * Per strings table, not per trace: the iterations build a trace per
+ * instance over the same tables, and walking every string of the
+ * recording for each (thousands of steps) would cost more than their
+ * operations.
+ */
+const nameKindsOf = new WeakMap<ReadonlyMap<number, string>, NameKinds>();
+
+function nameKinds(strings: ReadonlyMap<number, string>): NameKinds {
+  let found = nameKindsOf.get(strings);
+  if (!found) {
+    const kind = IdTable.of(strings.keys(), 1);
+    for (const id of strings.keys()) kind.set(id, 0);
+    nameKindsOf.set(strings, (found = { kind, labels: new Map() }));
+  }
+  return found;
+}
+
 function readCommKernels(trace: Trace): CommKernels {
   const { length, kind, detail } = trace.ops;
-  // By name id: 0 not yet seen, 1 not an NCCL kernel's, 2 an NCCL kernel's; an id outside the strings table has no name: 1.
-  const seen = IdTable.of(trace.strings.keys(), 1);
-  for (const id of trace.strings.keys()) seen.set(id, 0);
+  const names = nameKinds(trace.strings);
   const labels = new Map<number, CommKernel>();
   const ops = new Uint8Array(length);
   for (let i = 0; i < length; i++) {
     if (kind[i] !== OpKind.Kernel) continue;
     const id = detail[i]!;
-    let name = seen.get(id);
+    let name = names.kind.get(id);
     if (name === 0) {
       const label = commKernelOf(trace.strings.get(id)!);
-      if (label) labels.set(id, label);
-      seen.set(id, (name = label ? 2 : 1));
+      if (label) names.labels.set(id, label);
+      names.kind.set(id, (name = label ? 2 : 1));
     }
-    if (name === 2) ops[i] = 1;
+    if (name === 2) {
+      ops[i] = 1;
+      // This trace's own names only: a trace without NCCL kernels has no labels.
+      if (!labels.has(id)) labels.set(id, names.labels.get(id)!);
+    }
   }
   return { labels, ops };
 }
@@ -305,7 +331,8 @@ function deviceBusy(pid: number, deviceId: number, [compute, comm, copy]: Interv
   };
 }
 
-function deviceTime(b: DeviceBusy, gpu: number, spanNs: Ns): RankDeviceTime {
+/** A process's busy time on a device as its breakdown over `spanNs` (the scope's GPU span; an iteration's own: iterations.ts). */
+export function deviceTime(b: DeviceBusy, gpu: number, spanNs: Ns): RankDeviceTime {
   return {
     deviceId: b.deviceId,
     gpu,

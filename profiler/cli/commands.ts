@@ -175,8 +175,10 @@ merge aligns them, each rank's communication breakdown, the stragglers and
 the findings across ranks, without merging or reading their rows. A
 recording without a current summary is summarized for this report only (say
 summarize once to keep it); the steady state is each rank's own, after its
-own start-up. With --rank N, the one recording that holds rank N is reported
-(its own rows, as with that file alone; --iterations there gives that rank's).`,
+own start-up. --iterations gives every rank's steps from the summaries too,
+each with its communication, exposed communication and idle time. With
+--rank N, the one recording that holds rank N is reported (its own rows, as
+with that file alone; --iterations there gives that rank's).`,
   },
   summarize: {
     summary: "each rank recording's summary for job analysis, stored in it (report a job from summaries)",

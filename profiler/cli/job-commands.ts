@@ -3,10 +3,11 @@
 // `streamscope report A.sqlite B.sqlite …` reports the job from the
 // summaries — stored ones where current, else built for this report only.
 import type { Scope } from '../contract/scope.ts';
+import { jobIterations } from '../job/iterations.ts';
 import { analyzeJobOfSummaries } from '../job/of-summaries.ts';
 import { summarizeFiles, type FileSummaries } from '../job/summarize.ts';
 import type { SummaryScope } from '../job/summary.ts';
-import { buildJobReport, formatJobReport } from '../report/report.ts';
+import { buildJobReport, formatJobIterations, formatJobReport } from '../report/report.ts';
 import { openRecording } from '../store/database.ts';
 import { readProcesses } from '../store/ranks.ts';
 import { RecordingFileError } from '../store/recording-error.ts';
@@ -69,7 +70,8 @@ export async function cmdSummarize(args: string[]): Promise<number> {
 /**
  * `report A.sqlite B.sqlite …`: the job of these recordings, one per rank,
  * from their summaries. Only the whole recording and the steady state are
- * summarized; one rank's whole report is its own file's.
+ * summarized; one rank's whole report is its own file's. `--iterations`:
+ * every rank's steps, from the summaries too (job/iterations.ts).
  */
 export async function reportJobOfFiles(
   files: string[],
@@ -79,7 +81,6 @@ export async function reportJobOfFiles(
   if (values.pid !== undefined) throw new UsageError('--pid names a process of one recording (ranks of a job may share pids): report its file, or give --rank');
   // One rank's detail is its own file's report: the file that holds it.
   if (values.rank !== undefined) return { rankFile: fileOfRank(files, values.rank) };
-  if (values.iterations) throw new UsageError("--iterations reads every rank's rows: add --rank N for one rank's iterations, from its own file");
   if (values.job === false) throw new UsageError('--no-job analyses one recording whole: merge them first (streamscope merge), or report one');
   if (scope.kind !== 'whole' && scope.kind !== 'steady-state')
     throw new UsageError(
@@ -102,7 +103,17 @@ export async function reportJobOfFiles(
   }
   const label = `${files.length} recordings (${files.length > 3 ? `${files.slice(0, 2).join(', ')} … ${files.at(-1)}` : files.join(', ')})`;
   const report = buildJobReport(label, job.analysis, job.tables, job.processes, (performance.now() - t0) / 1000, { clocks: job.sources });
-  process.stdout.write(values.json ? JSON.stringify(report, null, 2) + '\n' : formatJobReport(report));
+  if (!values.iterations) {
+    process.stdout.write(values.json ? JSON.stringify(report, null, 2) + '\n' : formatJobReport(report));
+    return 0;
+  }
+  const iterations = jobIterations(
+    results.map((r) => r.summaries[summaryScope]!),
+    job.placement,
+  );
+  process.stdout.write(
+    values.json ? JSON.stringify({ ...report, iterations }, null, 2) + '\n' : formatJobReport(report) + '\n' + formatJobIterations(iterations) + '\n',
+  );
   return 0;
 }
 

@@ -38,6 +38,8 @@ export interface SummaryJob {
   tables: TraceTables;
   /** Each file's place on the job's clock: as `merge` says it (sources' clock, shift, correction, residual). */
   sources: SourceAlignment[];
+  /** Where each file's times and ids land (placeSummaries): what else is placed from the same summaries (the job's iterations: iterations.ts). */
+  placement: Placement;
 }
 
 /** Adds `off` to each id (an evidence list, a column). */
@@ -103,7 +105,8 @@ export function analyzeJobOfSummaries(summaries: readonly RankSummary[]): Summar
   for (const s of summaries) {
     if (s.scope !== scope) throw new Error(`summaries of one scope are combined: ${s.file} is of '${s.scope}', ${summaries[0]!.file} of '${scope}'`);
   }
-  const { alignment, shifts, plans } = placeSummaries(summaries);
+  const placement = placeSummaries(summaries);
+  const { alignment, shifts, plans } = placement;
   const tables = jobTables(summaries, plans);
   const processes = new Map<number, ProcessFacts>();
   const ranked: RankedProcess[] = [];
@@ -150,6 +153,7 @@ export function analyzeJobOfSummaries(summaries: readonly RankSummary[]): Summar
     processes: ranked,
     tables,
     sources: summaries.map((s, i) => ({ ...alignment[i]!, file: s.file, host: s.host, shiftNs: shifts[i]! })),
+    placement,
   };
 }
 

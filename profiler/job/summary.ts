@@ -12,7 +12,9 @@
 // what placing it among the others needs: its collectives' end times (clock
 // alignment, merge/align.ts), its origin and host, and its ids as the merge
 // plans them (merge/input-facts.ts: pids, devices, strings, id ranges).
-// Names are kept only for the strings the parts refer to.
+// Names are kept only for the strings the parts refer to. And its
+// iterations (iterations.ts): the steps of its repeating NVTX range, each
+// with its breakdown per GPU, the same in every scope.
 //
 // Scopes: the whole recording, and its steady state — the recording's own:
 // after its own start-up. A merged recording of the same ranks cuts the
@@ -24,6 +26,8 @@ import { selectScope } from '../analysis/scope.ts';
 import { readTraceTables, type DeviceRow, type StreamRow } from '../analysis/trace.ts';
 import { mergeNccl, planJob, PartReader, type PartResult } from '../analysis/diagnosis/job.ts';
 import { readProcessFacts } from '../analysis/communication.ts';
+import { pickIterationRange } from '../analysis/diagnosis/iterations.ts';
+import type { Iterations } from '../contract/iterations.ts';
 import type { RankedProcess } from '../contract/ranks.ts';
 import type { Scope, ScopeInfo, Startup } from '../contract/scope.ts';
 import type { Ns } from '../contract/time.ts';
@@ -37,6 +41,7 @@ import { readProcesses } from '../store/ranks.ts';
 import { RecordingFileError } from '../store/recording-error.ts';
 import { SUMMARY_FORMAT } from '../store/rank-summary.ts';
 import { beforeOriginNs } from '../store/zones.ts';
+import { RankSteps } from './iterations.ts';
 
 /** The scopes a summary is kept for. */
 export const SUMMARY_SCOPES = ['whole', 'steady-state'] as const;
@@ -70,6 +75,12 @@ export interface RankSummary {
   startup: Startup | null;
   callsSpan: { start: Ns; end: Ns } | null;
   parts: SummaryPart[];
+  /**
+   * Its repeating NVTX range's instances (pickIterationRange: the user's step range before NCCL's), as `report --iterations`
+   * gives them without findings, each with its breakdown per GPU over its own GPU span; in its own ids and clock, whatever
+   * the scope. Null where no range repeats.
+   */
+  iterations: Iterations | null;
   /** Milliseconds spent reading and analysing it. */
   ms: number;
 }
@@ -103,6 +114,7 @@ export function buildRankSummaries(file: string, scopes: readonly SummaryScope[]
     const found = jobStartup(db, db.name, tables.meta, tables.strings, { pool }).startup;
     const facts = readInputFacts(db);
     const before = beforeOriginNs(db);
+    const processFacts = readProcessFacts(db);
     const common = {
       format: SUMMARY_FORMAT,
       file,
@@ -112,7 +124,7 @@ export function buildRankSummaries(file: string, scopes: readonly SummaryScope[]
       meta: Object.fromEntries(tables.meta),
       devices: tables.devices,
       streams: tables.streams,
-      processes: [...readProcessFacts(db).values()],
+      processes: [...processFacts.values()],
       ranked: readProcesses(db),
     };
     reader = new PartReader(file, threads, pool);
@@ -125,7 +137,15 @@ export function buildRankSummaries(file: string, scopes: readonly SummaryScope[]
     const startups = scopes.map(() => found && { ...found });
     const infos = scopes.map((_, k) => selectScope(db, file, asked[k]!, { ops: { length: 0 } as never, calls: { length: 0 } as never }, startups[k]!).info);
     const results = scopes.map((): PartResult[] => []);
+    // The steps first, part by part: they read the part's calls, and the scopes' reads take the same load.
+    const stepRange = pickIterationRange(db);
+    const steps = stepRange === null ? null : new RankSteps(db, stepRange, tables, processFacts);
     for (const part of plan.parts) {
+      if (steps) {
+        const t = performance.now();
+        steps.addPart(part, reader);
+        ms[0]! += performance.now() - t;
+      }
       scopes.forEach((_, k) => {
         const t = performance.now();
         results[k]!.push(reader!.read({ part, scope: asked[k]!, startup: startups[k]! }));
@@ -138,6 +158,7 @@ export function buildRankSummaries(file: string, scopes: readonly SummaryScope[]
       rank,
       [...keys],
     ]);
+    const iterations = steps?.done() ?? null;
     ms[0] += performance.now() - t;
     return scopes.map((scope, k) => {
       const t = performance.now();
@@ -158,6 +179,7 @@ export function buildRankSummaries(file: string, scopes: readonly SummaryScope[]
         startup,
         callsSpan: callsSpan(db, scope === 'steady-state' && startup ? startup.endNs : null),
         parts: results[k]!.map(toJson),
+        iterations,
         ms: 0,
       };
       summary.ms = ms[k]! + performance.now() - t;

@@ -1,7 +1,7 @@
 // `streamscope report`: what a recording holds, as JSON (shape documented in
 // docs/FORMATS.md, "report --json") and as text for a terminal.
 import { MIN_ITERATIONS } from '../analysis/diagnosis/iterations.ts';
-import { type Iterations } from '../contract/iterations.ts';
+import { type Iterations, type JobIterations } from '../contract/iterations.ts';
 import type { Analysis } from '../analysis/diagnosis/analyze.ts';
 import type { JobAnalysis } from '../analysis/diagnosis/job.ts';
 import type { SourceAlignment } from '../contract/job.ts';
@@ -643,14 +643,38 @@ export function formatIterations(it: Iterations | null): string {
   const rows = it.rows.map((r) => {
     const perGpu = gpus.flatMap((g) => {
       const d = r.devices.find((x) => x.gpu === g);
-      return [d ? formatDuration(d.busyNs) : '-', d?.overlap != null ? d.overlap.toFixed(2) : '-'];
+      return [d ? formatDuration(d.busyNs) : '-', d?.overlap != null ? d.overlap.toFixed(2) : '-', d ? formatDuration(d.time.exposedNs) : '-'];
     });
     const note = r.warmUp ? 'warm-up' : r.outlier ? 'OUTLIER' : '';
-    const top = r.topFinding ? `${r.topFinding.kind} ${formatDuration(r.topFinding.costNs)}` : '-';
-    return [`#${r.instance}`, formatDuration(r.startNs), formatDuration(r.lengthNs), r.operations, ...perGpu, note, top];
+    return [`#${r.instance}`, formatDuration(r.startNs), formatDuration(r.lengthNs), r.operations, ...perGpu, note, ...topFinding(it, r)];
   });
-  const perGpuHeads = gpus.flatMap((g) => [`GPU ${g} busy`, `overlap`]);
-  return [head, renderTable(['instance', 'starts', 'GPU span', 'ops', ...perGpuHeads, '', 'top finding'], rows)].join('\n');
+  const perGpuHeads = gpus.flatMap((g) => [`GPU ${g} busy`, `overlap`, `exposed`]);
+  return [head, renderTable(['instance', 'starts', 'GPU span', 'ops', ...perGpuHeads, '', ...topFindingHead(it)], rows)].join('\n');
+}
+
+/** The top finding's column, where the findings were looked for (a job's iterations from summaries have none: they cost a diagnosis). */
+const topFindingHead = (it: Iterations) => (it.findings ? ['top finding'] : []);
+const topFinding = (it: Iterations, r: Iterations['rows'][number]) =>
+  it.findings ? [r.topFinding ? `${r.topFinding.kind} ${formatDuration(r.topFinding.costNs)}` : '-'] : [];
+
+/** A step's breakdown in the table of a job's iterations: its communication, the part of it no compute hid (what the step waited), its GPU's idle time. */
+const STEP_TIMES = ['communicationNs', 'exposedNs', 'idleNs'] as const;
+
+/**
+ * `report A.sqlite B.sqlite … --iterations`: the job's iterations
+ * (formatIterations), and the recordings that have none of its range: the
+ * ranks picked different ranges, or one repeats none.
+ */
+export function formatJobIterations(it: JobIterations | null): string {
+  if (!it || it.without.length === 0) return formatIterations(it);
+  const ranks = (w: JobIterations['without'][number]) => (w.ranks.length ? ` (rank${w.ranks.length > 1 ? 's' : ''} ${w.ranks.join(', ')})` : '');
+  const why = (w: JobIterations['without'][number]) =>
+    w.picked === null ? `no NVTX range repeats ${MIN_ITERATIONS} or more times` : `its repeating range is '${w.picked}'`;
+  return [
+    formatIterations(it),
+    `note: the recordings' step ranges differ: ${it.without.length} have no rows of '${it.name}' (the range most of them repeat):`,
+    ...it.without.map((w) => `  ${w.file}${ranks(w)}: ${why(w)}`),
+  ].join('\n');
 }
 
 /**
@@ -674,11 +698,29 @@ function formatIterationsPerRank(it: Iterations): string {
     r.devices.map((d) => `GPU ${d.gpu}`).join(', ') || '-',
     r.devices.map((d) => formatDuration(d.busyNs)).join(', ') || '-',
     r.devices.map((d) => (d.overlap != null ? d.overlap.toFixed(2) : '-')).join(', ') || '-',
+    ...STEP_TIMES.map((k) => r.devices.map((d) => formatDuration(d.time[k])).join(', ') || '-'),
     r.warmUp ? 'warm-up' : r.outlier ? 'OUTLIER' : '',
-    r.topFinding ? `${r.topFinding.kind} ${formatDuration(r.topFinding.costNs)}` : '-',
+    ...topFinding(it, r),
   ]);
   return renderTable(
-    ['rank', ...(hosts ? ['host'] : []), 'pid', 'step', 'instance', 'starts', 'GPU span', 'ops', 'GPU', 'busy', 'overlap', '', 'top finding'],
+    [
+      'rank',
+      ...(hosts ? ['host'] : []),
+      'pid',
+      'step',
+      'instance',
+      'starts',
+      'GPU span',
+      'ops',
+      'GPU',
+      'busy',
+      'overlap',
+      'comm',
+      'exposed',
+      'idle',
+      '',
+      ...topFindingHead(it),
+    ],
     rows,
   );
 }

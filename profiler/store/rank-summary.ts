@@ -16,7 +16,7 @@ import { VERSION } from '../contract/version.ts';
 import type { Db } from './database.ts';
 
 /** The payload's layout (profiler/job/summary.ts): raised when it changes, so that older summaries are built again. */
-export const SUMMARY_FORMAT = 1;
+export const SUMMARY_FORMAT = 2;
 
 const TABLE = 'rank_summary';
 

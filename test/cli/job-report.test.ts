@@ -75,11 +75,10 @@ describe('a job of several recordings', () => {
     expect(text.stdout).toMatch(/\n {2}#3 /);
   });
 
-  it('what a job of several recordings cannot be asked: a rank none holds, a pid, iterations of every rank, a range; a merged job to summarize', () => {
+  it('what a job of several recordings cannot be asked: a rank none holds, a pid, a range; a merged job to summarize', () => {
     for (const [args, why] of [
       [['--rank', '7'], /no recording of these 2 holds rank 7 \(their ranks: 0, 1\)/],
       [['--pid', '1716'], /--pid names a process of one recording \(ranks of a job may share pids\)/],
-      [['--iterations'], /--iterations reads every rank's rows: add --rank N/],
       [['--range', 'step'], /for an NVTX range, merge them \(streamscope merge\) and report the merged file/],
     ] as const) {
       const r = run(['report', ...ranks, ...args]);

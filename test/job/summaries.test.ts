@@ -165,8 +165,14 @@ describe('summaries written by the recorder (test/fixtures/ddp/summarized: the R
     const job = analyzeJobOfSummaries(stored);
     expect(job.analysis.communication.ranks.map((r) => r.rank)).toEqual([0, 1]);
     expect(job.sources.map((s) => s.clock)).toEqual(['reference', 'collectives']);
-    // What the recorder stored is what summarize builds from the file now (but the time it took).
+    // What the recorder stored is what summarize builds from the file now (but the time it took, and what the
+    // format added since: the iterations, format 2), and a summary of the older format is not read as current.
     const rebuilt = buildRankSummary(recorded[0]!, 'steady-state');
-    expect({ ...rebuilt, file: '', ms: 0 }).toEqual({ ...stored[0]!, file: '', ms: 0 });
+    expect(stored[0]!.format).toBe(1);
+    expect({ ...rebuilt, file: '', ms: 0, format: 1, iterations: undefined }).toEqual({ ...stored[0]!, file: '', ms: 0 });
+    expect(rebuilt.iterations?.rows.map((r) => r.step)).toEqual([1, 2, 3, 4, 5, 6]);
+    const db = openRecording(recorded[0]!, { readonly: true });
+    expect(readRankSummary(db, 'steady-state')).toBeNull();
+    db.close();
   });
 });

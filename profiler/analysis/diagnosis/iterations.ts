@@ -12,7 +12,9 @@
 import type { Db } from '../../store/database.ts';
 import { instanceFindings } from './analyze.ts';
 import type { Finding } from '../../contract/findings.ts';
-import { readProcessFacts } from '../load/communication.ts';
+import { communicationPart, deviceTime, type CommunicationInputs } from '../communication.ts';
+import { readPeerCopyIds, readProcessFacts, type ProcessFacts } from '../load/communication.ts';
+import type { RowSubset } from '../load/rows.ts';
 import { rangeInstances, rangeNames, repeatingRanges } from '../load/ranges.ts';
 import { readTraceTables, type TraceTables } from '../load/tables.ts';
 import { overlapByDevice } from '../overlap.ts';
@@ -54,13 +56,36 @@ export function pickIterationRange(db: Db): string | null {
  */
 export function iterationsOf(db: Db, columns: TimelineColumns, name: string, chosen: Iterations['chosen'] = 'named', withFindings = true): Iterations {
   const instances = rangeInstances(db, name);
-  // The small tables read once for all instances.
-  const tables = readTraceTables(db);
-  const gpu = gpuOrdinals(tables.devices);
-  const selections = opsOfEachInstance(columns, instances);
   const findings = instances.length && withFindings ? instanceFindings(db, {}, columns, name, instances) : [];
-  const processes = readProcessFacts(db);
-  const rows = instances.map((inst, x) => analyseInstance(selections[x]!, tables, gpu, inst, x + 1, findings[x]?.[0]));
+  const rows = iterationRows(columns, instances, readStepTables(db), findings);
+  return iterationsOfRows(name, rows, chosen, withFindings);
+}
+
+/** The small tables every row reads: read once for all instances (a job's rank summary: for its part's rows). */
+export interface StepTables {
+  tables: TraceTables;
+  processes: Map<number, ProcessFacts>;
+  /** The device-to-device copies between two GPUs: communication in a step's breakdown. */
+  peerCopyIds: Set<number>;
+}
+
+/** `subset`: the rows of some processes (a part of a job: analysis/diagnosis/job.ts); `known`: what the caller read already. */
+export function readStepTables(db: Db, subset?: RowSubset, known: Partial<Pick<StepTables, 'tables' | 'processes'>> = {}): StepTables {
+  return { tables: known.tables ?? readTraceTables(db), processes: known.processes ?? readProcessFacts(db), peerCopyIds: readPeerCopyIds(db, subset) };
+}
+
+/**
+ * One row per instance of `instances` (rangeInstances' of one range, or
+ * every instance of some processes: a process's steps are numbered and
+ * flagged among its own), over `columns` with their calls (which call
+ * launched each operation). `instance` numbers them in the order given;
+ * `findings`: each one's, in that order (none: every topFinding null).
+ */
+export function iterationRows(columns: TimelineColumns, instances: RangeInstance[], t: StepTables, findings: Finding[][] = []): IterationRow[] {
+  const gpu = gpuOrdinals(t.tables.devices);
+  const selections = opsOfEachInstance(columns, instances);
+  const inputs: CommunicationInputs = { processes: t.processes, peerCopyIds: t.peerCopyIds, ncclRanges: [] };
+  const rows = instances.map((inst, x) => analyseInstance(selections[x]!, t.tables, inputs, gpu, inst, x + 1, findings[x]?.[0]));
   // Each process's instances are its own steps (a job's ranks run theirs
   // side by side): numbered, and their warm-up and outliers found, per process.
   const byProcess = new Map<number, IterationRow[]>();
@@ -68,14 +93,19 @@ export function iterationsOf(db: Db, columns: TimelineColumns, name: string, cho
     const own = byProcess.get(r.pid) ?? [];
     own.push(r);
     byProcess.set(r.pid, own);
-    const p = processes.get(r.pid);
+    const p = t.processes.get(r.pid);
     r.step = own.length;
     r.rank = p?.rank ?? null;
     r.host = p?.host ?? null;
   }
   for (const own of byProcess.values()) flag(own);
+  return rows;
+}
+
+/** Rows (iterationRows', or a job's of every rank) as the range's Iterations: the median of the steps past warm-up, the processes that ran them. */
+export function iterationsOfRows(name: string, rows: IterationRow[], chosen: Iterations['chosen'], withFindings: boolean): Iterations {
   const steady = rows.filter((r) => !r.warmUp).map((r) => r.lengthNs);
-  return { name, rows, medianNs: steady.length ? median(steady) : 0, chosen, processes: byProcess.size, findings: withFindings };
+  return { name, rows, medianNs: steady.length ? median(steady) : 0, chosen, processes: new Set(rows.map((r) => r.pid)).size, findings: withFindings };
 }
 
 /** An instance's row is of its GPU work: no calls. */
@@ -84,6 +114,7 @@ const NO_CALLS: SpanCalls = { length: 0, start: new Float64Array(0), end: new Fl
 function analyseInstance(
   sel: TimelineColumns['ops'],
   tables: TraceTables,
+  inputs: CommunicationInputs,
   gpu: (deviceId: number) => number,
   inst: RangeInstance,
   instance: number,
@@ -98,6 +129,9 @@ function analyseInstance(
     if (ops.end[i]! > gpuEnd) gpuEnd = ops.end[i]!;
   }
   const hasGpu = Number.isFinite(gpuStart);
+  // The step's breakdown over its own GPU span: its operations are its own process's, so one entry per device.
+  const spanNs = hasGpu ? gpuEnd - gpuStart : 0;
+  const busy = new Map(communicationPart(trace, inputs).busy.map((b) => [b.deviceId, b]));
   return {
     instance,
     step: instance,
@@ -109,16 +143,16 @@ function analyseInstance(
     endNs: inst.endNs,
     gpuStartNs: hasGpu ? gpuStart : null,
     gpuEndNs: hasGpu ? gpuEnd : null,
-    lengthNs: hasGpu ? gpuEnd - gpuStart : inst.endNs - inst.startNs,
+    lengthNs: hasGpu ? spanNs : inst.endNs - inst.startNs,
     operations: ops.length,
     devices: overlapByDevice(trace)
       .filter((o) => o.all.count > 0)
-      .map((o) => ({
-        deviceId: o.deviceId,
-        gpu: gpu(o.deviceId),
-        busyNs: o.all.union,
-        overlap: o.all.overlapFactor,
-      })),
+      .map((o) => {
+        // A device whose operations all end before they start has none in the breakdown (malformed: counted for nothing).
+        const b = busy.get(o.deviceId) ?? { pid: inst.pid, deviceId: o.deviceId, computeNs: 0, communicationNs: 0, hiddenNs: 0, computeOrCommNs: 0, busyNs: 0 };
+        const { deviceId: _d, gpu: _g, ...time } = deviceTime(b, gpu(o.deviceId), spanNs);
+        return { deviceId: o.deviceId, gpu: gpu(o.deviceId), busyNs: o.all.union, overlap: o.all.overlapFactor, time };
+      }),
     topFinding: top ? { kind: top.kind, severity: top.severity, title: top.title, costNs: top.costNs } : null,
     warmUp: false,
     outlier: false,

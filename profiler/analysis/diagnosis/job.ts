@@ -336,6 +336,16 @@ export class PartReader {
    */
   #last: { part: JobPart; withCalls: boolean; columns: TimelineColumns; opsOnly: TimelineColumns } | null = null;
 
+  /**
+   * The part's rows with their calls, loaded as a read loads them and kept
+   * for the part's reads that follow (a rank's summary reads its
+   * iterations first: which call launched each operation). Valid until
+   * another part is loaded.
+   */
+  columns(part: JobPart): TimelineColumns {
+    return this.#load(part, true);
+  }
+
   #load(part: JobPart, withCalls: boolean): TimelineColumns {
     const last = this.#last;
     if (last && last.part === part && (last.withCalls || !withCalls)) return withCalls ? last.columns : last.opsOnly;
