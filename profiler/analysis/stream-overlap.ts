@@ -8,10 +8,13 @@
 // at a time, so its busy time is a sorted list of disjoint intervals, and a
 // pair's overlap is the length of the intersection of two such lists, one
 // merge walk each: O(streams × operations) per device, about a second.
+// Cheaper still where the device's streams never ran at once: their busy
+// times then add up to the device's (overlap.ts deviceBusy, the union the
+// analysis built already), every pair's overlap is 0, and no list is built.
 import type { Ns } from '../contract/time.ts';
 import { IdTable } from '../base/id-table.ts';
 import { intersectionLength, type IntervalList } from './intervals.ts';
-import { BusyUnion } from './overlap.ts';
+import { BusyUnion, deviceBusy } from './overlap.ts';
 import { OpKind, type Trace } from './trace.ts';
 
 export interface StreamOverlap {
@@ -22,8 +25,6 @@ export interface StreamOverlap {
   busyNs: Ns[];
   /** overlapNs[i][j]: time both stream i and stream j had an operation running (diagonal 0). */
   overlapNs: Ns[][];
-  /** Per stream (same order): when it ran. */
-  running: IntervalList[];
   /** Per stream (same order): its kernels and its copies on the device (the Stats tab's stream rows count them). */
   kernels: number[];
   memcpys: number[];
@@ -33,22 +34,26 @@ export function streamOverlapByDevice(trace: Trace): StreamOverlap[] {
   const { ops } = trace;
   const n = ops.length;
   // Each op's stream (a stream runs on one device), looked up in an IdTable
-  // (Maps and arrays grown a push at a time cost seconds at 10 M operations),
-  // and the streams' ops counted, for room; then each stream's union built as
-  // its ops come (GpuOps is in start order, so each stream's ops are) and its
-  // ops counted by kind. A counting sort of the ops by stream, then a walk of
-  // each group through the sorted indices, cost twice this.
+  // (Maps and arrays grown a push at a time cost seconds at 10 M operations);
+  // each stream's busy time measured as its ops come (GpuOps is in start
+  // order, so each stream's ops are), its ops counted by kind.
   const first = IdTable.of(ops.stream.subarray(0, n), -1);
   // A stream's ops on another device than its first (a damaged or hand-made file): groups of their own, by a Map.
   const other = new Map<string, number>();
   const streamOf: number[] = [];
   const deviceOf: number[] = [];
+  const unions: BusyUnion[] = [];
   const sizes: number[] = [];
+  const kernels: number[] = [];
+  const memcpys: number[] = [];
   const groupOf = new Int32Array(n);
   const add = (stream: number, device: number) => {
     streamOf.push(stream);
     deviceOf.push(device);
+    unions.push(new BusyUnion());
     sizes.push(0);
+    kernels.push(0);
+    memcpys.push(0);
     return streamOf.length - 1;
   };
   for (let i = 0; i < n; i++) {
@@ -63,12 +68,6 @@ export function streamOverlapByDevice(trace: Trace): StreamOverlap[] {
     }
     groupOf[i] = g;
     sizes[g]!++;
-  }
-  const unions = sizes.map((size) => new BusyUnion(size));
-  const kernels = new Float64Array(sizes.length);
-  const memcpys = new Float64Array(sizes.length);
-  for (let i = 0; i < n; i++) {
-    const g = groupOf[i]!;
     unions[g]!.add(ops.start[i]!, ops.end[i]!);
     const kind = ops.kind[i];
     if (kind === OpKind.Kernel) kernels[g]!++;
@@ -80,29 +79,48 @@ export function streamOverlapByDevice(trace: Trace): StreamOverlap[] {
     if (list) list.push(g);
     else byDevice.set(deviceOf[g]!, [g]);
   }
-  return [...byDevice]
+  const devices = deviceBusy(trace);
+  const out = [...byDevice]
     .sort((a, b) => a[0] - b[0])
     .map(([deviceId, groups]) => {
       groups.sort((a, b) => streamOf[a]! - streamOf[b]!);
-      const streamIds = groups.map((g) => streamOf[g]!);
-      const running = groups.map((g) => unions[g]!.intervals());
-      const m = streamIds.length;
-      const overlapNs = Array.from({ length: m }, () => new Array<number>(m).fill(0));
-      for (let a = 0; a < m; a++) {
-        for (let b = a + 1; b < m; b++) {
-          const t = intersectionLength(running[a]!, running[b]!);
-          overlapNs[a]![b] = t;
-          overlapNs[b]![a] = t;
-        }
-      }
+      const m = groups.length;
       return {
         deviceId,
-        streamIds,
+        groups,
+        streamIds: groups.map((g) => streamOf[g]!),
         busyNs: groups.map((g) => unions[g]!.busy().union),
-        overlapNs,
-        running,
+        overlapNs: Array.from({ length: m }, () => new Array<number>(m).fill(0)),
         kernels: groups.map((g) => kernels[g]!),
         memcpys: groups.map((g) => memcpys[g]!),
       };
     });
+  // Times are whole nanoseconds: the sums are exact, and a device's streams' add up to its busy time only where no two ran at once.
+  const overlapping = out.filter((d) => d.busyNs.reduce((t, b) => t + b, 0) > devices.get(d.deviceId)!.all.union);
+  const running = streamUnions(
+    ops,
+    groupOf,
+    overlapping.flatMap((d) => d.groups),
+    sizes,
+  );
+  for (const d of overlapping) {
+    const lists = d.groups.map((g) => running.get(g)!);
+    for (let a = 0; a < lists.length; a++) {
+      for (let b = a + 1; b < lists.length; b++) {
+        const t = intersectionLength(lists[a]!, lists[b]!);
+        d.overlapNs[a]![b] = t;
+        d.overlapNs[b]![a] = t;
+      }
+    }
+  }
+  return out.map(({ groups: _, ...d }) => d);
+}
+
+/** The unions of `groups`' ops (groupOf[i]: op i's group; sizes[g]: group g's ops), by group: one pass over the ops for all of them. */
+function streamUnions(ops: Trace['ops'], groupOf: Int32Array, groups: number[], sizes: number[]): Map<number, IntervalList> {
+  if (groups.length === 0) return new Map();
+  const unions: (BusyUnion | undefined)[] = new Array(sizes.length);
+  for (const g of groups) unions[g] = new BusyUnion(sizes[g]!);
+  for (let i = 0; i < groupOf.length; i++) unions[groupOf[i]!]?.add(ops.start[i]!, ops.end[i]!);
+  return new Map(groups.map((g) => [g, unions[g]!.intervals()]));
 }
