@@ -85,23 +85,33 @@ function ownershipOf(c: TimelineColumns, instances: RangeInstance[]): RangeOwner
     }
   }
   // The launches' owners by correlation id, per process: the owned calls counted per process, then placed.
-  const perPid = new Map<number, { ids: Int32Array; owners: Int32Array; n: number }>();
+  // Rows come process after process, or one process alone: each pass keeps the last process's entry at hand.
+  type Launches = { ids: Int32Array; owners: Int32Array; n: number };
+  const perPid = new Map<number, Launches>();
+  const entryOf = (pid: number) => {
+    let entry = perPid.get(pid);
+    if (!entry) perPid.set(pid, (entry = { ids: new Int32Array(0), owners: new Int32Array(0), n: 0 }));
+    return entry;
+  };
+  let lastPid = NaN;
+  let last: Launches | undefined;
   for (let x = 0; x < nc; x++) {
     const pid = c.calls.pid[calls[x]!]!;
-    const entry = perPid.get(pid);
-    if (entry) entry.n++;
-    else perPid.set(pid, { ids: new Int32Array(0), owners: new Int32Array(0), n: 1 });
+    if (pid !== lastPid) [lastPid, last] = [pid, entryOf(pid)];
+    last!.n++;
   }
   for (const entry of perPid.values()) {
     entry.ids = new Int32Array(entry.n);
     entry.owners = new Int32Array(entry.n);
     entry.n = 0;
   }
+  lastPid = NaN;
   for (let x = 0; x < nc; x++) {
     const k = calls[x]!;
-    const entry = perPid.get(c.calls.pid[k]!)!;
-    entry.ids[entry.n] = c.calls.correlation[k]!;
-    entry.owners[entry.n++] = callOwner[x]!;
+    const pid = c.calls.pid[k]!;
+    if (pid !== lastPid) [lastPid, last] = [pid, perPid.get(pid)!];
+    last!.ids[last!.n] = c.calls.correlation[k]!;
+    last!.owners[last!.n++] = callOwner[x]!;
   }
   const ownerOf = new Map<number, IdTable>();
   for (const [pid, { ids, owners }] of perPid) {
@@ -114,11 +124,14 @@ function ownershipOf(c: TimelineColumns, instances: RangeInstance[]): RangeOwner
   let no = 0;
   // Operations without a launch, in start order: a sweep of their own.
   const openAtStart = openInstances(instances);
+  let tablePid = NaN;
+  let table: IdTable | undefined;
   for (let i = 0; i < c.ops.length; i++) {
     const corr = c.ops.correlation[i]!;
     const pid = c.ops.pid[i]!;
     let owner = -1;
-    if (corr !== 0) owner = ownerOf.get(pid)?.get(corr) ?? -1;
+    if (pid !== tablePid) [tablePid, table] = [pid, ownerOf.get(pid)];
+    if (corr !== 0) owner = table?.get(corr) ?? -1;
     else if (inWindow(c.ops.start[i]!)) owner = openAtStart(pid, NO_THREAD, c.ops.start[i]!);
     if (owner < 0) continue;
     ops[no] = i;
@@ -141,8 +154,13 @@ const NO_THREAD = -1;
 function openInstances(instances: RangeInstance[]): (pid: number, tid: number, t: number) => number {
   // rangeInstances gives them in start order; the capture's profiler windows come per process.
   const order = instances.map((_, x) => x).sort((a, b) => instances[a]!.startNs - instances[b]!.startNs || a - b);
+  // Asked once per call and operation (millions): the instances' ends and threads as typed columns, the last process's list at hand.
+  const ends = Float64Array.from(instances, (r) => r.endNs);
+  const tids = Float64Array.from(instances, (r) => r.tid);
   let next = 0;
   const open = new Map<number, number[]>();
+  let lastPid = NaN;
+  let lastList: number[] | undefined;
   return (pid, tid, t) => {
     while (next < order.length && instances[order[next]!]!.startNs <= t) {
       const x = order[next++]!;
@@ -150,13 +168,18 @@ function openInstances(instances: RangeInstance[]): (pid: number, tid: number, t
       let list = open.get(p);
       if (!list) open.set(p, (list = []));
       list.push(x);
+      if (p === lastPid) lastList = list;
     }
-    const list = open.get(pid);
+    if (pid !== lastPid) {
+      lastPid = pid;
+      lastList = open.get(pid);
+    }
+    const list = lastList;
     if (!list) return -1;
     let n = 0;
-    for (const x of list) if (instances[x]!.endNs > t) list[n++] = x;
-    list.length = n;
-    for (let y = n - 1; y >= 0; y--) if (instances[list[y]!]!.tid === tid) return list[y]!;
+    for (let y = 0; y < list.length; y++) if (ends[list[y]!]! > t) list[n++] = list[y]!;
+    if (n !== list.length) list.length = n;
+    for (let y = n - 1; y >= 0; y--) if (tids[list[y]!] === tid) return list[y]!;
     return n > 0 ? list[n - 1]! : -1;
   };
 }
