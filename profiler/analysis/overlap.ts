@@ -119,14 +119,14 @@ export interface DeviceOverlap {
 }
 
 /** A device's busy time (overlap factors: DeviceOverlap) and the union of its operations (the diagnosis's Context.busy). */
-export interface DeviceBusy extends Omit<DeviceOverlap, 'deviceId'> {
+export interface DeviceUnions extends Omit<DeviceOverlap, 'deviceId'> {
   /** When any of its operations ran. */
   union: IntervalList;
   /** Its operations, malformed ones (end before start) too: all.count leaves those out. */
   operations: number;
 }
 
-const deviceBusyOf = new WeakMap<Trace, Map<number, DeviceBusy>>();
+const deviceUnionsOf = new WeakMap<Trace, Map<number, DeviceUnions>>();
 
 /**
  * Each device's busy time and union of operations, by device in the order
@@ -136,13 +136,13 @@ const deviceBusyOf = new WeakMap<Trace, Map<number, DeviceBusy>>();
  * each passed over every operation for a union of their own: 0.4 s of the
  * Stats tab's tables at 10 M operations (issue 30).
  */
-export function deviceBusy(trace: Trace): Map<number, DeviceBusy> {
-  let found = deviceBusyOf.get(trace);
-  if (!found) deviceBusyOf.set(trace, (found = measureDevices(trace.ops)));
+export function deviceUnions(trace: Trace): Map<number, DeviceUnions> {
+  let found = deviceUnionsOf.get(trace);
+  if (!found) deviceUnionsOf.set(trace, (found = measureDevices(trace.ops)));
   return found;
 }
 
-function measureDevices(ops: GpuOps): Map<number, DeviceBusy> {
+function measureDevices(ops: GpuOps): Map<number, DeviceUnions> {
   // The devices' operations counted first (room for their unions), then measured. The maps are read where the
   // device changes from the op before: a Map lookup per op cost a tenth of a second at 10 M operations.
   const counts = new Map<number, number>();
@@ -182,7 +182,7 @@ function measureDevices(ops: GpuOps): Map<number, DeviceBusy> {
 
 /** Every device's overlap, in device id order, devices without operations too. */
 export function overlapByDevice(trace: Trace): DeviceOverlap[] {
-  const busy = deviceBusy(trace);
+  const busy = deviceUnions(trace);
   const none = () => new BusyUnion().busy();
   const ids = new Set([...trace.devices.map((d) => d.id), ...busy.keys()]);
   return [...ids]

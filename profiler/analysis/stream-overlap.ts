@@ -9,12 +9,12 @@
 // pair's overlap is the length of the intersection of two such lists, one
 // merge walk each: O(streams × operations) per device, about a second.
 // Cheaper still where the device's streams never ran at once: their busy
-// times then add up to the device's (overlap.ts deviceBusy, the union the
+// times then add up to the device's (overlap.ts deviceUnions, the union the
 // analysis built already), every pair's overlap is 0, and no list is built.
 import type { Ns } from '../contract/time.ts';
 import { IdTable } from '../base/id-table.ts';
 import { intersectionLength, type IntervalList } from './intervals.ts';
-import { BusyUnion, deviceBusy } from './overlap.ts';
+import { BusyUnion, deviceUnions } from './overlap.ts';
 import { OpKind, type Trace } from './trace.ts';
 
 export interface StreamOverlap {
@@ -79,7 +79,7 @@ export function streamOverlapByDevice(trace: Trace): StreamOverlap[] {
     if (list) list.push(g);
     else byDevice.set(deviceOf[g]!, [g]);
   }
-  const devices = deviceBusy(trace);
+  const devices = deviceUnions(trace);
   const out = [...byDevice]
     .sort((a, b) => a[0] - b[0])
     .map(([deviceId, groups]) => {

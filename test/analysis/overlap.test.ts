@@ -3,7 +3,7 @@
 // test/analysis/recordings.test.ts.
 import { describe, expect, it } from 'vitest';
 import { unionOf } from '../../profiler/analysis/intervals.ts';
-import { BusyUnion, busyOf, deviceBusy } from '../../profiler/analysis/overlap.ts';
+import { BusyUnion, busyOf, deviceUnions } from '../../profiler/analysis/overlap.ts';
 import { allocateOps, type GpuOps, type Trace } from '../../profiler/analysis/trace.ts';
 
 function ops(intervals: [number, number][]): GpuOps {
@@ -123,8 +123,8 @@ describe('kept unions', () => {
     }
   });
 
-  it("deviceBusy: each device's union as unionOf builds it, devices in the order they first come", () => {
-    const busy = deviceBusy({ ops: o, devices: [] } as unknown as Trace);
+  it("deviceUnions: each device's union as unionOf builds it, devices in the order they first come", () => {
+    const busy = deviceUnions({ ops: o, devices: [] } as unknown as Trace);
     expect([...busy.keys()]).toEqual([1, 0]);
     for (const [d, b] of busy) {
       expect(Array.from(b.union)).toEqual(Array.from(unionOf(o, d)));

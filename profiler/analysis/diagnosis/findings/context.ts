@@ -6,7 +6,7 @@ import { familiesByNameId } from '../../../cuda/call-families.ts';
 import type { ProcessFacts } from '../../communication.ts';
 import { callName, type Host } from '../../host.ts';
 import type { IntervalList } from '../../intervals.ts';
-import { deviceBusy, type DeviceBusy } from '../../overlap.ts';
+import { deviceUnions, type DeviceUnions } from '../../overlap.ts';
 import { streamPairs, type StreamPairs } from '../../stream-pairs.ts';
 import { OpKind, type DeviceRow, type StreamRow, type Trace } from '../../trace.ts';
 import { emptyEvidence, type Evidence, type Finding, type FindingKind, type Severity } from '../../../contract/findings.ts';
@@ -51,8 +51,8 @@ export function buildContext(trace: Trace, host: Host, processes: Map<number, Pr
   }
   const busy = new Map<number, IntervalList>();
   const deviceSpan = new Map<number, { start: Ns; end: Ns }>();
-  // The unions the overlap factors are measured with: one pass for both (overlap.ts deviceBusy).
-  const unions = deviceBusy(trace);
+  // The unions the overlap factors are measured with: one pass for both (overlap.ts deviceUnions).
+  const unions = deviceUnions(trace);
   const opsOnDevice = opsByDevice(trace, unions);
   let gs = Infinity;
   let ge = -Infinity;
@@ -84,12 +84,12 @@ export function buildContext(trace: Trace, host: Host, processes: Map<number, Pr
 
 /**
  * Each device's op indices in start order, devices in the order their first
- * op comes (as deviceBusy counted them). The maps are read where the device
+ * op comes (as deviceUnions counted them). The maps are read where the device
  * changes from the op before, not at every op: on the 10 M ops of one
  * device of the analysis benchmark, a get and a set per op took 0.27 s, this
  * 0.09 s (and ops that alternate devices at every op take as long as before).
  */
-function opsByDevice(trace: Trace, devices: Map<number, DeviceBusy>): Map<number, Int32Array> {
+function opsByDevice(trace: Trace, devices: Map<number, DeviceUnions>): Map<number, Int32Array> {
   const { device, length: n } = trace.ops;
   const lists = new Map([...devices].map(([dev, d]) => [dev, new Int32Array(d.operations)]));
   const filled = new Map([...devices.keys()].map((dev) => [dev, 0]));
