@@ -17,13 +17,14 @@ import type { Finding } from './findings.ts';
  *    child process it stays 0 until the load is over);
  *  - selecting: start-up found, the scope's operations picked, the trace
  *    and host calls built from them;
- *  - modelling: the what-if replay's model of the host (which call waited
- *    for what, which thread handed over to which), which several rules
- *    read too: `total` API calls;
  *  - diagnosing: the rules, `done` of `total` run;
+ *  - modelling: the replay's model of the host (which call waited for
+ *    what, which thread handed over to which), built once the rules are
+ *    done, for the what-ifs (the rules read only which calls are
+ *    outermost): `total` API calls; its step carries the rules' findings;
  *  - what-if: the replays of the fixes the findings name, `done` of `total`.
  */
-export type AnalysisPhase = 'starting' | 'loading' | 'selecting' | 'modelling' | 'diagnosing' | 'what-if';
+export type AnalysisPhase = 'starting' | 'loading' | 'selecting' | 'diagnosing' | 'modelling' | 'what-if';
 
 /** One step an analysis reports (analysis/diagnosis/analyze.ts AnalyzeOptions.onProgress). */
 export interface ProgressStep {
@@ -34,7 +35,7 @@ export interface ProgressStep {
   /** What the unit is, for the label: the rule running, the fix being replayed. */
   detail?: string;
   /**
-   * With the first what-if step: the rules' findings before their what-ifs
+   * With the modelling step: the rules' findings before their what-ifs
    * (costs as the rules measure them, worst first). On ten million
    * operations the replays take longer than everything before them, and a
    * page shows these meanwhile; the answer replaces them.

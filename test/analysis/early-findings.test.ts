@@ -46,9 +46,10 @@ describe('findings told before the what-ifs', () => {
       const told = steps.filter((s) => s.findings);
       expect(told).toHaveLength(1);
       const early = told[0]!;
-      // Before the first replay is told: the step that carries them is the what-if phase's first.
-      const first = steps.findIndex((s) => s.phase === 'what-if');
-      expect(steps.indexOf(early)).toBe(first);
+      // Once the rules are done, before the replays' model and the first replay: the step that carries them is the model's.
+      expect(early.phase).toBe('modelling');
+      expect(steps.indexOf(early)).toBeGreaterThan(steps.findLastIndex((s) => s.phase === 'diagnosing'));
+      expect(steps.indexOf(early)).toBeLessThan(steps.findIndex((s) => s.phase === 'what-if'));
       expect(early.findings!.some((f) => f.fixId)).toBe(true);
       expect(early.findings!.every((f) => !f.whatIf && !f.whatIfUnavailable && f.ruleCostNs === undefined)).toBe(true);
       // The same findings as the answer, each at the cost its rule measured (the answer's ruleCostNs where a what-if replaced it).

@@ -41,7 +41,7 @@ afterAll(async () => {
 
 const call = (method: string, args: unknown[]): Promise<unknown> => callApi(server, method, ...args);
 
-const PHASES: AnalysisPhase[] = ['starting', 'loading', 'selecting', 'modelling', 'diagnosing', 'what-if'];
+const PHASES: AnalysisPhase[] = ['starting', 'loading', 'selecting', 'diagnosing', 'modelling', 'what-if'];
 
 describe('analysis progress (browser mode, 1 M generated operations)', () => {
   it('is reported while the analyses run, moves forward, names the one waiting; windows are answered meanwhile', async () => {

@@ -68,10 +68,8 @@ export function diagnose(
   /** buildContext of the same trace, host and processes, where the caller has it (analyze.ts). */
   context: Context = buildContext(trace, host, processes),
 ): Diagnosis {
-  // Built here rather than by the first rule that reads it (the copy idioms: every diagnosis does), so that
-  // progress names it: on ten million calls it is the longest step before the replays.
-  onProgress?.({ phase: 'modelling', done: 0, total: host.calls.length });
-  hostModel(trace, host);
+  // The rules first: the host model is the what-ifs' (the rules read only which call is outermost:
+  // replay-host.ts outerCalls), and on ten million calls it takes ~1 s the findings need not wait for.
   const findings = RULES.flatMap((rule, k) => {
     onProgress?.({ phase: 'diagnosing', done: k, total: RULES.length, detail: ruleName(rule) });
     const found = rule(context);
@@ -81,7 +79,11 @@ export function diagnose(
   const fixes = new Set(findings.flatMap((f) => (f.fixId ? [f.fixId] : [])));
   // What the rules found, told before the replays, worst first: a copy (the estimates below change the findings in place,
   // and the answer's order among equal costs stays the rules' order).
-  if (onProgress && fixes.size > 0) onProgress({ phase: 'what-if', done: 0, total: fixes.size, findings: structuredClone(findings).sort(bySeverityAndCost) });
+  // Told with the model's step: built here rather than by the first replay, so that progress names it.
+  if (fixes.size > 0) {
+    onProgress?.({ phase: 'modelling', done: 0, total: host.calls.length, findings: structuredClone(findings).sort(bySeverityAndCost) });
+    hostModel(trace, host);
+  }
   // The replay's estimate of the fix each finding names (its fixId, set by
   // the rule); where there is one, it is the finding's cost (the time the
   // run would save), since it counts what the rule's own measure cannot:

@@ -12,7 +12,7 @@
 // does the waiting.
 import { familiesByNameId } from '../../cuda/call-families.ts';
 import type { Host } from '../host.ts';
-import { hostModel, isPageableCopy } from './replay-host.ts';
+import { isPageableCopy, outerCalls } from './replay-host.ts';
 import { OpCategory, OpKind, type Trace } from '../trace.ts';
 
 /**
@@ -29,10 +29,10 @@ const issuingOf = new WeakMap<Host, Uint8Array>();
  * call nested in it (the launches a thread's calls are told apart by:
  * here, and removeBlockingCalls in whatif.ts). Once per recording.
  */
-export function issuingCalls(trace: Trace, host: Host): Uint8Array {
+export function issuingCalls(host: Host): Uint8Array {
   let issuing = issuingOf.get(host);
   if (!issuing) {
-    const { outer } = hostModel(trace, host);
+    const outer = outerCalls(host);
     issuing = new Uint8Array(host.calls.length);
     for (let i = 0; i < host.opCall.length; i++) if (host.opCall[i]! >= 0) issuing[outer[host.opCall[i]!]!] = 1;
     issuingOf.set(host, issuing);
@@ -47,10 +47,10 @@ export function issuingCalls(trace: Trace, host: Host): Uint8Array {
  * last launch are left out: the program reads its results after them
  * (removeBlockingCalls keeps those too).
  */
-export function syncsRightAfter(trace: Trace, host: Host, copyCalls: Uint8Array): number[] {
-  const m = hostModel(trace, host);
+export function syncsRightAfter(host: Host, copyCalls: Uint8Array): number[] {
+  const outer = outerCalls(host);
   const families = familiesByNameId(host.names);
-  const issuing = issuingCalls(trace, host);
+  const issuing = issuingCalls(host);
   const found: number[] = [];
   for (const list of host.threads.values()) {
     let last = -1;
@@ -58,7 +58,7 @@ export function syncsRightAfter(trace: Trace, host: Host, copyCalls: Uint8Array)
     let open = false; // a copy call of the set was the last outer call that issued work
     for (let j = 0; j < last; j++) {
       const k = list[j]!;
-      if (m.outer[k] !== k) continue;
+      if (outer[k] !== k) continue;
       if (copyCalls[k]) open = true;
       else if (issuing[k]) open = false;
       else if (open && families.family(host.calls.nameId[k]!) === 'sync') {
@@ -91,18 +91,18 @@ export function readbacks(trace: Trace, host: Host): Readbacks {
   let r = cache.get(host);
   if (r) return r;
   const { ops } = trace;
-  const m = hostModel(trace, host);
+  const outer = outerCalls(host);
   const small: number[] = [];
   const calls = new Uint8Array(host.calls.length);
   for (let i = 0; i < ops.length; i++) {
     const k = host.opCall[i]!;
     if (k < 0 || ops.kind[i] !== OpKind.Memcpy || ops.category[i] !== OpCategory.DtoH || !ops.isAsync[i] || ops.bytes[i]! > READBACK_MAX_BYTES) continue;
     small.push(i);
-    calls[m.outer[k]!] = 1;
+    calls[outer[k]!] = 1;
   }
   // No small copy, no synchronize after one: the walk over every thread's
   // calls would find none (at 10 M launches and 1 MiB copies, ~0.1 s).
-  const syncList = small.length > 0 ? syncsRightAfter(trace, host, calls) : [];
+  const syncList = small.length > 0 ? syncsRightAfter(host, calls) : [];
   const syncs = new Uint8Array(host.calls.length);
   for (const k of syncList) syncs[k] = 1;
   // Which copy calls the synchronize calls followed: those copies are readbacks, as are pageable ones.
@@ -117,7 +117,7 @@ export function readbacks(trace: Trace, host: Host): Readbacks {
       }
     }
   }
-  const found = small.filter((i) => isPageableCopy(trace, i) || followed[m.outer[host.opCall[i]!]!]);
+  const found = small.filter((i) => isPageableCopy(trace, i) || followed[outer[host.opCall[i]!]!]);
   cache.set(host, (r = { ops: found, syncs, syncList }));
   return r;
 }

@@ -203,7 +203,7 @@ function releaseCopies(trace: Trace, host: Host, which: (i: number) => boolean, 
     count++;
   }
   if (count === 0) return { unavailable: bandwidth ? 'no copies from or to pageable memory' : 'no reads of values back to the host' };
-  const after = syncsRightAfter(trace, host, freed);
+  const after = syncsRightAfter(host, freed);
   for (const k of after) freed[k] = 1;
   const notes = [
     bandwidth
@@ -588,7 +588,7 @@ export function fixForFamily(family: CallFamily): FixId | undefined {
 export function removeBlockingCalls(trace: Trace, host: Host, family: BlockingFamily): Applied {
   const m = hostModel(trace, host);
   const families = familiesByNameId(host.names);
-  const issuing = issuingCalls(trace, host);
+  const issuing = issuingCalls(host);
   const hoist = family !== 'sync';
   // The synchronize calls of reads of values are the readback fix's (defer-readback), not this one's.
   const readbackSyncs = hoist ? null : readbacks(trace, host).syncs;
