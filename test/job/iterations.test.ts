@@ -6,7 +6,9 @@
 // iterations (`report --iterations` of the merged file: iterationsOf),
 // compared rank by rank and step by step — times, GPU span, operations,
 // per-device busy time and breakdown, flags, even the merged file's
-// numbering of the instances. Each step's breakdown adds up to its span.
+// numbering of the instances — also where a file is read in parts (a
+// node's recording of torchrun and its rank). Each step's breakdown adds up
+// to its span.
 // Then the CLI (`report A.sqlite B.sqlite … --iterations`, text and JSON),
 // and a job whose recordings picked different ranges, or none.
 import { spawnSync } from 'node:child_process';
@@ -107,6 +109,20 @@ describe.each(JOBS)('the $name job', (j) => {
         expect(d.busyNs).toBe(t.spanNs - t.idleNs);
       }
     }
+  });
+});
+
+describe('a recording per node, torchrun recorded with its rank (two H200 nodes: nccl-node0/1-h200x2), its rows before the origin', () => {
+  const files = copies([0, 1].map((k) => path.join(fixtures, `../recordings/nccl-node${k}-h200x2.sqlite`)));
+
+  it("each file is read part by part (the rank, its launcher); the rank's steps are the merged recording's", () => {
+    const { summaries, it: job } = jobOf(files);
+    expect(summaries.map((s) => s.parts.length)).toEqual([2, 2]);
+    const merged = mergedIterations(files, job!.name);
+    expect(job!.name).toBe('step');
+    expect(job!.processes).toBe(merged.processes);
+    expect(job!.rows).toEqual(merged.rows);
+    expect(job!.medianNs).toBe(merged.medianNs);
   });
 });
 
