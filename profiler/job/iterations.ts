@@ -98,7 +98,10 @@ function placeRow(r: IterationRow, plan: InputPlan, shift: number): IterationRow
  * recording before's, in the order given. Null when no rank has a repeating
  * range.
  */
-export function jobIterations(summaries: readonly RankSummary[], { shifts, plans }: Placement): JobIterations | null {
+export function jobIterations(
+  summaries: readonly Pick<RankSummary, 'file' | 'iterations' | 'processes'>[],
+  { shifts, plans }: Pick<Placement, 'shifts' | 'plans'>,
+): JobIterations | null {
   const picks = new Map<string, number>();
   for (const s of summaries) if (s.iterations) picks.set(s.iterations.name, (picks.get(s.iterations.name) ?? 0) + 1);
   let name: string | null = null;

@@ -17,7 +17,8 @@
 // across ranks), not as a merge would number them.
 //
 // The job's findings are the job report's, from the same summaries, on the
-// analysis thread (job-analysis.ts). What needs every rank's rows — stats,
+// analysis thread (job-analysis.ts); its iterations too (each rank's steps,
+// kept in its summary: job/iterations.ts). What needs every rank's rows — stats,
 // search, dependencies, SQL, export — is not answered: each says where it
 // is (`streamscope report` of the files; a rank's own file; or the job
 // merged, `--job-view merged`).
@@ -36,9 +37,11 @@ import type {
   WindowRow,
 } from '../contract/api.ts';
 import { WindowRequestSchema } from '../contract/api-schema.ts';
+import type { Iterations, JobIterations } from '../contract/iterations.ts';
 import type { JobSource } from '../contract/job.ts';
 export { jobViewOf, type JobView } from '../contract/job.ts';
-import { placeSummaries, type PlacedSummary } from '../job/of-summaries.ts';
+import { jobIterations } from '../job/iterations.ts';
+import { placeSummaries, type PlacedSummary, type Placement } from '../job/of-summaries.ts';
 import { summarizeFiles } from '../job/summarize.ts';
 import type { RankSummary } from '../job/summary.ts';
 import type { InputPlan } from '../merge/plan.ts';
@@ -76,8 +79,11 @@ export interface RankFacts {
 /** What the job view reads of one rank's file open as `db`: its facts, and its stored summary placed (null: none current). */
 export interface RankRead {
   facts: RankFacts;
-  placed: PlacedSummary | null;
+  placed: ViewedSummary | null;
 }
+
+/** What the job view keeps of a rank's summary: where it lands on the job, and its steps (the iterations row). */
+type ViewedSummary = PlacedSummary & Pick<RankSummary, 'iterations' | 'processes'>;
 
 export function readRank(db: Db, file: string): RankRead {
   const json = readRankSummary(db, 'whole');
@@ -115,8 +121,12 @@ export class JobQuery {
   readonly #rankNames = new Map<number, Map<number, number>>();
   /** Ranks' files open for their detail, least recently used first. */
   readonly #open = new Map<number, RecordingQuery>();
+  /** Each rank's steps and where its rows land (jobIterations); the job's iterations once asked (null: none repeat). */
+  readonly #steps: Pick<RankSummary, 'file' | 'iterations' | 'processes'>[];
+  readonly #placement: Pick<Placement, 'shifts' | 'plans'>;
+  #iterations: JobIterations | null | undefined;
 
-  private constructor(recordingId: string, files: readonly string[], facts: RankFacts[], summaries: PlacedSummary[], summarized: string[]) {
+  private constructor(recordingId: string, files: readonly string[], facts: RankFacts[], summaries: ViewedSummary[], summarized: string[]) {
     this.recordingId = recordingId;
     this.files = files;
     this.path = files[0]!;
@@ -124,6 +134,8 @@ export class JobQuery {
     const n = files.length;
     this.name = `job of ${n} recordings (${path.basename(files[0]!)} … ${path.basename(files[n - 1]!)})`;
     const { alignment, shifts, plans } = placeSummaries(summaries);
+    this.#steps = summaries.map(({ file, iterations, processes }) => ({ file, iterations, processes }));
+    this.#placement = { shifts, plans };
     files.forEach((file, i) => {
       const plan = plans[i]!;
       this.#ranks.push({
@@ -159,7 +171,7 @@ export class JobQuery {
    */
   static async open(recordingId: string, files: readonly string[], opts: { checked?: boolean; read?: ReadonlyMap<string, RankRead> } = {}): Promise<JobQuery> {
     const facts: RankFacts[] = [];
-    const summaries: (PlacedSummary | null)[] = [];
+    const summaries: (ViewedSummary | null)[] = [];
     for (const file of files) {
       let r = opts.read?.get(file);
       if (!r) {
@@ -183,7 +195,21 @@ export class JobQuery {
         summaries[i] ??= placed(byFile.get(file)!, file, facts[i]!.summary);
       });
     }
-    return new JobQuery(recordingId, files, facts, summaries as PlacedSummary[], missing);
+    return new JobQuery(recordingId, files, facts, summaries as ViewedSummary[], missing);
+  }
+
+  /**
+   * The job's iterations, as `report FILES --iterations` gives them from the
+   * same summaries (job/iterations.ts: every rank's steps of the range most
+   * ranks repeat, on the job's clock and ids): the timeline's iterations
+   * row, a lane per rank, with no row of any rank read. A summary holds the
+   * range it picked and no findings: another range's name answers null, and
+   * the rows' top findings are not looked for (`findings` false).
+   */
+  iterations(name: string | null): Iterations | null {
+    if (this.#iterations === undefined) this.#iterations = jobIterations(this.#steps, this.#placement);
+    const it = this.#iterations;
+    return it && (name === null || name === it.name) ? it : null;
   }
 
   /** The job's summary: every file's in the job's ids, its times moved by its shift. */
@@ -503,9 +529,18 @@ function openChecked(file: string): Db {
 }
 
 /** What placing needs of a summary; the rest (its parts: the analysis's) is let go. */
-function placed(s: RankSummary, file: string, read: RecordingSummary): PlacedSummary {
+function placed(s: RankSummary, file: string, read: RecordingSummary): ViewedSummary {
   // Where its first row starts before its origin, from the zones just read (merge's definition, store/zones.ts
   // beforeOriginNs): a summary stored before summaries kept it has none, and the job would start later than merged.
   const before = Math.min(0, read.startNs);
-  return { file, origin: s.origin, ...(before < 0 ? { beforeOriginNs: before } : {}), host: s.host, facts: s.facts, collectives: s.collectives };
+  return {
+    file,
+    origin: s.origin,
+    ...(before < 0 ? { beforeOriginNs: before } : {}),
+    host: s.host,
+    facts: s.facts,
+    collectives: s.collectives,
+    iterations: s.iterations,
+    processes: s.processes,
+  };
 }

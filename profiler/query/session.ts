@@ -216,7 +216,8 @@ export class SessionRegistry {
 
   async iterations(id: string, name: string | null, findings: boolean): Promise<Iterations | null> {
     const v = this.view(id);
-    if (v instanceof JobQuery) return null;
+    // A job from its ranks' summaries: their steps (no findings: a summary has none per step).
+    if (v instanceof JobQuery) return v.iterations(name);
     const q = v;
     return this.#analysis ? refusing(q, this.#analysis.iterations(targetOf(q), name, findings)) : q.iterations(name, findings);
   }

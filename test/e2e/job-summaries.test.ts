@@ -83,6 +83,11 @@ describe('a job from its ranks summaries on the timeline', () => {
     await settled(page);
     const busiest = [...own].sort((a, b) => b.busyNs - a.busyNs)[0]!;
     expect(await inkInRow(page, `row-stream:${busiest.id}`)).toBeGreaterThan(50);
+    // Its steps (train_step) in its own iterations row, from its summary: the job view reads no row for them.
+    const steps = page.locator(`[data-testid="row-iterations:${rank1.pid}"]`);
+    await steps.waitFor();
+    expect(await steps.textContent()).toMatch(/Iterations.*train_step/s);
+    expect(await inkInRow(page, `row-iterations:${rank1.pid}`)).toBeGreaterThan(50);
     // The view the page drew, asked of both servers: the same kernels at the same times.
     const view = await page.evaluate(() => window.__streamscope!.view());
     const req = { rows: own.map((st) => st.rowId), startNs: Math.round(view.start), endNs: Math.round(view.end), resolutionNs: 1 };

@@ -164,6 +164,23 @@ describe.each(Object.entries(JOBS))('a job from its ranks summaries: %s', (name,
     }
   });
 
+  it("the iterations row: each rank's steps from its summary, the merged recording's rows, lane by lane; no findings per step", () => {
+    const want = m.iterations(null, false);
+    const got = q.iterations(null);
+    if (want === null) return expect(got).toBeNull();
+    expect(got).not.toBeNull();
+    const { without, ...it } = got as NonNullable<typeof got> & { without: unknown[] };
+    expect(without).toEqual([]);
+    // Per rank and step, every field the timeline's row and its tooltip read: times on the job's clock, the job's pids
+    // and GPUs, the instance numbering, the per-device busy time and breakdown, warm-up and outliers.
+    expect(it).toEqual(want);
+    expect(it.findings).toBe(false);
+    expect(new Set(it.rows.map((r) => r.pid)).size).toBe(it.processes);
+    // Only the range the summaries hold: another name is none of theirs.
+    expect(q.iterations(want.name)).toBe(got);
+    expect(q.iterations(`${want.name}-not-a-range`)).toBeNull();
+  });
+
   it("the findings are the job report's, from the same summaries; what reads every rank's rows is refused, saying where it is", async () => {
     const reg = new SessionRegistry();
     try {
@@ -181,7 +198,8 @@ describe.each(Object.entries(JOBS))('a job from its ranks summaries: %s', (name,
       await expect(reg.stats(id, { kind: 'steady-state' })).rejects.toThrow(/streamscope report/);
       expect(() => reg.get(id, 'a search')).toThrow(/--job-view merged/);
       expect(await reg.ranges(id)).toEqual([]);
-      expect(await reg.iterations(id, null, true)).toBeNull();
+      // The iterations row from the summaries (above), whether asked with findings or not: a summary has none per step.
+      expect(await reg.iterations(id, null, true)).toEqual((reg.view(id) as JobQuery).iterations(null));
       expect(fs.existsSync(path.join(dir, 'unused-cache'))).toBe(false);
     } finally {
       reg.closeAll();
