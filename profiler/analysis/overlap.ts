@@ -124,6 +124,8 @@ export interface DeviceUnions extends Omit<DeviceOverlap, 'deviceId'> {
   union: IntervalList;
   /** Its operations, malformed ones (end before start) too: all.count leaves those out. */
   operations: number;
+  /** The process whose operations ran on it; null where several did. */
+  pid: number | null;
 }
 
 const deviceUnionsOf = new WeakMap<Trace, Map<number, DeviceUnions>>();
@@ -158,12 +160,19 @@ function measureDevices(ops: GpuOps): Map<number, DeviceUnions> {
   }
   if (c > 0) counts.set(device, (counts.get(device) ?? 0) + c);
   const unions = new Map(
-    [...counts].map(([d, count]) => [d, { compute: new BusyUnion(), htod: new BusyUnion(), dtoh: new BusyUnion(), all: new BusyUnion(count), count }]),
+    [...counts].map(([d, count]) => [
+      d,
+      { compute: new BusyUnion(), htod: new BusyUnion(), dtoh: new BusyUnion(), all: new BusyUnion(count), count, pid: NaN, several: false },
+    ]),
   );
   device = NaN;
   let u = unions.values().next().value!;
   for (let i = 0; i < ops.length; i++) {
     if (ops.device[i] !== device) u = unions.get((device = ops.device[i]!))!;
+    if (ops.pid[i] !== u.pid) {
+      if (Number.isNaN(u.pid)) u.pid = ops.pid[i]!;
+      else u.several = true;
+    }
     const s = ops.start[i]!;
     const e = ops.end[i]!;
     const category = ops.category[i];
@@ -175,7 +184,15 @@ function measureDevices(ops: GpuOps): Map<number, DeviceUnions> {
   return new Map(
     [...unions].map(([deviceId, d]) => [
       deviceId,
-      { compute: d.compute.busy(), htod: d.htod.busy(), dtoh: d.dtoh.busy(), all: d.all.busy(), union: d.all.intervals(), operations: d.count },
+      {
+        compute: d.compute.busy(),
+        htod: d.htod.busy(),
+        dtoh: d.dtoh.busy(),
+        all: d.all.busy(),
+        union: d.all.intervals(),
+        operations: d.count,
+        pid: d.several ? null : d.pid,
+      },
     ]),
   );
 }

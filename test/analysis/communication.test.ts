@@ -20,11 +20,12 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
-import { OpRole, opRoles } from '../../profiler/analysis/communication.ts';
-import { readPeerCopyIds } from '../../profiler/analysis/load/communication.ts';
+import { communicationPart, OpRole, opRoles } from '../../profiler/analysis/communication.ts';
+import { readCommunicationInputs, readPeerCopyIds } from '../../profiler/analysis/load/communication.ts';
 import { commKernelOf, kernelSymbol } from '../../profiler/cuda/nccl.ts';
 import { analyze, type Analysis } from '../../profiler/analysis/diagnosis/analyze.ts';
 import { overlapByDevice } from '../../profiler/analysis/overlap.ts';
+import { allocateOps, type GpuOps } from '../../profiler/analysis/trace.ts';
 import { COLLECTIVES, type CommKernel, type RankDeviceTime } from '../../profiler/contract/communication.ts';
 import type { Scope } from '../../profiler/contract/scope.ts';
 import { RecordingWriter } from '../../profiler/import/recording-writer.ts';
@@ -517,6 +518,32 @@ describe('on every recording fixture without communication (real recordings)', (
           expect(d.computeNs).toBe(o.compute.union);
           expect(d.computeNs + d.copyNs).toBe(o.all.union);
         }
+      }
+    });
+  }
+});
+
+describe("a process's busy time read from the devices' unions (one process a device, no communication) is what the breakdown's pass measures", () => {
+  const fixtures = path.join(repoRoot, 'test/fixtures/recordings');
+  for (const f of ['torch_streams.sqlite', 'matmul-multi-gpu-h200x2.sqlite', 'normalise-concurrent.sqlite', 'matmul-multi-gpu.sqlite']) {
+    it(f, () => {
+      const db = openRecording(path.join(fixtures, f), { readonly: true });
+      try {
+        const { trace } = analyze(db, { scope: { kind: 'whole' } });
+        const inputs = readCommunicationInputs(db);
+        // The same operations and one more, empty, of another process on the first op's device: the pass measures them all.
+        const n = trace.ops.length;
+        const ops = allocateOps(n + 1);
+        for (const [k, column] of Object.entries(trace.ops))
+          if (typeof column !== 'number') (ops[k as keyof GpuOps] as Float64Array).set(column.subarray(0, n));
+        ops.device[n] = trace.ops.device[0]!;
+        ops.pid[n] = -7;
+        ops.kind[n] = 1;
+        ops.start[n] = ops.end[n] = trace.ops.start[n - 1]!;
+        const measured = communicationPart({ ...trace, ops }, inputs).busy.filter((b) => b.pid !== -7);
+        expect(communicationPart(trace, inputs).busy).toEqual(measured);
+      } finally {
+        db.close();
       }
     });
   }
