@@ -4,7 +4,7 @@
 // start, the command's own module only when it runs (streamscope.ts), so it
 // imports nothing but constants.
 import { SEVERITY_RANK, type Severity } from '../contract/findings.ts';
-import { JOB_RANKS, JOB_VIEW_MERGED_UP_TO } from '../contract/job.ts';
+import { JOB_RANKS, JOB_VIEW_MERGED_UP_TO, RANK_TOP_FINDINGS } from '../contract/job.ts';
 import { SCENARIOS, WORKLOADS } from '../contract/record-request.ts';
 import { SQL_ROW_LIMIT, SQL_TIME_LIMIT_MS } from '../contract/sql.ts';
 import type { ImportFormat } from '../import/index.ts';
@@ -172,7 +172,9 @@ reports one rank whole, from its own rows; --job reads any recording so,
 Several recordings, one per rank of a job, are reported as that job from
 their summaries (streamscope summarize): clocks aligned by the collectives as
 merge aligns them, each rank's communication breakdown, the stragglers and
-the findings across ranks, without merging or reading their rows. A
+the findings across ranks, then each rank's own top findings where its
+summary holds them (summarize --findings, the recorder's), without merging
+or reading their rows. A
 recording without a current summary is summarized for this report only (say
 summarize once to keep it); the steady state is each rank's own, after its
 own start-up. --iterations gives every rank's steps from the summaries too,
@@ -185,12 +187,17 @@ with that file alone; --iterations there gives that rank's).`,
     operands: [{ name: 'FILE', many: true, description: "recordings: a job's ranks, one file each" }],
     options: {
       force: { type: 'boolean', short: 'f', description: 'build again where a current summary is stored' },
+      findings: {
+        type: 'boolean',
+        description: "each with its rank's top findings (its own diagnosis: ~4x the time), for the job's report; a summary without them is built again",
+      },
       workers: { type: 'string', value: 'N', description: 'worker threads', otherwise: 'one per core' },
       json: { type: 'boolean', description: 'one line per recording as JSON on stdout' },
     },
     examples: [
       ['summarize run-rank*.sqlite', 'then: streamscope report run-rank*.sqlite (the job, in seconds)'],
       ['srun streamscope summarize run-%h-%r.sqlite', "on a cluster: each rank's node summarizes its own recording"],
+      ['summarize --findings run-rank*.sqlite', "with each rank's top findings: the job's report lists them after its own"],
     ],
     details: `The recorder of a job's rank writes its summary when the rank ends; summarize
 builds it for recordings that have none (older, imported, a node's recording
@@ -198,10 +205,13 @@ of several ranks). It reads each recording once and stores in it (table rank_sum
 profiler/store/SCHEMA.md) what the analysis of a job needs of one rank: the
 busy times by role per GPU, its NCCL kernels, its serialized-collective
 candidates and its collectives' end times, for the whole recording and its
-steady state. A summary is taken while it is current: the same recording
-(origin and last ids), StreamScope version and summary format; else it is
-built again. A recording that cannot be written is left as it is (said,
-exit 0): a job report summarizes it again each time.`,
+steady state. --findings adds the rank's own top findings (the ${RANK_TOP_FINDINGS} worst of
+its diagnosis for each scope, what-ifs included, as \`report FILE\` lists them;
+the recorder's summary holds them): the job's report lists them after the
+findings across ranks. A summary is taken while it is current: the same recording
+(origin and last ids), StreamScope version and summary format, and with
+--findings, holding them; else it is built again. A recording that cannot be
+written is left as it is (said, exit 0): a job report summarizes it again each time.`,
   },
   check: {
     summary: 'a concurrency gate for CI: exit 1 when the overlap or the findings break a rule',

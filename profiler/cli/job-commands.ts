@@ -32,6 +32,7 @@ export async function cmdSummarize(args: string[]): Promise<number> {
   const results = await summariesOrFail(operands, {
     store: true,
     force: values.force ?? false,
+    findings: values.findings ?? false,
     workers: workersOf(values.workers),
     onFile: progress ? (done, of) => process.stderr.write(`\rstreamscope: summarized ${done} of ${of}`) : undefined,
   });
@@ -44,6 +45,7 @@ export async function cmdSummarize(args: string[]): Promise<number> {
           file: r.file,
           from: r.from,
           stored: r.stored,
+          findings: values.findings ?? false,
           ...(r.notStoredBecause ? { notStoredBecause: r.notStoredBecause } : {}),
           seconds: ms / 1000,
         }) + '\n',
@@ -54,7 +56,7 @@ export async function cmdSummarize(args: string[]): Promise<number> {
       r.from === 'stored'
         ? 'its summary is current (kept; --force builds it again)'
         : r.stored
-          ? `summarized in ${(ms / 1000).toFixed(2)} s, stored in it`
+          ? `summarized${values.findings ? ' with its top findings' : ''} in ${(ms / 1000).toFixed(2)} s, stored in it`
           : `summarized in ${(ms / 1000).toFixed(2)} s, NOT stored (${r.notStoredBecause}): a job report summarizes it again each time`;
     process.stderr.write(`streamscope: ${r.file}: ${line}\n`);
   }
@@ -102,7 +104,10 @@ export async function reportJobOfFiles(
     throw err;
   }
   const label = `${files.length} recordings (${files.length > 3 ? `${files.slice(0, 2).join(', ')} … ${files.at(-1)}` : files.join(', ')})`;
-  const report = buildJobReport(label, job.analysis, job.tables, job.processes, (performance.now() - t0) / 1000, { clocks: job.sources });
+  const report = buildJobReport(label, job.analysis, job.tables, job.processes, (performance.now() - t0) / 1000, {
+    clocks: job.sources,
+    rankFindings: job.rankFindings,
+  });
   if (!values.iterations) {
     process.stdout.write(values.json ? JSON.stringify(report, null, 2) + '\n' : formatJobReport(report));
     return 0;
@@ -148,8 +153,9 @@ export function fileOfRank(files: string[], rank: string): string {
 
 /**
  * After `record`, where the recording holds a job's rank (a process a
- * launcher gave a rank): its summary, built here where the rank ran and
- * stored in it, so that the job's report reads it (issue 29). The line to
+ * launcher gave a rank): its summary with its top findings, built here
+ * where the rank ran and stored in it, so that the job's report reads it
+ * (issue 29). The line to
  * say, or null for a recording of no rank. Never fails the recording: a
  * summary that cannot be built or stored is said, with how to build it later.
  */
@@ -164,10 +170,11 @@ export async function summarizeRecordedRank(file: string): Promise<string | null
     }
     if (ranks.length === 0) return null;
     const t = performance.now();
-    const [r] = await summarizeFiles([file], { store: true, force: true, workers: 0 });
+    // With its top findings: the rank ran for minutes, its diagnosis (~1.3 s at 1 M operations) is cheap beside it.
+    const [r] = await summarizeFiles([file], { store: true, force: true, findings: true, workers: 0 });
     const which = ranks.length === 1 ? `rank ${ranks[0]}` : `ranks ${ranks.join(', ')}`;
     return r!.stored
-      ? `summarized ${which} for the job's report in ${((performance.now() - t) / 1000).toFixed(2)} s (streamscope report with every rank's recording)`
+      ? `summarized ${which} with its top findings for the job's report in ${((performance.now() - t) / 1000).toFixed(2)} s (streamscope report with every rank's recording)`
       : `${which} summarized but not stored (${r!.notStoredBecause}): the job's report summarizes it again`;
   } catch (err) {
     return `no summary for the job's report (${(err as Error).message.split('\n')[0]}): streamscope summarize ${file} builds it`;

@@ -4,10 +4,29 @@
 // RecordingSummary.job carries it; the app shows `jobHeadline` above the
 // timeline ("4 recordings merged as one job, clocks aligned by NCCL
 // collectives, residual 0.2 µs") and `jobWarnings` as warnings.
+import type { Finding } from './findings.ts';
 import { formatDuration } from './time.ts';
 
 /** More processes with GPU work than this, and `report` analyses the recording as a job, rank by rank. */
 export const JOB_RANKS = 8;
+
+/** How many of a rank's own findings its summary keeps (`summarize --findings`: profiler/job/summary.ts): the worst, as its report orders them. */
+export const RANK_TOP_FINDINGS = 5;
+
+/**
+ * One recording's own top findings in the report of a job from its ranks'
+ * summaries (job/of-summaries.ts): its rank's diagnosis, in the job's ids
+ * and clock, each title starting with whose it is as in a merged file.
+ */
+export interface RankFindings {
+  file: string;
+  /** The ranks of its processes (none: a process launched without one). */
+  ranks: number[];
+  /** The worst few, worst first; null where its summary holds none (built without --findings). */
+  findings: Finding[] | null;
+  /** How many its diagnosis found in all; null with `findings`. */
+  total: number | null;
+}
 
 /**
  * How several files of one job open on the timeline: merged into one

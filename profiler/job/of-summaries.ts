@@ -13,14 +13,17 @@
 // merged recording's (crossRankAnswers). For the whole recording the
 // answers are that analysis's of the merged file; for the steady state,
 // each rank's starts where its own start-up ends (a merged file has one
-// cut for the whole job), which the scope's label says.
+// cut for the whole job), which the scope's label says. And, where the
+// summaries hold them (`summarize --findings`), each rank's own top
+// findings, placed and named by rank as in the merged file.
 import type { CommunicationPart, ProcessFacts } from '../analysis/communication.ts';
 import { closeWindows } from '../analysis/scope.ts';
 import type { DeviceRow, StreamRow, TraceTables } from '../analysis/trace.ts';
 import { crossRankAnswers, type JobAnalysis, type NcclKernels, type PartResult } from '../analysis/diagnosis/job.ts';
 import type { Finding } from '../contract/findings.ts';
-import type { SourceAlignment } from '../contract/job.ts';
-import type { RankedProcess } from '../contract/ranks.ts';
+import type { RankFindings, SourceAlignment } from '../contract/job.ts';
+import { gpusNamedByRank, type RankedProcess } from '../contract/ranks.ts';
+import { nameItsRank, type RankNaming } from '../analysis/diagnosis/findings/context.ts';
 import type { ScopeInfo, Startup } from '../contract/scope.ts';
 import type { Ns } from '../contract/time.ts';
 import { alignClocks, type InputAlignment } from '../merge/align.ts';
@@ -40,10 +43,14 @@ export interface SummaryJob {
   sources: SourceAlignment[];
   /** Where each file's times and ids land (placeSummaries): what else is placed from the same summaries (the job's iterations: iterations.ts). */
   placement: Placement;
+  /** Each file's own top findings, in the job's ids and named by rank (null findings: its summary holds none). */
+  rankFindings: RankFindings[];
 }
 
 /** Adds `off` to each id (an evidence list, a column). */
 const moved = (ids: readonly number[], off: number) => (off === 0 ? [...ids] : ids.map((id) => id + off));
+/** What the plan adds to the ids of `table`'s rows. */
+const idOffset = (plan: InputPlan, table: string) => plan.ids.get(table)?.off ?? 0;
 
 /** What placing a recording on the job's clock and ids needs of its summary. */
 export type PlacedSummary = Pick<RankSummary, 'file' | 'origin' | 'beforeOriginNs' | 'host' | 'facts' | 'collectives'>;
@@ -154,6 +161,7 @@ export function analyzeJobOfSummaries(summaries: readonly RankSummary[]): Summar
     tables,
     sources: summaries.map((s, i) => ({ ...alignment[i]!, file: s.file, host: s.host, shiftNs: shifts[i]! })),
     placement,
+    rankFindings: rankFindingsOf(summaries, placement, tables, processes),
   };
 }
 
@@ -196,7 +204,7 @@ function placePart(p: SummaryPart, plan: InputPlan, shift: Ns): Pick<PartResult,
   const pid = (x: number) => plan.pids.get(x) ?? x;
   const device = (x: number) => plan.devices.get(x) ?? x;
   const name = (x: number) => plan.strings.get(x) ?? x;
-  const off = (table: string) => plan.ids.get(table)?.off ?? 0;
+  const off = (table: string) => idOffset(plan, table);
   const at = <T extends { start: Ns; end: Ns } | null>(x: T): T => (x ? ({ start: x.start + shift, end: x.end + shift } as T) : x);
   const communication: CommunicationPart = {
     ...p.communication,
@@ -214,27 +222,65 @@ function placePart(p: SummaryPart, plan: InputPlan, shift: Ns): Pick<PartResult,
     stream: Int32Array.from(moved(p.nccl.stream, off('streams'))),
     detail: Int32Array.from(p.nccl.detail, name),
   };
-  const placeFinding = (f: Finding): Finding => ({
+  return {
+    communication,
+    nccl,
+    serialized: p.serialized.map((c) => ({ ...c, finding: placeFinding(c.finding, plan, shift) })),
+    extent: at(p.extent),
+    span: at(p.span),
+    withCalls: p.withCalls,
+  };
+}
+
+/** A finding of a recording in the job's ids (its process, GPU, evidence rows) and on its clock (the evidence's window). */
+function placeFinding(f: Finding, plan: InputPlan, shift: Ns): Finding {
+  const off = (table: string) => idOffset(plan, table);
+  const w = f.evidence.window;
+  return {
     ...f,
-    pid: f.pid === null ? null : pid(f.pid),
-    deviceId: f.deviceId === null ? null : device(f.deviceId),
+    pid: f.pid === null ? null : (plan.pids.get(f.pid) ?? f.pid),
+    deviceId: f.deviceId === null ? null : (plan.devices.get(f.deviceId) ?? f.deviceId),
     evidence: {
       kernels: moved(f.evidence.kernels, off('kernels')),
       memcpys: moved(f.evidence.memcpys, off('memcpys')),
       memsets: moved(f.evidence.memsets, off('memsets')),
       apiCalls: moved(f.evidence.apiCalls, off('api_calls')),
       syncs: moved(f.evidence.syncs, off('syncs')),
-      window: at(f.evidence.window),
+      window: { start: w.start + shift, end: w.end + shift },
     },
-  });
-  return {
-    communication,
-    nccl,
-    serialized: p.serialized.map((c) => ({ ...c, finding: placeFinding(c.finding) })),
-    extent: at(p.extent),
-    span: at(p.span),
-    withCalls: p.withCalls,
   };
+}
+
+/**
+ * Each recording's own top findings (its summary's, where built with them),
+ * placed in the job's ids and on its clock, each title starting with whose
+ * it is as a merged file's does (findings/context.ts nameItsRank, with the
+ * job's processes and GPUs). Every kind is named: a rank's own file words a
+ * title for one process, and the kinds that name their GPU name it as that
+ * file does ("GPU 0", every rank's first) — unless the file itself held
+ * several ranks or hosts, whose titles already say whose they are. A finding
+ * of neither one process nor one GPU is named by the file's ranks.
+ */
+function rankFindingsOf(summaries: readonly RankSummary[], placement: Placement, tables: TraceTables, processes: Map<number, ProcessFacts>): RankFindings[] {
+  const naming: RankNaming = {
+    devices: new Map(tables.devices.map((d) => [d.id, d])),
+    streams: new Map(tables.streams.map((st) => [st.id, st])),
+    processes,
+  };
+  return summaries.map((s, i) => {
+    const ranks = [...new Set(s.processes.flatMap((p) => (p.rank === null ? [] : [p.rank])))].sort((a, b) => a - b);
+    if (!s.findings) return { file: s.file, ranks, findings: null, total: null };
+    const hosts = [...new Set(s.processes.map((p) => p.host).filter((h): h is string => Boolean(h)))];
+    // As the file's own diagnosis named its GPUs (its processes' facts: findings/context.ts).
+    const namedInFile = gpusNamedByRank(s.processes);
+    const whose = `${ranks.length ? `rank${ranks.length > 1 ? 's' : ''} ${ranks.join(', ')}` : s.file}${hosts.length ? ` (${hosts.join(', ')})` : ''}`;
+    const findings = s.findings.top.map((f) => {
+      const placed = placeFinding(f, placement.plans[i]!, placement.shifts[i]!);
+      if (!namedInFile) nameItsRank(naming, placed, { otherwise: whose });
+      return placed;
+    });
+    return { file: s.file, ranks, findings, total: s.findings.total };
+  });
 }
 
 /**

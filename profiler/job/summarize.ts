@@ -4,7 +4,9 @@
 // with the loader's threads — and, for `streamscope summarize`, stored in
 // the recording, so that the next analysis of the job reads a row per rank.
 // A recording that cannot be written keeps no summary: it is summarized
-// again each time, which the answer says.
+// again each time, which the answer says. With `findings`, each summary
+// holds its rank's top findings (summary.ts TopFindings): a stored one
+// without them is built again.
 import os from 'node:os';
 import { runOnWorkers, workerEntry } from '../base/worker-pool.ts';
 import { ColumnPool } from '../native/addon.ts';
@@ -21,6 +23,11 @@ export interface SummarizeOptions {
   store?: boolean;
   /** Build again even where a current summary is stored. */
   force?: boolean;
+  /**
+   * Each summary with its rank's top findings (`summarize --findings`, the recorder's): a stored summary without them is
+   * built again. Without: a stored one is taken whether it holds them or not.
+   */
+  findings?: boolean;
   /** Worker threads (default: one per core, at most one per recording to build); 0 builds here with every core. */
   workers?: number;
   /** As each recording is done: how many, of how many. */
@@ -47,7 +54,7 @@ export async function summarizeFiles(files: readonly string[], opts: SummarizeOp
   const toBuild: number[] = [];
   let done = 0;
   files.forEach((file, n) => {
-    const stored = opts.force ? null : readStored(file, scopes);
+    const stored = opts.force ? null : readStored(file, scopes, opts.findings ?? false);
     if (stored) {
       out[n]!.summaries = stored;
       out[n]!.ms = Object.values(stored).reduce((sum, x) => sum + x.ms, 0);
@@ -68,10 +75,10 @@ export async function summarizeFiles(files: readonly string[], opts: SummarizeOp
   };
   if (workers === 0) {
     const pool = new ColumnPool();
-    for (const n of toBuild) built(n, buildRankSummaries(files[n]!, scopes, 0, pool).map(builtHere));
+    for (const n of toBuild) built(n, buildRankSummaries(files[n]!, scopes, 0, pool, opts.findings ?? false).map(builtHere));
   } else {
     await buildOnWorkers(
-      toBuild.map((n) => ({ n, file: files[n]!, scopes })),
+      toBuild.map((n) => ({ n, file: files[n]!, scopes, findings: opts.findings ?? false })),
       workers,
       built,
     );
@@ -79,8 +86,8 @@ export async function summarizeFiles(files: readonly string[], opts: SummarizeOp
   return out;
 }
 
-/** The stored summaries of every scope asked, when each is current; else null. */
-function readStored(file: string, scopes: SummaryScope[]): FileSummaries['summaries'] | null {
+/** The stored summaries of every scope asked, when each is current (and, with `findings`, holds its findings); else null. */
+function readStored(file: string, scopes: SummaryScope[], findings: boolean): FileSummaries['summaries'] | null {
   const db = openRecording(file, { readonly: true });
   try {
     const found: FileSummaries['summaries'] = {};
@@ -89,6 +96,7 @@ function readStored(file: string, scopes: SummaryScope[]): FileSummaries['summar
       if (json === null) return null;
       // The file's name as given now (it may have moved since).
       found[scope] = { ...(JSON.parse(json) as RankSummary), file };
+      if (findings && !found[scope].findings) return null;
     }
     return found;
   } finally {

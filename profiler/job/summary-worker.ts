@@ -11,6 +11,8 @@ export interface SummaryRequest {
   n: number;
   file: string;
   scopes: SummaryScope[];
+  /** Each scope's top findings too (buildRankSummaries's `withFindings`). */
+  findings: boolean;
 }
 /** `json` and `ms` in the request's scopes' order: the summaries and the time each took (which the answer's reader then need not parse them for). */
 export type SummaryAnswer = { n: number; ok: true; json: string[]; ms: number[] } | { n: number; ok: false; error: string; file?: string; problem?: string };
@@ -18,10 +20,10 @@ export type SummaryAnswer = { n: number; ok: true; json: string[]; ms: number[] 
 // One pool of columns for every recording this worker summarizes: each is loaded into the memory of the one before.
 const pool = new ColumnPool();
 
-parentPort!.on('message', ({ n, file, scopes }: SummaryRequest) => {
+parentPort!.on('message', ({ n, file, scopes, findings }: SummaryRequest) => {
   let answer: SummaryAnswer;
   try {
-    const summaries = buildRankSummaries(file, scopes, 1, pool);
+    const summaries = buildRankSummaries(file, scopes, 1, pool, findings);
     answer = { n, ok: true, json: summaries.map((summary) => JSON.stringify(summary)), ms: summaries.map((summary) => summary.ms) };
   } catch (err) {
     const bad = err instanceof RecordingFileError ? err : malformedRowError(err);

@@ -14,7 +14,10 @@
 // plans them (merge/input-facts.ts: pids, devices, strings, id ranges).
 // Names are kept only for the strings the parts refer to. And its
 // iterations (iterations.ts): the steps of its repeating NVTX range, each
-// with its breakdown per GPU, the same in every scope.
+// with its breakdown per GPU, the same in every scope. And, where asked
+// (`summarize --findings`, the recorder's summary at a rank's end), its top
+// findings: the rank's own diagnosis for the scope, as `report FILE` lists
+// them — about 4x the rest of a summary's cost, so not by default.
 //
 // Scopes: the whole recording, and its steady state — the recording's own:
 // after its own start-up. A merged recording of the same ranks cuts the
@@ -26,6 +29,10 @@ import { selectScope } from '../analysis/scope.ts';
 import { readTraceTables, type DeviceRow, type StreamRow } from '../analysis/trace.ts';
 import { mergeNccl, planJob, PartReader, type PartResult } from '../analysis/diagnosis/job.ts';
 import { readProcessFacts } from '../analysis/communication.ts';
+import { analyze } from '../analysis/diagnosis/analyze.ts';
+import type { TimelineColumns } from '../native/columns.ts';
+import type { Finding } from '../contract/findings.ts';
+import { RANK_TOP_FINDINGS } from '../contract/job.ts';
 import { pickIterationRange } from '../analysis/diagnosis/iterations.ts';
 import type { Iterations } from '../contract/iterations.ts';
 import type { RankedProcess } from '../contract/ranks.ts';
@@ -81,13 +88,26 @@ export interface RankSummary {
    * the scope. Null where no range repeats.
    */
   iterations: Iterations | null;
+  /**
+   * The rank's own top findings for the scope: its diagnosis (analyze(), what-ifs included), the worst RANK_TOP_FINDINGS as
+   * `report FILE --json` lists them, in its own ids, clock and words. Absent or null where not computed (a plain
+   * `summarize`): a summary stored without them is not current for a `--findings` ask (summarize.ts).
+   */
+  findings?: TopFindings | null;
   /** Milliseconds spent reading and analysing it. */
   ms: number;
 }
 
+export interface TopFindings {
+  /** The worst RANK_TOP_FINDINGS at most, worst first. */
+  top: Finding[];
+  /** How many the diagnosis found in all. */
+  total: number;
+}
+
 /** The summary of `file` for `scope` (buildRankSummaries, one scope). */
-export function buildRankSummary(file: string, scope: SummaryScope, threads = 0): RankSummary {
-  return buildRankSummaries(file, [scope], threads)[0]!;
+export function buildRankSummary(file: string, scope: SummaryScope, threads = 0, withFindings = false): RankSummary {
+  return buildRankSummaries(file, [scope], threads, undefined, withFindings)[0]!;
 }
 
 /**
@@ -97,9 +117,9 @@ export function buildRankSummary(file: string, scope: SummaryScope, threads = 0)
  * merged recording is refused: a job is summarized rank by rank, from the
  * ranks' own files. Summarizing many, give each the same pool: fresh memory
  * for a rank's columns (~60 MB for 1 M operations) costs more to touch than
- * memory a rank before used.
+ * memory a rank before used. `withFindings`: each scope's top findings too (topFindings).
  */
-export function buildRankSummaries(file: string, scopes: readonly SummaryScope[], threads = 0, pool = new ColumnPool()): RankSummary[] {
+export function buildRankSummaries(file: string, scopes: readonly SummaryScope[], threads = 0, pool = new ColumnPool(), withFindings = false): RankSummary[] {
   const t0 = performance.now();
   const db = openRecording(file, { readonly: true });
   let reader: PartReader | null = null;
@@ -160,6 +180,8 @@ export function buildRankSummaries(file: string, scopes: readonly SummaryScope[]
     ]);
     const iterations = steps?.done() ?? null;
     ms[0] += performance.now() - t;
+    // After the parts: the reader's pool holds no column the diagnosis's own load needs.
+    const findings = withFindings ? topFindings(db, file, asked, ms) : null;
     return scopes.map((scope, k) => {
       const t = performance.now();
       const startup = startups[k]!;
@@ -180,6 +202,7 @@ export function buildRankSummaries(file: string, scopes: readonly SummaryScope[]
         callsSpan: callsSpan(db, scope === 'steady-state' && startup ? startup.endNs : null),
         parts: results[k]!.map(toJson),
         iterations,
+        ...(findings ? { findings: findings[k]! } : {}),
         ms: 0,
       };
       summary.ms = ms[k]! + performance.now() - t;
@@ -189,6 +212,23 @@ export function buildRankSummaries(file: string, scopes: readonly SummaryScope[]
     reader?.close();
     db.close();
   }
+}
+
+/**
+ * Each scope's top findings: the rank's diagnosis as `report FILE --scope`
+ * gives it (analyze(): the rows loaded once for every scope), the worst
+ * RANK_TOP_FINDINGS kept. Each scope's time is added to `ms`.
+ */
+function topFindings(db: Db, file: string, scopes: readonly Scope[], ms: number[]): TopFindings[] {
+  let columns: TimelineColumns | undefined;
+  return scopes.map((scope, k) => {
+    const t = performance.now();
+    const analysis = analyze(db, { scope, file, columns });
+    columns = analysis.columns;
+    const { findings } = analysis.diagnosis;
+    ms[k]! += performance.now() - t;
+    return { top: findings.slice(0, RANK_TOP_FINDINGS), total: findings.length };
+  });
 }
 
 /**

@@ -4,7 +4,7 @@ import { MIN_ITERATIONS } from '../analysis/diagnosis/iterations.ts';
 import { type Iterations, type JobIterations } from '../contract/iterations.ts';
 import type { Analysis } from '../analysis/diagnosis/analyze.ts';
 import type { JobAnalysis } from '../analysis/diagnosis/job.ts';
-import type { SourceAlignment } from '../contract/job.ts';
+import type { RankFindings, SourceAlignment } from '../contract/job.ts';
 import type { CommKernel, Communication } from '../contract/communication.ts';
 import { overlapByDevice, type Busy, type DeviceOverlap } from '../analysis/overlap.ts';
 import type { ScopeInfo } from '../contract/scope.ts';
@@ -118,6 +118,11 @@ export interface JobReport {
   stragglers: Stragglers;
   /** Serialized collectives (one per rank and GPU) and the straggler rank, worst first. */
   findings: Finding[];
+  /**
+   * Read by summary: each recording's own top findings (its summary's, `summarize --findings`), in the job's ids and
+   * named by rank, in the recordings' order; a recording whose summary holds none has `findings` null.
+   */
+  rankFindings?: RankFindings[];
   only: null;
 }
 
@@ -179,7 +184,7 @@ export function buildJobReport(
   tables: { meta: Map<string, string>; devices: DeviceRow[] },
   processes: RankedProcess[],
   seconds: number,
-  summaries?: { clocks: SourceAlignment[] },
+  summaries?: { clocks: SourceAlignment[]; rankFindings: RankFindings[] },
 ): JobReport {
   return {
     reportVersion: REPORT_VERSION,
@@ -201,6 +206,7 @@ export function buildJobReport(
     communication: job.communication,
     stragglers: job.stragglers,
     findings: job.findings,
+    ...(summaries ? { rankFindings: summaries.rankFindings } : {}),
     only: null,
   };
 }
@@ -418,7 +424,40 @@ export function formatJobReport(r: JobReport): string {
       `  (findings across ranks only; a serialized collective's cost is the communication it left exposed — the replay of its fix is in the rank's report, ${one})`,
     ]);
   }
+  if (r.rankFindings) append(out, ['', ...formatRankFindings(r.rankFindings)]);
   return out.join('\n') + '\n';
+}
+
+/**
+ * Each recording's own top findings, after the job's: a heading per rank
+ * with how many of its findings are shown, then those findings as a
+ * report lists them; where summaries hold none, how to put them there.
+ */
+function formatRankFindings(list: RankFindings[]): string[] {
+  const held = list.filter((x) => x.findings !== null);
+  const without = list.filter((x) => x.findings === null);
+  const files = (xs: RankFindings[]) => (xs.length > 3 ? `${xs[0]!.file} … ${xs.at(-1)!.file}` : xs.map((x) => x.file).join(' '));
+  const how = (xs: RankFindings[]) => `streamscope summarize --findings ${files(xs)} puts each rank's top findings in its summary`;
+  if (held.length === 0) return [`Each rank's own findings: not in these summaries (${how(without)})`];
+  const out = ["Each rank's own top findings (from its summary, its diagnosis for this scope; worst first)"];
+  for (const x of held) {
+    const whose = x.ranks.length ? `rank${x.ranks.length > 1 ? 's' : ''} ${x.ranks.join(', ')}` : x.file;
+    const own = `its own report: streamscope report ${x.file}`;
+    if (x.total === 0) {
+      out.push(`  ${whose}: no findings (${own})`);
+      continue;
+    }
+    out.push(`  ${x.findings!.length} of ${x.total} finding${x.total === 1 ? '' : 's'} of ${whose}; ${own}`);
+    // formatFindings's lines less its heading, indented under the rank's.
+    append(
+      out,
+      formatFindings(x.findings!)
+        .slice(1)
+        .map((line) => `  ${line}`),
+    );
+  }
+  if (without.length > 0) out.push(`  ${without.length} of ${list.length} summaries hold no findings: ${how(without)}`);
+  return out;
 }
 
 /** NCCL's variant of a kernel in one cell: `RING LL f32 sum`. */

@@ -15,7 +15,12 @@ import { ITEM_TABLES } from '../contract/items.ts';
 import { VERSION } from '../contract/version.ts';
 import type { Db } from './database.ts';
 
-/** The payload's layout (profiler/job/summary.ts): raised when it changes, so that older summaries are built again. */
+/**
+ * The payload's layout (profiler/job/summary.ts): raised when it changes, so that older summaries are built again.
+ * Not raised for a rank's top findings (RankSummary.findings): an optional field, absent from a summary built without
+ * them, so a format-2 summary from before reads as one built without them — which it is — and is built again only where
+ * they are asked for (summarize.ts readStored); raising it would rebuild every stored summary for nothing.
+ */
 export const SUMMARY_FORMAT = 2;
 
 const TABLE = 'rank_summary';

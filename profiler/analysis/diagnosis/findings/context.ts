@@ -122,8 +122,8 @@ export const EVIDENCE_CAP = 1000;
 export function gpuName(ctx: Context, deviceId: number): string {
   return namesOf(ctx).device(deviceId);
 }
-const gpuNamesOf = new WeakMap<Context, GpuNames>();
-function namesOf(ctx: Context): GpuNames {
+const gpuNamesOf = new WeakMap<RankNaming, GpuNames>();
+function namesOf(ctx: RankNaming): GpuNames {
   let names = gpuNamesOf.get(ctx);
   if (!names) gpuNamesOf.set(ctx, (names = gpuNames([...ctx.devices.values()], [...ctx.processes.values()], [...ctx.streams.values()])));
   return names;
@@ -132,6 +132,9 @@ function namesOf(ctx: Context): GpuNames {
 /** The kinds whose titles name the GPU with its ranks themselves (gpuName, or the rank's own words). */
 const NAMES_ITS_RANK: ReadonlySet<FindingKind> = new Set(['gpu-idle-gap', 'low-utilization', 'single-stream', 'serialized-collective', 'straggler-rank']);
 
+/** What naming a finding's rank reads of a recording (a Context; a job from its ranks' summaries has these alone: job/of-summaries.ts). */
+export type RankNaming = Pick<Context, 'devices' | 'streams' | 'processes'>;
+
 /**
  * In a recording of several ranks or hosts (a merged job), a finding about
  * one rank's work starts with whose it is: "Rank 1 (node-b, GPU 0): 2 reads
@@ -139,11 +142,14 @@ const NAMES_ITS_RANK: ReadonlySet<FindingKind> = new Set(['gpu-idle-gap', 'low-u
  * job every rank's copy of a finding read the same ("cudaMalloc blocked
  * thread 1506…", four times) and none said which rank to open. Unchanged
  * in a recording of one process, and for the kinds that name the rank
- * themselves.
+ * themselves. `job`: a rank's finding from its own recording, placed in a
+ * job (job/of-summaries.ts) — every kind named (the kinds that name their
+ * GPU named it as the rank's file does, "GPU 0"), and where neither its
+ * process nor its GPU says whose it is, `otherwise`.
  */
-export function nameItsRank(ctx: Context, f: Finding): void {
+export function nameItsRank(ctx: RankNaming, f: Finding, job?: { otherwise: string }): void {
   const names = namesOf(ctx);
-  if (!names.byRank || NAMES_ITS_RANK.has(f.kind)) return;
+  if (!names.byRank || (!job && NAMES_ITS_RANK.has(f.kind))) return;
   let who: string | null = null;
   if (f.pid !== null && f.deviceId !== null) who = names.ofProcess(f.deviceId, f.pid);
   else if (f.deviceId !== null) who = names.device(f.deviceId);
@@ -154,6 +160,7 @@ export function nameItsRank(ctx: Context, f: Finding): void {
     if (devices.size === 1) who = names.ofProcess([...devices][0]!, f.pid);
     else if (p) who = `${p.rank !== null ? `rank ${p.rank}` : `pid ${p.pid}`}${p.host ? ` (${p.host})` : ''}`;
   }
+  who ??= job?.otherwise ?? null;
   if (who) f.title = `${who[0]!.toUpperCase()}${who.slice(1)}: ${f.title}`;
 }
 
