@@ -45,7 +45,7 @@ export async function cmdSummarize(args: string[]): Promise<number> {
           file: r.file,
           from: r.from,
           stored: r.stored,
-          findings: values.findings ?? false,
+          findings: r.findings,
           ...(r.notStoredBecause ? { notStoredBecause: r.notStoredBecause } : {}),
           seconds: ms / 1000,
         }) + '\n',
@@ -54,9 +54,9 @@ export async function cmdSummarize(args: string[]): Promise<number> {
     }
     const line =
       r.from === 'stored'
-        ? 'its summary is current (kept; --force builds it again)'
+        ? `its summary is current${r.findings ? ', with its top findings' : ''} (kept; --force builds it again)`
         : r.stored
-          ? `summarized${values.findings ? ' with its top findings' : ''} in ${(ms / 1000).toFixed(2)} s, stored in it`
+          ? `summarized${r.findings ? ' with its top findings' : ''} in ${(ms / 1000).toFixed(2)} s, stored in it`
           : `summarized in ${(ms / 1000).toFixed(2)} s, NOT stored (${r.notStoredBecause}): a job report summarizes it again each time`;
     process.stderr.write(`streamscope: ${r.file}: ${line}\n`);
   }

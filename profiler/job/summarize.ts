@@ -42,6 +42,8 @@ export interface FileSummaries {
   ms: number;
   /** Read from the recording (current), or built now. */
   from: 'stored' | 'built';
+  /** Whether its summaries hold the rank's top findings (built with `findings`, or stored with them). */
+  findings: boolean;
   /** For a built one with `store`: whether it was written into the recording, and if not, why. */
   stored: boolean;
   notStoredBecause?: string;
@@ -50,7 +52,7 @@ export interface FileSummaries {
 /** The summaries of `files`, in their order. Problems with a file are RecordingFileErrors naming it. */
 export async function summarizeFiles(files: readonly string[], opts: SummarizeOptions = {}): Promise<FileSummaries[]> {
   const scopes = [...(opts.scopes ?? SUMMARY_SCOPES)];
-  const out: FileSummaries[] = files.map((file) => ({ file, summaries: {}, ms: 0, from: 'stored', stored: true }));
+  const out: FileSummaries[] = files.map((file) => ({ file, summaries: {}, ms: 0, from: 'stored', findings: false, stored: true }));
   const toBuild: number[] = [];
   let done = 0;
   files.forEach((file, n) => {
@@ -58,6 +60,7 @@ export async function summarizeFiles(files: readonly string[], opts: SummarizeOp
     if (stored) {
       out[n]!.summaries = stored;
       out[n]!.ms = Object.values(stored).reduce((sum, x) => sum + x.ms, 0);
+      out[n]!.findings = Object.values(stored).every((x) => Boolean(x.findings));
       opts.onFile?.(++done, files.length);
     } else toBuild.push(n);
   });
@@ -65,6 +68,7 @@ export async function summarizeFiles(files: readonly string[], opts: SummarizeOp
   const built = (n: number, list: Built[]) => {
     const entry = out[n]!;
     entry.from = 'built';
+    entry.findings = opts.findings ?? false;
     entry.stored = false;
     for (const b of list) {
       entry.ms += b.ms;

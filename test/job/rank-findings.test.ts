@@ -145,7 +145,11 @@ describe('summaries without findings', () => {
   const files = copies(fixtures, 2, 'plain');
 
   it('plain summarize holds none and the report says how to get them; --findings builds them again; a plain one keeps them', async () => {
-    run(['summarize', ...files]);
+    const first = run(['summarize', '--json', ...files])
+      .stdout.trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { from: string; findings: boolean });
+    expect(first.map((x) => [x.from, x.findings])).toEqual(files.map(() => ['built', false]));
     const plain = await summarizeFiles(files, { scopes: ['steady-state'] });
     expect(plain.map((p) => [p.from, p.summaries['steady-state']!.findings ?? null])).toEqual(files.map(() => ['stored', null]));
     const report = JSON.parse(run(['report', ...files, '--json']).stdout) as JobReport;
@@ -162,7 +166,12 @@ describe('summaries without findings', () => {
     for (const file of files) expect(asked).toContain(`${file}: summarized with its top findings in `);
     // With them: current for a plain ask too, kept.
     const kept = run(['summarize', ...files]).stderr;
-    for (const file of files) expect(kept).toContain(`${file}: its summary is current (kept; --force builds it again)`);
+    for (const file of files) expect(kept).toContain(`${file}: its summary is current, with its top findings (kept; --force builds it again)`);
+    const json = run(['summarize', '--json', ...files])
+      .stdout.trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { from: string; findings: boolean });
+    expect(json.map((x) => [x.from, x.findings])).toEqual(files.map(() => ['stored', true]));
     const after = JSON.parse(run(['report', ...files, '--json']).stdout) as JobReport;
     expect(after.rankFindings!.map((r) => r.findings!.length)).toEqual([RANK_TOP_FINDINGS, RANK_TOP_FINDINGS]);
   });
