@@ -174,6 +174,12 @@ describe('summaries without findings', () => {
     expect(json.map((x) => [x.from, x.findings])).toEqual(files.map(() => ['stored', true]));
     const after = JSON.parse(run(['report', ...files, '--json']).stdout) as JobReport;
     expect(after.rankFindings!.map((r) => r.findings!.length)).toEqual([RANK_TOP_FINDINGS, RANK_TOP_FINDINGS]);
+
+    // One built again without them: its rank's listed, the other said.
+    run(['summarize', '--force', files[1]!]);
+    const mixed = run(['report', ...files]).stdout;
+    expect(mixed).toContain(`of rank 0; its own report: streamscope report ${files[0]}\n`);
+    expect(mixed).toContain(`  1 of 2 summaries hold no findings: streamscope summarize --findings ${files[1]} puts each rank's top findings in its summary\n`);
   });
 
   it("the summary `record` writes at a rank's end holds its top findings", async () => {
