@@ -75,6 +75,29 @@ describe.each(JOBS)('the job of $name', (j) => {
     });
   });
 
+  it("each rank's GPU idle gaps are put down to that rank's own host calls, not another rank's", () => {
+    // The idle rule names the call in progress in each gap: in the merged job every rank's calls are there, and
+    // the one in progress was another rank's as often as not (every GPU's gaps were rank 3's cuLibraryLoadData).
+    let named = 0;
+    for (const shape of j.shapes) {
+      const out = path.join(tmp, `${j.ranks}-${shape}.sqlite`);
+      const { analysis } = job(j, shape);
+      const db = openRecording(out, { readonly: true });
+      try {
+        const pidOfCall = new Map(db.prepare('SELECT id, pid FROM api_calls').raw().all() as [number, number][]);
+        const pidsOf = (deviceId: number) => (db.prepare('SELECT DISTINCT pid FROM streams WHERE device_id = ?').pluck().all(deviceId) as number[]).sort();
+        for (const f of analysis.diagnosis.findings.filter((x) => x.kind === 'gpu-idle-gap')) {
+          const own = pidsOf(f.deviceId!);
+          for (const call of f.evidence.apiCalls) expect(own, `${shape}: ${f.title}`).toContain(pidOfCall.get(call));
+          named += f.evidence.apiCalls.length;
+        }
+      } finally {
+        db.close();
+      }
+    }
+    expect(named).toBeGreaterThan(0);
+  });
+
   describe('what tells the shapes apart', () => {
     const kinds = (shape: Shape) => job(j, shape).analysis.diagnosis.findings.map((f) => f.kind);
     const overlap = (shape: Shape) => job(j, shape).analysis.communication.ranks.map((r) => r.total.overlap!);

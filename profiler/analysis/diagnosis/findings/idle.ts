@@ -23,14 +23,17 @@ export function idleGaps(ctx: Context): Finding[] {
     const gaps = gapsOf(busy, Math.max(MIN_GAP_NS, GAP_SHARE * length));
     if (gaps.length === 0) continue;
     const total = gaps.reduce((t, g) => t + g.end - g.start, 0);
-    // What the host was doing: the API calls in progress during each gap.
+    // What the host was doing: the API calls in progress during each gap,
+    // of the processes that ran work on this GPU (a job's other ranks were
+    // not what kept it waiting).
+    const pids = processesOn(ctx, deviceId);
     const ev = newEvidence();
     const during = new Map<string, number>();
     for (const g of gaps) {
-      const k = callDuring(ctx, (g.start + g.end) / 2);
+      const k = callDuring(ctx, (g.start + g.end) / 2, pids);
       // A module load inside the gap: the host was compiling or loading
       // kernels (JIT: Numba, Triton, torch.compile compile at first launch).
-      const load = moduleLoadIn(ctx, g.start, g.end);
+      const load = moduleLoadIn(ctx, g.start, g.end, pids);
       const what =
         load >= 0
           ? `compiling/loading kernels (${nameOfCall(ctx, load)} before the next launch)`
@@ -100,8 +103,19 @@ export function lowUtilization(ctx: Context): Finding[] {
   return findings;
 }
 
-/** A module/library load call that starts inside [from, to], or -1. */
-function moduleLoadIn(ctx: Context, from: number, to: number): number {
+/**
+ * The processes with a stream on `deviceId` (the streams table's), whose
+ * calls could have kept it waiting; null (any process's) where the table
+ * names none for it.
+ */
+function processesOn(ctx: Context, deviceId: number): ReadonlySet<number> | null {
+  const pids = new Set<number>();
+  for (const s of ctx.streams.values()) if (s.deviceId === deviceId) pids.add(s.pid);
+  return pids.size > 0 ? pids : null;
+}
+
+/** A module/library load call of `pids` (null: any process) that starts inside [from, to], or -1. */
+function moduleLoadIn(ctx: Context, from: number, to: number, pids: ReadonlySet<number> | null): number {
   const { calls } = ctx.host;
   let lo = 0;
   let hi = calls.length;
@@ -111,12 +125,13 @@ function moduleLoadIn(ctx: Context, from: number, to: number): number {
     else hi = mid;
   }
   const families = callFamilies(ctx);
-  for (let k = lo; k < calls.length && calls.start[k]! <= to; k++) if (families.family(calls.nameId[k]!) === 'module-load') return k;
+  for (let k = lo; k < calls.length && calls.start[k]! <= to; k++)
+    if ((!pids || pids.has(calls.pid[k]!)) && families.family(calls.nameId[k]!) === 'module-load') return k;
   return -1;
 }
 
-/** The outermost API call in progress at time t on any thread, or -1 (binary search over start-sorted calls). */
-function callDuring(ctx: Context, t: number): number {
+/** The outermost API call of `pids` (null: any process) in progress at time t on any of their threads, or -1 (binary search over start-sorted calls). */
+function callDuring(ctx: Context, t: number, pids: ReadonlySet<number> | null): number {
   const { calls } = ctx.host;
   let lo = 0;
   let hi = calls.length;
@@ -128,7 +143,7 @@ function callDuring(ctx: Context, t: number): number {
   // Calls are short: look back a bounded number for one that spans t.
   let best = -1;
   for (let k = lo - 1; k >= 0 && k >= lo - 256; k--) {
-    if (calls.end[k]! >= t && (best < 0 || calls.start[k]! < calls.start[best]!)) best = k;
+    if (calls.end[k]! >= t && (!pids || pids.has(calls.pid[k]!)) && (best < 0 || calls.start[k]! < calls.start[best]!)) best = k;
   }
   return best;
 }
