@@ -20,7 +20,7 @@ import type { AnalysisTarget } from './analysis-messages.ts';
 import { AnalysisThread } from './analysis-thread.ts';
 import { ApiError, apiErrorOf } from './api-error.ts';
 import type { Iterations, RangeName } from '../contract/iterations.ts';
-import type { Scope, ScopeInfo } from '../contract/scope.ts';
+import { STEADY_STATE, type Scope, type ScopeInfo } from '../contract/scope.ts';
 import type { AnalysisProgress } from '../contract/progress.ts';
 import type {
   ConcurrencyRequest,
@@ -134,7 +134,24 @@ export class SessionRegistry {
         failed.push(failure(apiErrorOf(err, file), file));
       }
     }
+    this.#loadAhead(opened[0]);
     return { opened, failed, job };
+  }
+
+  /**
+   * The steady state of the recording a page shows first, loaded on the
+   * analysis thread as soon as it is open: the page asks for it (its
+   * scope's label, then the findings and the Stats tab) once its first
+   * frame is drawn, and at 10 M operations the load alone is ~2 s of what
+   * those then wait for. The same call as the page's (analysis-thread.ts
+   * shares a call on its way and keeps its answer); a failure is the
+   * page's to hear when it asks. Not a recording being written (its
+   * analyses follow it as it grows) nor a job of summaries (no rows).
+   */
+  #loadAhead(handle: RecordingHandle | undefined): void {
+    const q = handle && this.#open.get(handle.recordingId);
+    if (!this.#analysis || !(q instanceof RecordingQuery) || q.beingWritten()) return;
+    this.#analysis.scopeInfo(targetOf(q), STEADY_STATE).catch(() => {});
   }
 
   list(): RecordingHandle[] {

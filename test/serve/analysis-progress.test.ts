@@ -4,8 +4,9 @@
 // streams, each with its launch call), whose diagnosis takes a few seconds.
 // Two analyses asked at once — the steady state's findings, the whole
 // recording's stats — run one after the other on the analysis thread: the
-// findings' scope loaded (a scopeInfo call of their own), the stats, then
-// the findings' diagnosis (analysis-channel.ts PANEL_ORDER); the progress
+// findings' scope loaded (a scopeInfo call of their own, made as the server
+// opened the recording), the stats, then the findings' diagnosis
+// (analysis-channel.ts PANEL_ORDER); the progress
 // polled meanwhile names each in turn, moves forward, and counts those
 // waiting.
 import fs from 'node:fs';
@@ -19,6 +20,7 @@ import { tempDir } from '../helpers/native.ts';
 import { callApi } from '../helpers/api-call.ts';
 
 let dir: string;
+let file: string;
 let server: RunningServer;
 let id: string;
 let rows: string[];
@@ -26,7 +28,7 @@ let span: { startNs: number; endNs: number };
 
 beforeAll(async () => {
   dir = tempDir('analysis-progress');
-  const file = path.join(dir, 'gen.sqlite');
+  file = path.join(dir, 'gen.sqlite');
   generate(file, 1_000_000, 64);
   server = await startServer({ files: [file], port: 0, staticDir: dir });
   id = ((await call('listRecordings', [])) as { recordingId: string }[])[0]!.recordingId;
@@ -45,6 +47,7 @@ const PHASES: AnalysisPhase[] = ['starting', 'loading', 'selecting', 'diagnosing
 
 describe('analysis progress (browser mode, 1 M generated operations)', () => {
   it('is reported while the analyses run, moves forward, names the one waiting; windows are answered meanwhile', async () => {
+    // The steady state's load the server began as it opened the recording (the test below) is over by now.
     expect(await call('analysisProgress', [id])).toBeNull();
     let done = 0;
     const findings = call('findings', [id, { kind: 'steady-state' }]).finally(() => done++);
@@ -107,6 +110,28 @@ describe('analysis progress (browser mode, 1 M generated operations)', () => {
     expect(windowsDuring.length).toBeGreaterThan(0);
     // Done: nothing runs.
     expect(await call('analysisProgress', [id])).toBeNull();
+  });
+
+  it('a server loads the steady state of the recording it opens on its analysis thread at once, before any page asks', async () => {
+    // session.ts #loadAhead: at 10 M operations the load is ~2 s of what the page's findings and Stats tab wait for.
+    const again = await startServer({ files: [file], port: 0, staticDir: dir });
+    try {
+      const againId = (await callApi<{ recordingId: string }[]>(again, 'listRecordings'))[0]!.recordingId;
+      const seen: AnalysisProgress[] = [];
+      // Polled from the start (its worker takes a moment to start) until it is over.
+      for (const t0 = performance.now(); ; await new Promise((r) => setTimeout(r, 20))) {
+        const p = await callApi<AnalysisProgress | null>(again, 'analysisProgress', againId);
+        if (p) seen.push(p);
+        else if (seen.length > 0 || performance.now() - t0 > 20_000) break;
+      }
+      expect(seen.length).toBeGreaterThan(0);
+      expect(seen.every((p) => p.method === 'scopeInfo' && p.scope?.kind === 'steady-state' && p.queued === 0)).toBe(true);
+      // The page's own call is that one's answer, kept: nothing more runs for it.
+      expect((await callApi<{ kind: string }>(again, 'scopeInfo', againId, { kind: 'steady-state' })).kind).toBe('steady-state');
+      expect(await callApi(again, 'analysisProgress', againId)).toBeNull();
+    } finally {
+      await again.close();
+    }
   });
 
   it("a Stats tab asked while a page's findings and their label are on their way is answered before the findings' diagnosis", async () => {
