@@ -51,6 +51,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { repoRoot } from '../profiler/native/paths.ts';
 import { ensureBundle } from './startup.ts';
+import { gnuTime } from './gnu-time.ts';
 
 export interface HtaOptions {
   /** Job sizes, in ranks. */
@@ -221,7 +222,7 @@ export interface Timed {
 export function timed(args: string[], env?: NodeJS.ProcessEnv): Promise<Timed> {
   return new Promise((resolve, reject) => {
     const t = performance.now();
-    const child = spawn('/usr/bin/time', ['-f', '%M', ...args], { env: env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(gnuTime(), ['-f', '%M', ...args], { env: env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] });
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     child.stdout.on('data', (b: Buffer) => out.push(b));

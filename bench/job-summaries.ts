@@ -24,6 +24,7 @@ import { parseArgs } from 'node:util';
 import { repoRoot } from '../profiler/native/paths.ts';
 import { generateRanks } from './generate-ranks.ts';
 import { dropCaches } from './page-cache.ts';
+import { gnuTime } from './gnu-time.ts';
 
 export interface JobSummariesOptions {
   ranks: number;
@@ -44,7 +45,7 @@ interface Timed {
 /** A command in a process of its own under /usr/bin/time: its wall time and peak resident memory. */
 function timed(args: string[]): Timed {
   const t = performance.now();
-  const r = spawnSync('/usr/bin/time', ['-f', '%M', ...args], { encoding: 'utf8', maxBuffer: 1 << 30 });
+  const r = spawnSync(gnuTime(), ['-f', '%M', ...args], { encoding: 'utf8', maxBuffer: 1 << 30 });
   const seconds = (performance.now() - t) / 1000;
   const lines = r.stderr.trimEnd().split('\n');
   return { seconds, maxRssMiB: Number(lines.at(-1)) / 1024, code: r.status, stdout: r.stdout, stderr: lines.slice(0, -1).join('\n') };

@@ -149,6 +149,7 @@ import type { Db } from '../profiler/store/database.ts';
 import { mainThreadWorkPerFrame } from './frame-trace.ts';
 import { startLiveViewer } from './live-viewer.ts';
 import { median, pairedAdded, pairedAddedRatio, quantile } from './stats.ts';
+import { gnuTime } from './gnu-time.ts';
 
 const { values } = parseArgs({
   options: {
@@ -648,7 +649,7 @@ async function benchImport(): Promise<void> {
       fs.rmSync(out, { force: true });
       const load = os.loadavg()[0]!;
       const t0 = performance.now();
-      const r = spawnSync('/usr/bin/time', ['-f', '%M', process.execPath, path.join(repoRoot, 'profiler/cli/streamscope.ts'), 'import', json, '-o', out], {
+      const r = spawnSync(gnuTime(), ['-f', '%M', process.execPath, path.join(repoRoot, 'profiler/cli/streamscope.ts'), 'import', json, '-o', out], {
         encoding: 'utf8',
       });
       if (r.status !== 0) throw new Error(`import failed: ${r.stderr}`);

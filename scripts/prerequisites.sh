@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# What `npm start`, `npm test`, `npm run lint` and `npm run fuzz` need from the machine
-# besides npm packages, checked before minutes of building.
+# What `npm start`, `npm test`, `npm run lint`, `npm run fuzz` and `npm run bench` need
+# from the machine besides npm packages, checked before minutes of building.
 #
 # Where Debian packages bring what is missing and this user may install them
 # (root, or passwordless `sudo -n`), they are installed here, saying so in
@@ -9,22 +9,22 @@
 # STREAMSCOPE_NO_APT=1) one line names what is missing and the command that
 # installs it, and the script exits 1. What no package brings (the CUDA
 # toolkit) is only named.
-#   usage: bash scripts/prerequisites.sh start|test|lint|fuzz
+#   usage: bash scripts/prerequisites.sh start|test|lint|fuzz|bench
 set -u
 need=${1:-test}
-case "$need" in start | test | lint | fuzz) ;; *) echo "usage: scripts/prerequisites.sh start|test|lint|fuzz" >&2; exit 2 ;; esac
+case "$need" in start | test | lint | fuzz | bench) ;; *) echo "usage: scripts/prerequisites.sh start|test|lint|fuzz|bench" >&2; exit 2 ;; esac
 
 have() { command -v "$1" >/dev/null 2>&1; }
-# How the user asked for it: npm start, npm test, npm run lint, npm run fuzz.
+# How the user asked for it: npm start, npm test, npm run lint, npm run fuzz, npm run bench.
 asked="npm $need"
-case "$need" in lint | fuzz) asked="npm run $need" ;; esac
+case "$need" in lint | fuzz | bench) asked="npm run $need" ;; esac
 
 # Fills `missing` (what, as a person reads it) and `packages` (the Debian
 # packages that bring it). Run again after an install, to check it worked.
 check() {
   missing=()
   packages=()
-  if [ "$need" = start ] || [ "$need" = test ]; then
+  if [ "$need" = start ] || [ "$need" = test ] || [ "$need" = bench ]; then
     for tool in cmake make g++ python3; do
       have "$tool" || { missing+=("$tool"); packages+=("$tool"); }
     done
@@ -38,10 +38,17 @@ check() {
       missing+=("simdjson (header and library)"); packages+=(libsimdjson-dev)
     fi
   fi
-  if [ "$need" = test ]; then
-    # The renderer's end-to-end tests drive Debian's Chromium (never a downloaded one).
+  if [ "$need" = test ] || [ "$need" = bench ]; then
+    # The renderer's end-to-end tests and the page's benchmarks drive Debian's Chromium (never a downloaded one).
     local chromium=${STREAMSCOPE_CHROMIUM:-/usr/bin/chromium}
     [ -x "$chromium" ] || { missing+=("Chromium at $chromium (or STREAMSCOPE_CHROMIUM)"); packages+=(chromium); }
+  fi
+  if [ "$need" = bench ]; then
+    # The benchmarks run each measured command under GNU time for its peak resident memory (bench/job-summaries.ts, hta.ts, the import).
+    local gnu_time=${STREAMSCOPE_GNU_TIME:-/usr/bin/time}
+    [ -x "$gnu_time" ] || { missing+=("GNU time at $gnu_time"); packages+=(time); }
+  fi
+  if [ "$need" = test ]; then
     # `streamscope sql` is checked against the rows the sqlite3 shell gives (test/cli/sql.test.ts).
     [ -x /usr/bin/sqlite3 ] || { missing+=("the sqlite3 shell"); packages+=(sqlite3); }
   fi

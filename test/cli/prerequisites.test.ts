@@ -1,5 +1,5 @@
-// scripts/prerequisites.sh, which `npm test`, `npm start` and `npm run lint`
-// run first: on a machine without what they need it installs the Debian
+// scripts/prerequisites.sh, which `npm test`, `npm start`, `npm run lint`
+// and `npm run bench` run first: on a machine without what they need it installs the Debian
 // packages where it may (root or passwordless sudo), and otherwise says so in
 // one line, naming them, instead of failing minutes later inside a build or a
 // test. STREAMSCOPE_NO_APT=1 keeps it from installing: the message cases.
@@ -38,6 +38,16 @@ describe('prerequisites of npm test and npm start', () => {
     const r = run('lint', { PATH: '/nonexistent' });
     expect(r.status).toBe(1);
     expect(r.stderr).toMatch(/npm run lint needs clang-format; on Debian 12: sudo apt-get install clang-format/);
+  });
+
+  it("npm run bench needs GNU time (each measured command's peak memory) and Chromium besides the build", () => {
+    expect(run('bench', {}).status).toBe(0);
+    const r = run('bench', { STREAMSCOPE_GNU_TIME: '/nonexistent/time', STREAMSCOPE_CHROMIUM: '/nonexistent/chromium' });
+    expect(r.status).toBe(1);
+    expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    expect(r.stderr).toMatch(
+      /npm run bench needs Chromium at \/nonexistent\/chromium .*; GNU time at \/nonexistent\/time; on Debian 12: sudo apt-get install chromium time/,
+    );
   });
 
   it('an unknown need is a usage error', () => {
