@@ -1,7 +1,8 @@
 // The findings of a job opened from its ranks' summaries (job-query.ts):
 // those `streamscope report` of the same files gives (job/of-summaries.ts
 // analyzeJobOfSummaries: each rank's communication breakdown, the
-// stragglers, the serialized collectives, the straggler rank), for the
+// stragglers, the serialized collectives, the straggler rank; then each
+// rank's own top findings, where its summary holds them), for the
 // whole job or each rank's steady state — the scopes a summary holds. Run
 // on the analysis thread (analysis-worker.ts, at its lower priority): at
 // 1,024 ranks it reads every summary again and combines them, seconds the
@@ -49,7 +50,10 @@ async function analyse(files: readonly string[], kind: 'whole' | 'steady-state')
   try {
     const results = await summarizeFiles(files, { scopes: [kind] });
     const job = analyzeJobOfSummaries(results.map((r) => r.summaries[kind]!));
-    return { findings: job.analysis.findings, scope: job.analysis.scope };
+    // After the job's own, each rank's top findings where its summary holds them (`summarize --findings`, the
+    // recorder's), named by rank, as the job's report lists them: the panel's links open that rank's rows.
+    const ranks = job.rankFindings.flatMap((r) => r.findings ?? []);
+    return { findings: [...job.analysis.findings, ...ranks], scope: job.analysis.scope };
   } catch (err) {
     throw apiErrorOf(err, err instanceof RecordingFileError ? err.file : files[0]);
   }

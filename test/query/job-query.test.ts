@@ -207,6 +207,36 @@ describe.each(Object.entries(JOBS))('a job from its ranks summaries: %s', (name,
   });
 });
 
+describe("a job whose summaries hold each rank's top findings (summarize --findings)", () => {
+  it("the findings panel lists them after the job's own, each named by its rank, in the job's ids: the report's", async () => {
+    const { ranks } = job(
+      'four-ddp',
+      [0, 1, 2, 3].map((k) => path.join(ddp, `four-ranks/ddp-rank${k}.sqlite`)),
+    );
+    await summarizeFiles(ranks, { store: true, findings: true, workers: 0 });
+    const reg = new SessionRegistry();
+    try {
+      const r = await reg.openFiles(ranks, { jobCacheDir: path.join(dir, 'unused-cache'), jobView: 'summaries' });
+      const id = r.opened[0]!.recordingId;
+      for (const kind of ['whole', 'steady-state'] as const) {
+        const report = analyzeJobOfSummaries((await summarizeFiles(ranks, { scopes: [kind] })).map((f) => f.summaries[kind]!));
+        const own = report.rankFindings.flatMap((x) => x.findings ?? []);
+        expect(report.rankFindings.every((x) => x.findings !== null)).toBe(true);
+        expect(own.length).toBeGreaterThanOrEqual(4);
+        expect(await reg.findings(id, { kind })).toEqual([...report.analysis.findings, ...own]);
+        // Every rank's, each saying whose it is.
+        for (const rank of [0, 1, 2, 3])
+          expect(
+            own.some((f) => f.title.startsWith(`Rank ${rank} (`)),
+            `rank ${rank}`,
+          ).toBe(true);
+      }
+    } finally {
+      reg.closeAll();
+    }
+  });
+});
+
 describe(`many files opened at once (${READ_ON_WORKERS_FROM} or more): each read once, on worker threads`, () => {
   // Generated ranks with their launcher's variables: one job by their ranks; and a file that is no recording among them.
   const d = path.join(dir, 'many');
