@@ -151,6 +151,11 @@ export function gpusNamedByRank(processes: readonly GpuHolder[]): boolean {
   return new Set(processes.map((p) => p.host)).size > 1 || processes.filter((p) => p.rank !== null).length > 1;
 }
 
+/** "rank 3", "ranks 0, 1": how a finding, a note or a table names the ranks of a recording (none: ''). */
+export function ranksPhrase(ranks: readonly number[]): string {
+  return ranks.length ? `rank${ranks.length > 1 ? 's' : ''} ${ranks.join(', ')}` : '';
+}
+
 /**
  * "rank 1 (node-b, GPU 0)"; "ranks 0, 1 (vm, GPU 0)" for a GPU two ranks
  * share; "pid 4242 (GPU 1)" for a process not launched as a rank; the host
@@ -161,10 +166,7 @@ export function rankedGpuName(holders: readonly GpuHolder[], gpu: number | strin
   const sorted = [...holders].sort((a, b) => (a.rank ?? Infinity) - (b.rank ?? Infinity) || a.pid - b.pid);
   const ranks = sorted.filter((h) => h.rank !== null).map((h) => h.rank!);
   const pids = sorted.filter((h) => h.rank === null).map((h) => h.pid);
-  const who = [
-    ...(ranks.length ? [`rank${ranks.length > 1 ? 's' : ''} ${ranks.join(', ')}`] : []),
-    ...(pids.length ? [`pid${pids.length > 1 ? 's' : ''} ${pids.join(', ')}`] : []),
-  ].join(', ');
+  const who = [...(ranks.length ? [ranksPhrase(ranks)] : []), ...(pids.length ? [`pid${pids.length > 1 ? 's' : ''} ${pids.join(', ')}`] : [])].join(', ');
   const hosts = [...new Set(sorted.map((h) => h.host).filter((h): h is string => Boolean(h)))];
   return `${who} (${[...hosts, `GPU ${gpu}`].join(', ')})`;
 }

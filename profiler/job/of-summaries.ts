@@ -22,7 +22,7 @@ import type { DeviceRow, StreamRow, TraceTables } from '../analysis/trace.ts';
 import { crossRankAnswers, type JobAnalysis, type NcclKernels, type PartResult } from '../analysis/diagnosis/job.ts';
 import type { Finding } from '../contract/findings.ts';
 import type { RankFindings, SourceAlignment } from '../contract/job.ts';
-import { gpusNamedByRank, type RankedProcess } from '../contract/ranks.ts';
+import { gpusNamedByRank, ranksPhrase, type RankedProcess } from '../contract/ranks.ts';
 import { nameItsRank, type RankNaming } from '../analysis/diagnosis/findings/context.ts';
 import type { ScopeInfo, Startup } from '../contract/scope.ts';
 import type { Ns } from '../contract/time.ts';
@@ -273,7 +273,7 @@ function rankFindingsOf(summaries: readonly RankSummary[], placement: Placement,
     const hosts = [...new Set(s.processes.map((p) => p.host).filter((h): h is string => Boolean(h)))];
     // As the file's own diagnosis named its GPUs (its processes' facts: findings/context.ts).
     const namedInFile = gpusNamedByRank(s.processes);
-    const whose = `${ranks.length ? `rank${ranks.length > 1 ? 's' : ''} ${ranks.join(', ')}` : s.file}${hosts.length ? ` (${hosts.join(', ')})` : ''}`;
+    const whose = `${ranksPhrase(ranks) || s.file}${hosts.length ? ` (${hosts.join(', ')})` : ''}`;
     const findings = s.findings.top.map((f) => {
       const placed = placeFinding(f, placement.plans[i]!, placement.shifts[i]!);
       if (!namedInFile) nameItsRank(naming, placed, { otherwise: whose });

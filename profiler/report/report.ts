@@ -14,7 +14,7 @@ import type { Finding } from '../contract/findings.ts';
 import { graphLaunchesText, type GraphLaunches } from '../contract/graphs.ts';
 import { gpuOrdinals, type DeviceRow } from '../analysis/trace.ts';
 import { readableNames } from '../contract/names.ts';
-import { formatRank, gpuNames, launcherOfRankVariable, type RankedProcess } from '../contract/ranks.ts';
+import { formatRank, gpuNames, launcherOfRankVariable, ranksPhrase, type RankedProcess } from '../contract/ranks.ts';
 import { participantName, type Stragglers } from '../contract/stragglers.ts';
 import { formatBytes, formatDuration, gigabytesPerSecond } from '../contract/time.ts';
 import { alignmentLine } from './clocks.ts';
@@ -441,7 +441,7 @@ function formatRankFindings(list: RankFindings[]): string[] {
   if (held.length === 0) return [`Each rank's own findings: not in these summaries (${how(without)})`];
   const out = ["Each rank's own top findings (from its summary, its diagnosis for this scope; worst first)"];
   for (const x of held) {
-    const whose = x.ranks.length ? `rank${x.ranks.length > 1 ? 's' : ''} ${x.ranks.join(', ')}` : x.file;
+    const whose = ranksPhrase(x.ranks) || x.file;
     const own = `its own report: streamscope report ${x.file}`;
     if (x.total === 0) {
       out.push(`  ${whose}: no findings (${own})`);
@@ -706,7 +706,7 @@ const STEP_TIMES = ['communicationNs', 'exposedNs', 'idleNs'] as const;
  */
 export function formatJobIterations(it: JobIterations | null): string {
   if (!it || it.without.length === 0) return formatIterations(it);
-  const ranks = (w: JobIterations['without'][number]) => (w.ranks.length ? ` (rank${w.ranks.length > 1 ? 's' : ''} ${w.ranks.join(', ')})` : '');
+  const ranks = (w: JobIterations['without'][number]) => (w.ranks.length ? ` (${ranksPhrase(w.ranks)})` : '');
   const why = (w: JobIterations['without'][number]) =>
     w.picked === null ? `no NVTX range repeats ${MIN_ITERATIONS} or more times` : `its repeating range is '${w.picked}'`;
   return [
