@@ -6,6 +6,7 @@
 // computed by profiler/analysis (the report prints the same numbers); this
 // module only reshapes it, so the app and `streamscope report` agree.
 import type { Analysis } from '../analysis/diagnosis/analyze.ts';
+import { deviceSpans } from '../analysis/diagnosis/findings/context.ts';
 import { overlapByDevice } from '../analysis/overlap.ts';
 import { streamOverlapByDevice } from '../analysis/stream-overlap.ts';
 import { summarizeCopies, summarizeKernels } from '../analysis/summary.ts';
@@ -24,8 +25,10 @@ export const MAX_OVERLAP_STREAMS = 64;
 
 /** The stats of the analysis's scope: every number here counts only the operations in it. */
 export function buildStats(analysis: Analysis): StatsResponse {
-  // The context, not the diagnosis: the statistics never wait for the rules and their what-ifs (analyze.ts).
-  const { trace, context: ctx } = analysis;
+  // Neither the diagnosis nor its context: the statistics never wait for the rules and their what-ifs, nor for the
+  // host model (analyze.ts builds both when first asked).
+  const { trace } = analysis;
+  const { deviceSpan } = deviceSpans(trace);
   // Longest in total first (summarizeKernels' order).
   const summaries = summarizeKernels(trace);
   const leftOut = summaries.slice(MAX_STATS_KERNELS);
@@ -70,7 +73,7 @@ export function buildStats(analysis: Analysis): StatsResponse {
       c.memcpys += d.memcpys[k]!;
     });
   const streams: StreamUtilization[] = perDevice.flatMap((d) => {
-    const span = ctx.deviceSpan.get(d.deviceId);
+    const span = deviceSpan.get(d.deviceId);
     const spanNs = span ? span.end - span.start : 0;
     return d.streamIds.map((streamId, k) => {
       const busyNs = d.busyNs[k]!;

@@ -20,7 +20,7 @@ import { closeWindows, selectScopeWith } from '../scope.ts';
 import { type RangeInstance } from '../../cuda/nvtx-ranges.ts';
 import { type TimelineColumns } from '../../native/columns.ts';
 import { instanceParts, shareFindings } from './attribution.ts';
-import { buildContext, type Context } from './findings/context.ts';
+import { buildContext, deviceSpans, type Context } from './findings/context.ts';
 import type { Finding, FixId } from '../../contract/findings.ts';
 import type { ReplayResult } from '../replay/replay.ts';
 import { STEADY_STATE, type Scope, type ScopeInfo } from '../../contract/scope.ts';
@@ -35,7 +35,8 @@ export { loadColumns, type LoadingStep };
 
 export interface Analysis {
   trace: Trace;
-  host: Host;
+  /** The scope's calls per thread, the call of each op, events and waits: built on first use (the diagnosis's context, the graphs). */
+  readonly host: Host;
   /**
    * Every rule's findings, what-ifs estimated: diagnosed on first use. The
    * Stats tab's numbers need the context alone, and at 10 M operations the
@@ -43,8 +44,8 @@ export interface Analysis {
    * for it, ten seconds and more, for findings it does not show.
    */
   readonly diagnosis: Diagnosis;
-  /** What the rules read of the trace (per device its busy union and span, the GPU span): the diagnosis's context. */
-  context: Context;
+  /** What the rules read of the trace (per device its busy union and span, the GPU span): the diagnosis's context, built on first use. */
+  readonly context: Context;
   /** What was analysed: the scope, its time windows, and start-up as detected. */
   scope: ScopeInfo;
   /** The whole recording's columns (the trace holds the scope's views or copies of them): analyse another scope without reading the file again. */
@@ -62,8 +63,8 @@ export interface Analysis {
    * straggler rule or on first use.
    */
   readonly stragglers: Stragglers;
-  /** The scope's CUDA graph launches: calls, the operations they ran, their graphs' ids and nodes (graphs.ts). */
-  graphs: GraphLaunches;
+  /** The scope's CUDA graph launches: calls, the operations they ran, their graphs' ids and nodes (graphs.ts). Built on first use. */
+  readonly graphs: GraphLaunches;
 }
 
 /** Milliseconds per phase of one analyze() call (the benchmark prints them). */
@@ -74,7 +75,7 @@ export interface AnalysisTimings {
   scope: number;
   /** Devices, streams, strings and derived op columns. */
   trace: number;
-  /** Calls per thread, call of each op, events and waits, graph launches. */
+  /** Calls per thread, call of each op, events and waits, graph launches, the rules' context: the tables read in analyze(), the rest when first asked. */
   host: number;
   /** Every rule, and the what-if replay of the findings it can fix. */
   diagnose: number;
@@ -165,41 +166,67 @@ export function analyze(db: Db, options: AnalyzeOptions = {}): Analysis {
   if (columns.leftOut) selection.info.notes = [...(selection.info.notes ?? []), leftOutNote(columns.leftOut)];
   lap('trace');
   const subset = options.pids ? { pids: options.pids } : undefined;
-  const host = hostOf(trace.ops, selection.columns.calls, { names, scoped: selection.columns !== columns, tables: readHostTables(db, subset) });
   // Read now, like the inputs below: the file may be closed by the time a report asks.
-  const graphs = graphLaunchesOf(graphRows(db), trace, host);
-  lap('host');
+  const hostTables = readHostTables(db, subset);
+  const graphRowsRead = graphRows(db);
   // Read now (the file may be closed by the time it is used): the diagnosis's rules across ranks name processes by them.
   const inputs = readCommunicationInputs(db, subset);
-  const context = buildContext(trace, host, inputs.processes);
+  lap('host');
+  // The host model and the rules' context are built when first needed, not here: the scope's label and the Stats
+  // tab's tables need neither (the tables read the devices' unions: overlap.ts), and at 10 M operations the two
+  // took 0.9 s of the Stats tab clicked as the page opened (issue 30). Their time is the host phase's.
+  let host: Host | null = null;
+  let context: Context | null = null;
+  let graphs: GraphLaunches | null = null;
+  const built = <T>(make: () => T): T => {
+    const t0 = performance.now();
+    const value = make();
+    if (timings) timings.host += performance.now() - t0;
+    return value;
+  };
+  const hostNow = (): Host =>
+    (host ??= built(() => hostOf(trace.ops, selection.columns.calls, { names, scoped: selection.columns !== columns, tables: hostTables })));
+  const contextNow = (): Context => {
+    if (context) return context;
+    const h = hostNow();
+    return (context = built(() => buildContext(trace, h, inputs.processes)));
+  };
   // An instance's findings are its share of the range's (attribution.ts): the range's diagnosis, read now, while the
   // file is open. Any other scope is diagnosed when its findings are first asked for (timed then, as the diagnose phase).
   let diagnosis: Diagnosis | null =
     scope.kind === 'range' && scope.instance !== undefined && trace.ops.length > 0
-      ? { findings: instanceFindings(db, options, columns, scope.name, instances)[scope.instance - 1]!, context }
+      ? { findings: instanceFindings(db, options, columns, scope.name, instances)[scope.instance - 1]!, context: contextNow() }
       : null;
   lap('diagnose');
   let communication: Communication | null = null;
   return {
     trace,
-    host,
-    context,
+    get host() {
+      return hostNow();
+    },
+    get context() {
+      return contextNow();
+    },
     get diagnosis() {
       if (!diagnosis) {
+        const ctx = contextNow();
         const t0 = performance.now();
-        diagnosis = diagnose(trace, host, inputs.processes, options.replays, onProgress, context);
+        diagnosis = diagnose(trace, hostNow(), inputs.processes, options.replays, onProgress, ctx);
         if (timings) timings.diagnose += performance.now() - t0;
       }
       return diagnosis;
     },
     scope: selection.info,
     columns,
-    graphs,
+    get graphs() {
+      return (graphs ??= built(() => graphLaunchesOf(graphRowsRead, trace, hostNow())));
+    },
     get communication() {
-      return (communication ??= communicationOf(trace, inputs, context.gpuSpan, host));
+      // The host's calls name the NCCL call that launched each kernel, read only where NCCL's ranges were recorded (ncclLaunches).
+      return (communication ??= communicationOf(trace, inputs, deviceSpans(trace).gpuSpan, inputs.ncclRanges.length > 0 ? hostNow() : undefined));
     },
     get stragglers() {
-      return stragglersOfContext(context);
+      return stragglersOfContext({ trace, processes: inputs.processes });
     },
   };
 }

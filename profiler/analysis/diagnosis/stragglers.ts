@@ -529,11 +529,14 @@ function tailSum(n: number, from: number, p: number, step: 1 | -1): number {
   return Math.min(1, Math.exp(logAt) * sum);
 }
 
-const memo = new WeakMap<Context, Stragglers>();
+const memo = new WeakMap<Trace, Stragglers>();
 
-/** stragglersOf the diagnosis context's trace and processes, computed once per context (the finding and the report share it). */
-export function stragglersOfContext(ctx: Context): Stragglers {
-  let s = memo.get(ctx);
-  if (!s) memo.set(ctx, (s = stragglersOf(ctx.trace, ctx.processes)));
+/**
+ * stragglersOf the diagnosis context's trace and processes, computed once per trace (the finding, the report and the
+ * Stats tab share it; the tab asks before any context is built: analyze.ts).
+ */
+export function stragglersOfContext(ctx: Pick<Context, 'trace' | 'processes'>): Stragglers {
+  let s = memo.get(ctx.trace);
+  if (!s) memo.set(ctx.trace, (s = stragglersOf(ctx.trace, ctx.processes)));
   return s;
 }

@@ -49,21 +49,11 @@ export function buildContext(trace: Trace, host: Host, processes: Map<number, Pr
     const k = host.opCall[i]!;
     issue[i] = k >= 0 ? Math.min(host.calls.start[k]!, ops.start[i]!) : ops.start[i]!;
   }
-  const busy = new Map<number, IntervalList>();
-  const deviceSpan = new Map<number, { start: Ns; end: Ns }>();
   // The unions the overlap factors are measured with: one pass for both (overlap.ts deviceUnions).
   const unions = deviceUnions(trace);
+  const busy = new Map([...unions].map(([d, { union }]) => [d, union]));
   const opsOnDevice = opsByDevice(trace, unions);
-  let gs = Infinity;
-  let ge = -Infinity;
-  for (const [d, { union: u }] of unions) {
-    busy.set(d, u);
-    if (u.length) {
-      deviceSpan.set(d, { start: u[0]!, end: u[u.length - 1]! });
-      gs = Math.min(gs, u[0]!);
-      ge = Math.max(ge, u[u.length - 1]!);
-    }
-  }
+  const { deviceSpan, gpuSpan } = deviceSpans(trace);
   let pairs: StreamPairs[] | null = null;
   return {
     trace,
@@ -74,12 +64,32 @@ export function buildContext(trace: Trace, host: Host, processes: Map<number, Pr
     opsOnDevice,
     busy,
     deviceSpan,
-    gpuSpan: Number.isFinite(gs) ? { start: gs, end: ge } : { start: 0, end: 0 },
+    gpuSpan,
     get pairs() {
       return (pairs ??= streamPairs(trace, issue));
     },
     processes,
   };
+}
+
+/**
+ * First op start to last op end, per device and over all (Context's
+ * deviceSpan and gpuSpan), from the devices' unions: what the Stats tab and
+ * the communication breakdown read of the context, without the host model
+ * the rest of it needs (analyze.ts builds that when first asked).
+ */
+export function deviceSpans(trace: Trace): Pick<Context, 'deviceSpan' | 'gpuSpan'> {
+  const deviceSpan = new Map<number, { start: Ns; end: Ns }>();
+  let gs = Infinity;
+  let ge = -Infinity;
+  for (const [d, { union: u }] of deviceUnions(trace)) {
+    if (u.length) {
+      deviceSpan.set(d, { start: u[0]!, end: u[u.length - 1]! });
+      gs = Math.min(gs, u[0]!);
+      ge = Math.max(ge, u[u.length - 1]!);
+    }
+  }
+  return { deviceSpan, gpuSpan: Number.isFinite(gs) ? { start: gs, end: ge } : { start: 0, end: 0 } };
 }
 
 /**
