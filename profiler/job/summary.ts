@@ -181,7 +181,7 @@ export function buildRankSummaries(file: string, scopes: readonly SummaryScope[]
     const iterations = steps?.done() ?? null;
     ms[0] += performance.now() - t;
     // After the parts: the reader's pool holds no column the diagnosis's own load needs.
-    const findings = withFindings ? topFindings(db, file, asked, ms) : null;
+    const findings = withFindings ? topFindings(db, file, asked, startups, ms) : null;
     return scopes.map((scope, k) => {
       const t = performance.now();
       const startup = startups[k]!;
@@ -217,17 +217,26 @@ export function buildRankSummaries(file: string, scopes: readonly SummaryScope[]
 /**
  * Each scope's top findings: the rank's diagnosis as `report FILE --scope`
  * gives it (analyze(): the rows loaded once for every scope), the worst
- * RANK_TOP_FINDINGS kept. Each scope's time is added to `ms`.
+ * RANK_TOP_FINDINGS kept. Each scope's time is added to `ms`. The steady
+ * state of a rank without start-up is its whole recording, operations and
+ * calls: diagnosed once for both (half of `summarize --findings` on such a
+ * rank went to the second, identical diagnosis).
  */
-function topFindings(db: Db, file: string, scopes: readonly Scope[], ms: number[]): TopFindings[] {
+function topFindings(db: Db, file: string, scopes: readonly Scope[], startups: readonly (Startup | null)[], ms: number[]): TopFindings[] {
   let columns: TimelineColumns | undefined;
+  const diagnosed = new Map<string, TopFindings>();
   return scopes.map((scope, k) => {
     const t = performance.now();
-    const analysis = analyze(db, { scope, file, columns });
-    columns = analysis.columns;
-    const { findings } = analysis.diagnosis;
+    const same = scope.kind === 'steady-state' && startups[k] === null ? 'whole' : scope.kind;
+    let found = diagnosed.get(same);
+    if (!found) {
+      const analysis = analyze(db, { scope, file, columns });
+      columns = analysis.columns;
+      const { findings } = analysis.diagnosis;
+      diagnosed.set(same, (found = { top: findings.slice(0, RANK_TOP_FINDINGS), total: findings.length }));
+    }
     ms[k]! += performance.now() - t;
-    return { top: findings.slice(0, RANK_TOP_FINDINGS), total: findings.length };
+    return found;
   });
 }
 

@@ -36,6 +36,7 @@ import { mergeRecordings } from '../../profiler/merge/merge.ts';
 import { repoRoot } from '../../profiler/native/paths.ts';
 import type { JobReport, Report } from '../../profiler/report/report.ts';
 import { tempDir } from '../helpers/native.ts';
+import { generateRanks } from '../../bench/generate-ranks.ts';
 
 const cli = path.join(repoRoot, 'profiler/cli/streamscope.ts');
 const run = (args: string[]) => {
@@ -188,6 +189,21 @@ describe('summaries without findings', () => {
     const [stored] = await summarizeFiles([file!], { findings: true });
     expect(stored!.from).toBe('stored');
     expect(stored!.summaries.whole!.findings!.top).toHaveLength(RANK_TOP_FINDINGS);
+  });
+});
+
+describe('ranks without start-up (generated)', () => {
+  // The steady state of a rank without start-up is its whole recording (summary.ts topFindings diagnoses it once).
+  it("each scope's top findings are its own report's, whole and steady state", async () => {
+    const files = generateRanks(fs.mkdtempSync(path.join(tmp, 'no-startup-')), 2, 20_000, 4).map((g) => g.file);
+    const [built] = await summarizeFiles(files.slice(0, 1), { store: true, force: true, findings: true, workers: 0 });
+    for (const scope of SUMMARY_SCOPES) {
+      const summary = built!.summaries[scope]!;
+      expect(summary.startup, scope).toBeNull();
+      const own = (JSON.parse(run(['report', files[0]!, '--json', ...scopeArgs(scope)]).stdout) as Report).findings;
+      expect(summary.findings!.total).toBe(own.length);
+      expect(summary.findings!.top).toEqual(own.slice(0, RANK_TOP_FINDINGS));
+    }
   });
 });
 
