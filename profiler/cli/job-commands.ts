@@ -112,10 +112,17 @@ export async function reportJobOfFiles(
     process.stdout.write(values.json ? JSON.stringify(report, null, 2) + '\n' : formatJobReport(report));
     return 0;
   }
-  const iterations = jobIterations(
-    results.map((r) => r.summaries[summaryScope]!),
-    job.placement,
-  );
+  let iterations;
+  try {
+    // The steps are read from each recording now (stored apart from its summary: store/rank-summary.ts STEPS_ROW).
+    iterations = jobIterations(
+      results.map((r) => r.summaries[summaryScope]!),
+      job.placement,
+    );
+  } catch (err) {
+    if (err instanceof RecordingFileError) fail(err.message, 2);
+    throw err;
+  }
   process.stdout.write(
     values.json ? JSON.stringify({ ...report, iterations }, null, 2) + '\n' : formatJobReport(report) + '\n' + formatJobIterations(iterations) + '\n',
   );

@@ -12,8 +12,9 @@ import { runOnWorkers, workerEntry } from '../base/worker-pool.ts';
 import { ColumnPool } from '../native/addon.ts';
 import { openRecording } from '../store/database.ts';
 import { RecordingFileError } from '../store/recording-error.ts';
-import { readRankSummary, writeRankSummaries } from '../store/rank-summary.ts';
-import { buildRankSummaries, SUMMARY_SCOPES, type RankSummary, type SummaryScope } from './summary.ts';
+import { isRankSummaryCurrent, readRankSummary, STEPS_ROW, writeRankSummaries } from '../store/rank-summary.ts';
+import { buildRankSummaries, storedForms, SUMMARY_SCOPES, type RankSummary, type SummaryScope } from './summary.ts';
+import type { Iterations } from '../contract/iterations.ts';
 import type { SummaryAnswer, SummaryRequest } from './summary-worker.ts';
 
 export interface SummarizeOptions {
@@ -65,7 +66,7 @@ export async function summarizeFiles(files: readonly string[], opts: SummarizeOp
     } else toBuild.push(n);
   });
   const workers = Math.min(opts.workers ?? os.availableParallelism(), toBuild.length);
-  const built = (n: number, list: Built[]) => {
+  const built = (n: number, list: Built[], steps: string) => {
     const entry = out[n]!;
     entry.from = 'built';
     entry.findings = opts.findings ?? false;
@@ -74,12 +75,15 @@ export async function summarizeFiles(files: readonly string[], opts: SummarizeOp
       entry.ms += b.ms;
       Object.defineProperty(entry.summaries, b.scope, { get: b.summary, enumerable: true, configurable: true });
     }
-    if (opts.store) store(entry, list);
+    if (opts.store) store(entry, list, steps);
     opts.onFile?.(++done, files.length);
   };
   if (workers === 0) {
     const pool = new ColumnPool();
-    for (const n of toBuild) built(n, buildRankSummaries(files[n]!, scopes, 0, pool, opts.findings ?? false).map(builtHere));
+    for (const n of toBuild) {
+      const summaries = buildRankSummaries(files[n]!, scopes, 0, pool, opts.findings ?? false);
+      built(n, summaries.map(builtHere), JSON.stringify(summaries[0]?.iterations ?? null));
+    }
   } else {
     await buildOnWorkers(
       toBuild.map((n) => ({ n, file: files[n]!, scopes, findings: opts.findings ?? false })),
@@ -90,19 +94,47 @@ export async function summarizeFiles(files: readonly string[], opts: SummarizeOp
   return out;
 }
 
-/** The stored summaries of every scope asked, when each is current (and, with `findings`, holds its findings); else null. */
+/**
+ * The stored summaries of every scope asked, when each is current (and, with `findings`, holds its findings); else null.
+ * Their steps are read from the recording when first asked (readSteps), once for every scope.
+ */
 function readStored(file: string, scopes: SummaryScope[], findings: boolean): FileSummaries['summaries'] | null {
   const db = openRecording(file, { readonly: true });
   try {
+    // Its steps current too (their payload left unread): else `summarize` would keep summaries whose steps cannot be read.
+    if (!isRankSummaryCurrent(db, STEPS_ROW)) return null;
     const found: FileSummaries['summaries'] = {};
+    let steps: Iterations | null | undefined;
+    const iterations = () => (steps === undefined ? (steps = readSteps(file)) : steps);
     for (const scope of scopes) {
       const json = readRankSummary(db, scope);
       if (json === null) return null;
       // The file's name as given now (it may have moved since).
-      found[scope] = { ...(JSON.parse(json) as RankSummary), file };
+      const summary = { ...(JSON.parse(json) as Omit<RankSummary, 'iterations'>), file } as RankSummary;
+      Object.defineProperty(summary, 'iterations', { get: iterations, enumerable: true, configurable: true });
+      found[scope] = summary;
       if (findings && !found[scope].findings) return null;
     }
     return found;
+  } finally {
+    db.close();
+  }
+}
+
+/** A stored summary's steps (STEPS_ROW), read when asked: a RecordingFileError where they are damaged, or the recording changed since its summary was read. */
+function readSteps(file: string): Iterations | null {
+  const db = openRecording(file, { readonly: true });
+  try {
+    const json = readRankSummary(db, STEPS_ROW);
+    if (json === null) throw new RecordingFileError(file, `changed since its summary was read (its steps are not current): streamscope summarize ${file}`);
+    try {
+      return JSON.parse(json) as Iterations | null;
+    } catch {
+      throw new RecordingFileError(
+        file,
+        `has damaged steps in its summary (rank_summary '${STEPS_ROW}'): streamscope summarize --force ${file} builds them again`,
+      );
+    }
   } finally {
     db.close();
   }
@@ -117,16 +149,17 @@ interface Built {
 }
 
 function builtHere(summary: RankSummary): Built {
-  return { scope: summary.scope, ms: summary.ms, summary: () => summary, json: () => JSON.stringify(summary) };
+  return { scope: summary.scope, ms: summary.ms, summary: () => summary, json: () => storedForms(summary).json };
 }
 
-/** A summary a worker built, as JSON: parsed when first read. */
-function builtOnWorker(json: string, scope: SummaryScope, ms: number): Built {
+/** A summary a worker built, as stored (without its steps: `steps`, the JSON of every scope's), parsed when first read. */
+function builtOnWorker(json: string, scope: SummaryScope, ms: number, steps: () => Iterations | null): Built {
   let parsed: RankSummary | undefined;
-  return { scope, ms, summary: () => (parsed ??= JSON.parse(json) as RankSummary), json: () => json };
+  return { scope, ms, summary: () => (parsed ??= { ...(JSON.parse(json) as Omit<RankSummary, 'iterations'>), iterations: steps() }), json: () => json };
 }
 
-function store(entry: FileSummaries, list: Built[]): void {
+/** Stores a recording's summaries and their steps (`steps`: JSON, STEPS_ROW). */
+function store(entry: FileSummaries, list: Built[], steps: string): void {
   let db;
   try {
     db = openRecording(entry.file);
@@ -135,7 +168,7 @@ function store(entry: FileSummaries, list: Built[]): void {
     return;
   }
   try {
-    writeRankSummaries(db, Object.fromEntries(list.map((b) => [b.scope, b.json()])));
+    writeRankSummaries(db, { ...Object.fromEntries(list.map((b) => [b.scope, b.json()])), [STEPS_ROW]: steps });
     entry.stored = true;
   } catch (err) {
     // A read-only file or file system, a full disk: the summary is still this run's.
@@ -146,14 +179,17 @@ function store(entry: FileSummaries, list: Built[]): void {
 }
 
 /** Each worker builds the next recording not yet taken. */
-async function buildOnWorkers(requests: SummaryRequest[], count: number, built: (n: number, list: Built[]) => void): Promise<void> {
+async function buildOnWorkers(requests: SummaryRequest[], count: number, built: (n: number, list: Built[], steps: string) => void): Promise<void> {
   const byN = new Map(requests.map((r) => [r.n, r]));
   await runOnWorkers('a summary worker', workerEntry('summary-worker', import.meta.url), requests, count, (m: SummaryAnswer) => {
     if (!m.ok) throw m.file !== undefined && m.problem !== undefined ? new RecordingFileError(m.file, m.problem) : new Error(m.error);
     const { scopes } = byN.get(m.n)!;
+    let steps: Iterations | null | undefined;
+    const parseSteps = () => (steps === undefined ? (steps = JSON.parse(m.steps) as Iterations | null) : steps);
     built(
       m.n,
-      m.json.map((j, k) => builtOnWorker(j, scopes[k]!, m.ms[k]!)),
+      m.json.map((j, k) => builtOnWorker(j, scopes[k]!, m.ms[k]!, parseSteps)),
+      m.steps,
     );
   });
 }

@@ -85,9 +85,10 @@ export interface RankSummary {
   /**
    * Its repeating NVTX range's instances (pickIterationRange: the user's step range before NCCL's), as `report --iterations`
    * gives them without findings, each with its breakdown per GPU over its own GPU span; in its own ids and clock, whatever
-   * the scope. Null where no range repeats.
+   * the scope. Null where no range repeats. Stored apart from the scopes (store/rank-summary.ts STEPS_ROW): a stored
+   * summary reads them from its recording when first asked (summarize.ts readStored).
    */
-  iterations: Iterations | null;
+  readonly iterations: Iterations | null;
   /**
    * The rank's own top findings for the scope: its diagnosis (analyze(), what-ifs included), the worst RANK_TOP_FINDINGS as
    * `report FILE --json` lists them, in its own ids, clock and words. Absent or null where not computed (a plain
@@ -96,6 +97,11 @@ export interface RankSummary {
   findings?: TopFindings | null;
   /** Milliseconds spent reading and analysing it. */
   ms: number;
+}
+
+/** A summary as stored: its scope's JSON without the steps, and the steps' JSON (the same for every scope: STEPS_ROW). */
+export function storedForms(summary: RankSummary): { json: string; steps: string } {
+  return { json: JSON.stringify({ ...summary, iterations: undefined }), steps: JSON.stringify(summary.iterations) };
 }
 
 export interface TopFindings {

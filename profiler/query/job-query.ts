@@ -48,7 +48,7 @@ import type { InputPlan } from '../merge/plan.ts';
 import Database from 'better-sqlite3';
 import { openRecording, type Db } from '../store/database.ts';
 import { latestSchemaVersion } from '../store/migrations/index.ts';
-import { readRankSummary } from '../store/rank-summary.ts';
+import { readRankSummary, STEPS_ROW } from '../store/rank-summary.ts';
 import { RecordingFileError } from '../store/recording-error.ts';
 import { checkValue } from './api-args.ts';
 import { ApiError, apiErrorOf } from './api-error.ts';
@@ -87,8 +87,17 @@ type ViewedSummary = PlacedSummary & Pick<RankSummary, 'iterations' | 'processes
 
 export function readRank(db: Db, file: string): RankRead {
   const json = readRankSummary(db, 'whole');
+  // The steps too, stored apart (STEPS_ROW): the view draws every rank's iterations row as it opens. Read here, as the
+  // rest: this may be an open worker's thread, whose answer is copied to the view's.
+  const steps = json === null ? null : readRankSummary(db, STEPS_ROW);
   const summary = summaryOf(db, '', file, false);
-  return { facts: { summary, zones: gpuZones(db) }, placed: json === null ? null : placed(JSON.parse(json) as RankSummary, file, summary) };
+  return {
+    facts: { summary, zones: gpuZones(db) },
+    placed:
+      json === null || steps === null
+        ? null
+        : placed({ ...(JSON.parse(json) as Omit<RankSummary, 'iterations'>), iterations: JSON.parse(steps) as Iterations | null }, file, summary),
+  };
 }
 
 /** The tables whose ids a merge renumbers as runs (merge/plan.ts ID_TABLES) that items live in. */

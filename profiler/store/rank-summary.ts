@@ -21,7 +21,14 @@ import type { Db } from './database.ts';
  * them, so a format-2 summary from before reads as one built without them — which it is — and is built again only where
  * they are asked for (summarize.ts readStored); raising it would rebuild every stored summary for nothing.
  */
-export const SUMMARY_FORMAT = 2;
+export const SUMMARY_FORMAT = 3;
+
+/**
+ * The row of the rank's steps (RankSummary.iterations), beside its scopes' (format 3): read only when the steps are
+ * asked for (`report FILES --iterations`, the job view's iterations row). A step is about 480 B of JSON, twice (both
+ * scopes held it in format 2): a rank of 10,000 steps held 10 MB that every job report read and parsed for nothing.
+ */
+export const STEPS_ROW = 'steps';
 
 const TABLE = 'rank_summary';
 
@@ -41,16 +48,34 @@ export function recordingFingerprint(db: Db): string {
   return `${origin}:${last.join(',')}`;
 }
 
-/** The summary stored for `scope` ('whole', 'steady-state'), when it is current (fingerprint, version, format); else null. */
+/** What a row says of what made it. */
+interface Stamp {
+  format: number;
+  builtWith: string;
+  fingerprint: string;
+}
+
+/** Made by this version, in this format, of the recording as it is now. */
+function isCurrent(db: Db, row: Stamp): boolean {
+  return row.format === SUMMARY_FORMAT && row.builtWith === VERSION && row.fingerprint === recordingFingerprint(db);
+}
+
+/** The summary stored for `scope` ('whole', 'steady-state', or STEPS_ROW), when it is current (fingerprint, version, format); else null. */
 export function readRankSummary(db: Db, scope: string): string | null {
   if (!hasTable(db)) return null;
   const row = db.prepare(`SELECT format, built_with AS builtWith, fingerprint, payload FROM ${TABLE} WHERE scope = ?`).get(scope) as
-    { format: number; builtWith: string; fingerprint: string; payload: string } | undefined;
-  if (!row || row.format !== SUMMARY_FORMAT || row.builtWith !== VERSION || row.fingerprint !== recordingFingerprint(db)) return null;
-  return row.payload;
+    (Stamp & { payload: string }) | undefined;
+  return row && isCurrent(db, row) ? row.payload : null;
 }
 
-/** Stores the summaries (scope → JSON payload), replacing those there, in one transaction. `db` must be writable. */
+/** Whether the row for `scope` is current, its payload left unread (summarize.ts: a stored summary's steps, read when asked). */
+export function isRankSummaryCurrent(db: Db, scope: string): boolean {
+  if (!hasTable(db)) return false;
+  const row = db.prepare(`SELECT format, built_with AS builtWith, fingerprint FROM ${TABLE} WHERE scope = ?`).get(scope) as Stamp | undefined;
+  return row !== undefined && isCurrent(db, row);
+}
+
+/** Stores the summaries (scope or STEPS_ROW → JSON payload), replacing those there, in one transaction. `db` must be writable. */
 export function writeRankSummaries(db: Db, payloads: Record<string, string>): void {
   const fingerprint = recordingFingerprint(db);
   db.transaction(() => {

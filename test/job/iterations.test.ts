@@ -25,6 +25,7 @@ import { mergeRecordings } from '../../profiler/merge/merge.ts';
 import { loadTimelineColumns } from '../../profiler/native/addon.ts';
 import { repoRoot } from '../../profiler/native/paths.ts';
 import { openRecording } from '../../profiler/store/database.ts';
+import { STEPS_ROW } from '../../profiler/store/rank-summary.ts';
 
 const fixtures = path.resolve(import.meta.dirname, '../fixtures/ddp');
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'job-iterations-'));
@@ -156,6 +157,42 @@ describe('report A.sqlite B.sqlite … --iterations', () => {
     const { it: job } = jobOf(files);
     expect(report.iterations).toEqual(job);
     expect(report.iterations.rows.every((r) => r.devices.every((d) => d.time.exposedNs >= 0))).toBe(true);
+  }, 60_000);
+
+  it("the steps are stored apart from the scopes' summaries, and read only when asked", () => {
+    const job = copies(JOBS[0]!.files);
+    const built = run(['summarize', ...job]);
+    expect(built.code, built.stderr).toBe(0);
+    const db = openRecording(job[0]!);
+    try {
+      const rows = db.prepare('SELECT scope, payload FROM rank_summary ORDER BY scope').all() as { scope: string; payload: string }[];
+      expect(rows.map((r) => r.scope)).toEqual(['steady-state', STEPS_ROW, 'whole']);
+      // Once, not in each scope's payload; the rank's own steps (in its ids and clock), as built.
+      for (const r of rows) if (r.scope !== STEPS_ROW) expect(Object.keys(JSON.parse(r.payload) as object)).not.toContain('iterations');
+      const steps = JSON.parse(rows.find((r) => r.scope === STEPS_ROW)!.payload) as Iterations;
+      expect(steps).toEqual(buildRankSummary(job[0]!, 'whole').iterations);
+      expect(steps.rows).toHaveLength(10);
+      // Damaged: a report reads none of them…
+      db.prepare('UPDATE rank_summary SET payload = ? WHERE scope = ?').run('{"name": "train_st', STEPS_ROW);
+    } finally {
+      db.close();
+    }
+    const report = run(['report', ...job, '--json']);
+    expect(report.code, report.stderr).toBe(0);
+    expect(report.stderr).not.toMatch(/summarized/);
+    // … and the iterations, which do, name the file and what to do.
+    const iterations = run(['report', ...job, '--iterations']);
+    expect(iterations.code).toBe(2);
+    expect(iterations.stderr).toContain(
+      `${job[0]}: has damaged steps in its summary (rank_summary 'steps'): streamscope summarize --force ${job[0]} builds them again`,
+    );
+    // Steps made stale (the file written again since, as far as its fingerprint says): the summary is not current, and
+    // `summarize` builds it again.
+    const stale = openRecording(job[1]!);
+    stale.prepare('UPDATE rank_summary SET fingerprint = ? WHERE scope = ?').run('stale', STEPS_ROW);
+    stale.close();
+    const again = run(['summarize', job[1]!]);
+    expect(again.stderr).toMatch(/ddp-rank1\.sqlite: summarized in [\d.]+ s, stored in it/);
   }, 60_000);
 
   it('recordings whose step ranges differ: the range most repeat, the others named with theirs (or none)', () => {
