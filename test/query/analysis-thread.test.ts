@@ -147,6 +147,25 @@ describe('analysis thread', () => {
     expect(order).toEqual(['stats', 'findings']);
   });
 
+  it("the Stats tab's tables are computed after the findings, ahead of the overlays: asked then, they wait for none", async () => {
+    const file = path.join(dir, 'launch-bound-ahead.sqlite');
+    fs.copyFileSync(path.resolve(import.meta.dirname, '../fixtures/corpus/torch-launch-bound-graphs/bug.sqlite'), file);
+    const t = thread();
+    const a = { id: 'ah', file };
+    const s = new RecordingQuery('s', file);
+    const { startNs, endNs, streams } = s.summary();
+    const inPlace = s.stats();
+    s.close();
+    const order: string[] = [];
+    // As a page opens: its overlay and its findings; the tab clicked once the findings are listed.
+    const overlay = t.waitSpans(a, { rows: streams.map((x) => x.rowId), startNs, endNs, resolutionNs: 1 }).then(() => order.push('waitSpans'));
+    await t.findings(a, STEADY_STATE).then(() => order.push('findings'));
+    const stats = await t.stats(a, STEADY_STATE).then((v) => (order.push('stats'), v));
+    await overlay;
+    expect(order).toEqual(['findings', 'stats', 'waitSpans']);
+    expect(stats).toEqual(inPlace);
+  });
+
   it("a panel's answer for a finished recording, asked again, comes without waiting for the worker", async () => {
     const t = thread();
     const a = { id: 'k', file: fixture('normalise-default-stream') };
