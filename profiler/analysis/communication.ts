@@ -129,11 +129,14 @@ class ThreadRanges {
 export function ncclLaunches(
   trace: Trace,
   labels: ReadonlyMap<number, CommKernel>,
-  launch: LaunchCalls,
+  launchCalls: LaunchCalls | (() => LaunchCalls),
   ranges: readonly NcclRange[],
 ): Map<number, NcclLaunch> {
   const out = new Map<number, NcclLaunch>();
-  if (ranges.length === 0) return out;
+  if (ranges.length === 0 || labels.size === 0) return out;
+  // Asked for only now: the host model behind them is built when first needed (analyze.ts), and most recordings have
+  // no NCCL range.
+  const launch = typeof launchCalls === 'function' ? launchCalls() : launchCalls;
   const byThread = new Map<string, NcclRange[]>();
   for (const r of ranges) {
     const key = `${r.pid}:${r.tid}`;
@@ -385,7 +388,7 @@ export interface CommunicationPart {
  * The part of communicationOf that needs no span (see there): one pass over
  * the trace's operations, or none where the devices' unions tell it.
  */
-export function communicationPart(trace: Trace, inputs: CommunicationInputs, launch?: LaunchCalls): CommunicationPart {
+export function communicationPart(trace: Trace, inputs: CommunicationInputs, launch?: LaunchCalls | (() => LaunchCalls)): CommunicationPart {
   const { ops } = trace;
   const labels = commKernelLabels(trace);
   const roles = opRoles(trace, inputs.peerCopyIds);
@@ -605,9 +608,15 @@ export function finishCommunication(part: CommunicationPart, names: Communicatio
  * Communication in a trace: every process's time breakdown on each GPU it
  * used, over `span` (the scope's GPU span: Context.gpuSpan), NCCL kernels
  * by collective, peer copies. With `launch` (the host's calls behind the
- * operations), each NCCL kernel whose launch lies in one of NCCL's NVTX
+ * operations, or what gives them: read only where NCCL's ranges were
+ * recorded), each NCCL kernel whose launch lies in one of NCCL's NVTX
  * ranges takes its collective and bytes from the call (ncclLaunches).
  */
-export function communicationOf(trace: Trace, inputs: CommunicationInputs, span: { start: Ns; end: Ns }, launch?: LaunchCalls): Communication {
+export function communicationOf(
+  trace: Trace,
+  inputs: CommunicationInputs,
+  span: { start: Ns; end: Ns },
+  launch?: LaunchCalls | (() => LaunchCalls),
+): Communication {
   return finishCommunication(communicationPart(trace, inputs, launch), { ...trace, processes: inputs.processes }, span);
 }

@@ -12,8 +12,8 @@ import { runOnWorkers, workerEntry } from '../base/worker-pool.ts';
 import { ColumnPool } from '../native/addon.ts';
 import { openRecording } from '../store/database.ts';
 import { RecordingFileError } from '../store/recording-error.ts';
-import { isRankSummaryCurrent, readRankSummary, STEPS_ROW, writeRankSummaries } from '../store/rank-summary.ts';
-import { buildRankSummaries, storedForms, SUMMARY_SCOPES, type RankSummary, type SummaryScope } from './summary.ts';
+import { readRankSummaries, readRankSummary, STEPS_ROW, writeRankSummaries } from '../store/rank-summary.ts';
+import { buildRankSummaries, storedForms, storedSummary, SUMMARY_SCOPES, type RankSummary, type SummaryScope } from './summary.ts';
 import type { Iterations } from '../contract/iterations.ts';
 import type { SummaryAnswer, SummaryRequest } from './summary-worker.ts';
 
@@ -82,7 +82,12 @@ export async function summarizeFiles(files: readonly string[], opts: SummarizeOp
     const pool = new ColumnPool();
     for (const n of toBuild) {
       const summaries = buildRankSummaries(files[n]!, scopes, 0, pool, opts.findings ?? false);
-      built(n, summaries.map(builtHere), JSON.stringify(summaries[0]?.iterations ?? null));
+      const forms = summaries.map(storedForms);
+      built(
+        n,
+        summaries.map((summary, k) => ({ scope: summary.scope, ms: summary.ms, summary: () => summary, json: () => forms[k]!.json })),
+        forms[0]!.steps,
+      );
     }
   } else {
     await buildOnWorkers(
@@ -102,18 +107,17 @@ function readStored(file: string, scopes: SummaryScope[], findings: boolean): Fi
   const db = openRecording(file, { readonly: true });
   try {
     // Its steps current too (their payload left unread): else `summarize` would keep summaries whose steps cannot be read.
-    if (!isRankSummaryCurrent(db, STEPS_ROW)) return null;
+    const payloads = readRankSummaries(db, scopes, [STEPS_ROW]);
+    if (payloads === null) return null;
     const found: FileSummaries['summaries'] = {};
     let steps: Iterations | null | undefined;
     const iterations = () => (steps === undefined ? (steps = readSteps(file)) : steps);
-    for (const scope of scopes) {
-      const json = readRankSummary(db, scope);
-      if (json === null) return null;
+    for (const [k, scope] of scopes.entries()) {
+      const summary = storedSummary(payloads[k]!, iterations);
       // The file's name as given now (it may have moved since).
-      const summary = { ...(JSON.parse(json) as Omit<RankSummary, 'iterations'>), file } as RankSummary;
-      Object.defineProperty(summary, 'iterations', { get: iterations, enumerable: true, configurable: true });
+      summary.file = file;
+      if (findings && !summary.findings) return null;
       found[scope] = summary;
-      if (findings && !found[scope].findings) return null;
     }
     return found;
   } finally {
@@ -148,14 +152,10 @@ interface Built {
   json: () => string;
 }
 
-function builtHere(summary: RankSummary): Built {
-  return { scope: summary.scope, ms: summary.ms, summary: () => summary, json: () => storedForms(summary).json };
-}
-
 /** A summary a worker built, as stored (without its steps: `steps`, the JSON of every scope's), parsed when first read. */
 function builtOnWorker(json: string, scope: SummaryScope, ms: number, steps: () => Iterations | null): Built {
   let parsed: RankSummary | undefined;
-  return { scope, ms, summary: () => (parsed ??= { ...(JSON.parse(json) as Omit<RankSummary, 'iterations'>), iterations: steps() }), json: () => json };
+  return { scope, ms, summary: () => (parsed ??= storedSummary(json, steps)), json: () => json };
 }
 
 /** Stores a recording's summaries and their steps (`steps`: JSON, STEPS_ROW). */

@@ -104,6 +104,17 @@ export function storedForms(summary: RankSummary): { json: string; steps: string
   return { json: JSON.stringify({ ...summary, iterations: undefined }), steps: JSON.stringify(summary.iterations) };
 }
 
+/**
+ * A summary from its stored forms (storedForms): its scope's JSON, and what gives its steps when first read — a getter,
+ * so that a summary read for a job's report never reads them (store/rank-summary.ts STEPS_ROW). `steps` is called at
+ * each read: the caller keeps what it gave (one recording's scopes share their steps).
+ */
+export function storedSummary(json: string, steps: () => Iterations | null): RankSummary {
+  const summary = JSON.parse(json) as RankSummary;
+  Object.defineProperty(summary, 'iterations', { get: steps, enumerable: true, configurable: true });
+  return summary;
+}
+
 export interface TopFindings {
   /** The worst RANK_TOP_FINDINGS at most, worst first. */
   top: Finding[];

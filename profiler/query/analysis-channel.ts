@@ -200,14 +200,7 @@ export class AnalysisChannel {
 
   /** The calls on their way, in the order they were made (the one the worker has now: startedAt set). */
   pending(): PendingCall[] {
-    return [...this.#pending.values()].map(({ request, startedAt, step, findings, rowsRead, ahead }) => ({
-      request,
-      startedAt,
-      step,
-      findings,
-      rowsRead,
-      ahead,
-    }));
+    return [...this.#pending.values()].map(({ resolve: _, reject: __, ...call }) => call);
   }
 
   /** A message that wants no answer (analysis-worker.ts: drop a recording). */

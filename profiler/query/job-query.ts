@@ -43,12 +43,12 @@ export { jobViewOf, type JobView } from '../contract/job.ts';
 import { jobIterations } from '../job/iterations.ts';
 import { placeSummaries, type PlacedSummary, type Placement } from '../job/of-summaries.ts';
 import { summarizeFiles } from '../job/summarize.ts';
-import type { RankSummary } from '../job/summary.ts';
+import { storedSummary, type RankSummary } from '../job/summary.ts';
 import type { InputPlan } from '../merge/plan.ts';
 import Database from 'better-sqlite3';
 import { openRecording, type Db } from '../store/database.ts';
 import { latestSchemaVersion } from '../store/migrations/index.ts';
-import { readRankSummary, STEPS_ROW } from '../store/rank-summary.ts';
+import { readRankSummaries, STEPS_ROW } from '../store/rank-summary.ts';
 import { RecordingFileError } from '../store/recording-error.ts';
 import { checkValue } from './api-args.ts';
 import { ApiError, apiErrorOf } from './api-error.ts';
@@ -86,17 +86,19 @@ export interface RankRead {
 type ViewedSummary = PlacedSummary & Pick<RankSummary, 'iterations' | 'processes'>;
 
 export function readRank(db: Db, file: string): RankRead {
-  const json = readRankSummary(db, 'whole');
   // The steps too, stored apart (STEPS_ROW): the view draws every rank's iterations row as it opens. Read here, as the
   // rest: this may be an open worker's thread, whose answer is copied to the view's.
-  const steps = json === null ? null : readRankSummary(db, STEPS_ROW);
+  const stored = readRankSummaries(db, ['whole', STEPS_ROW]);
   const summary = summaryOf(db, '', file, false);
   return {
     facts: { summary, zones: gpuZones(db) },
     placed:
-      json === null || steps === null
-        ? null
-        : placed({ ...(JSON.parse(json) as Omit<RankSummary, 'iterations'>), iterations: JSON.parse(steps) as Iterations | null }, file, summary),
+      stored &&
+      placed(
+        storedSummary(stored[0]!, () => JSON.parse(stored[1]!) as Iterations | null),
+        file,
+        summary,
+      ),
   };
 }
 

@@ -222,8 +222,8 @@ export function analyze(db: Db, options: AnalyzeOptions = {}): Analysis {
       return (graphs ??= built(() => graphLaunchesOf(graphRowsRead, trace, hostNow())));
     },
     get communication() {
-      // The host's calls name the NCCL call that launched each kernel, read only where NCCL's ranges were recorded (ncclLaunches).
-      return (communication ??= communicationOf(trace, inputs, deviceSpans(trace).gpuSpan, inputs.ncclRanges.length > 0 ? hostNow() : undefined));
+      // The host's calls, built only if NCCL's ranges need them (ncclLaunches).
+      return (communication ??= communicationOf(trace, inputs, deviceSpans(trace).gpuSpan, hostNow));
     },
     get stragglers() {
       return stragglersOfContext({ trace, processes: inputs.processes });
