@@ -23,6 +23,7 @@
 // A part's finding keeps the range finding's kind, fix and title, its
 // evidence cut down to the part's own, its severity against the part's
 // span, and says whose share it is.
+import { rankFindings } from './findings/ranking.ts';
 import type { Finding, FixId } from '../../contract/findings.ts';
 import { fixLabel } from '../replay/whatif.ts';
 import { severityInSpan } from './findings/context.ts';
@@ -31,7 +32,6 @@ import type { Host } from '../host.ts';
 import { OpKind, type Trace } from '../trace.ts';
 import { rangeOwnership, type RangeInstance } from '../../cuda/nvtx-ranges.ts';
 import { type TimelineColumns } from '../../native/columns.ts';
-import { SEVERITY_RANK } from '../../contract/findings.ts';
 
 export interface PartOwnership {
   /** Per op of the range's trace: the part that owns it (0-based), -1 for none. */
@@ -175,8 +175,8 @@ export function shareFindings(trace: Trace, host: Host, findings: Finding[], own
       });
     }
   }
-  for (const list of out) list.sort((a, b) => SEVERITY_RANK[b.severity] - SEVERITY_RANK[a.severity] || b.costNs - a.costNs);
-  return out;
+  // Ranked as the diagnosis ranks: the range's symptoms already say what explains them.
+  return out.map((list) => rankFindings(list));
 }
 
 /**

@@ -15,8 +15,9 @@ import { idleGaps, lowUtilization } from './findings/idle.ts';
 import { launchBound } from './findings/launch-bound.ts';
 import { serializedCollectives } from './findings/serialized-collective.ts';
 import { singleStream } from './findings/single-stream.ts';
+import { rankFindings } from './findings/ranking.ts';
 import { stragglerRank } from './findings/straggler.ts';
-import { SEVERITY_RANK, type Finding, type FixId } from '../../contract/findings.ts';
+import type { Finding, FixId } from '../../contract/findings.ts';
 import type { ProcessFacts } from '../communication.ts';
 import type { Host } from '../host.ts';
 import type { ReplayResult } from '../replay/replay.ts';
@@ -81,7 +82,7 @@ export function diagnose(
   // and the answer's order among equal costs stays the rules' order).
   // Told with the model's step: built here rather than by the first replay, so that progress names it.
   if (fixes.size > 0) {
-    onProgress?.({ phase: 'modelling', done: 0, total: host.calls.length, findings: structuredClone(findings).sort(bySeverityAndCost) });
+    onProgress?.({ phase: 'modelling', done: 0, total: host.calls.length, findings: rankFindings(structuredClone(findings)) });
     hostModel(trace, host);
   }
   // The replay's estimate of the fix each finding names (its fixId, set by
@@ -117,11 +118,6 @@ export function diagnose(
     f.costNs = e.savedNs;
     f.severity = severityByCost(context, f.costNs);
   }
-  findings.sort(bySeverityAndCost);
-  return { findings, context };
-}
-
-/** Worst first: severity, then cost. */
-function bySeverityAndCost(a: Finding, b: Finding): number {
-  return SEVERITY_RANK[b.severity] - SEVERITY_RANK[a.severity] || b.costNs - a.costNs;
+  // Worst first, symptoms after their causes, saying so (findings/ranking.ts).
+  return { findings: rankFindings(findings, true), context };
 }
