@@ -112,7 +112,8 @@ describe('serialized collectives', () => {
       const overlapped = spanOf(step('overlapped').trace);
       expect(Math.abs(r.estimate.predictedNs / overlapped - 1)).toBeLessThan(0.01);
       expect(Math.abs(r.estimate.savedNs / (spanOf(trace) - overlapped) - 1)).toBeLessThan(0.01);
-      expect(r.estimate.savedNs).toBeGreaterThan(STEPS * (BUCKETS - 1) * ALLREDUCE_NS);
+      // At least the 3 all-reduces of each step that the overlap hides.
+      expect(r.estimate.savedNs).toBeGreaterThanOrEqual(STEPS * (BUCKETS - 1) * ALLREDUCE_NS);
     });
   }
 

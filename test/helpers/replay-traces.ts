@@ -22,8 +22,11 @@ export interface OpSpec {
 
 /**
  * Ops issued in this order, 10 µs apart, each by its own call, each
- * running for its `ns` (default 5 µs) from 3 µs after its call, as if
- * nothing held it back; streams: id → flags, all in one context.
+ * running for its `ns` (default 5 µs) from 3 µs after its call, or from when
+ * the op before it on its stream ended (a stream runs its work in order, and
+ * the replay takes an op still running when the next on its stream began for
+ * a record whose end is off: replay-host.ts clipStreamOverlaps); streams:
+ * id → flags, all in one context.
  */
 export function build(
   streams: Record<number, number>,
@@ -43,6 +46,7 @@ export function build(
     domain: new Uint8Array(n).fill(1),
   };
   const ops = allocateOps(n);
+  const streamEnd = new Map<number, number>();
   specs.forEach((s, i) => {
     const kernel = s.kind === 'kernel';
     calls.rowId[i] = i + 1;
@@ -53,8 +57,9 @@ export function build(
     ops.kind[i] = kernel ? OpKind.Kernel : OpKind.Memcpy;
     ops.category[i] = kernel ? OpCategory.Compute : s.kind === 'HtoD' ? OpCategory.HtoD : OpCategory.DtoH;
     ops.detail[i] = kernel ? (s.nccl ? 3 : 1) : s.kind === 'HtoD' ? 2 * 16 + 3 : 3 * 16 + 2; // pinned host memory
-    ops.start[i] = i * 10_000 + 3_000;
-    ops.end[i] = i * 10_000 + 3_000 + (s.ns ?? 5_000);
+    ops.start[i] = Math.max(i * 10_000 + 3_000, streamEnd.get(s.stream) ?? -Infinity);
+    ops.end[i] = ops.start[i]! + (s.ns ?? 5_000);
+    streamEnd.set(s.stream, ops.end[i]!);
     ops.stream[i] = s.stream;
     ops.device[i] = 1;
     ops.pid[i] = 1;

@@ -39,7 +39,11 @@
 //    other starts or ends. Recorded durations are first scaled back to what
 //    each copy would have taken alone, so the unchanged replay keeps them,
 //    and a fix that makes copies overlap makes them slower, as they are.
-//  * durations as recorded, unless the caller (a fix) overrides them.
+//  * durations as recorded, unless the caller (a fix) overrides them; an
+//    op recorded still running when the next op of its stream began (a
+//    CUDA graph's branches, a record whose end is off) runs until then: the
+//    replay runs a stream's ops one after another (replay-host.ts
+//    clipStreamOverlaps).
 //  * handoffs between threads: a call that started right after another
 //    thread of its process ended one, where that thread's calls filled its
 //    idle gap edge to edge (PyTorch's main thread waiting in
