@@ -38,22 +38,19 @@ import { repoRoot } from '../../profiler/native/paths.ts';
 import { RecordingQuery } from '../../profiler/query/recording-query.ts';
 import { openRecording } from '../../profiler/store/database.ts';
 import { parseScope, scopeKey } from '../../renderer/src/scope/scope.ts';
+import { CORPUS_DIR, corpusPairs } from '../helpers/corpus.ts';
 
 const fixtures = path.join(repoRoot, 'test/fixtures');
 
-/** The recordings: the corpus pairs whose program pushes a step range, and the training loop of test/gpu/scripts. */
+/** The recordings: the corpus pairs whose program pushes a step range (every round: corpusPairs), and the training loop of test/gpu/scripts. */
 function recordings(): { file: string; range: string }[] {
   const out: { file: string; range: string }[] = [];
-  const corpus = path.join(fixtures, 'corpus');
-  for (const pair of fs.existsSync(corpus) ? fs.readdirSync(corpus).sort() : []) {
-    const program = path.join(corpus, pair, 'program.py');
+  for (const pair of corpusPairs()) {
+    const program = path.join(CORPUS_DIR, pair.name, 'program.py');
     if (!fs.existsSync(program)) continue;
     const m = /torch\.cuda\.nvtx\.range_push\("(train_step|step)"\)/.exec(fs.readFileSync(program, 'utf8'));
     if (!m) continue;
-    // Every round the pair was recorded in (test/fixtures/corpus/README.md): the first beside the program, the others in round-N/.
-    const rounds = fs.readdirSync(path.join(corpus, pair)).filter((f) => /^round-\d+$/.test(f));
-    for (const where of ['', ...rounds.map((r) => `${r}/`)])
-      for (const side of ['bug', 'fix']) out.push({ file: `corpus/${pair}/${where}${side}.sqlite`, range: m[1]! });
+    for (const side of ['bug', 'fix']) out.push({ file: path.relative(fixtures, path.join(pair.dir, `${side}.sqlite`)), range: m[1]! });
   }
   for (const f of ['torch_train_loop.sqlite', 'torch_train_loop-fixed.sqlite']) out.push({ file: `recordings/${f}`, range: 'train_step' });
   return out;

@@ -1,7 +1,7 @@
 // The order findings are listed in: worst first — by severity, then by
-// cost — and, within one severity, symptoms after their causes. Two rules measure the GPU's idle time
-// without naming what kept it idle (idle.ts: gaps, windows under half
-// busy); others find a cause and charge it the GPU idle time that followed
+// cost — and, within one severity, symptoms after their causes. Two rules
+// measure the GPU's idle time without naming what kept it idle (idle.ts:
+// gaps, windows under half busy); others find a cause and charge it the GPU idle time that followed
 // (a synchronize, a read of a value, a synchronous copy, launches longer than
 // their kernels). Ranked by cost alone, a symptom measured across a whole
 // window outranked the cause that made it whenever its windows crossed a
@@ -43,22 +43,29 @@ export function rankFindings(findings: Finding[], say = false): Finding[] {
  * `findings` (sorted worst first) with each explained symptom moved after
  * the last of its device's idle causes of the same severity that it
  * outranked. With `say`, an explained symptom's explanation also names the
- * idle time charged to those causes (once: the diagnosis's final list).
+ * idle time charged to those causes (once: the diagnosis's final list), and
+ * says they are listed before it where they all are (a cause of a lower
+ * severity stays below a symptom of a higher one).
  */
-export function symptomsAfterCauses(findings: Finding[], say = false): Finding[] {
-  let out = findings;
+function symptomsAfterCauses(findings: Finding[], say: boolean): Finding[] {
+  const out = [...findings];
   for (const symptom of findings) {
     if (!SYMPTOMS.has(symptom.kind) || symptom.deviceId === null || !(symptom.costNs > 0)) continue;
     const causes = out.filter((f) => IDLE_CAUSES.has(f.kind) && f.deviceId === symptom.deviceId);
     const charged = causes.reduce((sum, f) => sum + chargedIdle(f), 0);
     if (charged < EXPLAINED_SHARE * symptom.costNs) continue;
-    if (say)
-      symptom.explanation += ` The causes found on this GPU, listed before it, are charged ${formatDuration(charged)} of GPU idle time (${[...new Set(causes.map((f) => f.kind))].join(', ')}).`;
     const at = out.indexOf(symptom);
-    let last = -1;
-    for (let k = at + 1; k < out.length; k++) if (causes.includes(out[k]!) && SEVERITY_RANK[out[k]!.severity] === SEVERITY_RANK[symptom.severity]) last = k;
-    if (last < 0) continue;
-    out = [...out.slice(0, at), ...out.slice(at + 1, last + 1), symptom, ...out.slice(last + 1)];
+    const last = out.findLastIndex((f, k) => k > at && f.severity === symptom.severity && causes.includes(f));
+    if (last >= 0) {
+      // Out of its place, then back in right after that cause (now one place earlier).
+      out.splice(at, 1);
+      out.splice(last, 0, symptom);
+    }
+    if (say) {
+      const before = causes.every((c) => out.indexOf(c) < out.indexOf(symptom));
+      const kinds = [...new Set(causes.map((f) => f.kind))].join(', ');
+      symptom.explanation += ` The causes found on this GPU${before ? ', listed before it,' : ''} are charged ${formatDuration(charged)} of GPU idle time (${kinds}).`;
+    }
   }
   return out;
 }
