@@ -1,7 +1,7 @@
 // Builds the Electron side into app/dist as CommonJS (Electron's Node may not
 // strip TypeScript, and the sandboxed preload must be one self-contained
 // CommonJS file):
-//   vite build -c app/vite.config.ts                 → main.cjs, query-worker.cjs, analysis-worker.cjs, job-worker.cjs, summary-worker.cjs, import-worker.cjs, open-worker.cjs, streamscope-cli.cjs (+ shared chunks)
+//   vite build -c app/vite.config.ts                 → main.cjs, query-worker.cjs, analysis-worker.cjs, job-worker.cjs, whatif-worker.cjs, summary-worker.cjs, import-worker.cjs, open-worker.cjs, streamscope-cli.cjs (+ shared chunks)
 //   vite build -c app/vite.config.ts --mode preload  → preload.cjs (one file, no chunks)
 // `npm run build:app` runs both. Native and Electron modules stay external:
 // better-sqlite3 and the addon are loaded from node_modules / resources at run time.
@@ -73,6 +73,8 @@ export default defineConfig(({ mode }) => {
         'analysis-worker': path.join(root, 'profiler/query/analysis-worker.ts'),
         // Started by profiler/analysis/diagnosis/job.ts (a job's report, rank by rank) likewise.
         'job-worker': path.join(root, 'profiler/analysis/diagnosis/job-worker.ts'),
+        // Started by profiler/analysis/diagnosis/whatif-thread.ts (the what-ifs of a large recording's report) likewise.
+        'whatif-worker': path.join(root, 'profiler/analysis/diagnosis/whatif-worker.ts'),
         // Started by profiler/job/summarize.ts (streamscope summarize, a job's report) likewise.
         'summary-worker': path.join(root, 'profiler/job/summary-worker.ts'),
         // Started by profiler/import/import-many.ts (streamscope import of several traces) likewise.

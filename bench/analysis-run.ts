@@ -1,7 +1,8 @@
-// `node bench/analysis-run.ts FILE [--scope steady-state|whole|window]`:
+// `node bench/analysis-run.ts FILE [--scope steady-state|whole|window] [--here]`:
 // one timed analysis of FILE — analyze() and its diagnosis, what `streamscope
-// report` runs — in this process, printed as one JSON line: its seconds and
-// phases, the operations and findings, the load average as it began.
+// report` runs (the fixes' what-ifs on a second thread: --here, on this one)
+// — in this process, printed as one JSON line: its seconds and phases, the
+// operations and findings, the load average as it began.
 //
 // The analysis benchmark (run-bench.ts benchAnalysis) runs each of its
 // timed analyses as a process of this, as a user's command runs: on the
@@ -24,9 +25,12 @@ export interface AnalysisRun {
   loadAverage1m: number;
 }
 
-const { values, positionals } = parseArgs({ allowPositionals: true, options: { scope: { type: 'string', default: 'steady-state' } } });
+const { values, positionals } = parseArgs({
+  allowPositionals: true,
+  options: { scope: { type: 'string', default: 'steady-state' }, here: { type: 'boolean', default: false } },
+});
 const file = positionals[0];
-if (!file) throw new Error('usage: node bench/analysis-run.ts FILE [--scope steady-state|whole|window]');
+if (!file) throw new Error('usage: node bench/analysis-run.ts FILE [--scope steady-state|whole|window] [--here]');
 
 const db = openRecording(file, { readonly: true });
 try {
@@ -41,7 +45,7 @@ try {
   }
   const phasesMs: AnalysisTimings = { load: 0, scope: 0, trace: 0, host: 0, diagnose: 0 };
   const t0 = performance.now();
-  const a = analyze(db, { timings: phasesMs, scope });
+  const a = analyze(db, { timings: phasesMs, scope, whatIfThread: !values.here });
   const findings = a.diagnosis.findings.length; // diagnosed when first read (analyze.ts): timed here
   const seconds = (performance.now() - t0) / 1000;
   const run: AnalysisRun = { seconds, phasesMs, operations: a.trace.ops.length, findings, loadAverage1m };

@@ -490,8 +490,12 @@ async function benchAnalysis(): Promise<void> {
     // Each timed analysis a process of its own (analysis-run.ts), as a user's command: a second analysis in one process
     // ran up to 1.5x slower on the development VM, faulting in again the pages the first one's arrays handed back.
     const runScript = path.join(import.meta.dirname, 'analysis-run.ts');
-    const timed = (scope: 'steady-state' | 'whole' | 'window'): AnalysisRun =>
-      JSON.parse(execFileSync(process.execPath, [runScript, out, '--scope', scope], { encoding: 'utf8', maxBuffer: 1 << 20 })) as AnalysisRun;
+    const timed = (scope: 'steady-state' | 'whole' | 'window', here = false): AnalysisRun =>
+      JSON.parse(
+        execFileSync(process.execPath, [runScript, out, '--scope', scope, ...(here ? ['--here'] : [])], { encoding: 'utf8', maxBuffer: 1 << 20 }),
+      ) as AnalysisRun;
+    // Beside each warm run, the same analysis with every what-if on the analysing thread (no second thread: `--here`).
+    const here: number[] = [];
     // Cold (issue 30: ≤ 4 s): the file's pages out of the page cache, the process's first analysis.
     evictFromPageCache(out);
     const coldRun = timed('steady-state');
@@ -517,6 +521,7 @@ async function benchAnalysis(): Promise<void> {
     const rounds = Number(values['analysis-rounds']);
     for (let i = 0; i < rounds; i++) {
       const steady = timed('steady-state');
+      here.push(timed('steady-state', true).seconds);
       runLoads.push(steady.loadAverage1m);
       runs.push(steady.seconds);
       phases.push(steady.phasesMs);
@@ -533,6 +538,7 @@ async function benchAnalysis(): Promise<void> {
       operations: ops,
       cold: { seconds: cold, phasesMs: coldTimings, loadAverage1m: coldLoad, goal: 4 },
       process: 'each timed analysis a process of its own (bench/analysis-run.ts)',
+      whatIfsHere: { runs: here, medianSeconds: median(here) },
       runs,
       runLoadAverages1m: runLoads,
       phasesMs: phases,
@@ -557,6 +563,9 @@ async function benchAnalysis(): Promise<void> {
     );
     lines.push(
       `          warm, a process each: ${runs.map((r, i) => `${r.toFixed(2)} s (load ${runLoads[i]!.toFixed(2)})`).join(', ')}: median ${mid.toFixed(2)}, spread ${(((Math.max(...runs) - Math.min(...runs)) / mid) * 100).toFixed(0)} % (goal ≤ 2 s)`,
+    );
+    lines.push(
+      `          the what-ifs on the analysing thread (no second thread), beside each: ${here.map((r) => r.toFixed(2)).join(', ')} s: median ${median(here).toFixed(2)} (the second thread ${(median(here) / mid).toFixed(2)} × faster)`,
     );
     lines.push(
       `          load alone: SQL loader ${loads.sql.map((r) => r.toFixed(2)).join(', ')} s, page loader ${loads.pages.map((r) => r.toFixed(2)).join(', ')} s (${via}); pages / SQL = ${pagesOverSql.toFixed(2)} (medians)`,

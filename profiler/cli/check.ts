@@ -54,7 +54,8 @@ export function parseCheckArgs(args: string[]): { file: string; minOverlap: numb
 export function runCheck(file: string, minOverlap: number | null, failOn: Severity | null, scope?: Scope): CheckResult {
   const db = openRecording(file, { readonly: true });
   try {
-    const { trace, diagnosis, scope: info, columns } = analyze(db, { scope, file });
+    // The check reads the diagnosis at once: its what-ifs begin on a second thread as the rules name them (analyze.ts).
+    const { trace, diagnosis, scope: info, columns } = analyze(db, { scope, file, whatIfThread: true });
     const gpu = gpuOrdinals(trace.devices);
     const names = gpuNames(trace.devices, readProcesses(db), trace.streams);
     const overlap = overlapByDevice(trace).filter((o) => o.all.count > 0);

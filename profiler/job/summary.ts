@@ -45,6 +45,7 @@ import { ColumnPool } from '../native/addon.ts';
 import type { InputFacts } from '../merge/plan.ts';
 import { openRecording, type Db } from '../store/database.ts';
 import { readProcesses } from '../store/ranks.ts';
+import { rowsAtMost } from '../store/row-bounds.ts';
 import { RecordingFileError } from '../store/recording-error.ts';
 import { SUMMARY_FORMAT } from '../store/rank-summary.ts';
 import { beforeOriginNs } from '../store/zones.ts';
@@ -275,20 +276,6 @@ function allRows(db: Db, reader: PartReader, part: JobPart): TimelineColumns | u
   return columns.ops.length === rowsAtMost(db, ['kernels', 'memcpys', 'memsets']) && columns.calls.length === rowsAtMost(db, ['api_calls'])
     ? columns
     : undefined;
-}
-
-/**
- * How many rows `tables` hold at most: max(id) − min(id) + 1 each, two seeks per table (each aggregate alone: SQLite's
- * min/max shortcut), where count(*) reads every page (~14 ms for 1 M operations). Each row is loaded once at most, so
- * as many loaded is every one; a table with gaps in its ids is never matched.
- */
-function rowsAtMost(db: Db, tables: readonly string[]): number {
-  let most = 0;
-  for (const table of tables) {
-    const [lo, hi] = db.prepare(`SELECT (SELECT min(id) FROM ${table}), (SELECT max(id) FROM ${table})`).raw().get() as [number | null, number | null];
-    if (lo !== null && hi !== null) most += hi - lo + 1;
-  }
-  return most;
 }
 
 /**

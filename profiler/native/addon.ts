@@ -150,6 +150,10 @@ interface AddonModule {
   loadOps(dbPath: string): OpColumns;
   loadCalls(dbPath: string): CallColumns;
   loadTimeline(dbPath: string, options?: TimelineLoadOptions): { ops: OpColumns; calls: CallColumns; via: string; leftOut: LeftOutRows | null };
+  loadTimeline(
+    dbPath: string,
+    options: TimelineLoadOptions & { out: { ops: Omit<OpColumns, 'length'>; calls: Omit<CallColumns, 'length'> } },
+  ): { ops: number; calls: number; via: string; leftOut: LeftOutRows | null };
   checkTimeline(dbPath: string): { leftOut: LeftOutRows | null };
   loadRows(
     dbPath: string,
@@ -251,6 +255,42 @@ export function loadTimelineColumns(
   options: TimelineLoadOptions = {},
 ): { ops: OpColumns; calls: CallColumns; via: string; leftOut: LeftOutRows | null } {
   return addon().loadTimeline(dbPath, options);
+}
+
+/**
+ * loadTimelineColumns into arrays over SharedArrayBuffers, which another
+ * thread can be handed without a copy (postMessage shares their memory):
+ * the analysis's what-if thread (analysis/diagnosis/whatif-thread.ts) reads the
+ * columns the analysis loaded. `rows`: at least as many operations and calls
+ * as the file holds (a load that finds more throws a RangeError); the
+ * columns are views of the first rows.
+ */
+export function loadSharedTimelineColumns(
+  dbPath: string,
+  rows: { ops: number; calls: number },
+  options: TimelineLoadOptions = {},
+): { ops: OpColumns; calls: CallColumns; via: string; leftOut: LeftOutRows | null } {
+  const shared = (columns: Record<string, keyof typeof TYPED_ARRAYS>, n: number) =>
+    Object.fromEntries(
+      Object.entries(columns).map(([name, type]) => {
+        // A typed array over shared memory is one over an ArrayBufferLike (the constructors' types say ArrayBuffer).
+        const memory = new SharedArrayBuffer(Math.max(1, n) * TYPED_ARRAYS[type].BYTES_PER_ELEMENT) as unknown as ArrayBuffer;
+        return [name, new TYPED_ARRAYS[type](memory)];
+      }),
+    );
+  const out = { ops: shared(OP_COLUMNS, rows.ops), calls: shared(CALL_COLUMNS, rows.calls) };
+  const n = addon().loadTimeline(dbPath, { ...options, out: out as never });
+  const view = (arrays: Record<string, AnyTypedArray>, length: number) => {
+    const c: Record<string, unknown> = { length };
+    for (const [name, a] of Object.entries(arrays)) c[name] = a.subarray(0, length);
+    return c;
+  };
+  return {
+    ops: view(out.ops, n.ops) as unknown as OpColumns,
+    calls: view(out.calls, n.calls) as unknown as CallColumns,
+    via: n.via,
+    leftOut: n.leftOut,
+  };
 }
 
 /** The checks of loadTimelineColumns on every operation and call, keeping none: throws as it does; the rows it would leave out. */

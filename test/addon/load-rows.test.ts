@@ -8,7 +8,16 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
-import { ColumnPool, loadRows, loadTimelineColumns, NARROW_OP_COLUMNS, OP_COLUMNS, type CallColumns, type OpColumns } from '../../profiler/native/addon.ts';
+import {
+  ColumnPool,
+  loadRows,
+  loadSharedTimelineColumns,
+  loadTimelineColumns,
+  NARROW_OP_COLUMNS,
+  OP_COLUMNS,
+  type CallColumns,
+  type OpColumns,
+} from '../../profiler/native/addon.ts';
 
 const fixture = (name: string) => path.resolve(import.meta.dirname, `../fixtures/recordings/${name}.sqlite`);
 const file = fixture('nccl-straggler-h200x2');
@@ -112,5 +121,22 @@ describe('loadRows: rows by rowid ranges', () => {
     const wanted = (i: number) => all.calls.nameId[i] === launch || all.calls.end[i]! - all.calls.start[i]! >= 1_000_000;
     expect(named.calls.length).toBeGreaterThan(100);
     expect(rows(named.calls)).toEqual(rows(all.calls, wanted));
+  });
+});
+
+describe('loadSharedTimelineColumns: the whole recording into shared memory (the what-if thread reads it)', () => {
+  it("the same rows as loadTimelineColumns, in arrays over SharedArrayBuffers, views of the rows' count", () => {
+    const shared = loadSharedTimelineColumns(file, { ops: all.ops.length + 5, calls: all.calls.length });
+    expect(shared.ops.length).toBe(all.ops.length);
+    expect(shared.calls.length).toBe(all.calls.length);
+    expect(rows(shared.ops)).toEqual(rows(all.ops));
+    expect(rows(shared.calls)).toEqual(rows(all.calls));
+    expect(shared.ops.start.buffer).toBeInstanceOf(SharedArrayBuffer);
+    expect(shared.calls.nameId.buffer).toBeInstanceOf(SharedArrayBuffer);
+    expect(shared.via).toBe(all.via);
+  });
+
+  it('room for fewer rows than the file holds: a RangeError naming the column', () => {
+    expect(() => loadSharedTimelineColumns(file, { ops: all.ops.length - 1, calls: all.calls.length })).toThrow(/loadTimeline: out\.\w+ is too short/);
   });
 });

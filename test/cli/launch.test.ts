@@ -150,6 +150,7 @@ describe("the app's build of the CLI", () => {
       'profiler/query/query-worker.ts',
       'profiler/query/analysis-worker.ts',
       'profiler/analysis/diagnosis/job-worker.ts',
+      'profiler/analysis/diagnosis/whatif-worker.ts',
       'profiler/job/summary-worker.ts',
       'profiler/import/import-worker.ts',
       'package.json',

@@ -295,34 +295,20 @@ RowsRequest rowsRequestOf(Napi::Env env, const Napi::Object& req) {
   return r;
 }
 
-// loadRows(path, request, out): some rows of a recording (table_loader.h
-// RowsRequest) written, in order, into the typed arrays the caller holds,
-// so that one rank after another reuses the same memory.
-//   request: { kernels, memcpys, memsets, apiCalls: [lo, hi, lo, hi, …] (inclusive rowids),
-//              pids?: number[], narrow?: boolean, threads?: number, maxStart?: number,
-//              zones?: { kernels?, memcpys?, memsets?, apiCalls?: [lane, first, last, …] },
-//              callNames?: number[], callMinNs?: number, via?: 'auto' | 'pages' | 'sql' }
-//   out:     { ops: { <column>: typed array, … }, calls: { … } }: the columns wanted (others are not
-//            written), each at least as long as the ranges' rowids
-// Returns { ops, calls, via }: the rows written, and how they were read (Timeline::via).
-Napi::Value loadRowsBinding(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
-  if (info.Length() < 3 || !info[0].IsString() || !info[1].IsObject() || !info[2].IsObject())
-    throw Napi::TypeError::New(env, "expected (path, request, out)");
-  const RowsRequest r = rowsRequestOf(env, info[1].As<Napi::Object>());
-  const Napi::Object out = info[2].As<Napi::Object>();
-  Timeline& t = loadRows(info[0].As<Napi::String>().Utf8Value(), r);
+// Each column of `out` ({ ops: { <column>: typed array, … }, calls: { … } }: those wanted, the others not written)
+// filled from the load `t`: one gather out[i] = staged[order[i]] per column, on `threads` (0: every core). An array
+// of the wrong type or too short throws, naming it (`what`: the call).
+void gatherInto(Napi::Env env, const char* what, const Napi::Object& out, const Timeline& t, size_t threads) {
   std::vector<std::function<void()>> jobs;
-  // Each wanted column: one gather out[i] = staged[order[i]], into the caller's array.
   auto into = [&](const Napi::Value& group, const char* js, const auto& column, const Column<uint32_t>& order) {
     using T = typename std::decay_t<decltype(column)>::value_type;
     if (!group.IsObject()) return;
     const Napi::Value v = group.As<Napi::Object>().Get(js);
     if (v.IsUndefined()) return;
     if (!v.IsTypedArray() || v.As<Napi::TypedArray>().TypedArrayType() != typedArrayKind<T>())
-      throw Napi::TypeError::New(env, std::string("loadRows: out.") + js + " must be a " + JsArray<T>::name);
+      throw Napi::TypeError::New(env, std::string(what) + ": out." + js + " must be a " + JsArray<T>::name);
     auto a = v.As<typename JsArray<T>::type>();
-    if (a.ElementLength() < order.size()) throw Napi::RangeError::New(env, std::string("loadRows: out.") + js + " is too short");
+    if (a.ElementLength() < order.size()) throw Napi::RangeError::New(env, std::string(what) + ": out." + js + " is too short");
     T* dst = a.Data();
     const T* src = column.data();
     const Column<uint32_t>* o = &order;
@@ -340,16 +326,41 @@ Napi::Value loadRowsBinding(const Napi::CallbackInfo& info) {
 #undef STREAMSCOPE_INTO_CALL
   const auto g0 = std::chrono::steady_clock::now();
   runParallel(
-      jobs.size(), [&](size_t i) { jobs[i](); }, r.threads);
+      jobs.size(), [&](size_t i) { jobs[i](); }, threads);
   if (std::getenv("STREAMSCOPE_LOAD_TIMING"))
-    std::fprintf(stderr, "loadRows gather   %7.1f ms\n",
+    std::fprintf(stderr, "%s gather   %7.1f ms\n", what,
                  std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - g0).count());
+}
+
+// The counts of a load whose columns went into the caller's arrays (gatherInto): { ops, calls, via, leftOut }.
+Napi::Object loadCounts(Napi::Env env, const Timeline& t) {
   Napi::Object n = Napi::Object::New(env);
   n.Set("ops", Napi::Number::New(env, static_cast<double>(t.ops.size())));
   n.Set("calls", Napi::Number::New(env, static_cast<double>(t.calls.size())));
   n.Set("via", Napi::String::New(env, t.via));
   n.Set("leftOut", leftOutObject(env, t.left_out));
   return n;
+}
+
+// loadRows(path, request, out): some rows of a recording (table_loader.h
+// RowsRequest) written, in order, into the typed arrays the caller holds,
+// so that one rank after another reuses the same memory.
+//   request: { kernels, memcpys, memsets, apiCalls: [lo, hi, lo, hi, …] (inclusive rowids),
+//              pids?: number[], narrow?: boolean, threads?: number, maxStart?: number,
+//              zones?: { kernels?, memcpys?, memsets?, apiCalls?: [lane, first, last, …] },
+//              callNames?: number[], callMinNs?: number, via?: 'auto' | 'pages' | 'sql' }
+//   out:     { ops: { <column>: typed array, … }, calls: { … } }: the columns wanted (others are not
+//            written), each at least as long as the ranges' rowids
+// Returns { ops, calls, via }: the rows written, and how they were read (Timeline::via).
+Napi::Value loadRowsBinding(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 3 || !info[0].IsString() || !info[1].IsObject() || !info[2].IsObject())
+    throw Napi::TypeError::New(env, "expected (path, request, out)");
+  const RowsRequest r = rowsRequestOf(env, info[1].As<Napi::Object>());
+  const Napi::Object out = info[2].As<Napi::Object>();
+  Timeline& t = loadRows(info[0].As<Napi::String>().Utf8Value(), r);
+  gatherInto(env, "loadRows", out, t, r.threads);
+  return loadCounts(env, t);
 }
 
 // A one-element Int32Array the load adds its rows read to, or null. Its
@@ -368,13 +379,19 @@ int32_t* progressOf(Napi::Env env, const Napi::Value& v) {
   return static_cast<int32_t*>(data);
 }
 
-// Both at once (table_loader.cc reads every table on all cores); loadTimeline(path, { via, progress }?).
+// Both at once (table_loader.cc reads every table on all cores); loadTimeline(path, { via, progress, out }?): with
+// `out` (loadRows's), the columns are written into the caller's arrays and the counts returned, as loadRows does.
 Napi::Value loadTimelineBinding(const Napi::CallbackInfo& info) {
   return withPath(info, [&info](Napi::Env env, const std::string& path) -> Napi::Value {
     const bool options = info.Length() > 1 && info[1].IsObject();
     const LoadVia via = options ? viaOf(env, info[1].As<Napi::Object>().Get("via")) : LoadVia::Auto;
     int32_t* progress = options ? progressOf(env, info[1].As<Napi::Object>().Get("progress")) : nullptr;
     Timeline t = loadTimeline(path, true, true, via, progress);
+    // Into the caller's arrays (SharedArrayBuffers' where another thread is to read the columns too): the counts only.
+    if (options && info[1].As<Napi::Object>().Get("out").IsObject()) {
+      gatherInto(env, "loadTimeline", info[1].As<Napi::Object>().Get("out").As<Napi::Object>(), t, 0);
+      return loadCounts(env, t);
+    }
     const auto t0 = std::chrono::steady_clock::now();
     Napi::Object out = Napi::Object::New(env);
     out.Set("ops", opsObject(env, t.ops));

@@ -11,7 +11,7 @@ import type { GraphLaunches } from '../../contract/graphs.ts';
 import { graphLaunchesOf } from '../graphs.ts';
 import { hostOf, type Host } from '../host.ts';
 import { callNames, readHostTables } from '../load/calls.ts';
-import { loadColumns, type LoadingStep } from '../load/columns.ts';
+import { loadColumns, timelineRows, type LoadingStep } from '../load/columns.ts';
 import { readCommunicationInputs } from '../load/communication.ts';
 import { graphRows } from '../load/graphs.ts';
 import { rangeInstances, rangeReader } from '../load/ranges.ts';
@@ -23,6 +23,7 @@ import { instanceParts, shareFindings } from './attribution.ts';
 import { buildContext, deviceSpans, type Context } from './findings/context.ts';
 import type { Finding, FixId } from '../../contract/findings.ts';
 import type { ReplayResult } from '../replay/replay.ts';
+import { estimatesHere, WHATIF_THREAD_MIN_ROWS, WhatIfThread } from './whatif-thread.ts';
 import { STEADY_STATE, type Scope, type ScopeInfo } from '../../contract/scope.ts';
 import { detectStartup } from '../startup.ts';
 import type { ProgressStep } from '../../contract/progress.ts';
@@ -97,6 +98,15 @@ export interface AnalyzeOptions {
   pids?: number[];
   /** Filled with the replay of each fix the diagnosis estimated (diagnose's `replays`). */
   replays?: Map<FixId, ReplayResult>;
+  /**
+   * The fixes' estimates on a second thread (whatif-thread.ts), begun
+   * as the rules name them: for a caller that reads the diagnosis at once
+   * (`report`, `check`), of a recording of WHATIF_THREAD_MIN_ROWS operations
+   * and calls or more, its columns loaded here (not given), a scope other
+   * than a range (whose instances share the fixes' replays: `replays`).
+   * `minRows`: another threshold (the tests' small recordings).
+   */
+  whatIfThread?: boolean | { minRows: number };
   /** A range scope's instances as already read (selectScope's `instances`). */
   instances?: RangeInstance[];
   /**
@@ -147,18 +157,33 @@ export function analyze(db: Db, options: AnalyzeOptions = {}): Analysis {
     t = now;
   };
   const { onProgress } = options;
-  const columns = options.columns ?? loadColumns(db, onProgress);
+  const scope = options.scope ?? STEADY_STATE;
+  // Started before the load: its modules load meanwhile, on the other core.
+  const rows = options.whatIfThread && !options.columns && !options.replays && scope.kind !== 'range' ? timelineRows(db) : null;
+  const minRows = typeof options.whatIfThread === 'object' ? options.whatIfThread.minRows : WHATIF_THREAD_MIN_ROWS;
+  const thread = rows && rows.ops + rows.calls >= minRows ? new WhatIfThread() : null;
+  const ended = <T>(make: () => T): T => {
+    try {
+      return make();
+    } catch (err) {
+      thread?.close();
+      throw err;
+    }
+  };
+  const columns = options.columns ?? ended(() => loadColumns(db, onProgress, thread ? rows! : undefined));
   lap('load');
+  // The columns and the scope to the second thread, which analyses them as below while this thread goes on; should it
+  // fail, the estimates are made here, on this analysis's trace and host (declared below, asked for after).
+  thread?.prepare({ file: db.name, columns, scope: options.scope, pids: options.pids }, () => estimatesHere(trace, hostNow()));
   onProgress?.({ phase: 'selecting', done: 0, total: columns.ops.length });
   // Read once, for start-up detection and the trace (meta), and for
   // start-up detection and the host model (call names).
   const tables = readTraceTables(db);
   const names = callNames(db, columns.calls);
   const startup = detectStartup(columns.ops, columns.calls, names, tables.meta);
-  const scope = options.scope ?? STEADY_STATE;
   // A range's instances read once, for its selection and (one instance) its share of the range's findings.
   const instances = scope.kind === 'range' ? (options.instances ?? rangeInstances(db, scope.name)) : undefined;
-  const selection = selectScopeWith(rangeReader(db), options.file ?? db.name, scope, columns, startup, instances);
+  const selection = ended(() => selectScopeWith(rangeReader(db), options.file ?? db.name, scope, columns, startup, instances));
   lap('scope');
   const trace = traceOf(selection.columns.ops, selection.columns.calls, tables);
   closeWindows(selection.info, trace.span);
@@ -211,7 +236,7 @@ export function analyze(db: Db, options: AnalyzeOptions = {}): Analysis {
       if (!diagnosis) {
         const ctx = contextNow();
         const t0 = performance.now();
-        diagnosis = diagnose(trace, hostNow(), inputs.processes, options.replays, onProgress, ctx);
+        diagnosis = diagnose(trace, hostNow(), inputs.processes, options.replays, onProgress, ctx, thread ?? undefined);
         if (timings) timings.diagnose += performance.now() - t0;
       }
       return diagnosis;

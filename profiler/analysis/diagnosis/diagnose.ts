@@ -2,7 +2,8 @@
 // what they cost. Pure: a Trace and its Host in, findings out (the CLI, the
 // report and the app's findings panel all call this).
 import { buildContext, nameItsRank, severityByCost, type Context } from './findings/context.ts';
-import { fixLabel, tryEstimate, type Estimate } from '../replay/whatif.ts';
+import { fixLabel } from '../replay/whatif.ts';
+import { estimatesHere, type EstimateAnswer, type Estimator } from './whatif-thread.ts';
 import { hostModel } from '../replay/replay-host.ts';
 import { blockingCopies } from './findings/blocking-copies.ts';
 import { blockingReadbacks } from './findings/readback.ts';
@@ -59,6 +60,9 @@ export interface Diagnosis {
  * with the replay of each fix estimated (attribution.ts shares a range's
  * findings out by them, without replaying the fixes again). `onProgress`:
  * told as each rule and each fix's replay begins (contract/progress.ts).
+ * `estimator`: where the fixes' estimates are made (whatif-thread.ts: on a
+ * second thread, each begun as soon as a rule names its fix); default,
+ * here, once the rules are done. Closed before the diagnosis returns.
  */
 export function diagnose(
   trace: Trace,
@@ -68,13 +72,26 @@ export function diagnose(
   onProgress?: (step: ProgressStep) => void,
   /** buildContext of the same trace, host and processes, where the caller has it (analyze.ts). */
   context: Context = buildContext(trace, host, processes),
+  estimator: Estimator = estimatesHere(trace, host, replays),
 ): Diagnosis {
+  try {
+    return diagnoseWith(trace, host, context, estimator, onProgress);
+  } finally {
+    estimator.close();
+  }
+}
+
+function diagnoseWith(trace: Trace, host: Host, context: Context, estimator: Estimator, onProgress?: (step: ProgressStep) => void): Diagnosis {
   // The rules first: the host model is the what-ifs' (the rules read only which call is outermost:
   // replay-host.ts outerCalls), and on ten million calls it takes ~1 s the findings need not wait for.
   const findings = RULES.flatMap((rule, k) => {
     onProgress?.({ phase: 'diagnosing', done: k, total: RULES.length, detail: ruleName(rule) });
     const found = rule(context);
-    for (const f of found) nameItsRank(context, f);
+    for (const f of found) {
+      nameItsRank(context, f);
+      // Begun now where a second thread makes them, while the rules after this one run.
+      if (f.fixId) estimator.start(f.fixId);
+    }
     return found;
   });
   const fixes = new Set(findings.flatMap((f) => (f.fixId ? [f.fixId] : [])));
@@ -83,13 +100,13 @@ export function diagnose(
   // Told with the model's step: built here rather than by the first replay, so that progress names it.
   if (fixes.size > 0) {
     onProgress?.({ phase: 'modelling', done: 0, total: host.calls.length, findings: rankFindings(structuredClone(findings)) });
-    hostModel(trace, host);
+    if (estimator.modelsHere) hostModel(trace, host);
   }
   // The replay's estimate of the fix each finding names (its fixId, set by
   // the rule); where there is one, it is the finding's cost (the time the
   // run would save), since it counts what the rule's own measure cannot:
   // the overlap the cause prevented.
-  const estimates = new Map<FixId, { estimate: Estimate } | { unavailable: string }>();
+  const estimates = new Map<FixId, EstimateAnswer>();
   // One estimate per fix, whatever the number of findings naming it (every rank's, every thread's): each says so.
   const sharing = (fix: FixId) => findings.reduce((n, f) => n + (f.fixId === fix ? 1 : 0), 0);
   for (const f of findings) {
@@ -97,8 +114,7 @@ export function diagnose(
     if (!fix) continue;
     if (!estimates.has(fix)) {
       onProgress?.({ phase: 'what-if', done: estimates.size, total: fixes.size, detail: fixLabel(fix) });
-      // The prediction alone: what the findings carry (not the unchanged replay's span and note, a whole replay more).
-      estimates.set(fix, tryEstimate(trace, host, fix, { replays, unchangedReplay: false }));
+      estimates.set(fix, estimator.result(fix));
     }
     const r = estimates.get(fix)!;
     if ('unavailable' in r) {

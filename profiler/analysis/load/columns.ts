@@ -1,10 +1,11 @@
 // The timeline columns: every operation and API call of a recording, read
 // natively (native/addon.ts loadTimelineColumns), with the loading phase's
 // progress told as it goes.
-import { loadTimelineColumns } from '../../native/addon.ts';
+import { loadSharedTimelineColumns, loadTimelineColumns } from '../../native/addon.ts';
 import type { TimelineColumns } from '../../native/columns.ts';
 import type { ProgressStep } from '../../contract/progress.ts';
 import type { Db } from '../../store/database.ts';
+import { rowsAtMost } from '../../store/row-bounds.ts';
 import { ZONED_TABLES } from '../../store/zone-tables.ts';
 import { zoneRows } from './zones.ts';
 
@@ -23,12 +24,21 @@ export interface LoadingStep extends ProgressStep {
  * The recording's operations and API calls (loadTimelineColumns), the
  * loading phase told first with how many rows it reads — from the zones,
  * without reading a row — and a counter the loader adds its rows to.
+ * `shared`: room for at least as many rows as the file holds (timelineRows),
+ * the columns then in shared memory (loadSharedTimelineColumns: another
+ * thread can read them, diagnosis/whatif-thread.ts).
  */
-export function loadColumns(db: Db, onProgress?: (step: ProgressStep) => void): TimelineColumns {
-  if (!onProgress) return loadTimelineColumns(db.name);
+export function loadColumns(db: Db, onProgress?: (step: ProgressStep) => void, shared?: { ops: number; calls: number }): TimelineColumns {
+  const load = (options: { progress?: Int32Array }) => (shared ? loadSharedTimelineColumns(db.name, shared, options) : loadTimelineColumns(db.name, options));
+  if (!onProgress) return load({});
   const rows = zoneRows(db, [ZONED_TABLES.kernels.id, ZONED_TABLES.memcpys.id, ZONED_TABLES.memsets.id, ZONED_TABLES.api_calls.id]);
   const rowsRead = new Int32Array(new SharedArrayBuffer(4));
   const step: LoadingStep = { phase: 'loading', done: 0, total: rows, rowsRead };
   onProgress(step);
-  return loadTimelineColumns(db.name, { progress: rowsRead });
+  return load({ progress: rowsRead });
+}
+
+/** How many operations and calls the recording holds at most (store/row-bounds.ts): room for loadColumns's `shared`. */
+export function timelineRows(db: Db): { ops: number; calls: number } {
+  return { ops: rowsAtMost(db, ['kernels', 'memcpys', 'memsets']), calls: rowsAtMost(db, ['api_calls']) };
 }

@@ -1,0 +1,181 @@
+// The what-if estimates of a diagnosis, on this thread or on a second one.
+//
+// A diagnosis (diagnose.ts) runs its rules, then estimates each fix they
+// name by replaying the recording with it (replay/whatif.ts). On a large
+// recording those are two long single-threaded stretches: at 10 M
+// operations the rules' context and rules ~1.3 s, the what-if's chain —
+// the host calls, the host model, the fix's replay — ~2.8 s. The chain
+// needs nothing of the rules but the fix's name, so a second thread can
+// build its host model while this one runs the rules, and replay each fix
+// as soon as a rule names it: the rules' time is hidden behind the chain's.
+//
+// The second thread (whatif-worker.ts) is handed the columns this one
+// loaded — over SharedArrayBuffers (native/addon.ts
+// loadSharedTimelineColumns), so nothing is copied — and analyses them as
+// analyze() does here, scope and all: the same trace and host calls, so the
+// same estimates, bit for bit (the tests hold both threads to it). The
+// diagnosis stays synchronous: it waits for an estimate on an Atomics
+// counter the worker bumps with each answer.
+//
+// Each fix is estimated by whichever thread takes it first (a claim per
+// fix, compare-and-swapped in shared memory): the worker takes them in the
+// order the rules named them; this thread, done with the rules, takes any
+// the worker has not begun, so a recording with several fixes has two of
+// them replayed at once. A worker that fails (an exception while preparing
+// or replaying) says so in its answer; the estimates left are then made
+// here, as without it.
+import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from 'node:worker_threads';
+import { workerEntry } from '../../base/worker-pool.ts';
+import { FIX_IDS, type FixId } from '../../contract/findings.ts';
+import type { Scope } from '../../contract/scope.ts';
+import type { TimelineColumns } from '../../native/columns.ts';
+import type { Host } from '../host.ts';
+import type { Trace } from '../trace.ts';
+import type { ReplayResult } from '../replay/replay.ts';
+import { tryEstimate, type Estimate } from '../replay/whatif.ts';
+
+export type EstimateAnswer = { estimate: Estimate } | { unavailable: string };
+
+/** How a diagnosis gets its fixes' estimates. */
+export interface Estimator {
+  /** A rule named `fix`: its estimate may begin (on another thread). Each fix once. */
+  start(fix: FixId): void;
+  /** Before the first result: whether this thread's host model is needed (the diagnosis builds it then, saying so). */
+  readonly modelsHere: boolean;
+  /** The estimate of `fix` (waiting for it where another thread makes it). */
+  result(fix: FixId): EstimateAnswer;
+  /** Done: a second thread is ended. */
+  close(): void;
+}
+
+/** The estimates made here, as each is asked (`replays`: where given, filled with each fix's replay: attribution.ts). */
+export function estimatesHere(trace: Trace, host: Host, replays?: Map<FixId, ReplayResult>): Estimator {
+  return {
+    start() {},
+    modelsHere: true,
+    // The prediction alone: what the findings carry (not the unchanged replay's span and note, a whole replay more).
+    result: (fix) => tryEstimate(trace, host, fix, { replays, unchangedReplay: false }),
+    close() {},
+  };
+}
+
+/** At least this many operations and calls for a second thread (below, its start costs about what it saves). */
+export const WHATIF_THREAD_MIN_ROWS = 2_000_000;
+
+/** A fix's claim (WhatIfThread's `claims`, by its index in FIX_IDS): not taken, taken by the worker, taken here. */
+export const Claim = { Free: 0, Worker: 1, Here: 2 } as const;
+
+/** What the worker is sent. */
+export type WhatIfRequest =
+  { kind: 'prepare'; file: string; columns: TimelineColumns; scope: Scope | undefined; pids: number[] | undefined } | { kind: 'estimate'; fix: FixId };
+/** What it answers: an estimate (of a fix it claimed), or that it failed (then no other answer comes). */
+export type WhatIfAnswer = { kind: 'estimate'; fix: FixId; answer: EstimateAnswer } | { kind: 'failed'; error: string };
+
+/**
+ * A worker thread that estimates fixes on the columns it is handed. Started
+ * before the load (its modules load meanwhile); prepare() hands it the
+ * columns once loaded; then it is an Estimator, falling back on this
+ * thread (the trace and host given to `fallBackOn`) should it fail.
+ */
+export class WhatIfThread implements Estimator {
+  readonly #worker: Worker;
+  readonly #port: MessagePort;
+  /** Answers posted so far: the worker adds 1 to element 0 after each. */
+  readonly #posted = new Int32Array(new SharedArrayBuffer(4));
+  /** Per fix (its index in FIX_IDS), who estimates it (Claim). */
+  readonly #claims = new Int32Array(new SharedArrayBuffer(4 * FIX_IDS.length));
+  readonly #answers = new Map<FixId, EstimateAnswer>();
+  /** Which thread made each answer. */
+  readonly #by = new Map<FixId, 'worker' | 'here'>();
+  readonly #started = new Set<FixId>();
+  #failed: string | null = null;
+  #here: Estimator | null = null;
+  #fallback: (() => Estimator) | null = null;
+  readonly modelsHere = false;
+
+  constructor() {
+    this.#worker = new Worker(workerEntry('whatif-worker', import.meta.url));
+    // Never what keeps a process alive: a diagnosis ends it (close), and one never asked for leaves it idle.
+    this.#worker.unref();
+    const { port1, port2 } = new MessageChannel();
+    this.#port = port1;
+    this.#worker.postMessage({ port: port2, posted: this.#posted, claims: this.#claims }, [port2]);
+  }
+
+  /** The loaded columns (over shared memory: not copied), the scope and processes analysed, and what to fall back on. */
+  prepare(request: Omit<Extract<WhatIfRequest, { kind: 'prepare' }>, 'kind'>, fallBackOn: () => Estimator): void {
+    this.#fallback = fallBackOn;
+    this.#port.postMessage({ kind: 'prepare', ...request } satisfies WhatIfRequest);
+  }
+
+  start(fix: FixId): void {
+    if (this.#started.has(fix)) return;
+    this.#started.add(fix);
+    this.#port.postMessage({ kind: 'estimate', fix } satisfies WhatIfRequest);
+  }
+
+  result(fix: FixId): EstimateAnswer {
+    this.start(fix);
+    for (;;) {
+      const known = this.#answers.get(fix);
+      if (known) return known;
+      if (this.#failed !== null) return this.#made(fix, this.#estimatesHere().result(fix), 'here');
+      const seen = Atomics.load(this.#posted, 0);
+      const message = receiveMessageOnPort(this.#port);
+      if (message) {
+        this.#take(message.message as WhatIfAnswer);
+        continue;
+      }
+      // Not answered yet: a fix the worker has not begun (this one first, else the next named) is made here meanwhile;
+      // with none left, sleep until the worker posts again (its count moves past `seen`), or a second passes.
+      const free = [fix, ...this.#started].find((f) => !this.#answers.has(f) && this.#claim(f));
+      if (free) this.#made(free, this.#estimatesHere().result(free), 'here');
+      else Atomics.wait(this.#posted, 0, seen, 1000);
+    }
+  }
+
+  /** Takes `fix` for this thread, if the worker has not. */
+  #claim(fix: FixId): boolean {
+    return Atomics.compareExchange(this.#claims, FIX_IDS.indexOf(fix), Claim.Free, Claim.Here) === Claim.Free;
+  }
+
+  close(): void {
+    this.#port.close();
+    void this.#worker.terminate();
+  }
+
+  #take(a: WhatIfAnswer): void {
+    if (a.kind === 'estimate') this.#made(a.fix, a.answer, 'worker');
+    else this.#failed = a.error;
+  }
+
+  #made(fix: FixId, answer: EstimateAnswer, by: 'worker' | 'here'): EstimateAnswer {
+    this.#answers.set(fix, answer);
+    this.#by.set(fix, by);
+    return answer;
+  }
+
+  #estimatesHere(): Estimator {
+    if (!this.#here) {
+      if (!this.#fallback) throw new Error(`the what-if thread failed before it was prepared: ${this.#failed}`);
+      this.#here = this.#fallback();
+    }
+    return this.#here;
+  }
+
+  /** Why the worker failed, or null. */
+  get failure(): string | null {
+    return this.#failed;
+  }
+
+  /** The fixes estimated so far, by the thread that made each (asked by result()). */
+  estimatedBy(): { worker: FixId[]; here: FixId[] } {
+    const by = [...this.#by];
+    return { worker: by.filter(([, t]) => t === 'worker').map(([f]) => f), here: by.filter(([, t]) => t === 'here').map(([f]) => f) };
+  }
+
+  /** How many answers the worker has posted (read or not). */
+  answersPosted(): number {
+    return Atomics.load(this.#posted, 0);
+  }
+}

@@ -1,0 +1,44 @@
+// The what-if thread's worker (whatif-thread.ts): handed the columns an
+// analysis loaded, it analyses them as that analysis does (analyze(): the
+// same scope, so the same trace and host calls), builds the host model, and
+// answers each fix it is asked for and claims first (the diagnosis's thread
+// takes those it reaches first) with its estimate — as the diagnosis would
+// have made it on its own thread (diagnose.ts: the prediction alone, no
+// replay of the unchanged recording).
+import { parentPort, type MessagePort } from 'node:worker_threads';
+import { analyze, type Analysis } from './analyze.ts';
+import { openRecording } from '../../store/database.ts';
+import { hostModel } from '../replay/replay-host.ts';
+import { tryEstimate } from '../replay/whatif.ts';
+import { FIX_IDS } from '../../contract/findings.ts';
+import { Claim, type WhatIfAnswer, type WhatIfRequest } from './whatif-thread.ts';
+
+parentPort!.once('message', ({ port, posted, claims }: { port: MessagePort; posted: Int32Array; claims: Int32Array }) => {
+  let analysis: Analysis | null = null;
+  let failed = false;
+  const answer = (a: WhatIfAnswer) => {
+    port.postMessage(a);
+    Atomics.add(posted, 0, 1);
+    Atomics.notify(posted, 0);
+  };
+  port.on('message', (m: WhatIfRequest) => {
+    if (failed) return;
+    try {
+      if (m.kind === 'prepare') {
+        const db = openRecording(m.file, { readonly: true });
+        try {
+          // What analyze() reads of the file besides the columns it reads now (the host's tables, the graphs' rows).
+          analysis = analyze(db, { columns: m.columns, scope: m.scope, file: m.file, ...(m.pids ? { pids: m.pids } : {}) });
+          hostModel(analysis.trace, analysis.host);
+        } finally {
+          db.close();
+        }
+      } else if (Atomics.compareExchange(claims, FIX_IDS.indexOf(m.fix), Claim.Free, Claim.Worker) === Claim.Free) {
+        answer({ kind: 'estimate', fix: m.fix, answer: tryEstimate(analysis!.trace, analysis!.host, m.fix, { unchangedReplay: false }) });
+      }
+    } catch (err) {
+      failed = true;
+      answer({ kind: 'failed', error: err instanceof Error ? (err.stack ?? err.message) : String(err) });
+    }
+  });
+});

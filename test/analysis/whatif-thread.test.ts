@@ -1,0 +1,115 @@
+// The fixes' what-ifs on a second thread (profiler/analysis/diagnosis/whatif-thread.ts):
+// its worker analyses the columns the diagnosis loaded, shared, not copied,
+// and its estimates must be the ones this thread makes — whichever thread
+// makes each, and when the worker fails. Real recordings with several fixes
+// each (a PyTorch training loop on an H100, a two-GPU NCCL job on H200s).
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { analyze } from '../../profiler/analysis/diagnosis/analyze.ts';
+import { timelineRows } from '../../profiler/analysis/load/columns.ts';
+import { WhatIfThread, type EstimateAnswer } from '../../profiler/analysis/diagnosis/whatif-thread.ts';
+import { tryEstimate } from '../../profiler/analysis/replay/whatif.ts';
+import type { FixId } from '../../profiler/contract/findings.ts';
+import { loadSharedTimelineColumns } from '../../profiler/native/addon.ts';
+import { openRecording } from '../../profiler/store/database.ts';
+
+const recordings = path.resolve(import.meta.dirname, '../fixtures/recordings');
+const FILES = ['torch_train_loop.sqlite', 'nccl-straggler-h200x2.sqlite'].map((f) => path.join(recordings, f));
+
+/** The fixes the recording's diagnosis names (rule order), and each one's estimate made on this thread. */
+function estimatesHere(file: string): { fixes: FixId[]; answers: Map<FixId, EstimateAnswer> } {
+  const db = openRecording(file, { readonly: true });
+  try {
+    const a = analyze(db);
+    const fixes = [...new Set(a.diagnosis.findings.flatMap((f) => (f.fixId ? [f.fixId] : [])))];
+    return { fixes, answers: new Map(fixes.map((fix) => [fix, tryEstimate(a.trace, a.host, fix, { unchangedReplay: false })])) };
+  } finally {
+    db.close();
+  }
+}
+
+/** A thread prepared on the file's columns, loaded into shared memory as analyze() loads them for it. */
+function preparedThread(file: string, opens = file): WhatIfThread {
+  const db = openRecording(file, { readonly: true });
+  try {
+    const columns = loadSharedTimelineColumns(file, timelineRows(db));
+    const thread = new WhatIfThread();
+    threads.push(thread);
+    thread.prepare({ file: opens, columns, scope: undefined, pids: undefined }, () => {
+      // This thread's own estimates, on its own analysis of the same columns: what analyze() hands the thread.
+      const here = openRecording(file, { readonly: true });
+      try {
+        const a = analyze(here, { columns });
+        return { start() {}, modelsHere: true, result: (fix) => tryEstimate(a.trace, a.host, fix, { unchangedReplay: false }), close() {} };
+      } finally {
+        here.close();
+      }
+    });
+    return thread;
+  } finally {
+    db.close();
+  }
+}
+
+const threads: WhatIfThread[] = [];
+afterEach(() => {
+  for (const t of threads.splice(0)) t.close();
+});
+
+async function until(done: () => boolean, ms = 60_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!done()) {
+    if (Date.now() > deadline) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+describe.each(FILES)('what-ifs on a second thread: %s', (file) => {
+  const { fixes, answers } = estimatesHere(file);
+
+  it('has several fixes to estimate', () => {
+    expect(fixes.length).toBeGreaterThanOrEqual(5);
+  });
+
+  it('the worker, given time, estimates every fix, each as this thread does', async () => {
+    const thread = preparedThread(file);
+    for (const fix of fixes) thread.start(fix);
+    await until(() => thread.answersPosted() === fixes.length);
+    for (const fix of fixes) expect(thread.result(fix)).toEqual(answers.get(fix));
+    expect(thread.estimatedBy()).toEqual({ worker: fixes, here: [] });
+    expect(thread.failure).toBeNull();
+  });
+
+  it('asked at once, this thread makes those the worker has not begun: the same answers', () => {
+    const thread = preparedThread(file);
+    for (const fix of fixes) thread.start(fix);
+    // The worker is still loading its modules: the first fixes asked are this thread's.
+    for (const fix of fixes) expect(thread.result(fix)).toEqual(answers.get(fix));
+    const by = thread.estimatedBy();
+    expect(by.here.length).toBeGreaterThan(0);
+    expect([...by.worker, ...by.here].sort()).toEqual([...fixes].sort());
+  });
+
+  it('a worker that fails (its recording cannot be opened): every estimate is made here, the failure kept', async () => {
+    const thread = preparedThread(file, path.join(recordings, 'no-such-recording.sqlite'));
+    for (const fix of fixes) thread.start(fix);
+    await until(() => thread.answersPosted() === 1);
+    for (const fix of fixes) expect(thread.result(fix)).toEqual(answers.get(fix));
+    expect(thread.estimatedBy()).toEqual({ worker: [], here: fixes });
+    expect(thread.failure).toMatch(/no-such-recording\.sqlite/);
+  });
+
+  it('analyze() with the second thread diagnoses as without it', () => {
+    const diagnosed = (whatIfThread?: { minRows: number }) => {
+      const db = openRecording(file, { readonly: true });
+      try {
+        return analyze(db, whatIfThread ? { whatIfThread } : {}).diagnosis.findings;
+      } finally {
+        db.close();
+      }
+    };
+    const without = diagnosed();
+    expect(without.some((f) => f.whatIf)).toBe(true);
+    expect(diagnosed({ minRows: 0 })).toEqual(without);
+  });
+});
