@@ -35,7 +35,7 @@ function preparedThread(file: string, opens = file): WhatIfThread {
     const columns = loadSharedTimelineColumns(file, timelineRows(db));
     const thread = new WhatIfThread();
     threads.push(thread);
-    thread.prepare({ file: opens, columns, scope: undefined, pids: undefined }, () => {
+    thread.handColumns({ file: opens, columns, scope: undefined, pids: undefined }, () => {
       // This thread's own estimates, on its own analysis of the same columns: what analyze() hands the thread.
       const here = openRecording(file, { readonly: true });
       try {

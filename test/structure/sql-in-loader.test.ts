@@ -32,6 +32,8 @@ const TAKE_A_DB: Record<string, string> = {
   'profiler/analysis/diagnosis/iterations.ts':
     'iterationsOf(db), pickIterationRange(db): read the range’s instances and the tables through load/, then analyse each instance',
   'profiler/analysis/diagnosis/job.ts': 'the job read part by part (PartReader opens the file on each worker thread), each part read through load/',
+  'profiler/analysis/diagnosis/whatif-worker.ts':
+    'the what-if thread opens the file to analyse the columns it is handed as analyze() does (analyze(db, { columns }): its tables read through load/)',
 };
 
 /** Calls that run SQL on a better-sqlite3 database (a statement's .all/.get/.iterate/.run come only from .prepare). */

@@ -174,7 +174,7 @@ export function analyze(db: Db, options: AnalyzeOptions = {}): Analysis {
   lap('load');
   // The columns and the scope to the second thread, which analyses them as below while this thread goes on; should it
   // fail, the estimates are made here, on this analysis's trace and host (declared below, asked for after).
-  thread?.prepare({ file: db.name, columns, scope: options.scope, pids: options.pids }, () => estimatesHere(trace, hostNow()));
+  thread?.handColumns({ file: db.name, columns, scope: options.scope, pids: options.pids }, () => estimatesHere(trace, hostNow()));
   onProgress?.({ phase: 'selecting', done: 0, total: columns.ops.length });
   // Read once, for start-up detection and the trace (meta), and for
   // start-up detection and the host model (call names).

@@ -73,7 +73,7 @@ export type WhatIfAnswer = { kind: 'estimate'; fix: FixId; answer: EstimateAnswe
 
 /**
  * A worker thread that estimates fixes on the columns it is handed. Started
- * before the load (its modules load meanwhile); prepare() hands it the
+ * before the load (its modules load meanwhile); handColumns() hands it the
  * columns once loaded; then it is an Estimator, falling back on this
  * thread (the trace and host given to `fallBackOn`) should it fail.
  */
@@ -103,7 +103,7 @@ export class WhatIfThread implements Estimator {
   }
 
   /** The loaded columns (over shared memory: not copied), the scope and processes analysed, and what to fall back on. */
-  prepare(request: Omit<Extract<WhatIfRequest, { kind: 'prepare' }>, 'kind'>, fallBackOn: () => Estimator): void {
+  handColumns(request: Omit<Extract<WhatIfRequest, { kind: 'prepare' }>, 'kind'>, fallBackOn: () => Estimator): void {
     this.#fallback = fallBackOn;
     this.#port.postMessage({ kind: 'prepare', ...request } satisfies WhatIfRequest);
   }
@@ -157,7 +157,7 @@ export class WhatIfThread implements Estimator {
 
   #estimatesHere(): Estimator {
     if (!this.#here) {
-      if (!this.#fallback) throw new Error(`the what-if thread failed before it was prepared: ${this.#failed}`);
+      if (!this.#fallback) throw new Error(`the what-if thread failed before it was handed the columns: ${this.#failed}`);
       this.#here = this.#fallback();
     }
     return this.#here;
