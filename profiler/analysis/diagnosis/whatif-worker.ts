@@ -27,7 +27,8 @@ parentPort!.once('message', ({ port, posted, claims }: { port: MessagePort; post
       if (m.kind === 'prepare') {
         const db = openRecording(m.file, { readonly: true });
         try {
-          // What analyze() reads of the file besides the columns it reads now (the host's tables, the graphs' rows).
+          // What analyze() reads of the file besides the columns it reads now (its small tables, the host's events and
+          // waits): a recording since grown has rows beyond the columns, which match none of their calls.
           analysis = analyze(db, { columns: m.columns, scope: m.scope, file: m.file, ...(m.pids ? { pids: m.pids } : {}) });
           hostModel(analysis.trace, analysis.host);
         } finally {
