@@ -160,6 +160,9 @@ describe("the app's build of the CLI", () => {
     }
     expect(files.some((f) => f.startsWith('node_modules/valibot/'))).toBe(true);
     expect(files).not.toContain('app/main.ts');
+    // The workers the CLI starts from the folder it is bundled into (base/worker-pool.ts workerEntry), each an entry.
+    for (const worker of ['analysis-worker', 'job-worker', 'whatif-worker', 'summary-worker', 'import-worker', 'open-worker'])
+      expect(fs.existsSync(path.join(outDir, `${worker}.cjs`)), worker).toBe(true);
     // Just built from this tree: current (unless a source is edited during this test).
     expect(bundleState(repoRoot, outDir)).toMatchObject({ current: true });
   });

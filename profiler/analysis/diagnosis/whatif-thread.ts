@@ -59,6 +59,12 @@ export function estimatesHere(trace: Trace, host: Host, replays?: Map<FixId, Rep
   };
 }
 
+/**
+ * How long the worker may hold a fix without answering before this thread makes it too: a replay of 10 M operations
+ * takes ~2 s here, and an answer made twice is the same answer.
+ */
+const SILENT_MS = 120_000;
+
 /** At least this many operations and calls for a second thread (below, its start costs about what it saves). */
 export const WHATIF_THREAD_MIN_ROWS = 2_000_000;
 
@@ -97,6 +103,11 @@ export class WhatIfThread implements Estimator {
     this.#worker = new Worker(workerEntry('whatif-worker', import.meta.url));
     // Never what keeps a process alive: a diagnosis ends it (close), and one never asked for leaves it idle.
     this.#worker.unref();
+    // A worker that could not start or died (read when this thread next waits, or after the diagnosis): its fixes are
+    // made here; the error is not the process's.
+    this.#worker.on('error', (err) => {
+      this.#failed ??= err.message;
+    });
     const { port1, port2 } = new MessageChannel();
     this.#port = port1;
     this.#worker.postMessage({ port: port2, posted: this.#posted, claims: this.#claims }, [port2]);
@@ -130,8 +141,21 @@ export class WhatIfThread implements Estimator {
       // with none left, sleep until the worker posts again (its count moves past `seen`), or a second passes.
       const free = [fix, ...this.#started].find((f) => !this.#answers.has(f) && this.#claim(f));
       if (free) this.#made(free, this.#estimatesHere().result(free), 'here');
-      else Atomics.wait(this.#posted, 0, seen, 1000);
+      else if (Atomics.wait(this.#posted, 0, seen, 1000) === 'timed-out' && this.#silent(seen)) {
+        // A worker that died while it held a fix (its 'error' cannot be told while this thread waits): the rest here.
+        this.#failed = `the what-if thread answered nothing for ${SILENT_MS / 1000} s`;
+      }
     }
+  }
+
+  /** When the worker's answer count last moved, and to what. */
+  #lastPosted = { count: 0, at: performance.now() };
+
+  /** Whether the worker has posted nothing since `seen` for SILENT_MS. */
+  #silent(seen: number): boolean {
+    const now = performance.now();
+    if (seen !== this.#lastPosted.count) this.#lastPosted = { count: seen, at: now };
+    return now - this.#lastPosted.at > SILENT_MS;
   }
 
   /** Takes `fix` for this thread, if the worker has not. */
