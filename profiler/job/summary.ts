@@ -45,7 +45,7 @@ import { ColumnPool } from '../native/addon.ts';
 import type { InputFacts } from '../merge/plan.ts';
 import { openRecording, type Db } from '../store/database.ts';
 import { readProcesses } from '../store/ranks.ts';
-import { rowsAtMost } from '../store/row-bounds.ts';
+import { rowsAtMost, timelineRows } from '../store/row-bounds.ts';
 import { RecordingFileError } from '../store/recording-error.ts';
 import { SUMMARY_FORMAT } from '../store/rank-summary.ts';
 import { beforeOriginNs } from '../store/zones.ts';
@@ -273,9 +273,8 @@ function topFindings(
 function allRows(db: Db, reader: PartReader, part: JobPart): TimelineColumns | undefined {
   // Whether or not the part keeps its processes' rows only (filterPids): every row loaded is every row there is.
   const columns = reader.columns(part);
-  return columns.ops.length === rowsAtMost(db, ['kernels', 'memcpys', 'memsets']) && columns.calls.length === rowsAtMost(db, ['api_calls'])
-    ? columns
-    : undefined;
+  const most = timelineRows(db);
+  return columns.ops.length === most.ops && columns.calls.length === most.calls ? columns : undefined;
 }
 
 /**

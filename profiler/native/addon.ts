@@ -279,15 +279,27 @@ export function loadSharedTimelineColumns(
       }),
     );
   const out = { ops: shared(OP_COLUMNS, rows.ops), calls: shared(CALL_COLUMNS, rows.calls) };
-  const n = addon().loadTimeline(dbPath, { ...options, out: out as never });
-  const view = (arrays: Record<string, AnyTypedArray>, length: number) => {
+  return loadedColumns(out, addon().loadTimeline(dbPath, { ...options, out: out as never }));
+}
+
+/**
+ * A load the addon wrote into the caller's arrays (`out`, by column name) as
+ * the columns it read: each a view of its first rows (`n`'s counts); a
+ * column not in `out` (a narrow load's) `missing`'s array of that type.
+ */
+function loadedColumns(
+  out: { ops: Record<string, AnyTypedArray>; calls: Record<string, AnyTypedArray> },
+  n: { ops: number; calls: number; via: string; leftOut: LeftOutRows | null },
+  missing?: (type: keyof typeof TYPED_ARRAYS, length: number) => AnyTypedArray,
+): { ops: OpColumns; calls: CallColumns; via: string; leftOut: LeftOutRows | null } {
+  const view = (columns: Record<string, keyof typeof TYPED_ARRAYS>, got: Record<string, AnyTypedArray>, length: number) => {
     const c: Record<string, unknown> = { length };
-    for (const [name, a] of Object.entries(arrays)) c[name] = a.subarray(0, length);
+    for (const [name, type] of Object.entries(columns)) c[name] = (got[name] ?? missing!(type, length)).subarray(0, length);
     return c;
   };
   return {
-    ops: view(out.ops, n.ops) as unknown as OpColumns,
-    calls: view(out.calls, n.calls) as unknown as CallColumns,
+    ops: view(OP_COLUMNS, out.ops, n.ops) as unknown as OpColumns,
+    calls: view(CALL_COLUMNS, out.calls, n.calls) as unknown as CallColumns,
     via: n.via,
     leftOut: n.leftOut,
   };
@@ -398,18 +410,7 @@ export function loadRows(
   }
   for (const [name, type] of Object.entries(CALL_COLUMNS)) out.calls[name] = pool.array(`calls:${name}`, type, callSlots);
   const { opColumns: _, ...request } = options;
-  const n = addon().loadRows(dbPath, { ...ranges, ...request }, out);
-  const view = (columns: Record<string, keyof typeof TYPED_ARRAYS>, got: Record<string, AnyTypedArray>, length: number) => {
-    const c: Record<string, unknown> = { length };
-    for (const [name, type] of Object.entries(columns)) c[name] = (got[name] ?? pool.zeros(type, length)).subarray(0, length);
-    return c;
-  };
-  return {
-    ops: view(OP_COLUMNS, out.ops, n.ops) as unknown as OpColumns,
-    calls: view(CALL_COLUMNS, out.calls, n.calls) as unknown as CallColumns,
-    via: n.via,
-    leftOut: n.leftOut,
-  };
+  return loadedColumns(out, addon().loadRows(dbPath, { ...ranges, ...request }, out), (type, length) => pool.zeros(type, length));
 }
 
 export interface KinetoTraceOptions {

@@ -15,3 +15,8 @@ export function rowsAtMost(db: Database, tables: readonly string[]): number {
   }
   return most;
 }
+
+/** How many operations (kernels, memcpys, memsets) and API calls the recording holds at most (rowsAtMost). */
+export function timelineRows(db: Database): { ops: number; calls: number } {
+  return { ops: rowsAtMost(db, ['kernels', 'memcpys', 'memsets']), calls: rowsAtMost(db, ['api_calls']) };
+}

@@ -7,8 +7,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { analyze } from '../../profiler/analysis/diagnosis/analyze.ts';
 import { timelineRows } from '../../profiler/analysis/load/columns.ts';
-import { WhatIfThread, type EstimateAnswer } from '../../profiler/analysis/diagnosis/whatif-thread.ts';
-import { tryEstimate } from '../../profiler/analysis/replay/whatif.ts';
+import { estimatesHere, WhatIfThread, type EstimateAnswer } from '../../profiler/analysis/diagnosis/whatif-thread.ts';
 import type { FixId } from '../../profiler/contract/findings.ts';
 import { loadSharedTimelineColumns } from '../../profiler/native/addon.ts';
 import { openRecording } from '../../profiler/store/database.ts';
@@ -17,12 +16,13 @@ const recordings = path.resolve(import.meta.dirname, '../fixtures/recordings');
 const FILES = ['torch_train_loop.sqlite', 'nccl-straggler-h200x2.sqlite'].map((f) => path.join(recordings, f));
 
 /** The fixes the recording's diagnosis names (rule order), and each one's estimate made on this thread. */
-function estimatesHere(file: string): { fixes: FixId[]; answers: Map<FixId, EstimateAnswer> } {
+function answersHere(file: string): { fixes: FixId[]; answers: Map<FixId, EstimateAnswer> } {
   const db = openRecording(file, { readonly: true });
   try {
     const a = analyze(db);
     const fixes = [...new Set(a.diagnosis.findings.flatMap((f) => (f.fixId ? [f.fixId] : [])))];
-    return { fixes, answers: new Map(fixes.map((fix) => [fix, tryEstimate(a.trace, a.host, fix, { unchangedReplay: false })])) };
+    const here = estimatesHere(a.trace, a.host);
+    return { fixes, answers: new Map(fixes.map((fix) => [fix, here.result(fix)])) };
   } finally {
     db.close();
   }
@@ -40,7 +40,7 @@ function preparedThread(file: string, opens = file): WhatIfThread {
       const here = openRecording(file, { readonly: true });
       try {
         const a = analyze(here, { columns });
-        return { start() {}, modelsHere: true, result: (fix) => tryEstimate(a.trace, a.host, fix, { unchangedReplay: false }), close() {} };
+        return estimatesHere(a.trace, a.host);
       } finally {
         here.close();
       }
@@ -65,7 +65,7 @@ async function until(done: () => boolean, ms = 60_000): Promise<void> {
 }
 
 describe.each(FILES)('what-ifs on a second thread: %s', (file) => {
-  const { fixes, answers } = estimatesHere(file);
+  const { fixes, answers } = answersHere(file);
 
   it('has several fixes to estimate', () => {
     expect(fixes.length).toBeGreaterThanOrEqual(5);

@@ -73,7 +73,7 @@ export const Claim = { Free: 0, Worker: 1, Here: 2 } as const;
 
 /** What the worker is sent. */
 export type WhatIfRequest =
-  { kind: 'prepare'; file: string; columns: TimelineColumns; scope: Scope | undefined; pids: number[] | undefined } | { kind: 'estimate'; fix: FixId };
+  { kind: 'columns'; file: string; columns: TimelineColumns; scope: Scope | undefined; pids: number[] | undefined } | { kind: 'estimate'; fix: FixId };
 /** What it answers: an estimate (of a fix it claimed), or that it failed (then no other answer comes). */
 export type WhatIfAnswer = { kind: 'estimate'; fix: FixId; answer: EstimateAnswer } | { kind: 'failed'; error: string };
 
@@ -90,9 +90,8 @@ export class WhatIfThread implements Estimator {
   readonly #posted = new Int32Array(new SharedArrayBuffer(4));
   /** Per fix (its index in FIX_IDS), who estimates it (Claim). */
   readonly #claims = new Int32Array(new SharedArrayBuffer(4 * FIX_IDS.length));
-  readonly #answers = new Map<FixId, EstimateAnswer>();
-  /** Which thread made each answer. */
-  readonly #by = new Map<FixId, 'worker' | 'here'>();
+  /** Each answer, and which thread made it. */
+  readonly #answers = new Map<FixId, { answer: EstimateAnswer; by: 'worker' | 'here' }>();
   readonly #started = new Set<FixId>();
   #failed: string | null = null;
   #here: Estimator | null = null;
@@ -114,9 +113,9 @@ export class WhatIfThread implements Estimator {
   }
 
   /** The loaded columns (over shared memory: not copied), the scope and processes analysed, and what to fall back on. */
-  handColumns(request: Omit<Extract<WhatIfRequest, { kind: 'prepare' }>, 'kind'>, fallBackOn: () => Estimator): void {
+  handColumns(request: Omit<Extract<WhatIfRequest, { kind: 'columns' }>, 'kind'>, fallBackOn: () => Estimator): void {
     this.#fallback = fallBackOn;
-    this.#port.postMessage({ kind: 'prepare', ...request } satisfies WhatIfRequest);
+    this.#port.postMessage({ kind: 'columns', ...request } satisfies WhatIfRequest);
   }
 
   start(fix: FixId): void {
@@ -129,7 +128,7 @@ export class WhatIfThread implements Estimator {
     this.start(fix);
     for (;;) {
       const known = this.#answers.get(fix);
-      if (known) return known;
+      if (known) return known.answer;
       if (this.#failed !== null) return this.#made(fix, this.#estimatesHere().result(fix), 'here');
       const seen = Atomics.load(this.#posted, 0);
       const message = receiveMessageOnPort(this.#port);
@@ -174,8 +173,7 @@ export class WhatIfThread implements Estimator {
   }
 
   #made(fix: FixId, answer: EstimateAnswer, by: 'worker' | 'here'): EstimateAnswer {
-    this.#answers.set(fix, answer);
-    this.#by.set(fix, by);
+    this.#answers.set(fix, { answer, by });
     return answer;
   }
 
@@ -194,8 +192,8 @@ export class WhatIfThread implements Estimator {
 
   /** The fixes estimated so far, by the thread that made each (asked by result()). */
   estimatedBy(): { worker: FixId[]; here: FixId[] } {
-    const by = [...this.#by];
-    return { worker: by.filter(([, t]) => t === 'worker').map(([f]) => f), here: by.filter(([, t]) => t === 'here').map(([f]) => f) };
+    const by = (thread: 'worker' | 'here') => [...this.#answers].filter(([, a]) => a.by === thread).map(([fix]) => fix);
+    return { worker: by('worker'), here: by('here') };
   }
 
   /** How many answers the worker has posted (read or not). */

@@ -24,7 +24,7 @@ parentPort!.once('message', ({ port, posted, claims }: { port: MessagePort; post
   port.on('message', (m: WhatIfRequest) => {
     if (failed) return;
     try {
-      if (m.kind === 'prepare') {
+      if (m.kind === 'columns') {
         const db = openRecording(m.file, { readonly: true });
         try {
           // What analyze() reads of the file besides the columns it reads now (its small tables, the host's events and
