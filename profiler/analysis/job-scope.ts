@@ -43,6 +43,9 @@ import type { Startup } from '../contract/scope.ts';
 import type { Ns } from '../contract/time.ts';
 import { familiesByNameId } from '../cuda/call-families.ts';
 import { startupReader, type StartupReader } from './load/startup.ts';
+
+// Several recordings read as one, placed as a merge places them (job/job-cut.ts: a job's start-up from its ranks' files).
+export { placedStartupReader } from './load/startup.ts';
 import { callsSpan, type Zone } from './load/zones.ts';
 import { SLOW_CALL_NS, STARTUP_FAMILIES, STARTUP_WORK_SHARE, startupOfCalls, tenthDoneAt } from './startup.ts';
 

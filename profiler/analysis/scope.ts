@@ -87,15 +87,8 @@ export function selectScopeWith(
     // trace knows once loaded (a pass over every end): closeWindows fills them.
     case 'whole':
       return { columns, info: { kind: 'whole', label: 'whole recording, start-up included', windows: [], startup } };
-    case 'steady-state': {
-      if (!startup) {
-        return { columns, info: { kind: 'steady-state', label: 'steady state (no start-up detected: the whole recording)', windows: [], startup } };
-      }
-      return {
-        columns: sliceByStart(columns, startup.endNs, Infinity),
-        info: { kind: 'steady-state', label: `steady state, after ${formatDuration(startup.endNs - startup.startNs)} of start-up`, windows: [], startup },
-      };
-    }
+    case 'steady-state':
+      return { columns: startup ? sliceByStart(columns, startup.endNs, Infinity) : columns, info: steadyStateInfo(startup) };
     case 'window': {
       const { startNs, endNs } = scope;
       if (!(Number.isFinite(startNs) && Number.isFinite(endNs)) || endNs <= startNs) {
@@ -294,6 +287,14 @@ function windowLabel(startNs: Ns, endNs: Ns): string {
   if (startNs <= -open) return `up to ${formatDuration(endNs)}`;
   if (endNs >= open) return `from ${formatDuration(startNs)} on`;
   return `${formatDuration(startNs)} to ${formatDuration(endNs)}`;
+}
+
+/** The steady state's scope after `startup` (none: the whole recording), its windows not yet closed (closeWindows). */
+export function steadyStateInfo(startup: Startup | null): ScopeInfo {
+  const label = startup
+    ? `steady state, after ${formatDuration(startup.endNs - startup.startNs)} of start-up`
+    : 'steady state (no start-up detected: the whole recording)';
+  return { kind: 'steady-state', label, windows: [], startup };
 }
 
 /**

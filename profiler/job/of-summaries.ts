@@ -11,13 +11,15 @@
 // one the merged recording of the same files, in the same order, has. Then
 // the parts' results are combined as the rank-by-rank analysis combines a
 // merged recording's (crossRankAnswers). For the whole recording the
-// answers are that analysis's of the merged file; for the steady state,
-// each rank's starts where its own start-up ends (a merged file has one
-// cut for the whole job), which the scope's label says. And, where the
+// answers are that analysis's of the merged file; for the steady state too
+// where the summaries were cut where the job's start-up ends (`summarize`
+// of the job's files: job-cut.ts); else each rank's starts where its own
+// start-up ends (a merged file has one cut for the whole job), which the
+// scope's label says. And, where the
 // summaries hold them (`summarize --findings`), each rank's own top
 // findings, placed and named by rank as in the merged file.
 import type { CommunicationPart, ProcessFacts } from '../analysis/communication.ts';
-import { closeWindows } from '../analysis/scope.ts';
+import { closeWindows, steadyStateInfo } from '../analysis/scope.ts';
 import type { DeviceRow, StreamRow, TraceTables } from '../analysis/trace.ts';
 import { crossRankAnswers, type JobAnalysis, type NcclKernels, type PartResult } from '../analysis/diagnosis/job.ts';
 import type { Finding } from '../contract/findings.ts';
@@ -46,6 +48,10 @@ export interface SummaryJob {
   /** Each file's own top findings, in the job's ids and named by rank (null findings: its summary holds none). */
   rankFindings: RankFindings[];
 }
+
+/** A job by its recordings: their fingerprints (summary.ts RankSummary.fingerprint), in one order whatever the files'. */
+export const jobOf = (summaries: readonly Pick<RankSummary, 'fingerprint'>[]): string[] => summaries.map((s) => s.fingerprint ?? '').sort();
+export const sameList = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((x, i) => x === b[i]);
 
 /** Adds `off` to each id (an evidence list, a column). */
 const moved = (ids: readonly number[], off: number) => (off === 0 ? [...ids] : ids.map((id) => id + off));
@@ -284,7 +290,8 @@ function rankFindingsOf(summaries: readonly RankSummary[], placement: Placement,
 }
 
 /**
- * The job's scope as analyze() says one: the whole job, or the steady state,
+ * The job's scope as analyze() says one: the whole job, or the steady state
+ * — cut where the job's start-up ends where the summaries were cut so, else
  * each rank from the end of its own start-up — the window from the earliest
  * of those ends. Start-up, shown whatever the scope: the one that ended
  * last, from the first rank's start, with the operations every rank left
@@ -300,6 +307,24 @@ function jobScope(summaries: readonly RankSummary[], shifts: Ns[], span: { start
     ops: ups.reduce((n, u) => n + u.s.ops, 0),
   };
   const first = summaries[0]!;
+  // Cut where the job's start-up ends (summarize.ts cutWhereTheJobStarts), for these very recordings, and placed here
+  // where it was found (each summary holds it in its own clock; another order of the files places them alike): the merged
+  // recording's scope, its start-up the job's, with every rank's operations.
+  const job = jobOf(summaries);
+  const inJob = (s: RankSummary, i: number) => s.startup && { start: s.startup.startNs + shifts[i]!, end: s.startup.endNs + shifts[i]! };
+  const cut = inJob(first, 0);
+  const cutForThisJob = (s: RankSummary, i: number) => {
+    const at = inJob(s, i);
+    return s.jobCut !== undefined && sameList(s.jobCut.job, job) && (at === null || cut === null ? at === cut : at.start === cut.start && at.end === cut.end);
+  };
+  if (first.scope === 'steady-state' && summaries.every(cutForThisJob)) {
+    const own = first.startup;
+    const info = steadyStateInfo(
+      own && { ...own, startNs: own.startNs + shifts[0]!, endNs: own.endNs + shifts[0]!, ops: summaries.reduce((n, s) => n + (s.startup?.ops ?? 0), 0) },
+    );
+    closeWindows(info, span);
+    return info;
+  }
   if (first.scope === 'whole' || !last) {
     const info: ScopeInfo = { ...first.info, startup, windows: [] };
     closeWindows(info, span);
@@ -308,7 +333,7 @@ function jobScope(summaries: readonly RankSummary[], shifts: Ns[], span: { start
   const earliest = ups.reduce((m, u) => Math.min(m, u.s.endNs + u.shift), Infinity);
   return {
     kind: 'steady-state',
-    label: `steady state, each rank after its own start-up (the last ended after ${formatDuration(last.s.endNs - last.s.startNs)}: ${last.file})`,
+    label: `steady state, each rank after its own start-up (the last ended after ${formatDuration(last.s.endNs - last.s.startNs)}: ${last.file}; \`streamscope summarize\` of the job's files cuts every rank where the job's ended)`,
     windows: [{ startNs: earliest, endNs: Math.max(span.end, earliest) }],
     startup,
   };

@@ -19,10 +19,12 @@
 // findings: the rank's own diagnosis for the scope, as `report FILE` lists
 // them — about 4x the rest of a summary's cost, so not by default.
 //
-// Scopes: the whole recording, and its steady state — the recording's own:
-// after its own start-up. A merged recording of the same ranks cuts the
-// steady state once for the whole job (job-scope.ts); a rank's start-up
-// ends when that rank's does.
+// Scopes: the whole recording, and its steady state. A merged recording of
+// the same ranks cuts the steady state once for the whole job
+// (job-scope.ts): a rank summarized on its own is cut where its own
+// start-up ends; summarized with the other ranks of its job (`summarize
+// FILE…`: summarize.ts), where the job's does (job-cut.ts, `jobCut`), as
+// the merged recording's analysis cuts it.
 import type { ProcessFacts } from '../analysis/communication.ts';
 import { jobStartup, callsSpan } from '../analysis/job-scope.ts';
 import { selectScope } from '../analysis/scope.ts';
@@ -47,7 +49,7 @@ import { openRecording, type Db } from '../store/database.ts';
 import { readProcesses } from '../store/ranks.ts';
 import { rowsAtMost, timelineRows } from '../store/row-bounds.ts';
 import { RecordingFileError } from '../store/recording-error.ts';
-import { SUMMARY_FORMAT } from '../store/rank-summary.ts';
+import { recordingFingerprint, SUMMARY_FORMAT } from '../store/rank-summary.ts';
 import { beforeOriginNs } from '../store/zones.ts';
 import { RankSteps } from './iterations.ts';
 
@@ -98,6 +100,22 @@ export interface RankSummary {
   findings?: TopFindings | null;
   /** Milliseconds spent reading and analysing it. */
   ms: number;
+  /** The recording's fingerprint (store/rank-summary.ts recordingFingerprint) as it was summarized, or as its stored summary was read: which recording it is. */
+  fingerprint?: string;
+  /** A steady state cut where the job's start-up ends (`startup` is the job's, in this recording's clock): of the job of these recordings (their fingerprints, sorted: of-summaries.ts jobOf). */
+  jobCut?: { job: string[] };
+}
+
+/** What summarize.ts reads of a summary to cut its job's steady state (without parsing the rest: ~1.4 MB at 1 M operations). */
+export type SummaryHead = Pick<RankSummary, 'fingerprint' | 'startup' | 'jobCut'>;
+export const headOf = ({ fingerprint, startup, jobCut }: RankSummary): SummaryHead => ({ fingerprint, startup, ...(jobCut ? { jobCut } : {}) });
+
+/** The steady state of a rank of a job, cut where the job's start-up ends (job-cut.ts jobStartupOfFiles). */
+export interface JobCut {
+  /** The job's start-up in this rank's clock (its `ops` counted again here); null: the job has none. */
+  startup: Startup | null;
+  /** The job: its recordings' fingerprints, sorted (of-summaries.ts jobOf). */
+  job: string[];
 }
 
 /** A summary as stored: its scope's JSON without the steps, and the steps' JSON (the same for every scope: STEPS_ROW). */
@@ -135,9 +153,17 @@ export function buildRankSummary(file: string, scope: SummaryScope, threads = 0,
  * merged recording is refused: a job is summarized rank by rank, from the
  * ranks' own files. Summarizing many, give each the same pool: fresh memory
  * for a rank's columns (~60 MB for 1 M operations) costs more to touch than
- * memory a rank before used. `withFindings`: each scope's top findings too (topFindings).
+ * memory a rank before used. `withFindings`: each scope's top findings too (topFindings). `jobCut`: the steady state cut
+ * where the job's start-up ends, not where the recording's own does.
  */
-export function buildRankSummaries(file: string, scopes: readonly SummaryScope[], threads = 0, pool = new ColumnPool(), withFindings = false): RankSummary[] {
+export function buildRankSummaries(
+  file: string,
+  scopes: readonly SummaryScope[],
+  threads = 0,
+  pool = new ColumnPool(),
+  withFindings = false,
+  jobCut?: JobCut,
+): RankSummary[] {
   const t0 = performance.now();
   const db = openRecording(file, { readonly: true });
   let reader: PartReader | null = null;
@@ -164,6 +190,7 @@ export function buildRankSummaries(file: string, scopes: readonly SummaryScope[]
       streams: tables.streams,
       processes: [...processFacts.values()],
       ranked: readProcesses(db),
+      fingerprint: recordingFingerprint(db),
     };
     reader = new PartReader(file, threads, pool);
     // Part by part, every scope of a part after the other: the reader keeps
@@ -172,7 +199,7 @@ export function buildRankSummaries(file: string, scopes: readonly SummaryScope[]
     const ms = scopes.map(() => 0);
     ms[0] = performance.now() - t0;
     const asked = scopes.map((scope): Scope => ({ kind: scope }));
-    const startups = scopes.map(() => found && { ...found });
+    const startups = scopes.map((scope) => (scope === 'steady-state' && jobCut ? jobCut.startup && { ...jobCut.startup } : found && { ...found }));
     const infos = scopes.map((_, k) => selectScope(db, file, asked[k]!, { ops: { length: 0 } as never, calls: { length: 0 } as never }, startups[k]!).info);
     const results = scopes.map((): PartResult[] => []);
     // The steps first, part by part: they read the part's calls, and the scopes' reads take the same load.
@@ -225,6 +252,7 @@ export function buildRankSummaries(file: string, scopes: readonly SummaryScope[]
         parts: results[k]!.map(toJson),
         iterations,
         ...(findings ? { findings: findings[k]! } : {}),
+        ...(scope === 'steady-state' && jobCut ? { jobCut: { job: jobCut.job } } : {}),
         ms: 0,
       };
       summary.ms = ms[k]! + performance.now() - t;

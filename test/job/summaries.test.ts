@@ -3,19 +3,23 @@
 // and four, DDP, all-reduces by hand, one rank slowed, FSDP). For the whole
 // recording the answers are exactly those of the rank-by-rank analysis of
 // the merged file (the same pids, GPUs, row ids and times: the summaries
-// are placed as merge places the recordings); for the steady state, where
-// each rank's starts after its own start-up, each rank's times are those of
-// its own recording's steady state, and the findings and straggler the
-// merged recording's (which cuts every rank where start-up ended for the
-// job: the breakdowns differ by what the early ranks spent in the first
-// collectives waiting for the last — up to 19.5 points of overlap in the
-// four-rank DDP job).
+// are placed as merge places the recordings). For the steady state of the
+// ranks summarized together, cut where the job's start-up ends
+// (job-cut.ts), exactly those too; of each rank summarized on its own, cut
+// after its own start-up, each rank's times are those of its own
+// recording's steady state, and the findings and straggler the merged
+// recording's (the breakdowns differ by what the early ranks spent in the
+// first collectives waiting for the last — up to 19.5 points of overlap in
+// the four-rank DDP job).
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { analyzeJob, type JobAnalysis } from '../../profiler/analysis/diagnosis/job.ts';
-import { analyzeJobOfSummaries } from '../../profiler/job/of-summaries.ts';
+import { jobStartup } from '../../profiler/analysis/job-scope.ts';
+import { readTraceTables } from '../../profiler/analysis/trace.ts';
+import { jobStartupOfFiles } from '../../profiler/job/job-cut.ts';
+import { analyzeJobOfSummaries, placeSummaries } from '../../profiler/job/of-summaries.ts';
 import { summarizeFiles } from '../../profiler/job/summarize.ts';
 import { buildRankSummary, type RankSummary, type SummaryScope } from '../../profiler/job/summary.ts';
 import { mergeRecordings } from '../../profiler/merge/merge.ts';
@@ -73,6 +77,33 @@ describe.each(JOBS)('the job of $name', (j) => {
       for (const s of job.sources) expect(s.residualNs!).toBeLessThan(20_000);
     });
 
+    it("the job's start-up from the ranks' files, placed in the job: the merged recording's, and not where any rank's own ends", () => {
+      const placement = placeSummaries(files.map((f) => buildRankSummary(f, 'whole')));
+      const ours = jobStartupOfFiles(
+        files.map((file, i) => ({ file, plan: placement.plans[i]!, shift: placement.shifts[i]!, correctionNs: placement.alignment[i]!.correctionNs })),
+      );
+      const out = path.join(path.dirname(files[0]!), 'merged.sqlite');
+      if (!fs.existsSync(out)) mergeRecordings(files, out);
+      const db = openRecording(out, { readonly: true });
+      const tables = readTraceTables(db);
+      const theirs = jobStartup(db, out, tables.meta, tables.strings).startup;
+      db.close();
+      expect(theirs).not.toBeNull();
+      expect(ours).toEqual(theirs);
+    });
+
+    it('steady state of the ranks summarized together, cut where the job started: exactly the merged recording analysed rank by rank', async () => {
+      const summarized = await summarizeFiles(files, { workers: 0, force: true });
+      const job = analyzeJobOfSummaries(summarized.map((r) => r.summaries['steady-state']!));
+      const merged = await mergedAnalysis(files, 'steady-state');
+      expect(job.analysis.scope).toEqual(merged.scope);
+      expect(job.analysis.scope.label).toMatch(/^steady state, after .* of start-up$/);
+      expect(job.analysis.gpuSpan).toEqual(merged.gpuSpan);
+      expect(withoutNameIds(job.analysis.communication)).toEqual(withoutNameIds(merged.communication));
+      expect(job.analysis.stragglers).toEqual(merged.stragglers);
+      expect(job.analysis.findings).toEqual(merged.findings);
+    });
+
     it("steady state, each rank after its own start-up: each rank's times are its own recording's, the findings and straggler the merged recording's", async () => {
       const summaries = files.map((f) => buildRankSummary(f, 'steady-state'));
       const job = analyzeJobOfSummaries(summaries);
@@ -105,6 +136,27 @@ describe('summaries kept in the recordings', () => {
     const again = await summarizeFiles(files, { workers: 0 });
     expect(again.map((r) => r.from)).toEqual(['stored', 'stored']);
     expect(again[0]!.summaries.whole).toEqual(first[0]!.summaries.whole);
+    // Their steady states stored as cut for this job (these recordings): a report reads them as the merged file's scope.
+    const job = again.map((r) => r.summaries['steady-state']!);
+    const fingerprints = job.map((s) => s.fingerprint).sort();
+    expect(job.map((s) => s.jobCut?.job)).toEqual([fingerprints, fingerprints]);
+    const scope = analyzeJobOfSummaries(job).analysis.scope;
+    expect(scope.label).toMatch(/^steady state, after .* of start-up$/);
+    // The files in another order: the same job, the same cut (placed from the other rank's clock), nothing built again.
+    const swapped = await summarizeFiles([...files].reverse(), { workers: 0, store: true });
+    expect(swapped.map((r) => r.from)).toEqual(['stored', 'stored']);
+    const reversed = analyzeJobOfSummaries(swapped.map((r) => r.summaries['steady-state']!)).analysis.scope;
+    expect(reversed.label).toBe(scope.label);
+    expect(reversed.startup!.endNs - reversed.startup!.startNs).toBe(scope.startup!.endNs - scope.startup!.startNs);
+    // One rank alone is not that job: a report of it cuts it again, where its own start-up ends (not stored).
+    const alone = (await summarizeFiles([files[0]!], { workers: 0 }))[0]!;
+    expect(alone.from).toBe('built');
+    expect(alone.summaries['steady-state']!.jobCut?.job).toEqual([job[0]!.fingerprint]);
+    expect(alone.summaries['steady-state']!.startup).toEqual(buildRankSummary(files[0]!, 'steady-state').startup);
+    // What is stored stays the job's.
+    const kept = openRecording(files[0]!, { readonly: true });
+    expect((JSON.parse(readRankSummary(kept, 'steady-state')!) as RankSummary).jobCut?.job).toEqual(fingerprints);
+    kept.close();
 
     // Another recording under the same name: its fingerprint (origin, last ids) differs.
     const db = openRecording(files[0]!);
@@ -169,7 +221,7 @@ describe('summaries written by the recorder (test/fixtures/ddp/summarized: the R
     // format added since: the iterations, format 2), and a summary of the older format is not read as current.
     const rebuilt = buildRankSummary(recorded[0]!, 'steady-state');
     expect(stored[0]!.format).toBe(1);
-    expect({ ...rebuilt, file: '', ms: 0, format: 1, iterations: undefined }).toEqual({ ...stored[0]!, file: '', ms: 0 });
+    expect({ ...rebuilt, file: '', ms: 0, format: 1, iterations: undefined, fingerprint: undefined }).toEqual({ ...stored[0]!, file: '', ms: 0 });
     expect(rebuilt.iterations?.rows.map((r) => r.step)).toEqual([1, 2, 3, 4, 5, 6]);
     const db = openRecording(recorded[0]!, { readonly: true });
     expect(readRankSummary(db, 'steady-state')).toBeNull();
