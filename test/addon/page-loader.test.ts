@@ -239,6 +239,37 @@ describe('page loader: records and values', () => {
       if ('error' in sql) expect(sql.error).toContain(file);
     }
   });
+
+  it('a table whose interior page names the root as every child (a cycle, met ahead of the walk too) fails as damaged, naming the file, at once', () => {
+    const file = copy(recording('nccl-overlap-h200x2'), 'cycle.sqlite');
+    // Small pages: its kernels several levels deep (as the test above).
+    edit(file, 'PRAGMA page_size = 512; VACUUM;');
+    const db = new Database(file, { readonly: true });
+    const root = db.prepare("SELECT rootpage FROM sqlite_master WHERE name = 'kernels'").pluck().get() as number;
+    db.close();
+    const bytes = fs.readFileSync(file);
+    const pageSize = bytes.readUInt16BE(16) === 1 ? 65536 : bytes.readUInt16BE(16);
+    const headerOf = (pgno: number) => (pgno - 1) * pageSize + (pgno === 1 ? 100 : 0);
+    const childAt = (pgno: number, i: number) => (pgno - 1) * pageSize + bytes.readUInt16BE(headerOf(pgno) + 12 + 2 * i);
+    expect(bytes[headerOf(root)]).toBe(0x05); // an interior page: the table is more than one page deep
+    expect(bytes.readUInt16BE(headerOf(root) + 3)).toBeGreaterThan(1);
+    // The root's second child (neither SQLite's min() nor its max() descends there: the file opens and counts) names the
+    // root as every child of its own: root → it → root …
+    const middle = bytes.readUInt32BE(childAt(root, 1));
+    expect(bytes[headerOf(middle)]).toBe(0x05);
+    const cells = bytes.readUInt16BE(headerOf(middle) + 3);
+    for (let i = 0; i < cells; i++) bytes.writeUInt32BE(root, childAt(middle, i));
+    bytes.writeUInt32BE(root, headerOf(middle) + 8);
+    fs.writeFileSync(file, bytes);
+    let message = '';
+    try {
+      loadTimelineColumns(file, { via: 'pages' });
+    } catch (e) {
+      message = (e as Error).message;
+    }
+    expect(message).toContain(file);
+    expect(message).toMatch(/damaged b-tree/);
+  });
 });
 
 /** A copy of matmul-concurrent whose kernels' columns from grid_y on were added after its rows, with these DEFAULTs ('' or absent: none); more rows written in full (ids from 100002). */

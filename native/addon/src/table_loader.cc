@@ -472,6 +472,7 @@ class PageSource {
       last = std::max(last, c);
     }
     const int id = t.rowid_column;
+    btree::readAhead(pages_, t.root, lo, hi);
     btree::scanTable(pages_, t.root, lo, hi, [&](int64_t rowid, const uint8_t* p, uint32_t len) {
       int c = 0;
       uint32_t odd = 0;
