@@ -17,7 +17,8 @@
 // with its breakdown per GPU, the same in every scope. And, where asked
 // (`summarize --findings`, the recorder's summary at a rank's end), its top
 // findings: the rank's own diagnosis for the scope, as `report FILE` lists
-// them — about 4x the rest of a summary's cost, so not by default.
+// them (its steady state cut where the summary's is) — about 4x the rest of
+// a summary's cost, so not by default.
 //
 // Scopes: the whole recording, and its steady state. A merged recording of
 // the same ranks cuts the steady state once for the whole job
@@ -202,6 +203,15 @@ export function buildRankSummaries(
     const startups = scopes.map((scope) => (scope === 'steady-state' && jobCut ? jobCut.startup && { ...jobCut.startup } : found && { ...found }));
     const infos = scopes.map((_, k) => selectScope(db, file, asked[k]!, { ops: { length: 0 } as never, calls: { length: 0 } as never }, startups[k]!).info);
     const results = scopes.map((): PartResult[] => []);
+    // A recording of several parts (one recorder's ranks on a node) diagnosed for its findings: the diagnosis loads
+    // every row, and each part's are then taken from those (PartReader.readFrom) rather than read from the file again.
+    // One part: the diagnosis takes the part's rows after the parts (allRows, below).
+    let findings: TopFindings[] | null = null;
+    if (withFindings && plan.parts.length > 1) {
+      const diagnosed = topFindings(db, file, asked, startups, ms, undefined, jobCut);
+      findings = diagnosed.findings;
+      if (diagnosed.columns) reader.readFrom(diagnosed.columns);
+    }
     // The steps first, part by part: they read the part's calls, and the scopes' reads take the same load.
     const stepRange = pickIterationRange(db);
     const steps = stepRange === null ? null : new RankSteps(db, stepRange, tables, processFacts);
@@ -228,9 +238,8 @@ export function buildRankSummaries(
     // After the parts. A recording of one part whose rows the reader loaded every one of (operations and calls) is the
     // diagnosis's load already: its columns are handed over rather than read a second time (0.2 s of a 1 M-operation
     // rank). Else the diagnosis loads its own (the reader's pool holds no column it needs).
-    const findings = withFindings
-      ? topFindings(db, file, asked, startups, ms, plan.parts.length === 1 ? allRows(db, reader, plan.parts[0]!) : undefined)
-      : null;
+    if (withFindings && !findings)
+      findings = topFindings(db, file, asked, startups, ms, plan.parts.length === 1 ? allRows(db, reader, plan.parts[0]!) : undefined, jobCut).findings;
     return scopes.map((scope, k) => {
       const t = performance.now();
       const startup = startups[k]!;
@@ -278,16 +287,19 @@ function topFindings(
   scopes: readonly Scope[],
   startups: readonly (Startup | null)[],
   ms: number[],
-  loaded?: TimelineColumns,
-): TopFindings[] {
+  loaded: TimelineColumns | undefined,
+  jobCut: JobCut | undefined,
+): { findings: TopFindings[]; columns: TimelineColumns | undefined } {
   let columns = loaded;
   const diagnosed = new Map<string, TopFindings>();
-  return scopes.map((scope, k) => {
+  const findings = scopes.map((scope, k) => {
     const t = performance.now();
     const same = scope.kind === 'steady-state' && startups[k] === null ? 'whole' : scope.kind;
     let found = diagnosed.get(same);
     if (!found) {
-      const analysis = analyze(db, { scope, file, columns });
+      // The steady state cut where the summary's is: the job's start-up where it was cut for its job.
+      const cut = scope.kind === 'steady-state' && jobCut ? { startup: jobCut.startup } : {};
+      const analysis = analyze(db, { scope, file, columns, ...cut });
       columns = analysis.columns;
       const { findings } = analysis.diagnosis;
       diagnosed.set(same, (found = { top: findings.slice(0, RANK_TOP_FINDINGS), total: findings.length }));
@@ -295,6 +307,7 @@ function topFindings(
     ms[k]! += performance.now() - t;
     return found;
   });
+  return { findings, columns };
 }
 
 /** The part's rows with their calls as the reader loads them, where they are every row of the recording's operation and call tables; else undefined. */

@@ -57,3 +57,14 @@ export function sliceByStart(c: TimelineColumns, from: number, to: number): Time
   const c1 = to === Infinity ? c.calls.length : lowerBound(c.calls.start, c.calls.length, to);
   return { ops: view(c.ops, o0, o1), calls: view(c.calls, c0, c1) };
 }
+
+/** The operations and calls of processes `pids`, copied, in their order: what a load of those processes' rows alone gives. */
+export function ofProcesses(c: TimelineColumns, pids: ReadonlySet<number>): TimelineColumns {
+  const rows = (pid: Int32Array, length: number) => {
+    const index = new Int32Array(length);
+    let n = 0;
+    for (let i = 0; i < length; i++) if (pids.has(pid[i]!)) index[n++] = i;
+    return index.subarray(0, n);
+  };
+  return { ops: gather(c.ops, rows(c.ops.pid, c.ops.length)), calls: gather(c.calls, rows(c.calls.pid, c.calls.length)) };
+}

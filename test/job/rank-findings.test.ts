@@ -7,9 +7,14 @@
 // they are placed as merge places the recordings: the merged file's pids,
 // GPUs, evidence rows and times, each title starting with whose it is.
 //
+// A rank's steady state in its summary is cut where the job's start-up
+// ended (the ranks summarized together: job-cut.ts), so its findings for the
+// steady state are its own diagnosis cut there, which `report FILE` (cut
+// after the rank's own start-up) is not: they are held to analyze() given
+// that start-up.
+//
 // What differs from the merged recording's own findings of that rank (its
-// whole scope; the steady state cuts the merged file once for the job, each
-// rank's summary after its own start-up): the costs of findings with a
+// whole scope): the costs of findings with a
 // what-if — a merged file's replay moves every rank's calls of the fix at
 // once and gives each finding naming it the whole saving, where the rank's
 // own replay moves its calls alone — and the titles of the kinds that name
@@ -31,12 +36,14 @@ import { RANK_TOP_FINDINGS } from '../../profiler/contract/job.ts';
 import { summarizeRecordedRank } from '../../profiler/cli/job-commands.ts';
 import { analyzeJobOfSummaries } from '../../profiler/job/of-summaries.ts';
 import { summarizeFiles } from '../../profiler/job/summarize.ts';
-import { SUMMARY_SCOPES, type RankSummary, type SummaryScope } from '../../profiler/job/summary.ts';
+import { buildRankSummaries, SUMMARY_SCOPES, type RankSummary, type SummaryScope } from '../../profiler/job/summary.ts';
 import { mergeRecordings } from '../../profiler/merge/merge.ts';
 import { repoRoot } from '../../profiler/native/paths.ts';
 import type { JobReport, Report } from '../../profiler/report/report.ts';
 import { tempDir } from '../helpers/native.ts';
 import { generateRanks } from '../../bench/generate-ranks.ts';
+import { analyze } from '../../profiler/analysis/diagnosis/analyze.ts';
+import { openRecording } from '../../profiler/store/database.ts';
 
 const cli = path.join(repoRoot, 'profiler/cli/streamscope.ts');
 const run = (args: string[]) => {
@@ -82,8 +89,17 @@ describe.each(JOBS)('the $name DDP job', (j) => {
     const scopes: SummaryScope[] = j.ranks === 2 ? ['whole', 'steady-state'] : ['steady-state'];
     for (const scope of scopes) {
       files.forEach((file, k) => {
-        const own = (JSON.parse(run(['report', file, '--json', ...scopeArgs(scope)]).stdout) as Report).findings;
-        const mine = summaries[scope][k]!.findings!;
+        const summary = summaries[scope][k]!;
+        let own: Finding[];
+        if (scope === 'whole') own = (JSON.parse(run(['report', file, '--json', ...scopeArgs(scope)]).stdout) as Report).findings;
+        else {
+          // Cut for the job: the rank's own diagnosis, its steady state after the job's start-up.
+          expect(summary.jobCut).toBeDefined();
+          const db = openRecording(file, { readonly: true });
+          own = analyze(db, { scope: { kind: 'steady-state' }, startup: summary.startup }).diagnosis.findings;
+          db.close();
+        }
+        const mine = summary.findings!;
         expect(own.length).toBeGreaterThan(RANK_TOP_FINDINGS);
         expect(mine.total).toBe(own.length);
         expect(mine.top).toEqual(own.slice(0, RANK_TOP_FINDINGS));
@@ -217,3 +233,19 @@ function sameEvidence(a: Finding, b: Finding): boolean {
   const near = (x: number, y: number) => Math.abs(x - y) < 1;
   return rows(a) === rows(b) && near(a.evidence.window.start, b.evidence.window.start) && near(a.evidence.window.end, b.evidence.window.end);
 }
+
+describe('a recording of several ranks (two processes on two GPUs under one recorder: nccl-overlap-h200x2)', () => {
+  it("with its findings: each part's rows taken from the diagnosis's load, the same summaries as read from the file; the findings its own report's", () => {
+    const file = path.join(tmp, 'two-ranks-one-file.sqlite');
+    fs.copyFileSync(path.resolve(import.meta.dirname, '../fixtures/recordings/nccl-overlap-h200x2.sqlite'), file);
+    const plain = buildRankSummaries(file, SUMMARY_SCOPES, 0);
+    expect(plain[0]!.parts.length).toBeGreaterThan(1);
+    const withFindings = buildRankSummaries(file, SUMMARY_SCOPES, 0, undefined, true);
+    withFindings.forEach((s, k) => {
+      expect({ ...s, ms: 0, findings: undefined }).toEqual({ ...plain[k]!, ms: 0 });
+      const own = (JSON.parse(run(['report', file, '--json', ...scopeArgs(s.scope)]).stdout) as Report).findings;
+      expect(s.findings!.top).toEqual(own.slice(0, RANK_TOP_FINDINGS));
+      expect(s.findings!.total).toBe(own.length);
+    });
+  });
+});

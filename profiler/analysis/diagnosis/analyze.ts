@@ -18,13 +18,13 @@ import { rangeInstances, rangeReader } from '../load/ranges.ts';
 import { readTraceTables } from '../load/tables.ts';
 import { closeWindows, selectScopeWith } from '../scope.ts';
 import { type RangeInstance } from '../../cuda/nvtx-ranges.ts';
-import { type TimelineColumns } from '../../native/columns.ts';
+import { lowerBound, type TimelineColumns } from '../../native/columns.ts';
 import { instanceParts, shareFindings } from './attribution.ts';
 import { buildContext, deviceSpans, type Context } from './findings/context.ts';
 import type { Finding, FixId } from '../../contract/findings.ts';
 import type { ReplayResult } from '../replay/replay.ts';
 import { estimatesHere, WHATIF_THREAD_MIN_ROWS, WhatIfThread } from './whatif-thread.ts';
-import { STEADY_STATE, type Scope, type ScopeInfo } from '../../contract/scope.ts';
+import { STEADY_STATE, type Scope, type ScopeInfo, type Startup } from '../../contract/scope.ts';
 import { detectStartup } from '../startup.ts';
 import type { ProgressStep } from '../../contract/progress.ts';
 import { leftOutNote } from '../../store/row-checks.ts';
@@ -111,6 +111,12 @@ export interface AnalyzeOptions {
   /** A range scope's instances as already read (selectScope's `instances`). */
   instances?: RangeInstance[];
   /**
+   * Where the steady state is cut, in place of the recording's own start-up: a job's (a rank summarized with its job's
+   * other ranks: job/job-cut.ts), in this recording's clock; null: none. Not with `whatIfThread` (its worker would cut
+   * the recording's own).
+   */
+  startup?: Startup | null;
+  /**
    * Told each phase as it begins (contract/progress.ts): the analysis
    * thread passes them on to the page, which says how far a long analysis
    * has got. Called synchronously, a few dozen times per analysis.
@@ -163,7 +169,9 @@ export function analyze(db: Db, options: AnalyzeOptions = {}): Analysis {
   // Whole and steady state only: their rows are views of the columns loaded, which the worker selects again for free,
   // where a window copies the rows it clips (twice the memory, on both threads: 1.13 × the whole's time at 10 M).
   const rows =
-    options.whatIfThread && !options.columns && !options.replays && (scope.kind === 'whole' || scope.kind === 'steady-state') ? timelineRows(db) : null;
+    options.whatIfThread && !options.columns && !options.replays && options.startup === undefined && (scope.kind === 'whole' || scope.kind === 'steady-state')
+      ? timelineRows(db)
+      : null;
   const minRows = typeof options.whatIfThread === 'object' ? options.whatIfThread.minRows : WHATIF_THREAD_MIN_ROWS;
   const thread = rows && rows.ops + rows.calls >= minRows ? new WhatIfThread() : null;
   const ended = <T>(make: () => T): T => {
@@ -184,7 +192,10 @@ export function analyze(db: Db, options: AnalyzeOptions = {}): Analysis {
   // start-up detection and the host model (call names).
   const tables = readTraceTables(db);
   const names = callNames(db, columns.calls);
-  const startup = detectStartup(columns.ops, columns.calls, names, tables.meta);
+  const startup =
+    options.startup !== undefined
+      ? options.startup && { ...options.startup, ops: lowerBound(columns.ops.start, columns.ops.length, options.startup.endNs) }
+      : detectStartup(columns.ops, columns.calls, names, tables.meta);
   // A range's instances read once, for its selection and (one instance) its share of the range's findings.
   const instances = scope.kind === 'range' ? (options.instances ?? rangeInstances(db, scope.name)) : undefined;
   const selection = ended(() => selectScopeWith(rangeReader(db), options.file ?? db.name, scope, columns, startup, instances));

@@ -85,7 +85,7 @@ import type { RowSubset } from '../load/rows.ts';
 import { readTraceTables } from '../load/tables.ts';
 import { callsSpan, readZoneIds } from '../load/zones.ts';
 import { closeWindows, mergeRangeFacts, rangeNotes, selectScopeWith, windowNotes, type Clipped, type RangeFacts } from '../scope.ts';
-import { lowerBound, type TimelineColumns } from '../../native/columns.ts';
+import { lowerBound, ofProcesses, type TimelineColumns } from '../../native/columns.ts';
 import { stragglersOf } from './stragglers.ts';
 import { allocateOps, OpKind, traceOf, type Trace, type TraceTables } from '../trace.ts';
 
@@ -346,11 +346,30 @@ export class PartReader {
     return this.#load(part, true);
   }
 
+  /**
+   * Every row of the recording, loaded already (`summarize --findings` of a recording of several parts: the diagnosis's
+   * load, every column): each part's rows are then taken from them by its processes, as a load of the part alone orders
+   * them, rather than read from the file again.
+   */
+  #every: TimelineColumns | null = null;
+
+  readFrom(every: TimelineColumns): void {
+    this.#every = every;
+    this.#last = null;
+    this.#analysed = null;
+  }
+
   #load(part: JobPart, withCalls: boolean): TimelineColumns {
     const last = this.#last;
     if (last && last.part === part && (last.withCalls || !withCalls)) return withCalls ? last.columns : last.opsOnly;
     this.#last = null;
     this.#analysed = null;
+    if (this.#every && part.filterPids) {
+      const cols = ofProcesses(this.#every, new Set(part.pids));
+      const opsOnly = { ops: cols.ops, calls: NO_CALLS };
+      this.#last = { part, withCalls: true, columns: cols, opsOnly };
+      return withCalls ? cols : opsOnly;
+    }
     const { apiCalls, ...ops } = part.ranges;
     const cols = loadRows(
       this.#file,
