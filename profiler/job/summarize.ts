@@ -150,7 +150,14 @@ async function cutWhereTheJobStarts(out: FileSummaries[], opts: SummarizeOptions
   const job = jobOf(steady);
   const ofThisJob = (s: RankSummary) => s.jobCut !== undefined && sameList(s.jobCut.job, job);
   if (steady.every(ofThisJob)) return;
-  const placement = placeSummaries(steady);
+  let placement: ReturnType<typeof placeSummaries>;
+  try {
+    placement = placeSummaries(steady);
+  } catch (err) {
+    // Not one job (the same recording twice): each keeps its own cut, and a job's report of them says why it refuses.
+    if (err instanceof RecordingFileError) return;
+    throw err;
+  }
   const startup = jobStartupOfFiles(
     out.map((e, i) => ({ file: e.file, plan: placement.plans[i]!, shift: placement.shifts[i]!, correctionNs: placement.alignment[i]!.correctionNs })),
   );

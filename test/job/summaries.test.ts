@@ -173,6 +173,17 @@ describe('summaries kept in the recordings', () => {
     expect(rebuilt.map((r) => r.stored)).toEqual([false, false]);
   });
 
+  it("the same recording twice is no job: each summarized with its own cut, the job's report refusing them by name", async () => {
+    const twin = path.join(path.dirname(files[0]!), 'twin.sqlite');
+    fs.copyFileSync(files[0]!, twin);
+    const both = await summarizeFiles([files[0]!, twin], { workers: 0, force: true });
+    expect(both.map((r) => r.summaries['steady-state']!.startup)).toEqual([
+      buildRankSummary(files[0]!, 'steady-state').startup,
+      buildRankSummary(twin, 'steady-state').startup,
+    ]);
+    expect(() => analyzeJobOfSummaries(both.map((r) => r.summaries['steady-state']!))).toThrow(/twin\.sqlite: holds the same recording as/);
+  });
+
   it('on worker threads: the same summaries as built here', async () => {
     const here = await summarizeFiles(files, { workers: 0, force: true, scopes: ['whole'] });
     const there = await summarizeFiles(files, { workers: 2, force: true, scopes: ['whole'] });
