@@ -193,7 +193,7 @@ export function buildRankSummaries(
       ranked: readProcesses(db),
       fingerprint: recordingFingerprint(db),
     };
-    reader = new PartReader(file, threads, pool);
+    reader = new PartReader(file, threads, pool, { db, tables, processes: processFacts });
     // Part by part, every scope of a part after the other: the reader keeps
     // the part's rows loaded for the next scope (the steady state is a slice
     // of the whole's rows). What is read once counts in the first scope's time.
