@@ -21,7 +21,7 @@ import { runOnWorkers, workerEntry } from '../base/worker-pool.ts';
 import { ColumnPool } from '../native/addon.ts';
 import { openRecording } from '../store/database.ts';
 import { RecordingFileError } from '../store/recording-error.ts';
-import { readRankSummaries, readRankSummary, recordingFingerprint, STEPS_ROW, writeRankSummaries } from '../store/rank-summary.ts';
+import { readCurrentSummaries, readRankSummary, STEPS_ROW, writeRankSummaries } from '../store/rank-summary.ts';
 import { jobStartupOfFiles } from './job-cut.ts';
 import { jobOf, placeSummaries, sameList } from './of-summaries.ts';
 import {
@@ -196,12 +196,12 @@ function readStored(file: string, scopes: SummaryScope[], findings: boolean): Fi
   const db = openRecording(file, { readonly: true });
   try {
     // Its steps current too (their payload left unread): else `summarize` would keep summaries whose steps cannot be read.
-    const payloads = readRankSummaries(db, scopes, [STEPS_ROW]);
-    if (payloads === null) return null;
+    const current = readCurrentSummaries(db, scopes, [STEPS_ROW]);
+    if (current === null) return null;
+    const { payloads, fingerprint } = current;
     const found: FileSummaries['summaries'] = {};
     let steps: Iterations | null | undefined;
     const iterations = () => (steps === undefined ? (steps = readSteps(file)) : steps);
-    const fingerprint = recordingFingerprint(db);
     for (const [k, scope] of scopes.entries()) {
       const summary = storedSummary(payloads[k]!, iterations);
       // The file's name as given now (it may have moved since), and which recording it is.

@@ -59,6 +59,15 @@ export function readRankSummary(db: Db, scope: string): string | null {
  * is taken once for all of them (a job of 1,024 ranks reads three rows of each).
  */
 export function readRankSummaries(db: Db, scopes: readonly string[], alsoCurrent: readonly string[] = []): string[] | null {
+  return readCurrentSummaries(db, scopes, alsoCurrent)?.payloads ?? null;
+}
+
+/** readRankSummaries, with the recording's fingerprint they are current for (which recording of a job it is). */
+export function readCurrentSummaries(
+  db: Db,
+  scopes: readonly string[],
+  alsoCurrent: readonly string[] = [],
+): { payloads: string[]; fingerprint: string } | null {
   if (!hasTable(db)) return null;
   const stamp = db.prepare(`SELECT format, built_with AS builtWith, fingerprint FROM ${TABLE} WHERE scope = ?`);
   const payload = db.prepare(`SELECT payload FROM ${TABLE} WHERE scope = ?`).pluck();
@@ -67,7 +76,7 @@ export function readRankSummaries(db: Db, scopes: readonly string[], alsoCurrent
     const row = stamp.get(scope) as { format: number; builtWith: string; fingerprint: string } | undefined;
     if (!row || row.format !== SUMMARY_FORMAT || row.builtWith !== VERSION || row.fingerprint !== (fingerprint ??= recordingFingerprint(db))) return null;
   }
-  return scopes.map((scope) => payload.get(scope) as string);
+  return { payloads: scopes.map((scope) => payload.get(scope) as string), fingerprint: fingerprint ?? recordingFingerprint(db) };
 }
 
 /** Stores the summaries (scope or STEPS_ROW → JSON payload), replacing those there, in one transaction. `db` must be writable. */
