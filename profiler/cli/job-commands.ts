@@ -62,8 +62,10 @@ export async function cmdSummarize(args: string[]): Promise<number> {
   }
   if (!values.json) {
     const built = results.filter((r) => r.from === 'built').length;
+    // Summarized together, the ranks' steady states are cut where the job's start-up ended (summarize.ts), as a merged file's.
+    const cut = results.length > 1 && results.every((r) => r.heads['steady-state']?.jobCut) ? ', every steady state cut where the job started' : '';
     process.stderr.write(
-      `streamscope: ${results.length} recording${results.length > 1 ? 's' : ''} (${built} summarized now) in ${((performance.now() - t0) / 1000).toFixed(1)} s; the job: streamscope report ${results.length > 3 ? 'with the same files' : results.map((r) => r.file).join(' ')}\n`,
+      `streamscope: ${results.length} recording${results.length > 1 ? 's' : ''} (${built} summarized now${cut}) in ${((performance.now() - t0) / 1000).toFixed(1)} s; the job: streamscope report ${results.length > 3 ? 'with the same files' : results.map((r) => r.file).join(' ')}\n`,
     );
   }
   return 0;
