@@ -152,16 +152,11 @@ export function loadTrace(db: Db, columns?: OpColumns, calls?: SpanCalls, tables
   return traceOfSpan(c, { start: apiSpan.start ?? Infinity, end: apiSpan.end ?? -Infinity }, read);
 }
 
-let categories: Uint8Array | undefined;
 /** Each operation's category at (kind & 3) << 8 | copy kind: kernels compute, memsets memset, copies by their kind. */
-function categoryTable(): Uint8Array {
-  if (categories) return categories;
-  categories = new Uint8Array(4 << 8);
-  for (let k = 0; k < 4; k++)
-    for (let copy = 0; copy < 256; copy++)
-      categories[(k << 8) | copy] = k === OpKind.Kernel ? OpCategory.Compute : k === OpKind.Memset ? OpCategory.Memset : categoryOfCopyKind(copy);
-  return categories;
-}
+const CATEGORY_BY_KIND_AND_COPY = Uint8Array.from({ length: 4 << 8 }, (_, at) => {
+  const kind = at >> 8;
+  return kind === OpKind.Kernel ? OpCategory.Compute : kind === OpKind.Memset ? OpCategory.Memset : categoryOfCopyKind(at & 255);
+});
 
 /** The trace of `c` and the small tables; `calls`: the calls' first start and latest end (±Infinity for none). */
 function traceOfSpan(c: OpColumns, calls: { start: number; end: number }, tables: TraceTables): Trace {
@@ -189,13 +184,12 @@ function traceOfSpan(c: OpColumns, calls: { start: number; end: number }, tables
   // end, in one pass without a branch on the kind: a stream's kernels and
   // copies interleave, and a branch on them mispredicts (traceOf of a
   // generated rank's 1 M operations: 10.1 ms with the branches, 5.9 without).
-  const byKindAndCopy = categoryTable();
   let opsEnd = -Infinity;
   {
     const { kind, category, end } = ops;
     const copyKind = c.copyKind;
     for (let i = 0; i < ops.length; i++) {
-      category[i] = byKindAndCopy[((kind[i]! & 3) << 8) | copyKind[i]!]!;
+      category[i] = CATEGORY_BY_KIND_AND_COPY[((kind[i]! & 3) << 8) | copyKind[i]!]!;
       opsEnd = Math.max(opsEnd, end[i]!);
     }
   }

@@ -8,23 +8,23 @@
 // jobStartup makes of a recording: zones, the calls that could be start-up
 // calls, the operations of the band where a tenth is done) that reads each
 // file and places what it reads as merge.ts places it: times moved by the
-// file's shift, row ids by the merge plan's offsets, pids mapped as the
-// plan maps them (placeSummaries), strings one id per value (a summary's
-// plan maps only the strings it names; the calls' are others). The zones are each file's
-// own, where the merged file has zones of its own: jobStartup's answer
-// does not depend on where zones begin (the band only narrows where the
-// rows are read), so it is the same.
+// file's shift (placeSummaries), row ids, pids and strings as the merge's
+// own plan of the files maps them (merge/plan.ts planMerge, over every
+// string: a summary's plan maps only the strings it names, not the calls').
+// The zones are each file's own, where the merged file has zones of its
+// own: jobStartup's answer does not depend on where zones begin (the band
+// only narrows where the rows are read), so it is the same.
 import { placedStartupReader, startupOfZones } from '../analysis/job-scope.ts';
 import type { Startup } from '../contract/scope.ts';
 import type { Ns } from '../contract/time.ts';
 import { ColumnPool } from '../native/addon.ts';
-import type { InputPlan } from '../merge/plan.ts';
+import { readInputFacts } from '../merge/input-facts.ts';
+import { planMerge } from '../merge/plan.ts';
 import { openRecording, readMeta } from '../store/database.ts';
 
-/** A rank's file and where it lands in the job (of-summaries.ts Placement): its ids, its times' shift, its clock's correction. */
+/** A rank's file and where its clock lands in the job (of-summaries.ts Placement): its times' shift, its clock's correction. */
 export interface PlacedFile {
   file: string;
-  plan: InputPlan;
   shift: Ns;
   correctionNs: Ns;
 }
@@ -33,9 +33,14 @@ export interface PlacedFile {
 export function jobStartupOfFiles(files: readonly PlacedFile[], pool = new ColumnPool()): Startup | null {
   const dbs = files.map((f) => openRecording(f.file, { readonly: true }));
   try {
-    const placed = files.map((f, i) => ({ file: f.file, db: dbs[i]!, shift: f.shift, ids: f.plan.ids, pids: f.plan.pids }));
-    const { reader, strings } = placedStartupReader(placed, pool);
-    return startupOfZones(reader, jobMeta(files, dbs.map(readMeta)), strings).startup;
+    const facts = dbs.map((db) => readInputFacts(db));
+    const plans = planMerge(facts);
+    const strings = new Map<number, string>();
+    facts.forEach((f, i) => {
+      for (const [id, value] of f.strings) strings.set(plans[i]!.strings.get(id)!, value);
+    });
+    const placed = files.map((f, i) => ({ file: f.file, db: dbs[i]!, shift: f.shift, ids: plans[i]!.ids, pids: plans[i]!.pids, strings: plans[i]!.strings }));
+    return startupOfZones(placedStartupReader(placed, strings, pool), jobMeta(files, dbs.map(readMeta)), strings).startup;
   } finally {
     for (const db of dbs) db.close();
   }

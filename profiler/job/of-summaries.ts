@@ -51,7 +51,9 @@ export interface SummaryJob {
 
 /** A job by its recordings: their fingerprints (summary.ts RankSummary.fingerprint), in one order whatever the files'. */
 export const jobOf = (summaries: readonly Pick<RankSummary, 'fingerprint'>[]): string[] => summaries.map((s) => s.fingerprint ?? '').sort();
-export const sameList = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((x, i) => x === b[i]);
+/** Whether a summary's steady state was cut where the start-up of `job` (jobOf) ended. */
+export const cutForJob = ({ jobCut }: Pick<RankSummary, 'jobCut'>, job: readonly string[]): boolean =>
+  jobCut !== undefined && jobCut.job.length === job.length && jobCut.job.every((f, i) => f === job[i]);
 
 /** Adds `off` to each id (an evidence list, a column). */
 const moved = (ids: readonly number[], off: number) => (off === 0 ? [...ids] : ids.map((id) => id + off));
@@ -315,7 +317,7 @@ function jobScope(summaries: readonly RankSummary[], shifts: Ns[], span: { start
   const cut = inJob(first, 0);
   const cutForThisJob = (s: RankSummary, i: number) => {
     const at = inJob(s, i);
-    return s.jobCut !== undefined && sameList(s.jobCut.job, job) && (at === null || cut === null ? at === cut : at.start === cut.start && at.end === cut.end);
+    return cutForJob(s, job) && (at === null || cut === null ? at === cut : at.start === cut.start && at.end === cut.end);
   };
   if (first.scope === 'steady-state' && summaries.every(cutForThisJob)) {
     const own = first.startup;

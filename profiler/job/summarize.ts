@@ -23,7 +23,7 @@ import { openRecording } from '../store/database.ts';
 import { RecordingFileError } from '../store/recording-error.ts';
 import { readCurrentSummaries, readRankSummary, STEPS_ROW, writeRankSummaries } from '../store/rank-summary.ts';
 import { jobStartupOfFiles } from './job-cut.ts';
-import { jobOf, placeSummaries, sameList } from './of-summaries.ts';
+import { cutForJob, jobOf, placeSummaries } from './of-summaries.ts';
 import {
   buildRankSummaries,
   headOf,
@@ -116,7 +116,7 @@ export async function summarizeFiles(files: readonly string[], opts: SummarizeOp
     // generated 64-rank job: 1.1 s of 5.5 s).
     const heads = out.map((e) => e.heads['steady-state']!);
     const job = jobOf(heads);
-    const cutForAnotherJob = heads.some((h) => h.jobCut !== undefined && !sameList(h.jobCut.job, job));
+    const cutForAnotherJob = heads.some((h) => h.jobCut !== undefined && !cutForJob(h, job));
     const startups = heads.some((h) => h.startup !== null);
     if ((startups && files.length > 1 && (opts.store || toBuild.length > 0)) || cutForAnotherJob) await cutWhereTheJobStarts(out, opts);
   }
@@ -148,8 +148,7 @@ async function build(requests: SummaryRequest[], workers: number, built: (n: num
 async function cutWhereTheJobStarts(out: FileSummaries[], opts: SummarizeOptions): Promise<void> {
   const steady = out.map((e) => e.summaries['steady-state']!);
   const job = jobOf(steady);
-  const ofThisJob = (s: RankSummary) => s.jobCut !== undefined && sameList(s.jobCut.job, job);
-  if (steady.every(ofThisJob)) return;
+  if (steady.every((s) => cutForJob(s, job))) return;
   let placement: ReturnType<typeof placeSummaries>;
   try {
     placement = placeSummaries(steady);
@@ -158,13 +157,11 @@ async function cutWhereTheJobStarts(out: FileSummaries[], opts: SummarizeOptions
     if (err instanceof RecordingFileError) return;
     throw err;
   }
-  const startup = jobStartupOfFiles(
-    out.map((e, i) => ({ file: e.file, plan: placement.plans[i]!, shift: placement.shifts[i]!, correctionNs: placement.alignment[i]!.correctionNs })),
-  );
+  const startup = jobStartupOfFiles(out.map((e, i) => ({ file: e.file, shift: placement.shifts[i]!, correctionNs: placement.alignment[i]!.correctionNs })));
   const again: SummaryRequest[] = [];
   out.forEach((entry, n) => {
     const s = steady[n]!;
-    if (ofThisJob(s)) return;
+    if (cutForJob(s, job)) return;
     const shift = placement.shifts[n]!;
     const cut: JobCut = { startup: startup && { ...startup, startNs: startup.startNs - shift, endNs: startup.endNs - shift, ops: 0 }, job };
     if (cut.startup === null && s.startup === null) {

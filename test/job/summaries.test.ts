@@ -79,9 +79,7 @@ describe.each(JOBS)('the job of $name', (j) => {
 
     it("the job's start-up from the ranks' files, placed in the job: the merged recording's, and not where any rank's own ends", () => {
       const placement = placeSummaries(files.map((f) => buildRankSummary(f, 'whole')));
-      const ours = jobStartupOfFiles(
-        files.map((file, i) => ({ file, plan: placement.plans[i]!, shift: placement.shifts[i]!, correctionNs: placement.alignment[i]!.correctionNs })),
-      );
+      const ours = jobStartupOfFiles(files.map((file, i) => ({ file, shift: placement.shifts[i]!, correctionNs: placement.alignment[i]!.correctionNs })));
       const out = path.join(path.dirname(files[0]!), 'merged.sqlite');
       if (!fs.existsSync(out)) mergeRecordings(files, out);
       const db = openRecording(out, { readonly: true });

@@ -32,7 +32,10 @@ export function startupReader(db: Db, file: string, pool: ColumnPool): StartupRe
   };
 }
 
-/** Where one recording's rows land among a job's, as a merge places them (job/job-cut.ts): its times' shift, each table's id run, its pids. */
+/**
+ * Where one recording's rows land among a job's, as a merge places them (job/job-cut.ts): its times' shift, each
+ * table's id run, its pids and its string ids.
+ */
 export interface PlacedRecording {
   file: string;
   db: Db;
@@ -40,6 +43,7 @@ export interface PlacedRecording {
   /** Per table: its ids min..max land at min + off..max + off. */
   ids: Map<string, { off: number; min: number; max: number }>;
   pids: Map<number, number>;
+  strings: Map<number, number>;
 }
 
 const TABLE_OF_ID = new Map(Object.entries(ZONED_TABLES).map(([name, t]) => [t.id, name]));
@@ -47,36 +51,24 @@ const OP_KEYS = ['kernels', 'memcpys', 'memsets'] as const;
 
 /**
  * The reads of start-up (job-scope.ts startupOfZones) over several recordings at once, as one recording of them merged
- * (job/job-cut.ts): each one's rows placed as `placed` says, its strings given one id per value (`strings`, the job's).
+ * (job/job-cut.ts): each one's rows placed as `placed` says; `strings`: the job's, by the ids `placed` maps to.
  */
-export function placedStartupReader(placed: readonly PlacedRecording[], pool: ColumnPool): { reader: StartupReader; strings: Map<number, string> } {
-  const files = placed;
-  // Strings by value, one id each (as a merge keeps them).
-  const strings = new Map<number, string>();
-  const byValue = new Map<string, number>();
-  const stringIds = placed.map(({ db }) => {
-    const own = new Map<number, number>();
-    for (const [id, value] of db.prepare('SELECT id, value FROM strings').raw().iterate() as Iterable<[number, string]>) {
-      let to = byValue.get(value);
-      if (to === undefined) {
-        byValue.set(value, (to = byValue.size + 1));
-        strings.set(to, value);
-      }
-      own.set(id, to);
-    }
-    return own;
-  });
-  const off = (i: number, table: string) => files[i]!.ids.get(table)?.off ?? 0;
-  // Each file's ids of `table`, in the job's ids: a job id's file is the one whose run holds it.
-  const runs = (table: string) =>
-    files.flatMap((f, i) => {
-      const run = f.ids.get(table);
-      return run ? [{ i, lo: run.min + run.off, hi: run.max + run.off, off: run.off }] : [];
-    });
-  /** Flat job-id ranges of `table` → each file's own flat ranges. */
+export function placedStartupReader(placed: readonly PlacedRecording[], strings: ReadonlyMap<number, string>, pool: ColumnPool): StartupReader {
+  const off = (i: number, table: string) => placed[i]!.ids.get(table)?.off ?? 0;
+  // Each recording's ids of a table, in the job's ids: a job id's recording is the one whose run holds it.
+  const runsOf = new Map(
+    ['api_calls', ...OP_KEYS].map((table) => [
+      table,
+      placed.flatMap((p, i) => {
+        const run = p.ids.get(table);
+        return run ? [{ i, lo: run.min + run.off, hi: run.max + run.off, off: run.off }] : [];
+      }),
+    ]),
+  );
+  /** Flat job-id ranges of `table` → each recording's own flat ranges. */
   const split = (table: string, ranges: readonly number[]) => {
-    const out = files.map((): number[] => []);
-    for (const run of runs(table)) {
+    const out = placed.map((): number[] => []);
+    for (const run of runsOf.get(table)!) {
       for (let k = 0; k + 1 < ranges.length; k += 2) {
         const lo = Math.max(ranges[k]!, run.lo);
         const hi = Math.min(ranges[k + 1]!, run.hi);
@@ -85,28 +77,26 @@ export function placedStartupReader(placed: readonly PlacedRecording[], pool: Co
     }
     return out;
   };
-  const fileOf = (table: string, id: number) => runs(table).find((r) => id >= r.lo && id <= r.hi);
-  // String ids the job's names, per file (the calls' name filter).
-  const ownStringIds = stringIds.map((ids) => new Map([...ids].map(([own, job]) => [job, own])));
+  const runOf = (table: string, id: number) => runsOf.get(table)!.find((r) => id >= r.lo && id <= r.hi);
+  // The job's string ids → each recording's own (the calls' name filter).
+  const ownStringIds = placed.map((p) => new Map([...p.strings].map(([own, job]) => [job, own])));
 
   const reader: StartupReader = {
     zones: (tables) =>
-      placed.flatMap(({ db }, i) =>
+      placed.flatMap(({ db, shift }, i) =>
         readZones(db, tables).map((z): Zone => {
           const o = off(i, TABLE_OF_ID.get(z.table)!);
-          const shift = files[i]!.shift;
           return { ...z, start: z.start + shift, end: z.end + shift, first: z.first + o, last: z.last + o };
         }),
       ),
     calls: (ranges, only) => {
       const parts = split('api_calls', ranges).map((own, i) => {
-        const { shift, pids } = files[i]!;
-        const names = stringIds[i]!;
+        const { file, shift, pids, strings: names } = placed[i]!;
         if (own.length === 0) return null;
         const asked: Pick<LoadRowsOptions, 'maxStart' | 'callNames' | 'callMinNs'> = { ...only };
         if (only.maxStart !== undefined) asked.maxStart = only.maxStart - shift;
         if (only.callNames) asked.callNames = only.callNames.flatMap((id) => ownStringIds[i]!.get(id) ?? []);
-        const c = copyCalls(loadRows(files[i]!.file, { apiCalls: own }, asked, pool).calls);
+        const c = copyCalls(loadRows(file, { apiCalls: own }, asked, pool).calls);
         const o = off(i, 'api_calls');
         for (let k = 0; k < c.length; k++) {
           c.rowId[k]! += o;
@@ -123,7 +113,7 @@ export function placedStartupReader(placed: readonly PlacedRecording[], pool: Co
       const starts: number[] = [];
       const ends: number[] = [];
       const kinds: number[] = [];
-      files.forEach((f, i) => {
+      placed.forEach((p, i) => {
         const own: RowRanges = {};
         const keep: RowRanges = {};
         let any = false;
@@ -135,17 +125,17 @@ export function placedStartupReader(placed: readonly PlacedRecording[], pool: Co
           const z = zones[key] ?? [];
           const mine: number[] = [];
           for (let k = 0; k + 2 < z.length; k += 3) {
-            const run = fileOf(key, z[k + 1]!);
+            const run = runOf(key, z[k + 1]!);
             if (run?.i === i) mine.push(z[k]!, z[k + 1]! - run.off, z[k + 2]! - run.off);
           }
           keep[key] = mine;
           any ||= own[key]!.length > 0;
         }
         if (!any) return;
-        const ops = loadRows(f.file, own, { narrow: true, zones: keep, opColumns: ['kind', 'start', 'end'] }, pool).ops;
+        const ops = loadRows(p.file, own, { narrow: true, zones: keep, opColumns: ['kind', 'start', 'end'] }, pool).ops;
         for (let k = 0; k < ops.length; k++) {
-          starts.push(ops.start[k]! + f.shift);
-          ends.push(ops.end[k]! + f.shift);
+          starts.push(ops.start[k]! + p.shift);
+          ends.push(ops.end[k]! + p.shift);
           kinds.push(ops.kind[k]!);
         }
       });
@@ -167,7 +157,7 @@ export function placedStartupReader(placed: readonly PlacedRecording[], pool: Co
       return names;
     },
   };
-  return { reader, strings };
+  return reader;
 }
 
 /** The calls out of a pool's columns (views until its next load). */
