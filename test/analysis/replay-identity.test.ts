@@ -13,7 +13,7 @@ import crypto from 'node:crypto';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { analyze } from '../../profiler/analysis/diagnosis/analyze.ts';
-import { replay, type ReplayResult } from '../../profiler/analysis/replay/replay.ts';
+import { prepareReplays, replay, type ReplayResult } from '../../profiler/analysis/replay/replay.ts';
 import { applyFix, tryEstimate } from '../../profiler/analysis/replay/whatif.ts';
 import { FIX_IDS } from '../../profiler/contract/findings.ts';
 import { openRecording } from '../../profiler/store/database.ts';
@@ -69,9 +69,10 @@ const EXPECTED: Record<string, Expected> = {
 };
 
 describe('the replay gives exactly what it gave', () => {
-  for (const [name, expected] of Object.entries(EXPECTED)) {
+  // Prepared: what every replay shares made ahead (the what-if thread's way: whatif-worker.ts), the same results.
+  for (const [name, expected, prepared] of Object.entries(EXPECTED).flatMap(([n, e]) => [[n, e, false] as const, [n, e, true] as const])) {
     if (!expected.fixes) continue;
-    it(name, () => {
+    it(`${name}${prepared ? ', prepared' : ''}`, () => {
       const db = openRecording(path.join(dir, `${name}.sqlite`), { readonly: true });
       let analysis: ReturnType<typeof analyze>;
       try {
@@ -80,6 +81,7 @@ describe('the replay gives exactly what it gave', () => {
         db.close();
       }
       const { trace, host } = analysis;
+      if (prepared) prepareReplays(trace, host);
       const r = replay(trace, host);
       const fixes: Expected['fixes'] = {};
       for (const fix of FIX_IDS) {

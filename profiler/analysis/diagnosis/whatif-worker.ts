@@ -1,6 +1,7 @@
 // The what-if thread's worker (whatif-thread.ts): handed the columns an
 // analysis loaded, it analyses them as that analysis does (analyze(): the
-// same scope, so the same trace and host calls), builds the host model, and
+// same scope, so the same trace and host calls), builds the host model and
+// what every replay shares (replay.ts prepareReplays), and
 // answers each fix it is asked for and claims first (the diagnosis's thread
 // takes those it reaches first) with its estimate — as the diagnosis would
 // have made it on its own thread (diagnose.ts: the prediction alone, no
@@ -8,7 +9,7 @@
 import { parentPort, type MessagePort } from 'node:worker_threads';
 import { analyze, type Analysis } from './analyze.ts';
 import { openRecording } from '../../store/database.ts';
-import { hostModel } from '../replay/replay-host.ts';
+import { prepareReplays } from '../replay/replay.ts';
 import { tryEstimate } from '../replay/whatif.ts';
 import { FIX_IDS } from '../../contract/findings.ts';
 import { Claim, type WhatIfAnswer, type WhatIfRequest } from './whatif-thread.ts';
@@ -30,7 +31,7 @@ parentPort!.once('message', ({ port, posted, claims }: { port: MessagePort; post
           // What analyze() reads of the file besides the columns it reads now (its small tables, the host's events and
           // waits): a recording since grown has rows beyond the columns, which match none of their calls.
           analysis = analyze(db, { columns: m.columns, scope: m.scope, file: m.file, ...(m.pids ? { pids: m.pids } : {}) });
-          hostModel(analysis.trace, analysis.host);
+          prepareReplays(analysis.trace, analysis.host);
         } finally {
           db.close();
         }

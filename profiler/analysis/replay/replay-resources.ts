@@ -65,7 +65,7 @@ interface OpResources {
 
 const resourcesOf = new WeakMap<HostModel, OpResources>();
 
-function opResources(trace: Trace, model: HostModel): OpResources {
+export function opResources(trace: Trace, model: HostModel): OpResources {
   let r = resourcesOf.get(model);
   if (r) return r;
   const { kind, category, detail, blocks, blockThreads, registers, sharedBytes, length: n } = trace.ops;

@@ -73,6 +73,7 @@
 import { hostModel, type HostModel } from './replay-host.ts';
 import { buildGraph, issueIndex } from './replay-graph.ts';
 import { Simulation } from './replay-scheduler.ts';
+import { opResources } from './replay-resources.ts';
 import type { Host } from '../host.ts';
 import type { Trace } from '../trace.ts';
 
@@ -121,6 +122,23 @@ function scratch(model: HostModel, n: number): Scratch {
     if (!scratchOf.has(model)) scratchOf.set(model, sc);
   }
   return sc;
+}
+
+/**
+ * What every replay of this recording shares, made ahead of the first: the
+ * host model, the issue order by context, each op's engine and SM share,
+ * the scratch arrays (their pages written once here, not during the
+ * replay). The what-if thread makes them while the diagnosis's rules run,
+ * before a rule names a fix (at 10 M operations ~0.2 s the fix's replay
+ * does not wait for). Each is made once per host model: a replay after it
+ * finds them made, so its result is the same.
+ */
+export function prepareReplays(trace: Trace, host: Host): void {
+  const model = hostModel(trace, host);
+  issueIndex(host, model);
+  opResources(trace, model);
+  const sc = scratch(model, trace.ops.length);
+  for (const a of [sc.nextInStream, sc.pending, sc.queueNext]) a.fill(0);
 }
 
 export function replay(trace: Trace, host: Host, options: ReplayOptions = {}): ReplayResult {
