@@ -35,7 +35,8 @@ parentPort!.once('message', ({ port, posted, claims }: { port: MessagePort; post
         } finally {
           db.close();
         }
-      } else if (Atomics.compareExchange(claims, FIX_IDS.indexOf(m.fix), Claim.Free, Claim.Worker) === Claim.Free) {
+      } else if (Atomics.compareExchange(claims, FIX_IDS.indexOf(m.fix), Claim.Free, Claim.Worker) !== Claim.Here) {
+        // Free, now taken; or the worker's already (the first fix named: whatif-thread.ts start).
         answer({ kind: 'estimate', fix: m.fix, answer: tryEstimate(analysis!.trace, analysis!.host, m.fix, { unchangedReplay: false }) });
       }
     } catch (err) {
