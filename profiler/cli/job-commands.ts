@@ -93,10 +93,17 @@ export async function reportJobOfFiles(
   const t0 = performance.now();
   const summaryScope: SummaryScope = scope.kind;
   const results = await summariesOrFail(files, { scopes: [summaryScope] });
-  const built = results.filter((r) => r.from === 'built');
+  const built = results.filter((r) => r.from === 'built' && !r.recut);
+  const list = (rs: typeof results) => (rs.length > 3 ? '…' : rs.map((r) => r.file).join(' '));
   if (built.length > 0)
     process.stderr.write(
-      `streamscope: note: ${built.length} of ${results.length} recordings had no current summary and were summarized for this report only: streamscope summarize ${built.length > 3 ? '…' : built.map((r) => r.file).join(' ')} keeps them\n`,
+      `streamscope: note: ${built.length} of ${results.length} recordings had no current summary and were summarized for this report only: streamscope summarize ${list(built)} keeps them\n`,
+    );
+  // The recorders' summaries: each rank's steady state cut where its own start-up ended (summarize.ts).
+  const recut = results.filter((r) => r.recut);
+  if (recut.length > 0)
+    process.stderr.write(
+      `streamscope: note: ${recut.length} of ${results.length} recordings' steady states were cut again where the job's start-up ended (their summaries cut each rank's own), for this report only: streamscope summarize ${list(results)} keeps them so\n`,
     );
   let job;
   try {

@@ -12,10 +12,10 @@
 // where the job's start-up ends (job-cut.ts), as the analysis of their
 // merged recording cuts it, not where each rank's own ends: the ranks whose
 // own cut is not the job's have their steady state built again with it
-// (cutWhereTheJobStarts). A job's report that only reads stored summaries
-// takes them as they are where they are the recorders' (each rank's own
-// cut, which the job's scope then says) or were cut for this job; those cut
-// for another (a subset of this job's ranks) are cut again.
+// (cutWhereTheJobStarts). A job's report does the same for itself where
+// the stored summaries are the recorders' (each rank's own cut) or were cut
+// for another job (a subset of this job's ranks), without storing them;
+// those stored by `summarize` of the job's files are read as they are.
 import os from 'node:os';
 import { runOnWorkers, workerEntry } from '../base/worker-pool.ts';
 import { ColumnPool } from '../native/addon.ts';
@@ -70,13 +70,19 @@ export interface FileSummaries {
   findings: boolean;
   /** For a built one with `store`: whether it was written into the recording, and if not, why. */
   stored: boolean;
+  /**
+   * Its current summary's steady state (the recorder's, cut where its own rank's start-up ended) built again now, cut
+   * where the job's ended (`from` is then 'built'): what `summarize` of the job's files stores, and a report does for
+   * itself where they were not.
+   */
+  recut: boolean;
   notStoredBecause?: string;
 }
 
 /** The summaries of `files`, in their order. Problems with a file are RecordingFileErrors naming it. */
 export async function summarizeFiles(files: readonly string[], opts: SummarizeOptions = {}): Promise<FileSummaries[]> {
   const scopes = [...(opts.scopes ?? SUMMARY_SCOPES)];
-  const out: FileSummaries[] = files.map((file) => ({ file, summaries: {}, heads: {}, ms: 0, from: 'stored', findings: false, stored: true }));
+  const out: FileSummaries[] = files.map((file) => ({ file, summaries: {}, heads: {}, ms: 0, from: 'stored', findings: false, stored: true, recut: false }));
   const toBuild: number[] = [];
   let done = 0;
   files.forEach((file, n) => {
@@ -109,16 +115,18 @@ export async function summarizeFiles(files: readonly string[], opts: SummarizeOp
     built,
   );
   if (scopes.includes('steady-state')) {
-    // A report of stored summaries takes each rank's own cut as it is (the recorder's: the scope says so), not one made
-    // for another job (a job of more ranks, or fewer). A job none of whose ranks has a start-up of its own is taken to
-    // have none (the steady state of each is its whole recording), as a real one never is: a CUDA process's start-up
-    // begins with its context, before any of its work. Not finding the job's saves reading every rank again (the
-    // generated 64-rank job: 1.1 s of 5.5 s).
+    // Every rank cut where the job's start-up ended, as the merged recording is, a report's too: the recorder stores
+    // each rank's summary cut where its own start-up ended, and the ranks' overlap differed from the merged file's by up
+    // to 19.5 points (the four-rank DDP job). A report does not store what it cut (read-only use: it says so, and that
+    // `summarize` of the job's files keeps them). A job none of whose ranks has a start-up of its own is taken to have
+    // none (the steady state of each is its whole recording), as a real one never is: a CUDA process's start-up begins
+    // with its context, before any of its work. Not finding the job's saves reading every rank again (the generated
+    // 64-rank job: 1.1 s of 5.5 s).
     const heads = out.map((e) => e.heads['steady-state']!);
     const job = jobOf(heads);
     const cutForAnotherJob = heads.some((h) => h.jobCut !== undefined && !cutForJob(h, job));
     const startups = heads.some((h) => h.startup !== null);
-    if ((startups && files.length > 1 && (opts.store || toBuild.length > 0)) || cutForAnotherJob) await cutWhereTheJobStarts(out, opts);
+    if ((startups && files.length > 1) || cutForAnotherJob) await cutWhereTheJobStarts(out, opts);
   }
   return out;
 }
@@ -177,7 +185,9 @@ async function cutWhereTheJobStarts(out: FileSummaries[], opts: SummarizeOptions
   const workers = Math.min(opts.workers ?? os.availableParallelism(), again.length);
   await build(again, workers, (n, [b], steps) => {
     const entry = out[n]!;
+    if (entry.from === 'stored') entry.recut = true;
     entry.from = 'built';
+    entry.stored = false;
     entry.ms += b!.ms;
     entry.heads['steady-state'] = b!.head;
     Object.defineProperty(entry.summaries, 'steady-state', { get: b!.summary, enumerable: true, configurable: true });

@@ -182,6 +182,34 @@ describe('summaries kept in the recordings', () => {
     expect(() => analyzeJobOfSummaries(both.map((r) => r.summaries['steady-state']!))).toThrow(/twin\.sqlite: holds the same recording as/);
   });
 
+  it("the recorders' summaries (each rank's own cut): a report cuts every rank where the job started, as the merged file, without storing it", async () => {
+    // Four-rank DDP: a rank's overlap differed from the merged file's by up to 19.5 points with its own cut.
+    const ranks = copies(path.join(fixtures, 'four-ranks'), 4, 'ddp');
+    // As the recorder stores them: each rank summarized alone, when it ends.
+    for (const file of ranks) await summarizeFiles([file], { store: true, workers: 0, findings: true });
+    const stored = (file: string) => {
+      const db = openRecording(file, { readonly: true });
+      try {
+        return readRankSummary(db, 'steady-state');
+      } finally {
+        db.close();
+      }
+    };
+    const before = ranks.map(stored);
+    const report = await summarizeFiles(ranks, { scopes: ['steady-state'], workers: 0 });
+    expect(report.map((r) => [r.from, r.recut, r.stored])).toEqual(new Array(4).fill(['built', true, false]));
+    const job = analyzeJobOfSummaries(report.map((r) => r.summaries['steady-state']!));
+    const merged = await mergedAnalysis(ranks, 'steady-state');
+    expect(job.analysis.scope).toEqual(merged.scope);
+    expect(withoutNameIds(job.analysis.communication)).toEqual(withoutNameIds(merged.communication));
+    // What the recorders stored is as it was: `summarize` of the job's files keeps the job's cut.
+    expect(ranks.map(stored)).toEqual(before);
+    const kept = await summarizeFiles(ranks, { store: true, workers: 0 });
+    expect(kept.map((r) => r.recut)).toEqual(new Array(4).fill(true));
+    const next = await summarizeFiles(ranks, { scopes: ['steady-state'], workers: 0 });
+    expect(next.map((r) => [r.from, r.recut])).toEqual(new Array(4).fill(['stored', false]));
+  });
+
   it('on worker threads: the same summaries as built here', async () => {
     const here = await summarizeFiles(files, { workers: 0, force: true, scopes: ['whole'] });
     const there = await summarizeFiles(files, { workers: 2, force: true, scopes: ['whole'] });
