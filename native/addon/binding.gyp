@@ -10,6 +10,7 @@
       "target_name": "streamscope_addon",
       "sources": [
         "src/addon.cc",
+        "src/call_index.cc",
         "src/device_inventory.cc",
         "src/cupti_info.cc",
         "src/ingest.cc",

@@ -3,7 +3,7 @@
 // event records and stream waits. Pure data like trace.ts: the diagnosis
 // and the what-if replay read these arrays, never SQLite (the calls' names,
 // event records and waits are read by load/calls.ts, the calls natively).
-import { loadCallColumns, type CallColumns } from '../native/addon.ts';
+import { indexCalls, loadCallColumns, type CallColumns } from '../native/addon.ts';
 import type { Db } from '../store/database.ts';
 import type { GpuOps } from './trace.ts';
 import { IdTable } from '../base/id-table.ts';
@@ -67,6 +67,54 @@ export function loadHost(db: Db, ops: GpuOps, columns?: CallColumns, options: Lo
 
 /** The host model of the loaded calls (`calls`, in start order) behind `ops`. */
 export function hostOf(ops: GpuOps, calls: HostCalls, inputs: HostInputs): Host {
+  const { byPid, opCall, threads } = callIndexOf(ops, calls);
+  const callOf = (pid: number, correlation: number): number => {
+    const e = byPid.get(pid);
+    return e ? e.get(correlation) : -1;
+  };
+  const { names, tables } = inputs;
+  let events: EventRecord[] = tables.events.map((e) => ({ ...e, call: callOf(e.pid, e.correlation) }));
+  let waits: StreamWait[] = tables.waits.map((w) => ({ ...w, call: callOf(w.pid, w.correlation) }));
+  if (inputs.scoped) {
+    events = events.filter((e) => e.call >= 0);
+    waits = waits.filter((w) => w.call >= 0);
+  }
+  return { calls, names, events, waits, opCall, callOf, threads };
+}
+
+/**
+ * Each process's calls by correlation id (the runtime call where a driver
+ * call inside it has the same id: the one the user wrote), the call behind
+ * each operation, each thread's calls in start order (key `${pid}:${tid}`,
+ * threads in order of first sight).
+ */
+interface CallIndex {
+  byPid: Map<number, IdTable>;
+  opCall: Int32Array;
+  threads: Map<string, Int32Array>;
+}
+
+/** A thread's key (pid × THREAD_LANE_FACTOR + tid: both fit below 2^22) as Host.threads names it. */
+const threadName = (key: number) => `${Math.floor(key / THREAD_LANE_FACTOR)}:${key % THREAD_LANE_FACTOR}`;
+
+/**
+ * The call index, natively (native/addon/src/call_index.cc: at 10 M calls
+ * and operations ~0.05 s, where these passes took ~0.3 s on each thread that
+ * analyses the recording); here where a process's correlation ids are too
+ * sparse for an array over their span (callIndexHere), or `here` asks.
+ */
+export function callIndexOf(ops: Pick<GpuOps, 'length' | 'pid' | 'correlation'>, calls: HostCalls, here = false): CallIndex {
+  const found = here ? null : indexCalls(calls, ops);
+  if (!found) return callIndexHere(ops, calls);
+  const byPid = new Map<number, IdTable>();
+  found.pids.forEach((pid, p) => byPid.set(pid, IdTable.over(found.mins[p]!, found.tables[p]!)));
+  const threads = new Map<string, Int32Array>();
+  found.threadKeys.forEach((key, t) => threads.set(threadName(key), found.threadCalls.subarray(t > 0 ? found.threadEnds[t - 1]! : 0, found.threadEnds[t]!)));
+  return { byPid, opCall: found.opCall, threads };
+}
+
+/** The call index in JavaScript: IdTable makes a sparse process's table a Map. */
+function callIndexHere(ops: Pick<GpuOps, 'length' | 'pid' | 'correlation'>, calls: HostCalls): CallIndex {
   // One process's calls by correlation id. Ids are handed out in sequence
   // within a process, so IdTable's array finds a call in O(1) without a
   // 10-million-entry Map.
@@ -114,10 +162,6 @@ export function hostOf(ops: GpuOps, calls: HostCalls, inputs: HostInputs): Host 
       if (domain[k] === 1 || e.get(c) === -1) e.set(c, k);
     }
   }
-  const callOf = (pid: number, correlation: number): number => {
-    const e = byPid.get(pid);
-    return e ? e.get(correlation) : -1;
-  };
 
   // Ops of one process come in long runs: find its table when the pid changes.
   const opCall = new Int32Array(ops.length);
@@ -129,16 +173,8 @@ export function hostOf(ops: GpuOps, calls: HostCalls, inputs: HostInputs): Host 
     opCall[k] = table ? table.get(opCorrelations[k]!) : -1;
   }
 
-  const { names, tables } = inputs;
-  let events: EventRecord[] = tables.events.map((e) => ({ ...e, call: callOf(e.pid, e.correlation) }));
-  let waits: StreamWait[] = tables.waits.map((w) => ({ ...w, call: callOf(w.pid, w.correlation) }));
-  if (inputs.scoped) {
-    events = events.filter((e) => e.call >= 0);
-    waits = waits.filter((w) => w.call >= 0);
-  }
-
   // Calls per thread, by counting then filling (no per-call array growth,
-  // no per-call string keys: pid and tid both fit below 2^22).
+  // no per-call string keys).
   const threadIndex = new Map<number, number>();
   const threadOfCall = new Int32Array(calls.length);
   const sizes: number[] = [];
@@ -164,10 +200,8 @@ export function hostOf(ops: GpuOps, calls: HostCalls, inputs: HostInputs): Host 
     const t = threadOfCall[k]!;
     lists[t]![fill[t]!++] = k;
   }
-  const threads = new Map<string, Int32Array>(
-    [...threadIndex].map(([key, t]) => [`${Math.floor(key / THREAD_LANE_FACTOR)}:${key % THREAD_LANE_FACTOR}`, lists[t]!]),
-  );
-  return { calls, names, events, waits, opCall, callOf, threads };
+  const threads = new Map<string, Int32Array>([...threadIndex].map(([key, t]) => [threadName(key), lists[t]!]));
+  return { byPid, opCall, threads };
 }
 
 /** The name of call `k` ('' if unknown). */

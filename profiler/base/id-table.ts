@@ -45,10 +45,19 @@ export class IdTable {
     return new IdTable(min, max, count, missing);
   }
 
-  /** A table for `count` ids in [min, max], where the caller knows them already. */
-  constructor(min: number, max: number, count: number, missing = -1) {
+  /** A table over an array already filled: `array[id − min]` (native/addon.ts indexCalls). */
+  static over(min: number, array: Int32Array, missing = -1): IdTable {
+    return new IdTable(min, min + array.length - 1, array.length, missing, array);
+  }
+
+  /** A table for `count` ids in [min, max], where the caller knows them already (or its array, `filled`). */
+  constructor(min: number, max: number, count: number, missing = -1, filled?: Int32Array) {
     this.missing = missing;
-    if (count === 0 || !(max >= min)) {
+    if (filled) {
+      this.min = min;
+      this.array = filled;
+      this.map = null;
+    } else if (count === 0 || !(max >= min)) {
       this.min = 0;
       this.array = new Int32Array(0);
       this.map = null;

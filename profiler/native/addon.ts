@@ -160,6 +160,11 @@ interface AddonModule {
     request: RowRanges & LoadRowsOptions,
     out: { ops: Partial<Omit<OpColumns, 'length'>>; calls: Partial<Omit<CallColumns, 'length'>> },
   ): { ops: number; calls: number; via: string; leftOut: LeftOutRows | null };
+  indexCalls(
+    calls: Pick<CallColumns, 'length' | 'pid' | 'tid' | 'correlation' | 'domain'>,
+    ops: Pick<OpColumns, 'length' | 'pid' | 'correlation'>,
+    out: { opCall: Int32Array; threadCalls: Int32Array },
+  ): { pids: Int32Array; mins: Float64Array; tables: Int32Array[]; threadKeys: Float64Array; threadEnds: Int32Array } | null;
   Ingest: new (dbPath: string, options: { originNs: bigint }) => IngestInstance;
   InsertCeiling: new (source: string) => InsertCeilingInstance;
   demangle(names: string[]): (string | null)[];
@@ -308,6 +313,22 @@ function loadedColumns(
 /** The checks of loadTimelineColumns on every operation and call, keeping none: throws as it does; the rows it would leave out. */
 export function checkTimelineRows(dbPath: string): LeftOutRows | null {
   return addon().checkTimeline(dbPath).leftOut;
+}
+
+/**
+ * The host calls' indexes over loaded columns (native/addon/src/call_index.cc; analysis/host.ts hostOf): per process
+ * (`pids`) its calls by correlation id, an array from `mins[p]` (-1: none); the call behind each operation (`opCall`);
+ * each thread's calls in start order, one thread after another in `threadCalls`, thread t's up to `threadEnds[t]`, its
+ * key pid × THREAD_LANE_FACTOR + tid in `threadKeys`, threads in order of first sight. Null where a process's
+ * correlation ids are too sparse for an array over their span (id-table.ts): the caller builds maps.
+ */
+export function indexCalls(
+  calls: CallColumns,
+  ops: Pick<OpColumns, 'length' | 'pid' | 'correlation'>,
+): { opCall: Int32Array; threadCalls: Int32Array; pids: Int32Array; mins: Float64Array; tables: Int32Array[]; threadKeys: Float64Array; threadEnds: Int32Array } | null {
+  const out = { opCall: new Int32Array(ops.length), threadCalls: new Int32Array(calls.length) };
+  const found = addon().indexCalls(calls, ops, out);
+  return found && { ...out, ...found };
 }
 
 /** API calls of a recording as columns, in (start, id) order. */

@@ -1,4 +1,5 @@
 // Module entry: devices(), cuptiInfo(path?), class Ingest, loadOps(path), loadCalls(path), loadTimeline(path), checkTimeline(path),
+// indexCalls(calls, ops, out),
 // demangle(names), appendTablePages(output, tables); and, for the drift tests, the vocabularies the TypeScript side repeats:
 // timelineColumns, ingestStatements, ingestSchemaVersion.
 #include <napi.h>
@@ -11,6 +12,7 @@
 #include <functional>
 #include <thread>
 
+#include "call_index.h"
 #include "cupti_info.h"
 #include "demangle.h"
 #include "device_inventory.h"
@@ -537,6 +539,7 @@ static Napi::Object InitStreamScopeAddon(Napi::Env env, Napi::Object exports) {
   exports.Set("scanTraceEvents", Napi::Function::New(env, exported<scanTraceEvents>, "scanTraceEvents"));
   initInsertCeiling(env, exports);  // the ingest benchmark's ceiling (bench only)
   exports.Set("loadRows", Napi::Function::New(env, exported<loadRowsBinding>, "loadRows"));
+  exports.Set("indexCalls", Napi::Function::New(env, exported<indexCallsBinding>, "indexCalls"));
   exports.Set("loadOps", Napi::Function::New(env, exported<loadOpsBinding>, "loadOps"));
   exports.Set("loadCalls", Napi::Function::New(env, exported<loadCallsBinding>, "loadCalls"));
   exports.Set("loadTimeline", Napi::Function::New(env, exported<loadTimelineBinding>, "loadTimeline"));

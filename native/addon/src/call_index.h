@@ -1,0 +1,10 @@
+// indexCalls: the host calls' indexes of a recording's loaded columns (call_index.cc; profiler/analysis/host.ts).
+#pragma once
+
+#include <napi.h>
+
+namespace streamscope::addon {
+
+Napi::Value indexCallsBinding(const Napi::CallbackInfo& info);
+
+}  // namespace streamscope::addon
