@@ -49,6 +49,8 @@ describe('the host calls indexed natively, as in JavaScript', () => {
     } as unknown as CallColumns;
     const ops = { length: 2, pid: Int32Array.of(7, 9), correlation: Uint32Array.of(4_000_000_000, 6) } as unknown as OpColumns;
     expect(indexCalls(calls, ops)).toBeNull();
+    // A column of another type is refused by name, not read past its end.
+    expect(() => indexCalls({ ...calls, tid: new Float64Array(3) } as unknown as CallColumns, ops)).toThrow(/indexCalls: tid is not a typed array of its type/);
     const index = callIndexOf(ops, calls);
     expect([...index.opCall]).toEqual([1, 2]);
     expect([...index.threads.keys()]).toEqual(['7:1', '7:2', '9:1']);

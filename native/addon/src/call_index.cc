@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace streamscope::addon {
@@ -24,19 +25,30 @@ constexpr double kThreadLaneFactor = 4194304;
 // id-table.ts denseEnough: an array may cover a span this wide for `count` ids.
 bool denseEnough(double span, double count) { return span <= std::max<double>(1 << 16, 4 * count); }
 
+// The JS typed array of each element type read here.
+template <typename T>
+constexpr napi_typedarray_type kArrayType = napi_int32_array;
+template <>
+constexpr napi_typedarray_type kArrayType<uint32_t> = napi_uint32_array;
+template <>
+constexpr napi_typedarray_type kArrayType<uint8_t> = napi_uint8_array;
+
+// Column `name` of `o` (a typed array of T), `n` lowered to its length.
 template <typename T>
 const T* column(const Napi::Object& o, const char* name, size_t& n) {
   const Napi::Value v = o.Get(name);
-  if (!v.IsTypedArray()) throw Napi::TypeError::New(o.Env(), std::string("indexCalls: ") + name + " is not a typed array");
+  if (!v.IsTypedArray() || v.As<Napi::TypedArray>().TypedArrayType() != kArrayType<T>)
+    throw Napi::TypeError::New(o.Env(), std::string("indexCalls: ") + name + " is not a typed array of its type");
   auto a = v.As<Napi::TypedArrayOf<T>>();
-  n = a.ElementLength();
+  n = std::min(n, a.ElementLength());
   return a.Data();
 }
 
 template <typename T>
 T* output(const Napi::Object& o, const char* name, size_t n) {
   const Napi::Value v = o.Get(name);
-  if (!v.IsTypedArray()) throw Napi::TypeError::New(o.Env(), std::string("indexCalls: ") + name + " is not a typed array");
+  if (!v.IsTypedArray() || v.As<Napi::TypedArray>().TypedArrayType() != kArrayType<T>)
+    throw Napi::TypeError::New(o.Env(), std::string("indexCalls: ") + name + " is not a typed array of its type");
   auto a = v.As<Napi::TypedArrayOf<T>>();
   if (a.ElementLength() < n) throw Napi::RangeError::New(o.Env(), std::string("indexCalls: ") + name + " is too short");
   return a.Data();
@@ -67,17 +79,19 @@ Napi::Value indexCallsBinding(const Napi::CallbackInfo& info) {
   if (info.Length() < 3 || !info[0].IsObject() || !info[1].IsObject() || !info[2].IsObject())
     throw Napi::TypeError::New(env, "indexCalls(calls, ops, out)");
   const Napi::Object calls = info[0].As<Napi::Object>(), ops = info[1].As<Napi::Object>(), out = info[2].As<Napi::Object>();
-  size_t nc = 0, n = 0, len = 0;
+  // Rows: the shortest column's length, and no more than `length` (the columns may be views of longer arrays).
+  size_t nc = SIZE_MAX, n = SIZE_MAX;
   const int32_t* callPid = column<int32_t>(calls, "pid", nc);
-  const int32_t* callTid = column<int32_t>(calls, "tid", len);
-  const uint32_t* callCorrelation = column<uint32_t>(calls, "correlation", len);
-  const uint8_t* domain = column<uint8_t>(calls, "domain", len);
-  const Napi::Value lengthOfCalls = calls.Get("length");
-  if (lengthOfCalls.IsNumber()) nc = std::min<size_t>(nc, lengthOfCalls.As<Napi::Number>().Int64Value());
+  const int32_t* callTid = column<int32_t>(calls, "tid", nc);
+  const uint32_t* callCorrelation = column<uint32_t>(calls, "correlation", nc);
+  const uint8_t* domain = column<uint8_t>(calls, "domain", nc);
   const int32_t* opPid = column<int32_t>(ops, "pid", n);
-  const uint32_t* opCorrelation = column<uint32_t>(ops, "correlation", len);
-  const Napi::Value lengthOfOps = ops.Get("length");
-  if (lengthOfOps.IsNumber()) n = std::min<size_t>(n, lengthOfOps.As<Napi::Number>().Int64Value());
+  const uint32_t* opCorrelation = column<uint32_t>(ops, "correlation", n);
+  for (auto [o, rows] : {std::pair<const Napi::Object*, size_t*>{&calls, &nc}, {&ops, &n}}) {
+    const Napi::Value length = o->Get("length");
+    if (length.IsNumber())
+      *rows = std::min<size_t>(*rows, static_cast<size_t>(std::max<int64_t>(0, length.As<Napi::Number>().Int64Value())));
+  }
   int32_t* opCall = output<int32_t>(out, "opCall", n);
   int32_t* threadCalls = output<int32_t>(out, "threadCalls", nc);
 
