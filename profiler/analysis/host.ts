@@ -99,109 +99,25 @@ const threadName = (key: number) => `${Math.floor(key / THREAD_LANE_FACTOR)}:${k
 
 /**
  * The call index, natively (native/addon/src/call_index.cc: at 10 M calls
- * and operations ~0.05 s, where these passes took ~0.3 s on each thread that
- * analyses the recording); here where a process's correlation ids are too
- * sparse for an array over their span (callIndexHere), or `here` asks.
+ * and operations ~0.1 s, where JavaScript took ~0.28 s on each thread that
+ * analyses the recording). A process's ids too sparse for an array over
+ * their span come as (id, call) pairs, which IdTable makes a Map.
  */
-export function callIndexOf(ops: Pick<GpuOps, 'length' | 'pid' | 'correlation'>, calls: HostCalls, here = false): CallIndex {
-  const found = here ? null : indexCalls(calls, ops);
-  if (!found) return callIndexHere(ops, calls);
+export function callIndexOf(ops: Pick<GpuOps, 'length' | 'pid' | 'correlation'>, calls: HostCalls): CallIndex {
+  const found = indexCalls(calls, ops);
   const byPid = new Map<number, IdTable>();
-  found.pids.forEach((pid, p) => byPid.set(pid, IdTable.over(found.mins[p]!, found.tables[p]!)));
+  found.pids.forEach((pid, p) => {
+    const table = found.tables[p]!;
+    if (table instanceof Int32Array) byPid.set(pid, IdTable.over(found.mins[p]!, table));
+    else {
+      const ids = IdTable.of(table.ids);
+      table.ids.forEach((id, x) => ids.set(id, table.calls[x]!));
+      byPid.set(pid, ids);
+    }
+  });
   const threads = new Map<string, Int32Array>();
   found.threadKeys.forEach((key, t) => threads.set(threadName(key), found.threadCalls.subarray(t > 0 ? found.threadEnds[t - 1]! : 0, found.threadEnds[t]!)));
   return { byPid, opCall: found.opCall, threads };
-}
-
-/** The call index in JavaScript: IdTable makes a sparse process's table a Map. */
-function callIndexHere(ops: Pick<GpuOps, 'length' | 'pid' | 'correlation'>, calls: HostCalls): CallIndex {
-  // One process's calls by correlation id. Ids are handed out in sequence
-  // within a process, so IdTable's array finds a call in O(1) without a
-  // 10-million-entry Map.
-  const byPid = new Map<number, IdTable>();
-  {
-    const range = new Map<number, [number, number, number]>(); // min, max, count
-    // Calls of one process come in long runs: keep the run's range in
-    // locals and merge it into the map when the pid changes.
-    const { pid, correlation } = calls;
-    let lastPid = NaN;
-    let lo = 0;
-    let hi = 0;
-    let count = 0;
-    const flush = () => {
-      if (count === 0) return;
-      const r = range.get(lastPid);
-      if (!r) range.set(lastPid, [lo, hi, count]);
-      else range.set(lastPid, [Math.min(r[0], lo), Math.max(r[1], hi), r[2] + count]);
-    };
-    for (let k = 0; k < calls.length; k++) {
-      const p = pid[k]!;
-      const c = correlation[k]!;
-      if (p !== lastPid) {
-        flush();
-        lastPid = p;
-        lo = hi = c;
-        count = 0;
-      }
-      if (c < lo) lo = c;
-      if (c > hi) hi = c;
-      count++;
-    }
-    flush();
-    for (const [p, [min, max, count]] of range) {
-      byPid.set(p, new IdTable(min, max, count));
-    }
-    let fillPid = NaN;
-    let e = new IdTable(0, 0, 0);
-    const domain = calls.domain;
-    for (let k = 0; k < calls.length; k++) {
-      if (pid[k] !== fillPid) e = byPid.get((fillPid = pid[k]!))!;
-      const c = correlation[k]!;
-      // Runtime calls win over the driver calls inside them: the runtime
-      // call is the one the user wrote.
-      if (domain[k] === 1 || e.get(c) === -1) e.set(c, k);
-    }
-  }
-
-  // Ops of one process come in long runs: find its table when the pid changes.
-  const opCall = new Int32Array(ops.length);
-  let opPid = NaN;
-  let table: IdTable | undefined;
-  const { pid: opPids, correlation: opCorrelations } = ops;
-  for (let k = 0; k < ops.length; k++) {
-    if (opPids[k] !== opPid) table = byPid.get((opPid = opPids[k]!));
-    opCall[k] = table ? table.get(opCorrelations[k]!) : -1;
-  }
-
-  // Calls per thread, by counting then filling (no per-call array growth,
-  // no per-call string keys).
-  const threadIndex = new Map<number, number>();
-  const threadOfCall = new Int32Array(calls.length);
-  const sizes: number[] = [];
-  let lastKey = NaN;
-  let t = -1;
-  const { pid: callPids, tid: callTids } = calls;
-  for (let k = 0; k < calls.length; k++) {
-    const key = callPids[k]! * THREAD_LANE_FACTOR + callTids[k]!;
-    if (key !== lastKey) {
-      lastKey = key;
-      const known = threadIndex.get(key);
-      if (known === undefined) {
-        threadIndex.set(key, (t = sizes.length));
-        sizes.push(0);
-      } else t = known;
-    }
-    threadOfCall[k] = t;
-    sizes[t]!++;
-  }
-  const lists = sizes.map((n) => new Int32Array(n));
-  const fill = new Int32Array(sizes.length);
-  for (let k = 0; k < calls.length; k++) {
-    const t = threadOfCall[k]!;
-    lists[t]![fill[t]!++] = k;
-  }
-  const threads = new Map<string, Int32Array>([...threadIndex].map(([key, t]) => [threadName(key), lists[t]!]));
-  return { byPid, opCall, threads };
 }
 
 /** The name of call `k` ('' if unknown). */

@@ -164,7 +164,7 @@ interface AddonModule {
     calls: Pick<CallColumns, 'length' | 'pid' | 'tid' | 'correlation' | 'domain'>,
     ops: Pick<OpColumns, 'length' | 'pid' | 'correlation'>,
     out: { opCall: Int32Array; threadCalls: Int32Array },
-  ): { pids: Int32Array; mins: Float64Array; tables: Int32Array[]; threadKeys: Float64Array; threadEnds: Int32Array } | null;
+  ): Omit<CallIndexColumns, 'opCall' | 'threadCalls'>;
   Ingest: new (dbPath: string, options: { originNs: bigint }) => IngestInstance;
   InsertCeiling: new (source: string) => InsertCeilingInstance;
   demangle(names: string[]): (string | null)[];
@@ -317,18 +317,24 @@ export function checkTimelineRows(dbPath: string): LeftOutRows | null {
 
 /**
  * The host calls' indexes over loaded columns (native/addon/src/call_index.cc; analysis/host.ts hostOf): per process
- * (`pids`) its calls by correlation id, an array from `mins[p]` (-1: none); the call behind each operation (`opCall`);
- * each thread's calls in start order, one thread after another in `threadCalls`, thread t's up to `threadEnds[t]`, its
- * key pid × THREAD_LANE_FACTOR + tid in `threadKeys`, threads in order of first sight. Null where a process's
- * correlation ids are too sparse for an array over their span (id-table.ts): the caller builds maps.
+ * (`pids`) its calls by correlation id, an array from `mins[p]` (-1: none), or its (id, call) pairs where the ids are
+ * too sparse for an array over their span (id-table.ts); the call behind each operation (`opCall`); each thread's calls
+ * in start order, one thread after another in `threadCalls`, thread t's up to `threadEnds[t]`, its key
+ * pid × THREAD_LANE_FACTOR + tid in `threadKeys`, threads in order of first sight.
  */
-export function indexCalls(
-  calls: CallColumns,
-  ops: Pick<OpColumns, 'length' | 'pid' | 'correlation'>,
-): { opCall: Int32Array; threadCalls: Int32Array; pids: Int32Array; mins: Float64Array; tables: Int32Array[]; threadKeys: Float64Array; threadEnds: Int32Array } | null {
+export interface CallIndexColumns {
+  opCall: Int32Array;
+  threadCalls: Int32Array;
+  pids: Int32Array;
+  mins: Float64Array;
+  tables: (Int32Array | { ids: Uint32Array; calls: Int32Array })[];
+  threadKeys: Float64Array;
+  threadEnds: Int32Array;
+}
+
+export function indexCalls(calls: Pick<CallColumns, 'length' | 'pid' | 'tid' | 'correlation' | 'domain'>, ops: Pick<OpColumns, 'length' | 'pid' | 'correlation'>): CallIndexColumns {
   const out = { opCall: new Int32Array(ops.length), threadCalls: new Int32Array(calls.length) };
-  const found = addon().indexCalls(calls, ops, out);
-  return found && { ...out, ...found };
+  return { ...out, ...addon().indexCalls(calls, ops, out) };
 }
 
 /** API calls of a recording as columns, in (start, id) order. */

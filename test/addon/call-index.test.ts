@@ -1,13 +1,16 @@
-// The host calls' index built natively (native/addon/src/call_index.cc) is
-// the one analysis/host.ts builds in JavaScript, on every real recording
-// among the fixtures: each process's call by correlation id, the call
-// behind each GPU operation, each thread's calls. And a process whose ids
-// are too sparse for an array is left to the JavaScript (a Map).
+// The host calls' index, built natively (native/addon/src/call_index.cc,
+// analysis/host.ts callIndexOf), against the index as host.ts defines it,
+// written plainly here (a Map per process, an array per thread), on every
+// real recording among the fixtures: each process's call by correlation id
+// (the runtime call over the driver call inside it), the call behind each
+// GPU operation, each thread's calls. A process whose ids are too sparse
+// for an array is answered through a Map.
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { callIndexOf } from '../../profiler/analysis/host.ts';
 import { indexCalls, loadTimelineColumns, type CallColumns, type OpColumns } from '../../profiler/native/addon.ts';
+import { THREAD_LANE_FACTOR } from '../../profiler/store/zone-tables.ts';
 
 const fixtures = path.resolve(import.meta.dirname, '../fixtures');
 const RECORDINGS = ['recordings', 'corpus', 'ddp', 'nccl']
@@ -15,44 +18,66 @@ const RECORDINGS = ['recordings', 'corpus', 'ddp', 'nccl']
   .filter((f) => f.endsWith('.sqlite'))
   .sort();
 
-/** Every table's answer for every call's and operation's correlation id (and ids around them), as one comparable list. */
-function answers(index: ReturnType<typeof callIndexOf>, calls: CallColumns, ops: OpColumns): number[] {
+type Ops = Pick<OpColumns, 'length' | 'pid' | 'correlation'>;
+
+/** The index as host.ts defines it, by Maps. */
+function reference(calls: CallColumns, ops: Ops) {
+  const byPid = new Map<number, Map<number, number>>();
+  const threads = new Map<string, number[]>();
+  for (let k = 0; k < calls.length; k++) {
+    const ids = byPid.get(calls.pid[k]!) ?? byPid.set(calls.pid[k]!, new Map()).get(calls.pid[k]!)!;
+    if (calls.domain[k] === 1 || !ids.has(calls.correlation[k]!)) ids.set(calls.correlation[k]!, k);
+    const key = calls.pid[k]! * THREAD_LANE_FACTOR + calls.tid[k]!;
+    const name = `${Math.floor(key / THREAD_LANE_FACTOR)}:${key % THREAD_LANE_FACTOR}`;
+    (threads.get(name) ?? threads.set(name, []).get(name)!).push(k);
+  }
+  const callOf = (pid: number, id: number) => byPid.get(pid)?.get(id) ?? -1;
+  return { callOf, opCall: Array.from({ length: ops.length }, (_, i) => callOf(ops.pid[i]!, ops.correlation[i]!)), threads };
+}
+
+/** Each index's answer for every call's and operation's correlation id, and the ids beside them. */
+function answers(callOf: (pid: number, id: number) => number, calls: CallColumns, ops: Ops): number[] {
   const out: number[] = [];
-  for (let k = 0; k < calls.length; k++) for (const d of [-1, 0, 1]) out.push(index.byPid.get(calls.pid[k]!)?.get(calls.correlation[k]! + d) ?? -2);
-  for (let i = 0; i < ops.length; i++) out.push(index.byPid.get(ops.pid[i]!)?.get(ops.correlation[i]!) ?? -2);
+  for (let k = 0; k < calls.length; k++) for (const d of [-1, 0, 1]) out.push(callOf(calls.pid[k]!, calls.correlation[k]! + d));
+  for (let i = 0; i < ops.length; i++) out.push(callOf(ops.pid[i]!, ops.correlation[i]!));
   return out;
 }
 
-describe('the host calls indexed natively, as in JavaScript', () => {
+function expectTheReference(calls: CallColumns, ops: Ops): void {
+  const index = callIndexOf(ops, calls);
+  const want = reference(calls, ops);
+  const callOf = (pid: number, id: number) => index.byPid.get(pid)?.get(id) ?? -1;
+  expect(answers(callOf, calls, ops)).toEqual(answers(want.callOf, calls, ops));
+  expect([...index.opCall]).toEqual(want.opCall);
+  expect([...index.threads.keys()]).toEqual([...want.threads.keys()]);
+  for (const [name, list] of want.threads) expect([...index.threads.get(name)!]).toEqual(list);
+}
+
+describe('the host calls indexed natively', () => {
   it('has recordings to compare', () => {
     expect(RECORDINGS.length).toBeGreaterThan(60);
   });
 
   it.each(RECORDINGS)('%s', (file) => {
     const { ops, calls } = loadTimelineColumns(path.join(fixtures, file));
-    const native = callIndexOf(ops, calls);
-    const here = callIndexOf(ops, calls, true);
-    expect([...native.byPid.keys()].sort()).toEqual([...here.byPid.keys()].sort());
-    expect(answers(native, calls, ops)).toEqual(answers(here, calls, ops));
-    expect(native.opCall).toEqual(here.opCall);
-    expect([...native.threads.keys()]).toEqual([...here.threads.keys()]);
-    for (const [key, list] of here.threads) expect(native.threads.get(key)).toEqual(list);
+    expectTheReference(calls, ops);
   });
 
-  it('a process whose correlation ids are too sparse for an array: left to the JavaScript, which answers as before', () => {
+  it('a process whose correlation ids are too sparse for an array: its calls by id as pairs, answered through a Map', () => {
     const calls = {
-      length: 3,
-      pid: Int32Array.of(7, 7, 9),
-      tid: Int32Array.of(1, 2, 1),
-      correlation: Uint32Array.of(5, 4_000_000_000, 6),
-      domain: Uint8Array.of(1, 1, 1),
+      length: 4,
+      pid: Int32Array.of(7, 7, 9, 7),
+      tid: Int32Array.of(1, 2, 1, 1),
+      correlation: Uint32Array.of(5, 4_000_000_000, 6, 5),
+      domain: Uint8Array.of(2, 1, 1, 1),
     } as unknown as CallColumns;
-    const ops = { length: 2, pid: Int32Array.of(7, 9), correlation: Uint32Array.of(4_000_000_000, 6) } as unknown as OpColumns;
-    expect(indexCalls(calls, ops)).toBeNull();
+    const ops = { length: 3, pid: Int32Array.of(7, 9, 7), correlation: Uint32Array.of(4_000_000_000, 6, 5) } as unknown as Ops;
+    const found = indexCalls(calls, ops);
+    expect(found.tables[0]).not.toBeInstanceOf(Int32Array);
+    expect(found.tables[1]).toBeInstanceOf(Int32Array);
+    expect([...found.opCall]).toEqual([1, 2, 3]);
+    expectTheReference(calls, ops);
     // A column of another type is refused by name, not read past its end.
-    expect(() => indexCalls({ ...calls, tid: new Float64Array(3) } as unknown as CallColumns, ops)).toThrow(/indexCalls: tid is not a typed array of its type/);
-    const index = callIndexOf(ops, calls);
-    expect([...index.opCall]).toEqual([1, 2]);
-    expect([...index.threads.keys()]).toEqual(['7:1', '7:2', '9:1']);
+    expect(() => indexCalls({ ...calls, tid: new Float64Array(4) } as unknown as CallColumns, ops)).toThrow(/indexCalls: tid is not a typed array of its type/);
   });
 });

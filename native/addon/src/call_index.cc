@@ -1,12 +1,12 @@
 // The host calls' indexes the analysis builds over a recording's loaded
 // columns (profiler/analysis/host.ts hostOf): each process's calls by
 // correlation id, the call behind each GPU operation, each thread's calls.
-// Five passes over ten million calls or operations took ~0.3 s of
+// Five passes over ten million calls or operations took ~0.28 s of
 // JavaScript on each thread that analyses a recording (the analysing thread
-// and the what-if thread, both before the fix's replay can begin), ~0.05 s
-// here. Where a process's correlation ids are too sparse for an array over
-// their span (an imported trace, a damaged file), the answer is null and
-// host.ts builds its own maps.
+// and the what-if thread, both before the fix's replay can begin), ~0.1 s
+// here. A process's calls by correlation id are an array over the ids' span
+// where they are dense enough (id-table.ts), else a hash map (an imported
+// trace, a damaged file), handed to JavaScript as its (id, call) pairs.
 #include "call_index.h"
 
 #include <algorithm>
@@ -58,8 +58,18 @@ struct Process {
   int32_t pid;
   int64_t min, max;
   double count;
-  // Its calls by correlation id − min: the JS array itself (no copy of 40 MB at 10 M calls).
+  // Its calls by correlation id − min: the JS array itself (no copy of 40 MB at 10 M calls); where the ids are too
+  // sparse for it (empty), `sparse`.
   Napi::Int32Array table;
+  std::unordered_map<uint32_t, int32_t> sparse;
+  int32_t callOf(uint32_t correlation) const {
+    if (table.IsEmpty()) {
+      auto it = sparse.find(correlation);
+      return it == sparse.end() ? -1 : it->second;
+    }
+    const int64_t slot = int64_t(correlation) - min;
+    return slot >= 0 && slot < int64_t(table.ElementLength()) ? table.Data()[size_t(slot)] : -1;
+  }
 };
 
 // A run of one thread's consecutive calls [from, to): calls switch threads
@@ -73,7 +83,8 @@ struct Run {
 
 // indexCalls(calls: {pid, tid, correlation, domain}, ops: {pid, correlation},
 // out: {opCall: Int32Array(ops), threadCalls: Int32Array(calls)}) →
-// {pids, mins, tables, threadKeys, threadEnds} | null, as host.ts reads it.
+// {pids, mins, tables, threadKeys, threadEnds}, as host.ts reads it: tables[p]
+// the process's Int32Array from mins[p], or its {ids, calls} pairs.
 Napi::Value indexCallsBinding(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (info.Length() < 3 || !info[0].IsObject() || !info[1].IsObject() || !info[2].IsObject())
@@ -134,12 +145,10 @@ Napi::Value indexCallsBinding(const Napi::CallbackInfo& info) {
     runs.back().to = k + 1;
     threadSize[t]++;
   }
-  for (const Process& pr : processes)
-    if (!denseEnough(static_cast<double>(pr.max - pr.min + 1), pr.count)) return env.Null();
-
   // Each process's calls by correlation id: the runtime call wins over the
   // driver call inside it (the one the user wrote), else the first.
   for (Process& pr : processes) {
+    if (!denseEnough(static_cast<double>(pr.max - pr.min + 1), pr.count)) continue;
     pr.table = Napi::Int32Array::New(env, static_cast<size_t>(pr.max - pr.min + 1));
     std::fill(pr.table.Data(), pr.table.Data() + pr.table.ElementLength(), -1);
   }
@@ -147,8 +156,14 @@ Napi::Value indexCallsBinding(const Napi::CallbackInfo& info) {
   for (size_t k = 0; k < nc; k++) {
     if (k == 0 || callPid[k] != lastPid) p = processOf[lastPid = callPid[k]];
     Process& pr = processes[p];
+    const int32_t call = static_cast<int32_t>(k);
+    if (pr.table.IsEmpty()) {
+      auto [it, added] = pr.sparse.try_emplace(callCorrelation[k], call);
+      if (!added && domain[k] == 1) it->second = call;
+      continue;
+    }
     int32_t& slot = pr.table.Data()[static_cast<size_t>(callCorrelation[k] - pr.min)];
-    if (domain[k] == 1 || slot == -1) slot = static_cast<int32_t>(k);
+    if (domain[k] == 1 || slot == -1) slot = call;
   }
 
   // The call behind each operation: its process's, by correlation id.
@@ -159,9 +174,7 @@ Napi::Value indexCallsBinding(const Napi::CallbackInfo& info) {
       auto it = processOf.find(lastPid);
       pr = it == processOf.end() ? nullptr : &processes[it->second];
     }
-    const int64_t slot = pr ? static_cast<int64_t>(opCorrelation[i]) - pr->min : -1;
-    opCall[i] =
-        pr && slot >= 0 && slot < static_cast<int64_t>(pr->table.ElementLength()) ? pr->table.Data()[static_cast<size_t>(slot)] : -1;
+    opCall[i] = pr ? pr->callOf(opCorrelation[i]) : -1;
   }
 
   // Each thread's calls, in start order, one after the other.
@@ -182,7 +195,22 @@ Napi::Value indexCallsBinding(const Napi::CallbackInfo& info) {
   for (size_t x = 0; x < processes.size(); x++) {
     pids[x] = processes[x].pid;
     mins[x] = static_cast<double>(processes[x].min);
-    tables.Set(static_cast<uint32_t>(x), processes[x].table);
+    const Process& pr = processes[x];
+    if (!pr.table.IsEmpty()) {
+      tables.Set(static_cast<uint32_t>(x), pr.table);
+      continue;
+    }
+    Napi::Uint32Array ids = Napi::Uint32Array::New(env, pr.sparse.size());
+    Napi::Int32Array of = Napi::Int32Array::New(env, pr.sparse.size());
+    size_t at = 0;
+    for (const auto& [id, call] : pr.sparse) {
+      ids[at] = id;
+      of[at++] = call;
+    }
+    Napi::Object pairs = Napi::Object::New(env);
+    pairs.Set("ids", ids);
+    pairs.Set("calls", of);
+    tables.Set(static_cast<uint32_t>(x), pairs);
   }
   Napi::Float64Array keys = Napi::Float64Array::New(env, threadKeys.size());
   std::copy(threadKeys.begin(), threadKeys.end(), keys.Data());

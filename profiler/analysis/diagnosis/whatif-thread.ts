@@ -21,9 +21,9 @@
 // fix, compare-and-swapped in shared memory), but the first named, which is
 // the worker's: the worker takes them in the order the rules named them;
 // this thread, done with the rules, takes any the worker has not begun, so
-// a recording with several fixes has two of them replayed at once. A worker that fails (an exception while preparing
-// or replaying) says so in its answer; the estimates left are then made
-// here, as without it.
+// a recording with several fixes has two of them replayed at once. A worker
+// that fails (an exception while preparing or replaying) says so in its
+// answer; the estimates left are then made here, as without it.
 import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from 'node:worker_threads';
 import { workerEntry } from '../../base/worker-pool.ts';
 import { FIX_IDS, type FixId } from '../../contract/findings.ts';
