@@ -11,6 +11,7 @@
       "sources": [
         "src/addon.cc",
         "src/call_index.cc",
+        "src/replay_scheduler.cc",
         "src/device_inventory.cc",
         "src/cupti_info.cc",
         "src/ingest.cc",
@@ -52,7 +53,9 @@
         "SQLITE_API=__attribute__((visibility(\"hidden\")))"
       ],
       "cflags": ["-O2", "-fvisibility=hidden"],
-      "cflags_cc": ["-std=c++17", "-O2", "-Wall", "-Wextra", "-fvisibility=hidden"],
+      # -ffp-contract=off: no fused multiply-add, so that the replay's arithmetic
+      # (src/replay_scheduler.cc) rounds as JavaScript's does, to the bit.
+      "cflags_cc": ["-std=c++17", "-O2", "-Wall", "-Wextra", "-fvisibility=hidden", "-ffp-contract=off"],
       "cflags!": ["-fno-exceptions"],
       "cflags_cc!": ["-fno-exceptions", "-fno-rtti", "-std=gnu++17"],
       # simdjson: Debian's libsimdjson-dev (the Kineto importer's JSON parser, src/trace_import.cc).

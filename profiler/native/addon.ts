@@ -165,6 +165,7 @@ interface AddonModule {
     ops: Pick<OpColumns, 'length' | 'pid' | 'correlation'>,
     out: { opCall: Int32Array; threadCalls: Int32Array },
   ): Omit<CallIndexColumns, 'opCall' | 'threadCalls'>;
+  replaySchedule(inputs: ReplayScheduleInputs): ReplayScheduleResult;
   Ingest: new (dbPath: string, options: { originNs: bigint }) => IngestInstance;
   InsertCeiling: new (source: string) => InsertCeilingInstance;
   demangle(names: string[]): (string | null)[];
@@ -335,6 +336,32 @@ export interface CallIndexColumns {
 export function indexCalls(calls: Pick<CallColumns, 'length' | 'pid' | 'tid' | 'correlation' | 'domain'>, ops: Pick<OpColumns, 'length' | 'pid' | 'correlation'>): CallIndexColumns {
   const out = { opCall: new Int32Array(ops.length), threadCalls: new Int32Array(calls.length) };
   return { ...out, ...addon().indexCalls(calls, ops, out) };
+}
+
+/**
+ * What the what-if replay's simulation reads (native/addon/src/replay_scheduler.cc
+ * Inputs; profiler/analysis/replay/replay.ts builds it): counts, per-op and
+ * per-call arrays, the fix's options (null where absent), the scratch and
+ * the result's arrays, written in place.
+ */
+export interface ReplayScheduleInputs {
+  ops: number;
+  calls: number;
+  devices: number;
+  contexts: number;
+  threads: number;
+  [array: string]: number | Int32Array | Uint8Array | Float32Array | Float64Array | null;
+}
+
+export interface ReplayScheduleResult {
+  firstIssue: number;
+  gpuStart: number;
+  gpuEnd: number;
+}
+
+/** Runs one what-if replay's simulation (replay.ts): start, end and busy written in place. */
+export function replaySchedule(inputs: ReplayScheduleInputs): ReplayScheduleResult {
+  return addon().replaySchedule(inputs);
 }
 
 /** API calls of a recording as columns, in (start, id) order. */

@@ -1,5 +1,5 @@
 // Module entry: devices(), cuptiInfo(path?), class Ingest, loadOps(path), loadCalls(path), loadTimeline(path), checkTimeline(path),
-// indexCalls(calls, ops, out),
+// indexCalls(calls, ops, out), replaySchedule(inputs),
 // demangle(names), appendTablePages(output, tables); and, for the drift tests, the vocabularies the TypeScript side repeats:
 // timelineColumns, ingestStatements, ingestSchemaVersion.
 #include <napi.h>
@@ -22,6 +22,7 @@
 #include "insert_ceiling.h"
 #include "js_error.h"
 #include "page_merge.h"
+#include "replay_scheduler.h"
 #include "sqlite_db.h"
 #include "table_loader.h"
 #include "trace_import.h"
@@ -540,6 +541,7 @@ static Napi::Object InitStreamScopeAddon(Napi::Env env, Napi::Object exports) {
   initInsertCeiling(env, exports);  // the ingest benchmark's ceiling (bench only)
   exports.Set("loadRows", Napi::Function::New(env, exported<loadRowsBinding>, "loadRows"));
   exports.Set("indexCalls", Napi::Function::New(env, exported<indexCallsBinding>, "indexCalls"));
+  exports.Set("replaySchedule", Napi::Function::New(env, exported<replayScheduleBinding>, "replaySchedule"));
   exports.Set("loadOps", Napi::Function::New(env, exported<loadOpsBinding>, "loadOps"));
   exports.Set("loadCalls", Napi::Function::New(env, exported<loadCallsBinding>, "loadCalls"));
   exports.Set("loadTimeline", Napi::Function::New(env, exported<loadTimelineBinding>, "loadTimeline"));

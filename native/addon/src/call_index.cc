@@ -8,6 +8,7 @@
 // where they are dense enough (id-table.ts), else a hash map (an imported
 // trace, a damaged file), handed to JavaScript as its (id, call) pairs.
 #include "call_index.h"
+#include "typed_arrays.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -25,33 +26,13 @@ constexpr double kThreadLaneFactor = 4194304;
 // id-table.ts denseEnough: an array may cover a span this wide for `count` ids.
 bool denseEnough(double span, double count) { return span <= std::max<double>(1 << 16, 4 * count); }
 
-// The JS typed array of each element type read here.
-template <typename T>
-constexpr napi_typedarray_type kArrayType = napi_int32_array;
-template <>
-constexpr napi_typedarray_type kArrayType<uint32_t> = napi_uint32_array;
-template <>
-constexpr napi_typedarray_type kArrayType<uint8_t> = napi_uint8_array;
-
 // Column `name` of `o` (a typed array of T), `n` lowered to its length.
 template <typename T>
 const T* column(const Napi::Object& o, const char* name, size_t& n) {
-  const Napi::Value v = o.Get(name);
-  if (!v.IsTypedArray() || v.As<Napi::TypedArray>().TypedArrayType() != kArrayType<T>)
-    throw Napi::TypeError::New(o.Env(), std::string("indexCalls: ") + name + " is not a typed array of its type");
-  auto a = v.As<Napi::TypedArrayOf<T>>();
-  n = std::min(n, a.ElementLength());
-  return a.Data();
-}
-
-template <typename T>
-T* output(const Napi::Object& o, const char* name, size_t n) {
-  const Napi::Value v = o.Get(name);
-  if (!v.IsTypedArray() || v.As<Napi::TypedArray>().TypedArrayType() != kArrayType<T>)
-    throw Napi::TypeError::New(o.Env(), std::string("indexCalls: ") + name + " is not a typed array of its type");
-  auto a = v.As<Napi::TypedArrayOf<T>>();
-  if (a.ElementLength() < n) throw Napi::RangeError::New(o.Env(), std::string("indexCalls: ") + name + " is too short");
-  return a.Data();
+  size_t length = 0;
+  const T* data = typedArray<T>(o, "indexCalls", name, length);
+  n = std::min(n, length);
+  return data;
 }
 
 struct Process {
@@ -103,8 +84,8 @@ Napi::Value indexCallsBinding(const Napi::CallbackInfo& info) {
     if (length.IsNumber())
       *rows = std::min<size_t>(*rows, static_cast<size_t>(std::max<int64_t>(0, length.As<Napi::Number>().Int64Value())));
   }
-  int32_t* opCall = output<int32_t>(out, "opCall", n);
-  int32_t* threadCalls = output<int32_t>(out, "threadCalls", nc);
+  int32_t* opCall = typedArrayOf<int32_t>(out, "indexCalls", "opCall", n);
+  int32_t* threadCalls = typedArrayOf<int32_t>(out, "indexCalls", "threadCalls", nc);
 
   // Each process's correlation range and call count; each thread's calls
   // counted, threads in order of first sight. Calls of one process or

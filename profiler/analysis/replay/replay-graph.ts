@@ -18,8 +18,9 @@
 //    blocking stream waits for the last legacy operation issued before it.
 // All but the first half of the barrier are edges, counted per operation in
 // `pending`. That half is a count instead (`LegacyBarrier.need`), checked
-// against how much of the context's blocking work has completed
-// (CompletedPrefix): one legacy operation may wait for thousands.
+// against how much of the context's blocking work has completed (the
+// scheduler's CompletedPrefix, native/addon/src/replay_scheduler.cc): one
+// legacy operation may wait for thousands.
 import type { Host } from '../host.ts';
 import { IdTable } from '../../base/id-table.ts';
 import { hostModel, LEGACY_STREAM, NOT_BLOCKING, type HostModel } from './replay-host.ts';
@@ -64,44 +65,6 @@ export function issueIndex(host: Host, model: HostModel): IssueIndex {
   }
   indexes.set(model, (index = { contextStart, contextOps }));
   return index;
-}
-
-// ---------------------------------------------------------------------------
-// Completed prefixes
-
-/**
- * Per context, how many of a list of its ops (in issue order) have
- * completed, counting from the first up to the first one still running or
- * waiting. A device synchronize waits until this count over all the
- * context's ops reaches the ops issued before the call; a legacy-stream op
- * until the count over the blocking-stream ops reaches those issued before
- * it. Each op is stepped over once per replay.
- */
-export class CompletedPrefix {
-  /** The lists: ops[first[c] .. end[c]) for context c. */
-  private readonly ops: Int32Array;
-  private readonly first: Int32Array;
-  private readonly end: Int32Array;
-  /** Per context: the first op of its list not known to be complete. */
-  private readonly next: Int32Array;
-  constructor(ops: Int32Array, first: Int32Array, end: Int32Array) {
-    this.ops = ops;
-    this.first = first;
-    this.end = end;
-    this.next = first.slice();
-  }
-  count(c: number): number {
-    return this.next[c]! - this.first[c]!;
-  }
-  /** Steps past the ops of context c completed since the last call (`done` per op); returns the new count. */
-  advance(c: number, done: Uint8Array): number {
-    const ops = this.ops;
-    const end = this.end[c]!;
-    let p = this.next[c]!;
-    while (p < end && done[ops[p]!]) p++;
-    this.next[c] = p;
-    return p - this.first[c]!;
-  }
 }
 
 // ---------------------------------------------------------------------------

@@ -62,25 +62,61 @@
 // dependency graph (replay-graph.ts: stream order, event waits, the legacy
 // barrier) is built per replay, since a fix may move ops between streams;
 // the resource model (replay-resources.ts: copy engines, SMs, duplex) says
-// who may run and how fast; the scheduler (replay-scheduler.ts) is the
-// simulation over one state, its events in time order (replay-events.ts:
-// a 4-ary heap, with FIFO runs of the events that come in order and a small
-// heap of the duplex copies' completions beside it). Everything per
-// operation lives in typed arrays, and nothing is allocated per operation
-// (10 M operations: host model and replay ~2.5 s of CPU on the 2-core
-// development VM, `npm run bench -- --only whatif`;
-// test/analysis/replay-identity.test.ts pins the results).
+// what each op needs. The scheduler, the simulation itself, is native
+// (native/addon/src/replay_scheduler.cc: its events in time order in a
+// 4-ary heap, with FIFO runs of the events that come in order and a small
+// heap of the duplex copies' completions beside it), over the typed arrays
+// all of the above are made of: at 10 M operations ~0.35 s where the same
+// simulation in JavaScript took ~1.1 s, with the same results to the bit
+// (test/analysis/replay-identity.test.ts pins them).
 import { hostModel, type HostModel } from './replay-host.ts';
-import { buildGraph, issueIndex } from './replay-graph.ts';
-import { Simulation } from './replay-scheduler.ts';
+import { buildGraph, issueIndex, type DependencyGraph, type IssueIndex } from './replay-graph.ts';
+import { replaySchedule } from '../../native/addon.ts';
 import { opResources } from './replay-resources.ts';
+import type { Ns } from '../../contract/time.ts';
 import type { Host } from '../host.ts';
 import type { Trace } from '../trace.ts';
 
-// The options and the result are the scheduler's (it is what they
-// parameterise and what it produces); this entry point re-exports them.
-import type { ReplayOptions, ReplayResult } from './replay-scheduler.ts';
-export type { ReplayOptions, ReplayResult };
+// ---------------------------------------------------------------------------
+// Options and result
+
+export interface ReplayOptions {
+  /** Per op: duration (ns) had it run alone (no duplex contention); NaN or absent: as recorded. */
+  duration?: Float64Array;
+  /** Per op: 1 = a copy that now uses pinned host memory (takes part in duplex contention). */
+  pinned?: Uint8Array;
+  /** Per op: stream (streams.id, or an id of a stream a fix created). Default: as recorded. */
+  stream?: Int32Array;
+  /** streams.flags of streams not in the recording's table (fresh ones), or overrides. */
+  streamFlags?: Map<number, number>;
+  /** Per op: 1 = its recorded launch lag no longer applies (e.g. a pageable copy's staging delay). */
+  lagUnknown?: Uint8Array;
+  /** Per call: 1 = the call no longer waits for anything (it returns after its CPU time). */
+  freed?: Uint8Array;
+  /** Per call: CPU time (ns) to use instead of the recorded one; NaN = unchanged. */
+  callDuration?: Float64Array;
+  /** Per op: the ops it waits for instead of its recorded event waits (replay-graph.ts: StreamChanges). */
+  waitFor?: ReadonlyMap<number, readonly number[]>;
+  /** Per call: the host time before it (after its thread's previous call) instead of the recorded one; NaN = unchanged. */
+  callGap?: Float64Array;
+  /** Per op: the GPU's latency after what it depended on (its stream's previous op) instead of the measured one; NaN = unchanged. */
+  afterLatency?: Float64Array;
+}
+
+export interface ReplayResult {
+  /** Per op: simulated start and end (ns, the recording's time base). */
+  start: Float64Array;
+  end: Float64Array;
+  /** First op issue (its call's start) → last op end. */
+  makespanNs: Ns;
+  /** First op start → last op end. */
+  gpuSpanNs: Ns;
+  gpuStart: Ns;
+  gpuEnd: Ns;
+  firstIssue: Ns;
+  /** devices.id → time with at least one op running (ns). */
+  busy: Map<number, Ns>;
+}
 
 // ---------------------------------------------------------------------------
 // The replay
@@ -97,7 +133,7 @@ interface Scratch {
   opStream: Int32Array | null;
   nextInStream: Int32Array;
   pending: Int32Array;
-  /** Scheduler (replay-scheduler.ts): resource queues, completed. */
+  /** Scheduler (replay_scheduler.cc): resource queues, completed. */
   queueNext: Int32Array;
   done: Uint8Array;
   inUse: boolean;
@@ -127,18 +163,124 @@ function scratch(model: HostModel, n: number): Scratch {
 /**
  * What every replay of this recording shares, made ahead of the first: the
  * host model, the issue order by context, each op's engine and SM share,
- * the scratch arrays (their pages written once here, not during the
- * replay). The what-if thread makes them while the diagnosis's rules run,
- * before a rule names a fix (at 10 M operations ~0.2 s the fix's replay
- * does not wait for). Each is made once per host model: a replay after it
+ * each thread's calls end to end, the scratch arrays (their pages written
+ * once here, not during the replay). The what-if thread makes them while
+ * the diagnosis's rules run, before a rule names a fix (at 10 M operations
+ * ~0.2 s the fix's replay does not wait for). Each is made once per host model: a replay after it
  * finds them made, so its result is the same.
  */
 export function prepareReplays(trace: Trace, host: Host): void {
   const model = hostModel(trace, host);
   issueIndex(host, model);
   opResources(trace, model);
+  flatThreadCalls(model);
   const sc = scratch(model, trace.ops.length);
   for (const a of [sc.nextInStream, sc.pending, sc.queueNext]) a.fill(0);
+}
+
+/** Each host thread's calls end to end, as the native scheduler reads them: thread th's are calls[start[th] .. start[th + 1]). */
+interface ThreadCalls {
+  start: Int32Array;
+  calls: Int32Array;
+}
+const threadCallsOf = new WeakMap<HostModel, ThreadCalls>();
+
+function flatThreadCalls(model: HostModel): ThreadCalls {
+  let t = threadCallsOf.get(model);
+  if (t) return t;
+  const lists = model.threadCalls;
+  const start = new Int32Array(lists.length + 1);
+  let adjacent = lists.length > 0;
+  for (let th = 0; th < lists.length; th++) {
+    start[th + 1] = start[th]! + lists[th]!.length;
+    const l = lists[th]!;
+    adjacent &&= l.buffer === lists[0]!.buffer && l.byteOffset === lists[0]!.byteOffset + 4 * start[th]!;
+  }
+  // The lists are views of one array, one after the other (host.ts: the native call index's): that array.
+  let calls: Int32Array;
+  if (adjacent) calls = new Int32Array(lists[0]!.buffer, lists[0]!.byteOffset, start[lists.length]!);
+  else {
+    calls = new Int32Array(start[lists.length]!);
+    for (let th = 0; th < lists.length; th++) calls.set(lists[th]!, start[th]!);
+  }
+  threadCallsOf.set(model, (t = { start, calls }));
+  return t;
+}
+
+function simulate(trace: Trace, host: Host, model: HostModel, index: IssueIndex, graph: DependencyGraph, options: ReplayOptions, sc: Scratch): ReplayResult {
+  const n = trace.ops.length;
+  const D = model.devIndex.size;
+  const res = opResources(trace, model);
+  const threads = flatThreadCalls(model);
+  const { legacy } = graph;
+  const start = new Float64Array(n);
+  const end = new Float64Array(n);
+  const busyOf = new Float64Array(D);
+  const r = replaySchedule({
+    ops: n,
+    calls: host.calls.length,
+    devices: D,
+    contexts: model.contexts,
+    threads: model.threadCalls.length,
+    kind: trace.ops.kind,
+    opStart: trace.ops.start,
+    devOf: model.devOf,
+    ctxOfOp: model.ctxOfOp,
+    opCall: host.opCall,
+    work: model.work,
+    engine: res.engine,
+    share: res.share,
+    duplex: res.duplex,
+    sharedEngine: res.sharedEngine,
+    pending: graph.pending,
+    nextInStream: graph.nextInStream,
+    opStream: graph.opStream,
+    isLegacyStream: graph.isLegacyStream,
+    isBlockingStream: graph.isBlockingStream,
+    edgeStart: graph.edgeStart,
+    edgeTo: graph.edgeTo,
+    legacyNeed: legacy?.need ?? null,
+    legacyBlockingOps: legacy?.blockingOps ?? null,
+    legacyFirst: legacy?.first ?? null,
+    legacyEnd: legacy?.end ?? null,
+    contextOps: index.contextOps,
+    contextStart: index.contextStart,
+    callStart: host.calls.start,
+    callEnd: host.calls.end,
+    cost: model.cost,
+    outer: model.outer,
+    waitsOwn: model.waitsOwn,
+    waitKind: model.waitKind,
+    waitArg: model.waitArg,
+    waitCtx: model.waitCtx,
+    order: model.order,
+    callPos: model.callPos,
+    handoff: model.handoffs ? model.handoff : null,
+    threadStart: threads.start,
+    threadCalls: threads.calls,
+    launchLatency: model.latency.launch,
+    dependencyLatency: model.latency.dependency,
+    chainLatency: model.latency.chain,
+    engineLatency: model.latency.engine,
+    duplexFactor: model.duplex,
+    duration: options.duration ?? null,
+    pinned: options.pinned ?? null,
+    freed: options.freed ?? null,
+    callDuration: options.callDuration ?? null,
+    lagUnknown: options.lagUnknown ?? null,
+    callGap: options.callGap ?? null,
+    afterLatency: options.afterLatency ?? null,
+    queueNext: sc.queueNext,
+    done: sc.done,
+    start,
+    end,
+    busy: busyOf,
+  });
+  const busy = new Map<number, number>();
+  for (const [id, d] of model.devIndex) busy.set(id, busyOf[d]!);
+  if (n === 0) return { start, end, makespanNs: 0, gpuSpanNs: 0, gpuStart: 0, gpuEnd: 0, firstIssue: 0, busy };
+  const { gpuStart: gs, gpuEnd: ge, firstIssue } = r;
+  return { start, end, makespanNs: ge - Math.min(firstIssue, gs), gpuSpanNs: ge - gs, gpuStart: gs, gpuEnd: ge, firstIssue, busy };
 }
 
 export function replay(trace: Trace, host: Host, options: ReplayOptions = {}): ReplayResult {
@@ -151,7 +293,7 @@ export function replay(trace: Trace, host: Host, options: ReplayOptions = {}): R
   try {
     const index = issueIndex(host, model);
     const graph = buildGraph(trace, host, model, index, options, sc);
-    return new Simulation(trace, host, model, index, graph, options, sc).run();
+    return simulate(trace, host, model, index, graph, options, sc);
   } finally {
     sc.inUse = false;
   }

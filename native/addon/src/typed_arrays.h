@@ -1,0 +1,51 @@
+// Typed arrays handed to the addon's computations over loaded columns
+// (call_index.cc, replay_scheduler.cc): each read in place, its type
+// checked, a wrong one refused by name.
+#pragma once
+
+#include <napi.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+
+namespace streamscope::addon {
+
+// The JS typed array of each element type read here.
+template <typename T>
+constexpr napi_typedarray_type kArrayType = napi_int32_array;
+template <>
+constexpr napi_typedarray_type kArrayType<uint32_t> = napi_uint32_array;
+template <>
+constexpr napi_typedarray_type kArrayType<uint8_t> = napi_uint8_array;
+template <>
+constexpr napi_typedarray_type kArrayType<float> = napi_float32_array;
+template <>
+constexpr napi_typedarray_type kArrayType<double> = napi_float64_array;
+
+// Property `name` of `o`, a typed array of T (`what` names the call in the error); its data, `n` set to its length.
+// Null where `optional` and the property is null or absent.
+template <typename T>
+T* typedArray(const Napi::Object& o, const char* what, const char* name, size_t& n, bool optional = false) {
+  const Napi::Value v = o.Get(name);
+  if (optional && (v.IsNull() || v.IsUndefined())) {
+    n = 0;
+    return nullptr;
+  }
+  if (!v.IsTypedArray() || v.As<Napi::TypedArray>().TypedArrayType() != kArrayType<T>)
+    throw Napi::TypeError::New(o.Env(), std::string(what) + ": " + name + " is not a typed array of its type");
+  auto a = v.As<Napi::TypedArrayOf<T>>();
+  n = a.ElementLength();
+  return a.Data();
+}
+
+// As typedArray, holding at least `n` elements.
+template <typename T>
+T* typedArrayOf(const Napi::Object& o, const char* what, const char* name, size_t n, bool optional = false) {
+  size_t length = 0;
+  T* data = typedArray<T>(o, what, name, length, optional);
+  if (data && length < n) throw Napi::RangeError::New(o.Env(), std::string(what) + ": " + name + " is too short");
+  return data;
+}
+
+}  // namespace streamscope::addon
