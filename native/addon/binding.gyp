@@ -12,6 +12,7 @@
         "src/addon.cc",
         "src/call_index.cc",
         "src/replay_scheduler.cc",
+        "src/graph_capture.cc",
         "src/device_inventory.cc",
         "src/cupti_info.cc",
         "src/ingest.cc",

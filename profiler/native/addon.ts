@@ -166,6 +166,7 @@ interface AddonModule {
     out: { opCall: Int32Array; threadCalls: Int32Array },
   ): Omit<CallIndexColumns, 'opCall' | 'threadCalls'>;
   replaySchedule(inputs: ReplayScheduleInputs): ReplayScheduleResult;
+  captureGraphs(inputs: CaptureGraphsInputs): CaptureGraphsResult;
   Ingest: new (dbPath: string, options: { originNs: bigint }) => IngestInstance;
   InsertCeiling: new (source: string) => InsertCeilingInstance;
   demangle(names: string[]): (string | null)[];
@@ -362,6 +363,31 @@ export interface ReplayScheduleResult {
 /** Runs one what-if replay's simulation (replay.ts): start, end and busy written in place. */
 export function replaySchedule(inputs: ReplayScheduleInputs): ReplayScheduleResult {
   return addon().replaySchedule(inputs);
+}
+
+/** What the CUDA-graph fix's passes read and write (native/addon/src/graph_capture.cc; replay/whatif.ts captureGraphs). */
+export interface CaptureGraphsInputs {
+  ops: number;
+  calls: number;
+  threads: number;
+  minKernels: number;
+  launchNsPerNode: number;
+  launchMinNs: number;
+  nodeGapNs: number;
+  [array: string]: number | Int32Array | Uint8Array | Float64Array;
+}
+
+/** Kernel launches seen; the runs captured, their kernels, the host time gone (callGap, callDuration, afterLatency written where graphs > 0). */
+export interface CaptureGraphsResult {
+  launches: number;
+  graphs?: number;
+  captured?: number;
+  hostNs?: number;
+}
+
+/** The CUDA-graph fix's runs and what the replay changes for them (replay/whatif.ts captureGraphs). */
+export function captureGraphsNatively(inputs: CaptureGraphsInputs): CaptureGraphsResult {
+  return addon().captureGraphs(inputs);
 }
 
 /** API calls of a recording as columns, in (start, id) order. */

@@ -1,5 +1,5 @@
 // Module entry: devices(), cuptiInfo(path?), class Ingest, loadOps(path), loadCalls(path), loadTimeline(path), checkTimeline(path),
-// indexCalls(calls, ops, out), replaySchedule(inputs),
+// indexCalls(calls, ops, out), replaySchedule(inputs), captureGraphs(inputs),
 // demangle(names), appendTablePages(output, tables); and, for the drift tests, the vocabularies the TypeScript side repeats:
 // timelineColumns, ingestStatements, ingestSchemaVersion.
 #include <napi.h>
@@ -16,6 +16,7 @@
 #include "cupti_info.h"
 #include "demangle.h"
 #include "device_inventory.h"
+#include "graph_capture.h"
 #include "ingest.h"
 #include "ingest_binding.h"
 #include "ingest_statements.h"
@@ -542,6 +543,7 @@ static Napi::Object InitStreamScopeAddon(Napi::Env env, Napi::Object exports) {
   exports.Set("loadRows", Napi::Function::New(env, exported<loadRowsBinding>, "loadRows"));
   exports.Set("indexCalls", Napi::Function::New(env, exported<indexCallsBinding>, "indexCalls"));
   exports.Set("replaySchedule", Napi::Function::New(env, exported<replayScheduleBinding>, "replaySchedule"));
+  exports.Set("captureGraphs", Napi::Function::New(env, exported<captureGraphsBinding>, "captureGraphs"));
   exports.Set("loadOps", Napi::Function::New(env, exported<loadOpsBinding>, "loadOps"));
   exports.Set("loadCalls", Napi::Function::New(env, exported<loadCallsBinding>, "loadCalls"));
   exports.Set("loadTimeline", Napi::Function::New(env, exported<loadTimelineBinding>, "loadTimeline"));

@@ -178,14 +178,14 @@ export function prepareReplays(trace: Trace, host: Host): void {
   for (const a of [sc.nextInStream, sc.pending, sc.queueNext]) a.fill(0);
 }
 
-/** Each host thread's calls end to end, as the native scheduler reads them: thread th's are calls[start[th] .. start[th + 1]). */
-interface ThreadCalls {
+/** Each host thread's calls end to end, as the native scheduler and the CUDA-graph fix read them: thread th's are calls[start[th] .. start[th + 1]). */
+export interface ThreadCalls {
   start: Int32Array;
   calls: Int32Array;
 }
 const threadCallsOf = new WeakMap<HostModel, ThreadCalls>();
 
-function flatThreadCalls(model: HostModel): ThreadCalls {
+export function flatThreadCalls(model: HostModel): ThreadCalls {
   let t = threadCallsOf.get(model);
   if (t) return t;
   const lists = model.threadCalls;

@@ -42,8 +42,8 @@ import { FIX_IDS, type CallFamily, type FixId } from '../../contract/findings.ts
 import type { Host } from '../host.ts';
 import { busyWithin, unionOfPairs, type IntervalList } from '../intervals.ts';
 import { blocksPerSm } from '../occupancy.ts';
-import { medianInPlace } from '../select.ts';
-import { replay, type ReplayOptions, type ReplayResult } from './replay.ts';
+import { flatThreadCalls, replay, type ReplayOptions, type ReplayResult } from './replay.ts';
+import { captureGraphsNatively } from '../../native/addon.ts';
 import { issuingCalls, readbacks, syncsRightAfter } from './copy-idioms.ts';
 import type { PcieLink } from '../load/tables.ts';
 import { hostModel, isPageableCopy, WaitKind } from './replay-host.ts';
@@ -479,87 +479,40 @@ const MIN_GRAPH_KERNELS = 8;
 export function captureGraphs(trace: Trace, host: Host): Applied {
   const { ops } = trace;
   const m = hostModel(trace, host);
+  const threads = flatThreadCalls(m);
   const nc = host.calls.length;
-  const kernels = new Int32Array(nc);
-  const short = new Int32Array(nc);
-  const other = new Uint8Array(nc);
-  // Room for every op: only the pages written are ever touched.
-  const launch = new Float64Array(ops.length);
-  let launches = 0;
-  for (let i = 0; i < ops.length; i++) {
-    const k = host.opCall[i]!;
-    if (k >= 0 && ops.kind[i] === OpKind.Kernel) launch[launches++] = host.calls.end[k]! - host.calls.start[k]!;
-  }
-  if (launches < MIN_GRAPH_KERNELS) return { unavailable: 'too few kernel launches to capture' };
-  const launchNs = medianInPlace(launch.subarray(0, launches));
-  for (let i = 0; i < ops.length; i++) {
-    const k = host.opCall[i]!;
-    if (k < 0) continue;
-    const o = m.outer[k]!;
-    if (ops.kind[i] !== OpKind.Kernel) other[o] = 1;
-    else {
-      kernels[o]!++;
-      if (ops.end[i]! - ops.start[i]! < launchNs) short[o]!++;
-    }
-  }
-  const callGap = new Float64Array(nc).fill(NaN);
-  const callDuration = new Float64Array(nc).fill(NaN);
-  const afterLatency = new Float64Array(ops.length).fill(NaN);
-  // The first call of each captured run: its cudaGraphLaunch.
-  const firstOfRun = new Uint8Array(nc);
-  let graphs = 0;
-  let captured = 0;
-  let hostNs = 0;
-  const run: number[] = [];
-  const close = () => {
-    // Up to its last launch: calls after it belong to what follows.
-    let last = run.length - 1;
-    while (last >= 0 && kernels[run[last]!] === 0) last--;
-    let n = 0;
-    let s = 0;
-    for (let j = 0; j <= last; j++) {
-      n += kernels[run[j]!]!;
-      s += short[run[j]!]!;
-    }
-    if (n >= MIN_GRAPH_KERNELS && 2 * s >= n) {
-      const first = run[0]!;
-      const cost = Math.max(GRAPH_LAUNCH_MIN_NS, n * GRAPH_LAUNCH_NS_PER_NODE);
-      hostNs += host.calls.end[run[last]!]! - host.calls.start[first]! - cost;
-      callDuration[first] = cost;
-      firstOfRun[first] = 1;
-      for (let j = 1; j <= last; j++) {
-        callGap[run[j]!] = 0;
-        callDuration[run[j]!] = 0;
-      }
-      graphs++;
-      captured += n;
-    }
-    run.length = 0;
-  };
-  for (const list of m.threadCalls) {
-    for (let j = 0; j < list.length; j++) {
-      const k = list[j]!;
-      if (m.outer[k] !== k) continue;
-      if (other[k] || m.waitKind[k] !== WaitKind.None) close();
-      else if (kernels[k]! > 0 || run.length > 0) run.push(k);
-    }
-    close();
-  }
+  const callGap = new Float64Array(nc);
+  const callDuration = new Float64Array(nc);
+  const afterLatency = new Float64Array(ops.length);
+  // Its passes over every op and call, native (native/addon/src/graph_capture.cc: ~0.5 s of JavaScript at 10 M).
+  const r = captureGraphsNatively({
+    ops: ops.length,
+    calls: nc,
+    threads: m.threadCalls.length,
+    minKernels: MIN_GRAPH_KERNELS,
+    launchNsPerNode: GRAPH_LAUNCH_NS_PER_NODE,
+    launchMinNs: GRAPH_LAUNCH_MIN_NS,
+    nodeGapNs: GRAPH_NODE_GAP_NS,
+    kind: ops.kind,
+    opStart: ops.start,
+    opEnd: ops.end,
+    opCall: host.opCall,
+    callStart: host.calls.start,
+    callEnd: host.calls.end,
+    outer: m.outer,
+    waitKind: m.waitKind,
+    order: m.order,
+    threadStart: threads.start,
+    threadCalls: threads.calls,
+    callGap,
+    callDuration,
+    afterLatency,
+  });
+  if (r.launches < MIN_GRAPH_KERNELS) return { unavailable: 'too few kernel launches to capture' };
+  const graphs = r.graphs!;
+  const captured = r.captured!;
+  const hostNs = r.hostNs!;
   if (graphs === 0) return { unavailable: `no run of ${MIN_GRAPH_KERNELS} or more kernel launches, most of them shorter than their launch` };
-  // On the GPU: each captured kernel after the first of its graph follows the one before it as a graph node does.
-  let seenFirst = -1;
-  for (let p = 0; p < m.order.length; p++) {
-    const i = m.order[p]!;
-    const k = host.opCall[i]!;
-    if (k < 0 || ops.kind[i] !== OpKind.Kernel) continue;
-    const o = m.outer[k]!;
-    if (Number.isNaN(callDuration[o]!)) continue;
-    if (firstOfRun[o] && seenFirst !== o) {
-      seenFirst = o; // the graph's first kernel: after its launch, as recorded
-      continue;
-    }
-    afterLatency[i] = GRAPH_NODE_GAP_NS;
-  }
   const ms = (ns: number) => (ns / 1e6).toFixed(2);
   return {
     options: { callGap, callDuration, afterLatency },

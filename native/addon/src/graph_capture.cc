@@ -1,0 +1,184 @@
+// The CUDA-graph fix's passes (profiler/analysis/replay/whatif.ts
+// captureGraphs says what the fix models and holds its constants): the
+// median launch call of a kernel, each outer call's kernels (and how many
+// are shorter than that median) and whether it issues other work, the runs
+// of each thread's launches with nothing between them that issues other
+// work or waits, and for each run captured: its first call's time (the
+// cudaGraphLaunch), its other calls' and gaps' time gone, its kernels after
+// the first a graph node's gap after the one before. Five passes over every
+// operation or call (10 M each at the bench's size) took ~0.5 s of
+// JavaScript, between the fix being named and its replay; the same
+// arithmetic here, in the same order, gives the same values.
+#include "graph_capture.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "typed_arrays.h"
+
+namespace streamscope::addon {
+
+namespace {
+
+constexpr uint8_t kKernel = 1;    // OpKind.Kernel (trace.ts)
+constexpr uint8_t kWaitNone = 0;  // WaitKind.None (replay-host.ts)
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+double number(const Napi::Object& o, const char* name) {
+  const Napi::Value v = o.Get(name);
+  if (!v.IsNumber()) throw Napi::TypeError::New(o.Env(), std::string("captureGraphs: ") + name + " is not a number");
+  return v.As<Napi::Number>().DoubleValue();
+}
+
+// select.ts medianInPlace: the upper median, the element at n / 2 in sorted order (values reordered).
+double medianInPlace(std::vector<double>& v) {
+  const auto mid = v.begin() + static_cast<ptrdiff_t>(v.size() / 2);
+  std::nth_element(v.begin(), mid, v.end());
+  return *mid;
+}
+
+}  // namespace
+
+// captureGraphs(inputs) → {launches, graphs, captured, hostNs}: callGap,
+// callDuration (per call; zeros as handed over) and afterLatency (per op)
+// written in place where a run was captured, NaN elsewhere; where none was
+// (graphs 0), of no use.
+Napi::Value captureGraphsBinding(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 1 || !info[0].IsObject()) throw Napi::TypeError::New(env, "captureGraphs(inputs)");
+  const Napi::Object o = info[0].As<Napi::Object>();
+  const char* what = "captureGraphs";
+  const size_t n = static_cast<size_t>(number(o, "ops"));
+  const size_t nc = static_cast<size_t>(number(o, "calls"));
+  const size_t threads = static_cast<size_t>(number(o, "threads"));
+  const double minKernels = number(o, "minKernels");
+  const double nsPerNode = number(o, "launchNsPerNode");
+  const double minLaunchNs = number(o, "launchMinNs");
+  const double nodeGapNs = number(o, "nodeGapNs");
+  const uint8_t* kind = typedArrayOf<uint8_t>(o, what, "kind", n);
+  const double* opStart = typedArrayOf<double>(o, what, "opStart", n);
+  const double* opEnd = typedArrayOf<double>(o, what, "opEnd", n);
+  const int32_t* opCall = typedArrayOf<int32_t>(o, what, "opCall", n);
+  const double* callStart = typedArrayOf<double>(o, what, "callStart", nc);
+  const double* callEnd = typedArrayOf<double>(o, what, "callEnd", nc);
+  const int32_t* outer = typedArrayOf<int32_t>(o, what, "outer", nc);
+  const uint8_t* waitKind = typedArrayOf<uint8_t>(o, what, "waitKind", nc);
+  const int32_t* order = typedArrayOf<int32_t>(o, what, "order", n);
+  const int32_t* threadStart = typedArrayOf<int32_t>(o, what, "threadStart", threads + 1);
+  const int32_t* threadCalls = typedArrayOf<int32_t>(o, what, "threadCalls", static_cast<size_t>(threadStart[threads]));
+  double* callGap = typedArrayOf<double>(o, what, "callGap", nc);
+  double* callDuration = typedArrayOf<double>(o, what, "callDuration", nc);
+  double* afterLatency = typedArrayOf<double>(o, what, "afterLatency", n);
+
+  Napi::Object result = Napi::Object::New(env);
+  // The median time the host spent in a kernel's launch call. (Room for every op: only the pages written are touched.)
+  std::vector<double> launch;
+  launch.reserve(n);
+  for (size_t i = 0; i < n; i++) {
+    const int32_t k = opCall[i];
+    if (k >= 0 && kind[i] == kKernel) launch.push_back(callEnd[k] - callStart[k]);
+  }
+  result.Set("launches", static_cast<double>(launch.size()));
+  if (static_cast<double>(launch.size()) < minKernels) return result;
+  const double launchNs = medianInPlace(launch);
+  launch = {};
+
+  // Per outer call, counted in the outputs themselves (zeros as handed over: 80 MB per 10 M calls not allocated and
+  // written twice): its kernels in callDuration, those shorter than the median launch in callGap, NaN there where it
+  // issues other work. The runs below read a call's counts once, then write its result over them.
+  double* kernels = callDuration;
+  double* shorter = callGap;
+  for (size_t i = 0; i < n; i++) {
+    const int32_t k = opCall[i];
+    if (k < 0) continue;
+    const int32_t c = outer[k];
+    if (kind[i] != kKernel) {
+      shorter[c] = kNaN;
+    } else {
+      kernels[c]++;
+      if (opEnd[i] - opStart[i] < launchNs) shorter[c]++;
+    }
+  }
+
+  double graphs = 0, captured = 0, hostNs = 0;
+  // Each thread's runs: its outer calls from calls[from], up to the last with kernels (calls[lastLaunch]).
+  for (size_t th = 0; th < threads; th++) {
+    const int32_t* calls = threadCalls + threadStart[th];
+    const int32_t count = threadStart[th + 1] - threadStart[th];
+    int32_t from = -1;  // -1: no run open
+    int32_t lastLaunch = -1;
+    auto close = [&](int32_t to) {
+      if (from < 0) return;
+      double kernelCount = 0, shortCount = 0;
+      for (int32_t j = from; j <= lastLaunch; j++) {
+        const int32_t k = calls[j];
+        if (outer[k] != k) continue;
+        kernelCount += kernels[k];
+        shortCount += shorter[k];
+      }
+      const bool capture = kernelCount >= minKernels && 2 * shortCount >= kernelCount;
+      if (capture) {
+        hostNs += callEnd[calls[lastLaunch]] - callStart[calls[from]] - std::max(minLaunchNs, kernelCount * nsPerNode);
+        graphs++;
+        captured += kernelCount;
+      }
+      // The run's first call becomes the cudaGraphLaunch, its other calls up to its last launch are gone; the calls
+      // after that (they belong to what follows), and every call of a run not captured, stay as recorded.
+      for (int32_t j = from; j < to; j++) {
+        const int32_t k = calls[j];
+        if (outer[k] != k) continue;
+        const bool in = capture && j <= lastLaunch;
+        callDuration[k] = !in ? kNaN : j == from ? std::max(minLaunchNs, kernelCount * nsPerNode) : 0;
+        callGap[k] = in && j > from ? 0 : kNaN;
+      }
+      from = -1;
+      lastLaunch = -1;
+    };
+    for (int32_t j = 0; j < count; j++) {
+      const int32_t k = calls[j];
+      if (outer[k] != k) {
+        // Its ops are its outer call's: nothing counted here.
+        callDuration[k] = callGap[k] = kNaN;
+        continue;
+      }
+      if (std::isnan(shorter[k]) || waitKind[k] != kWaitNone) {
+        close(j);
+        callDuration[k] = callGap[k] = kNaN;
+      } else if (kernels[k] > 0 || from >= 0) {
+        if (from < 0) from = j;
+        if (kernels[k] > 0) lastLaunch = j;
+      } else {
+        callDuration[k] = callGap[k] = kNaN;
+      }
+    }
+    close(count);
+  }
+  result.Set("graphs", graphs);
+  result.Set("captured", captured);
+  result.Set("hostNs", hostNs);
+  if (graphs == 0) return result;
+
+  // On the GPU: each captured kernel after the first of its graph follows the one before it as a graph node does.
+  // Every op is written once (the issue order holds them all). A captured run's first call is the one whose time
+  // is the graph launch's (the others' is 0).
+  int32_t seenFirst = -1;
+  for (size_t p = 0; p < n; p++) {
+    const int32_t i = order[p];
+    const int32_t k = opCall[i];
+    afterLatency[i] = kNaN;
+    if (k < 0 || kind[i] != kKernel) continue;
+    const int32_t c = outer[k];
+    if (std::isnan(callDuration[c])) continue;
+    if (callDuration[c] > 0 && seenFirst != c) {
+      seenFirst = c;  // the graph's first kernel: after its launch, as recorded
+      continue;
+    }
+    afterLatency[i] = nodeGapNs;
+  }
+  return result;
+}
+
+}  // namespace streamscope::addon
