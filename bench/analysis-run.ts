@@ -2,7 +2,8 @@
 // one timed analysis of FILE — analyze() and its diagnosis, what `streamscope
 // report` runs (the fixes' what-ifs on a second thread: --here, on this one)
 // — in this process, printed as one JSON line: its seconds and phases, the
-// operations and findings, the load average as it began.
+// operations and findings, the load average as it began. Its heap keeps
+// what it frees, as report's does (native/addon/src/memory_policy.cc).
 //
 // The analysis benchmark (run-bench.ts benchAnalysis) runs each of its
 // timed analyses as a process of this, as a user's command runs: on the
@@ -14,6 +15,7 @@ import os from 'node:os';
 import { parseArgs } from 'node:util';
 import { analyze, type AnalysisTimings } from '../profiler/analysis/diagnosis/analyze.ts';
 import type { Scope } from '../profiler/contract/scope.ts';
+import { keepFreedMemory } from '../profiler/native/addon.ts';
 import { openRecording } from '../profiler/store/database.ts';
 
 export interface AnalysisRun {
@@ -32,6 +34,8 @@ const { values, positionals } = parseArgs({
 const file = positionals[0];
 if (!file) throw new Error('usage: node bench/analysis-run.ts FILE [--scope steady-state|whole|window] [--here]');
 
+// As `streamscope report` runs (profiler/cli/streamscope.ts oneShot): the heap keeps what it frees.
+keepFreedMemory();
 const db = openRecording(file, { readonly: true });
 try {
   const loadAverage1m = os.loadavg()[0]!;

@@ -167,6 +167,7 @@ interface AddonModule {
   ): Omit<CallIndexColumns, 'opCall' | 'threadCalls'>;
   replaySchedule(inputs: ReplayScheduleInputs): ReplayScheduleResult;
   captureGraphs(inputs: CaptureGraphsInputs): CaptureGraphsResult;
+  keepFreedMemory(): boolean;
   Ingest: new (dbPath: string, options: { originNs: bigint }) => IngestInstance;
   InsertCeiling: new (source: string) => InsertCeilingInstance;
   demangle(names: string[]): (string | null)[];
@@ -388,6 +389,16 @@ export interface CaptureGraphsResult {
 /** The CUDA-graph fix's runs and what the replay changes for them (replay/whatif.ts captureGraphs). */
 export function captureGraphsNatively(inputs: CaptureGraphsInputs): CaptureGraphsResult {
   return addon().captureGraphs(inputs);
+}
+
+/**
+ * This process's heap keeps the memory it frees for its next allocations,
+ * for the rest of its life (native/addon/src/memory_policy.cc says what it
+ * saves and costs): for a command that ends when its work does. Whether
+ * the allocator took it (glibc's does).
+ */
+export function keepFreedMemory(): boolean {
+  return addon().keepFreedMemory();
 }
 
 /** API calls of a recording as columns, in (start, id) order. */

@@ -1,0 +1,41 @@
+// The one-shot commands' heap policy (native/addon/src/memory_policy.cc,
+// native/addon.ts keepFreedMemory): a block freed is reused by the next
+// allocation, where by default each large block is a fresh map whose pages
+// all fault again. Measured in a process of its own (the policy is the
+// whole process's, for the rest of its life): the page faults of touching
+// 256 MiB again after the first 256 MiB was freed.
+import { execFileSync } from 'node:child_process';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const addonModule = path.resolve(import.meta.dirname, '../../profiler/native/addon.ts');
+
+function faultsOfSecondBlock(keep: boolean): { kept: boolean | null; faults: number } {
+  const script = `
+    const { keepFreedMemory } = await import(${JSON.stringify(addonModule)});
+    const kept = ${keep} ? keepFreedMemory() : null;
+    const touch = () => new Float64Array(32 << 20).fill(1).length; // 256 MiB
+    touch();
+    globalThis.gc();
+    await new Promise((r) => setTimeout(r, 50));
+    globalThis.gc();
+    const before = process.resourceUsage().minorPageFault;
+    touch();
+    console.log(JSON.stringify({ kept, faults: process.resourceUsage().minorPageFault - before }));
+  `;
+  return JSON.parse(execFileSync(process.execPath, ['--expose-gc', '--input-type=module', '-e', script], { encoding: 'utf8' })) as {
+    kept: boolean | null;
+    faults: number;
+  };
+}
+
+describe('the heap of a one-shot command', () => {
+  it.runIf(process.platform === 'linux')('reuses a freed block for the next one: its pages do not fault again (glibc)', () => {
+    const plain = faultsOfSecondBlock(false);
+    const kept = faultsOfSecondBlock(true);
+    expect(kept.kept).toBe(true);
+    // 256 MiB is 65,536 pages of 4 KiB: by default nearly every one faults again.
+    expect(plain.faults).toBeGreaterThan(30_000);
+    expect(kept.faults).toBeLessThan(plain.faults / 10);
+  });
+});
