@@ -204,3 +204,18 @@ describe('resources', () => {
     expect(s.start[1]).toBeGreaterThanOrEqual(s.end[0]!);
   });
 });
+
+describe('the native simulation refuses what it cannot follow', () => {
+  it('an index out of range is refused by name, before anything is read past its end', () => {
+    const t = build({ 1: NON_BLOCKING }, [
+      { kind: 'kernel', stream: 1 },
+      { kind: 'kernel', stream: 1 },
+    ]);
+    const model = hostModel(t.trace, t.host);
+    const kept = model.order[1]!;
+    model.order[1] = 7; // no op 7
+    expect(() => replay(t.trace, t.host)).toThrow(/replaySchedule: order\[1\] = 7 is outside 0\.\.1/);
+    model.order[1] = kept;
+    expect(replay(t.trace, t.host).end[1]).toBeGreaterThan(0);
+  });
+});

@@ -73,6 +73,13 @@ Napi::Value captureGraphsBinding(const Napi::CallbackInfo& info) {
   double* callDuration = typedArrayOf<double>(o, what, "callDuration", nc);
   double* afterLatency = typedArrayOf<double>(o, what, "afterLatency", n);
 
+  const int64_t N = static_cast<int64_t>(n), NC = static_cast<int64_t>(nc);
+  checkIndexes(env, what, "opCall", opCall, n, -1, NC);
+  checkIndexes(env, what, "outer", outer, nc, 0, NC);
+  checkIndexes(env, what, "order", order, n, 0, N);
+  checkIndexes(env, what, "threadStart", threadStart, threads + 1, 0, static_cast<int64_t>(threadStart[threads]) + 1);
+  checkIndexes(env, what, "threadCalls", threadCalls, static_cast<size_t>(threadStart[threads]), 0, NC);
+
   Napi::Object result = Napi::Object::New(env);
   // The median time the host spent in a kernel's launch call. (Room for every op: only the pages written are touched.)
   std::vector<double> launch;

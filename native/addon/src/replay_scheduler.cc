@@ -948,6 +948,41 @@ Napi::Value replayScheduleBinding(const Napi::CallbackInfo& info) {
   in.end = typedArrayOf<double>(o, what, "end", n);
   in.busy = typedArrayOf<double>(o, what, "busy", D);
 
+  // The indexes the simulation follows, each within what it indexes; an op's kind picks its latencies (4 a device);
+  // an event's code holds its op below kBegin.
+  const int64_t N = static_cast<int64_t>(n), NC = static_cast<int64_t>(nc);
+  if (N >= kBegin) throw Napi::RangeError::New(env, "replaySchedule: more operations than one replay takes (2^29)");
+  for (size_t i = 0; i < n; i++)
+    if (in.kind[i] > 3) throw Napi::RangeError::New(env, "replaySchedule: kind[" + std::to_string(i) + "] is not an operation's kind");
+  checkIndexes(env, what, "devOf", in.devOf, n, 0, static_cast<int64_t>(D));
+  checkIndexes(env, what, "ctxOfOp", in.ctxOfOp, n, 0, static_cast<int64_t>(C));
+  checkIndexes(env, what, "opCall", in.opCall, n, -1, NC);
+  checkIndexes(env, what, "engine", in.engine, n, -1, static_cast<int64_t>(2 * D));
+  checkIndexes(env, what, "nextInStream", in.nextInStream, n, -1, N);
+  checkIndexes(env, what, "opStream", in.opStream, n, 0, static_cast<int64_t>(streams));
+  checkIndexes(env, what, "order", in.order, n, 0, N);
+  checkIndexes(env, what, "contextOps", in.contextOps, n, 0, N);
+  checkIndexes(env, what, "contextStart", in.contextStart, C + 1, 0, N + 1);
+  checkIndexes(env, what, "edgeTo", in.edgeTo, in.edges, 0, N);
+  if (in.edges) checkIndexes(env, what, "edgeStart", in.edgeStart, n + 1, 0, static_cast<int64_t>(in.edges) + 1);
+  checkIndexes(env, what, "outer", in.outer, nc, 0, NC);
+  checkIndexes(env, what, "callPos", in.callPos, nc, 0, N + 1);
+  checkIndexes(env, what, "threadStart", in.threadStart, in.threads + 1, 0, static_cast<int64_t>(in.threadStart[in.threads]) + 1);
+  checkIndexes(env, what, "threadCalls", in.threadCalls, static_cast<size_t>(in.threadStart[in.threads]), 0, NC);
+  if (in.handoff) checkIndexes(env, what, "handoff", in.handoff, nc, -1, NC);
+  for (size_t k = 0; k < nc; k++) {
+    // A call's wait: for an op, for a prefix of a context's ops (waitArg their count, waitCtx the context).
+    if (in.waitKind[k] == kWaitOp) checkIndexes(env, what, "waitArg", in.waitArg + k, 1, 0, N);
+    else if (in.waitKind[k] != kWaitNone) checkIndexes(env, what, "waitCtx", in.waitCtx + k, 1, 0, static_cast<int64_t>(C));
+  }
+  if (in.legacyNeed) {
+    size_t blocking = 0;
+    typedArray<int32_t>(o, what, "legacyBlockingOps", blocking);
+    checkIndexes(env, what, "legacyBlockingOps", in.legacyBlockingOps, blocking, 0, N);
+    checkIndexes(env, what, "legacyFirst", in.legacyFirst, C, 0, static_cast<int64_t>(blocking) + 1);
+    checkIndexes(env, what, "legacyEnd", in.legacyEnd, C, 0, static_cast<int64_t>(blocking) + 1);
+  }
+
   Simulation simulation(in);
   const double firstIssue = simulation.run();
   for (size_t d = 0; d < D; d++) in.busy[d] = simulation.busy()[d];

@@ -48,4 +48,14 @@ T* typedArrayOf(const Napi::Object& o, const char* what, const char* name, size_
   return data;
 }
 
+// Every one of the n indexes in `a` within [lo, hi): what the computations
+// index other arrays with, checked once up front, so that an array built
+// wrong is refused by name rather than read past its end.
+inline void checkIndexes(Napi::Env env, const char* what, const char* name, const int32_t* a, size_t n, int64_t lo, int64_t hi) {
+  for (size_t i = 0; i < n; i++)
+    if (a[i] < lo || a[i] >= hi)
+      throw Napi::RangeError::New(env, std::string(what) + ": " + name + "[" + std::to_string(i) + "] = " + std::to_string(a[i]) +
+                                           " is outside " + std::to_string(lo) + ".." + std::to_string(hi - 1));
+}
+
 }  // namespace streamscope::addon
