@@ -166,8 +166,8 @@ function scratch(model: HostModel, n: number): Scratch {
  * each thread's calls end to end, the scratch arrays (their pages written
  * once here, not during the replay). The what-if thread makes them while
  * the diagnosis's rules run, before a rule names a fix (at 10 M operations
- * ~0.2 s the fix's replay does not wait for). Each is made once per host model: a replay after it
- * finds them made, so its result is the same.
+ * ~0.2 s the fix's replay does not wait for). Each is made once per host
+ * model: a replay after it finds them made, so its result is the same.
  */
 export function prepareReplays(trace: Trace, host: Host): void {
   const model = hostModel(trace, host);
@@ -207,6 +207,12 @@ export function flatThreadCalls(model: HostModel): ThreadCalls {
   return t;
 }
 
+/**
+ * One replay's simulation, native (replay_scheduler.cc): what it reads
+ * handed over as the arrays they are, each op's start and end written into
+ * arrays of this replay's own (a fix's refinement reads the first replay's
+ * while the second runs), the scratch arrays worked in.
+ */
 function simulate(trace: Trace, host: Host, model: HostModel, index: IssueIndex, graph: DependencyGraph, options: ReplayOptions, sc: Scratch): ReplayResult {
   const n = trace.ops.length;
   const D = model.devIndex.size;
