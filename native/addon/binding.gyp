@@ -14,6 +14,7 @@
         "src/replay_scheduler.cc",
         "src/graph_capture.cc",
         "src/memory_policy.cc",
+        "src/op_resources.cc",
         "src/device_inventory.cc",
         "src/cupti_info.cc",
         "src/ingest.cc",

@@ -168,6 +168,7 @@ interface AddonModule {
   replaySchedule(inputs: ReplayScheduleInputs): ReplayScheduleResult;
   captureGraphs(inputs: CaptureGraphsInputs): CaptureGraphsResult;
   keepFreedMemory(): boolean;
+  opResources(inputs: { ops: number; [array: string]: number | Int32Array | Uint8Array | Float32Array | Float64Array | null }): void;
   Ingest: new (dbPath: string, options: { originNs: bigint }) => IngestInstance;
   InsertCeiling: new (source: string) => InsertCeilingInstance;
   demangle(names: string[]): (string | null)[];
@@ -389,6 +390,11 @@ export interface CaptureGraphsResult {
 /** The CUDA-graph fix's runs and what the replay changes for them (replay/whatif.ts captureGraphs). */
 export function captureGraphsNatively(inputs: CaptureGraphsInputs): CaptureGraphsResult {
   return addon().captureGraphs(inputs);
+}
+
+/** Each op's copy engine, SM share and part in duplex contention, written into the caller's arrays (replay/replay-resources.ts opResources). */
+export function opResourcesNatively(inputs: { ops: number; [array: string]: number | Int32Array | Uint8Array | Float32Array | Float64Array | null }): void {
+  addon().opResources(inputs);
 }
 
 /**
