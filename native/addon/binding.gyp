@@ -14,7 +14,6 @@
         "src/replay_scheduler.cc",
         "src/graph_capture.cc",
         "src/memory_policy.cc",
-        "src/op_resources.cc",
         "src/device_inventory.cc",
         "src/cupti_info.cc",
         "src/ingest.cc",

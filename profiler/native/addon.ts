@@ -168,7 +168,6 @@ interface AddonModule {
   replaySchedule(inputs: ReplayScheduleInputs): ReplayScheduleResult;
   captureGraphs(inputs: CaptureGraphsInputs): CaptureGraphsResult;
   keepFreedMemory(): boolean;
-  opResources(inputs: { ops: number; [array: string]: number | Int32Array | Uint8Array | Float32Array | Float64Array | null }): void;
   Ingest: new (dbPath: string, options: { originNs: bigint }) => IngestInstance;
   InsertCeiling: new (source: string) => InsertCeilingInstance;
   demangle(names: string[]): (string | null)[];
@@ -342,18 +341,25 @@ export function indexCalls(calls: Pick<CallColumns, 'length' | 'pid' | 'tid' | '
 }
 
 /**
+ * What a native pass over the analysis's arrays is handed (replay_scheduler.cc,
+ * graph_capture.cc): counts and numbers by name, typed
+ * arrays read or written in place (native/addon/src/typed_arrays.h checks
+ * each one's type), null for an optional one that is absent.
+ */
+type NativeInputs = Record<string, number | Int32Array | Uint8Array | Float32Array | Float64Array | null>;
+
+/**
  * What the what-if replay's simulation reads (native/addon/src/replay_scheduler.cc
  * Inputs; profiler/analysis/replay/replay.ts builds it): counts, per-op and
  * per-call arrays, the fix's options (null where absent), the scratch and
  * the result's arrays, written in place.
  */
-export interface ReplayScheduleInputs {
+export interface ReplayScheduleInputs extends NativeInputs {
   ops: number;
   calls: number;
   devices: number;
   contexts: number;
   threads: number;
-  [array: string]: number | Int32Array | Uint8Array | Float32Array | Float64Array | null;
 }
 
 export interface ReplayScheduleResult {
@@ -368,7 +374,7 @@ export function replaySchedule(inputs: ReplayScheduleInputs): ReplayScheduleResu
 }
 
 /** What the CUDA-graph fix's passes read and write (native/addon/src/graph_capture.cc; replay/whatif.ts captureGraphs). */
-export interface CaptureGraphsInputs {
+export interface CaptureGraphsInputs extends NativeInputs {
   ops: number;
   calls: number;
   threads: number;
@@ -376,7 +382,6 @@ export interface CaptureGraphsInputs {
   launchNsPerNode: number;
   launchMinNs: number;
   nodeGapNs: number;
-  [array: string]: number | Int32Array | Uint8Array | Float64Array;
 }
 
 /** Kernel launches seen; the runs captured, their kernels, the host time gone (callGap, callDuration, afterLatency written where graphs > 0). */
@@ -390,11 +395,6 @@ export interface CaptureGraphsResult {
 /** The CUDA-graph fix's runs and what the replay changes for them (replay/whatif.ts captureGraphs). */
 export function captureGraphsNatively(inputs: CaptureGraphsInputs): CaptureGraphsResult {
   return addon().captureGraphs(inputs);
-}
-
-/** Each op's copy engine, SM share and part in duplex contention, written into the caller's arrays (replay/replay-resources.ts opResources). */
-export function opResourcesNatively(inputs: { ops: number; [array: string]: number | Int32Array | Uint8Array | Float32Array | Float64Array | null }): void {
-  addon().opResources(inputs);
 }
 
 /**

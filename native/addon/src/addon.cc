@@ -1,5 +1,5 @@
 // Module entry: devices(), cuptiInfo(path?), class Ingest, loadOps(path), loadCalls(path), loadTimeline(path), checkTimeline(path),
-// indexCalls(calls, ops, out), replaySchedule(inputs), captureGraphs(inputs), keepFreedMemory(), opResources(inputs),
+// indexCalls(calls, ops, out), replaySchedule(inputs), captureGraphs(inputs), keepFreedMemory(),
 // demangle(names), appendTablePages(output, tables); and, for the drift tests, the vocabularies the TypeScript side repeats:
 // timelineColumns, ingestStatements, ingestSchemaVersion.
 #include <napi.h>
@@ -23,7 +23,6 @@
 #include "insert_ceiling.h"
 #include "js_error.h"
 #include "memory_policy.h"
-#include "op_resources.h"
 #include "page_merge.h"
 #include "replay_scheduler.h"
 #include "sqlite_db.h"
@@ -547,7 +546,6 @@ static Napi::Object InitStreamScopeAddon(Napi::Env env, Napi::Object exports) {
   exports.Set("replaySchedule", Napi::Function::New(env, exported<replayScheduleBinding>, "replaySchedule"));
   exports.Set("captureGraphs", Napi::Function::New(env, exported<captureGraphsBinding>, "captureGraphs"));
   exports.Set("keepFreedMemory", Napi::Function::New(env, exported<keepFreedMemoryBinding>, "keepFreedMemory"));
-  exports.Set("opResources", Napi::Function::New(env, exported<opResourcesBinding>, "opResources"));
   exports.Set("loadOps", Napi::Function::New(env, exported<loadOpsBinding>, "loadOps"));
   exports.Set("loadCalls", Napi::Function::New(env, exported<loadCallsBinding>, "loadCalls"));
   exports.Set("loadTimeline", Napi::Function::New(env, exported<loadTimelineBinding>, "loadTimeline"));

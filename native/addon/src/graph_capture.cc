@@ -17,21 +17,16 @@
 #include <limits>
 #include <vector>
 
+#include "trace_codes.h"
 #include "typed_arrays.h"
 
 namespace streamscope::addon {
 
 namespace {
 
-constexpr uint8_t kKernel = 1;    // OpKind.Kernel (trace.ts)
-constexpr uint8_t kWaitNone = 0;  // WaitKind.None (replay-host.ts)
+using trace_code::kKernel;
+using trace_code::kWaitNone;
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-
-double number(const Napi::Object& o, const char* name) {
-  const Napi::Value v = o.Get(name);
-  if (!v.IsNumber()) throw Napi::TypeError::New(o.Env(), std::string("captureGraphs: ") + name + " is not a number");
-  return v.As<Napi::Number>().DoubleValue();
-}
 
 // select.ts medianInPlace: the upper median, the element at n / 2 in sorted order (values reordered).
 double medianInPlace(std::vector<double>& v) {
@@ -51,13 +46,13 @@ Napi::Value captureGraphsBinding(const Napi::CallbackInfo& info) {
   if (info.Length() < 1 || !info[0].IsObject()) throw Napi::TypeError::New(env, "captureGraphs(inputs)");
   const Napi::Object o = info[0].As<Napi::Object>();
   const char* what = "captureGraphs";
-  const size_t n = static_cast<size_t>(number(o, "ops"));
-  const size_t nc = static_cast<size_t>(number(o, "calls"));
-  const size_t threads = static_cast<size_t>(number(o, "threads"));
-  const double minKernels = number(o, "minKernels");
-  const double nsPerNode = number(o, "launchNsPerNode");
-  const double minLaunchNs = number(o, "launchMinNs");
-  const double nodeGapNs = number(o, "nodeGapNs");
+  const size_t n = count(o, what, "ops");
+  const size_t nc = count(o, what, "calls");
+  const size_t threads = count(o, what, "threads");
+  const double minKernels = number(o, what, "minKernels");
+  const double nsPerNode = number(o, what, "launchNsPerNode");
+  const double minLaunchNs = number(o, what, "launchMinNs");
+  const double nodeGapNs = number(o, what, "nodeGapNs");
   const uint8_t* kind = typedArrayOf<uint8_t>(o, what, "kind", n);
   const double* opStart = typedArrayOf<double>(o, what, "opStart", n);
   const double* opEnd = typedArrayOf<double>(o, what, "opEnd", n);

@@ -29,6 +29,7 @@
 #include <utility>
 #include <vector>
 
+#include "trace_codes.h"
 #include "typed_arrays.h"
 
 namespace streamscope::addon {
@@ -48,15 +49,14 @@ constexpr int32_t kBegin = 1 << 29;
 constexpr int32_t kReady = 2 << 29;
 constexpr int32_t kOpMask = kBegin - 1;
 
-// OpKind.Kernel (trace.ts); WaitKind (replay-host.ts).
-constexpr uint8_t kKernel = 1;
-constexpr uint8_t kWaitNone = 0;
-constexpr uint8_t kWaitOp = 1;
+using trace_code::kKernel;
+using trace_code::kNoShare;
+using trace_code::kWaitNone;
+using trace_code::kWaitOp;
 
 // replay-resources.ts: two kernels' shares fit together up to this much
-// above 1 (float error); a communication kernel's share (outside the SM model).
+// above 1 (float error).
 constexpr double kShareSlack = 1e-9;
-constexpr float kNoShare = -1;
 
 // Math.max and Math.min: NaN if either is, +0 above -0.
 inline double jsMax(double a, double b) {
@@ -266,6 +266,7 @@ class Simulation {
         done_(in.done),
         running_(in.devices),
         busyOpen_(in.devices),
+        busySum_(in.devices),
         engineBusy_(in.devices * 2),
         engineHead_(in.devices * 2, -1),
         engineTail_(in.devices * 2, -1),
@@ -830,7 +831,7 @@ class Simulation {
   // Per dense device: ops running, since when, busy time so far.
   std::vector<int32_t> running_;
   std::vector<double> busyOpen_;
-  std::vector<double> busySum_ = std::vector<double>(in_.devices);
+  std::vector<double> busySum_;
 
   // Per engine (device × 2 + direction): held, its queue; the duplex copy on it, its work left at full speed, when
   // that was brought up to date, its speed.
@@ -869,13 +870,6 @@ class Simulation {
   bool inThread_ = false;
 };
 
-size_t count(const Napi::Object& o, const char* name) {
-  const Napi::Value v = o.Get(name);
-  if (!v.IsNumber() || v.As<Napi::Number>().DoubleValue() < 0)
-    throw Napi::TypeError::New(o.Env(), std::string("replaySchedule: ") + name + " is not a count");
-  return static_cast<size_t>(v.As<Napi::Number>().Int64Value());
-}
-
 }  // namespace
 
 // replaySchedule(inputs) → {firstIssue, gpuStart, gpuEnd}: the replay of
@@ -887,11 +881,11 @@ Napi::Value replayScheduleBinding(const Napi::CallbackInfo& info) {
   const Napi::Object o = info[0].As<Napi::Object>();
   const char* what = "replaySchedule";
   Inputs in;
-  in.n = count(o, "ops");
-  in.calls = count(o, "calls");
-  in.devices = count(o, "devices");
-  in.contexts = count(o, "contexts");
-  in.threads = count(o, "threads");
+  in.n = count(o, what, "ops");
+  in.calls = count(o, what, "calls");
+  in.devices = count(o, what, "devices");
+  in.contexts = count(o, what, "contexts");
+  in.threads = count(o, what, "threads");
   const size_t n = in.n, nc = in.calls, D = in.devices, C = in.contexts;
   in.kind = typedArrayOf<uint8_t>(o, what, "kind", n);
   in.opStart = typedArrayOf<double>(o, what, "opStart", n);
@@ -911,7 +905,8 @@ Napi::Value replayScheduleBinding(const Napi::CallbackInfo& info) {
   in.edgeTo = typedArray<int32_t>(o, what, "edgeTo", in.edges);
   in.edgeStart = typedArrayOf<int32_t>(o, what, "edgeStart", in.edges ? n + 1 : 0);
   in.legacyNeed = typedArrayOf<int32_t>(o, what, "legacyNeed", n, true);
-  in.legacyBlockingOps = typedArrayOf<int32_t>(o, what, "legacyBlockingOps", 0, !in.legacyNeed);
+  size_t blocking = 0;
+  in.legacyBlockingOps = typedArray<int32_t>(o, what, "legacyBlockingOps", blocking, !in.legacyNeed);
   in.legacyFirst = typedArrayOf<int32_t>(o, what, "legacyFirst", C, !in.legacyNeed);
   in.legacyEnd = typedArrayOf<int32_t>(o, what, "legacyEnd", C, !in.legacyNeed);
   in.contextOps = typedArrayOf<int32_t>(o, what, "contextOps", n);
@@ -972,12 +967,10 @@ Napi::Value replayScheduleBinding(const Napi::CallbackInfo& info) {
   if (in.handoff) checkIndexes(env, what, "handoff", in.handoff, nc, -1, NC);
   for (size_t k = 0; k < nc; k++) {
     // A call's wait: for an op, for a prefix of a context's ops (waitArg their count, waitCtx the context).
-    if (in.waitKind[k] == kWaitOp) checkIndexes(env, what, "waitArg", in.waitArg + k, 1, 0, N);
-    else if (in.waitKind[k] != kWaitNone) checkIndexes(env, what, "waitCtx", in.waitCtx + k, 1, 0, static_cast<int64_t>(C));
+    if (in.waitKind[k] == kWaitOp) checkIndex(env, what, "waitArg", k, in.waitArg[k], 0, N);
+    else if (in.waitKind[k] != kWaitNone) checkIndex(env, what, "waitCtx", k, in.waitCtx[k], 0, static_cast<int64_t>(C));
   }
   if (in.legacyNeed) {
-    size_t blocking = 0;
-    typedArray<int32_t>(o, what, "legacyBlockingOps", blocking);
     checkIndexes(env, what, "legacyBlockingOps", in.legacyBlockingOps, blocking, 0, N);
     checkIndexes(env, what, "legacyFirst", in.legacyFirst, C, 0, static_cast<int64_t>(blocking) + 1);
     checkIndexes(env, what, "legacyEnd", in.legacyEnd, C, 0, static_cast<int64_t>(blocking) + 1);

@@ -1,6 +1,7 @@
 // Typed arrays handed to the addon's computations over loaded columns
-// (call_index.cc, replay_scheduler.cc): each read in place, its type
-// checked, a wrong one refused by name.
+// (call_index.cc, replay_scheduler.cc, graph_capture.cc): each read in
+// place, its type checked, a wrong one refused by name; and the numbers
+// beside them.
 #pragma once
 
 #include <napi.h>
@@ -48,14 +49,32 @@ T* typedArrayOf(const Napi::Object& o, const char* what, const char* name, size_
   return data;
 }
 
+// Property `name` of `o`, a number (`what` names the call in the error).
+inline double number(const Napi::Object& o, const char* what, const char* name) {
+  const Napi::Value v = o.Get(name);
+  if (!v.IsNumber()) throw Napi::TypeError::New(o.Env(), std::string(what) + ": " + name + " is not a number");
+  return v.As<Napi::Number>().DoubleValue();
+}
+
+// Property `name` of `o`, a count: a number not below 0.
+inline size_t count(const Napi::Object& o, const char* what, const char* name) {
+  const double v = number(o, what, name);
+  if (!(v >= 0)) throw Napi::TypeError::New(o.Env(), std::string(what) + ": " + name + " is not a count");
+  return static_cast<size_t>(v);
+}
+
 // Every one of the n indexes in `a` within [lo, hi): what the computations
 // index other arrays with, checked once up front, so that an array built
 // wrong is refused by name rather than read past its end.
+// One index, name[i], within [lo, hi).
+inline void checkIndex(Napi::Env env, const char* what, const char* name, size_t i, int32_t value, int64_t lo, int64_t hi) {
+  if (value < lo || value >= hi)
+    throw Napi::RangeError::New(env, std::string(what) + ": " + name + "[" + std::to_string(i) + "] = " + std::to_string(value) +
+                                         " is outside " + std::to_string(lo) + ".." + std::to_string(hi - 1));
+}
+
 inline void checkIndexes(Napi::Env env, const char* what, const char* name, const int32_t* a, size_t n, int64_t lo, int64_t hi) {
-  for (size_t i = 0; i < n; i++)
-    if (a[i] < lo || a[i] >= hi)
-      throw Napi::RangeError::New(env, std::string(what) + ": " + name + "[" + std::to_string(i) + "] = " + std::to_string(a[i]) +
-                                           " is outside " + std::to_string(lo) + ".." + std::to_string(hi - 1));
+  for (size_t i = 0; i < n; i++) checkIndex(env, what, name, i, a[i], lo, hi);
 }
 
 }  // namespace streamscope::addon

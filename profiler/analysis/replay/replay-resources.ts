@@ -22,10 +22,26 @@
 // This module says what each op needs (opResources); the scheduler
 // (native/addon/src/replay_scheduler.cc) grants, queues and hands over,
 // and decides when to ask.
+import { isPinnedTransfer } from '../bandwidth.ts';
 import { commKernelLabels } from '../communication.ts';
-import { opResourcesNatively } from '../../native/addon.ts';
+import { blocksPerSm } from '../occupancy.ts';
 import type { HostModel } from './replay-host.ts';
-import type { DeviceRow, Trace } from '../trace.ts';
+import { OpCategory, OpKind, type DeviceRow, type Trace } from '../trace.ts';
+
+// Enum values as module constants: the hot loops read them per op, and a test
+// runner that rewrites imports into property reads (vitest) made each read a
+// lookup on the imported module's namespace.
+const KERNEL = OpKind.Kernel;
+const MEMCPY = OpKind.Memcpy;
+const HTOD = OpCategory.HtoD;
+const DTOH = OpCategory.DtoH;
+
+/**
+ * The share of a kernel outside the SM model (NCCL's): it starts as soon as
+ * its dependencies allow (the scheduler's kNoShare). Two kernels' shares fit
+ * together up to 1e-9 above 1, float error (its kShareSlack).
+ */
+const NO_SHARE = -1;
 
 /** The devices table's rows by the host model's dense device index (undefined: a device not in the table). */
 function deviceRows(trace: Trace, model: HostModel): (DeviceRow | undefined)[] {
@@ -36,22 +52,15 @@ function deviceRows(trace: Trace, model: HostModel): (DeviceRow | undefined)[] {
 
 /**
  * What each op needs, looked up per op by every step of the scheduler
- * (replay.ts hands it over): the same for every replay of a recording (a
- * fix moves ops between streams and changes durations, never an op's kind,
- * direction or device), computed on its first, natively
- * (native/addon/src/op_resources.cc: the engine by direction, the share as
- * occupancy.ts blocksPerSm counts blocks per SM, duplex as bandwidth.ts
- * isPinnedTransfer says).
+ * (replay.ts hands it over):
+ * the same for every replay of a recording (a fix moves ops between
+ * streams and changes durations, never an op's kind, direction or device),
+ * computed on its first.
  */
 export interface OpResources {
   /** The engine (device × 2 + direction) an HtoD or DtoH copy needs; -1 for every other op. */
   engine: Int32Array;
-  /**
-   * Per kernel: the share of its device's SMs it occupies; -1 for a
-   * communication kernel (NCCL's), outside the SM model: it starts as soon
-   * as its dependencies allow (the scheduler's kNoShare; two kernels' shares
-   * fit together up to 1e-9 above 1, float error: its kShareSlack).
-   */
+  /** Per kernel: the share of its device's SMs it occupies (NO_SHARE for a communication kernel). */
   share: Float32Array;
   /** 1 for a recorded pinned HtoD/DtoH copy on a device with an engine per direction: it takes part in duplex contention. */
   duplex: Uint8Array;
@@ -65,45 +74,49 @@ export function opResources(trace: Trace, model: HostModel): OpResources {
   let r = resourcesOf.get(model);
   if (r) return r;
   const { kind, category, detail, blocks, blockThreads, registers, sharedBytes, length: n } = trace.ops;
+  const devOf = model.devOf;
   const devRows = deviceRows(trace, model);
   const shared = sharedEngines(devRows);
-  // Per dense device its per-SM limits as occupancy.ts blocksPerSm reads them (an unknown one 0, falsy as null is;
-  // max blocks 32 where unknown); smCount 0 for a device not in the table (its kernels hold no share).
-  const limits = new Float64Array(devRows.length * 5);
-  devRows.forEach((d, x) => {
-    if (!d) return;
-    limits.set([d.smCount ?? 0, d.maxBlocksPerSm ?? 32, d.maxThreadsPerSm ?? 0, d.maxRegistersPerSm ?? 0, d.maxSharedMemoryPerSm ?? 0], x * 5);
-  });
-  // The names of NCCL's kernels, by name id: theirs take no share.
   const comm = commKernelLabels(trace);
-  let commNames: Uint8Array | null = null;
-  if (comm.size > 0) {
-    let top = 0;
-    for (const id of comm.keys()) top = Math.max(top, id);
-    commNames = new Uint8Array(top + 1);
-    for (const id of comm.keys()) if (id >= 0) commNames[id] = 1;
-  }
   const engine = new Int32Array(n);
   const share = new Float32Array(n);
   const duplex = new Uint8Array(n);
-  // One pass over every op, native (native/addon/src/op_resources.cc: ~0.14 s of JavaScript at 10 M).
-  opResourcesNatively({
-    ops: n,
-    kind,
-    category,
-    detail,
-    blocks,
-    blockThreads,
-    registers,
-    sharedBytes,
-    devOf: model.devOf,
-    sharedEngine: shared,
-    limits,
-    commNames,
-    engine,
-    share,
-    duplex,
-  });
+  // Kernels of one shape follow each other: the last shape's blocks per SM is kept.
+  let lastDev = -1;
+  let lastThreads = -1;
+  let lastRegisters = -1;
+  let lastShared = -1;
+  let perSm = 0;
+  for (let i = 0; i < n; i++) {
+    const k = kind[i]!;
+    const d = devOf[i]!;
+    if (k === MEMCPY) {
+      const cat = category[i]!;
+      if (cat !== HTOD && cat !== DTOH) {
+        engine[i] = -1;
+        continue;
+      }
+      engine[i] = d * 2 + (shared[d] || cat === HTOD ? 0 : 1);
+      if (!shared[d] && isPinnedTransfer(trace, i)) duplex[i] = 1;
+      continue;
+    }
+    engine[i] = -1;
+    if (k !== KERNEL) continue;
+    if (comm.size > 0 && comm.has(detail[i]!)) {
+      share[i] = NO_SHARE;
+      continue;
+    }
+    const dev = devRows[d];
+    if (!dev?.smCount || blocks[i]! <= 0) continue;
+    if (d !== lastDev || blockThreads[i] !== lastThreads || registers[i] !== lastRegisters || sharedBytes[i] !== lastShared) {
+      lastDev = d;
+      lastThreads = blockThreads[i]!;
+      lastRegisters = registers[i]!;
+      lastShared = sharedBytes[i]!;
+      perSm = blocksPerSm(dev, lastThreads, lastRegisters, lastShared);
+    }
+    share[i] = Math.min(1, blocks[i]! / (dev.smCount * perSm));
+  }
   resourcesOf.set(model, (r = { engine, share, duplex, sharedEngine: shared }));
   return r;
 }
