@@ -5,6 +5,7 @@
 // filters (start, zones, calls by name or duration), narrow loads, and one
 // pool of arrays reused from load to load.
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
@@ -134,6 +135,33 @@ describe('loadSharedTimelineColumns: the whole recording into shared memory (the
     expect(shared.ops.start.buffer).toBeInstanceOf(SharedArrayBuffer);
     expect(shared.calls.nameId.buffer).toBeInstanceOf(SharedArrayBuffer);
     expect(shared.via).toBe(all.via);
+  });
+
+  it('read in place: the rows land in the shared arrays and are put in start order there, the same as loaded apart', () => {
+    // The read order is not the start order here (kernels, then copies, then memsets, interleaved in time): the
+    // columns are reordered where they were read (table_loader.cc placeInOrder), not only copied in order.
+    const kinds = Array.from(all.ops.kind);
+    expect(kinds.findIndex((k, i) => i > 0 && k < kinds[i - 1]!)).toBeGreaterThan(0);
+    const exact = loadSharedTimelineColumns(file, { ops: all.ops.length, calls: all.calls.length });
+    expect(rows(exact.ops)).toEqual(rows(all.ops));
+    expect(rows(exact.calls)).toEqual(rows(all.calls));
+  });
+
+  it('rowids with gaps (rows deleted): room for the rows but not for the span, read apart and copied in, the same rows', () => {
+    const gaps = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'load-rows-')), 'gaps.sqlite');
+    fs.copyFileSync(file, gaps);
+    const db = new Database(gaps);
+    db.exec('PRAGMA foreign_keys = OFF; DELETE FROM kernels WHERE id % 7 = 3; DELETE FROM api_calls WHERE id % 5 = 1');
+    db.close();
+    try {
+      const whole = loadTimelineColumns(gaps);
+      expect(whole.ops.length).toBeLessThan(all.ops.length);
+      const shared = loadSharedTimelineColumns(gaps, { ops: whole.ops.length, calls: whole.calls.length });
+      expect(rows(shared.ops)).toEqual(rows(whole.ops));
+      expect(rows(shared.calls)).toEqual(rows(whole.calls));
+    } finally {
+      fs.rmSync(path.dirname(gaps), { recursive: true, force: true });
+    }
   });
 
   it('room for fewer rows than the file holds: a RangeError naming the column', () => {

@@ -10,7 +10,9 @@
 
 #include <exception>
 #include <functional>
+#include <optional>
 #include <thread>
+#include <utility>
 
 #include "call_index.h"
 #include "cupti_info.h"
@@ -300,22 +302,55 @@ RowsRequest rowsRequestOf(Napi::Env env, const Napi::Object& req) {
   return r;
 }
 
-// Each column of `out` ({ ops: { <column>: typed array, … }, calls: { … } }: those wanted, the others not written)
-// filled from the load `t`: one gather out[i] = staged[order[i]] per column, on `threads` (0: every core). An array
-// of the wrong type or too short throws, naming it (`what`: the call).
+// out.<group>.<js> ({ ops: { <column>: typed array, … }, calls: { … } }: those wanted, the others not written) as
+// the typed array of T it must be, or nullopt where it is not asked for; one of another type throws, naming it
+// (`what`: the call).
+template <class T>
+std::optional<typename JsArray<T>::type> outArray(Napi::Env env, const char* what, const Napi::Value& group, const char* js) {
+  if (!group.IsObject()) return std::nullopt;
+  const Napi::Value v = group.As<Napi::Object>().Get(js);
+  if (v.IsUndefined()) return std::nullopt;
+  if (!v.IsTypedArray() || v.As<Napi::TypedArray>().TypedArrayType() != typedArrayKind<T>())
+    throw Napi::TypeError::New(env, std::string(what) + ": out." + js + " must be a " + JsArray<T>::name);
+  return v.As<typename JsArray<T>::type>();
+}
+
+// Each array of `out` lent to the load (table_loader.h Lend): the rows are read into it and put in order there.
+Lend lendOut(Napi::Env env, const char* what, const Napi::Object& out) {
+  std::vector<std::function<void(Timeline&)>> lends;
+  auto lend = [&](const Napi::Value& group, const char* js, auto column_of) {
+    using T = typename std::decay_t<decltype(column_of(std::declval<Timeline&>()))>::value_type;
+    auto a = outArray<T>(env, what, group, js);
+    if (!a) return;
+    T* data = a->Data();
+    const size_t capacity = a->ElementLength();
+    lends.push_back([column_of, data, capacity](Timeline& t) { column_of(t).borrow(data, capacity); });
+  };
+  const Napi::Value ops = out.Get("ops"), calls = out.Get("calls");
+#define STREAMSCOPE_LEND_OP(member, js, T) lend(ops, js, [](Timeline& t) -> Column<T>& { return t.ops.member; });
+#define STREAMSCOPE_LEND_CALL(member, js, T) lend(calls, js, [](Timeline& t) -> Column<T>& { return t.calls.member; });
+  STREAMSCOPE_OP_COLUMNS(STREAMSCOPE_LEND_OP)
+  STREAMSCOPE_CALL_COLUMNS(STREAMSCOPE_LEND_CALL)
+#undef STREAMSCOPE_LEND_OP
+#undef STREAMSCOPE_LEND_CALL
+  return [lends = std::move(lends)](Timeline& t) {
+    for (const auto& l : lends) l(t);
+  };
+}
+
+// Each column of `out` filled from the load `t`: nothing to do for one the load read into it (lendOut; in order
+// already), one gather out[i] = staged[order[i]] for one it read into memory of its own (the rows did not fit), on
+// `threads` (0: every core). An array too short throws, naming it (`what`: the call).
 void gatherInto(Napi::Env env, const char* what, const Napi::Object& out, const Timeline& t, size_t threads) {
   std::vector<std::function<void()>> jobs;
   auto into = [&](const Napi::Value& group, const char* js, const auto& column, const Column<uint32_t>& order) {
     using T = typename std::decay_t<decltype(column)>::value_type;
-    if (!group.IsObject()) return;
-    const Napi::Value v = group.As<Napi::Object>().Get(js);
-    if (v.IsUndefined()) return;
-    if (!v.IsTypedArray() || v.As<Napi::TypedArray>().TypedArrayType() != typedArrayKind<T>())
-      throw Napi::TypeError::New(env, std::string(what) + ": out." + js + " must be a " + JsArray<T>::name);
-    auto a = v.As<typename JsArray<T>::type>();
-    if (a.ElementLength() < order.size()) throw Napi::RangeError::New(env, std::string(what) + ": out." + js + " is too short");
-    T* dst = a.Data();
+    auto a = outArray<T>(env, what, group, js);
+    if (!a) return;
+    if (a->ElementLength() < order.size()) throw Napi::RangeError::New(env, std::string(what) + ": out." + js + " is too short");
+    T* dst = a->Data();
     const T* src = column.data();
+    if (dst == src) return;
     const Column<uint32_t>* o = &order;
     jobs.push_back([dst, src, o] {
       const uint32_t* idx = o->data();
@@ -363,7 +398,7 @@ Napi::Value loadRowsBinding(const Napi::CallbackInfo& info) {
     throw Napi::TypeError::New(env, "expected (path, request, out)");
   const RowsRequest r = rowsRequestOf(env, info[1].As<Napi::Object>());
   const Napi::Object out = info[2].As<Napi::Object>();
-  Timeline& t = loadRows(info[0].As<Napi::String>().Utf8Value(), r);
+  Timeline& t = loadRows(info[0].As<Napi::String>().Utf8Value(), r, lendOut(env, "loadRows", out));
   gatherInto(env, "loadRows", out, t, r.threads);
   return loadCounts(env, t);
 }
@@ -391,12 +426,14 @@ Napi::Value loadTimelineBinding(const Napi::CallbackInfo& info) {
     const bool options = info.Length() > 1 && info[1].IsObject();
     const LoadVia via = options ? viaOf(env, info[1].As<Napi::Object>().Get("via")) : LoadVia::Auto;
     int32_t* progress = options ? progressOf(env, info[1].As<Napi::Object>().Get("progress")) : nullptr;
-    Timeline t = loadTimeline(path, true, true, via, progress);
     // Into the caller's arrays (SharedArrayBuffers' where another thread is to read the columns too): the counts only.
-    if (options && info[1].As<Napi::Object>().Get("out").IsObject()) {
-      gatherInto(env, "loadTimeline", info[1].As<Napi::Object>().Get("out").As<Napi::Object>(), t, 0);
+    const Napi::Value into = options ? info[1].As<Napi::Object>().Get("out") : env.Undefined();
+    if (into.IsObject()) {
+      Timeline t = loadTimeline(path, true, true, via, progress, lendOut(env, "loadTimeline", into.As<Napi::Object>()));
+      gatherInto(env, "loadTimeline", into.As<Napi::Object>(), t, 0);
       return loadCounts(env, t);
     }
+    Timeline t = loadTimeline(path, true, true, via, progress);
     const auto t0 = std::chrono::steady_clock::now();
     Napi::Object out = Napi::Object::New(env);
     out.Set("ops", opsObject(env, t.ops));
