@@ -13,6 +13,7 @@
         "src/call_index.cc",
         "src/replay_scheduler.cc",
         "src/graph_capture.cc",
+        "src/issue_walk.cc",
         "src/memory_policy.cc",
         "src/device_inventory.cc",
         "src/cupti_info.cc",

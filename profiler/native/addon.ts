@@ -167,6 +167,7 @@ interface AddonModule {
   ): Omit<CallIndexColumns, 'opCall' | 'threadCalls'>;
   replaySchedule(inputs: ReplayScheduleInputs): ReplayScheduleResult;
   captureGraphs(inputs: CaptureGraphsInputs): CaptureGraphsResult;
+  issueWalk(inputs: IssueWalkInputs): void;
   keepFreedMemory(): boolean;
   Ingest: new (dbPath: string, options: { originNs: bigint }) => IngestInstance;
   InsertCeiling: new (source: string) => InsertCeilingInstance;
@@ -175,6 +176,7 @@ interface AddonModule {
   scanTraceEvents(file: string, options: ScanTraceOptions): Record<string, unknown>;
   appendTablePages(output: string, tables: PageMergeTable[]): PageMergeResult;
   timelineColumns: { ops: ColumnTypes; calls: ColumnTypes };
+  traceCodes: Record<string, number>;
   ingestStatements: IngestStatement[];
   ingestSchemaVersion: number;
 }
@@ -395,6 +397,22 @@ export interface CaptureGraphsResult {
 /** The CUDA-graph fix's runs and what the replay changes for them (replay/whatif.ts captureGraphs). */
 export function captureGraphsNatively(inputs: CaptureGraphsInputs): CaptureGraphsResult {
   return addon().captureGraphs(inputs);
+}
+
+/** What the host model's walk reads and writes (native/addon/src/issue_walk.cc; replay/replay-host.ts issueWalk builds it). */
+export interface IssueWalkInputs extends NativeInputs {
+  ops: number;
+  calls: number;
+  streams: number;
+  contexts: number;
+  threads: number;
+  /** 1 where every op has a call (none is issued by its own start), else 0. */
+  allOpsHaveCalls: number;
+}
+
+/** The host model's walk in issue order (replay-host.ts): its outputs written in place. */
+export function issueWalkNatively(inputs: IssueWalkInputs): void {
+  addon().issueWalk(inputs);
 }
 
 /**
@@ -627,9 +645,14 @@ export function sqlTimeLimitExtension(): { file: string; entryPoint: string } {
  * them: the column lists of the loader, every statement of the ingest and
  * the schema version it writes. For the drift tests.
  */
-export function nativeVocabulary(): { timelineColumns: { ops: ColumnTypes; calls: ColumnTypes }; ingestStatements: IngestStatement[]; ingestSchemaVersion: number } {
+export function nativeVocabulary(): {
+  timelineColumns: { ops: ColumnTypes; calls: ColumnTypes };
+  traceCodes: Record<string, number>;
+  ingestStatements: IngestStatement[];
+  ingestSchemaVersion: number;
+} {
   const a = addon();
-  return { timelineColumns: a.timelineColumns, ingestStatements: a.ingestStatements, ingestSchemaVersion: a.ingestSchemaVersion };
+  return { timelineColumns: a.timelineColumns, traceCodes: a.traceCodes, ingestStatements: a.ingestStatements, ingestSchemaVersion: a.ingestSchemaVersion };
 }
 
 /** Bench only: reads every row of the finished recording `source` that the ingest writes, for InsertCeilingInstance.insert. */

@@ -1,7 +1,7 @@
 // Module entry: devices(), cuptiInfo(path?), class Ingest, loadOps(path), loadCalls(path), loadTimeline(path), checkTimeline(path),
-// indexCalls(calls, ops, out), replaySchedule(inputs), captureGraphs(inputs), keepFreedMemory(),
+// indexCalls(calls, ops, out), replaySchedule(inputs), captureGraphs(inputs), issueWalk(inputs), keepFreedMemory(),
 // demangle(names), appendTablePages(output, tables); and, for the drift tests, the vocabularies the TypeScript side repeats:
-// timelineColumns, ingestStatements, ingestSchemaVersion.
+// timelineColumns, traceCodes, ingestStatements, ingestSchemaVersion.
 #include <napi.h>
 
 #include <chrono>
@@ -23,12 +23,14 @@
 #include "ingest_binding.h"
 #include "ingest_statements.h"
 #include "insert_ceiling.h"
+#include "issue_walk.h"
 #include "js_error.h"
 #include "memory_policy.h"
 #include "page_merge.h"
 #include "replay_scheduler.h"
 #include "sqlite_db.h"
 #include "table_loader.h"
+#include "trace_codes.h"
 #include "trace_import.h"
 
 namespace streamscope::addon {
@@ -238,6 +240,28 @@ Napi::Object timelineColumns(Napi::Env env) {
   out.Set("ops", ops);
   out.Set("calls", calls);
   return out;
+}
+
+// trace_codes.h by name, for the TypeScript side's drift test (test/addon/trace-codes.test.ts).
+Napi::Object traceCodes(Napi::Env env) {
+  using namespace trace_code;
+  Napi::Object o = Napi::Object::New(env);
+  const std::pair<const char*, double> codes[] = {{"kernel", kKernel},
+                                                  {"memcpy", kMemcpy},
+                                                  {"htod", kHtoD},
+                                                  {"dtoh", kDtoH},
+                                                  {"pageable", kPageable},
+                                                  {"waitNone", kWaitNone},
+                                                  {"waitOp", kWaitOp},
+                                                  {"waitPrefix", kWaitPrefix},
+                                                  {"nameOther", kNameOther},
+                                                  {"nameDevice", kNameDevice},
+                                                  {"nameStream", kNameStream},
+                                                  {"nameEvent", kNameEvent},
+                                                  {"nameImplicit", kNameImplicit},
+                                                  {"noShare", kNoShare}};
+  for (const auto& [name, value] : codes) o.Set(name, value);
+  return o;
 }
 
 Napi::Value loadCallsBinding(const Napi::CallbackInfo& info) {
@@ -582,6 +606,7 @@ static Napi::Object InitStreamScopeAddon(Napi::Env env, Napi::Object exports) {
   exports.Set("indexCalls", Napi::Function::New(env, exported<indexCallsBinding>, "indexCalls"));
   exports.Set("replaySchedule", Napi::Function::New(env, exported<replayScheduleBinding>, "replaySchedule"));
   exports.Set("captureGraphs", Napi::Function::New(env, exported<captureGraphsBinding>, "captureGraphs"));
+  exports.Set("issueWalk", Napi::Function::New(env, exported<issueWalkBinding>, "issueWalk"));
   exports.Set("keepFreedMemory", Napi::Function::New(env, exported<keepFreedMemoryBinding>, "keepFreedMemory"));
   exports.Set("loadOps", Napi::Function::New(env, exported<loadOpsBinding>, "loadOps"));
   exports.Set("loadCalls", Napi::Function::New(env, exported<loadCallsBinding>, "loadCalls"));
@@ -590,6 +615,7 @@ static Napi::Object InitStreamScopeAddon(Napi::Env env, Napi::Object exports) {
   exports.Set("demangle", Napi::Function::New(env, exported<demangleBinding>, "demangle"));
   exports.Set("appendTablePages", Napi::Function::New(env, exported<appendTablePagesBinding>, "appendTablePages"));
   exports.Set("timelineColumns", timelineColumns(env));
+  exports.Set("traceCodes", traceCodes(env));
   exports.Set("ingestStatements", ingestStatements(env));
   exports.Set("ingestSchemaVersion", Napi::Number::New(env, kSchemaVersion));
   return exports;

@@ -104,7 +104,7 @@ Napi::Value indexCallsBinding(const Napi::CallbackInfo& info) {
     if (k == 0 || callPid[k] != lastPid) {
       lastPid = callPid[k];
       auto [it, added] = processOf.try_emplace(lastPid, processes.size());
-      if (added) processes.push_back({lastPid, callCorrelation[k], callCorrelation[k], 0, {}});
+      if (added) processes.push_back({lastPid, callCorrelation[k], callCorrelation[k], 0, {}, {}});
       p = it->second;
     }
     Process& pr = processes[p];

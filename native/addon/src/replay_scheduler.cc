@@ -29,15 +29,13 @@
 #include <utility>
 #include <vector>
 
+#include "js_math.h"
 #include "trace_codes.h"
 #include "typed_arrays.h"
 
 namespace streamscope::addon {
 
 namespace {
-
-constexpr double kInf = std::numeric_limits<double>::infinity();
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 // Event codes: the op index, plus BEGIN when it starts on a resource it
 // already holds (a queued copy after the engine's handoff gap, or a stream's
@@ -57,20 +55,6 @@ using trace_code::kWaitOp;
 // replay-resources.ts: two kernels' shares fit together up to this much
 // above 1 (float error).
 constexpr double kShareSlack = 1e-9;
-
-// Math.max and Math.min: NaN if either is, +0 above -0.
-inline double jsMax(double a, double b) {
-  if (std::isnan(a) || std::isnan(b)) return kNaN;
-  if (a > b) return a;
-  if (b > a) return b;
-  return std::signbit(a) ? b : a;
-}
-inline double jsMin(double a, double b) {
-  if (std::isnan(a) || std::isnan(b)) return kNaN;
-  if (a < b) return a;
-  if (b < a) return b;
-  return std::signbit(a) ? a : b;
-}
 
 inline bool before(double t, int32_t c, double t2, int32_t c2) { return t < t2 || (t == t2 && c < c2); }
 

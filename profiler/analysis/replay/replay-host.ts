@@ -12,6 +12,7 @@ import { blocksOnDevice, callFamily, syncScope } from '../../cuda/call-families.
 import type { Host } from '../host.ts';
 import { OpCategory, OpKind, type Trace } from '../trace.ts';
 import { DEFAULT_DUPLEX, duplexFactors, oppositeOverlap, uncontendedDurations } from '../bandwidth.ts';
+import { issueWalkNatively } from '../../native/addon.ts';
 
 // Enum values as module constants: the hot loops read them per op, and a test
 // runner that rewrites imports into property reads (vitest) made each read a
@@ -106,7 +107,8 @@ const MIN_CALL_COST_NS = 1_000;
 /** CPU and GPU clocks agree to a few µs: a wait target may end this much after the call. */
 const CLOCK_SLACK_NS = 5_000;
 
-const NameClass = { Other: 0, Device: 1, Stream: 2, Event: 3, Implicit: 4 } as const;
+/** What a call may wait for, by its name (nameClass); native/addon/src/trace_codes.h repeats the codes. */
+export const NameClass = { Other: 0, Device: 1, Stream: 2, Event: 3, Implicit: 4 } as const;
 const CLASS_OF_SCOPE = { device: NameClass.Device, stream: NameClass.Stream, event: NameClass.Event } as const;
 
 /**
@@ -121,7 +123,8 @@ function nameClass(name: string): number {
   return blocksOnDevice(callFamily(name)) ? NameClass.Implicit : NameClass.Other;
 }
 
-const PAGEABLE = 1;
+/** A copy's host memory kind (ops.detail: src * 16 + dst) when it is pageable. */
+export const PAGEABLE = 1;
 /** A copy from/to pageable host memory: the call returns only when the copy is staged or done. */
 export function isPageableCopy(trace: Trace, i: number): boolean {
   const { ops } = trace;
@@ -152,18 +155,6 @@ class SmallIntMap {
 
 const models = new WeakMap<Host, HostModel>();
 
-/** Did a wait target that ended at `w` end while the call [start, end] ran (clocks agree to CLOCK_SLACK_NS)? */
-function inWindow(w: number, start: number, end: number): boolean {
-  return w >= start - CLOCK_SLACK_NS && w <= end + CLOCK_SLACK_NS;
-}
-
-/** Op i (-1: none) if it ended inside the call [start, end] and after op `best` (-1: none), else `best`. */
-function laterInside(best: number, i: number, opEnd: Float64Array, start: number, end: number): number {
-  return i >= 0 && inWindow(opEnd[i]!, start, end) && (best < 0 || opEnd[i]! > opEnd[best]!) ? i : best;
-}
-
-const NONE: readonly number[] = [];
-
 /** The host model of a recording (cached per Host). */
 export function hostModel(trace: Trace, host: Host): HostModel {
   let m = models.get(host);
@@ -191,8 +182,7 @@ function buildHostModel(trace: Trace, host: Host): HostModel {
   const byCall = opsByCall(host.opCall, trace.ops.length, calls.length, callOrder);
   const threadCalls = [...host.threads.values()];
   const outer = outerCalls(host);
-  const walk = new IssueWalk(trace, host, dense, callOrder, byCall, threadCalls, outer);
-  walk.run();
+  const walk = issueWalk(trace, host, dense, callOrder, byCall, threadCalls, outer);
   // The latencies first: the overlaps are then written over the ops'
   // dependency ends, and the durations alone over the overlaps, each
   // needed no longer (160 MB less per 10 M ops, and their page faults).
@@ -403,330 +393,120 @@ function threadIndexOf(threadCalls: Int32Array[], nc: number): Int32Array | null
   return threadOf;
 }
 
-/** The dense indexes (streams, contexts) of each process, from each index's process. */
-function indexesByPid(pidOf: number[]): Map<number, number[]> {
-  const byPid = new Map<number, number[]>();
-  pidOf.forEach((p, x) => {
-    const l = byPid.get(p) ?? [];
-    l.push(x);
-    byPid.set(p, l);
-  });
-  return byPid;
-}
-
-/** The CUDA event records and stream waits of each call; `hasEvent` per call, so that the others never look. */
-interface EventsByCall {
-  hasEvent: Uint8Array;
-  recordsAt: Map<number, { pid: number; eventId: number; stream: number | null }[]>;
-  waitsAt: Map<number, { pid: number; eventId: number | null; stream: number | null }[]>;
-}
-
-function eventsByCall(host: Host): EventsByCall {
-  const hasEvent = new Uint8Array(host.calls.length);
-  const recordsAt: EventsByCall['recordsAt'] = new Map();
-  for (const e of host.events)
-    if (e.call >= 0) {
-      hasEvent[e.call] = 1;
-      (recordsAt.get(e.call) ?? recordsAt.set(e.call, []).get(e.call)!).push(e);
-    }
-  const waitsAt: EventsByCall['waitsAt'] = new Map();
-  for (const w of host.waits)
-    if (w.call >= 0) {
-      hasEvent[w.call] = 1;
-      (waitsAt.get(w.call) ?? waitsAt.set(w.call, []).get(w.call)!).push(w);
-    }
-  return { hasEvent, recordsAt, waitsAt };
-}
-
-/**
- * The walk in issue order: the calls by start, the ops without a call
- * merged in by their own start. It issues each op (its place in `order`,
- * what it depended on in the recording) and infers what each outer call
- * waited for and its CPU time without the wait, keeping what it needs as
- * it goes: each stream's last op, each context's ops issued and their
- * latest end, each thread's current stream and context, what each CUDA
- * event captured. Its fields are the walk's variables: the loops over
- * 10 M calls and ops read them as a function reads its locals, the same
- * types throughout, and allocate nothing per op or call.
- */
-class IssueWalk {
-  // What the walk writes: HostModel's fields, and depEnd for measureLatencies.
-  readonly order: Int32Array;
-  readonly callPos: Int32Array;
-  readonly waitKind: Uint8Array;
-  readonly waitArg: Int32Array;
-  readonly waitCtx: Int32Array;
-  readonly cost: Float64Array;
-  readonly waitsOwn: Uint8Array;
-  readonly eventOps: HostModel['eventOps'] = [];
+/** What the walk in issue order writes (native/addon/src/issue_walk.cc): HostModel's fields, and depEnd for measureLatencies. */
+interface Walked {
+  order: Int32Array;
+  callPos: Int32Array;
+  waitKind: Uint8Array;
+  waitArg: Int32Array;
+  waitCtx: Int32Array;
+  cost: Float64Array;
+  waitsOwn: Uint8Array;
+  eventOps: HostModel['eventOps'];
   /**
    * Per op: when what it depended on ended in the recording (its stream's
    * previous op, an awaited event, the legacy barrier): for measuring the
    * GPU's latencies (measureLatencies).
    */
-  readonly depEnd: Float64Array;
-  /** Per dense stream: its last op issued so far (-1: none); after the walk, its last op. */
-  readonly lastOfStream: Int32Array;
+  depEnd: Float64Array;
+  /** Per dense stream: its last op (-1: none). */
+  lastOfStream: Int32Array;
+}
 
-  // What it reads.
-  private readonly trace: Trace;
-  private readonly ops: Trace['ops'];
-  private readonly calls: Host['calls'];
-  private readonly opCall: Int32Array;
-  private readonly n: number;
-  private readonly callOrder: Int32Array | null;
-  private readonly firstOp: Int32Array | null;
-  private readonly callOps: Int32Array | null;
-  private readonly threadOf: Int32Array | null;
-  private readonly outer: Int32Array;
-  private readonly streamOfOp: Int32Array;
-  private readonly ctxOfOp: Int32Array;
-  private readonly flagsOf: Int32Array;
-  private readonly streamLookup: SmallIntMap;
-  private readonly streamsOfPid: Map<number, number[]>;
-  private readonly ctxsOfPid: Map<number, number[]>;
-  /** Name class (NameClass) per name id, once per name. */
-  private readonly classOfName = new SmallIntMap();
-  private readonly events: EventsByCall;
-
-  // What it keeps as it goes.
-  private pos = 0;
-  /** The next op index to look at for ops without a call (n: none to look for). */
-  private loose: number;
-  /** The cursor over the ops where firstOp is null. */
-  private nextOp = 0;
-  /** The current call's ops: callOps[from .. to), or ops from .. to where callOps is null. */
-  private from = 0;
-  private to = 0;
-  private readonly ctxCount: Int32Array;
-  private readonly ctxMaxEnd: Float64Array;
-  private readonly threadStream: Int32Array;
-  private readonly threadCtx: Int32Array;
-  /** What each CUDA event captured, by process (an event synchronize looks at its own process's events only: no copy of all of them per call): pid → eventId → op. */
-  private readonly captured = new Map<number, Map<number, number>>();
-  /** Per stream: the latest end of the ops its pending event waits captured. */
-  private readonly waitEnd: Float64Array;
-  /** Per context: the latest end of its blocking streams' ops, and its legacy stream's last op's end (the legacy barrier). */
-  private readonly blockingMaxEnd: Float64Array;
-  private readonly legacyEnd: Float64Array;
-
-  constructor(trace: Trace, host: Host, dense: DenseIndex, callOrder: Int32Array | null, byCall: OpsByCall, threadCalls: Int32Array[], outer: Int32Array) {
-    const n = trace.ops.length;
-    const nc = host.calls.length;
-    const streams = dense.streamFlags.length;
-    const contexts = dense.ctxIndex.size;
-    this.order = new Int32Array(n);
-    this.callPos = new Int32Array(nc);
-    this.waitKind = new Uint8Array(nc);
-    this.waitArg = new Int32Array(nc);
-    this.waitCtx = new Int32Array(nc);
-    this.cost = new Float64Array(nc);
-    this.waitsOwn = new Uint8Array(nc);
-    this.depEnd = new Float64Array(n).fill(-Infinity);
-    this.lastOfStream = new Int32Array(streams).fill(-1);
-    this.trace = trace;
-    this.ops = trace.ops;
-    this.calls = host.calls;
-    this.opCall = host.opCall;
-    this.n = n;
-    this.callOrder = callOrder;
-    this.firstOp = byCall.firstOp;
-    this.callOps = byCall.callOps;
-    this.threadOf = threadIndexOf(threadCalls, nc);
-    this.outer = outer;
-    this.streamOfOp = dense.streamOfOp;
-    this.ctxOfOp = dense.ctxOfOp;
-    this.flagsOf = dense.streamFlags;
-    this.streamLookup = dense.streamLookup;
-    this.streamsOfPid = indexesByPid(dense.streamPid);
-    this.ctxsOfPid = indexesByPid(dense.ctxPid);
-    for (const [id, name] of host.names) this.classOfName.set(id, nameClass(name));
-    this.events = eventsByCall(host);
-    this.loose = byCall.withCall === n ? n : 0;
-    this.ctxCount = new Int32Array(contexts);
-    this.ctxMaxEnd = new Float64Array(contexts).fill(-Infinity);
-    this.threadStream = new Int32Array(threadCalls.length).fill(-1);
-    this.threadCtx = new Int32Array(threadCalls.length).fill(-1);
-    this.waitEnd = new Float64Array(streams).fill(-Infinity);
-    this.blockingMaxEnd = new Float64Array(contexts).fill(-Infinity);
-    this.legacyEnd = new Float64Array(contexts).fill(-Infinity);
+/**
+ * The walk in issue order (native: issue_walk.cc), over the calls by start
+ * with the ops without a call merged in by their own start: it issues each
+ * op (its place in `order`, when what it depended on ended in the
+ * recording) and infers what each outer call waited for and its CPU time
+ * without the wait — its own blocking copy, else what its name synchronizes
+ * (a context, a stream, an event) if that completed while it ran. Here:
+ * what it reads, as arrays (each name's class, the event records and waits
+ * that name a stream), and the event ops it lists back as objects.
+ */
+function issueWalk(
+  trace: Trace,
+  host: Host,
+  dense: DenseIndex,
+  callOrder: Int32Array | null,
+  byCall: OpsByCall,
+  threadCalls: Int32Array[],
+  outer: Int32Array,
+): Walked {
+  const { ops } = trace;
+  const { calls } = host;
+  const n = ops.length;
+  const nc = calls.length;
+  const streams = dense.streamFlags.length;
+  const nameIds = Int32Array.from(host.names.keys());
+  const nameClasses = Uint8Array.from(host.names.values(), nameClass);
+  // The records and waits the walk follows: of a call, naming a stream (a wait, an event too).
+  const records = host.events.filter((e) => e.call >= 0 && e.stream !== null);
+  const waits = host.waits.filter((w) => w.call >= 0 && w.stream !== null && w.eventId !== null);
+  const streamOf = (id: number | null) => dense.streamLookup.get(id!);
+  const out = {
+    order: new Int32Array(n),
+    callPos: new Int32Array(nc),
+    waitKind: new Uint8Array(nc),
+    waitArg: new Int32Array(nc),
+    waitCtx: new Int32Array(nc),
+    cost: new Float64Array(nc),
+    waitsOwn: new Uint8Array(nc),
+    depEnd: new Float64Array(n),
+    lastOfStream: new Int32Array(streams),
+    eventPos: new Int32Array(records.length + waits.length),
+    eventSeq: new Int32Array(records.length + waits.length),
+  };
+  issueWalkNatively({
+    ops: n,
+    calls: nc,
+    streams,
+    contexts: dense.ctxIndex.size,
+    threads: threadCalls.length,
+    allOpsHaveCalls: byCall.withCall === n ? 1 : 0,
+    legacyFlag: LEGACY_STREAM,
+    notBlockingFlags: NOT_BLOCKING,
+    minCallCostNs: MIN_CALL_COST_NS,
+    clockSlackNs: CLOCK_SLACK_NS,
+    opStart: ops.start,
+    opEnd: ops.end,
+    isAsync: ops.isAsync,
+    kind: ops.kind,
+    category: ops.category,
+    detail: ops.detail,
+    opCall: host.opCall,
+    streamOfOp: dense.streamOfOp,
+    ctxOfOp: dense.ctxOfOp,
+    streamFlags: dense.streamFlags,
+    streamPid: Int32Array.from(dense.streamPid),
+    ctxPid: Int32Array.from(dense.ctxPid),
+    callStart: calls.start,
+    callEnd: calls.end,
+    callPid: calls.pid,
+    callName: calls.nameId,
+    nameIds,
+    nameClasses,
+    callOrder,
+    firstOp: byCall.firstOp,
+    callOps: byCall.callOps,
+    threadOf: threadIndexOf(threadCalls, nc),
+    outer,
+    recordCall: Int32Array.from(records, (e) => e.call),
+    recordPid: Int32Array.from(records, (e) => e.pid),
+    recordStream: Int32Array.from(records, (e) => streamOf(e.stream)),
+    recordEvent: Float64Array.from(records, (e) => e.eventId),
+    waitCall: Int32Array.from(waits, (w) => w.call),
+    waitPid: Int32Array.from(waits, (w) => w.pid),
+    waitStream: Int32Array.from(waits, (w) => streamOf(w.stream)),
+    waitEvent: Float64Array.from(waits, (w) => w.eventId!),
+    ...out,
+  });
+  const eventOps: HostModel['eventOps'] = [];
+  for (let q = 0; q < out.eventSeq.length; q++) {
+    const x = out.eventSeq[q]!;
+    const e = x < records.length ? records[x]! : waits[x - records.length]!;
+    eventOps.push({ pos: out.eventPos[q]!, wait: x >= records.length, stream: e.stream!, key: `${e.pid}:${e.eventId}`, call: e.call });
   }
-
-  run(): void {
-    const { calls, callOrder, threadOf, outer, events } = this;
-    for (let r = 0; r < calls.length; r++) {
-      const k = callOrder === null ? r : callOrder[r]!;
-      this.emitLooseBefore(calls.start[k]!);
-      this.callPos[k] = this.pos;
-      const t = threadOf === null ? 0 : threadOf[k]!;
-      if (events.hasEvent[k]) this.eventsOfCall(k);
-      const blockingOwn = this.emitOpsOfCall(k, t);
-      if (outer[k] === k) this.inferWait(k, t, blockingOwn); // nested calls are part of their outer call's time
-    }
-    this.emitLooseBefore(Infinity);
-  }
-
-  /** Issues op i (of thread t; -1: no call's): its place in the order, what it depended on, its stream's and context's state. */
-  private emit(i: number, t: number): void {
-    const { ops, lastOfStream, waitEnd, ctxMaxEnd } = this;
-    this.order[this.pos++] = i;
-    const s = this.streamOfOp[i]!;
-    const c = this.ctxOfOp[i]!;
-    let dep = Math.max(lastOfStream[s]! >= 0 ? ops.end[lastOfStream[s]!]! : -Infinity, waitEnd[s]!);
-    waitEnd[s] = -Infinity;
-    const flags = this.flagsOf[s]!;
-    if (flags & LEGACY_STREAM) {
-      dep = Math.max(dep, this.blockingMaxEnd[c]!);
-      this.legacyEnd[c] = ops.end[i]!;
-    } else if (!(flags & NOT_BLOCKING)) {
-      dep = Math.max(dep, this.legacyEnd[c]!);
-      this.blockingMaxEnd[c] = Math.max(this.blockingMaxEnd[c]!, ops.end[i]!);
-    }
-    this.depEnd[i] = dep;
-    lastOfStream[s] = i;
-    this.ctxCount[c]!++;
-    if (ops.end[i]! > ctxMaxEnd[c]!) ctxMaxEnd[c] = ops.end[i]!;
-    if (t >= 0) {
-      this.threadStream[t] = s;
-      this.threadCtx[t] = c;
-    }
-  }
-
-  /** Issues the ops without a call that start before `time`. */
-  private emitLooseBefore(time: number): void {
-    const { opCall, ops, n } = this;
-    let loose = this.loose;
-    while (loose < n && (opCall[loose]! >= 0 || ops.start[loose]! < time)) {
-      if (opCall[loose]! < 0) this.emit(loose, -1);
-      loose++;
-    }
-    this.loose = loose;
-  }
-
-  /** Call k's event records and stream waits: their positions for the replay's own walk, what each event captured, what each wait makes its stream's next op wait for. */
-  private eventsOfCall(k: number): void {
-    const { pos, lastOfStream, waitEnd, captured } = this;
-    for (const e of this.events.recordsAt.get(k) ?? []) {
-      if (e.stream === null) continue;
-      const key = `${e.pid}:${e.eventId}`;
-      this.eventOps.push({ pos, wait: false, stream: e.stream, key, call: k });
-      const s = this.streamLookup.get(e.stream);
-      let m = captured.get(e.pid);
-      if (!m) captured.set(e.pid, (m = new Map()));
-      m.set(e.eventId, s < 0 ? -1 : lastOfStream[s]!);
-    }
-    for (const w of this.events.waitsAt.get(k) ?? []) {
-      if (w.stream === null || w.eventId === null) continue;
-      const key = `${w.pid}:${w.eventId}`;
-      this.eventOps.push({ pos, wait: true, stream: w.stream, key, call: k });
-      const s = this.streamLookup.get(w.stream);
-      const c = captured.get(w.pid)?.get(w.eventId);
-      if (s >= 0 && c !== undefined && c >= 0) waitEnd[s] = Math.max(waitEnd[s]!, this.ops.end[c]!);
-    }
-  }
-
-  /** Issues call k's own ops (thread t's); returns the last of them that blocks the call (a synchronous or pageable copy), or -1. */
-  private emitOpsOfCall(k: number, t: number): number {
-    const { firstOp, callOps, opCall, ops } = this;
-    if (firstOp === null) {
-      this.from = this.nextOp;
-      let next = this.nextOp;
-      while (next < this.n && opCall[next] === k) next++;
-      this.to = this.nextOp = next;
-    } else {
-      this.from = firstOp[k]!;
-      this.to = firstOp[k + 1]!;
-    }
-    let blockingOwn = -1;
-    for (let j = this.from; j < this.to; j++) {
-      const i = callOps === null ? j : callOps[j]!;
-      this.emit(i, t);
-      if (ops.isAsync[i] === 0 || isPageableCopy(this.trace, i)) blockingOwn = i;
-    }
-    return blockingOwn;
-  }
-
-  /**
-   * What outer call k (thread t's) waited for and its CPU time without the
-   * wait: its own blocking op (`blockingOwn`, -1: none), else what its name
-   * synchronizes (a context, a stream, an event) if that completed while it
-   * ran.
-   */
-  private inferWait(k: number, t: number, blockingOwn: number): void {
-    const { calls, ops } = this;
-    let kind: number = WaitKind.None;
-    let target = -1;
-    let ctx = -1;
-    let waitedUntil = -Infinity;
-    if (blockingOwn >= 0) {
-      kind = WaitKind.Op;
-      target = blockingOwn;
-      this.waitsOwn[k] = 1;
-      for (let j = this.from; j < this.to; j++) waitedUntil = Math.max(waitedUntil, ops.end[this.callOps === null ? j : this.callOps[j]!]!);
-    } else {
-      const cls = Math.max(NameClass.Other, this.classOfName.get(calls.nameId[k]!));
-      if (cls === NameClass.Device || cls === NameClass.Implicit) {
-        ctx = this.syncedContext(k, t, cls);
-        if (ctx >= 0) {
-          kind = WaitKind.Prefix;
-          target = this.ctxCount[ctx]!;
-          waitedUntil = this.ctxMaxEnd[ctx]!;
-        }
-      } else if (cls === NameClass.Stream || cls === NameClass.Event) {
-        target = this.awaitedOp(k, t, cls);
-        if (target >= 0) {
-          kind = WaitKind.Op;
-          waitedUntil = ops.end[target]!;
-        }
-      }
-    }
-    const s = calls.start[k]!;
-    const e = calls.end[k]!;
-    if (kind !== WaitKind.None && waitedUntil > e + CLOCK_SLACK_NS) kind = WaitKind.None; // it returned before: it did not wait for that
-    this.waitKind[k] = kind;
-    if (kind !== WaitKind.None) {
-      this.waitArg[k] = target;
-      if (ctx >= 0) this.waitCtx[k] = ctx;
-    }
-    // Non-waiting CPU time: what the call took after what it waited for completed.
-    this.cost[k] = kind === WaitKind.None ? e - s : Math.max(MIN_CALL_COST_NS, e - Math.min(e, Math.max(s, waitedUntil)));
-  }
-
-  /**
-   * The context a device synchronize (or an implicit one) k waited for: the
-   * one of its process whose issued work completed inside the call, latest
-   * first; else, for an explicit one, the thread's current one. -1: none.
-   */
-  private syncedContext(k: number, t: number, cls: number): number {
-    const { ctxCount, ctxMaxEnd, calls } = this;
-    let best = -1;
-    for (const c of this.ctxsOfPid.get(calls.pid[k]!) ?? []) {
-      if (ctxCount[c]! > 0 && inWindow(ctxMaxEnd[c]!, calls.start[k]!, calls.end[k]!) && (best < 0 || ctxMaxEnd[c]! > ctxMaxEnd[best]!)) best = c;
-    }
-    if (best < 0 && cls === NameClass.Device) best = this.threadCtx[t]!;
-    return best;
-  }
-
-  /**
-   * The op a stream or event synchronize k waited for: the one (the last of
-   * a stream of its process, or what an event of its process captured) that
-   * completed inside the call, latest first; else the last op of the
-   * thread's current stream. -1: none. The candidates are read where they
-   * are, not copied: a program may make millions of these calls.
-   */
-  private awaitedOp(k: number, t: number, cls: number): number {
-    const { calls, lastOfStream, ops } = this;
-    const pid = calls.pid[k]!;
-    let best = -1;
-    if (cls === NameClass.Stream) {
-      for (const st of this.streamsOfPid.get(pid) ?? NONE) best = laterInside(best, lastOfStream[st]!, ops.end, calls.start[k]!, calls.end[k]!);
-    } else {
-      const events = this.captured.get(pid);
-      if (events) for (const i of events.values()) best = laterInside(best, i, ops.end, calls.start[k]!, calls.end[k]!);
-    }
-    if (best < 0 && this.threadStream[t]! >= 0) best = lastOfStream[this.threadStream[t]!]!;
-    return best;
-  }
+  return { ...out, eventOps };
 }
 
 /** Does any op run on a legacy default stream? The walk emitted every op: the streams with ops are those it left a last op. */

@@ -41,7 +41,7 @@ const DTOH = OpCategory.DtoH;
  * its dependencies allow (the scheduler's kNoShare). Two kernels' shares fit
  * together up to 1e-9 above 1, float error (its kShareSlack).
  */
-const NO_SHARE = -1;
+export const NO_SHARE = -1;
 
 /** The devices table's rows by the host model's dense device index (undefined: a device not in the table). */
 function deviceRows(trace: Trace, model: HostModel): (DeviceRow | undefined)[] {
