@@ -154,12 +154,16 @@ class Walk {
     return (c == kHtoD && in_.detail[i] >> 4 == kPageable) || (c == kDtoH && (in_.detail[i] & 15) == kPageable);
   }
 
+  // Did a wait target that ended at `w` end while the call [start, end] ran (clocks agree to clockSlackNs)?
   bool inWindow(double w, double start, double end) const { return w >= start - in_.clockSlackNs && w <= end + in_.clockSlackNs; }
 
+  // Op i (-1: none) if it ended inside the call [start, end] and after op `best` (-1: none), else `best`.
   int32_t laterInside(int32_t best, int32_t i, double start, double end) const {
     return i >= 0 && inWindow(in_.opEnd[i], start, end) && (best < 0 || in_.opEnd[i] > in_.opEnd[best]) ? i : best;
   }
 
+  // Issues op i (of thread t; -1: no call's): its place in the order, when what it depended on ended (its stream's
+  // previous op, an awaited event, the legacy barrier), its stream's and context's state.
   void emit(int32_t i, int32_t t) {
     const double* opEnd = in_.opEnd;
     // An op issued twice (a call order or a call's ops built wrong) would run past the order.
@@ -188,6 +192,7 @@ class Walk {
     }
   }
 
+  // Issues the ops without a call that start before `time`.
   void emitLooseBefore(double time) {
     size_t loose = loose_;
     while (loose < in_.n && (in_.opCall[loose] >= 0 || in_.opStart[loose] < time)) {
@@ -243,6 +248,8 @@ class Walk {
     return blockingOwn;
   }
 
+  // What outer call k (thread t's) waited for and its CPU time without the wait: its own blocking op (`blockingOwn`,
+  // -1: none), else what its name synchronizes (a context, a stream, an event) if that completed while it ran.
   void inferWait(int32_t k, int32_t t, int32_t blockingOwn) {
     uint8_t kind = kWaitNone;
     int32_t target = -1;
@@ -283,6 +290,8 @@ class Walk {
     in_.cost[k] = kind == kWaitNone ? e - s : jsMax(in_.minCallCostNs, e - jsMin(e, jsMax(s, waitedUntil)));
   }
 
+  // The context a device synchronize (or an implicit one) k waited for: the one of its process whose issued work
+  // completed inside the call, latest first; else, for an explicit one, the thread's current one. -1: none.
   int32_t syncedContext(int32_t k, int32_t t, int cls) const {
     int32_t best = -1;
     const auto it = ctxsOfPid_.find(in_.callPid[k]);
@@ -296,6 +305,9 @@ class Walk {
     return best;
   }
 
+  // The op a stream or event synchronize k waited for: the one (the last of a stream of its process, or what an event
+  // of its process captured) that completed inside the call, latest first; else the last op of the thread's current
+  // stream. -1: none. The candidates are read where they are, not copied: a program may make millions of these calls.
   int32_t awaitedOp(int32_t k, int32_t t, int cls) const {
     const int32_t pid = in_.callPid[k];
     int32_t best = -1;
