@@ -30,7 +30,8 @@ using namespace trace_code;
 struct Inputs {
   size_t n, nc, streams, contexts, threads;
   bool allOpsHaveCalls;
-  double legacyFlag, notBlockingFlags, minCallCostNs, clockSlackNs;
+  int32_t legacyFlag, notBlockingFlags;  // streams.flags bits: the legacy default stream; streams not blocking
+  double minCallCostNs, clockSlackNs;
   const double *opStart, *opEnd;
   const uint8_t *isAsync, *kind, *category;
   const int32_t *detail, *opCall, *streamOfOp, *ctxOfOp, *streamFlags, *streamPid, *ctxPid;
@@ -175,10 +176,10 @@ class Walk {
     double dep = jsMax(last >= 0 ? opEnd[last] : -kInf, waitEnd_[s]);
     waitEnd_[s] = -kInf;
     const int32_t flags = in_.streamFlags[s];
-    if (flags & static_cast<int32_t>(in_.legacyFlag)) {
+    if (flags & in_.legacyFlag) {
       dep = jsMax(dep, blockingMaxEnd_[c]);
       legacyEnd_[c] = opEnd[i];
-    } else if (!(flags & static_cast<int32_t>(in_.notBlockingFlags))) {
+    } else if (!(flags & in_.notBlockingFlags)) {
       dep = jsMax(dep, legacyEnd_[c]);
       blockingMaxEnd_[c] = jsMax(blockingMaxEnd_[c], opEnd[i]);
     }
@@ -355,8 +356,8 @@ Napi::Value issueWalkBinding(const Napi::CallbackInfo& info) {
   in.contexts = count(o, what, "contexts");
   in.threads = count(o, what, "threads");
   in.allOpsHaveCalls = o.Get("allOpsHaveCalls").ToBoolean();
-  in.legacyFlag = number(o, what, "legacyFlag");
-  in.notBlockingFlags = number(o, what, "notBlockingFlags");
+  in.legacyFlag = static_cast<int32_t>(number(o, what, "legacyFlag"));
+  in.notBlockingFlags = static_cast<int32_t>(number(o, what, "notBlockingFlags"));
   in.minCallCostNs = number(o, what, "minCallCostNs");
   in.clockSlackNs = number(o, what, "clockSlackNs");
   in.opStart = typedArrayOf<double>(o, what, "opStart", n);
