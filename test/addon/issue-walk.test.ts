@@ -105,6 +105,11 @@ describe('issueWalk: the host model walk, native', () => {
     inputs.streamOfOp = Int32Array.of(0, 0);
     inputs.opCall = Int32Array.of(0, 2);
     expect(() => issueWalkNatively(inputs)).toThrow('issueWalk: opCall[1] = 2 is outside -1..1');
+    // Below the range too (the check's one pass compares unsigned differences: -2 wraps past the range's length).
+    inputs.opCall = Int32Array.of(0, -2);
+    expect(() => issueWalkNatively(inputs)).toThrow('issueWalk: opCall[1] = -2 is outside -1..1');
+    inputs.opCall = Int32Array.of(0, -2147483648);
+    expect(() => issueWalkNatively(inputs)).toThrow('issueWalk: opCall[1] = -2147483648 is outside -1..1');
   });
 
   it('a call order that walks a call twice is refused where it would write past the order', () => {

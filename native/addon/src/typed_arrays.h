@@ -78,15 +78,27 @@ inline void checkIndex(Napi::Env env, const char* what, const char* name, size_t
     outsideRange(env, what, name, i, value, lo, hi);
 }
 
-// The whole array's least and greatest first (a loop the compiler vectorizes: ~5 ms per 10 M indexes, where a check
-// per element took ~25), the offending element found only when one is out of range.
+// Every element within [lo, hi) checked in one pass first, the offending element looked for only when one is out
+// of range. The pass asks (x - lo) < (hi - lo) of unsigned 32-bit numbers, true exactly for lo <= x < hi when both
+// bounds fit an int32's range (a value below lo wraps to one at least hi - lo), and ORs the answers into 16 lanes a
+// block at a time: a loop of fixed length, which the compiler turns into vector instructions at -O2 with the
+// baseline x86-64 ones. ~1.6 ms per 10 M indexes, where a running least and greatest took ~7 (scalar compares and
+// conditional moves) and a call per element ~25; the replay checks ~15 arrays of 10 M.
 inline void checkIndexes(Napi::Env env, const char* what, const char* name, const int32_t* a, size_t n, int64_t lo, int64_t hi) {
-  int32_t least = INT32_MAX, greatest = INT32_MIN;
-  for (size_t i = 0; i < n; i++) {
-    least = std::min(least, a[i]);
-    greatest = std::max(greatest, a[i]);
+  if (n == 0) return;
+  if (lo >= INT32_MIN && hi <= int64_t{INT32_MAX} + 1 && hi > lo) {
+    const uint32_t base = static_cast<uint32_t>(static_cast<int32_t>(lo));
+    const uint32_t range = static_cast<uint32_t>(hi - lo);
+    constexpr size_t kLanes = 16;
+    uint32_t lanes[kLanes] = {};
+    size_t i = 0;
+    for (; i + kLanes <= n; i += kLanes)
+      for (size_t j = 0; j < kLanes; j++) lanes[j] |= static_cast<uint32_t>(static_cast<uint32_t>(a[i + j]) - base >= range);
+    uint32_t outside = 0;
+    for (; i < n; i++) outside |= static_cast<uint32_t>(static_cast<uint32_t>(a[i]) - base >= range);
+    for (size_t j = 0; j < kLanes; j++) outside |= lanes[j];
+    if (outside == 0) return;
   }
-  if (n == 0 || (least >= lo && greatest < hi)) return;
   for (size_t i = 0; i < n; i++) checkIndex(env, what, name, i, a[i], lo, hi);
 }
 
