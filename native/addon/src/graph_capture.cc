@@ -14,8 +14,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <limits>
 
+#include "js_math.h"
 #include "trace_codes.h"
 #include "typed_arrays.h"
 
@@ -25,7 +25,6 @@ namespace {
 
 using trace_code::kKernel;
 using trace_code::kWaitNone;
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 // select.ts medianInPlace: the upper median of v[0 .. n), the element at n / 2 in sorted order (values reordered).
 double medianInPlace(double* v, size_t n) {
@@ -42,9 +41,8 @@ double medianInPlace(double* v, size_t n) {
 // (graphs 0), of no use (afterLatency then holds the launches' durations).
 Napi::Value captureGraphsBinding(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  if (info.Length() < 1 || !info[0].IsObject()) throw Napi::TypeError::New(env, "captureGraphs(inputs)");
-  const Napi::Object o = info[0].As<Napi::Object>();
   const char* what = "captureGraphs";
+  const Napi::Object o = inputsOf(info, what);
   const size_t n = count(o, what, "ops");
   const size_t nc = count(o, what, "calls");
   const size_t threads = count(o, what, "threads");

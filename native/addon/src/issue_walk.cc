@@ -346,9 +346,8 @@ class Walk {
 // issueWalk(inputs): replay-host.ts issueWalk builds the inputs and reads the outputs, all written in place.
 Napi::Value issueWalkBinding(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  if (info.Length() < 1 || !info[0].IsObject()) throw Napi::TypeError::New(env, "issueWalk(inputs)");
-  const Napi::Object o = info[0].As<Napi::Object>();
   const char* what = "issueWalk";
+  const Napi::Object o = inputsOf(info, what);
   Inputs in{};
   const size_t n = in.n = count(o, what, "ops");
   const size_t nc = in.nc = count(o, what, "calls");

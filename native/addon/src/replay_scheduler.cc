@@ -861,9 +861,8 @@ class Simulation {
 // written in place; an op that never began gets start 0.
 Napi::Value replayScheduleBinding(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  if (info.Length() < 1 || !info[0].IsObject()) throw Napi::TypeError::New(env, "replaySchedule(inputs)");
-  const Napi::Object o = info[0].As<Napi::Object>();
   const char* what = "replaySchedule";
+  const Napi::Object o = inputsOf(info, what);
   Inputs in;
   in.n = count(o, what, "ops");
   in.calls = count(o, what, "calls");

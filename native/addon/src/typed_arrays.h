@@ -1,7 +1,7 @@
 // Typed arrays handed to the addon's computations over loaded columns
-// (call_index.cc, replay_scheduler.cc, graph_capture.cc): each read in
-// place, its type checked, a wrong one refused by name; and the numbers
-// beside them.
+// (call_index.cc, replay_scheduler.cc, graph_capture.cc, issue_walk.cc):
+// each read in place, its type checked, a wrong one refused by name; the
+// inputs object they come in and the numbers beside them.
 #pragma once
 
 #include <napi.h>
@@ -48,6 +48,12 @@ T* typedArrayOf(const Napi::Object& o, const char* what, const char* name, size_
   T* data = typedArray<T>(o, what, name, length, optional);
   if (data && length < n) throw Napi::RangeError::New(o.Env(), std::string(what) + ": " + name + " is too short");
   return data;
+}
+
+// A native pass's one argument, the object of its inputs by name (`what` names the call in the error).
+inline Napi::Object inputsOf(const Napi::CallbackInfo& info, const char* what) {
+  if (info.Length() < 1 || !info[0].IsObject()) throw Napi::TypeError::New(info.Env(), std::string(what) + "(inputs)");
+  return info[0].As<Napi::Object>();
 }
 
 // Property `name` of `o`, a number (`what` names the call in the error).
