@@ -17,9 +17,10 @@
 // ~51 GB/s HtoD and ~49 GB/s DtoH while the other direction runs (factors
 // 0.935 and 0.89; normalise and transpose, concurrent / events / priority /
 // default-stream runs). Rates here are uncontended ("alone") rates: a copy
-// measured while overlapped is scaled back by the factor (`duplexFactors`),
+// measured while overlapped is scaled back by the factor (`uncontendedWork`),
 // and the replay slows copies down again wherever they overlap.
 import type { PcieLink } from './load/tables.ts';
+import { duplexSamplesNatively, uncontendedDurationsNatively } from '../native/addon.ts';
 import { OpCategory, OpKind, type Trace } from './trace.ts';
 
 // Enum values as module constants: the hot loops read them per op, and a test
@@ -121,8 +122,7 @@ export function referenceFrom(trace: Trace, from: string): BandwidthReference {
 /** Median uncontended rate of the large pinned copies, per `${deviceId}:${direction}`. */
 function measuredRates(trace: Trace): Map<string, { rate: number; copies: number }> {
   const { ops } = trace;
-  const overlap = oppositeOverlap(trace);
-  const work = uncontendedDurations(trace, duplexFactors(trace, overlap), overlap, overlap);
+  const { work } = uncontendedWork(trace);
   const rates = new Map<string, number[]>();
   for (let i = 0; i < ops.length; i++) {
     if (ops.kind[i] !== MEMCPY) continue;
@@ -161,7 +161,12 @@ export function isPinnedTransfer(trace: Trace, i: number): boolean {
   return pinnedDirection(ops.kind[i]!, ops.category[i]!, ops.detail[i]!) >= 0;
 }
 
-/** The direction of a copy that takes part in duplex contention (0 HtoD, 1 DtoH), -1 for any other op: isPinnedTransfer from the columns' values. */
+/**
+ * The direction of a copy that takes part in duplex contention (0 HtoD, 1
+ * DtoH), -1 for any other op: isPinnedTransfer from the columns' values.
+ * native/addon/src/duplex_work.cc has its own for its passes over every op
+ * (test/addon/duplex-work.test.ts holds the two to each other).
+ */
 function pinnedDirection(kind: number, category: number, detail: number): number {
   if (kind !== MEMCPY) return -1;
   if (category === HTOD) return detail >> 4 !== 1 ? 0 : -1;
@@ -170,173 +175,76 @@ function pinnedDirection(kind: number, category: number, detail: number): number
 }
 
 /**
- * devices.id → a dense slot, in order of first sight. A recording has a
- * few devices and its copies mostly come from one at a time, so the last
- * one found answers most lookups (a Map lookup per op cost ~0.1 s per
- * 10 M ops).
- */
-class DeviceSlots {
-  readonly ids: number[] = [];
-  private lastId = NaN;
-  private lastSlot = -1;
-  slot(id: number): number {
-    if (id === this.lastId) return this.lastSlot;
-    let s = this.ids.indexOf(id);
-    if (s < 0) s = this.ids.push(id) - 1;
-    this.lastId = id;
-    this.lastSlot = s;
-    return s;
-  }
-}
-
-/** A growable list of op indexes with its count: emptied and refilled per op without the slow path of setting a JS array's length. */
-class OpList {
-  ops = new Int32Array(16);
-  count = 0;
-  push(i: number): void {
-    if (this.count === this.ops.length) {
-      const grown = new Int32Array(this.count * 2);
-      grown.set(this.ops);
-      this.ops = grown;
-    }
-    this.ops[this.count++] = i;
-  }
-}
-
-/**
- * Per op: time it overlapped pinned copies of the other direction on its
- * device (0 for anything else), summed over those copies: above its
- * duration where they overlapped each other (duplexFactors and
- * uncontendedDurations read it as its whole duration). Written into `out`
- * where given (any content: each op's entry is cleared when the pass
- * reaches it, before a later op adds to it), so that a caller can lend an
- * array it is done with.
- */
-export function oppositeOverlap(trace: Trace, out: Float64Array = new Float64Array(trace.ops.length)): Float64Array {
-  const { kind, category, detail, device, start: opStart, end: opEnd, length: n } = trace.ops;
-  // One pass in start order (ops are sorted by start). Per device and
-  // direction (slot * 2 + direction), the copies still running: one engine
-  // per direction, so rarely more than one. Each overlapping pair is
-  // counted once, when the later of the two starts, for both.
-  const slots = new DeviceSlots();
-  const open: OpList[] = [];
-  for (let i = 0; i < n; i++) {
-    out[i] = 0;
-    const dir = pinnedDirection(kind[i]!, category[i]!, detail[i]!);
-    if (dir < 0) continue;
-    const key = slots.slot(device[i]!) * 2;
-    if (key >= open.length) open.push(new OpList(), new OpList());
-    const start = opStart[i]!;
-    const end = opEnd[i]!;
-    const other = open[key + (1 - dir)]!;
-    if (other.count) {
-      const list = other.ops;
-      let w = 0;
-      for (let x = 0; x < other.count; x++) {
-        const j = list[x]!;
-        const e = opEnd[j]!;
-        if (e <= start) continue;
-        list[w++] = j;
-        const o = Math.min(end, e) - start;
-        out[i]! += o;
-        out[j]! += o;
-      }
-      other.count = w;
-    }
-    const mine = open[key + dir]!;
-    mine.push(i);
-    if (mine.count > 8) {
-      const list = mine.ops;
-      let w = 0;
-      for (let x = 0; x < mine.count; x++) if (opEnd[list[x]!]! > start) list[w++] = list[x]!;
-      mine.count = w;
-    }
-  }
-  return out;
-}
-
-/**
- * Duplex factors per device (devices.id): the median rate of large pinned
- * copies that overlapped the other direction (> 95% of their time) over
- * the median of those that ran alone (< 5%), where the recording has at
- * least MIN_SAMPLES of each; else DEFAULT_DUPLEX. An overlap above the
- * op's duration counts as its whole duration. (One or two samples gave
- * 0.92 for DtoH in transpose-default-stream against 0.88 in the
- * concurrent run, and the prediction for the fix came out 2% short.)
+ * Duplex factors per device: the median rate of large pinned copies that
+ * overlapped the other direction (more than OVER_ABOVE of their time) over
+ * the median of those that ran alone (less than ALONE_BELOW), where the
+ * recording has at least MIN_SAMPLES of each; else DEFAULT_DUPLEX. An
+ * overlap above a copy's duration (copies of the other direction
+ * overlapping each other) counts as its whole duration. (One or two
+ * samples gave 0.92 for DtoH in transpose-default-stream against 0.88 in
+ * the concurrent run, and the prediction for the fix came out 2% short.)
  */
 const MIN_SAMPLES = 3;
-export function duplexFactors(trace: Trace, overlap = oppositeOverlap(trace)): Map<number, DuplexFactor> {
-  const { kind, category, detail, device, bytes, start: opStart, end: opEnd, length: n } = trace.ops;
-  const SAMPLES = 10_000; // plenty for a median
-  const slots = new DeviceSlots();
-  const samples: { alone: number[]; over: number[] }[] = []; // slot * 2 + direction
-  // Devices of the table, then those only ops name, in order of first sight
-  // (consecutive ops mostly share a device: the Set sees each run once).
-  const ids = new Set(trace.devices.map((d) => d.id));
-  for (let i = 0; i < n; i++) {
-    if (i === 0 || device[i] !== device[i - 1]) ids.add(device[i]!);
-    const d = opEnd[i]! - opStart[i]!;
-    if (bytes[i]! < LARGE_COPY_BYTES || d <= 0) continue;
-    const dir = pinnedDirection(kind[i]!, category[i]!, detail[i]!);
-    if (dir < 0) continue;
-    const key = slots.slot(device[i]!) * 2 + dir;
-    while (samples.length <= key) samples.push({ alone: [], over: [] });
-    const s = samples[key]!;
-    const share = overlap[i]! / d; // above 1: "over", as 1 is
-    if (share < 0.05) {
-      if (s.alone.length < SAMPLES) s.alone.push(bytes[i]! / d);
-    } else if (share > 0.95 && s.over.length < SAMPLES) s.over.push(bytes[i]! / d);
-  }
+const ALONE_BELOW = 0.05;
+const OVER_ABOVE = 0.95;
+/** The first this many samples of each device and direction: plenty for a median. */
+const SAMPLES = 10_000;
+
+/**
+ * Per op its uncontended work, and the duplex factors per device
+ * (devices.id). A pinned copy that overlapped the other direction for `a`
+ * ns of its recorded duration D did D − a(1 − f) ns of uncontended work, f
+ * its device's factor for its direction; other ops their recorded
+ * duration. Three passes over every op, native
+ * (native/addon/src/duplex_work.cc: ~0.25 s of JavaScript at 10 M); the
+ * policy (the samples, their medians, the bounds) here. Written into `out`
+ * where given (any content), so that a caller can lend an array it is done
+ * with.
+ */
+export function uncontendedWork(
+  trace: Trace,
+  out: Float64Array = new Float64Array(trace.ops.length),
+): { work: Float64Array; factors: Map<number, DuplexFactor> } {
+  const { kind, category, detail, device, bytes, start, end, length: n } = trace.ops;
+  const columns = { ops: n, kind, category, detail, device, start, end };
+  const s = duplexSamplesNatively({
+    ...columns,
+    bytes,
+    overlap: out,
+    largeBytes: LARGE_COPY_BYTES,
+    aloneBelow: ALONE_BELOW,
+    overAbove: OVER_ABOVE,
+    samples: SAMPLES,
+  });
   const median = (l: number[]) => l.sort((a, b) => a - b)[l.length >> 1]!;
-  const out = new Map<number, DuplexFactor>();
-  for (const id of ids) {
+  const factors = new Map<number, DuplexFactor>();
+  // Devices of the table, then those only ops name, in order of first sight.
+  for (const id of new Set([...trace.devices.map((d) => d.id), ...s.devices])) {
     const f: DuplexFactor = { ...DEFAULT_DUPLEX };
-    const slot = slots.ids.indexOf(id);
+    const slot = s.slots.indexOf(id);
     for (const [dir, name] of [
       [0, 'HtoD'],
       [1, 'DtoH'],
     ] as const) {
-      const s = slot >= 0 ? samples[slot * 2 + dir] : undefined;
-      if (s && s.alone.length >= MIN_SAMPLES && s.over.length >= MIN_SAMPLES) {
-        f[name] = Math.min(1, Math.max(0.5, median(s.over) / median(s.alone)));
+      const alone = slot >= 0 ? s.alone[slot * 2 + dir] : undefined;
+      const over = slot >= 0 ? s.over[slot * 2 + dir] : undefined;
+      if (alone && over && alone.length >= MIN_SAMPLES && over.length >= MIN_SAMPLES) {
+        f[name] = Math.min(1, Math.max(0.5, median(over) / median(alone)));
         f.measured = true;
       }
     }
-    out.set(id, f);
+    factors.set(id, f);
   }
-  return out;
-}
-
-/**
- * Per op: its duration had it run alone. A pinned copy that overlapped the
- * other direction for `a` ns of its recorded duration D did D − a(1 − f)
- * ns of uncontended work. Other ops: their recorded duration. `out` may be
- * `overlap` itself (each op's duration is written after its overlap is read).
- * An overlap above the op's duration (oppositeOverlap) is clamped here.
- */
-export function uncontendedDurations(
-  trace: Trace,
-  factors: Map<number, DuplexFactor>,
-  overlap = oppositeOverlap(trace),
-  out: Float64Array = new Float64Array(trace.ops.length),
-): Float64Array {
-  const { category, device, start: opStart, end: opEnd, length: n } = trace.ops;
-  // Only copies that overlapped look their device's factors up, the last device's kept.
-  let lastDevice = NaN;
-  let f = DEFAULT_DUPLEX;
-  for (let i = 0; i < n; i++) {
-    const d = opEnd[i]! - opStart[i]!;
-    let a = overlap[i]!;
-    if (a <= 0) {
-      out[i] = d;
-      continue;
-    }
-    a = Math.min(a, d);
-    if (device[i] !== lastDevice) {
-      lastDevice = device[i]!;
-      f = factors.get(lastDevice) ?? DEFAULT_DUPLEX;
-    }
-    out[i] = d - a * (1 - (category[i] === HTOD ? f.HtoD : f.DtoH));
-  }
-  return out;
+  const ids = [...factors.keys()];
+  uncontendedDurationsNatively({
+    ...columns,
+    overlap: out,
+    out,
+    factorDevices: Int32Array.from(ids),
+    htod: Float64Array.from(ids, (id) => factors.get(id)!.HtoD),
+    dtoh: Float64Array.from(ids, (id) => factors.get(id)!.DtoH),
+    defaultHtoD: DEFAULT_DUPLEX.HtoD,
+    defaultDtoH: DEFAULT_DUPLEX.DtoH,
+  });
+  return { work: out, factors };
 }

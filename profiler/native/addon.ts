@@ -168,6 +168,10 @@ interface AddonModule {
   replaySchedule(inputs: ReplayScheduleInputs): ReplayScheduleResult;
   captureGraphs(inputs: CaptureGraphsInputs): CaptureGraphsResult;
   issueWalk(inputs: IssueWalkInputs): void;
+  duplexSamples(inputs: DuplexSamplesInputs): DuplexSamples;
+  uncontendedDurations(inputs: UncontendedDurationsInputs): void;
+  latencySamples(inputs: LatencySamplesInputs): LatencySamples;
+  launchGaps(inputs: LaunchGapsInputs): LaunchGaps[];
   keepFreedMemory(): boolean;
   Ingest: new (dbPath: string, options: { originNs: bigint }) => IngestInstance;
   InsertCeiling: new (source: string) => InsertCeilingInstance;
@@ -413,6 +417,120 @@ export interface IssueWalkInputs extends NativeInputs {
 /** The host model's walk in issue order (replay-host.ts): its outputs written in place. */
 export function issueWalkNatively(inputs: IssueWalkInputs): void {
   addon().issueWalk(inputs);
+}
+
+/** The op columns duplex contention's passes read (native/addon/src/duplex_work.cc; analysis/bandwidth.ts). */
+interface DuplexOps extends NativeInputs {
+  ops: number;
+  kind: Uint8Array;
+  category: Uint8Array;
+  detail: Int32Array;
+  device: Int32Array;
+  start: Float64Array;
+  end: Float64Array;
+}
+
+export interface DuplexSamplesInputs extends DuplexOps {
+  bytes: Float64Array;
+  /** Written: per op, the time pinned copies of the other direction overlapped it. */
+  overlap: Float64Array;
+  largeBytes: number;
+  aloneBelow: number;
+  overAbove: number;
+  samples: number;
+}
+
+/** The large pinned copies' rates (bytes per ns) by the share of their time overlapped, per slot * 2 + direction (0 HtoD, 1 DtoH). */
+export interface DuplexSamples {
+  /** Every op's device, in order of first sight. */
+  devices: number[];
+  /** The device of each slot. */
+  slots: number[];
+  alone: number[][];
+  over: number[][];
+}
+
+/** Each op's time overlapped by pinned copies of the other direction on its device, and the copies' rates alone and overlapped. */
+export function duplexSamplesNatively(inputs: DuplexSamplesInputs): DuplexSamples {
+  return addon().duplexSamples(inputs);
+}
+
+export interface UncontendedDurationsInputs extends DuplexOps {
+  overlap: Float64Array;
+  /** Written (may be `overlap` itself). */
+  out: Float64Array;
+  /** Per device listed, its factors; defaultHtoD / defaultDtoH for any other. */
+  factorDevices: Int32Array;
+  htod: Float64Array;
+  dtoh: Float64Array;
+  defaultHtoD: number;
+  defaultDtoH: number;
+}
+
+/** Each op's duration had it run alone (the overlapped share of a pinned copy scaled back by its device's factor). */
+export function uncontendedDurationsNatively(inputs: UncontendedDurationsInputs): void {
+  addon().uncontendedDurations(inputs);
+}
+
+/** What the host model's latency pass reads (native/addon/src/latency_samples.cc; replay/replay-host.ts measureLatencies). */
+export interface LatencySamplesInputs extends NativeInputs {
+  ops: number;
+  calls: number;
+  devices: number;
+  /** The first this many samples of each list. */
+  samples: number;
+  /** A wait counts where what decided the start came this long after the call returned… */
+  clearNs: number;
+  /** …and the op started within this long of it. */
+  withinNs: number;
+}
+
+/** Lags (ns) per device × op kind (launch, dependency), device × engine (engine, chain) and device (all). */
+export interface LatencySamples {
+  launch: number[][];
+  dependency: number[][];
+  engine: number[][];
+  chain: number[][];
+  all: number[][];
+}
+
+/** The samples of the GPU's own latencies, one pass over every op. */
+export function latencySamplesNatively(inputs: LatencySamplesInputs): LatencySamples {
+  return addon().latencySamples(inputs);
+}
+
+/** What the launch-bound rule's passes read (native/addon/src/launch_gaps.cc; diagnosis/findings/launch-bound.ts). */
+export interface LaunchGapsInputs {
+  ops: number;
+  calls: number;
+  kind: Uint8Array;
+  start: Float64Array;
+  end: Float64Array;
+  opCall: Int32Array;
+  callStart: Float64Array;
+  callEnd: Float64Array;
+  /** Per device, its ops' indexes in start order. */
+  onDevice: Int32Array[];
+  minKernels: number;
+  /** A short kernel counts where the gap before it is under this many launches. */
+  gapFactor: number;
+  /** How many of the short kernels to list. */
+  evidence: number;
+}
+
+/** One device's kernels and launches; where both reach minKernels, its median launch, short kernels, the idle time before them, the first of them. */
+export interface LaunchGaps {
+  kernels: number;
+  launches: number;
+  launchNs?: number;
+  short?: number;
+  idleNs?: number;
+  evidence?: number[];
+}
+
+/** Per device, its median kernel launch and the short kernels the GPU idled before. */
+export function launchGapsNatively(inputs: LaunchGapsInputs): LaunchGaps[] {
+  return addon().launchGaps(inputs);
 }
 
 /**

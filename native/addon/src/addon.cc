@@ -1,5 +1,6 @@
 // Module entry: devices(), cuptiInfo(path?), class Ingest, loadOps(path), loadCalls(path), loadTimeline(path), checkTimeline(path),
-// indexCalls(calls, ops, out), replaySchedule(inputs), captureGraphs(inputs), issueWalk(inputs), keepFreedMemory(),
+// indexCalls(calls, ops, out), replaySchedule(inputs), captureGraphs(inputs), issueWalk(inputs), duplexSamples(inputs),
+// uncontendedDurations(inputs), latencySamples(inputs), launchGaps(inputs), keepFreedMemory(),
 // demangle(names), appendTablePages(output, tables); and, for the drift tests, the vocabularies the TypeScript side repeats:
 // timelineColumns, traceCodes, ingestStatements, ingestSchemaVersion.
 #include <napi.h>
@@ -18,6 +19,7 @@
 #include "cupti_info.h"
 #include "demangle.h"
 #include "device_inventory.h"
+#include "duplex_work.h"
 #include "graph_capture.h"
 #include "ingest.h"
 #include "ingest_binding.h"
@@ -25,6 +27,8 @@
 #include "insert_ceiling.h"
 #include "issue_walk.h"
 #include "js_error.h"
+#include "latency_samples.h"
+#include "launch_gaps.h"
 #include "memory_policy.h"
 #include "page_merge.h"
 #include "replay_scheduler.h"
@@ -607,6 +611,10 @@ static Napi::Object InitStreamScopeAddon(Napi::Env env, Napi::Object exports) {
   exports.Set("replaySchedule", Napi::Function::New(env, exported<replayScheduleBinding>, "replaySchedule"));
   exports.Set("captureGraphs", Napi::Function::New(env, exported<captureGraphsBinding>, "captureGraphs"));
   exports.Set("issueWalk", Napi::Function::New(env, exported<issueWalkBinding>, "issueWalk"));
+  exports.Set("duplexSamples", Napi::Function::New(env, exported<duplexSamplesBinding>, "duplexSamples"));
+  exports.Set("uncontendedDurations", Napi::Function::New(env, exported<uncontendedDurationsBinding>, "uncontendedDurations"));
+  exports.Set("latencySamples", Napi::Function::New(env, exported<latencySamplesBinding>, "latencySamples"));
+  exports.Set("launchGaps", Napi::Function::New(env, exported<launchGapsBinding>, "launchGaps"));
   exports.Set("keepFreedMemory", Napi::Function::New(env, exported<keepFreedMemoryBinding>, "keepFreedMemory"));
   exports.Set("loadOps", Napi::Function::New(env, exported<loadOpsBinding>, "loadOps"));
   exports.Set("loadCalls", Napi::Function::New(env, exported<loadCallsBinding>, "loadCalls"));

@@ -16,24 +16,14 @@
 #include <cstdint>
 
 #include "js_math.h"
+#include "order_statistics.h"
 #include "trace_codes.h"
 #include "typed_arrays.h"
 
 namespace streamscope::addon {
 
-namespace {
-
 using trace_code::kKernel;
 using trace_code::kWaitNone;
-
-// select.ts medianInPlace: the upper median of v[0 .. n), the element at n / 2 in sorted order (values reordered).
-double medianInPlace(double* v, size_t n) {
-  double* mid = v + n / 2;
-  std::nth_element(v, mid, v + n);
-  return *mid;
-}
-
-}  // namespace
 
 // captureGraphs(inputs) → {launches, graphs, captured, hostNs}: callGap,
 // callDuration (per call; zeros as handed over) and afterLatency (per op)

@@ -41,12 +41,17 @@ T* typedArray(const Napi::Object& o, const char* what, const char* name, size_t&
   return a.Data();
 }
 
-// As typedArray, holding at least `n` elements.
+// As typedArray, holding at least `n` elements. (An empty array's data may be null: whether one was given is asked
+// of the property, not of its data, else an empty one where n are needed went unrefused and was read.)
 template <typename T>
 T* typedArrayOf(const Napi::Object& o, const char* what, const char* name, size_t n, bool optional = false) {
+  if (optional) {
+    const Napi::Value v = o.Get(name);
+    if (v.IsNull() || v.IsUndefined()) return nullptr;
+  }
   size_t length = 0;
-  T* data = typedArray<T>(o, what, name, length, optional);
-  if (data && length < n) throw Napi::RangeError::New(o.Env(), std::string(what) + ": " + name + " is too short");
+  T* data = typedArray<T>(o, what, name, length);
+  if (length < n) throw Napi::RangeError::New(o.Env(), std::string(what) + ": " + name + " is too short");
   return data;
 }
 

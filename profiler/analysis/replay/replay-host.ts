@@ -11,8 +11,8 @@ import { StreamFlags } from '../../store/enums.ts';
 import { blocksOnDevice, callFamily, syncScope } from '../../cuda/call-families.ts';
 import type { Host } from '../host.ts';
 import { OpCategory, OpKind, type Trace } from '../trace.ts';
-import { DEFAULT_DUPLEX, duplexFactors, oppositeOverlap, uncontendedDurations } from '../bandwidth.ts';
-import { issueWalkNatively } from '../../native/addon.ts';
+import { DEFAULT_DUPLEX, uncontendedWork } from '../bandwidth.ts';
+import { issueWalkNatively, latencySamplesNatively } from '../../native/addon.ts';
 
 // Enum values as module constants: the hot loops read them per op, and a test
 // runner that rewrites imports into property reads (vitest) made each read a
@@ -187,7 +187,7 @@ function buildHostModel(trace: Trace, host: Host): HostModel {
   // dependency ends, and the durations alone over the overlaps, each
   // needed no longer (160 MB less per 10 M ops, and their page faults).
   const latency = measureLatencies(trace, host, dense.devIndex, dense.devOf, walk.waitsOwn, walk.depEnd);
-  const { work, duplex } = uncontendedWork(trace, dense.devIndex, walk.depEnd);
+  const { work, duplex } = deviceWork(trace, dense.devIndex, walk.depEnd);
   clipStreamOverlaps(trace, dense.streamOfOp, dense.streamPid.length, work);
   const handoff = inferHandoffs(calls, threadCalls, outer);
   return {
@@ -521,10 +521,8 @@ function legacyOpsIn(lastOfStream: Int32Array, streamFlags: Int32Array): boolean
  * overlaps are written over the ops' dependency ends (`depEnd`, read no
  * more), and the durations over the overlaps.
  */
-function uncontendedWork(trace: Trace, devIndex: Map<number, number>, depEnd: Float64Array): { work: Float64Array; duplex: Float64Array } {
-  const overlap = oppositeOverlap(trace, depEnd);
-  const factors = duplexFactors(trace, overlap);
-  const work = uncontendedDurations(trace, factors, overlap, overlap);
+function deviceWork(trace: Trace, devIndex: Map<number, number>, depEnd: Float64Array): { work: Float64Array; duplex: Float64Array } {
+  const { work, factors } = uncontendedWork(trace, depEnd);
   const duplex = new Float64Array(devIndex.size * 2).fill(1);
   for (const [id, d] of devIndex) {
     const f = factors.get(id) ?? DEFAULT_DUPLEX;
@@ -729,46 +727,30 @@ export const DEFAULT_LATENCY = {
  */
 function measureLatencies(trace: Trace, host: Host, devIndex: Map<number, number>, devOf: Int32Array, waitsOwn: Uint8Array, depEnd: Float64Array): Latencies {
   const { ops } = trace;
-  const { calls } = host;
   const D = devIndex.size;
-  const launch: number[][] = Array.from({ length: D * 4 }, () => []);
-  const dependency: number[][] = Array.from({ length: D * 4 }, () => []);
-  const engine: number[][] = Array.from({ length: D * 2 }, () => []);
-  const chain: number[][] = Array.from({ length: D * 2 }, () => []);
-  const all: number[][] = Array.from({ length: D }, () => []);
-  const engineStream = new Int32Array(D * 2).fill(-1);
-  const shared = new Uint8Array(D);
-  for (const x of trace.devices) shared[devIndex.get(x.id)!] = (x.asyncEngineCount ?? 2) <= 1 ? 1 : 0;
-  // A sample of each latency is plenty: keep the first SAMPLES of each kind.
-  const SAMPLES = 10_000;
-  const add = (l: number[], v: number) => {
-    if (l.length < SAMPLES) l.push(v);
-  };
-  const engineEnd = new Float64Array(D * 2).fill(-Infinity);
-  for (let i = 0; i < ops.length; i++) {
-    const k = host.opCall[i]!;
-    const d = devOf[i]!;
-    const cat = ops.category[i]!;
-    const kind = ops.kind[i]!;
-    const eng = kind === MEMCPY && (cat === HTOD || cat === DTOH) ? d * 2 + (shared[d] || cat === HTOD ? 0 : 1) : -1;
-    const dep = depEnd[i]!;
-    const busy = eng >= 0 ? engineEnd[eng]! : -Infinity;
-    if (k >= 0 && !waitsOwn[k]) {
-      const issued = calls.end[k]!;
-      const start = ops.start[i]!;
-      add(all[d]!, start - issued);
-      // Only one thing decided the start: sample that latency.
-      if (issued >= dep && issued >= busy) add(launch[d * 4 + kind]!, start - issued);
-      else if (eng >= 0 && busy === dep && engineStream[eng] === ops.stream[i] && dep > issued + 1_000 && start >= dep && start - dep < 100_000)
-        add(chain[eng]!, start - dep);
-      else if (dep > issued + 1_000 && dep >= busy && start >= dep && start - dep < 100_000) add(dependency[d * 4 + kind]!, start - dep);
-      else if (busy > issued + 1_000 && busy > dep && start >= busy && start - busy < 100_000) add(engine[eng]!, start - busy);
-    }
-    if (eng >= 0) {
-      engineEnd[eng] = Math.max(busy, ops.end[i]!);
-      engineStream[eng] = ops.stream[i]!;
-    }
-  }
+  const sharedEngine = new Uint8Array(D);
+  for (const x of trace.devices) sharedEngine[devIndex.get(x.id)!] = (x.asyncEngineCount ?? 2) <= 1 ? 1 : 0;
+  // The pass over every op, native (native/addon/src/latency_samples.cc: ~0.11 s of JavaScript at 10 M); its medians here.
+  const { launch, dependency, engine, chain, all } = latencySamplesNatively({
+    ops: ops.length,
+    calls: host.calls.length,
+    devices: D,
+    // A sample of each latency is plenty: the first SAMPLES of each kind.
+    samples: 10_000,
+    clearNs: 1_000,
+    withinNs: 100_000,
+    kind: ops.kind,
+    category: ops.category,
+    start: ops.start,
+    end: ops.end,
+    stream: ops.stream,
+    devOf,
+    opCall: host.opCall,
+    depEnd,
+    callEnd: host.calls.end,
+    waitsOwn,
+    sharedEngine,
+  });
   const quantile = (l: number[], q: number) => {
     l.sort((a, b) => a - b);
     return l[Math.floor((l.length - 1) * q)]!;
