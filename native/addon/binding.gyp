@@ -17,6 +17,7 @@
         "src/duplex_work.cc",
         "src/latency_samples.cc",
         "src/launch_gaps.cc",
+        "src/device_unions.cc",
         "src/memory_policy.cc",
         "src/device_inventory.cc",
         "src/cupti_info.cc",

@@ -165,6 +165,7 @@ interface AddonModule {
     ops: Pick<OpColumns, 'length' | 'pid' | 'correlation'>,
     out: { opCall: Int32Array; threadCalls: Int32Array },
   ): Omit<CallIndexColumns, 'opCall' | 'threadCalls'>;
+  outermostCalls(inputs: { calls: number; start: Float64Array; end: Float64Array; threads: Int32Array[]; outer: Int32Array }): void;
   replaySchedule(inputs: ReplayScheduleInputs): ReplayScheduleResult;
   captureGraphs(inputs: CaptureGraphsInputs): CaptureGraphsResult;
   issueWalk(inputs: IssueWalkInputs): void;
@@ -172,6 +173,7 @@ interface AddonModule {
   uncontendedDurations(inputs: UncontendedDurationsInputs): void;
   latencySamples(inputs: LatencySamplesInputs): LatencySamples;
   launchGaps(inputs: LaunchGapsInputs): LaunchGaps[];
+  deviceUnions(inputs: DeviceUnionsInputs): NativeDeviceUnions[];
   keepFreedMemory(): boolean;
   Ingest: new (dbPath: string, options: { originNs: bigint }) => IngestInstance;
   InsertCeiling: new (source: string) => InsertCeilingInstance;
@@ -355,6 +357,15 @@ export function indexCalls(calls: Pick<CallColumns, 'length' | 'pid' | 'tid' | '
 type NativeInputs = Record<string, number | Int32Array | Uint8Array | Float32Array | Float64Array | null>;
 
 /**
+ * Per call, the outermost call containing it (a driver call inside a
+ * runtime call), itself if outermost, written into `outer`: each thread's
+ * calls (`threads`, in start order) walked (native/addon/src/call_index.cc).
+ */
+export function outermostCallsNatively(calls: Pick<CallColumns, 'length' | 'start' | 'end'>, threads: Int32Array[], outer: Int32Array): void {
+  addon().outermostCalls({ calls: calls.length, start: calls.start, end: calls.end, threads, outer });
+}
+
+/**
  * What the what-if replay's simulation reads (native/addon/src/replay_scheduler.cc
  * Inputs; profiler/analysis/replay/replay.ts builds it): counts, per-op and
  * per-call arrays, the fix's options (null where absent), the scratch and
@@ -531,6 +542,41 @@ export interface LaunchGaps {
 /** Per device, its median kernel launch and the short kernels the GPU idled before. */
 export function launchGapsNatively(inputs: LaunchGapsInputs): LaunchGaps[] {
   return addon().launchGaps(inputs);
+}
+
+/** What the devices' busy unions read (native/addon/src/device_unions.cc; analysis/overlap.ts deviceUnions). */
+export interface DeviceUnionsInputs {
+  ops: number;
+  device: Int32Array;
+  pid: Int32Array;
+  category: Uint8Array;
+  start: Float64Array;
+  end: Float64Array;
+}
+
+/** Busy time of a group of intervals: their count, the sum of their lengths, the length of their union. */
+export interface NativeBusy {
+  count: number;
+  sum: number;
+  union: number;
+}
+
+/** One device's busy time per category and every op's union ([s0, e0, s1, e1, …] in union[0 .. length)). */
+export interface NativeDeviceUnions {
+  deviceId: number;
+  operations: number;
+  pid: number | null;
+  compute: NativeBusy;
+  htod: NativeBusy;
+  dtoh: NativeBusy;
+  all: NativeBusy;
+  union: Float64Array;
+  length: number;
+}
+
+/** Each device's busy time and union of operations, devices in the order their first op comes. */
+export function deviceUnionsNatively(inputs: DeviceUnionsInputs): NativeDeviceUnions[] {
+  return addon().deviceUnions(inputs);
 }
 
 /**

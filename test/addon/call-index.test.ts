@@ -4,12 +4,13 @@
 // real recording among the fixtures: each process's call by correlation id
 // (the runtime call over the driver call inside it), the call behind each
 // GPU operation, each thread's calls. A process whose ids are too sparse
-// for an array is answered through a Map.
+// for an array is answered through a Map. Then each call's outermost call
+// (call_index.cc outermostCalls) on calls nested by hand.
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { callIndexOf } from '../../profiler/analysis/host.ts';
-import { indexCalls, loadTimelineColumns, type CallColumns, type OpColumns } from '../../profiler/native/addon.ts';
+import { indexCalls, loadTimelineColumns, outermostCallsNatively, type CallColumns, type OpColumns } from '../../profiler/native/addon.ts';
 import { THREAD_LANE_FACTOR } from '../../profiler/store/zone-tables.ts';
 
 const fixtures = path.resolve(import.meta.dirname, '../fixtures');
@@ -79,5 +80,18 @@ describe('the host calls indexed natively', () => {
     expectTheReference(calls, ops);
     // A column of another type is refused by name, not read past its end.
     expect(() => indexCalls({ ...calls, tid: new Float64Array(4) } as unknown as CallColumns, ops)).toThrow(/indexCalls: tid is not a typed array of its type/);
+  });
+});
+
+describe('outermost calls, natively', () => {
+  it('gives each call the outermost call of its thread that contains it, itself where none does', () => {
+    // Thread A: 0 [0, 100) holds 1 [10, 20) and 2 [30, 40), which holds nothing more; 3 [150, 160) on its own.
+    // Thread B: 4 [0, 50), 5 [50, 70) (touching, not inside), 6 [55, 60) inside 5.
+    const calls = { length: 7, start: Float64Array.of(0, 10, 30, 150, 0, 50, 55), end: Float64Array.of(100, 20, 40, 160, 50, 70, 60) };
+    const outer = new Int32Array(7);
+    outermostCallsNatively(calls, [Int32Array.of(0, 1, 2, 3), Int32Array.of(4, 5, 6)], outer);
+    expect([...outer]).toEqual([0, 0, 0, 3, 4, 5, 5]);
+    // A call index out of range is refused by name, not written past the end.
+    expect(() => outermostCallsNatively(calls, [Int32Array.of(0, 7)], outer)).toThrow(/outermostCalls: threads\[1\] = 7 is outside 0\.\.6/);
   });
 });

@@ -15,6 +15,7 @@ describe('trace codes: trace_codes.h and the TypeScript', () => {
     expect(nativeVocabulary().traceCodes).toEqual({
       kernel: OpKind.Kernel,
       memcpy: OpKind.Memcpy,
+      compute: OpCategory.Compute,
       htod: OpCategory.HtoD,
       dtoh: OpCategory.DtoH,
       pageable: PAGEABLE,

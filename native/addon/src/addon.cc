@@ -1,6 +1,6 @@
 // Module entry: devices(), cuptiInfo(path?), class Ingest, loadOps(path), loadCalls(path), loadTimeline(path), checkTimeline(path),
-// indexCalls(calls, ops, out), replaySchedule(inputs), captureGraphs(inputs), issueWalk(inputs), duplexSamples(inputs),
-// uncontendedDurations(inputs), latencySamples(inputs), launchGaps(inputs), keepFreedMemory(),
+// indexCalls(calls, ops, out), outermostCalls(inputs), replaySchedule(inputs), captureGraphs(inputs), issueWalk(inputs),
+// duplexSamples(inputs), uncontendedDurations(inputs), latencySamples(inputs), launchGaps(inputs), deviceUnions(inputs), keepFreedMemory(),
 // demangle(names), appendTablePages(output, tables); and, for the drift tests, the vocabularies the TypeScript side repeats:
 // timelineColumns, traceCodes, ingestStatements, ingestSchemaVersion.
 #include <napi.h>
@@ -19,6 +19,7 @@
 #include "cupti_info.h"
 #include "demangle.h"
 #include "device_inventory.h"
+#include "device_unions.h"
 #include "duplex_work.h"
 #include "graph_capture.h"
 #include "ingest.h"
@@ -252,6 +253,7 @@ Napi::Object traceCodes(Napi::Env env) {
   Napi::Object o = Napi::Object::New(env);
   const std::pair<const char*, double> codes[] = {{"kernel", kKernel},
                                                   {"memcpy", kMemcpy},
+                                                  {"compute", kCompute},
                                                   {"htod", kHtoD},
                                                   {"dtoh", kDtoH},
                                                   {"pageable", kPageable},
@@ -608,6 +610,7 @@ static Napi::Object InitStreamScopeAddon(Napi::Env env, Napi::Object exports) {
   initInsertCeiling(env, exports);  // the ingest benchmark's ceiling (bench only)
   exports.Set("loadRows", Napi::Function::New(env, exported<loadRowsBinding>, "loadRows"));
   exports.Set("indexCalls", Napi::Function::New(env, exported<indexCallsBinding>, "indexCalls"));
+  exports.Set("outermostCalls", Napi::Function::New(env, exported<outermostCallsBinding>, "outermostCalls"));
   exports.Set("replaySchedule", Napi::Function::New(env, exported<replayScheduleBinding>, "replaySchedule"));
   exports.Set("captureGraphs", Napi::Function::New(env, exported<captureGraphsBinding>, "captureGraphs"));
   exports.Set("issueWalk", Napi::Function::New(env, exported<issueWalkBinding>, "issueWalk"));
@@ -615,6 +618,7 @@ static Napi::Object InitStreamScopeAddon(Napi::Env env, Napi::Object exports) {
   exports.Set("uncontendedDurations", Napi::Function::New(env, exported<uncontendedDurationsBinding>, "uncontendedDurations"));
   exports.Set("latencySamples", Napi::Function::New(env, exported<latencySamplesBinding>, "latencySamples"));
   exports.Set("launchGaps", Napi::Function::New(env, exported<launchGapsBinding>, "launchGaps"));
+  exports.Set("deviceUnions", Napi::Function::New(env, exported<deviceUnionsBinding>, "deviceUnions"));
   exports.Set("keepFreedMemory", Napi::Function::New(env, exported<keepFreedMemoryBinding>, "keepFreedMemory"));
   exports.Set("loadOps", Napi::Function::New(env, exported<loadOpsBinding>, "loadOps"));
   exports.Set("loadCalls", Napi::Function::New(env, exported<loadCallsBinding>, "loadCalls"));

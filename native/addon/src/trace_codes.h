@@ -1,5 +1,5 @@
 // The analysis's codes as the TypeScript defines them, for the native passes
-// over its arrays (replay_scheduler.cc, graph_capture.cc, issue_walk.cc): one definition
+// over its arrays (replay_scheduler.cc, graph_capture.cc, issue_walk.cc and the others): one definition
 // here, as profiler/analysis/trace.ts and replay/replay-host.ts give them.
 #pragma once
 
@@ -10,7 +10,8 @@ namespace streamscope::addon::trace_code {
 // OpKind (trace.ts).
 inline constexpr uint8_t kKernel = 1;
 inline constexpr uint8_t kMemcpy = 2;
-// OpCategory (trace.ts): the two host copy directions.
+// OpCategory (trace.ts): kernels' (the SMs), the two host copy directions.
+inline constexpr uint8_t kCompute = 0;
 inline constexpr uint8_t kHtoD = 1;
 inline constexpr uint8_t kDtoH = 2;
 // A copy's memory kind as ops.detail holds it (src * 16 + dst): pageable host memory.

@@ -12,7 +12,7 @@ import { blocksOnDevice, callFamily, syncScope } from '../../cuda/call-families.
 import type { Host } from '../host.ts';
 import { OpCategory, OpKind, type Trace } from '../trace.ts';
 import { DEFAULT_DUPLEX, uncontendedWork } from '../bandwidth.ts';
-import { issueWalkNatively, latencySamplesNatively } from '../../native/addon.ts';
+import { issueWalkNatively, latencySamplesNatively, outermostCallsNatively } from '../../native/addon.ts';
 
 // Enum values as module constants: the hot loops read them per op, and a test
 // runner that rewrites imports into property reads (vitest) made each read a
@@ -368,17 +368,10 @@ function opsByCall(opCall: Int32Array, n: number, nc: number, callOrder: Int32Ar
   return { firstOp, callOps, withCall };
 }
 
-/** The outermost call containing each call (driver calls inside runtime calls): itself if outermost. */
+/** The outermost call containing each call (driver calls inside runtime calls): itself if outermost (native: call_index.cc). */
 function outermostCalls(calls: Host['calls'], threadCalls: Int32Array[]): Int32Array {
   const outer = new Int32Array(calls.length);
-  for (const list of threadCalls) {
-    let o = -1;
-    for (let j = 0; j < list.length; j++) {
-      const k = list[j]!;
-      if (o >= 0 && calls.start[k]! < calls.end[o]!) outer[k] = o;
-      else outer[(o = k)] = k;
-    }
-  }
+  outermostCallsNatively(calls, threadCalls, outer);
   return outer;
 }
 
