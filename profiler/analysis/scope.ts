@@ -333,8 +333,10 @@ export function closeWindows(info: ScopeInfo, span: { start: Ns; end: Ns }): voi
  *
  * Row ids, correlation ids and every other column are kept, so evidence
  * still names the stored rows. Views where nothing needs clipping (no
- * copy: the common case of a window over many short operations), else
- * copies in start order: the clipped starts are `from`, the earliest.
+ * copy: the common case of a window over many short operations); views
+ * with the clipped columns copied where the rows kept are contiguous (those
+ * in flight at `from` just before the rest); else copies in start order:
+ * the clipped starts are `from`, the earliest.
  */
 export function clipToWindow(c: TimelineColumns, from: number, to: number): { columns: TimelineColumns; clipped: Clipped } {
   const clipped: Clipped = { ops: 0, ns: 0, keptNs: 0 };
@@ -348,6 +350,27 @@ export interface Clipped {
   keptNs: number;
 }
 
+/**
+ * Rows lo..to as views but for the columns the clip writes (start, end,
+ * bytes), copied: where the rows kept are contiguous, as where the ones
+ * still running at the window's start are those just before it (the op or
+ * call in flight then). A copy of every column was ~0.25 s of a window's
+ * analysis at 10 M operations.
+ */
+function clippedView<T extends Columns>(c: T, lo: number, to: number): T {
+  const out = view(c, lo, to) as unknown as Record<string, Float64Array>;
+  for (const key of ['start', 'end', 'bytes']) if (out[key]) out[key] = out[key].slice();
+  return out as unknown as T;
+}
+
+/** The rows a window keeps: those still running at its start (`before`), then first..last. */
+function keptRows(before: number[], first: number, last: number): Int32Array {
+  const index = new Int32Array(before.length + last - first);
+  index.set(before);
+  for (let i = first; i < last; i++) index[before.length + i - first] = i;
+  return index;
+}
+
 function clipRows<T extends Columns>(c: T, from: number, to: number, clipped: Clipped | null): T {
   const first = lowerBound(c.start, c.length, from);
   const last = lowerBound(c.start, c.length, to);
@@ -357,10 +380,8 @@ function clipRows<T extends Columns>(c: T, from: number, to: number, clipped: Cl
   let pastEnd = false;
   for (let i = first; i < last && !pastEnd; i++) pastEnd = c.end[i]! > to;
   if (before.length === 0 && !pastEnd) return view(c, first, last);
-  const index = new Int32Array(before.length + last - first);
-  index.set(before);
-  for (let i = first; i < last; i++) index[before.length + i - first] = i;
-  const out = gather(c, index);
+  const out =
+    before.length === 0 || before[0] === first - before.length ? clippedView(c, first - before.length, last) : gather(c, keptRows(before, first, last));
   const bytes = 'bytes' in out ? out.bytes : null;
   for (let x = 0; x < out.length; x++) {
     const start = out.start[x]!;

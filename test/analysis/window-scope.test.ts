@@ -7,6 +7,8 @@ import { describe, expect, it } from 'vitest';
 import { analyze, type Analysis } from '../../profiler/analysis/diagnosis/analyze.ts';
 import { buildStats } from '../../profiler/query/stats.ts';
 import type { Scope } from '../../profiler/contract/scope.ts';
+import { clipToWindow } from '../../profiler/analysis/scope.ts';
+import type { TimelineColumns } from '../../profiler/native/columns.ts';
 import { repoRoot } from '../../profiler/native/paths.ts';
 import { openRecording } from '../../profiler/store/database.ts';
 
@@ -116,5 +118,56 @@ describe('a window inside a long pageable copy (runner-pageable)', () => {
     } finally {
       db.close();
     }
+  });
+});
+
+describe('clipToWindow on columns built by hand', () => {
+  /** Ops in start order ([start, end)), bytes 100 each, row ids from 1; no calls. */
+  function columns(spans: [number, number][]): TimelineColumns {
+    const n = spans.length;
+    const ops = {
+      length: n,
+      start: Float64Array.from(spans, (s) => s[0]),
+      end: Float64Array.from(spans, (s) => s[1]),
+      bytes: new Float64Array(n).fill(100),
+      rowId: Float64Array.from(spans, (_, i) => i + 1),
+    };
+    return { ops, calls: { length: 0, start: new Float64Array(0), end: new Float64Array(0), rowId: new Float64Array(0) } } as unknown as TimelineColumns;
+  }
+
+  it('keeps the ops in flight at the window’s start just before the rest as views, the clipped columns copied, the input untouched', () => {
+    // Ops 1 and 2 still run at 50 (op 0 ended); 3 runs past 100.
+    const c = columns([
+      [0, 10],
+      [20, 60],
+      [30, 70],
+      [55, 120],
+      [80, 90],
+    ]);
+    const { columns: w, clipped } = clipToWindow(c, 50, 100);
+    expect([...w.ops.rowId]).toEqual([2, 3, 4, 5]);
+    expect([...w.ops.start]).toEqual([50, 50, 55, 80]);
+    expect([...w.ops.end]).toEqual([60, 70, 100, 90]);
+    expect([...w.ops.bytes]).toEqual([25, 50, 69, 100]); // pro rata: 10/40, 20/40, 45/65 of 100, rounded
+    expect(clipped).toEqual({ ops: 3, ns: 40 + 40 + 65, keptNs: 10 + 20 + 45 });
+    // The columns not clipped are the input's (no copy); the clipped ones are copies: the input is as it was.
+    expect(w.ops.rowId.buffer).toBe(c.ops.rowId.buffer);
+    expect(w.ops.start.buffer).not.toBe(c.ops.start.buffer);
+    expect([...c.ops.start]).toEqual([0, 20, 30, 55, 80]);
+    expect([...c.ops.bytes]).toEqual([100, 100, 100, 100, 100]);
+  });
+
+  it('copies every column where an op that ended before the window sits between those in flight and the rest', () => {
+    // Op 0 still runs at 50; op 1 ended before it.
+    const c = columns([
+      [0, 60],
+      [20, 30],
+      [55, 70],
+    ]);
+    const { columns: w } = clipToWindow(c, 50, 100);
+    expect([...w.ops.rowId]).toEqual([1, 3]);
+    expect([...w.ops.start]).toEqual([50, 55]);
+    expect([...w.ops.end]).toEqual([60, 70]);
+    expect(w.ops.rowId.buffer).not.toBe(c.ops.rowId.buffer);
   });
 });
