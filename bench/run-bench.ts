@@ -527,8 +527,9 @@ async function benchAnalysis(): Promise<void> {
       phases.push(steady.phasesMs);
       ops = steady.operations;
       findings = steady.findings;
-      // The scopes like for like, each with its what-ifs on the analysing thread: a window's rows are copies, which
-      // the second thread is not handed (analyze.ts), and the ratios are of the selection's cost, not the thread's.
+      // The scopes like for like, each with its what-ifs on the analysing thread: a window's clipped columns are
+      // copies, which the second thread is not handed (analyze.ts), and the ratios are of the selection's cost, not
+      // the thread's.
       scoped.whole.push(timed('whole', true).seconds);
       scoped.window.push(timed('window', true).seconds);
     }

@@ -103,8 +103,8 @@ export interface AnalyzeOptions {
    * as the rules name them: for a caller that reads the diagnosis at once
    * (`report`, `check`), of a recording of WHATIF_THREAD_MIN_ROWS operations
    * and calls or more, its columns loaded here (not given), for the whole
-   * recording or its steady state (a window's rows are copies, a range's
-   * instances share the fixes' replays: `replays`).
+   * recording or its steady state (a window copies the columns it clips,
+   * a range's instances share the fixes' replays: `replays`).
    * `minRows`: another threshold (the tests' small recordings).
    */
   whatIfThread?: boolean | { minRows: number };
@@ -167,7 +167,8 @@ export function analyze(db: Db, options: AnalyzeOptions = {}): Analysis {
   const scope = options.scope ?? STEADY_STATE;
   // Started before the load: its modules load meanwhile, on the other core.
   // Whole and steady state only: their rows are views of the columns loaded, which the worker selects again for free,
-  // where a window copies the rows it clips (twice the memory, on both threads: 1.13 × the whole's time at 10 M).
+  // where a window copies the columns it clips (start, end and bytes; every column where the rows it keeps are not
+  // contiguous: scope.ts clipToWindow), on both threads (1.13 × the whole's time at 10 M when it copied them all).
   const rows =
     options.whatIfThread && !options.columns && !options.replays && options.startup === undefined && (scope.kind === 'whole' || scope.kind === 'steady-state')
       ? timelineRows(db)
