@@ -530,14 +530,9 @@ export interface LaunchGapsInputs {
 }
 
 /** One device's kernels and launches; where both reach minKernels, its median launch, short kernels, the idle time before them, the first of them. */
-export interface LaunchGaps {
-  kernels: number;
-  launches: number;
-  launchNs?: number;
-  short?: number;
-  idleNs?: number;
-  evidence?: number[];
-}
+export type LaunchGaps =
+  | { kernels: number; launches: number }
+  | { kernels: number; launches: number; launchNs: number; short: number; idleNs: number; evidence: number[] };
 
 /** Per device, its median kernel launch and the short kernels the GPU idled before. */
 export function launchGapsNatively(inputs: LaunchGapsInputs): LaunchGaps[] {

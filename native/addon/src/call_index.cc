@@ -12,7 +12,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <string>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -215,20 +214,10 @@ Napi::Value outermostCallsBinding(const Napi::CallbackInfo& info) {
   const double* start = typedArrayOf<double>(o, what, "start", nc);
   const double* end = typedArrayOf<double>(o, what, "end", nc);
   int32_t* outer = typedArrayOf<int32_t>(o, what, "outer", nc);
-  const Napi::Value lists = o.Get("threads");
-  if (!lists.IsArray()) throw Napi::TypeError::New(env, std::string(what) + ": threads is not an array");
-  const Napi::Array threads = lists.As<Napi::Array>();
-  for (uint32_t t = 0; t < threads.Length(); t++) {
-    const Napi::Value list = threads.Get(t);
-    if (!list.IsTypedArray() || list.As<Napi::TypedArray>().TypedArrayType() != napi_int32_array)
-      throw Napi::TypeError::New(env, std::string(what) + ": threads[" + std::to_string(t) + "] is not an Int32Array");
-    const auto calls = list.As<Napi::Int32Array>();
-    const int32_t* l = calls.Data();
-    const size_t m = calls.ElementLength();
-    checkIndexes(env, what, "threads", l, m, 0, static_cast<int64_t>(nc));
+  for (const IndexList& calls : indexListsOf(o, what, "threads", 0, static_cast<int64_t>(nc))) {
     int32_t out = -1;
-    for (size_t j = 0; j < m; j++) {
-      const int32_t k = l[j];
+    for (size_t j = 0; j < calls.length; j++) {
+      const int32_t k = calls.data[j];
       if (out >= 0 && start[k] < end[out]) outer[k] = out;
       else outer[(out = k)] = k;
     }

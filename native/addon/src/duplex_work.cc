@@ -70,12 +70,6 @@ Ops opsOf(const Napi::Object& o, const char* what) {
   return ops;
 }
 
-Napi::Array toArray(Napi::Env env, const std::vector<double>& v) {
-  Napi::Array a = Napi::Array::New(env, v.size());
-  for (size_t i = 0; i < v.size(); i++) a.Set(static_cast<uint32_t>(i), v[i]);
-  return a;
-}
-
 }  // namespace
 
 // duplexSamples(inputs) → {devices, slots, alone, over}: `overlap` written, per op the time pinned copies of the other
@@ -156,15 +150,10 @@ Napi::Value duplexSamplesBinding(const Napi::CallbackInfo& info) {
   }
 
   Napi::Object result = Napi::Object::New(env);
-  result.Set("devices", toArray(env, std::vector<double>(devices.begin(), devices.end())));
-  result.Set("slots", toArray(env, std::vector<double>(sampleSlots.ids().begin(), sampleSlots.ids().end())));
-  Napi::Array aloneOut = Napi::Array::New(env, alone.size()), overOut = Napi::Array::New(env, over.size());
-  for (size_t k = 0; k < alone.size(); k++) {
-    aloneOut.Set(static_cast<uint32_t>(k), toArray(env, alone[k]));
-    overOut.Set(static_cast<uint32_t>(k), toArray(env, over[k]));
-  }
-  result.Set("alone", aloneOut);
-  result.Set("over", overOut);
+  result.Set("devices", numbersOf(env, devices));
+  result.Set("slots", numbersOf(env, sampleSlots.ids()));
+  result.Set("alone", listsOf(env, alone));
+  result.Set("over", listsOf(env, over));
   return result;
 }
 

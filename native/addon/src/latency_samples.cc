@@ -18,22 +18,7 @@
 
 namespace streamscope::addon {
 
-namespace {
-
 using namespace trace_code;
-
-Napi::Array toArray(Napi::Env env, const std::vector<std::vector<double>>& lists) {
-  Napi::Array out = Napi::Array::New(env, lists.size());
-  for (size_t k = 0; k < lists.size(); k++) {
-    const std::vector<double>& l = lists[k];
-    Napi::Array a = Napi::Array::New(env, l.size());
-    for (size_t x = 0; x < l.size(); x++) a.Set(static_cast<uint32_t>(x), l[x]);
-    out.Set(static_cast<uint32_t>(k), a);
-  }
-  return out;
-}
-
-}  // namespace
 
 // latencySamples(inputs) → {launch, dependency, engine, chain, all}: lists of lags (ns), the first `samples` of each,
 // per device × op kind (launch, dependency: dense device * 4 + kind), per device × engine (engine, chain: device * 2 +
@@ -98,11 +83,11 @@ Napi::Value latencySamplesBinding(const Napi::CallbackInfo& info) {
     }
   }
   Napi::Object result = Napi::Object::New(env);
-  result.Set("launch", toArray(env, launch));
-  result.Set("dependency", toArray(env, dependency));
-  result.Set("engine", toArray(env, engine));
-  result.Set("chain", toArray(env, chain));
-  result.Set("all", toArray(env, all));
+  result.Set("launch", listsOf(env, launch));
+  result.Set("dependency", listsOf(env, dependency));
+  result.Set("engine", listsOf(env, engine));
+  result.Set("chain", listsOf(env, chain));
+  result.Set("all", listsOf(env, all));
   return result;
 }
 

@@ -42,9 +42,7 @@ Napi::Value launchGapsBinding(const Napi::CallbackInfo& info) {
   const double* callStart = typedArrayOf<double>(o, what, "callStart", nc);
   const double* callEnd = typedArrayOf<double>(o, what, "callEnd", nc);
   checkIndexes(env, what, "opCall", opCall, n, -1, static_cast<int64_t>(nc));
-  const Napi::Value lists = o.Get("onDevice");
-  if (!lists.IsArray()) throw Napi::TypeError::New(env, std::string(what) + ": onDevice is not an array");
-  const Napi::Array devices = lists.As<Napi::Array>();
+  const std::vector<IndexList> devices = indexListsOf(o, what, "onDevice", 0, static_cast<int64_t>(n));
 
   // Kernels per call: a call that launched several (a cudaGraphLaunch: every node's kernel has its correlation id) cost
   // each of them its share; a graph's 40 kernels are not each 38 µs "launches".
@@ -52,16 +50,11 @@ Napi::Value launchGapsBinding(const Napi::CallbackInfo& info) {
   for (size_t i = 0; i < n; i++)
     if (kind[i] == kKernel && opCall[i] >= 0) launched[opCall[i]]++;
 
-  Napi::Array out = Napi::Array::New(env, devices.Length());
+  Napi::Array out = Napi::Array::New(env, devices.size());
   std::vector<double> cost;
-  for (uint32_t dv = 0; dv < devices.Length(); dv++) {
-    const Napi::Value list = devices.Get(dv);
-    if (!list.IsTypedArray() || list.As<Napi::TypedArray>().TypedArrayType() != napi_int32_array)
-      throw Napi::TypeError::New(env, std::string(what) + ": onDevice[" + std::to_string(dv) + "] is not an Int32Array");
-    const auto ops = list.As<Napi::Int32Array>();
-    const int32_t* on = ops.Data();
-    const size_t m = ops.ElementLength();
-    checkIndexes(env, what, "onDevice", on, m, 0, static_cast<int64_t>(n));
+  for (uint32_t dv = 0; dv < devices.size(); dv++) {
+    const int32_t* on = devices[dv].data;
+    const size_t m = devices[dv].length;
     Napi::Object r = Napi::Object::New(env);
     out.Set(dv, r);
     size_t kernels = 0;
@@ -81,7 +74,7 @@ Napi::Value launchGapsBinding(const Napi::CallbackInfo& info) {
     double idle = 0;
     size_t shortKernels = 0;
     double last = -kInf;  // end of the latest op on the device so far
-    std::vector<double> shown;
+    std::vector<int32_t> shown;
     for (size_t j = 0; j < m; j++) {
       const int32_t i = on[j];
       if (kind[i] == kKernel) {
@@ -98,9 +91,7 @@ Napi::Value launchGapsBinding(const Napi::CallbackInfo& info) {
     r.Set("launchNs", launch);
     r.Set("short", static_cast<double>(shortKernels));
     r.Set("idleNs", idle);
-    Napi::Array ev = Napi::Array::New(env, shown.size());
-    for (size_t x = 0; x < shown.size(); x++) ev.Set(static_cast<uint32_t>(x), shown[x]);
-    r.Set("evidence", ev);
+    r.Set("evidence", numbersOf(env, shown));
   }
   return out;
 }

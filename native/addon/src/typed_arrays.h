@@ -1,7 +1,8 @@
 // Typed arrays handed to the addon's computations over loaded columns
 // (call_index.cc, replay_scheduler.cc, graph_capture.cc, issue_walk.cc):
 // each read in place, its type checked, a wrong one refused by name; the
-// inputs object they come in and the numbers beside them.
+// inputs object they come in and the numbers beside them; the lists of
+// numbers a pass hands back.
 #pragma once
 
 #include <napi.h>
@@ -10,6 +11,7 @@
 #include <climits>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace streamscope::addon {
 
@@ -111,6 +113,47 @@ inline void checkIndexes(Napi::Env env, const char* what, const char* name, cons
     if (outside == 0) return;
   }
   for (size_t i = 0; i < n; i++) checkIndex(env, what, name, i, a[i], lo, hi);
+}
+
+// One Int32Array of a list of them (`list`, a row of `what`'s property `name`): its data and length.
+struct IndexList {
+  const int32_t* data;
+  size_t length;
+};
+
+// Property `name` of `o`, a JS array of Int32Arrays of indexes (each device's ops, each thread's calls), every index
+// within [lo, hi): checked before the pass begins, as checkIndexes does for one array.
+inline std::vector<IndexList> indexListsOf(const Napi::Object& o, const char* what, const char* name, int64_t lo, int64_t hi) {
+  const Napi::Env env = o.Env();
+  const Napi::Value v = o.Get(name);
+  if (!v.IsArray()) throw Napi::TypeError::New(env, std::string(what) + ": " + name + " is not an array");
+  const Napi::Array lists = v.As<Napi::Array>();
+  std::vector<IndexList> out;
+  out.reserve(lists.Length());
+  for (uint32_t t = 0; t < lists.Length(); t++) {
+    const Napi::Value list = lists.Get(t);
+    if (!list.IsTypedArray() || list.As<Napi::TypedArray>().TypedArrayType() != napi_int32_array)
+      throw Napi::TypeError::New(env, std::string(what) + ": " + name + "[" + std::to_string(t) + "] is not an Int32Array");
+    const auto a = list.As<Napi::Int32Array>();
+    out.push_back({a.Data(), a.ElementLength()});
+    checkIndexes(env, what, name, out.back().data, out.back().length, lo, hi);
+  }
+  return out;
+}
+
+// `values` as a JS array of numbers (a pass's samples, its devices, the ops it lists).
+template <typename T>
+Napi::Array numbersOf(Napi::Env env, const std::vector<T>& values) {
+  Napi::Array a = Napi::Array::New(env, values.size());
+  for (size_t i = 0; i < values.size(); i++) a.Set(static_cast<uint32_t>(i), static_cast<double>(values[i]));
+  return a;
+}
+
+// `lists` as a JS array of arrays of numbers.
+inline Napi::Array listsOf(Napi::Env env, const std::vector<std::vector<double>>& lists) {
+  Napi::Array a = Napi::Array::New(env, lists.size());
+  for (size_t k = 0; k < lists.size(); k++) a.Set(static_cast<uint32_t>(k), numbersOf(env, lists[k]));
+  return a;
 }
 
 }  // namespace streamscope::addon

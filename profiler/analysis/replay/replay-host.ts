@@ -728,7 +728,7 @@ function measureLatencies(trace: Trace, host: Host, devIndex: Map<number, number
     ops: ops.length,
     calls: host.calls.length,
     devices: D,
-    // A sample of each latency is plenty: the first SAMPLES of each kind.
+    // A sample of each latency is plenty: the first 10,000 of each kind.
     samples: 10_000,
     clearNs: 1_000,
     withinNs: 100_000,

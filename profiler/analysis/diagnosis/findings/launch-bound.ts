@@ -35,9 +35,10 @@ export function launchBound(ctx: Context): Finding[] {
     evidence: EVIDENCE_KERNELS,
   });
   devices.forEach((deviceId, x) => {
-    const { launchNs: launch, short, idleNs: idle, evidence } = gaps[x]!;
-    if (launch === undefined || short === undefined || idle === undefined || !evidence) return;
-    if (short < MIN_KERNELS || short < gaps[x]!.kernels / 2) return;
+    const g = gaps[x]!;
+    if (!('launchNs' in g)) return; // too few kernels or launches to measure
+    const { kernels, launchNs: launch, short, idleNs: idle, evidence } = g;
+    if (short < MIN_KERNELS || short < kernels / 2) return;
     const ev = newEvidence();
     for (const i of evidence) addOp(ctx, ev, i);
     findings.push({
