@@ -12,6 +12,7 @@
         "src/addon.cc",
         "src/call_index.cc",
         "src/replay_scheduler.cc",
+        "src/op_resources.cc",
         "src/graph_capture.cc",
         "src/issue_walk.cc",
         "src/duplex_work.cc",

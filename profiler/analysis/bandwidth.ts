@@ -164,7 +164,7 @@ export function isPinnedTransfer(trace: Trace, i: number): boolean {
 /**
  * The direction of a copy that takes part in duplex contention (0 HtoD, 1
  * DtoH), -1 for any other op: isPinnedTransfer from the columns' values.
- * native/addon/src/duplex_work.cc has its own for its passes over every op
+ * native/addon/src/trace_codes.h has its own for the passes over every op
  * (test/addon/duplex-work.test.ts holds the two to each other).
  */
 function pinnedDirection(kind: number, category: number, detail: number): number {

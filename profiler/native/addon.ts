@@ -173,8 +173,10 @@ interface AddonModule {
   uncontendedDurations(inputs: UncontendedDurationsInputs): void;
   latencySamples(inputs: LatencySamplesInputs): LatencySamples;
   launchGaps(inputs: LaunchGapsInputs): LaunchGaps[];
+  opResources(inputs: OpResourcesInputs): void;
   deviceUnions(inputs: DeviceUnionsInputs): NativeDeviceUnions[];
   keepFreedMemory(): boolean;
+  prefaultHeap(bytes: number): number;
   Ingest: new (dbPath: string, options: { originNs: bigint }) => IngestInstance;
   InsertCeiling: new (source: string) => InsertCeilingInstance;
   demangle(names: string[]): (string | null)[];
@@ -539,6 +541,38 @@ export function launchGapsNatively(inputs: LaunchGapsInputs): LaunchGaps[] {
   return addon().launchGaps(inputs);
 }
 
+/** What the replay's resources per op read and write (native/addon/src/op_resources.cc; replay/replay-resources.ts). */
+export interface OpResourcesInputs {
+  ops: number;
+  /** Dense devices (the host model's). */
+  devices: number;
+  kind: Uint8Array;
+  category: Uint8Array;
+  detail: Int32Array;
+  devOf: Int32Array;
+  blocks: Float64Array;
+  blockThreads: Int32Array;
+  registers: Int32Array;
+  sharedBytes: Int32Array;
+  /** Per op, 1 for a communication kernel. */
+  commOps: Uint8Array;
+  /** Per dense device, 1 where one engine serves both directions. */
+  sharedEngine: Uint8Array;
+  /** Per dense device, its SMs; 0 where unknown. */
+  smCount: Float64Array;
+  /** Blocks per SM of a kernel shape on a dense device (asked once per shape). */
+  perSm(device: number, threads: number, registers: number, shared: number): number;
+  /** Written: per op its engine, its SM share, whether it takes part in duplex contention (zeroed by the caller). */
+  engine: Int32Array;
+  share: Float32Array;
+  duplex: Uint8Array;
+}
+
+/** Each op's engine, SM share and duplex flag, written into the inputs' arrays. */
+export function opResourcesNatively(inputs: OpResourcesInputs): void {
+  addon().opResources(inputs);
+}
+
 /** What the devices' busy unions read (native/addon/src/device_unions.cc; analysis/overlap.ts deviceUnions). */
 export interface DeviceUnionsInputs {
   ops: number;
@@ -582,6 +616,16 @@ export function deviceUnionsNatively(inputs: DeviceUnionsInputs): NativeDeviceUn
  */
 export function keepFreedMemory(): boolean {
   return addon().keepFreedMemory();
+}
+
+/**
+ * Maps the heap's pages for a block of `bytes` now, on this thread, for the
+ * thread that allocates there next (native/addon/src/memory_policy.cc): a
+ * thread with nothing to do takes the page faults another would take on
+ * its way. The bytes mapped; 0 unless keepFreedMemory's policy is in force.
+ */
+export function prefaultHeap(bytes: number): number {
+  return addon().prefaultHeap(bytes);
 }
 
 /** API calls of a recording as columns, in (start, id) order. */

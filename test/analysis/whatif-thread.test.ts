@@ -5,12 +5,13 @@
 // each (a PyTorch training loop on an H100, a two-GPU NCCL job on H200s).
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { analyze } from '../../profiler/analysis/diagnosis/analyze.ts';
+import { analyze, type Analysis } from '../../profiler/analysis/diagnosis/analyze.ts';
 import { timelineRows } from '../../profiler/analysis/load/columns.ts';
 import { estimatesHere, WhatIfThread, type EstimateAnswer } from '../../profiler/analysis/diagnosis/whatif-thread.ts';
 import type { FixId } from '../../profiler/contract/findings.ts';
 import { loadSharedTimelineColumns } from '../../profiler/native/addon.ts';
 import { openRecording } from '../../profiler/store/database.ts';
+import { recordedSpan } from '../../profiler/analysis/replay/whatif.ts';
 
 const recordings = path.resolve(import.meta.dirname, '../fixtures/recordings');
 const FILES = ['torch_train_loop.sqlite', 'nccl-straggler-h200x2.sqlite'].map((f) => path.join(recordings, f));
@@ -35,16 +36,21 @@ function preparedThread(file: string, opens = file): WhatIfThread {
     const columns = loadSharedTimelineColumns(file, timelineRows(db));
     const thread = new WhatIfThread();
     threads.push(thread);
-    thread.handColumns({ file: opens, columns, scope: undefined, pids: undefined }, () => {
-      // This thread's own estimates, on its own analysis of the same columns: what analyze() hands the thread.
+    // This thread's own side, on its own analysis of the same columns: what analyze() hands the thread.
+    let own: Analysis | null = null;
+    const analysed = (): Analysis => {
+      if (own) return own;
       const here = openRecording(file, { readonly: true });
       try {
-        const a = analyze(here, { columns });
-        return estimatesHere(a.trace, a.host);
+        return (own = analyze(here, { columns }));
       } finally {
         here.close();
       }
-    });
+    };
+    thread.handColumns(
+      { file: opens, columns, scope: undefined, pids: undefined },
+      { estimates: () => estimatesHere(analysed().trace, analysed().host), recorded: () => recordedSpan(analysed().trace, analysed().host) },
+    );
     return thread;
   } finally {
     db.close();

@@ -1,8 +1,8 @@
 // Module entry: devices(), cuptiInfo(path?), class Ingest, loadOps(path), loadCalls(path), loadTimeline(path), checkTimeline(path),
 // indexCalls(calls, ops, out), outermostCalls(inputs), replaySchedule(inputs), captureGraphs(inputs), issueWalk(inputs),
-// duplexSamples(inputs), uncontendedDurations(inputs), latencySamples(inputs), launchGaps(inputs), deviceUnions(inputs), keepFreedMemory(),
-// demangle(names), appendTablePages(output, tables); and, for the drift tests, the vocabularies the TypeScript side repeats:
-// timelineColumns, traceCodes, ingestStatements, ingestSchemaVersion.
+// duplexSamples(inputs), uncontendedDurations(inputs), latencySamples(inputs), launchGaps(inputs), deviceUnions(inputs),
+// opResources(inputs), keepFreedMemory(), prefaultHeap(bytes), demangle(names), appendTablePages(output, tables); and, for the drift tests,
+// the vocabularies the TypeScript side repeats: timelineColumns, traceCodes, ingestStatements, ingestSchemaVersion.
 #include <napi.h>
 
 #include <chrono>
@@ -31,6 +31,7 @@
 #include "latency_samples.h"
 #include "launch_gaps.h"
 #include "memory_policy.h"
+#include "op_resources.h"
 #include "page_merge.h"
 #include "replay_scheduler.h"
 #include "sqlite_db.h"
@@ -617,9 +618,11 @@ static Napi::Object InitStreamScopeAddon(Napi::Env env, Napi::Object exports) {
   exports.Set("duplexSamples", Napi::Function::New(env, exported<duplexSamplesBinding>, "duplexSamples"));
   exports.Set("uncontendedDurations", Napi::Function::New(env, exported<uncontendedDurationsBinding>, "uncontendedDurations"));
   exports.Set("latencySamples", Napi::Function::New(env, exported<latencySamplesBinding>, "latencySamples"));
+  exports.Set("opResources", Napi::Function::New(env, exported<opResourcesBinding>, "opResources"));
   exports.Set("launchGaps", Napi::Function::New(env, exported<launchGapsBinding>, "launchGaps"));
   exports.Set("deviceUnions", Napi::Function::New(env, exported<deviceUnionsBinding>, "deviceUnions"));
   exports.Set("keepFreedMemory", Napi::Function::New(env, exported<keepFreedMemoryBinding>, "keepFreedMemory"));
+  exports.Set("prefaultHeap", Napi::Function::New(env, exported<prefaultHeapBinding>, "prefaultHeap"));
   exports.Set("loadOps", Napi::Function::New(env, exported<loadOpsBinding>, "loadOps"));
   exports.Set("loadCalls", Napi::Function::New(env, exported<loadCallsBinding>, "loadCalls"));
   exports.Set("loadTimeline", Napi::Function::New(env, exported<loadTimelineBinding>, "loadTimeline"));

@@ -23,15 +23,6 @@ namespace {
 
 using namespace trace_code;
 
-// bandwidth.ts pinnedDirection: a copy that takes part in duplex contention, 0 HtoD, 1 DtoH (its host side pinned,
-// not pageable: pageable copies are bound by staging, not the link); -1 for any other op.
-int pinnedDirection(uint8_t kind, uint8_t category, int32_t detail) {
-  if (kind != kMemcpy) return -1;
-  if (category == kHtoD) return detail >> 4 != kPageable ? 0 : -1;
-  if (category == kDtoH) return (detail & 15) != kPageable ? 1 : -1;
-  return -1;
-}
-
 // bandwidth.ts DeviceSlots: devices.id → a dense slot in order of first sight, the last one found kept (a recording's
 // copies mostly come from one device at a time).
 class DeviceSlots {

@@ -1,5 +1,6 @@
 // keepFreedMemory: a one-shot command's heap keeps what it frees for its
-// next allocations (memory_policy.cc).
+// next allocations; prefaultHeap: maps a block's pages ahead of the thread
+// that will write them (memory_policy.cc).
 #pragma once
 
 #include <napi.h>
@@ -7,5 +8,6 @@
 namespace streamscope::addon {
 
 Napi::Value keepFreedMemoryBinding(const Napi::CallbackInfo& info);
+Napi::Value prefaultHeapBinding(const Napi::CallbackInfo& info);
 
 }  // namespace streamscope::addon

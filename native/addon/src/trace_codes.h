@@ -29,4 +29,13 @@ inline constexpr uint8_t kNameImplicit = 4;
 // A kernel's share of its device's SMs (replay-resources.ts): a communication kernel's (NCCL's), outside the SM model.
 inline constexpr float kNoShare = -1;
 
+// bandwidth.ts pinnedDirection: a copy that takes part in duplex contention, 0 HtoD, 1 DtoH (its host side pinned,
+// not pageable: pageable copies are bound by staging, not the link); -1 for any other op.
+inline int pinnedDirection(uint8_t kind, uint8_t category, int32_t detail) {
+  if (kind != kMemcpy) return -1;
+  if (category == kHtoD) return detail >> 4 != kPageable ? 0 : -1;
+  if (category == kDtoH) return (detail & 15) != kPageable ? 1 : -1;
+  return -1;
+}
+
 }  // namespace streamscope::addon::trace_code

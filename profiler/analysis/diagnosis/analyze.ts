@@ -24,6 +24,7 @@ import { buildContext, deviceSpans, type Context } from './findings/context.ts';
 import type { Finding, FixId } from '../../contract/findings.ts';
 import type { ReplayResult } from '../replay/replay.ts';
 import { estimatesHere, WHATIF_THREAD_MIN_ROWS, WhatIfThread } from './whatif-thread.ts';
+import { recordedSpan } from '../replay/whatif.ts';
 import { STEADY_STATE, type Scope, type ScopeInfo, type Startup } from '../../contract/scope.ts';
 import { detectStartup } from '../startup.ts';
 import type { ProgressStep } from '../../contract/progress.ts';
@@ -187,7 +188,10 @@ export function analyze(db: Db, options: AnalyzeOptions = {}): Analysis {
   lap('load');
   // The columns and the scope to the second thread, which analyses them as below while this thread goes on; should it
   // fail, the estimates are made here, on this analysis's trace and host (declared below, asked for after).
-  thread?.handColumns({ file: db.name, columns, scope: options.scope, pids: options.pids }, () => estimatesHere(trace, hostNow()));
+  thread?.handColumns(
+    { file: db.name, columns, scope: options.scope, pids: options.pids },
+    { estimates: () => estimatesHere(trace, hostNow()), recorded: () => recordedSpan(trace, hostNow()) },
+  );
   onProgress?.({ phase: 'selecting', done: 0, total: columns.ops.length });
   // Read once, for start-up detection and the trace (meta), and for
   // start-up detection and the host model (call names).

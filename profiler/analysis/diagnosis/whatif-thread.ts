@@ -18,6 +18,10 @@
 // diagnosis stays synchronous: it waits for an estimate on an Atomics
 // counter the worker bumps with each answer.
 //
+// The worker replays (tryPredict); the estimate sets that replay against
+// what the recording measured (recordedSpan: a pass over every op, ~60 ms at
+// 10 M), which this thread measures while it waits for the replay.
+//
 // Each fix is estimated by whichever thread takes it first (a claim per
 // fix, compare-and-swapped in shared memory), but the first named, which is
 // the worker's: the worker takes them in the order the rules named them;
@@ -33,7 +37,8 @@ import type { TimelineColumns } from '../../native/columns.ts';
 import type { Host } from '../host.ts';
 import type { Trace } from '../trace.ts';
 import type { ReplayResult } from '../replay/replay.ts';
-import { tryEstimate, type Estimate } from '../replay/whatif.ts';
+import { estimateOf, tryEstimate, type Estimate, type Prediction, type RecordedSpan } from '../replay/whatif.ts';
+import { prefaultHeap } from '../../native/addon.ts';
 
 export type EstimateAnswer = { estimate: Estimate } | { unavailable: string };
 
@@ -75,14 +80,30 @@ export const Claim = { Free: 0, Worker: 1, Here: 2 } as const;
 /** What the worker is sent. */
 export type WhatIfRequest =
   { kind: 'columns'; file: string; columns: TimelineColumns; scope: Scope | undefined; pids: number[] | undefined } | { kind: 'estimate'; fix: FixId };
-/** What it answers: an estimate (of a fix it claimed), or that it failed (then no other answer comes). */
-export type WhatIfAnswer = { kind: 'estimate'; fix: FixId; answer: EstimateAnswer } | { kind: 'failed'; error: string };
+/** A fix's replay, or why the fix does not apply (whatif.ts tryPredict). */
+export type PredictionAnswer = { prediction: Prediction } | { unavailable: string };
+/** What it answers: the replay of a fix it claimed, or that it failed (then no other answer comes). */
+export type WhatIfAnswer = { kind: 'prediction'; fix: FixId; answer: PredictionAnswer } | { kind: 'failed'; error: string };
+
+/** What the diagnosing thread holds of its own analysis: its estimates, made here should the worker fail, and its trace's recorded span. */
+export interface HereSide {
+  estimates(): Estimator;
+  recorded(): RecordedSpan;
+}
+
+/**
+ * Bytes per operation of memory the replay of a fix writes for the first time (its captured calls' timings, each op's
+ * dependency edges, start and end: 16 per call and ~28 per op, with the scheduler's own). This thread, done naming the
+ * fix and with ~0.5 s to wait at 10 M operations, maps them first (native/addon.ts prefaultHeap): each page the
+ * replay would fault on its way costs it ~1 µs on a virtual machine, ~0.1 s of its 0.7 s at 10 M.
+ */
+const REPLAY_BYTES_PER_OP = 48;
 
 /**
  * A worker thread that estimates fixes on the columns it is handed. Started
  * before the load (its modules load meanwhile); handColumns() hands it the
  * columns once loaded; then it is an Estimator, falling back on this
- * thread (the trace and host given to `fallBackOn`) should it fail.
+ * thread (its HereSide) should it fail.
  */
 export class WhatIfThread implements Estimator {
   readonly #worker: Worker;
@@ -96,7 +117,8 @@ export class WhatIfThread implements Estimator {
   readonly #started = new Set<FixId>();
   #failed: string | null = null;
   #here: Estimator | null = null;
-  #fallback: (() => Estimator) | null = null;
+  #hereSide: HereSide | null = null;
+  #ops = 0;
   readonly modelsHere = false;
 
   constructor() {
@@ -113,9 +135,10 @@ export class WhatIfThread implements Estimator {
     this.#worker.postMessage({ port: port2, posted: this.#posted, claims: this.#claims }, [port2]);
   }
 
-  /** The loaded columns (over shared memory: not copied), the scope and processes analysed, and what to fall back on. */
-  handColumns(request: Omit<Extract<WhatIfRequest, { kind: 'columns' }>, 'kind'>, fallBackOn: () => Estimator): void {
-    this.#fallback = fallBackOn;
+  /** The loaded columns (over shared memory: not copied), the scope and processes analysed, and this thread's side. */
+  handColumns(request: Omit<Extract<WhatIfRequest, { kind: 'columns' }>, 'kind'>, here: HereSide): void {
+    this.#hereSide = here;
+    this.#ops = request.columns.ops.length;
     this.#port.postMessage({ kind: 'columns', ...request } satisfies WhatIfRequest);
   }
 
@@ -128,6 +151,7 @@ export class WhatIfThread implements Estimator {
     if (this.#started.size === 0) Atomics.compareExchange(this.#claims, FIX_IDS.indexOf(fix), Claim.Free, Claim.Worker);
     this.#started.add(fix);
     this.#port.postMessage({ kind: 'estimate', fix } satisfies WhatIfRequest);
+    if (this.#started.size === 1) prefaultHeap(REPLAY_BYTES_PER_OP * this.#ops);
   }
 
   result(fix: FixId): EstimateAnswer {
@@ -146,7 +170,10 @@ export class WhatIfThread implements Estimator {
       // with none left, sleep until the worker posts again (its count moves past `seen`), or a second passes.
       const free = [fix, ...this.#started].find((f) => !this.#answers.has(f) && this.#claim(f));
       if (free) this.#made(free, this.#estimatesHere().result(free), 'here');
-      else if (Atomics.wait(this.#posted, 0, seen, 1000) === 'timed-out' && this.#silent(seen)) {
+      else if (!this.#measured) {
+        this.#measured = true;
+        this.#hereSide?.recorded();
+      } else if (Atomics.wait(this.#posted, 0, seen, 1000) === 'timed-out' && this.#silent(seen)) {
         // A worker that died while it held a fix (its 'error' cannot be told while this thread waits): the rest here.
         this.#failed = `the what-if thread answered nothing for ${SILENT_MS / 1000} s`;
       }
@@ -173,9 +200,13 @@ export class WhatIfThread implements Estimator {
     void this.#worker.terminate();
   }
 
+  /** Whether this thread has measured the recorded span (while it waited; once). */
+  #measured = false;
+
   #take(a: WhatIfAnswer): void {
-    if (a.kind === 'estimate') this.#made(a.fix, a.answer, 'worker');
-    else this.#failed = a.error;
+    if (a.kind !== 'prediction') this.#failed = a.error;
+    else if ('unavailable' in a.answer) this.#made(a.fix, a.answer, 'worker');
+    else this.#made(a.fix, { estimate: estimateOf(this.#hereSide!.recorded(), a.answer.prediction) }, 'worker');
   }
 
   #made(fix: FixId, answer: EstimateAnswer, by: 'worker' | 'here'): EstimateAnswer {
@@ -185,8 +216,8 @@ export class WhatIfThread implements Estimator {
 
   #estimatesHere(): Estimator {
     if (!this.#here) {
-      if (!this.#fallback) throw new Error(`the what-if thread failed before it was handed the columns: ${this.#failed}`);
-      this.#here = this.#fallback();
+      if (!this.#hereSide) throw new Error(`the what-if thread failed before it was handed the columns: ${this.#failed}`);
+      this.#here = this.#hereSide.estimates();
     }
     return this.#here;
   }

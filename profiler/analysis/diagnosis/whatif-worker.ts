@@ -3,14 +3,15 @@
 // same scope, so the same trace and host calls), builds the host model and
 // what every replay shares (replay.ts prepareReplays), and
 // answers each fix it is asked for and claims first (the diagnosis's thread
-// takes those it reaches first) with its estimate — as the diagnosis would
+// takes those it reaches first) with its replay — as the diagnosis would
 // have made it on its own thread (diagnose.ts: the prediction alone, no
-// replay of the unchanged recording).
+// replay of the unchanged recording); the diagnosis's thread sets it
+// against the recorded span it measures itself.
 import { parentPort, type MessagePort } from 'node:worker_threads';
 import { analyze, type Analysis } from './analyze.ts';
 import { openRecording } from '../../store/database.ts';
 import { prepareReplays } from '../replay/replay.ts';
-import { tryEstimate } from '../replay/whatif.ts';
+import { tryPredict } from '../replay/whatif.ts';
 import { FIX_IDS } from '../../contract/findings.ts';
 import { Claim, type WhatIfAnswer, type WhatIfRequest } from './whatif-thread.ts';
 
@@ -37,7 +38,7 @@ parentPort!.once('message', ({ port, posted, claims }: { port: MessagePort; post
         }
       } else if (Atomics.compareExchange(claims, FIX_IDS.indexOf(m.fix), Claim.Free, Claim.Worker) !== Claim.Here) {
         // Free, now taken; or the worker's already (the first fix named: whatif-thread.ts start).
-        answer({ kind: 'estimate', fix: m.fix, answer: tryEstimate(analysis!.trace, analysis!.host, m.fix, { unchangedReplay: false }) });
+        answer({ kind: 'prediction', fix: m.fix, answer: tryPredict(analysis!.trace, analysis!.host, m.fix, { unchangedReplay: false }) });
       }
     } catch (err) {
       failed = true;

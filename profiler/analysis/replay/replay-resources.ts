@@ -22,19 +22,11 @@
 // This module says what each op needs (opResources); the scheduler
 // (native/addon/src/replay_scheduler.cc) grants, queues and hands over,
 // and decides when to ask.
-import { isPinnedTransfer } from '../bandwidth.ts';
-import { commKernelLabels } from '../communication.ts';
+import { commKernelOps } from '../communication.ts';
+import { opResourcesNatively } from '../../native/addon.ts';
 import { blocksPerSm } from '../occupancy.ts';
 import type { HostModel } from './replay-host.ts';
-import { OpCategory, OpKind, type DeviceRow, type Trace } from '../trace.ts';
-
-// Enum values as module constants: the hot loops read them per op, and a test
-// runner that rewrites imports into property reads (vitest) made each read a
-// lookup on the imported module's namespace.
-const KERNEL = OpKind.Kernel;
-const MEMCPY = OpKind.Memcpy;
-const HTOD = OpCategory.HtoD;
-const DTOH = OpCategory.DtoH;
+import type { DeviceRow, Trace } from '../trace.ts';
 
 /**
  * The share of a kernel outside the SM model (NCCL's): it starts as soon as
@@ -73,50 +65,35 @@ const resourcesOf = new WeakMap<HostModel, OpResources>();
 export function opResources(trace: Trace, model: HostModel): OpResources {
   let r = resourcesOf.get(model);
   if (r) return r;
-  const { kind, category, detail, blocks, blockThreads, registers, sharedBytes, length: n } = trace.ops;
-  const devOf = model.devOf;
+  const { ops } = trace;
+  const n = ops.length;
   const devRows = deviceRows(trace, model);
   const shared = sharedEngines(devRows);
-  const comm = commKernelLabels(trace);
   const engine = new Int32Array(n);
   const share = new Float32Array(n);
   const duplex = new Uint8Array(n);
-  // Kernels of one shape follow each other: the last shape's blocks per SM is kept.
-  let lastDev = -1;
-  let lastThreads = -1;
-  let lastRegisters = -1;
-  let lastShared = -1;
-  let perSm = 0;
-  for (let i = 0; i < n; i++) {
-    const k = kind[i]!;
-    const d = devOf[i]!;
-    if (k === MEMCPY) {
-      const cat = category[i]!;
-      if (cat !== HTOD && cat !== DTOH) {
-        engine[i] = -1;
-        continue;
-      }
-      engine[i] = d * 2 + (shared[d] || cat === HTOD ? 0 : 1);
-      if (!shared[d] && isPinnedTransfer(trace, i)) duplex[i] = 1;
-      continue;
-    }
-    engine[i] = -1;
-    if (k !== KERNEL) continue;
-    if (comm.size > 0 && comm.has(detail[i]!)) {
-      share[i] = NO_SHARE;
-      continue;
-    }
-    const dev = devRows[d];
-    if (!dev?.smCount || blocks[i]! <= 0) continue;
-    if (d !== lastDev || blockThreads[i] !== lastThreads || registers[i] !== lastRegisters || sharedBytes[i] !== lastShared) {
-      lastDev = d;
-      lastThreads = blockThreads[i]!;
-      lastRegisters = registers[i]!;
-      lastShared = sharedBytes[i]!;
-      perSm = blocksPerSm(dev, lastThreads, lastRegisters, lastShared);
-    }
-    share[i] = Math.min(1, blocks[i]! / (dev.smCount * perSm));
-  }
+  // One pass over every op, native (native/addon/src/op_resources.cc: ~0.1 s of JavaScript at 10 M); the occupancy
+  // model stays here, asked once per kernel shape.
+  opResourcesNatively({
+    ops: n,
+    devices: devRows.length,
+    kind: ops.kind,
+    category: ops.category,
+    detail: ops.detail,
+    devOf: model.devOf,
+    blocks: ops.blocks,
+    blockThreads: ops.blockThreads,
+    registers: ops.registers,
+    sharedBytes: ops.sharedBytes,
+    commOps: commKernelOps(trace),
+    sharedEngine: shared,
+    // `!dev?.smCount`: a device without a row or an SM count (NaN too) has no SM limit.
+    smCount: Float64Array.from(devRows, (d) => d?.smCount || 0),
+    perSm: (d, threads, registers, sharedBytes) => blocksPerSm(devRows[d]!, threads, registers, sharedBytes),
+    engine,
+    share,
+    duplex,
+  });
   resourcesOf.set(model, (r = { engine, share, duplex, sharedEngine: shared }));
   return r;
 }

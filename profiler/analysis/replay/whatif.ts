@@ -618,10 +618,20 @@ function replayApplied(trace: Trace, host: Host, applied: Exclude<Applied, { una
   return applied.refine ? replay(trace, host, applied.refine(first)) : first;
 }
 
-/** The estimate, or why there is none. */
-export function tryEstimate(trace: Trace, host: Host, fix: FixId, options: EstimateOptions = {}): { estimate: Estimate } | { unavailable: string } {
-  const applied = applyFix(trace, host, fix, options);
-  if ('unavailable' in applied) return applied;
+/**
+ * What the recording measured, that every fix's estimate is set against:
+ * its first op's start, its last op's end, and the first op's issue (its
+ * call's start, else its own). Once per recording (a WeakMap on its host).
+ */
+export interface RecordedSpan {
+  startNs: Ns;
+  endNs: Ns;
+  firstIssueNs: Ns;
+}
+const recordedSpans = new WeakMap<Host, RecordedSpan>();
+export function recordedSpan(trace: Trace, host: Host): RecordedSpan {
+  const known = recordedSpans.get(host);
+  if (known) return known;
   const { ops } = trace;
   let s = Infinity;
   let e = -Infinity;
@@ -633,25 +643,65 @@ export function tryEstimate(trace: Trace, host: Host, fix: FixId, options: Estim
     const issue = k >= 0 ? host.calls.start[k]! : ops.start[i]!;
     if (issue < firstIssue) firstIssue = issue;
   }
-  const measured = e - s;
+  const span = { startNs: s, endNs: e, firstIssueNs: firstIssue };
+  recordedSpans.set(host, span);
+  return span;
+}
+
+/**
+ * The part of an estimate that replays: the fix applied and replayed (and,
+ * unless unchangedReplay is false, the unchanged recording too). What a
+ * second thread makes (diagnosis/whatif-thread.ts) while the diagnosing one
+ * measures the recorded span; estimateOf puts the two together.
+ */
+export interface Prediction {
+  fix: FixId;
+  gpuSpanNs: Ns;
+  makespanNs: Ns;
+  /** The unchanged recording's replayed GPU span, where replayed. */
+  replayedNs?: Ns;
+  notes: string[];
+}
+
+export function tryPredict(trace: Trace, host: Host, fix: FixId, options: EstimateOptions = {}): { prediction: Prediction } | { unavailable: string } {
+  const applied = applyFix(trace, host, fix, options);
+  if ('unavailable' in applied) return applied;
   const base = options.unchangedReplay === false ? undefined : baseReplay(trace, host);
   const fixed = replayApplied(trace, host, applied);
   options.replays?.set(fix, fixed);
-  const notes = [...applied.notes];
-  const error = base !== undefined && measured > 0 ? base / measured - 1 : 0;
+  return {
+    prediction: {
+      fix,
+      gpuSpanNs: fixed.gpuSpanNs,
+      makespanNs: fixed.makespanNs,
+      ...(base !== undefined ? { replayedNs: base } : {}),
+      notes: [...applied.notes],
+    },
+  };
+}
+
+/** A fix's prediction set against what the recording measured. */
+export function estimateOf(recorded: RecordedSpan, p: Prediction): Estimate {
+  const measured = recorded.endNs - recorded.startNs;
+  const notes = [...p.notes];
+  const error = p.replayedNs !== undefined && measured > 0 ? p.replayedNs / measured - 1 : 0;
   if (Math.abs(error) > 0.05)
     notes.push(`the replay of the unchanged recording is ${(error * 100).toFixed(1)}% off its measured GPU span: treat the prediction with that much doubt`);
   return {
-    estimate: {
-      fix,
-      measuredNs: measured,
-      ...(base !== undefined ? { replayedNs: base } : {}),
-      predictedNs: fixed.gpuSpanNs,
-      savedNs: Math.max(0, measured - fixed.gpuSpanNs),
-      makespan: { measuredNs: e - Math.min(firstIssue, s), predictedNs: fixed.makespanNs },
-      notes,
-    },
+    fix: p.fix,
+    measuredNs: measured,
+    ...(p.replayedNs !== undefined ? { replayedNs: p.replayedNs } : {}),
+    predictedNs: p.gpuSpanNs,
+    savedNs: Math.max(0, measured - p.gpuSpanNs),
+    makespan: { measuredNs: recorded.endNs - Math.min(recorded.firstIssueNs, recorded.startNs), predictedNs: p.makespanNs },
+    notes,
   };
+}
+
+/** The estimate, or why there is none. */
+export function tryEstimate(trace: Trace, host: Host, fix: FixId, options: EstimateOptions = {}): { estimate: Estimate } | { unavailable: string } {
+  const p = tryPredict(trace, host, fix, options);
+  return 'unavailable' in p ? p : { estimate: estimateOf(recordedSpan(trace, host), p.prediction) };
 }
 
 /**
