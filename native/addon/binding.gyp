@@ -13,6 +13,7 @@
         "src/call_index.cc",
         "src/replay_scheduler.cc",
         "src/op_resources.cc",
+        "src/dense_indices.cc",
         "src/graph_capture.cc",
         "src/issue_walk.cc",
         "src/duplex_work.cc",

@@ -174,6 +174,7 @@ interface AddonModule {
   latencySamples(inputs: LatencySamplesInputs): LatencySamples;
   launchGaps(inputs: LaunchGapsInputs): LaunchGaps[];
   opResources(inputs: OpResourcesInputs): void;
+  denseIndices(inputs: DenseIndicesInputs): DenseIndicesFound;
   deviceUnions(inputs: DeviceUnionsInputs): NativeDeviceUnions[];
   keepFreedMemory(): boolean;
   prefaultHeap(bytes: number): number;
@@ -539,6 +540,38 @@ export type LaunchGaps =
 /** Per device, its median kernel launch and the short kernels the GPU idled before. */
 export function launchGapsNatively(inputs: LaunchGapsInputs): LaunchGaps[] {
   return addon().launchGaps(inputs);
+}
+
+/** What the host model's dense indexes read and write (native/addon/src/dense_indices.cc; replay/replay-host.ts denseIndices). */
+export interface DenseIndicesInputs {
+  ops: number;
+  device: Int32Array;
+  stream: Int32Array;
+  pid: Int32Array;
+  /** The devices table's ids and their dense indexes. */
+  tableDevices: Float64Array;
+  tableDeviceIndex: Float64Array;
+  /** The streams table's ids, in its order (dense streams 0, 1, …), and each one's context id (NaN: none). */
+  tableStreams: Float64Array;
+  tableStreamContext: Float64Array;
+  /** Written: per op its dense device (where not 0), stream and context (where not 0). */
+  devOf: Int32Array;
+  streamOfOp: Int32Array;
+  ctxOfOp: Int32Array;
+}
+
+/** In order of first sight: the devices and streams only ops name (each stream's process), the contexts' keys and processes. */
+export interface DenseIndicesFound {
+  devices: number[];
+  streams: number[];
+  streamPids: number[];
+  contexts: number[];
+  contextPids: number[];
+}
+
+/** Each op's dense device, stream and context, written into the inputs' arrays. */
+export function denseIndicesNatively(inputs: DenseIndicesInputs): DenseIndicesFound {
+  return addon().denseIndices(inputs);
 }
 
 /** What the replay's resources per op read and write (native/addon/src/op_resources.cc; replay/replay-resources.ts). */

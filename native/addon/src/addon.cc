@@ -18,6 +18,7 @@
 #include "call_index.h"
 #include "cupti_info.h"
 #include "demangle.h"
+#include "dense_indices.h"
 #include "device_inventory.h"
 #include "device_unions.h"
 #include "duplex_work.h"
@@ -618,6 +619,7 @@ static Napi::Object InitStreamScopeAddon(Napi::Env env, Napi::Object exports) {
   exports.Set("duplexSamples", Napi::Function::New(env, exported<duplexSamplesBinding>, "duplexSamples"));
   exports.Set("uncontendedDurations", Napi::Function::New(env, exported<uncontendedDurationsBinding>, "uncontendedDurations"));
   exports.Set("latencySamples", Napi::Function::New(env, exported<latencySamplesBinding>, "latencySamples"));
+  exports.Set("denseIndices", Napi::Function::New(env, exported<denseIndicesBinding>, "denseIndices"));
   exports.Set("opResources", Napi::Function::New(env, exported<opResourcesBinding>, "opResources"));
   exports.Set("launchGaps", Napi::Function::New(env, exported<launchGapsBinding>, "launchGaps"));
   exports.Set("deviceUnions", Napi::Function::New(env, exported<deviceUnionsBinding>, "deviceUnions"));
