@@ -43,12 +43,11 @@ export interface Context {
 
 /** `processes`: readProcessFacts of the recording (communication.ts); every caller holding the file passes them. */
 export function buildContext(trace: Trace, host: Host, processes: Map<number, ProcessFacts> = new Map()): Context {
-  const { ops } = trace;
-  const issue = new Float64Array(ops.length);
-  for (let i = 0; i < ops.length; i++) {
-    const k = host.opCall[i]!;
-    issue[i] = k >= 0 ? Math.min(host.calls.start[k]!, ops.start[i]!) : ops.start[i]!;
-  }
+  // Made when first read: of the rules, only those after the first fix is named read it on most recordings (the
+  // default stream's reads it of its streams' ops alone), and the what-if thread waits for that name (10 M ops: a pass
+  // of ~0.08 s and 80 MB of fresh pages, now where the analysing thread has time to spare).
+  let issue: Float64Array | null = null;
+  const issueOf = () => (issue ??= issueTimes(trace, host));
   // The unions the overlap factors are measured with: one pass for both (overlap.ts deviceUnions).
   const unions = deviceUnions(trace);
   const busy = new Map([...unions].map(([d, { union }]) => [d, union]));
@@ -58,7 +57,9 @@ export function buildContext(trace: Trace, host: Host, processes: Map<number, Pr
   return {
     trace,
     host,
-    issue,
+    get issue() {
+      return issueOf();
+    },
     devices: new Map(trace.devices.map((d) => [d.id, d])),
     streams: new Map(trace.streams.map((s) => [s.id, s])),
     opsOnDevice,
@@ -66,10 +67,21 @@ export function buildContext(trace: Trace, host: Host, processes: Map<number, Pr
     deviceSpan,
     gpuSpan,
     get pairs() {
-      return (pairs ??= streamPairs(trace, issue));
+      return (pairs ??= streamPairs(trace, issueOf()));
     },
     processes,
   };
+}
+
+/** Per op: when the host issued it (Context's issue). */
+function issueTimes(trace: Trace, host: Host): Float64Array {
+  const { ops } = trace;
+  const issue = new Float64Array(ops.length);
+  for (let i = 0; i < ops.length; i++) {
+    const k = host.opCall[i]!;
+    issue[i] = k >= 0 ? Math.min(host.calls.start[k]!, ops.start[i]!) : ops.start[i]!;
+  }
+  return issue;
 }
 
 /**
