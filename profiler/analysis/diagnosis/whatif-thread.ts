@@ -95,7 +95,7 @@ export interface HereSide {
  * Bytes per operation of memory the replay of a fix writes for the first time (its captured calls' timings, each op's
  * dependency edges, start and end: 16 per call and ~28 per op, with the scheduler's own). This thread, done naming the
  * fix and with ~0.5 s to wait at 10 M operations, maps them first (native/addon.ts prefaultHeap): each page the
- * replay would fault on its way costs it ~1 µs on a virtual machine, ~0.1 s of its 0.7 s at 10 M.
+ * replay would fault on its way costs it ~1 µs on a virtual machine: the replay 0.67 → 0.60 s at 10 M on the development VM.
  */
 const REPLAY_BYTES_PER_OP = 48;
 
@@ -118,7 +118,10 @@ export class WhatIfThread implements Estimator {
   #failed: string | null = null;
   #here: Estimator | null = null;
   #hereSide: HereSide | null = null;
+  /** The operations handed over (what the replay's pages are sized by). */
   #ops = 0;
+  /** Whether this thread has measured the recorded span (while it waited; once). */
+  #measured = false;
   readonly modelsHere = false;
 
   constructor() {
@@ -151,6 +154,7 @@ export class WhatIfThread implements Estimator {
     if (this.#started.size === 0) Atomics.compareExchange(this.#claims, FIX_IDS.indexOf(fix), Claim.Free, Claim.Worker);
     this.#started.add(fix);
     this.#port.postMessage({ kind: 'estimate', fix } satisfies WhatIfRequest);
+    // The first fix named: its replay's pages mapped now, before the worker, ready soon after, writes them.
     if (this.#started.size === 1) prefaultHeap(REPLAY_BYTES_PER_OP * this.#ops);
   }
 
@@ -199,9 +203,6 @@ export class WhatIfThread implements Estimator {
     this.#port.close();
     void this.#worker.terminate();
   }
-
-  /** Whether this thread has measured the recorded span (while it waited; once). */
-  #measured = false;
 
   #take(a: WhatIfAnswer): void {
     if (a.kind !== 'prediction') this.#failed = a.error;
