@@ -364,12 +364,18 @@ export function materialize(r: JsonRecipe): Buffer {
     ]);
     for (const m of r.header) {
       if ('device' in m) {
-        const props = header.entries.find(([k]) => k === 'deviceProperties');
-        const list = props?.[1];
+        const at = header.entries.findIndex(([k]) => k === 'deviceProperties');
+        const list = at >= 0 ? header.entries[at]![1] : undefined;
         if (!Array.isArray(list) || list.length === 0) continue;
-        const i = m.device % list.length;
-        const d = list[i] instanceof Members ? (list[i] as Members) : new Members(Object.entries((list[i] ?? {}) as object));
-        list[i] = d;
+        // Written into a copy: the list may be the fixture's own (the header's last entry is not cloned) or a value an
+        // earlier mutation set, which fast-check hands out shared (its constants): written into, it changed for every
+        // later input, and could come to hold itself (seed 543302795: a device set to an array that held that device,
+        // written without end).
+        const devices = [...(list as unknown[])];
+        header.entries[at] = ['deviceProperties', devices];
+        const i = m.device % devices.length;
+        const d = devices[i] instanceof Members ? (devices[i] as Members) : new Members(Object.entries((devices[i] ?? {}) as object));
+        devices[i] = d;
         applyField(d, [m.key], m.change);
       } else applyField(header, [m.key], m.change);
     }
