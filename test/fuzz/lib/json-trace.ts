@@ -308,15 +308,28 @@ function applyField(target: Members, pathKeys: string[], change: FieldOp): void 
   }
 }
 
-/** JSON text of `v`: Raw as written, Members in order (keys possibly twice), NaN as the invalid token NaN. */
-function write(v: unknown, out: string[]): void {
+/**
+ * JSON text of `v`: Raw as written, Members in order (keys possibly twice), NaN as the invalid token NaN; a value
+ * inside itself as null. A device mutation writes into the device list it finds, which may be a value fast-check
+ * hands out shared (its constants), so a list can come to hold the device that holds it (seed 543302795: the writer
+ * recursed without end, a red fuzz pass). Written into, not copied, as the golden records of
+ * test/import/kineto-golden.ts were made from these files.
+ */
+function write(v: unknown, out: string[], within = new Set<object>()): void {
+  if (v && typeof v === 'object' && !(v instanceof Raw)) {
+    if (within.has(v)) {
+      out.push('null');
+      return;
+    }
+    within.add(v);
+  }
   if (v instanceof Raw) out.push(v.text);
   else if (v instanceof Members) {
     out.push('{');
     v.entries.forEach(([k, x], i) => {
       if (i) out.push(',');
       out.push(JSON.stringify(k), ':');
-      write(x, out);
+      write(x, out, within);
     });
     out.push('}');
   } else if (typeof v === 'number')
@@ -325,11 +338,12 @@ function write(v: unknown, out: string[]): void {
     out.push('[');
     v.forEach((x, i) => {
       if (i) out.push(',');
-      write(x, out);
+      write(x, out, within);
     });
     out.push(']');
-  } else if (v && typeof v === 'object') write(new Members(Object.entries(v)), out);
+  } else if (v && typeof v === 'object') write(new Members(Object.entries(v)), out, within);
   else out.push(JSON.stringify(v) ?? 'null');
+  if (v && typeof v === 'object') within.delete(v);
 }
 
 /** The file's bytes for a recipe (deterministic: the same recipe, the same bytes). */
@@ -364,18 +378,12 @@ export function materialize(r: JsonRecipe): Buffer {
     ]);
     for (const m of r.header) {
       if ('device' in m) {
-        const at = header.entries.findIndex(([k]) => k === 'deviceProperties');
-        const list = at >= 0 ? header.entries[at]![1] : undefined;
+        const props = header.entries.find(([k]) => k === 'deviceProperties');
+        const list = props?.[1];
         if (!Array.isArray(list) || list.length === 0) continue;
-        // Written into a copy: the list may be the fixture's own (the header's last entry is not cloned) or a value an
-        // earlier mutation set, which fast-check hands out shared (its constants): written into, it changed for every
-        // later input, and could come to hold itself (seed 543302795: a device set to an array that held that device,
-        // written without end).
-        const devices = [...(list as unknown[])];
-        header.entries[at] = ['deviceProperties', devices];
-        const i = m.device % devices.length;
-        const d = devices[i] instanceof Members ? (devices[i] as Members) : new Members(Object.entries((devices[i] ?? {}) as object));
-        devices[i] = d;
+        const i = m.device % list.length;
+        const d = list[i] instanceof Members ? (list[i] as Members) : new Members(Object.entries((list[i] ?? {}) as object));
+        list[i] = d;
         applyField(d, [m.key], m.change);
       } else applyField(header, [m.key], m.change);
     }
