@@ -13,38 +13,10 @@
 #include <unordered_map>
 #include <vector>
 
+#include "small_int_map.h"
 #include "typed_arrays.h"
 
 namespace streamscope::addon {
-
-namespace {
-
-// replay-host.ts SmallIntMap: row ids are small integers, so a table
-// replaces a hash lookup per op; others (negative, or past 2^22) hashed.
-class SmallIntMap {
- public:
-  int32_t get(int64_t key) const {
-    if (key >= 0 && key < static_cast<int64_t>(table_.size())) return table_[key];
-    if (key >= 0 && key < kTableLimit) return -1;
-    auto it = map_.find(key);
-    return it == map_.end() ? -1 : it->second;
-  }
-  void set(int64_t key, int32_t value) {
-    if (key >= 0 && key < kTableLimit) {
-      if (key >= static_cast<int64_t>(table_.size())) table_.resize(std::max<size_t>(key + 1, table_.size() * 2), -1);
-      table_[key] = value;
-    } else {
-      map_[key] = value;
-    }
-  }
-
- private:
-  static constexpr int64_t kTableLimit = int64_t{1} << 22;
-  std::vector<int32_t> table_ = std::vector<int32_t>(64, -1);
-  std::unordered_map<int64_t, int32_t> map_;
-};
-
-}  // namespace
 
 // denseIndices(inputs) → {devices, streams, streamPids, contexts, contextPids}: devOf, streamOfOp and ctxOfOp written
 // (devOf and ctxOfOp where not 0: fresh arrays are zeroed, and a recording of one device and one context leaves their
@@ -72,11 +44,11 @@ Napi::Value denseIndicesBinding(const Napi::CallbackInfo& info) {
   int32_t* streamOfOp = typedArrayOf<int32_t>(o, what, "streamOfOp", n);
   int32_t* ctxOfOp = typedArrayOf<int32_t>(o, what, "ctxOfOp", n);
 
-  SmallIntMap devLookup;
+  SmallIntMap<int32_t> devLookup;
   for (size_t k = 0; k < nd; k++) devLookup.set(static_cast<int64_t>(tableDevices[k]), static_cast<int32_t>(tableDeviceIndex[k]));
   size_t devices = nd;
   std::vector<double> newDevices;
-  SmallIntMap streamLookup;
+  SmallIntMap<int32_t> streamLookup;
   // Per dense stream: its context (-1: none yet) and, for the table's, its row's context id.
   std::vector<int32_t> ctxOfStream(ns, -1);
   for (size_t k = 0; k < ns; k++) streamLookup.set(static_cast<int64_t>(tableStreams[k]), static_cast<int32_t>(k));

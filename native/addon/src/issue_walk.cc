@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "js_math.h"
+#include "small_int_map.h"
 #include "trace_codes.h"
 #include "typed_arrays.h"
 
@@ -53,32 +54,12 @@ struct Inputs {
   double *cost, *depEnd;
 };
 
-// Name id → NameClass: an array where the ids allow (replay-host.ts SmallIntMap's bound), else a map.
-class NameClasses {
- public:
-  static constexpr int32_t kDense = 1 << 22;
-  NameClasses(const int32_t* ids, const uint8_t* classes, size_t n) {
-    for (size_t x = 0; x < n; x++) {
-      if (ids[x] >= 0 && ids[x] < kDense) {
-        if (static_cast<size_t>(ids[x]) >= dense_.size()) dense_.resize(static_cast<size_t>(ids[x]) + 1, -1);
-        dense_[static_cast<size_t>(ids[x])] = static_cast<int8_t>(classes[x]);
-      } else {
-        sparse_[ids[x]] = static_cast<int8_t>(classes[x]);
-      }
-    }
-  }
-  // -1 where the name is not known (Math.max with NameClass.Other makes it Other).
-  int get(int32_t id) const {
-    if (id >= 0 && static_cast<size_t>(id) < dense_.size()) return dense_[static_cast<size_t>(id)];
-    if (id >= 0 && id < kDense) return -1;
-    const auto it = sparse_.find(id);
-    return it == sparse_.end() ? -1 : it->second;
-  }
-
- private:
-  std::vector<int8_t> dense_;
-  std::unordered_map<int32_t, int8_t> sparse_;
-};
+// Name id → NameClass (-1 where the name is not known: Math.max with NameClass.Other makes it Other).
+SmallIntMap<int8_t> nameClasses(const int32_t* ids, const uint8_t* classes, size_t n) {
+  SmallIntMap<int8_t> m;
+  for (size_t x = 0; x < n; x++) m.set(ids[x], static_cast<int8_t>(classes[x]));
+  return m;
+}
 
 // Per process (its pid), the dense indexes whose process it is, in index order (indexesByPid).
 std::unordered_map<int32_t, std::vector<int32_t>> indexesByPid(const int32_t* pidOf, size_t n) {
@@ -119,7 +100,7 @@ class Walk {
  public:
   explicit Walk(const Inputs& in)
       : in_(in),
-        names_(in.nameIds, in.nameClasses, in.names),
+        names_(nameClasses(in.nameIds, in.nameClasses, in.names)),
         streamsOfPid_(indexesByPid(in.streamPid, in.streams)),
         ctxsOfPid_(indexesByPid(in.ctxPid, in.contexts)),
         recordsOf_(in.recordCall, in.records, in.nc),
@@ -263,7 +244,7 @@ class Walk {
       for (size_t j = from_; j < to_; j++)
         waitedUntil = jsMax(waitedUntil, in_.opEnd[in_.callOps ? in_.callOps[j] : static_cast<int32_t>(j)]);
     } else {
-      const int cls = std::max(static_cast<int>(kNameOther), names_.get(in_.callName[k]));
+      const int cls = std::max(static_cast<int>(kNameOther), static_cast<int>(names_.get(in_.callName[k])));
       if (cls == kNameDevice || cls == kNameImplicit) {
         ctx = syncedContext(k, t, cls);
         if (ctx >= 0) {
@@ -326,7 +307,7 @@ class Walk {
   }
 
   const Inputs& in_;
-  const NameClasses names_;
+  const SmallIntMap<int8_t> names_;
   const std::unordered_map<int32_t, std::vector<int32_t>> streamsOfPid_, ctxsOfPid_;
   const ByCall recordsOf_, waitsOf_;
   int32_t pos_ = 0;

@@ -120,8 +120,6 @@ export class WhatIfThread implements Estimator {
   #hereSide: HereSide | null = null;
   /** The operations handed over (what the replay's pages are sized by). */
   #ops = 0;
-  /** Whether this thread has measured the recorded span (while it waited; once). */
-  #measured = false;
   readonly modelsHere = false;
 
   constructor() {
@@ -174,12 +172,13 @@ export class WhatIfThread implements Estimator {
       // with none left, sleep until the worker posts again (its count moves past `seen`), or a second passes.
       const free = [fix, ...this.#started].find((f) => !this.#answers.has(f) && this.#claim(f));
       if (free) this.#made(free, this.#estimatesHere().result(free), 'here');
-      else if (!this.#measured) {
-        this.#measured = true;
+      else {
+        // The recorded span the answer is set against, measured before the first wait (once: recordedSpan keeps it).
         this.#hereSide?.recorded();
-      } else if (Atomics.wait(this.#posted, 0, seen, 1000) === 'timed-out' && this.#silent(seen)) {
-        // A worker that died while it held a fix (its 'error' cannot be told while this thread waits): the rest here.
-        this.#failed = `the what-if thread answered nothing for ${SILENT_MS / 1000} s`;
+        if (Atomics.wait(this.#posted, 0, seen, 1000) === 'timed-out' && this.#silent(seen)) {
+          // A worker that died while it held a fix (its 'error' cannot be told while this thread waits): the rest here.
+          this.#failed = `the what-if thread answered nothing for ${SILENT_MS / 1000} s`;
+        }
       }
     }
   }
