@@ -3,6 +3,9 @@
 // CommonJS file):
 //   vite build -c app/vite.config.ts                 → main.cjs, query-worker.cjs, analysis-worker.cjs, job-worker.cjs, whatif-worker.cjs, summary-worker.cjs, import-worker.cjs, open-worker.cjs, streamscope-cli.cjs (+ shared chunks)
 //   vite build -c app/vite.config.ts --mode preload  → preload.cjs (one file, no chunks)
+//   vite build -c app/vite.config.ts --mode bench    → bench/dist: analysis-run.cjs, whatif-worker.cjs (+ chunks): the
+//     analysis bench's timed script (bench/analysis-run.ts) bundled as the CLI is, so that it times the analysis as a
+//     user's `streamscope report` runs it (bench/run-bench.ts builds it)
 // `npm run build:app` runs both. Native and Electron modules stay external:
 // better-sqlite3 and the addon are loaded from node_modules / resources at run time.
 // The first also writes streamscope-cli.stamp.json: what the CLI was built
@@ -64,31 +67,38 @@ function stampCli(entries: string[]): Plugin {
 
 export default defineConfig(({ mode }) => {
   const preload = mode === 'preload';
+  const bench = mode === 'bench';
   const input: Record<string, string> = preload
     ? { preload: path.join(root, 'app/preload.ts') }
-    : {
-        main: path.join(root, 'app/main.ts'),
-        'query-worker': path.join(root, 'profiler/query/query-worker.ts'),
-        // Started by profiler/query/analysis-thread.ts from the folder it is bundled into.
-        'analysis-worker': path.join(root, 'profiler/query/analysis-worker.ts'),
-        // Started by profiler/analysis/diagnosis/job.ts (a job's report, rank by rank) likewise.
-        'job-worker': path.join(root, 'profiler/analysis/diagnosis/job-worker.ts'),
-        // Started by profiler/analysis/diagnosis/whatif-thread.ts (the what-ifs of a large recording's report) likewise.
-        'whatif-worker': path.join(root, 'profiler/analysis/diagnosis/whatif-worker.ts'),
-        // Started by profiler/job/summarize.ts (streamscope summarize, a job's report) likewise.
-        'summary-worker': path.join(root, 'profiler/job/summary-worker.ts'),
-        // Started by profiler/import/import-many.ts (streamscope import of several traces) likewise.
-        'import-worker': path.join(root, 'profiler/import/import-worker.ts'),
-        // Started by profiler/query/open-read.ts (many recordings opened at once) likewise.
-        'open-worker': path.join(root, 'profiler/query/open-worker.ts'),
-        'streamscope-cli': path.join(root, 'profiler/cli/streamscope.ts'),
-      };
+    : bench
+      ? {
+          'analysis-run': path.join(root, 'bench/analysis-run.ts'),
+          'whatif-worker': path.join(root, 'profiler/analysis/diagnosis/whatif-worker.ts'),
+        }
+      : {
+          main: path.join(root, 'app/main.ts'),
+          'query-worker': path.join(root, 'profiler/query/query-worker.ts'),
+          // Started by profiler/query/analysis-thread.ts from the folder it is bundled into.
+          'analysis-worker': path.join(root, 'profiler/query/analysis-worker.ts'),
+          // Started by profiler/analysis/diagnosis/job.ts (a job's report, rank by rank) likewise.
+          'job-worker': path.join(root, 'profiler/analysis/diagnosis/job-worker.ts'),
+          // Started by profiler/analysis/diagnosis/whatif-thread.ts (the what-ifs of a large recording's report) likewise.
+          'whatif-worker': path.join(root, 'profiler/analysis/diagnosis/whatif-worker.ts'),
+          // Started by profiler/job/summarize.ts (streamscope summarize, a job's report) likewise.
+          'summary-worker': path.join(root, 'profiler/job/summary-worker.ts'),
+          // Started by profiler/import/import-many.ts (streamscope import of several traces) likewise.
+          'import-worker': path.join(root, 'profiler/import/import-worker.ts'),
+          // Started by profiler/query/open-read.ts (many recordings opened at once) likewise.
+          'open-worker': path.join(root, 'profiler/query/open-worker.ts'),
+          'streamscope-cli': path.join(root, 'profiler/cli/streamscope.ts'),
+        };
   return {
     root,
     publicDir: false,
     logLevel: 'warn',
     build: {
-      outDir: path.join(root, 'app/dist'),
+      // bench/dist, like app/dist, two folders below the root (profiler/native/paths.ts finds it from a chunk).
+      outDir: path.join(root, bench ? 'bench/dist' : 'app/dist'),
       // The preload build runs second and must not wipe the main build.
       emptyOutDir: !preload,
       target: 'node22',
@@ -115,6 +125,6 @@ export default defineConfig(({ mode }) => {
       },
     },
     ssr: { noExternal: true, external: ['electron', 'better-sqlite3'] },
-    plugins: preload ? [] : [stampCli(Object.entries(input).flatMap(([name, file]) => (name === 'main' ? [] : [file])))],
+    plugins: preload || bench ? [] : [stampCli(Object.entries(input).flatMap(([name, file]) => (name === 'main' ? [] : [file])))],
   };
 });

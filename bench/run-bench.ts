@@ -136,6 +136,7 @@ import v8 from 'node:v8';
 import vm from 'node:vm';
 import { devices, Ingest, insertCeiling, loadTimelineColumns } from '../profiler/native/addon.ts';
 import { collectorLibraryPath, repoRoot, runnerPath, syntheticStreamToolPath } from '../profiler/native/paths.ts';
+import { ONE_HEAP_TUNABLE } from '../profiler/cli/launch.cjs';
 import { decodeHeader } from '../profiler/record/decoder.ts';
 import { beginBulkLoad, createRecording, endBulkLoad, openRecording } from '../profiler/store/database.ts';
 import { analyze, type AnalysisTimings } from '../profiler/analysis/diagnosis/analyze.ts';
@@ -489,11 +490,20 @@ async function benchAnalysis(): Promise<void> {
     let findings = 0;
     // Each timed analysis a process of its own (analysis-run.ts), as a user's command: a second analysis in one process
     // ran up to 1.5x slower on the development VM, faulting in again the pages the first one's arrays handed back.
-    const runScript = path.join(import.meta.dirname, 'analysis-run.ts');
-    const timed = (scope: 'steady-state' | 'whole' | 'window', here = false): AnalysisRun =>
+    // Bundled as the `streamscope` command runs (app/vite.config.ts --mode bench): from the sources, each of its two
+    // threads first has Node strip the types of ~200 modules (a WebAssembly module, compiled in the background), the
+    // what-if thread's while the load runs on both cores: 0.1 s more per analysis on the development VM.
+    // With one malloc arena for all its threads, as the `streamscope` command starts a one-shot one (profiler/cli/launch.cjs):
+    // else the what-if thread's heap is whichever of Node's arenas comes next, and one of its own cost 0.3 – 0.5 s.
+    const runScript = bundleAnalysisRun();
+    const env = { ...process.env, GLIBC_TUNABLES: [ONE_HEAP_TUNABLE, process.env.GLIBC_TUNABLES].filter(Boolean).join(':') };
+    const timed = (scope: 'steady-state' | 'whole' | 'window', here = false, script = runScript): AnalysisRun =>
       JSON.parse(
-        execFileSync(process.execPath, [runScript, out, '--scope', scope, ...(here ? ['--here'] : [])], { encoding: 'utf8', maxBuffer: 1 << 20 }),
+        execFileSync(process.execPath, [script, out, '--scope', scope, ...(here ? ['--here'] : [])], { encoding: 'utf8', maxBuffer: 1 << 20, env }),
       ) as AnalysisRun;
+    const sourceScript = path.join(import.meta.dirname, 'analysis-run.ts');
+    // Beside each warm run, the same from the sources (what `node bench/analysis-run.ts` times).
+    const fromSources: number[] = [];
     // Beside each warm run, the same analysis with every what-if on the analysing thread (no second thread: `--here`).
     const here: number[] = [];
     // Cold (issue 30: ≤ 4 s): the file's pages out of the page cache, the process's first analysis.
@@ -521,6 +531,7 @@ async function benchAnalysis(): Promise<void> {
     const rounds = Number(values['analysis-rounds']);
     for (let i = 0; i < rounds; i++) {
       const steady = timed('steady-state');
+      fromSources.push(timed('steady-state', false, sourceScript).seconds);
       here.push(timed('steady-state', true).seconds);
       runLoads.push(steady.loadAverage1m);
       runs.push(steady.seconds);
@@ -544,7 +555,8 @@ async function benchAnalysis(): Promise<void> {
     results.analysis = {
       operations: ops,
       cold: { seconds: cold, phasesMs: coldTimings, loadAverage1m: coldLoad, goal: 4 },
-      process: 'each timed analysis a process of its own (bench/analysis-run.ts)',
+      process: 'each timed analysis a process of its own (bench/analysis-run.ts, bundled: bench/dist/analysis-run.cjs)',
+      fromSources: { runs: fromSources, medianSeconds: median(fromSources), bundleFaster: perRound(fromSources, runs) },
       whatIfsHere: { runs: here, medianSeconds: median(here), secondThreadFaster: ratio.thread },
       runs,
       runLoadAverages1m: runLoads,
@@ -572,6 +584,9 @@ async function benchAnalysis(): Promise<void> {
       `          warm, a process each: ${runs.map((r, i) => `${r.toFixed(2)} s (load ${runLoads[i]!.toFixed(2)})`).join(', ')}: median ${mid.toFixed(2)}, spread ${(((Math.max(...runs) - Math.min(...runs)) / mid) * 100).toFixed(0)} % (goal ≤ 2 s)`,
     );
     lines.push(
+      `          the same from the sources (types stripped at load), beside each: ${fromSources.map((r) => r.toFixed(2)).join(', ')} s: median ${median(fromSources).toFixed(2)} (the bundle ${perRound(fromSources, runs).toFixed(2)} × faster, round by round)`,
+    );
+    lines.push(
       `          the what-ifs on the analysing thread (no second thread), beside each: ${here.map((r) => r.toFixed(2)).join(', ')} s: median ${median(here).toFixed(2)} (the second thread ${ratio.thread.toFixed(2)} × faster, round by round)`,
     );
     lines.push(
@@ -592,6 +607,16 @@ async function benchAnalysis(): Promise<void> {
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * Bundles bench/analysis-run.ts and the what-if worker it starts into bench/dist (app/vite.config.ts --mode bench) and
+ * returns the script to run. Built each time: a second or so, and never a stale bundle timed.
+ */
+function bundleAnalysisRun(): string {
+  const vite = path.join(repoRoot, 'node_modules/vite/bin/vite.js');
+  execFileSync(process.execPath, [vite, 'build', '-c', 'app/vite.config.ts', '--mode', 'bench'], { cwd: repoRoot, stdio: 'pipe' });
+  return path.join(repoRoot, 'bench/dist/analysis-run.cjs');
 }
 
 /**

@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// The `streamscope` command (package.json "bin", `npm run streamscope`): runs
+// The `streamscope` command (package.json "bin", `npm run streamscope`,
+// through streamscope.sh: below): runs
 // the bundled CLI (app/dist/streamscope-cli.cjs, built by `npm run build:app`)
 // when it was built from the sources as they are now, else the TypeScript
 // sources (profiler/cli/streamscope.ts) as `node profiler/cli/streamscope.ts`
@@ -27,6 +28,23 @@
 // STREAMSCOPE_CLI=sources runs the sources whatever the bundle; =bundle runs
 // the bundle or, where it is not current, says why and exits 2 (the bench
 // uses it, to be sure what it measures).
+//
+// One heap for a one-shot command's threads. `streamscope` (package.json
+// "bin", `npm run streamscope`) is streamscope.sh beside this file, which
+// starts Node on it with glibc's malloc held to one arena
+// (GLIBC_TUNABLES=glibc.malloc.arena_max=1, the user's own tunables after
+// it) for the commands that take the one-shot heap policy (streamscope.ts
+// oneShot: a test holds the two lists equal). That policy has the what-if
+// thread reuse the memory the loader and the analysing thread freed, and
+// the heap's pages mapped ahead for it (native/addon/src/memory_policy.cc).
+// Set from inside the process (mallopt M_ARENA_MAX), the limit comes after
+// Node's own threads made their arenas, and a thread started later takes
+// the next of those in turn: the what-if thread landed on one of its own in
+// 7 runs of 10 of the bench's 10 M analysis (860 k page faults and 3.4 GB
+// against 740 k and 2.9 GB, the analysis 2.4 → 2.9 s); set before Node
+// starts, it cannot. The user's GLIBC_TUNABLES is put back
+// (restoreUserTunables) before anything runs, so that the programs a
+// command starts never inherit the change.
 'use strict';
 const fs = require('node:fs');
 const path = require('node:path');
@@ -107,12 +125,28 @@ function bundleState(root, distDir = path.join(root, 'app', 'dist')) {
   return { current: true, entry: path.resolve(entry) };
 }
 
+/** What streamscope.sh sets for a one-shot command: the bench's analyses run with it too (bench/run-bench.ts). */
+const ONE_HEAP_TUNABLE = 'glibc.malloc.arena_max=1';
+
+/**
+ * The environment as the user set it, where streamscope.sh changed it (this
+ * process already runs with the tunable: glibc read it at start):
+ * GLIBC_TUNABLES theirs again, or unset where they had none.
+ */
+function restoreUserTunables(env = process.env) {
+  if (env.STREAMSCOPE_USER_TUNABLES === undefined) return;
+  if (env.STREAMSCOPE_USER_TUNABLES === '') delete env.GLIBC_TUNABLES;
+  else env.GLIBC_TUNABLES = env.STREAMSCOPE_USER_TUNABLES;
+  delete env.STREAMSCOPE_USER_TUNABLES;
+}
+
 /**
  * Runs the CLI of the checkout at `root` on this process's arguments: the
  * bundle in `distDir` where it is current, else the TypeScript sources
  * (STREAMSCOPE_CLI overrides, above).
  */
 function launch(root, distDir = path.join(root, 'app', 'dist')) {
+  restoreUserTunables();
   const want = process.env.STREAMSCOPE_CLI;
   if (want !== 'sources') {
     const state = bundleState(root, distDir);
@@ -138,6 +172,6 @@ function launch(root, distDir = path.join(root, 'app', 'dist')) {
   });
 }
 
-module.exports = { bundleState, writeStamp, launch, STAMP_FILE, ENTRY_FILE };
+module.exports = { bundleState, writeStamp, launch, restoreUserTunables, ONE_HEAP_TUNABLE, STAMP_FILE, ENTRY_FILE };
 
 if (require.main === module) launch(path.resolve(__dirname, '..', '..'));

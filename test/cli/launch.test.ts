@@ -15,7 +15,10 @@ import { repoRoot } from '../../profiler/native/paths.ts';
 import { tempDir } from '../helpers/native.ts';
 
 const launcher = path.join(repoRoot, 'profiler/cli/launch.cjs');
-const { bundleState, writeStamp } = createRequire(import.meta.url)(launcher) as typeof import('../../profiler/cli/launch.cjs');
+const script = path.join(repoRoot, 'profiler/cli/streamscope.sh');
+const { bundleState, writeStamp, restoreUserTunables, ONE_HEAP_TUNABLE } = createRequire(import.meta.url)(
+  launcher,
+) as typeof import('../../profiler/cli/launch.cjs');
 const sha256 = (file: string) => crypto.createHash('sha256').update(fs.readFileSync(file)).digest('hex');
 
 describe('the launcher picks the bundle when current, the sources otherwise', () => {
@@ -121,6 +124,83 @@ describe('the launcher picks the bundle when current, the sources otherwise', ()
     expect(r.err).toBe(
       'streamscope: STREAMSCOPE_CLI=bundle, but the bundled CLI is not current: profiler/lib/thing.ts changed since the bundle was built (npm run build:app builds it)\n',
     );
+  });
+});
+
+describe("a one-shot command runs with one malloc arena, its children with the user's environment", () => {
+  // The command as a user runs it (streamscope.sh, then the launcher), beside a stand-in bundle that prints the
+  // environment Node started with (/proc/self/environ: what glibc read) and the one it hands the programs it starts.
+  let root: string;
+  beforeEach(() => {
+    root = tempDir('launch-heap');
+    fs.mkdirSync(path.join(root, 'profiler/cli'), { recursive: true });
+    fs.mkdirSync(path.join(root, 'app/dist'), { recursive: true });
+    fs.copyFileSync(launcher, path.join(root, 'profiler/cli/launch.cjs'));
+    fs.copyFileSync(script, path.join(root, 'profiler/cli/streamscope.sh'));
+    fs.chmodSync(path.join(root, 'profiler/cli/streamscope.sh'), 0o755);
+    // Run through a link, as npm's bin link runs it: the launcher is found beside the script, not the link.
+    fs.mkdirSync(path.join(root, 'bin'));
+    fs.symlinkSync(path.join(root, 'profiler/cli/streamscope.sh'), path.join(root, 'bin/streamscope'));
+    fs.writeFileSync(
+      path.join(root, 'app/dist/streamscope-cli.cjs'),
+      `const started = require('node:fs').readFileSync('/proc/self/environ', 'utf8').split('\\0').find((v) => v.startsWith('GLIBC_TUNABLES=')) ?? null;
+console.log(JSON.stringify({ started, now: process.env.GLIBC_TUNABLES ?? null, left: Object.keys(process.env).filter((k) => k.startsWith('STREAMSCOPE_USER')) }));\n`,
+    );
+    fs.mkdirSync(path.join(root, 'profiler/lib'));
+    fs.writeFileSync(path.join(root, 'profiler/lib/thing.ts'), 'export const x = 1;\n');
+    writeStamp(root, path.join(root, 'app/dist'), { 'profiler/lib/thing.ts': sha256(path.join(root, 'profiler/lib/thing.ts')) });
+  });
+  // `node` found on the PATH, as the shell line finds it: this process's Node first.
+  const run = (args: string[], tunables?: string) => {
+    const env: Record<string, string | undefined> = { ...process.env, PATH: `${path.dirname(process.execPath)}:${process.env.PATH}`, STREAMSCOPE_CLI: '' };
+    if (tunables === undefined) delete env.GLIBC_TUNABLES;
+    else env.GLIBC_TUNABLES = tunables;
+    const r = spawnSync(path.join(root, 'bin/streamscope'), args, { encoding: 'utf8', env });
+    expect(r.stderr).toBe('');
+    return JSON.parse(r.stdout) as { started: string | null; now: string | null; left: string[] };
+  };
+
+  it('report, check, diff, summarize and export start with the tunable; the user has none after it', () => {
+    for (const command of ['report', 'check', 'diff', 'summarize', 'export'])
+      expect(run([command, 'x.sqlite'])).toEqual({ started: `GLIBC_TUNABLES=${ONE_HEAP_TUNABLE}`, now: null, left: [] });
+  });
+
+  it("with the user's own tunables: started with the one-heap one too, theirs again inside", () => {
+    // (The loader rewrites the variable it read, so /proc shows the first tunable alone.)
+    expect(run(['report', 'x.sqlite'], 'glibc.malloc.tcache_count=7')).toEqual({
+      started: expect.stringMatching(new RegExp(`^GLIBC_TUNABLES=${ONE_HEAP_TUNABLE.replaceAll('.', '\\.')}`)),
+      now: 'glibc.malloc.tcache_count=7',
+      left: [],
+    });
+  });
+
+  it('the other commands (the server, record, import) start as the user set them', () => {
+    expect(run(['serve', 'x.sqlite'])).toEqual({ started: null, now: null, left: [] });
+    expect(run(['record', '--', 'true'], 'glibc.malloc.tcache_count=7')).toEqual({
+      started: 'GLIBC_TUNABLES=glibc.malloc.tcache_count=7',
+      now: 'glibc.malloc.tcache_count=7',
+      left: [],
+    });
+  });
+
+  it("the script's commands are those streamscope.ts gives the one-shot heap, its tunable the launcher's", () => {
+    const shell = fs.readFileSync(script, 'utf8');
+    const listed = /^ {2}([\w| -]+)\)$/m
+      .exec(shell)![1]!
+      .split('|')
+      .map((c) => c.trim())
+      .sort();
+    expect(shell).toContain(`GLIBC_TUNABLES="${ONE_HEAP_TUNABLE}\${GLIBC_TUNABLES:+:$GLIBC_TUNABLES}"`);
+    const cli = fs.readFileSync(path.join(repoRoot, 'profiler/cli/streamscope.ts'), 'utf8');
+    const oneShot = [...cli.matchAll(/^ {2}'?([\w-]+)'?: async \(args\) => \(await oneShot\(/gm)].map((m) => m[1]!).sort();
+    expect(oneShot.length).toBeGreaterThan(3);
+    expect(listed).toEqual(oneShot);
+  });
+
+  it('restoreUserTunables leaves an environment the script did not change as it is', () => {
+    const env: Record<string, string | undefined> = { GLIBC_TUNABLES: 'glibc.malloc.tcache_count=7' };
+    restoreUserTunables(env);
+    expect(env).toEqual({ GLIBC_TUNABLES: 'glibc.malloc.tcache_count=7' });
   });
 });
 
