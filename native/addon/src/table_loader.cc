@@ -510,7 +510,8 @@ class PageSource {
     // integer, NULL, a REAL, a TEXT or BLOB of under 58 bytes: the timeline tables' every row as written), widths from
     // a table, each integer loaded as 8 bytes and shifted down to its width. Whatever else (a longer serial type, a
     // reserved one, a value past the record, an id stored in its record, the file's last bytes): false, and the
-    // general walk reads the record, saying what is wrong with it. Kernels 36 → 22 ns a row (development VM).
+    // general walk reads the record, saying what is wrong with it. The 10 M-operation load read 675 → 620 ms on both
+    // cores of the development VM (user time 1.38 → 1.29 s).
     auto fast = [&](int64_t rowid, const uint8_t* p, uint32_t len) {
       const uint32_t hdr = len > 0 ? p[0] : 0;
       if (hdr == 0 || hdr >= 0x80 || hdr > len) return false;
