@@ -3,7 +3,7 @@
 // event records and stream waits. Pure data like trace.ts: the diagnosis
 // and the what-if replay read these arrays, never SQLite (the calls' names,
 // event records and waits are read by load/calls.ts, the calls natively).
-import { indexCalls, loadCallColumns, type CallColumns } from '../native/addon.ts';
+import { indexCalls, loadCallColumns, type CallColumns, type CallIndexColumns } from '../native/addon.ts';
 import type { Db } from '../store/database.ts';
 import type { GpuOps } from './trace.ts';
 import { IdTable } from '../base/id-table.ts';
@@ -48,6 +48,11 @@ export interface HostInputs {
   scoped?: boolean;
   /** CUDA event records and stream waits (load/calls.ts readHostTables): one read for many scopes of a file. */
   tables: HostTables;
+  /**
+   * The call index of these ops and calls, made already (indexCalls: the analysing thread's, handed to the what-if
+   * thread over shared memory); none: made here.
+   */
+  index?: CallIndexColumns;
 }
 
 export type LoadHostOptions = Partial<HostInputs>;
@@ -67,7 +72,7 @@ export function loadHost(db: Db, ops: GpuOps, columns?: CallColumns, options: Lo
 
 /** The host model of the loaded calls (`calls`, in start order) behind `ops`. */
 export function hostOf(ops: GpuOps, calls: HostCalls, inputs: HostInputs): Host {
-  const { byPid, opCall, threads } = callIndexOf(ops, calls);
+  const { byPid, opCall, threads } = callIndexOf(ops, calls, inputs.index);
   const callOf = (pid: number, correlation: number): number => {
     const e = byPid.get(pid);
     return e ? e.get(correlation) : -1;
@@ -103,8 +108,9 @@ const threadName = (key: number) => `${Math.floor(key / THREAD_LANE_FACTOR)}:${k
  * analyses the recording). A process's ids too sparse for an array over
  * their span come as (id, call) pairs, which IdTable makes a Map.
  */
-export function callIndexOf(ops: Pick<GpuOps, 'length' | 'pid' | 'correlation'>, calls: HostCalls): CallIndex {
-  const found = indexCalls(calls, ops);
+export function callIndexOf(ops: Pick<GpuOps, 'length' | 'pid' | 'correlation'>, calls: HostCalls, found = indexCalls(calls, ops)): CallIndex {
+  if (found.opCall.length !== ops.length || found.threadCalls.length !== calls.length)
+    throw new Error(`a call index of ${found.opCall.length} ops and ${found.threadCalls.length} calls handed for ${ops.length} and ${calls.length}`);
   const byPid = new Map<number, IdTable>();
   found.pids.forEach((pid, p) => {
     const table = found.tables[p]!;

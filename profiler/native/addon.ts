@@ -163,7 +163,7 @@ interface AddonModule {
   indexCalls(
     calls: Pick<CallColumns, 'length' | 'pid' | 'tid' | 'correlation' | 'domain'>,
     ops: Pick<OpColumns, 'length' | 'pid' | 'correlation'>,
-    out: { opCall: Int32Array; threadCalls: Int32Array },
+    out: { opCall: Int32Array; threadCalls: Int32Array; tableOf?: (length: number) => Int32Array },
   ): Omit<CallIndexColumns, 'opCall' | 'threadCalls'>;
   outermostCalls(inputs: { calls: number; start: Float64Array; end: Float64Array; threads: Int32Array[]; outer: Int32Array }): void;
   replaySchedule(inputs: ReplayScheduleInputs): ReplayScheduleResult;
@@ -346,9 +346,18 @@ export interface CallIndexColumns {
   threadEnds: Int32Array;
 }
 
-export function indexCalls(calls: Pick<CallColumns, 'length' | 'pid' | 'tid' | 'correlation' | 'domain'>, ops: Pick<OpColumns, 'length' | 'pid' | 'correlation'>): CallIndexColumns {
-  const out = { opCall: new Int32Array(ops.length), threadCalls: new Int32Array(calls.length) };
-  return { ...out, ...addon().indexCalls(calls, ops, out) };
+/**
+ * `shared`: its arrays over SharedArrayBuffers (all but a sparse process's pairs, which are few), so that another
+ * thread is handed them without a copy (whatif-thread.ts: the what-if thread takes the analysing thread's).
+ */
+export function indexCalls(
+  calls: Pick<CallColumns, 'length' | 'pid' | 'tid' | 'correlation' | 'domain'>,
+  ops: Pick<OpColumns, 'length' | 'pid' | 'correlation'>,
+  shared = false,
+): CallIndexColumns {
+  const int32 = (n: number) => (shared ? new Int32Array(new SharedArrayBuffer(4 * n)) : new Int32Array(n));
+  const out = { opCall: int32(ops.length), threadCalls: int32(calls.length) };
+  return { ...out, ...addon().indexCalls(calls, ops, shared ? { ...out, tableOf: int32 } : out) };
 }
 
 /**

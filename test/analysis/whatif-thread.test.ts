@@ -9,9 +9,10 @@ import { analyze, type Analysis } from '../../profiler/analysis/diagnosis/analyz
 import { timelineRows } from '../../profiler/analysis/load/columns.ts';
 import { estimatesHere, WhatIfThread, type EstimateAnswer } from '../../profiler/analysis/diagnosis/whatif-thread.ts';
 import type { FixId } from '../../profiler/contract/findings.ts';
-import { loadSharedTimelineColumns } from '../../profiler/native/addon.ts';
 import { openRecording } from '../../profiler/store/database.ts';
 import { recordedSpan } from '../../profiler/analysis/replay/whatif.ts';
+import { sharedOuterCalls } from '../../profiler/analysis/replay/replay-host.ts';
+import { indexCalls, loadSharedTimelineColumns } from '../../profiler/native/addon.ts';
 
 const recordings = path.resolve(import.meta.dirname, '../fixtures/recordings');
 const FILES = ['torch_train_loop.sqlite', 'nccl-straggler-h200x2.sqlite'].map((f) => path.join(recordings, f));
@@ -29,8 +30,11 @@ function answersHere(file: string): { fixes: FixId[]; answers: Map<FixId, Estima
   }
 }
 
-/** A thread prepared on the file's columns, loaded into shared memory as analyze() loads them for it. */
-function preparedThread(file: string, opens = file): WhatIfThread {
+/**
+ * A thread prepared on the file's columns, loaded into shared memory as analyze() loads them for it; `handing`: told
+ * that the call index and outer calls follow, waiting that long for them (none are sent here).
+ */
+function preparedThread(file: string, opens = file, handing = 0): WhatIfThread {
   const db = openRecording(file, { readonly: true });
   try {
     const columns = loadSharedTimelineColumns(file, timelineRows(db));
@@ -48,7 +52,7 @@ function preparedThread(file: string, opens = file): WhatIfThread {
       }
     };
     thread.handColumns(
-      { file: opens, columns, scope: undefined, pids: undefined },
+      { file: opens, columns, scope: undefined, pids: undefined, handing },
       { estimates: () => estimatesHere(analysed().trace, analysed().host), recorded: () => recordedSpan(analysed().trace, analysed().host) },
     );
     return thread;
@@ -106,6 +110,38 @@ describe.each(FILES)('what-ifs on a second thread: %s', (file) => {
     for (const fix of fixes) expect(thread.result(fix)).toEqual(answers.get(fix));
     expect(thread.estimatedBy()).toEqual({ worker: [], here: fixes });
     expect(thread.failure).toMatch(/no-such-recording\.sqlite/);
+  });
+
+  it("handed this thread's call index and outer calls, the worker takes both, and answers as this thread does", async () => {
+    const db = openRecording(file, { readonly: true });
+    try {
+      const columns = loadSharedTimelineColumns(file, timelineRows(db));
+      const own = analyze(db, { columns });
+      const thread = new WhatIfThread();
+      threads.push(thread);
+      thread.handColumns(
+        { file, columns, scope: undefined, pids: undefined, handing: 60_000 },
+        { estimates: () => estimatesHere(own.trace, own.host), recorded: () => recordedSpan(own.trace, own.host) },
+      );
+      // As analyze() hands them: made over shared memory, after the columns.
+      thread.handCallIndex(indexCalls(own.host.calls, own.trace.ops, true));
+      thread.handOuterCalls(sharedOuterCalls(own.host));
+      for (const fix of fixes) thread.start(fix);
+      await until(() => thread.answersPosted() === fixes.length);
+      for (const fix of fixes) expect(thread.result(fix)).toEqual(answers.get(fix));
+      expect(thread.handedTaken()).toEqual({ callIndex: true, outerCalls: true });
+      expect(thread.failure).toBeNull();
+    } finally {
+      db.close();
+    }
+  });
+
+  it('told the call index and outer calls follow, and none come: the worker waits as long as it was told, then makes its own', async () => {
+    const thread = preparedThread(file, file, 50);
+    for (const fix of fixes) thread.start(fix);
+    await until(() => thread.answersPosted() === fixes.length);
+    for (const fix of fixes) expect(thread.result(fix)).toEqual(answers.get(fix));
+    expect(thread.handedTaken()).toEqual({ callIndex: false, outerCalls: false });
   });
 
   it('analyze() with the second thread diagnoses as without it', () => {

@@ -63,7 +63,7 @@ struct Run {
 }  // namespace
 
 // indexCalls(calls: {pid, tid, correlation, domain}, ops: {pid, correlation},
-// out: {opCall: Int32Array(ops), threadCalls: Int32Array(calls)}) →
+// out: {opCall: Int32Array(ops), threadCalls: Int32Array(calls), tableOf?: (length) => Int32Array}) →
 // {pids, mins, tables, threadKeys, threadEnds}, as host.ts reads it: tables[p]
 // the process's Int32Array from mins[p], or its {ids, calls} pairs.
 Napi::Value indexCallsBinding(const Napi::CallbackInfo& info) {
@@ -128,9 +128,21 @@ Napi::Value indexCallsBinding(const Napi::CallbackInfo& info) {
   }
   // Each process's calls by correlation id: the runtime call wins over the
   // driver call inside it (the one the user wrote), else the first.
+  // Each dense table from out.tableOf(length) where given (host.ts: over shared memory, handed to the what-if thread),
+  // else made here.
+  const Napi::Value tableOf = out.Get("tableOf");
   for (Process& pr : processes) {
     if (!denseEnough(static_cast<double>(pr.max - pr.min + 1), pr.count)) continue;
-    pr.table = Napi::Int32Array::New(env, static_cast<size_t>(pr.max - pr.min + 1));
+    const size_t length = static_cast<size_t>(pr.max - pr.min + 1);
+    if (tableOf.IsFunction()) {
+      const Napi::Value made = tableOf.As<Napi::Function>().Call({Napi::Number::New(env, static_cast<double>(length))});
+      if (!made.IsTypedArray() || made.As<Napi::TypedArray>().TypedArrayType() != napi_int32_array ||
+          made.As<Napi::Int32Array>().ElementLength() != length)
+        throw Napi::TypeError::New(env, "indexCalls: out.tableOf(length) must return an Int32Array of that length");
+      pr.table = made.As<Napi::Int32Array>();
+    } else {
+      pr.table = Napi::Int32Array::New(env, length);
+    }
     std::fill(pr.table.Data(), pr.table.Data() + pr.table.ElementLength(), -1);
   }
   lastPid = 0;

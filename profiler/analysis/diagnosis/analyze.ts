@@ -23,8 +23,10 @@ import { instanceParts, shareFindings } from './attribution.ts';
 import { buildContext, deviceSpans, type Context } from './findings/context.ts';
 import type { Finding, FixId } from '../../contract/findings.ts';
 import type { ReplayResult } from '../replay/replay.ts';
-import { estimatesHere, WHATIF_THREAD_MIN_ROWS, WhatIfThread } from './whatif-thread.ts';
+import { estimatesHere, HANDED_WAIT_MS, WHATIF_THREAD_MIN_ROWS, WhatIfThread, type Handed } from './whatif-thread.ts';
 import { recordedSpan } from '../replay/whatif.ts';
+import { givenOuterCalls, sharedOuterCalls } from '../replay/replay-host.ts';
+import { indexCalls } from '../../native/addon.ts';
 import { STEADY_STATE, type Scope, type ScopeInfo, type Startup } from '../../contract/scope.ts';
 import { detectStartup } from '../startup.ts';
 import type { ProgressStep } from '../../contract/progress.ts';
@@ -112,6 +114,11 @@ export interface AnalyzeOptions {
   /** A range scope's instances as already read (selectScope's `instances`). */
   instances?: RangeInstance[];
   /**
+   * What the analysing thread of the same columns and scope hands over of its host (the what-if worker's analysis,
+   * whatif-thread.ts): its call index, its outer calls, each taken where this analysis would make its own.
+   */
+  handed?: Handed;
+  /**
    * Where the steady state is cut, in place of the recording's own start-up: a job's (a rank summarized with its job's
    * other ranks: job/job-cut.ts), in this recording's clock; null: none. Not with `whatIfThread` (its worker would cut
    * the recording's own).
@@ -189,7 +196,7 @@ export function analyze(db: Db, options: AnalyzeOptions = {}): Analysis {
   // The columns and the scope to the second thread, which analyses them as below while this thread goes on; should it
   // fail, the estimates are made here, on this analysis's trace and host (declared below, asked for after).
   thread?.handColumns(
-    { file: db.name, columns, scope: options.scope, pids: options.pids },
+    { file: db.name, columns, scope: options.scope, pids: options.pids, handing: HANDED_WAIT_MS },
     { estimates: () => estimatesHere(trace, hostNow()), recorded: () => recordedSpan(trace, hostNow()) },
   );
   onProgress?.({ phase: 'selecting', done: 0, total: columns.ops.length });
@@ -230,7 +237,19 @@ export function analyze(db: Db, options: AnalyzeOptions = {}): Analysis {
     return value;
   };
   const hostNow = (): Host =>
-    (host ??= built(() => hostOf(trace.ops, selection.columns.calls, { names, scoped: selection.columns !== columns, tables: hostTables })));
+    (host ??= built(() => {
+      const calls = selection.columns.calls;
+      // Over shared memory where a what-if thread analyses the same columns and scope: handed to it, which makes
+      // neither (its host model begins that much sooner); taken from the analysing thread where this is that thread.
+      const index = options.handed?.callIndex() ?? (thread ? indexCalls(calls, trace.ops, true) : undefined);
+      const made = hostOf(trace.ops, calls, { names, scoped: selection.columns !== columns, tables: hostTables, index: index ?? undefined });
+      if (thread) {
+        thread.handCallIndex(index!);
+        thread.handOuterCalls(sharedOuterCalls(made));
+      }
+      if (options.handed) givenOuterCalls(made, () => options.handed!.outerCalls());
+      return made;
+    }));
   const contextNow = (): Context => {
     if (context) return context;
     const h = hostNow();

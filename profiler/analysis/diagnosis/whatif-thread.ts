@@ -22,6 +22,13 @@
 // what the recording measured (recordedSpan: a pass over every op, ~60 ms at
 // 10 M), which this thread measures while it waits for the replay.
 //
+// What both threads would make alike before the host model, the call index
+// and each call's outermost call (~0.13 s at 10 M), the analysing thread
+// makes over shared memory and hands over (handCallIndex, handOuterCalls);
+// the worker takes them when it reaches them (HandedOver: it waits for them
+// up to HANDED_WAIT_MS, then makes its own), and its host model begins
+// that much sooner.
+//
 // Each fix is estimated by whichever thread takes it first (a claim per
 // fix, compare-and-swapped in shared memory), but the first named, which is
 // the worker's: the worker takes them in the order the rules named them;
@@ -38,7 +45,7 @@ import type { Host } from '../host.ts';
 import type { Trace } from '../trace.ts';
 import type { ReplayResult } from '../replay/replay.ts';
 import { estimateOf, tryEstimate, type Estimate, type Prediction, type RecordedSpan } from '../replay/whatif.ts';
-import { prefaultHeap } from '../../native/addon.ts';
+import { prefaultHeap, type CallIndexColumns } from '../../native/addon.ts';
 
 export type EstimateAnswer = { estimate: Estimate } | { unavailable: string };
 
@@ -77,13 +84,37 @@ export const WHATIF_THREAD_MIN_ROWS = 2_000_000;
 /** A fix's claim (WhatIfThread's `claims`, by its index in FIX_IDS): not taken, taken by the worker, taken here. */
 export const Claim = { Free: 0, Worker: 1, Here: 2 } as const;
 
-/** What the worker is sent. */
+/**
+ * What the worker is sent. `handing`: how long the worker waits for the call index and outer calls that follow
+ * (handCallIndex, handOuterCalls: HANDED_WAIT_MS from analyze()), 0 where none follow.
+ */
 export type WhatIfRequest =
-  { kind: 'columns'; file: string; columns: TimelineColumns; scope: Scope | undefined; pids: number[] | undefined } | { kind: 'estimate'; fix: FixId };
+  | { kind: 'columns'; file: string; columns: TimelineColumns; scope: Scope | undefined; pids: number[] | undefined; handing: number }
+  | { kind: 'callIndex'; index: CallIndexColumns }
+  | { kind: 'outerCalls'; outer: Int32Array }
+  | { kind: 'estimate'; fix: FixId };
+
+/** What the analysing thread hands its what-if thread of its own host, taken by the worker's analysis where it would make them. */
+export interface Handed {
+  /** The call index of the scope's ops and calls (indexCalls), or null where it did not come. */
+  callIndex(): CallIndexColumns | null;
+  /** Each call's outermost call (replay-host.ts outerCalls), or null. */
+  outerCalls(): Int32Array | null;
+}
+
+/**
+ * How long the worker waits for what the analysing thread hands it before it makes its own: that thread makes them
+ * ~0.2 s after the load at 10 M operations, as the worker reaches them.
+ */
+export const HANDED_WAIT_MS = 2000;
 /** A fix's replay, or why the fix does not apply (whatif.ts tryPredict). */
 export type PredictionAnswer = { prediction: Prediction } | { unavailable: string };
-/** What it answers: the replay of a fix it claimed, or that it failed (then no other answer comes). */
-export type WhatIfAnswer = { kind: 'prediction'; fix: FixId; answer: PredictionAnswer } | { kind: 'failed'; error: string };
+/**
+ * What it answers: the replay of a fix it claimed (with, where it was handed them, whether its analysis took the call
+ * index and outer calls), or that it failed (then no other answer comes).
+ */
+export type WhatIfAnswer =
+  { kind: 'prediction'; fix: FixId; answer: PredictionAnswer; took?: { callIndex: boolean; outerCalls: boolean } } | { kind: 'failed'; error: string };
 
 /** What the diagnosing thread holds of its own analysis: its estimates, made here should the worker fail, and its trace's recorded span. */
 export interface HereSide {
@@ -110,6 +141,8 @@ export class WhatIfThread implements Estimator {
   readonly #port: MessagePort;
   /** Answers posted so far: the worker adds 1 to element 0 after each. */
   readonly #posted = new Int32Array(new SharedArrayBuffer(4));
+  /** Requests posted so far: this thread adds 1 after each, for a worker waiting for what it is handed (HandedOver). */
+  readonly #sent = new Int32Array(new SharedArrayBuffer(4));
   /** Per fix (its index in FIX_IDS), who estimates it (Claim). */
   readonly #claims = new Int32Array(new SharedArrayBuffer(4 * FIX_IDS.length));
   /** Each answer, and which thread made it. */
@@ -133,14 +166,33 @@ export class WhatIfThread implements Estimator {
     });
     const { port1, port2 } = new MessageChannel();
     this.#port = port1;
-    this.#worker.postMessage({ port: port2, posted: this.#posted, claims: this.#claims }, [port2]);
+    this.#worker.postMessage({ port: port2, posted: this.#posted, sent: this.#sent, claims: this.#claims }, [port2]);
   }
 
-  /** The loaded columns (over shared memory: not copied), the scope and processes analysed, and this thread's side. */
+  #send(request: WhatIfRequest): void {
+    this.#port.postMessage(request);
+    Atomics.add(this.#sent, 0, 1);
+    Atomics.notify(this.#sent, 0);
+  }
+
+  /**
+   * The loaded columns (over shared memory: not copied), the scope and processes analysed, and this thread's side;
+   * `handing`, where the call index and outer calls follow (handCallIndex, handOuterCalls), how long the worker waits.
+   */
   handColumns(request: Omit<Extract<WhatIfRequest, { kind: 'columns' }>, 'kind'>, here: HereSide): void {
     this.#hereSide = here;
     this.#ops = request.columns.ops.length;
-    this.#port.postMessage({ kind: 'columns', ...request } satisfies WhatIfRequest);
+    this.#send({ kind: 'columns', ...request });
+  }
+
+  /** This thread's call index (its arrays over shared memory, indexCalls `shared`). */
+  handCallIndex(index: CallIndexColumns): void {
+    this.#send({ kind: 'callIndex', index });
+  }
+
+  /** This thread's outer calls (over shared memory: replay-host.ts sharedOuterCalls). */
+  handOuterCalls(outer: Int32Array): void {
+    this.#send({ kind: 'outerCalls', outer });
   }
 
   start(fix: FixId): void {
@@ -151,7 +203,7 @@ export class WhatIfThread implements Estimator {
     // 4.4 → 5.6 s at 10 M. The fixes named after it stay free, for this thread to take those the worker has not begun.
     if (this.#started.size === 0) Atomics.compareExchange(this.#claims, FIX_IDS.indexOf(fix), Claim.Free, Claim.Worker);
     this.#started.add(fix);
-    this.#port.postMessage({ kind: 'estimate', fix } satisfies WhatIfRequest);
+    this.#send({ kind: 'estimate', fix });
     // The first fix named: its replay's pages mapped now, before the worker, ready soon after, writes them.
     if (this.#started.size === 1) prefaultHeap(REPLAY_BYTES_PER_OP * this.#ops);
   }
@@ -204,6 +256,7 @@ export class WhatIfThread implements Estimator {
   }
 
   #take(a: WhatIfAnswer): void {
+    if (a.kind === 'prediction' && a.took) this.#took = a.took;
     if (a.kind !== 'prediction') this.#failed = a.error;
     else if ('unavailable' in a.answer) this.#made(a.fix, a.answer, 'worker');
     else this.#made(a.fix, { estimate: estimateOf(this.#hereSide!.recorded(), a.answer.prediction) }, 'worker');
@@ -233,8 +286,66 @@ export class WhatIfThread implements Estimator {
     return { worker: by('worker'), here: by('here') };
   }
 
+  /** Whether the worker's analysis took the call index and outer calls it was handed (null: not said yet). */
+  handedTaken(): { callIndex: boolean; outerCalls: boolean } | null {
+    return this.#took;
+  }
+  #took: { callIndex: boolean; outerCalls: boolean } | null = null;
+
   /** How many answers the worker has posted (read or not). */
   answersPosted(): number {
     return Atomics.load(this.#posted, 0);
+  }
+}
+
+/**
+ * The worker's side of what the analysing thread hands it (Handed), read off its port while its analysis runs: each
+ * taken when first asked, waiting for it up to the request's `handing` ms. The requests met meanwhile (the fixes named) are kept,
+ * in order, for the worker to answer after (`pending`).
+ */
+export class HandedOver implements Handed {
+  readonly #port: MessagePort;
+  readonly #sent: Int32Array;
+  readonly #waitMs: number;
+  readonly #got = new Map<'callIndex' | 'outerCalls', WhatIfRequest>();
+  readonly pending: WhatIfRequest[] = [];
+  /** Which it took (the worker says so with its first answer). */
+  readonly took = { callIndex: false, outerCalls: false };
+
+  constructor(port: MessagePort, sent: Int32Array, waitMs: number) {
+    this.#port = port;
+    this.#sent = sent;
+    this.#waitMs = waitMs;
+  }
+
+  callIndex(): CallIndexColumns | null {
+    const r = this.#take('callIndex');
+    this.took.callIndex = r?.kind === 'callIndex';
+    return r?.kind === 'callIndex' ? r.index : null;
+  }
+
+  outerCalls(): Int32Array | null {
+    const r = this.#take('outerCalls');
+    this.took.outerCalls = r?.kind === 'outerCalls';
+    return r?.kind === 'outerCalls' ? r.outer : null;
+  }
+
+  #take(kind: 'callIndex' | 'outerCalls'): WhatIfRequest | null {
+    const until = performance.now() + this.#waitMs;
+    for (;;) {
+      const got = this.#got.get(kind);
+      if (got) return got;
+      const seen = Atomics.load(this.#sent, 0);
+      const m = receiveMessageOnPort(this.#port);
+      if (m) {
+        const r = m.message as WhatIfRequest;
+        if (r.kind === 'callIndex' || r.kind === 'outerCalls') this.#got.set(r.kind, r);
+        else this.pending.push(r);
+        continue;
+      }
+      const left = until - performance.now();
+      if (left <= 0) return null;
+      Atomics.wait(this.#sent, 0, seen, left);
+    }
   }
 }

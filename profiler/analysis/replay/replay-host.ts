@@ -170,10 +170,34 @@ export function hostModel(trace: Trace, host: Host): HostModel {
  */
 export function outerCalls(host: Host): Int32Array {
   let outer = outers.get(host);
-  if (!outer) outers.set(host, (outer = outermostCalls(host.calls, [...host.threads.values()])));
+  if (!outer) {
+    // Another thread's, where one was promised (givenOuterCalls) and comes: the same array, over shared memory.
+    const given = promised.get(host)?.();
+    promised.delete(host);
+    outer = given && given.length === host.calls.length ? given : outermostCalls(host.calls, [...host.threads.values()]);
+    outers.set(host, outer);
+  }
   return outer;
 }
 const outers = new WeakMap<Host, Int32Array>();
+const promised = new WeakMap<Host, () => Int32Array | null>();
+
+/**
+ * The outermost calls of `host` as another thread made them (whatif-thread.ts: the analysing thread's, for the what-if
+ * thread's host model), taken when first needed: `take` returns them, or null where they did not come (made here then).
+ */
+export function givenOuterCalls(host: Host, take: () => Int32Array | null): void {
+  promised.set(host, take);
+}
+
+/** The outermost calls of `host` over shared memory (made now where not yet), to hand to another thread. */
+export function sharedOuterCalls(host: Host): Int32Array {
+  let outer = outers.get(host);
+  if (outer?.buffer instanceof SharedArrayBuffer) return outer;
+  outer = outermostCalls(host.calls, [...host.threads.values()], true);
+  outers.set(host, outer);
+  return outer;
+}
 
 function buildHostModel(trace: Trace, host: Host): HostModel {
   const { calls } = host;
@@ -355,8 +379,8 @@ function opsByCall(opCall: Int32Array, n: number, nc: number, callOrder: Int32Ar
 }
 
 /** The outermost call containing each call (driver calls inside runtime calls): itself if outermost (native: call_index.cc). */
-function outermostCalls(calls: Host['calls'], threadCalls: Int32Array[]): Int32Array {
-  const outer = new Int32Array(calls.length);
+function outermostCalls(calls: Host['calls'], threadCalls: Int32Array[], shared = false): Int32Array {
+  const outer = shared ? new Int32Array(new SharedArrayBuffer(4 * calls.length)) : new Int32Array(calls.length);
   outermostCallsNatively(calls, threadCalls, outer);
   return outer;
 }
