@@ -11,7 +11,8 @@
 //               stamp check, no source maps, no compile cache, for comparison.
 //
 // `streamscope` is the command package.json's "bin" and `npm run streamscope`
-// run, profiler/cli/launch.cjs, forced one way with STREAMSCOPE_CLI=bundle
+// run, profiler/cli/streamscope.sh (which starts Node, this one, on
+// profiler/cli/launch.cjs), forced one way with STREAMSCOPE_CLI=bundle
 // (it exits 2 rather than run a stale bundle) or =sources. The bundle is
 // built first where it is not current (as `npm run build:app` builds it),
 // and again should a source change during the run. One round first, not
@@ -27,12 +28,15 @@ import { repoRoot } from '../profiler/native/paths.ts';
 import { median, quantile } from './stats.ts';
 
 const TARGET_MS = 100;
+const streamscope = path.join(repoRoot, 'profiler/cli/streamscope.sh');
 const launcher = path.join(repoRoot, 'profiler/cli/launch.cjs');
 const fixture = 'test/fixtures/recordings/normalise-concurrent.sqlite';
 
 interface Command {
   name: string;
   label: string;
+  /** The program (default: this Node) and its arguments. */
+  exe?: string;
   argv: string[];
   env?: Record<string, string>;
   /** Measured against the target. */
@@ -41,19 +45,21 @@ interface Command {
 
 const COMMANDS: Command[] = [
   { name: 'bare', label: 'node -e 0 (bare Node)', argv: ['-e', '0'], target: false },
-  { name: 'help-bundle', label: 'streamscope --help, bundle', argv: [launcher, '--help'], env: { STREAMSCOPE_CLI: 'bundle' }, target: true },
-  { name: 'help-sources', label: 'streamscope --help, sources', argv: [launcher, '--help'], env: { STREAMSCOPE_CLI: 'sources' }, target: true },
+  { name: 'help-bundle', label: 'streamscope --help, bundle', exe: streamscope, argv: ['--help'], env: { STREAMSCOPE_CLI: 'bundle' }, target: true },
+  { name: 'help-sources', label: 'streamscope --help, sources', exe: streamscope, argv: ['--help'], env: { STREAMSCOPE_CLI: 'sources' }, target: true },
   {
     name: 'report-bundle',
     label: 'streamscope report --json FIXTURE, bundle',
-    argv: [launcher, 'report', '--json', fixture],
+    exe: streamscope,
+    argv: ['report', '--json', fixture],
     env: { STREAMSCOPE_CLI: 'bundle' },
     target: true,
   },
   {
     name: 'report-sources',
     label: 'streamscope report --json FIXTURE, sources',
-    argv: [launcher, 'report', '--json', fixture],
+    exe: streamscope,
+    argv: ['report', '--json', fixture],
     env: { STREAMSCOPE_CLI: 'sources' },
     target: true,
   },
@@ -81,10 +87,11 @@ export function ensureBundle(): number | null {
 /** One run: wall ms from spawn to exit, and its output (checked). */
 function runOnce(c: Command): { ms: number; stdout: string } {
   const t = performance.now();
-  const r = spawnSync(process.execPath, c.argv, {
+  const r = spawnSync(c.exe ?? process.execPath, c.argv, {
     cwd: repoRoot,
     encoding: 'utf8',
-    env: { ...process.env, STREAMSCOPE_CLI: '', ...c.env },
+    // The script finds `node` on the PATH, as under npm: this one.
+    env: { ...process.env, PATH: `${path.dirname(process.execPath)}${path.delimiter}${process.env.PATH}`, STREAMSCOPE_CLI: '', ...c.env },
     maxBuffer: 64 << 20,
   });
   const ms = performance.now() - t;
