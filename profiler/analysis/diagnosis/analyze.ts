@@ -211,6 +211,10 @@ export function analyze(db: Db, options: AnalyzeOptions = {}): Analysis {
   // A range's instances read once, for its selection and (one instance) its share of the range's findings.
   const instances = scope.kind === 'range' ? (options.instances ?? rangeInstances(db, scope.name)) : undefined;
   const selection = ended(() => selectScopeWith(rangeReader(db), options.file ?? db.name, scope, columns, startup, instances));
+  // The call index the what-if thread takes (below, hostNow), made and handed first: the scope's ops and calls are all
+  // it reads, and the worker, its own trace made, waits for it.
+  const handedIndex = thread ? indexCalls(selection.columns.calls, selection.columns.ops, true) : null;
+  if (handedIndex) thread!.handCallIndex(handedIndex);
   lap('scope');
   const trace = traceOf(selection.columns.ops, selection.columns.calls, tables);
   closeWindows(selection.info, trace.span);
@@ -239,14 +243,12 @@ export function analyze(db: Db, options: AnalyzeOptions = {}): Analysis {
   const hostNow = (): Host =>
     (host ??= built(() => {
       const calls = selection.columns.calls;
-      // Over shared memory where a what-if thread analyses the same columns and scope: handed to it, which makes
-      // neither (its host model begins that much sooner); taken from the analysing thread where this is that thread.
-      const index = options.handed?.callIndex() ?? (thread ? indexCalls(calls, trace.ops, true) : undefined);
-      const made = hostOf(trace.ops, calls, { names, scoped: selection.columns !== columns, tables: hostTables, index: index ?? undefined });
-      if (thread) {
-        thread.handCallIndex(index!);
-        thread.handOuterCalls(sharedOuterCalls(made));
-      }
+      // The call index and outer calls over shared memory where a what-if thread analyses the same columns and scope:
+      // handed to it, which makes neither (its host model begins that much sooner); taken from the analysing thread
+      // where this is that thread.
+      const index = options.handed?.callIndex() ?? handedIndex ?? undefined;
+      const made = hostOf(trace.ops, calls, { names, scoped: selection.columns !== columns, tables: hostTables, index });
+      if (thread) thread.handOuterCalls(sharedOuterCalls(made));
       if (options.handed) givenOuterCalls(made, () => options.handed!.outerCalls());
       return made;
     }));
