@@ -80,7 +80,8 @@ export async function cmdReport(args: string[]): Promise<number> {
 /** `pids`: analyse only these processes' rows (`report --rank N`). */
 function analyzeOrFail(db: Db, file: string, scope: Scope, pids?: number[]): Analysis {
   try {
-    // The report reads the diagnosis at once: its what-ifs begin on a second thread as the rules name them (analyze.ts).
+    // The report runs the rules first (report.ts buildReport: beginDiagnosis), their fixes' what-ifs replayed on a
+    // second thread while it makes its summaries (analyze.ts).
     return analyze(db, pids ? { scope, file, pids, columns: loadProcessColumns(db, pids) } : { scope, file, whatIfThread: true });
   } catch (err) {
     if (err instanceof ScopeError) fail(err.message, 2);

@@ -124,8 +124,9 @@ describe.each(FILES)('what-ifs on a second thread: %s', (file) => {
         { estimates: () => estimatesHere(own.trace, own.host), recorded: () => recordedSpan(own.trace, own.host) },
       );
       // As analyze() hands them: made over shared memory, after the columns.
-      thread.handCallIndex(indexCalls(own.host.calls, own.trace.ops, true));
-      thread.handOuterCalls(sharedOuterCalls(own.host));
+      const index = indexCalls(own.host.calls, own.trace.ops, true);
+      thread.handCallIndex(index);
+      thread.handOuterCalls(sharedOuterCalls(own.host.calls, index));
       for (const fix of fixes) thread.start(fix);
       await until(() => thread.answersPosted() === fixes.length);
       for (const fix of fixes) expect(thread.result(fix)).toEqual(answers.get(fix));
@@ -156,5 +157,32 @@ describe.each(FILES)('what-ifs on a second thread: %s', (file) => {
     const without = diagnosed();
     expect(without.some((f) => f.whatIf)).toBe(true);
     expect(diagnosed({ minRows: 0 })).toEqual(without);
+  });
+
+  it('the rules begun first (beginDiagnosis, as report does), the what-ifs read after: the same diagnosis, with and without the second thread', () => {
+    const begun = (whatIfThread?: { minRows: number }) => {
+      const db = openRecording(file, { readonly: true });
+      try {
+        const a = analyze(db, whatIfThread ? { whatIfThread } : {});
+        a.beginDiagnosis();
+        a.beginDiagnosis();
+        const findings = a.diagnosis.findings;
+        a.beginDiagnosis();
+        expect(a.diagnosis.findings).toBe(findings);
+        return findings;
+      } finally {
+        db.close();
+      }
+    };
+    const db = openRecording(file, { readonly: true });
+    const plain = (() => {
+      try {
+        return analyze(db).diagnosis.findings;
+      } finally {
+        db.close();
+      }
+    })();
+    expect(begun()).toEqual(plain);
+    expect(begun({ minRows: 0 })).toEqual(plain);
   });
 });

@@ -6,7 +6,7 @@ import type { Db } from '../../store/database.ts';
 import { communicationOf } from '../communication.ts';
 import type { Communication } from '../../contract/communication.ts';
 import type { Stragglers } from '../../contract/stragglers.ts';
-import { diagnose, type Diagnosis } from './diagnose.ts';
+import { estimateFindings, ruleFindings, type Diagnosis } from './diagnose.ts';
 import type { GraphLaunches } from '../../contract/graphs.ts';
 import { graphLaunchesOf } from '../graphs.ts';
 import { hostOf, type Host } from '../host.ts';
@@ -23,7 +23,7 @@ import { instanceParts, shareFindings } from './attribution.ts';
 import { buildContext, deviceSpans, type Context } from './findings/context.ts';
 import type { Finding, FixId } from '../../contract/findings.ts';
 import type { ReplayResult } from '../replay/replay.ts';
-import { estimatesHere, HANDED_WAIT_MS, WHATIF_THREAD_MIN_ROWS, WhatIfThread, type Handed } from './whatif-thread.ts';
+import { estimatesHere, HANDED_WAIT_MS, WHATIF_THREAD_MIN_ROWS, WhatIfThread, type Estimator, type Handed } from './whatif-thread.ts';
 import { recordedSpan } from '../replay/whatif.ts';
 import { givenOuterCalls, sharedOuterCalls } from '../replay/replay-host.ts';
 import { indexCalls } from '../../native/addon.ts';
@@ -48,6 +48,12 @@ export interface Analysis {
    * for it, ten seconds and more, for findings it does not show.
    */
   readonly diagnosis: Diagnosis;
+  /**
+   * Runs the rules now and begins the what-ifs of the fixes they name, without waiting for them: a caller with other
+   * work before it reads `diagnosis` (`report`: its summaries of streams, kernels and copies) does it while a second
+   * thread replays them. Once, and nothing where the diagnosis is made already.
+   */
+  beginDiagnosis(): void;
   /** What the rules read of the trace (per device its busy union and span, the GPU span): the diagnosis's context, built on first use. */
   readonly context: Context;
   /** What was analysed: the scope, its time windows, and start-up as detected. */
@@ -211,10 +217,13 @@ export function analyze(db: Db, options: AnalyzeOptions = {}): Analysis {
   // A range's instances read once, for its selection and (one instance) its share of the range's findings.
   const instances = scope.kind === 'range' ? (options.instances ?? rangeInstances(db, scope.name)) : undefined;
   const selection = ended(() => selectScopeWith(rangeReader(db), options.file ?? db.name, scope, columns, startup, instances));
-  // The call index the what-if thread takes (below, hostNow), made and handed first: the scope's ops and calls are all
-  // it reads, and the worker, its own trace made, waits for it.
+  // The call index and outer calls the what-if thread takes (below, hostNow), made and handed first, whenever this
+  // thread's caller asks for the host (`report` makes its summaries first): the scope's ops and calls are all they
+  // read, and the worker, its own trace made, waits for them.
   const handedIndex = thread ? indexCalls(selection.columns.calls, selection.columns.ops, true) : null;
+  const handedOuter = handedIndex ? sharedOuterCalls(selection.columns.calls, handedIndex) : null;
   if (handedIndex) thread!.handCallIndex(handedIndex);
+  if (handedOuter) thread!.handOuterCalls(handedOuter);
   lap('scope');
   const trace = traceOf(selection.columns.ops, selection.columns.calls, tables);
   closeWindows(selection.info, trace.span);
@@ -243,12 +252,11 @@ export function analyze(db: Db, options: AnalyzeOptions = {}): Analysis {
   const hostNow = (): Host =>
     (host ??= built(() => {
       const calls = selection.columns.calls;
-      // The call index and outer calls over shared memory where a what-if thread analyses the same columns and scope:
-      // handed to it, which makes neither (its host model begins that much sooner); taken from the analysing thread
-      // where this is that thread.
+      // The call index and outer calls: this thread's as handed (above), or the analysing thread's where this is the
+      // what-if thread.
       const index = options.handed?.callIndex() ?? handedIndex ?? undefined;
       const made = hostOf(trace.ops, calls, { names, scoped: selection.columns !== columns, tables: hostTables, index });
-      if (thread) thread.handOuterCalls(sharedOuterCalls(made));
+      if (handedOuter) givenOuterCalls(made, () => handedOuter);
       if (options.handed) givenOuterCalls(made, () => options.handed!.outerCalls());
       return made;
     }));
@@ -256,6 +264,21 @@ export function analyze(db: Db, options: AnalyzeOptions = {}): Analysis {
     if (context) return context;
     const h = hostNow();
     return (context = built(() => buildContext(trace, h, inputs.processes)));
+  };
+  // The diagnosis in two halves (diagnose.ts): the rules' findings, their fixes begun with the estimator (the second
+  // thread, else here), then the estimates; the estimator closed once the second half is done, or should the first fail.
+  let estimator: Estimator | null = null;
+  const estimatorNow = (): Estimator => (estimator ??= thread ?? estimatesHere(trace, hostNow(), options.replays));
+  let ruled: Finding[] | null = null;
+  const rulesNow = (): Finding[] => {
+    if (ruled) return ruled;
+    const ctx = contextNow();
+    try {
+      return (ruled = ruleFindings(ctx, estimatorNow(), onProgress));
+    } catch (err) {
+      estimatorNow().close();
+      throw err;
+    }
   };
   // An instance's findings are its share of the range's (attribution.ts): the range's diagnosis, read now, while the
   // file is open. Any other scope is diagnosed when its findings are first asked for (timed then, as the diagnose phase).
@@ -277,10 +300,21 @@ export function analyze(db: Db, options: AnalyzeOptions = {}): Analysis {
       if (!diagnosis) {
         const ctx = contextNow();
         const t0 = performance.now();
-        diagnosis = diagnose(trace, hostNow(), inputs.processes, options.replays, onProgress, ctx, thread ?? undefined);
+        const estimator = estimatorNow();
+        try {
+          diagnosis = estimateFindings(trace, hostNow(), ctx, estimator, rulesNow(), onProgress);
+        } finally {
+          estimator.close();
+        }
         if (timings) timings.diagnose += performance.now() - t0;
       }
       return diagnosis;
+    },
+    beginDiagnosis() {
+      if (diagnosis) return;
+      const t0 = performance.now();
+      rulesNow();
+      if (timings) timings.diagnose += performance.now() - t0;
     },
     scope: selection.info,
     columns,

@@ -75,16 +75,20 @@ export function diagnose(
   estimator: Estimator = estimatesHere(trace, host, replays),
 ): Diagnosis {
   try {
-    return diagnoseWith(trace, host, context, estimator, onProgress);
+    return estimateFindings(trace, host, context, estimator, ruleFindings(context, estimator, onProgress), onProgress);
   } finally {
     estimator.close();
   }
 }
 
-function diagnoseWith(trace: Trace, host: Host, context: Context, estimator: Estimator, onProgress?: (step: ProgressStep) => void): Diagnosis {
+/**
+ * The diagnosis's first half: every rule's findings, each fix named begun with `estimator` (on a second thread, the
+ * what-ifs then replay while the caller does other work: analyze.ts beginDiagnosis). estimateFindings is the rest.
+ */
+export function ruleFindings(context: Context, estimator: Estimator, onProgress?: (step: ProgressStep) => void): Finding[] {
   // The rules first: the host model is the what-ifs' (the rules read only which call is outermost:
   // replay-host.ts outerCalls), and on ten million calls it takes ~1 s the findings need not wait for.
-  const findings = RULES.flatMap((rule, k) => {
+  return RULES.flatMap((rule, k) => {
     onProgress?.({ phase: 'diagnosing', done: k, total: RULES.length, detail: ruleName(rule) });
     const found = rule(context);
     for (const f of found) {
@@ -94,6 +98,17 @@ function diagnoseWith(trace: Trace, host: Host, context: Context, estimator: Est
     }
     return found;
   });
+}
+
+/** The diagnosis's second half: the what-ifs of the fixes `findings` (ruleFindings's) name, each finding's cost by its fix's estimate, ranked. */
+export function estimateFindings(
+  trace: Trace,
+  host: Host,
+  context: Context,
+  estimator: Estimator,
+  findings: Finding[],
+  onProgress?: (step: ProgressStep) => void,
+): Diagnosis {
   const fixes = new Set(findings.flatMap((f) => (f.fixId ? [f.fixId] : [])));
   // What the rules found, told before the replays, worst first: a copy (the estimates below change the findings in place,
   // and the answer's order among equal costs stays the rules' order).

@@ -12,7 +12,7 @@ import { blocksOnDevice, callFamily, syncScope } from '../../cuda/call-families.
 import type { Host } from '../host.ts';
 import { OpCategory, OpKind, type Trace } from '../trace.ts';
 import { DEFAULT_DUPLEX, uncontendedWork } from '../bandwidth.ts';
-import { denseIndicesNatively, issueWalkNatively, latencySamplesNatively, outermostCallsNatively } from '../../native/addon.ts';
+import { denseIndicesNatively, issueWalkNatively, latencySamplesNatively, outermostCallsNatively, type CallIndexColumns } from '../../native/addon.ts';
 
 // Enum values as module constants: the hot loops read them per op, and a test
 // runner that rewrites imports into property reads (vitest) made each read a
@@ -190,13 +190,13 @@ export function givenOuterCalls(host: Host, take: () => Int32Array | null): void
   promised.set(host, take);
 }
 
-/** The outermost calls of `host` over shared memory (made now where not yet), to hand to another thread. */
-export function sharedOuterCalls(host: Host): Int32Array {
-  let outer = outers.get(host);
-  if (outer?.buffer instanceof SharedArrayBuffer) return outer;
-  outer = outermostCalls(host.calls, [...host.threads.values()], true);
-  outers.set(host, outer);
-  return outer;
+/**
+ * The outermost calls of `calls` over shared memory, to hand to another thread: made from their call index (its
+ * threads' calls, indexCalls), before any Host of them is built.
+ */
+export function sharedOuterCalls(calls: Host['calls'], index: CallIndexColumns): Int32Array {
+  const threads = Array.from(index.threadEnds, (end, t) => index.threadCalls.subarray(t > 0 ? index.threadEnds[t - 1]! : 0, end));
+  return outermostCalls(calls, threads, true);
 }
 
 function buildHostModel(trace: Trace, host: Host): HostModel {
