@@ -6,7 +6,7 @@ import type { Db } from '../../store/database.ts';
 import { communicationOf } from '../communication.ts';
 import type { Communication } from '../../contract/communication.ts';
 import type { Stragglers } from '../../contract/stragglers.ts';
-import { estimateFindings, ruleFindings, type Diagnosis } from './diagnose.ts';
+import { StagedDiagnosis, type Diagnosis } from './diagnose.ts';
 import type { GraphLaunches } from '../../contract/graphs.ts';
 import { graphLaunchesOf } from '../graphs.ts';
 import { hostOf, type Host } from '../host.ts';
@@ -23,10 +23,9 @@ import { instanceParts, shareFindings } from './attribution.ts';
 import { buildContext, deviceSpans, type Context } from './findings/context.ts';
 import type { Finding, FixId } from '../../contract/findings.ts';
 import type { ReplayResult } from '../replay/replay.ts';
-import { estimatesHere, HANDED_WAIT_MS, WHATIF_THREAD_MIN_ROWS, WhatIfThread, type Estimator, type Handed } from './whatif-thread.ts';
+import { estimatesHere, HANDED_WAIT_MS, WHATIF_THREAD_MIN_ROWS, WhatIfThread, type Handed } from './whatif-thread.ts';
 import { recordedSpan } from '../replay/whatif.ts';
-import { givenOuterCalls, sharedOuterCalls } from '../replay/replay-host.ts';
-import { indexCalls } from '../../native/addon.ts';
+import { givenOuterCalls } from '../replay/replay-host.ts';
 import { STEADY_STATE, type Scope, type ScopeInfo, type Startup } from '../../contract/scope.ts';
 import { detectStartup } from '../startup.ts';
 import type { ProgressStep } from '../../contract/progress.ts';
@@ -220,10 +219,7 @@ export function analyze(db: Db, options: AnalyzeOptions = {}): Analysis {
   // The call index and outer calls the what-if thread takes (below, hostNow), made and handed first, whenever this
   // thread's caller asks for the host (`report` makes its summaries first): the scope's ops and calls are all they
   // read, and the worker, its own trace made, waits for them.
-  const handedIndex = thread ? indexCalls(selection.columns.calls, selection.columns.ops, true) : null;
-  const handedOuter = handedIndex ? sharedOuterCalls(selection.columns.calls, handedIndex) : null;
-  if (handedIndex) thread!.handCallIndex(handedIndex);
-  if (handedOuter) thread!.handOuterCalls(handedOuter);
+  const handed = thread?.handHost(selection.columns.ops, selection.columns.calls) ?? null;
   lap('scope');
   const trace = traceOf(selection.columns.ops, selection.columns.calls, tables);
   closeWindows(selection.info, trace.span);
@@ -254,9 +250,9 @@ export function analyze(db: Db, options: AnalyzeOptions = {}): Analysis {
       const calls = selection.columns.calls;
       // The call index and outer calls: this thread's as handed (above), or the analysing thread's where this is the
       // what-if thread.
-      const index = options.handed?.callIndex() ?? handedIndex ?? undefined;
+      const index = options.handed?.callIndex() ?? handed?.index;
       const made = hostOf(trace.ops, calls, { names, scoped: selection.columns !== columns, tables: hostTables, index });
-      if (handedOuter) givenOuterCalls(made, () => handedOuter);
+      if (handed) givenOuterCalls(made, () => handed.outer);
       if (options.handed) givenOuterCalls(made, () => options.handed!.outerCalls());
       return made;
     }));
@@ -265,20 +261,19 @@ export function analyze(db: Db, options: AnalyzeOptions = {}): Analysis {
     const h = hostNow();
     return (context = built(() => buildContext(trace, h, inputs.processes)));
   };
-  // The diagnosis in two halves (diagnose.ts): the rules' findings, their fixes begun with the estimator (the second
-  // thread, else here), then the estimates; the estimator closed once the second half is done, or should the first fail.
-  let estimator: Estimator | null = null;
-  const estimatorNow = (): Estimator => (estimator ??= thread ?? estimatesHere(trace, hostNow(), options.replays));
-  let ruled: Finding[] | null = null;
-  const rulesNow = (): Finding[] => {
-    if (ruled) return ruled;
-    const ctx = contextNow();
-    try {
-      return (ruled = ruleFindings(ctx, estimatorNow(), onProgress));
-    } catch (err) {
-      estimatorNow().close();
-      throw err;
-    }
+  // The fixes' estimates on the second thread, else here.
+  const staged = new StagedDiagnosis({
+    trace,
+    host: hostNow,
+    context: contextNow,
+    estimator: () => thread ?? estimatesHere(trace, hostNow(), options.replays),
+    onProgress,
+  });
+  const diagnosed = <T>(make: () => T): T => {
+    const t0 = performance.now();
+    const value = make();
+    if (timings) timings.diagnose += performance.now() - t0;
+    return value;
   };
   // An instance's findings are its share of the range's (attribution.ts): the range's diagnosis, read now, while the
   // file is open. Any other scope is diagnosed when its findings are first asked for (timed then, as the diagnose phase).
@@ -297,24 +292,10 @@ export function analyze(db: Db, options: AnalyzeOptions = {}): Analysis {
       return contextNow();
     },
     get diagnosis() {
-      if (!diagnosis) {
-        const ctx = contextNow();
-        const t0 = performance.now();
-        const estimator = estimatorNow();
-        try {
-          diagnosis = estimateFindings(trace, hostNow(), ctx, estimator, rulesNow(), onProgress);
-        } finally {
-          estimator.close();
-        }
-        if (timings) timings.diagnose += performance.now() - t0;
-      }
-      return diagnosis;
+      return (diagnosis ??= diagnosed(() => staged.finish()));
     },
     beginDiagnosis() {
-      if (diagnosis) return;
-      const t0 = performance.now();
-      rulesNow();
-      if (timings) timings.diagnose += performance.now() - t0;
+      if (!diagnosis) diagnosed(() => staged.begin());
     },
     scope: selection.info,
     columns,

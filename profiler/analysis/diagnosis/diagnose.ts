@@ -82,6 +82,56 @@ export function diagnose(
 }
 
 /**
+ * One diagnosis made in two halves (ruleFindings, then estimateFindings) with one estimator, made when first needed
+ * and closed once the second half is done or the first fails: analyze.ts's, whose caller may begin it early (report
+ * runs the rules before its summaries, the fixes' what-ifs replaying on a second thread meanwhile).
+ */
+/** What a StagedDiagnosis is made of, each asked when first needed. */
+export interface StagedParts {
+  trace: Trace;
+  host: () => Host;
+  context: () => Context;
+  estimator: () => Estimator;
+  onProgress?: (step: ProgressStep) => void;
+}
+
+export class StagedDiagnosis {
+  #estimator: Estimator | null = null;
+  #ruled: Finding[] | null = null;
+  #done: Diagnosis | null = null;
+  readonly #of: StagedParts;
+
+  constructor(of: StagedParts) {
+    this.#of = of;
+  }
+
+  /** The rules' findings, their fixes begun. */
+  begin(): Finding[] {
+    if (this.#ruled) return this.#ruled;
+    const context = this.#of.context();
+    const estimator = (this.#estimator ??= this.#of.estimator());
+    try {
+      return (this.#ruled = ruleFindings(context, estimator, this.#of.onProgress));
+    } catch (err) {
+      estimator.close();
+      throw err;
+    }
+  }
+
+  /** The whole diagnosis, its what-ifs waited for. */
+  finish(): Diagnosis {
+    if (this.#done) return this.#done;
+    const findings = this.begin();
+    const estimator = this.#estimator!;
+    try {
+      return (this.#done = estimateFindings(this.#of.trace, this.#of.host(), this.#of.context(), estimator, findings, this.#of.onProgress));
+    } finally {
+      estimator.close();
+    }
+  }
+}
+
+/**
  * The diagnosis's first half: every rule's findings, each fix named begun with `estimator` (on a second thread, the
  * what-ifs then replay while the caller does other work: analyze.ts beginDiagnosis). estimateFindings is the rest.
  */

@@ -45,7 +45,8 @@ import type { Host } from '../host.ts';
 import type { Trace } from '../trace.ts';
 import type { ReplayResult } from '../replay/replay.ts';
 import { estimateOf, tryEstimate, type Estimate, type Prediction, type RecordedSpan } from '../replay/whatif.ts';
-import { prefaultHeap, type CallIndexColumns } from '../../native/addon.ts';
+import { indexCalls, prefaultHeap, type CallColumns, type CallIndexColumns, type OpColumns } from '../../native/addon.ts';
+import { sharedOuterCalls } from '../replay/replay-host.ts';
 
 export type EstimateAnswer = { estimate: Estimate } | { unavailable: string };
 
@@ -183,6 +184,18 @@ export class WhatIfThread implements Estimator {
     this.#hereSide = here;
     this.#ops = request.columns.ops.length;
     this.#send({ kind: 'columns', ...request });
+  }
+
+  /**
+   * The call index and outer calls of the scope's `ops` and `calls`, made over shared memory (indexCalls `shared`,
+   * replay-host.ts sharedOuterCalls) and handed over: this thread's own, for its host (analyze.ts).
+   */
+  handHost(ops: Pick<OpColumns, 'length' | 'pid' | 'correlation'>, calls: CallColumns): { index: CallIndexColumns; outer: Int32Array } {
+    const index = indexCalls(calls, ops, true);
+    const outer = sharedOuterCalls(calls, index);
+    this.handCallIndex(index);
+    this.handOuterCalls(outer);
+    return { index, outer };
   }
 
   /** This thread's call index (its arrays over shared memory, indexCalls `shared`). */
