@@ -112,7 +112,7 @@ describe.each(FILES)('what-ifs on a second thread: %s', (file) => {
     expect(thread.failure).toMatch(/no-such-recording\.sqlite/);
   });
 
-  it("handed this thread's call index and outer calls, the worker takes both, and answers as this thread does", async () => {
+  it("handed this thread's start-up, call index and outer calls, the worker takes them, and answers as this thread does", async () => {
     const db = openRecording(file, { readonly: true });
     try {
       const columns = loadSharedTimelineColumns(file, timelineRows(db));
@@ -125,24 +125,25 @@ describe.each(FILES)('what-ifs on a second thread: %s', (file) => {
       );
       // As analyze() hands them: made over shared memory, after the columns.
       const index = indexCalls(own.host.calls, own.trace.ops, true);
+      thread.handStartup(own.scope.startup);
       thread.handCallIndex(index);
       thread.handOuterCalls(sharedOuterCalls(own.host.calls, index));
       for (const fix of fixes) thread.start(fix);
       await until(() => thread.answersPosted() === fixes.length);
       for (const fix of fixes) expect(thread.result(fix)).toEqual(answers.get(fix));
-      expect(thread.handedTaken()).toEqual({ callIndex: true, outerCalls: true });
+      expect(thread.handedTaken()).toEqual({ startup: true, callIndex: true, outerCalls: true });
       expect(thread.failure).toBeNull();
     } finally {
       db.close();
     }
   });
 
-  it('told the call index and outer calls follow, and none come: the worker waits as long as it was told, then makes its own', async () => {
+  it('told what follows, and none of it comes: the worker waits as long as it was told, then makes its own', async () => {
     const thread = preparedThread(file, file, 50);
     for (const fix of fixes) thread.start(fix);
     await until(() => thread.answersPosted() === fixes.length);
     for (const fix of fixes) expect(thread.result(fix)).toEqual(answers.get(fix));
-    expect(thread.handedTaken()).toEqual({ callIndex: false, outerCalls: false });
+    expect(thread.handedTaken()).toEqual({ startup: false, callIndex: false, outerCalls: false });
   });
 
   it('analyze() with the second thread diagnoses as without it', () => {

@@ -209,10 +209,14 @@ export function analyze(db: Db, options: AnalyzeOptions = {}): Analysis {
   // start-up detection and the host model (call names).
   const tables = readTraceTables(db);
   const names = callNames(db, columns.calls);
+  // The what-if worker takes the start-up the analysing thread detected (and hands it: the worker selects the same
+  // steady state without detecting it again).
+  const given = options.startup !== undefined ? options.startup : options.handed?.startup();
   const startup =
-    options.startup !== undefined
-      ? options.startup && { ...options.startup, ops: lowerBound(columns.ops.start, columns.ops.length, options.startup.endNs) }
+    given !== undefined
+      ? given && { ...given, ops: lowerBound(columns.ops.start, columns.ops.length, given.endNs) }
       : detectStartup(columns.ops, columns.calls, names, tables.meta);
+  thread?.handStartup(startup);
   // A range's instances read once, for its selection and (one instance) its share of the range's findings.
   const instances = scope.kind === 'range' ? (options.instances ?? rangeInstances(db, scope.name)) : undefined;
   const selection = ended(() => selectScopeWith(rangeReader(db), options.file ?? db.name, scope, columns, startup, instances));

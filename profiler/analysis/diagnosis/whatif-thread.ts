@@ -22,12 +22,12 @@
 // what the recording measured (recordedSpan: a pass over every op, ~60 ms at
 // 10 M), which this thread measures while it waits for the replay.
 //
-// What both threads would make alike before the host model, the call index
-// and each call's outermost call (~0.13 s at 10 M), the analysing thread
-// makes over shared memory and hands over (handCallIndex, handOuterCalls);
-// the worker takes them when it reaches them (HandedOver: it waits for them
-// up to HANDED_WAIT_MS, then makes its own), and its host model begins
-// that much sooner.
+// What both threads would make alike before the host model, the start-up
+// detected, the call index and each call's outermost call (~0.2 s at 10 M),
+// the analysing thread makes (the arrays over shared memory) and hands over
+// (handStartup, handHost) as soon as it has the scope; the worker takes
+// each where it would make it (HandedOver: it waits up to HANDED_WAIT_MS,
+// then makes its own), and its host model begins that much sooner.
 //
 // Each fix is estimated by whichever thread takes it first (a claim per
 // fix, compare-and-swapped in shared memory), but the first named, which is
@@ -39,7 +39,7 @@
 import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from 'node:worker_threads';
 import { workerEntry } from '../../base/worker-pool.ts';
 import { FIX_IDS, type FixId } from '../../contract/findings.ts';
-import type { Scope } from '../../contract/scope.ts';
+import type { Scope, Startup } from '../../contract/scope.ts';
 import type { TimelineColumns } from '../../native/columns.ts';
 import type { Host } from '../host.ts';
 import type { Trace } from '../trace.ts';
@@ -91,12 +91,15 @@ export const Claim = { Free: 0, Worker: 1, Here: 2 } as const;
  */
 export type WhatIfRequest =
   | { kind: 'columns'; file: string; columns: TimelineColumns; scope: Scope | undefined; pids: number[] | undefined; handing: number }
+  | { kind: 'startup'; startup: Startup | null }
   | { kind: 'callIndex'; index: CallIndexColumns }
   | { kind: 'outerCalls'; outer: Int32Array }
   | { kind: 'estimate'; fix: FixId };
 
 /** What the analysing thread hands its what-if thread of its own host, taken by the worker's analysis where it would make them. */
 export interface Handed {
+  /** The recording's start-up as the analysing thread detected it (null: none), or undefined where it did not come. */
+  startup(): Startup | null | undefined;
   /** The call index of the scope's ops and calls (indexCalls), or null where it did not come. */
   callIndex(): CallIndexColumns | null;
   /** Each call's outermost call (replay-host.ts outerCalls), or null. */
@@ -114,8 +117,10 @@ export type PredictionAnswer = { prediction: Prediction } | { unavailable: strin
  * What it answers: the replay of a fix it claimed (with, where it was handed them, whether its analysis took the call
  * index and outer calls), or that it failed (then no other answer comes).
  */
-export type WhatIfAnswer =
-  { kind: 'prediction'; fix: FixId; answer: PredictionAnswer; took?: { callIndex: boolean; outerCalls: boolean } } | { kind: 'failed'; error: string };
+export type WhatIfAnswer = { kind: 'prediction'; fix: FixId; answer: PredictionAnswer; took?: Took } | { kind: 'failed'; error: string };
+
+/** Which of what it was handed the worker's analysis took. */
+export type Took = { startup: boolean; callIndex: boolean; outerCalls: boolean };
 
 /** What the diagnosing thread holds of its own analysis: its estimates, made here should the worker fail, and its trace's recorded span. */
 export interface HereSide {
@@ -196,6 +201,11 @@ export class WhatIfThread implements Estimator {
     this.handCallIndex(index);
     this.handOuterCalls(outer);
     return { index, outer };
+  }
+
+  /** The start-up this thread detected (analyze.ts: the worker selects the same steady state without detecting it). */
+  handStartup(startup: Startup | null): void {
+    this.#send({ kind: 'startup', startup });
   }
 
   /** This thread's call index (its arrays over shared memory, indexCalls `shared`). */
@@ -299,11 +309,11 @@ export class WhatIfThread implements Estimator {
     return { worker: by('worker'), here: by('here') };
   }
 
-  /** Whether the worker's analysis took the call index and outer calls it was handed (null: not said yet). */
-  handedTaken(): { callIndex: boolean; outerCalls: boolean } | null {
+  /** Which of what it was handed (start-up, call index, outer calls) the worker's analysis took (null: not said yet). */
+  handedTaken(): Took | null {
     return this.#took;
   }
-  #took: { callIndex: boolean; outerCalls: boolean } | null = null;
+  #took: Took | null = null;
 
   /** How many answers the worker has posted (read or not). */
   answersPosted(): number {
@@ -316,19 +326,27 @@ export class WhatIfThread implements Estimator {
  * taken when first asked, waiting for it up to the request's `handing` ms. The requests met meanwhile (the fixes named) are kept,
  * in order, for the worker to answer after (`pending`).
  */
+type Handing = 'startup' | 'callIndex' | 'outerCalls';
+
 export class HandedOver implements Handed {
   readonly #port: MessagePort;
   readonly #sent: Int32Array;
   readonly #waitMs: number;
-  readonly #got = new Map<'callIndex' | 'outerCalls', WhatIfRequest>();
+  readonly #got = new Map<Handing, WhatIfRequest>();
   readonly pending: WhatIfRequest[] = [];
   /** Which it took (the worker says so with its first answer). */
-  readonly took = { callIndex: false, outerCalls: false };
+  readonly took: Took = { startup: false, callIndex: false, outerCalls: false };
 
   constructor(port: MessagePort, sent: Int32Array, waitMs: number) {
     this.#port = port;
     this.#sent = sent;
     this.#waitMs = waitMs;
+  }
+
+  startup(): Startup | null | undefined {
+    const r = this.#take('startup');
+    this.took.startup = r?.kind === 'startup';
+    return r?.kind === 'startup' ? r.startup : undefined;
   }
 
   callIndex(): CallIndexColumns | null {
@@ -343,7 +361,7 @@ export class HandedOver implements Handed {
     return r?.kind === 'outerCalls' ? r.outer : null;
   }
 
-  #take(kind: 'callIndex' | 'outerCalls'): WhatIfRequest | null {
+  #take(kind: Handing): WhatIfRequest | null {
     const until = performance.now() + this.#waitMs;
     for (;;) {
       const got = this.#got.get(kind);
@@ -352,7 +370,7 @@ export class HandedOver implements Handed {
       const m = receiveMessageOnPort(this.#port);
       if (m) {
         const r = m.message as WhatIfRequest;
-        if (r.kind === 'callIndex' || r.kind === 'outerCalls') this.#got.set(r.kind, r);
+        if (r.kind === 'startup' || r.kind === 'callIndex' || r.kind === 'outerCalls') this.#got.set(r.kind, r);
         else this.pending.push(r);
         continue;
       }
