@@ -19,8 +19,8 @@ export const ENTRY_FILE: string;
 /** Runs the CLI of the checkout at `root` on this process's arguments: the bundle in `distDir` (default ROOT/app/dist) where current, else the sources. */
 export function launch(root: string, distDir?: string): void;
 
-/** The glibc tunable the launcher's shell line sets for a one-shot command (one malloc arena for all its threads). */
+/** The glibc tunable streamscope.sh sets for a one-shot command (one malloc arena for all its threads). */
 export const ONE_HEAP_TUNABLE: string;
 
-/** Puts GLIBC_TUNABLES back as the user set it where the launcher's shell line changed it (default: process.env). */
+/** Puts GLIBC_TUNABLES back as the user set it where streamscope.sh changed it (default: process.env). */
 export function restoreUserTunables(env?: Record<string, string | undefined>): void;

@@ -11,8 +11,7 @@ import { estimatesHere, WhatIfThread, type EstimateAnswer } from '../../profiler
 import type { FixId } from '../../profiler/contract/findings.ts';
 import { openRecording } from '../../profiler/store/database.ts';
 import { recordedSpan } from '../../profiler/analysis/replay/whatif.ts';
-import { sharedOuterCalls } from '../../profiler/analysis/replay/replay-host.ts';
-import { indexCalls, loadSharedTimelineColumns } from '../../profiler/native/addon.ts';
+import { loadSharedTimelineColumns } from '../../profiler/native/addon.ts';
 
 const recordings = path.resolve(import.meta.dirname, '../fixtures/recordings');
 const FILES = ['torch_train_loop.sqlite', 'nccl-straggler-h200x2.sqlite'].map((f) => path.join(recordings, f));
@@ -124,10 +123,8 @@ describe.each(FILES)('what-ifs on a second thread: %s', (file) => {
         { estimates: () => estimatesHere(own.trace, own.host), recorded: () => recordedSpan(own.trace, own.host) },
       );
       // As analyze() hands them: made over shared memory, after the columns.
-      const index = indexCalls(own.host.calls, own.trace.ops, true);
       thread.handStartup(own.scope.startup);
-      thread.handCallIndex(index);
-      thread.handOuterCalls(sharedOuterCalls(own.host.calls, index));
+      thread.handHost(own.trace.ops, own.host.calls);
       for (const fix of fixes) thread.start(fix);
       await until(() => thread.answersPosted() === fixes.length);
       for (const fix of fixes) expect(thread.result(fix)).toEqual(answers.get(fix));

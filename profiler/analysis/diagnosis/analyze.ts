@@ -119,8 +119,8 @@ export interface AnalyzeOptions {
   /** A range scope's instances as already read (selectScope's `instances`). */
   instances?: RangeInstance[];
   /**
-   * What the analysing thread of the same columns and scope hands over of its host (the what-if worker's analysis,
-   * whatif-thread.ts): its call index, its outer calls, each taken where this analysis would make its own.
+   * What the analysing thread of the same columns and scope hands over (the what-if worker's analysis,
+   * whatif-thread.ts): its start-up, call index and outer calls, each taken where this analysis would make its own.
    */
   handed?: Handed;
   /**
@@ -220,10 +220,11 @@ export function analyze(db: Db, options: AnalyzeOptions = {}): Analysis {
   // A range's instances read once, for its selection and (one instance) its share of the range's findings.
   const instances = scope.kind === 'range' ? (options.instances ?? rangeInstances(db, scope.name)) : undefined;
   const selection = ended(() => selectScopeWith(rangeReader(db), options.file ?? db.name, scope, columns, startup, instances));
-  // The call index and outer calls the what-if thread takes (below, hostNow), made and handed first, whenever this
-  // thread's caller asks for the host (`report` makes its summaries first): the scope's ops and calls are all they
-  // read, and the worker, its own trace made, waits for them.
-  const handed = thread?.handHost(selection.columns.ops, selection.columns.calls) ?? null;
+  // The call index and outer calls the what-if thread takes, made and handed now, whenever this thread's caller asks
+  // for the host (`report` makes its summaries first): the scope's ops and calls are all they read, and the worker,
+  // its own trace made, waits for them. hostNow builds on them: this thread's, or in the worker the analysing thread's.
+  const own = thread?.handHost(selection.columns.ops, selection.columns.calls);
+  const madeHost: Pick<Handed, 'callIndex' | 'outerCalls'> | undefined = own ? { callIndex: () => own.index, outerCalls: () => own.outer } : options.handed;
   lap('scope');
   const trace = traceOf(selection.columns.ops, selection.columns.calls, tables);
   closeWindows(selection.info, trace.span);
@@ -251,13 +252,9 @@ export function analyze(db: Db, options: AnalyzeOptions = {}): Analysis {
   };
   const hostNow = (): Host =>
     (host ??= built(() => {
-      const calls = selection.columns.calls;
-      // The call index and outer calls: this thread's as handed (above), or the analysing thread's where this is the
-      // what-if thread.
-      const index = options.handed?.callIndex() ?? handed?.index;
-      const made = hostOf(trace.ops, calls, { names, scoped: selection.columns !== columns, tables: hostTables, index });
-      if (handed) givenOuterCalls(made, () => handed.outer);
-      if (options.handed) givenOuterCalls(made, () => options.handed!.outerCalls());
+      const index = madeHost?.callIndex() ?? undefined;
+      const made = hostOf(trace.ops, selection.columns.calls, { names, scoped: selection.columns !== columns, tables: hostTables, index });
+      if (madeHost) givenOuterCalls(made, () => madeHost.outerCalls());
       return made;
     }));
   const contextNow = (): Context => {

@@ -81,11 +81,6 @@ export function diagnose(
   }
 }
 
-/**
- * One diagnosis made in two halves (ruleFindings, then estimateFindings) with one estimator, made when first needed
- * and closed once the second half is done or the first fails: analyze.ts's, whose caller may begin it early (report
- * runs the rules before its summaries, the fixes' what-ifs replaying on a second thread meanwhile).
- */
 /** What a StagedDiagnosis is made of, each asked when first needed. */
 export interface StagedParts {
   trace: Trace;
@@ -95,6 +90,11 @@ export interface StagedParts {
   onProgress?: (step: ProgressStep) => void;
 }
 
+/**
+ * One diagnosis made in two halves (ruleFindings, then estimateFindings) with one estimator, made when first needed
+ * and closed once the second half is done or the first fails: analyze.ts's, whose caller may begin it early (report
+ * runs the rules before its summaries, the fixes' what-ifs replaying on a second thread meanwhile).
+ */
 export class StagedDiagnosis {
   #estimator: Estimator | null = null;
   #ruled: Finding[] | null = null;

@@ -86,8 +86,8 @@ export const WHATIF_THREAD_MIN_ROWS = 2_000_000;
 export const Claim = { Free: 0, Worker: 1, Here: 2 } as const;
 
 /**
- * What the worker is sent. `handing`: how long the worker waits for the call index and outer calls that follow
- * (handCallIndex, handOuterCalls: HANDED_WAIT_MS from analyze()), 0 where none follow.
+ * What the worker is sent. `handing`: how long the worker waits for the start-up, call index and outer calls that
+ * follow (handStartup, handHost: HANDED_WAIT_MS from analyze()), 0 where none follow.
  */
 export type WhatIfRequest =
   | { kind: 'columns'; file: string; columns: TimelineColumns; scope: Scope | undefined; pids: number[] | undefined; handing: number }
@@ -114,8 +114,8 @@ export const HANDED_WAIT_MS = 2000;
 /** A fix's replay, or why the fix does not apply (whatif.ts tryPredict). */
 export type PredictionAnswer = { prediction: Prediction } | { unavailable: string };
 /**
- * What it answers: the replay of a fix it claimed (with, where it was handed them, whether its analysis took the call
- * index and outer calls), or that it failed (then no other answer comes).
+ * What it answers: the replay of a fix it claimed (with, where it was handed any, which its analysis took), or that it
+ * failed (then no other answer comes).
  */
 export type WhatIfAnswer = { kind: 'prediction'; fix: FixId; answer: PredictionAnswer; took?: Took } | { kind: 'failed'; error: string };
 
@@ -183,7 +183,7 @@ export class WhatIfThread implements Estimator {
 
   /**
    * The loaded columns (over shared memory: not copied), the scope and processes analysed, and this thread's side;
-   * `handing`, where the call index and outer calls follow (handCallIndex, handOuterCalls), how long the worker waits.
+   * `handing`, where the start-up, call index and outer calls follow (handStartup, handHost), how long the worker waits.
    */
   handColumns(request: Omit<Extract<WhatIfRequest, { kind: 'columns' }>, 'kind'>, here: HereSide): void {
     this.#hereSide = here;
@@ -196,26 +196,17 @@ export class WhatIfThread implements Estimator {
    * replay-host.ts sharedOuterCalls) and handed over: this thread's own, for its host (analyze.ts).
    */
   handHost(ops: Pick<OpColumns, 'length' | 'pid' | 'correlation'>, calls: CallColumns): { index: CallIndexColumns; outer: Int32Array } {
+    // The index handed first: the worker needs it first.
     const index = indexCalls(calls, ops, true);
+    this.#send({ kind: 'callIndex', index });
     const outer = sharedOuterCalls(calls, index);
-    this.handCallIndex(index);
-    this.handOuterCalls(outer);
+    this.#send({ kind: 'outerCalls', outer });
     return { index, outer };
   }
 
   /** The start-up this thread detected (analyze.ts: the worker selects the same steady state without detecting it). */
   handStartup(startup: Startup | null): void {
     this.#send({ kind: 'startup', startup });
-  }
-
-  /** This thread's call index (its arrays over shared memory, indexCalls `shared`). */
-  handCallIndex(index: CallIndexColumns): void {
-    this.#send({ kind: 'callIndex', index });
-  }
-
-  /** This thread's outer calls (over shared memory: replay-host.ts sharedOuterCalls). */
-  handOuterCalls(outer: Int32Array): void {
-    this.#send({ kind: 'outerCalls', outer });
   }
 
   start(fix: FixId): void {
@@ -321,13 +312,13 @@ export class WhatIfThread implements Estimator {
   }
 }
 
-/**
- * The worker's side of what the analysing thread hands it (Handed), read off its port while its analysis runs: each
- * taken when first asked, waiting for it up to the request's `handing` ms. The requests met meanwhile (the fixes named) are kept,
- * in order, for the worker to answer after (`pending`).
- */
 type Handing = 'startup' | 'callIndex' | 'outerCalls';
 
+/**
+ * The worker's side of what the analysing thread hands it (Handed), read off its port while its analysis runs: each
+ * taken when first asked, waiting for it up to the request's `handing` ms. The requests met meanwhile (the fixes named)
+ * are kept, in order, for the worker to answer after (`pending`).
+ */
 export class HandedOver implements Handed {
   readonly #port: MessagePort;
   readonly #sent: Int32Array;
@@ -344,24 +335,25 @@ export class HandedOver implements Handed {
   }
 
   startup(): Startup | null | undefined {
-    const r = this.#take('startup');
-    this.took.startup = r?.kind === 'startup';
-    return r?.kind === 'startup' ? r.startup : undefined;
+    return this.#take('startup')?.startup;
   }
 
   callIndex(): CallIndexColumns | null {
-    const r = this.#take('callIndex');
-    this.took.callIndex = r?.kind === 'callIndex';
-    return r?.kind === 'callIndex' ? r.index : null;
+    return this.#take('callIndex')?.index ?? null;
   }
 
   outerCalls(): Int32Array | null {
-    const r = this.#take('outerCalls');
-    this.took.outerCalls = r?.kind === 'outerCalls';
-    return r?.kind === 'outerCalls' ? r.outer : null;
+    return this.#take('outerCalls')?.outer ?? null;
   }
 
-  #take(kind: Handing): WhatIfRequest | null {
+  /** The request of `kind`, noted as taken, or null where it did not come in time. */
+  #take<K extends Handing>(kind: K): Extract<WhatIfRequest, { kind: K }> | null {
+    const r = this.#wait(kind) as Extract<WhatIfRequest, { kind: K }> | null;
+    this.took[kind] = r !== null;
+    return r;
+  }
+
+  #wait(kind: Handing): WhatIfRequest | null {
     const until = performance.now() + this.#waitMs;
     for (;;) {
       const got = this.#got.get(kind);

@@ -1,7 +1,7 @@
 // The what-if thread's worker (whatif-thread.ts): handed the columns an
 // analysis loaded, it analyses them as that analysis does (analyze(): the
-// same scope, so the same trace and host calls; the call index and outer
-// calls that analysis hands it, it takes: whatif-thread.ts), builds the host model and
+// same scope, so the same trace and host calls; the start-up, call index and
+// outer calls that analysis hands it, it takes: whatif-thread.ts), builds the host model and
 // what every replay shares (replay.ts prepareReplays), and
 // answers each fix it is asked for and claims first (the diagnosis's thread
 // takes those it reaches first) with its replay — as the diagnosis would
@@ -31,8 +31,8 @@ parentPort!.once('message', ({ port, posted, sent, claims }: Start) => {
     if (failed) return;
     try {
       if (m.kind === 'columns') {
-        // The call index and outer calls the analysing thread hands over, taken as this analysis reaches them (the
-        // fixes named meanwhile kept for after it).
+        // The start-up, call index and outer calls the analysing thread hands over, taken as this analysis reaches
+        // them (the fixes named meanwhile kept for after it).
         handed = m.handing > 0 ? new HandedOver(port, sent, m.handing) : null;
         const db = openRecording(m.file, { readonly: true });
         try {
@@ -51,7 +51,7 @@ parentPort!.once('message', ({ port, posted, sent, claims }: Start) => {
           answer({ kind: 'prediction', fix: m.fix, answer: predicted, ...(handed ? { took: handed.took } : {}) });
         }
       }
-      // A call index or outer calls come after the analysis stopped waiting for them: it made its own.
+      // A start-up, call index or outer calls that came after the analysis stopped waiting for them: it made its own.
     } catch (err) {
       failed = true;
       answer({ kind: 'failed', error: err instanceof Error ? (err.stack ?? err.message) : String(err) });
