@@ -112,6 +112,32 @@ describe('issueWalk: the host model walk, native', () => {
     expect(() => issueWalkNatively(inputs)).toThrow('issueWalk: opCall[1] = -2147483648 is outside -1..1');
   });
 
+  it("places each call's event records, then its stream waits, in the list's order, whether the calls are walked in index order or by a call order", () => {
+    // Records listed out of their calls' order (call 1's, call 0's, call 1's) and a wait of call 1: each call's in the
+    // list's order, records before waits (a wait as records + its index).
+    const walk = (callOrder: Int32Array | null) => {
+      const { inputs } = walkInputs();
+      Object.assign(inputs, {
+        callOrder,
+        recordCall: Int32Array.of(1, 0, 1),
+        recordPid: Int32Array.of(100, 100, 100),
+        recordStream: Int32Array.of(0, 0, 0),
+        recordEvent: Float64Array.of(7, 8, 9),
+        waitCall: Int32Array.of(1),
+        waitPid: Int32Array.of(100),
+        waitStream: Int32Array.of(0),
+        waitEvent: Float64Array.of(8),
+        eventPos: new Int32Array(4),
+        eventSeq: new Int32Array(4),
+      });
+      issueWalkNatively(inputs);
+      return { seq: [...(inputs.eventSeq as Int32Array)], pos: [...(inputs.eventPos as Int32Array)] };
+    };
+    const inIndexOrder = walk(null);
+    expect(inIndexOrder).toEqual({ seq: [1, 0, 2, 3], pos: [0, 1, 1, 1] });
+    expect(walk(Int32Array.of(0, 1))).toEqual(inIndexOrder);
+  });
+
   it('a call order that walks a call twice is refused where it would write past the order', () => {
     const { inputs } = walkInputs();
     // Call 0 holds both ops, and the order names it twice: its ops would be issued four times into an order of two.

@@ -68,15 +68,41 @@ std::unordered_map<int32_t, std::vector<int32_t>> indexesByPid(const int32_t* pi
   return byPid;
 }
 
-// Each call's entries of a list by call (records, waits), in the list's order: entries[first[k] .. first[k + 1]).
-struct ByCall {
-  std::vector<int32_t> first, entries;
-  ByCall(const int32_t* callOf, size_t n, size_t nc) : first(nc + 1, 0), entries(n) {
-    for (size_t x = 0; x < n; x++) first[static_cast<size_t>(callOf[x]) + 1]++;
-    for (size_t k = 0; k < nc; k++) first[k + 1] += first[k];
-    std::vector<int32_t> at(first.begin(), first.end() - 1);
-    for (size_t x = 0; x < n; x++) entries[static_cast<size_t>(at[static_cast<size_t>(callOf[x])]++)] = static_cast<int32_t>(x);
+// Each call's entries of a list by call (records, waits), in the list's order. The lists are short beside the calls
+// (a few records per step, none in many programs) and the walk visits the calls in index order, where their starts
+// are (the usual case): the entries sorted by call, a cursor finds each call's. An index per call is made only for a
+// walk in another order: at 10 M calls it is two arrays of their length per list, 160 MB written and read on the
+// what-if thread's path.
+class ByCall {
+ public:
+  ByCall(const int32_t* callOf, size_t n, size_t nc, bool ascending) : entries_(n) {
+    for (size_t x = 0; x < n; x++) entries_[x] = static_cast<int32_t>(x);
+    std::stable_sort(entries_.begin(), entries_.end(), [&](int32_t a, int32_t b) { return callOf[a] < callOf[b]; });
+    if (ascending) {
+      calls_.resize(n);
+      for (size_t x = 0; x < n; x++) calls_[x] = callOf[entries_[x]];
+    } else if (n > 0) {
+      first_.assign(nc + 1, 0);
+      for (size_t x = 0; x < n; x++) first_[static_cast<size_t>(callOf[x]) + 1]++;
+      for (size_t k = 0; k < nc; k++) first_[k + 1] += first_[k];
+    }
   }
+  // Call k's entries, entries()[first .. last). In index order: k above every call asked for before.
+  std::pair<size_t, size_t> of(int32_t k) {
+    if (!first_.empty())
+      return {static_cast<size_t>(first_[static_cast<size_t>(k)]), static_cast<size_t>(first_[static_cast<size_t>(k) + 1])};
+    size_t first = cursor_;
+    while (first < calls_.size() && calls_[first] < k) first++;
+    size_t last = first;
+    while (last < calls_.size() && calls_[last] == k) last++;
+    cursor_ = last;
+    return {first, last};
+  }
+  const std::vector<int32_t>& entries() const { return entries_; }
+
+ private:
+  std::vector<int32_t> entries_, calls_, first_;
+  size_t cursor_ = 0;
 };
 
 // What each CUDA event of a process captured, in the order its events were first recorded (a Map's order, which an
@@ -103,8 +129,8 @@ class Walk {
         names_(nameClasses(in.nameIds, in.nameClasses, in.names)),
         streamsOfPid_(indexesByPid(in.streamPid, in.streams)),
         ctxsOfPid_(indexesByPid(in.ctxPid, in.contexts)),
-        recordsOf_(in.recordCall, in.records, in.nc),
-        waitsOf_(in.waitCall, in.waits, in.nc),
+        recordsOf_(in.recordCall, in.records, in.nc, in.callOrder == nullptr),
+        waitsOf_(in.waitCall, in.waits, in.nc, in.callOrder == nullptr),
         loose_(in.allOpsHaveCalls ? in.n : 0),
         ctxCount_(in.contexts, 0),
         ctxMaxEnd_(in.contexts, -kInf),
@@ -188,18 +214,18 @@ class Walk {
   // records as their index, waits as records + theirs), what each event captured, what each wait makes its stream's
   // next op wait for.
   void eventsOfCall(int32_t k) {
-    if (seq_ + static_cast<size_t>(recordsOf_.first[k + 1] - recordsOf_.first[k] + waitsOf_.first[k + 1] - waitsOf_.first[k]) >
-        in_.records + in_.waits)
-      throw std::out_of_range("issueWalk: a call walked twice");
-    for (int32_t x = recordsOf_.first[k]; x < recordsOf_.first[k + 1]; x++) {
-      const int32_t e = recordsOf_.entries[x];
+    const auto [r0, r1] = recordsOf_.of(k);
+    const auto [w0, w1] = waitsOf_.of(k);
+    if (seq_ + (r1 - r0) + (w1 - w0) > in_.records + in_.waits) throw std::out_of_range("issueWalk: a call walked twice");
+    for (size_t x = r0; x < r1; x++) {
+      const int32_t e = recordsOf_.entries()[x];
       in_.eventSeq[seq_] = e;
       in_.eventPos[seq_++] = pos_;
       const int32_t s = in_.recordStream[e];
       captured_[in_.recordPid[e]].set(in_.recordEvent[e], s < 0 ? -1 : in_.lastOfStream[s]);
     }
-    for (int32_t x = waitsOf_.first[k]; x < waitsOf_.first[k + 1]; x++) {
-      const int32_t w = waitsOf_.entries[x];
+    for (size_t x = w0; x < w1; x++) {
+      const int32_t w = waitsOf_.entries()[x];
       in_.eventSeq[seq_] = static_cast<int32_t>(in_.records) + w;
       in_.eventPos[seq_++] = pos_;
       const int32_t s = in_.waitStream[w];
@@ -309,7 +335,7 @@ class Walk {
   const Inputs& in_;
   const SmallIntMap<int8_t> names_;
   const std::unordered_map<int32_t, std::vector<int32_t>> streamsOfPid_, ctxsOfPid_;
-  const ByCall recordsOf_, waitsOf_;
+  ByCall recordsOf_, waitsOf_;
   int32_t pos_ = 0;
   size_t seq_ = 0;
   size_t loose_;
