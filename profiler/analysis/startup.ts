@@ -83,14 +83,15 @@ export interface WorkProgress {
 
 export function workProgress(ops: Pick<OpColumns, 'length' | 'kind' | 'start' | 'end'>): WorkProgress {
   // Columns in locals: read through `ops` on every op, this pass took ~0.19 s of 10 M operations on the analysing
-  // thread, 0.04 s so.
+  // thread, 0.04 s so. A kernel's duration added without a branch (0 for any other op: the same sum to the bit, it
+  // starting at +0): the branch on the kind, mispredicted at every copy between kernels, took 0.04 s, this 0.014 s.
   const { kind, start, end, length: n } = ops;
   let kernelWork = 0;
   let allWork = 0;
   for (let i = 0; i < n; i++) {
     const d = end[i]! - start[i]!;
     allWork += d;
-    if (kind[i] === KERNEL) kernelWork += d;
+    kernelWork += kind[i] === KERNEL ? d : 0;
   }
   const onlyKernels = kernelWork > 0;
   return { limitStart: tenthDoneAt(ops, onlyKernels, (onlyKernels ? kernelWork : allWork) * STARTUP_WORK_SHARE, onlyKernels ? kernelWork : allWork) };
