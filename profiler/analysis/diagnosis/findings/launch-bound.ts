@@ -6,6 +6,7 @@ import { formatDuration } from '../../../contract/time.ts';
 import { launchGapsNatively } from '../../../native/addon.ts';
 import { addOp, newEvidence, severityByCost, type Context } from './context.ts';
 import type { Finding } from '../../../contract/findings.ts';
+import { OpKind } from '../../trace.ts';
 
 /** Below this many short kernels, launch overhead does not add up to anything. */
 const MIN_KERNELS = 50;
@@ -57,4 +58,31 @@ export function launchBound(ctx: Context): Finding[] {
     });
   });
   return findings;
+}
+
+/** The kernels the forecast samples, evenly spaced in start order. */
+const FORECAST_SAMPLES = 4096;
+
+/**
+ * Whether the launch-bound rule is likely to name its fix, from a sample of the kernels: at least half of them shorter
+ * than the sample's median launch call (what the rule measures of every kernel, ~0.1 s at 10 M; its other condition,
+ * the GPU idle before each, left out). For the diagnosis to run the rule first where it will likely name its fix
+ * (diagnose.ts runOrder). Of the corpus's 56 recordings (test/fixtures/corpus): true for each of the 12 the rule names
+ * its fix in, and for 5 more (kernels that short, back to back: a CUDA graph's).
+ */
+export function launchBoundLikely(ctx: Context): boolean {
+  const { kind, start, end, length: n } = ctx.trace.ops;
+  const { opCall, calls } = ctx.host;
+  const step = Math.max(1, Math.floor(n / FORECAST_SAMPLES));
+  const kernels: number[] = [];
+  const launches: number[] = [];
+  for (let i = 0; i < n; i += step) {
+    const k = opCall[i]!;
+    if (kind[i] !== OpKind.Kernel || k < 0) continue;
+    kernels.push(end[i]! - start[i]!);
+    launches.push(calls.end[k]! - calls.start[k]!);
+  }
+  if (kernels.length < MIN_KERNELS) return false;
+  const launch = launches.sort((a, b) => a - b)[launches.length >> 1]!;
+  return kernels.filter((d) => d < launch).length >= kernels.length / 2;
 }
