@@ -328,10 +328,18 @@ function denseIndices(trace: Trace): DenseIndex {
  * in index order, the usual case, without a 10 M-entry identity array.
  */
 function callStartOrder(calls: Host['calls']): Int32Array | null {
-  const nc = calls.length;
-  for (let k = 1; k < nc; k++)
-    if (calls.start[k]! < calls.start[k - 1]!) return Int32Array.from({ length: nc }, (_, x) => x).sort((a, b) => calls.start[a]! - calls.start[b]! || a - b);
+  const { start, length: nc } = calls;
+  for (let k = 1; k < nc; k++) if (start[k]! < start[k - 1]!) return byStart(start, nc);
   return null;
+}
+
+/**
+ * The calls' indexes sorted by start (ties by index). A function of its own: the comparator, a closure over `start`
+ * in callStartOrder, made V8 keep `start` in a context object, and the check's loop over 10 M calls ran 33 ms on the
+ * what-if thread rather than 14.
+ */
+function byStart(start: Float64Array, nc: number): Int32Array {
+  return Int32Array.from({ length: nc }, (_, x) => x).sort((a, b) => start[a]! - start[b]! || a - b);
 }
 
 /**
