@@ -205,6 +205,34 @@ describe('resources', () => {
   });
 });
 
+describe('a replay whose ops wait for each other', () => {
+  it('an op that never began starts at 0, and the GPU span counts it so; the rest replay', () => {
+    const t = build({ 1: NON_BLOCKING, 2: NON_BLOCKING, 3: NON_BLOCKING }, [
+      { kind: 'kernel', stream: 1 }, // 0
+      { kind: 'kernel', stream: 2 }, // 1
+      { kind: 'kernel', stream: 3 }, // 2
+    ]);
+    // A fix's waits that make stream 1's op and stream 2's wait for each other: one of them never begins.
+    const r = replay(t.trace, t.host, {
+      waitFor: new Map([
+        [1, [1]],
+        [2, [0]],
+      ]),
+    });
+    const never = [0, 1, 2].filter((i) => r.end[i] === 0);
+    expect(never).toHaveLength(1);
+    expect(r.start[never[0]!]).toBe(0);
+    expect(r.start[2]).toBeGreaterThan(0);
+    expect(r.gpuStart).toBe(0);
+    expect(r.gpuEnd).toBe(Math.max(...r.end));
+    // Without the waits every op replays, and the span is theirs.
+    const all = replay(t.trace, t.host);
+    expect(all.gpuStart).toBe(Math.min(...all.start));
+    expect(all.gpuEnd).toBe(Math.max(...all.end));
+    expect(all.gpuStart).toBeGreaterThan(0);
+  });
+});
+
 describe('the native simulation refuses what it cannot follow', () => {
   it('an index out of range is refused by name, before anything is read past its end', () => {
     const t = build({ 1: NON_BLOCKING }, [
