@@ -154,6 +154,28 @@ describe('native column loader', () => {
     expect(loaded(file)).toEqual(want);
   });
 
+  it('a table written zone by zone, the streams in turn: its many runs merged as a few chains, ties across them in read order', () => {
+    // The native ingest writes a lane's rows a zone at a time, the lanes' zones in turn: each zone is a run, and a
+    // lane's zones one after another are in order (the loader gathers them into one chain before it merges). Here the
+    // kernels are blocks of 1,000 rows, 4 lanes in turn, each lane's blocks later and later, the lanes overlapping in
+    // time, every start rounded to 0.1 ms: ~240 runs in 4 chains, with ties within and across chains.
+    const file = path.join(dir, 'zones.sqlite');
+    fs.copyFileSync(bigRecording(), file);
+    const db = new Database(file);
+    const [lo] = db.prepare('SELECT min(id) FROM kernels').raw().get() as [number];
+    // Row j of the table: block j / 1000, its lane the block's turn of 4, its place in its lane the rows of the lane's
+    // blocks before it.
+    const at = '((((id - @lo) / 1000) % 4) * 333 + (((id - @lo) / 4000) * 1000 + (id - @lo) % 1000) * 997) / 100000 * 100000';
+    db.prepare(`UPDATE kernels SET start_ns = ${at}, end_ns = ${at} + 500`).run({ lo: BigInt(lo) });
+    db.close();
+    const want = expected(file);
+    const kernels = want.ops.filter((o) => o.kind === 1).sort((a, b) => a.id - b.id);
+    const descents = kernels.filter((x, i) => i > 0 && x.start < kernels[i - 1]!.start).length;
+    expect(descents).toBeGreaterThan(100);
+    expect(new Set(kernels.map((o) => o.start)).size).toBeLessThan(kernels.length / 10);
+    expect(loaded(file)).toEqual(want);
+  });
+
   it('a worker thread stopped while the addon loads a recording for it does not take the process down', () => {
     // A child process, so that an abort (an uncaught C++ exception) fails this test, not the run.
     const file = bigRecording();
