@@ -21,7 +21,7 @@ function graphOf(trace: Trace, host: Host, stream?: Int32Array, streamFlags?: Ma
 }
 
 /** The ops that wait for op i besides the next op of its stream. */
-const waitersOf = (g: DependencyGraph, i: number) => [...g.edgeTo.subarray(g.edgeStart[i], g.edgeStart[i + 1])];
+const waitersOf = (g: DependencyGraph, i: number) => (g.edgeTo.length ? [...g.edgeTo.subarray(g.edgeStart[i], g.edgeStart[i + 1])] : []);
 
 const LEGACY = StreamFlags.LegacyDefault;
 const BLOCKING = 0;
@@ -51,6 +51,20 @@ describe('dependency graph', () => {
     // Op 3's edges: its stream's previous op, its call, the legacy op.
     expect(g.pending[3]).toBe(3);
     expect(g.pending[4]).toBe(2);
+  });
+
+  it('no event and no legacy stream: no edges but stream order and calls, and no per-op index of them', () => {
+    const { trace, host } = build({ 1: NON_BLOCKING, 2: NON_BLOCKING }, [
+      { kind: 'kernel', stream: 1 },
+      { kind: 'kernel', stream: 2 },
+      { kind: 'kernel', stream: 1 },
+    ]);
+    const g = graphOf(trace, host);
+    expect(g.edgeTo).toHaveLength(0);
+    expect(g.edgeStart).toHaveLength(0);
+    expect([...g.pending]).toEqual([1, 1, 2]);
+    const r = replay(trace, host);
+    expect(r.start[2]).toBeGreaterThanOrEqual(r.end[0]!);
   });
 
   it("no barrier where a fix moved the legacy stream's work to a non-blocking stream", () => {
