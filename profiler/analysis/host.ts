@@ -31,6 +31,11 @@ export interface Host {
   waits: StreamWait[];
   /** For each GPU op (index into GpuOps), the index of the API call that issued it, or -1. */
   opCall: Int32Array;
+  /**
+   * How many ops have a call, and whether those come in their calls' order, as the call index found them (hostOf);
+   * unknown for a host made otherwise (replay-host.ts opsByCall then counts them).
+   */
+  opCallOrder?: { withCall: number; inCallOrder: boolean };
   /** Index of the API call with this correlation id in this process, or -1. */
   callOf(pid: number, correlation: number): number;
   /** Calls of each thread in start order: key `${pid}:${tid}` → call indexes. */
@@ -72,7 +77,7 @@ export function loadHost(db: Db, ops: GpuOps, columns?: CallColumns, options: Lo
 
 /** The host model of the loaded calls (`calls`, in start order) behind `ops`. */
 export function hostOf(ops: GpuOps, calls: HostCalls, inputs: HostInputs): Host {
-  const { byPid, opCall, threads } = callIndexOf(ops, calls, inputs.index);
+  const { byPid, opCall, opCallOrder, threads } = callIndexOf(ops, calls, inputs.index);
   const callOf = (pid: number, correlation: number): number => {
     const e = byPid.get(pid);
     return e ? e.get(correlation) : -1;
@@ -84,7 +89,7 @@ export function hostOf(ops: GpuOps, calls: HostCalls, inputs: HostInputs): Host 
     events = events.filter((e) => e.call >= 0);
     waits = waits.filter((w) => w.call >= 0);
   }
-  return { calls, names, events, waits, opCall, callOf, threads };
+  return { calls, names, events, waits, opCall, opCallOrder, callOf, threads };
 }
 
 /**
@@ -96,6 +101,7 @@ export function hostOf(ops: GpuOps, calls: HostCalls, inputs: HostInputs): Host 
 interface CallIndex {
   byPid: Map<number, IdTable>;
   opCall: Int32Array;
+  opCallOrder: NonNullable<Host['opCallOrder']>;
   threads: Map<string, Int32Array>;
 }
 
@@ -123,7 +129,7 @@ export function callIndexOf(ops: Pick<GpuOps, 'length' | 'pid' | 'correlation'>,
   });
   const threads = new Map<string, Int32Array>();
   found.threadKeys.forEach((key, t) => threads.set(threadName(key), found.threadCalls.subarray(t > 0 ? found.threadEnds[t - 1]! : 0, found.threadEnds[t]!)));
-  return { byPid, opCall: found.opCall, threads };
+  return { byPid, opCall: found.opCall, opCallOrder: { withCall: found.opsWithCall, inCallOrder: found.opsInCallOrder }, threads };
 }
 
 /** The name of call `k` ('' if unknown). */

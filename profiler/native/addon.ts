@@ -344,6 +344,9 @@ export interface CallIndexColumns {
   tables: (Int32Array | { ids: Uint32Array; calls: Int32Array })[];
   threadKeys: Float64Array;
   threadEnds: Int32Array;
+  /** How many ops have a call (opCall ≥ 0), and whether those come in their calls' order. */
+  opsWithCall: number;
+  opsInCallOrder: boolean;
 }
 
 /**

@@ -50,6 +50,9 @@ function expectTheReference(calls: CallColumns, ops: Ops): void {
   const callOf = (pid: number, id: number) => index.byPid.get(pid)?.get(id) ?? -1;
   expect(answers(callOf, calls, ops)).toEqual(answers(want.callOf, calls, ops));
   expect([...index.opCall]).toEqual(want.opCall);
+  // How many ops have a call, and whether those come in their calls' order (replay-host.ts opsByCall reads them).
+  const withCall = want.opCall.filter((k) => k >= 0);
+  expect(index.opCallOrder).toEqual({ withCall: withCall.length, inCallOrder: withCall.every((k, j) => j === 0 || k >= withCall[j - 1]!) });
   expect([...index.threads.keys()]).toEqual([...want.threads.keys()]);
   for (const [name, list] of want.threads) expect([...index.threads.get(name)!]).toEqual(list);
 }
@@ -61,6 +64,21 @@ describe('the host calls indexed natively', () => {
 
   it.each(RECORDINGS)('%s', (file) => {
     const { ops, calls } = loadTimelineColumns(path.join(fixtures, file));
+    expectTheReference(calls, ops);
+  });
+
+  it("ops out of their calls' order, and ops without a call: counted as such", () => {
+    const calls = {
+      length: 3,
+      pid: Int32Array.of(7, 7, 7),
+      tid: Int32Array.of(1, 1, 1),
+      correlation: Uint32Array.of(10, 11, 12),
+      domain: Uint8Array.of(1, 1, 1),
+    } as unknown as CallColumns;
+    const ops = { length: 4, pid: Int32Array.of(7, 7, 7, 7), correlation: Uint32Array.of(12, 99, 10, 11) } as unknown as Ops;
+    const found = indexCalls(calls, ops);
+    expect([...found.opCall]).toEqual([2, -1, 0, 1]);
+    expect([found.opsWithCall, found.opsInCallOrder]).toEqual([3, false]);
     expectTheReference(calls, ops);
   });
 

@@ -64,7 +64,7 @@ struct Run {
 
 // indexCalls(calls: {pid, tid, correlation, domain}, ops: {pid, correlation},
 // out: {opCall: Int32Array(ops), threadCalls: Int32Array(calls), tableOf?: (length) => Int32Array}) →
-// {pids, mins, tables, threadKeys, threadEnds}, as host.ts reads it: tables[p]
+// {pids, mins, tables, threadKeys, threadEnds, opsWithCall, opsInCallOrder}, as host.ts reads it: tables[p]
 // the process's Int32Array from mins[p], or its {ids, calls} pairs.
 Napi::Value indexCallsBinding(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
@@ -159,15 +159,22 @@ Napi::Value indexCallsBinding(const Napi::CallbackInfo& info) {
     if (domain[k] == 1 || slot == -1) slot = call;
   }
 
-  // The call behind each operation: its process's, by correlation id.
+  // The call behind each operation: its process's, by correlation id. Counted as they are found: how many ops have a
+  // call, and whether those come in their calls' order (the host model's walk reads them: replay-host.ts opsByCall).
   const Process* pr = nullptr;
-  for (size_t i = 0; i < n; i++) {
+  size_t withCall = 0;
+  bool inCallOrder = true;
+  for (size_t i = 0, prev = 0; i < n; i++) {
     if (i == 0 || opPid[i] != lastPid) {
       lastPid = opPid[i];
       auto it = processOf.find(lastPid);
       pr = it == processOf.end() ? nullptr : &processes[it->second];
     }
-    opCall[i] = pr ? pr->callOf(opCorrelation[i]) : -1;
+    const int32_t call = pr ? pr->callOf(opCorrelation[i]) : -1;
+    opCall[i] = call;
+    if (call < 0) continue;
+    if (withCall++ > 0 && static_cast<size_t>(call) < prev) inCallOrder = false;
+    prev = static_cast<size_t>(call);
   }
 
   // Each thread's calls, in start order, one after the other.
@@ -212,6 +219,8 @@ Napi::Value indexCallsBinding(const Napi::CallbackInfo& info) {
   result.Set("tables", tables);
   result.Set("threadKeys", keys);
   result.Set("threadEnds", threadEnds);
+  result.Set("opsWithCall", static_cast<double>(withCall));
+  result.Set("opsInCallOrder", inCallOrder);
   return result;
 }
 
