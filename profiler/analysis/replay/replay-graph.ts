@@ -294,10 +294,26 @@ class GraphWalk {
 
   /** The walk over the n ops in issue order; at its end each stream's last op has no next one. */
   run(n: number): void {
-    const { order, opStream, ctxOfOp, opCall, lastOfStream, nextInStream, pending, eventOps, emitted, legacy } = this;
-    let e = 0;
-    for (let p = 0; p < n; p++) {
-      while (e < eventOps.length && eventOps[e]!.pos <= p) this.eventAt(eventOps[e++]!);
+    const { eventOps, lastOfStream, nextInStream } = this;
+    // The ops between two event records or waits in one loop each (the events at position p come before op p; those
+    // after the last op change nothing).
+    let p = 0;
+    for (const ev of eventOps) {
+      if (ev.pos >= n) break;
+      const to = Math.max(p, ev.pos);
+      this.issue(p, to);
+      p = to;
+      this.eventAt(ev);
+    }
+    this.issue(p, n);
+    // The walk set every other op's next one.
+    for (let s = 0; s < lastOfStream.length; s++) if (lastOfStream[s]! >= 0) nextInStream[lastOfStream[s]!] = -1;
+  }
+
+  /** The ops at positions [from, to) of the issue order: each its stream's next, its edges counted. */
+  private issue(from: number, to: number): void {
+    const { order, opStream, ctxOfOp, opCall, lastOfStream, nextInStream, pending, emitted, legacy, streamWaits } = this;
+    for (let p = from; p < to; p++) {
       const i = order[p]!;
       if (emitted) emitted[i] = p;
       const s = opStream[i]!;
@@ -307,11 +323,9 @@ class GraphWalk {
       // Its stream's previous op and its call (the walk meets each op once:
       // set, not added to, so the scratch array needs no clearing).
       pending[i] = (prev >= 0 ? 1 : 0) + (opCall[i]! >= 0 ? 1 : 0);
-      if (this.streamWaits) this.waitEdgesInto(i, s);
+      if (streamWaits) this.waitEdgesInto(i, s);
       if (legacy) this.legacyBarrierAt(legacy, i, s, ctxOfOp[i]!);
     }
-    // The walk set every other op's next one.
-    for (let s = 0; s < lastOfStream.length; s++) if (lastOfStream[s]! >= 0) nextInStream[lastOfStream[s]!] = -1;
   }
 
   /** An event record (what its event captures: its stream's last op, and what the stream was waiting for) or a stream wait (what its stream's next op waits for). */
