@@ -45,6 +45,37 @@ describe('launch gaps natively', () => {
     });
   });
 
+  it('takes the upper median of launches of every kind of duration: few values, many, fractions, a graph’s shares', () => {
+    // Kernel k launched by call k (call k of a graph launch: two kernels), durations from a fixed generator; the
+    // median as a sort gives it, the element at n / 2.
+    let seed = 7;
+    const rnd = () => (seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0) / 2 ** 32;
+    for (const duration of [() => 3_000 + 1_000 * Math.floor(rnd() * 3), () => 1_000 + rnd() * 199_000, () => Math.floor(rnd() * 8) / 3]) {
+      const calls = 20_000;
+      const kernelsOf = (k: number) => (k % 97 === 0 ? 2 : 1);
+      const opCall = Int32Array.from(Array.from({ length: calls }, (_, k) => k).flatMap((k) => (kernelsOf(k) === 2 ? [k, k] : [k])));
+      const n = opCall.length;
+      const callStart = Float64Array.from({ length: calls }, (_, k) => k * 1_000_000);
+      const callEnd = callStart.map((s) => s + duration());
+      const [d] = launchGapsNatively({
+        ops: n,
+        calls,
+        kind: new Uint8Array(n).fill(K),
+        start: Float64Array.from(opCall, (k) => callEnd[k]! + 10),
+        end: Float64Array.from(opCall, (k) => callEnd[k]! + 20),
+        opCall,
+        callStart,
+        callEnd,
+        onDevice: [Int32Array.from({ length: n }, (_, i) => i)],
+        minKernels: 3,
+        gapFactor: 10,
+        evidence: 0,
+      });
+      const costs = Array.from(opCall, (k) => (callEnd[k]! - callStart[k]!) / kernelsOf(k)).sort((a, b) => a - b);
+      expect(d!.launchNs).toBe(costs[n >> 1]);
+    }
+  });
+
   it('measures nothing where the kernels are too few', () => {
     expect(launchGapsNatively(inputs(7))).toEqual([{ kernels: 6, launches: 6 }]);
   });
