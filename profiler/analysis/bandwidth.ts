@@ -199,11 +199,13 @@ const SAMPLES = 10_000;
  * (native/addon/src/duplex_work.cc: ~0.25 s of JavaScript at 10 M); the
  * policy (the samples, their medians, the bounds) here. Written into `out`
  * where given (any content), so that a caller can lend an array it is done
- * with.
+ * with. `clipBy`: each op's dense stream, for the replay's work, which ends
+ * where the next op on its stream began (replay-host.ts deviceWork).
  */
 export function uncontendedWork(
   trace: Trace,
   out: Float64Array = new Float64Array(trace.ops.length),
+  clipBy?: { streamOf: Int32Array; streams: number },
 ): { work: Float64Array; factors: Map<number, DuplexFactor> } {
   const { kind, category, detail, device, bytes, start, end, length: n } = trace.ops;
   const columns = { ops: n, kind, category, detail, device, start, end };
@@ -245,6 +247,8 @@ export function uncontendedWork(
     dtoh: Float64Array.from(ids, (id) => factors.get(id)!.DtoH),
     defaultHtoD: DEFAULT_DUPLEX.HtoD,
     defaultDtoH: DEFAULT_DUPLEX.DtoH,
+    streamOf: clipBy?.streamOf ?? null,
+    streams: clipBy?.streams ?? 0,
   });
   return { work: out, factors };
 }

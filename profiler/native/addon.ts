@@ -491,6 +491,9 @@ export interface UncontendedDurationsInputs extends DuplexOps {
   dtoh: Float64Array;
   defaultHtoD: number;
   defaultDtoH: number;
+  /** Where given, each op's dense stream (of `streams`): an op's work also ends where the next on its stream began. */
+  streamOf: Int32Array | null;
+  streams: number;
 }
 
 /** Each op's duration had it run alone (the overlapped share of a pinned copy scaled back by its device's factor). */

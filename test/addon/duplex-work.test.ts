@@ -65,6 +65,8 @@ describe('duplex contention natively', () => {
       dtoh: Float64Array.of(0.8),
       defaultHtoD: 0.5,
       defaultDtoH: 0.5,
+      streamOf: null,
+      streams: 0,
     });
     // A: 60 ns, overlap 70 clamped to 60: 60 − 60 × 0.1; B: 100 − 10 × 0.2; K: its 10 ns; C: 80 − 30 × 0.1; P: its 10 ns.
     expect([...out]).toEqual([60 - 60 * (1 - 0.9), 100 - 10 * (1 - 0.8), 10, 80 - 30 * (1 - 0.9), 10]);
@@ -78,8 +80,34 @@ describe('duplex contention natively', () => {
       dtoh: Float64Array.of(0.8),
       defaultHtoD: 0.5,
       defaultDtoH: 0.5,
+      streamOf: null,
+      streams: 0,
     });
     expect([...overlap]).toEqual([60 - 60 * 0.5, 100 - 10 * 0.5, 10, 80 - 30 * 0.5, 10]);
+  });
+
+  it('ends an op’s work where the next on its stream began, where the streams are given (the replay’s work)', () => {
+    const work = (streamOf: Int32Array) => {
+      const out = new Float64Array(5);
+      uncontendedDurationsNatively({
+        ...columns(),
+        overlap: new Float64Array(5),
+        out,
+        factorDevices: Int32Array.of(7),
+        htod: Float64Array.of(0.9),
+        dtoh: Float64Array.of(0.8),
+        defaultHtoD: 0.5,
+        defaultDtoH: 0.5,
+        streamOf,
+        streams: 2,
+      });
+      return [...out];
+    };
+    // One stream: A ends where B began (50), B where K began (10), C where P began (10); K and P run whole.
+    expect(work(Int32Array.of(0, 0, 0, 0, 0))).toEqual([50, 10, 10, 10, 10]);
+    // A, K, P on one stream, B and C on another: A ends where K began (60), B where C began (70); K ended before P.
+    expect(work(Int32Array.of(0, 1, 0, 1, 0))).toEqual([60, 70, 10, 80, 10]);
+    expect(() => work(Int32Array.of(0, 2, 0, 1, 0))).toThrow(/uncontendedDurations: streamOf\[1\] = 2 is outside 0\.\.1/);
   });
 
   it('counts as pinned exactly the copies bandwidth.ts does, in the same direction', () => {
@@ -125,6 +153,8 @@ describe('duplex contention natively', () => {
       dtoh: Float64Array.of(1),
       defaultHtoD: 1,
       defaultDtoH: 1,
+      streamOf: null,
+      streams: 0,
     };
     expect(() => uncontendedDurationsNatively({ ...inputs, out: new Float64Array(4) })).toThrow(/uncontendedDurations: out is too short/);
     expect(() => uncontendedDurationsNatively({ ...inputs, out: new Float64Array(5), device: new Float64Array(5) as never })).toThrow(

@@ -25,7 +25,7 @@ export interface OpSpec {
  * running for its `ns` (default 5 µs) from 3 µs after its call, or from when
  * the op before it on its stream ended (a stream runs its work in order, and
  * the replay takes an op still running when the next on its stream began for
- * a record whose end is off: replay-host.ts clipStreamOverlaps); streams:
+ * a record whose end is off: replay-host.ts deviceWork); streams:
  * id → flags, all in one context.
  */
 export function build(

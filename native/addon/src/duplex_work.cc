@@ -164,6 +164,24 @@ Napi::Value uncontendedDurationsBinding(const Napi::CallbackInfo& info) {
   const double* dtoh = typedArrayOf<double>(o, what, "dtoh", devices);
   const double defaultHtoD = number(o, what, "defaultHtoD");
   const double defaultDtoH = number(o, what, "defaultDtoH");
+  // Where given, each op's (dense) stream: an op's work ends where the next on its stream began (replay-host.ts says
+  // why), clipped in the same pass, its stream's latest op so far looked at as each op comes (in start order).
+  const int32_t* streamOf = typedArrayOf<int32_t>(o, what, "streamOf", ops.n, true);
+  const size_t streams = streamOf ? count(o, what, "streams") : 0;
+  if (streamOf) checkIndexes(info.Env(), what, "streamOf", streamOf, ops.n, 0, static_cast<int64_t>(streams));
+  std::vector<int32_t> last(streams, -1);
+  std::vector<double> lastEnd(streams, -kInf);
+  const auto clip = [&](size_t i) {
+    const int32_t st = streamOf[i];
+    const double a = ops.start[i];
+    // Only the stream's latest op, still running past this start, is clipped.
+    if (lastEnd[st] > a) {
+      const int32_t p = last[st];
+      out[p] = jsMin(out[p], jsMax(0, a - ops.start[p]));
+    }
+    last[st] = static_cast<int32_t>(i);
+    lastEnd[st] = ops.end[i];
+  };
 
   // Only copies that overlapped look their device's factors up, the last device's kept.
   bool looked = false;
@@ -174,6 +192,7 @@ Napi::Value uncontendedDurationsBinding(const Napi::CallbackInfo& info) {
     double a = overlap[i];
     if (a <= 0) {
       out[i] = d;
+      if (streamOf) clip(i);
       continue;
     }
     a = jsMin(a, d);
@@ -186,6 +205,7 @@ Napi::Value uncontendedDurationsBinding(const Napi::CallbackInfo& info) {
       fDtoH = known ? dtoh[at - factorDevices] : defaultDtoH;
     }
     out[i] = d - a * (1 - (ops.category[i] == kHtoD ? fHtoD : fDtoH));
+    if (streamOf) clip(i);
   }
   return info.Env().Undefined();
 }

@@ -211,8 +211,7 @@ function buildHostModel(trace: Trace, host: Host): HostModel {
   // dependency ends, and the durations alone over the overlaps, each
   // needed no longer (160 MB less per 10 M ops, and their page faults).
   const latency = measureLatencies(trace, host, dense.devIndex, dense.devOf, walk.waitsOwn, walk.depEnd);
-  const { work, duplex } = deviceWork(trace, dense.devIndex, walk.depEnd);
-  clipStreamOverlaps(trace, dense.streamOfOp, dense.streamPid.length, work);
+  const { work, duplex } = deviceWork(trace, dense.devIndex, walk.depEnd, dense.streamOfOp, dense.streamPid.length);
   const handoff = inferHandoffs(calls, threadCalls, outer);
   return {
     handoff: handoff ?? new Int32Array(0),
@@ -531,13 +530,24 @@ function legacyOpsIn(lastOfStream: Int32Array, streamFlags: Int32Array): boolean
 }
 
 /**
- * Each op's duration had it run alone (its duplex slowdown taken out) and
- * the duplex factor per dense device × engine (0 HtoD, 1 DtoH). The
- * overlaps are written over the ops' dependency ends (`depEnd`, read no
- * more), and the durations over the overlaps.
+ * Each op's work in the replay, its duration had it run alone (its duplex slowdown taken out: bandwidth.ts
+ * uncontendedWork), and the duplex factor per dense device × engine (0 HtoD, 1 DtoH). The overlaps are written over
+ * the ops' dependency ends (`depEnd`, read no more), and the work over the overlaps. A stream runs its operations one after another, and so does the replay; where the recording shows
+ * one still running when the next on its stream began (a CUDA graph's branches, launched on one stream, running side
+ * by side; a record whose end is off: the corpus's torch-launch-bound-graphs fix has a 32 KiB device-to-device copy
+ * recorded as lasting the whole 37 ms loop while 12,000 kernels ran on its stream), the replay would run the rest
+ * after it: the unchanged recording replayed in 76 ms where it ran in 41, and every what-if of it predicting a slower
+ * run. Such an operation's work ends where the next on its stream began (`streamOfOp`, dense stream indexes, `streams`
+ * of them), in the same native pass.
  */
-function deviceWork(trace: Trace, devIndex: Map<number, number>, depEnd: Float64Array): { work: Float64Array; duplex: Float64Array } {
-  const { work, factors } = uncontendedWork(trace, depEnd);
+function deviceWork(
+  trace: Trace,
+  devIndex: Map<number, number>,
+  depEnd: Float64Array,
+  streamOfOp: Int32Array,
+  streams: number,
+): { work: Float64Array; duplex: Float64Array } {
+  const { work, factors } = uncontendedWork(trace, depEnd, { streamOf: streamOfOp, streams });
   const duplex = new Float64Array(devIndex.size * 2).fill(1);
   for (const [id, d] of devIndex) {
     const f = factors.get(id) ?? DEFAULT_DUPLEX;
@@ -545,35 +555,6 @@ function deviceWork(trace: Trace, devIndex: Map<number, number>, depEnd: Float64
     duplex[d * 2 + 1] = f.DtoH;
   }
   return { work, duplex };
-}
-
-/**
- * A stream runs its operations one after another, and so does the replay;
- * where the recording shows one still running when the next on its stream
- * began (a CUDA graph's branches, launched on one stream, running side by
- * side; a record whose end is off: the corpus's torch-launch-bound-graphs
- * fix has a 32 KiB device-to-device copy recorded as lasting the whole
- * 37 ms loop while 12,000 kernels ran on its stream), the replay would run
- * the rest after it: the unchanged recording replayed in 76 ms where it ran
- * in 41, and every what-if of it predicting a slower run. Such an
- * operation's work ends where the next on its stream began (written over
- * `work`; `streamOfOp`, dense stream indexes, `streams` of them).
- */
-function clipStreamOverlaps(trace: Trace, streamOfOp: Int32Array, streams: number, work: Float64Array): void {
-  const { start, end, length } = trace.ops;
-  const last = new Int32Array(streams).fill(-1);
-  const lastEnd = new Float64Array(streams).fill(-Infinity);
-  for (let i = 0; i < length; i++) {
-    const st = streamOfOp[i]!;
-    const a = start[i]!;
-    // In start order: the stream's latest op so far; only one still running past this start is clipped.
-    if (lastEnd[st]! > a) {
-      const p = last[st]!;
-      work[p] = Math.min(work[p]!, Math.max(0, a - start[p]!));
-    }
-    last[st] = i;
-    lastEnd[st] = end[i]!;
-  }
 }
 
 /** A thread idle this long between two calls may have been waiting for another thread. */

@@ -43,7 +43,7 @@
 //    op recorded still running when the next op of its stream began (a
 //    CUDA graph's branches, a record whose end is off) runs until then: the
 //    replay runs a stream's ops one after another (replay-host.ts
-//    clipStreamOverlaps).
+//    deviceWork).
 //  * handoffs between threads: a call that started right after another
 //    thread of its process ended one, where that thread's calls filled its
 //    idle gap edge to edge (PyTorch's main thread waiting in
