@@ -175,7 +175,9 @@ export function prepareReplays(trace: Trace, host: Host): void {
   opResources(trace, model);
   flatThreadCalls(model);
   const sc = scratch(model, trace.ops.length);
-  for (const a of [sc.nextInStream, sc.pending, sc.queueNext]) a.fill(0);
+  // The arrays every replay writes whole, written now; the queue links only where an op queues (at 10 M launches few
+  // do: 40 MB of pages not written here for nothing).
+  for (const a of [sc.nextInStream, sc.pending]) a.fill(0);
 }
 
 /** Each host thread's calls end to end, as the native scheduler and the CUDA-graph fix read them: thread th's are calls[start[th] .. start[th + 1]). */
