@@ -5,7 +5,7 @@
 // own); an input built wrong refused by name. Every real recording among the
 // fixtures goes through them in the replay and what-if tests.
 import { describe, expect, it } from 'vitest';
-import { duplexSamplesNatively, uncontendedDurationsNatively } from '../../profiler/native/addon.ts';
+import { duplexSamplesNatively, uncontendedDurationsNatively, type UncontendedDurationsInputs } from '../../profiler/native/addon.ts';
 import { isPinnedTransfer } from '../../profiler/analysis/bandwidth.ts';
 import { OpCategory, OpKind, type Trace } from '../../profiler/analysis/trace.ts';
 
@@ -28,6 +28,23 @@ function columns() {
   };
 }
 const MB = 1 << 20;
+
+/** The uncontended durations' inputs over columns(): device 7's factors 0.9 (HtoD) and 0.8 (DtoH), defaults 0.5, no streams; `over` replaces any. */
+function durations(over: Partial<UncontendedDurationsInputs> = {}): UncontendedDurationsInputs {
+  return {
+    ...columns(),
+    overlap: new Float64Array(5),
+    out: new Float64Array(5),
+    factorDevices: Int32Array.of(7),
+    htod: Float64Array.of(0.9),
+    dtoh: Float64Array.of(0.8),
+    defaultHtoD: 0.5,
+    defaultDtoH: 0.5,
+    streamOf: null,
+    streams: 0,
+    ...over,
+  };
+}
 
 describe('duplex contention natively', () => {
   it('sums each pinned copy’s overlap with the other direction, for both copies of a pair, and samples the large ones', () => {
@@ -56,52 +73,20 @@ describe('duplex contention natively', () => {
     c.end[0] = 60;
     const out = new Float64Array(5);
     const overlap = Float64Array.of(70, 10, 0, 30, 0);
-    uncontendedDurationsNatively({
-      ...c,
-      overlap,
-      out,
-      factorDevices: Int32Array.of(7),
-      htod: Float64Array.of(0.9),
-      dtoh: Float64Array.of(0.8),
-      defaultHtoD: 0.5,
-      defaultDtoH: 0.5,
-      streamOf: null,
-      streams: 0,
-    });
+    uncontendedDurationsNatively(durations({ ...c, overlap, out }));
     // A: 60 ns, overlap 70 clamped to 60: 60 − 60 × 0.1; B: 100 − 10 × 0.2; K: its 10 ns; C: 80 − 30 × 0.1; P: its 10 ns.
     expect([...out]).toEqual([60 - 60 * (1 - 0.9), 100 - 10 * (1 - 0.8), 10, 80 - 30 * (1 - 0.9), 10]);
     // A device without factors of its own: the defaults.
-    uncontendedDurationsNatively({
-      ...c,
-      overlap,
-      out: overlap, // written over its own input
-      factorDevices: Int32Array.of(3),
-      htod: Float64Array.of(0.9),
-      dtoh: Float64Array.of(0.8),
-      defaultHtoD: 0.5,
-      defaultDtoH: 0.5,
-      streamOf: null,
-      streams: 0,
-    });
+    // Written over its own input.
+    uncontendedDurationsNatively(durations({ ...c, overlap, out: overlap, factorDevices: Int32Array.of(3) }));
     expect([...overlap]).toEqual([60 - 60 * 0.5, 100 - 10 * 0.5, 10, 80 - 30 * 0.5, 10]);
   });
 
   it('ends an op’s work where the next on its stream began, where the streams are given (the replay’s work)', () => {
     const work = (streamOf: Int32Array) => {
-      const out = new Float64Array(5);
-      uncontendedDurationsNatively({
-        ...columns(),
-        overlap: new Float64Array(5),
-        out,
-        factorDevices: Int32Array.of(7),
-        htod: Float64Array.of(0.9),
-        dtoh: Float64Array.of(0.8),
-        defaultHtoD: 0.5,
-        defaultDtoH: 0.5,
-        streamOf,
-        streams: 2,
-      });
-      return [...out];
+      const inputs = durations({ streamOf, streams: 2 });
+      uncontendedDurationsNatively(inputs);
+      return [...inputs.out];
     };
     // One stream: A ends where B began (50), B where K began (10), C where P began (10); K and P run whole.
     expect(work(Int32Array.of(0, 0, 0, 0, 0))).toEqual([50, 10, 10, 10, 10]);

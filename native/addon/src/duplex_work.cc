@@ -189,22 +189,20 @@ Napi::Value uncontendedDurationsBinding(const Napi::CallbackInfo& info) {
   double fHtoD = defaultHtoD, fDtoH = defaultDtoH;
   for (size_t i = 0; i < ops.n; i++) {
     const double d = ops.end[i] - ops.start[i];
-    double a = overlap[i];
+    const double a = overlap[i];
     if (a <= 0) {
       out[i] = d;
-      if (streamOf) clip(i);
-      continue;
+    } else {
+      if (!looked || ops.device[i] != lastDevice) {
+        looked = true;
+        lastDevice = ops.device[i];
+        const int32_t* at = std::find(factorDevices, factorDevices + devices, lastDevice);
+        const bool known = at != factorDevices + devices;
+        fHtoD = known ? htod[at - factorDevices] : defaultHtoD;
+        fDtoH = known ? dtoh[at - factorDevices] : defaultDtoH;
+      }
+      out[i] = d - jsMin(a, d) * (1 - (ops.category[i] == kHtoD ? fHtoD : fDtoH));
     }
-    a = jsMin(a, d);
-    if (!looked || ops.device[i] != lastDevice) {
-      looked = true;
-      lastDevice = ops.device[i];
-      const int32_t* at = std::find(factorDevices, factorDevices + devices, lastDevice);
-      const bool known = at != factorDevices + devices;
-      fHtoD = known ? htod[at - factorDevices] : defaultHtoD;
-      fDtoH = known ? dtoh[at - factorDevices] : defaultDtoH;
-    }
-    out[i] = d - a * (1 - (ops.category[i] == kHtoD ? fHtoD : fDtoH));
     if (streamOf) clip(i);
   }
   return info.Env().Undefined();

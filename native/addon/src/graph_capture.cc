@@ -74,7 +74,7 @@ Napi::Value captureGraphsBinding(const Napi::CallbackInfo& info) {
   }
   result.Set("launches", static_cast<double>(launches));
   if (static_cast<double>(launches) < minKernels) return result;
-  const double launchNs = medianInPlace(launch, launches);
+  const double launchNs = upperMedian(launch, launches);
 
   // Per outer call, counted in the outputs themselves (zeros as handed over: 80 MB per 10 M calls not allocated and
   // written twice): its kernels in callDuration, those shorter than the median launch in callGap, NaN there where it

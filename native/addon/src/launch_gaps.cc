@@ -72,7 +72,7 @@ Napi::Value launchGapsBinding(const Napi::CallbackInfo& info) {
     r.Set("kernels", static_cast<double>(kernels));
     r.Set("launches", static_cast<double>(cost.size()));
     if (kernels < minKernels || cost.size() < minKernels) continue;
-    const double launch = medianInPlace(cost.data(), cost.size());
+    const double launch = upperMedian(cost.data(), cost.size());
     // Idle time right before a short kernel: the GPU was waiting for it to be launched.
     double idle = 0;
     size_t shortKernels = 0;

@@ -96,22 +96,11 @@ void mergeRuns(std::vector<size_t> runs, Column<uint64_t>& k, Column<uint32_t>& 
   }
 }
 
-// Stable LSD radix sort of row indexes by an integer key, on all cores:
-// each pass, every thread counts the digits of its slice, the counts are
-// laid out digit-major then slice-major (so equal keys keep their read
-// order), and every thread scatters its slice. Digits are at most 11 bits
-// (2048 buckets per thread stay in cache; on 16 cores, 36-bit keys sorted
-// in 170-210 ms with 11-bit digits, 260 ms with 16-bit, 350 ms with 8-bit),
-// as many passes as the key range needs. Keys already in order (checked
-// in the first pass) are not sorted: the order is the identity.
-// Keys move with their indexes, so every pass reads sequentially.
-// The order lands in `idx`; `scratch` and `idx` are reused where large enough.
-// Returns whether that order is the identity.
 // The runs (starts, ending with n) put into chains: each run after the chain whose last key is the greatest not
 // above its first, so that a chain, its runs read one after another, is in order. A table is read zone by zone, each
 // zone one stream's rows in time order, the streams' zones in turn: the 233 runs of the 10 M-launch bench recording
-// are 4 chains (its 4 streams), merged in 2 passes after a sweep that gathers them, where the runs took 8 (the load's
-// sort 116 → ~50 ms). Per chain, its runs (indexes into `runs`) in order.
+// are 5 chains, merged in 3 passes after a sweep that gathers them, where the runs took 8 (the load's sort 116 →
+// 94 – 102 ms). Per chain, its runs (indexes into `runs`) in order.
 std::vector<std::vector<size_t>> chainRuns(const std::vector<size_t>& runs, const Column<uint64_t>& k) {
   std::vector<uint64_t> last;  // per chain: its last key
   std::vector<std::vector<size_t>> chains;
@@ -163,6 +152,17 @@ std::vector<size_t> gatherChains(const std::vector<size_t>& runs, const std::vec
   return starts;
 }
 
+// Stable LSD radix sort of row indexes by an integer key, on all cores:
+// each pass, every thread counts the digits of its slice, the counts are
+// laid out digit-major then slice-major (so equal keys keep their read
+// order), and every thread scatters its slice. Digits are at most 11 bits
+// (2048 buckets per thread stay in cache; on 16 cores, 36-bit keys sorted
+// in 170-210 ms with 11-bit digits, 260 ms with 16-bit, 350 ms with 8-bit),
+// as many passes as the key range needs. Keys already in order (checked
+// in the first pass) are not sorted: the order is the identity.
+// Keys move with their indexes, so every pass reads sequentially.
+// The order lands in `idx`; `scratch` and `idx` are reused where large enough.
+// Returns whether that order is the identity.
 // More runs than this: radix sorted (each slice stops listing them there).
 constexpr size_t kMaxMergedRuns = 1024;
 

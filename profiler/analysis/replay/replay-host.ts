@@ -532,13 +532,13 @@ function legacyOpsIn(lastOfStream: Int32Array, streamFlags: Int32Array): boolean
 /**
  * Each op's work in the replay, its duration had it run alone (its duplex slowdown taken out: bandwidth.ts
  * uncontendedWork), and the duplex factor per dense device × engine (0 HtoD, 1 DtoH). The overlaps are written over
- * the ops' dependency ends (`depEnd`, read no more), and the work over the overlaps. A stream runs its operations one after another, and so does the replay; where the recording shows
- * one still running when the next on its stream began (a CUDA graph's branches, launched on one stream, running side
- * by side; a record whose end is off: the corpus's torch-launch-bound-graphs fix has a 32 KiB device-to-device copy
- * recorded as lasting the whole 37 ms loop while 12,000 kernels ran on its stream), the replay would run the rest
- * after it: the unchanged recording replayed in 76 ms where it ran in 41, and every what-if of it predicting a slower
- * run. Such an operation's work ends where the next on its stream began (`streamOfOp`, dense stream indexes, `streams`
- * of them), in the same native pass.
+ * the ops' dependency ends (`depEnd`, read no more), and the work over the overlaps. A stream runs its operations one
+ * after another, and so does the replay; where the recording shows one still running when the next on its stream
+ * began (a CUDA graph's branches, launched on one stream, running side by side; a record whose end is off: the
+ * corpus's torch-launch-bound-graphs fix has a 32 KiB device-to-device copy recorded as lasting the whole 37 ms loop
+ * while 12,000 kernels ran on its stream), the replay would run the rest after it: the unchanged recording replayed in
+ * 76 ms where it ran in 41, and every what-if of it predicting a slower run. Such an operation's work ends where the
+ * next on its stream began (`streamOfOp`, dense stream indexes, `streams` of them), in the same native pass.
  */
 function deviceWork(
   trace: Trace,
