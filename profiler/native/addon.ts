@@ -178,6 +178,7 @@ interface AddonModule {
   deviceUnions(inputs: DeviceUnionsInputs): NativeDeviceUnions[];
   keepFreedMemory(): boolean;
   prefaultHeap(bytes: number): number;
+  mapOwnBlocks(on: boolean): boolean;
   Ingest: new (dbPath: string, options: { originNs: bigint }) => IngestInstance;
   InsertCeiling: new (source: string) => InsertCeilingInstance;
   demangle(names: string[]): (string | null)[];
@@ -297,7 +298,16 @@ export function loadSharedTimelineColumns(
         return [name, new TYPED_ARRAYS[type](memory)];
       }),
     );
-  const out = { ops: shared(OP_COLUMNS, rows.ops), calls: shared(CALL_COLUMNS, rows.calls) };
+  // Each column a map of its own, which the loader first touches as it writes it, backed by huge pages (where a
+  // one-shot command's heap would have served it: memory_policy.cc mapOwnBlocks).
+  const own = mapOwnBlocks(true);
+  const out = (() => {
+    try {
+      return { ops: shared(OP_COLUMNS, rows.ops), calls: shared(CALL_COLUMNS, rows.calls) };
+    } finally {
+      if (own) mapOwnBlocks(false);
+    }
+  })();
   return loadedColumns(out, addon().loadTimeline(dbPath, { ...options, out: out as never }));
 }
 
@@ -674,6 +684,17 @@ export function keepFreedMemory(): boolean {
  */
 export function prefaultHeap(bytes: number): number {
   return addon().prefaultHeap(bytes);
+}
+
+/**
+ * While `on`, large blocks are maps of their own rather than the kept
+ * heap's (native/addon/src/memory_policy.cc): for arrays that live as long
+ * as the process and that a loader writes whole. Whether it took (false
+ * where keepFreedMemory's policy is not in force: such blocks are maps of
+ * their own anyway).
+ */
+export function mapOwnBlocks(on: boolean): boolean {
+  return addon().mapOwnBlocks(on);
 }
 
 /** API calls of a recording as columns, in (start, id) order. */

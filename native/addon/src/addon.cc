@@ -1,8 +1,9 @@
 // Module entry: devices(), cuptiInfo(path?), class Ingest, loadOps(path), loadCalls(path), loadTimeline(path), checkTimeline(path),
 // indexCalls(calls, ops, out), outermostCalls(inputs), replaySchedule(inputs), captureGraphs(inputs), issueWalk(inputs),
 // duplexSamples(inputs), uncontendedDurations(inputs), latencySamples(inputs), launchGaps(inputs), deviceUnions(inputs),
-// opResources(inputs), keepFreedMemory(), prefaultHeap(bytes), demangle(names), appendTablePages(output, tables); and, for the drift tests,
-// the vocabularies the TypeScript side repeats: timelineColumns, traceCodes, ingestStatements, ingestSchemaVersion.
+// opResources(inputs), keepFreedMemory(), mapOwnBlocks(on), prefaultHeap(bytes), demangle(names),
+// appendTablePages(output, tables); and, for the drift tests, the vocabularies the TypeScript side repeats:
+// timelineColumns, traceCodes, ingestStatements, ingestSchemaVersion.
 #include <napi.h>
 
 #include <chrono>
@@ -348,7 +349,9 @@ std::optional<typename JsArray<T>::type> outArray(Napi::Env env, const char* wha
 }
 
 // Each array of `out` lent to the load (table_loader.h Lend): the rows are read into it and put in order there.
-Lend lendOut(Napi::Env env, const char* what, const Napi::Object& out) {
+// `fresh`: the arrays are memory the process has not touched yet (loadSharedTimelineColumns's), which the load
+// writes whole: backed by huge pages (memory_policy.cc adviseHugePages).
+Lend lendOut(Napi::Env env, const char* what, const Napi::Object& out, bool fresh = false) {
   std::vector<std::function<void(Timeline&)>> lends;
   auto lend = [&](const Napi::Value& group, const char* js, auto column_of) {
     using T = typename std::decay_t<decltype(column_of(std::declval<Timeline&>()))>::value_type;
@@ -356,6 +359,7 @@ Lend lendOut(Napi::Env env, const char* what, const Napi::Object& out) {
     if (!a) return;
     T* data = a->Data();
     const size_t capacity = a->ElementLength();
+    if (fresh) adviseHugePages(data, capacity * sizeof(T));
     lends.push_back([column_of, data, capacity](Timeline& t) { column_of(t).borrow(data, capacity); });
   };
   const Napi::Value ops = out.Get("ops"), calls = out.Get("calls");
@@ -461,7 +465,7 @@ Napi::Value loadTimelineBinding(const Napi::CallbackInfo& info) {
     // Into the caller's arrays (SharedArrayBuffers' where another thread is to read the columns too): the counts only.
     const Napi::Value into = options ? info[1].As<Napi::Object>().Get("out") : env.Undefined();
     if (into.IsObject()) {
-      Timeline t = loadTimeline(path, true, true, via, progress, lendOut(env, "loadTimeline", into.As<Napi::Object>()));
+      Timeline t = loadTimeline(path, true, true, via, progress, lendOut(env, "loadTimeline", into.As<Napi::Object>(), true));
       gatherInto(env, "loadTimeline", into.As<Napi::Object>(), t, 0);
       return loadCounts(env, t);
     }
@@ -624,6 +628,7 @@ static Napi::Object InitStreamScopeAddon(Napi::Env env, Napi::Object exports) {
   exports.Set("launchGaps", Napi::Function::New(env, exported<launchGapsBinding>, "launchGaps"));
   exports.Set("deviceUnions", Napi::Function::New(env, exported<deviceUnionsBinding>, "deviceUnions"));
   exports.Set("keepFreedMemory", Napi::Function::New(env, exported<keepFreedMemoryBinding>, "keepFreedMemory"));
+  exports.Set("mapOwnBlocks", Napi::Function::New(env, exported<mapOwnBlocksBinding>, "mapOwnBlocks"));
   exports.Set("prefaultHeap", Napi::Function::New(env, exported<prefaultHeapBinding>, "prefaultHeap"));
   exports.Set("loadOps", Napi::Function::New(env, exported<loadOpsBinding>, "loadOps"));
   exports.Set("loadCalls", Napi::Function::New(env, exported<loadCallsBinding>, "loadCalls"));
