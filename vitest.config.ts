@@ -9,5 +9,7 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: 'forks',
+    // The tests' caches in a directory of the run's own (test/cache-dir.setup.ts).
+    globalSetup: ['test/cache-dir.setup.ts'],
   },
 });

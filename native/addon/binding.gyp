@@ -21,6 +21,7 @@
         "src/launch_gaps.cc",
         "src/device_unions.cc",
         "src/memory_policy.cc",
+        "src/file_map.cc",
         "src/device_inventory.cc",
         "src/cupti_info.cc",
         "src/ingest.cc",

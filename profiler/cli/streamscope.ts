@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // The `streamscope` command line. Each subcommand is a thin layer over the
 // profiler library: parse arguments, call, print, choose the exit code.
+import { exitWorkFinished } from '../base/before-exit.ts';
 import { VERSION } from '../contract/version.ts';
 import { COMMANDS, isCommand, type CommandName } from './commands.ts';
 import { fail, failure } from './common.ts';
@@ -93,7 +94,8 @@ async function main(argv: string[]): Promise<number> {
 
 main(process.argv.slice(2)).then(
   // Once stdout has taken everything written: a pipe takes 64 KiB at a time, and exiting at once cut a long report there.
-  (code) => process.stdout.write('', () => process.exit(code)),
+  // After the work a command left to finish (a column cache entry being written: base/before-exit.ts).
+  (code) => void exitWorkFinished().then(() => process.stdout.write('', () => process.exit(code))),
   (err: unknown) => {
     const f = failure(err);
     fail(f.message, f.code);

@@ -15,7 +15,6 @@
 // (OpenMode 'job') merges whatever was given; `--separate` merges nothing.
 import crypto from 'node:crypto';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import type { ClockMethod as ShownClockMethod } from '../contract/job.ts';
 import { VERSION } from '../contract/version.ts';
@@ -24,6 +23,7 @@ import { latestSchemaVersion } from '../store/migrations/index.ts';
 import { readProcesses } from '../store/ranks.ts';
 import type { ClockMethod } from './align.ts';
 import { mergeRecordings, type MergeResult } from './merge.ts';
+import { cacheDir } from '../base/cache-dir.ts';
 
 // The views name the clock methods merge writes (contract/job.ts): the two lists must be one.
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
@@ -120,9 +120,7 @@ export function planOpen(files: readonly string[], mode: OpenMode = 'auto', insp
 
 /** Where merged jobs are cached when the caller names no place: $STREAMSCOPE_CACHE_DIR/jobs, else the XDG cache directory's streamscope/jobs. */
 export function defaultJobCacheDir(env: NodeJS.ProcessEnv = process.env): string {
-  if (env.STREAMSCOPE_CACHE_DIR) return path.join(env.STREAMSCOPE_CACHE_DIR, 'jobs');
-  const base = env.XDG_CACHE_HOME && path.isAbsolute(env.XDG_CACHE_HOME) ? env.XDG_CACHE_HOME : path.join(os.homedir(), '.cache');
-  return path.join(base, 'streamscope', 'jobs');
+  return path.join(cacheDir(env), 'jobs');
 }
 
 /**

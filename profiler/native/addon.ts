@@ -179,6 +179,7 @@ interface AddonModule {
   keepFreedMemory(): boolean;
   prefaultHeap(bytes: number): number;
   mapOwnBlocks(on: boolean): boolean;
+  mapFile(path: string, views: { offset: number; bytes: number }[]): ArrayBuffer[] | null;
   Ingest: new (dbPath: string, options: { originNs: bigint }) => IngestInstance;
   InsertCeiling: new (source: string) => InsertCeilingInstance;
   demangle(names: string[]): (string | null)[];
@@ -687,6 +688,19 @@ export function prefaultHeap(bytes: number): number {
 }
 
 /**
+ * ArrayBuffers over a file's bytes [offset, offset + bytes), one per view,
+ * without a copy (native/addon/src/file_map.cc): a private, writable map
+ * of the file, whose pages are the page cache's (a write copies its page,
+ * never reaching the file), unmapped when the last view is collected.
+ * Offsets are multiples of the page size. Null where the runtime refuses
+ * buffers over outside memory (Electron's V8 sandbox); throws, naming the
+ * file, where it cannot be opened or mapped or is shorter than the views.
+ */
+export function mapFile(file: string, views: { offset: number; bytes: number }[]): ArrayBuffer[] | null {
+  return addon().mapFile(file, views);
+}
+
+/**
  * While `on`, large blocks are maps of their own rather than the kept
  * heap's (native/addon/src/memory_policy.cc): for arrays that live as long
  * as the process and that a loader writes whole. Whether it took (false
@@ -742,7 +756,8 @@ export interface LoadRowsOptions {
 export const NARROW_OP_COLUMNS: readonly (keyof typeof OP_COLUMNS)[] = ['kind', 'rowId', 'start', 'end', 'stream', 'device', 'bytes', 'detail', 'copyKind', 'pid'];
 
 type AnyTypedArray = Uint8Array | Int32Array | Uint32Array | Float64Array;
-const TYPED_ARRAYS = { Uint8Array, Int32Array, Uint32Array, Float64Array } as const;
+/** The typed arrays the columns are, by name (OP_COLUMNS, CALL_COLUMNS). */
+export const TYPED_ARRAYS = { Uint8Array, Int32Array, Uint32Array, Float64Array } as const;
 
 /**
  * The typed arrays loadRows writes into, kept from one load to the next and

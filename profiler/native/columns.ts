@@ -10,6 +10,8 @@ export interface TimelineColumns {
   calls: CallColumns;
   /** Rows the loader read and left out (store/row-checks.ts); null or absent: none. */
   leftOut?: LeftOutRows | null;
+  /** Where the columns are mapped from a cache entry (analysis/load/column-cache.ts): its path and the recording's state it holds. */
+  cache?: { entry: string; key: string };
 }
 
 /** First index whose start is ≥ t (columns in start order). */

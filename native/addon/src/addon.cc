@@ -1,7 +1,7 @@
 // Module entry: devices(), cuptiInfo(path?), class Ingest, loadOps(path), loadCalls(path), loadTimeline(path), checkTimeline(path),
 // indexCalls(calls, ops, out), outermostCalls(inputs), replaySchedule(inputs), captureGraphs(inputs), issueWalk(inputs),
 // duplexSamples(inputs), uncontendedDurations(inputs), latencySamples(inputs), launchGaps(inputs), deviceUnions(inputs),
-// opResources(inputs), keepFreedMemory(), mapOwnBlocks(on), prefaultHeap(bytes), demangle(names),
+// opResources(inputs), keepFreedMemory(), mapOwnBlocks(on), prefaultHeap(bytes), mapFile(path, views), demangle(names),
 // appendTablePages(output, tables); and, for the drift tests, the vocabularies the TypeScript side repeats:
 // timelineColumns, traceCodes, ingestStatements, ingestSchemaVersion.
 #include <napi.h>
@@ -23,6 +23,7 @@
 #include "device_inventory.h"
 #include "device_unions.h"
 #include "duplex_work.h"
+#include "file_map.h"
 #include "graph_capture.h"
 #include "ingest.h"
 #include "ingest_binding.h"
@@ -629,6 +630,7 @@ static Napi::Object InitStreamScopeAddon(Napi::Env env, Napi::Object exports) {
   exports.Set("deviceUnions", Napi::Function::New(env, exported<deviceUnionsBinding>, "deviceUnions"));
   exports.Set("keepFreedMemory", Napi::Function::New(env, exported<keepFreedMemoryBinding>, "keepFreedMemory"));
   exports.Set("mapOwnBlocks", Napi::Function::New(env, exported<mapOwnBlocksBinding>, "mapOwnBlocks"));
+  exports.Set("mapFile", Napi::Function::New(env, exported<mapFileBinding>, "mapFile"));
   exports.Set("prefaultHeap", Napi::Function::New(env, exported<prefaultHeapBinding>, "prefaultHeap"));
   exports.Set("loadOps", Napi::Function::New(env, exported<loadOpsBinding>, "loadOps"));
   exports.Set("loadCalls", Napi::Function::New(env, exported<loadCallsBinding>, "loadCalls"));

@@ -12,7 +12,9 @@
 //
 // The second thread (whatif-worker.ts) is handed the columns this one
 // loaded — over SharedArrayBuffers (native/addon.ts
-// loadSharedTimelineColumns), so nothing is copied — and analyses them as
+// loadSharedTimelineColumns), so nothing is copied; or, where this thread
+// mapped them from the column cache (load/column-cache.ts), the cache
+// entry, which it maps in turn: the same pages — and analyses them as
 // analyze() does here, scope and all: the same trace and host calls, so the
 // same estimates, bit for bit (the tests hold both threads to it). The
 // diagnosis stays synchronous: it waits for an estimate on an Atomics
@@ -90,11 +92,14 @@ export const Claim = { Free: 0, Worker: 1, Here: 2 } as const;
  * follow (handStartup, handHost: HANDED_WAIT_MS from analyze()), 0 where none follow.
  */
 export type WhatIfRequest =
-  | { kind: 'columns'; file: string; columns: TimelineColumns; scope: Scope | undefined; pids: number[] | undefined; handing: number }
+  | { kind: 'columns'; file: string; columns: HandedColumns; scope: Scope | undefined; pids: number[] | undefined; handing: number }
   | { kind: 'startup'; startup: Startup | null }
   | { kind: 'callIndex'; index: CallIndexColumns }
   | { kind: 'outerCalls'; outer: Int32Array }
   | { kind: 'estimate'; fix: FixId };
+
+/** The columns as handed: in shared memory, or the column cache entry both threads map (never copied). */
+export type HandedColumns = TimelineColumns | { cache: NonNullable<TimelineColumns['cache']> };
 
 /** What the analysing thread hands its what-if thread of its own host, taken by the worker's analysis where it would make them. */
 export interface Handed {
@@ -185,10 +190,12 @@ export class WhatIfThread implements Estimator {
    * The loaded columns (over shared memory: not copied), the scope and processes analysed, and this thread's side;
    * `handing`, where the start-up, call index and outer calls follow (handStartup, handHost), how long the worker waits.
    */
-  handColumns(request: Omit<Extract<WhatIfRequest, { kind: 'columns' }>, 'kind'>, here: HereSide): void {
+  handColumns(request: Omit<Extract<WhatIfRequest, { kind: 'columns' }>, 'kind' | 'columns'> & { columns: TimelineColumns }, here: HereSide): void {
     this.#hereSide = here;
-    this.#ops = request.columns.ops.length;
-    this.#send({ kind: 'columns', ...request });
+    const { columns } = request;
+    this.#ops = columns.ops.length;
+    // Mapped from the cache: the entry, which the worker maps (a column over memory of this thread's own would be copied).
+    this.#send({ kind: 'columns', ...request, columns: columns.cache ? { cache: columns.cache } : columns });
   }
 
   /**

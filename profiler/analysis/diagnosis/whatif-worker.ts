@@ -11,6 +11,7 @@
 import { parentPort, type MessagePort } from 'node:worker_threads';
 import { analyze, type Analysis } from './analyze.ts';
 import { openRecording } from '../../store/database.ts';
+import { mapEntry } from '../load/column-cache.ts';
 import { prepareReplays } from '../replay/replay.ts';
 import { tryPredict } from '../replay/whatif.ts';
 import { FIX_IDS } from '../../contract/findings.ts';
@@ -38,7 +39,12 @@ parentPort!.once('message', ({ port, posted, sent, claims }: Start) => {
         try {
           // What analyze() reads of the file besides the columns it reads now (its small tables, the host's events and
           // waits): a recording since grown has rows beyond the columns, which match none of their calls.
-          analysis = analyze(db, { columns: m.columns, scope: m.scope, file: m.file, ...(m.pids ? { pids: m.pids } : {}), handed: handed ?? undefined });
+          const handedColumns = m.columns;
+          const columns = 'ops' in handedColumns ? handedColumns : mapEntry(handedColumns.cache);
+          // The entry replaced since the analysing thread mapped it (the recording changed): its estimates are made there.
+          if (!columns)
+            throw new Error(`the column cache entry ${'cache' in handedColumns ? handedColumns.cache?.entry : ''} no longer holds ${m.file} as loaded`);
+          analysis = analyze(db, { columns, scope: m.scope, file: m.file, ...(m.pids ? { pids: m.pids } : {}), handed: handed ?? undefined });
           prepareReplays(analysis.trace, analysis.host);
         } finally {
           db.close();

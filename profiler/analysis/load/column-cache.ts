@@ -1,0 +1,280 @@
+// The column cache: a large recording's timeline columns, as the loader
+// read and ordered them, kept in a file of their own in the user's cache
+// directory, so that the next analysis of the same recording maps them
+// (native/addon.ts mapFile) instead of reading the recording again.
+//
+// Why: the load of 10 M operations wrote 1.1 GB of columns into fresh
+// memory, and on a virtual machine a fresh page costs its mapping by the
+// host (1.1 – 1.9 µs a 4 KiB page on the development VM): most of the
+// load's 0.9 – 1.3 s on two cores, the analysis's largest phase. A cache
+// file read once is in the page cache, whose pages need no such mapping;
+// mapped, its columns cost a page-table entry per page, and both of the
+// analysis's threads map the same pages (whatif-thread.ts hands the
+// worker the cache's path, not the columns).
+//
+// What makes an entry valid: the recording's identity and state as the
+// load began and ended (device, inode, size, modification and change
+// times, SQLite's change counter and schema cookie, its write-ahead log's
+// size and time: recordingKey), the columns' layout, and the format. Any
+// other state is a miss, and the next load writes the entry anew. Entries
+// are written only for recordings of MIN_ROWS rows or more, with no
+// write-ahead log pending (a recording still being written changes under
+// every load), after the analysis (setImmediate: the command's own work
+// first), to a temporary file synced and then renamed (a reader sees a
+// whole entry or none), and the oldest entries removed beyond the cache's
+// size (MAX_BYTES). `streamscope` waits for the writes before it exits
+// (base/before-exit.ts). The recording itself is never written.
+//
+// Environment: STREAMSCOPE_COLUMN_CACHE=off turns it off; the entries are
+// in the cache directory's columns/ (base/cache-dir.ts:
+// $STREAMSCOPE_CACHE_DIR, else ~/.cache/streamscope);
+// STREAMSCOPE_COLUMN_CACHE_MIN_ROWS and STREAMSCOPE_COLUMN_CACHE_MAX_BYTES
+// override the two limits.
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { CALL_COLUMNS, mapFile, OP_COLUMNS, TYPED_ARRAYS, type LeftOutRows } from '../../native/addon.ts';
+import type { TimelineColumns } from '../../native/columns.ts';
+import { finishBeforeExit } from '../../base/before-exit.ts';
+import { cacheDir } from '../../base/cache-dir.ts';
+
+/** A recording of fewer operations and calls than this loads in ~0.1 s: not worth a file of its own. */
+const MIN_ROWS = 1_000_000;
+/** The cache's size at most: the oldest entries removed beyond it. */
+const MAX_BYTES = 8 * 2 ** 30;
+/** Bumped when what the loader makes of a recording changes (its checks, its order): older entries are then misses. */
+const FORMAT = 1;
+const MAGIC = 'streamscope column cache\n';
+/** Where the columns begin, and each column after: a multiple of any page size Linux uses (4 KiB – 64 KiB). */
+const ALIGN = 65_536;
+
+/** A cache entry's path and the recording's state it holds (recordingKey). */
+export interface CacheEntry {
+  entry: string;
+  key: string;
+}
+
+/** Columns mapped from the cache: `cache` is the entry (what the what-if thread maps in turn). */
+export type CachedColumns = TimelineColumns & { cache: CacheEntry };
+
+interface Header {
+  format: number;
+  layout: string;
+  key: string;
+  ops: number;
+  calls: number;
+  leftOut: LeftOutRows | null;
+  columns: { table: 'ops' | 'calls'; name: string; offset: number; bytes: number }[];
+}
+
+const LAYOUT = JSON.stringify({ ops: OP_COLUMNS, calls: CALL_COLUMNS });
+
+function enabled(): boolean {
+  return process.env.STREAMSCOPE_COLUMN_CACHE !== 'off';
+}
+
+function limit(name: string, fallback: number): number {
+  const v = Number(process.env[name]);
+  return process.env[name] !== undefined && Number.isFinite(v) && v >= 0 ? v : fallback;
+}
+
+/** The cache's directory of column entries. */
+export function columnCacheDir(): string {
+  return path.join(cacheDir(), 'columns');
+}
+
+/** The entry of the recording `file` (by its real path: one entry per recording, whatever the path it was named by). */
+export function columnCachePath(file: string): string {
+  const name = createHash('sha256').update(fs.realpathSync(file)).digest('hex').slice(0, 32);
+  return path.join(columnCacheDir(), `${name}.columns`);
+}
+
+/** The recording's identity and state (see the file's comment); it changes whenever its content may have. */
+export function recordingKey(file: string): string {
+  const st = fs.statSync(file, { bigint: true });
+  const wal = fs.statSync(`${file}-wal`, { bigint: true, throwIfNoEntry: false });
+  const head = Buffer.alloc(100);
+  const fd = fs.openSync(file, 'r');
+  try {
+    fs.readSync(fd, head, 0, 100, 0);
+  } finally {
+    fs.closeSync(fd);
+  }
+  // SQLite's header: the file change counter (offset 24) and the schema cookie (40).
+  const sqlite = `${head.readUInt32BE(24)}.${head.readUInt32BE(40)}`;
+  return [st.dev, st.ino, st.size, st.mtimeNs, st.ctimeNs, sqlite, wal ? `${wal.size}.${wal.mtimeNs}` : '-'].join(':');
+}
+
+/** The entry's header, or null where it is not one of this format and layout. */
+function readHeader(fd: number): { header: Header; dataStart: number } | null {
+  const first = Buffer.alloc(MAGIC.length + 11);
+  if (fs.readSync(fd, first, 0, first.length, 0) < first.length || first.subarray(0, MAGIC.length).toString('latin1') !== MAGIC) return null;
+  const length = Number(first.subarray(MAGIC.length, MAGIC.length + 10).toString('latin1'));
+  if (!Number.isInteger(length) || length <= 0 || length > 2 ** 24) return null;
+  const json = Buffer.alloc(length);
+  if (fs.readSync(fd, json, 0, length, first.length) < length) return null;
+  const header = JSON.parse(json.toString('utf8')) as Header;
+  if (header.format !== FORMAT || header.layout !== LAYOUT) return null;
+  return { header, dataStart: alignUp(first.length + length) };
+}
+
+const alignUp = (n: number) => Math.ceil(n / ALIGN) * ALIGN;
+
+/**
+ * The recording's columns from its cache entry, mapped; null where there is
+ * none for the recording as it is now (or the cache is off, or this runtime
+ * cannot map: Electron). An entry that does not read as one is a miss too.
+ */
+export function openCachedColumns(file: string): CachedColumns | null {
+  if (!enabled()) return null;
+  try {
+    return mapEntry({ entry: columnCachePath(file), key: recordingKey(file) });
+  } catch {
+    // No entry, or the recording cannot be read (the load says why).
+    return null;
+  }
+}
+
+/**
+ * The columns of the cache entry `at.entry`, mapped, where it holds the
+ * recording in the state `at.key`; else null (and, where it cannot be
+ * opened, throws). What the what-if thread maps of the entry the analysing
+ * thread found (whatif-worker.ts).
+ */
+export function mapEntry(at: CacheEntry): CachedColumns | null {
+  const fd = fs.openSync(at.entry, 'r');
+  let got: ReturnType<typeof readHeader>;
+  try {
+    got = readHeader(fd);
+  } catch {
+    got = null;
+  } finally {
+    fs.closeSync(fd);
+  }
+  if (!got || got.header.key !== at.key) return null;
+  const { header } = got;
+  let buffers: ArrayBuffer[] | null;
+  try {
+    buffers = mapFile(at.entry, header.columns);
+  } catch {
+    // Shorter than its header says (a copy cut short): a miss, written anew.
+    return null;
+  }
+  if (!buffers) return null;
+  const ops: Record<string, unknown> = { length: header.ops };
+  const calls: Record<string, unknown> = { length: header.calls };
+  const types: Record<string, Record<string, keyof typeof TYPED_ARRAYS>> = { ops: OP_COLUMNS, calls: CALL_COLUMNS };
+  header.columns.forEach((c, i) => {
+    (c.table === 'ops' ? ops : calls)[c.name] = new TYPED_ARRAYS[types[c.table]![c.name]!](buffers[i]!);
+  });
+  // Used now: the last the size limit removes.
+  const now = new Date();
+  try {
+    fs.utimesSync(at.entry, now, now);
+  } catch {
+    // A read-only cache still serves.
+  }
+  return { ops: ops as unknown as CachedColumns['ops'], calls: calls as unknown as CachedColumns['calls'], leftOut: header.leftOut, cache: at };
+}
+
+/**
+ * Writes `columns` (the recording's as loaded, whose state as the load
+ * began was `keyBefore`) to its cache entry, after the work at hand (see
+ * the file's comment for when it does not).
+ */
+export function cacheColumns(file: string, keyBefore: string, columns: TimelineColumns): void {
+  if (!enabled() || columns.ops.length + columns.calls.length < limit('STREAMSCOPE_COLUMN_CACHE_MIN_ROWS', MIN_ROWS)) return;
+  let entry: string;
+  try {
+    // Changed while it was read, or a write-ahead log still to fold in (a recording being written): not cached.
+    if (recordingKey(file) !== keyBefore || (fs.statSync(`${file}-wal`, { throwIfNoEntry: false })?.size ?? 0) > 0) return;
+    entry = columnCachePath(file);
+  } catch {
+    return;
+  }
+  finishBeforeExit(
+    new Promise<void>((resolve) => setImmediate(resolve))
+      .then(() => writeEntry(entry, keyBefore, columns))
+      .catch((err: unknown) => {
+        process.stderr.write(`streamscope: the column cache entry ${entry} was not written: ${err instanceof Error ? err.message : String(err)}\n`);
+      }),
+  );
+}
+
+async function writeEntry(entry: string, key: string, columns: TimelineColumns): Promise<void> {
+  const list: { table: 'ops' | 'calls'; name: string; array: ArrayBufferView }[] = [];
+  for (const table of ['ops', 'calls'] as const) {
+    const group = columns[table] as unknown as Record<string, unknown>;
+    for (const name of Object.keys(table === 'ops' ? OP_COLUMNS : CALL_COLUMNS)) list.push({ table, name, array: group[name] as ArrayBufferView });
+  }
+  const header: Header = {
+    format: FORMAT,
+    layout: LAYOUT,
+    key,
+    ops: columns.ops.length,
+    calls: columns.calls.length,
+    leftOut: columns.leftOut ?? null,
+    columns: [],
+  };
+  // The offsets depend on the header's length, and the header holds them: sized with room for the offsets' digits.
+  const probe = Buffer.byteLength(JSON.stringify({ ...header, columns: list.map((c) => ({ table: c.table, name: c.name, offset: 1e15, bytes: 1e15 })) }));
+  let at = alignUp(MAGIC.length + 11 + probe);
+  for (const c of list) {
+    header.columns.push({ table: c.table, name: c.name, offset: at, bytes: c.array.byteLength });
+    at = alignUp(at + c.array.byteLength);
+  }
+  const json = JSON.stringify(header);
+  const head = Buffer.from(`${MAGIC}${String(Buffer.byteLength(json)).padStart(10, '0')}\n${json}`, 'utf8');
+  await fs.promises.mkdir(path.dirname(entry), { recursive: true });
+  await makeRoom(path.dirname(entry), at);
+  const temporary = `${entry}.${process.pid}.${Date.now()}.partial`;
+  const fh = await fs.promises.open(temporary, 'w');
+  try {
+    await writeAll(fh, head, 0);
+    for (let i = 0; i < list.length; i++) {
+      const a = list[i]!.array;
+      await writeAll(fh, Buffer.from(a.buffer, a.byteOffset, a.byteLength), header.columns[i]!.offset);
+    }
+    // Its length to the last column's aligned end: the map reads whole pages.
+    await fh.truncate(at);
+    await fh.datasync();
+    await fh.close();
+    await fs.promises.rename(temporary, entry);
+  } catch (err) {
+    await fh.close().catch(() => {});
+    await fs.promises.rm(temporary, { force: true });
+    throw err;
+  }
+}
+
+async function writeAll(fh: fs.promises.FileHandle, data: Buffer, position: number): Promise<void> {
+  for (let done = 0; done < data.length;) {
+    const { bytesWritten } = await fh.write(data, done, Math.min(data.length - done, 1 << 30), position + done);
+    done += bytesWritten;
+  }
+}
+
+/**
+ * Removes the oldest entries (by when last used) until `bytes` more fit in
+ * the cache's size, and partial files a write that did not finish left
+ * an hour or more ago.
+ */
+async function makeRoom(dir: string, bytes: number): Promise<void> {
+  const max = limit('STREAMSCOPE_COLUMN_CACHE_MAX_BYTES', MAX_BYTES);
+  const entries: { file: string; size: number; used: number }[] = [];
+  for (const name of await fs.promises.readdir(dir)) {
+    const file = path.join(dir, name);
+    const st = await fs.promises.stat(file).catch(() => null);
+    if (!st?.isFile()) continue;
+    if (name.endsWith('.partial')) {
+      if (Date.now() - st.mtimeMs > 3_600_000) await fs.promises.rm(file, { force: true });
+    } else if (name.endsWith('.columns')) entries.push({ file, size: st.size, used: st.mtimeMs });
+  }
+  entries.sort((a, b) => a.used - b.used);
+  let total = entries.reduce((s, e) => s + e.size, 0);
+  for (const e of entries) {
+    if (total + bytes <= max) break;
+    await fs.promises.rm(e.file, { force: true });
+    total -= e.size;
+  }
+}
