@@ -131,6 +131,24 @@ describe('the column cache', () => {
     }
   });
 
+  it('hits for a recording in WAL mode, whose empty log SQLite makes anew as it opens it', async () => {
+    const file = copyOf('torch_train_loop.sqlite');
+    const db = new Database(file);
+    expect(db.pragma('journal_mode = WAL', { simple: true })).toBe('wal');
+    db.close();
+    const first = await load(file);
+    const reader = new Database(file, { readonly: true });
+    try {
+      // Open, the log is there (empty): the entry still holds the recording.
+      reader.prepare('SELECT count(*) FROM kernels').get();
+      const again = await load(file);
+      expect(again.cache).toBeDefined();
+      expect(contents(again)).toEqual(contents(first));
+    } finally {
+      reader.close();
+    }
+  });
+
   it('keeps within its size: the entries used longest ago go first', async () => {
     const [a, b] = [copyOf('torch_train_loop.sqlite'), copyOf('torch_train_loop.sqlite')];
     await load(a);

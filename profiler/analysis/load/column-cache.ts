@@ -102,7 +102,8 @@ export function recordingKey(file: string): string {
   }
   // SQLite's header: the file change counter (offset 24) and the schema cookie (40).
   const sqlite = `${head.readUInt32BE(24)}.${head.readUInt32BE(40)}`;
-  return [st.dev, st.ino, st.size, st.mtimeNs, st.ctimeNs, sqlite, wal ? `${wal.size}.${wal.mtimeNs}` : '-'].join(':');
+  // An empty write-ahead log holds nothing (SQLite makes one as it opens a file in WAL mode, anew each time): as none.
+  return [st.dev, st.ino, st.size, st.mtimeNs, st.ctimeNs, sqlite, wal && wal.size > 0n ? `${wal.size}.${wal.mtimeNs}` : '-'].join(':');
 }
 
 /** The entry's header, or null where it is not one of this format and layout. */
