@@ -15,7 +15,8 @@
 // What makes an entry valid: the recording's identity and state as the
 // load began and ended (device, inode, size, modification and change
 // times, SQLite's change counter and schema cookie, its write-ahead log's
-// size and time: recordingKey), the columns' layout, and the format. Any
+// size and time: recordingKey), the columns' layout and the addon build
+// that loaded them (LAYOUT), and the format. Any
 // other state is a miss, and the next load writes the entry anew. Entries
 // are written only for recordings of MIN_ROWS rows or more, with no
 // write-ahead log pending (a recording still being written changes under
@@ -33,7 +34,7 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { CALL_COLUMNS, mapFile, OP_COLUMNS, TYPED_ARRAYS, type LeftOutRows } from '../../native/addon.ts';
+import { addonPath, CALL_COLUMNS, mapFile, OP_COLUMNS, TYPED_ARRAYS, type LeftOutRows } from '../../native/addon.ts';
 import type { TimelineColumns } from '../../native/columns.ts';
 import { finishBeforeExit } from '../../base/before-exit.ts';
 import { cacheDir } from '../../base/cache-dir.ts';
@@ -42,7 +43,8 @@ import { cacheDir } from '../../base/cache-dir.ts';
 const MIN_ROWS = 1_000_000;
 /** The cache's size at most: the oldest entries removed beyond it. */
 const MAX_BYTES = 8 * 2 ** 30;
-/** Bumped when what the loader makes of a recording changes (its checks, its order): older entries are then misses. */
+// Bumped when the entry's own layout changes. What the loader makes of a recording (its checks, its order) is the
+// addon's: its build is part of the layout (LAYOUT), so an entry written by another build is a miss.
 const FORMAT = 1;
 const MAGIC = 'streamscope column cache\n';
 /** Where the columns begin, and each column after: a multiple of any page size Linux uses (4 KiB – 64 KiB). */
@@ -67,7 +69,11 @@ interface Header {
   columns: { table: 'ops' | 'calls'; name: string; offset: number; bytes: number }[];
 }
 
-const LAYOUT = JSON.stringify({ ops: OP_COLUMNS, calls: CALL_COLUMNS });
+/** The columns' names and types, and the addon build that loaded them (its size and modification time). */
+const LAYOUT = (() => {
+  const st = fs.statSync(addonPath(), { throwIfNoEntry: false });
+  return JSON.stringify({ ops: OP_COLUMNS, calls: CALL_COLUMNS, loader: st ? `${st.size}:${st.mtimeMs}` : null });
+})();
 
 function enabled(): boolean {
   return process.env.STREAMSCOPE_COLUMN_CACHE !== 'off';
