@@ -475,8 +475,8 @@ function benchOverhead(): void {
  * analysis: the diagnosis of a 10-million-operation recording (10 M kernel
  * launches: 10 M kernels and 10 M API calls, from the C++ encoder's
  * launch-bound stream, ingested natively). Target: < 5 s. The recording's
- * first analysis first (no column cache entry yet; it writes one as it
- * exits), its pages out of the page cache (page-cache.ts); then cold (the
+ * first analysis first (no column cache entry yet; it writes one while it
+ * runs), its pages out of the page cache (page-cache.ts); then cold (the
  * recording's and the entry's pages evicted); then warm, three runs, each
  * beside the same without the cache. Each beside the load average as it
  * began (the machine is shared with other benchmarks).
@@ -506,7 +506,7 @@ async function benchAnalysis(): Promise<void> {
     // else the what-if thread's heap is whichever of Node's arenas comes next, and one of its own cost 0.3 – 0.5 s.
     const runScript = bundleAnalysisRun();
     // The column cache (profiler/analysis/load/column-cache.ts) in a directory of the benchmark's own: the first analysis
-    // writes the recording's entry as it exits, and every later one maps it, as a user's second command does. Beside
+    // writes the recording's entry while it runs, and every later one maps it, as a user's second command does. Beside
     // each warm run, the same without it (STREAMSCOPE_COLUMN_CACHE=off: the recording read and ordered anew).
     const cacheDir = path.join(dir, 'cache');
     const env = {
@@ -534,7 +534,7 @@ async function benchAnalysis(): Promise<void> {
     // Beside each warm run, the same analysis with every what-if on the analysing thread (no second thread: `--here`).
     const here: number[] = [];
     // The first analysis of the recording (no cache entry yet), its pages out of the page cache: what a user's first
-    // command takes; its process then writes the entry (the seconds after its analysis, until it exits).
+    // command takes; it writes the entry meanwhile, and its process exits once that is on disk (the seconds after).
     evictFromPageCache(out);
     const firstRun = timed('steady-state');
     const first = {
@@ -624,7 +624,7 @@ async function benchAnalysis(): Promise<void> {
         .map(([k, v]) => `${k} ${(v / 1000).toFixed(2)} s`)
         .join(', ');
     lines.push(
-      `          first (no column cache entry yet, its pages out of the page cache): ${first.seconds.toFixed(2)} s (load ${first.loadAverage1m.toFixed(2)}; goal ≤ 4 s): ${phaseList(first.phasesMs)}; its entry (${(fs.statSync(entry).size / 2 ** 30).toFixed(2)} GiB) written in the ${first.entryWrittenSeconds.toFixed(2)} s after, before the process exited`,
+      `          first (no column cache entry yet, its pages out of the page cache): ${first.seconds.toFixed(2)} s (load ${first.loadAverage1m.toFixed(2)}; goal ≤ 4 s): ${phaseList(first.phasesMs)}; its entry (${(fs.statSync(entry).size / 2 ** 30).toFixed(2)} GiB) written meanwhile, the process gone ${first.entryWrittenSeconds.toFixed(2)} s after`,
     );
     lines.push(
       `          cold (the recording's and its entry's pages out of the page cache, the process's first analysis): ${cold.toFixed(2)} s (load ${coldLoad.toFixed(2)}; goal ≤ 4 s): ${phaseList(coldTimings)}`,

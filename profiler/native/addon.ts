@@ -180,6 +180,7 @@ interface AddonModule {
   prefaultHeap(bytes: number): number;
   mapOwnBlocks(on: boolean): boolean;
   mapFile(path: string, views: { offset: number; bytes: number }[]): ArrayBuffer[] | null;
+  writeFileDirect(path: string, pieces: { data: ArrayBufferView; offset: number }[], length: number): Promise<void>;
   Ingest: new (dbPath: string, options: { originNs: bigint }) => IngestInstance;
   InsertCeiling: new (source: string) => InsertCeilingInstance;
   demangle(names: string[]): (string | null)[];
@@ -698,6 +699,19 @@ export function prefaultHeap(bytes: number): number {
  */
 export function mapFile(file: string, views: { offset: number; bytes: number }[]): ArrayBuffer[] | null {
   return addon().mapFile(file, views);
+}
+
+/**
+ * Writes the file `file` (created or emptied) on a thread of the pool,
+ * around the page cache where the file system allows (O_DIRECT: no fresh
+ * page-cache memory, the disk's time only; native/addon/src/file_map.cc):
+ * each piece's bytes at its offset, zeros to the next 4 KiB, the file
+ * `length` bytes long, synced. Offsets and `length` are multiples of 4096,
+ * the pieces in order without overlap; their arrays are held, and must not
+ * change, until the promise settles. It rejects naming the file.
+ */
+export function writeFileDirect(file: string, pieces: { data: ArrayBufferView; offset: number }[], length: number): Promise<void> {
+  return addon().writeFileDirect(file, pieces, length);
 }
 
 /**

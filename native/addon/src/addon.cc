@@ -1,7 +1,8 @@
 // Module entry: devices(), cuptiInfo(path?), class Ingest, loadOps(path), loadCalls(path), loadTimeline(path), checkTimeline(path),
 // indexCalls(calls, ops, out), outermostCalls(inputs), replaySchedule(inputs), captureGraphs(inputs), issueWalk(inputs),
 // duplexSamples(inputs), uncontendedDurations(inputs), latencySamples(inputs), launchGaps(inputs), deviceUnions(inputs),
-// opResources(inputs), keepFreedMemory(), mapOwnBlocks(on), prefaultHeap(bytes), mapFile(path, views), demangle(names),
+// opResources(inputs), keepFreedMemory(), mapOwnBlocks(on), prefaultHeap(bytes), mapFile(path, views),
+// writeFileDirect(path, pieces, length), demangle(names),
 // appendTablePages(output, tables); and, for the drift tests, the vocabularies the TypeScript side repeats:
 // timelineColumns, traceCodes, ingestStatements, ingestSchemaVersion.
 #include <napi.h>
@@ -631,6 +632,7 @@ static Napi::Object InitStreamScopeAddon(Napi::Env env, Napi::Object exports) {
   exports.Set("keepFreedMemory", Napi::Function::New(env, exported<keepFreedMemoryBinding>, "keepFreedMemory"));
   exports.Set("mapOwnBlocks", Napi::Function::New(env, exported<mapOwnBlocksBinding>, "mapOwnBlocks"));
   exports.Set("mapFile", Napi::Function::New(env, exported<mapFileBinding>, "mapFile"));
+  exports.Set("writeFileDirect", Napi::Function::New(env, exported<writeFileDirectBinding>, "writeFileDirect"));
   exports.Set("prefaultHeap", Napi::Function::New(env, exported<prefaultHeapBinding>, "prefaultHeap"));
   exports.Set("loadOps", Napi::Function::New(env, exported<loadOpsBinding>, "loadOps"));
   exports.Set("loadCalls", Napi::Function::New(env, exported<loadCallsBinding>, "loadCalls"));

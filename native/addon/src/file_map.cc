@@ -10,9 +10,18 @@
 // same pages. The map is private and writable: a write to a view (none is
 // expected: the columns are read) copies its page, and never reaches the
 // file.
+//
+// writeFileDirect(path, pieces, length): the entry written, on a thread of
+// the pool, around the page cache (O_DIRECT, through an aligned buffer of
+// 8 MiB): written through it, 1.1 GB took 2.7 s of the writing thread on
+// the development VM, each page of the page cache a fresh page of the
+// host's, and the command waited for it before it exited; around it, the
+// disk's time (~1 s), while the analysis runs. Where the file system
+// cannot (tmpfs), through the page cache.
 #include "file_map.h"
 
 #include <fcntl.h>
+#include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -47,7 +56,114 @@ void releaseView(napi_env /*env*/, void* /*data*/, void* hint) {
 
 std::string errnoText(int e) { return std::strerror(e); }
 
+// What writeFileDirect writes: each piece's bytes at its offset, zeros after them to the next 4 KiB.
+struct Piece {
+  const uint8_t* data;
+  size_t bytes;
+  size_t offset;
+};
+
+constexpr size_t kBlock = 4096;
+constexpr size_t kBounce = 8u << 20;
+
+class DirectWriter : public Napi::AsyncWorker {
+ public:
+  DirectWriter(Napi::Env env, std::string path, std::vector<Piece> pieces, std::vector<Napi::ObjectReference> holds, size_t length)
+      : Napi::AsyncWorker(env),
+        deferred_(Napi::Promise::Deferred::New(env)),
+        path_(std::move(path)),
+        pieces_(std::move(pieces)),
+        holds_(std::move(holds)),
+        length_(length) {}
+  Napi::Promise promise() { return deferred_.Promise(); }
+
+  void Execute() override {
+    int fd = open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_DIRECT, 0644);
+    if (fd < 0 && errno == EINVAL) fd = open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) return SetError(path_ + ": cannot create: " + errnoText(errno));
+    void* bounce = nullptr;
+    if (posix_memalign(&bounce, kBlock, kBounce) != 0) {
+      close(fd);
+      return SetError(path_ + ": no memory for the write's buffer");
+    }
+    std::string failed;
+    for (const Piece& p : pieces_) {
+      for (size_t done = 0; done < p.bytes && failed.empty();) {
+        const size_t n = std::min(kBounce, p.bytes - done);
+        std::memcpy(bounce, p.data + done, n);
+        // The last block of a piece filled out with zeros (the gap to the next piece's offset holds them).
+        const size_t padded = (n + kBlock - 1) / kBlock * kBlock;
+        std::memset(static_cast<uint8_t*>(bounce) + n, 0, padded - n);
+        for (size_t w = 0; w < padded;) {
+          const ssize_t got = pwrite(fd, static_cast<uint8_t*>(bounce) + w, padded - w, static_cast<off_t>(p.offset + done + w));
+          if (got < 0 && errno == EINTR) continue;
+          if (got <= 0) {
+            failed = path_ + ": cannot write: " + errnoText(got < 0 ? errno : EIO);
+            break;
+          }
+          w += static_cast<size_t>(got);
+        }
+        done += n;
+      }
+    }
+    free(bounce);
+    if (failed.empty() && ftruncate(fd, static_cast<off_t>(length_)) != 0) failed = path_ + ": cannot size: " + errnoText(errno);
+    if (failed.empty() && fdatasync(fd) != 0) failed = path_ + ": cannot sync: " + errnoText(errno);
+    if (close(fd) != 0 && failed.empty()) failed = path_ + ": cannot close: " + errnoText(errno);
+    if (!failed.empty()) SetError(failed);
+  }
+  void OnOK() override { deferred_.Resolve(Env().Undefined()); }
+  void OnError(const Napi::Error& e) override { deferred_.Reject(e.Value()); }
+
+ private:
+  Napi::Promise::Deferred deferred_;
+  std::string path_;
+  std::vector<Piece> pieces_;
+  // The pieces' arrays, held until the write is done (released on the JS thread with the worker).
+  std::vector<Napi::ObjectReference> holds_;
+  size_t length_;
+};
+
 }  // namespace
+
+// writeFileDirect(path, pieces: {data: ArrayBufferView, offset}[], length)
+// → a promise of the file written (see the file's comment): offsets
+// multiples of 4 KiB, in order, each piece's bytes rounded up to 4 KiB
+// before the next offset, the last within `length` (a multiple of 4 KiB,
+// the file's size). The arrays are held, unchanged, until it settles.
+Napi::Value writeFileDirectBinding(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  const char* usage = "writeFileDirect(path: string, pieces: {data: ArrayBufferView, offset: number}[], length: number)";
+  if (info.Length() < 3 || !info[0].IsString() || !info[1].IsArray() || !info[2].IsNumber()) throw Napi::TypeError::New(env, usage);
+  const double length = info[2].As<Napi::Number>().DoubleValue();
+  if (!(length >= 0 && length <= 1e15) || static_cast<size_t>(length) % kBlock != 0)
+    throw Napi::RangeError::New(env, "writeFileDirect: length must be a multiple of 4096");
+  const Napi::Array list = info[1].As<Napi::Array>();
+  std::vector<Piece> pieces;
+  std::vector<Napi::ObjectReference> holds;
+  size_t end = 0;
+  for (uint32_t i = 0; i < list.Length(); i++) {
+    const Napi::Value v = list.Get(i);
+    const Napi::Value data = v.IsObject() ? v.As<Napi::Object>().Get("data") : env.Undefined();
+    if (!data.IsTypedArray())
+      throw Napi::TypeError::New(env, "writeFileDirect: pieces[" + std::to_string(i) + "].data must be a typed array");
+    const double offset = v.As<Napi::Object>().Get("offset").ToNumber().DoubleValue();
+    const Napi::TypedArray a = data.As<Napi::TypedArray>();
+    const size_t bytes = a.ByteLength();
+    if (!(offset >= 0 && offset <= 1e15) || static_cast<size_t>(offset) % kBlock != 0 || static_cast<size_t>(offset) < end)
+      throw Napi::RangeError::New(
+          env, "writeFileDirect: pieces[" + std::to_string(i) + "].offset must be a multiple of 4096, after the piece before");
+    end = static_cast<size_t>(offset) + (bytes + kBlock - 1) / kBlock * kBlock;
+    if (end > static_cast<size_t>(length))
+      throw Napi::RangeError::New(env, "writeFileDirect: pieces[" + std::to_string(i) + "] ends past length");
+    pieces.push_back({static_cast<const uint8_t*>(a.ArrayBuffer().Data()) + a.ByteOffset(), bytes, static_cast<size_t>(offset)});
+    holds.push_back(Napi::Persistent(data.As<Napi::Object>()));
+  }
+  auto* w = new DirectWriter(env, info[0].As<Napi::String>().Utf8Value(), std::move(pieces), std::move(holds), static_cast<size_t>(length));
+  Napi::Promise promise = w->promise();
+  w->Queue();
+  return promise;
+}
 
 // mapFile(path, views: {offset, bytes}[]) → ArrayBuffer[] (one per view,
 // over the file's bytes [offset, offset + bytes)), or null where this

@@ -1,4 +1,5 @@
-// mapFile: ArrayBuffers over a file's pages, without a copy (file_map.cc).
+// mapFile: ArrayBuffers over a file's pages, without a copy; writeFileDirect:
+// a file written around the page cache, on a thread of the pool (file_map.cc).
 #pragma once
 
 #include <napi.h>
@@ -6,5 +7,6 @@
 namespace streamscope::addon {
 
 Napi::Value mapFileBinding(const Napi::CallbackInfo& info);
+Napi::Value writeFileDirectBinding(const Napi::CallbackInfo& info);
 
 }  // namespace streamscope::addon

@@ -20,10 +20,11 @@
 // other state is a miss, and the next load writes the entry anew. Entries
 // are written only for recordings of MIN_ROWS rows or more, with no
 // write-ahead log pending (a recording still being written changes under
-// every load), after the analysis (setImmediate: the command's own work
-// first), to a temporary file synced and then renamed (a reader sees a
-// whole entry or none), and the oldest entries removed beyond the cache's
-// size (MAX_BYTES). `streamscope` waits for the writes before it exits
+// every load), as soon as the load is done, on a thread of the pool and
+// around the page cache (the disk's time, while the analysis runs), to a
+// temporary file synced and then renamed (a reader sees a whole entry or
+// none), and the oldest entries removed beyond the cache's size
+// (MAX_BYTES). `streamscope` waits for the writes before it exits
 // (base/before-exit.ts). The recording itself is never written.
 //
 // Environment: STREAMSCOPE_COLUMN_CACHE=off turns it off; the entries are
@@ -34,7 +35,7 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { addonPath, CALL_COLUMNS, mapFile, OP_COLUMNS, TYPED_ARRAYS, type LeftOutRows } from '../../native/addon.ts';
+import { addonPath, CALL_COLUMNS, mapFile, OP_COLUMNS, TYPED_ARRAYS, writeFileDirect, type LeftOutRows } from '../../native/addon.ts';
 import type { TimelineColumns } from '../../native/columns.ts';
 import { finishBeforeExit } from '../../base/before-exit.ts';
 import { cacheDir } from '../../base/cache-dir.ts';
@@ -186,8 +187,10 @@ export function mapEntry(at: CacheEntry): CachedColumns | null {
 
 /**
  * Writes `columns` (the recording's as loaded, whose state as the load
- * began was `keyBefore`) to its cache entry, after the work at hand (see
- * the file's comment for when it does not).
+ * began was `keyBefore`) to its cache entry, beginning now, on a thread of
+ * the pool, around the page cache (native/addon.ts writeFileDirect: the
+ * disk's time, while the analysis runs); see the file's comment for when
+ * it does not. The columns must not change until it is done.
  */
 export function cacheColumns(file: string, keyBefore: string, columns: TimelineColumns): void {
   if (!enabled() || columns.ops.length + columns.calls.length < limit('STREAMSCOPE_COLUMN_CACHE_MIN_ROWS', MIN_ROWS)) return;
@@ -199,15 +202,17 @@ export function cacheColumns(file: string, keyBefore: string, columns: TimelineC
   } catch {
     return;
   }
-  finishBeforeExit(
-    new Promise<void>((resolve) => setImmediate(resolve))
-      .then(() => writeEntry(entry, keyBefore, columns))
-      .catch((err: unknown) => {
-        process.stderr.write(`streamscope: the column cache entry ${entry} was not written: ${err instanceof Error ? err.message : String(err)}\n`);
-      }),
-  );
+  const failed = (err: unknown) => {
+    process.stderr.write(`streamscope: the column cache entry ${entry} was not written: ${err instanceof Error ? err.message : String(err)}\n`);
+  };
+  try {
+    finishBeforeExit(writeEntry(entry, keyBefore, columns).catch(failed));
+  } catch (err) {
+    failed(err);
+  }
 }
 
+/** The entry written to a temporary file, synced, then renamed to its place; the cache kept within its size. */
 async function writeEntry(entry: string, key: string, columns: TimelineColumns): Promise<void> {
   const list: { table: 'ops' | 'calls'; name: string; array: ArrayBufferView }[] = [];
   for (const table of ['ops', 'calls'] as const) {
@@ -230,34 +235,21 @@ async function writeEntry(entry: string, key: string, columns: TimelineColumns):
     header.columns.push({ table: c.table, name: c.name, offset: at, bytes: c.array.byteLength });
     at = alignUp(at + c.array.byteLength);
   }
+  const max = limit('STREAMSCOPE_COLUMN_CACHE_MAX_BYTES', MAX_BYTES);
+  // Larger than the whole cache: not kept.
+  if (at > max) return;
   const json = JSON.stringify(header);
   const head = Buffer.from(`${MAGIC}${String(Buffer.byteLength(json)).padStart(10, '0')}\n${json}`, 'utf8');
-  await fs.promises.mkdir(path.dirname(entry), { recursive: true });
-  await makeRoom(path.dirname(entry), at);
+  fs.mkdirSync(path.dirname(entry), { recursive: true });
   const temporary = `${entry}.${process.pid}.${Date.now()}.partial`;
-  const fh = await fs.promises.open(temporary, 'w');
   try {
-    await writeAll(fh, head, 0);
-    for (let i = 0; i < list.length; i++) {
-      const a = list[i]!.array;
-      await writeAll(fh, Buffer.from(a.buffer, a.byteOffset, a.byteLength), header.columns[i]!.offset);
-    }
-    // Its length to the last column's aligned end: the map reads whole pages.
-    await fh.truncate(at);
-    await fh.datasync();
-    await fh.close();
+    // Begun at once (its thread copies the columns and waits on the disk): the header first, each column at its offset.
+    await writeFileDirect(temporary, [{ data: head, offset: 0 }, ...list.map((c, i) => ({ data: c.array, offset: header.columns[i]!.offset }))], at);
+    await makeRoom(path.dirname(entry), at, max);
     await fs.promises.rename(temporary, entry);
   } catch (err) {
-    await fh.close().catch(() => {});
     await fs.promises.rm(temporary, { force: true });
     throw err;
-  }
-}
-
-async function writeAll(fh: fs.promises.FileHandle, data: Buffer, position: number): Promise<void> {
-  for (let done = 0; done < data.length;) {
-    const { bytesWritten } = await fh.write(data, done, Math.min(data.length - done, 1 << 30), position + done);
-    done += bytesWritten;
   }
 }
 
@@ -266,8 +258,7 @@ async function writeAll(fh: fs.promises.FileHandle, data: Buffer, position: numb
  * the cache's size, and partial files a write that did not finish left
  * an hour or more ago.
  */
-async function makeRoom(dir: string, bytes: number): Promise<void> {
-  const max = limit('STREAMSCOPE_COLUMN_CACHE_MAX_BYTES', MAX_BYTES);
+async function makeRoom(dir: string, bytes: number, max: number): Promise<void> {
   const entries: { file: string; size: number; used: number }[] = [];
   for (const name of await fs.promises.readdir(dir)) {
     const file = path.join(dir, name);
