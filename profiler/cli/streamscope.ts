@@ -98,6 +98,6 @@ main(process.argv.slice(2)).then(
   (code) => void exitWorkFinished().then(() => process.stdout.write('', () => process.exit(code))),
   (err: unknown) => {
     const f = failure(err);
-    fail(f.message, f.code);
+    void exitWorkFinished().then(() => fail(f.message, f.code));
   },
 );

@@ -7,6 +7,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { analyze, type Analysis } from '../../profiler/analysis/diagnosis/analyze.ts';
@@ -147,6 +148,23 @@ describe('the column cache', () => {
     } finally {
       reader.close();
     }
+  });
+
+  it("writes no entry from a worker thread (a server's analysis), but a worker maps one the main thread wrote", async () => {
+    const file = copyOf('torch_train_loop.sqlite');
+    const inWorker = () =>
+      new Promise<{ ops: number; cached: boolean }>((resolve, reject) => {
+        const w = new Worker(new URL('./column-cache-load-worker.ts', import.meta.url), { workerData: { file } });
+        w.once('message', resolve);
+        w.once('error', reject);
+      });
+    const first = await inWorker();
+    expect(first.ops).toBeGreaterThan(0);
+    expect(first.cached).toBe(false);
+    expect(fs.existsSync(columnCachePath(file))).toBe(false);
+    await load(file);
+    expect(fs.existsSync(columnCachePath(file))).toBe(true);
+    expect((await inWorker()).cached).toBe(true);
   });
 
   it('keeps within its size: the entries used longest ago go first', async () => {

@@ -16,11 +16,14 @@
 // load began and ended (device, inode, size, modification and change
 // times, SQLite's change counter and schema cookie, its write-ahead log's
 // size and time: recordingKey), the columns' layout and the addon build
-// that loaded them (LAYOUT), and the format. Any
-// other state is a miss, and the next load writes the entry anew. Entries
-// are written only for recordings of MIN_ROWS rows or more, with no
-// write-ahead log pending (a recording still being written changes under
-// every load), as soon as the load is done, on a thread of the pool and
+// that loaded them (LAYOUT), and the format. Any other state is a miss,
+// and the next load writes the entry anew. Entries are written by a
+// process's main thread only (a command's analysis; the server's, on
+// worker threads, map entries but write none: a stopped thread's columns
+// go with it), one at a time, only for recordings of MIN_ROWS rows or
+// more, with no write-ahead log pending (a recording still being written
+// changes under every load), as soon as the load is done, on a thread of
+// the pool and
 // around the page cache (the disk's time, while the analysis runs), to a
 // temporary file synced and then renamed (a reader sees a whole entry or
 // none), and the oldest entries removed beyond the cache's size
@@ -35,6 +38,7 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { isMainThread } from 'node:worker_threads';
 import { addonPath, CALL_COLUMNS, mapFile, OP_COLUMNS, TYPED_ARRAYS, writeFileDirect, type LeftOutRows } from '../../native/addon.ts';
 import type { TimelineColumns } from '../../native/columns.ts';
 import { finishBeforeExit } from '../../base/before-exit.ts';
@@ -193,7 +197,9 @@ export function mapEntry(at: CacheEntry): CachedColumns | null {
  * it does not. The columns must not change until it is done.
  */
 export function cacheColumns(file: string, keyBefore: string, columns: TimelineColumns): void {
-  if (!enabled() || columns.ops.length + columns.calls.length < limit('STREAMSCOPE_COLUMN_CACHE_MIN_ROWS', MIN_ROWS)) return;
+  // On the main thread only: the write reads the columns from another thread until it is done, and a worker thread's
+  // arrays go with it when it is stopped (the server's analyses, which map entries but leave writing them to commands).
+  if (!isMainThread || !enabled() || columns.ops.length + columns.calls.length < limit('STREAMSCOPE_COLUMN_CACHE_MIN_ROWS', MIN_ROWS)) return;
   let entry: string;
   try {
     // Changed while it was read, or a write-ahead log still to fold in (a recording being written): not cached.
@@ -202,15 +208,26 @@ export function cacheColumns(file: string, keyBefore: string, columns: TimelineC
   } catch {
     return;
   }
+  // One write of an entry at a time (a process that analyses a recording in several scopes loads it for each).
+  if (writing.has(entry)) return;
+  writing.add(entry);
   const failed = (err: unknown) => {
     process.stderr.write(`streamscope: the column cache entry ${entry} was not written: ${err instanceof Error ? err.message : String(err)}\n`);
   };
   try {
-    finishBeforeExit(writeEntry(entry, keyBefore, columns).catch(failed));
+    finishBeforeExit(
+      writeEntry(entry, keyBefore, columns)
+        .catch(failed)
+        .finally(() => writing.delete(entry)),
+    );
   } catch (err) {
     failed(err);
+    writing.delete(entry);
   }
 }
+
+/** The entries this process is writing. */
+const writing = new Set<string>();
 
 /** The entry written to a temporary file, synced, then renamed to its place; the cache kept within its size. */
 async function writeEntry(entry: string, key: string, columns: TimelineColumns): Promise<void> {
