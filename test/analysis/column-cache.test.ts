@@ -107,6 +107,14 @@ describe('the column cache', () => {
     // An entry that holds another state of the recording: refused by its key, where the worker maps it.
     await load(file);
     expect(mapEntry({ entry, key: 'another state' })).toBeNull();
+    // A header whose row count is not its columns' (one row fewer, the same length): refused.
+    const bytes = fs.readFileSync(entry);
+    const head = bytes.subarray(0, 65_536).toString('latin1');
+    const count = /"ops":(\d+),/.exec(head)!;
+    expect(count[1]).toBe('1946');
+    bytes.write(`"ops":1945,`, count.index, 'latin1');
+    fs.writeFileSync(entry, bytes);
+    expect(openCachedColumns(file)).toBeNull();
   });
 
   it('writes nothing when turned off, for a recording below its size, or one with a write-ahead log to fold in', async () => {

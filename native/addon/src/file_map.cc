@@ -78,45 +78,53 @@ class DirectWriter : public Napi::AsyncWorker {
   Napi::Promise promise() { return deferred_.Promise(); }
 
   void Execute() override {
-    int fd = open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_DIRECT, 0644);
-    if (fd < 0 && errno == EINVAL) fd = open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) return SetError(path_ + ": cannot create: " + errnoText(errno));
     void* bounce = nullptr;
-    if (posix_memalign(&bounce, kBlock, kBounce) != 0) {
-      close(fd);
-      return SetError(path_ + ": no memory for the write's buffer");
-    }
-    std::string failed;
-    for (const Piece& p : pieces_) {
-      for (size_t done = 0; done < p.bytes && failed.empty();) {
-        const size_t n = std::min(kBounce, p.bytes - done);
-        std::memcpy(bounce, p.data + done, n);
-        // The last block of a piece filled out with zeros (the gap to the next piece's offset holds them).
-        const size_t padded = (n + kBlock - 1) / kBlock * kBlock;
-        std::memset(static_cast<uint8_t*>(bounce) + n, 0, padded - n);
-        for (size_t w = 0; w < padded;) {
-          const ssize_t got = pwrite(fd, static_cast<uint8_t*>(bounce) + w, padded - w, static_cast<off_t>(p.offset + done + w));
-          if (got < 0 && errno == EINTR) continue;
-          if (got <= 0) {
-            failed = path_ + ": cannot write: " + errnoText(got < 0 ? errno : EIO);
-            break;
-          }
-          w += static_cast<size_t>(got);
-        }
-        done += n;
-      }
-    }
+    if (posix_memalign(&bounce, kBlock, kBounce) != 0) return SetError(path_ + ": no memory for the write's buffer");
+    // Around the page cache; where the file system refuses that, at the open or at the first write (EINVAL), through it.
+    int err = writeWith(O_DIRECT, bounce);
+    if (err == EINVAL) err = writeWith(0, bounce);
     free(bounce);
-    if (failed.empty() && ftruncate(fd, static_cast<off_t>(length_)) != 0) failed = path_ + ": cannot size: " + errnoText(errno);
-    if (failed.empty() && fdatasync(fd) != 0) failed = path_ + ": cannot sync: " + errnoText(errno);
-    if (close(fd) != 0 && failed.empty()) failed = path_ + ": cannot close: " + errnoText(errno);
-    if (!failed.empty()) SetError(failed);
+    if (err != 0) SetError(failed_);
   }
   void OnOK() override { deferred_.Resolve(Env().Undefined()); }
   void OnError(const Napi::Error& e) override { deferred_.Reject(e.Value()); }
 
  private:
+  // The whole file written, sized and synced through `fd` opened with `flags`: 0, or the errno of what failed (the
+  // message in failed_).
+  int writeWith(int flags, void* bounce) {
+    const int fd = open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | flags, 0644);
+    if (fd < 0) return fail(errno, "cannot create");
+    int err = 0;
+    for (size_t i = 0; i < pieces_.size() && err == 0; i++) {
+      const Piece& p = pieces_[i];
+      for (size_t done = 0; done < p.bytes && err == 0;) {
+        const size_t n = std::min(kBounce, p.bytes - done);
+        std::memcpy(bounce, p.data + done, n);
+        // The last block of a piece filled out with zeros (the gap to the next piece's offset holds them).
+        const size_t padded = (n + kBlock - 1) / kBlock * kBlock;
+        std::memset(static_cast<uint8_t*>(bounce) + n, 0, padded - n);
+        for (size_t w = 0; w < padded && err == 0;) {
+          const ssize_t got = pwrite(fd, static_cast<uint8_t*>(bounce) + w, padded - w, static_cast<off_t>(p.offset + done + w));
+          if (got < 0 && errno == EINTR) continue;
+          if (got <= 0) err = fail(got < 0 ? errno : EIO, "cannot write");
+          else w += static_cast<size_t>(got);
+        }
+        done += n;
+      }
+    }
+    if (err == 0 && ftruncate(fd, static_cast<off_t>(length_)) != 0) err = fail(errno, "cannot size");
+    if (err == 0 && fdatasync(fd) != 0) err = fail(errno, "cannot sync");
+    if (close(fd) != 0 && err == 0) err = fail(errno, "cannot close");
+    return err;
+  }
+  int fail(int err, const char* what) {
+    failed_ = path_ + ": " + what + ": " + errnoText(err);
+    return err;
+  }
+
   Napi::Promise::Deferred deferred_;
+  std::string failed_;
   std::string path_;
   std::vector<Piece> pieces_;
   // The pieces' arrays, held until the write is done (released on the JS thread with the worker).

@@ -15,7 +15,17 @@ import { mapEntry } from '../load/column-cache.ts';
 import { prepareReplays } from '../replay/replay.ts';
 import { tryPredict } from '../replay/whatif.ts';
 import { FIX_IDS } from '../../contract/findings.ts';
-import { Claim, HandedOver, type WhatIfAnswer, type WhatIfRequest } from './whatif-thread.ts';
+import { Claim, HandedOver, type HandedColumns, type WhatIfAnswer, type WhatIfRequest } from './whatif-thread.ts';
+import type { TimelineColumns } from '../../native/columns.ts';
+
+/** The columns handed over: themselves, or the column cache entry the analysing thread mapped, mapped here. */
+function columnsOf(handed: HandedColumns, file: string): TimelineColumns {
+  if ('ops' in handed) return handed;
+  const mapped = mapEntry(handed.cache);
+  // Replaced since the analysing thread mapped it (the recording changed): the estimates are then made there.
+  if (!mapped) throw new Error(`the column cache entry ${handed.cache.entry} no longer holds ${file} as it was loaded`);
+  return mapped;
+}
 
 type Start = { port: MessagePort; posted: Int32Array; sent: Int32Array; claims: Int32Array };
 
@@ -39,12 +49,13 @@ parentPort!.once('message', ({ port, posted, sent, claims }: Start) => {
         try {
           // What analyze() reads of the file besides the columns it reads now (its small tables, the host's events and
           // waits): a recording since grown has rows beyond the columns, which match none of their calls.
-          const handedColumns = m.columns;
-          const columns = 'ops' in handedColumns ? handedColumns : mapEntry(handedColumns.cache);
-          // The entry replaced since the analysing thread mapped it (the recording changed): its estimates are made there.
-          if (!columns)
-            throw new Error(`the column cache entry ${'cache' in handedColumns ? handedColumns.cache?.entry : ''} no longer holds ${m.file} as loaded`);
-          analysis = analyze(db, { columns, scope: m.scope, file: m.file, ...(m.pids ? { pids: m.pids } : {}), handed: handed ?? undefined });
+          analysis = analyze(db, {
+            columns: columnsOf(m.columns, m.file),
+            scope: m.scope,
+            file: m.file,
+            ...(m.pids ? { pids: m.pids } : {}),
+            handed: handed ?? undefined,
+          });
           prepareReplays(analysis.trace, analysis.host);
         } finally {
           db.close();

@@ -117,8 +117,8 @@ export function recordingKey(file: string): string {
   return [st.dev, st.ino, st.size, st.mtimeNs, st.ctimeNs, sqlite, wal && wal.size > 0n ? `${wal.size}.${wal.mtimeNs}` : '-'].join(':');
 }
 
-/** The entry's header, or null where it is not one of this format and layout. */
-function readHeader(fd: number): { header: Header; dataStart: number } | null {
+/** The entry's header, or null where it is not one of this format and layout, each column whole. */
+function readHeader(fd: number): Header | null {
   const first = Buffer.alloc(MAGIC.length + 11);
   if (fs.readSync(fd, first, 0, first.length, 0) < first.length || first.subarray(0, MAGIC.length).toString('latin1') !== MAGIC) return null;
   const length = Number(first.subarray(MAGIC.length, MAGIC.length + 10).toString('latin1'));
@@ -127,7 +127,18 @@ function readHeader(fd: number): { header: Header; dataStart: number } | null {
   if (fs.readSync(fd, json, 0, length, first.length) < length) return null;
   const header = JSON.parse(json.toString('utf8')) as Header;
   if (header.format !== FORMAT || header.layout !== LAYOUT) return null;
-  return { header, dataStart: alignUp(first.length + length) };
+  // Every column of both tables once, each as many values as its table has rows.
+  const expected = [
+    ...Object.entries(OP_COLUMNS).map(([name, type]) => ['ops', name, type] as const),
+    ...Object.entries(CALL_COLUMNS).map(([name, type]) => ['calls', name, type] as const),
+  ];
+  const whole =
+    header.columns.length === expected.length &&
+    expected.every(([table, name, type], i) => {
+      const c = header.columns[i]!;
+      return c.table === table && c.name === name && c.bytes === header[table] * TYPED_ARRAYS[type].BYTES_PER_ELEMENT;
+    });
+  return whole ? header : null;
 }
 
 const alignUp = (n: number) => Math.ceil(n / ALIGN) * ALIGN;
@@ -155,16 +166,15 @@ export function openCachedColumns(file: string): CachedColumns | null {
  */
 export function mapEntry(at: CacheEntry): CachedColumns | null {
   const fd = fs.openSync(at.entry, 'r');
-  let got: ReturnType<typeof readHeader>;
+  let header: Header | null;
   try {
-    got = readHeader(fd);
+    header = readHeader(fd);
   } catch {
-    got = null;
+    header = null;
   } finally {
     fs.closeSync(fd);
   }
-  if (!got || got.header.key !== at.key) return null;
-  const { header } = got;
+  if (!header || header.key !== at.key) return null;
   let buffers: ArrayBuffer[] | null;
   try {
     buffers = mapFile(at.entry, header.columns);
