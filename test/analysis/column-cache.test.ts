@@ -10,9 +10,9 @@ import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { analyze, type Analysis } from '../../profiler/analysis/diagnosis/analyze.ts';
-import { estimatesHere, WhatIfThread } from '../../profiler/analysis/diagnosis/whatif-thread.ts';
-import { recordedSpan } from '../../profiler/analysis/replay/whatif.ts';
+import { analyze } from '../../profiler/analysis/diagnosis/analyze.ts';
+import { estimatesHere } from '../../profiler/analysis/diagnosis/whatif-thread.ts';
+import { handedThread } from './handed-thread.ts';
 import { loadColumns } from '../../profiler/analysis/load/columns.ts';
 import { columnCachePath, mapEntry, openCachedColumns, recordingKey } from '../../profiler/analysis/load/column-cache.ts';
 import { exitWorkFinished } from '../../profiler/base/before-exit.ts';
@@ -85,7 +85,7 @@ describe('the column cache', () => {
     const shifted = columns.replace('start_ns', 'start_ns + 1').replace('end_ns', 'end_ns + 1');
     db.prepare(`INSERT INTO api_calls (${columns}) SELECT ${shifted} FROM api_calls ORDER BY id DESC LIMIT 1`).run();
     db.close();
-    expect(openCachedColumns(file)).toBeNull();
+    expect(openCachedColumns(file, recordingKey(file))).toBeNull();
     const after = await load(file);
     expect(after.cache).toBeUndefined();
     expect(after.calls.length).toBe(before.calls.length + 1);
@@ -99,11 +99,11 @@ describe('the column cache', () => {
     const whole = await load(file);
     const entry = columnCachePath(file);
     fs.truncateSync(entry, Math.floor(fs.statSync(entry).size / 2));
-    expect(openCachedColumns(file)).toBeNull();
+    expect(openCachedColumns(file, recordingKey(file))).toBeNull();
     expect(contents(await load(file))).toEqual(contents(whole));
-    expect(openCachedColumns(file)).not.toBeNull();
+    expect(openCachedColumns(file, recordingKey(file))).not.toBeNull();
     fs.writeFileSync(entry, 'streamscope column cache\n0000000009\n{"format":');
-    expect(openCachedColumns(file)).toBeNull();
+    expect(openCachedColumns(file, recordingKey(file))).toBeNull();
     // An entry that holds another state of the recording: refused by its key, where the worker maps it.
     await load(file);
     expect(mapEntry({ entry, key: 'another state' })).toBeNull();
@@ -114,7 +114,7 @@ describe('the column cache', () => {
     expect(count[1]).toBe('1946');
     bytes.write(`"ops":1945,`, count.index, 'latin1');
     fs.writeFileSync(entry, bytes);
-    expect(openCachedColumns(file)).toBeNull();
+    expect(openCachedColumns(file, recordingKey(file))).toBeNull();
   });
 
   it('writes nothing when turned off, for a recording below its size, or one with a write-ahead log to fold in', async () => {
@@ -191,7 +191,10 @@ describe('the column cache', () => {
       const db = openRecording(file, { readonly: true });
       try {
         const a = analyze(db, { whatIfThread: { minRows: 0 } });
-        return { cached: a.trace.ops.length > 0 && openCachedColumns(file) !== null, findings: JSON.parse(JSON.stringify(a.diagnosis.findings)) as unknown };
+        return {
+          cached: a.trace.ops.length > 0 && openCachedColumns(file, recordingKey(file)) !== null,
+          findings: JSON.parse(JSON.stringify(a.diagnosis.findings)) as unknown,
+        };
       } finally {
         db.close();
         await exitWorkFinished();
@@ -212,22 +215,8 @@ describe('the column cache', () => {
     await load(file);
     const columns = await load(file);
     expect(columns.cache).toBeDefined();
-    let own: Analysis | null = null;
-    const analysed = (): Analysis => {
-      if (own) return own;
-      const db = openRecording(file, { readonly: true });
-      try {
-        return (own = analyze(db, { columns }));
-      } finally {
-        db.close();
-      }
-    };
-    const thread = new WhatIfThread();
+    const { thread, analysed } = handedThread(file, columns);
     try {
-      thread.handColumns(
-        { file, columns, scope: undefined, pids: undefined, handing: 0 },
-        { estimates: () => estimatesHere(analysed().trace, analysed().host), recorded: () => recordedSpan(analysed().trace, analysed().host) },
-      );
       const fixes = [...new Set(analysed().diagnosis.findings.flatMap((f) => (f.fixId ? [f.fixId] : [])))];
       expect(fixes.length).toBeGreaterThan(0);
       for (const fix of fixes) thread.start(fix);

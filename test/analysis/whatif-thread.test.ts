@@ -5,7 +5,8 @@
 // each (a PyTorch training loop on an H100, a two-GPU NCCL job on H200s).
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { analyze, type Analysis } from '../../profiler/analysis/diagnosis/analyze.ts';
+import { analyze } from '../../profiler/analysis/diagnosis/analyze.ts';
+import { handedThread } from './handed-thread.ts';
 import { timelineRows } from '../../profiler/analysis/load/columns.ts';
 import { estimatesHere, WhatIfThread, type EstimateAnswer } from '../../profiler/analysis/diagnosis/whatif-thread.ts';
 import type { FixId } from '../../profiler/contract/findings.ts';
@@ -37,23 +38,9 @@ function preparedThread(file: string, opens = file, handing = 0): WhatIfThread {
   const db = openRecording(file, { readonly: true });
   try {
     const columns = loadSharedTimelineColumns(file, timelineRows(db));
-    const thread = new WhatIfThread();
-    threads.push(thread);
     // This thread's own side, on its own analysis of the same columns: what analyze() hands the thread.
-    let own: Analysis | null = null;
-    const analysed = (): Analysis => {
-      if (own) return own;
-      const here = openRecording(file, { readonly: true });
-      try {
-        return (own = analyze(here, { columns }));
-      } finally {
-        here.close();
-      }
-    };
-    thread.handColumns(
-      { file: opens, columns, scope: undefined, pids: undefined, handing },
-      { estimates: () => estimatesHere(analysed().trace, analysed().host), recorded: () => recordedSpan(analysed().trace, analysed().host) },
-    );
+    const { thread } = handedThread(file, columns, opens, handing);
+    threads.push(thread);
     return thread;
   } finally {
     db.close();

@@ -89,15 +89,10 @@ function limit(name: string, fallback: number): number {
   return process.env[name] !== undefined && Number.isFinite(v) && v >= 0 ? v : fallback;
 }
 
-/** The cache's directory of column entries. */
-export function columnCacheDir(): string {
-  return path.join(cacheDir(), 'columns');
-}
-
 /** The entry of the recording `file` (by its real path: one entry per recording, whatever the path it was named by). */
 export function columnCachePath(file: string): string {
   const name = createHash('sha256').update(fs.realpathSync(file)).digest('hex').slice(0, 32);
-  return path.join(columnCacheDir(), `${name}.columns`);
+  return path.join(cacheDir(), 'columns', `${name}.columns`);
 }
 
 /** The recording's identity and state (see the file's comment); it changes whenever its content may have. */
@@ -145,13 +140,14 @@ const alignUp = (n: number) => Math.ceil(n / ALIGN) * ALIGN;
 
 /**
  * The recording's columns from its cache entry, mapped; null where there is
- * none for the recording as it is now (or the cache is off, or this runtime
- * cannot map: Electron). An entry that does not read as one is a miss too.
+ * none for the recording in the state `key` (recordingKey: as it is now),
+ * or the cache is off, or this runtime cannot map (Electron). An entry that
+ * does not read as one is a miss too.
  */
-export function openCachedColumns(file: string): CachedColumns | null {
+export function openCachedColumns(file: string, key: string): CachedColumns | null {
   if (!enabled()) return null;
   try {
-    return mapEntry({ entry: columnCachePath(file), key: recordingKey(file) });
+    return mapEntry({ entry: columnCachePath(file), key });
   } catch {
     // No entry, or the recording cannot be read (the load says why).
     return null;

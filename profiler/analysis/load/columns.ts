@@ -30,9 +30,17 @@ export interface LoadingStep extends ProgressStep {
  * thread can read them, diagnosis/whatif-thread.ts).
  */
 export function loadColumns(db: Db, onProgress?: (step: ProgressStep) => void, shared?: { ops: number; calls: number }): TimelineColumns {
+  // The recording's state, read once: what a cache entry must hold, and what a new one is written for.
+  const key = (() => {
+    try {
+      return recordingKey(db.name);
+    } catch {
+      return null;
+    }
+  })();
   // A large recording's columns as an earlier load left them, mapped (column-cache.ts); its own pages, not shared memory:
   // the what-if thread maps the same entry.
-  const cached = openCachedColumns(db.name);
+  const cached = key === null ? null : openCachedColumns(db.name, key);
   if (cached) {
     const rows = cached.ops.length + cached.calls.length;
     const rowsRead = new Int32Array(new SharedArrayBuffer(4));
@@ -41,13 +49,6 @@ export function loadColumns(db: Db, onProgress?: (step: ProgressStep) => void, s
     onProgress?.(step);
     return cached;
   }
-  const key = (() => {
-    try {
-      return recordingKey(db.name);
-    } catch {
-      return null;
-    }
-  })();
   const load = (options: { progress?: Int32Array }) => (shared ? loadSharedTimelineColumns(db.name, shared, options) : loadTimelineColumns(db.name, options));
   const loaded = (columns: TimelineColumns) => {
     if (key !== null) cacheColumns(db.name, key, columns);
